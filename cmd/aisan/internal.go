@@ -1,0 +1,20 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aisan-dev/aisan/jail"
+)
+
+// stageCommand is the hidden subcommand of a launch's stage process.
+const stageCommand = jail.StageCommand
+
+func runStage(_ context.Context, args []string) error {
+	os.Exit(jail.RunStage(args))
+	return nil
+}
+
+func isInit() bool { return jail.IsInit(os.Args) }
+
+func runInit() int { return jail.RunInit() }

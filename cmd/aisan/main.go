@@ -1,0 +1,176 @@
+// Command aisan runs AI coding agents inside bubblewrap jails.
+//
+// This file is the whole of the command's machinery: a table of
+// subcommands, one file per subcommand, and the mapping from errors to
+// exit codes and "aisan: error:" / "aisan: hint:" lines. Logic lives in
+// the packages; nothing here decides policy.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one row of the subcommand table.
+type command struct {
+	name   string
+	short  string
+	hidden bool
+	run    func(ctx context.Context, args []string) error
+}
+
+var commands []command
+
+func init() {
+	// Assigned in init so that run functions may refer to the table (help).
+	commands = []command{
+		{name: "run", short: "run any command in a deny-list jail", run: runRun},
+		{name: "claude", short: "run Claude Code in a jail", run: runClaude},
+		{name: "codex", short: "run Codex in a jail", run: runCodex},
+		{name: "opencode", short: "run opencode in a jail", run: runOpencode},
+		{name: "explain", short: "print the jail a launcher would build, and exit", run: runExplain},
+		{name: "list", short: "list slots (jailed agents) and their state", run: runList},
+		{name: "kill", short: "kill one slot's jail, every live slot, or orphans", run: runKill},
+		{name: "logs", short: "print a slot's transcript", run: runLogs},
+		{name: "shell-init", short: "print shell functions that jail claude, codex, opencode", run: runShellInit},
+		{name: "spawn-service", short: "run a headless, time-capped command in a jail", run: runSpawnService},
+		{name: "watch", short: "supervise slots and services (runs as a user unit)", run: runWatch},
+		{name: "install-service", short: "install and enable the aisan-watch user unit", run: runInstallService},
+		{name: "guard", short: "PreToolUse hook: refuse name-based and broadcast kills", run: runGuard},
+		{name: "install-hook", short: "register the guard hook with Claude Code and Codex", run: runInstallHook},
+		{name: "uninstall-hook", short: "remove the guard hook from agent settings", run: runUninstallHook},
+		{name: "preflight", short: "prove on this host that the jail holds", run: runPreflight},
+		{name: "version", short: "print the version", run: runVersion},
+		{name: "help", short: "show help for a command", run: runHelp},
+		// Internal stages of a launch. They take no user input.
+		{name: stageCommand, hidden: true, run: runStage},
+	}
+}
+
+func main() {
+	os.Exit(mainWithCode(os.Args[1:], os.Stderr))
+}
+
+func mainWithCode(args []string, stderr io.Writer) int {
+	// The in-jail init is entered by exec'ing our own binary through a file
+	// descriptor; it has its own argv convention and must not parse flags.
+	if isInit() {
+		return runInit()
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGPIPE)
+	defer cancel()
+	err := dispatch(ctx, args)
+	return report(err, stderr)
+}
+
+func dispatch(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		printUsage(os.Stderr)
+		return usageErr("no command given")
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		printUsage(os.Stdout)
+		return nil
+	case "-version", "--version":
+		return runVersion(ctx, nil)
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(ctx, args[1:])
+		}
+	}
+	return withHint(usageErr("unknown command %q", name), "run 'aisan help' for the list of commands")
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage: aisan <command> [options] [--] [args...]
+
+aisan runs AI coding agents (Claude Code, Codex, opencode) in bubblewrap
+jails: everything works as outside, except that the agent cannot see or
+signal processes outside its jail, write cgroups, or reach systemd.
+
+Commands:
+`)
+	for _, c := range commands {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-16s %s\n", c.name, c.short)
+		}
+	}
+	fmt.Fprint(w, `
+Run 'aisan help <command>' or 'aisan <command> --help' for a command's options.
+`)
+}
+
+// report prints err the way every aisan command does and returns the exit
+// code: 0 for success, 2 for usage errors, the propagated status for an
+// agent's exit, 1 otherwise.
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
+	if errors.Is(err, errHelpShown) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "aisan: error: %v\n", err)
+	var h *hintedError
+	if errors.As(err, &h) {
+		for _, line := range h.hints {
+			fmt.Fprintf(stderr, "aisan: hint: %s\n", line)
+		}
+	}
+	var u *usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	var c codedError
+	if errors.As(err, &c) {
+		return c.Code()
+	}
+	return 1
+}
+
+// codedError lets a package error choose its own exit code.
+type codedError interface {
+	error
+	Code() int
+}
+
+// exitStatus carries an agent's exit status through the error path without
+// printing anything.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// errHelpShown is returned after a command printed its usage for -h.
+var errHelpShown = errors.New("help shown")
+
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+type hintedError struct {
+	err   error
+	hints []string
+}
+
+func (e *hintedError) Error() string { return e.err.Error() }
+func (e *hintedError) Unwrap() error { return e.err }
+
+func withHint(err error, hints ...string) error {
+	return &hintedError{err: err, hints: hints}
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aisan-dev/aisan/jail"
+)
+
+const runUsage = `
+Usage: aisan run [options] [--] COMMAND [ARG...]
+
+Runs COMMAND in a deny-list jail: the host as it is (files, network,
+devices, $HOME, /tmp, agent sockets), except that the command cannot see
+or signal processes outside the jail, write cgroups, or reach systemd
+(the session bus is filtered, the user manager's socket hidden).
+
+Options end at "--" or at the first argument that is not an aisan option;
+everything after reaches COMMAND unchanged.
+
+Options:
+  --explain            print the jail's Spec and bwrap argv, then exit
+  --memory-max SIZE    cap memory (e.g. 4G), through the jail's systemd scope
+  --cpu-quota PERCENT  cap CPU (e.g. 150%%)
+  --tasks-max N        cap the number of tasks
+  -h, --help           show this help
+
+The exit status is COMMAND's (128+N when it dies of signal N).
+
+Example:
+  aisan run -- make test
+`
+
+const agentUsage = `
+Usage: aisan %[1]s [options] [--] [ARG...]
+
+Runs %[1]s in a deny-list jail, in the current directory, with ARG...
+passed to it unchanged. Inside, everything works as outside (login,
+settings, $HOME, network, ssh-agent), except that %[1]s cannot see or
+signal processes outside its jail, write cgroups, or reach systemd.
+
+Options end at "--" or at the first argument that is not an aisan option;
+everything after reaches %[1]s unchanged: 'aisan %[1]s -- --help' shows
+%[1]s's own help.
+
+Options:
+  --explain            print the jail's Spec and bwrap argv, then exit
+  --memory-max SIZE    cap memory (e.g. 4G), through the jail's systemd scope
+  --cpu-quota PERCENT  cap CPU (e.g. 150%%)
+  --tasks-max N        cap the number of tasks
+  -h, --help           show this help
+
+Example:
+  aisan %[1]s -- --continue
+`
+
+const explainUsage = `
+Usage: aisan explain KIND [--] [ARG...]
+
+Prints what 'aisan KIND ARG...' would run, without running it: the slot,
+the namespaces, every mount in the order bwrap applies them, the
+environment changes, the session bus decision, and the exact bwrap argv.
+KIND is run, claude, codex or opencode.
+
+Example:
+  aisan explain claude --continue
+`
+
+func runRun(ctx context.Context, args []string) error {
+	return launch(ctx, jail.KindRun, runUsage, args)
+}
+
+func runClaude(ctx context.Context, args []string) error {
+	return launch(ctx, jail.KindClaude, fmt.Sprintf(agentUsage, "claude"), args)
+}
+
+func runCodex(ctx context.Context, args []string) error {
+	return launch(ctx, jail.KindCodex, fmt.Sprintf(agentUsage, "codex"), args)
+}
+
+func runOpencode(ctx context.Context, args []string) error {
+	return launch(ctx, jail.KindOpencode, fmt.Sprintf(agentUsage, "opencode"), args)
+}
+
+func runExplain(ctx context.Context, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Print(strings.TrimLeft(explainUsage, "\n"))
+		return errHelpShown
+	}
+	if len(args) == 0 {
+		return withHint(usageErr("explain: no kind given"), "aisan explain run|claude|codex|opencode [args...]")
+	}
+	kind := jail.Kind(args[0])
+	switch kind {
+	case jail.KindRun, jail.KindClaude, jail.KindCodex, jail.KindOpencode:
+	default:
+		return withHint(usageErr("explain: unknown kind %q", args[0]), "aisan explain run|claude|codex|opencode [args...]")
+	}
+	usage := runUsage
+	if kind != jail.KindRun {
+		usage = fmt.Sprintf(agentUsage, kind)
+	}
+	return launchOrExplain(ctx, kind, usage, args[1:], true)
+}
+
+func launch(ctx context.Context, kind jail.Kind, usage string, args []string) error {
+	return launchOrExplain(ctx, kind, usage, args, false)
+}
+
+// launcherFlags are the options every launcher accepts.
+type launcherFlags struct {
+	explain   bool
+	memoryMax string
+	cpuQuota  string
+	tasksMax  string
+}
+
+func (f *launcherFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.explain, "explain", false, "")
+	fs.StringVar(&f.memoryMax, "memory-max", "", "")
+	fs.StringVar(&f.cpuQuota, "cpu-quota", "", "")
+	fs.StringVar(&f.tasksMax, "tasks-max", "", "")
+}
+
+func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []string, explain bool) error {
+	name := string(kind)
+	fs := newFlagSet(name, usage)
+	var lf launcherFlags
+	lf.register(fs)
+	rest, err := splitLauncherArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if kind == jail.KindRun && len(rest) == 0 {
+		return withHint(usageErr("run: no command given"), "aisan run [options] -- COMMAND [ARG...]")
+	}
+	limits, err := parseLimits(lf)
+	if err != nil {
+		return err
+	}
+	sess, err := jail.Prepare(jail.Request{Kind: kind, Args: rest, Limits: limits})
+	if err != nil {
+		return launchError(err)
+	}
+	if explain || lf.explain {
+		sess.Explain(os.Stdout)
+		return nil
+	}
+	status, err := sess.Run(ctx, os.Stdin, os.Stdout, os.Stderr)
+	if err != nil {
+		return launchError(err)
+	}
+	return exitStatus(status)
+}
+
+// splitLauncherArgs consumes aisan's own options from the front of args
+// and returns the rest untouched. Parsing stops at "--" (dropped) or at the
+// first argument that is not one of fs's options, so that an agent option
+// such as --continue passes through without a "--".
+func splitLauncherArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return args[i+1:], nil
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.Usage()
+			return nil, errHelpShown
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return args[i:], nil
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			return args[i:], nil
+		}
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			if !hasValue {
+				value = "true"
+			}
+		} else if !hasValue {
+			if i+1 >= len(args) {
+				return nil, withHint(usageErr("%s: option --%s needs a value", fs.Name(), name), fmt.Sprintf("run 'aisan %s --help' for usage", fs.Name()))
+			}
+			i++
+			value = args[i]
+		}
+		if err := fs.Set(name, value); err != nil {
+			return nil, withHint(usageErr("%s: bad value %q for --%s: %v", fs.Name(), value, name, err), fmt.Sprintf("run 'aisan %s --help' for usage", fs.Name()))
+		}
+	}
+	return nil, nil
+}
+
+func parseLimits(lf launcherFlags) (jail.Limits, error) {
+	// Filled in with the systemd scope support.
+	if lf.memoryMax != "" || lf.cpuQuota != "" || lf.tasksMax != "" {
+		return jail.Limits{}, nil
+	}
+	return jail.Limits{}, nil
+}
+
+// launchError adds the hints a package error carries.
+func launchError(err error) error {
+	var h interface{ Hints() []string }
+	if errors.As(err, &h) {
+		return withHint(err, h.Hints()...)
+	}
+	if errors.Is(err, jail.ErrNoCwd) {
+		return withHint(err, "cd to a directory that exists and try again")
+	}
+	return err
+}

@@ -1,0 +1,153 @@
+package jail
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// HostFacts are the facts about the host that the compiler may depend on.
+// They are gathered once, outside the compiler, so Compile stays pure.
+type HostFacts struct {
+	// BwrapVersion is bwrap's version as [major, minor, patch].
+	BwrapVersion [3]int
+}
+
+// Compiled is a Spec turned into bwrap terms.
+type Compiled struct {
+	// Options are bwrap's options, in order; the launcher hands them to
+	// bwrap through --args so they never show on a command line.
+	Options []string
+	// Command is what bwrap runs after "--".
+	Command []string
+}
+
+// Argv is the whole bwrap command line the Compiled value stands for.
+func (c Compiled) Argv() []string {
+	argv := make([]string, 0, len(c.Options)+len(c.Command)+2)
+	argv = append(argv, "bwrap")
+	argv = append(argv, c.Options...)
+	argv = append(argv, "--")
+	return append(argv, c.Command...)
+}
+
+// Compile turns spec into bwrap options. It reads nothing from the host,
+// never changes spec, and adds nothing the Spec does not say: the order of
+// the output follows the order of the Spec.
+func Compile(spec Spec, host HostFacts) (Compiled, error) {
+	if err := Validate(spec); err != nil {
+		return Compiled{}, err
+	}
+	var o []string
+	ns := spec.Namespaces
+	for _, n := range []struct {
+		on   bool
+		flag string
+	}{
+		{ns.PID, "--unshare-pid"},
+		{ns.Net, "--unshare-net"},
+		{ns.IPC, "--unshare-ipc"},
+		{ns.UTS, "--unshare-uts"},
+		{ns.Cgroup, "--unshare-cgroup"},
+	} {
+		if n.on {
+			o = append(o, n.flag)
+		}
+	}
+	if spec.DieWithParent {
+		o = append(o, "--die-with-parent")
+	}
+	if spec.AsPID1 {
+		o = append(o, "--as-pid-1")
+	}
+	if spec.InfoFD != 0 {
+		o = append(o, "--info-fd", strconv.Itoa(spec.InfoFD))
+	}
+	for i, m := range spec.Mounts {
+		args, err := compileMount(m, host)
+		if err != nil {
+			return Compiled{}, fmt.Errorf("mount %d (%s %s): %w", i, m.Kind, m.Dst, err)
+		}
+		o = append(o, args...)
+	}
+	if spec.ClearEnv {
+		o = append(o, "--clearenv")
+	}
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		o = append(o, "--setenv", k, v)
+	}
+	if spec.Cwd != "" {
+		o = append(o, "--chdir", spec.Cwd)
+	}
+	return Compiled{Options: o, Command: append([]string(nil), spec.Command...)}, nil
+}
+
+func compileMount(m Mount, host HostFacts) ([]string, error) {
+	bind := func(flag string) []string {
+		if m.Try {
+			flag += "-try"
+		}
+		return []string{flag, m.Src, m.Dst}
+	}
+	switch m.Kind {
+	case Bind:
+		return bind("--bind"), nil
+	case ROBind:
+		return bind("--ro-bind"), nil
+	case DevBind:
+		return bind("--dev-bind"), nil
+	case Tmpfs:
+		var a []string
+		if m.Mode != 0 {
+			a = append(a, "--perms", fmt.Sprintf("%04o", m.Mode))
+		}
+		if m.Size != 0 {
+			a = append(a, "--size", strconv.FormatInt(m.Size, 10))
+		}
+		return append(a, "--tmpfs", m.Dst), nil
+	case Proc:
+		return []string{"--proc", m.Dst}, nil
+	case Dev:
+		return []string{"--dev", m.Dst}, nil
+	case Dir:
+		if m.Mode != 0 {
+			return []string{"--perms", fmt.Sprintf("%04o", m.Mode), "--dir", m.Dst}, nil
+		}
+		return []string{"--dir", m.Dst}, nil
+	case Symlink:
+		return []string{"--symlink", m.Src, m.Dst}, nil
+	case FileFromFD:
+		return []string{"--file", strconv.Itoa(m.FD), m.Dst}, nil
+	case RemountRO:
+		return []string{"--remount-ro", m.Dst}, nil
+	case Seal:
+		// An empty tmpfs over Dst, the holes bound back at their own
+		// paths, then Dst made read-only. --remount-ro does not recurse,
+		// so the holes stay writable.
+		a := []string{"--perms", "0755", "--tmpfs", m.Dst}
+		for _, h := range m.Holes {
+			a = append(a, "--bind", h, h)
+		}
+		return append(a, "--remount-ro", m.Dst), nil
+	case Overlay:
+		if !versionAtLeast(host.BwrapVersion, [3]int{0, 9, 0}) {
+			return nil, fmt.Errorf("overlay mounts need bwrap 0.9.0 or newer, this host has %s", versionString(host.BwrapVersion))
+		}
+		return []string{"--overlay-src", m.Src, "--tmp-overlay", m.Dst}, nil
+	}
+	return nil, fmt.Errorf("unknown mount kind %d", m.Kind)
+}
+
+func versionAtLeast(have, want [3]int) bool {
+	for i := range have {
+		if have[i] != want[i] {
+			return have[i] > want[i]
+		}
+	}
+	return true
+}
+
+func versionString(v [3]int) string {
+	return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2])
+}

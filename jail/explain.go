@@ -1,0 +1,152 @@
+package jail
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Explain prints a Spec and its compiled argv for a human reviewer: the
+// namespaces, the mounts in the order bwrap applies them, the environment
+// changes against the host's, the bus decision, and the exact command
+// lines.
+func Explain(w io.Writer, s Spec, c Compiled, slot string) {
+	fmt.Fprintf(w, "slot        %s\n", slot)
+	fmt.Fprintf(w, "command     %s\n", quoteArgv(s.Command))
+	fmt.Fprintf(w, "cwd         %s\n", s.Cwd)
+	var ns []string
+	for _, n := range []struct {
+		on   bool
+		name string
+	}{{s.Namespaces.PID, "pid"}, {s.Namespaces.Net, "net"}, {s.Namespaces.IPC, "ipc"}, {s.Namespaces.UTS, "uts"}, {s.Namespaces.Cgroup, "cgroup"}} {
+		if n.on {
+			ns = append(ns, n.name)
+		}
+	}
+	fmt.Fprintf(w, "namespaces  user (implied by bwrap), %s\n", strings.Join(ns, ", "))
+
+	fmt.Fprintf(w, "\nmounts (in order; a later mount shadows an earlier one):\n")
+	for i, m := range s.Mounts {
+		fmt.Fprintf(w, "  %2d  %-12s %s\n", i+1, m.Kind, describeMount(m))
+	}
+
+	fmt.Fprintf(w, "\nsession bus: %s", s.Bus.Mode)
+	switch s.Bus.Mode {
+	case BusFiltered:
+		fmt.Fprintf(w, " (talk: %s)\n", strings.Join(s.Bus.Talk, " "))
+		fmt.Fprintf(w, "  proxy argv: %s\n", quoteArgv(s.Bus.ProxyArgv))
+	case BusMasked:
+		if s.Bus.Why != "" {
+			fmt.Fprintf(w, " (%s)", s.Bus.Why)
+		}
+		fmt.Fprintln(w)
+	default:
+		fmt.Fprintln(w, " (no session bus on this host)")
+	}
+	if s.Bus.Abstract {
+		fmt.Fprintln(w, "  warning: the host bus is an abstract socket; no mount can hide it from the jail")
+	}
+
+	fmt.Fprintf(w, "\nenvironment (clear: %v; changes against this shell's):\n", s.ClearEnv)
+	for _, line := range envChanges(os.Environ(), s.Env, s.ClearEnv) {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+	if lim := s.Limits; lim != (Limits{}) {
+		fmt.Fprintf(w, "\nlimits (systemd scope): memory-max=%d cpu-quota-usec-per-sec=%d tasks-max=%d\n",
+			lim.MemoryMax, lim.CPUQuotaPerSecUSec, lim.TasksMax)
+	}
+
+	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n", FDArgs)
+	for _, a := range c.Argv() {
+		fmt.Fprintf(w, "  %s\n", shellQuote(a))
+	}
+	fmt.Fprintf(w, "\nas run: bwrap --args %d -- %s   (the jail's init, our binary through a descriptor;\n", FDArgs, initArgv0)
+	fmt.Fprintf(w, "        it reads the command above from descriptor %d and runs it)\n", FDPayload)
+}
+
+func describeMount(m Mount) string {
+	switch m.Kind {
+	case Bind, ROBind, DevBind, Overlay:
+		if m.Src == m.Dst {
+			return m.Dst
+		}
+		return m.Src + " -> " + m.Dst
+	case Symlink:
+		return m.Dst + " -> " + m.Src
+	case Tmpfs:
+		s := m.Dst
+		if m.Size != 0 {
+			s += fmt.Sprintf(" (size %d)", m.Size)
+		}
+		if m.Mode != 0 {
+			s += fmt.Sprintf(" (mode %04o)", m.Mode)
+		}
+		return s
+	case FileFromFD:
+		return fmt.Sprintf("fd %d -> %s", m.FD, m.Dst)
+	case Seal:
+		return fmt.Sprintf("%s (writable: %s)", m.Dst, strings.Join(m.Holes, " "))
+	}
+	return m.Dst
+}
+
+// envChanges lists what the jail's environment adds, changes or drops.
+func envChanges(host, jail []string, clear bool) []string {
+	hm := map[string]string{}
+	for _, kv := range host {
+		k, v, _ := strings.Cut(kv, "=")
+		hm[k] = v
+	}
+	jm := map[string]bool{}
+	var out []string
+	for _, kv := range jail {
+		k, v, _ := strings.Cut(kv, "=")
+		jm[k] = true
+		old, had := hm[k]
+		switch {
+		case !had:
+			out = append(out, "+ "+k+"="+v)
+		case old != v:
+			out = append(out, "~ "+k+"="+v)
+		}
+	}
+	if clear {
+		for _, kv := range host {
+			k, _, _ := strings.Cut(kv, "=")
+			if !jm[k] {
+				out = append(out, "- "+k)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "(none)")
+	}
+	return out
+}
+
+func quoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

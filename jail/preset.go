@@ -1,0 +1,219 @@
+package jail
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Descriptor numbers the launcher uses to hand things to bwrap and to the
+// in-jail init. They are fixed so that presets can name them and explain
+// shows the same numbers the launcher uses.
+const (
+	// FDArgs carries bwrap's options (NUL-separated) for --args.
+	FDArgs = 3
+	// FDInit is our own executable, run inside the jail as /proc/self/fd/4.
+	FDInit = 4
+	// FDPayload carries the agent's command to the in-jail init.
+	FDPayload = 5
+	// FDInfo receives bwrap's --info-fd JSON.
+	FDInfo = 6
+)
+
+// Kind names the agent a preset is for.
+type Kind string
+
+// The agent kinds aisan knows, and "run" for any command.
+const (
+	KindRun      Kind = "run"
+	KindClaude   Kind = "claude"
+	KindCodex    Kind = "codex"
+	KindOpencode Kind = "opencode"
+)
+
+// DenyOptions are the inputs of the deny-list presets: what the user asked
+// for plus the host facts the preset depends on. Presets read nothing else.
+type DenyOptions struct {
+	// Kind is the agent; it selects the per-agent mounts and environment.
+	Kind Kind
+	// Slot is the slot name, exported as AISAN_JAIL inside.
+	Slot string
+	// Command is the full argv to run (for agents, the agent's name first).
+	Command []string
+	// Cwd is the real path of the working directory.
+	Cwd string
+	// Env is the host environment the agent inherits.
+	Env []string
+	// RuntimeDir is $XDG_RUNTIME_DIR, or "" when unset.
+	RuntimeDir string
+	// RuntimeSystemd is set when $XDG_RUNTIME_DIR/systemd exists.
+	RuntimeSystemd bool
+	// Bus is the session bus decision.
+	Bus BusPlan
+	// History binds per-slot prompt history files over the agent's own.
+	History []Mount
+	// ExtraEnv entries override Env (KEY=VALUE), e.g. opencode permissions.
+	ExtraEnv []string
+	// Limits go to the jail's systemd scope.
+	Limits Limits
+}
+
+// DenyList is the default jail: the host as it is, minus four things.
+// Every mount below is one of those denials or what keeps the rest
+// transparent.
+func DenyList(o DenyOptions) Spec {
+	mounts := []Mount{
+		// The root filesystem as outside, writable where it is writable.
+		{Kind: Bind, Src: "/", Dst: "/"},
+		// Devices as outside, GPU nodes included.
+		{Kind: DevBind, Src: "/dev", Dst: "/dev"},
+		// A procfs of the jail's own PID namespace: foreign PIDs vanish.
+		{Kind: Proc, Dst: "/proc"},
+		// cgroup files read-only, every submount included (bwrap
+		// remounts a read-only bind recursively): no cgroup.kill of a
+		// neighbour.
+		{Kind: ROBind, Src: "/sys/fs/cgroup", Dst: "/sys/fs/cgroup"},
+	}
+	if o.RuntimeDir != "" && o.RuntimeSystemd {
+		// The user manager's private socket lives here.
+		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: filepath.Join(o.RuntimeDir, "systemd"), Mode: 0o700})
+	}
+	mounts = append(mounts, busMounts(o.Bus)...)
+	mounts = append(mounts, o.History...)
+
+	env := mergeEnv(o.Env, busEnv(o.Bus), o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot})
+	return Spec{
+		Namespaces:    Namespaces{PID: true},
+		Mounts:        mounts,
+		ClearEnv:      true,
+		Env:           env,
+		Command:       slices.Clone(o.Command),
+		Cwd:           o.Cwd,
+		DieWithParent: true,
+		AsPID1:        true,
+		InfoFD:        FDInfo,
+		Limits:        o.Limits,
+		Bus:           o.Bus,
+	}
+}
+
+// busMounts hides or replaces the host's bus socket.
+func busMounts(b BusPlan) []Mount {
+	switch b.Mode {
+	case BusMasked:
+		if b.HostSocket != "" {
+			// Connecting to a character device fails at once, which
+			// clients report as "no bus" instead of hanging.
+			return []Mount{{Kind: ROBind, Src: "/dev/null", Dst: b.HostSocket}}
+		}
+	case BusFiltered:
+		dst := b.HostSocket
+		if dst == "" {
+			dst = b.ProxySocket
+		}
+		return []Mount{{Kind: Bind, Src: b.ProxySocket, Dst: dst}}
+	}
+	return nil
+}
+
+// busEnv points clients at the socket the jail can use.
+func busEnv(b BusPlan) []string {
+	switch b.Mode {
+	case BusFiltered:
+		dst := b.HostSocket
+		if dst == "" {
+			dst = b.ProxySocket
+		}
+		return []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=" + dst}
+	case BusMasked:
+		if b.Abstract {
+			// A path mask cannot hide an abstract socket; at least do
+			// not advertise it.
+			return []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=/dev/null"}
+		}
+	}
+	return nil
+}
+
+// StrictOptions are the inputs of the strict (allow-list) preset.
+type StrictOptions struct {
+	// Slot is the slot name, exported as AISAN_JAIL inside.
+	Slot string
+	// Command is the argv to run.
+	Command []string
+	// Repo is the real path of the repository, bound read-write at the
+	// same path so per-project state keyed on the path stays one.
+	Repo string
+	// Home is the user's home directory; it becomes an empty tmpfs.
+	Home string
+	// StateDir is the per-slot agent state directory, bound read-write.
+	StateDir string
+	// StateDst is where StateDir appears inside.
+	StateDst string
+	// Env is the complete environment of the box.
+	Env []string
+	// Binds are the user's extra mounts (from bind specs).
+	Binds []Mount
+	// Net keeps the host network namespace instead of an empty one.
+	Net bool
+}
+
+// Strict is the allow-list jail: named slices of the filesystem only, no
+// network route out, and an environment that starts empty.
+func Strict(o StrictOptions) Spec {
+	mounts := []Mount{
+		{Kind: ROBind, Src: "/usr", Dst: "/usr"},
+		{Kind: Symlink, Src: "usr/bin", Dst: "/bin"},
+		{Kind: Symlink, Src: "usr/sbin", Dst: "/sbin"},
+		{Kind: Symlink, Src: "usr/lib", Dst: "/lib"},
+		{Kind: Symlink, Src: "usr/lib64", Dst: "/lib64"},
+		{Kind: ROBind, Src: "/etc", Dst: "/etc"},
+		{Kind: Proc, Dst: "/proc"},
+		{Kind: Dev, Dst: "/dev"},
+		{Kind: Tmpfs, Dst: "/tmp", Size: 2 << 30},
+		{Kind: Tmpfs, Dst: o.Home, Size: 1 << 30, Mode: 0o700},
+		{Kind: Bind, Src: o.Repo, Dst: o.Repo},
+	}
+	if o.StateDir != "" {
+		mounts = append(mounts, Mount{Kind: Bind, Src: o.StateDir, Dst: o.StateDst})
+	}
+	mounts = append(mounts, o.Binds...)
+	return Spec{
+		Namespaces:    Namespaces{PID: true, Net: !o.Net, IPC: true, UTS: true},
+		Mounts:        mounts,
+		ClearEnv:      true,
+		Env:           mergeEnv(o.Env, []string{"AISAN_JAIL=" + o.Slot}),
+		Command:       slices.Clone(o.Command),
+		Cwd:           o.Repo,
+		DieWithParent: true,
+		AsPID1:        true,
+		InfoFD:        FDInfo,
+	}
+}
+
+// mergeEnv overlays KEY=VALUE lists, later lists winning, and returns the
+// result sorted by key so the compiled argv is deterministic.
+func mergeEnv(lists ...[]string) []string {
+	var out []string
+	index := map[string]int{}
+	for _, l := range lists {
+		for _, kv := range l {
+			k, _, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				continue
+			}
+			if i, seen := index[k]; seen {
+				out[i] = kv
+				continue
+			}
+			index[k] = len(out)
+			out = append(out, kv)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		ka, _, _ := strings.Cut(a, "=")
+		kb, _, _ := strings.Cut(b, "=")
+		return strings.Compare(ka, kb)
+	})
+	return out
+}

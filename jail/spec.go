@@ -1,0 +1,219 @@
+package jail
+
+import "fmt"
+
+// Spec is everything a jail gets, spelled out. It has no defaults: a zero
+// field means "absent", and the compiler adds nothing that is not here.
+// Presets build Specs as composite literals so a reviewer can read every
+// mount at the call site.
+type Spec struct {
+	// Namespaces lists the namespaces to unshare. bwrap always creates a
+	// user namespace when run unprivileged; that is not listed here.
+	Namespaces Namespaces
+
+	// Mounts are applied in order, exactly as bwrap applies them: a later
+	// mount shadows an earlier one at the same or a parent path.
+	Mounts []Mount
+
+	// ClearEnv starts the jail's environment empty. Env is then the
+	// complete environment. Without ClearEnv, Env entries are set on top
+	// of whatever environment bwrap itself was started with.
+	ClearEnv bool
+
+	// Env holds KEY=VALUE entries, emitted in slice order. Presets sort it.
+	Env []string
+
+	// Command is the agent's argv. Command[0] is looked up in the jail's
+	// PATH by the in-jail init when it has no slash.
+	Command []string
+
+	// Cwd is the working directory inside the jail.
+	Cwd string
+
+	// DieWithParent kills the jail when the process that started bwrap
+	// dies.
+	DieWithParent bool
+
+	// AsPID1 makes the command the jail's PID 1 instead of bwrap's own
+	// reaper; our init plays that role so that signals sent from outside
+	// reach it and it forwards them to the agent.
+	AsPID1 bool
+
+	// InfoFD, when not zero, is the descriptor bwrap writes its JSON info
+	// (the init's host PID and the namespace inodes) to.
+	InfoFD int
+
+	// Limits are resource caps applied through the jail's systemd scope,
+	// not through bwrap. An unset cap is absent, not a hidden default.
+	Limits Limits
+
+	// Bus says what happened to the session bus, for explain and for the
+	// launcher that must start the filtering proxy before bwrap.
+	Bus BusPlan
+}
+
+// Namespaces selects namespaces for bwrap to unshare.
+type Namespaces struct {
+	// PID gives the jail its own PID namespace: it sees and signals only
+	// its own processes.
+	PID bool
+	// Net gives the jail its own network namespace with only loopback.
+	Net bool
+	// IPC gives the jail its own System V IPC and POSIX message queues.
+	IPC bool
+	// UTS gives the jail its own hostname.
+	UTS bool
+	// Cgroup gives the jail its own cgroup namespace view.
+	Cgroup bool
+}
+
+// MountKind is the kind of one mount operation.
+type MountKind int
+
+// The mount kinds bwrap supports that aisan uses.
+const (
+	// Bind binds Src at Dst read-write (recursively).
+	Bind MountKind = iota + 1
+	// ROBind binds Src at Dst read-only, submounts included.
+	ROBind
+	// DevBind binds Src at Dst with device access (for /dev).
+	DevBind
+	// Tmpfs mounts an empty tmpfs at Dst, of Size bytes and Mode.
+	Tmpfs
+	// Proc mounts a fresh procfs at Dst.
+	Proc
+	// Dev mounts a minimal fresh /dev at Dst.
+	Dev
+	// Dir creates an empty directory at Dst with Mode.
+	Dir
+	// Symlink creates a symlink at Dst pointing to Src.
+	Symlink
+	// FileFromFD copies the content of descriptor FD to a new file at Dst.
+	FileFromFD
+	// RemountRO makes the mount at Dst read-only (not its submounts).
+	RemountRO
+	// Seal hides Dst under an empty read-only directory in which only the
+	// Holes are bound, read-write, at their own paths.
+	Seal
+	// Overlay mounts a writable overlay at Dst whose lower layer is Src;
+	// writes go to a tmpfs and vanish with the jail. Needs bwrap >= 0.9.
+	Overlay
+)
+
+var mountKindNames = map[MountKind]string{
+	Bind: "bind", ROBind: "ro-bind", DevBind: "dev-bind", Tmpfs: "tmpfs",
+	Proc: "proc", Dev: "dev", Dir: "dir", Symlink: "symlink",
+	FileFromFD: "file-from-fd", RemountRO: "remount-ro", Seal: "seal",
+	Overlay: "overlay",
+}
+
+func (k MountKind) String() string {
+	if s, ok := mountKindNames[k]; ok {
+		return s
+	}
+	return "invalid"
+}
+
+// Mount is one entry of [Spec.Mounts].
+type Mount struct {
+	// Kind is the operation.
+	Kind MountKind
+	// Src is the host path for binds and overlays, the target for symlinks.
+	Src string
+	// Dst is the path inside the jail.
+	Dst string
+	// Size caps a tmpfs, in bytes; zero means bwrap's default.
+	Size int64
+	// Mode sets the permissions of a tmpfs or dir; zero means bwrap's
+	// default.
+	Mode uint32
+	// FD is the descriptor a FileFromFD mount reads.
+	FD int
+	// Holes are the writable paths inside a Seal.
+	Holes []string
+	// Try skips a bind whose Src does not exist instead of failing.
+	Try bool
+}
+
+// Limits are resource caps for a jail's systemd scope.
+type Limits struct {
+	// MemoryMax caps memory in bytes (systemd MemoryMax).
+	MemoryMax uint64
+	// CPUQuotaPerSecUSec caps CPU time, in microseconds per second
+	// (1,000,000 is one full CPU).
+	CPUQuotaPerSecUSec uint64
+	// TasksMax caps the number of tasks (systemd TasksMax).
+	TasksMax uint64
+}
+
+// BusMode says how the session bus appears inside the jail.
+type BusMode int
+
+const (
+	// BusNone: the host has no session bus; nothing to hide.
+	BusNone BusMode = iota
+	// BusMasked: the bus socket is covered, nothing on the bus works.
+	BusMasked
+	// BusFiltered: the bus socket is replaced by an xdg-dbus-proxy socket
+	// that lets the jail talk only to the names in Talk.
+	BusFiltered
+)
+
+func (m BusMode) String() string {
+	switch m {
+	case BusMasked:
+		return "masked"
+	case BusFiltered:
+		return "filtered"
+	}
+	return "none"
+}
+
+// BusPlan is the seam where the session bus filter plugs into a Spec.
+type BusPlan struct {
+	// Mode is the outcome.
+	Mode BusMode
+	// Why explains a masked bus (for explain and preflight).
+	Why string
+	// HostSocket is the path of the host's bus socket ("" when the bus is
+	// at an abstract address or there is none).
+	HostSocket string
+	// Abstract is set when the host bus listens on an abstract socket,
+	// which no mount can hide.
+	Abstract bool
+	// ProxySocket is where xdg-dbus-proxy listens on the host.
+	ProxySocket string
+	// ProxyArgv is the proxy's command line, for explain.
+	ProxyArgv []string
+	// Talk lists the names the jail may talk to through the proxy.
+	Talk []string
+}
+
+// MarshalText writes the kind's name, so golden inputs and logs read as
+// words.
+func (k MountKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind's name.
+func (k *MountKind) UnmarshalText(b []byte) error {
+	for kind, name := range mountKindNames {
+		if name == string(b) {
+			*k = kind
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown mount kind %q", b)
+}
+
+// MarshalText writes the mode's name.
+func (m BusMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a mode's name.
+func (m *BusMode) UnmarshalText(b []byte) error {
+	for _, c := range []BusMode{BusNone, BusMasked, BusFiltered} {
+		if c.String() == string(b) {
+			*m = c
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown bus mode %q", b)
+}

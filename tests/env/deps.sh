@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs, as root, what make test needs and creates the unprivileged test
+# user. Idempotent: it installs only what is missing.
+set -euo pipefail
+pkgs=(bubblewrap xdg-dbus-proxy dbus dbus-user-session systemd procps psmisc util-linux git bash zsh fish tmux)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "== installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+TUSER=${AISAN_TEST_USER:-aisan-test}
+if ! id "$TUSER" >/dev/null 2>&1; then
+	useradd --create-home --shell /bin/bash "$TUSER"
+fi

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make test: unit tests, then the integration suite as an unprivileged user
+# against the real stack. As root it first installs what the tests need,
+# creates the test user and starts a systemd user manager for it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+PATH=$PATH:/usr/local/go/bin
+
+if [ "$(id -u)" = 0 ]; then
+	bash tests/env/deps.sh
+fi
+
+echo "== vet and unit tests"
+go vet ./...
+go test -count=1 $(go list ./... | grep -v /tests$)
+
+OUT=$(mktemp -d /tmp/aisan-test.XXXXXX)
+chmod 755 "$OUT"
+go build -o "$OUT/aisan" ./cmd/aisan
+go test -c -o "$OUT/integration.test" ./tests
+cp -r tests "$OUT/src"
+chmod -R a+rX "$OUT"
+
+run_suite() {
+	# The test binary runs from a copy of tests/ so the test user can read
+	# its testdata wherever the checkout lives.
+	(cd "$OUT/src" && "$@" env AISAN_BIN="$OUT/aisan" \
+		AISAN_REQUIRE_INTEGRATION="${AISAN_REQUIRE_INTEGRATION:-}" \
+		AISAN_NODE_MODULES="${AISAN_NODE_MODULES:-}" \
+		TMPDIR=/tmp "$OUT/integration.test" -test.v -test.count=1 -test.timeout=20m ${AISAN_TEST_RUN:+-test.run "$AISAN_TEST_RUN"})
+}
+
+echo "== integration tests"
+status=0
+if [ "$(id -u)" = 0 ]; then
+	trap 'bash "$ROOT/tests/env/usermgr.sh" stop; rm -rf "$OUT"' EXIT
+	bash tests/env/usermgr.sh start
+	run_suite bash "$ROOT/tests/env/usermgr.sh" exec >"$OUT/integration.log" 2>&1 || status=$?
+else
+	trap 'rm -rf "$OUT"' EXIT
+	run_suite >"$OUT/integration.log" 2>&1 || status=$?
+fi
+# Keep the verbose log readable: per-test lines and failures, then the verdict.
+grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|panic|\s+\S+_test\.go:)' "$OUT/integration.log" | grep -v '^=== RUN' || true
+if [ "$status" != 0 ]; then
+	echo "== integration log (failed)"
+	cat "$OUT/integration.log"
+fi
+passed=$(grep -cE '^\s*--- PASS' "$OUT/integration.log" || true)
+failed=$(grep -cE '^\s*--- FAIL' "$OUT/integration.log" || true)
+skipped=$(grep -cE '^\s*--- SKIP' "$OUT/integration.log" || true)
+echo "integration: $passed passed, $failed failed, $skipped skipped"
+exit "$status"
