@@ -112,10 +112,17 @@ type result struct {
 // environment, stdin from in, and waits at most a minute.
 func aisan(t testing.TB, env []string, in string, args ...string) result {
 	t.Helper()
+	return aisanIn(t, "", env, in, args...)
+}
+
+// aisanIn is aisan with the working directory dir ("" for the test's).
+func aisanIn(t testing.TB, dir string, env []string, in string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, aisanBin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(in)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se

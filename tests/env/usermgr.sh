@@ -83,7 +83,9 @@ start() {
 run_inside() {
 	local p
 	p=$(manager_pid) || { echo "usermgr: not running (usermgr.sh start)" >&2; return 1; }
-	nsenter -t "$p" -m --wd="$PWD" -- sh -c 'echo $$ > /sys/fs/cgroup/'"$SESS"'/cgroup.procs && exec "$@"' sh \
+	# nsenter's --wd would resolve the directory in our mount namespace,
+	# leaving a cwd that getcwd(2) cannot name inside; cd once inside.
+	nsenter -t "$p" -m -- sh -c 'cd "$1" && shift && echo $$ > /sys/fs/cgroup/'"$SESS"'/cgroup.procs && exec "$@"' sh "$PWD" \
 		setpriv --reuid="$TUID" --regid="$TGID" --init-groups --reset-env \
 		env HOME="$THOME" USER="$TUSER" LOGNAME="$TUSER" SHELL=/bin/bash \
 		XDG_RUNTIME_DIR="$RT" DBUS_SESSION_BUS_ADDRESS="unix:path=$RT/bus" \
