@@ -1,14 +1,22 @@
 # aisan: make test is the test command CI runs (via .ci/run).
-GO ?= go
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+PREFIX ?= /usr/local
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: build install test unit bench fmt lint clean
+.PHONY: build deps install test unit bench fmt clean
 
 build:
 	$(GO) build -o bin/aisan ./cmd/aisan
 
-install: build
-	install -m 0755 bin/aisan $${PREFIX:-/usr/local}/bin/aisan
+# The runtime dependencies, through the system's package manager (Debian
+# and Ubuntu; elsewhere install bubblewrap and xdg-dbus-proxy yourself).
+deps:
+	@command -v bwrap >/dev/null && command -v xdg-dbus-proxy >/dev/null || \
+		{ command -v apt-get >/dev/null && apt-get install -y bubblewrap xdg-dbus-proxy; } || \
+		echo "make: install bubblewrap and xdg-dbus-proxy with your package manager" >&2
+
+install: deps build
+	install -D -m 0755 bin/aisan $(DESTDIR)$(PREFIX)/bin/aisan
 
 # Everything: dependencies (as root), unit tests, integration tests as an
 # unprivileged user against the real bwrap, dbus and systemd user manager.

@@ -1,0 +1,136 @@
+// Command bench measures aisan's launch overhead against bare bwrap, in the
+// same run, so the figures are ratios against a floor measured on the same
+// machine at the same moment.
+//
+//	go run ./tests/bench -aisan /path/to/aisan [-runs 30]
+//
+// Each variant runs `true` in a jail; runs of all variants are interleaved
+// so that a slow moment of the machine hits every variant alike.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+type variant struct {
+	name   string
+	target float64 // ratio to the floor; 0 = no target
+	issue  string
+	argv   []string
+	env    []string
+	tty    bool
+	skip   string
+}
+
+func main() {
+	aisan := flag.String("aisan", "aisan", "the aisan binary to measure")
+	runs := flag.Int("runs", 30, "runs per variant (at least 20)")
+	flag.Parse()
+	if *runs < 20 {
+		*runs = 20
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: bwrap not found")
+		os.Exit(1)
+	}
+	noScope := []string{"AISAN_NO_SCOPE=1"}
+	noProxy := []string{"AISAN_NO_BUS_PROXY=1"}
+	hasBus := os.Getenv("DBUS_SESSION_BUS_ADDRESS") != ""
+	hasManager := os.Getenv("XDG_RUNTIME_DIR") != ""
+	vs := []variant{
+		{name: "bare bwrap (floor)", argv: []string{bwrap, "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--unshare-pid", "true"}},
+		{name: "aisan run -- true (no pty, bus masked, no scope)", issue: "#2", target: 2.0,
+			argv: []string{*aisan, "run", "--", "true"}, env: append(noScope, noProxy...)},
+		{name: "aisan run -- true on a pty", issue: "#3", target: 2.5, tty: true,
+			argv: []string{*aisan, "run", "--", "true"}, env: append(noScope, noProxy...)},
+		{name: "aisan run -- true with the bus proxy", issue: "#4", target: 3.0, tty: true,
+			argv: []string{*aisan, "run", "--", "true"}, env: noScope},
+		{name: "aisan run -- true with pty + proxy + scope", issue: "#5", target: 3.0, tty: true,
+			argv: []string{*aisan, "run", "--", "true"}},
+	}
+	if !hasBus {
+		vs[3].skip = "no session bus in this environment"
+		vs[4].skip = "no session bus in this environment"
+	}
+	if !hasManager {
+		vs[4].skip = "no systemd user manager in this environment"
+	}
+	times := make([][]time.Duration, len(vs))
+	for i := 0; i < *runs+2; i++ {
+		for j, v := range vs {
+			if v.skip != "" {
+				continue
+			}
+			d, err := once(v)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", v.name, err)
+				os.Exit(1)
+			}
+			if i >= 2 { // the first runs warm caches
+				times[j] = append(times[j], d)
+			}
+		}
+	}
+	floor := median(times[0])
+	fmt.Printf("launch overhead, %d interleaved runs each (median):\n", *runs)
+	for j, v := range vs {
+		if v.skip != "" {
+			fmt.Printf("  %-50s skipped: %s\n", v.name, v.skip)
+			continue
+		}
+		m := median(times[j])
+		line := fmt.Sprintf("  %-50s %7.2f ms", v.name, ms(m))
+		if j > 0 {
+			ratio := float64(m) / float64(floor)
+			verdict := "ok"
+			if ratio > v.target {
+				verdict = "OVER TARGET"
+			}
+			line += fmt.Sprintf("  ratio %.2f (target <= %.1f, issue %s) %s", ratio, v.target, v.issue, verdict)
+		}
+		fmt.Println(line)
+	}
+}
+
+func once(v variant) (time.Duration, error) {
+	cmd := exec.Command(v.argv[0], v.argv[1:]...)
+	cmd.Env = append(os.Environ(), v.env...)
+	start := time.Now()
+	if v.tty {
+		f, err := pty.Start(cmd)
+		if err != nil {
+			return 0, err
+		}
+		io.Copy(io.Discard, f)
+		err = cmd.Wait()
+		f.Close()
+		if err != nil {
+			return 0, err
+		}
+		return time.Since(start), nil
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("%v: %s", err, out)
+	}
+	return time.Since(start), nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
