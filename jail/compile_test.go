@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/rogpeppe/go-internal/txtar"
@@ -111,7 +112,9 @@ func TestCompileDoesNotChangeSpec(t *testing.T) {
 		Kind: KindClaude, Slot: "repo-1234abcd-claude", Command: []string{"claude", "--continue"},
 		Cwd: "/work/repo", Env: []string{"HOME=/home/u", "PATH=/usr/bin"}, RuntimeDir: "/run/user/1000",
 		RuntimeSystemd: true,
-		Bus:            BusPlan{Mode: BusFiltered, HostSocket: "/run/user/1000/bus", ProxySocket: "/run/user/1000/aisan/x/bus", Talk: []string{"org.freedesktop.secrets"}},
+		Bus: busproxy.Plan{Mode: busproxy.Filtered, HostSockets: []string{"/run/user/1000/bus"}, ProxySocket: "/run/user/1000/aisan/x/bus",
+			JailSocket: "/run/user/1000/bus", JailAddress: "unix:path=/run/user/1000/bus", Talk: []string{"org.freedesktop.secrets"}},
+		MaskFile: "/run/user/1000/aisan/x/masked-bus",
 		History:        []Mount{{Kind: Bind, Src: "/home/u/.aisan/history/s/claude.jsonl", Dst: "/home/u/.claude/history.jsonl"}},
 	})
 	spec.Mounts = append(spec.Mounts, Mount{Kind: Seal, Dst: "/opt", Holes: []string{"/opt/x"}})

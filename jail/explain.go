@@ -5,13 +5,15 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/busproxy"
 )
 
 // Explain prints a Spec and its compiled argv for a human reviewer: the
 // namespaces, the mounts in the order bwrap applies them, the environment
 // changes against the host's, the bus decision, and the exact command
 // lines.
-func Explain(w io.Writer, s Spec, c Compiled, slot string) {
+func ExplainSpec(w io.Writer, s Spec, c Compiled, slot string) {
 	fmt.Fprintf(w, "slot        %s\n", slot)
 	fmt.Fprintf(w, "command     %s\n", quoteArgv(s.Command))
 	fmt.Fprintf(w, "cwd         %s\n", s.Cwd)
@@ -31,21 +33,12 @@ func Explain(w io.Writer, s Spec, c Compiled, slot string) {
 		fmt.Fprintf(w, "  %2d  %-12s %s\n", i+1, m.Kind, describeMount(m))
 	}
 
-	fmt.Fprintf(w, "\nsession bus: %s", s.Bus.Mode)
-	switch s.Bus.Mode {
-	case BusFiltered:
-		fmt.Fprintf(w, " (talk: %s)\n", strings.Join(s.Bus.Talk, " "))
-		fmt.Fprintf(w, "  proxy argv: %s\n", quoteArgv(s.Bus.ProxyArgv))
-	case BusMasked:
-		if s.Bus.Why != "" {
-			fmt.Fprintf(w, " (%s)", s.Bus.Why)
-		}
-		fmt.Fprintln(w)
-	default:
-		fmt.Fprintln(w, " (no session bus on this host)")
+	fmt.Fprintf(w, "\nsession bus: %s\n", s.Bus)
+	if argv := busproxy.Argv(s.Bus); argv != nil {
+		fmt.Fprintf(w, "  proxy argv: %s\n", quoteArgv(argv))
 	}
-	if s.Bus.Abstract {
-		fmt.Fprintln(w, "  warning: the host bus is an abstract socket; no mount can hide it from the jail")
+	for _, warning := range s.Bus.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warning)
 	}
 
 	fmt.Fprintf(w, "\nenvironment (clear: %v; changes against this shell's):\n", s.ClearEnv)

@@ -2,6 +2,8 @@ package jail
 
 import (
 	"path/filepath"
+
+	"github.com/aisan-dev/aisan/jail/busproxy"
 	"slices"
 	"strings"
 )
@@ -49,7 +51,9 @@ type DenyOptions struct {
 	// RuntimeSystemd is set when $XDG_RUNTIME_DIR/systemd exists.
 	RuntimeSystemd bool
 	// Bus is the session bus decision.
-	Bus BusPlan
+	Bus busproxy.Plan
+	// MaskFile is an empty file to bind over bus sockets that are masked.
+	MaskFile string
 	// History binds per-slot prompt history files over the agent's own.
 	History []Mount
 	// ExtraEnv entries override Env (KEY=VALUE), e.g. opencode permissions.
@@ -78,10 +82,10 @@ func DenyList(o DenyOptions) Spec {
 		// The user manager's private socket lives here.
 		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: filepath.Join(o.RuntimeDir, "systemd"), Mode: 0o700})
 	}
-	mounts = append(mounts, busMounts(o.Bus)...)
+	mounts = append(mounts, busMounts(o.Bus, o.MaskFile)...)
 	mounts = append(mounts, o.History...)
 
-	env := mergeEnv(o.Env, busEnv(o.Bus), o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot})
+	env := mergeEnv(o.Bus.ApplyEnv(o.Env), o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot})
 	return Spec{
 		Namespaces:    Namespaces{PID: true},
 		Mounts:        mounts,
@@ -97,42 +101,20 @@ func DenyList(o DenyOptions) Spec {
 	}
 }
 
-// busMounts hides or replaces the host's bus socket.
-func busMounts(b BusPlan) []Mount {
-	switch b.Mode {
-	case BusMasked:
-		if b.HostSocket != "" {
-			// Connecting to a character device fails at once, which
-			// clients report as "no bus" instead of hanging.
-			return []Mount{{Kind: ROBind, Src: "/dev/null", Dst: b.HostSocket}}
+// busMounts hides or replaces the host's bus sockets, masks first and the
+// proxy's socket last, so that no mask can cover it.
+func busMounts(b busproxy.Plan, maskFile string) []Mount {
+	var out []Mount
+	for _, m := range b.Mounts() {
+		if m.Src == "" {
+			// An empty read-only file over the socket: connecting fails
+			// at once, so clients report "no bus" instead of hanging.
+			out = append(out, Mount{Kind: ROBind, Src: maskFile, Dst: m.Dst})
+			continue
 		}
-	case BusFiltered:
-		dst := b.HostSocket
-		if dst == "" {
-			dst = b.ProxySocket
-		}
-		return []Mount{{Kind: Bind, Src: b.ProxySocket, Dst: dst}}
+		out = append(out, Mount{Kind: Bind, Src: m.Src, Dst: m.Dst})
 	}
-	return nil
-}
-
-// busEnv points clients at the socket the jail can use.
-func busEnv(b BusPlan) []string {
-	switch b.Mode {
-	case BusFiltered:
-		dst := b.HostSocket
-		if dst == "" {
-			dst = b.ProxySocket
-		}
-		return []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=" + dst}
-	case BusMasked:
-		if b.Abstract {
-			// A path mask cannot hide an abstract socket; at least do
-			// not advertise it.
-			return []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=/dev/null"}
-		}
-	}
-	return nil
+	return out
 }
 
 // StrictOptions are the inputs of the strict (allow-list) preset.

@@ -2,17 +2,21 @@ package jail
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/aisan-dev/aisan/distro"
+	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/history"
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/transcript"
 )
 
 // Request is what the user asked for: which agent, with which arguments.
@@ -25,15 +29,35 @@ type Request struct {
 	Limits Limits
 }
 
-// Session is one jailed launch, resolved: the slot, the Spec and the argv
-// that will run. Explain and Run use the same value.
-type Session struct {
-	Request  Request
-	Cwd      string
-	Slot     string
-	Spec     Spec
-	Compiled Compiled
-	Bwrap    string
+// Command returns the argv a request runs.
+func (r Request) Command() ([]string, error) {
+	switch r.Kind {
+	case KindRun:
+		if len(r.Args) == 0 {
+			return nil, errors.New("no command given to run")
+		}
+		return slices.Clone(r.Args), nil
+	case KindClaude, KindCodex, KindOpencode:
+		return append([]string{string(r.Kind)}, r.Args...), nil
+	}
+	return nil, fmt.Errorf("unknown agent kind %q", r.Kind)
+}
+
+// Host is what a launch needs to know about the machine and the user,
+// gathered once by [GatherHost]. Tests build it by hand.
+type Host struct {
+	// Bwrap is the path of bwrap.
+	Bwrap string
+	// Cwd is the real path of the working directory.
+	Cwd string
+	// Env is the process environment.
+	Env []string
+	// Home is the user's home directory.
+	Home string
+	// AisanHome is the state directory.
+	AisanHome string
+	// RuntimeDir is $XDG_RUNTIME_DIR, "" when unset.
+	RuntimeDir string
 }
 
 // MissingError is a dependency that is not installed.
@@ -56,71 +80,232 @@ func (e *MissingError) Hints() []string {
 // ErrNoCwd is returned when the working directory no longer exists.
 var ErrNoCwd = errors.New("the current directory no longer exists")
 
-// Command returns the argv a request runs.
-func (r Request) Command() ([]string, error) {
-	switch r.Kind {
-	case KindRun:
-		if len(r.Args) == 0 {
-			return nil, errors.New("no command given to run")
-		}
-		return slices.Clone(r.Args), nil
-	case KindClaude, KindCodex, KindOpencode:
-		return append([]string{string(r.Kind)}, r.Args...), nil
+// GatherHost reads the host facts a launch depends on and checks the
+// state directory.
+func GatherHost() (Host, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return Host{}, &MissingError{Tool: "bwrap", Err: err}
 	}
-	return nil, fmt.Errorf("unknown agent kind %q", r.Kind)
+	cwd, err := realCwd()
+	if err != nil {
+		return Host{}, err
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Host{}, fmt.Errorf("finding the home directory: %w; set HOME", err)
+	}
+	ah, err := slot.Home()
+	if err != nil {
+		return Host{}, err
+	}
+	if err := slot.CheckHome(ah, cwd); err != nil {
+		return Host{}, err
+	}
+	return Host{
+		Bwrap:      bwrap,
+		Cwd:        cwd,
+		Env:        os.Environ(),
+		Home:       home,
+		AisanHome:  ah,
+		RuntimeDir: os.Getenv("XDG_RUNTIME_DIR"),
+	}, nil
 }
 
-// Prepare resolves a request against this host: the working directory,
-// the slot, the session bus, and the Spec and argv that will run. It starts
-// nothing and writes nothing.
-func Prepare(req Request) (*Session, error) {
+// Session is one jailed launch, resolved: the slot, the Spec and the argv
+// that will run. Explain and Run use the same value.
+type Session struct {
+	Request  Request
+	Host     Host
+	Slot     string
+	SlotDir  string // the slot's private runtime directory (no project text in its name)
+	Spec     Spec
+	Compiled Compiled
+	Warnings []string
+}
+
+// Plan resolves a request for the slot name given, without side effects.
+func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*Session, error) {
 	command, err := req.Command()
 	if err != nil {
 		return nil, err
 	}
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		return nil, &MissingError{Tool: "bwrap", Err: err}
-	}
-	cwd, err := realCwd()
+	slotDir := slotRuntimeDir(h, slotName)
+	lookup := lookupFunc(h.Env)
+	bus, err := busproxy.Decide(lookup, busproxy.Gather(lookup, slotDir))
 	if err != nil {
 		return nil, err
 	}
-	slot := provisionalSlotName(cwd, req.Kind)
-	env := os.Environ()
-	rt := os.Getenv("XDG_RUNTIME_DIR")
-	opts := DenyOptions{
-		Kind:           req.Kind,
-		Slot:           slot,
-		Command:        command,
-		Cwd:            cwd,
-		Env:            env,
-		RuntimeDir:     rt,
-		RuntimeSystemd: rt != "" && isDir(filepath.Join(rt, "systemd")),
-		Bus:            maskedBus(env, rt),
-		Limits:         req.Limits,
+	var hist []Mount
+	for _, b := range historyBinds {
+		hist = append(hist, Mount{Kind: Bind, Src: b.Src, Dst: b.Dst})
 	}
-	spec := DenyList(opts)
+	spec := DenyList(DenyOptions{
+		Kind:           req.Kind,
+		Slot:           slotName,
+		Command:        command,
+		Cwd:            h.Cwd,
+		Env:            h.Env,
+		RuntimeDir:     h.RuntimeDir,
+		RuntimeSystemd: h.RuntimeDir != "" && isDir(filepath.Join(h.RuntimeDir, "systemd")),
+		Bus:            bus,
+		MaskFile:       filepath.Join(slotDir, "masked-bus"),
+		History:        hist,
+		ExtraEnv:       extraEnv(req.Kind, h.Env),
+		Limits:         req.Limits,
+	})
 	compiled, err := Compile(spec, HostFacts{})
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Request: req, Cwd: cwd, Slot: slot, Spec: spec, Compiled: compiled, Bwrap: bwrap}, nil
+	return &Session{
+		Request: req, Host: h, Slot: slotName, SlotDir: slotDir,
+		Spec: spec, Compiled: compiled, Warnings: bus.Warnings,
+	}, nil
 }
 
-// Run launches the session and waits for it.
-func (s *Session) Run(ctx context.Context, stdin, stdout, stderr *os.File) (int, error) {
+// Explain resolves req as a launch would, without taking a slot, and
+// prints the result.
+func Explain(w io.Writer, req Request) error {
+	h, err := GatherHost()
+	if err != nil {
+		return err
+	}
+	name, err := slot.BaseName(h.Cwd, string(req.Kind))
+	if err != nil {
+		return err
+	}
+	s, err := Plan(req, h, name, previewHistory(h, name, req.Kind))
+	if err != nil {
+		return err
+	}
+	ExplainSpec(w, s.Spec, s.Compiled, s.Slot)
+	return nil
+}
+
+// previewHistory names the history binds a launch would make, without
+// creating anything.
+func previewHistory(h Host, name string, kind Kind) []history.Bind {
+	var out []history.Bind
+	for _, a := range []struct{ kind, dir, file string }{
+		{"claude", ".claude", "claude-history.jsonl"},
+		{"codex", ".codex", "codex-history.jsonl"},
+	} {
+		if isDir(filepath.Join(h.Home, a.dir)) {
+			out = append(out, history.Bind{
+				Src: filepath.Join(h.AisanHome, "history", name, a.file),
+				Dst: filepath.Join(h.Home, a.dir, "history.jsonl"),
+			})
+		}
+	}
+	return out
+}
+
+// Stdio are the user's streams.
+type Stdio struct {
+	In, Out, Err *os.File
+}
+
+// Launch takes a slot for req, starts what the jail needs (the bus proxy,
+// the transcript, the scope) and runs it. It returns the agent's status.
+func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
+	h, err := GatherHost()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := req.Command(); err != nil {
+		return 0, err
+	}
+	reg, err := slot.Open(h.AisanHome)
+	if err != nil {
+		return 0, err
+	}
+	sl, err := reg.Acquire(h.Cwd, string(req.Kind))
+	if err != nil {
+		return 0, err
+	}
+	status, err := launchSlot(ctx, req, h, sl, stdio)
+	if err != nil {
+		sl.Abandon()
+		return status, err
+	}
+	if ferr := sl.Finish(status); ferr != nil {
+		fmt.Fprintf(stdio.Err, "aisan: warning: recording the end of slot %s: %v\n", sl.Name(), ferr)
+	}
+	sl.Release()
+	return status, nil
+}
+
+func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio Stdio) (int, error) {
+	binds, err := history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, h.Home)
+	if err != nil {
+		return 0, err
+	}
+	s, err := Plan(req, h, sl.Name(), binds)
+	if err != nil {
+		return 0, err
+	}
+	// We hold the slot's name, so whatever is here was left by a wrapper
+	// that died: start clean.
+	os.RemoveAll(s.SlotDir)
+	if err := os.MkdirAll(s.SlotDir, 0o700); err != nil {
+		return 0, fmt.Errorf("creating the slot's runtime directory %s: %w", s.SlotDir, err)
+	}
+	defer os.RemoveAll(s.SlotDir)
+	if err := os.WriteFile(filepath.Join(s.SlotDir, "masked-bus"), nil, 0o400); err != nil {
+		return 0, fmt.Errorf("creating the bus mask file: %w", err)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(stdio.Err, "aisan: warning: %s\n", w)
+	}
+	var proxy *busproxy.Proxy
+	if s.Spec.Bus.Mode == busproxy.Filtered {
+		proxy, err = busproxy.Start(ctx, s.Spec.Bus)
+		if err != nil {
+			return 0, err
+		}
+		// Closing the readiness pipe ends the proxy; if we die, the
+		// kernel closes it for us.
+		defer proxy.Close()
+	}
+	tr, err := transcript.Open(sl.TranscriptPath())
+	if err != nil {
+		return 0, err
+	}
+	defer tr.Close()
+
 	self, err := os.Executable()
 	if err != nil {
 		return 0, fmt.Errorf("finding aisan's own binary: %w", err)
 	}
-	l := &Launcher{Bwrap: s.Bwrap, Self: self, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	l := &Launcher{
+		Bwrap: h.Bwrap, Self: self,
+		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
+		Transcript: tr,
+		Started: func(info Info) {
+			sl.Update(func(r *slot.Record) {
+				r.InitPID = info.InitPID
+				r.PidNSInode = info.PIDNamespace
+			})
+		},
+	}
 	return l.Run(ctx, s.Compiled)
 }
 
-// Explain prints the Spec and the argv that Run would execute.
-func (s *Session) Explain(w io.Writer) {
-	Explain(w, s.Spec, s.Compiled, s.Slot)
+// slotRuntimeDir is the slot's private directory for sockets. Its name is
+// a hash, so no project text reaches the proxy's command line.
+func slotRuntimeDir(h Host, slotName string) string {
+	sum := sha256.Sum256([]byte(h.AisanHome + "\x00" + h.Cwd + "\x00" + slotName))
+	id := hex.EncodeToString(sum[:8])
+	if h.RuntimeDir != "" {
+		return filepath.Join(h.RuntimeDir, "aisan", id)
+	}
+	return filepath.Join(h.AisanHome, "run", id)
+}
+
+// extraEnv is what a kind adds to the environment.
+func extraEnv(kind Kind, env []string) []string {
+	return nil
 }
 
 func realCwd() (string, error) {
@@ -143,42 +328,13 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// provisionalSlotName is replaced by the slot registry.
-func provisionalSlotName(cwd string, kind Kind) string {
-	return filepath.Base(cwd) + "-" + string(kind)
-}
-
-// maskedBus finds the host's session bus socket and plans to mask it.
-func maskedBus(env []string, rt string) BusPlan {
-	addr := lookupEnv(env, "DBUS_SESSION_BUS_ADDRESS")
-	if addr == "" && rt != "" {
-		if fi, err := os.Stat(filepath.Join(rt, "bus")); err == nil && fi.Mode().Type() == fs.ModeSocket {
-			addr = "unix:path=" + filepath.Join(rt, "bus")
-		}
-	}
-	if addr == "" {
-		return BusPlan{Mode: BusNone}
-	}
-	for _, part := range strings.Split(addr, ";") {
-		if p, ok := strings.CutPrefix(part, "unix:"); ok {
-			for _, kv := range strings.Split(p, ",") {
-				if v, ok := strings.CutPrefix(kv, "path="); ok {
-					return BusPlan{Mode: BusMasked, HostSocket: v, Why: "masked"}
-				}
-				if strings.HasPrefix(kv, "abstract=") {
-					return BusPlan{Mode: BusMasked, Abstract: true, Why: "abstract"}
-				}
+func lookupFunc(env []string) func(string) (string, bool) {
+	return func(key string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if len(env[i]) > len(key) && env[i][len(key)] == '=' && env[i][:len(key)] == key {
+				return env[i][len(key)+1:], true
 			}
 		}
+		return "", false
 	}
-	return BusPlan{Mode: BusNone}
-}
-
-func lookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
 }

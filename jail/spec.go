@@ -1,6 +1,10 @@
 package jail
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/aisan-dev/aisan/jail/busproxy"
+)
 
 // Spec is everything a jail gets, spelled out. It has no defaults: a zero
 // field means "absent", and the compiler adds nothing that is not here.
@@ -49,7 +53,7 @@ type Spec struct {
 
 	// Bus says what happened to the session bus, for explain and for the
 	// launcher that must start the filtering proxy before bwrap.
-	Bus BusPlan
+	Bus busproxy.Plan
 }
 
 // Namespaces selects namespaces for bwrap to unshare.
@@ -146,49 +150,6 @@ type Limits struct {
 	TasksMax uint64
 }
 
-// BusMode says how the session bus appears inside the jail.
-type BusMode int
-
-const (
-	// BusNone: the host has no session bus; nothing to hide.
-	BusNone BusMode = iota
-	// BusMasked: the bus socket is covered, nothing on the bus works.
-	BusMasked
-	// BusFiltered: the bus socket is replaced by an xdg-dbus-proxy socket
-	// that lets the jail talk only to the names in Talk.
-	BusFiltered
-)
-
-func (m BusMode) String() string {
-	switch m {
-	case BusMasked:
-		return "masked"
-	case BusFiltered:
-		return "filtered"
-	}
-	return "none"
-}
-
-// BusPlan is the seam where the session bus filter plugs into a Spec.
-type BusPlan struct {
-	// Mode is the outcome.
-	Mode BusMode
-	// Why explains a masked bus (for explain and preflight).
-	Why string
-	// HostSocket is the path of the host's bus socket ("" when the bus is
-	// at an abstract address or there is none).
-	HostSocket string
-	// Abstract is set when the host bus listens on an abstract socket,
-	// which no mount can hide.
-	Abstract bool
-	// ProxySocket is where xdg-dbus-proxy listens on the host.
-	ProxySocket string
-	// ProxyArgv is the proxy's command line, for explain.
-	ProxyArgv []string
-	// Talk lists the names the jail may talk to through the proxy.
-	Talk []string
-}
-
 // MarshalText writes the kind's name, so golden inputs and logs read as
 // words.
 func (k MountKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
@@ -202,18 +163,4 @@ func (k *MountKind) UnmarshalText(b []byte) error {
 		}
 	}
 	return fmt.Errorf("unknown mount kind %q", b)
-}
-
-// MarshalText writes the mode's name.
-func (m BusMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
-
-// UnmarshalText reads a mode's name.
-func (m *BusMode) UnmarshalText(b []byte) error {
-	for _, c := range []BusMode{BusNone, BusMasked, BusFiltered} {
-		if c.String() == string(b) {
-			*m = c
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown bus mode %q", b)
 }

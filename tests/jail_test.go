@@ -306,10 +306,12 @@ func TestJailBadInput(t *testing.T) {
 	if r.code != 2 || !strings.HasPrefix(r.stderr, "aisan: error: unknown command") || !strings.Contains(r.stderr, "aisan: hint:") {
 		t.Errorf("unknown command: %d %q", r.code, r.stderr)
 	}
-	r = aisan(t, env, "", "run", "--no-such-option")
-	// An unknown option is where the command starts: it is not found.
-	if r.code == 0 {
-		t.Errorf("run --no-such-option succeeded")
+	// An unknown option is where the command starts: it runs, is not
+	// found, and the launch reports 127 like a shell.
+	_, env2 := testEnv(t)
+	r = aisan(t, env2, "", "run", "--no-such-option")
+	if r.code != 127 || !strings.Contains(r.stderr, `cannot run "--no-such-option"`) {
+		t.Errorf("run --no-such-option: %d %q", r.code, r.stderr)
 	}
 	r = aisan(t, env, "", "run")
 	if r.code != 2 || !strings.Contains(r.stderr, "no command") {

@@ -142,15 +142,11 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 	if err != nil {
 		return err
 	}
-	sess, err := jail.Prepare(jail.Request{Kind: kind, Args: rest, Limits: limits})
-	if err != nil {
-		return launchError(err)
-	}
+	req := jail.Request{Kind: kind, Args: rest, Limits: limits}
 	if explain || lf.explain {
-		sess.Explain(os.Stdout)
-		return nil
+		return launchError(jail.Explain(os.Stdout, req))
 	}
-	status, err := sess.Run(ctx, os.Stdin, os.Stdout, os.Stderr)
+	status, err := jail.Launch(ctx, req, jail.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	if err != nil {
 		return launchError(err)
 	}
@@ -207,6 +203,9 @@ func parseLimits(lf launcherFlags) (jail.Limits, error) {
 
 // launchError adds the hints a package error carries.
 func launchError(err error) error {
+	if err == nil {
+		return nil
+	}
 	var h interface{ Hints() []string }
 	if errors.As(err, &h) {
 		return withHint(err, h.Hints()...)

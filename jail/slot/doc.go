@@ -1,0 +1,60 @@
+// Package slot names jailed agents, records them on disk and decides
+// whether each one is still alive, so that "aisan list" and "aisan kill"
+// can act on one jail without touching anything else on the machine.
+//
+// A slot is one launch of one agent in one worktree. Its name is readable
+// and stable across launches — the worktree's basename, the first 8 hex
+// digits of the SHA-256 of its real path, and the agent kind
+// (myrepo-3f9c2a1b-claude) — and unique among live slots: a second claude in
+// the same worktree gets myrepo-3f9c2a1b-claude-2. See [BaseName].
+//
+// # Layout
+//
+// Everything lives under the state directory ([Home]: $AISAN_HOME, default
+// ~/.aisan), which [CheckHome] refuses inside a git worktree or inside the
+// directory being jailed: an agent must not be able to edit the registry
+// that decides what "aisan kill" hits just by editing its project.
+//
+//	slots/<slot>.json              the record (one file per slot, see [Record])
+//	slots/<slot>.lock              held by the wrapper for its whole life
+//	transcripts/<slot>/<time>.log  one transcript per launch
+//	history/<slot>/                per-slot prompt history (package history)
+//
+// Records are written atomically (temporary file, fsync, rename, fsync of
+// the directory), so a reader sees the old record or the new one, never a
+// torn one. A record that does not parse is reported by name and skipped;
+// nothing here ever deletes or overwrites it.
+//
+// # Liveness is the lock
+//
+// The wrapper takes an open-file-description lock (fcntl F_OFD_SETLK) on
+// the slot's lock file and holds it until it exits; the kernel drops it when
+// the wrapper dies, however it dies. A slot is
+//
+//   - running: the lock is held;
+//   - orphaned: the lock is free, but the jail's PID namespace is still
+//     alive (the wrapper was killed and the agent kept running);
+//   - exited: anything else.
+//
+// PIDs alone decide nothing: a PID is reused, and /proc/PID/comm is
+// truncated to 15 bytes. A jail is "still alive" only when the recorded
+// init PID exists and /proc/PID/ns/pid has the recorded PID-namespace inode.
+// The lock is tested with F_OFD_GETLK, which places no lock, so "aisan list"
+// never makes a concurrent launch believe a name is taken. OFD locks rather
+// than flock(2) for that reason: flock has no test operation.
+//
+// The lock file is opened close-on-exec. If the stage process or bwrap
+// inherited it, a killed wrapper would leave the lock held by the jail, and
+// the slot would look running forever.
+//
+// # Killing
+//
+// [Registry.Kill] ends a whole jail by sending SIGKILL to its init process
+// (PID 1 of the jail's namespace, seen from the host): when a namespace's
+// init dies, the kernel kills everything else in it. The PID is verified
+// against the recorded namespace inode through a pidfd, so a reused PID is
+// never signalled. The wrapper is never signalled; it sees the jail end,
+// records the exit status and releases the lock. For an orphan there is no
+// wrapper, so the killer records the end itself, under the slot's lock.
+// [Registry.Killer] is the seam for other ways to kill (a systemd scope).
+package slot

@@ -1,0 +1,83 @@
+package slot
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+// MarshalJSON flattens an entry into its record's fields plus "state" and
+// "idle_seconds", the shape "aisan list --json" promises to scripts.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Record
+		State       State `json:"state"`
+		IdleSeconds int64 `json:"idle_seconds"`
+	}{e.Record, e.State, int64(e.Idle / time.Second)})
+}
+
+// WriteJSON writes entries as one JSON array ("[]" when there are none).
+func WriteJSON(w io.Writer, entries []Entry) error {
+	if entries == nil {
+		entries = []Entry{}
+	}
+	data, err := json.MarshalIndent(entries, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding slot list: %w", err)
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// WriteTable writes entries as the table "aisan list" shows: slot, kind,
+// state (with the exit status once known), idle age, worktree, and a UNIT
+// column only when some slot runs in a systemd unit.
+func WriteTable(w io.Writer, entries []Entry) error {
+	units := false
+	for _, e := range entries {
+		units = units || e.Unit != ""
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "SLOT\tKIND\tSTATE\tIDLE\tWORKTREE")
+	if units {
+		fmt.Fprint(tw, "\tUNIT")
+	}
+	fmt.Fprintln(tw)
+	for _, e := range entries {
+		state, idle := string(e.State), "-"
+		if e.State == Exited && e.ExitStatus != nil {
+			state += " (" + strconv.Itoa(*e.ExitStatus) + ")"
+		}
+		if e.State != Exited {
+			idle = Age(e.Idle)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", e.Slot, e.Kind, state, idle, e.Worktree)
+		if units {
+			unit := e.Unit
+			if unit == "" {
+				unit = "-"
+			}
+			fmt.Fprint(tw, "\t"+unit)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// Age formats d coarsely, the way a glance at a table wants it: 42s, 5m,
+// 3h, 2d.
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	default:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	}
+}

@@ -1,0 +1,262 @@
+package slot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrJailGone means the jail a record names had already ended (or its PID
+// now belongs to another process), so nothing was signalled.
+var ErrJailGone = errors.New("the jail has already ended")
+
+// errNoJail means the record has no jail yet: the launch is still starting.
+var errNoJail = errors.New("no jail is recorded yet (the slot is still starting); retry in a moment")
+
+// pollEvery is how often kills poll for the jail's death and the lock.
+const pollEvery = 10 * time.Millisecond
+
+// ownPidNS is the inode of the PID namespace aisan itself runs in. A record
+// naming it does not describe a jail, and is never acted on: signalling its
+// "init" would hit an unrelated host process.
+var ownPidNS = sync.OnceValues(func() (uint64, error) { return nsInode("self") })
+
+// nsInode returns the inode of /proc/<pid>/ns/pid.
+func nsInode(pid string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/"+pid+"/ns/pid", &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// jailAlive reports whether the jail rec describes still exists: its init
+// PID is alive and in the recorded PID namespace. A PID that was reused
+// lives in another namespace, so it does not count.
+func jailAlive(rec Record) bool {
+	if rec.InitPID <= 0 || rec.PidNSInode == 0 {
+		return false
+	}
+	if own, err := ownPidNS(); err != nil || own == rec.PidNSInode {
+		return false
+	}
+	pid := strconv.Itoa(rec.InitPID)
+	ino, err := nsInode(pid)
+	return err == nil && ino == rec.PidNSInode && !zombie(pid)
+}
+
+// zombie reports whether pid has exited but not been reaped. A zombie
+// init still shows its namespace in /proc, yet everything in the namespace
+// is already dead: the kernel kills and reaps the rest before init exits.
+func zombie(pid string) bool {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the command name, which is in parentheses and may
+	// itself contain ") ".
+	i := bytes.LastIndexByte(data, ')')
+	return i < 0 || i+2 >= len(data) || data[i+2] == 'Z' || data[i+2] == 'X'
+}
+
+// KillPidNS sends sig to the init of the jail rec describes. With SIGKILL
+// the kernel then kills every process in that PID namespace. The PID is
+// pinned with a pidfd before its namespace is checked, and signalled
+// through the pidfd, so if the init had died and its PID been reused, the
+// check fails or the signal goes nowhere: a stranger is never hit.
+// It returns [ErrJailGone] when there was no such jail.
+func KillPidNS(rec Record, sig syscall.Signal) error {
+	if rec.InitPID <= 0 || rec.PidNSInode == 0 {
+		return errNoJail
+	}
+	own, err := ownPidNS()
+	if err != nil {
+		return fmt.Errorf("reading aisan's own PID namespace: %w", err)
+	}
+	if own == rec.PidNSInode {
+		return fmt.Errorf("refusing to signal PID %d: the recorded PID namespace is aisan's own, so it is no jail", rec.InitPID)
+	}
+	pidfd, err := unix.PidfdOpen(rec.InitPID, 0)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return ErrJailGone
+	case errors.Is(err, unix.ENOSYS):
+		// Kernels before 5.3: check, then kill; the window is tiny.
+		pidfd = -1
+	case err != nil:
+		return fmt.Errorf("opening PID %d: %w", rec.InitPID, err)
+	default:
+		defer unix.Close(pidfd)
+	}
+	ino, err := nsInode(strconv.Itoa(rec.InitPID))
+	if err != nil || ino != rec.PidNSInode {
+		return ErrJailGone
+	}
+	if pidfd >= 0 {
+		err = unix.PidfdSendSignal(pidfd, sig, nil, 0)
+	} else {
+		err = unix.Kill(rec.InitPID, sig)
+	}
+	if errors.Is(err, unix.ESRCH) {
+		return ErrJailGone
+	}
+	if err != nil {
+		return fmt.Errorf("signalling the jail's init (PID %d): %w", rec.InitPID, err)
+	}
+	return nil
+}
+
+func (r *Registry) killer() Killer {
+	if r.Killer != nil {
+		return r.Killer
+	}
+	return KillPidNS
+}
+
+// Kill ends the jail of the slot called name with sig (use SIGKILL: only
+// that is sure to end every process in it). The wrapper is spared: it sees
+// the jail end, records the exit and releases the lock, and with SIGKILL
+// Kill waits a few seconds for that, so a "list" right after shows the
+// slot exited. An orphan's end is recorded by Kill itself.
+//
+// Errors: [*UnknownSlotError] for a name with no record, [*NotRunningError]
+// for a slot that has exited.
+func (r *Registry) Kill(name string, sig syscall.Signal) error {
+	e, err := r.Lookup(name)
+	if err != nil {
+		return err
+	}
+	return r.kill(e, sig)
+}
+
+func (r *Registry) kill(e Entry, sig syscall.Signal) error {
+	switch e.State {
+	case Orphaned:
+		return r.reap(e.Slot, sig)
+	case Running:
+	default:
+		return &NotRunningError{Name: e.Slot, End: e.End}
+	}
+	err := r.killer()(e.Record, sig)
+	if errors.Is(err, ErrJailGone) {
+		return &NotRunningError{Name: e.Slot}
+	}
+	if err != nil {
+		return fmt.Errorf("killing slot %q: %w", e.Slot, err)
+	}
+	if sig != syscall.SIGKILL {
+		return nil
+	}
+	if err := r.waitDead(e.Record); err != nil {
+		return err
+	}
+	// The wrapper records the end and lets go; not waiting for it is
+	// harmless, but waiting makes "kill; list" show what happened.
+	r.poll(func() bool {
+		held, err := lockHeld(r.lockPath(e.Slot))
+		return err != nil || !held
+	})
+	return nil
+}
+
+// reap kills an orphan and records its end. It takes the slot's lock
+// first, so that no launch can take the name and no other reaper can act
+// while it works.
+func (r *Registry) reap(name string, sig syscall.Signal) error {
+	lock, err := tryLock(r.lockPath(name))
+	if errors.Is(err, errLocked) {
+		return fmt.Errorf("slot %q is busy: another aisan holds it now; run 'aisan list' and retry", name)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	rec, err := readRecord(r.recordPath(name), name)
+	if err != nil {
+		return fmt.Errorf("re-reading slot %q: %w", name, err)
+	}
+	if !jailAlive(rec) {
+		return &NotRunningError{Name: name, End: rec.End}
+	}
+	err = r.killer()(rec, sig)
+	if errors.Is(err, ErrJailGone) {
+		return &NotRunningError{Name: name}
+	}
+	if err != nil {
+		return fmt.Errorf("killing orphaned slot %q: %w", name, err)
+	}
+	if sig != syscall.SIGKILL {
+		return nil
+	}
+	if err := r.waitDead(rec); err != nil {
+		return err
+	}
+	status := 128 + int(sig)
+	rec.End = time.Now()
+	rec.ExitStatus = &status
+	if err := writeRecord(r.recordPath(name), rec); err != nil {
+		return fmt.Errorf("recording the end of slot %q: %w", name, err)
+	}
+	return nil
+}
+
+// waitDead waits for rec's jail to disappear.
+func (r *Registry) waitDead(rec Record) error {
+	if !r.poll(func() bool { return !jailAlive(rec) }) {
+		return fmt.Errorf("slot %q: its jail (init PID %d) is still alive %v after SIGKILL", rec.Slot, rec.InitPID, r.settle)
+	}
+	return nil
+}
+
+// poll calls done until it returns true or the settle time passes.
+func (r *Registry) poll(done func() bool) bool {
+	deadline := time.Now().Add(r.settle)
+	for !done() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pollEvery)
+	}
+	return true
+}
+
+// KillAll kills every running and orphaned slot. It returns the slots it
+// killed, and the problems met on the way: [*CorruptError]s for files it
+// skipped, and errors for slots it could not kill. A slot that ended by
+// itself meanwhile is neither.
+func (r *Registry) KillAll(sig syscall.Signal) (killed []string, problems []error) {
+	return r.killWhere(sig, func(s State) bool { return s != Exited })
+}
+
+// KillOrphans kills every orphaned slot (its wrapper died, its jail did
+// not) and records its end, with the same results as [Registry.KillAll].
+func (r *Registry) KillOrphans(sig syscall.Signal) (killed []string, problems []error) {
+	return r.killWhere(sig, func(s State) bool { return s == Orphaned })
+}
+
+func (r *Registry) killWhere(sig syscall.Signal, want func(State) bool) ([]string, []error) {
+	entries, problems := r.List()
+	var killed []string
+	for _, e := range entries {
+		if !want(e.State) {
+			continue
+		}
+		err := r.kill(e, sig)
+		var nr *NotRunningError
+		switch {
+		case err == nil:
+			killed = append(killed, e.Slot)
+		case errors.As(err, &nr):
+		default:
+			problems = append(problems, err)
+		}
+	}
+	return killed, problems
+}

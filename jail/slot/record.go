@@ -1,0 +1,122 @@
+package slot
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Record is what the registry knows about one slot: one JSON file,
+// slots/<slot>.json. It never holds the agent's arguments (they may carry
+// whole prompts or secrets) — only where and what ran, and how it ended.
+type Record struct {
+	// Slot is the slot's name; it equals the file's base name.
+	Slot string `json:"slot"`
+	// Kind is the agent kind: claude, codex, opencode, run…
+	Kind string `json:"kind"`
+	// Worktree is the real path of the directory the agent was jailed in.
+	Worktree string `json:"worktree"`
+	// WrapperPID is the aisan process holding the lock. Shown, never
+	// signalled: the PID may have been reused since.
+	WrapperPID int `json:"wrapper_pid"`
+	// InitPID is the host PID of the jail's init (PID 1 of its namespace),
+	// 0 until the jail has started.
+	InitPID int `json:"init_pid,omitempty"`
+	// PidNSInode is the inode of the jail's PID namespace, as bwrap's
+	// --info-fd reports it and stat(/proc/InitPID/ns/pid) shows it. It is
+	// what makes InitPID safe to signal.
+	PidNSInode uint64 `json:"pidns_inode,omitempty"`
+	// Start is when the slot was acquired.
+	Start time.Time `json:"start"`
+	// End is when the agent ended; zero while it runs, and zero forever if
+	// the wrapper died without recording it.
+	End time.Time `json:"end,omitzero"`
+	// ExitStatus is the agent's status (128+signal when killed); nil until
+	// End is recorded.
+	ExitStatus *int `json:"exit_status,omitempty"`
+	// Transcript is the path of this launch's transcript.
+	Transcript string `json:"transcript"`
+	// Unit is the systemd unit the jail runs in, when there is one.
+	Unit string `json:"unit,omitempty"`
+}
+
+// CorruptError reports a registry file that cannot be used. The file is
+// left as it is, for a human to look at.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("skipping corrupt registry file %s: %v (it is left in place; move it away to silence this)", e.Path, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// readRecord reads and checks the record for name at path. A file that
+// does not parse, or that names another slot, is a *CorruptError.
+func readRecord(path, name string) (Record, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Record{}, err
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Record{}, &CorruptError{Path: path, Err: err}
+	}
+	if r.Slot != name {
+		return Record{}, &CorruptError{Path: path, Err: fmt.Errorf("it names slot %q, not %q", r.Slot, name)}
+	}
+	return r, nil
+}
+
+// writeRecord replaces path with r atomically: a reader sees the old record
+// or the new one. The temporary file's name starts with a dot so that a
+// concurrent listing never takes it for a record.
+func writeRecord(path string, r Record) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding record for slot %q: %w", r.Slot, err)
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+// writeFileAtomic writes data to a new 0600 file next to path, syncs it,
+// renames it over path and syncs the directory, so the rename survives a
+// crash too.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("syncing %q: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("replacing %q: %w", path, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing directory %q: %w", dir, err)
+	}
+	defer d.Close()
+	if err = d.Sync(); err != nil {
+		return fmt.Errorf("syncing directory %q: %w", dir, err)
+	}
+	return nil
+}

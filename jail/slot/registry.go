@@ -1,0 +1,379 @@
+package slot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Registry is the set of slots recorded under one state directory.
+type Registry struct {
+	home string
+
+	// Killer ends a live slot's jail. Nil means [KillPidNS]. A replacement
+	// (say, stop the slot's systemd scope, then fall back to KillPidNS) is
+	// called only for a slot the registry has found live, and must return
+	// [ErrJailGone] when the jail had already ended.
+	Killer Killer
+
+	// settle bounds how long a kill waits for the jail to die and for the
+	// wrapper to record the end. Tests shorten it.
+	settle time.Duration
+}
+
+// Killer ends the jail recorded in rec with sig.
+type Killer func(rec Record, sig syscall.Signal) error
+
+// State is a slot's liveness, as decided by its lock and its jail.
+type State string
+
+const (
+	// Running: the wrapper holds the slot's lock.
+	Running State = "running"
+	// Orphaned: the lock is free, but the jail's PID namespace lives on.
+	Orphaned State = "orphaned"
+	// Exited: neither the wrapper nor the jail is alive.
+	Exited State = "exited"
+)
+
+// Entry is a record with its liveness, as "aisan list" shows it.
+type Entry struct {
+	Record
+	State State
+	// Idle is the time since the transcript last grew (since Start when
+	// there is no transcript).
+	Idle time.Duration
+}
+
+// UnknownSlotError is returned for a name with no record. Live lists the
+// running and orphaned slots, so the message can offer them.
+type UnknownSlotError struct {
+	Name string
+	Live []string
+}
+
+func (e *UnknownSlotError) Error() string {
+	if len(e.Live) == 0 {
+		return fmt.Sprintf("no slot named %q, and no slot is live", e.Name)
+	}
+	return fmt.Sprintf("no slot named %q; live slots: %s", e.Name, strings.Join(e.Live, ", "))
+}
+
+// NotRunningError is returned when asked to kill a slot that has exited.
+type NotRunningError struct {
+	Name string
+	End  time.Time
+}
+
+func (e *NotRunningError) Error() string {
+	if e.End.IsZero() {
+		return fmt.Sprintf("slot %q is not running", e.Name)
+	}
+	return fmt.Sprintf("slot %q is not running; it ended at %s", e.Name, e.End.Local().Format("2006-01-02 15:04:05"))
+}
+
+// Open returns the registry under home (see [Home]). It creates nothing:
+// listing a state dir that does not exist yet shows no slots, and a
+// read-only one can still be listed.
+func Open(home string) (*Registry, error) {
+	if !filepath.IsAbs(home) {
+		return nil, fmt.Errorf("state dir %q is not an absolute path", home)
+	}
+	fi, err := os.Stat(home)
+	if err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("state dir %q is not a directory; remove it or set AISAN_HOME elsewhere", home)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("opening state dir %q: %w; set AISAN_HOME to a directory you own", home, err)
+	}
+	return &Registry{home: filepath.Clean(home), settle: 5 * time.Second}, nil
+}
+
+// Home returns the registry's state directory.
+func (r *Registry) Home() string { return r.home }
+
+func (r *Registry) slotsDir() string { return filepath.Join(r.home, "slots") }
+func (r *Registry) recordPath(name string) string {
+	return filepath.Join(r.home, "slots", name+".json")
+}
+func (r *Registry) lockPath(name string) string { return filepath.Join(r.home, "slots", name+".lock") }
+
+// Acquire picks a free name for a slot of kind in worktree, takes its lock
+// and writes the initial record. The caller holds the slot — keeps the
+// process alive with the lock — until [Slot.Release].
+//
+// A name is free when nobody holds its lock, its record (if any) parses,
+// and the jail it records is dead: an orphan's name stays taken until the
+// orphan is reaped, or its record would be lost. Taking the lock is the
+// atomic step, so racing launches in one worktree get distinct names.
+func (r *Registry) Acquire(worktree, kind string) (*Slot, error) {
+	base, err := BaseName(worktree, kind)
+	if err != nil {
+		return nil, err
+	}
+	real, err := realPath(worktree)
+	if err != nil {
+		return nil, fmt.Errorf("resolving worktree %q: %w", worktree, err)
+	}
+	for _, d := range []string{r.home, r.slotsDir(), filepath.Join(r.home, "transcripts")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("creating state dir %q: %w; make it writable or set AISAN_HOME to a writable directory", d, err)
+		}
+	}
+	for i := 1; i <= maxSuffix; i++ {
+		name := candidate(base, i)
+		lock, err := tryLock(r.lockPath(name))
+		if errors.Is(err, errLocked) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		old, err := readRecord(r.recordPath(name), name)
+		var corrupt *CorruptError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case errors.As(err, &corrupt):
+			// Left for a human; the next name will do.
+			lock.Close()
+			continue
+		case err != nil:
+			lock.Close()
+			return nil, fmt.Errorf("reading record of slot %q: %w", name, err)
+		case jailAlive(old):
+			lock.Close()
+			continue
+		}
+		s, err := r.start(name, kind, real, lock)
+		if err != nil {
+			lock.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("no free slot name for %s after %d tries; see 'aisan list' and end some slots", base, maxSuffix)
+}
+
+// start writes the first record of a slot whose lock is held.
+func (r *Registry) start(name, kind, worktree string, lock *os.File) (*Slot, error) {
+	now := time.Now()
+	tr, err := r.newTranscriptPath(name, now)
+	if err != nil {
+		return nil, err
+	}
+	rec := Record{
+		Slot:       name,
+		Kind:       kind,
+		Worktree:   worktree,
+		WrapperPID: os.Getpid(),
+		Start:      now,
+		Transcript: tr,
+	}
+	if err := writeRecord(r.recordPath(name), rec); err != nil {
+		return nil, fmt.Errorf("recording slot %q: %w", name, err)
+	}
+	return &Slot{reg: r, lock: lock, rec: rec}, nil
+}
+
+// newTranscriptPath returns a transcript path for a launch of name that
+// does not exist yet. One file per launch, so a new launch never
+// overwrites the last one's output and the file can be created O_EXCL.
+// Only the holder of the slot's lock calls this, so checking then creating
+// is not a race.
+func (r *Registry) newTranscriptPath(name string, now time.Time) (string, error) {
+	dir := filepath.Join(r.home, "transcripts", name)
+	stamp := now.UTC().Format("20060102T150405Z")
+	for i := 1; i <= maxSuffix; i++ {
+		p := filepath.Join(dir, candidate(stamp, i)+".log")
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		} else if err != nil {
+			return "", fmt.Errorf("choosing a transcript path: %w", err)
+		}
+	}
+	return "", fmt.Errorf("no free transcript name in %q", dir)
+}
+
+// List returns every slot, sorted by name. Files that cannot be used come
+// back as errors (each a [*CorruptError] naming the file, or an I/O error)
+// and are skipped; the rest are listed.
+func (r *Registry) List() ([]Entry, []error) {
+	des, err := os.ReadDir(r.slotsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, []error{fmt.Errorf("reading registry %q: %w", r.slotsDir(), err)}
+	}
+	now := time.Now()
+	var entries []Entry
+	var problems []error
+	for _, de := range des {
+		fn := de.Name()
+		name, ok := strings.CutSuffix(fn, ".json")
+		if !ok || strings.HasPrefix(fn, ".") {
+			continue
+		}
+		path := filepath.Join(r.slotsDir(), fn)
+		if !ValidName(name) {
+			problems = append(problems, &CorruptError{Path: path, Err: errors.New("its name is not a slot name")})
+			continue
+		}
+		rec, err := readRecord(path, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		e, err := r.entry(rec, now)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Slot < entries[j].Slot })
+	return entries, problems
+}
+
+// entry decides rec's state and idle age.
+func (r *Registry) entry(rec Record, now time.Time) (Entry, error) {
+	held, err := lockHeld(r.lockPath(rec.Slot))
+	if err != nil {
+		return Entry{}, fmt.Errorf("slot %q: %w", rec.Slot, err)
+	}
+	e := Entry{Record: rec, State: Exited}
+	switch {
+	case held && rec.End.IsZero():
+		e.State = Running
+	case held:
+		// The wrapper has recorded the end and is about to let go.
+	case jailAlive(rec):
+		e.State = Orphaned
+	}
+	last := rec.Start
+	if fi, err := os.Stat(rec.Transcript); err == nil && fi.ModTime().After(last) {
+		last = fi.ModTime()
+	}
+	if e.Idle = now.Sub(last); e.Idle < 0 {
+		e.Idle = 0
+	}
+	return e, nil
+}
+
+// Lookup returns the slot called name, or an [*UnknownSlotError].
+func (r *Registry) Lookup(name string) (Entry, error) {
+	if ValidName(name) {
+		rec, err := readRecord(r.recordPath(name), name)
+		if err == nil {
+			return r.entry(rec, time.Now())
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return Entry{}, err
+		}
+	}
+	return Entry{}, &UnknownSlotError{Name: name, Live: r.liveNames()}
+}
+
+// liveNames lists running and orphaned slots, for error messages.
+func (r *Registry) liveNames() []string {
+	entries, _ := r.List()
+	var live []string
+	for _, e := range entries {
+		if e.State != Exited {
+			live = append(live, e.Slot)
+		}
+	}
+	return live
+}
+
+// SameRun reports whether e's launch is still running: its slot is running
+// and has not been re-acquired since e was read. "aisan logs -f" polls it.
+func (r *Registry) SameRun(e Entry) bool {
+	now, err := r.Lookup(e.Slot)
+	return err == nil && now.State == Running && now.Start.Equal(e.Start)
+}
+
+// Slot is a slot held by this process: its lock is held until Release.
+type Slot struct {
+	reg  *Registry
+	mu   sync.Mutex
+	lock *os.File
+	rec  Record
+}
+
+// Name returns the slot's name.
+func (s *Slot) Name() string { return s.rec.Slot }
+
+// TranscriptPath is where this launch's transcript goes; it does not exist
+// yet (see package transcript's Open).
+func (s *Slot) TranscriptPath() string { return s.rec.Transcript }
+
+// Record returns a copy of the slot's current record.
+func (s *Slot) Record() Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cloneRecord(s.rec)
+}
+
+// Update changes the record with fn and writes it atomically. fn must not
+// change the slot's name.
+func (s *Slot) Update(fn func(*Record)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lock == nil {
+		return fmt.Errorf("updating slot %q after it was released", s.rec.Slot)
+	}
+	rec := cloneRecord(s.rec)
+	fn(&rec)
+	if rec.Slot != s.rec.Slot {
+		return fmt.Errorf("updating slot %q: the name cannot change (to %q)", s.rec.Slot, rec.Slot)
+	}
+	if err := writeRecord(s.reg.recordPath(rec.Slot), rec); err != nil {
+		return fmt.Errorf("updating slot %q: %w", rec.Slot, err)
+	}
+	s.rec = rec
+	return nil
+}
+
+// Finish records that the agent ended now with status (128+signal when a
+// signal ended it). Release the slot afterwards.
+func (s *Slot) Finish(status int) error {
+	return s.Update(func(r *Record) {
+		r.End = time.Now()
+		r.ExitStatus = &status
+	})
+}
+
+// Release lets go of the slot's lock. The record stays, for "aisan list"
+// and "aisan logs"; the name becomes free for the next launch.
+func (s *Slot) Release() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lock == nil {
+		return nil
+	}
+	err := s.lock.Close()
+	s.lock = nil
+	if err != nil {
+		return fmt.Errorf("releasing slot %q: %w", s.rec.Slot, err)
+	}
+	return nil
+}
+
+func cloneRecord(r Record) Record {
+	if r.ExitStatus != nil {
+		st := *r.ExitStatus
+		r.ExitStatus = &st
+	}
+	return r
+}
