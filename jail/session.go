@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/aisan-dev/aisan/distro"
+	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/history"
 	"github.com/aisan-dev/aisan/jail/slot"
@@ -136,6 +137,10 @@ func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*S
 	if err != nil {
 		return nil, err
 	}
+	extra, err := extraEnv(req.Kind, h.Env)
+	if err != nil {
+		return nil, err
+	}
 	var hist []Mount
 	for _, b := range historyBinds {
 		hist = append(hist, Mount{Kind: Bind, Src: b.Src, Dst: b.Dst})
@@ -151,7 +156,7 @@ func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*S
 		Bus:            bus,
 		MaskFile:       filepath.Join(slotDir, "masked-bus"),
 		History:        hist,
-		ExtraEnv:       extraEnv(req.Kind, h.Env),
+		ExtraEnv:       extra,
 		Limits:         req.Limits,
 	})
 	compiled, err := Compile(spec, HostFacts{})
@@ -303,9 +308,18 @@ func slotRuntimeDir(h Host, slotName string) string {
 	return filepath.Join(h.AisanHome, "run", id)
 }
 
-// extraEnv is what a kind adds to the environment.
-func extraEnv(kind Kind, env []string) []string {
-	return nil
+// extraEnv is what a kind adds to the environment: opencode has no
+// command hooks, so its permission rules carry the kill guard.
+func extraEnv(kind Kind, env []string) ([]string, error) {
+	if kind != KindOpencode {
+		return nil, nil
+	}
+	existing, _ := lookupFunc(env)("OPENCODE_PERMISSION")
+	v, err := hooks.OpencodePermission(existing)
+	if err != nil {
+		return nil, fmt.Errorf("%w; fix or unset OPENCODE_PERMISSION", err)
+	}
+	return []string{"OPENCODE_PERMISSION=" + v}, nil
 }
 
 func realCwd() (string, error) {

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the program the tests run inside jails: with
@@ -88,6 +91,10 @@ func runHelper(name string, args []string) int {
 	case "exit":
 		code, _ := strconv.Atoi(args[0])
 		return code
+	case "tty":
+		// An interactive agent: reports the terminal size at start and on
+		// every SIGWINCH, echoes each line it reads, exits on "quit".
+		return ttyHelper()
 	case "trap":
 		// Prints "ready", then exits 100+N on the first signal N.
 		c := make(chan os.Signal, 1)
@@ -140,4 +147,37 @@ func self() string {
 		panic(err)
 	}
 	return p
+}
+
+func ttyHelper() int {
+	size := func() {
+		ws, err := unix.IoctlGetWinsize(0, unix.TIOCGWINSZ)
+		if err != nil {
+			fmt.Println("size error", err)
+			return
+		}
+		fmt.Printf("size %d %d\n", ws.Row, ws.Col)
+	}
+	winch := make(chan os.Signal, 4)
+	signal.Notify(winch, syscall.SIGWINCH)
+	size()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	for {
+		select {
+		case <-winch:
+			size()
+		case l, ok := <-lines:
+			if !ok || l == "quit" {
+				return 0
+			}
+			fmt.Printf("echo %s\n", l)
+		}
+	}
 }

@@ -1,0 +1,182 @@
+package tests
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// terminal is a pty pair the test plays the user's terminal with.
+type terminal struct {
+	t      *testing.T
+	master *os.File
+	slave  *os.File
+	lines  chan string
+	seen   []string
+}
+
+func newTerminal(t *testing.T, rows, cols uint16) *terminal {
+	t.Helper()
+	m, s, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	pty.Setsize(m, &pty.Winsize{Rows: rows, Cols: cols})
+	term := &terminal{t: t, master: m, slave: s, lines: make(chan string, 100)}
+	go func() {
+		sc := bufio.NewScanner(m)
+		for sc.Scan() {
+			term.lines <- strings.TrimRight(sc.Text(), "\r")
+		}
+		close(term.lines)
+	}()
+	return term
+}
+
+// start runs cmd with the terminal as its controlling tty.
+func (term *terminal) start(cmd *exec.Cmd) {
+	term.t.Helper()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = term.slave, term.slave, term.slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		term.t.Fatal(err)
+	}
+	term.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+}
+
+// expect waits for a line containing want.
+func (term *terminal) expect(want string) {
+	term.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l, ok := <-term.lines:
+			if !ok {
+				term.t.Fatalf("terminal closed waiting for %q; saw %q", want, term.seen)
+			}
+			term.seen = append(term.seen, l)
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			term.t.Fatalf("timed out waiting for %q; saw %q", want, term.seen)
+		}
+	}
+}
+
+func termios(t *testing.T, f *os.File) *unix.Termios {
+	t.Helper()
+	tio, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tio
+}
+
+func liveSlot(t *testing.T, env []string) string {
+	t.Helper()
+	var name string
+	waitFor(t, 10*time.Second, "a running slot in aisan list --json", func() bool {
+		r := aisan(t, env, "", "list", "--json")
+		var entries []map[string]any
+		if json.Unmarshal([]byte(r.stdout), &entries) != nil {
+			return false
+		}
+		for _, e := range entries {
+			if e["state"] == "running" {
+				name, _ = e["slot"].(string)
+				return true
+			}
+		}
+		return false
+	})
+	return name
+}
+
+// TestPTYInteractiveSession drives a jailed agent through a real terminal:
+// it sees the terminal's size and its changes, gets what is typed, its
+// output lands in the transcript, and `aisan kill` from another shell ends
+// it, after which the terminal is back in the mode it was in.
+func TestPTYInteractiveSession(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	term := newTerminal(t, 24, 80)
+	before := termios(t, term.slave)
+
+	cmd := exec.Command(aisanBin, "run", "--", self())
+	cmd.Env = append(append(os.Environ(), env...), helperEnv("tty")...)
+	term.start(cmd)
+	term.expect("size 24 80")
+
+	pty.Setsize(term.master, &pty.Winsize{Rows: 40, Cols: 120})
+	term.expect("size 40 120")
+
+	term.master.Write([]byte("hello jail\r"))
+	term.expect("echo hello jail")
+
+	slotName := liveSlot(t, env)
+	waitFor(t, 5*time.Second, "the transcript to hold the echo", func() bool {
+		r := aisan(t, env, "", "logs", slotName)
+		return strings.Contains(r.stdout, "echo hello jail")
+	})
+
+	r := aisan(t, env, "", "kill", slotName)
+	if r.code != 0 {
+		t.Fatalf("aisan kill %s: %d %s", slotName, r.code, r.stderr)
+	}
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 137 {
+		t.Fatalf("after aisan kill the wrapper ended with %v, want exit 137", err)
+	}
+	after := termios(t, term.slave)
+	if after.Lflag != before.Lflag || after.Iflag != before.Iflag || after.Oflag != before.Oflag {
+		t.Fatalf("terminal not restored: lflag %#x->%#x iflag %#x->%#x oflag %#x->%#x",
+			before.Lflag, after.Lflag, before.Iflag, after.Iflag, before.Oflag, after.Oflag)
+	}
+}
+
+// TestPTYRestoredOnSignal: SIGTERM to aisan on a terminal reaches the
+// agent, and the terminal is restored when it ends.
+func TestPTYRestoredOnSignal(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	term := newTerminal(t, 24, 80)
+	before := termios(t, term.slave)
+	cmd := exec.Command(aisanBin, "run", "--", self())
+	cmd.Env = append(append(os.Environ(), env...), helperEnv("trap")...)
+	term.start(cmd)
+	term.expect("ready")
+	if raw := termios(t, term.slave); raw.Lflag&unix.ICANON != 0 {
+		t.Fatalf("terminal not in raw mode while the agent runs")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 100+int(syscall.SIGTERM) {
+		t.Fatalf("SIGTERM on a pty: %v, want the agent's exit %d", err, 100+int(syscall.SIGTERM))
+	}
+	after := termios(t, term.slave)
+	if after.Lflag != before.Lflag || after.Iflag != before.Iflag {
+		t.Fatalf("terminal not restored after SIGTERM")
+	}
+}
+
+// TestNoTTYPassesStreams: without a terminal, stdin, stdout and stderr
+// pass through and the status comes back.
+func TestNoTTYPassesStreams(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	r := aisan(t, env, "line one\nline two\n", "run", "--", "sh", "-c", "cat; echo err >&2; exit 3")
+	if r.stdout != "line one\nline two\n" || r.stderr != "err\n" || r.code != 3 {
+		t.Fatalf("got stdout %q stderr %q code %d", r.stdout, r.stderr, r.code)
+	}
+}
