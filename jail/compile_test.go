@@ -115,7 +115,7 @@ func TestCompileDoesNotChangeSpec(t *testing.T) {
 		Bus: busproxy.Plan{Mode: busproxy.Filtered, HostSockets: []string{"/run/user/1000/bus"}, ProxySocket: "/run/user/1000/aisan/x/bus",
 			JailSocket: "/run/user/1000/bus", JailAddress: "unix:path=/run/user/1000/bus", Talk: []string{"org.freedesktop.secrets"}},
 		MaskFile: "/run/user/1000/aisan/x/masked-bus",
-		History:        []Mount{{Kind: Bind, Src: "/home/u/.aisan/history/s/claude.jsonl", Dst: "/home/u/.claude/history.jsonl"}},
+		History:  []Mount{{Kind: Bind, Src: "/home/u/.aisan/history/s/claude.jsonl", Dst: "/home/u/.claude/history.jsonl"}},
 	})
 	spec.Mounts = append(spec.Mounts, Mount{Kind: Seal, Dst: "/opt", Holes: []string{"/opt/x"}})
 	before := deepCopy(t, spec)
