@@ -283,10 +283,22 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	if err != nil {
 		return 0, fmt.Errorf("finding aisan's own binary: %w", err)
 	}
+	getenv := func(k string) string { v, _ := lookupFunc(h.Env)(k); return v }
+	sc, err := newScoper(ctx, getenv, req.Limits, stdio.Err)
+	if err != nil {
+		return 0, err
+	}
+	defer sc.close()
 	l := &Launcher{
 		Bwrap: h.Bwrap, Self: self,
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
 		Transcript: tr,
+		Place: func(ctx context.Context, pid int) error {
+			if sc == nil {
+				return nil
+			}
+			return sc.place(ctx, sl, pid, stdio.Err)
+		},
 		Started: func(info Info) {
 			sl.Update(func(r *slot.Record) {
 				r.InitPID = info.InitPID

@@ -23,7 +23,7 @@ func newFlagSet(name, usage string) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
+		// The flag package has already called fs.Usage.
 		return errHelpShown
 	}
 	if err != nil {

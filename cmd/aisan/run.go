@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/systemd"
 )
 
 const runUsage = `
@@ -194,11 +195,30 @@ func splitLauncherArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func parseLimits(lf launcherFlags) (jail.Limits, error) {
-	// Filled in with the systemd scope support.
-	if lf.memoryMax != "" || lf.cpuQuota != "" || lf.tasksMax != "" {
-		return jail.Limits{}, nil
+	defaults, err := systemd.ParseLimits(os.Getenv(systemd.EnvLimits))
+	if err != nil {
+		return jail.Limits{}, withHint(fmt.Errorf("%s: %w", systemd.EnvLimits, err), "fix or unset "+systemd.EnvLimits+", e.g. memory=4G cpu=200% tasks=512")
 	}
-	return jail.Limits{}, nil
+	var flags systemd.Limits
+	for _, f := range []struct {
+		name, value string
+		parse       func(string) (uint64, error)
+		into        *uint64
+	}{
+		{"memory-max", lf.memoryMax, systemd.ParseMemory, &flags.MemoryMax},
+		{"cpu-quota", lf.cpuQuota, systemd.ParseCPUQuota, &flags.CPUQuotaPerSecUSec},
+		{"tasks-max", lf.tasksMax, systemd.ParseTasks, &flags.TasksMax},
+	} {
+		if f.value == "" {
+			continue
+		}
+		v, err := f.parse(f.value)
+		if err != nil {
+			return jail.Limits{}, withHint(usageErr("--%s %s: %v", f.name, f.value, err), "run 'aisan run --help' for usage")
+		}
+		*f.into = v
+	}
+	return jail.Limits(defaults.Merge(flags)), nil
 }
 
 // launchError adds the hints a package error carries.

@@ -18,6 +18,7 @@ bash tests/env/deps.sh
 bash tests/env/usermgr.sh start
 cd "$OUT/src"
 status=0
+[ -z "${AISAN_NODE_MODULES:-}" ] && [ -d /opt/aisan-test-npm/node_modules ] && AISAN_NODE_MODULES=/opt/aisan-test-npm/node_modules
 bash "$OLDPWD/tests/env/usermgr.sh" exec env AISAN_BIN="$OUT/aisan" AISAN_NODE_MODULES="${AISAN_NODE_MODULES:-}" TMPDIR=/tmp \
 	"$OUT/integration.test" -test.count=1 -test.timeout=10m -test.run "$pattern" "$@" || status=$?
 rm -rf "$OUT"

@@ -8,8 +8,14 @@ ROOT=$PWD
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
 PATH=$PATH:/usr/local/go/bin
 
+NPM_DIR=${AISAN_NPM_DIR:-/opt/aisan-test-npm}
 if [ "$(id -u)" = 0 ]; then
 	bash tests/env/deps.sh
+	# The real agent CLIs for the guard's end-to-end tests.
+	bash tests/env/npm.sh "$NPM_DIR"
+fi
+if [ -d "$NPM_DIR/node_modules" ]; then
+	export AISAN_NODE_MODULES=${AISAN_NODE_MODULES:-$NPM_DIR/node_modules}
 fi
 
 echo "== vet and unit tests"

@@ -1,0 +1,219 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// BackupSuffix is appended to a settings file's name for the copy of its
+// previous content.
+const BackupSuffix = ".aisan-bak"
+
+// Agent is an agent whose settings file takes the hook.
+type Agent struct {
+	// Name is the agent's command name: "claude" or "codex".
+	Name string
+	// Dir is the agent's configuration directory.
+	Dir string
+	// File is the settings file in Dir that holds hooks.
+	File string
+}
+
+// Agents returns where Claude Code and Codex read user hooks, for a user
+// whose home directory is home: $CLAUDE_CONFIG_DIR/settings.json (default
+// ~/.claude) and $CODEX_HOME/hooks.json (default ~/.codex). getenv is
+// os.Getenv outside tests.
+func Agents(home string, getenv func(string) string) []Agent {
+	claude := getenv("CLAUDE_CONFIG_DIR")
+	if claude == "" {
+		claude = filepath.Join(home, ".claude")
+	}
+	codex := getenv("CODEX_HOME")
+	if codex == "" {
+		codex = filepath.Join(home, ".codex")
+	}
+	return []Agent{
+		{Name: "claude", Dir: claude, File: filepath.Join(claude, "settings.json")},
+		{Name: "codex", Dir: codex, File: filepath.Join(codex, "hooks.json")},
+	}
+}
+
+// Present reports whether the agent's configuration directory exists,
+// which is how install-hook guesses which agents the user has.
+func (a Agent) Present() bool {
+	fi, err := os.Stat(a.Dir)
+	return err == nil && fi.IsDir()
+}
+
+// Result is what an edit of a settings file did.
+type Result struct {
+	// Path is the file edited: the path asked for, with symlinks resolved.
+	Path string
+	// Changed reports whether the file was written.
+	Changed bool
+	// Created reports that the file did not exist before.
+	Created bool
+	// Backup is where the previous content was saved, or "" when nothing
+	// was (no change, or a new file).
+	Backup string
+}
+
+// InstallFile registers h in the settings file at path (see [Install]),
+// creating the file and its directory when they do not exist.
+func InstallFile(path string, h Hook) (Result, error) {
+	return editFile(path, true, func(src []byte) ([]byte, bool, error) { return Install(src, h) })
+}
+
+// UninstallFile removes our hook from the settings file at path (see
+// [Uninstall]). An absent file is left absent.
+func UninstallFile(path string) (Result, error) {
+	return editFile(path, false, Uninstall)
+}
+
+// editFile applies edit to the file at path following the package rules:
+// refuse untouched on error, backup, then atomic replace.
+func editFile(path string, create bool, edit func([]byte) ([]byte, bool, error)) (Result, error) {
+	target, err := resolve(path)
+	if err != nil {
+		return Result{Path: path}, err
+	}
+	res := Result{Path: target}
+	src, err := os.ReadFile(target)
+	exists := err == nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if !create {
+			return res, nil
+		}
+	case err != nil:
+		return res, fmt.Errorf("reading %q: %w", target, err)
+	}
+	out, changed, err := edit(src)
+	if err != nil {
+		return res, fmt.Errorf("editing %q: %w", target, err)
+	}
+	if !changed {
+		return res, nil
+	}
+	var (
+		mode  fs.FileMode = 0o600
+		owner *syscall.Stat_t
+	)
+	if exists {
+		fi, err := os.Stat(target)
+		if err != nil {
+			return res, err
+		}
+		mode = fi.Mode().Perm()
+		owner, _ = fi.Sys().(*syscall.Stat_t)
+		bak := target + BackupSuffix
+		if err := writeAtomic(bak, src, mode, owner, nil); err != nil {
+			return res, fmt.Errorf("backing up %q: %w", target, err)
+		}
+		res.Backup = bak
+	} else {
+		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+			return res, err
+		}
+		res.Created = true
+	}
+	// The agent may rewrite its settings while we merge; write only over
+	// the content we read, or over nothing if there was nothing.
+	unchanged := func() error {
+		now, err := os.ReadFile(target)
+		if errors.Is(err, fs.ErrNotExist) && !exists {
+			return nil
+		}
+		if err != nil || !exists || !bytes.Equal(now, src) {
+			return fmt.Errorf("%q changed while aisan was editing it; nothing was written, run again", target)
+		}
+		return nil
+	}
+	if err := writeAtomic(target, out, mode, owner, unchanged); err != nil {
+		return res, fmt.Errorf("writing %q: %w", target, err)
+	}
+	res.Changed = true
+	return res, nil
+}
+
+// resolve follows symlinks from path to the file to edit, which may not
+// exist yet (a dangling link is where the file will be created).
+func resolve(path string) (string, error) {
+	for hops := 0; ; hops++ {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		if hops == 40 {
+			return "", fmt.Errorf("resolving %q: too many levels of symbolic links", path)
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+}
+
+// writeAtomic replaces path with data: a temporary file in the same
+// directory, written, synced, given mode (and owner, when we may), then
+// renamed over path once check passes.
+func writeAtomic(path string, data []byte, mode fs.FileMode, owner *syscall.Stat_t, check func() error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	if owner != nil && (int(owner.Uid) != os.Geteuid() || int(owner.Gid) != os.Getegid()) {
+		// Root fixing a user's file must not leave it owned by root.
+		// Best effort: a user may not give a file to a group they are not in.
+		_ = f.Chown(int(owner.Uid), int(owner.Gid))
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

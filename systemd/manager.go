@@ -1,0 +1,455 @@
+package systemd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	sd "github.com/coreos/go-systemd/v22/dbus"
+	"github.com/godbus/dbus/v5"
+)
+
+// Timeouts for talking to the manager. The manager answers in
+// milliseconds; these only bound a wedged manager or bus.
+const (
+	// probeTimeout bounds connecting and the first call.
+	probeTimeout = 2 * time.Second
+	// jobTimeout bounds the wait for a start job's result.
+	jobTimeout = 10 * time.Second
+	// pollInterval is how often WaitInactive asks for the unit's state.
+	pollInterval = 20 * time.Millisecond
+)
+
+// D-Bus error names we branch on.
+const (
+	errUnitExists = "org.freedesktop.systemd1.UnitExists"
+	errNoSuchUnit = "org.freedesktop.systemd1.NoSuchUnit"
+	errNotLoaded  = "org.freedesktop.systemd1.LoadFailed"
+)
+
+// ErrUnitExists is wrapped by the error from starting a unit whose name
+// is taken by a unit that is still loaded and not failed (a live slot of
+// the same name, usually).
+var ErrUnitExists = errors.New("unit name in use")
+
+// ErrNoSuchUnit is wrapped by the error from acting on a unit that is not
+// loaded: the scope is gone, or the slot ran without one.
+var ErrNoSuchUnit = errors.New("no such unit")
+
+// Manager is a connection to the calling user's systemd manager. Its
+// methods are safe for concurrent use. Close it when done.
+type Manager struct {
+	conn *sd.Conn
+	// obj is the manager object on the call connection, for the calls
+	// go-systemd has no context-taking method for.
+	obj dbus.BusObject
+	// via says how we reached the manager, for diagnostics.
+	via string
+}
+
+// Connect connects to the calling user's systemd manager: over its private
+// socket $XDG_RUNTIME_DIR/systemd/private (what systemctl --user and
+// systemd-run --user use; no bus daemon involved), else over the session
+// bus, and checks that it answers. getenv is os.Getenv outside tests.
+//
+// When there is no manager to reach, the error is a *[NoManagerError].
+// Connect never changes the process environment (godbus's own session bus
+// lookup would set DBUS_SESSION_BUS_ADDRESS).
+func Connect(ctx context.Context, getenv func(string) string) (*Manager, error) {
+	addr, err := findManager(getenv)
+	if err != nil {
+		return nil, err
+	}
+	var first error
+	if addr.private != "" {
+		m, err := dial(ctx, "unix:path="+dbus.EscapeBusAddressValue(addr.private), false)
+		if err == nil {
+			m.via = addr.private
+			return m, nil
+		}
+		first = fmt.Errorf("connecting to %s: %w", addr.private, err)
+	}
+	if addr.bus != "" {
+		m, err := dial(ctx, addr.bus, true)
+		if err == nil {
+			m.via = "session bus " + addr.bus
+			return m, nil
+		}
+		if first == nil {
+			first = fmt.Errorf("reaching org.freedesktop.systemd1 on the session bus %s: %w", addr.bus, err)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, &NoManagerError{Reason: first.Error(), Err: first, Booted: isBooted()}
+}
+
+// dial opens go-systemd's pair of connections to address (one for calls,
+// one for signals), authenticates as our uid with EXTERNAL, says Hello when
+// it is a bus (not the manager's private socket), and checks that the
+// manager answers.
+func dial(ctx context.Context, address string, bus bool) (*Manager, error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	var calls *dbus.Conn
+	conn, err := sd.NewConnection(func() (*dbus.Conn, error) {
+		c, err := dbus.Dial(address)
+		if err != nil {
+			return nil, err
+		}
+		// The connection's own context would close it when ctx ends;
+		// only the handshake is bounded by ctx.
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		err = c.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(os.Getuid()))})
+		if err == nil && bus {
+			err = c.Hello()
+		}
+		if !stop() {
+			// ctx ended mid-handshake and closed c; say so rather than
+			// report the read on a closed connection.
+			c.Close()
+			return nil, fmt.Errorf("no answer within %v", probeTimeout)
+		}
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		if calls == nil {
+			calls = c
+		}
+		return c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{conn: conn, obj: calls.Object("org.freedesktop.systemd1", "/org/freedesktop/systemd1")}
+	if _, err := conn.SystemStateContext(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if bus {
+		// Over a bus, the manager emits JobRemoved only while some client
+		// is subscribed; over the private socket it always does.
+		if err := conn.Subscribe(); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("subscribing to job signals: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Close closes the connection.
+func (m *Manager) Close() { m.conn.Close() }
+
+// Via says how the manager was reached: the private socket's path, or
+// "session bus <address>".
+func (m *Manager) Via() string { return m.via }
+
+// managerProperty reads a property of org.freedesktop.systemd1.Manager.
+func (m *Manager) managerProperty(ctx context.Context, name string) (dbus.Variant, error) {
+	var v dbus.Variant
+	err := m.obj.CallWithContext(ctx, "org.freedesktop.DBus.Properties.Get", 0,
+		"org.freedesktop.systemd1.Manager", name).Store(&v)
+	return v, err
+}
+
+// Version returns the manager's version, such as "252.39-1~deb12u2".
+func (m *Manager) Version(ctx context.Context) (string, error) {
+	v, err := m.managerProperty(ctx, "Version")
+	if err != nil {
+		return "", fmt.Errorf("reading the user manager's version: %w", err)
+	}
+	s, _ := v.Value().(string)
+	return s, nil
+}
+
+// StartScope creates the transient scope unit around the running process
+// pid and waits until systemd has moved pid into it. description names the
+// slot ("aisan jail for slot myrepo-3f9c2a1b"); l sets its limits.
+//
+// Only pid moves: children it forked before the call stay where they are.
+// A launcher therefore starts a process that blocks (on a pipe) before it
+// forks or execs anything, calls StartScope, and only then lets it exec
+// bwrap. Everything bwrap forks afterwards is born in the scope.
+//
+// If a failed unit of the same name is left over, StartScope resets it and
+// tries once more; if a live one holds the name, the error wraps
+// [ErrUnitExists]. On any error the caller must assume pid may or may not
+// be in the scope, and kill it rather than run the jail.
+func (m *Manager) StartScope(ctx context.Context, unit, description string, pid int, l Limits) error {
+	if !strings.HasSuffix(unit, scopeSuffix) {
+		return fmt.Errorf("starting scope %q: the name does not end in %s", unit, scopeSuffix)
+	}
+	if pid <= 0 {
+		return fmt.Errorf("starting scope %s: invalid pid %d", unit, pid)
+	}
+	props := []sd.Property{
+		sd.PropDescription(description),
+		sd.PropPids(uint32(pid)),
+	}
+	props = append(props, l.properties()...)
+	return m.startTransient(ctx, unit, props, pid)
+}
+
+// startTransient starts a transient unit with mode "fail" (what
+// systemd-run uses) and waits for the job. pid is the process a scope
+// adopts, 0 for a service; it only improves error messages.
+func (m *Manager) startTransient(ctx context.Context, unit string, props []sd.Property, pid int) error {
+	for retried := false; ; retried = true {
+		ch := make(chan string, 1) // buffered: go-systemd stalls on an unread channel
+		_, err := m.conn.StartTransientUnitContext(ctx, unit, "fail", props, ch)
+		if isDBusError(err, errUnitExists) {
+			if !retried {
+				// A failed unit keeps its name until reset. Resetting
+				// a unit that is not failed is a no-op, so a live one
+				// still collides on the retry.
+				if err := m.conn.ResetFailedUnitContext(ctx, unit); err != nil && !isDBusError(err, errNoSuchUnit) {
+					return fmt.Errorf("resetting the failed unit %s before reuse: %w", unit, err)
+				}
+				continue
+			}
+			st, _ := m.Status(ctx, unit)
+			return fmt.Errorf("starting %s: a unit of that name is %s: %w", unit, st.describe(), ErrUnitExists)
+		}
+		if err != nil {
+			return fmt.Errorf("starting %s: %w", unit, err)
+		}
+		res, err := waitJob(ctx, ch, jobTimeout)
+		if err != nil {
+			return fmt.Errorf("starting %s: %w", unit, err)
+		}
+		if res != "done" {
+			return m.startFailed(ctx, unit, res, pid)
+		}
+		return nil
+	}
+}
+
+// waitJob waits for a job's result, at most timeout (if positive) and no
+// longer than ctx allows.
+func waitJob(ctx context.Context, ch <-chan string, timeout time.Duration) (string, error) {
+	var expire <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expire = t.C
+	}
+	select {
+	case res := <-ch:
+		return res, nil
+	case <-expire:
+		return "", fmt.Errorf("the job did not finish within %v", timeout)
+	case <-ctx.Done():
+		return "", fmt.Errorf("waiting for the job: %w", ctx.Err())
+	}
+}
+
+// startFailed explains a start job whose result was not "done", then resets
+// the unit so that its name can be used again.
+func (m *Manager) startFailed(ctx context.Context, unit, res string, pid int) error {
+	st, _ := m.Status(ctx, unit)
+	_ = m.conn.ResetFailedUnitContext(ctx, unit)
+	msg := fmt.Sprintf("starting %s: job %s", unit, res)
+	if st.Result != "" && st.Result != "success" {
+		msg += fmt.Sprintf(" (unit result %q", st.Result)
+		if st.ExecMainStatus != 0 {
+			msg += fmt.Sprintf(", exit status %d", st.ExecMainStatus)
+		}
+		msg += ")"
+	}
+	switch {
+	case st.Result == "resources" && pid > 0:
+		// The manager moves pid by writing to cgroup.procs, which needs
+		// write access to the common parent of both cgroups.
+		msg += fmt.Sprintf(": systemd could not move pid %d out of cgroup %s; start aisan from inside your user session's cgroup tree (a login session or a unit of your user manager), not from a system service or another user's cgroup", pid, procCgroup(pid))
+	case strings.HasSuffix(unit, serviceSuffix):
+		msg += fmt.Sprintf(": see journalctl --user -u %s", unit)
+	}
+	return errors.New(msg)
+}
+
+// procCgroup returns pid's cgroup v2 path, or "(unknown)".
+func procCgroup(pid int) string {
+	p, err := ProcCgroup(pid)
+	if err != nil {
+		return "(unknown)"
+	}
+	return p
+}
+
+// KillUnit sends sig to every process of unit (systemd's KillUnit with
+// whom "all"). It returns at once; use [Manager.WaitInactive] to wait for
+// the unit to end. When the unit is not loaded, the error wraps
+// [ErrNoSuchUnit].
+func (m *Manager) KillUnit(ctx context.Context, unit string, sig syscall.Signal) error {
+	err := m.conn.KillUnitWithTarget(ctx, unit, sd.All, int32(sig))
+	if isDBusError(err, errNoSuchUnit) || isDBusError(err, errNotLoaded) {
+		return fmt.Errorf("killing %s: %w", unit, ErrNoSuchUnit)
+	}
+	if err != nil {
+		return fmt.Errorf("killing %s: %w", unit, err)
+	}
+	return nil
+}
+
+// StopUnit stops unit (SIGTERM to its processes, SIGKILL after its stop
+// timeout) and waits for the stop job, as long as ctx allows. A stopped
+// service is not restarted by Restart=. Stopping a unit that is not loaded
+// succeeds.
+func (m *Manager) StopUnit(ctx context.Context, unit string) error {
+	ch := make(chan string, 1)
+	_, err := m.conn.StopUnitContext(ctx, unit, "replace", ch)
+	if isDBusError(err, errNoSuchUnit) || isDBusError(err, errNotLoaded) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stopping %s: %w", unit, err)
+	}
+	res, err := waitJob(ctx, ch, 0)
+	if err != nil {
+		return fmt.Errorf("stopping %s: %w", unit, err)
+	}
+	if res != "done" {
+		return fmt.Errorf("stopping %s: job %s", unit, res)
+	}
+	return nil
+}
+
+// ResetFailed forgets that unit failed, freeing its name. A unit that is
+// not loaded or not failed is left alone.
+func (m *Manager) ResetFailed(ctx context.Context, unit string) error {
+	err := m.conn.ResetFailedUnitContext(ctx, unit)
+	if err != nil && !isDBusError(err, errNoSuchUnit) {
+		return fmt.Errorf("resetting failed unit %s: %w", unit, err)
+	}
+	return nil
+}
+
+// UnitStatus is what the manager says about one unit.
+type UnitStatus struct {
+	// Name is the unit's name.
+	Name string
+	// LoadState is "loaded", or "not-found" once a transient unit is gone.
+	LoadState string
+	// ActiveState is "active", "activating", "deactivating",
+	// "inactive" or "failed".
+	ActiveState string
+	// SubState is the type-specific state: "running", "dead", "exited"…
+	SubState string
+	// Result is how the unit last ended: "success", "timeout" (a service
+	// stopped at RuntimeMaxSec=), "exit-code", "signal", "resources"…
+	Result string
+	// ExecMainStatus is a service's main process's exit status or signal
+	// number; 0 for scopes.
+	ExecMainStatus int
+	// ControlGroup is the unit's cgroup path below the cgroup2 root, ""
+	// when it has none.
+	ControlGroup string
+}
+
+// Active reports whether the unit runs, or is starting or stopping.
+func (s UnitStatus) Active() bool {
+	switch s.ActiveState {
+	case "active", "activating", "deactivating", "reloading", "refreshing":
+		return true
+	}
+	return false
+}
+
+func (s UnitStatus) describe() string {
+	if s.ActiveState == "" {
+		return "in an unknown state"
+	}
+	return s.ActiveState + " (" + s.SubState + ")"
+}
+
+// Status reads unit's state. A unit that is not loaded (a transient unit
+// that ended) reads as LoadState "not-found", ActiveState "inactive".
+func (m *Manager) Status(ctx context.Context, unit string) (UnitStatus, error) {
+	st := UnitStatus{Name: unit}
+	props, err := m.conn.GetUnitPropertiesContext(ctx, unit)
+	if err != nil {
+		return st, fmt.Errorf("reading the state of %s: %w", unit, err)
+	}
+	st.LoadState, _ = props["LoadState"].(string)
+	st.ActiveState, _ = props["ActiveState"].(string)
+	st.SubState, _ = props["SubState"].(string)
+	typ := ""
+	switch {
+	case strings.HasSuffix(unit, scopeSuffix):
+		typ = "Scope"
+	case strings.HasSuffix(unit, serviceSuffix):
+		typ = "Service"
+	}
+	if typ == "" || st.LoadState != "loaded" {
+		return st, nil
+	}
+	tprops, err := m.conn.GetUnitTypePropertiesContext(ctx, unit, typ)
+	if err != nil {
+		return st, fmt.Errorf("reading the state of %s: %w", unit, err)
+	}
+	st.Result, _ = tprops["Result"].(string)
+	st.ControlGroup, _ = tprops["ControlGroup"].(string)
+	if v, ok := tprops["ExecMainStatus"].(int32); ok {
+		st.ExecMainStatus = int(v)
+	}
+	return st, nil
+}
+
+// WaitInactive waits until unit is no longer active (after KillUnit, the
+// scope ends a moment later, once its cgroup is empty), polling its state.
+// Bound the wait with ctx.
+func (m *Manager) WaitInactive(ctx context.Context, unit string) error {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		st, err := m.Status(ctx, unit)
+		if err != nil {
+			return err
+		}
+		if !st.Active() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to end (it is %s): %w", unit, st.describe(), ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// UnitProperty reads one property of unit's org.freedesktop.systemd1.Unit
+// interface ("Description", "UnitFileState"…), as its Go value.
+func (m *Manager) UnitProperty(ctx context.Context, unit, name string) (any, error) {
+	p, err := m.conn.GetUnitPropertyContext(ctx, unit, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s of %s: %w", name, unit, err)
+	}
+	return p.Value.Value(), nil
+}
+
+// UnitTypeProperty reads one property of unit's type-specific interface,
+// typ being "Scope" or "Service" ("MemoryMax", "Environment"…).
+func (m *Manager) UnitTypeProperty(ctx context.Context, unit, typ, name string) (any, error) {
+	p, err := m.conn.GetUnitTypePropertyContext(ctx, unit, typ, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s.%s of %s: %w", typ, name, unit, err)
+	}
+	return p.Value.Value(), nil
+}
+
+// isDBusError reports whether err is a D-Bus error reply named name.
+func isDBusError(err error, name string) bool {
+	var de dbus.Error
+	if errors.As(err, &de) {
+		return de.Name == name
+	}
+	var dep *dbus.Error
+	return errors.As(err, &dep) && dep.Name == name
+}

@@ -1,0 +1,419 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aisan-dev/aisan/systemd"
+)
+
+// These tests drive scopes, limits, services and the supervisor through
+// the aisan CLI (issue #5). They need the launcher's wiring of the systemd
+// package: until 'aisan run' records a unit, requireScopes skips them with
+// that reason (and fails them under AISAN_REQUIRE_INTEGRATION=1).
+
+// probeScopes checks once that the launcher is wired to the systemd
+// package: with a user manager, 'aisan run' records its slot's unit;
+// without one, it says that it runs without a scope.
+var probeScopes = sync.OnceValue(func() error {
+	home, err := os.MkdirTemp("", "aisan-scopeprobe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	wt := filepath.Join(home, "wt")
+	if err := os.Mkdir(wt, 0o755); err != nil {
+		return err
+	}
+	env := append(os.Environ(), "HOME="+home, "AISAN_HOME="+filepath.Join(home, ".aisan"))
+	run := exec.Command(aisanBin, "run", "--", "true")
+	run.Dir, run.Env = wt, env
+	out, err := run.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("aisan run -- true: %v: %s", err, out)
+	}
+	if probeUserManager() != nil {
+		if !strings.Contains(string(out), "no systemd user manager") {
+			return errors.New("'aisan run' does not say that it runs without a scope yet (issue #5 wiring)")
+		}
+		return nil
+	}
+	list := exec.Command(aisanBin, "list", "--json")
+	list.Env = env
+	out, err = list.Output()
+	if err != nil {
+		return fmt.Errorf("aisan list --json: %v", err)
+	}
+	if !strings.Contains(string(out), `"unit"`) {
+		return errors.New("'aisan run' does not record a systemd unit for its slot yet (issue #5 wiring)")
+	}
+	return nil
+})
+
+// requireScopes skips (or fails) unless jails, the registry, a user
+// manager and the launcher's scope wiring are all there.
+func requireScopes(t *testing.T) {
+	t.Helper()
+	requireSlots(t)
+	requireUserManager(t)
+	need(t, "aisan run wired to systemd scopes", probeScopes())
+}
+
+// requireScopeWiring is requireScopes for tests that take the user
+// manager away themselves.
+func requireScopeWiring(t *testing.T) {
+	t.Helper()
+	requireSlots(t)
+	need(t, "aisan run wired to systemd scopes", probeScopes())
+}
+
+// jailPIDs returns the processes in the PID namespace with inode ino.
+func jailPIDs(t *testing.T, ino uint64) []int {
+	t.Helper()
+	want := fmt.Sprintf("pid:[%d]", ino)
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "pid")); err == nil && l == want && slotProcRunning(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// scopeOf returns the unit's status, failing the test on error.
+func scopeOf(t *testing.T, m *systemd.Manager, unit string) systemd.UnitStatus {
+	t.Helper()
+	st, err := m.Status(testCtx(t), unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestScopeAisanRun: 'aisan run' puts the whole jail in aisan-<slot>.scope,
+// with a description naming the slot, 'aisan list' shows the unit, and
+// 'aisan kill' empties the scope while the wrapper survives to record 137.
+func TestScopeAisanRun(t *testing.T) {
+	requireScopes(t)
+	m := connectManager(t)
+	_, env := testEnv(t)
+	wt := slotWorktree(t)
+	cmd, _, e := slotLaunch(t, wt, env, "sh", "-c", "sleep 300 & sleep 300 & exec sleep 300")
+	unit := systemd.UnitName(e.Slot)
+	if e.Unit != unit {
+		t.Fatalf("aisan list shows unit %q for slot %s; want %q", e.Unit, e.Slot, unit)
+	}
+	st := scopeOf(t, m, unit)
+	if st.ActiveState != "active" {
+		t.Fatalf("scope %s is %s; want active", unit, st.ActiveState)
+	}
+	if d := unitDescription(t, testCtx(t), m, unit); !strings.Contains(d, e.Slot) {
+		t.Errorf("scope description %q does not name the slot %s", d, e.Slot)
+	}
+	waitFor(t, 5*time.Second, "the jail's three sleeps", func() bool { return len(jailPIDs(t, e.PidNSInode)) >= 4 })
+	inScope := cgroupProcs(t, st.ControlGroup)
+	for _, p := range jailPIDs(t, e.PidNSInode) {
+		if !slices.Contains(inScope, p) {
+			cg, _ := systemd.ProcCgroup(p)
+			t.Errorf("jail process %d is in %s, not in the scope", p, cg)
+		}
+	}
+	if slices.Contains(inScope, cmd.Process.Pid) {
+		t.Errorf("the wrapper %d is in the jail's scope; 'aisan kill' would kill it too", cmd.Process.Pid)
+	}
+
+	r := aisan(t, env, "", "kill", e.Slot)
+	if r.code != 0 {
+		t.Fatalf("aisan kill %s: code %d, stderr %q", e.Slot, r.code, r.stderr)
+	}
+	if code := slotWait(t, cmd); code != 137 {
+		t.Errorf("the wrapper exited %d; want 137", code)
+	}
+	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
+	defer cancel()
+	if err := m.WaitInactive(ctx, unit); err != nil {
+		t.Fatal(err)
+	}
+	if pids := jailPIDs(t, e.PidNSInode); len(pids) != 0 {
+		t.Errorf("jail processes %v survived aisan kill", pids)
+	}
+}
+
+// TestScopeAisanJailCannotKillScopes: from inside a jail, neither its own
+// scope nor another slot's can be killed: systemctl, D-Bus and cgroup.kill
+// all fail, and both jails live on.
+func TestScopeAisanJailCannotKillScopes(t *testing.T) {
+	requireScopes(t)
+	m := connectManager(t)
+	_, env := testEnv(t)
+	victimCmd, _, victim := slotLaunch(t, slotWorktree(t), env, "sleep", "300")
+	t.Cleanup(func() { aisan(t, env, "", "kill", victim.Slot) })
+
+	vunit := systemd.UnitName(victim.Slot)
+	attack := `
+self="aisan-$AISAN_JAIL.scope"
+for u in "$self" "$0"; do
+	systemctl --user kill --signal=KILL "$u" 2>&1 && echo "systemctl killed $u"
+	systemctl --user stop "$u" 2>&1 && echo "systemctl stopped $u"
+	if command -v dbus-send >/dev/null; then
+		dbus-send --session --print-reply --dest=org.freedesktop.systemd1 /org/freedesktop/systemd1 \
+			org.freedesktop.systemd1.Manager.KillUnit "string:$u" string:all int32:9 2>&1 && echo "dbus killed $u"
+	fi
+	for f in /sys/fs/cgroup/user.slice/*/*/*/"$u"/cgroup.kill /sys/fs/cgroup/unified/user.slice/*/*/*/"$u"/cgroup.kill; do
+		[ -e "$f" ] || continue
+		if (echo 1 > "$f") 2>/dev/null; then echo "cgroup.kill written: $f"; else echo "cgroup.kill refused: $f"; fi
+	done
+done
+echo attack-over
+`
+	r := aisanIn(t, slotWorktree(t), env, "", "run", "--", "sh", "-c", attack, vunit)
+	if r.code != 0 || !strings.Contains(r.stdout, "attack-over") {
+		t.Fatalf("the attacking jail did not finish (it may have killed itself): code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "cgroup.kill refused: "); n != 2 {
+		t.Errorf("the attack found %d of the two scopes' cgroup.kill files; want both (and both refused)\n%s", n, r.stdout)
+	}
+	for _, bad := range []string{"systemctl killed", "systemctl stopped", "dbus killed", "cgroup.kill written"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("from inside the jail: %q\n%s", bad, r.stdout)
+		}
+	}
+	if st := scopeOf(t, m, vunit); st.ActiveState != "active" || !slotProcRunning(victim.InitPID) {
+		t.Errorf("the victim's scope is %s after the attack; want active with its jail running", st.ActiveState)
+	}
+	if !slotProcRunning(victimCmd.Process.Pid) {
+		t.Error("the victim's wrapper exited")
+	}
+	t.Logf("attack output:\n%s", r.stdout)
+}
+
+// TestScopeAisanLimits: --memory-max and --tasks-max (over AISAN_LIMITS
+// defaults) reach the scope; where the controllers are not delegated,
+// 'aisan run' says so once.
+func TestScopeAisanLimits(t *testing.T) {
+	requireScopes(t)
+	m := connectManager(t)
+	_, env := testEnv(t)
+	env = append(env, "AISAN_LIMITS=memory=1G tasks=32")
+	cmd := exec.Command(aisanBin, "run", "--memory-max", "256M", "--tasks-max", "64", "--", "sleep", "300")
+	cmd.Dir = slotWorktree(t)
+	cmd.Env = append(os.Environ(), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	background(t, cmd)
+	var e slotEntry
+	waitFor(t, 20*time.Second, "the slot to run", func() bool {
+		for _, x := range slotList(t, env) {
+			if x.State == "running" && x.WrapperPID == cmd.Process.Pid && x.Unit != "" {
+				e = x
+				return true
+			}
+		}
+		return false
+	})
+	t.Cleanup(func() { aisan(t, env, "", "kill", e.Slot) })
+	ctx := testCtx(t)
+	for name, want := range map[string]uint64{"MemoryMax": 256 << 20, "TasksMax": 64} {
+		v, err := m.UnitTypeProperty(ctx, e.Unit, "Scope", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v != want {
+			t.Errorf("scope %s = %v; want %d", name, v, want)
+		}
+	}
+	delegated, err := m.DelegatedControllers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := systemd.MissingControllers(systemd.Limits{MemoryMax: 1, TasksMax: 1}, delegated)
+	warnings := strings.Count(out.String(), "would be ignored")
+	if len(missing) == 0 && warnings != 0 {
+		t.Errorf("controllers are delegated, yet aisan warns:\n%s", out)
+	}
+	if len(missing) > 0 && warnings != 1 {
+		t.Errorf("controllers %v are not delegated; want exactly one warning, got %d:\n%s", missing, warnings, out)
+	}
+}
+
+// TestScopeAisanNoManager: without XDG_RUNTIME_DIR (SSH without linger,
+// su), 'aisan run' launches without a scope, says so once with both hints,
+// and 'aisan kill' still ends the jail through its PID namespace.
+func TestScopeAisanNoManager(t *testing.T) {
+	requireScopeWiring(t)
+	_, env := testEnv(t)
+	env = append(env, "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS=")
+	cmd, out, e := slotLaunch(t, slotWorktree(t), env, "sleep", "300")
+	if e.Unit != "" {
+		t.Errorf("slot %s records unit %q without a user manager", e.Slot, e.Unit)
+	}
+	r := aisan(t, env, "", "kill", e.Slot)
+	if r.code != 0 {
+		t.Fatalf("aisan kill %s: code %d, stderr %q", e.Slot, r.code, r.stderr)
+	}
+	if code := slotWait(t, cmd); code != 137 {
+		t.Errorf("the wrapper exited %d; want 137", code)
+	}
+	if slotProcRunning(e.InitPID) {
+		t.Errorf("the jail's init %d survived", e.InitPID)
+	}
+	s := out.String()
+	if n := strings.Count(s, "no systemd user manager: XDG_RUNTIME_DIR is not set"); n != 1 {
+		t.Errorf("want the no-manager notice once, got %d times:\n%s", n, s)
+	}
+	for _, want := range []string{"loginctl enable-linger $USER", "export XDG_RUNTIME_DIR=/run/user/$(id -u)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("notice lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// TestScopeAisanRequireScope: AISAN_REQUIRE_SCOPE=1 turns the missing
+// manager into a refusal before anything runs.
+func TestScopeAisanRequireScope(t *testing.T) {
+	requireScopeWiring(t)
+	home, env := testEnv(t)
+	env = append(env, "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS=", "AISAN_REQUIRE_SCOPE=1")
+	marker := filepath.Join(home, "ran")
+	r := aisanIn(t, slotWorktree(t), env, "", "run", "--", "touch", marker)
+	if r.code == 0 || !strings.Contains(r.stderr, "aisan: error: ") || !strings.Contains(r.stderr, "AISAN_REQUIRE_SCOPE") ||
+		!strings.Contains(r.stderr, "aisan: hint: ") {
+		t.Errorf("aisan run with AISAN_REQUIRE_SCOPE=1 and no manager: code %d, stderr %q; want a refusal with hints", r.code, r.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran despite the refusal")
+	}
+}
+
+// TestScopeAisanWatchReapsOrphan: a wrapper killed with SIGKILL leaves its
+// jail in its scope; 'aisan watch' kills the scope and records the end.
+func TestScopeAisanWatchReapsOrphan(t *testing.T) {
+	requireScopes(t)
+	m := connectManager(t)
+	_, env := testEnv(t)
+	cmd, _, e := slotLaunch(t, slotWorktree(t), env, "sh", "-c", "trap '' HUP; sleep 300")
+	t.Cleanup(func() { m.KillUnit(context.Background(), e.Unit, syscall.SIGKILL) })
+	cmd.Process.Signal(syscall.SIGKILL)
+	slotWait(t, cmd)
+	if got := slotList(t, env)[e.Slot]; got.State != "orphaned" {
+		t.Fatalf("after the wrapper died: %+v; want orphaned", got)
+	}
+	watch := exec.Command(aisanBin, "watch")
+	watch.Env = append(os.Environ(), env...)
+	background(t, watch)
+	waitFor(t, 30*time.Second, "aisan watch to reap the orphan", func() bool {
+		return slotList(t, env)[e.Slot].State == "exited"
+	})
+	if st := scopeOf(t, m, e.Unit); st.Active() {
+		t.Errorf("the orphan's scope is %s after aisan watch reaped it", st.ActiveState)
+	}
+	if slotProcRunning(e.InitPID) {
+		t.Errorf("the orphan's init %d survived", e.InitPID)
+	}
+}
+
+// TestScopeAisanServiceCap: 'aisan spawn-service' runs a headless command
+// as aisan-svc-<name>.service, visible in 'aisan list' as a service, its
+// output in its transcript, stopped by systemd at its cap.
+func TestScopeAisanServiceCap(t *testing.T) {
+	requireScopes(t)
+	m := connectManager(t)
+	_, env := testEnv(t)
+	name := fmt.Sprintf("cap%d", os.Getpid())
+	unit := systemd.ServiceName(name)
+	stoppedAtCleanup(t, m, unit)
+	r := aisanIn(t, slotWorktree(t), env, "", "spawn-service", name, "--max-runtime", "2s", "--", "sh", "-c", "echo service-says-hi; sleep 300")
+	if r.code != 0 {
+		t.Fatalf("aisan spawn-service: code %d, stderr %q", r.code, r.stderr)
+	}
+	var e slotEntry
+	for _, x := range slotList(t, env) {
+		if x.Unit == unit {
+			e = x
+		}
+	}
+	if e.Kind != "service" {
+		t.Fatalf("aisan list has no service with unit %s: %v", unit, slotList(t, env))
+	}
+	ctx, cancel := context.WithTimeout(testCtx(t), 15*time.Second)
+	defer cancel()
+	if err := m.WaitInactive(ctx, unit); err != nil {
+		t.Fatal(err)
+	}
+	if st := scopeOf(t, m, unit); st.Result != "timeout" {
+		t.Errorf("service ended with result %q; want timeout (stopped at its cap)", st.Result)
+	}
+	if logs := aisan(t, env, "", "logs", e.Slot); !strings.Contains(logs.stdout, "service-says-hi") {
+		t.Errorf("aisan logs %s: %q; want the service's output", e.Slot, logs.stdout)
+	}
+}
+
+// TestScopeAisanInstallServicePrint: the unit install-service would write
+// runs this very binary.
+func TestScopeAisanInstallServicePrint(t *testing.T) {
+	_, env := testEnv(t)
+	r := aisan(t, env, "", "install-service", "--print")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("aisan install-service --print: code %d, stderr %q", r.code, r.stderr)
+	}
+	self, err := filepath.EvalSymlinks(aisanBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nExecStart=" + self + " watch\n", "\n[Install]\nWantedBy=default.target\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("unit lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = aisan(t, env, "", "install-service", "stray")
+	if r.code != 2 || !strings.Contains(r.stderr, `unexpected argument "stray"`) {
+		t.Errorf("aisan install-service stray: code %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestScopeAisanInstallServiceElsewhere: a unit directory the manager does
+// not read (HOME differs from the manager's) is an error that says so, not
+// a unit that silently never runs, and nothing is written.
+func TestScopeAisanInstallServiceElsewhere(t *testing.T) {
+	requireUserManager(t)
+	home, env := testEnv(t)
+	r := aisan(t, env, "", "install-service")
+	dir := filepath.Join(home, ".config", "systemd", "user")
+	if r.code != 1 || !strings.Contains(r.stderr, "the user manager does not read unit files from "+dir+" (it reads ") {
+		t.Errorf("aisan install-service with HOME=%s: code %d, stdout %q, stderr %q", home, r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s was created for a unit the manager would never read", dir)
+	}
+}
+
+// TestScopeAisanInstallServiceNoManager: without a manager the error
+// carries the hints.
+func TestScopeAisanInstallServiceNoManager(t *testing.T) {
+	_, env := testEnv(t)
+	env = append(env, "XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS=")
+	r := aisan(t, env, "", "install-service")
+	want := "aisan: error: install-service: no systemd user manager: XDG_RUNTIME_DIR is not set\n"
+	if r.code != 1 || !strings.HasPrefix(r.stderr, want) || !strings.Contains(r.stderr, "aisan: hint: ") {
+		t.Errorf("aisan install-service without a manager: code %d, stderr %q; want %q and hints", r.code, r.stderr, want)
+	}
+}
