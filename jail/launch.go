@@ -190,6 +190,7 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 	}
 	earlyOut = early
 
+	trace("stage starting")
 	if err := stage.Start(); err != nil {
 		return 0, fmt.Errorf("starting the jail stage %s: %w", l.Self, err)
 	}
@@ -214,6 +215,7 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 	signal.Notify(sigs, notify...)
 	defer signal.Stop(sigs)
 
+	trace("placed")
 	if _, err := gateW.Write([]byte{'x'}); err != nil {
 		stage.Process.Kill()
 		stage.Wait()
@@ -264,9 +266,11 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 			infoc = nil
 			if ok {
 				info, started = i, true
+				trace("jail started")
 				if l.Started != nil {
 					l.Started(info)
 				}
+				trace("start recorded")
 				for _, s := range pending {
 					deliver(s)
 				}
@@ -279,6 +283,7 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 			}
 			deliver(sig.(syscall.Signal))
 		case err := <-waited:
+			trace("stage exited")
 			status := exitCode(err)
 			if usePTY {
 				// The pty reads EIO once every holder of the slave is
@@ -287,6 +292,7 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 			} else {
 				copies.Wait()
 			}
+			trace("output drained")
 			if !started {
 				if i, ok := <-infoc; ok {
 					info, started = i, true

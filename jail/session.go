@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/aisan-dev/aisan/distro"
 	"github.com/aisan-dev/aisan/hooks"
@@ -214,10 +215,12 @@ type Stdio struct {
 // Launch takes a slot for req, starts what the jail needs (the bus proxy,
 // the transcript, the scope) and runs it. It returns the agent's status.
 func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
+	trace("start")
 	h, err := GatherHost()
 	if err != nil {
 		return 0, err
 	}
+	trace("host facts")
 	if _, err := req.Command(); err != nil {
 		return 0, err
 	}
@@ -229,7 +232,9 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	trace("slot acquired")
 	status, err := launchSlot(ctx, req, h, sl, stdio)
+	trace("jail ended")
 	if err != nil {
 		sl.Abandon()
 		return status, err
@@ -238,6 +243,7 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		fmt.Fprintf(stdio.Err, "aisan: warning: recording the end of slot %s: %v\n", sl.Name(), ferr)
 	}
 	sl.Release()
+	trace("end recorded")
 	return status, nil
 }
 
@@ -246,10 +252,12 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	if err != nil {
 		return 0, err
 	}
+	trace("history prepared")
 	s, err := Plan(req, h, sl.Name(), binds)
 	if err != nil {
 		return 0, err
 	}
+	trace("planned")
 	// We hold the slot's name, so whatever is here was left by a wrapper
 	// that died: start clean.
 	os.RemoveAll(s.SlotDir)
@@ -263,16 +271,40 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stdio.Err, "aisan: warning: %s\n", w)
 	}
-	var proxy *busproxy.Proxy
+	// The bus proxy and the user manager connection are independent and
+	// each take a few milliseconds: start both at once.
+	getenv := func(k string) string { v, _ := lookupFunc(h.Env)(k); return v }
+	var (
+		proxy    *busproxy.Proxy
+		proxyErr error
+		sc       *scoper
+		scErr    error
+		ready    sync.WaitGroup
+	)
+	scopeWarnings := &lockedBuffer{}
+	ready.Add(1)
+	go func() {
+		defer ready.Done()
+		sc, scErr = newScoper(ctx, getenv, req.Limits, scopeWarnings)
+	}()
 	if s.Spec.Bus.Mode == busproxy.Filtered {
-		proxy, err = busproxy.Start(ctx, s.Spec.Bus)
-		if err != nil {
-			return 0, err
-		}
+		proxy, proxyErr = busproxy.Start(ctx, s.Spec.Bus)
+	}
+	ready.Wait()
+	if proxy != nil {
 		// Closing the readiness pipe ends the proxy; if we die, the
 		// kernel closes it for us.
 		defer proxy.Close()
 	}
+	defer sc.close()
+	if proxyErr != nil {
+		return 0, proxyErr
+	}
+	if scErr != nil {
+		return 0, scErr
+	}
+	stdio.Err.Write(scopeWarnings.Bytes())
+	trace("proxy and scope manager ready")
 	tr, err := transcript.Open(sl.TranscriptPath())
 	if err != nil {
 		return 0, err
@@ -283,12 +315,7 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	if err != nil {
 		return 0, fmt.Errorf("finding aisan's own binary: %w", err)
 	}
-	getenv := func(k string) string { v, _ := lookupFunc(h.Env)(k); return v }
-	sc, err := newScoper(ctx, getenv, req.Limits, stdio.Err)
-	if err != nil {
-		return 0, err
-	}
-	defer sc.close()
+	var recorded sync.WaitGroup
 	l := &Launcher{
 		Bwrap: h.Bwrap, Self: self,
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
@@ -300,12 +327,22 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 			return sc.place(ctx, sl, pid, stdio.Err)
 		},
 		Started: func(info Info) {
-			sl.Update(func(r *slot.Record) {
-				r.InitPID = info.InitPID
-				r.PidNSInode = info.PIDNamespace
-			})
+			// Recorded off the launch's critical path: the jail runs
+			// while the record is synced to disk.
+			recorded.Add(1)
+			go func() {
+				defer recorded.Done()
+				if err := sl.Update(func(r *slot.Record) {
+					r.InitPID = info.InitPID
+					r.PidNSInode = info.PIDNamespace
+				}); err != nil {
+					fmt.Fprintf(stdio.Err, "aisan: warning: recording slot %s: %v\n", sl.Name(), err)
+				}
+			}()
 		},
 	}
+	// The end must not be recorded before the start.
+	defer recorded.Wait()
 	return l.Run(ctx, s.Compiled)
 }
 
@@ -363,4 +400,23 @@ func lookupFunc(env []string) func(string) (string, bool) {
 		}
 		return "", false
 	}
+}
+
+// lockedBuffer collects messages from a goroutine, to print them in order.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf
 }
