@@ -50,10 +50,11 @@ func ExplainSpec(w io.Writer, s Spec, c Compiled, slot string) {
 			lim.MemoryMax, lim.CPUQuotaPerSecUSec, lim.TasksMax)
 	}
 
-	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n", FDArgs)
-	for _, a := range c.Argv() {
-		fmt.Fprintf(w, "  %s\n", shellQuote(a))
+	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n  bwrap\n", FDArgs)
+	for _, group := range groupOptions(c.Options) {
+		fmt.Fprintf(w, "  %s\n", quoteArgv(group))
 	}
+	fmt.Fprintf(w, "  -- %s\n", quoteArgv(c.Command))
 	fmt.Fprintf(w, "\nas run: bwrap --args %d -- %s   (the jail's init, our binary through a descriptor;\n", FDArgs, initArgv0)
 	fmt.Fprintf(w, "        it reads the command above from descriptor %d and runs it)\n", FDPayload)
 }
@@ -142,4 +143,28 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// optionArity is how many arguments each bwrap option takes.
+var optionArity = map[string]int{
+	"--bind": 2, "--bind-try": 2, "--ro-bind": 2, "--ro-bind-try": 2,
+	"--dev-bind": 2, "--dev-bind-try": 2, "--symlink": 2, "--file": 2,
+	"--setenv": 2, "--tmpfs": 1, "--proc": 1, "--dev": 1, "--dir": 1,
+	"--remount-ro": 1, "--perms": 1, "--size": 1, "--chdir": 1,
+	"--info-fd": 1, "--overlay-src": 1, "--tmp-overlay": 1, "--unsetenv": 1,
+}
+
+// groupOptions splits bwrap options into one option with its arguments
+// per group, for display.
+func groupOptions(opts []string) [][]string {
+	var out [][]string
+	for i := 0; i < len(opts); {
+		n := 1 + optionArity[opts[i]]
+		if i+n > len(opts) {
+			n = len(opts) - i
+		}
+		out = append(out, opts[i:i+n])
+		i += n
+	}
+	return out
 }
