@@ -1,0 +1,206 @@
+package guard
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestGuardTable(t *testing.T) {
+	if len(denyCases) < 150 || len(allowCases) < 100 {
+		t.Fatalf("the table has %d deny and %d allow cases; it needs at least 150 and 100", len(denyCases), len(allowCases))
+	}
+	g := New()
+	for _, cmd := range denyCases {
+		v := g.check(cmd)
+		if v.Allow {
+			t.Errorf("allowed, want deny: %q", cmd)
+			continue
+		}
+		if v.Reason == "" || v.Command == "" {
+			t.Errorf("deny of %q has reason %q and command %q; want both set", cmd, v.Reason, v.Command)
+		}
+	}
+	for _, cmd := range allowCases {
+		if v := g.check(cmd); !v.Allow {
+			t.Errorf("denied, want allow: %q\n\treason: %s", cmd, v.Reason)
+		}
+	}
+}
+
+func TestGuardTableHasNoDuplicates(t *testing.T) {
+	seen := make(map[string]bool)
+	for _, cmd := range append(append([]string(nil), denyCases...), allowCases...) {
+		if seen[cmd] {
+			t.Errorf("duplicate table entry %q", cmd)
+		}
+		seen[cmd] = true
+	}
+}
+
+func TestGuardReasons(t *testing.T) {
+	const alt = "To stop a process you started, find its PID with `pgrep -a <pattern>` and run `kill <PID>` on that PID alone. " +
+		"To stop everything in this jail, ask the user to run `aisan kill <slot>` from their own shell."
+	tests := []struct {
+		cmd, command, why string
+	}{
+		{"pkill -f vite", "pkill -f vite", "pkill picks its victims by name or attribute, not by PID, so it can hit processes that are not yours"},
+		{"kill 0", "kill 0", "it signals its own process group (target 0), which takes the agent down with it"},
+		{"kill -- -4242", "kill -- -4242", "it signals a whole process group (negative target -4242)"},
+		{"kill $(pgrep node)", "kill $(pgrep node)", whyPidList},
+		{"ls && bash -c 'killall node'", "killall node", "killall picks its victims by name or attribute, not by PID, so it can hit processes that are not yours"},
+		{"systemctl --user stop app", "systemctl --user stop app", "systemctl --user stop acts on the user's own services, outside this jail"},
+		{"loginctl terminate-user bob", "loginctl terminate-user bob", "loginctl terminate-user ends login sessions, the user's included"},
+		{"tmux kill-server", "tmux kill-server", "tmux kill-server ends terminal sessions that may belong to the user"},
+		{"screen -X quit", "screen -X quit", "screen -X quit ends terminal sessions that may belong to the user"},
+		{"fuser -k 80/tcp", "fuser -k 80/tcp", whyFuser},
+		{"${X:-pkill} node", "${X:-pkill} node", "its command name is computed at run time and its text names pkill"},
+		{"$k -KILL 42", "$k -KILL 42", "its command name is computed at run time and it passes the signal option -KILL, as kill would"},
+		{"kill -9 -1 )", "kill -9 -1 )", `the guard cannot parse this command, and "kill" appears in it as a word`},
+	}
+	for _, tt := range tests {
+		v := Check(tt.cmd)
+		if v.Allow {
+			t.Errorf("Check(%q) allowed", tt.cmd)
+			continue
+		}
+		want := "aisan guard refused `" + tt.command + "`: " + tt.why + ". " + alt
+		if v.Reason != want || v.Command != tt.command {
+			t.Errorf("Check(%q):\n\tcommand %q, reason %s\n\twant    %q, reason %s", tt.cmd, v.Command, v.Reason, tt.command, want)
+		}
+	}
+}
+
+func TestGuardSlot(t *testing.T) {
+	v := New(WithSlot("codex-3")).Check("killall node")
+	if !strings.Contains(v.Reason, "`aisan kill codex-3`") {
+		t.Errorf("reason does not name the slot: %s", v.Reason)
+	}
+	v = New(WithSlot("")).Check("killall node")
+	if !strings.Contains(v.Reason, "`aisan kill <slot>`") {
+		t.Errorf("reason without a slot is not generic: %s", v.Reason)
+	}
+}
+
+func TestGuardRecoversPanics(t *testing.T) {
+	testOnlyBeforeCheck = func(string) { panic("boom") }
+	defer func() { testOnlyBeforeCheck = nil }()
+	v := Check("ls")
+	if v.Allow || !strings.Contains(v.Reason, "internal error (boom)") || v.Command != "ls" {
+		t.Errorf("Check after a panic = %+v; want a deny that names the internal error", v)
+	}
+}
+
+func TestGuardShortensLongCommands(t *testing.T) {
+	cmd := "pkill " + strings.Repeat("ü", 300)
+	v := Check(cmd)
+	if v.Command != cmd {
+		t.Errorf("Command is not the full refused command")
+	}
+	quoted := v.Reason[strings.Index(v.Reason, "`")+1:]
+	quoted = quoted[:strings.Index(quoted, "`")]
+	if len(quoted) > 210 || !strings.HasSuffix(quoted, "…") || !utf8.ValidString(quoted) {
+		t.Errorf("reason quotes %d bytes %q; want at most ~200 valid UTF-8 bytes ending in …", len(quoted), quoted)
+	}
+}
+
+// TestGuardBoundedWork feeds pathological input: each must get an answer
+// quickly, and input too large to analyse must be refused.
+func TestGuardBoundedWork(t *testing.T) {
+	tests := []struct {
+		name, cmd string
+		deny      bool
+	}{
+		{"long list", strings.Repeat("echo hi; ", 100000), false},
+		{"deep substitutions", strings.Repeat("$(", 20000) + strings.Repeat(")", 20000), true},
+		{"eval chain", strings.Repeat("eval ", 200000) + "ls", true},
+		{"xargs chain", strings.Repeat("xargs ", 200000) + "ls", true},
+		{"dynamic chain", strings.Repeat("$a ", 300000), true},
+		{"wrapper branches", strings.Repeat("timeout --x --y --z ", 40000) + "ls", true},
+		{"recursive function", "f() { f; f; }; f", false},
+		{"braces", strings.Repeat("{", 1<<20), false},
+		{"unclosed braces", strings.Repeat("{a,", 300000), false},
+	}
+	for _, tt := range tests {
+		start := time.Now()
+		v := New().check(tt.cmd)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: took %v", tt.name, d)
+		}
+		if v.Allow == tt.deny {
+			t.Errorf("%s: allow = %v, want %v (%s)", tt.name, v.Allow, !tt.deny, v.Reason)
+		}
+	}
+}
+
+func TestCommands(t *testing.T) {
+	got, err := Commands("x=1; for p in $(pgrep -f vite); do sudo kill \"$p\"; done | tee log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Command{
+		{Name: "pgrep", Args: []string{"-f", "vite"}, Offset: 16},
+		{Name: "sudo", Args: []string{"kill", "$p"}, Offset: 35},
+		{Name: "kill", Args: []string{"$p"}, Offset: 35},
+		{Name: "tee", Args: []string{"log"}, Offset: 58},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Commands:\n\tgot  %+v\n\twant %+v", got, want)
+	}
+	if _, err := Commands("if then"); err == nil {
+		t.Errorf("Commands of a parse error succeeded")
+	}
+}
+
+func TestAnsiC(t *testing.T) {
+	tests := map[string]string{
+		`pkill`:          "pkill",
+		`\x70kill`:       "pkill",
+		`\160kill`:       "pkill",
+		`\u0070kill`:     "pkill",
+		`\U00000070kill`: "pkill",
+		`a\nb\tc\\d\'e`:  "a\nb\tc\\d'e",
+		`\cA\e\q`:        "\x01\x1b\\q",
+		`\x`:             `\x`,
+		`trailing\`:      `trailing\`,
+	}
+	for in, want := range tests {
+		if got := ansiC(in); got != want {
+			t.Errorf("ansiC(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestExpandBraces(t *testing.T) {
+	tests := map[string][]string{
+		"{pkill,node}":    {"pkill", "node"},
+		"a{b,c}d":         {"abd", "acd"},
+		"{a,b}{c,d}":      {"ac", "ad", "bc", "bd"},
+		"{a,{b,c}}":       {"a", "b", "c"},
+		`\{a,b}`:          {`\{a,b}`},
+		"{a}":             {"{a}"},
+		"{1..3}":          {"{1..3}"},
+		"{":               {"{"},
+		"x{a,b":           {"x{a,b"},
+		"{,}":             {"", ""},
+		"pre{x,y}post{1}": {"prexpost{1}", "preypost{1}"},
+	}
+	for in, want := range tests {
+		if got := expandBraces(in, 16); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("expandBraces(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func BenchmarkCheck(b *testing.B) {
+	const cmd = "cd /home/dev/proj && go test ./... 2>&1 | tail -n 40 && " +
+		"git commit -m \"$(cat <<'EOF'\nFix the flaky test\nEOF\n)\""
+	g := New()
+	for b.Loop() {
+		if v := g.Check(cmd); !v.Allow {
+			b.Fatal(v.Reason)
+		}
+	}
+}

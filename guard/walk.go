@@ -1,0 +1,570 @@
+package guard
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Limits that keep the analysis finite whatever the input. Exceeding one is a
+// refusal, never a silent allow.
+const (
+	maxDepth = 12      // nested sh -c, eval, function calls
+	maxSteps = 2000000 // units of work over both passes: words resolved, nodes visited, arguments examined
+	maxCands = 8       // candidate values kept per variable or word
+)
+
+// finding is one refusal.
+type finding struct {
+	text string // the refused command as written
+	why  string // what makes it dangerous, as a clause
+}
+
+// checker holds the state of one analysis.
+type checker struct {
+	vars    map[string]*varInfo
+	funcs   map[string]funcDef
+	active  map[string]bool // functions being examined, against recursion
+	parsed  map[string]parseResult
+	depth   int
+	steps   int
+	found   *finding
+	collect bool // record commands instead of stopping at the first refusal
+	cmds    []Command
+	inputs  int                 // xargs and parallel sites seen in this pass, to name their input
+	files   map[string][]string // text the input writes to files, by cleaned path
+}
+
+// varInfo is what the input reveals about a shell variable, whatever the
+// control flow.
+type varInfo struct {
+	pids   bool     // assigned from a PID-listing command
+	values []string // literal values assigned to it
+}
+
+type funcDef struct {
+	body *syntax.Stmt
+	fr   *frame
+}
+
+type parseResult struct {
+	file *syntax.File
+	err  error
+}
+
+// frame is the text being walked and the positional parameters in scope.
+type frame struct {
+	src       string
+	base      int   // offset reported for every command in a nested text; -1 at top level
+	params    []arg // $0, $1, …; meaningful only when hasParams
+	hasParams bool
+}
+
+// feed is what a command reads on its standard input, as far as the input
+// shows it.
+type feed struct {
+	pids   bool     // the text lists PIDs from pgrep, ps, …
+	texts  []string // text known from echo, printf, here-documents
+	opaque string   // source of a producer whose output is not known
+}
+
+func newChecker() *checker {
+	return &checker{
+		vars:   make(map[string]*varInfo),
+		funcs:  make(map[string]funcDef),
+		active: make(map[string]bool),
+		parsed: make(map[string]parseResult),
+		files:  make(map[string][]string),
+	}
+}
+
+// stopped reports whether the walk can end early.
+func (c *checker) stopped() bool {
+	return c.found != nil && !c.collect
+}
+
+// step counts cost units of work and reports whether the walk should go
+// on. Once the budget is spent the command is refused: the cost of every
+// construct is linear in its size, so only pathological input gets there.
+func (c *checker) step(text string, cost int) bool {
+	c.steps += cost
+	if c.steps > maxSteps {
+		if c.found == nil {
+			c.found = &finding{text: text, why: "the command line is larger or more deeply nested than the guard is willing to check"}
+		}
+		c.collect = false
+		return false
+	}
+	return !c.stopped()
+}
+
+// overBudget reports whether the budget is spent.
+func (c *checker) overBudget() bool {
+	return c.steps > maxSteps
+}
+
+func (c *checker) deny(text, why string) {
+	if c.found == nil {
+		c.found = &finding{text: text, why: why}
+	}
+}
+
+func (c *checker) parse(text string) (*syntax.File, error) {
+	if r, ok := c.parsed[text]; ok {
+		return r.file, r.err
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	c.parsed[text] = parseResult{f, err}
+	return f, err
+}
+
+// top walks the whole input.
+func (c *checker) top(src string) {
+	c.inputs = 0
+	c.script(src, -1, nil, false, feed{})
+}
+
+// script parses text and walks it. off is the offset to report for its
+// commands (-1: their own offsets, at top level).
+func (c *checker) script(text string, off int, params []arg, hasParams bool, in feed) {
+	if !c.step(text, 1+len(text)/64) {
+		return
+	}
+	if c.depth >= maxDepth {
+		c.deny(text, "commands nest deeper than the guard is willing to follow")
+		return
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	f, err := c.parse(text)
+	if err != nil {
+		if w := coarseKillWord(text); w != "" {
+			c.deny(text, "the guard cannot parse this command, and "+quoteWord(w)+" appears in it as a word")
+		}
+		return
+	}
+	c.stmts(&frame{src: text, base: off, params: params, hasParams: hasParams}, f.Stmts, in)
+}
+
+func (c *checker) stmts(fr *frame, list []*syntax.Stmt, in feed) {
+	for _, s := range list {
+		if c.stopped() {
+			return
+		}
+		c.stmt(fr, s, in)
+	}
+}
+
+func (c *checker) stmt(fr *frame, s *syntax.Stmt, in feed) {
+	if s == nil {
+		return
+	}
+	for _, r := range s.Redirs {
+		c.nested(fr, r)
+		if f, ok := c.redirFeed(fr, r); ok {
+			in = f
+		}
+	}
+	c.writes(fr, s)
+	if s.Cmd != nil {
+		c.command(fr, s.Cmd, in)
+	}
+}
+
+// writes records the text that a statement such as cat > run.sh <<EOF
+// or echo … >> run.sh puts in a file, so that running the file later in
+// the same input can be checked.
+func (c *checker) writes(fr *frame, s *syntax.Stmt) {
+	for _, r := range s.Redirs {
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		default:
+			continue
+		}
+		if r.N != nil && r.N.Value != "1" {
+			continue
+		}
+		name, ok := staticWord(r.Word)
+		if !ok {
+			continue
+		}
+		var f feed
+		var opaque []string
+		c.produceStmt(fr, s, &f, &opaque)
+		c.writeFile(name, f.texts)
+	}
+}
+
+func (c *checker) writeFile(name string, texts []string) {
+	if len(texts) == 0 {
+		return
+	}
+	key := path.Clean(name)
+	if len(c.files[key]) < maxCands {
+		c.files[key] = append(c.files[key], texts...)
+	}
+}
+
+// written returns the text the input writes to the file name, if any.
+func (c *checker) written(name string) []string {
+	return c.files[path.Clean(name)]
+}
+
+// redirFeed reports what a redirection feeds to standard input.
+func (c *checker) redirFeed(fr *frame, r *syntax.Redirect) (feed, bool) {
+	if r.N != nil && r.N.Value != "0" {
+		return feed{}, false
+	}
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		if r.Hdoc == nil {
+			return feed{texts: []string{""}}, true
+		}
+		text, pids := c.hdocText(fr, r)
+		return feed{texts: []string{text}, pids: pids}, true
+	case syntax.WordHdoc:
+		a := c.word(fr, r.Word)
+		return feed{texts: []string{a.text + "\n"}, pids: a.pids}, true
+	case syntax.RdrIn:
+		a := c.word(fr, r.Word)
+		if a.feed != nil {
+			return *a.feed, true
+		}
+		return feed{}, true
+	}
+	return feed{}, false
+}
+
+// hdocText is the text a here-document delivers, with expansions left as
+// written, and whether an expansion in it lists PIDs.
+func (c *checker) hdocText(fr *frame, r *syntax.Redirect) (string, bool) {
+	quotedDelim := false
+	for _, p := range r.Word.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quotedDelim = true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				quotedDelim = true
+			}
+		}
+	}
+	var b strings.Builder
+	pids := false
+	for _, p := range r.Hdoc.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if quotedDelim {
+				b.WriteString(p.Value)
+			} else {
+				b.WriteString(unescapeHdoc(p.Value))
+			}
+		case *syntax.CmdSubst:
+			pids = pids || c.pidSource(fr, p)
+			b.WriteString(fr.slice(p))
+		case *syntax.ParamExp:
+			pids = pids || c.paramPids(fr, p)
+			b.WriteString(fr.slice(p))
+		default:
+			b.WriteString(fr.slice(p))
+		}
+	}
+	return b.String(), pids
+}
+
+func (c *checker) command(fr *frame, cmd syntax.Command, in feed) {
+	if c.stopped() {
+		return
+	}
+	switch x := cmd.(type) {
+	case *syntax.CallExpr:
+		c.call(fr, x, in)
+	case *syntax.BinaryCmd:
+		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+			c.stmt(fr, x.X, in)
+			c.stmt(fr, x.Y, c.produce(fr, []*syntax.Stmt{x.X}))
+			return
+		}
+		c.stmt(fr, x.X, in)
+		c.stmt(fr, x.Y, in)
+	case *syntax.Subshell:
+		c.stmts(fr, x.Stmts, in)
+	case *syntax.Block:
+		c.stmts(fr, x.Stmts, in)
+	case *syntax.IfClause:
+		for ic := x; ic != nil; ic = ic.Else {
+			c.stmts(fr, ic.Cond, in)
+			c.stmts(fr, ic.Then, in)
+		}
+	case *syntax.WhileClause:
+		c.stmts(fr, x.Cond, in)
+		c.stmts(fr, x.Do, in)
+	case *syntax.ForClause:
+		c.nested(fr, x.Loop)
+		if wi, ok := x.Loop.(*syntax.WordIter); ok && wi.Name != nil {
+			for _, a := range c.fields(fr, wi.Items) {
+				c.assign(wi.Name.Value, a)
+			}
+		}
+		c.stmts(fr, x.Do, in)
+	case *syntax.CaseClause:
+		c.nested(fr, x.Word)
+		for _, item := range x.Items {
+			for _, p := range item.Patterns {
+				c.nested(fr, p)
+			}
+			c.stmts(fr, item.Stmts, in)
+		}
+	case *syntax.FuncDecl:
+		if x.Name != nil {
+			c.funcs[x.Name.Value] = funcDef{body: x.Body, fr: fr}
+		}
+		for _, n := range x.Names {
+			c.funcs[n.Value] = funcDef{body: x.Body, fr: fr}
+		}
+		// The body is checked where it is defined too, with unknown
+		// arguments: a refusal does not wait for a call that the guard
+		// might not see.
+		body := &frame{src: fr.src, base: fr.base}
+		c.stmt(body, x.Body, feed{})
+	case *syntax.DeclClause:
+		for _, as := range x.Args {
+			c.nested(fr, as)
+			c.assignNode(fr, as)
+		}
+	case *syntax.TimeClause:
+		c.stmt(fr, x.Stmt, in)
+	case *syntax.CoprocClause:
+		c.stmt(fr, x.Stmt, in)
+	case *syntax.TestDecl:
+		c.stmt(fr, x.Body, in)
+	default:
+		// Arithmetic, [[ ]] and let run no commands of their own, but
+		// their words may hold substitutions.
+		c.nested(fr, x)
+	}
+}
+
+// nested walks the command and process substitutions inside node.
+func (c *checker) nested(fr *frame, node syntax.Node) {
+	if node == nil {
+		return
+	}
+	syntax.Walk(node, func(n syntax.Node) bool {
+		if c.stopped() {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			c.stmts(fr, n.Stmts, feed{})
+			return false
+		case *syntax.ProcSubst:
+			c.stmts(fr, n.Stmts, feed{})
+			return false
+		}
+		return true
+	})
+}
+
+func (c *checker) call(fr *frame, x *syntax.CallExpr, in feed) {
+	for _, as := range x.Assigns {
+		c.nested(fr, as)
+		c.assignNode(fr, as)
+	}
+	if len(x.Args) == 0 {
+		return
+	}
+	for _, w := range x.Args {
+		c.nested(fr, w)
+	}
+	if c.stopped() {
+		return
+	}
+	c.examine(fr, c.fields(fr, x.Args), in, fr.slice(x), fr.offset(x))
+}
+
+// assignNode records an assignment, of a word or of an array.
+func (c *checker) assignNode(fr *frame, as *syntax.Assign) {
+	if as.Name == nil {
+		return
+	}
+	if as.Value != nil {
+		c.assign(as.Name.Value, c.word(fr, as.Value))
+	}
+	if as.Array != nil {
+		for _, el := range as.Array.Elems {
+			if el.Value != nil {
+				c.assign(as.Name.Value, c.word(fr, el.Value))
+			}
+		}
+	}
+}
+
+// assign records what a variable may hold.
+func (c *checker) assign(name string, a arg) {
+	v := c.vars[name]
+	if v == nil {
+		v = &varInfo{}
+		c.vars[name] = v
+	}
+	v.pids = v.pids || a.pids
+	if a.known {
+		v.addValue(a.text)
+	}
+	for _, s := range a.cands {
+		v.addValue(s)
+	}
+}
+
+func (v *varInfo) addValue(s string) {
+	if len(v.values) >= maxCands {
+		return
+	}
+	for _, have := range v.values {
+		if have == s {
+			return
+		}
+	}
+	v.values = append(v.values, s)
+}
+
+// produce describes what stmts write to standard output, for the command
+// on the right of a pipe.
+func (c *checker) produce(fr *frame, list []*syntax.Stmt) feed {
+	f := feed{pids: c.pidSource(fr, listNode(list))}
+	var opaque []string
+	for _, s := range list {
+		c.produceStmt(fr, s, &f, &opaque)
+	}
+	f.opaque = strings.Join(opaque, "\n")
+	return f
+}
+
+func (c *checker) produceStmt(fr *frame, s *syntax.Stmt, f *feed, opaque *[]string) {
+	if s == nil || s.Cmd == nil {
+		return
+	}
+	switch x := s.Cmd.(type) {
+	case *syntax.Block:
+		for _, t := range x.Stmts {
+			c.produceStmt(fr, t, f, opaque)
+		}
+		return
+	case *syntax.Subshell:
+		for _, t := range x.Stmts {
+			c.produceStmt(fr, t, f, opaque)
+		}
+		return
+	case *syntax.BinaryCmd:
+		if x.Op == syntax.AndStmt || x.Op == syntax.OrStmt {
+			c.produceStmt(fr, x.X, f, opaque)
+		}
+		c.produceStmt(fr, x.Y, f, opaque)
+		return
+	case *syntax.CallExpr:
+		if len(x.Args) == 0 {
+			return
+		}
+		args := c.fields(fr, x.Args)
+		if args[0].known {
+			switch baseName(args[0].text) {
+			case "echo", "printf":
+				f.texts = append(f.texts, echoText(args[1:]))
+				return
+			case "cat":
+				if len(args) == 1 {
+					for _, r := range s.Redirs {
+						if in, ok := c.redirFeed(fr, r); ok {
+							f.texts = append(f.texts, in.texts...)
+							f.pids = f.pids || in.pids
+							if in.opaque != "" {
+								*opaque = append(*opaque, in.opaque)
+							}
+						}
+					}
+					return
+				}
+			}
+		}
+	}
+	*opaque = append(*opaque, fr.slice(s))
+}
+
+// listNode wraps statements so that syntax.Walk can visit them.
+func listNode(list []*syntax.Stmt) syntax.Node {
+	return &syntax.Block{Stmts: list}
+}
+
+// pidSource reports whether node runs, anywhere inside it, a command that
+// lists PIDs (pgrep, pidof, ps, …) or reads a variable filled from one.
+// It errs on the side of yes: any word that names such a tool counts.
+func (c *checker) pidSource(fr *frame, node syntax.Node) bool {
+	found := false
+	syntax.Walk(node, func(n syntax.Node) bool {
+		if found {
+			return false
+		}
+		if !c.step("", 1) && c.overBudget() {
+			found = true // fail closed
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			for _, w := range n.Args {
+				if s, ok := staticWord(w); ok && isPidLister(baseName(s)) {
+					found = true
+				}
+			}
+		case *syntax.ParamExp:
+			if c.paramPids(fr, n) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// paramPids reports whether a parameter expansion may yield PIDs.
+func (c *checker) paramPids(fr *frame, p *syntax.ParamExp) bool {
+	if p.Param == nil {
+		return false
+	}
+	name := p.Param.Value
+	if v := c.vars[name]; v != nil && v.pids {
+		return true
+	}
+	if fr.hasParams {
+		switch name {
+		case "@", "*":
+			for _, a := range fr.params[min(1, len(fr.params)):] {
+				if a.pids {
+					return true
+				}
+			}
+		default:
+			if i, ok := paramIndex(name); ok && i < len(fr.params) {
+				return fr.params[i].pids
+			}
+		}
+	}
+	return false
+}
+
+// slice returns the source text of node in this frame.
+func (fr *frame) slice(n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if start < 0 || end > len(fr.src) || start > end {
+		return ""
+	}
+	return fr.src[start:end]
+}
+
+// offset is what a Command reports as its position.
+func (fr *frame) offset(n syntax.Node) int {
+	if fr.base >= 0 {
+		return fr.base
+	}
+	return int(n.Pos().Offset())
+}
