@@ -2,6 +2,9 @@
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 PREFIX ?= /usr/local
 export GOFLAGS ?= -buildvcs=false
+# A static binary starts about a millisecond faster (no dynamic loader), and
+# aisan starts up to three times per launch and once per guarded tool call.
+export CGO_ENABLED ?= 0
 
 .PHONY: build deps install test unit bench fmt clean
 

@@ -7,12 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+export CGO_ENABLED=${CGO_ENABLED:-0}
 PATH=$PATH:/usr/local/go/bin
 
 OUT=$(mktemp -d /tmp/aisan-bench.XXXXXX)
 chmod 755 "$OUT"
 go build -o "$OUT/aisan" ./cmd/aisan
 go build -o "$OUT/launchbench" ./tests/bench
+go build -o "$OUT/busbench" ./tests/bench/busbench
+go test -c -o "$OUT/integration.test" ./tests
 cp -r tests/bench "$OUT/scripts"
 chmod -R a+rX "$OUT"
 
@@ -28,6 +31,9 @@ fi
 
 cd "$OUT"
 "${inside[@]}" env AISAN_BIN="$OUT/aisan" "$OUT/launchbench" -aisan "$OUT/aisan" -runs "${AISAN_BENCH_RUNS:-30}"
+"${inside[@]}" "$OUT/busbench" -runs 30
+echo "systemd scope start (issue #5):"
+"${inside[@]}" "$OUT/integration.test" -test.run '^$' -test.bench 'BenchmarkScopeStart' -test.benchtime 20x 2>&1 | grep -E '^Benchmark' || true
 for s in "$OUT"/scripts/*.sh; do
 	[ -e "$s" ] || continue
 	"${inside[@]}" env AISAN_BIN="$OUT/aisan" bash "$s"

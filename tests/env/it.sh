@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+export CGO_ENABLED=${CGO_ENABLED:-0}
 pattern=${1:-.}
 shift || true
 OUT=$(mktemp -d /tmp/aisan-it.XXXXXX)

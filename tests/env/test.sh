@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+export CGO_ENABLED=${CGO_ENABLED:-0}
 PATH=$PATH:/usr/local/go/bin
 
 NPM_DIR=${AISAN_NPM_DIR:-/opt/aisan-test-npm}
