@@ -2,10 +2,78 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/slot"
 )
 
-// TODO: replaced by the issue that owns 'list'.
+const listUsage = `
+Usage: aisan list [--json]
+
+Lists the slots (jailed agents, one per launch) recorded in the state dir,
+$AISAN_HOME (default ~/.aisan), sorted by name:
+
+  SLOT      the name 'aisan kill' and 'aisan logs' take
+  KIND      claude, codex, opencode or run
+  STATE     running: its aisan is alive; orphaned: its aisan died but the
+            jail still runs ('aisan kill --orphans' ends it); exited, with
+            the exit status when it is known
+  IDLE      time since the agent last printed anything
+  WORKTREE  the directory it runs in
+  UNIT      the systemd unit holding the jail (shown when a slot has one)
+
+A registry file that cannot be read is named on stderr and skipped; it is
+never deleted.
+
+Options:
+  --json      print a JSON array instead: every record field, plus
+              "state" and "idle_seconds"
+  -h, --help  show this help
+
+Example:
+  aisan list --json | jq -r '.[] | select(.state == "running") | .slot'
+`
+
 func runList(ctx context.Context, args []string) error {
-	return errors.New("list: not implemented yet")
+	fs := newFlagSet("list", listUsage)
+	asJSON := fs.Bool("json", false, "")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	reg, err := openRegistry()
+	if err != nil {
+		return err
+	}
+	entries, problems := reg.List()
+	warn(problems)
+	if *asJSON {
+		return slot.WriteJSON(os.Stdout, entries)
+	}
+	return slot.WriteTable(os.Stdout, entries)
+}
+
+// openRegistry opens the registry in the state dir the environment names.
+func openRegistry() (*slot.Registry, error) {
+	home, err := slot.Home()
+	if err != nil {
+		return nil, err
+	}
+	reg, err := slot.Open(home)
+	if err != nil {
+		return nil, err
+	}
+	reg.Killer = jail.Killer(context.Background())
+	return reg, nil
+}
+
+// warn prints problems that did not stop the command.
+func warn(problems []error) {
+	for _, p := range problems {
+		fmt.Fprintf(os.Stderr, "aisan: warning: %v\n", p)
+	}
 }

@@ -31,10 +31,11 @@
 // the slot's lock file and holds it until it exits; the kernel drops it when
 // the wrapper dies, however it dies. A slot is
 //
-//   - running: the lock is held;
+//   - running: the lock is held and the record has no end yet;
 //   - orphaned: the lock is free, but the jail's PID namespace is still
 //     alive (the wrapper was killed and the agent kept running);
-//   - exited: anything else.
+//   - exited: anything else — the wrapper recorded the end, or died
+//     after its jail did.
 //
 // PIDs alone decide nothing: a PID is reused, and /proc/PID/comm is
 // truncated to 15 bytes. A jail is "still alive" only when the recorded
@@ -56,5 +57,7 @@
 // never signalled. The wrapper is never signalled; it sees the jail end,
 // records the exit status and releases the lock. For an orphan there is no
 // wrapper, so the killer records the end itself, under the slot's lock.
+// A launch that fails before its jail exists calls [Slot.Abandon] and
+// leaves nothing behind.
 // [Registry.Killer] is the seam for other ways to kill (a systemd scope).
 package slot

@@ -1,6 +1,7 @@
 package slot
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,14 +10,20 @@ import (
 	"time"
 )
 
-// MarshalJSON flattens an entry into its record's fields plus "state" and
-// "idle_seconds", the shape "aisan list --json" promises to scripts.
+// MarshalJSON flattens an entry into its record's fields plus "state" and,
+// for a live slot, "idle_seconds": the shape "aisan list --json" promises
+// to scripts.
 func (e Entry) MarshalJSON() ([]byte, error) {
+	var idle *int64
+	if e.State != Exited {
+		s := int64(e.Idle / time.Second)
+		idle = &s
+	}
 	return json.Marshal(struct {
 		Record
-		State       State `json:"state"`
-		IdleSeconds int64 `json:"idle_seconds"`
-	}{e.Record, e.State, int64(e.Idle / time.Second)})
+		State       State  `json:"state"`
+		IdleSeconds *int64 `json:"idle_seconds,omitempty"`
+	}{e.Record, e.State, idle})
 }
 
 // WriteJSON writes entries as one JSON array ("[]" when there are none).
@@ -40,7 +47,10 @@ func WriteTable(w io.Writer, entries []Entry) error {
 	for _, e := range entries {
 		units = units || e.Unit != ""
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// tabwriter writes cell by cell; buffer so a long list is a few
+	// writes, not one system call per cell.
+	bw := bufio.NewWriter(w)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "SLOT\tKIND\tSTATE\tIDLE\tWORKTREE")
 	if units {
 		fmt.Fprint(tw, "\tUNIT")
@@ -64,7 +74,10 @@ func WriteTable(w io.Writer, entries []Entry) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // Age formats d coarsely, the way a glance at a table wants it: 42s, 5m,

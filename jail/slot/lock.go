@@ -3,7 +3,6 @@ package slot
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -34,24 +33,33 @@ func tryLock(path string) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("locking %q: %w", path, err)
 	}
+	// An abandoned slot's lock file is unlinked while locked. Whoever
+	// opened it just before then now holds a lock on a file no longer at
+	// path, which protects nothing: count the name as taken this time.
+	var held, now unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Stat(path, &now) != nil || held.Ino != now.Ino || held.Dev != now.Dev {
+		f.Close()
+		return nil, errLocked
+	}
 	return f, nil
 }
 
 // lockHeld reports whether anyone holds a lock on path, without taking it.
-// A missing lock file means nobody does.
+// A missing lock file means nobody does. Bare system calls, for the same
+// reason as readFile: listing tests a thousand locks.
 func lockHeld(path string) (bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("opening lock file %q: %w", path, err)
 	}
-	defer f.Close()
-	// F_OFD_GETLK needs a write-lock probe to see a write lock, and the
-	// probe needs the file open for reading only: GETLK places nothing.
+	defer unix.Close(fd)
+	// F_OFD_GETLK with a write-lock probe reports any lock, and places
+	// none; it needs no write access to the file.
 	lk := wholeFile(unix.F_WRLCK)
-	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, lk); err != nil {
+	if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, lk); err != nil {
 		return false, fmt.Errorf("testing lock %q: %w", path, err)
 	}
 	return lk.Type != unix.F_UNLCK, nil

@@ -800,3 +800,38 @@ func TestKillerSeam(t *testing.T) {
 		t.Errorf("Killer calls %v, want [%s]", calls, s.Name())
 	}
 }
+
+// A launch that never started leaves nothing behind.
+func TestAbandon(t *testing.T) {
+	home, wt := newTree(t)
+	reg := openReg(t, home)
+	s, err := reg.Acquire(wt, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.TranscriptPath()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.TranscriptPath(), []byte("bwrap: oops\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Abandon(); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(home, "slots"), filepath.Join(home, "transcripts")} {
+		if des, _ := os.ReadDir(dir); len(des) != 0 {
+			t.Errorf("%s holds %v after Abandon", dir, des)
+		}
+	}
+	if err := s.Update(func(*Record) {}); err == nil {
+		t.Error("Update after Abandon succeeded")
+	}
+	s2, err := reg.Acquire(wt, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Release()
+	if s2.Name() != s.Name() {
+		t.Errorf("after Abandon the next launch got %q, want %q", s2.Name(), s.Name())
+	}
+}

@@ -1,0 +1,469 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// slotEntry is one element of 'aisan list --json'.
+type slotEntry struct {
+	Slot        string `json:"slot"`
+	Kind        string `json:"kind"`
+	Worktree    string `json:"worktree"`
+	WrapperPID  int    `json:"wrapper_pid"`
+	InitPID     int    `json:"init_pid"`
+	PidNSInode  uint64 `json:"pidns_inode"`
+	Start       string `json:"start"`
+	End         string `json:"end"`
+	ExitStatus  *int   `json:"exit_status"`
+	Transcript  string `json:"transcript"`
+	Unit        string `json:"unit"`
+	State       string `json:"state"`
+	IdleSeconds *int64 `json:"idle_seconds"`
+}
+
+// slotList runs 'aisan list --json' and fails on any warning: in these
+// tests the registry must always be intact.
+func slotList(t *testing.T, env []string) map[string]slotEntry {
+	t.Helper()
+	r := aisan(t, env, "", "list", "--json")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("aisan list --json: code %d, stderr %q", r.code, r.stderr)
+	}
+	var entries []slotEntry
+	if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil {
+		t.Fatalf("aisan list --json printed %q: %v", r.stdout, err)
+	}
+	m := map[string]slotEntry{}
+	for _, e := range entries {
+		m[e.Slot] = e
+	}
+	return m
+}
+
+// slotWorktree makes a directory called myrepo to launch in, and returns
+// its real path (what the registry records).
+func slotWorktree(t *testing.T) string {
+	t.Helper()
+	wt := filepath.Join(t.TempDir(), "myrepo")
+	if err := os.Mkdir(wt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// slotLaunch starts 'aisan run -- ARGS' in dir in the background, stdin
+// not a terminal, and waits until the registry shows it running with its
+// jail recorded.
+func slotLaunch(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *syncBuffer, slotEntry) {
+	t.Helper()
+	cmd := exec.Command(aisanBin, append([]string{"run", "--"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	background(t, cmd)
+	var e slotEntry
+	waitFor(t, 20*time.Second, "the slot to show as running with its jail", func() bool {
+		for _, x := range slotList(t, env) {
+			if x.State == "running" && x.InitPID != 0 && x.WrapperPID == cmd.Process.Pid {
+				e = x
+				return true
+			}
+		}
+		return false
+	})
+	return cmd, out, e
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// slotWait waits for a background aisan and returns its exit status
+// (128+N for signal N).
+func slotWait(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return 128 + int(ws.Signal())
+			}
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("waiting for aisan: %v", err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		t.Fatalf("aisan %q did not exit", cmd.Args)
+		return 0
+	}
+}
+
+// slotProcRunning reports whether pid exists and is not a zombie.
+func slotProcRunning(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	return i > 0 && i+2 < len(data) && data[i+2] != 'Z'
+}
+
+// probeSlots checks once that 'aisan run' records its slot in the
+// registry, which the launcher's wiring provides.
+var probeSlots = sync.OnceValue(func() error {
+	home, err := os.MkdirTemp("", "aisan-slotprobe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	env := append(os.Environ(), "HOME="+home, "AISAN_HOME="+filepath.Join(home, ".aisan"))
+	wt := filepath.Join(home, "wt")
+	if err := os.Mkdir(wt, 0o755); err != nil {
+		return err
+	}
+	run := exec.Command(aisanBin, "run", "--", "true")
+	run.Dir, run.Env = wt, env
+	if out, err := run.CombinedOutput(); err != nil {
+		return fmt.Errorf("aisan run -- true: %v: %s", err, out)
+	}
+	list := exec.Command(aisanBin, "list", "--json")
+	list.Env = env
+	out, err := list.Output()
+	if err != nil {
+		return fmt.Errorf("aisan list --json: %v", err)
+	}
+	if strings.TrimSpace(string(out)) == "[]" {
+		return errors.New("'aisan run' does not record its slot in the registry yet")
+	}
+	return nil
+})
+
+// requireSlots skips (or fails) unless jails work and 'aisan run' uses the
+// slot registry.
+func requireSlots(t *testing.T) {
+	t.Helper()
+	requireJail(t)
+	need(t, "aisan run wired to the slot registry", probeSlots())
+}
+
+// TestSlotRunListKill: a launch shows as running, its transcript holds its
+// output, its record holds no argument, and 'aisan kill' ends the jail
+// while the wrapper survives to record exit status 137.
+func TestSlotRunListKill(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	wt := slotWorktree(t)
+	const secret = "do-not-record-me"
+	cmd, _, e := slotLaunch(t, wt, env, "sh", "-c", "echo hi; sleep 300; echo "+secret)
+	if !strings.HasPrefix(e.Slot, "myrepo-") || !strings.HasSuffix(e.Slot, "-run") || e.Kind != "run" || e.Worktree != wt {
+		t.Errorf("slot %+v: want myrepo-<hash>-run, kind run, worktree %s", e, wt)
+	}
+
+	waitFor(t, 10*time.Second, "'hi' in aisan logs", func() bool {
+		return strings.Contains(aisan(t, env, "", "logs", e.Slot).stdout, "hi")
+	})
+	home := strings.TrimPrefix(env[1], "AISAN_HOME=")
+	rec, err := os.ReadFile(filepath.Join(home, "slots", e.Slot+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(rec, []byte(secret)) || bytes.Contains(rec, []byte("sleep 300")) {
+		t.Errorf("the registry record holds the command's arguments:\n%s", rec)
+	}
+
+	// An unknown slot: the error lists the live one.
+	r := aisan(t, env, "", "kill", "nope")
+	if r.code != 1 || !strings.Contains(r.stderr, `no slot named "nope"`) || !strings.Contains(r.stderr, e.Slot) {
+		t.Errorf("aisan kill nope: code %d, stderr %q; want an error listing %s", r.code, r.stderr, e.Slot)
+	}
+
+	r = aisan(t, env, "", "kill", e.Slot)
+	if r.code != 0 || r.stdout != "killed "+e.Slot+"\n" {
+		t.Fatalf("aisan kill %s: code %d, stdout %q, stderr %q", e.Slot, r.code, r.stdout, r.stderr)
+	}
+	if code := slotWait(t, cmd); code != 137 {
+		t.Errorf("the wrapper exited %d, want 137 (it must survive and report the jail's death)", code)
+	}
+	if slotProcRunning(e.InitPID) {
+		t.Errorf("the jail's init %d is still running", e.InitPID)
+	}
+	after := slotList(t, env)[e.Slot]
+	if after.State != "exited" || after.ExitStatus == nil || *after.ExitStatus != 137 || after.End == "" {
+		t.Errorf("after kill: %+v, want exited with status 137 and an end", after)
+	}
+	r = aisan(t, env, "", "kill", e.Slot)
+	if r.code != 1 || !strings.Contains(r.stderr, "is not running") {
+		t.Errorf("killing an exited slot: code %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestSlotOrphan: a wrapper killed with SIGKILL leaves its jail running;
+// list shows it orphaned and 'kill --orphans' ends it and records the end.
+func TestSlotOrphan(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	wt := slotWorktree(t)
+	// The jail ignores SIGHUP, as a detached agent would, so that the
+	// wrapper's pty closing is not what ends it.
+	cmd, _, e := slotLaunch(t, wt, env, "sh", "-c", "trap '' HUP; sleep 300")
+	t.Cleanup(func() { syscall.Kill(e.InitPID, syscall.SIGKILL) })
+	cmd.Process.Signal(syscall.SIGKILL)
+	slotWait(t, cmd)
+
+	if got := slotList(t, env)[e.Slot]; got.State != "orphaned" {
+		t.Fatalf("after the wrapper died: %+v, want orphaned (is the jail dying with its wrapper?)", got)
+	}
+	r := aisan(t, env, "", "kill", "--orphans")
+	if r.code != 0 || r.stdout != "killed "+e.Slot+"\n" {
+		t.Fatalf("aisan kill --orphans: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, 10*time.Second, "the orphan's init to die", func() bool { return !slotProcRunning(e.InitPID) })
+	after := slotList(t, env)[e.Slot]
+	if after.State != "exited" || after.ExitStatus == nil || *after.ExitStatus != 137 || after.End == "" {
+		t.Errorf("after kill --orphans: %+v, want exited with 137", after)
+	}
+}
+
+// TestSlotConcurrentLaunches: twenty launches racing in one worktree, all
+// alive at once, get twenty distinct slots, and the registry stays intact.
+func TestSlotConcurrentLaunches(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	wt := slotWorktree(t)
+	const n = 20
+	// Each jail checks in, then waits for all the others, so all twenty
+	// hold their slot at the same time.
+	barrier := t.TempDir()
+	script := `mktemp -p "$0" >/dev/null; i=0; while [ "$(ls "$0" | wc -l)" -lt ` + fmt.Sprint(n) +
+		` ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; [ $i -lt 600 ]`
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r := aisanIn(t, wt, env, "", "run", "--", "sh", "-c", script, barrier)
+			codes[i] = r.code
+			if r.code != 0 {
+				t.Errorf("launch %d: code %d, stderr %q", i, r.code, r.stderr)
+			}
+		})
+	}
+	wg.Wait()
+	slots := slotList(t, env)
+	if len(slots) != n {
+		t.Fatalf("registry lists %d slots, want %d", len(slots), n)
+	}
+	for name, e := range slots {
+		if e.Worktree != wt || e.State != "exited" || e.ExitStatus == nil || *e.ExitStatus != 0 {
+			t.Errorf("slot %s: %+v, want exited 0 in %s", name, e, wt)
+		}
+	}
+}
+
+// TestSlotStaleEntry: a record left by a long-dead launch, whose PIDs now
+// belong to an unrelated process, shows as exited, and no kill touches
+// that process.
+func TestSlotStaleEntry(t *testing.T) {
+	_, env := testEnv(t)
+	home := strings.TrimPrefix(env[1], "AISAN_HOME=")
+	pid, _ := markerProcess(t)
+	const name = "old-0badc0de-claude"
+	rec := fmt.Sprintf(`{"slot":%q,"kind":"claude","worktree":"/gone","wrapper_pid":%d,"init_pid":%d,"pidns_inode":4026531000,"start":"2025-01-01T00:00:00Z","transcript":"/gone/t.log"}`, name, pid, pid)
+	if err := os.MkdirAll(filepath.Join(home, "slots"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "slots", name+".json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := slotList(t, env)[name]; got.State != "exited" {
+		t.Errorf("stale entry is %q, want exited", got.State)
+	}
+	if r := aisan(t, env, "", "kill", name); r.code != 1 || !strings.Contains(r.stderr, "not running") {
+		t.Errorf("aisan kill %s: code %d, stderr %q; want 'not running'", name, r.code, r.stderr)
+	}
+	for _, flag := range []string{"--all", "--orphans"} {
+		if r := aisan(t, env, "", "kill", flag); r.code != 0 || r.stdout != "" {
+			t.Errorf("aisan kill %s: code %d, stdout %q, stderr %q; want nothing killed", flag, r.code, r.stdout, r.stderr)
+		}
+	}
+	if !slotProcRunning(pid) {
+		t.Fatalf("the unrelated process %d was killed", pid)
+	}
+}
+
+// TestSlotBadInput: unknown slots and corrupt registry files.
+func TestSlotBadInput(t *testing.T) {
+	_, env := testEnv(t)
+	home := strings.TrimPrefix(env[1], "AISAN_HOME=")
+	for _, args := range [][]string{{"kill", "nope"}, {"logs", "nope"}, {"kill", "../../etc"}} {
+		r := aisan(t, env, "", args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "aisan: error: no slot named") || !strings.Contains(r.stderr, "aisan: hint: run 'aisan list'") {
+			t.Errorf("aisan %q: code %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(home, "slots"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(home, "slots", "broken-12345678-claude.json")
+	if err := os.WriteFile(bad, []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"kill", "--all"}, {"kill", "--orphans"}} {
+		r := aisan(t, env, "", args...)
+		if r.code != 0 || !strings.Contains(r.stderr, "aisan: warning:") || !strings.Contains(r.stderr, bad) {
+			t.Errorf("aisan %q with a corrupt record: code %d, stderr %q; want a warning naming %s", args, r.code, r.stderr, bad)
+		}
+	}
+	if data, err := os.ReadFile(bad); err != nil || string(data) != "{torn" {
+		t.Errorf("the corrupt record was changed: %q, %v", data, err)
+	}
+}
+
+// TestSlotStateDirRefused: a state dir that cannot be written, inside a git
+// worktree, or inside the jailed directory stops the launch with an error
+// naming the paths.
+func TestSlotStateDirRefused(t *testing.T) {
+	requireSlots(t)
+	home, env := testEnv(t)
+	wt := slotWorktree(t)
+
+	locked := filepath.Join(home, "locked")
+	if err := os.Mkdir(locked, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	r := aisanIn(t, wt, append(env, "AISAN_HOME="+filepath.Join(locked, "state")), "", "run", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, locked) || !strings.Contains(r.stderr, "AISAN_HOME") {
+		t.Errorf("unwritable state dir: code %d, stderr %q", r.code, r.stderr)
+	}
+
+	repo := filepath.Join(home, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inRepo := filepath.Join(repo, "state")
+	r = aisanIn(t, wt, append(env, "AISAN_HOME="+inRepo), "", "run", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, inRepo) || !strings.Contains(r.stderr, repo+" ") && !strings.Contains(r.stderr, repo+";") {
+		t.Errorf("state dir in a git worktree: code %d, stderr %q; want both paths named", r.code, r.stderr)
+	}
+
+	inJail := filepath.Join(wt, ".aisan")
+	r = aisanIn(t, wt, append(env, "AISAN_HOME="+inJail), "", "run", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, inJail) || !strings.Contains(r.stderr, wt) {
+		t.Errorf("state dir in the jailed dir: code %d, stderr %q; want both paths named", r.code, r.stderr)
+	}
+}
+
+// TestSlotHistory: a claude slot sees its own history file, seeded with
+// the host lines for its worktree (and lines that do not parse); what it
+// appends stays in the slot's copy.
+func TestSlotHistory(t *testing.T) {
+	requireSlots(t)
+	home, env := testEnv(t)
+	wt := slotWorktree(t)
+	hostHistory := filepath.Join(home, ".claude", "history.jsonl")
+	mine := `{"display":"mine","project":"` + wt + `"}`
+	torn := `{"display":"torn`
+	host := mine + "\n" + `{"display":"theirs","project":"/elsewhere"}` + "\n" + torn + "\n"
+	if err := os.MkdirAll(filepath.Dir(hostHistory), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hostHistory, []byte(host), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in claude: prints the history it sees, then adds a line.
+	bin := filepath.Join(home, "bin")
+	os.Mkdir(bin, 0o755)
+	fake := "#!/bin/sh\ncat \"$HOME/.claude/history.jsonl\"\necho '{\"display\":\"new\"}' >> \"$HOME/.claude/history.jsonl\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"))
+	r := aisanIn(t, wt, env, "", "claude")
+	if r.code != 0 || r.stdout != mine+"\n"+torn+"\n" {
+		t.Fatalf("history inside the jail: code %d\nstdout %q\nwant %q\nstderr %q", r.code, r.stdout, mine+"\n"+torn+"\n", r.stderr)
+	}
+	if data, _ := os.ReadFile(hostHistory); string(data) != host {
+		t.Errorf("the host history changed:\n%s", data)
+	}
+	r = aisanIn(t, wt, env, "", "claude")
+	if r.code != 0 || !strings.Contains(r.stdout, `{"display":"new"}`) || strings.Contains(r.stdout, "theirs") {
+		t.Errorf("second launch of the slot: code %d, sees %q; want its own copy with the added line\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestSlotShellInit: the functions 'aisan shell-init' prints pass a
+// multi-line prompt to 'aisan claude --' intact, in bash, zsh and fish.
+func TestSlotShellInit(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	// A fake aisan first on PATH: it records its argv, NUL-separated.
+	fake := "#!/bin/sh\nprintf '%s\\0' \"$@\" > \"$ARGV_OUT\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "aisan"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prompt := "Line one.\n\n\"double\" 'single' $HOME ${x} $(id) `id` \\ * %s\nlast line "
+	promptFile := filepath.Join(dir, "prompt.md")
+	os.WriteFile(promptFile, []byte(prompt), 0o644)
+	for _, c := range []struct{ shell, line string }{
+		{"bash", `eval "$("$AISAN_BIN" shell-init bash)"; claude --append-system-prompt "$(cat "$PROMPT_FILE")"`},
+		{"zsh", `eval "$("$AISAN_BIN" shell-init zsh)"; claude --append-system-prompt "$(cat "$PROMPT_FILE")"`},
+		{"fish", `"$AISAN_BIN" shell-init fish | source; claude --append-system-prompt "$(cat $PROMPT_FILE)"`},
+	} {
+		t.Run(c.shell, func(t *testing.T) {
+			if _, err := exec.LookPath(c.shell); err != nil {
+				need(t, c.shell, err)
+			}
+			out := filepath.Join(t.TempDir(), "argv")
+			flags := map[string][]string{"bash": {"--norc", "--noprofile"}, "zsh": {"-f"}, "fish": {"--no-config"}}[c.shell]
+			cmd := exec.Command(c.shell, append(flags, "-c", c.line)...)
+			cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + dir, "AISAN_BIN=" + aisanBin,
+				"PROMPT_FILE=" + promptFile, "ARGV_OUT=" + out, "XDG_CONFIG_HOME=" + dir, "XDG_DATA_HOME=" + dir}
+			if combined, err := cmd.CombinedOutput(); err != nil || len(combined) > 0 {
+				t.Fatalf("%s: %v\n%s", c.shell, err, combined)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+			want := []string{"claude", "--", "--append-system-prompt", prompt}
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+				t.Errorf("argv %q\nwant %q", got, want)
+			}
+		})
+	}
+}
