@@ -34,7 +34,7 @@ type Request struct {
 // Command returns the argv a request runs.
 func (r Request) Command() ([]string, error) {
 	switch r.Kind {
-	case KindRun:
+	case KindRun, KindService:
 		if len(r.Args) == 0 {
 			return nil, errors.New("no command given to run")
 		}
@@ -210,6 +210,9 @@ func previewHistory(h Host, name string, kind Kind) []history.Bind {
 // Stdio are the user's streams.
 type Stdio struct {
 	In, Out, Err *os.File
+	// Quiet sends the agent's output to the transcript only; Err then
+	// carries only aisan's own messages.
+	Quiet bool
 }
 
 // Launch takes a slot for req, starts what the jail needs (the bus proxy,
@@ -228,7 +231,29 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	sl, err := reg.Acquire(h.Cwd, string(req.Kind))
+	svc := serviceFromEnv(h.Env)
+	h.Env = withoutServiceEnv(h.Env)
+	var sl *slot.Slot
+	if svc != nil {
+		// systemd started us as a service's main process.
+		req.Kind = KindService
+		sl, err = reg.AcquireNamed(svc.name, string(KindService), h.Cwd)
+		if err == nil {
+			err = sl.Update(func(r *slot.Record) {
+				r.Unit = svc.unit
+				r.MaxRuntime = svc.maxRuntime
+			})
+		}
+		// Headless: the output goes to the transcript only.
+		devnull, derr := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if derr != nil {
+			return 0, derr
+		}
+		defer devnull.Close()
+		stdio = Stdio{In: devnull, Out: devnull, Err: stdio.Err, Quiet: true}
+	} else {
+		sl, err = reg.Acquire(h.Cwd, string(req.Kind))
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -316,9 +341,13 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		return 0, fmt.Errorf("finding aisan's own binary: %w", err)
 	}
 	var recorded sync.WaitGroup
+	agentErr := stdio.Err
+	if stdio.Quiet {
+		agentErr = stdio.Out
+	}
 	l := &Launcher{
 		Bwrap: h.Bwrap, Self: self,
-		Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err,
+		Stdin: stdio.In, Stdout: stdio.Out, Stderr: agentErr,
 		Transcript: tr,
 		Place: func(ctx context.Context, pid int) error {
 			if sc == nil {

@@ -44,6 +44,9 @@ type Record struct {
 	Transcript string `json:"transcript"`
 	// Unit is the systemd unit the jail runs in, when there is one.
 	Unit string `json:"unit,omitempty"`
+	// MaxRuntime is a headless service's runtime cap; interactive slots
+	// have none and are never stopped for running long.
+	MaxRuntime time.Duration `json:"max_runtime,omitempty"`
 }
 
 // CorruptError reports a registry file that cannot be used. The file is

@@ -1,0 +1,86 @@
+package slot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// AcquireNamed takes the slot called name, for launches whose name the
+// user chose (headless services). Unlike [Registry.Acquire] it never picks
+// another name: a name in use is an error that says so.
+func (r *Registry) AcquireNamed(name, kind, worktree string) (*Slot, error) {
+	if !ValidName(name) {
+		return nil, fmt.Errorf("invalid slot name %q: use letters, digits, '.', '_' and '-'", name)
+	}
+	if err := checkKind(kind); err != nil {
+		return nil, err
+	}
+	real, err := realPath(worktree)
+	if err != nil {
+		return nil, fmt.Errorf("resolving worktree %q: %w", worktree, err)
+	}
+	for _, d := range []string{r.home, r.slotsDir(), filepath.Join(r.home, "transcripts")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("creating state dir %q: %w; make it writable or set AISAN_HOME to a writable directory", d, err)
+		}
+	}
+	lock, err := tryLock(r.lockPath(name))
+	if errors.Is(err, errLocked) {
+		return nil, fmt.Errorf("slot %q is in use by a running launch; 'aisan kill %s' ends it", name, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	old, err := readRecord(r.recordPath(name), name)
+	var corrupt *CorruptError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case errors.As(err, &corrupt):
+		lock.Close()
+		return nil, err
+	case err != nil:
+		lock.Close()
+		return nil, fmt.Errorf("reading record of slot %q: %w", name, err)
+	case jailAlive(old):
+		lock.Close()
+		return nil, fmt.Errorf("slot %q still has a live jail whose wrapper died; 'aisan kill %s' ends it", name, name)
+	}
+	s, err := r.start(name, kind, real, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// RecordEnd records how a slot that nobody holds ended, for a supervisor
+// that learnt it from elsewhere (systemd stopped a service whose wrapper
+// could not record it). It takes the slot's lock while it writes, and
+// leaves a record that already has its end alone.
+func (r *Registry) RecordEnd(name string, status int, at time.Time) error {
+	lock, err := tryLock(r.lockPath(name))
+	if errors.Is(err, errLocked) {
+		return fmt.Errorf("slot %q is held by a running launch; it records its own end", name)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	rec, err := readRecord(r.recordPath(name), name)
+	if err != nil {
+		return err
+	}
+	if !rec.End.IsZero() {
+		return nil
+	}
+	rec.End = at
+	rec.ExitStatus = &status
+	if err := writeRecord(r.recordPath(name), rec); err != nil {
+		return fmt.Errorf("recording the end of slot %q: %w", name, err)
+	}
+	return nil
+}
