@@ -2,6 +2,8 @@ package jail
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -71,7 +73,17 @@ func (s *scoper) close() {
 // place starts the slot's scope around pid and records its name.
 func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, stderr io.Writer) error {
 	unit := systemd.UnitName(sl.Name())
-	if err := s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pid, s.limits); err != nil {
+	err := s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pid, s.limits)
+	if errors.Is(err, systemd.ErrUnitExists) {
+		// Slot names are unique within one state directory; a second
+		// one (another AISAN_HOME) can hold a live slot of the same
+		// name. The registry records whichever name we get.
+		var b [4]byte
+		rand.Read(b[:])
+		unit = systemd.UnitName(sl.Name() + "-" + hex.EncodeToString(b[:]))
+		err = s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pid, s.limits)
+	}
+	if err != nil {
 		return fmt.Errorf("placing the jail in a systemd scope: %w", err)
 	}
 	if err := sl.Update(func(r *slot.Record) { r.Unit = unit }); err != nil {

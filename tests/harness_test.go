@@ -186,5 +186,17 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 func testEnv(t testing.TB) (home string, env []string) {
 	t.Helper()
 	home = t.TempDir()
-	return home, []string{"HOME=" + home, "AISAN_HOME=" + filepath.Join(home, ".aisan")}
+	env = []string{"HOME=" + home, "AISAN_HOME=" + filepath.Join(home, ".aisan")}
+	// No test leaks a jail: whatever a test launched under this state
+	// directory and left running (an orphan whose wrapper it killed, say)
+	// is killed when it ends.
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(home, ".aisan", "slots")); err != nil {
+			return
+		}
+		cmd := exec.Command(aisanBin, "kill", "--all")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Run()
+	})
+	return home, env
 }
