@@ -27,9 +27,10 @@
 //
 // # Liveness is the lock
 //
-// The wrapper takes an open-file-description lock (fcntl F_OFD_SETLK) on
-// the slot's lock file and holds it until it exits; the kernel drops it when
-// the wrapper dies, however it dies. A slot is
+// The wrapper takes an flock(2) on the slot's lock file, and an
+// open-file-description lock (fcntl F_OFD_SETLK) on the same descriptor,
+// and holds both until it exits; the kernel drops them when the wrapper
+// dies, however it dies. A slot is
 //
 //   - running: the lock is held and the record has no end yet;
 //   - orphaned: the lock is free, but the jail's PID namespace is still
@@ -40,9 +41,10 @@
 // PIDs alone decide nothing: a PID is reused, and /proc/PID/comm is
 // truncated to 15 bytes. A jail is "still alive" only when the recorded
 // init PID exists and /proc/PID/ns/pid has the recorded PID-namespace inode.
-// The lock is tested with F_OFD_GETLK, which places no lock, so "aisan list"
-// never makes a concurrent launch believe a name is taken. OFD locks rather
-// than flock(2) for that reason: flock has no test operation.
+// The flock is what other tools see (`flock -n FILE true` fails while the
+// slot runs). aisan itself tests the OFD lock with F_OFD_GETLK, which places
+// no lock, so "aisan list" never makes a concurrent launch believe a name is
+// taken; flock(2) has no test operation.
 //
 // The lock file is opened close-on-exec. If the stage process or bwrap
 // inherited it, a killed wrapper would leave the lock held by the jail, and

@@ -16,13 +16,27 @@ func wholeFile(typ int16) *unix.Flock_t {
 	return &unix.Flock_t{Type: typ, Whence: 0, Start: 0, Len: 0}
 }
 
-// tryLock opens path (creating it) and takes an exclusive OFD lock without
-// waiting. It returns errLocked when someone else holds it. The file is
-// close-on-exec (os.OpenFile's default), so children never inherit it.
+// tryLock opens path (creating it) and takes two exclusive locks on it
+// without waiting: flock(2), the lock the slot's liveness is defined by
+// (what `flock -n FILE` and other tools test), and an OFD lock on the same
+// open file description, which lockHeld can test without taking it. Both
+// belong to the one descriptor and go when it is closed, by us or by the
+// kernel when we die. It returns errLocked when someone else holds either.
+// The file is close-on-exec (os.OpenFile's default), so children never
+// inherit it.
 func tryLock(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file %q: %w", path, err)
+	}
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		f.Close()
+		return nil, errLocked
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %q: %w", path, err)
 	}
 	err = unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, wholeFile(unix.F_WRLCK))
 	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
