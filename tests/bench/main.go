@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/creack/pty"
@@ -48,6 +49,11 @@ func main() {
 	hasManager := os.Getenv("XDG_RUNTIME_DIR") != ""
 	vs := []variant{
 		{name: "bare bwrap (floor)", argv: []string{bwrap, "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--unshare-pid", "true"}},
+		// Not a target: what bwrap alone costs with the deny-list's own
+		// options, so the rest of a ratio can be told apart.
+		{name: "bwrap with the deny-list mounts (reference)",
+			argv: []string{bwrap, "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--unshare-pid",
+				"--ro-bind", "/sys/fs/cgroup", "/sys/fs/cgroup", "--die-with-parent", "--as-pid-1", "true"}},
 		{name: "aisan run -- true (no pty, bus masked, no scope)", issue: "#2", target: 2.0,
 			argv: []string{*aisan, "run", "--", "true"}, env: append(noScope, noProxy...)},
 		{name: "aisan run -- true on a pty", issue: "#3", target: 2.5, tty: true,
@@ -58,11 +64,11 @@ func main() {
 			argv: []string{*aisan, "run", "--", "true"}},
 	}
 	if !hasBus {
-		vs[3].skip = "no session bus in this environment"
 		vs[4].skip = "no session bus in this environment"
+		vs[5].skip = "no session bus in this environment"
 	}
 	if !hasManager {
-		vs[4].skip = "no systemd user manager in this environment"
+		vs[5].skip = "no systemd user manager in this environment"
 	}
 	times := make([][]time.Duration, len(vs))
 	for i := 0; i < *runs+2; i++ {
@@ -80,6 +86,8 @@ func main() {
 			}
 		}
 	}
+	guardLatency(*aisan, *runs*2)
+
 	floor := median(times[0])
 	fmt.Printf("launch overhead, %d interleaved runs each (median):\n", *runs)
 	for j, v := range vs {
@@ -89,7 +97,9 @@ func main() {
 		}
 		m := median(times[j])
 		line := fmt.Sprintf("  %-50s %7.2f ms", v.name, ms(m))
-		if j > 0 {
+		if j > 0 && v.target == 0 {
+			line += fmt.Sprintf("  ratio %.2f", float64(m)/float64(floor))
+		} else if j > 0 {
 			ratio := float64(m) / float64(floor)
 			verdict := "ok"
 			if ratio > v.target {
@@ -134,3 +144,40 @@ func median(d []time.Duration) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// guardInput is a typical Claude Code PreToolUse input for the Bash tool.
+const guardInput = `{"session_id":"2f9c1c1e-5a1b-4c8e-9d7a-0b6f4e3a2d10","transcript_path":"/home/dev/.claude/projects/-home-dev-proj/2f9c1c1e.jsonl","cwd":"/home/dev/proj","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"cd /home/dev/proj && go test ./... 2>&1 | tail -n 40","description":"Run the test suite","timeout":120000,"run_in_background":false},"tool_use_id":"toolu_01ABCDEF"}`
+
+// guardLatency measures `aisan guard` as the agent runs it: a whole
+// process, input on stdin, interleaved with /bin/true as the floor of any
+// process start on this machine.
+func guardLatency(aisan string, runs int) {
+	if runs < 50 {
+		runs = 50
+	}
+	var guard, floor []time.Duration
+	for i := 0; i < runs+3; i++ {
+		for _, v := range []struct {
+			argv []string
+			into *[]time.Duration
+		}{{[]string{aisan, "guard"}, &guard}, {[]string{"/bin/true"}, &floor}} {
+			cmd := exec.Command(v.argv[0], v.argv[1:]...)
+			cmd.Stdin = strings.NewReader(guardInput)
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %v: %v\n", v.argv, err)
+				os.Exit(1)
+			}
+			if i >= 3 {
+				*v.into = append(*v.into, time.Since(start))
+			}
+		}
+	}
+	g, f := median(guard), median(floor)
+	verdict := "ok"
+	if g > 3*time.Millisecond {
+		verdict = "OVER TARGET"
+	}
+	fmt.Printf("guard latency (issue #6), whole process, %d runs: median %.2f ms (target <= 3 ms) %s; /bin/true floor %.2f ms\n",
+		runs, ms(g), verdict, ms(f))
+}
