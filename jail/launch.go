@@ -293,7 +293,7 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 				copies.Wait()
 			}
 			trace("output drained")
-			if !started {
+			if !started && infoc != nil {
 				if i, ok := <-infoc; ok {
 					info, started = i, true
 					if l.Started != nil {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/aisan-dev/aisan/distro"
 	"github.com/aisan-dev/aisan/hooks"
@@ -58,7 +59,9 @@ type Host struct {
 	Home string
 	// AisanHome is the state directory.
 	AisanHome string
-	// RuntimeDir is $XDG_RUNTIME_DIR, "" when unset.
+	// RuntimeDir is $XDG_RUNTIME_DIR, or when that is unset (after su or
+	// sudo, say) /run/user/UID if it exists and is ours: the user manager
+	// and the bus still listen there, and the jail must hide them.
 	RuntimeDir string
 }
 
@@ -110,7 +113,7 @@ func GatherHost() (Host, error) {
 		Env:        os.Environ(),
 		Home:       home,
 		AisanHome:  ah,
-		RuntimeDir: os.Getenv("XDG_RUNTIME_DIR"),
+		RuntimeDir: runtimeDir(),
 	}, nil
 }
 
@@ -133,7 +136,13 @@ func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*S
 		return nil, err
 	}
 	slotDir := slotRuntimeDir(h, slotName)
-	lookup := lookupFunc(h.Env)
+	env := lookupFunc(h.Env)
+	lookup := func(k string) (string, bool) {
+		if k == "XDG_RUNTIME_DIR" && h.RuntimeDir != "" {
+			return h.RuntimeDir, true
+		}
+		return env(k)
+	}
 	bus, err := busproxy.Decide(lookup, busproxy.Gather(lookup, slotDir))
 	if err != nil {
 		return nil, err
@@ -448,4 +457,22 @@ func (b *lockedBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf
+}
+
+// runtimeDir is $XDG_RUNTIME_DIR, or /run/user/UID when the variable is
+// unset and that directory exists and belongs to us.
+func runtimeDir() string {
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+		return rt
+	}
+	uid := os.Getuid()
+	p := fmt.Sprintf("/run/user/%d", uid)
+	fi, err := os.Stat(p)
+	if err != nil || !fi.IsDir() {
+		return ""
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+		return ""
+	}
+	return p
 }

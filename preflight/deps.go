@@ -1,0 +1,150 @@
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aisan-dev/aisan/distro"
+	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/systemd"
+)
+
+// commandTimeout bounds each helper command preflight runs (bwrap
+// --version, the user namespace probe). They answer in milliseconds; the
+// bound only keeps a wedged host from hanging preflight.
+const commandTimeout = 3 * time.Second
+
+// bwrapInfo is the bwrap the launcher would run.
+type bwrapInfo struct {
+	Path    string // absolute
+	Err     error  // from the PATH lookup
+	Version string // "bubblewrap 0.8.0", "" when --version failed
+	Setuid  bool   // setuid root
+}
+
+func (e *Env) bwrapProbe(ctx context.Context) bwrapInfo {
+	return e.bwrap.get(func() bwrapInfo {
+		p, err := exec.LookPath("bwrap")
+		if err != nil {
+			return bwrapInfo{Err: err}
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return bwrapInfo{Err: err}
+		}
+		info := bwrapInfo{Path: abs}
+		if fi, err := os.Stat(abs); err == nil {
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			info.Setuid = fi.Mode()&os.ModeSetuid != 0 && ok && st.Uid == 0
+		}
+		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, abs, "--version").Output(); err == nil {
+			info.Version = strings.TrimSpace(string(out))
+		}
+		return info
+	})
+}
+
+// install is the command that installs tool here.
+func (e *Env) install(tool string) string { return distro.InstallCommand(e.Family, tool) }
+
+func checkBwrap(ctx context.Context, e *Env) Finding {
+	bw := e.bwrapProbe(ctx)
+	if bw.Err != nil {
+		return Finding{Status: Fail, Detail: "not installed (not found in PATH): aisan cannot build a jail", Fix: e.install("bwrap")}
+	}
+	v := bw.Version
+	if v == "" {
+		v = "version unknown: bwrap --version failed"
+	}
+	if bw.Setuid {
+		v += ", setuid root"
+	}
+	return Finding{Detail: fmt.Sprintf("%s (%s)", bw.Path, v)}
+}
+
+func checkProxy(ctx context.Context, e *Env) Finding {
+	p, err := exec.LookPath(busproxy.ProxyName)
+	if err == nil {
+		abs, _ := filepath.Abs(p)
+		return Finding{Detail: abs}
+	}
+	if e.Getenv(busproxy.EnvNoProxy) == "1" {
+		return Finding{Detail: "not installed; " + busproxy.EnvNoProxy + "=1 masks the session bus in jails anyway"}
+	}
+	return Finding{
+		Status: Warn,
+		Detail: "not installed: jails get a masked session bus (no keyring, notifications or portals inside)",
+		Fix:    e.install(busproxy.ProxyName),
+	}
+}
+
+func checkGit(ctx context.Context, e *Env) Finding {
+	p, err := exec.LookPath("git")
+	if err != nil {
+		return Finding{Status: Warn, Detail: "not installed: agents use it for worktrees, diffs and commits", Fix: e.install("git")}
+	}
+	abs, _ := filepath.Abs(p)
+	return Finding{Detail: abs}
+}
+
+// Fix lines for a missing user manager, verbatim.
+const (
+	fixLinger = "loginctl enable-linger $USER"
+	fixXDG    = "export XDG_RUNTIME_DIR=/run/user/$(id -u)"
+)
+
+func checkUserManager(ctx context.Context, e *Env) Finding {
+	r := e.managerProbe(ctx)
+	if r.err == nil {
+		detail := "reachable at " + e.tilde(r.m.Via())
+		if v, err := r.m.Version(ctx); err == nil && v != "" {
+			detail += " (systemd " + v + ")"
+		}
+		return Finding{Detail: detail}
+	}
+	var nm *systemd.NoManagerError
+	if !errors.As(r.err, &nm) {
+		return Finding{
+			Status: Warn,
+			Detail: fmt.Sprintf("the user manager does not answer: %v; jails run without a scope (no resource limits)", r.err),
+			Fix:    "systemctl --user status",
+		}
+	}
+	if !nm.Booted {
+		return Finding{Detail: "none: this host's init is not systemd, so jails run without a scope (no resource limits); aisan kill works through the PID namespace"}
+	}
+	return Finding{
+		Status: Warn,
+		Detail: "none: " + nm.Reason + "; jails run without a scope (no resource limits)",
+		Fix:    strings.Join(e.managerFixes(), "\n"),
+	}
+}
+
+// managerFixes orders the two remedies for a missing user manager by what
+// the host shows: a runtime directory with a manager in it means this
+// shell only lost its address (su, sudo, cron); none means nothing keeps
+// a manager for this user (SSH without linger).
+func (e *Env) managerFixes() []string {
+	if e.Getenv("XDG_RUNTIME_DIR") == "" {
+		std := fmt.Sprintf("/run/user/%d", e.UID)
+		if isSocket(filepath.Join(std, "systemd", "private")) || isSocket(filepath.Join(std, "bus")) {
+			return []string{fixXDG}
+		}
+		return []string{fixLinger, fixXDG}
+	}
+	return []string{fixLinger}
+}
+
+func isSocket(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().Type() == os.ModeSocket
+}

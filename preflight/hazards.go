@@ -1,0 +1,382 @@
+package preflight
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aisan-dev/aisan/distro"
+	"github.com/aisan-dev/aisan/hooks"
+	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/systemd"
+)
+
+// Hazards: settings under which aisan runs but a promise quietly weakens.
+
+func checkBusAddress(ctx context.Context, e *Env) Finding {
+	addr := e.Getenv(busproxy.EnvAddress)
+	if addr == "" {
+		if rt := e.Getenv("XDG_RUNTIME_DIR"); rt != "" && isSocket(filepath.Join(rt, "bus")) {
+			return Finding{Detail: "not set; clients use " + filepath.Join(rt, "bus") + ", a socket path the jail can hide"}
+		}
+		return Finding{Detail: "not set, and no bus socket in XDG_RUNTIME_DIR"}
+	}
+	as, err := busproxy.ParseAddress(addr)
+	if err != nil {
+		return Finding{Status: Fail, Detail: fmt.Sprintf("%s=%q does not parse: %v", busproxy.EnvAddress, addr, err), Fix: "unset " + busproxy.EnvAddress}
+	}
+	for _, a := range as {
+		if addrUnmaskable(a.String()) {
+			return Finding{
+				Status: Warn,
+				Detail: "the session bus is at " + a.String() + ", which no mount can hide: a jailed agent reaches the whole bus there, systemd included",
+				Fix:    e.fixAbstract(),
+			}
+		}
+	}
+	return Finding{Detail: addr + " (a socket path, which the jail can hide)"}
+}
+
+// fixAbstract moves the session bus to a socket path: dbus-user-session
+// on Debian and Ubuntu makes the user manager run it at
+// $XDG_RUNTIME_DIR/bus, which the other families do by default.
+func (e *Env) fixAbstract() string {
+	if e.Family == distro.Debian {
+		return "sudo apt-get install dbus-user-session   # then log out and in: the bus moves to unix:path=$XDG_RUNTIME_DIR/bus"
+	}
+	return "run the session bus from the systemd user manager (dbus.socket), at unix:path=$XDG_RUNTIME_DIR/bus, instead of dbus-launch; then log out and in"
+}
+
+func checkStateDir(ctx context.Context, e *Env) Finding {
+	home, err := slot.Home()
+	if err != nil {
+		return Finding{Status: Fail, Detail: err.Error(), Fix: e.fixStateDir()}
+	}
+	if err := slot.CheckHome(home, e.Cwd); err != nil {
+		var he *slot.HomeError
+		if !errors.As(err, &he) {
+			return Finding{Status: Fail, Detail: err.Error(), Fix: e.fixStateDir()}
+		}
+		where := "the git worktree " + e.tilde(he.Project)
+		if he.Jailed {
+			where = "this directory, which a jail started here could edit"
+		}
+		return Finding{Status: Fail, Detail: fmt.Sprintf("%s is inside %s: aisan refuses to run", e.tilde(home), where), Fix: e.fixStateDir()}
+	}
+	detail := e.tilde(home)
+	if _, err := os.Stat(home); errors.Is(err, fs.ErrNotExist) {
+		detail += " (created at the first launch)"
+	}
+	return Finding{Detail: detail}
+}
+
+// fixStateDir proposes a state dir that passes the same check here: the
+// default when it does, else the XDG state dir.
+func (e *Env) fixStateDir() string {
+	if e.Home != "" {
+		if def := filepath.Join(e.Home, ".aisan"); slot.CheckHome(def, e.Cwd) == nil {
+			return "unset AISAN_HOME   # the default, ~/.aisan"
+		}
+		state := e.Getenv("XDG_STATE_HOME")
+		if !filepath.IsAbs(state) {
+			state = filepath.Join(e.Home, ".local", "state")
+		}
+		if p := filepath.Join(state, "aisan"); slot.CheckHome(p, e.Cwd) == nil {
+			return "export AISAN_HOME=" + e.tilde(p)
+		}
+	}
+	return "export AISAN_HOME=/path/outside/any/git/worktree"
+}
+
+// settingsFile is one file an agent reads hooks from.
+type settingsFile struct {
+	agent string // "Claude Code", "Codex"
+	path  string
+}
+
+// hookFiles lists where Claude Code and Codex read hooks, for the agents
+// whose configuration exists: the user files (hooks.Agents), the project
+// files in the working directory and at its worktree root, and Claude
+// Code's managed files. Codex's TOML forms (config.toml, requirements.toml)
+// are not read: a hook there shows as not installed.
+func (e *Env) hookFiles() (claude, codex []settingsFile, present []string) {
+	agents := hooks.Agents(e.Home, e.Getenv)
+	for _, a := range agents {
+		if !a.Present() {
+			continue
+		}
+		switch a.Name {
+		case "claude":
+			present = append(present, "Claude Code")
+			claude = append(claude, settingsFile{"Claude Code", a.File})
+		case "codex":
+			present = append(present, "Codex")
+			codex = append(codex, settingsFile{"Codex", a.File})
+		}
+	}
+	var dirs []string
+	if e.Cwd != "" {
+		dirs = append(dirs, e.Cwd)
+		if root := worktreeRoot(e.Cwd); root != "" && root != e.Cwd {
+			dirs = append(dirs, root)
+		}
+	}
+	if len(codex) > 0 {
+		// Codex loads a project's hooks.json once the project is trusted.
+		for _, d := range dirs {
+			codex = append(codex, settingsFile{"Codex", filepath.Join(d, ".codex", "hooks.json")})
+		}
+	}
+	if len(claude) > 0 {
+		for _, d := range dirs {
+			for _, f := range []string{"settings.json", "settings.local.json"} {
+				claude = append(claude, settingsFile{"Claude Code", filepath.Join(d, ".claude", f)})
+			}
+		}
+		claude = append(claude, settingsFile{"Claude Code", "/etc/claude-code/managed-settings.json"})
+		managed, _ := filepath.Glob("/etc/claude-code/managed-settings.d/*.json")
+		for _, m := range managed {
+			claude = append(claude, settingsFile{"Claude Code", m})
+		}
+	}
+	return claude, codex, present
+}
+
+// worktreeRoot is the nearest directory at or above dir holding .git.
+func worktreeRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// hookState is what one agent's settings files say about the guard.
+type hookState struct {
+	installed string   // the first file holding the hook
+	disabled  string   // the first file with "disableAllHooks": true
+	broken    []string // files that do not parse
+}
+
+func readHookState(files []settingsFile) hookState {
+	var st hookState
+	for _, f := range files {
+		src, err := os.ReadFile(f.path)
+		if err != nil {
+			continue
+		}
+		// Uninstall finds the hook exactly as install-hook and
+		// uninstall-hook do: a change means one of ours is there.
+		_, ours, err := hooks.Uninstall(src)
+		if err != nil {
+			st.broken = append(st.broken, f.path)
+			continue
+		}
+		if ours && st.installed == "" {
+			st.installed = f.path
+		}
+		var top struct {
+			DisableAllHooks bool `json:"disableAllHooks"`
+		}
+		if json.Unmarshal(src, &top) == nil && top.DisableAllHooks && st.disabled == "" {
+			st.disabled = f.path
+		}
+	}
+	return st
+}
+
+func checkGuardHook(ctx context.Context, e *Env) Finding {
+	claude, codex, present := e.hookFiles()
+	if len(present) == 0 {
+		return Finding{Detail: "no Claude Code or Codex configuration found (nothing to guard yet)"}
+	}
+	var (
+		problems, fixes, ok []string
+	)
+	for _, a := range []struct {
+		name  string
+		files []settingsFile
+	}{{"Claude Code", claude}, {"Codex", codex}} {
+		if len(a.files) == 0 {
+			continue
+		}
+		st := readHookState(a.files)
+		switch {
+		case st.disabled != "":
+			problems = append(problems, fmt.Sprintf("%s: disabled by \"disableAllHooks\": true in %s", a.name, e.tilde(st.disabled)))
+			fixes = append(fixes, fmt.Sprintf("remove \"disableAllHooks\": true from %s", e.tilde(st.disabled)))
+		case len(st.broken) > 0 && st.installed == "":
+			problems = append(problems, fmt.Sprintf("%s: %s is not valid JSON", a.name, e.tilde(st.broken[0])))
+			fixes = append(fixes, "fix the JSON in "+e.tilde(st.broken[0])+", then: aisan install-hook")
+		case st.installed == "":
+			problems = append(problems, a.name+": not installed")
+			if !slices.Contains(fixes, "aisan install-hook") {
+				fixes = append(fixes, "aisan install-hook")
+			}
+		default:
+			ok = append(ok, a.name+" ("+e.tilde(st.installed)+")")
+		}
+	}
+	if len(problems) > 0 {
+		return Finding{Status: Warn, Detail: strings.Join(problems, "; ") + ": a name-based kill is not explained to the agent", Fix: strings.Join(fixes, "\n")}
+	}
+	return Finding{Detail: "installed for " + joinAnd(ok)}
+}
+
+// shellRC is a startup file of a shell, and the line that loads aisan's
+// integration there.
+type shellRC struct {
+	shell string
+	files []string
+	line  string
+	rc    string // the file the fix appends to, as the user types it
+}
+
+func (e *Env) shellRCs() []shellRC {
+	h := e.Home
+	zdot := e.Getenv("ZDOTDIR")
+	if !filepath.IsAbs(zdot) {
+		zdot = h
+	}
+	conf := e.Getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(conf) {
+		conf = filepath.Join(h, ".config")
+	}
+	fishConfD, _ := filepath.Glob(filepath.Join(conf, "fish", "conf.d", "*.fish"))
+	return []shellRC{
+		{"bash", []string{filepath.Join(h, ".bashrc"), filepath.Join(h, ".bash_profile"), filepath.Join(h, ".bash_login"), filepath.Join(h, ".profile")},
+			`eval "$(aisan shell-init bash)"`, "~/.bashrc"},
+		{"zsh", []string{filepath.Join(zdot, ".zshrc"), filepath.Join(zdot, ".zprofile"), filepath.Join(zdot, ".zshenv")},
+			`eval "$(aisan shell-init zsh)"`, e.tilde(filepath.Join(zdot, ".zshrc"))},
+		{"fish", append([]string{filepath.Join(conf, "fish", "config.fish")}, fishConfD...),
+			"aisan shell-init fish | source", e.tilde(filepath.Join(conf, "fish", "config.fish"))},
+	}
+}
+
+// loadsIntegration reports whether an rc file loads aisan's functions: a
+// line, not commented out, that runs "aisan shell-init" or sources the
+// shipped aisan.sh or aisan.fish.
+func loadsIntegration(src string) bool {
+	for _, line := range strings.Split(src, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		if strings.Contains(line, "aisan shell-init") {
+			return true
+		}
+		for _, f := range []string{"aisan.sh", "aisan.fish"} {
+			if strings.Contains(line, f) && (strings.HasPrefix(line, "source ") || strings.HasPrefix(line, ". ")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func checkShell(ctx context.Context, e *Env) Finding {
+	if e.Home == "" {
+		return Finding{Status: Warn, Detail: "no home directory: cannot look for shell startup files", Fix: "export HOME=~" + e.Getenv("USER")}
+	}
+	shell := filepath.Base(e.Getenv("SHELL"))
+	rcs := e.shellRCs()
+	var mine *shellRC
+	for i := range rcs {
+		if rcs[i].shell == shell {
+			mine = &rcs[i]
+		}
+	}
+	candidates := rcs
+	if mine != nil {
+		candidates = []shellRC{*mine}
+	}
+	for _, rc := range candidates {
+		for _, f := range rc.files {
+			if b, err := os.ReadFile(f); err == nil && loadsIntegration(string(b)) {
+				return Finding{Detail: "loaded from " + e.tilde(f)}
+			}
+		}
+	}
+	target := rcs[0] // bash, when the login shell is unknown
+	what := "no shell startup file loads it"
+	if mine != nil {
+		target = *mine
+		what = "not loaded in " + target.rc + " (" + shell + ")"
+	}
+	return Finding{
+		Status: Warn,
+		Detail: what + ": typing claude, codex or opencode runs the agent unjailed",
+		Fix:    fmt.Sprintf("echo '%s' >> %s", target.line, target.rc),
+	}
+}
+
+// Fix command for undelegated controllers: a drop-in for user@.service,
+// as systemd's documentation on delegation shows.
+const fixDelegate = "sudo mkdir -p /etc/systemd/system/user@.service.d && printf '[Service]\\nDelegate=cpu memory pids\\n' | sudo tee /etc/systemd/system/user@.service.d/delegate.conf && sudo systemctl daemon-reload   # then log out and in"
+
+func checkLimits(ctx context.Context, e *Env) Finding {
+	limits, err := systemd.ParseLimits(e.Getenv(systemd.EnvLimits))
+	if err != nil {
+		return Finding{Status: Warn, Detail: fmt.Sprintf("%s: %v", systemd.EnvLimits, err), Fix: "unset " + systemd.EnvLimits}
+	}
+	r := e.managerProbe(ctx)
+	if r.err != nil {
+		return Finding{Detail: "not applicable: no systemd user manager (see above)"}
+	}
+	delegated, err := r.m.DelegatedControllers(ctx)
+	if err != nil {
+		return Finding{Status: Warn, Detail: "cannot tell which controllers are delegated: " + err.Error(), Fix: "systemctl --user show -p ControlGroup"}
+	}
+	v1, _ := systemd.V1Controllers()
+	if err := systemd.CheckDelegation(limits, delegated, v1); err != nil {
+		var ue *systemd.UndelegatedError
+		fix := fixDelegate
+		if errors.As(err, &ue) && len(ue.V1) > 0 {
+			fix = strings.Join(ue.Hint(), "\n")
+		}
+		return Finding{Status: Warn, Detail: err.Error() + " (set in " + systemd.EnvLimits + ")", Fix: fix}
+	}
+	all := systemd.Limits{MemoryMax: 1, CPUQuotaPerSecUSec: 1, TasksMax: 1}
+	missing := systemd.MissingControllers(all, delegated)
+	if len(missing) == 0 {
+		return Finding{Detail: "cpu, memory and pids are delegated: --memory-max, --cpu-quota and --tasks-max take effect"}
+	}
+	var flags []string
+	for _, c := range missing {
+		flags = append(flags, map[string]string{"memory": "--memory-max", "cpu": "--cpu-quota", "pids": "--tasks-max"}[c])
+	}
+	are := "is"
+	if len(missing) > 1 {
+		are = "are"
+	}
+	return Finding{Detail: fmt.Sprintf("%s %s not delegated: %s would be ignored, with a warning at launch (no limit set in %s)",
+		joinAnd(missing), are, joinAnd(flags), systemd.EnvLimits)}
+}
+
+func checkRoot(ctx context.Context, e *Env) Finding {
+	if e.Euid != 0 {
+		return Finding{Detail: "not root"}
+	}
+	fix := "run aisan as your own user, not as root"
+	if u := e.Getenv("SUDO_USER"); u != "" && u != "root" {
+		fix = "exit the sudo shell and run aisan as " + u
+	}
+	return Finding{
+		Status: Warn,
+		Detail: "running as root: bwrap builds no user namespace, the jail runs with root's powers, and agents refuse some modes (claude --dangerously-skip-permissions)",
+		Fix:    fix,
+	}
+}

@@ -1,0 +1,595 @@
+package preflight
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/aisan-dev/aisan/distro"
+	"github.com/aisan-dev/aisan/hooks"
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/busproxy"
+)
+
+// testEnv is an Env whose environment is vars, with no probe run yet.
+func testEnv(t *testing.T, vars map[string]string) *Env {
+	t.Helper()
+	return &Env{
+		Getenv: func(k string) string { return vars[k] },
+		Home:   t.TempDir(),
+		UID:    1000,
+		Euid:   1000,
+		Family: distro.Debian,
+	}
+}
+
+// withHostBus fixes the host bus probe's result.
+func withHostBus(e *Env, attempts ...busAttempt) {
+	e.hostBus.get(func() hostBusResult { return hostBusResult{attempts: attempts} })
+}
+
+func TestChecksNamed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Checks() {
+		if c.Name == "" || c.Run == nil {
+			t.Errorf("check %q: empty name or no Run", c.Name)
+		}
+		if seen[c.Name] {
+			t.Errorf("check %q listed twice", c.Name)
+		}
+		seen[c.Name] = true
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	findings := []Finding{
+		{Status: OK, Name: "bwrap", Detail: "/usr/bin/bwrap"},
+		{Status: Fail, Name: "user namespaces", Detail: "denied", Fix: "sudo sysctl a\nsudo sysctl b"},
+		{Status: Fail, Name: "foreign PIDs", Detail: "not proven", Fix: "sudo sysctl a\nsudo sysctl b"},
+		{Status: Warn, Name: "shell", Detail: "not loaded", Fix: "echo x >> ~/.bashrc"},
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, findings, false); err != nil {
+		t.Fatal(err)
+	}
+	want := `ok    bwrap            /usr/bin/bwrap
+FAIL  user namespaces  denied
+      fix: sudo sysctl a
+      fix: sudo sysctl b
+FAIL  foreign PIDs     not proven
+      fix: as for user namespaces, above
+warn  shell            not loaded
+      fix: echo x >> ~/.bashrc
+preflight: 3 problems
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("WriteText (-want +got):\n%s", diff)
+	}
+
+	b.Reset()
+	WriteText(&b, findings[:1], true)
+	if b.Len() != 0 {
+		t.Errorf("quiet with no problems printed %q, want nothing", b.String())
+	}
+	b.Reset()
+	WriteText(&b, findings[3:], true)
+	if want := "warn  shell  not loaded\n      fix: echo x >> ~/.bashrc\npreflight: 1 problem\n"; b.String() != want {
+		t.Errorf("quiet printed %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	WriteText(&b, findings[:1], false)
+	if !strings.HasSuffix(b.String(), "\npreflight: ok\n") {
+		t.Errorf("no problems: last line of %q is not preflight: ok", b.String())
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	findings := []Finding{
+		{Status: OK, Name: "bwrap", Detail: "/usr/bin/bwrap", Fix: ""},
+		{Status: Warn, Name: "shell", Detail: "not loaded", Fix: "echo"},
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, findings); err != nil {
+		t.Fatal(err)
+	}
+	var got Report
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, b.String())
+	}
+	if diff := cmp.Diff(Report{Findings: findings, Problems: 1}, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(b.String(), `"status": "warn"`) || strings.Contains(b.String(), `"fix": ""`) {
+		t.Errorf("want lower-case statuses and no empty fix:\n%s", b.String())
+	}
+}
+
+func TestRunKeepsOrderAndDropsFixOnOK(t *testing.T) {
+	checks := []Check{
+		{"a", func(context.Context, *Env) Finding { return Finding{Detail: "1", Fix: "ignored"} }},
+		{"b", func(context.Context, *Env) Finding {
+			return Finding{Status: Fail, Name: "wrong", Detail: "2", Fix: "f"}
+		}},
+	}
+	got := Run(context.Background(), &Env{}, checks)
+	want := []Finding{{Name: "a", Detail: "1"}, {Status: Fail, Name: "b", Detail: "2", Fix: "f"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Run (-want +got):\n%s", diff)
+	}
+}
+
+func TestClassifyUserns(t *testing.T) {
+	base := usernsFacts{Bwrap: "/usr/bin/bwrap", Output: "bwrap: setting up uid map: Permission denied", UsrBinBwrap: true, Family: distro.Debian, Euid: 1000}
+	tests := []struct {
+		name       string
+		edit       func(*usernsFacts)
+		detail     string // substring
+		fix        string // substring
+		fixIsExact bool
+	}{
+		{"max_user_namespaces", func(f *usernsFacts) { f.MaxUserNS = "0"; f.UnprivClone = "0" },
+			"user.max_user_namespaces=0", fixMaxUserNS, true},
+		{"unprivileged_userns_clone", func(f *usernsFacts) { f.UnprivClone = "0"; f.AppArmorRestrict = "1" },
+			"kernel.unprivileged_userns_clone=0", fixClone, true},
+		{"apparmor, distro bwrap", func(f *usernsFacts) { f.AppArmorRestrict = "1" },
+			"no AppArmor profile grants /usr/bin/bwrap", fixAppArmorProfile, true},
+		{"apparmor, other bwrap", func(f *usernsFacts) { f.AppArmorRestrict = "1"; f.Bwrap = "/home/u/.local/bin/bwrap" },
+			"/home/u/.local/bin/bwrap is not /usr/bin/bwrap", "export PATH=/usr/bin:$PATH", false},
+		{"apparmor, other bwrap, none in /usr/bin", func(f *usernsFacts) {
+			f.AppArmorRestrict = "1"
+			f.Bwrap = "/opt/bin/bwrap"
+			f.UsrBinBwrap = false
+			f.Family = distro.Fedora
+		}, "/opt/bin/bwrap is not /usr/bin/bwrap", "sudo dnf install bubblewrap", false},
+		{"setuid", func(f *usernsFacts) { f.Setuid = true; f.Bwrap = "/usr/local/bin/bwrap" },
+			"setuid root", "sudo chmod u-s /usr/local/bin/bwrap", false},
+		{"container", func(f *usernsFacts) {
+			f.Container = "a Docker container"
+			f.Output = "bwrap: Creating new namespace failed: Operation not permitted"
+		}, "inside a Docker container", fixContainer, true},
+		{"unknown", func(f *usernsFacts) { f.AppArmorRestrict = "0" },
+			"bwrap could not build the jail's namespaces (bwrap: setting up uid map", "bwrap --unshare-pid", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := base
+			tt.edit(&f)
+			detail, fix := classifyUserns(f)
+			if !strings.Contains(detail, tt.detail) {
+				t.Errorf("detail %q does not contain %q", detail, tt.detail)
+			}
+			if tt.fixIsExact && fix != tt.fix || !strings.Contains(fix, tt.fix) {
+				t.Errorf("fix %q, want %q", fix, tt.fix)
+			}
+		})
+	}
+}
+
+func TestDecidePID(t *testing.T) {
+	e := testEnv(t, nil)
+	tests := []struct {
+		name   string
+		rep    pidReport
+		alive  bool
+		status Status
+		detail string
+	}{
+		{"hidden", pidReport{Kill: "ESRCH"}, true, OK, "kill(42, 0) inside fails with ESRCH"},
+		{"marker gone", pidReport{Kill: "ESRCH"}, false, Fail, "marker process (PID 42) ended"},
+		{"visible", pidReport{Visible: true, Found: []int{42}, Kill: "ESRCH"}, true, Fail, "visible inside"},
+		{"found by name only", pidReport{Found: []int{7}, Kill: "ESRCH"}, true, Fail, "pkill -f would find it"},
+		{"signalled", pidReport{Kill: ""}, true, Fail, "can be signalled"},
+		{"pid taken inside", pidReport{Kill: "", Taken: true}, true, Warn, "inconclusive"},
+		{"other errno", pidReport{Kill: "EPERM"}, true, Fail, "EPERM"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := decidePID(e, liveResult{req: probeRequest{Marker: 42}, rep: probeReport{PID: tt.rep}, markerAlive: tt.alive})
+			checkFinding(t, f, tt.status, tt.detail)
+		})
+	}
+}
+
+func TestDecideCgroup(t *testing.T) {
+	e := testEnv(t, nil)
+	dir := "/sys/fs/cgroup/user.slice"
+	tests := []struct {
+		rep    cgroupReport
+		status Status
+		detail string
+	}{
+		{cgroupReport{Dir: dir, Mkdir: "EROFS"}, OK, "fails with EROFS"},
+		{cgroupReport{Dir: dir, Mkdir: ""}, Fail, "a cgroup could be created"},
+		{cgroupReport{Dir: dir, Mkdir: "EACCES"}, Fail, "EACCES, not EROFS"},
+		{cgroupReport{Dir: dir, Mkdir: "EROFS", Writable: []string{"/sys/fs/cgroup/unified"}}, Fail, "writable cgroup mounts inside: /sys/fs/cgroup/unified"},
+	}
+	for _, tt := range tests {
+		f := decideCgroup(e, liveResult{rep: probeReport{Cgroup: tt.rep}})
+		checkFinding(t, f, tt.status, tt.detail)
+	}
+}
+
+func TestDecideSystemdBus(t *testing.T) {
+	const addr = "unix:path=/run/user/1000/bus"
+	rt := map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"}
+	with := []busAttempt{{addr: addr, names: []string{"org.freedesktop.systemd1"}}}
+	tests := []struct {
+		name     string
+		env      map[string]string
+		attempts []busAttempt
+		req      []string
+		rep      []busReport
+		status   Status
+		detail   string
+		fix      string
+	}{
+		{"no bus", rt, nil, nil, nil, OK, "no session bus answers", ""},
+		{"no systemd1 on the host bus", rt, []busAttempt{{addr: addr, names: []string{"org.x"}}}, nil, nil, OK, "not proven: org.freedesktop.systemd1 is not on the host's session bus", ""},
+		{"filtered", rt, with, []string{addr}, []busReport{{Addr: addr, Jail: true, Systemd1: "org.freedesktop.DBus.Error.ServiceUnknown", Definite: true}}, OK, "unreachable inside (" + addr + ": ServiceUnknown)", ""},
+		{"masked", rt, with, []string{addr}, []busReport{{Addr: addr, Jail: true, Connect: "connection refused"}}, OK, addr + ": cannot connect", ""},
+		{"reached", rt, with, []string{addr}, []busReport{{Addr: addr, Systemd1: busReached, Definite: true}}, Fail, "answers inside at " + addr, "aisan explain run -- true"},
+		{"reached, runtime dir unset", nil, with, []string{addr}, []busReport{{Addr: addr, Systemd1: busReached, Definite: true}}, Fail, "answers inside", fixXDG},
+		{"reached, abstract", rt, []busAttempt{{addr: "unix:abstract=/tmp/dbus-x", names: []string{"org.freedesktop.systemd1"}}}, []string{"unix:abstract=/tmp/dbus-x"},
+			[]busReport{{Addr: "unix:abstract=/tmp/dbus-x", Systemd1: busReached, Definite: true}}, Fail, "answers inside", "dbus-user-session"},
+		{"timeout", rt, with, []string{addr}, []busReport{{Addr: addr, Systemd1: "context deadline exceeded"}}, Warn, "inconclusive", "aisan preflight"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := testEnv(t, tt.env)
+			withHostBus(e, tt.attempts...)
+			f := decideSystemdBus(e, liveResult{req: probeRequest{BusAddrs: tt.req}, rep: probeReport{Bus: tt.rep}})
+			checkFinding(t, f, tt.status, tt.detail)
+			if !strings.Contains(f.Fix, tt.fix) {
+				t.Errorf("fix %q does not contain %q", f.Fix, tt.fix)
+			}
+		})
+	}
+}
+
+func TestDecidePrivate(t *testing.T) {
+	e := testEnv(t, map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"})
+	p := "/run/user/1000/systemd/private"
+	checkFinding(t, decidePrivate(e, liveResult{}), OK, "nothing to hide")
+	checkFinding(t, decidePrivate(e, liveResult{req: probeRequest{Private: []string{p}}, rep: probeReport{Private: []connReport{{Path: p, Err: "ENOENT"}}}}), OK, p+": ENOENT")
+	f := decidePrivate(e, liveResult{req: probeRequest{Private: []string{p}}, rep: probeReport{Private: []connReport{{Path: p}}}})
+	checkFinding(t, f, Fail, "accepts connections inside")
+	// Reached through /run/user/UID while XDG_RUNTIME_DIR names nothing:
+	// the jail hides only the directory it is told about.
+	e = testEnv(t, nil)
+	f = decidePrivate(e, liveResult{req: probeRequest{Private: []string{p}}, rep: probeReport{Private: []connReport{{Path: p}}}})
+	if f.Fix != fixXDG {
+		t.Errorf("fix %q, want %q", f.Fix, fixXDG)
+	}
+}
+
+func TestDecideDirsAndSockets(t *testing.T) {
+	e := testEnv(t, nil)
+	home := fileID{Label: "$HOME", Path: e.Home, Writable: true}
+	tmp := fileID{Label: "/tmp", Path: "/tmp", Writable: true}
+	r := liveResult{req: probeRequest{Dirs: []fileID{home, tmp}}, rep: probeReport{Dirs: []fileReport{{Same: true}, {Same: true}}}}
+	checkFinding(t, decideDirs(e, r), OK, "$HOME and /tmp inside are the host's")
+	r.rep.Dirs[1] = fileReport{Same: false}
+	checkFinding(t, decideDirs(e, r), Fail, "/tmp (/tmp) inside is not the host's")
+	r.rep.Dirs[1] = fileReport{Same: true, Write: "EROFS"}
+	checkFinding(t, decideDirs(e, r), Fail, "writable outside but not inside: EROFS")
+
+	checkFinding(t, decideSockets(e, liveResult{}), OK, "none found outside")
+	ssh := fileID{Label: "ssh-agent", Path: "/tmp/ssh-x/agent.1"}
+	way := fileID{Label: "wayland-0", Path: "/run/user/1000/wayland-0"}
+	r = liveResult{req: probeRequest{Sockets: []fileID{ssh, way}}, rep: probeReport{Sockets: []fileReport{{Same: true}, {Same: true}}}}
+	checkFinding(t, decideSockets(e, r), OK, "ssh-agent and wayland-0 inside are the host's sockets")
+	r.rep.Sockets[1] = fileReport{Err: "ENOENT"}
+	checkFinding(t, decideSockets(e, r), Fail, "wayland-0 (/run/user/1000/wayland-0) is missing inside: ENOENT")
+}
+
+func TestDecideSessionBus(t *testing.T) {
+	e := testEnv(t, nil)
+	filtered := busproxy.Plan{Mode: busproxy.Filtered, Talk: []string{"org.freedesktop.Notifications", "org.freedesktop.portal.*"}}
+	tests := []struct {
+		name   string
+		plan   busproxy.Plan
+		names  []string
+		rep    []nameReport
+		status Status
+		detail string
+	}{
+		{"none", busproxy.Plan{Mode: busproxy.None}, nil, nil, OK, "none: no session bus"},
+		{"masked", busproxy.Plan{Mode: busproxy.Masked, Why: "xdg-dbus-proxy is not installed"}, nil, nil, OK, "masked (xdg-dbus-proxy is not installed)"},
+		{"filtered, nothing present", filtered, nil, nil, OK, "none of the allowed names (org.freedesktop.Notifications org.freedesktop.portal.*) is on the host bus"},
+		{"filtered, reached", filtered, []string{"org.freedesktop.Notifications"}, []nameReport{{"org.freedesktop.Notifications", busReached}}, OK, "reachable inside: org.freedesktop.Notifications"},
+		{"filtered, unreachable", filtered, []string{"org.freedesktop.portal.Desktop"}, []nameReport{{"org.freedesktop.portal.Desktop", "org.freedesktop.DBus.Error.ServiceUnknown"}}, Fail, "org.freedesktop.portal.Desktop, allowed and on the host bus, is unreachable inside: ServiceUnknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := decideSessionBus(e, liveResult{plan: tt.plan, req: probeRequest{Names: tt.names}, rep: probeReport{Names: tt.rep}})
+			checkFinding(t, f, tt.status, tt.detail)
+		})
+	}
+}
+
+func TestLiveCheckFailsWhenTheJailDidNotRun(t *testing.T) {
+	e := testEnv(t, nil)
+	e.bwrap.get(func() bwrapInfo { return bwrapInfo{Err: errors.New("not found")} })
+	e.live.get(func() liveResult { return liveResult{err: errors.New("bwrap is not installed")} })
+	for _, c := range Checks() {
+		f := c.Run(context.Background(), e)
+		if f.Status == Fail && strings.HasPrefix(f.Detail, "not proven: bwrap is not installed") {
+			if f.Fix != "sudo apt-get install bubblewrap" {
+				t.Errorf("%s: fix %q", c.Name, f.Fix)
+			}
+		}
+	}
+	for _, name := range []string{"foreign PIDs", "cgroup writes", "systemd on bus", "systemd socket", "home and /tmp", "agent sockets", "session bus"} {
+		i := slices.IndexFunc(Checks(), func(c Check) bool { return c.Name == name })
+		if f := Checks()[i].Run(context.Background(), e); f.Status != Fail {
+			t.Errorf("%s: %v %q, want FAIL when the probe jail did not run", name, f.Status, f.Detail)
+		}
+	}
+}
+
+func TestTalks(t *testing.T) {
+	talk := []string{"org.freedesktop.secrets", "org.freedesktop.portal.*"}
+	for name, want := range map[string]bool{
+		"org.freedesktop.secrets":        true,
+		"org.freedesktop.secrets.x":      false,
+		"org.freedesktop.portal":         true,
+		"org.freedesktop.portal.Desktop": true,
+		"org.freedesktop.portals":        false,
+		"org.freedesktop.systemd1":       false,
+	} {
+		if got := talks(talk, name); got != want {
+			t.Errorf("talks(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestBreakSpec(t *testing.T) {
+	bus := busproxy.Plan{
+		Mode: busproxy.Filtered, HostSockets: []string{"/run/user/1000/bus"},
+		ProxySocket: "/run/user/1000/aisan/x/bus", JailSocket: "/run/user/1000/bus",
+		JailAddress: "unix:path=/run/user/1000/bus",
+	}
+	spec := func() jail.Spec {
+		return jail.DenyList(jail.DenyOptions{
+			Kind: jail.KindRun, Slot: "s", Command: []string{"true"}, Cwd: "/w",
+			Env:        []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus"},
+			RuntimeDir: "/run/user/1000", RuntimeSystemd: true, Bus: bus, MaskFile: "/m",
+		})
+	}
+	has := func(s jail.Spec, pred func(jail.Mount) bool) bool { return slices.ContainsFunc(s.Mounts, pred) }
+	for _, what := range Breaks {
+		s := spec()
+		before := len(s.Mounts)
+		breakSpec(&s, what, "unix:path=/run/user/1000/bus")
+		if len(s.Mounts) >= before {
+			t.Errorf("%s: no mount dropped", what)
+		}
+		if !s.Namespaces.PID {
+			t.Errorf("%s: the PID namespace must stay (the launcher's init needs it)", what)
+		}
+		if _, err := jail.Compile(s, jail.HostFacts{}); err != nil {
+			t.Errorf("%s: broken spec does not compile: %v", what, err)
+		}
+		switch what {
+		case "pid":
+			if has(s, func(m jail.Mount) bool { return m.Kind == jail.Proc }) {
+				t.Error("pid: fresh /proc still mounted")
+			}
+		case "cgroup":
+			if has(s, func(m jail.Mount) bool { return m.Dst == "/sys/fs/cgroup" }) {
+				t.Error("cgroup: read-only bind still there")
+			}
+		case "systemd":
+			if has(s, func(m jail.Mount) bool { return m.Dst == "/run/user/1000/systemd" }) {
+				t.Error("systemd: tmpfs still there")
+			}
+		case "bus":
+			if has(s, func(m jail.Mount) bool { return m.Dst == "/run/user/1000/bus" }) {
+				t.Error("bus: proxy socket still bound over the host's")
+			}
+		}
+	}
+	s := spec()
+	breakSpec(&s, "", "")
+	if diff := cmp.Diff(spec(), s); diff != "" {
+		t.Errorf("no break changed the spec:\n%s", diff)
+	}
+}
+
+func TestLoadsIntegration(t *testing.T) {
+	for src, want := range map[string]bool{
+		`eval "$(aisan shell-init bash)"`:                  true,
+		`  eval "$(/usr/local/bin/aisan shell-init zsh)"`:  true,
+		`aisan shell-init fish | source`:                   true,
+		`source ~/src/aisan/shell/aisan.sh`:                true,
+		`. /usr/share/aisan/aisan.sh`:                      true,
+		`# eval "$(aisan shell-init bash)"`:                false,
+		`alias claude=claude # eval "$(aisan shell-init)"`: false,
+		`export PATH=$HOME/aisan.sh/bin:$PATH`:             false,
+		"":                                                 false,
+	} {
+		if got := loadsIntegration(src); got != want {
+			t.Errorf("loadsIntegration(%q) = %v, want %v", src, got, want)
+		}
+	}
+}
+
+func TestCheckShell(t *testing.T) {
+	e := testEnv(t, map[string]string{"SHELL": "/usr/bin/zsh"})
+	f := checkShell(context.Background(), e)
+	checkFinding(t, f, Warn, "not loaded in ~/.zshrc (zsh)")
+	if want := `echo 'eval "$(aisan shell-init zsh)"' >> ~/.zshrc`; f.Fix != want {
+		t.Errorf("fix %q, want %q", f.Fix, want)
+	}
+	os.WriteFile(filepath.Join(e.Home, ".zshrc"), []byte("eval \"$(aisan shell-init zsh)\"\n"), 0o644)
+	checkFinding(t, checkShell(context.Background(), e), OK, "loaded from ~/.zshrc")
+
+	e = testEnv(t, map[string]string{"SHELL": "/usr/bin/fish"})
+	if want := `echo 'aisan shell-init fish | source' >> ~/.config/fish/config.fish`; checkShell(context.Background(), e).Fix != want {
+		t.Errorf("fish fix, want %q", want)
+	}
+	e = testEnv(t, nil) // unknown shell: bash
+	if f := checkShell(context.Background(), e); f.Status != Warn || !strings.Contains(f.Fix, ">> ~/.bashrc") {
+		t.Errorf("unknown shell: %+v", f)
+	}
+}
+
+func TestCheckGuardHook(t *testing.T) {
+	e := testEnv(t, nil)
+	ctx := context.Background()
+	checkFinding(t, checkGuardHook(ctx, e), OK, "no Claude Code or Codex configuration found")
+
+	claude := filepath.Join(e.Home, ".claude")
+	os.MkdirAll(claude, 0o755)
+	f := checkGuardHook(ctx, e)
+	checkFinding(t, f, Warn, "Claude Code: not installed")
+	if f.Fix != "aisan install-hook" {
+		t.Errorf("fix %q", f.Fix)
+	}
+
+	src, _, err := hooks.Install(nil, hooks.Hook{Binary: "/usr/local/bin/aisan", Timeout: hooks.DefaultTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(claude, "settings.json"), src, 0o644)
+	checkFinding(t, checkGuardHook(ctx, e), OK, "installed for Claude Code (~/.claude/settings.json)")
+
+	// A project file that turns every hook off wins over the user file.
+	e.Cwd = t.TempDir()
+	os.MkdirAll(filepath.Join(e.Cwd, ".claude"), 0o755)
+	local := filepath.Join(e.Cwd, ".claude", "settings.local.json")
+	os.WriteFile(local, []byte(`{"disableAllHooks": true}`), 0o644)
+	f = checkGuardHook(ctx, e)
+	checkFinding(t, f, Warn, `disabled by "disableAllHooks": true in `+local)
+	if want := `remove "disableAllHooks": true from ` + local; f.Fix != want {
+		t.Errorf("fix %q, want %q", f.Fix, want)
+	}
+}
+
+func TestCheckBusAddress(t *testing.T) {
+	ctx := context.Background()
+	e := testEnv(t, map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus"})
+	checkFinding(t, checkBusAddress(ctx, e), OK, "a socket path")
+	for _, addr := range []string{"unix:abstract=/tmp/dbus-x,guid=1", "unix:path=/x;tcp:host=localhost,port=1"} {
+		e = testEnv(t, map[string]string{"DBUS_SESSION_BUS_ADDRESS": addr})
+		f := checkBusAddress(ctx, e)
+		checkFinding(t, f, Warn, "which no mount can hide")
+		if !strings.HasPrefix(f.Fix, "sudo apt-get install dbus-user-session") {
+			t.Errorf("%s: fix %q", addr, f.Fix)
+		}
+	}
+	e = testEnv(t, map[string]string{"DBUS_SESSION_BUS_ADDRESS": "nonsense"})
+	checkFinding(t, checkBusAddress(ctx, e), Fail, "does not parse")
+}
+
+func TestCheckStateDir(t *testing.T) {
+	ctx := context.Background()
+	e := testEnv(t, nil)
+	proj := filepath.Join(e.Home, "proj")
+	os.MkdirAll(filepath.Join(proj, ".git"), 0o755)
+	e.Cwd = proj
+
+	t.Setenv("AISAN_HOME", filepath.Join(proj, ".aisan"))
+	f := checkStateDir(ctx, e)
+	checkFinding(t, f, Fail, "~/proj/.aisan is inside this directory")
+	if f.Fix != "unset AISAN_HOME   # the default, ~/.aisan" {
+		t.Errorf("fix %q", f.Fix)
+	}
+
+	e.Cwd = filepath.Join(proj, "sub")
+	os.MkdirAll(e.Cwd, 0o755)
+	t.Setenv("AISAN_HOME", filepath.Join(proj, "state"))
+	checkFinding(t, checkStateDir(ctx, e), Fail, "inside the git worktree ~/proj")
+
+	t.Setenv("AISAN_HOME", "relative")
+	checkFinding(t, checkStateDir(ctx, e), Fail, "not an absolute path")
+
+	t.Setenv("AISAN_HOME", filepath.Join(e.Home, "state"))
+	checkFinding(t, checkStateDir(ctx, e), OK, "~/state (created at the first launch)")
+}
+
+func TestCheckRoot(t *testing.T) {
+	e := testEnv(t, map[string]string{"SUDO_USER": "alice"})
+	checkFinding(t, checkRoot(context.Background(), e), OK, "not root")
+	e.Euid = 0
+	f := checkRoot(context.Background(), e)
+	checkFinding(t, f, Warn, "running as root")
+	if f.Fix != "exit the sudo shell and run aisan as alice" {
+		t.Errorf("fix %q", f.Fix)
+	}
+}
+
+func TestFixesFollowTheDistribution(t *testing.T) {
+	for fam, want := range map[distro.Family]string{
+		distro.Debian:  "sudo apt-get install xdg-dbus-proxy",
+		distro.Fedora:  "sudo dnf install xdg-dbus-proxy",
+		distro.Arch:    "sudo pacman -S xdg-dbus-proxy",
+		distro.SUSE:    "sudo zypper install xdg-dbus-proxy",
+		distro.Unknown: "install the package that provides xdg-dbus-proxy",
+	} {
+		e := &Env{Family: fam}
+		if got := e.install("xdg-dbus-proxy"); !strings.HasPrefix(got, want) {
+			t.Errorf("%q: %q, want %q", fam, got, want)
+		}
+	}
+}
+
+func TestManagerFixes(t *testing.T) {
+	e := testEnv(t, map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"})
+	if got := e.managerFixes(); !slices.Equal(got, []string{fixLinger}) {
+		t.Errorf("runtime dir set: %q", got)
+	}
+	e = testEnv(t, nil)
+	e.UID = 1 << 30 // no /run/user for it: nothing keeps a manager
+	if got := e.managerFixes(); !slices.Equal(got, []string{fixLinger, fixXDG}) {
+		t.Errorf("runtime dir unset, none on disk: %q", got)
+	}
+}
+
+func checkFinding(t *testing.T, f Finding, status Status, detail string) {
+	t.Helper()
+	if f.Status != status || !strings.Contains(f.Detail, detail) {
+		t.Errorf("got %v %q, want %v containing %q", f.Status, f.Detail, status, detail)
+	}
+	if f.Status != OK && f.Fix == "" {
+		t.Errorf("%v %q has no fix", f.Status, f.Detail)
+	}
+}
+
+func TestWritableIn(t *testing.T) {
+	// The host's mounts, still listed under the jail's read-only bind,
+	// are hidden by it; a writable mount made after it is not.
+	mountinfo := `116 1 0:27 / / rw,relatime - overlay overlay rw
+117 116 0:28 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs rw
+118 117 0:29 / /sys/fs/cgroup/cpu rw,nosuid - cgroup cgroup rw,cpu
+130 116 0:28 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs rw
+131 130 0:29 / /sys/fs/cgroup/cpu ro,nosuid - cgroup cgroup rw,cpu
+132 130 0:30 / /sys/fs/cgroup/my\040dir rw,nosuid - cgroup2 cgroup2 rw
+133 116 0:31 / /sys/fs/cgroupx rw - tmpfs tmpfs rw
+`
+	got := writableIn(mountinfo, "/sys/fs/cgroup")
+	if want := []string{"/sys/fs/cgroup/my dir"}; !slices.Equal(got, want) {
+		t.Errorf("writableIn = %q, want %q", got, want)
+	}
+}
+
+func TestErrnoName(t *testing.T) {
+	if got := errnoName(&os.PathError{Op: "mkdir", Path: "/x", Err: syscall.EROFS}); got != "EROFS" {
+		t.Errorf("errnoName(EROFS) = %q", got)
+	}
+	if got := errnoName(nil); got != "" {
+		t.Errorf("errnoName(nil) = %q", got)
+	}
+	if got := errnoName(errors.New("plain")); got != "plain" {
+		t.Errorf("errnoName(plain) = %q", got)
+	}
+}
