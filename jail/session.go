@@ -113,7 +113,7 @@ func GatherHost() (Host, error) {
 		Env:        os.Environ(),
 		Home:       home,
 		AisanHome:  ah,
-		RuntimeDir: runtimeDir(),
+		RuntimeDir: RuntimeDir(os.Getenv),
 	}, nil
 }
 
@@ -459,10 +459,11 @@ func (b *lockedBuffer) Bytes() []byte {
 	return b.buf
 }
 
-// runtimeDir is $XDG_RUNTIME_DIR, or /run/user/UID when the variable is
-// unset and that directory exists and belongs to us.
-func runtimeDir() string {
-	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+// RuntimeDir is $XDG_RUNTIME_DIR, or /run/user/UID when the variable is
+// unset and that directory exists and belongs to us: the user manager and
+// the bus listen there all the same, and a jail must hide them.
+func RuntimeDir(getenv func(string) string) string {
+	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" {
 		return rt
 	}
 	uid := os.Getuid()

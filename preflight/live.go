@@ -78,7 +78,7 @@ func (e *Env) planProbe(ctx context.Context) planResult {
 			Env:        os.Environ(),
 			Home:       e.Home,
 			AisanHome:  ah,
-			RuntimeDir: e.Getenv("XDG_RUNTIME_DIR"),
+			RuntimeDir: jail.RuntimeDir(e.Getenv),
 		}
 		req := jail.Request{Kind: jail.KindRun, Args: []string{e.Self, "preflight", "--probe-inside"}}
 		s, err := jail.Plan(req, h, "preflight-"+token[:8], nil)
