@@ -6,10 +6,14 @@ require (
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/creack/pty v1.1.24
 	github.com/godbus/dbus/v5 v5.2.4
-	github.com/google/go-cmp v0.7.0
-	github.com/rogpeppe/go-internal v1.16.0
 	golang.org/x/sys v0.50.0
 	mvdan.cc/sh/v3 v3.14.1
+)
+
+// Test dependencies.
+require (
+	github.com/google/go-cmp v0.7.0
+	github.com/rogpeppe/go-internal v1.16.0
 )
 
 require golang.org/x/tools v0.38.0 // indirect
