@@ -334,6 +334,20 @@ func TestJailBadInput(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "current directory no longer exists") || !strings.Contains(string(out), "aisan: hint:") {
 		t.Errorf("deleted cwd: %v %q", err, out)
 	}
+	// bwrap that cannot create a namespace (what an AppArmor-restricted
+	// host does): its message and the likely fix, and no state left. The
+	// host here allows namespaces, so a stand-in bwrap plays the refusal.
+	fake := t.TempDir()
+	script := "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(fake, "bwrap"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = aisan(t, append(env, "PATH="+fake+":"+os.Getenv("PATH")), "", "run", "--", "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "aisan: error: bwrap could not start the jail: bwrap: setting up uid map: Permission denied") ||
+		!strings.Contains(r.stderr, "aisan: hint: unprivileged user namespaces look restricted") {
+		t.Errorf("bwrap refusing namespaces: %d %q", r.code, r.stderr)
+	}
+
 	// Nothing left behind in the state dir by failed launches.
 	ents, _ := os.ReadDir(filepath.Join(home, ".aisan", "slots"))
 	for _, e := range ents {
