@@ -17,7 +17,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -338,27 +337,10 @@ func (b *busEnv) inJail(t *testing.T, plan busproxy.Plan, extra []string, argv .
 	return busRun(t, "bwrap", args...)
 }
 
-// busRun runs a command to completion (at most 30 s) and returns its
-// output and status.
+// busRun runs a command to completion and returns its output and status.
 func busRun(t *testing.T, name string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	isolate(cmd)
-	err := cmd.Run()
-	r := result{stdout: so.String(), stderr: se.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("%s %q: %v", name, args, err)
-	}
-	return r
+	return runCmd(t, "", nil, "", name, args...)
 }
 
 // dbus-send command lines used inside jails.

@@ -118,9 +118,17 @@ func aisan(t testing.TB, env []string, in string, args ...string) result {
 // aisanIn is aisan with the working directory dir ("" for the test's).
 func aisanIn(t testing.TB, dir string, env []string, in string, args ...string) result {
 	t.Helper()
+	return runCmd(t, dir, env, in, aisanBin, args...)
+}
+
+// runCmd runs a command to completion (at most a minute), isolated, with
+// env added to the environment and stdin from in, and returns its output
+// and status (128+N when a signal N ended it).
+func runCmd(t testing.TB, dir string, env []string, in string, name string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, aisanBin, args...)
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(in)
@@ -138,7 +146,7 @@ func aisanIn(t testing.TB, dir string, env []string, in string, args ...string) 
 			r.code = 128 + int(st.Signal())
 		}
 	default:
-		t.Fatalf("aisan %q: %v", args, err)
+		t.Fatalf("%s %q: %v", name, args, err)
 	}
 	return r
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -23,10 +21,8 @@ func (r *Registry) AcquireNamed(name, kind, worktree string) (*Slot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving worktree %q: %w", worktree, err)
 	}
-	for _, d := range []string{r.home, r.slotsDir(), filepath.Join(r.home, "transcripts")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("creating state dir %q: %w; make it writable or set AISAN_HOME to a writable directory", d, err)
-		}
+	if err := r.makeDirs(); err != nil {
+		return nil, err
 	}
 	lock, err := tryLock(r.lockPath(name))
 	if errors.Is(err, errLocked) {

@@ -133,10 +133,8 @@ func (r *Registry) Acquire(worktree, kind string) (*Slot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving worktree %q: %w", worktree, err)
 	}
-	for _, d := range []string{r.home, r.slotsDir(), filepath.Join(r.home, "transcripts")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("creating state dir %q: %w; make it writable or set AISAN_HOME to a writable directory", d, err)
-		}
+	if err := r.makeDirs(); err != nil {
+		return nil, err
 	}
 	for i := 1; i <= maxSuffix; i++ {
 		name := candidate(base, i)
@@ -423,4 +421,14 @@ func cloneRecord(r Record) Record {
 		r.ExitStatus = &st
 	}
 	return r
+}
+
+// makeDirs creates the state directory's layout, private to the user.
+func (r *Registry) makeDirs() error {
+	for _, d := range []string{r.home, r.slotsDir(), filepath.Join(r.home, "transcripts")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("creating state dir %q: %w; make it writable or set AISAN_HOME to a writable directory", d, err)
+		}
+	}
+	return nil
 }
