@@ -51,6 +51,9 @@ type Launcher struct {
 	Place func(ctx context.Context, stagePID int) error
 	// Started is called once bwrap has reported the jail's init.
 	Started func(Info)
+	// lateTranscript says that Transcript will be set between Start and
+	// Run, so that Start prepares the pipes the copy needs.
+	lateTranscript bool
 }
 
 // StartError is a jail that bwrap could not set up.
@@ -95,112 +98,167 @@ func lastLine(s string) string {
 // this process are forwarded to the agent; on a terminal, the agent runs
 // on its own pty whose size follows the user's.
 func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
-	usePTY := !l.NoPTY && isTerminal(l.Stdin)
-	payload, err := json.Marshal(Payload{Argv: c.Command, Foreground: usePTY})
+	st, err := l.Start()
 	if err != nil {
-		return 0, fmt.Errorf("encoding the jail payload: %w", err)
+		return 0, err
 	}
-	var closers []io.Closer
-	closeAll := func() {
-		for _, c := range closers {
+	return st.Run(ctx, c)
+}
+
+// Stage is a jail's stage process, started ahead of the jail: it
+// initialises while the wrapper takes the slot and plans the jail, then
+// waits at its gate until [Stage.Run] hands it the compiled jail.
+type Stage struct {
+	l      *Launcher
+	cmd    *exec.Cmd
+	usePTY bool
+
+	argsFile, payloadFile *os.File // shared with the stage, filled by Run
+	infoR, gateW          *os.File
+	ptmx                  *os.File
+	outR, errR            *os.File // tee pipes' read ends (no pty)
+	early                 *headBuffer
+	done                  bool
+}
+
+// Start creates the descriptors a jail needs and starts its stage, which
+// waits at the gate. Call [Stage.Run] or [Stage.Abort] next.
+func (l *Launcher) Start() (st *Stage, err error) {
+	st = &Stage{l: l, usePTY: !l.NoPTY && isTerminal(l.Stdin), early: &headBuffer{limit: 8 << 10}}
+	// The stage's copies of its descriptors; ours of them are closed once
+	// it has started, and on any error.
+	var theirs []io.Closer
+	defer func() {
+		for _, c := range theirs {
 			c.Close()
 		}
-		closers = nil
+		if err != nil {
+			st.closeOurs()
+		}
+	}()
+	if st.argsFile, err = memfile("args", nil); err != nil {
+		return nil, err
 	}
-	defer closeAll()
-
-	argsFile, err := memfile("args", []byte(strings.Join(c.Options, "\x00")+"\x00"))
-	if err != nil {
-		return 0, err
+	if st.payloadFile, err = memfile("payload", nil); err != nil {
+		return nil, err
 	}
-	closers = append(closers, argsFile)
-	payloadFile, err := memfile("payload", payload)
-	if err != nil {
-		return 0, err
-	}
-	closers = append(closers, payloadFile)
 	self, err := os.Open(l.Self)
 	if err != nil {
-		return 0, fmt.Errorf("opening aisan's own binary %s: %w", l.Self, err)
+		return nil, fmt.Errorf("opening aisan's own binary %s: %w", l.Self, err)
 	}
-	closers = append(closers, self)
+	theirs = append(theirs, self)
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
-		return 0, fmt.Errorf("creating the info pipe: %w", err)
+		return nil, fmt.Errorf("creating the info pipe: %w", err)
 	}
-	closers = append(closers, infoW)
-	defer infoR.Close()
+	st.infoR = infoR
+	theirs = append(theirs, infoW)
 	gateR, gateW, err := os.Pipe()
 	if err != nil {
-		return 0, fmt.Errorf("creating the gate pipe: %w", err)
+		return nil, fmt.Errorf("creating the gate pipe: %w", err)
 	}
-	closers = append(closers, gateR)
-	defer gateW.Close()
+	st.gateW = gateW
+	theirs = append(theirs, gateR)
 
-	stage := exec.Command(l.Self, StageCommand, l.Bwrap)
-	stage.ExtraFiles = []*os.File{argsFile, self, payloadFile, infoW, gateR}
-	stage.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
-	stage.SysProcAttr = &syscall.SysProcAttr{}
-
-	var (
-		copies   sync.WaitGroup
-		ptmx     *os.File
-		restore  func()
-		early    = &headBuffer{limit: 8 << 10}
-		earlyOut io.Writer
-	)
-	if usePTY {
-		var tty *os.File
-		ptmx, tty, err = pty.Open()
+	cmd := exec.Command(l.Self, StageCommand, l.Bwrap)
+	cmd.ExtraFiles = []*os.File{st.argsFile, self, st.payloadFile, infoW, gateR}
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if st.usePTY {
+		ptmx, tty, err := pty.Open()
 		if err != nil {
-			return 0, fmt.Errorf("opening a pty: %w", err)
+			return nil, fmt.Errorf("opening a pty: %w", err)
 		}
-		defer ptmx.Close()
-		closers = append(closers, tty)
+		st.ptmx = ptmx
+		theirs = append(theirs, tty)
 		_ = pty.InheritSize(l.Stdin, ptmx)
-		stage.Stdin, stage.Stdout, stage.Stderr = tty, tty, tty
-		stage.SysProcAttr.Setsid = true
-		stage.SysProcAttr.Setctty = true
-		stage.SysProcAttr.Ctty = 0
-		restore, err = makeRaw(l.Stdin)
-		if err != nil {
-			return 0, fmt.Errorf("putting the terminal in raw mode: %w", err)
-		}
-		defer restore()
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.SysProcAttr.Setsid = true
+		cmd.SysProcAttr.Setctty = true
+		cmd.SysProcAttr.Ctty = 0
 	} else {
 		// Our own process group, so that a ^C meant for us reaches the
 		// agent through the init and does not kill bwrap on the way.
-		stage.SysProcAttr.Setpgid = true
-		stage.Stdin = l.Stdin
-		if l.Transcript != nil {
-			out, err := l.tee(&copies, l.Stdout, early)
+		cmd.SysProcAttr.Setpgid = true
+		cmd.Stdin = l.Stdin
+		cmd.Stdout, cmd.Stderr = l.Stdout, l.Stderr
+		if l.Transcript != nil || l.lateTranscript {
+			// Pipes now, copies in Run: nothing is written before the
+			// gate opens.
+			outR, outW, err := os.Pipe()
 			if err != nil {
-				return 0, err
+				return nil, fmt.Errorf("creating an output pipe: %w", err)
 			}
-			closers = append(closers, out)
-			errw, err := l.tee(&copies, l.Stderr, early)
+			st.outR = outR
+			theirs = append(theirs, outW)
+			errR, errW, err := os.Pipe()
 			if err != nil {
-				return 0, err
+				return nil, fmt.Errorf("creating an output pipe: %w", err)
 			}
-			closers = append(closers, errw)
-			stage.Stdout, stage.Stderr = out, errw
-		} else {
-			stage.Stdout, stage.Stderr = l.Stdout, l.Stderr
+			st.errR = errR
+			theirs = append(theirs, errW)
+			cmd.Stdout, cmd.Stderr = outW, errW
 		}
 	}
-	earlyOut = early
-
 	trace("stage starting")
-	if err := stage.Start(); err != nil {
-		return 0, fmt.Errorf("starting the jail stage %s: %w", l.Self, err)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the jail stage %s: %w", l.Self, err)
 	}
-	closeAll()
+	st.cmd = cmd
+	return st, nil
+}
 
+// closeOurs closes the wrapper's ends of the stage's descriptors.
+func (st *Stage) closeOurs() {
+	for _, f := range []*os.File{st.argsFile, st.payloadFile, st.infoR, st.gateW, st.ptmx, st.outR, st.errR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// Abort sends the waiting stage away without starting a jail.
+func (st *Stage) Abort() {
+	if st == nil || st.done {
+		return
+	}
+	st.done = true
+	st.gateW.Close()
+	st.cmd.Process.Kill()
+	st.cmd.Wait()
+	st.closeOurs()
+}
+
+// Run hands the stage the compiled jail, places it (the scope), opens the
+// gate and waits for the jail to end.
+func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
+	l := st.l
+	st.done = true
+	defer st.closeOurs()
+	payload, err := json.Marshal(Payload{Argv: c.Command, Foreground: st.usePTY})
+	if err != nil {
+		st.abortStage()
+		return 0, fmt.Errorf("encoding the jail payload: %w", err)
+	}
+	// The stage holds the same open files: what we write here, rewound,
+	// is what bwrap and the init read.
+	if err := fill(st.argsFile, []byte(strings.Join(c.Options, "\x00")+"\x00")); err != nil {
+		st.abortStage()
+		return 0, err
+	}
+	if err := fill(st.payloadFile, payload); err != nil {
+		st.abortStage()
+		return 0, err
+	}
+
+	var copies sync.WaitGroup
+	if st.outR != nil {
+		l.teeFrom(&copies, st.outR, l.Stdout, st.early)
+		l.teeFrom(&copies, st.errR, l.Stderr, st.early)
+	}
 	if l.Place != nil {
-		if err := l.Place(ctx, stage.Process.Pid); err != nil {
-			gateW.Close()
-			stage.Process.Kill()
-			stage.Wait()
+		if err := l.Place(ctx, st.cmd.Process.Pid); err != nil {
+			st.abortStage()
 			copies.Wait()
 			return 0, err
 		}
@@ -209,30 +267,38 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 	// Signals: forwarded to the init once we know its host PID.
 	sigs := make(chan os.Signal, 32)
 	notify := append([]os.Signal(nil), forwarded...)
-	if usePTY {
+	if st.usePTY {
 		notify = append(notify, syscall.SIGWINCH)
 	}
 	signal.Notify(sigs, notify...)
 	defer signal.Stop(sigs)
 
+	if st.usePTY {
+		restore, err := makeRaw(l.Stdin)
+		if err != nil {
+			st.abortStage()
+			return 0, fmt.Errorf("putting the terminal in raw mode: %w", err)
+		}
+		defer restore()
+	}
+
 	trace("placed")
-	if _, err := gateW.Write([]byte{'x'}); err != nil {
-		stage.Process.Kill()
-		stage.Wait()
+	if _, err := st.gateW.Write([]byte{'x'}); err != nil {
+		st.abortStage()
 		return 0, fmt.Errorf("releasing the jail stage: %w", err)
 	}
-	gateW.Close()
+	st.gateW.Close()
 
 	infoc := make(chan Info, 1)
 	go func() {
 		defer close(infoc)
 		var info Info
-		if err := json.NewDecoder(infoR).Decode(&info); err == nil && info.InitPID > 0 {
+		if err := json.NewDecoder(st.infoR).Decode(&info); err == nil && info.InitPID > 0 {
 			infoc <- info
 		}
 	}()
 
-	if usePTY {
+	if st.usePTY {
 		copies.Add(1)
 		go func() {
 			defer copies.Done()
@@ -240,13 +306,13 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 			if l.Transcript != nil {
 				w = io.MultiWriter(l.Stdout, l.Transcript)
 			}
-			io.Copy(w, ptmx)
+			io.Copy(w, st.ptmx)
 		}()
-		go io.Copy(ptmx, l.Stdin)
+		go io.Copy(st.ptmx, l.Stdin)
 	}
 
 	waited := make(chan error, 1)
-	go func() { waited <- stage.Wait() }()
+	go func() { waited <- st.cmd.Wait() }()
 
 	var (
 		info    Info
@@ -270,7 +336,6 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 				if l.Started != nil {
 					l.Started(info)
 				}
-				trace("start recorded")
 				for _, s := range pending {
 					deliver(s)
 				}
@@ -278,20 +343,16 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 			}
 		case sig := <-sigs:
 			if sig == syscall.SIGWINCH {
-				_ = pty.InheritSize(l.Stdin, ptmx)
+				_ = pty.InheritSize(l.Stdin, st.ptmx)
 				continue
 			}
 			deliver(sig.(syscall.Signal))
 		case err := <-waited:
 			trace("stage exited")
 			status := exitCode(err)
-			if usePTY {
-				// The pty reads EIO once every holder of the slave is
-				// gone; the copy then ends.
-				copies.Wait()
-			} else {
-				copies.Wait()
-			}
+			// Without a pty the pipes reach EOF when the jail's last
+			// process is gone; a pty's master reads EIO then.
+			copies.Wait()
 			trace("output drained")
 			if !started && infoc != nil {
 				if i, ok := <-infoc; ok {
@@ -302,28 +363,45 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 				}
 			}
 			if !started && status != 0 {
-				_ = earlyOut
-				return status, &StartError{Status: status, Stderr: early.String()}
+				return status, &StartError{Status: status, Stderr: st.early.String()}
 			}
 			return status, nil
 		}
 	}
 }
 
-// tee returns the write end of a pipe whose content is copied to w and to
-// the transcript.
-func (l *Launcher) tee(wg *sync.WaitGroup, w io.Writer, early *headBuffer) (*os.File, error) {
-	r, pw, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("creating an output pipe: %w", err)
+// abortStage ends the stage from inside Run.
+func (st *Stage) abortStage() {
+	st.gateW.Close()
+	st.cmd.Process.Kill()
+	st.cmd.Wait()
+}
+
+// fill replaces the content of an in-memory file and rewinds it.
+func fill(f *os.File, data []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("resetting the in-memory %s file: %w", f.Name(), err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("writing the in-memory %s file: %w", f.Name(), err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("rewinding the in-memory %s file: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// teeFrom copies r to w and to the transcript until r ends.
+func (l *Launcher) teeFrom(wg *sync.WaitGroup, r *os.File, w io.Writer, early *headBuffer) {
+	dst := io.MultiWriter(w, early)
+	if l.Transcript != nil {
+		dst = io.MultiWriter(w, l.Transcript, early)
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer r.Close()
-		io.Copy(io.MultiWriter(w, l.Transcript, early), r)
+		io.Copy(dst, r)
 	}()
-	return pw, nil
 }
 
 // headBuffer keeps the first bytes written to it, for error reports.

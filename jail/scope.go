@@ -65,7 +65,7 @@ func newScoper(ctx context.Context, getenv func(string) string, limits Limits, s
 }
 
 func (s *scoper) close() {
-	if s != nil {
+	if s != nil && s.m != nil {
 		s.m.Close()
 	}
 }

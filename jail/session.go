@@ -236,16 +236,46 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	if _, err := req.Command(); err != nil {
 		return 0, err
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("finding aisan's own binary: %w", err)
+	}
+	svc := serviceFromEnv(h.Env)
+	h.Env = withoutServiceEnv(h.Env)
+	if svc != nil {
+		// systemd started us as a service's main process. Headless: the
+		// output goes to the transcript only.
+		req.Kind = KindService
+		devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return 0, err
+		}
+		defer devnull.Close()
+		stdio = Stdio{In: devnull, Out: devnull, Err: stdio.Err, Quiet: true}
+	}
+	agentErr := stdio.Err
+	if stdio.Quiet {
+		agentErr = stdio.Out
+	}
+	l := &Launcher{
+		Bwrap: h.Bwrap, Self: self,
+		Stdin: stdio.In, Stdout: stdio.Out, Stderr: agentErr,
+		lateTranscript: true,
+	}
+	// The stage process starts now and initialises while we take the slot
+	// and plan the jail; it waits at its gate until then.
+	st, err := l.Start()
+	if err != nil {
+		return 0, err
+	}
+	defer st.Abort()
+
 	reg, err := slot.Open(h.AisanHome)
 	if err != nil {
 		return 0, err
 	}
-	svc := serviceFromEnv(h.Env)
-	h.Env = withoutServiceEnv(h.Env)
 	var sl *slot.Slot
 	if svc != nil {
-		// systemd started us as a service's main process.
-		req.Kind = KindService
 		sl, err = reg.AcquireNamed(svc.name, string(KindService), h.Cwd)
 		if err == nil {
 			err = sl.Update(func(r *slot.Record) {
@@ -253,13 +283,6 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 				r.MaxRuntime = svc.maxRuntime
 			})
 		}
-		// Headless: the output goes to the transcript only.
-		devnull, derr := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-		if derr != nil {
-			return 0, derr
-		}
-		defer devnull.Close()
-		stdio = Stdio{In: devnull, Out: devnull, Err: stdio.Err, Quiet: true}
 	} else {
 		sl, err = reg.Acquire(h.Cwd, string(req.Kind))
 	}
@@ -267,7 +290,7 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		return 0, err
 	}
 	trace("slot acquired")
-	status, err := launchSlot(ctx, req, h, sl, stdio)
+	status, err := launchSlot(ctx, req, h, sl, stdio, l, st)
 	trace("jail ended")
 	if err != nil {
 		sl.Abandon()
@@ -281,7 +304,42 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	return status, nil
 }
 
-func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio Stdio) (int, error) {
+func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio Stdio, l *Launcher, st *Stage) (int, error) {
+	// The systemd scope is the slowest step (the manager runs a job); the
+	// stage is already waiting at its gate, so place it now, while the
+	// rest of the launch is prepared.
+	getenv := func(k string) string { v, _ := lookupFunc(h.Env)(k); return v }
+	scopeWarnings := &lockedBuffer{}
+	type placed struct {
+		sc  *scoper
+		err error
+	}
+	placement := make(chan placed, 1)
+	go func() {
+		sc, err := newScoper(ctx, getenv, req.Limits, scopeWarnings)
+		if err == nil && sc != nil {
+			if err = sc.place(ctx, sl, st.cmd.Process.Pid, scopeWarnings); err != nil {
+				sc.close()
+				sc = nil
+			}
+		}
+		placement <- placed{sc, err}
+	}()
+	var place *placed
+	waitPlaced := func() error {
+		if place == nil {
+			p := <-placement
+			place = &p
+			stdio.Err.Write(scopeWarnings.Bytes())
+		}
+		return place.err
+	}
+	defer func() {
+		// Never leave with the placement still running.
+		waitPlaced()
+		place.sc.close()
+	}()
+
 	binds, err := history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, h.Home)
 	if err != nil {
 		return 0, err
@@ -305,83 +363,47 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stdio.Err, "aisan: warning: %s\n", w)
 	}
-	// The bus proxy and the user manager connection are independent and
-	// each take a few milliseconds: start both at once.
-	getenv := func(k string) string { v, _ := lookupFunc(h.Env)(k); return v }
-	var (
-		proxy    *busproxy.Proxy
-		proxyErr error
-		sc       *scoper
-		scErr    error
-		ready    sync.WaitGroup
-	)
-	scopeWarnings := &lockedBuffer{}
-	ready.Add(1)
-	go func() {
-		defer ready.Done()
-		sc, scErr = newScoper(ctx, getenv, req.Limits, scopeWarnings)
-	}()
 	if s.Spec.Bus.Mode == busproxy.Filtered {
-		proxy, proxyErr = busproxy.Start(ctx, s.Spec.Bus)
+		proxy, err := busproxy.Start(ctx, s.Spec.Bus)
+		if err != nil {
+			return 0, err
+		}
+		// Closing the readiness pipe ends the proxy (if we die, the
+		// kernel closes it for us); reaping it need not hold up the end
+		// of the launch.
+		defer func() { go proxy.Close() }()
 	}
-	ready.Wait()
-	if proxy != nil {
-		// Closing the readiness pipe ends the proxy; if we die, the
-		// kernel closes it for us.
-		defer proxy.Close()
-	}
-	defer sc.close()
-	if proxyErr != nil {
-		return 0, proxyErr
-	}
-	if scErr != nil {
-		return 0, scErr
-	}
-	stdio.Err.Write(scopeWarnings.Bytes())
-	trace("proxy and scope manager ready")
+	trace("proxy ready")
 	tr, err := transcript.Open(sl.TranscriptPath())
 	if err != nil {
 		return 0, err
 	}
 	defer tr.Close()
 
-	self, err := os.Executable()
-	if err != nil {
-		return 0, fmt.Errorf("finding aisan's own binary: %w", err)
-	}
 	var recorded sync.WaitGroup
-	agentErr := stdio.Err
-	if stdio.Quiet {
-		agentErr = stdio.Out
+	l.Transcript = tr
+	l.Place = func(context.Context, int) error {
+		err := waitPlaced()
+		trace("placed in scope")
+		return err
 	}
-	l := &Launcher{
-		Bwrap: h.Bwrap, Self: self,
-		Stdin: stdio.In, Stdout: stdio.Out, Stderr: agentErr,
-		Transcript: tr,
-		Place: func(ctx context.Context, pid int) error {
-			if sc == nil {
-				return nil
+	l.Started = func(info Info) {
+		// Recorded off the launch's critical path: the jail runs while
+		// the record is synced to disk.
+		recorded.Add(1)
+		go func() {
+			defer recorded.Done()
+			if err := sl.Update(func(r *slot.Record) {
+				r.InitPID = info.InitPID
+				r.PidNSInode = info.PIDNamespace
+			}); err != nil {
+				fmt.Fprintf(stdio.Err, "aisan: warning: recording slot %s: %v\n", sl.Name(), err)
 			}
-			return sc.place(ctx, sl, pid, stdio.Err)
-		},
-		Started: func(info Info) {
-			// Recorded off the launch's critical path: the jail runs
-			// while the record is synced to disk.
-			recorded.Add(1)
-			go func() {
-				defer recorded.Done()
-				if err := sl.Update(func(r *slot.Record) {
-					r.InitPID = info.InitPID
-					r.PidNSInode = info.PIDNamespace
-				}); err != nil {
-					fmt.Fprintf(stdio.Err, "aisan: warning: recording slot %s: %v\n", sl.Name(), err)
-				}
-			}()
-		},
+		}()
 	}
 	// The end must not be recorded before the start.
 	defer recorded.Wait()
-	return l.Run(ctx, s.Compiled)
+	return st.Run(ctx, s.Compiled)
 }
 
 // slotRuntimeDir is the slot's private directory for sockets. Its name is
