@@ -201,19 +201,14 @@ func Explain(w io.Writer, req Request) error {
 // previewHistory names the history binds a launch would make, without
 // creating anything.
 func previewHistory(h Host, name string, kind Kind) []history.Bind {
-	var out []history.Bind
-	for _, a := range []struct{ kind, dir, file string }{
-		{"claude", ".claude", "claude-history.jsonl"},
-		{"codex", ".codex", "codex-history.jsonl"},
-	} {
-		if isDir(filepath.Join(h.Home, a.dir)) {
-			out = append(out, history.Bind{
-				Src: filepath.Join(h.AisanHome, "history", name, a.file),
-				Dst: filepath.Join(h.Home, a.dir, "history.jsonl"),
-			})
-		}
-	}
-	return out
+	return history.Paths(h.AisanHome, name, string(kind), historyDirs(h))
+}
+
+// historyDirs are the agents' configuration directories as the agents in
+// the jail will resolve them (the jail inherits the environment).
+func historyDirs(h Host) history.Dirs {
+	look := lookupFunc(h.Env)
+	return history.DirsFor(h.Home, func(k string) string { v, _ := look(k); return v })
 }
 
 // Stdio are the user's streams.
@@ -340,7 +335,7 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		place.sc.close()
 	}()
 
-	binds, err := history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, h.Home)
+	binds, err := history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, historyDirs(h))
 	if err != nil {
 		return 0, err
 	}

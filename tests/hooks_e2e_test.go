@@ -100,6 +100,17 @@ func (m marker) killCommand() string {
 // tests follow the guard's wording.
 func guardReasons(t *testing.T, command string) []string {
 	t.Helper()
+	return guardReasonsIn(t, "", command)
+}
+
+// guardReasonsIn is guardReasons for a guard running in slot (as
+// $AISAN_JAIL), or outside any jail for "".
+func guardReasonsIn(t *testing.T, slot, command string) []string {
+	t.Helper()
+	var env []string
+	if slot != "" {
+		env = []string{"AISAN_JAIL=" + slot}
+	}
 	in, _ := json.Marshal(map[string]any{
 		"session_id":      "e2e",
 		"cwd":             t.TempDir(),
@@ -107,7 +118,7 @@ func guardReasons(t *testing.T, command string) []string {
 		"tool_name":       "Bash",
 		"tool_input":      map[string]any{"command": command},
 	})
-	r := aisan(t, nil, string(in), "guard")
+	r := aisan(t, env, string(in), "guard")
 	if r.code != 2 {
 		t.Fatalf("aisan guard on %q: exit %d, want 2 (deny)\nstdout: %s\nstderr: %s", command, r.code, r.stdout, r.stderr)
 	}
@@ -147,22 +158,31 @@ func carriesReason(result string, reasons []string) bool {
 	return false
 }
 
-// standIn is a stand-in model API: it asks for one shell tool call, then
-// ends the turn, and keeps what the agent sent back.
+// standIn is a stand-in model API: it asks for shell tool calls, one
+// command per turn in order, then ends the turn, and keeps what the agent
+// sent back for each.
 type standIn struct {
-	t       *testing.T
-	command string
-	srv     *httptest.Server
+	t        *testing.T
+	commands []string
+	srv      *httptest.Server
 
-	mu         sync.Mutex
-	toolResult *string // the agent's answer to our call, once it came
-	seen       []string
+	mu      sync.Mutex
+	results []*string // the agent's answer to each call, once it came
+	seen    []string
 }
 
-const toolCallID = "toolu_aisan_e2e_1"
+// callID is the id of the stand-in's tool call i (from 0).
+func callID(i int) string { return fmt.Sprintf("toolu_aisan_e2e_%d", i+1) }
 
+// newStandIn is a stand-in that asks for one tool call, command.
 func newStandIn(t *testing.T, command string, api func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte)) *standIn {
-	s := &standIn{t: t, command: command}
+	return newScriptedStandIn(t, []string{command}, api)
+}
+
+// newScriptedStandIn is a stand-in that asks for one tool call per command,
+// each after the result of the one before came back.
+func newScriptedStandIn(t *testing.T, commands []string, api func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte)) *standIn {
+	s := &standIn{t: t, commands: commands, results: make([]*string, len(commands))}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
@@ -183,19 +203,41 @@ func (s *standIn) note(remark string) {
 	}
 }
 
-func (s *standIn) result() (string, bool) {
+// result is the agent's answer to the first call.
+func (s *standIn) result() (string, bool) { return s.resultOf(0) }
+
+// resultOf is the agent's answer to call i.
+func (s *standIn) resultOf(i int) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.toolResult == nil {
+	if s.results[i] == nil {
 		return "", false
 	}
-	return *s.toolResult, true
+	return *s.results[i], true
 }
 
-func (s *standIn) record(result string) {
+// record keeps the result of the call with the given id, if it is ours.
+func (s *standIn) record(id, result string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.toolResult = &result
+	for i := range s.results {
+		if callID(i) == id {
+			s.results[i] = &result
+		}
+	}
+}
+
+// next is the index of the first call not answered yet, and its command;
+// ok is false once every call was answered.
+func (s *standIn) next() (i int, command string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range s.results {
+		if r == nil {
+			return i, s.commands[i], true
+		}
+	}
+	return len(s.results), "", false
 }
 
 func (s *standIn) requests() string {
@@ -253,8 +295,8 @@ func anthropicAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 			continue
 		}
 		for _, b := range blocks {
-			if b.Type == "tool_result" && b.ToolUseID == toolCallID {
-				s.record(fmt.Sprintf("is_error=%v %s", b.IsError, anthropicText(b.Content)))
+			if b.Type == "tool_result" {
+				s.record(b.ToolUseID, fmt.Sprintf("is_error=%v %s", b.IsError, anthropicText(b.Content)))
 			}
 		}
 	}
@@ -262,25 +304,25 @@ func anthropicAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 	for _, tool := range req.Tools {
 		hasBash = hasBash || tool.Name == "Bash"
 	}
-	_, answered := s.result()
+	step, command, pending := s.next()
 	id := "msg_aisan_e2e"
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 1}
 	start := map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage,
 	}}
-	if hasBash && !answered {
-		input, _ := json.Marshal(map[string]string{"command": s.command, "description": "Stop the marker process"})
+	if hasBash && pending {
+		input, _ := json.Marshal(map[string]string{"command": command, "description": "Run the given command"})
 		if !req.Stream {
 			writeJSON(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-				"content":     []any{map[string]any{"type": "tool_use", "id": toolCallID, "name": "Bash", "input": json.RawMessage(input)}},
+				"content":     []any{map[string]any{"type": "tool_use", "id": callID(step), "name": "Bash", "input": json.RawMessage(input)}},
 				"stop_reason": "tool_use", "stop_sequence": nil, "usage": usage})
 			return
 		}
 		sse(w,
 			"message_start", start,
 			"content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-				"content_block": map[string]any{"type": "tool_use", "id": toolCallID, "name": "Bash", "input": map[string]any{}}},
+				"content_block": map[string]any{"type": "tool_use", "id": callID(step), "name": "Bash", "input": map[string]any{}}},
 			"content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}},
 			"content_block_stop", map[string]any{"type": "content_block_stop", "index": 0},
@@ -356,24 +398,24 @@ func responsesAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 		return
 	}
 	for _, item := range req.Input {
-		if item.Type == "function_call_output" && item.CallID == toolCallID {
-			s.record(responsesText(item.Output))
+		if item.Type == "function_call_output" {
+			s.record(item.CallID, responsesText(item.Output))
 		}
 	}
-	_, answered := s.result()
+	step, command, pending := s.next()
 	var tools []string
 	for _, tool := range req.Tools {
 		tools = append(tools, tool.Name)
 	}
-	call := shellCall(tools, s.command)
-	if call != nil && !answered {
+	call := shellCall(tools, callID(step), command)
+	if call != nil && pending {
 		s.note(fmt.Sprintf("(called %s)", call["name"]))
 	}
 	id := "resp_aisan_e2e"
 	created := map[string]any{"type": "response.created", "response": map[string]any{"id": id}}
 	completed := map[string]any{"type": "response.completed", "response": map[string]any{"id": id,
 		"usage": map[string]any{"input_tokens": 10, "input_tokens_details": nil, "output_tokens": 1, "output_tokens_details": nil, "total_tokens": 11}}}
-	if call != nil && !answered {
+	if call != nil && pending {
 		sse(w,
 			"response.created", created,
 			"response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": call},
@@ -391,9 +433,9 @@ func responsesAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 	)
 }
 
-// shellCall is a function_call item running command through the first
-// shell tool offered, or nil.
-func shellCall(tools []string, command string) map[string]any {
+// shellCall is a function_call item with the given call id running
+// command through the first shell tool offered, or nil.
+func shellCall(tools []string, id, command string) map[string]any {
 	var args any
 	name := ""
 	for _, n := range tools {
@@ -414,7 +456,7 @@ func shellCall(tools []string, command string) map[string]any {
 		return nil
 	}
 	a, _ := json.Marshal(args)
-	return map[string]any{"type": "function_call", "id": "fc_aisan_e2e", "call_id": toolCallID, "name": name, "arguments": string(a), "status": "completed"}
+	return map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": name, "arguments": string(a), "status": "completed"}
 }
 
 // responsesText flattens a function_call_output's output: a string or

@@ -47,20 +47,66 @@ type Bind struct {
 type agent struct {
 	kind string // the slot kind that launches this agent
 	dir  string // config dir, relative to the home directory
+	env  string // the variable that relocates the config dir
 	file string // copy's name under history/<slot>/
 	seed bool   // seed the copy with the worktree's host lines
 }
 
 var agents = []agent{
-	{kind: "claude", dir: ".claude", file: "claude-history.jsonl", seed: true},
-	{kind: "codex", dir: ".codex", file: "codex-history.jsonl"},
+	{kind: "claude", dir: ".claude", env: "CLAUDE_CONFIG_DIR", file: "claude-history.jsonl", seed: true},
+	{kind: "codex", dir: ".codex", env: "CODEX_HOME", file: "codex-history.jsonl"},
+}
+
+// Dirs are the agents' configuration directories, where their history
+// files live.
+type Dirs struct {
+	Claude, Codex string
+}
+
+// DirsFor resolves the configuration directories the agents themselves
+// use: $CLAUDE_CONFIG_DIR and $CODEX_HOME when set, else ~/.claude and
+// ~/.codex.
+func DirsFor(home string, getenv func(string) string) Dirs {
+	dir := func(a agent) string {
+		if v := getenv(a.env); v != "" && filepath.IsAbs(v) {
+			return filepath.Clean(v)
+		}
+		return filepath.Join(home, a.dir)
+	}
+	return Dirs{Claude: dir(agents[0]), Codex: dir(agents[1])}
+}
+
+func (d Dirs) of(kind string) string {
+	if kind == "claude" {
+		return d.Claude
+	}
+	return d.Codex
+}
+
+// Paths returns the binds [Prepare] would return, without creating
+// anything (for explain): the launched agent's history when its
+// configuration directory exists, the other's when its file does.
+func Paths(aisanHome, slot, kind string, dirs Dirs) []Bind {
+	var out []Bind
+	for _, a := range agents {
+		cfg := dirs.of(a.kind)
+		host := filepath.Join(cfg, "history.jsonl")
+		check := host
+		if a.kind == kind {
+			check = cfg
+		}
+		if _, err := os.Stat(check); err == nil {
+			out = append(out, Bind{Src: filepath.Join(aisanHome, "history", slot, a.file), Dst: host})
+		}
+	}
+	return out
 }
 
 // Prepare makes sure slot's history copies exist under
 // aisanHome/history/<slot>/ and returns the binds that put them over the
-// host files in home, in a fixed order. kind is the agent being launched;
+// host files in the agents' configuration directories, in a fixed order. kind is the agent being launched;
 // worktree is the directory jailed, as the agent will see it.
-func Prepare(aisanHome, slot, kind, worktree, home string) ([]Bind, error) {
+func Prepare(aisanHome, slot, kind, worktree string, dirs Dirs) ([]Bind, error) {
 	dir := filepath.Join(aisanHome, "history", slot)
 	worktree = filepath.Clean(worktree)
 	projects := []string{worktree}
@@ -69,7 +115,7 @@ func Prepare(aisanHome, slot, kind, worktree, home string) ([]Bind, error) {
 	}
 	var binds []Bind
 	for _, a := range agents {
-		cfg := filepath.Join(home, a.dir)
+		cfg := dirs.of(a.kind)
 		host := filepath.Join(cfg, "history.jsonl")
 		ok, err := ensureHostFile(cfg, host, a.kind == kind)
 		if err != nil {

@@ -56,7 +56,7 @@ func TestPrepareSeedsClaudeCopy(t *testing.T) {
 	hostCodex := filepath.Join(home, ".codex", "history.jsonl")
 	write(t, hostCodex, `{"session_id":"s","ts":1,"text":"codex prompt"}`+"\n")
 
-	binds, err := Prepare(state, "myrepo-12345678-claude", "claude", wt, home)
+	binds, err := Prepare(state, "myrepo-12345678-claude", "claude", wt, DirsFor(home, noEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestPrepareSeedsClaudeCopy(t *testing.T) {
 
 	// Later launches keep the copy as the agent left it.
 	write(t, want[0].Src, "mine\n")
-	if _, err := Prepare(state, "myrepo-12345678-claude", "claude", wt, home); err != nil {
+	if _, err := Prepare(state, "myrepo-12345678-claude", "claude", wt, DirsFor(home, noEnv)); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, want[0].Src); got != "mine\n" {
@@ -107,7 +107,7 @@ func TestPrepareMatchesRealPath(t *testing.T) {
 	}
 	host := `{"project":"` + real + `"}` + "\n" + `{"project":"` + link + `"}` + "\n" + `{"project":"/x"}` + "\n"
 	write(t, filepath.Join(home, ".claude", "history.jsonl"), host)
-	binds, err := Prepare(state, "s", "claude", link+"/", home)
+	binds, err := Prepare(state, "s", "claude", link+"/", DirsFor(home, noEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestPrepareWithoutHostFiles(t *testing.T) {
 	dir := t.TempDir()
 	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
 	os.Mkdir(home, 0o755)
-	binds, err := Prepare(state, "s", "claude", dir, home)
+	binds, err := Prepare(state, "s", "claude", dir, DirsFor(home, noEnv))
 	if err != nil || len(binds) != 0 {
 		t.Fatalf("Prepare on a bare home = %v, %v; want no binds", binds, err)
 	}
@@ -133,7 +133,7 @@ func TestPrepareWithoutHostFiles(t *testing.T) {
 	// created so it can be bound; the other agent's is left alone.
 	os.Mkdir(filepath.Join(home, ".claude"), 0o700)
 	os.Mkdir(filepath.Join(home, ".codex"), 0o700)
-	binds, err = Prepare(state, "s", "claude", dir, home)
+	binds, err = Prepare(state, "s", "claude", dir, DirsFor(home, noEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestPrepareWithoutHostFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".codex", "history.jsonl")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a claude launch created codex's history file: %v", err)
 	}
-	binds, err = Prepare(state, "t", "codex", dir, home)
+	binds, err = Prepare(state, "t", "codex", dir, DirsFor(home, noEnv))
 	if err != nil || len(binds) != 2 {
 		t.Fatalf("codex launch: binds %+v, %v; want claude's and codex's", binds, err)
 	}
@@ -157,7 +157,38 @@ func TestPrepareRefusesOddHostFile(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	os.MkdirAll(filepath.Join(home, ".claude", "history.jsonl"), 0o700)
-	if _, err := Prepare(filepath.Join(dir, "state"), "s", "claude", dir, home); err == nil || !strings.Contains(err.Error(), "history.jsonl") {
+	if _, err := Prepare(filepath.Join(dir, "state"), "s", "claude", dir, DirsFor(home, noEnv)); err == nil || !strings.Contains(err.Error(), "history.jsonl") {
 		t.Errorf("a directory where the history file should be: %v, want an error naming it", err)
+	}
+}
+
+func noEnv(string) string { return "" }
+
+// TestRelocatedConfigDirs: CLAUDE_CONFIG_DIR and CODEX_HOME move the files
+// the agents really use, so the binds must follow.
+func TestRelocatedConfigDirs(t *testing.T) {
+	home := t.TempDir()
+	claude, codex := filepath.Join(home, "cc"), filepath.Join(home, "cx")
+	for _, d := range []string{claude, codex, filepath.Join(home, ".claude"), filepath.Join(home, ".codex")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"CLAUDE_CONFIG_DIR": claude, "CODEX_HOME": codex}
+	dirs := DirsFor(home, func(k string) string { return env[k] })
+	binds, err := Prepare(filepath.Join(home, "state"), "s", "codex", t.TempDir(), dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dsts []string
+	for _, b := range binds {
+		dsts = append(dsts, b.Dst)
+	}
+	want := []string{filepath.Join(codex, "history.jsonl")}
+	if strings.Join(dsts, " ") != strings.Join(want, " ") {
+		t.Fatalf("binds over %q, want %q", dsts, want)
+	}
+	if got := Paths(filepath.Join(home, "state"), "s", "claude", dirs); len(got) != 2 || got[0].Dst != filepath.Join(claude, "history.jsonl") {
+		t.Fatalf("Paths: %+v", got)
 	}
 }
