@@ -468,12 +468,12 @@ func checkRecorded(t *testing.T, a agentSetup, run jailedRun, home string, env [
 func testJailed(t *testing.T, a agentSetup) {
 	requireJail(t)
 	bin := nodeBin(t, a.kind)
-	home, env := testEnv(t)
+	home, _ := testEnv(t)
 	m := startMarker(t)
 	dir := worktree(t)
 	slot := slotName(dir, a.kind)
 	s := newScriptedStandIn(t, []string{viewCommand}, a.api)
-	env = append(jailEnv(home, bin), a.setup(t, home, s)...)
+	env := append(jailEnv(home, bin), a.setup(t, home, s)...)
 
 	run := runJailed(t, dir, env, a.args...)
 	if run.code != 0 {
@@ -531,13 +531,13 @@ func guardScript(m marker, inner string) []string {
 func runGuardScript(t *testing.T, a agentSetup, bin, kind string, aisanArgs []string, install func(env []string), guarded bool,
 	refused func(slot, command, result string) bool) {
 	t.Helper()
-	home, env := testEnv(t)
+	home, _ := testEnv(t)
 	m := startMarker(t)
 	inner := innerMarker(t, m)
 	dir := worktree(t)
 	slot := slotName(dir, kind)
 	s := newScriptedStandIn(t, guardScript(m, inner), a.api)
-	env = append(jailEnv(home, bin), a.setup(t, home, s)...)
+	env := append(jailEnv(home, bin), a.setup(t, home, s)...)
 	if install != nil {
 		install(env)
 	}
