@@ -354,7 +354,7 @@ func chatAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	for _, m := range req.Messages {
 		if m.Role == "tool" {
-			s.record(m.ToolCallID, responsesText(m.Content))
+			s.record(m.ToolCallID, contentText(m.Content))
 		}
 	}
 	hasBash := false

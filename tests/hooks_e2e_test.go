@@ -296,7 +296,7 @@ func anthropicAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 		}
 		for _, b := range blocks {
 			if b.Type == "tool_result" {
-				s.record(b.ToolUseID, fmt.Sprintf("is_error=%v %s", b.IsError, anthropicText(b.Content)))
+				s.record(b.ToolUseID, fmt.Sprintf("is_error=%v %s", b.IsError, contentText(b.Content)))
 			}
 		}
 	}
@@ -352,8 +352,10 @@ func anthropicAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 	)
 }
 
-// anthropicText flattens a tool_result's content: a string or text blocks.
-func anthropicText(raw json.RawMessage) string {
+// contentText flattens a tool result as both APIs send it back: a string,
+// or a list of blocks with text (Anthropic's tool_result content, the
+// Responses API's function_call_output output).
+func contentText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
@@ -399,7 +401,7 @@ func responsesAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 	}
 	for _, item := range req.Input {
 		if item.Type == "function_call_output" {
-			s.record(item.CallID, responsesText(item.Output))
+			s.record(item.CallID, contentText(item.Output))
 		}
 	}
 	step, command, pending := s.next()
@@ -459,23 +461,6 @@ func shellCall(tools []string, id, command string) map[string]any {
 	return map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": name, "arguments": string(a), "status": "completed"}
 }
 
-// responsesText flattens a function_call_output's output: a string or
-// content items.
-func responsesText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var items []struct {
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &items)
-	var parts []string
-	for _, it := range items {
-		parts = append(parts, it.Text)
-	}
-	return strings.Join(parts, "\n")
-}
 
 // agentRun is one run of an agent against a fresh stand-in.
 type agentRun struct {
@@ -552,13 +537,9 @@ func TestHookClaude(t *testing.T) {
 			home, env := testEnv(t)
 			m := startMarker(t)
 			reasons := guardReasons(t, m.killCommand())
-			if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
-				t.Fatal(err)
-			}
+			s := newStandIn(t, m.killCommand(), anthropicAPI)
+			agentEnv := claudeSetup(t, home, s)
 			settings := filepath.Join(home, ".claude", "settings.json")
-			if err := os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]}}`+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
 			if hooked {
 				r := aisan(t, env, "", "install-hook", "--claude")
 				if r.code != 0 {
@@ -574,13 +555,7 @@ func TestHookClaude(t *testing.T) {
 					t.Fatalf("the hook does not run the aisan under test (%s guard)", bin)
 				}
 			}
-			s := newStandIn(t, m.killCommand(), anthropicAPI)
-			env = append(baseEnv(home),
-				"ANTHROPIC_BASE_URL="+s.srv.URL,
-				"ANTHROPIC_API_KEY=sk-ant-aisan-e2e-dummy",
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-				"DISABLE_AUTOUPDATER=1",
-			)
+			env = append(baseEnv(home), agentEnv...)
 			run := runAgent(t, s, t.TempDir(), env, claude,
 				"-p", "Run the shell command you are given.", "--output-format", "json", "--allowedTools", "Bash")
 			checkRun(t, "claude "+name, run, m, hooked, reasons)
@@ -597,22 +572,8 @@ func TestHookCodex(t *testing.T) {
 			m := startMarker(t)
 			reasons := guardReasons(t, m.killCommand())
 			s := newStandIn(t, m.killCommand(), responsesAPI)
+			agentEnv := codexSetup(t, home, s)
 			codexHome := filepath.Join(home, ".codex")
-			if err := os.MkdirAll(codexHome, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			config := fmt.Sprintf(`model = "gpt-5-codex"
-model_provider = "standin"
-
-[model_providers.standin]
-name = "stand-in"
-base_url = "%s/v1"
-wire_api = "responses"
-env_key = "AISAN_E2E_API_KEY"
-`, s.srv.URL)
-			if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o600); err != nil {
-				t.Fatal(err)
-			}
 			if hooked {
 				r := aisan(t, env, "", "install-hook", "--codex")
 				if r.code != 0 {
@@ -630,7 +591,7 @@ env_key = "AISAN_E2E_API_KEY"
 					t.Fatalf("hooks.json does not run the aisan under test (%s guard):\n%s", bin, data)
 				}
 			}
-			env = append(baseEnv(home), "AISAN_E2E_API_KEY=dummy")
+			env = append(baseEnv(home), agentEnv...)
 			run := runAgent(t, s, t.TempDir(), env, codex,
 				"exec", "--skip-git-repo-check", "--json", "--sandbox", "danger-full-access",
 				"--dangerously-bypass-hook-trust", "Run the shell command you are given.")
