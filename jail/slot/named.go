@@ -3,7 +3,6 @@ package slot
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 )
 
@@ -24,30 +23,13 @@ func (r *Registry) AcquireNamed(name, kind, worktree string) (*Slot, error) {
 	if err := r.makeDirs(); err != nil {
 		return nil, err
 	}
-	lock, err := tryLock(r.lockPath(name))
-	if errors.Is(err, errLocked) {
-		return nil, fmt.Errorf("slot %q is in use by a running launch; 'aisan kill %s' ends it", name, name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	old, err := readRecord(r.recordPath(name), name)
-	var corrupt *CorruptError
+	s, err := r.claim(name, kind, real)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case errors.As(err, &corrupt):
-		lock.Close()
-		return nil, err
-	case err != nil:
-		lock.Close()
-		return nil, fmt.Errorf("reading record of slot %q: %w", name, err)
-	case jailAlive(old):
-		lock.Close()
+	case errors.Is(err, errLocked):
+		return nil, fmt.Errorf("slot %q is in use by a running launch; 'aisan kill %s' ends it", name, name)
+	case errors.Is(err, errOrphanAlive):
 		return nil, fmt.Errorf("slot %q still has a live jail whose wrapper died; 'aisan kill %s' ends it", name, name)
-	}
-	s, err := r.start(name, kind, real, lock)
-	if err != nil {
-		lock.Close()
+	case err != nil:
 		return nil, err
 	}
 	return s, nil

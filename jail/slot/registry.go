@@ -137,32 +137,13 @@ func (r *Registry) Acquire(worktree, kind string) (*Slot, error) {
 		return nil, err
 	}
 	for i := 1; i <= maxSuffix; i++ {
-		name := candidate(base, i)
-		lock, err := tryLock(r.lockPath(name))
-		if errors.Is(err, errLocked) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		old, err := readRecord(r.recordPath(name), name)
+		s, err := r.claim(candidate(base, i), kind, real)
 		var corrupt *CorruptError
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case errors.As(err, &corrupt):
-			// Left for a human; the next name will do.
-			lock.Close()
+		case errors.Is(err, errLocked), errors.Is(err, errOrphanAlive), errors.As(err, &corrupt):
+			// Taken, or left for a human: the next name will do.
 			continue
 		case err != nil:
-			lock.Close()
-			return nil, fmt.Errorf("reading record of slot %q: %w", name, err)
-		case jailAlive(old):
-			lock.Close()
-			continue
-		}
-		s, err := r.start(name, kind, real, lock)
-		if err != nil {
-			lock.Close()
 			return nil, err
 		}
 		return s, nil
@@ -431,4 +412,39 @@ func (r *Registry) makeDirs() error {
 		}
 	}
 	return nil
+}
+
+// errOrphanAlive means a name's record describes a jail that is still
+// alive although nobody holds the lock: an orphan keeps its name until it
+// is reaped, or its record would be lost.
+var errOrphanAlive = errors.New("an orphaned jail still holds the name")
+
+// claim takes the slot called name if it is free: its lock is ours, its
+// record (if any) parses and describes no live jail. It returns errLocked,
+// errOrphanAlive or a *CorruptError when the name is taken.
+func (r *Registry) claim(name, kind, worktree string) (*Slot, error) {
+	lock, err := tryLock(r.lockPath(name))
+	if err != nil {
+		return nil, err
+	}
+	old, err := readRecord(r.recordPath(name), name)
+	var corrupt *CorruptError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case errors.As(err, &corrupt):
+		lock.Close()
+		return nil, err
+	case err != nil:
+		lock.Close()
+		return nil, fmt.Errorf("reading record of slot %q: %w", name, err)
+	case jailAlive(old):
+		lock.Close()
+		return nil, errOrphanAlive
+	}
+	s, err := r.start(name, kind, worktree, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
 }
