@@ -33,7 +33,7 @@ cd "$OUT"
 "${inside[@]}" env AISAN_BIN="$OUT/aisan" "$OUT/launchbench" -aisan "$OUT/aisan" -runs "${AISAN_BENCH_RUNS:-30}"
 "${inside[@]}" "$OUT/busbench" -runs 30
 echo "systemd scope start (issue #5):"
-"${inside[@]}" "$OUT/integration.test" -test.run '^$' -test.bench 'BenchmarkScopeStart' -test.benchtime 20x 2>&1 | grep -E '^Benchmark' || true
+"${inside[@]}" env AISAN_BIN="$OUT/aisan" "$OUT/integration.test" -test.run '^$' -test.bench 'BenchmarkScopeStart' -test.benchtime 20x 2>&1 | grep -E '^Benchmark' || true
 for s in "$OUT"/scripts/*.sh; do
 	[ -e "$s" ] || continue
 	"${inside[@]}" env AISAN_BIN="$OUT/aisan" bash "$s"
