@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -228,7 +229,11 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		return 0, err
 	}
 	trace("host facts")
-	if _, err := req.Command(); err != nil {
+	command, err := req.Command()
+	if err != nil {
+		return 0, err
+	}
+	if err := findCommand(command[0], req.Kind, h.Env); err != nil {
 		return 0, err
 	}
 	self, err := os.Executable()
@@ -493,4 +498,54 @@ func RuntimeDir(getenv func(string) string) string {
 		return ""
 	}
 	return p
+}
+
+// NotFoundError is a command that is not installed. The jail sees the
+// host's files and PATH, so what is missing here is missing there: say so
+// before taking a slot.
+type NotFoundError struct {
+	Name string
+	Kind Kind
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("cannot run %q: not found in PATH", e.Name)
+}
+
+// Code is the shell's status for a command not found.
+func (e *NotFoundError) Code() int { return 127 }
+
+// Hints says how to install an agent.
+func (e *NotFoundError) Hints() []string {
+	switch e.Kind {
+	case KindClaude:
+		return []string{"install Claude Code: npm install -g @anthropic-ai/claude-code (or its native installer)"}
+	case KindCodex:
+		return []string{"install Codex: npm install -g @openai/codex"}
+	case KindOpencode:
+		return []string{"install opencode: npm install -g opencode-ai"}
+	}
+	return []string{"check the command's name, or give its path"}
+}
+
+// findCommand checks that name resolves the way the in-jail init will
+// resolve it: through the environment's PATH, or as a path.
+func findCommand(name string, kind Kind, env []string) error {
+	if strings.Contains(name, "/") {
+		if fi, err := os.Stat(name); err != nil || fi.IsDir() {
+			return &NotFoundError{Name: name, Kind: kind}
+		}
+		return nil
+	}
+	path, _ := lookupFunc(env)("PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return nil
+		}
+	}
+	return &NotFoundError{Name: name, Kind: kind}
 }

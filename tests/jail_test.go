@@ -318,6 +318,16 @@ func TestJailBadInput(t *testing.T) {
 		t.Errorf("run without a command: %d %q", r.code, r.stderr)
 	}
 
+	// An agent that is not installed: say how to install it, status 127,
+	// before any slot is taken.
+	noAgent := t.TempDir()
+	os.Symlink("/usr/bin/bwrap", filepath.Join(noAgent, "bwrap"))
+	r = aisan(t, append(env, "PATH="+noAgent), "", "claude", "--continue")
+	if r.code != 127 || !strings.Contains(r.stderr, `aisan: error: cannot run "claude": not found in PATH`) ||
+		!strings.Contains(r.stderr, "npm install -g @anthropic-ai/claude-code") {
+		t.Errorf("claude not installed: %d %q", r.code, r.stderr)
+	}
+
 	// No bwrap on PATH: the error names the package.
 	empty := t.TempDir()
 	r = aisan(t, append(env, "PATH="+empty), "", "run", "--", "true")
