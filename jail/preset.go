@@ -50,6 +50,13 @@ type DenyOptions struct {
 	RuntimeDir string
 	// RuntimeSystemd is set when $XDG_RUNTIME_DIR/systemd exists.
 	RuntimeSystemd bool
+	// OtherManagerDirs are further systemd directories of this user's
+	// that exist (/run/user/UID/systemd when $XDG_RUNTIME_DIR points
+	// elsewhere): the user manager listens there all the same.
+	OtherManagerDirs []string
+	// OtherBusSockets are further session bus sockets of this user's that
+	// exist and that the bus plan does not already cover.
+	OtherBusSockets []string
 	// Bus is the session bus decision.
 	Bus busproxy.Plan
 	// MaskFile is an empty file to bind over bus sockets that are masked.
@@ -81,6 +88,12 @@ func DenyList(o DenyOptions) Spec {
 	if o.RuntimeDir != "" && o.RuntimeSystemd {
 		// The user manager's private socket lives here.
 		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: filepath.Join(o.RuntimeDir, "systemd"), Mode: 0o700})
+	}
+	for _, d := range o.OtherManagerDirs {
+		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: d, Mode: 0o700})
+	}
+	for _, sock := range o.OtherBusSockets {
+		mounts = append(mounts, Mount{Kind: ROBind, Src: o.MaskFile, Dst: sock})
 	}
 	mounts = append(mounts, busMounts(o.Bus, o.MaskFile)...)
 	mounts = append(mounts, o.History...)

@@ -156,19 +156,22 @@ func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*S
 	for _, b := range historyBinds {
 		hist = append(hist, Mount{Kind: Bind, Src: b.Src, Dst: b.Dst})
 	}
+	otherDirs, otherSockets := otherRuntimeDir(h, bus)
 	spec := DenyList(DenyOptions{
-		Kind:           req.Kind,
-		Slot:           slotName,
-		Command:        command,
-		Cwd:            h.Cwd,
-		Env:            h.Env,
-		RuntimeDir:     h.RuntimeDir,
-		RuntimeSystemd: h.RuntimeDir != "" && isDir(filepath.Join(h.RuntimeDir, "systemd")),
-		Bus:            bus,
-		MaskFile:       filepath.Join(slotDir, "masked-bus"),
-		History:        hist,
-		ExtraEnv:       extra,
-		Limits:         req.Limits,
+		Kind:             req.Kind,
+		Slot:             slotName,
+		Command:          command,
+		Cwd:              h.Cwd,
+		Env:              h.Env,
+		RuntimeDir:       h.RuntimeDir,
+		RuntimeSystemd:   h.RuntimeDir != "" && isDir(filepath.Join(h.RuntimeDir, "systemd")),
+		OtherManagerDirs: otherDirs,
+		OtherBusSockets:  otherSockets,
+		Bus:              bus,
+		MaskFile:         filepath.Join(slotDir, "masked-bus"),
+		History:          hist,
+		ExtraEnv:         extra,
+		Limits:           req.Limits,
 	})
 	compiled, err := Compile(spec, HostFacts{})
 	if err != nil {
@@ -548,4 +551,23 @@ func findCommand(name string, kind Kind, env []string) error {
 		}
 	}
 	return &NotFoundError{Name: name, Kind: kind}
+}
+
+// otherRuntimeDir finds /run/user/UID's user manager directory and bus
+// socket when $XDG_RUNTIME_DIR points somewhere else: they answer all the
+// same, so the jail hides them too.
+func otherRuntimeDir(h Host, bus busproxy.Plan) (dirs, sockets []string) {
+	std := RuntimeDir(func(string) string { return "" })
+	if std == "" || std == h.RuntimeDir {
+		return nil, nil
+	}
+	if d := filepath.Join(std, "systemd"); isDir(d) {
+		dirs = append(dirs, d)
+	}
+	sock := filepath.Join(std, "bus")
+	if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket &&
+		!slices.Contains(bus.HostSockets, sock) && sock != bus.JailSocket {
+		sockets = append(sockets, sock)
+	}
+	return dirs, sockets
 }

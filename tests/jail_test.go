@@ -364,3 +364,30 @@ func TestJailBadInput(t *testing.T) {
 		t.Errorf("stale state after failed launches: %s", e.Name())
 	}
 }
+
+// TestJailHidesManagerOutsideRuntimeDir: with XDG_RUNTIME_DIR pointing
+// elsewhere, the user manager still listens in /run/user/UID; the jail
+// hides its private socket and bus there too.
+func TestJailHidesManagerOutsideRuntimeDir(t *testing.T) {
+	requireJail(t)
+	requireUserManager(t)
+	std := fmt.Sprintf("/run/user/%d", os.Getuid())
+	if os.Getenv("XDG_RUNTIME_DIR") != std {
+		need(t, "the user manager's runtime dir at "+std, fmt.Errorf("XDG_RUNTIME_DIR is %q", os.Getenv("XDG_RUNTIME_DIR")))
+	}
+	_, env := testEnv(t)
+	// No bus address either: nothing points the jail at /run/user/UID/bus.
+	env = append(env, "XDG_RUNTIME_DIR="+t.TempDir(), "DBUS_SESSION_BUS_ADDRESS=", "AISAN_NO_SCOPE=1")
+	for _, sock := range []string{filepath.Join(std, "systemd", "private"), filepath.Join(std, "bus")} {
+		// Control: outside, the socket answers.
+		if c, err := net.Dial("unix", sock); err != nil {
+			t.Fatalf("control: %s does not answer outside: %v", sock, err)
+		} else {
+			c.Close()
+		}
+		r := aisan(t, append(env, helperEnv("connect")...), "", "run", "--", self(), sock)
+		if !strings.HasPrefix(r.stdout, "error:") {
+			t.Errorf("%s answered inside although XDG_RUNTIME_DIR points elsewhere: %q %q", sock, r.stdout, r.stderr)
+		}
+	}
+}

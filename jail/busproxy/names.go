@@ -53,7 +53,32 @@ func checkTalk(entry string) error {
 	if reason := wellKnownNameProblem(name); reason != "" {
 		return &NameError{Name: entry, Reason: reason}
 	}
+	if covers(entry, systemdName) {
+		return &ForbiddenNameError{Name: entry}
+	}
 	return nil
+}
+
+// systemdName is the user manager's bus name, the one name the filter
+// exists to keep out of reach.
+const systemdName = "org.freedesktop.systemd1"
+
+// covers reports whether the allow-list entry lets the jail talk to name.
+func covers(entry, name string) bool {
+	if p, ok := strings.CutSuffix(entry, ".*"); ok {
+		return name == p || strings.HasPrefix(name, p+".")
+	}
+	return entry == name
+}
+
+// ForbiddenNameError reports an AISAN_BUS_TALK entry that would let the
+// jail reach systemd, undoing one of the four denials.
+type ForbiddenNameError struct {
+	Name string
+}
+
+func (e *ForbiddenNameError) Error() string {
+	return fmt.Sprintf("%q would let the jail reach %s, the systemd user manager, and with it every other agent's scope; name the services you need one by one", e.Name, systemdName)
 }
 
 // wellKnownNameProblem returns why name is not a valid well-known bus name

@@ -81,3 +81,20 @@ func FuzzParseTalk(f *testing.F) {
 		}
 	})
 }
+
+// TestParseTalkRefusesSystemd: no allow-list entry may reach the user
+// manager, whatever form it takes.
+func TestParseTalkRefusesSystemd(t *testing.T) {
+	for _, entry := range []string{"org.freedesktop.systemd1", "org.freedesktop.systemd1.*", "org.freedesktop.*", "org.freedesktop.Notifications org.freedesktop.*"} {
+		_, err := ParseTalk(entry)
+		var fe *ForbiddenNameError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "systemd user manager") {
+			t.Errorf("ParseTalk(%q) = %v, want a ForbiddenNameError", entry, err)
+		}
+	}
+	for _, entry := range []string{"org.freedesktop.systemd1x", "org.freedesktop.portal.*", "org.freedesktop.secrets"} {
+		if _, err := ParseTalk(entry); err != nil {
+			t.Errorf("ParseTalk(%q) = %v, want it accepted", entry, err)
+		}
+	}
+}
