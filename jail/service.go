@@ -21,6 +21,10 @@ const (
 	envServiceName       = "AISAN_SERVICE_NAME"
 	envServiceUnit       = "AISAN_SERVICE_UNIT"
 	envServiceMaxRuntime = "AISAN_SERVICE_MAX_RUNTIME"
+	// envServiceSpawned is when spawn-service started the unit. A
+	// restarted service's slot keeps it as its start, so the runtime cap
+	// bounds the whole service, not each run.
+	envServiceSpawned = "AISAN_SERVICE_SPAWNED"
 )
 
 // KindService is the slot kind of headless services.
@@ -44,6 +48,7 @@ type ServiceRequest struct {
 type serviceSpec struct {
 	name, unit string
 	maxRuntime time.Duration
+	spawned    time.Time
 }
 
 func serviceFromEnv(env []string) *serviceSpec {
@@ -55,14 +60,20 @@ func serviceFromEnv(env []string) *serviceSpec {
 	unit, _ := look(envServiceUnit)
 	max, _ := look(envServiceMaxRuntime)
 	d, _ := time.ParseDuration(max)
-	return &serviceSpec{name: name, unit: unit, maxRuntime: d}
+	spawnedText, _ := look(envServiceSpawned)
+	spawned, _ := time.Parse(time.RFC3339Nano, spawnedText)
+	return &serviceSpec{name: name, unit: unit, maxRuntime: d, spawned: spawned}
 }
 
 // withoutServiceEnv drops the service markers from an environment.
 func withoutServiceEnv(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		return strings.HasPrefix(kv, envServiceName+"=") || strings.HasPrefix(kv, envServiceUnit+"=") ||
-			strings.HasPrefix(kv, envServiceMaxRuntime+"=")
+		for _, k := range []string{envServiceName, envServiceUnit, envServiceMaxRuntime, envServiceSpawned} {
+			if strings.HasPrefix(kv, k+"=") {
+				return true
+			}
+		}
+		return false
 	})
 }
 
@@ -110,10 +121,12 @@ func SpawnService(ctx context.Context, req ServiceRequest) (string, error) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return "", fmt.Errorf("creating %s: %w", logDir, err)
 	}
+	spawned := time.Now()
 	env := append(withoutServiceEnv(h.Env),
 		envServiceName+"="+req.Name,
 		envServiceUnit+"="+unit,
 		envServiceMaxRuntime+"="+req.MaxRuntime.String(),
+		envServiceSpawned+"="+spawned.Format(time.RFC3339Nano),
 		// The unit is the jail's cgroup; no scope inside it.
 		EnvNoScope+"=1",
 	)
@@ -130,7 +143,6 @@ func SpawnService(ctx context.Context, req ServiceRequest) (string, error) {
 		Output: logDir + "/" + req.Name + ".log",
 		Limits: systemd.Limits(req.Limits),
 	}
-	started := time.Now().Add(-time.Second)
 	if err := m.StartService(ctx, svc); err != nil {
 		return "", err
 	}
@@ -138,7 +150,7 @@ func SpawnService(ctx context.Context, req ServiceRequest) (string, error) {
 	// right after shows it.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if e, err := reg.Lookup(req.Name); err == nil && e.Unit == unit && e.Start.After(started) {
+		if e, err := reg.Lookup(req.Name); err == nil && e.Unit == unit && e.Start.Equal(spawned) {
 			return unit, nil
 		}
 		if st, err := m.Status(ctx, unit); err == nil && !st.Active() {

@@ -284,6 +284,9 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 			err = sl.Update(func(r *slot.Record) {
 				r.Unit = svc.unit
 				r.MaxRuntime = svc.maxRuntime
+				if !svc.spawned.IsZero() {
+					r.Start = svc.spawned
+				}
 			})
 		}
 	} else {
