@@ -2,6 +2,7 @@ package jail
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,11 +16,25 @@ import (
 
 // Payload is what the wrapper hands the in-jail init through FDPayload.
 type Payload struct {
-	// Argv is the agent's command.
-	Argv []string `json:"argv"`
+	// Argv is the agent's command, as bytes: arguments need not be UTF-8,
+	// and must arrive exactly as given.
+	Argv [][]byte `json:"argv"`
 	// Foreground makes the agent the terminal's foreground job, so that
-	// keyboard signals and SIGWINCH reach the agent and not bwrap.
+	// keyboard signals and SIGWINCH reach the agent and not bwrap, and so
+	// that it may read the terminal.
 	Foreground bool `json:"foreground,omitempty"`
+	// Ctty is the descriptor (0, 1 or 2) that is the terminal, with
+	// Foreground.
+	Ctty int `json:"ctty,omitempty"`
+}
+
+// NewPayload builds the payload for argv.
+func NewPayload(argv []string, foreground bool, ctty int) Payload {
+	p := Payload{Foreground: foreground, Ctty: ctty}
+	for _, a := range argv {
+		p.Argv = append(p.Argv, []byte(a))
+	}
+	return p
 }
 
 // initArgv0 is how the init appears in the jail's process list.
@@ -32,35 +47,63 @@ func IsInit(args []string) bool {
 	return len(args) == 1 && args[0] == initArgv0 && os.Getpid() == 1
 }
 
-// forwarded are the signals the init passes on to the agent's process
-// group. SIGCHLD is the init's own business.
+// forwarded are the signals the wrapper and the init pass on to the
+// agent's process group. SIGCHLD is the init's own business.
 var forwarded = []os.Signal{
 	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2,
+}
+
+// notifiable returns the forwarded signals this process does not ignore.
+// A signal the caller ignored (nohup, a script's background job) stays
+// ignored all the way down to the agent, as it would without aisan:
+// handling it here would reset it to the default in the agent.
+func notifiable() []os.Signal {
+	var out []os.Signal
+	for _, s := range forwarded {
+		if !signal.Ignored(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // RunInit is the jail's PID 1: it starts the agent, forwards signals sent
 // from outside to it, reaps orphans, and exits with the agent's status.
 // When it exits the kernel kills whatever else is left in the jail.
 func RunInit() int {
+	sigs := make(chan os.Signal, 32)
+	// PID 1 ignores signals it has no handler for, even SIGTERM from
+	// outside; registering them is what lets them through. Only then may
+	// the wrapper send any: it waits for the byte on FDReady.
+	signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, notifiable()...)...)
+	ready := os.NewFile(FDReady, "ready")
+	if ready != nil {
+		ready.Write([]byte{'r'})
+		ready.Close()
+	}
+
 	p, err := readPayload()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
 		return 125
 	}
-	sigs := make(chan os.Signal, 32)
-	// PID 1 ignores signals it has no handler for, even SIGTERM from
-	// outside; registering them is what lets them through.
-	signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, forwarded...)...)
-
-	path, err := exec.LookPath(p.Argv[0])
+	argv := make([]string, len(p.Argv))
+	for i, a := range p.Argv {
+		argv[i] = string(a)
+	}
+	path, err := exec.LookPath(argv[0])
+	if errors.Is(err, exec.ErrDot) {
+		// A relative PATH entry: the shell would run it, so do we.
+		err = nil
+	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: cannot run %q in the jail: %v\n", p.Argv[0], err)
+		fmt.Fprintf(os.Stderr, "aisan: error: cannot run %q in the jail: %v\n", argv[0], err)
 		return 127
 	}
 	cmd := &exec.Cmd{
 		Path:   path,
-		Args:   p.Argv,
+		Args:   argv,
 		Env:    os.Environ(),
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
@@ -68,11 +111,11 @@ func RunInit() int {
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:    true,
 			Foreground: p.Foreground,
-			Ctty:       0,
+			Ctty:       p.Ctty,
 		},
 	}
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: cannot run %q in the jail: %v\n", p.Argv[0], err)
+		fmt.Fprintf(os.Stderr, "aisan: error: cannot run %q in the jail: %v\n", argv[0], err)
 		return 126
 	}
 	agent := cmd.Process.Pid
@@ -86,13 +129,21 @@ func RunInit() int {
 		}
 		for {
 			var ws unix.WaitStatus
-			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
 			if pid <= 0 || err != nil {
 				break
 			}
-			if pid == agent {
-				return statusCode(ws)
+			if pid != agent {
+				continue
 			}
+			if ws.Stopped() {
+				// Nobody outside the jail can resume a stopped agent
+				// (its wrapper waits, the terminal stays raw): a stop
+				// becomes a pause of no length.
+				unix.Kill(-agent, unix.SIGCONT)
+				continue
+			}
+			return statusCode(ws)
 		}
 	}
 	return 125

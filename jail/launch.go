@@ -93,6 +93,19 @@ func lastLine(s string) string {
 	return s
 }
 
+// InterruptedError is a launch that a signal ended before the jail
+// started: nothing ran.
+type InterruptedError struct {
+	Signal syscall.Signal
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("interrupted by %v before the jail started", e.Signal)
+}
+
+// Code is the shell's status for death by that signal.
+func (e *InterruptedError) Code() int { return 128 + int(e.Signal) }
+
 // Run starts the jail described by c and waits for it. It returns the
 // agent's exit status (128+N when it died of signal N). Signals sent to
 // this process are forwarded to the agent; on a terminal, the agent runs
@@ -102,6 +115,7 @@ func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer st.StopSignals()
 	return st.Run(ctx, c)
 }
 
@@ -112,30 +126,54 @@ type Stage struct {
 	l      *Launcher
 	cmd    *exec.Cmd
 	usePTY bool
+	// fgFD is the descriptor (0, 1, 2) of the user's terminal when the
+	// jail must be its foreground job without a pty of its own; -1 when
+	// not.
+	fgFD int
 
 	argsFile, payloadFile *os.File // shared with the stage, filled by Run
-	infoR, gateW          *os.File
+	infoR, readyR, gateW  *os.File
 	ptmx                  *os.File
-	outR, errR            *os.File // tee pipes' read ends (no pty)
+	outR, errR            *os.File // tee pipes' read ends; errR nil when shared with outR
 	early                 *headBuffer
+	sigs                  chan os.Signal
 	done                  bool
 }
 
 // Start creates the descriptors a jail needs and starts its stage, which
-// waits at the gate. Call [Stage.Run] or [Stage.Abort] next.
-func (l *Launcher) Start() (st *Stage, err error) {
-	st = &Stage{l: l, usePTY: !l.NoPTY && isTerminal(l.Stdin), early: &headBuffer{limit: 8 << 10}}
+// waits at the gate. Call [Stage.Run] or [Stage.Abort] next. From now on
+// the forwarded signals are caught: before the jail starts they cancel
+// the launch, after it they go to the agent.
+func (l *Launcher) Start() (*Stage, error) {
+	st := &Stage{l: l, fgFD: -1, early: &headBuffer{limit: 8 << 10}}
+	st.sigs = make(chan os.Signal, 32)
+	signal.Notify(st.sigs, notifiable()...)
+	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
+	// A pty only for a real terminal session (both directions): a
+	// redirected stream must stay what it is, byte for byte.
+	st.usePTY = !l.NoPTY && inTerm && outTerm
+	if !st.usePTY {
+		for fd, f := range []*os.File{l.Stdin, l.Stdout, l.Stderr} {
+			if foregroundTerminal(f) {
+				st.fgFD = fd
+				break
+			}
+		}
+	}
 	// The stage's copies of its descriptors; ours of them are closed once
 	// it has started, and on any error.
 	var theirs []io.Closer
+	ok := false
 	defer func() {
 		for _, c := range theirs {
 			c.Close()
 		}
-		if err != nil {
+		if !ok {
+			signal.Stop(st.sigs)
 			st.closeOurs()
 		}
 	}()
+	var err error
 	if st.argsFile, err = memfile("args", nil); err != nil {
 		return nil, err
 	}
@@ -147,23 +185,51 @@ func (l *Launcher) Start() (st *Stage, err error) {
 		return nil, fmt.Errorf("opening aisan's own binary %s: %w", l.Self, err)
 	}
 	theirs = append(theirs, self)
-	infoR, infoW, err := os.Pipe()
+	pipe := func(what string) (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating the %s pipe: %w", what, err)
+		}
+		return r, w, nil
+	}
+	infoR, infoW, err := pipe("info")
 	if err != nil {
-		return nil, fmt.Errorf("creating the info pipe: %w", err)
+		return nil, err
 	}
 	st.infoR = infoR
 	theirs = append(theirs, infoW)
-	gateR, gateW, err := os.Pipe()
+	readyR, readyW, err := pipe("readiness")
 	if err != nil {
-		return nil, fmt.Errorf("creating the gate pipe: %w", err)
+		return nil, err
+	}
+	st.readyR = readyR
+	theirs = append(theirs, readyW)
+	gateR, gateW, err := pipe("gate")
+	if err != nil {
+		return nil, err
 	}
 	st.gateW = gateW
 	theirs = append(theirs, gateR)
 
 	cmd := exec.Command(l.Self, StageCommand, l.Bwrap)
-	cmd.ExtraFiles = []*os.File{st.argsFile, self, st.payloadFile, infoW, gateR}
+	cmd.ExtraFiles = []*os.File{st.argsFile, self, st.payloadFile, infoW, readyW, gateR}
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
+	tee := l.Transcript != nil || l.lateTranscript
+	teePipe := func() (*os.File, error) {
+		r, w, err := pipe("output")
+		if err != nil {
+			return nil, err
+		}
+		theirs = append(theirs, w)
+		if st.outR == nil {
+			st.outR = r
+		} else {
+			st.errR = r
+		}
+		return w, nil
+	}
 	if st.usePTY {
 		ptmx, tty, err := pty.Open()
 		if err != nil {
@@ -173,31 +239,58 @@ func (l *Launcher) Start() (st *Stage, err error) {
 		theirs = append(theirs, tty)
 		_ = pty.InheritSize(l.Stdin, ptmx)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		if !errTerm && tee {
+			// stderr redirected: it stays apart from the terminal.
+			st.outR = nil
+			w, err := teePipe()
+			if err != nil {
+				return nil, err
+			}
+			st.errR, st.outR = st.outR, nil
+			cmd.Stderr = w
+		} else if !errTerm {
+			cmd.Stderr = l.Stderr
+		}
 		cmd.SysProcAttr.Setsid = true
 		cmd.SysProcAttr.Setctty = true
 		cmd.SysProcAttr.Ctty = 0
 	} else {
 		// Our own process group, so that a ^C meant for us reaches the
-		// agent through the init and does not kill bwrap on the way.
+		// agent through the init and does not kill bwrap on the way; the
+		// init makes the agent the terminal's foreground job if there is
+		// a terminal to share.
 		cmd.SysProcAttr.Setpgid = true
-		cmd.Stdin = l.Stdin
-		cmd.Stdout, cmd.Stderr = l.Stdout, l.Stderr
-		if l.Transcript != nil || l.lateTranscript {
-			// Pipes now, copies in Run: nothing is written before the
-			// gate opens.
-			outR, outW, err := os.Pipe()
+		// Streams that are terminals pass through as they are (the agent
+		// must see a terminal there); the others are copied to the
+		// transcript too. stdout and stderr that are one file share one
+		// pipe, so their order survives.
+		if tee && !outTerm {
+			w, err := teePipe()
 			if err != nil {
-				return nil, fmt.Errorf("creating an output pipe: %w", err)
+				return nil, err
 			}
-			st.outR = outR
-			theirs = append(theirs, outW)
-			errR, errW, err := os.Pipe()
-			if err != nil {
-				return nil, fmt.Errorf("creating an output pipe: %w", err)
+			cmd.Stdout = w
+			if !errTerm && sameFile(l.Stdout, l.Stderr) {
+				cmd.Stderr = w
 			}
-			st.errR = errR
-			theirs = append(theirs, errW)
-			cmd.Stdout, cmd.Stderr = outW, errW
+		}
+		if tee && !errTerm && cmd.Stderr == l.Stderr {
+			if st.outR == nil {
+				// Keep outR for stdout; stderr gets errR.
+				r, w, err := pipe("output")
+				if err != nil {
+					return nil, err
+				}
+				theirs = append(theirs, w)
+				st.errR = r
+				cmd.Stderr = w
+			} else {
+				w, err := teePipe()
+				if err != nil {
+					return nil, err
+				}
+				cmd.Stderr = w
+			}
 		}
 	}
 	trace("stage starting")
@@ -205,12 +298,13 @@ func (l *Launcher) Start() (st *Stage, err error) {
 		return nil, fmt.Errorf("starting the jail stage %s: %w", l.Self, err)
 	}
 	st.cmd = cmd
+	ok = true
 	return st, nil
 }
 
 // closeOurs closes the wrapper's ends of the stage's descriptors.
 func (st *Stage) closeOurs() {
-	for _, f := range []*os.File{st.argsFile, st.payloadFile, st.infoR, st.gateW, st.ptmx, st.outR, st.errR} {
+	for _, f := range []*os.File{st.argsFile, st.payloadFile, st.infoR, st.readyR, st.gateW, st.ptmx, st.outR, st.errR} {
 		if f != nil {
 			f.Close()
 		}
@@ -223,10 +317,29 @@ func (st *Stage) Abort() {
 		return
 	}
 	st.done = true
-	st.gateW.Close()
-	st.cmd.Process.Kill()
-	st.cmd.Wait()
+	st.abortStage()
 	st.closeOurs()
+	signal.Stop(st.sigs)
+}
+
+// StopSignals ends the catching of forwarded signals that Start began.
+// Call it when the launch's bookkeeping is done: a signal that arrives
+// while the end is recorded must not cut that short.
+func (st *Stage) StopSignals() {
+	if st != nil {
+		signal.Stop(st.sigs)
+	}
+}
+
+// Interrupted reports a signal that arrived while the launch was being
+// prepared, without waiting.
+func (st *Stage) Interrupted() error {
+	select {
+	case s := <-st.sigs:
+		return &InterruptedError{Signal: s.(syscall.Signal)}
+	default:
+		return nil
+	}
 }
 
 // Run hands the stage the compiled jail, places it (the scope), opens the
@@ -235,26 +348,31 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 	l := st.l
 	st.done = true
 	defer st.closeOurs()
-	payload, err := json.Marshal(Payload{Argv: c.Command, Foreground: st.usePTY})
-	if err != nil {
+	fail := func(err error) (int, error) {
 		st.abortStage()
-		return 0, fmt.Errorf("encoding the jail payload: %w", err)
+		return 0, err
+	}
+	// On our pty, or on the user's terminal, the agent is the foreground
+	// job: keyboard signals and SIGWINCH go to it, and it may read.
+	payload, err := json.Marshal(NewPayload(c.Command, st.usePTY || st.fgFD >= 0, max(st.fgFD, 0)))
+	if err != nil {
+		return fail(fmt.Errorf("encoding the jail payload: %w", err))
 	}
 	// The stage holds the same open files: what we write here, rewound,
 	// is what bwrap and the init read.
 	if err := fill(st.argsFile, []byte(strings.Join(c.Options, "\x00")+"\x00")); err != nil {
-		st.abortStage()
-		return 0, err
+		return fail(err)
 	}
 	if err := fill(st.payloadFile, payload); err != nil {
-		st.abortStage()
-		return 0, err
+		return fail(err)
 	}
 
 	var copies sync.WaitGroup
 	if st.outR != nil {
-		l.teeFrom(&copies, st.outR, l.Stdout, st.early)
-		l.teeFrom(&copies, st.errR, l.Stderr, st.early)
+		l.copyOut(&copies, st.outR, l.Stdout, st.early, false)
+	}
+	if st.errR != nil {
+		l.copyOut(&copies, st.errR, l.Stderr, st.early, false)
 	}
 	if l.Place != nil {
 		if err := l.Place(ctx, st.cmd.Process.Pid); err != nil {
@@ -263,29 +381,33 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 			return 0, err
 		}
 	}
-
-	// Signals: forwarded to the init once we know its host PID.
-	sigs := make(chan os.Signal, 32)
-	notify := append([]os.Signal(nil), forwarded...)
-	if st.usePTY {
-		notify = append(notify, syscall.SIGWINCH)
+	// A signal that came while the launch was prepared cancels it:
+	// nothing has run yet.
+	if err := st.Interrupted(); err != nil {
+		st.abortStage()
+		copies.Wait()
+		return 0, err
 	}
-	signal.Notify(sigs, notify...)
-	defer signal.Stop(sigs)
 
+	var winch chan os.Signal
 	if st.usePTY {
+		winch = make(chan os.Signal, 4)
+		signal.Notify(winch, syscall.SIGWINCH)
+		defer signal.Stop(winch)
 		restore, err := makeRaw(l.Stdin)
 		if err != nil {
-			st.abortStage()
-			return 0, fmt.Errorf("putting the terminal in raw mode: %w", err)
+			return fail(fmt.Errorf("putting the terminal in raw mode: %w", err))
 		}
 		defer restore()
+	}
+	if st.fgFD >= 0 {
+		// The init hands the terminal to the agent; take it back after.
+		defer reclaimTerminal([]*os.File{l.Stdin, l.Stdout, l.Stderr}[st.fgFD])
 	}
 
 	trace("placed")
 	if _, err := st.gateW.Write([]byte{'x'}); err != nil {
-		st.abortStage()
-		return 0, fmt.Errorf("releasing the jail stage: %w", err)
+		return fail(fmt.Errorf("releasing the jail stage: %w", err))
 	}
 	st.gateW.Close()
 
@@ -297,17 +419,16 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 			infoc <- info
 		}
 	}()
+	readyc := make(chan bool, 1)
+	go func() {
+		var b [1]byte
+		n, _ := st.readyR.Read(b[:])
+		readyc <- n == 1
+	}()
 
 	if st.usePTY {
-		copies.Add(1)
-		go func() {
-			defer copies.Done()
-			var w io.Writer = l.Stdout
-			if l.Transcript != nil {
-				w = io.MultiWriter(l.Stdout, l.Transcript)
-			}
-			io.Copy(w, st.ptmx)
-		}()
+		var w io.Writer = l.Stdout
+		l.copyOut(&copies, st.ptmx, w, st.early, true)
 		go io.Copy(st.ptmx, l.Stdin)
 	}
 
@@ -316,14 +437,33 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 
 	var (
 		info    Info
+		pidfd   = -1
+		ready   bool
 		pending []syscall.Signal
-		started bool
 	)
+	defer func() {
+		if pidfd >= 0 {
+			unix.Close(pidfd)
+		}
+	}()
 	deliver := func(s syscall.Signal) {
-		if info.InitPID > 0 {
-			unix.Kill(info.InitPID, s)
-		} else {
+		if !ready || info.InitPID <= 0 {
 			pending = append(pending, s)
+			return
+		}
+		if pidfd >= 0 {
+			unix.PidfdSendSignal(pidfd, s, nil, 0)
+		} else {
+			unix.Kill(info.InitPID, s)
+		}
+	}
+	flush := func() {
+		if ready && info.InitPID > 0 {
+			p := pending
+			pending = nil
+			for _, s := range p {
+				deliver(s)
+			}
 		}
 	}
 	for {
@@ -331,38 +471,52 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 		case i, ok := <-infoc:
 			infoc = nil
 			if ok {
-				info, started = i, true
+				info = i
 				trace("jail started")
+				// Pinned, so a signal never reaches a process that
+				// reused the PID after the init was reaped.
+				if fd, err := unix.PidfdOpen(info.InitPID, 0); err == nil {
+					pidfd = fd
+				}
 				if l.Started != nil {
 					l.Started(info)
 				}
-				for _, s := range pending {
-					deliver(s)
-				}
-				pending = nil
+				flush()
 			}
-		case sig := <-sigs:
-			if sig == syscall.SIGWINCH {
-				_ = pty.InheritSize(l.Stdin, st.ptmx)
-				continue
-			}
+		case r := <-readyc:
+			readyc = nil
+			ready = r
+			trace("init ready")
+			flush()
+		case sig := <-st.sigs:
 			deliver(sig.(syscall.Signal))
+		case <-winch:
+			_ = pty.InheritSize(l.Stdin, st.ptmx)
 		case err := <-waited:
 			trace("stage exited")
 			status := exitCode(err)
-			// Without a pty the pipes reach EOF when the jail's last
-			// process is gone; a pty's master reads EIO then.
+			// The pipes reach EOF when the jail's last process is gone;
+			// a pty's master reads EIO then.
 			copies.Wait()
 			trace("output drained")
-			if !started && infoc != nil {
+			if infoc != nil {
 				if i, ok := <-infoc; ok {
-					info, started = i, true
+					info = i
 					if l.Started != nil {
 						l.Started(info)
 					}
 				}
 			}
-			if !started && status != 0 {
+			if readyc != nil {
+				select {
+				case r := <-readyc:
+					ready = r
+				default:
+				}
+			}
+			if !ready && status != 0 {
+				// The init never ran: bwrap failed, before or after it
+				// reported the jail.
 				return status, &StartError{Status: status, Stderr: st.early.String()}
 			}
 			return status, nil
@@ -391,17 +545,68 @@ func fill(f *os.File, data []byte) error {
 	return nil
 }
 
-// teeFrom copies r to w and to the transcript until r ends.
-func (l *Launcher) teeFrom(wg *sync.WaitGroup, r *os.File, w io.Writer, early *headBuffer) {
-	dst := io.MultiWriter(w, early)
-	if l.Transcript != nil {
-		dst = io.MultiWriter(w, l.Transcript, early)
-	}
+// copyOut copies the jail's output r to the user's w and the transcript
+// until r ends. When the user's side fails (a closed pipe: `| head`), a
+// pipe is closed so the agent gets EPIPE/SIGPIPE as it would without aisan;
+// a pty is drained into the transcript alone, so the agent never blocks.
+func (l *Launcher) copyOut(wg *sync.WaitGroup, r *os.File, w io.Writer, early *headBuffer, isPTY bool) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		io.Copy(dst, r)
+		buf := make([]byte, 32<<10)
+		userOK := true
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				p := buf[:n]
+				early.Write(p)
+				if l.Transcript != nil {
+					l.Transcript.Write(p)
+				}
+				if userOK {
+					if _, werr := w.Write(p); werr != nil {
+						userOK = false
+						if !isPTY {
+							r.Close()
+							return
+						}
+					}
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
 	}()
+}
+
+// foregroundTerminal reports whether f is this process's controlling
+// terminal and this process is its foreground job, so that handing it to
+// the jail (and back) takes nothing from anyone.
+func foregroundTerminal(f *os.File) bool {
+	if f == nil || !isTerminal(f) {
+		return false
+	}
+	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
+
+// reclaimTerminal makes our process group the terminal's foreground job
+// again after the agent had it.
+func reclaimTerminal(f *os.File) {
+	// Asking from a background group raises SIGTTOU unless it is ignored.
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	unix.IoctlSetPointerInt(int(f.Fd()), unix.TIOCSPGRP, unix.Getpgrp())
+}
+
+// sameFile reports whether two streams are one open file (2>&1).
+func sameFile(a, b *os.File) bool {
+	var sa, sb unix.Stat_t
+	if a == nil || b == nil || unix.Fstat(int(a.Fd()), &sa) != nil || unix.Fstat(int(b.Fd()), &sb) != nil {
+		return false
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino && sa.Rdev == sb.Rdev
 }
 
 // headBuffer keeps the first bytes written to it, for error reports.

@@ -20,6 +20,10 @@ const (
 	FDPayload = 5
 	// FDInfo receives bwrap's --info-fd JSON.
 	FDInfo = 6
+	// FDReady carries one byte from the in-jail init once it handles
+	// signals: the wrapper forwards none before, since a namespace's PID 1
+	// drops signals it has no handler for.
+	FDReady = 7
 )
 
 // Kind names the agent a preset is for.

@@ -271,6 +271,7 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer st.StopSignals()
 	defer st.Abort()
 
 	reg, err := slot.Open(h.AisanHome)
@@ -386,7 +387,6 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	}
 	defer tr.Close()
 
-	var recorded sync.WaitGroup
 	l.Transcript = tr
 	l.Place = func(context.Context, int) error {
 		err := waitPlaced()
@@ -394,21 +394,16 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		return err
 	}
 	l.Started = func(info Info) {
-		// Recorded off the launch's critical path: the jail runs while
-		// the record is synced to disk.
-		recorded.Add(1)
-		go func() {
-			defer recorded.Done()
-			if err := sl.Update(func(r *slot.Record) {
-				r.InitPID = info.InitPID
-				r.PidNSInode = info.PIDNamespace
-			}); err != nil {
-				fmt.Fprintf(stdio.Err, "aisan: warning: recording slot %s: %v\n", sl.Name(), err)
-			}
-		}()
+		// Recorded before anything else: until the record names the
+		// jail's init, nothing could find or kill the jail if this
+		// process died. The jail starts up meanwhile.
+		if err := sl.Update(func(r *slot.Record) {
+			r.InitPID = info.InitPID
+			r.PidNSInode = info.PIDNamespace
+		}); err != nil {
+			fmt.Fprintf(stdio.Err, "aisan: warning: recording slot %s: %v\n", sl.Name(), err)
+		}
 	}
-	// The end must not be recorded before the start.
-	defer recorded.Wait()
 	return st.Run(ctx, s.Compiled)
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // fdGate is the stage's end of the pipe the wrapper releases it with.
-const fdGate = 7
+const fdGate = 8
 
 // RunStage is the process between the wrapper and bwrap. It exists so
 // that the jail can be placed in a systemd scope before anything in it can
@@ -38,8 +38,8 @@ func RunStage(args []string) int {
 		// The wrapper gave up (placement failed, or it died).
 		return 125
 	}
-	files := make([]*os.File, 0, 4)
-	for _, fd := range []int{FDArgs, FDInit, FDPayload, FDInfo} {
+	files := make([]*os.File, 0, 5)
+	for _, fd := range []int{FDArgs, FDInit, FDPayload, FDInfo, FDReady} {
 		files = append(files, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
 	}
 	cmd := exec.Command(args[0], "--args", strconv.Itoa(FDArgs), "--", initArgv0)

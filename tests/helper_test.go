@@ -33,8 +33,13 @@ func runHelper(name string, args []string) int {
 	switch name {
 	case "argv":
 		// Writes the argv it got (without argv[0]) as JSON to the file
-		// named by AISAN_TEST_OUT.
-		data, _ := json.Marshal(args)
+		// named by AISAN_TEST_OUT, as bytes (base64), so that arguments
+		// that are not UTF-8 survive the report too.
+		raw := make([][]byte, len(args))
+		for i, a := range args {
+			raw[i] = []byte(a)
+		}
+		data, _ := json.Marshal(raw)
 		if err := os.WriteFile(os.Getenv("AISAN_TEST_OUT"), data, 0o600); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 99

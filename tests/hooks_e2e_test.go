@@ -461,7 +461,6 @@ func shellCall(tools []string, id, command string) map[string]any {
 	return map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": id, "name": name, "arguments": string(a), "status": "completed"}
 }
 
-
 // agentRun is one run of an agent against a fresh stand-in.
 type agentRun struct {
 	result   string

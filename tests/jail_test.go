@@ -209,7 +209,7 @@ func TestJailArgumentsArriveIntact(t *testing.T) {
 	requireJail(t)
 	_, env := testEnv(t)
 	big := strings.Repeat("x", 100<<10)
-	awkward := []string{"two words", `quote"s`, "it's", "new\nline", "$HOME", "$(id)", "", "--explain", "--memory-max", "-h", "--", "\t", big}
+	awkward := []string{"two words", `quote"s`, "it's", "new\nline", "$HOME", "$(id)", "", "--explain", "--memory-max", "-h", "--", "\t", "latin1-\xe9-not-utf8", "\x01\x7f", big}
 
 	bin := t.TempDir()
 	for _, name := range []string{"claude", "codex", "opencode"} {
@@ -232,13 +232,13 @@ func TestJailArgumentsArriveIntact(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", label, err)
 		}
-		var got []string
+		var got [][]byte
 		json.Unmarshal(b, &got)
 		if len(got) != len(want) {
 			t.Fatalf("%s: got %d args, want %d", label, len(got), len(want))
 		}
 		for i := range want {
-			if got[i] != want[i] {
+			if string(got[i]) != want[i] {
 				t.Fatalf("%s: arg %d = %.60q, want %.60q", label, i, got[i], want[i])
 			}
 		}

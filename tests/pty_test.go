@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -178,5 +179,58 @@ func TestNoTTYPassesStreams(t *testing.T) {
 	r := aisan(t, env, "line one\nline two\n", "run", "--", "sh", "-c", "cat; echo err >&2; exit 3")
 	if r.stdout != "line one\nline two\n" || r.stderr != "err\n" || r.code != 3 {
 		t.Fatalf("got stdout %q stderr %q code %d", r.stdout, r.stderr, r.code)
+	}
+}
+
+// TestTerminalInStdoutOnly: stdin from a pipe, stdout on the user's
+// terminal: the agent can still read the terminal (it is the foreground
+// job), and the terminal is the user's again afterwards.
+func TestTerminalInStdoutOnly(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	term := newTerminal(t, 24, 80)
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", `echo ready; read x </dev/tty; echo "got $x"`)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = term.slave, term.slave
+	cmd.Stdin = strings.NewReader("")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	term.expect("ready")
+	term.master.Write([]byte("typed\r"))
+	term.expect("got typed")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("aisan: %v", err)
+	}
+}
+
+// TestTerminalInStdinOnly: stdin on a terminal, stdout and stderr to
+// files: the files get exactly what the agent wrote (no pty, no CRLF, no
+// streams merged), and the agent does not see a terminal on stdout.
+func TestTerminalInStdinOnly(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	term := newTerminal(t, 24, 80)
+	dir := t.TempDir()
+	outF, _ := os.Create(filepath.Join(dir, "out"))
+	errF, _ := os.Create(filepath.Join(dir, "err"))
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", `echo out; echo err >&2; [ -t 1 ] && echo stdout-is-tty; true`)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = term.slave, outF, errF
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("aisan: %v", err)
+	}
+	outF.Close()
+	errF.Close()
+	o, _ := os.ReadFile(filepath.Join(dir, "out"))
+	e, _ := os.ReadFile(filepath.Join(dir, "err"))
+	if string(o) != "out\n" || string(e) != "err\n" {
+		t.Fatalf("stdout %q stderr %q; want \"out\\n\" and \"err\\n\"", o, e)
 	}
 }
