@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,7 +100,13 @@ func GatherHost() (Host, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return Host{}, fmt.Errorf("finding the home directory: %w; set HOME", err)
+		// HOME unset (cron, some sudo setups): the agents themselves
+		// fall back to the password database, and so do we.
+		u, uerr := user.Current()
+		if uerr != nil || u.HomeDir == "" {
+			return Host{}, fmt.Errorf("finding the home directory: %w; set HOME", err)
+		}
+		home = u.HomeDir
 	}
 	ah, err := slot.Home()
 	if err != nil {
@@ -315,7 +322,15 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	// The systemd scope is the slowest step (the manager runs a job); the
 	// stage is already waiting at its gate, so place it now, while the
 	// rest of the launch is prepared.
-	getenv := func(k string) string { v, _ := lookupFunc(h.Env)(k); return v }
+	getenv := func(k string) string {
+		v, _ := lookupFunc(h.Env)(k)
+		if k == "XDG_RUNTIME_DIR" && v != "" && !ownDir(v) {
+			// Another user's (su, sudo -E): its manager is not ours.
+			// Unset stays unset, as for systemctl --user.
+			return ""
+		}
+		return v
+	}
 	scopeWarnings := &lockedBuffer{}
 	type placed struct {
 		sc  *scoper
@@ -324,6 +339,9 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	placement := make(chan placed, 1)
 	go func() {
 		sc, err := newScoper(ctx, getenv, req.Limits, scopeWarnings)
+		if err == nil && sc == nil && req.Limits != (Limits{}) {
+			fmt.Fprintln(scopeWarnings, "aisan: warning: the resource limits are not applied: this jail has no systemd scope")
+		}
 		if err == nil && sc != nil {
 			if err = sc.place(ctx, sl, st.cmd.Process.Pid, scopeWarnings); err != nil {
 				sc.close()
@@ -485,20 +503,29 @@ func (b *lockedBuffer) Bytes() []byte {
 // RuntimeDir is $XDG_RUNTIME_DIR, or /run/user/UID when the variable is
 // unset and that directory exists and belongs to us: the user manager and
 // the bus listen there all the same, and a jail must hide them.
+//
+// A directory that is not ours is not used: after a plain `su` or
+// `sudo -E`, XDG_RUNTIME_DIR still names the other user's, and neither its
+// user manager nor a directory of ours inside it would work.
 func RuntimeDir(getenv func(string) string) string {
-	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" {
+	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && ownDir(rt) {
 		return rt
 	}
-	uid := os.Getuid()
-	p := fmt.Sprintf("/run/user/%d", uid)
+	p := fmt.Sprintf("/run/user/%d", os.Getuid())
+	if ownDir(p) {
+		return p
+	}
+	return ""
+}
+
+// ownDir reports whether p is a directory owned by this process's user.
+func ownDir(p string) bool {
 	fi, err := os.Stat(p)
 	if err != nil || !fi.IsDir() {
-		return ""
+		return false
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
-		return ""
-	}
-	return p
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }
 
 // NotFoundError is a command that is not installed. The jail sees the
