@@ -23,15 +23,18 @@
 // subshells, groups, the bodies of if, for, while, case and functions,
 // command and process substitutions, and the text handed to another shell
 // (sh -c, eval, trap, here-documents and pipes into a shell, watch, ssh,
-// su -c, parallel). Wrappers such as sudo, env, timeout, nohup, xargs and
-// find -exec are looked through to the command they start. Names are
-// compared after quote removal and by basename, so \pkill, "pkill", a name
-// split by empty quotes, and /usr/bin/pkill all count as pkill.
+// su -c, parallel, at) or to a tmux or screen server. Wrappers such as
+// sudo, env, timeout, nohup, xargs and find -exec are looked through to the
+// command they start. Names are compared after quote removal, brace
+// expansion and by basename, so \pkill, "pkill", a name split by empty
+// quotes, p{k..k}ill and /usr/bin/pkill all count as pkill.
 //
 // A word whose value is only known at run time is treated as unknown, never
 // as harmless. The guard tracks what it can see in the same input: values
-// assigned to variables, defaults in ${X:-…}, positional parameters of
-// functions and sh -c scripts, scripts written to a file and then run, and
+// assigned to variables and arrays (and what ${x,,}, ${x%pat}, ${x/a/b}
+// make of them), defaults in ${X:-…}, positional parameters of functions,
+// sh -c scripts and set --, constant arithmetic, what echo and printf
+// print, scripts and PID listings written to a file and then read, and
 // whether text came from a PID-listing command such as pgrep. It does not
 // read files, the environment or anything else outside the input. The rules
 // themselves are listed at the top of rules.go.
@@ -41,8 +44,9 @@
 // Both agents read only exit status 2 as a block. A hook that exits 1,
 // crashes, cannot be started or outlives its timeout lets the tool call
 // proceed, so the guard has to fail closed on its own and refuses whatever
-// it cannot check. Input it cannot parse is scanned token by token and
-// refused if a kill word appears in it; input nested or repeated beyond
+// it cannot check. Input it cannot parse is checked up to the error and
+// then scanned token by token and refused if a kill word appears in it
+// anywhere; input nested or repeated beyond
 // fixed limits is refused; a panic inside [Check] becomes a refusal that
 // says so. The analysis does no I/O, never blocks, and gives the same
 // answer for the same input.

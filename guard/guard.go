@@ -112,8 +112,8 @@ func (g *Guard) check(cmd string) Verdict {
 // the parser's error.
 func Commands(cmd string) ([]Command, error) {
 	c := newChecker()
-	if _, err := c.parse(cmd); err != nil {
-		return nil, fmt.Errorf("parse command: %w", err)
+	if r := c.parse(cmd); r.err != nil {
+		return nil, fmt.Errorf("parse command: %w", r.err)
 	}
 	c.collect = true
 	c.top(cmd)

@@ -7,30 +7,52 @@ package guard
 //     arguments: they choose their victims by name, user or terminal.
 //   - fuser is refused with -k (or --kill).
 //   - kill is refused when a target is -1, 0 or a negative process group
-//     (and for a lone kill -1, which reads like one), or when a target comes
-//     from a PID listing (pgrep, pidof, ps, lsof, fuser, pstree) through
-//     $(…), backticks, a variable or array, read, mapfile, or the input of
-//     xargs or parallel. kill -l and signal 0 are always fine; so are
+//     (read as bash reads a number: surrounding whitespace and a + sign
+//     allowed; and for a lone kill -1, which reads like one), when a
+//     target comes from a PID listing (pgrep, pidof, ps, lsof, fuser,
+//     pstree) through $(…), backticks, a variable or array, read,
+//     mapfile, a file or function the input fills, or the input of xargs
+//     or parallel, and when a target is computed ($((…)) that does not
+//     come out positive, $#, $?, expr) and so may be 0 or negative.
+//     Options are read as bash's kill reads them, and the last signal
+//     given counts: kill -l and signal 0 are always fine; so are
 //     kill <PID>, kill %job and kill "$pid".
 //   - systemctl --user stop, kill, restart, isolate and their kin are
-//     refused; so are loginctl terminate-* and kill-*, tmux kill-server and
-//     kill-session, and screen -X quit.
+//     refused, and so is starting exit.target and its kin or any job in
+//     isolate mode; long options are matched as getopt_long matches them,
+//     prefixes included. loginctl terminate-* and kill-* are refused.
+//   - tmux kill-server and kill-session are refused, and the shell
+//     commands that tmux runs (run-shell, new-session, new-window,
+//     split-window, respawn-pane, if-shell, display-popup, pipe-pane,
+//     tmux -c) and the tmux commands it runs later (if-shell,
+//     confirm-before, bind-key) are checked: the tmux server may run
+//     outside the jail. screen -X quit and kill are refused, and what
+//     screen runs (a new session's command, -X screen, exec, eval, at) is
+//     checked.
 //   - A command word only known at run time is refused when its text names
 //     a kill tool, when it passes a named signal, or when kill with the same
-//     arguments would be refused. Values the input assigns are tried too.
+//     arguments would be refused. Values the input assigns are tried too,
+//     through ${x,,}, ${x%pat}, ${x/a/b} and the like; when the values are
+//     not known, or the word expands an array, what the input assigns to
+//     its variables as written is searched for a kill word instead.
 //   - Text that a shell will run is checked as a script: sh -c and its
-//     kin, eval, trap, alias, here-documents, here-strings and pipes into a
-//     shell, watch, ssh, su -c, script -c, parallel, tmux send-keys.
-//     Wrappers (sudo, env, timeout, nohup, xargs, find -exec, …) are seen
-//     through to the command they start.
+//     kin, eval, trap, alias, here-documents, here-strings, /dev/fd/N and
+//     pipes into a shell (with the output of echo and printf worked out,
+//     escapes and formats included), watch, ssh, su -c, script -c,
+//     parallel, at, npx -c, tmux send-keys. Wrappers (sudo, env, timeout,
+//     nohup, xargs, find -exec, xvfb-run, …) are seen through to the
+//     command they start.
 //   - A script that the same input writes (cat > run.sh <<EOF, echo … >
 //     x.sh, tee) is checked where the input runs it (bash run.sh, ./run.sh,
-//     source, python3 x.py).
-//   - Inline code given to an interpreter (python -c, perl -e, awk, …) is
-//     refused if it names pkill or killall, or names kill while reading a
-//     PID listing.
-//   - Text that does not parse is refused if a kill word appears in it as
-//     a word.
+//     source, sh < run.sh, cat run.sh | sh, python3 x.py).
+//   - Code given to an interpreter (python -c, perl -e, awk's program, a
+//     program the input writes or pipes in) is refused if it runs commands
+//     (system, exec, popen, subprocess, backticks, …) and names pkill or
+//     killall, or its input does, or if it names kill while reading a PID
+//     listing. Arguments and data are not code.
+//   - Text that does not parse is checked up to the error, statement by
+//     statement, and then refused if a kill word appears in it as a word
+//     ($'…' decoded).
 //
 // Name sets are switch statements, not maps, so that the package does no
 // work at start-up: the hook runs as a fresh process for every tool call.
@@ -39,22 +61,24 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // specialNames lists every command name the rules below treat specially.
 // A command word that is a glob is matched against it.
 var specialNames = []string{
-	"alias", "ash", "awk", "bash", "builtin", "busybox", "chroot", "chrt", "command", "csh",
-	"dash", "doas", "env", "eval", "exec", "fd", "fdfind", "find", "fish", "flock", "fuser",
-	"gawk", "ionice", "kill", "killall", "killall5", "ksh", "ksh93", "lksh", "loginctl",
-	"ltrace", "mapfile",
-	"mawk", "mksh", "nawk", "nice", "node", "nohup", "nsenter", "parallel", "perl", "php",
-	"oksh", "pdksh", "pkill", "posh", "prlimit", "python", "python3", "rbash", "read",
-	"readarray", "ruby", "runuser",
-	"screen", "script", "setpriv", "setsid", "sg", "sh", "skill", "source", "ssh", "stdbuf",
-	"strace", "su", "sudo", "systemctl", "systemd-run", "taskset", "tcsh", "tee", "time",
-	"timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch", "xargs", "yash",
-	"zsh",
+	"alias", "ash", "at", "awk", "bash", "batch", "builtin", "bunx", "busybox", "chroot", "chrt",
+	"command", "csh", "dash", "dbus-run-session", "doas", "env", "eval", "exec", "fd", "fdfind",
+	"find", "fish", "flock", "fuser", "gawk", "ionice", "kill", "killall", "killall5", "ksh",
+	"ksh93", "lksh", "loginctl", "ltrace", "mapfile",
+	"mawk", "mksh", "nawk", "nice", "node", "nohup", "npx", "nsenter", "parallel", "perl", "php",
+	"oksh", "pdksh", "pkill", "pnpx", "posh", "printf", "prlimit", "python", "python3", "rbash",
+	"read", "readarray", "ruby", "runuser",
+	"screen", "script", "set", "setpriv", "setsid", "sg", "sh", "shift", "skill", "source", "ssh",
+	"stdbuf", "strace", "su", "sudo", "systemctl", "systemd-inhibit", "systemd-run", "taskset",
+	"tcsh", "tee", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch",
+	"xargs", "xvfb-run", "yash", "zsh",
 }
 
 // Why clauses, completing "aisan guard refused `cmd`: …".
@@ -130,6 +154,12 @@ func (c *checker) dynamic(fr *frame, args []arg, in feed, text string, off int) 
 		c.deny(text, fmt.Sprintf("its command name is computed at run time and its text names %s", w))
 		return
 	}
+	if n.cands == nil || n.array || n.partial {
+		if v, w := c.refKillWord(n); w != "" {
+			c.deny(text, fmt.Sprintf("its command name is computed at run time from $%s, and what the input assigns to %s names %s", v, v, w))
+			return
+		}
+	}
 	if s := signalOption(args[1:]); s != "" {
 		c.deny(text, fmt.Sprintf("its command name is computed at run time and it passes the signal option %s, as kill would", s))
 		return
@@ -164,6 +194,24 @@ func (c *checker) dynamic(fr *frame, args []arg, in feed, text string, off int) 
 		}
 		c.examine(fr, append(alt, args[1:]...), in, text, off)
 	}
+}
+
+// refKillWord looks at what the input assigns to the variables a run-time
+// command word reads, as written and as values: a kill word there may be
+// the command. Through an operator (${x,,}, ${x%X}) "kill" in any case and
+// any surroundings counts. It returns the variable and the word, or "".
+func (c *checker) refKillWord(n arg) (string, string) {
+	for _, r := range n.refs {
+		v := c.vars[r]
+		switch {
+		case v == nil:
+		case v.named != "":
+			return r, v.named
+		case n.opRef && v.namedCI:
+			return r, "kill"
+		}
+	}
+	return "", ""
 }
 
 func (c *checker) record(name string, rest []arg, dynamic bool, off int) {
@@ -217,9 +265,31 @@ func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text strin
 			c.deny(text, fmt.Sprintf("loginctl %s ends login sessions, the user's included", verb))
 		}
 	case "tmux":
-		c.tmux(rest, text, off)
+		c.tmux(fr, rest, text, off)
 	case "screen":
-		c.screen(rest, text, off)
+		c.screen(fr, rest, text, off)
+	case "set":
+		if params, ok := setParams(rest); ok {
+			zero := arg{text: "$0", src: "$0"}
+			if fr.hasParams && len(fr.params) > 0 {
+				zero = fr.params[0]
+			}
+			fr.params = append([]arg{zero}, params...)
+			fr.hasParams, fr.shifted, fr.paramPids = true, false, false
+		}
+	case "shift":
+		if fr.hasParams && !fr.shifted {
+			fr.shifted = true
+			for _, p := range fr.params[1:] {
+				fr.paramPids = fr.paramPids || p.pids
+			}
+		}
+	case "printf":
+		c.printfVar(rest)
+	case "at", "batch":
+		c.at(rest, in, off)
+	case "npx", "bunx", "pnpx":
+		c.npx(fr, rest, in, text, off)
 	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish",
 		"rbash", "lksh", "pdksh", "ksh93", "oksh", "csh", "tcsh":
 		c.shell(rest, in, off)
@@ -271,12 +341,12 @@ func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text strin
 	case "tee":
 		for _, a := range rest {
 			if a.known && !strings.HasPrefix(a.text, "-") {
-				c.writeFile(a.text, in.texts)
+				c.writeFile(a.text, feed{texts: in.texts, pids: in.pids, opaque: in.opaque})
 			}
 		}
 	default:
 		if isInterpreter(name) {
-			c.interpreter(rest, in, text)
+			c.interpreter(name, rest, in, text)
 			return
 		}
 		if spec, ok := wrapper(name); ok {
@@ -288,42 +358,57 @@ func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text strin
 }
 
 // killWhy returns why kill with these arguments is refused, or "".
-// Only the first argument may be an option, as in bash's kill; -- may
-// follow it.
+// Options are read as bash's kill reads them: -l and -L list signals;
+// -s and -n take a signal and may repeat, the last one counting; -SIG
+// counts only while no signal has been given; -- and anything else end
+// the options. Signal 0 only tests that the targets exist.
 func killWhy(args []arg) string {
-	if len(args) == 0 {
-		return ""
-	}
-	i, sig, sigSet := 0, "", false
-	first := args[0]
-	switch t := first.text; {
-	case !first.known:
-		if strings.HasPrefix(first.lead, "-") { // kill -$SIG …
-			i, sig, sigSet = 1, "?", true
+	sig, sawSig, lone1 := "", false, false
+	i := 0
+options:
+	for ; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		if !a.known {
+			if !sawSig && strings.HasPrefix(a.lead, "-") { // kill -$SIG …
+				sig, sawSig = "?", true
+				continue
+			}
+			break
 		}
-	case t == "-l" || t == "-L" || t == "--list" || t == "--table" || strings.HasPrefix(t, "--list="):
-		return ""
-	case t == "-s" || t == "-n" || t == "--signal":
-		i, sigSet = 2, true
-		if len(args) > 1 && args[1].known {
-			sig = args[1].text
-		} else {
-			sig = "?"
+		switch {
+		case t == "-l" || t == "-L" || t == "--list" || t == "--table" || strings.HasPrefix(t, "--list="):
+			return ""
+		case t == "-s" || t == "-n" || t == "--signal" || t == "-q" || t == "--queue":
+			if i+1 >= len(args) {
+				return "" // a usage error: nothing is signalled
+			}
+			i++
+			if t == "-q" || t == "--queue" { // procps kill: a value for sigqueue
+				continue
+			}
+			sig, sawSig = "?", true
+			if args[i].known {
+				sig = args[i].text
+			}
+		case strings.HasPrefix(t, "--signal="):
+			sig, sawSig = t[len("--signal="):], true
+		case len(t) > 2 && t[0] == '-' && (t[1] == 's' && isLetter(t[2]) || t[1] == 'n' && t[2] >= '0' && t[2] <= '9'):
+			sig, sawSig = t[2:], true
+		case t == "--":
+			i++
+			break options
+		case len(t) > 1 && t[0] == '-' && !sawSig:
+			sig, sawSig, lone1 = t[1:], true, t == "-1"
+		default:
+			break options
 		}
-	case strings.HasPrefix(t, "--signal="):
-		i, sig, sigSet = 1, strings.TrimPrefix(t, "--signal="), true
-	case t == "--":
-	case len(t) > 1 && t[0] == '-':
-		i, sig, sigSet = 1, t[1:], true
 	}
-	if sigSet && isZeroSignal(sig) {
+	if sawSig && isZeroSignal(sig) {
 		return ""
-	}
-	if i < len(args) && args[i].known && args[i].text == "--" {
-		i++
 	}
 	if i >= len(args) {
-		if first.known && first.text == "-1" {
+		if lone1 {
 			return "it reads -1, which kill takes as \"every process you may signal\" where a target belongs"
 		}
 		return ""
@@ -336,6 +421,9 @@ func killWhy(args []arg) string {
 	return ""
 }
 
+// whitespace is what bash skips around a number.
+const whitespace = " \t\n\v\f\r"
+
 func targetWhy(t arg) string {
 	if t.pids {
 		return whyPidList
@@ -343,7 +431,7 @@ func targetWhy(t arg) string {
 	if t.known {
 		return pidWhy(t.text)
 	}
-	if strings.HasPrefix(t.lead, "-") {
+	if strings.HasPrefix(strings.TrimLeft(t.lead, whitespace), "-") {
 		return fmt.Sprintf("it signals a whole process group (negative target %s)", t.text)
 	}
 	for _, cand := range t.cands {
@@ -353,16 +441,25 @@ func targetWhy(t arg) string {
 			}
 		}
 	}
+	if t.zero {
+		return fmt.Sprintf("its target %s is computed at run time and may be 0 or negative, which kill takes as a process group or as every process", t.text)
+	}
 	return ""
 }
 
 // pidWhy explains what is wrong with a literal kill target, or returns "".
+// It reads the target as bash does: whitespace around it and one sign are
+// allowed.
 func pidWhy(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	digits := strings.TrimLeft(strings.TrimPrefix(s, "-"), "0")
-	if !isDigits(strings.TrimPrefix(s, "-")) {
+	s = strings.Trim(s, whitespace)
+	body, neg := s, false
+	if body != "" && (body[0] == '-' || body[0] == '+') {
+		body, neg = body[1:], body[0] == '-'
+	}
+	if !isDigits(body) {
 		return ""
 	}
+	digits := strings.TrimLeft(body, "0")
 	switch {
 	case digits == "":
 		return "it signals its own process group (target 0), which takes the agent down with it"
@@ -450,64 +547,134 @@ func fuserKills(args []arg) bool {
 	return false
 }
 
+// longOption resolves --name as getopt_long does: an exact option name,
+// or else every option the name is a prefix of (getopt_long refuses an
+// ambiguous prefix, but the guard leans towards the worse reading). opts
+// lists the names, with '=' after those that take a value; takesValue is
+// true when every match does.
+func longOption(opts []string, name string) (names []string, takesValue bool) {
+	takesValue = true
+	for _, o := range opts {
+		n := strings.TrimSuffix(o, "=")
+		if n == name {
+			return []string{n}, len(o) > len(n)
+		}
+		if name != "" && strings.HasPrefix(n, name) {
+			names = append(names, n)
+			takesValue = takesValue && len(o) > len(n)
+		}
+	}
+	return names, takesValue && len(names) > 0
+}
+
+// systemctlLongs are systemctl's long options, past and present.
+var systemctlLongs = []string{
+	"help", "version", "type=", "property=", "all", "reverse", "after", "before", "show-types",
+	"failed", "full", "job-mode=", "fail", "irreversible", "ignore-dependencies",
+	"ignore-inhibitors", "check-inhibitors=", "value", "user", "system", "global", "capsule=",
+	"wait", "no-block", "legend=", "no-legend", "no-pager", "no-wall", "dry-run", "quiet",
+	"verbose", "no-warn", "root=", "image=", "image-policy=", "force", "no-reload",
+	"kill-whom=", "kill-who=", "kill-value=", "signal=", "no-ask-password", "host=", "machine=",
+	"runtime", "lines=", "output=", "plain", "state=", "recursive", "with-dependencies",
+	"preset-mode=", "firmware-setup", "boot-loader-menu=", "boot-loader-entry=",
+	"reboot-argument=", "kernel-cmdline=", "timestamp=", "read-only", "mkdir", "marked",
+	"message=", "show-transaction", "what=", "stdin", "when=", "drop-in=", "now", "privileged",
+}
+
 // systemctlVerb returns the refused verb of a systemctl --user command, or
 // "". A verb only known at run time is refused too: the guard cannot tell
-// status from stop.
+// status from stop. Options are read as getopt_long reads them, prefixes
+// included, wherever they appear.
 func systemctlVerb(args []arg) string {
-	user, now := false, false
-	verb, haveVerb, dynamicVerb := "", false, false
+	user, now, isolate := false, false, false
+	var ops []arg
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		t := a.text
 		switch {
 		case !a.known:
-			if !haveVerb {
-				verb, haveVerb, dynamicVerb = t, true, true
-			}
-		case t == "--user":
-			user = true
-		case t == "--now":
-			now = true
+			ops = append(ops, a)
+		case t == "--":
+			ops = append(ops, args[i+1:]...)
+			i = len(args)
 		case strings.HasPrefix(t, "--"):
-			if !strings.Contains(t, "=") && systemctlLongArg(t[2:]) {
+			name, val, eq := strings.Cut(t[2:], "=")
+			names, takes := longOption(systemctlLongs, name)
+			valKnown := true
+			if takes && !eq && i+1 < len(args) {
 				i++
+				val, valKnown = args[i].text, args[i].known
+			}
+			for _, n := range names {
+				switch n {
+				case "user":
+					user = true
+				case "system", "global":
+					user = user && len(names) > 1
+				case "now":
+					now = true
+				case "job-mode":
+					isolate = isolate || !valKnown || val == "isolate"
+				}
 			}
 		case len(t) > 1 && t[0] == '-':
-			if strings.IndexByte("tpPsHMno", t[len(t)-1]) >= 0 {
-				i++
+			for j := 1; j < len(t); j++ {
+				if strings.IndexByte("tpPsHMnoC", t[j]) >= 0 {
+					if j == len(t)-1 {
+						i++
+					}
+					break
+				}
 			}
-		case !haveVerb:
-			verb, haveVerb = t, true
+		default:
+			ops = append(ops, a)
 		}
 	}
-	if !user || !haveVerb {
+	if !user || len(ops) == 0 {
 		return ""
 	}
-	if dynamicVerb {
-		return verb
+	verb := ops[0]
+	if !verb.known {
+		return verb.text
 	}
-	switch verb {
+	if isolate {
+		return verb.text + " --job-mode=isolate"
+	}
+	switch verb.text {
 	case "stop", "kill", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart",
 		"condrestart", "force-reload", "isolate", "exit", "halt", "poweroff", "reboot",
-		"kexec", "soft-reboot", "freeze":
-		return verb
+		"kexec", "soft-reboot", "freeze", "default", "rescue", "emergency":
+		return verb.text
 	case "disable", "mask":
 		if now {
-			return verb + " --now"
+			return verb.text + " --now"
+		}
+	case "start", "enable", "reenable":
+		for _, u := range ops[1:] {
+			if u.known && endsManager(u.text) {
+				return verb.text + " " + u.text
+			}
 		}
 	}
 	return ""
 }
 
-func systemctlLongArg(name string) bool {
-	switch name {
-	case "type", "property", "state", "signal", "kill-whom", "kill-value", "host", "machine",
-		"lines", "output", "job-mode", "root", "image", "what", "timestamp", "preset-mode",
-		"message", "boot-loader-entry", "boot-loader-menu", "reboot-argument", "drop-in",
-		"when", "check-inhibitors", "image-policy", "legend":
+// endsManager reports whether starting a unit stops the service manager
+// and everything it runs.
+func endsManager(unit string) bool {
+	switch unit {
+	case "exit.target", "shutdown.target", "halt.target", "poweroff.target", "reboot.target",
+		"kexec.target", "soft-reboot.target", "rescue.target", "emergency.target", "final.target":
 		return true
 	}
 	return false
+}
+
+// loginctlLongs are loginctl's long options, past and present.
+var loginctlLongs = []string{
+	"help", "version", "property=", "value", "all", "full", "no-pager", "no-legend", "json=",
+	"no-ask-password", "kill-whom=", "kill-who=", "signal=", "host=", "machine=", "lines=",
+	"output=",
 }
 
 // loginctlVerb returns a refused loginctl verb, or "".
@@ -518,26 +685,124 @@ func loginctlVerb(args []arg) string {
 		if !a.known {
 			return ""
 		}
-		if strings.HasPrefix(t, "-") {
-			if t == "-p" || t == "-P" || t == "-s" || t == "-H" || t == "-M" || t == "-n" || t == "-o" ||
-				t == "--property" || t == "--signal" || t == "--host" || t == "--machine" ||
-				t == "--lines" || t == "--output" || t == "--kill-whom" || t == "--kill-who" {
+		switch {
+		case t == "--":
+			if i+1 < len(args) && args[i+1].known {
+				return sessionVerb(args[i+1].text)
+			}
+			return ""
+		case strings.HasPrefix(t, "--"):
+			name, _, eq := strings.Cut(t[2:], "=")
+			if _, takes := longOption(loginctlLongs, name); takes && !eq {
 				i++
 			}
 			continue
+		case len(t) > 1 && t[0] == '-':
+			for j := 1; j < len(t); j++ {
+				if strings.IndexByte("pPsHMno", t[j]) >= 0 {
+					if j == len(t)-1 {
+						i++
+					}
+					break
+				}
+			}
+			continue
 		}
-		if strings.HasPrefix(t, "terminate-") || strings.HasPrefix(t, "kill-") {
-			return t
-		}
-		return ""
+		return sessionVerb(t)
 	}
 	return ""
 }
 
-// tmux refuses kill-server and kill-session (and their unambiguous
-// prefixes) in any command of a tmux invocation, and checks the text that
-// send-keys types as a script.
-func (c *checker) tmux(args []arg, text string, off int) {
+func sessionVerb(t string) string {
+	if strings.HasPrefix(t, "terminate-") || strings.HasPrefix(t, "kill-") {
+		return t
+	}
+	return ""
+}
+
+// tmuxCommands lists tmux's commands, each with its alias, so that a
+// command word resolves as tmux resolves it: an exact name or alias, or
+// else the commands whose name it is a prefix of.
+var tmuxCommands = []string{
+	"attach-session attach", "bind-key bind", "break-pane breakp", "capture-pane capturep",
+	"choose-buffer", "choose-client", "choose-tree", "clear-history clearhist",
+	"clear-prompt-history clearphist", "clock-mode", "command-prompt", "confirm-before confirm",
+	"copy-mode", "customize-mode", "delete-buffer deleteb", "detach-client detach",
+	"display-menu menu", "display-message display", "display-panes displayp",
+	"display-popup popup", "find-window findw", "has-session has", "if-shell if",
+	"join-pane joinp", "kill-pane killp", "kill-server", "kill-session", "kill-window killw",
+	"last-pane lastp", "last-window last", "link-window linkw", "list-buffers lsb",
+	"list-clients lsc", "list-commands lscm", "list-keys lsk", "list-panes lsp",
+	"list-sessions ls", "list-windows lsw", "load-buffer loadb", "lock-client lockc",
+	"lock-server lock", "lock-session locks", "move-pane movep", "move-window movew",
+	"new-session new", "new-window neww", "next-layout nextl", "next-window next",
+	"paste-buffer pasteb", "pipe-pane pipep", "previous-layout prevl", "previous-window prev",
+	"refresh-client refresh", "rename-session rename", "rename-window renamew",
+	"resize-pane resizep", "resize-window resizew", "respawn-pane respawnp",
+	"respawn-window respawnw", "rotate-window rotatew", "run-shell run", "save-buffer saveb",
+	"select-layout selectl", "select-pane selectp", "select-window selectw", "send-keys send",
+	"send-prefix", "server-access", "set-buffer setb", "set-environment setenv", "set-hook",
+	"set-option set", "set-window-option setw", "show-buffer showb", "show-environment showenv",
+	"show-hooks", "show-messages showmsgs", "show-options show", "show-prompt-history showphist",
+	"show-window-options showw", "source-file source", "split-window splitw",
+	"start-server start", "suspend-client suspendc", "swap-pane swapp", "swap-window swapw",
+	"switch-client switchc", "unbind-key unbind", "unlink-window unlinkw", "wait-for wait",
+}
+
+// tmuxCommandNames resolves a tmux command word to the commands it may
+// name.
+func tmuxCommandNames(t string) []string {
+	for _, e := range tmuxCommands {
+		name, alias, _ := strings.Cut(e, " ")
+		if t == name || t == alias {
+			return []string{name}
+		}
+	}
+	var out []string
+	for _, e := range tmuxCommands {
+		name, _, _ := strings.Cut(e, " ")
+		if t != "" && strings.HasPrefix(name, t) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// tmuxValueOptions are the options of a tmux command that take a value.
+func tmuxValueOptions(name string) string {
+	switch name {
+	case "new-session":
+		return "cefFnstxy"
+	case "new-window":
+		return "ceFnt"
+	case "split-window":
+		return "ceFlpt"
+	case "respawn-pane", "respawn-window":
+		return "cet"
+	case "display-popup":
+		return "bcdehsStTwxy"
+	case "run-shell":
+		return "cdt"
+	case "confirm-before":
+		return "cpt"
+	case "command-prompt":
+		return "IptT"
+	case "bind-key":
+		return "NT"
+	case "send-keys":
+		return "cNt"
+	case "pipe-pane", "if-shell", "set-hook":
+		return "t"
+	}
+	return ""
+}
+
+// tmux checks a tmux invocation. The tmux server may run outside the
+// jail, so what it runs is checked as if the input ran it: shell commands
+// given to run-shell, new-session, new-window, split-window,
+// respawn-pane, if-shell, display-popup and pipe-pane, and the keys
+// send-keys types. kill-server and kill-session are refused.
+func (c *checker) tmux(fr *frame, args []arg, text string, off int) {
 	i := 0
 	for i < len(args) {
 		t := args[i].text
@@ -548,59 +813,276 @@ func (c *checker) tmux(args []arg, text string, off int) {
 		if t == "--" {
 			break
 		}
-		if strings.IndexByte("LSfcT", t[len(t)-1]) >= 0 && len(t) == 2 {
-			i++
+		for j := 1; j < len(t); j++ {
+			if strings.IndexByte("cfLST", t[j]) < 0 {
+				continue
+			}
+			val := knownArg(t[j+1:])
+			if j == len(t)-1 && i < len(args) {
+				val = args[i]
+				i++
+			}
+			if t[j] == 'c' { // tmux -c runs a shell command
+				c.runText(val, off, nil, false, feed{})
+			}
+			break
 		}
 	}
-	start := true
-	for ; i < len(args); i++ {
-		a := args[i]
+	c.tmuxSequence(fr, args[min(i, len(args)):], text, off)
+}
+
+// tmuxSequence splits a tmux command sequence at its ; separators and
+// checks each command.
+func (c *checker) tmuxSequence(fr *frame, args []arg, text string, off int) {
+	var cmd []arg
+	for _, a := range args {
+		if c.stopped() {
+			return
+		}
 		t := a.text
-		if a.known && (t == ";" || t == `\;`) {
-			start = true
-			continue
+		switch {
+		case a.known && (t == ";" || t == `\;`):
+			c.tmuxCommand(fr, cmd, text, off)
+			cmd = nil
+		case a.known && strings.HasSuffix(t, `\;`):
+			cmd = append(cmd, knownArg(t[:len(t)-2]+";"))
+		case a.known && strings.HasSuffix(t, ";"):
+			cmd = append(cmd, knownArg(t[:len(t)-1]))
+			c.tmuxCommand(fr, cmd, text, off)
+			cmd = nil
+		default:
+			cmd = append(cmd, a)
 		}
-		if start && a.known {
-			if strings.HasPrefix(t, "kill-s") && (strings.HasPrefix("kill-server", t) || strings.HasPrefix("kill-session", t)) {
-				c.deny(text, fmt.Sprintf(whyTmux, t))
-				return
-			}
-			if t == "send-keys" || t == "send" {
-				var keys []arg
-				for j := i + 1; j < len(args) && !(args[j].known && args[j].text == ";"); j++ {
-					k := args[j].text
-					if args[j].known && strings.HasPrefix(k, "-") {
-						if k == "-t" || k == "-N" || k == "-c" {
-							j++
-						}
-						continue
-					}
-					keys = append(keys, args[j])
-				}
-				c.script(joinTexts(keys), off, nil, false, feed{})
+	}
+	c.tmuxCommand(fr, cmd, text, off)
+}
+
+func (c *checker) tmuxCommand(fr *frame, words []arg, text string, off int) {
+	if len(words) == 0 || !words[0].known || !c.step(text, len(words)) {
+		return
+	}
+	names := tmuxCommandNames(words[0].text)
+	if len(names) == 0 {
+		return
+	}
+	kills := true
+	for _, n := range names {
+		kills = kills && (n == "kill-server" || n == "kill-session")
+	}
+	if kills {
+		c.deny(text, fmt.Sprintf(whyTmux, words[0].text))
+		return
+	}
+	if len(names) > 1 {
+		return // ambiguous: tmux refuses it
+	}
+	name := names[0]
+	flags, ops := tmuxOperands(words[1:], tmuxValueOptions(name))
+	switch name {
+	case "send-keys":
+		c.script(joinTexts(ops), off, nil, false, feed{})
+	case "run-shell":
+		for _, o := range ops[:min(1, len(ops))] {
+			if strings.IndexByte(flags, 'C') >= 0 {
+				c.tmuxText(fr, o, text, off)
+			} else {
+				c.runText(o, off, nil, false, feed{})
 			}
 		}
-		start = false
-		if a.known && len(t) > 1 && strings.HasSuffix(t, ";") {
-			start = true
+	case "new-session", "new-window", "split-window", "respawn-pane", "respawn-window",
+		"display-popup", "pipe-pane":
+		switch {
+		case len(ops) == 1:
+			c.runText(ops[0], off, nil, false, feed{})
+		case len(ops) > 1:
+			c.examine(fr, ops, feed{}, text, off)
+		}
+	case "if-shell":
+		for k, o := range ops {
+			if k > 0 {
+				c.tmuxText(fr, o, text, off)
+			} else if strings.IndexByte(flags, 'F') < 0 {
+				c.runText(o, off, nil, false, feed{})
+			}
+		}
+	case "confirm-before", "command-prompt":
+		for _, o := range ops {
+			c.tmuxText(fr, o, text, off)
+		}
+	case "bind-key":
+		if len(ops) > 1 {
+			c.tmuxSequence(fr, ops[1:], text, off)
+		}
+	case "set-hook":
+		if len(ops) > 1 {
+			c.tmuxText(fr, ops[1], text, off)
 		}
 	}
 }
 
-// screen refuses -X quit and -X kill, and checks -X stuff text as a script.
-func (c *checker) screen(args []arg, text string, off int) {
-	for i := 0; i+1 < len(args); i++ {
-		if !args[i].known || args[i].text != "-X" {
+// tmuxOperands splits a tmux command's arguments into the flags given and
+// the operands, skipping the values of options.
+func tmuxOperands(args []arg, valued string) (flags string, ops []arg) {
+	i := 0
+	for i < len(args) {
+		t := args[i].text
+		if !args[i].known || len(t) < 2 || t[0] != '-' {
+			break
+		}
+		i++
+		if t == "--" {
+			break
+		}
+		for j := 1; j < len(t); j++ {
+			if strings.IndexByte(valued, t[j]) >= 0 {
+				if j == len(t)-1 {
+					i++
+				}
+				break
+			}
+			flags += t[j : j+1]
+		}
+	}
+	return flags, args[min(i, len(args)):]
+}
+
+// tmuxText checks a string that tmux parses as commands (if-shell's
+// commands, confirm-before, run-shell -C). Its syntax is close enough to
+// the shell's to parse it as a script.
+func (c *checker) tmuxText(fr *frame, a arg, text string, off int) {
+	if !c.step(a.text, 1+len(a.text)/64) {
+		return
+	}
+	if c.depth >= maxDepth {
+		c.deny(a.text, "commands nest deeper than the guard is willing to follow")
+		return
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	r := c.parse(a.text)
+	if r.err != nil {
+		if w := coarseKillWord(a.text); w != "" {
+			c.deny(text, "tmux runs text the guard cannot parse, and "+quoteWord(w)+" appears in it as a word")
+		}
+		return
+	}
+	sub := &frame{src: a.text, base: off}
+	if fr.base >= 0 {
+		sub.base = fr.base
+	}
+	syntax.Walk(r.file, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok && !c.stopped() {
+			c.tmuxSequence(sub, c.fields(sub, call.Args), text, off)
+		}
+		return !c.stopped()
+	})
+}
+
+// screen refuses -X quit and -X kill (also through eval and at), checks
+// what -X screen and -X exec run, checks -X stuff text as a script, and
+// checks the command that a new screen session runs.
+func (c *checker) screen(fr *frame, args []arg, text string, off int) {
+	i, send, attach := 0, false, false
+	for i < len(args) {
+		t := args[i].text
+		if !args[i].known || len(t) < 2 || t[0] != '-' {
+			break
+		}
+		i++
+		if t == "--" {
+			break
+		}
+		if strings.HasPrefix(t, "--") {
 			continue
 		}
-		cmd := args[i+1]
-		switch {
-		case !cmd.known:
-		case cmd.text == "quit" || cmd.text == "kill":
-			c.deny(text, fmt.Sprintf(whyScreen, cmd.text))
+		if t == "-ls" || t == "-list" || t == "-wipe" {
 			return
-		case cmd.text == "stuff" && i+2 < len(args):
-			c.script(ansiC(args[i+2].text), off, nil, false, feed{})
+		}
+		if t == "-Logfile" {
+			i++
+			continue
+		}
+	group:
+		for j := 1; j < len(t); j++ {
+			switch ch := t[j]; {
+			case ch == 'X' || ch == 'Q':
+				send = true
+			case strings.IndexByte("dDrRx", ch) >= 0:
+				attach = true
+			case strings.IndexByte("pce", ch) >= 0: // value attached or next
+				if j == len(t)-1 {
+					i++
+				}
+				break group
+			case strings.IndexByte("htTsS", ch) >= 0: // value next
+				i++
+			case ch == 'l' || ch == 'f': // -ln, -fa: a letter follows
+				break group
+			}
+		}
+	}
+	cmd := args[min(i, len(args)):]
+	if send {
+		c.screenCommand(fr, cmd, text, off, 0)
+		return
+	}
+	c.examine(fr, cmd, feed{}, text, off)
+	if attach && len(cmd) > 1 { // -d, -r and -x may take the first word as a session name
+		c.examine(fr, cmd[1:], feed{}, text, off)
+	}
+}
+
+// screenCommand checks a command sent to a screen session with -X.
+func (c *checker) screenCommand(fr *frame, words []arg, text string, off int, depth int) {
+	if len(words) == 0 || !c.step(text, len(words)) {
+		return
+	}
+	if depth >= maxDepth {
+		c.deny(text, "commands nest deeper than the guard is willing to follow")
+		return
+	}
+	w := words[0]
+	if !w.known {
+		c.deny(text, "it sends screen a command only known at run time, which may end terminal sessions")
+		return
+	}
+	switch w.text {
+	case "quit", "kill", "pow_detach":
+		c.deny(text, fmt.Sprintf(whyScreen, w.text))
+	case "stuff":
+		if len(words) > 1 {
+			c.script(ansiC(words[1].text), off, nil, false, feed{})
+		}
+	case "screen":
+		i := 1
+		for i < len(words) && words[i].known && strings.HasPrefix(words[i].text, "-") {
+			switch words[i].text {
+			case "-h", "-t", "-T", "-Logfile":
+				i++
+			}
+			i++
+		}
+		if i < len(words) && words[i].known && isDigits(words[i].text) {
+			i++
+		}
+		if i < len(words) {
+			c.examine(fr, words[i:], feed{}, text, off)
+		}
+	case "exec":
+		i := 1
+		if i < len(words) && words[i].known && words[i].text != "" && strings.Trim(words[i].text, ".!|:") == "" {
+			i++
+		}
+		if i < len(words) {
+			c.examine(fr, words[i:], feed{}, text, off)
+		}
+	case "eval":
+		for _, a := range words[1:] {
+			c.screenCommand(fr, splitArgs(a.text), text, off, depth+1)
+		}
+	case "at":
+		if len(words) > 2 {
+			c.screenCommand(fr, words[2:], text, off, depth+1)
 		}
 	}
 }
@@ -614,30 +1096,199 @@ func isInterpreter(name string) bool {
 	return strings.HasPrefix(name, "python")
 }
 
-// interpreter looks at inline code given to python, perl, awk and the like.
-func (c *checker) interpreter(args []arg, in feed, text string) {
-	code := make([]string, 0, len(args)+len(in.texts))
-	for _, a := range args {
-		code = append(code, a.text)
-		if a.known {
-			code = append(code, c.written(a.text)...)
+// interpSpec describes where an interpreter finds inline code on its
+// command line.
+type interpSpec struct {
+	code     string   // short options whose value is code: python -c, perl -e
+	codeLong []string // long options whose value is code: node --eval
+	file     string   // short options whose value is a program file: awk -f
+	fileLong []string
+	arg      string   // short options taking a value, attached or next
+	argLong  []string // long options taking a value
+	attached string   // short options taking the rest of the word as their value
+	stop     string   // short options after which no code follows: python -m
+	program  bool     // the first operand is the program text (awk)
+	sub      string   // a subcommand whose operand is code (deno eval)
+}
+
+func interpreterSpec(name string) interpSpec {
+	switch name {
+	case "perl":
+		return interpSpec{code: "eE", attached: "iIMmxCdDFl0"}
+	case "ruby":
+		return interpSpec{code: "e", arg: "IrC", attached: "EFWTKx0il"}
+	case "node", "nodejs", "bun":
+		return interpSpec{code: "ep", codeLong: []string{"eval", "print"}, arg: "r",
+			argLong: []string{"require", "import", "loader", "experimental-loader", "input-type", "title", "env-file", "conditions"}}
+	case "deno":
+		return interpSpec{sub: "eval"}
+	case "php":
+		return interpSpec{code: "rBRE", file: "f", arg: "cdzt"}
+	case "lua", "luajit":
+		return interpSpec{code: "e", arg: "l"}
+	case "Rscript", "osascript":
+		return interpSpec{code: "e"}
+	case "tclsh":
+		return interpSpec{}
+	case "awk", "gawk", "mawk", "nawk":
+		return interpSpec{code: "e", codeLong: []string{"source"}, file: "fE", fileLong: []string{"file", "exec"},
+			arg: "vFil", argLong: []string{"assign", "field-separator", "include", "load"}, program: true}
+	}
+	return interpSpec{code: "c", stop: "m", arg: "WXQ"} // python
+}
+
+// interpreter looks at the code given to python, perl, awk and the like:
+// inline code operands (-c, -e, awk's program), a program file the input
+// writes, and the program read from standard input. Arguments and input
+// data are not code: python3 -m pytest -k killall and awk '/pkill/' log
+// run nothing. Code is refused when it runs a command (system, exec,
+// popen, subprocess, backticks, …) and names pkill or killall, when its
+// input names them and it runs commands, or when it calls kill while
+// reading a PID listing.
+func (c *checker) interpreter(name string, args []arg, in feed, text string) {
+	sp := interpreterSpec(name)
+	var code []arg
+	given, stop := false, false
+	addFile := func(f arg) {
+		given = true
+		if f.known {
+			for _, t := range c.written(f.text) {
+				code = append(code, knownArg(t))
+			}
 		}
 	}
-	code = append(code, in.texts...)
-	for _, s := range code {
-		for _, tok := range tokens(dequote(s)) {
+	i := 0
+options:
+	for i < len(args) {
+		a := args[i]
+		t := a.text
+		if !a.known || len(t) < 2 || t[0] != '-' {
+			break
+		}
+		i++
+		if t == "--" {
+			break
+		}
+		if strings.HasPrefix(t, "--") {
+			n, v, eq := strings.Cut(t[2:], "=")
+			val := knownArg(v)
+			if !eq && (contains(sp.codeLong, n) || contains(sp.fileLong, n) || contains(sp.argLong, n)) && i < len(args) {
+				val = args[i]
+				i++
+			}
+			switch {
+			case contains(sp.codeLong, n):
+				given = true
+				code = append(code, val)
+			case contains(sp.fileLong, n):
+				addFile(val)
+			}
+			continue
+		}
+		for j := 1; j < len(t); j++ {
+			ch := t[j]
+			var val arg
+			valued := strings.IndexByte(sp.code+sp.file+sp.arg, ch) >= 0
+			if valued {
+				val = knownArg(t[j+1:])
+				if j == len(t)-1 && i < len(args) {
+					val = args[i]
+					i++
+				}
+			}
+			switch {
+			case strings.IndexByte(sp.code, ch) >= 0:
+				given = true
+				code = append(code, val)
+			case strings.IndexByte(sp.file, ch) >= 0:
+				addFile(val)
+			case strings.IndexByte(sp.stop, ch) >= 0:
+				stop = true
+				break options
+			case valued || strings.IndexByte(sp.attached, ch) >= 0:
+			default:
+				continue
+			}
+			break
+		}
+	}
+	stdinCode := false
+	switch {
+	case given || stop:
+	case sp.sub != "":
+		if i+1 < len(args) && args[i].known && args[i].text == sp.sub {
+			code = append(code, args[i+1])
+		}
+	case sp.program:
+		if i < len(args) {
+			code = append(code, args[i])
+		}
+	case i < len(args):
+		if f := args[i]; f.known && (f.text == "-" || f.text == "/dev/stdin") {
+			stdinCode = true
+		} else {
+			addFile(f)
+		}
+	default:
+		stdinCode = true
+	}
+	if stdinCode {
+		for _, t := range in.texts {
+			code = append(code, knownArg(t))
+		}
+	}
+	for _, a := range code {
+		s := dequote(a.text)
+		runs := runsCommands(s)
+		for _, tok := range codeTokens(s) {
 			switch tok {
 			case "pkill", "killall", "killall5", "skill":
-				c.deny(text, fmt.Sprintf("its inline code names %s", tok))
-				return
+				if runs {
+					c.deny(text, fmt.Sprintf("its inline code runs commands and names %s", tok))
+					return
+				}
 			case "kill":
-				if in.pids {
+				if in.pids || a.pids {
 					c.deny(text, "it reads a process listing and its inline code calls kill on it")
 					return
 				}
 			}
 		}
+		if runs && !stdinCode {
+			for _, t := range in.texts {
+				if w := mentionedKillWord(t); w != "" && w != "kill" {
+					c.deny(text, fmt.Sprintf("its inline code runs commands and its input names %s", w))
+					return
+				}
+			}
+		}
 	}
+}
+
+// runsCommands reports whether code may run a command line: the call
+// sites of the usual languages (system, exec, popen, spawn, subprocess,
+// child_process, backticks, qx, shell_exec, awk's getline and pipes).
+func runsCommands(code string) bool {
+	s := strings.ToLower(code)
+	for _, m := range []string{"system", "exec", "popen", "spawn", "subprocess", "child_process",
+		"`", "qx", "shell", "passthru", "proc_open", "getline", "|\"", "| \"", "\"|", "|&", "call(", "run("} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// codeTokens splits code into identifier-like tokens, also at dots, so
+// that os.kill reads as kill.
+func codeTokens(s string) []string {
+	fields := strings.FieldsFunc(s, func(r rune) bool {
+		return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+	for i, f := range fields {
+		fields[i] = strings.Trim(f, "-")
+	}
+	return fields
 }
 
 // mentionedKillWord returns a kill tool named in s, or "".
@@ -652,8 +1303,12 @@ func mentionedKillWord(s string) string {
 }
 
 // coarseKillWord is the fallback for text that does not parse: the first
-// kill word that appears in it as a word, or "".
+// kill word that appears in it as a word, or "". $'…' strings are decoded
+// first.
 func coarseKillWord(s string) string {
+	if strings.Contains(s, "$'") {
+		s += " " + decodeDollarQuotes(s)
+	}
 	for _, tok := range tokens(dequote(s)) {
 		switch baseName(tok) {
 		case "kill", "pkill", "killall", "killall5", "skill", "kill-server", "kill-session":
@@ -661,6 +1316,28 @@ func coarseKillWord(s string) string {
 		}
 	}
 	return ""
+}
+
+// decodeDollarQuotes replaces each $'…' in s by its decoded value.
+func decodeDollarQuotes(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "$'")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		j := i + 2
+		for j < len(s) && s[j] != '\'' {
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		b.WriteString(ansiC(s[i+2 : min(j, len(s))]))
+		s = s[min(j+1, len(s)):]
+	}
 }
 
 func quoteWord(w string) string {

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -32,15 +33,33 @@ type checker struct {
 	found   *finding
 	collect bool // record commands instead of stopping at the first refusal
 	cmds    []Command
-	inputs  int                 // xargs and parallel sites seen in this pass, to name their input
-	files   map[string][]string // text the input writes to files, by cleaned path
+	inputs  int                  // xargs and parallel sites seen in this pass, to name their input
+	files   map[string]*fileInfo // what the input writes to files, by cleaned path
+	listing map[string]bool      // functions being searched for a PID listing, against recursion
+	execFds []fdFeed             // descriptors that exec 3<… opens for the rest of the input
 }
 
 // varInfo is what the input reveals about a shell variable, whatever the
 // control flow.
 type varInfo struct {
-	pids   bool     // assigned from a PID-listing command
-	values []string // literal values assigned to it
+	pids    bool     // assigned from a PID-listing command
+	values  []string // literal values assigned to it
+	unknown bool     // some assignment has a value the input does not show
+	partial bool     // more values were assigned than kept
+	zero    bool     // some assignment may make it 0 or negative (arithmetic, $?)
+	array   bool     // assigned as an array or an element of one
+	// For a command name only known at run time: a kill word in what is
+	// assigned (as written or as a value), and whether "kill" appears in
+	// it in any case and surroundings.
+	named   string
+	namedCI bool
+}
+
+// fileInfo is what the input writes to a file.
+type fileInfo struct {
+	texts  []string // text known from echo, printf, here-documents
+	pids   bool     // output of a PID listing
+	opaque []string // source of writers whose output is not known
 }
 
 type funcDef struct {
@@ -49,8 +68,9 @@ type funcDef struct {
 }
 
 type parseResult struct {
-	file *syntax.File
-	err  error
+	file    *syntax.File
+	err     error
+	partial []*syntax.Stmt // on an error, the complete statements before it
 }
 
 // frame is the text being walked and the positional parameters in scope.
@@ -59,6 +79,8 @@ type frame struct {
 	base      int   // offset reported for every command in a nested text; -1 at top level
 	params    []arg // $0, $1, …; meaningful only when hasParams
 	hasParams bool
+	shifted   bool // shift ran: $N may be any later parameter
+	paramPids bool // after shift: some parameter carries PIDs
 }
 
 // feed is what a command reads on its standard input, as far as the input
@@ -67,15 +89,23 @@ type feed struct {
 	pids   bool     // the text lists PIDs from pgrep, ps, …
 	texts  []string // text known from echo, printf, here-documents
 	opaque string   // source of a producer whose output is not known
+	fds    []fdFeed // what redirections such as 3<<< give other descriptors
+}
+
+// fdFeed is what a descriptor other than 0 reads, for /dev/fd/N.
+type fdFeed struct {
+	fd string
+	in feed
 }
 
 func newChecker() *checker {
 	return &checker{
-		vars:   make(map[string]*varInfo),
-		funcs:  make(map[string]funcDef),
-		active: make(map[string]bool),
-		parsed: make(map[string]parseResult),
-		files:  make(map[string][]string),
+		vars:    make(map[string]*varInfo),
+		funcs:   make(map[string]funcDef),
+		active:  make(map[string]bool),
+		parsed:  make(map[string]parseResult),
+		files:   make(map[string]*fileInfo),
+		listing: make(map[string]bool),
 	}
 }
 
@@ -110,13 +140,27 @@ func (c *checker) deny(text, why string) {
 	}
 }
 
-func (c *checker) parse(text string) (*syntax.File, error) {
+func (c *checker) parse(text string) parseResult {
 	if r, ok := c.parsed[text]; ok {
-		return r.file, r.err
+		return r
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
-	c.parsed[text] = parseResult{f, err}
-	return f, err
+	r := parseResult{file: f, err: err}
+	if err != nil {
+		// Bash runs the statements before a syntax error that comes on a
+		// later line, so those are checked as usual.
+		// The sequence is read to its end: StmtsSeq yields the error once
+		// more after a loop that stops at it, which panics.
+		failed := false
+		for s, err := range syntax.NewParser(syntax.Variant(syntax.LangBash)).StmtsSeq(strings.NewReader(text)) {
+			failed = failed || err != nil
+			if !failed && s != nil {
+				r.partial = append(r.partial, s)
+			}
+		}
+	}
+	c.parsed[text] = r
+	return r
 }
 
 // top walks the whole input.
@@ -137,14 +181,16 @@ func (c *checker) script(text string, off int, params []arg, hasParams bool, in 
 	}
 	c.depth++
 	defer func() { c.depth-- }()
-	f, err := c.parse(text)
-	if err != nil {
+	r := c.parse(text)
+	fr := &frame{src: text, base: off, params: params, hasParams: hasParams}
+	if r.err != nil {
+		c.stmts(fr, r.partial, in)
 		if w := coarseKillWord(text); w != "" {
 			c.deny(text, "the guard cannot parse this command, and "+quoteWord(w)+" appears in it as a word")
 		}
 		return
 	}
-	c.stmts(&frame{src: text, base: off, params: params, hasParams: hasParams}, f.Stmts, in)
+	c.stmts(fr, r.file.Stmts, in)
 }
 
 func (c *checker) stmts(fr *frame, list []*syntax.Stmt, in feed) {
@@ -162,11 +208,26 @@ func (c *checker) stmt(fr *frame, s *syntax.Stmt, in feed) {
 	}
 	for _, r := range s.Redirs {
 		c.nested(fr, r)
+		if r.N != nil && r.N.Value != "0" {
+			if f, ok := c.redirInput(fr, r); ok {
+				fds := in.fds[:len(in.fds):len(in.fds)]
+				in.fds = append(fds, fdFeed{fd: r.N.Value, in: f})
+			}
+			continue
+		}
 		if f, ok := c.redirFeed(fr, r); ok {
+			f.fds = in.fds
 			in = f
 		}
 	}
 	c.writes(fr, s)
+	if call, ok := s.Cmd.(*syntax.CallExpr); ok && len(call.Args) == 1 && call.Args[0].Lit() == "exec" {
+		for _, f := range in.fds {
+			if len(c.execFds) < maxCands {
+				c.execFds = append(c.execFds, f)
+			}
+		}
+	}
 	if s.Cmd != nil {
 		c.command(fr, s.Cmd, in)
 	}
@@ -191,24 +252,56 @@ func (c *checker) writes(fr *frame, s *syntax.Stmt) {
 		}
 		var f feed
 		var opaque []string
+		if s.Cmd != nil {
+			f.pids = c.pidSource(fr, s.Cmd)
+		}
 		c.produceStmt(fr, s, &f, &opaque)
-		c.writeFile(name, f.texts)
+		f.opaque = strings.Join(opaque, "\n")
+		c.writeFile(name, f)
 	}
 }
 
-func (c *checker) writeFile(name string, texts []string) {
-	if len(texts) == 0 {
+// writeFile records what the input writes to a file.
+func (c *checker) writeFile(name string, f feed) {
+	if len(f.texts) == 0 && !f.pids && f.opaque == "" {
 		return
 	}
 	key := path.Clean(name)
-	if len(c.files[key]) < maxCands {
-		c.files[key] = append(c.files[key], texts...)
+	fi := c.files[key]
+	if fi == nil {
+		fi = &fileInfo{}
+		c.files[key] = fi
+	}
+	fi.pids = fi.pids || f.pids
+	if len(fi.texts) < maxCands {
+		fi.texts = append(fi.texts, f.texts...)
+	}
+	if f.opaque != "" && len(fi.opaque) < maxCands {
+		fi.opaque = append(fi.opaque, f.opaque)
 	}
 }
 
 // written returns the text the input writes to the file name, if any.
 func (c *checker) written(name string) []string {
-	return c.files[path.Clean(name)]
+	if fi := c.files[path.Clean(name)]; fi != nil {
+		return fi.texts
+	}
+	return nil
+}
+
+// fileFeed is what reading the file name gives, when the input writes it.
+func (c *checker) fileFeed(name string) (feed, bool) {
+	fi := c.files[path.Clean(name)]
+	if fi == nil {
+		return feed{}, false
+	}
+	return feed{texts: fi.texts, pids: fi.pids, opaque: strings.Join(fi.opaque, "\n")}, true
+}
+
+// filePids reports whether the input writes a PID listing to the file.
+func (c *checker) filePids(name string) bool {
+	fi := c.files[path.Clean(name)]
+	return fi != nil && fi.pids
 }
 
 // redirFeed reports what a redirection feeds to standard input.
@@ -216,6 +309,11 @@ func (c *checker) redirFeed(fr *frame, r *syntax.Redirect) (feed, bool) {
 	if r.N != nil && r.N.Value != "0" {
 		return feed{}, false
 	}
+	return c.redirInput(fr, r)
+}
+
+// redirInput reports what an input redirection gives its descriptor.
+func (c *checker) redirInput(fr *frame, r *syntax.Redirect) (feed, bool) {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		if r.Hdoc == nil {
@@ -230,6 +328,11 @@ func (c *checker) redirFeed(fr *frame, r *syntax.Redirect) (feed, bool) {
 		a := c.word(fr, r.Word)
 		if a.feed != nil {
 			return *a.feed, true
+		}
+		if a.known {
+			if f, ok := c.fileFeed(a.text); ok {
+				return f, true
+			}
 		}
 		return feed{}, true
 	}
@@ -334,7 +437,7 @@ func (c *checker) command(fr *frame, cmd syntax.Command, in feed) {
 			c.assignNode(fr, as)
 		}
 	case *syntax.TimeClause:
-		c.stmt(fr, x.Stmt, in)
+		c.stmt(fr, skipDashDash(x.Stmt), in)
 	case *syntax.CoprocClause:
 		c.stmt(fr, x.Stmt, in)
 	case *syntax.TestDecl:
@@ -362,9 +465,73 @@ func (c *checker) nested(fr *frame, node syntax.Node) {
 		case *syntax.ProcSubst:
 			c.stmts(fr, n.Stmts, feed{})
 			return false
+		case *syntax.BinaryArithm:
+			c.arithAssign(fr, n.Op, n.X, n.Y)
+		case *syntax.UnaryArithm:
+			if n.Op == syntax.Inc || n.Op == syntax.Dec {
+				c.arithAssign(fr, syntax.AddAssgn, n.X, nil)
+			}
 		}
 		return true
 	})
+}
+
+// skipDashDash drops the -- that bash's time keyword accepts before its
+// command (time -- cmd, time -p -- cmd), which the parser leaves as the
+// command's first word.
+func skipDashDash(s *syntax.Stmt) *syntax.Stmt {
+	if s == nil {
+		return nil
+	}
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 || call.Args[0].Lit() != "--" {
+		return s
+	}
+	c := *call
+	c.Args = c.Args[1:]
+	t := *s
+	t.Cmd = &c
+	return &t
+}
+
+// arithAssign records an assignment made by arithmetic: let x=-1,
+// ((x=-1)), $((x-=2)), x++.
+func (c *checker) arithAssign(fr *frame, op syntax.BinAritOperator, x, y syntax.ArithmExpr) {
+	switch op {
+	case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn,
+		syntax.RemAssgn, syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn,
+		syntax.ShrAssgn, syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
+	default:
+		return
+	}
+	w, ok := x.(*syntax.Word)
+	if !ok {
+		return
+	}
+	name := ""
+	if s, ok := staticWord(w); ok && isName(s) {
+		name = s
+	} else if p, quoted := lonePart(w); !quoted {
+		if pe, ok := p.(*syntax.ParamExp); ok && pe.Param != nil {
+			name = pe.Param.Value // a[i]=…
+		}
+	}
+	if name == "" {
+		return
+	}
+	src := name
+	if y != nil {
+		src = fr.slice(y)
+	}
+	if op == syntax.Assgn && y != nil {
+		if n, ok := c.arith(fr, y, 0); ok {
+			v := knownArg(strconv.FormatInt(n, 10))
+			v.src = src
+			c.assign(name, v)
+			return
+		}
+	}
+	c.assign(name, arg{text: src, src: src, zero: true})
 }
 
 func (c *checker) call(fr *frame, x *syntax.CallExpr, in feed) {
@@ -392,33 +559,60 @@ func (c *checker) assignNode(fr *frame, as *syntax.Assign) {
 	if as.Value != nil {
 		c.assign(as.Name.Value, c.word(fr, as.Value))
 	}
+	if as.Array != nil || as.Index != nil {
+		c.varInfo(as.Name.Value).array = true
+	}
 	if as.Array != nil {
 		for _, el := range as.Array.Elems {
 			if el.Value != nil {
-				c.assign(as.Name.Value, c.word(fr, el.Value))
+				for _, a := range c.fields(fr, []*syntax.Word{el.Value}) {
+					c.assign(as.Name.Value, a)
+				}
 			}
 		}
 	}
 }
 
-// assign records what a variable may hold.
-func (c *checker) assign(name string, a arg) {
+func (c *checker) varInfo(name string) *varInfo {
 	v := c.vars[name]
 	if v == nil {
 		v = &varInfo{}
 		c.vars[name] = v
 	}
+	return v
+}
+
+// assign records what a variable may hold.
+func (c *checker) assign(name string, a arg) {
+	v := c.varInfo(name)
 	v.pids = v.pids || a.pids
+	v.zero = v.zero || a.zero
 	if a.known {
 		v.addValue(a.text)
+	} else if a.cands == nil {
+		v.unknown = true
 	}
 	for _, s := range a.cands {
 		v.addValue(s)
 	}
+	v.notice(a.src)
+	if !a.known {
+		v.notice(a.text)
+	}
+}
+
+// notice records whether assigned text names a kill tool.
+func (v *varInfo) notice(s string) {
+	if v.named == "" {
+		v.named = mentionedKillWord(s)
+	}
+	v.namedCI = v.namedCI || strings.Contains(strings.ToLower(dequote(s)), "kill")
 }
 
 func (v *varInfo) addValue(s string) {
+	v.notice(s)
 	if len(v.values) >= maxCands {
+		v.partial = true
 		return
 	}
 	for _, have := range v.values {
@@ -457,9 +651,9 @@ func (c *checker) produceStmt(fr *frame, s *syntax.Stmt, f *feed, opaque *[]stri
 		}
 		return
 	case *syntax.BinaryCmd:
-		if x.Op == syntax.AndStmt || x.Op == syntax.OrStmt {
-			c.produceStmt(fr, x.X, f, opaque)
-		}
+		// For a pipe, what the left side writes may pass through the
+		// right side (cat, tee, sort): both count.
+		c.produceStmt(fr, x.X, f, opaque)
 		c.produceStmt(fr, x.Y, f, opaque)
 		return
 	case *syntax.CallExpr:
@@ -467,28 +661,64 @@ func (c *checker) produceStmt(fr *frame, s *syntax.Stmt, f *feed, opaque *[]stri
 			return
 		}
 		args := c.fields(fr, x.Args)
-		if args[0].known {
+		if len(args) > 0 && args[0].known {
 			switch baseName(args[0].text) {
-			case "echo", "printf":
-				f.texts = append(f.texts, echoText(args[1:]))
+			case "echo":
+				f.texts = append(f.texts, echoTexts(args[1:])...)
 				return
+			case "printf":
+				if len(args) > 1 && args[1].known && strings.HasPrefix(args[1].text, "-v") {
+					return // printf -v sets a variable and prints nothing
+				}
+				if t, ok := printfText(args[1:]); ok {
+					f.texts = append(f.texts, t)
+					return
+				}
 			case "cat":
-				if len(args) == 1 {
-					for _, r := range s.Redirs {
-						if in, ok := c.redirFeed(fr, r); ok {
-							f.texts = append(f.texts, in.texts...)
-							f.pids = f.pids || in.pids
-							if in.opaque != "" {
-								*opaque = append(*opaque, in.opaque)
-							}
-						}
-					}
+				if c.catFeed(fr, s, args[1:], f) {
 					return
 				}
 			}
 		}
 	}
 	*opaque = append(*opaque, fr.slice(s))
+}
+
+// catFeed adds what cat prints to f: its standard input, and files that
+// the input writes. It reports false when cat reads anything else.
+func (c *checker) catFeed(fr *frame, s *syntax.Stmt, args []arg, f *feed) bool {
+	files := 0
+	for _, a := range args {
+		if a.known && len(a.text) > 1 && a.text[0] == '-' {
+			continue
+		}
+		files++
+		if !a.known {
+			return false
+		}
+		if a.text == "-" {
+			continue
+		}
+		in, ok := c.fileFeed(a.text)
+		if !ok || in.opaque != "" {
+			return false
+		}
+		f.texts = append(f.texts, in.texts...)
+		f.pids = f.pids || in.pids
+	}
+	if files > 0 {
+		return true
+	}
+	for _, r := range s.Redirs {
+		if in, ok := c.redirFeed(fr, r); ok {
+			f.texts = append(f.texts, in.texts...)
+			f.pids = f.pids || in.pids
+			if in.opaque != "" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // listNode wraps statements so that syntax.Walk can visit them.
@@ -511,8 +741,23 @@ func (c *checker) pidSource(fr *frame, node syntax.Node) bool {
 		}
 		switch n := n.(type) {
 		case *syntax.CallExpr:
-			for _, w := range n.Args {
-				if s, ok := staticWord(w); ok && isPidLister(baseName(s)) {
+			for i, w := range n.Args {
+				s, ok := staticWord(w)
+				if !ok {
+					continue
+				}
+				if isPidLister(baseName(s)) || c.filePids(s) {
+					found = true
+				}
+				if def, ok := c.funcs[s]; ok && i == 0 && !c.listing[s] {
+					c.listing[s] = true
+					found = found || c.pidSource(def.fr, def.body)
+					delete(c.listing, s)
+				}
+			}
+		case *syntax.Redirect:
+			if n.Word != nil {
+				if s, ok := staticWord(n.Word); ok && c.filePids(s) {
 					found = true
 				}
 			}

@@ -80,10 +80,19 @@ func (c *checker) scriptFile(file arg, in feed, off int, params []arg) {
 	switch {
 	case file.feed != nil:
 		c.fed(*file.feed, off, params)
-	case file.known && len(c.written(file.text)) > 0:
-		c.fed(feed{texts: c.written(file.text)}, off, params)
 	case file.known && (file.text == "/dev/stdin" || file.text == "/dev/fd/0" || file.text == "/proc/self/fd/0"):
 		c.fed(in, off, params)
+	case file.known:
+		if f, ok := c.fileFeed(file.text); ok {
+			c.fed(f, off, params)
+			return
+		}
+		fd := strings.TrimPrefix(strings.TrimPrefix(file.text, "/dev/fd/"), "/proc/self/fd/")
+		for _, f := range append(in.fds[:len(in.fds):len(in.fds)], c.execFds...) {
+			if fd != file.text && f.fd == fd {
+				c.fed(f.in, off, params)
+			}
+		}
 	}
 }
 
@@ -193,6 +202,12 @@ options:
 	}
 	input := c.inputArg(src)
 	out := make([]arg, 0, len(cmd)+1)
+	if repl != "" && cmd[0].known && strings.Contains(cmd[0].text, repl) {
+		// The command name comes from the input: check what produces it.
+		name := cmd[0]
+		name.src += " " + input.src
+		cmd = append([]arg{name}, cmd[1:]...)
+	}
 	for _, a := range cmd {
 		if repl != "" && a.known && strings.Contains(a.text, repl) {
 			a = substitute(a, repl, input)
@@ -210,7 +225,7 @@ options:
 func (c *checker) inputArg(src feed) arg {
 	c.inputs++
 	name := fmt.Sprintf("__aisan_input%d", c.inputs)
-	a := arg{text: "${" + name + "}", src: "${" + name + "}", pids: src.pids}
+	a := arg{text: "${" + name + "}", src: strings.Join(append([]string{src.opaque}, src.texts...), " "), pids: src.pids}
 	for _, t := range src.texts {
 		for _, f := range strings.Fields(t) {
 			if len(a.cands) < maxCands {
@@ -228,6 +243,7 @@ func substitute(a arg, repl string, input arg) arg {
 		lead: a.text[:strings.Index(a.text, repl)],
 		pids: input.pids,
 		src:  a.src,
+		refs: input.refs,
 	}
 	for _, cand := range input.cands {
 		out.cands = append(out.cands, strings.ReplaceAll(a.text, repl, cand))
@@ -325,7 +341,9 @@ func replacePlaceholders(line, s string) (string, bool) {
 	return b.String(), replaced
 }
 
-// find runs the commands of -exec, -execdir, -ok and -okdir.
+// find runs the commands of -exec, -execdir, -ok and -okdir. A command
+// word {} is the file found: it may be any file that the starting points
+// and the -name, -path and -regex tests allow.
 func (c *checker) find(fr *frame, args []arg, text string, off int) {
 	for i := 0; i < len(args); i++ {
 		if !args[i].known {
@@ -337,10 +355,61 @@ func (c *checker) find(fr *frame, args []arg, text string, off int) {
 			for j < len(args) && !(args[j].known && (args[j].text == ";" || args[j].text == "+")) {
 				j++
 			}
-			c.examine(fr, args[i+1:j], feed{}, text, off)
+			cmd := args[i+1 : j]
+			if len(cmd) > 0 && cmd[0].known && strings.Contains(cmd[0].text, "{}") {
+				cmd = append([]arg{foundFile(cmd[0], findNames(args))}, cmd[1:]...)
+			}
+			c.examine(fr, cmd, feed{}, text, off)
 			i = j
 		}
 	}
+}
+
+// findNames are the operands that find's file names come from: starting
+// points (before the first test) and the values of -name and its kin.
+func findNames(args []arg) []string {
+	var names []string
+	tests := false
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		switch {
+		case !args[i].known:
+			tests = true
+		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
+			return names
+		case t == "-name" || t == "-iname" || t == "-path" || t == "-ipath" || t == "-wholename" ||
+			t == "-iwholename" || t == "-regex" || t == "-iregex" || t == "-lname" || t == "-ilname":
+			if i+1 < len(args) {
+				names = append(names, args[i+1].text)
+				i++
+			}
+			tests = true
+		case strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")":
+			tests = true
+		case !tests:
+			names = append(names, t)
+		}
+	}
+	return names
+}
+
+// foundFile stands for a command word that find -exec or fd -x fills with
+// the file found ({}): it may be any file the names allow.
+func foundFile(word arg, names []string) arg {
+	a := arg{text: word.text, src: word.src}
+	for _, n := range names {
+		a.src += " " + n
+		cands := []string{strings.ToLower(n)}
+		if hasGlob(n) {
+			cands = globNames(strings.ToLower(n))
+		}
+		for _, cand := range cands {
+			if len(a.cands) < maxCands {
+				a.cands = append(a.cands, strings.ReplaceAll(word.text, "{}", cand))
+			}
+		}
+	}
+	return a
 }
 
 // fdExec runs the command of fd -x / -X.
@@ -351,7 +420,17 @@ func (c *checker) fdExec(fr *frame, args []arg, text string, off int) {
 			for j < len(args) && !(args[j].known && args[j].text == ";") {
 				j++
 			}
-			c.examine(fr, args[i+1:j], feed{}, text, off)
+			cmd := args[i+1 : j]
+			if len(cmd) > 0 && cmd[0].known && strings.Contains(cmd[0].text, "{") {
+				var names []string
+				for _, o := range args[:i] {
+					if o.known && !strings.HasPrefix(o.text, "-") {
+						names = append(names, o.text)
+					}
+				}
+				cmd = append([]arg{foundFile(cmd[0], names)}, cmd[1:]...)
+			}
+			c.examine(fr, cmd, feed{}, text, off)
 			return
 		}
 	}
@@ -498,8 +577,23 @@ func (c *checker) ssh(args []arg, off int) {
 			i++
 		}
 	}
-	if i+1 < len(args) {
-		c.script(joinTexts(args[i+1:]), off, nil, false, feed{})
+	i++ // the host
+	// Options may follow the host, and -- ends them.
+	for i < len(args) {
+		t := args[i].text
+		if !args[i].known || len(t) < 2 || t[0] != '-' {
+			break
+		}
+		i++
+		if t == "--" {
+			break
+		}
+		if strings.IndexByte("BbcDEeFIiJLlmOopQRSWw", t[len(t)-1]) >= 0 {
+			i++
+		}
+	}
+	if i < len(args) {
+		c.script(joinTexts(args[i:]), off, nil, false, feed{})
 	}
 }
 
@@ -615,6 +709,15 @@ func wrapper(name string) (wrapSpec, bool) {
 			flagLong: []string{"fork", "mount-proc", "map-root-user", "map-current-user", "map-auto", "keep-caps", "kill-child"}}, true
 	case "prlimit":
 		return wrapSpec{argShort: "po", noCommand: "p", argLong: []string{"pid", "output"}}, true
+	case "xvfb-run":
+		return wrapSpec{argShort: "efnpsw", flagShort: "adhl",
+			argLong:  []string{"error-file", "auth-file", "server-num", "xauth-protocol", "server-args", "wait"},
+			flagLong: []string{"auto-servernum", "auto-display", "help", "listen-tcp"}}, true
+	case "dbus-run-session":
+		return wrapSpec{argLong: []string{"config-file", "dbus-daemon"}, flagLong: []string{"session", "help", "version"}}, true
+	case "systemd-inhibit":
+		return wrapSpec{argLong: []string{"what", "who", "why", "mode"},
+			flagLong: []string{"list", "no-pager", "no-legend", "no-ask-password", "help", "version"}}, true
 	case "systemd-run":
 		return wrapSpec{argShort: "pEMHu", flagShort: "dGPqrSt",
 			argLong: []string{"unit", "property", "description", "slice", "setenv", "uid", "gid", "nice", "working-directory",
@@ -644,6 +747,9 @@ func unwrap(args []arg, sp wrapSpec) [][]arg {
 			}
 			if t == "--" {
 				i++
+				for sp.assigns && i < len(args) && args[i].known && isAssignWord(args[i].text) {
+					i++
+				}
 				break
 			}
 			if len(t) < 2 || t[0] != '-' {
@@ -722,4 +828,113 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// setParams returns the positional parameters that set gives, and false
+// when it gives none (set -e, set -o pipefail).
+func setParams(args []arg) ([]arg, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		switch {
+		case !a.known:
+			return args[i:], true
+		case t == "--" || t == "-":
+			return args[i+1:], true
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			if strings.IndexByte(t[1:], 'o') >= 0 {
+				i++
+			}
+		default:
+			return args[i:], true
+		}
+	}
+	return nil, false
+}
+
+// printfVar records the variable that printf -v fills.
+func (c *checker) printfVar(args []arg) {
+	if len(args) < 2 || !args[0].known || !strings.HasPrefix(args[0].text, "-v") {
+		return
+	}
+	name, rest := args[0].text[2:], args[1:]
+	if name == "" {
+		if !args[1].known {
+			return
+		}
+		name, rest = args[1].text, args[2:]
+	}
+	name, _, _ = strings.Cut(name, "[")
+	srcs := make([]string, len(rest))
+	known := true
+	for i, a := range rest {
+		srcs[i] = a.src
+		known = known && a.known
+	}
+	v := arg{text: strings.Join(srcs, " "), src: strings.Join(srcs, " ")}
+	if t, ok := printfText(rest); ok {
+		v.cands = []string{t}
+		if known {
+			v.text, v.known = t, true
+		}
+	}
+	c.assign(name, v)
+}
+
+// at and batch run the commands they read from standard input, or from
+// the -f file, later.
+func (c *checker) at(args []arg, in feed, off int) {
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		if !args[i].known || len(t) < 2 || t[0] != '-' {
+			break
+		}
+		for j := 1; j < len(t); j++ {
+			switch t[j] {
+			case 'l', 'r', 'd', 'c': // list, remove or show jobs
+				return
+			case 'f':
+				file := knownArg(t[j+1:])
+				if j == len(t)-1 && i+1 < len(args) {
+					file = args[i+1]
+				}
+				c.scriptFile(file, in, off, nil)
+				return
+			case 'q', 't':
+				if j == len(t)-1 {
+					i++
+				}
+				j = len(t)
+			}
+		}
+	}
+	c.fed(in, off, nil)
+}
+
+// npx and its kin run a package's command, or the -c text.
+func (c *checker) npx(fr *frame, args []arg, in feed, text string, off int) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		switch {
+		case !a.known:
+			c.examine(fr, args[i:], in, text, off)
+			return
+		case t == "-c" || t == "--call":
+			if i+1 < len(args) {
+				c.runText(args[i+1], off, nil, false, in)
+			}
+			return
+		case strings.HasPrefix(t, "--call="):
+			c.script(t[len("--call="):], off, nil, false, in)
+			return
+		case t == "-p" || t == "--package" || t == "--registry" || t == "--cache" || t == "--userconfig" ||
+			t == "--prefix" || t == "-w" || t == "--workspace":
+			i++
+		case strings.HasPrefix(t, "-"):
+		default:
+			c.examine(fr, args[i:], in, text, off)
+			return
+		}
+	}
 }

@@ -12,8 +12,10 @@
 //     byte. Objects on the way to our entry are re-emitted one member per line
 //     in the indentation the file already uses.
 //   - Ours is recognised by its command, "<dir>/aisan guard", whatever the
-//     directory: installing from a new binary replaces the old entry instead
-//     of adding a second one, and [Uninstall] removes only that.
+//     directory, or by the exact command the installing binary writes (a
+//     copy named otherwise, such as aisan-dev): installing from a new binary
+//     replaces the old entry instead of adding a second one, and
+//     [Uninstall] removes only that.
 //   - Idempotent. When the file already holds exactly our entry, nothing is
 //     written, not even the backup, and the result says so.
 //   - Backup first. Before a file changes, its previous content is written to

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -88,6 +90,7 @@ func Install(src []byte, h Hook) (out []byte, changed bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	d.binary = h.Binary
 	kept, err := d.edit(&want)
 	if err != nil {
 		return nil, false, err
@@ -133,6 +136,7 @@ type doc struct {
 	groups   []json.RawMessage
 	groupsAt int // index of PreToolUse in hooks, or -1
 	changed  bool
+	binary   string // the binary being installed, whose handler is ours whatever its name
 }
 
 func openDoc(src []byte) (*doc, error) {
@@ -257,7 +261,7 @@ func (d *doc) scan(want handler) (found, exact int) {
 			continue
 		}
 		for _, h := range gh.handlers {
-			if isOurs(h) {
+			if isOurs(h, d.binary) {
 				found++
 				if gh.bash && sameHandler(h, want) {
 					exact++
@@ -289,7 +293,7 @@ func (d *doc) edit(want *handler) (kept bool, err error) {
 		touched := false
 		for _, h := range gh.handlers {
 			switch {
-			case !isOurs(h):
+			case !isOurs(h, d.binary):
 				rest = append(rest, h)
 			case want != nil && !kept && gh.bash:
 				kept = true
@@ -378,31 +382,112 @@ func (d *doc) encode(prune bool) []byte {
 
 // isOurs reports whether raw is a command handler that runs "aisan guard":
 // "<path>/aisan guard" in any quoting, or the exec form with args
-// ["guard"].
-func isOurs(raw json.RawMessage) bool {
+// ["guard"]. The binary may carry another name (a copy installed as
+// aisan-dev) when it is the one running or one of binaries, the one being
+// installed: the handler we would write is ours.
+func isOurs(raw json.RawMessage, binaries ...string) bool {
+	_, ok := parseOurs(raw, binaries)
+	return ok
+}
+
+// parseOurs reads raw as a handler of ours (see isOurs).
+func parseOurs(raw json.RawMessage, binaries []string) (Handler, bool) {
 	if len(raw) == 0 || raw[0] != '{' {
-		return false
+		return Handler{}, false
 	}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil {
-		return false
+		return Handler{}, false
 	}
 	if t, ok := stringValue(fields["type"]); !ok || t != "command" {
-		return false
+		return Handler{}, false
 	}
 	cmd, ok := stringValue(fields["command"])
 	if !ok {
-		return false
+		return Handler{}, false
 	}
 	if args, ok := fields["args"]; ok {
 		var a []string
-		return json.Unmarshal(args, &a) == nil && len(a) == 1 && a[0] == "guard" && isAisan(cmd)
+		if json.Unmarshal(args, &a) == nil && len(a) == 1 && a[0] == "guard" && isAisan(cmd, binaries) {
+			return Handler{Command: cmd, Args: a, Binary: cmd}, true
+		}
+		return Handler{}, false
 	}
 	words, ok := simpleCommand(cmd)
-	return ok && len(words) == 2 && isAisan(words[0]) && words[1] == "guard"
+	if ok && len(words) == 2 && isAisan(words[0], binaries) && words[1] == "guard" {
+		return Handler{Command: cmd, Binary: words[0]}, true
+	}
+	return Handler{}, false
 }
 
-func isAisan(path string) bool { return filepath.Base(path) == "aisan" }
+// Handler is a hook of ours as a settings file holds it.
+type Handler struct {
+	// Command is the command line the agent runs with sh -c, or the
+	// program of the exec form.
+	Command string
+	// Args are the exec form's arguments; nil for a command line.
+	Args []string
+	// Binary is the aisan binary it starts, as written: an absolute path,
+	// or a name the shell looks up in PATH.
+	Binary string
+}
+
+// Find returns the hooks of ours in src that run for the Bash tool (their
+// group's matcher selects it), in file order. Errors are those of
+// [Uninstall].
+func Find(src []byte) ([]Handler, error) {
+	d, err := openDoc(src)
+	if err != nil {
+		return nil, err
+	}
+	var out []Handler
+	for _, g := range d.groups {
+		gh, err := openGroup(g)
+		if err != nil {
+			return nil, err
+		}
+		if gh == nil || !gh.bash {
+			continue
+		}
+		for _, raw := range gh.handlers {
+			if h, ok := parseOurs(raw, nil); ok {
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
+}
+
+// isAisan reports whether path names an aisan binary: one called aisan, the
+// running binary, or one of binaries.
+func isAisan(path string, binaries []string) bool {
+	if filepath.Base(path) == "aisan" {
+		return true
+	}
+	if self := selfBinary(); self != "" && filepath.Clean(path) == self {
+		return true
+	}
+	for _, b := range binaries {
+		if b != "" && filepath.Clean(path) == filepath.Clean(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// selfBinary is the path that install-hook run from this process writes
+// into the hook: the running executable, symlinks resolved; "" when it
+// cannot be found. Tests stand in another binary.
+var selfBinary = sync.OnceValue(func() string {
+	bin, err := os.Executable()
+	if err == nil {
+		bin, err = filepath.EvalSymlinks(bin)
+	}
+	if err != nil {
+		return ""
+	}
+	return filepath.Clean(bin)
+})
 
 // sameHandler reports whether raw, one of ours, is want in the shell form.
 func sameHandler(raw json.RawMessage, want handler) bool {

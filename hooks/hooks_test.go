@@ -85,6 +85,7 @@ func TestGolden(t *testing.T) {
 	for _, path := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
 			c := readGolden(t, path)
+			runningAs(t, c.binary) // uninstall runs from the binary that installed
 			in := bytes.Clone(c.in)
 			out, changed, err := c.run()
 			if !bytes.Equal(in, c.in) {
@@ -133,6 +134,73 @@ func TestGolden(t *testing.T) {
 				t.Errorf("uninstall did not undo install:\n%s", undone)
 			}
 		})
+	}
+}
+
+// runningAs makes bin the running binary for the rest of the test.
+func runningAs(t *testing.T, bin string) {
+	t.Helper()
+	saved := selfBinary
+	selfBinary = func() string { return bin }
+	t.Cleanup(func() { selfBinary = saved })
+}
+
+// TestRenamedBinary installs from a copy of aisan named aisan-dev: a second
+// install finds the first entry, and uninstall-hook run from that copy
+// removes it. The hooks of other programs named like it are not ours.
+func TestRenamedBinary(t *testing.T) {
+	const bin = "/opt/aisan/aisan-dev"
+	h := Hook{Binary: bin, Timeout: DefaultTimeout}
+	once, changed, err := Install(nil, h)
+	if err != nil || !changed {
+		t.Fatalf("first install: changed=%v err=%v", changed, err)
+	}
+	twice, changed, err := Install(once, h)
+	if err != nil || changed || !bytes.Equal(twice, once) {
+		t.Fatalf("second install: changed=%v err=%v\n%s", changed, err, twice)
+	}
+	if n := strings.Count(string(twice), "aisan-dev guard"); n != 1 {
+		t.Fatalf("%d entries after installing twice, want 1:\n%s", n, twice)
+	}
+	// Another binary of that name is not ours when it is not the one running.
+	if _, ours, err := Uninstall(once); err != nil || ours {
+		t.Fatalf("uninstall from another binary: ours=%v err=%v", ours, err)
+	}
+	runningAs(t, bin)
+	out, ours, err := Uninstall(once)
+	if err != nil || !ours {
+		t.Fatalf("uninstall: ours=%v err=%v", ours, err)
+	}
+	if strings.Contains(string(out), "aisan-dev") {
+		t.Fatalf("uninstall left the hook:\n%s", out)
+	}
+	if !isOurs(json.RawMessage(`{"type":"command","command":"/opt/aisan/aisan-dev","args":["guard"]}`)) {
+		t.Errorf("the exec form from the running binary is not ours")
+	}
+	if isOurs(json.RawMessage(`{"type":"command","command":"/usr/bin/aisan-dev guard"}`)) {
+		t.Errorf("another aisan-dev is ours")
+	}
+}
+
+func TestFind(t *testing.T) {
+	src := []byte(`{"hooks":{"PreToolUse":[
+		{"matcher":"Bash","hooks":[{"type":"command","command":"/home/u/bin/audit.sh"},{"type":"command","command":"'/opt/x y/aisan' guard"}]},
+		{"matcher":"Edit","hooks":[{"type":"command","command":"/usr/bin/aisan guard"}]},
+		{"hooks":[{"type":"command","command":"/usr/local/bin/aisan","args":["guard"]}]}
+	]}}`)
+	got, err := Find(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Handler{
+		{Command: "'/opt/x y/aisan' guard", Binary: "/opt/x y/aisan"},
+		{Command: "/usr/local/bin/aisan", Args: []string{"guard"}, Binary: "/usr/local/bin/aisan"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Find:\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := Find([]byte("{,}")); err == nil {
+		t.Errorf("Find of a broken file succeeded")
 	}
 }
 

@@ -13,7 +13,7 @@ func Checks() []Check {
 		// bwrap, once, for real.
 		{"user namespaces", checkUserns},
 		// The four denials, from inside a real jail.
-		{"foreign PIDs", liveCheck(decidePID)},
+		{leadLive, leadLiveCheck(decidePID)},
 		{"cgroup writes", liveCheck(decideCgroup)},
 		{"systemd on bus", liveCheck(decideSystemdBus)},
 		{"systemd socket", liveCheck(decidePrivate)},

@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -16,13 +17,52 @@ import (
 // liveCheck wraps a decision so that a probe jail that did not run makes
 // the check fail with the reason, instead of passing by default.
 func liveCheck(decide func(e *Env, r liveResult) Finding) func(context.Context, *Env) Finding {
+	return liveCheckAs(decide, false)
+}
+
+// leadLive is the first live check. When a setting keeps the probe jail
+// from being planned, it alone quotes the error; the other live checks
+// refer to it.
+const leadLive = "foreign PIDs"
+
+// leadLiveCheck is liveCheck for the check named leadLive.
+func leadLiveCheck(decide func(e *Env, r liveResult) Finding) func(context.Context, *Env) Finding {
+	return liveCheckAs(decide, true)
+}
+
+func liveCheckAs(decide func(e *Env, r liveResult) Finding, lead bool) func(context.Context, *Env) Finding {
 	return func(ctx context.Context, e *Env) Finding {
 		r := e.liveProbe(ctx)
-		if r.err != nil {
+		var pe *planError
+		switch {
+		case errors.As(r.err, &pe) && lead:
+			return Finding{Status: Fail, Detail: "not proven: the probe jail cannot be planned: " + pe.err.Error(), Fix: e.planFix()}
+		case errors.As(r.err, &pe):
+			return Finding{Status: Fail, Detail: "not proven: the probe jail cannot be planned (see " + leadLive + ")", Fix: e.planFix()}
+		case r.err != nil:
 			return Finding{Status: Fail, Detail: "not proven: " + r.err.Error(), Fix: e.liveFix(ctx)}
 		}
 		return decide(e, r)
 	}
+}
+
+// planFix is the fix for a probe jail that cannot be planned: correct or
+// unset the setting at fault, checked in the order the planner reads them.
+func (e *Env) planFix() string {
+	switch e.Getenv(busproxy.EnvNoProxy) {
+	case "", "0", "1":
+	default:
+		return "unset " + busproxy.EnvNoProxy + "   # or set it to 1 (mask the session bus) or 0 (filter it)"
+	}
+	if _, err := busproxy.ParseTalk(e.Getenv(busproxy.EnvTalk)); err != nil {
+		return "unset " + busproxy.EnvTalk + "   # or correct it: bus names such as org.freedesktop.secrets, or NAME.* patterns, separated by spaces"
+	}
+	if a := e.Getenv(busproxy.EnvAddress); a != "" {
+		if _, err := busproxy.ParseAddress(a); err != nil {
+			return "unset " + busproxy.EnvAddress
+		}
+	}
+	return "aisan explain run -- true   # plans a jail the same way, and shows the same error"
 }
 
 // liveFix is the fix for a probe jail that did not run: the cause's own

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aisan-dev/aisan/distro"
 	"github.com/aisan-dev/aisan/hooks"
@@ -163,9 +165,10 @@ func worktreeRoot(dir string) string {
 
 // hookState is what one agent's settings files say about the guard.
 type hookState struct {
-	installed string   // the first file holding the hook
-	disabled  string   // the first file with "disableAllHooks": true
-	broken    []string // files that do not parse
+	installed string          // the first file holding the hook
+	disabled  string          // the first file with "disableAllHooks": true
+	broken    []string        // files that do not parse
+	handlers  []hooks.Handler // the hooks of ours that run for Bash, in every file
 }
 
 func readHookState(files []settingsFile) hookState {
@@ -184,6 +187,9 @@ func readHookState(files []settingsFile) hookState {
 		}
 		if ours && st.installed == "" {
 			st.installed = f.path
+		}
+		if hs, err := hooks.Find(src); err == nil {
+			st.handlers = append(st.handlers, hs...)
 		}
 		var top struct {
 			DisableAllHooks bool `json:"disableAllHooks"`
@@ -224,6 +230,13 @@ func checkGuardHook(ctx context.Context, e *Env) Finding {
 				fixes = append(fixes, "aisan install-hook")
 			}
 		default:
+			if why := e.hookRefuses(ctx, st.handlers); why != "" {
+				problems = append(problems, a.name+": "+why)
+				if !slices.Contains(fixes, "aisan install-hook") {
+					fixes = append(fixes, "aisan install-hook")
+				}
+				continue
+			}
 			ok = append(ok, a.name+" ("+e.tilde(st.installed)+")")
 		}
 	}
@@ -231,6 +244,88 @@ func checkGuardHook(ctx context.Context, e *Env) Finding {
 		return Finding{Status: Warn, Detail: strings.Join(problems, "; ") + ": a name-based kill is not explained to the agent", Fix: strings.Join(fixes, "\n")}
 	}
 	return Finding{Detail: "installed for " + joinAnd(ok)}
+}
+
+// hookSample is the hook input preflight feeds the installed hook: a
+// command the guard must refuse.
+const hookSample = `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"pkill -f aisan-preflight"}}`
+
+// hookTimeout bounds one run of the installed hook. The guard answers in
+// milliseconds.
+const hookTimeout = 3 * time.Second
+
+// hookRefuses runs the hooks of ours the way the agent does, once, on a
+// command the guard refuses. It returns "" when one of them refuses it
+// (exit status 2), and else what is wrong with the first: the agent lets
+// a command through when its hook cannot start, exits with another
+// status or times out.
+func (e *Env) hookRefuses(ctx context.Context, hs []hooks.Handler) string {
+	if len(hs) == 0 {
+		return "the hook's matcher does not select the Bash tool"
+	}
+	first := ""
+	var tried []string
+	for _, h := range hs {
+		key := h.Command + "\x00" + strings.Join(h.Args, "\x00")
+		if slices.Contains(tried, key) {
+			continue
+		}
+		tried = append(tried, key)
+		why := e.runHook(ctx, h)
+		if why == "" {
+			return ""
+		}
+		if first == "" {
+			first = why
+		}
+	}
+	return first
+}
+
+// runHook checks that h's binary is an executable file, then runs h with
+// hookSample on stdin and expects exit status 2. It returns "" or what
+// went wrong.
+func (e *Env) runHook(ctx context.Context, h hooks.Handler) string {
+	bin := h.Binary
+	if !strings.Contains(bin, "/") {
+		p, err := exec.LookPath(bin)
+		if err != nil {
+			return fmt.Sprintf("the hook runs %s, which is not in PATH", bin)
+		}
+		bin = p
+	}
+	st, err := os.Stat(bin)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("the hook runs %s, which does not exist", e.tilde(bin))
+	case err != nil:
+		return fmt.Sprintf("the hook runs %s: %v", e.tilde(bin), err)
+	case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
+		return fmt.Sprintf("the hook runs %s, which is not an executable file", e.tilde(bin))
+	}
+	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", h.Command)
+	if h.Args != nil {
+		cmd = exec.CommandContext(ctx, h.Command, h.Args...)
+	}
+	cmd.Stdin = strings.NewReader(hookSample)
+	if e.Cwd != "" {
+		cmd.Dir = e.Cwd
+	}
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Sprintf("the hook did not answer within %v", hookTimeout)
+	case errors.As(err, &ee) && ee.ExitCode() == 2:
+		return ""
+	case errors.As(err, &ee):
+		return fmt.Sprintf("the hook does not refuse pkill: it ends with %s, not exit status 2", ee.ProcessState)
+	case err != nil:
+		return fmt.Sprintf("the hook does not start: %v", err)
+	}
+	return "the hook does not refuse pkill: it ends with exit status 0, not 2"
 }
 
 // shellRC is a startup file of a shell, and the line that loads aisan's

@@ -23,7 +23,7 @@ import (
 // busTimeout bounds each connection and call the probe makes on a bus.
 // A local bus answers in microseconds; a proxy that drops a call would
 // otherwise hold preflight for D-Bus's default 25 s.
-const busTimeout = 500 * time.Millisecond
+const busTimeout = 1500 * time.Millisecond
 
 // RunInside is the inside half of the live probe: run in the probe jail
 // as "aisan preflight --probe-inside", it reads the request from

@@ -86,6 +86,13 @@ func (e *Env) planProbe(ctx context.Context) planResult {
 	})
 }
 
+// planError is a probe jail that cannot be planned: a setting the user
+// must correct, which 'aisan run' would refuse too.
+type planError struct{ err error }
+
+func (e *planError) Error() string { return "planning the probe jail: " + e.err.Error() }
+func (e *planError) Unwrap() error { return e.err }
+
 // hostBusResult is the host's session bus as seen from outside, at each
 // address an agent could try.
 type hostBusResult struct {
@@ -183,7 +190,7 @@ func (e *Env) runLive(ctx context.Context) (liveResult, error) {
 	}
 	p := e.planProbe(ctx)
 	if p.err != nil {
-		return r, fmt.Errorf("planning the probe jail: %w", p.err)
+		return r, &planError{p.err}
 	}
 	s := p.s
 	r.plan = s.Spec.Bus

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/aisan-dev/aisan/distro"
+	"github.com/aisan-dev/aisan/guard"
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
@@ -456,11 +457,40 @@ func TestCheckGuardHook(t *testing.T) {
 		t.Errorf("fix %q", f.Fix)
 	}
 
-	src, _, err := hooks.Install(nil, hooks.Hook{Binary: "/usr/local/bin/aisan", Timeout: hooks.DefaultTimeout})
+	// A stand-in for aisan guard: it reads the input and refuses.
+	bin := filepath.Join(t.TempDir(), "aisan")
+	guardScript := "#!/bin/sh\ncat >/dev/null\nexit 2\n"
+	os.WriteFile(bin, []byte(guardScript), 0o755)
+	src, _, err := hooks.Install(nil, hooks.Hook{Binary: bin, Timeout: hooks.DefaultTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(claude, "settings.json"), src, 0o644)
+	checkFinding(t, checkGuardHook(ctx, e), OK, "installed for Claude Code (~/.claude/settings.json)")
+
+	// The hook is there, but would let commands through: the agent runs
+	// a tool call when its hook cannot start or does not exit 2.
+	for _, tt := range []struct {
+		name, script string
+		mode         os.FileMode
+		detail       string
+	}{
+		{"binary gone", "", 0, "Claude Code: the hook runs " + bin + ", which does not exist"},
+		{"not executable", guardScript, 0o644, "Claude Code: the hook runs " + bin + ", which is not an executable file"},
+		{"allows", "#!/bin/sh\nexit 0\n", 0o755, "Claude Code: the hook does not refuse pkill: it ends with exit status 0, not 2"},
+		{"fails", "#!/bin/sh\nexit 1\n", 0o755, "Claude Code: the hook does not refuse pkill: it ends with exit status 1, not exit status 2"},
+	} {
+		os.Remove(bin)
+		if tt.script != "" {
+			os.WriteFile(bin, []byte(tt.script), tt.mode)
+		}
+		f := checkGuardHook(ctx, e)
+		checkFinding(t, f, Warn, tt.detail)
+		if f.Fix != "aisan install-hook" {
+			t.Errorf("%s: fix %q, want aisan install-hook", tt.name, f.Fix)
+		}
+	}
+	os.WriteFile(bin, []byte(guardScript), 0o755)
 	checkFinding(t, checkGuardHook(ctx, e), OK, "installed for Claude Code (~/.claude/settings.json)")
 
 	// A project file that turns every hook off wins over the user file.
@@ -472,6 +502,65 @@ func TestCheckGuardHook(t *testing.T) {
 	checkFinding(t, f, Warn, `disabled by "disableAllHooks": true in `+local)
 	if want := `remove "disableAllHooks": true from ` + local; f.Fix != want {
 		t.Errorf("fix %q, want %q", f.Fix, want)
+	}
+}
+
+// TestHookSampleIsRefused: the input preflight feeds the installed hook
+// is one the guard refuses, so exit status 2 is the right answer.
+func TestHookSampleIsRefused(t *testing.T) {
+	in, err := guard.ParseHookInput([]byte(hookSample))
+	if err != nil || !in.RunsShell() {
+		t.Fatalf("hookSample: %+v, %v", in, err)
+	}
+	if v := guard.Check(in.Command); v.Allow {
+		t.Errorf("the guard allows %q", in.Command)
+	}
+}
+
+// TestLivePlanError: a setting that keeps the probe jail from being
+// planned is quoted once, by the first live check, with its own fix; the
+// other live checks refer to it, and the fix is printed once.
+func TestLivePlanError(t *testing.T) {
+	for _, tt := range []struct {
+		vars map[string]string
+		fix  string
+	}{
+		{map[string]string{busproxy.EnvTalk: "org"}, "unset AISAN_BUS_TALK   # or correct it"},
+		{map[string]string{busproxy.EnvNoProxy: "yes"}, "unset AISAN_NO_BUS_PROXY   # or set it to 1"},
+	} {
+		e := testEnv(t, tt.vars)
+		_, planErr := busproxy.Decide(func(k string) (string, bool) { v, ok := tt.vars[k]; return v, ok }, busproxy.HostFacts{})
+		if planErr == nil {
+			t.Fatalf("%v: planning succeeded", tt.vars)
+		}
+		e.live.get(func() liveResult { return liveResult{err: &planError{planErr}} })
+		var findings []Finding
+		for _, c := range Checks() {
+			if !slices.Contains([]string{"foreign PIDs", "cgroup writes", "systemd on bus", "systemd socket", "home and /tmp", "agent sockets", "session bus"}, c.Name) {
+				continue
+			}
+			f := c.Run(context.Background(), e)
+			f.Name = c.Name
+			findings = append(findings, f)
+			if f.Status != Fail || !strings.HasPrefix(f.Fix, tt.fix) {
+				t.Errorf("%v: %s: %v %q fix %q, want FAIL with fix %q", tt.vars, c.Name, f.Status, f.Detail, f.Fix, tt.fix)
+			}
+			if strings.Contains(f.Fix, "bubblewrap") {
+				t.Errorf("%v: %s: fix %q names bubblewrap", tt.vars, c.Name, f.Fix)
+			}
+		}
+		var b bytes.Buffer
+		WriteText(&b, findings, false)
+		out := b.String()
+		if n := strings.Count(out, planErr.Error()); n != 1 {
+			t.Errorf("%v: the planning error is printed %d times:\n%s", tt.vars, n, out)
+		}
+		if n := strings.Count(out, tt.fix); n != 1 {
+			t.Errorf("%v: the fix is printed %d times:\n%s", tt.vars, n, out)
+		}
+		if !strings.Contains(out, "FAIL  foreign PIDs    not proven: the probe jail cannot be planned: "+planErr.Error()) {
+			t.Errorf("%v: foreign PIDs does not quote the error:\n%s", tt.vars, out)
+		}
 	}
 }
 
