@@ -508,15 +508,15 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 				}
 			}
 			if readyc != nil {
-				select {
-				case r := <-readyc:
-					ready = r
-				default:
-				}
+				// Every holder of the pipe is gone now: this does not
+				// wait.
+				ready = <-readyc
 			}
-			if !ready && status != 0 {
+			killed := info.InitPID > 0 && status > 128
+			if !ready && status != 0 && !killed {
 				// The init never ran: bwrap failed, before or after it
-				// reported the jail.
+				// reported the jail. (A jail killed from outside before
+				// its init was up did start; its status is the kill's.)
 				return status, &StartError{Status: status, Stderr: st.early.String()}
 			}
 			return status, nil

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
@@ -107,23 +109,104 @@ func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, stderr io.Wr
 	return nil
 }
 
-// Killer ends a slot's jail through its systemd scope when it has one,
-// and through the jail's PID namespace otherwise (or when the scope is
-// gone or the manager unreachable).
+// SlotUnit returns the systemd unit that rec's jail runs in, as far as
+// the record can be trusted: rec.Unit, when it is a name aisan gives that
+// slot — aisan-<slot>.scope or, on a name collision, aisan-<slot>-<8 hex
+// digits>.scope for a session, aisan-svc-<slot>.service for a service —
+// and "" otherwise. The registry lives in a directory the user (and so
+// perhaps an agent) can write; a record naming "app.slice", or another
+// slot's unit, must not make "aisan kill" act on it.
+func SlotUnit(rec slot.Record) string {
+	u := rec.Unit
+	if u == "" || !slot.ValidName(rec.Slot) {
+		return ""
+	}
+	if rec.Kind == string(KindService) {
+		if u == systemd.ServiceName(rec.Slot) {
+			return u
+		}
+		return ""
+	}
+	if u == systemd.UnitName(rec.Slot) {
+		return u
+	}
+	// The collision variant: place's UnitName(slot + "-" + 8 hex digits).
+	// Slot names are short and need no escaping, so the digits sit just
+	// before the suffix.
+	const tag = 8
+	stem, ok := strings.CutSuffix(u, ".scope")
+	if !ok || len(stem) < tag+1 || stem[len(stem)-tag-1] != '-' {
+		return ""
+	}
+	h := stem[len(stem)-tag:]
+	for i := 0; i < len(h); i++ {
+		if !('0' <= h[i] && h[i] <= '9' || 'a' <= h[i] && h[i] <= 'f') {
+			return ""
+		}
+	}
+	if u == systemd.UnitName(rec.Slot+"-"+h) {
+		return u
+	}
+	return ""
+}
+
+// stopTimeout bounds stopping a service's unit: systemd gives it 10 s
+// between SIGTERM and SIGKILL, then it must be gone.
+const stopTimeout = 30 * time.Second
+
+// Killer ends a slot's jail through its systemd unit when it has one, and
+// through the jail's PID namespace ([slot.KillPidNS]) otherwise.
+//
+// The record may be stale — its launch ended, and the next launch of the
+// slot took the same scope name — or forged. So the unit is used only if
+// it is a name aisan gives that slot ([SlotUnit]) and the recorded init,
+// pinned with a pidfd and checked against the recorded PID namespace, is
+// in that unit's cgroup ([slot.Init.InUnit]); then:
+//
+//   - a session's scope gets sig on every process (KillUnit), which ends
+//     the stage, bwrap and the jail together;
+//   - a service's unit is stopped (StopUnit): systemd sends SIGTERM, the
+//     wrapper (the unit's main process) forwards it and records the end,
+//     and a stopped service is not restarted, as one whose jail was
+//     killed would be under Restart=on-failure.
+//
+// An init that is gone is [slot.ErrJailGone]; an init that is not in the
+// unit (or a unit that is not loaded, or a manager out of reach) is
+// signalled through its pidfd instead.
 func Killer(ctx context.Context) slot.Killer {
 	return func(rec slot.Record, sig syscall.Signal) error {
-		if rec.Unit != "" {
-			if m, err := systemd.Connect(ctx, os.Getenv); err == nil {
-				err = m.KillUnit(ctx, rec.Unit, sig)
-				m.Close()
-				if err == nil {
-					return nil
-				}
-				if !errors.Is(err, systemd.ErrNoSuchUnit) {
-					return err
-				}
-			}
+		unit := SlotUnit(rec)
+		if unit == "" {
+			return slot.KillPidNS(rec, sig)
 		}
-		return slot.KillPidNS(rec, sig)
+		pinned, err := slot.PinInit(rec)
+		if err != nil {
+			return err
+		}
+		defer pinned.Close()
+		in, err := pinned.InUnit(unit)
+		if err != nil {
+			return err
+		}
+		if !in {
+			return pinned.Signal(sig)
+		}
+		m, err := systemd.Connect(ctx, os.Getenv)
+		if err != nil {
+			return pinned.Signal(sig)
+		}
+		defer m.Close()
+		if rec.Kind == string(KindService) {
+			sctx, cancel := context.WithTimeout(ctx, stopTimeout)
+			defer cancel()
+			// Stopping a unit that is not loaded succeeds; this one
+			// held the init a moment ago, so it is loaded.
+			return m.StopUnit(sctx, unit)
+		}
+		err = m.KillUnit(ctx, unit, sig)
+		if errors.Is(err, systemd.ErrNoSuchUnit) {
+			return pinned.Signal(sig)
+		}
+		return err
 	}
 }

@@ -48,9 +48,12 @@ func (w WatchRegistry) LiveSlots(ctx context.Context) ([]systemd.Slot, error) {
 }
 
 // ReapOrphan kills an orphan's jail (through its scope when it has one) and
-// records its end.
+// records its end, holding the slot's lock throughout
+// ([slot.Registry.KillOrphan]). A slot that a new launch has taken since
+// it was listed is running, not orphaned: its lock is held, and nothing is
+// killed.
 func (w WatchRegistry) ReapOrphan(ctx context.Context, name string) error {
-	return w.Reg.Kill(name, syscall.SIGKILL)
+	return w.Reg.KillOrphan(name, syscall.SIGKILL)
 }
 
 // RecordEnd records how a service ended.

@@ -58,8 +58,13 @@
 // against the recorded namespace inode through a pidfd, so a reused PID is
 // never signalled. The wrapper is never signalled; it sees the jail end,
 // records the exit status and releases the lock. For an orphan there is no
-// wrapper, so the killer records the end itself, under the slot's lock.
-// A launch that fails before its jail exists calls [Slot.Abandon] and
-// leaves nothing behind.
-// [Registry.Killer] is the seam for other ways to kill (a systemd scope).
+// wrapper, so [Registry.KillOrphan] takes the slot's lock, re-reads the
+// record, kills and records the end, all under the lock; a slot whose lock
+// is held has a live wrapper and is no orphan, and is left alone.
+// A launch that fails before its jail exists calls [Slot.Abandon], which
+// puts the previous launch's record back (or removes the record when the
+// name was new): a failed launch changes nothing in "aisan list".
+// [Registry.Killer] is the seam for other ways to kill (a systemd scope);
+// [PinInit] gives it the same pinned, namespace-checked init to verify a
+// unit against before acting on it.
 package slot

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"sync"
@@ -22,6 +23,10 @@ var errNoJail = errors.New("no jail is recorded yet (the slot is still starting)
 
 // pollEvery is how often kills poll for the jail's death and the lock.
 const pollEvery = 10 * time.Millisecond
+
+// busyWait is how long [Registry.KillOrphan] retries a lock that is held
+// before it calls the slot busy.
+const busyWait = 100 * time.Millisecond
 
 // ownPidNS is the inode of the PID namespace aisan itself runs in. A record
 // naming it does not describe a jail, and is never acted on: signalling its
@@ -70,47 +75,15 @@ func zombie(pid string) bool {
 // the kernel then kills every process in that PID namespace. The PID is
 // pinned with a pidfd before its namespace is checked, and signalled
 // through the pidfd, so if the init had died and its PID been reused, the
-// check fails or the signal goes nowhere: a stranger is never hit.
-// It returns [ErrJailGone] when there was no such jail.
+// check fails or the signal goes nowhere: a stranger is never hit (see
+// [PinInit]). It returns [ErrJailGone] when there was no such jail.
 func KillPidNS(rec Record, sig syscall.Signal) error {
-	if rec.InitPID <= 0 || rec.PidNSInode == 0 {
-		return errNoJail
-	}
-	own, err := ownPidNS()
+	in, err := PinInit(rec)
 	if err != nil {
-		return fmt.Errorf("reading aisan's own PID namespace: %w", err)
+		return err
 	}
-	if own == rec.PidNSInode {
-		return fmt.Errorf("refusing to signal PID %d: the recorded PID namespace is aisan's own, so it is no jail", rec.InitPID)
-	}
-	pidfd, err := unix.PidfdOpen(rec.InitPID, 0)
-	switch {
-	case errors.Is(err, unix.ESRCH):
-		return ErrJailGone
-	case errors.Is(err, unix.ENOSYS):
-		// Kernels before 5.3: check, then kill; the window is tiny.
-		pidfd = -1
-	case err != nil:
-		return fmt.Errorf("opening PID %d: %w", rec.InitPID, err)
-	default:
-		defer unix.Close(pidfd)
-	}
-	ino, err := nsInode(strconv.Itoa(rec.InitPID))
-	if err != nil || ino != rec.PidNSInode {
-		return ErrJailGone
-	}
-	if pidfd >= 0 {
-		err = unix.PidfdSendSignal(pidfd, sig, nil, 0)
-	} else {
-		err = unix.Kill(rec.InitPID, sig)
-	}
-	if errors.Is(err, unix.ESRCH) {
-		return ErrJailGone
-	}
-	if err != nil {
-		return fmt.Errorf("signalling the jail's init (PID %d): %w", rec.InitPID, err)
-	}
-	return nil
+	defer in.Close()
+	return in.Signal(sig)
 }
 
 func (r *Registry) killer() Killer {
@@ -120,11 +93,17 @@ func (r *Registry) killer() Killer {
 	return KillPidNS
 }
 
+// ErrBusy is wrapped by the error from [Registry.KillOrphan] when another
+// aisan holds the slot's lock: a wrapper is alive, so the slot is no
+// orphan (or is being launched or reaped right now). Nothing was killed.
+var ErrBusy = errors.New("another aisan holds the slot")
+
 // Kill ends the jail of the slot called name with sig (use SIGKILL: only
 // that is sure to end every process in it). The wrapper is spared: it sees
 // the jail end, records the exit and releases the lock, and with SIGKILL
 // Kill waits a few seconds for that, so a "list" right after shows the
-// slot exited. An orphan's end is recorded by Kill itself.
+// slot exited. An orphan is reaped with [Registry.KillOrphan], which
+// records its end.
 //
 // Errors: [*UnknownSlotError] for a name with no record, [*NotRunningError]
 // for a slot that has exited.
@@ -139,11 +118,15 @@ func (r *Registry) Kill(name string, sig syscall.Signal) error {
 func (r *Registry) kill(e Entry, sig syscall.Signal) error {
 	switch e.State {
 	case Orphaned:
-		return r.reap(e.Slot, sig)
+		return r.KillOrphan(e.Slot, sig)
 	case Running:
 	default:
 		return &NotRunningError{Name: e.Slot, End: e.End}
 	}
+	// The Killer gets the record as it was read. If that launch has
+	// ended and a new one taken the name meanwhile, the recorded init is
+	// gone: the Killer, which verifies it before acting on anything,
+	// says ErrJailGone rather than hit the new jail.
 	err := r.killer()(e.Record, sig)
 	if errors.Is(err, ErrJailGone) {
 		return &NotRunningError{Name: e.Slot}
@@ -166,19 +149,44 @@ func (r *Registry) kill(e Entry, sig syscall.Signal) error {
 	return nil
 }
 
-// reap kills an orphan and records its end. It takes the slot's lock
-// first, so that no launch can take the name and no other reaper can act
-// while it works.
-func (r *Registry) reap(name string, sig syscall.Signal) error {
+// KillOrphan kills the jail of the orphaned slot called name (its wrapper
+// died, its jail did not) with sig and, for SIGKILL, records its end. It
+// takes the slot's lock first and holds it throughout, so that no launch
+// can take the name and no other reaper can act while it works: if a
+// wrapper holds the lock, the slot is not an orphan, and KillOrphan kills
+// nothing and returns an error wrapping [ErrBusy]. Under the lock it
+// re-reads the record and acts only if the jail it names is still alive
+// ([*NotRunningError] otherwise).
+func (r *Registry) KillOrphan(name string, sig syscall.Signal) error {
+	if !ValidName(name) {
+		return &UnknownSlotError{Name: name, Live: r.liveNames()}
+	}
+	if _, err := os.Lstat(r.recordPath(name)); errors.Is(err, fs.ErrNotExist) {
+		// Do not create a lock file for a name that has no record.
+		return &UnknownSlotError{Name: name, Live: r.liveNames()}
+	}
 	lock, err := tryLock(r.lockPath(name))
+	// A launch probing names holds the lock of an orphan's name for a
+	// moment (it finds the jail alive and moves on); a wrapper holds it
+	// for good. Only the latter is busy.
+	for deadline := time.Now().Add(busyWait); errors.Is(err, errLocked) && time.Now().Before(deadline); {
+		time.Sleep(pollEvery)
+		lock, err = tryLock(r.lockPath(name))
+	}
 	if errors.Is(err, errLocked) {
-		return fmt.Errorf("slot %q is busy: another aisan holds it now; run 'aisan list' and retry", name)
+		return fmt.Errorf("slot %q is busy (%w now); it is not an orphan, so nothing was killed; run 'aisan list' and retry", name, ErrBusy)
 	}
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
 	rec, err := readRecord(r.recordPath(name), name)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Abandoned meanwhile, and our lock file may be a new one: take
+		// it away again, while locked (see tryLock).
+		os.Remove(r.lockPath(name))
+		return &UnknownSlotError{Name: name, Live: r.liveNames()}
+	}
 	if err != nil {
 		return fmt.Errorf("re-reading slot %q: %w", name, err)
 	}
@@ -236,7 +244,9 @@ func (r *Registry) KillAll(sig syscall.Signal) (killed []string, problems []erro
 }
 
 // KillOrphans kills every orphaned slot (its wrapper died, its jail did
-// not) and records its end, with the same results as [Registry.KillAll].
+// not) with [Registry.KillOrphan], which holds the slot's lock while it
+// works and records the end, with the same results as [Registry.KillAll].
+// A slot that a new launch took since it was listed is left alone.
 func (r *Registry) KillOrphans(sig syscall.Signal) (killed []string, problems []error) {
 	return r.killWhere(sig, func(s State) bool { return s == Orphaned })
 }

@@ -76,6 +76,22 @@ func readRecordBuf(path, name string, buf *[]byte) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
+	return parseRecord(path, name, data)
+}
+
+// readRecordBytes is readRecord that also returns the file's bytes.
+func readRecordBytes(path, name string) (Record, []byte, error) {
+	var buf []byte
+	data, err := readFile(path, &buf)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	r, err := parseRecord(path, name, data)
+	return r, data, err
+}
+
+// parseRecord decodes data, read from path, as the record for name.
+func parseRecord(path, name string, data []byte) (Record, error) {
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Record{}, &CorruptError{Path: path, Err: err}

@@ -23,7 +23,10 @@ type Registry struct {
 	// Killer ends a live slot's jail. Nil means [KillPidNS]. A replacement
 	// (say, stop the slot's systemd scope, then fall back to KillPidNS) is
 	// called only for a slot the registry has found live, and must return
-	// [ErrJailGone] when the jail had already ended.
+	// [ErrJailGone] when the jail had already ended. The record it gets
+	// may be stale by then (that launch ended, the next one took the
+	// name) or forged: it must act only on what it has verified against
+	// the recorded init, as [PinInit] lets it.
 	Killer Killer
 
 	// settle bounds how long a kill waits for the jail to die and for the
@@ -335,6 +338,9 @@ type Slot struct {
 	mu   sync.Mutex
 	lock *os.File
 	rec  Record
+	// prev is the record of the name's previous launch as it was on disk
+	// when this one took the name; nil when there was none.
+	prev []byte
 }
 
 // Name returns the slot's name.
@@ -427,7 +433,7 @@ func (r *Registry) claim(name, kind, worktree string) (*Slot, error) {
 	if err != nil {
 		return nil, err
 	}
-	old, err := readRecord(r.recordPath(name), name)
+	old, prev, err := readRecordBytes(r.recordPath(name), name)
 	var corrupt *CorruptError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -446,5 +452,8 @@ func (r *Registry) claim(name, kind, worktree string) (*Slot, error) {
 		lock.Close()
 		return nil, err
 	}
+	// The previous launch's record, exactly as it was, for Abandon to
+	// put back.
+	s.prev = prev
 	return s, nil
 }

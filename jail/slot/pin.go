@@ -1,0 +1,145 @@
+package slot
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Init is the init process of a live jail (PID 1 of its namespace, seen
+// from the host), held through a pidfd, as [PinInit] returns it.
+//
+// A pidfd names one process, not a PID: a signal sent through it reaches
+// that process or, once it has died, nobody. It does not stop the kernel
+// from handing the PID number to a new process after the init is reaped,
+// so whatever is read from /proc/PID is only known to be the init's if the
+// init is still alive after the read; [Init.InUnit] checks that.
+type Init struct {
+	pid int
+	// pidfd is -1 on kernels without pidfd_open (before 5.3): there the
+	// checks and the signal go by PID, and the window between them is
+	// tiny but real.
+	pidfd int
+}
+
+// PinInit opens the init of the jail rec describes and checks that it is
+// in the recorded PID namespace. It returns [ErrJailGone] when there is no
+// such jail any more (the PID is gone or now names a process outside that
+// namespace), an error when rec records no jail yet or names aisan's own
+// namespace (a forged or corrupt record), and otherwise an *Init to Close.
+func PinInit(rec Record) (*Init, error) {
+	if rec.InitPID <= 0 || rec.PidNSInode == 0 {
+		return nil, errNoJail
+	}
+	own, err := ownPidNS()
+	if err != nil {
+		return nil, fmt.Errorf("reading aisan's own PID namespace: %w", err)
+	}
+	if own == rec.PidNSInode {
+		return nil, fmt.Errorf("refusing to signal PID %d: the recorded PID namespace is aisan's own, so it is no jail", rec.InitPID)
+	}
+	in := &Init{pid: rec.InitPID, pidfd: -1}
+	pidfd, err := unix.PidfdOpen(rec.InitPID, 0)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return nil, ErrJailGone
+	case errors.Is(err, unix.ENOSYS):
+		// Kernels before 5.3: check, then act; the window is tiny.
+	case err != nil:
+		return nil, fmt.Errorf("opening PID %d: %w", rec.InitPID, err)
+	default:
+		in.pidfd = pidfd
+	}
+	// Checked after the pidfd is open: if the PID was reused before, the
+	// namespace differs; the namespace of a dead jail holds no process.
+	ino, err := nsInode(strconv.Itoa(rec.InitPID))
+	if err != nil || ino != rec.PidNSInode {
+		in.Close()
+		return nil, ErrJailGone
+	}
+	return in, nil
+}
+
+// PID returns the init's host PID.
+func (in *Init) PID() int { return in.pid }
+
+// Close lets go of the init.
+func (in *Init) Close() error {
+	if in.pidfd < 0 {
+		return nil
+	}
+	err := unix.Close(in.pidfd)
+	in.pidfd = -1
+	return err
+}
+
+// alive reports whether the pinned init has not exited: it can still be
+// signalled and is no zombie. Reads of /proc/PID made before alive says
+// yes were reads of the init.
+func (in *Init) alive() bool {
+	pid := strconv.Itoa(in.pid)
+	if zombie(pid) {
+		return false
+	}
+	var err error
+	if in.pidfd >= 0 {
+		err = unix.PidfdSendSignal(in.pidfd, 0, nil, 0)
+	} else {
+		err = unix.Kill(in.pid, 0)
+	}
+	return err == nil
+}
+
+// InUnit reports whether the init is in the cgroup of the systemd unit
+// called unit: whether the unified-hierarchy ("0::") line of
+// /proc/PID/cgroup ends in "/" + unit. A scope's or service's processes
+// sit directly in its cgroup, so a jail placed in aisan-<slot>.scope has
+// its init there, and a jail whose scope ended (and whose name a new
+// launch may have taken since) does not. It returns [ErrJailGone] when the
+// init has died meanwhile, and false (no error) on hosts with no unified
+// cgroup hierarchy, where it cannot tell.
+func (in *Init) InUnit(unit string) (bool, error) {
+	if unit == "" || strings.Contains(unit, "/") {
+		return false, nil
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(in.pid) + "/cgroup")
+	if err != nil {
+		if !in.alive() {
+			return false, ErrJailGone
+		}
+		return false, fmt.Errorf("reading the cgroup of the jail's init (PID %d): %w", in.pid, err)
+	}
+	if !in.alive() {
+		return false, ErrJailGone
+	}
+	for line := range strings.Lines(string(data)) {
+		if p, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "0::"); ok {
+			return strings.HasSuffix(p, "/"+unit), nil
+		}
+	}
+	return false, nil
+}
+
+// Signal sends sig to the init (with SIGKILL, the kernel then kills every
+// process in its namespace). It returns [ErrJailGone] when the init has
+// died, in which case nobody was signalled.
+func (in *Init) Signal(sig syscall.Signal) error {
+	var err error
+	if in.pidfd >= 0 {
+		err = unix.PidfdSendSignal(in.pidfd, sig, nil, 0)
+	} else {
+		err = unix.Kill(in.pid, sig)
+	}
+	if errors.Is(err, unix.ESRCH) {
+		return ErrJailGone
+	}
+	if err != nil {
+		return fmt.Errorf("signalling the jail's init (PID %d): %w", in.pid, err)
+	}
+	return nil
+}
