@@ -19,9 +19,12 @@ Kills every process in a slot's jail, and nothing else: this is the
 targeted replacement for pkill and killall. The slot's aisan process is
 spared; it sees the jail end, records it and exits with status 137.
 
-The jail is killed through its init process (PID 1 of its PID namespace),
-after checking that the process is still in the jail's namespace, so a PID
-that an unrelated process has reused is never signalled.
+A jail with a systemd scope is killed through it (every process in the
+scope), after checking that the jail's init is in that scope; otherwise
+through its init process (PID 1 of its PID namespace), after checking that
+the process is still in the jail's namespace, so a PID or a unit name that
+something else has reused is never hit. A headless service is stopped
+through systemd, so it is not restarted.
 
 Options:
   --all        kill every running and orphaned slot
