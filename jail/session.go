@@ -273,38 +273,57 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		lateTranscript: true,
 	}
 	// The stage process starts now and initialises while we take the slot
-	// and plan the jail; it waits at its gate until then.
-	st, err := l.Start()
-	if err != nil {
-		return 0, err
+	// and plan the jail; it waits at its gate until then. Even forking it
+	// takes a while (until it has exec'd), so that overlaps the slot too.
+	type started struct {
+		st  *Stage
+		err error
 	}
+	stagec := make(chan started, 1)
+	go func() {
+		st, err := l.Start()
+		stagec <- started{st, err}
+	}()
+	// So does connecting to the user manager.
+	conn := connectManager(ctx, h, req.Limits)
+	defer conn.discard()
+	reg, err := slot.Open(h.AisanHome)
+	var sl *slot.Slot
+	if err == nil {
+		if svc != nil {
+			sl, err = reg.AcquireNamed(svc.name, string(KindService), h.Cwd)
+		} else {
+			sl, err = reg.Acquire(h.Cwd, string(req.Kind))
+		}
+	}
+	sc := <-stagec
+	if sc.err != nil {
+		if sl != nil {
+			sl.Abandon()
+		}
+		return 0, sc.err
+	}
+	st := sc.st
 	defer st.StopSignals()
 	defer st.Abort()
-
-	reg, err := slot.Open(h.AisanHome)
 	if err != nil {
 		return 0, err
 	}
-	var sl *slot.Slot
 	if svc != nil {
-		sl, err = reg.AcquireNamed(svc.name, string(KindService), h.Cwd)
-		if err == nil {
-			err = sl.Update(func(r *slot.Record) {
-				r.Unit = svc.unit
-				r.MaxRuntime = svc.maxRuntime
-				if !svc.spawned.IsZero() {
-					r.Start = svc.spawned
-				}
-			})
+		err = sl.Update(func(r *slot.Record) {
+			r.Unit = svc.unit
+			r.MaxRuntime = svc.maxRuntime
+			if !svc.spawned.IsZero() {
+				r.Start = svc.spawned
+			}
+		})
+		if err != nil {
+			sl.Abandon()
+			return 0, err
 		}
-	} else {
-		sl, err = reg.Acquire(h.Cwd, string(req.Kind))
-	}
-	if err != nil {
-		return 0, err
 	}
 	trace("slot acquired")
-	status, err := launchSlot(ctx, req, h, sl, stdio, l, st)
+	status, err := launchSlot(ctx, req, h, sl, stdio, l, st, conn)
 	trace("jail ended")
 	if err != nil {
 		sl.Abandon()
@@ -318,32 +337,22 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	return status, nil
 }
 
-func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio Stdio, l *Launcher, st *Stage) (int, error) {
+func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio Stdio, l *Launcher, st *Stage, conn *managerConn) (int, error) {
 	// The systemd scope is the slowest step (the manager runs a job); the
 	// stage is already waiting at its gate, so place it now, while the
 	// rest of the launch is prepared.
-	getenv := func(k string) string {
-		v, _ := lookupFunc(h.Env)(k)
-		if k == "XDG_RUNTIME_DIR" && v != "" && !ownDir(v) {
-			// Another user's (su, sudo -E): its manager is not ours.
-			// Unset stays unset, as for systemctl --user.
-			return ""
-		}
-		return v
-	}
-	scopeWarnings := &lockedBuffer{}
 	type placed struct {
 		sc  *scoper
 		err error
 	}
 	placement := make(chan placed, 1)
 	go func() {
-		sc, err := newScoper(ctx, getenv, req.Limits, scopeWarnings)
+		sc, err := conn.wait()
 		if err == nil && sc == nil && req.Limits != (Limits{}) {
-			fmt.Fprintln(scopeWarnings, "aisan: warning: the resource limits are not applied: this jail has no systemd scope")
+			fmt.Fprintln(conn.warnings, "aisan: warning: the resource limits are not applied: this jail has no systemd scope")
 		}
 		if err == nil && sc != nil {
-			if err = sc.place(ctx, sl, st.cmd.Process.Pid, scopeWarnings); err != nil {
+			if err = sc.place(ctx, sl, st.cmd.Process.Pid, conn.warnings); err != nil {
 				sc.close()
 				sc = nil
 			}
@@ -355,7 +364,7 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		if place == nil {
 			p := <-placement
 			place = &p
-			stdio.Err.Write(scopeWarnings.Bytes())
+			stdio.Err.Write(conn.warnings.Bytes())
 		}
 		return place.err
 	}
@@ -595,4 +604,49 @@ func otherRuntimeDir(h Host, bus busproxy.Plan) (dirs, sockets []string) {
 		sockets = append(sockets, sock)
 	}
 	return dirs, sockets
+}
+
+// managerConn is a connection to the user manager being made in the
+// background.
+type managerConn struct {
+	done     chan struct{}
+	sc       *scoper
+	err      error
+	taken    bool
+	warnings *lockedBuffer
+}
+
+// connectManager starts connecting to the user manager (or deciding that
+// there is none) for a launch on host h.
+func connectManager(ctx context.Context, h Host, limits Limits) *managerConn {
+	getenv := func(k string) string {
+		v, _ := lookupFunc(h.Env)(k)
+		if k == "XDG_RUNTIME_DIR" && v != "" && !ownDir(v) {
+			// Another user's (su, sudo -E): its manager is not ours.
+			// Unset stays unset, as for systemctl --user.
+			return ""
+		}
+		return v
+	}
+	c := &managerConn{done: make(chan struct{}), warnings: &lockedBuffer{}}
+	go func() {
+		defer close(c.done)
+		c.sc, c.err = newScoper(ctx, getenv, limits, c.warnings)
+	}()
+	return c
+}
+
+// wait returns the connection; the caller owns it from then on.
+func (c *managerConn) wait() (*scoper, error) {
+	<-c.done
+	c.taken = true
+	return c.sc, c.err
+}
+
+// discard closes a connection nobody took (a launch that failed early).
+func (c *managerConn) discard() {
+	<-c.done
+	if !c.taken {
+		c.sc.close()
+	}
 }
