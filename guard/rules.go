@@ -803,32 +803,12 @@ func tmuxValueOptions(name string) string {
 // respawn-pane, if-shell, display-popup and pipe-pane, and the keys
 // send-keys types. kill-server and kill-session are refused.
 func (c *checker) tmux(fr *frame, args []arg, text string, off int) {
-	i := 0
-	for i < len(args) {
-		t := args[i].text
-		if !args[i].known || len(t) < 2 || t[0] != '-' {
-			break
+	i := shortOptions(args, "cfLST", func(letter byte, val arg, _ bool) {
+		if letter == 'c' { // tmux -c runs a shell command
+			c.runText(val, off, nil, false, feed{})
 		}
-		i++
-		if t == "--" {
-			break
-		}
-		for j := 1; j < len(t); j++ {
-			if strings.IndexByte("cfLST", t[j]) < 0 {
-				continue
-			}
-			val := knownArg(t[j+1:])
-			if j == len(t)-1 && i < len(args) {
-				val = args[i]
-				i++
-			}
-			if t[j] == 'c' { // tmux -c runs a shell command
-				c.runText(val, off, nil, false, feed{})
-			}
-			break
-		}
-	}
-	c.tmuxSequence(fr, args[min(i, len(args)):], text, off)
+	})
+	c.tmuxSequence(fr, args[i:], text, off)
 }
 
 // tmuxSequence splits a tmux command sequence at its ; separators and
@@ -923,27 +903,12 @@ func (c *checker) tmuxCommand(fr *frame, words []arg, text string, off int) {
 // tmuxOperands splits a tmux command's arguments into the flags given and
 // the operands, skipping the values of options.
 func tmuxOperands(args []arg, valued string) (flags string, ops []arg) {
-	i := 0
-	for i < len(args) {
-		t := args[i].text
-		if !args[i].known || len(t) < 2 || t[0] != '-' {
-			break
+	i := shortOptions(args, valued, func(letter byte, _ arg, hasVal bool) {
+		if !hasVal {
+			flags += string(letter)
 		}
-		i++
-		if t == "--" {
-			break
-		}
-		for j := 1; j < len(t); j++ {
-			if strings.IndexByte(valued, t[j]) >= 0 {
-				if j == len(t)-1 {
-					i++
-				}
-				break
-			}
-			flags += t[j : j+1]
-		}
-	}
-	return flags, args[min(i, len(args)):]
+	})
+	return flags, args[i:]
 }
 
 // tmuxText checks a string that tmux parses as commands (if-shell's

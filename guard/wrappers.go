@@ -563,28 +563,13 @@ func (c *checker) dashC(fr *frame, name string, args []arg, in feed, text string
 // ssh runs its words after the host as a command line on that host, which
 // may well be this one.
 func (c *checker) ssh(args []arg, off int) {
-	// skip passes options from i on; a group ending in a letter that
-	// takes a value takes the next word too, and -- ends them.
-	skip := func(i int) int {
-		for i < len(args) {
-			t := args[i].text
-			if !args[i].known || len(t) < 2 || t[0] != '-' {
-				break
-			}
-			i++
-			if t == "--" {
-				break
-			}
-			if strings.IndexByte("BbcDEeFIiJLlmOopQRSWw", t[len(t)-1]) >= 0 {
-				i++
-			}
-		}
-		return i
-	}
-	i := skip(0)
+	const valued = "BbcDEeFIiJLlmOopQRSWw"
+	i := shortOptions(args, valued, nil)
 	i++ // the host
 	// Options may follow the host.
-	i = skip(i)
+	if i < len(args) {
+		i += shortOptions(args[i:], valued, nil)
+	}
 	if i < len(args) {
 		c.script(joinTexts(args[i:]), off, nil, false, feed{})
 	}
