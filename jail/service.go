@@ -102,7 +102,7 @@ func SpawnService(ctx context.Context, req ServiceRequest) (string, error) {
 	if e, err := reg.Lookup(req.Name); err == nil && e.State != slot.Exited {
 		return "", fmt.Errorf("a slot named %q is %s; 'aisan kill %s' ends it", req.Name, e.State, req.Name)
 	}
-	getenv := func(k string) string { v, _ := lookupFunc(h.Env)(k); return v }
+	getenv := managerEnv(h)
 	m, err := systemd.Connect(ctx, getenv)
 	if err != nil {
 		var hint interface{ Hint() []string }

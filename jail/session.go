@@ -619,15 +619,7 @@ type managerConn struct {
 // connectManager starts connecting to the user manager (or deciding that
 // there is none) for a launch on host h.
 func connectManager(ctx context.Context, h Host, limits Limits) *managerConn {
-	getenv := func(k string) string {
-		v, _ := lookupFunc(h.Env)(k)
-		if k == "XDG_RUNTIME_DIR" && v != "" && !ownDir(v) {
-			// Another user's (su, sudo -E): its manager is not ours.
-			// Unset stays unset, as for systemctl --user.
-			return ""
-		}
-		return v
-	}
+	getenv := managerEnv(h)
 	c := &managerConn{done: make(chan struct{}), warnings: &lockedBuffer{}}
 	go func() {
 		defer close(c.done)
@@ -648,5 +640,20 @@ func (c *managerConn) discard() {
 	<-c.done
 	if !c.taken {
 		c.sc.close()
+	}
+}
+
+// managerEnv is the environment through which the user manager is found:
+// the host's, except that an XDG_RUNTIME_DIR that is not ours (su,
+// sudo -E) names no manager of ours. Unset stays unset, as for
+// systemctl --user.
+func managerEnv(h Host) func(string) string {
+	look := lookupFunc(h.Env)
+	return func(k string) string {
+		v, _ := look(k)
+		if k == "XDG_RUNTIME_DIR" && v != "" && !ownDir(v) {
+			return ""
+		}
+		return v
 	}
 }

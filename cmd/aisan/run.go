@@ -122,6 +122,11 @@ type launcherFlags struct {
 
 func (f *launcherFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.explain, "explain", false, "")
+	f.registerLimits(fs)
+}
+
+// registerLimits adds the resource-limit options alone.
+func (f *launcherFlags) registerLimits(fs *flag.FlagSet) {
 	fs.StringVar(&f.memoryMax, "memory-max", "", "")
 	fs.StringVar(&f.cpuQuota, "cpu-quota", "", "")
 	fs.StringVar(&f.tasksMax, "tasks-max", "", "")

@@ -41,9 +41,7 @@ func runSpawnService(ctx context.Context, args []string) error {
 	maxRuntime := fs.Duration("max-runtime", systemd.DefaultMaxRuntime, "")
 	restart := fs.String("restart", "", "")
 	var lf launcherFlags
-	fs.StringVar(&lf.memoryMax, "memory-max", "", "")
-	fs.StringVar(&lf.cpuQuota, "cpu-quota", "", "")
-	fs.StringVar(&lf.tasksMax, "tasks-max", "", "")
+	lf.registerLimits(fs)
 	hint := "run 'aisan spawn-service --help' for usage"
 	if len(args) == 0 || args[0] == "--" {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
