@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
 )
 
 // TestGuardDeps keeps the hook path small: aisan guard runs as a fresh
@@ -11,9 +13,7 @@ import (
 // not link D-Bus, systemd, pty handling or the egress proxy.
 func TestGuardDeps(t *testing.T) {
 	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("go command not found, cannot list dependencies: %v", err)
-	}
+	jailtest.Need(t, "the go command, to list dependencies", err)
 	out, err := exec.Command(gobin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {

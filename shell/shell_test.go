@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
 )
 
 // prompt is a system prompt as a user keeps it in a file: several lines,
@@ -28,15 +30,11 @@ var shells = map[string][]string{
 	"fish": {"fish", "--no-config", "-c", `source $AISAN_SCRIPT; `},
 }
 
-// needShell skips when name is missing, unless a CI variable forbids it.
+// needShell skips when name is missing, unless CI forbids skipping.
 func needShell(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("AISAN_REQUIRE_INTEGRATION") == "1" || os.Getenv("REQUIRE_SHELLS") == "1" {
-			t.Fatalf("%s is not installed: %v", name, err)
-		}
-		t.Skipf("%s is not installed (apt-get install %s): %v", name, name, err)
-	}
+	_, err := exec.LookPath(name)
+	jailtest.Need(t, name+" (apt-get install "+name+")", err)
 }
 
 // run runs line in shell after sourcing its integration script, with env

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
 )
 
 // aisanBin is the binary under test: $AISAN_BIN, or one built by TestMain.
@@ -44,20 +46,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// requireIntegration reports whether integration tests must not skip.
-func requireIntegration() bool { return os.Getenv("AISAN_REQUIRE_INTEGRATION") == "1" }
 
 // need skips t with the reason when err is not nil, or fails it when
 // AISAN_REQUIRE_INTEGRATION=1.
 func need(t testing.TB, what string, err error) {
 	t.Helper()
-	if err == nil {
-		return
-	}
-	if requireIntegration() {
-		t.Fatalf("needs %s: %v (AISAN_REQUIRE_INTEGRATION=1 forbids skipping)", what, err)
-	}
-	t.Skipf("needs %s: %v", what, err)
+	jailtest.Need(t, what, err)
 }
 
 var probeJail = sync.OnceValue(func() error {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail/jailtest"
 	"github.com/creack/pty"
 )
 
@@ -19,9 +20,7 @@ import (
 func buildAisan(t *testing.T) string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("go command not found, cannot build aisan: %v", err)
-	}
+	jailtest.Need(t, "the go command, to build aisan", err)
 	bin := filepath.Join(t.TempDir(), "aisan")
 	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -155,9 +154,7 @@ func withoutEnv(env []string, name string) []string {
 // instead of waiting for input that will never come.
 func testGuardTerminal(t *testing.T, bin string) {
 	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("cannot open a pseudo-terminal: %v", err)
-	}
+	jailtest.Need(t, "a pseudo-terminal", err)
 	defer ptmx.Close()
 	defer tty.Close()
 	cmd := exec.Command(bin, "guard")

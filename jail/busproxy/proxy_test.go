@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail/jailtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -177,12 +178,9 @@ func TestStartRefusesOtherModes(t *testing.T) {
 // by itself when the pipe closes.
 func TestStartRealProxy(t *testing.T) {
 	proxy, err := exec.LookPath(ProxyName)
-	if err != nil {
-		t.Skipf("needs xdg-dbus-proxy (apt-get install xdg-dbus-proxy): %v", err)
-	}
-	if _, err := exec.LookPath("dbus-daemon"); err != nil {
-		t.Skipf("needs dbus-daemon (apt-get install dbus): %v", err)
-	}
+	jailtest.Need(t, "xdg-dbus-proxy (apt-get install xdg-dbus-proxy)", err)
+	_, err = exec.LookPath("dbus-daemon")
+	jailtest.Need(t, "dbus-daemon (apt-get install dbus)", err)
 	dir := t.TempDir()
 	bus := filepath.Join(dir, "host-bus")
 	daemon := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=unix:path="+bus)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
 )
 
 // The test binary doubles as the processes the tests need — a wrapper that
@@ -163,10 +165,7 @@ func needJail(t *testing.T) *exec.Cmd {
 	t.Helper()
 	jail, err := startJail(true)
 	if err != nil {
-		if os.Getenv("AISAN_REQUIRE_INTEGRATION") == "1" {
-			t.Fatalf("needs PID namespaces: %v", err)
-		}
-		t.Skipf("needs PID namespaces: %v", err)
+		jailtest.Need(t, "PID namespaces", err)
 	}
 	t.Cleanup(func() {
 		jail.Process.Kill()
