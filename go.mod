@@ -16,4 +16,7 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 )
 
-require golang.org/x/tools v0.38.0 // indirect
+require (
+	github.com/mattn/go-shellwords v1.0.16 // indirect
+	golang.org/x/tools v0.38.0 // indirect
+)

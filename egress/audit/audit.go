@@ -1,0 +1,140 @@
+// Package audit writes the per-slot egress log: one JSON object a line for
+// every request or stream a backend answered or refused. Nothing secret is
+// ever a field: the entry has no header or body, only what a user needs to
+// see what the box asked for.
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// Entry is one line of the log. Path includes the query string.
+type Entry struct {
+	Time      time.Time `json:"time"`
+	Backend   string    `json:"backend"`
+	Method    string    `json:"method"`
+	Path      string    `json:"path"`
+	Status    int       `json:"status"`
+	BytesUp   int64     `json:"bytes_up"`
+	BytesDown int64     `json:"bytes_down"`
+	MS        float64   `json:"ms"`
+	Refused   string    `json:"refused"`
+}
+
+// Sink receives entries. Backends take a Sink, not a file, so tests can
+// collect entries and a box without a slot can discard them.
+type Sink interface {
+	Log(Entry)
+}
+
+// Discard drops every entry.
+var Discard Sink = discard{}
+
+type discard struct{}
+
+func (discard) Log(Entry) {}
+
+// DefaultMax is the size at which a log is rotated to path + ".1".
+const DefaultMax = 8 << 20
+
+// File appends entries to a log file, rotating it once it passes Max bytes
+// so a long session cannot fill the disk: the previous generation is kept
+// as path.1, older ones are dropped.
+type File struct {
+	Path string
+	Max  int64
+
+	mu   sync.Mutex
+	f    *os.File
+	size int64
+	err  error
+}
+
+// Open opens (creating 0600) the log at path. It refuses a path that is a
+// symlink or not a regular file: the state dir is ours, but a planted link
+// must never make us append to something else.
+func Open(path string) (*File, error) {
+	l := &File{Path: path, Max: DefaultMax}
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *File) open() error {
+	f, err := os.OpenFile(l.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
+	if err != nil {
+		return fmt.Errorf("egress audit log %s: %w", l.Path, err)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("egress audit log %s: not a regular file", l.Path)
+	}
+	l.f, l.size = f, st.Size()
+	return nil
+}
+
+// Log appends e. A write error is remembered (see Err) rather than
+// returned: a request must not fail because its log line could not be
+// written.
+func (l *File) Log(e Entry) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return
+	}
+	if l.Max > 0 && l.size+int64(len(b)) > l.Max {
+		l.rotate()
+		if l.f == nil {
+			return
+		}
+	}
+	n, err := l.f.Write(b)
+	l.size += int64(n)
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+func (l *File) rotate() {
+	l.f.Close()
+	l.f = nil
+	if err := os.Rename(l.Path, l.Path+".1"); err != nil && l.err == nil {
+		l.err = err
+	}
+	if err := l.open(); err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// Err reports the first write or rotation error, if any.
+func (l *File) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Close closes the file.
+func (l *File) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}

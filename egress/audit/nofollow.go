@@ -1,0 +1,5 @@
+package audit
+
+import "syscall"
+
+const oNoFollow = syscall.O_NOFOLLOW
