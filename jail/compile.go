@@ -20,6 +20,18 @@ type Compiled struct {
 	Options []string
 	// Command is what bwrap runs after "--".
 	Command []string
+	// Pins are the sources of the pinned mounts, in descriptor order: bwrap
+	// finds Pins[i] open at FDFirstPin+i (see the descriptor table in
+	// launch.go).
+	Pins []Pin
+}
+
+// Pin is a mount source the launcher opens and hands to bwrap.
+type Pin struct {
+	// Path is the host path to open.
+	Path string
+	// Type is what it must be.
+	Type PinType
 }
 
 // Argv is the whole bwrap command line the Compiled value stands for.
@@ -63,7 +75,20 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 	if spec.InfoFD != 0 {
 		o = append(o, "--info-fd", strconv.Itoa(spec.InfoFD))
 	}
+	var pins []Pin
 	for i, m := range spec.Mounts {
+		if m.Pin != PinNone {
+			if m.Kind != Bind && m.Kind != ROBind || m.Try {
+				return Compiled{}, fmt.Errorf("mount %d (%s %s): only plain binds can be pinned", i, m.Kind, m.Dst)
+			}
+			flag := "--bind-fd"
+			if m.Kind == ROBind {
+				flag = "--ro-bind-fd"
+			}
+			o = append(o, flag, strconv.Itoa(FDFirstPin+len(pins)), m.Dst)
+			pins = append(pins, Pin{Path: m.Src, Type: m.Pin})
+			continue
+		}
 		args, err := compileMount(m, host)
 		if err != nil {
 			return Compiled{}, fmt.Errorf("mount %d (%s %s): %w", i, m.Kind, m.Dst, err)
@@ -80,7 +105,7 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 	if spec.Cwd != "" {
 		o = append(o, "--chdir", spec.Cwd)
 	}
-	return Compiled{Options: o, Command: append([]string(nil), spec.Command...)}, nil
+	return Compiled{Options: o, Command: append([]string(nil), spec.Command...), Pins: pins}, nil
 }
 
 func compileMount(m Mount, host HostFacts) ([]string, error) {

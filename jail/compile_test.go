@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,6 +88,10 @@ func TestCompileGolden(t *testing.T) {
 				got = []byte("error: " + err.Error() + "\n")
 			} else {
 				got = []byte(goldenArgv(c.Argv()))
+				// Where each --bind-fd descriptor comes from.
+				for i, p := range c.Pins {
+					got = fmt.Appendf(got, "# fd %d: %s (%s)\n", FDFirstPin+i, p.Path, p.Type)
+				}
 			}
 			if *update {
 				if argvIdx < 0 {

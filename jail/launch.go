@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -126,10 +127,8 @@ type Stage struct {
 	l      *Launcher
 	cmd    *exec.Cmd
 	usePTY bool
-	// fgFD is the descriptor (0, 1, 2) of the user's terminal when the
-	// jail must be its foreground job without a pty of its own; -1 when
-	// not.
-	fgFD int
+	// inW feeds the user's terminal input to a jail without a pty.
+	inW *os.File
 
 	argsFile, payloadFile *os.File // shared with the stage, filled by Run
 	infoR, readyR, gateW  *os.File
@@ -145,21 +144,14 @@ type Stage struct {
 // the forwarded signals are caught: before the jail starts they cancel
 // the launch, after it they go to the agent.
 func (l *Launcher) Start() (*Stage, error) {
-	st := &Stage{l: l, fgFD: -1, early: &headBuffer{limit: 8 << 10}}
+	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}}
 	st.sigs = make(chan os.Signal, 32)
 	signal.Notify(st.sigs, notifiable()...)
 	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
 	// A pty only for a real terminal session (both directions): a
 	// redirected stream must stay what it is, byte for byte.
 	st.usePTY = !l.NoPTY && inTerm && outTerm
-	if !st.usePTY {
-		for fd, f := range []*os.File{l.Stdin, l.Stdout, l.Stderr} {
-			if foregroundTerminal(f) {
-				st.fgFD = fd
-				break
-			}
-		}
-	}
+
 	// The stage's copies of its descriptors; ours of them are closed once
 	// it has started, and on any error.
 	var theirs []io.Closer
@@ -204,11 +196,14 @@ func (l *Launcher) Start() (*Stage, error) {
 	}
 	st.readyR = readyR
 	theirs = append(theirs, readyW)
-	gateR, gateW, err := pipe("gate")
+	// The gate is a socketpair so that the pinned mount sources, opened
+	// only once the jail is planned, can travel with the release.
+	gfds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating the gate socket: %w", err)
 	}
-	st.gateW = gateW
+	gateR := os.NewFile(uintptr(gfds[1]), "gate")
+	st.gateW = os.NewFile(uintptr(gfds[0]), "gate")
 	theirs = append(theirs, gateR)
 
 	cmd := exec.Command(l.Self, StageCommand, l.Bwrap)
@@ -255,11 +250,24 @@ func (l *Launcher) Start() (*Stage, error) {
 		cmd.SysProcAttr.Setctty = true
 		cmd.SysProcAttr.Ctty = 0
 	} else {
-		// Our own process group, so that a ^C meant for us reaches the
-		// agent through the init and does not kill bwrap on the way; the
-		// init makes the agent the terminal's foreground job if there is
-		// a terminal to share.
-		cmd.SysProcAttr.Setpgid = true
+		// A session of its own, with no controlling terminal: a ^C meant
+		// for us reaches the agent through the init (and does not kill
+		// bwrap on the way), and nothing in the jail can make the user's
+		// terminal type for it (TIOCSTI needs it to be the caller's
+		// controlling terminal) or take it over as a job.
+		cmd.SysProcAttr.Setsid = true
+		if inTerm {
+			// The terminal's input reaches the jail through a pipe, and
+			// only while we are its foreground job: a jail in the
+			// background never reads the user's keystrokes.
+			r, w, err := pipe("input")
+			if err != nil {
+				return nil, err
+			}
+			theirs = append(theirs, r)
+			cmd.Stdin = r
+			st.inW = w
+		}
 		// Streams that are terminals pass through as they are (the agent
 		// must see a terminal there); the others are copied to the
 		// transcript too. stdout and stderr that are one file share one
@@ -304,7 +312,7 @@ func (l *Launcher) Start() (*Stage, error) {
 
 // closeOurs closes the wrapper's ends of the stage's descriptors.
 func (st *Stage) closeOurs() {
-	for _, f := range []*os.File{st.argsFile, st.payloadFile, st.infoR, st.readyR, st.gateW, st.ptmx, st.outR, st.errR} {
+	for _, f := range []*os.File{st.argsFile, st.payloadFile, st.infoR, st.readyR, st.gateW, st.ptmx, st.outR, st.errR, st.inW} {
 		if f != nil {
 			f.Close()
 		}
@@ -352,9 +360,10 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 		st.abortStage()
 		return 0, err
 	}
-	// On our pty, or on the user's terminal, the agent is the foreground
-	// job: keyboard signals and SIGWINCH go to it, and it may read.
-	payload, err := json.Marshal(NewPayload(c.Command, st.usePTY || st.fgFD >= 0, max(st.fgFD, 0)))
+	// On our pty the agent is the foreground job: keyboard signals and
+	// SIGWINCH go to it, and it may read. Without one the jail has no
+	// controlling terminal at all.
+	payload, err := json.Marshal(NewPayload(c.Command, st.usePTY, 0))
 	if err != nil {
 		return fail(fmt.Errorf("encoding the jail payload: %w", err))
 	}
@@ -400,13 +409,17 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 		}
 		defer restore()
 	}
-	if st.fgFD >= 0 {
-		// The init hands the terminal to the agent; take it back after.
-		defer reclaimTerminal([]*os.File{l.Stdin, l.Stdout, l.Stderr}[st.fgFD])
-	}
 
 	trace("placed")
-	if _, err := st.gateW.Write([]byte{'x'}); err != nil {
+	pins, err := OpenPins(c.Pins)
+	if err != nil {
+		return fail(err)
+	}
+	err = sendGate(st.gateW, pins)
+	for _, p := range pins {
+		p.Close()
+	}
+	if err != nil {
 		return fail(fmt.Errorf("releasing the jail stage: %w", err))
 	}
 	st.gateW.Close()
@@ -430,6 +443,17 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 		var w io.Writer = l.Stdout
 		l.copyOut(&copies, st.ptmx, w, st.early, true)
 		go io.Copy(st.ptmx, l.Stdin)
+	}
+	if st.inW != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		// A read that races with our going to the background gets EIO
+		// instead of stopping us.
+		signal.Ignore(syscall.SIGTTIN)
+		defer signal.Reset(syscall.SIGTTIN)
+		w := st.inW
+		st.inW = nil
+		go relayTerminal(l.Stdin, w, stop)
 	}
 
 	waited := make(chan error, 1)
@@ -580,24 +604,61 @@ func (l *Launcher) copyOut(wg *sync.WaitGroup, r *os.File, w io.Writer, early *h
 	}()
 }
 
-// foregroundTerminal reports whether f is this process's controlling
-// terminal and this process is its foreground job, so that handing it to
-// the jail (and back) takes nothing from anyone.
-func foregroundTerminal(f *os.File) bool {
-	if f == nil || !isTerminal(f) {
-		return false
+// relayTerminal copies the user's terminal input to the jail's stdin
+// until the terminal's end of file, the jail's stdin closing, or stop. It
+// reads only while this process is the terminal's foreground job (or the
+// terminal is not our controlling one, where no job owns it), so a jail
+// launched in the background cannot read what the user types for others.
+func relayTerminal(tty, w *os.File, stop <-chan struct{}) {
+	defer w.Close()
+	fd := int(tty.Fd())
+	buf := make([]byte, 4096)
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if !foreground(fd) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(pfd, 100); n <= 0 || err != nil {
+			continue
+		}
+		if pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 && pfd[0].Revents&unix.POLLIN == 0 {
+			return // the terminal went away
+		}
+		if !foreground(fd) {
+			continue
+		}
+		n, err := unix.Read(fd, buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			continue
+		}
+		if n == 0 && err == nil {
+			return // ^D: end of file for the jail too
+		}
+		if errors.Is(err, unix.EIO) {
+			// Read from the background after all (the race above).
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN) {
+			return
+		}
 	}
-	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
-	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// reclaimTerminal makes our process group the terminal's foreground job
-// again after the agent had it.
-func reclaimTerminal(f *os.File) {
-	// Asking from a background group raises SIGTTOU unless it is ignored.
-	signal.Ignore(syscall.SIGTTOU)
-	defer signal.Reset(syscall.SIGTTOU)
-	unix.IoctlSetPointerInt(int(f.Fd()), unix.TIOCSPGRP, unix.Getpgrp())
+// foreground reports whether we may read terminal fd: we are its
+// foreground job, or it is not our controlling terminal.
+func foreground(fd int) bool {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err != nil || pgrp == unix.Getpgrp()
 }
 
 // sameFile reports whether two streams are one open file (2>&1).
@@ -695,4 +756,95 @@ func makeRaw(f *os.File) (func(), error) {
 	return func() {
 		once.Do(func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) })
 	}, nil
+}
+
+// sendGate releases the stage with the pinned sources attached.
+func sendGate(gate *os.File, pins []*os.File) error {
+	var oob []byte
+	if len(pins) > 0 {
+		if len(pins) > maxPins {
+			return fmt.Errorf("%d pinned mounts, more than the %d one launch can pass", len(pins), maxPins)
+		}
+		fds := make([]int, len(pins))
+		for i, p := range pins {
+			fds[i] = int(p.Fd())
+		}
+		oob = unix.UnixRights(fds...)
+	}
+	return unix.Sendmsg(int(gate.Fd()), []byte{'x'}, oob, nil, 0)
+}
+
+// PinError is a mount source that is not what aisan made: a symlink, a
+// FIFO, a device, or a file of another user's.
+type PinError struct {
+	Path string
+	Why  string
+}
+
+func (e *PinError) Error() string {
+	return fmt.Sprintf("refusing to bind %s into the jail: %s", e.Path, e.Why)
+}
+
+// Hints says what to do.
+func (e *PinError) Hints() []string {
+	return []string{"something replaced a file in aisan's state; move it away (aisan recreates what it needs) and launch again"}
+}
+
+// OpenPins opens each pinned source without following a symlink at any
+// step of the last component and checks it: a directory where one is
+// wanted, else a regular file or a socket, owned by us. bwrap then binds
+// the descriptors, so what is mounted is what was checked.
+func OpenPins(pins []Pin) ([]*os.File, error) {
+	var out []*os.File
+	fail := func(err error) ([]*os.File, error) {
+		for _, f := range out {
+			f.Close()
+		}
+		return nil, err
+	}
+	for _, p := range pins {
+		fd, err := unix.Open(p.Path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fail(&PinError{Path: p.Path, Why: err.Error()})
+		}
+		f := os.NewFile(uintptr(fd), p.Path)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			f.Close()
+			return fail(&PinError{Path: p.Path, Why: err.Error()})
+		}
+		typ := st.Mode & unix.S_IFMT
+		want := map[PinType]uint32{PinDir: unix.S_IFDIR, PinFile: unix.S_IFREG, PinSocket: unix.S_IFSOCK}[p.Type]
+		var why string
+		switch {
+		case int(st.Uid) != os.Getuid():
+			why = fmt.Sprintf("it belongs to uid %d, not to you", st.Uid)
+		case typ != want:
+			why = fmt.Sprintf("it is a %s, not a %s", fileType(typ), p.Type)
+		}
+		if why != "" {
+			f.Close()
+			return fail(&PinError{Path: p.Path, Why: why})
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func fileType(typ uint32) string {
+	switch typ {
+	case unix.S_IFLNK:
+		return "symlink"
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "device"
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFREG:
+		return "regular file"
+	case unix.S_IFSOCK:
+		return "socket"
+	}
+	return "special file"
 }

@@ -24,7 +24,31 @@ const (
 	// signals: the wrapper forwards none before, since a namespace's PID 1
 	// drops signals it has no handler for.
 	FDReady = 7
+	// FDFirstPin is the first of the pinned mount sources (Compiled.Pins,
+	// in order), which bwrap binds with --bind-fd and closes: they never
+	// reach the init or the agent.
+	FDFirstPin = 8
 )
+
+// The descriptors, from the wrapper down (numbers as each process sees
+// them):
+//
+//	wrapper ──fork──▶ stage (waits at its gate: fd 8, a socketpair)
+//	   │                 │  the wrapper sends one byte on the gate, with the
+//	   │                 │  pinned sources attached (SCM_RIGHTS), once the
+//	   │                 │  jail is placed in its scope
+//	   │                 ▼
+//	   │              bwrap --args 3          3 args   (memfd, NUL-separated)
+//	   │                 │                    4 init   (aisan's own binary)
+//	   │                 │                    5 payload (memfd, JSON)
+//	   │                 │                    6 info   (pipe → wrapper)
+//	   │                 │                    7 ready  (pipe → wrapper)
+//	   │                 │                    8… pins  (O_PATH, consumed by bwrap)
+//	   │                 ▼
+//	   │              init = /proc/self/fd/4 (PID 1): reads 5, closes 4,
+//	   │                 │   writes 7 once its signal handlers are set
+//	   │                 ▼
+//	   └─ signals ──▶ agent (none of the descriptors above)
 
 // Kind names the agent a preset is for.
 type Kind string
@@ -71,6 +95,12 @@ type DenyOptions struct {
 	ExtraEnv []string
 	// Limits go to the jail's systemd scope.
 	Limits Limits
+	// StateDirs are aisan's own directories (the state dir, the runtime
+	// dir's aisan/ and, when AISAN_HOME points elsewhere, ~/.aisan), as
+	// real paths: bound read-only over themselves, so that no jail can edit
+	// what "aisan kill", "list" and "watch" act on, nor swap a neighbour's
+	// bus proxy socket.
+	StateDirs []string
 }
 
 // DenyList is the default jail: the host as it is, minus four things.
@@ -96,11 +126,19 @@ func DenyList(o DenyOptions) Spec {
 	for _, d := range o.OtherManagerDirs {
 		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: d, Mode: 0o700})
 	}
+	for _, d := range o.StateDirs {
+		mounts = append(mounts, Mount{Kind: ROBind, Src: d, Dst: d, Pin: PinDir})
+	}
 	for _, sock := range o.OtherBusSockets {
-		mounts = append(mounts, Mount{Kind: ROBind, Src: o.MaskFile, Dst: sock})
+		mounts = append(mounts, Mount{Kind: ROBind, Src: o.MaskFile, Dst: sock, Pin: PinFile})
 	}
 	mounts = append(mounts, busMounts(o.Bus, o.MaskFile)...)
-	mounts = append(mounts, o.History...)
+	// Per-slot history copies live in the (read-only) state dir; each is
+	// writable through its own bind only, pinned like every source of ours.
+	for _, h := range o.History {
+		h.Pin = PinFile
+		mounts = append(mounts, h)
+	}
 
 	env := mergeEnv(o.Bus.ApplyEnv(o.Env), o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot})
 	return Spec{
@@ -126,10 +164,13 @@ func busMounts(b busproxy.Plan, maskFile string) []Mount {
 		if m.Src == "" {
 			// An empty read-only file over the socket: connecting fails
 			// at once, so clients report "no bus" instead of hanging.
-			out = append(out, Mount{Kind: ROBind, Src: maskFile, Dst: m.Dst})
+			out = append(out, Mount{Kind: ROBind, Src: maskFile, Dst: m.Dst, Pin: PinFile})
 			continue
 		}
-		out = append(out, Mount{Kind: Bind, Src: m.Src, Dst: m.Dst})
+		// The proxy's socket, checked to be the socket we own when the
+		// jail starts: its directory is read-only in every jail, and the
+		// descriptor closes the window between check and mount.
+		out = append(out, Mount{Kind: Bind, Src: m.Src, Dst: m.Dst, Pin: PinSocket})
 	}
 	return out
 }

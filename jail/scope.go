@@ -185,10 +185,18 @@ func Killer(ctx context.Context) slot.Killer {
 		}
 		defer pinned.Close()
 		in, err := pinned.InUnit(unit)
+		if errors.Is(err, slot.ErrNoUnifiedCgroup) {
+			// Nothing tells the unit here; the init is proven by its
+			// namespace and its slot name.
+			return pinned.Signal(sig)
+		}
 		if err != nil {
 			return err
 		}
 		if !in {
+			// PinInit proved the init is this slot's jail (namespace and
+			// slot name); the unit the record names is not its, so it is
+			// left alone.
 			return pinned.Signal(sig)
 		}
 		m, err := systemd.Connect(ctx, os.Getenv)

@@ -179,6 +179,7 @@ func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*S
 		History:          hist,
 		ExtraEnv:         extra,
 		Limits:           req.Limits,
+		StateDirs:        stateDirs(h),
 	})
 	compiled, err := Compile(spec, HostFacts{})
 	if err != nil {
@@ -234,6 +235,11 @@ type Stdio struct {
 // the transcript, the scope) and runs it. It returns the agent's status.
 func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	trace("start")
+	if name, ok := lookupFunc(os.Environ())("AISAN_JAIL"); ok && name != "" {
+		// aisan's state is read-only in here: a launch could not record
+		// a slot the host can list or kill.
+		return 0, fmt.Errorf("refusing to launch from inside the jail of slot %s: aisan's state is read-only here, so a new jail could not be listed or killed from the host; start it from a shell outside the jail", name)
+	}
 	h, err := GatherHost()
 	if err != nil {
 		return 0, err
@@ -295,6 +301,9 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		} else {
 			sl, err = reg.Acquire(h.Cwd, string(req.Kind))
 		}
+	}
+	if errors.Is(err, syscall.EROFS) {
+		err = fmt.Errorf("refusing to launch: the state dir %s is read-only here, as it is inside every aisan jail, so a new jail could not be listed or killed from the host (%w)", h.AisanHome, err)
 	}
 	sc := <-stagec
 	if sc.err != nil {
@@ -374,6 +383,11 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		place.sc.close()
 	}()
 
+	// aisan's runtime directory exists before the jail is planned, so
+	// that the jail gets it read-only (see stateDirs).
+	if err := privateDir(filepath.Dir(slotRuntimeDir(h, sl.Name()))); err != nil {
+		return 0, err
+	}
 	binds, err := history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, historyDirs(h))
 	if err != nil {
 		return 0, err
@@ -387,7 +401,7 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	// We hold the slot's name, so whatever is here was left by a wrapper
 	// that died: start clean.
 	os.RemoveAll(s.SlotDir)
-	if err := os.MkdirAll(s.SlotDir, 0o700); err != nil {
+	if err := os.Mkdir(s.SlotDir, 0o700); err != nil {
 		return 0, fmt.Errorf("creating the slot's runtime directory %s: %w", s.SlotDir, err)
 	}
 	defer os.RemoveAll(s.SlotDir)
@@ -434,6 +448,38 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	return st.Run(ctx, s.Compiled)
 }
 
+// stateDirs are aisan's own directories, by their real paths. Only those
+// that exist are bound: a launch creates its state dir and runtime dir
+// before it plans the jail, and a jail that is not a launch (preflight's
+// probe, explain) has nothing of its own there.
+func stateDirs(h Host) []string {
+	var dirs []string
+	add := func(p string) {
+		if p == "" || !isDir(p) {
+			return
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		for _, d := range dirs {
+			if d == p || strings.HasPrefix(p, d+"/") {
+				return
+			}
+		}
+		dirs = append(dirs, p)
+	}
+	add(h.AisanHome)
+	if h.RuntimeDir != "" {
+		add(filepath.Join(h.RuntimeDir, "aisan"))
+	}
+	// Another state dir of the user's (AISAN_HOME set for this launch
+	// only): its records are acted on by other invocations.
+	if def := filepath.Join(h.Home, ".aisan"); def != h.AisanHome && isDir(def) {
+		add(def)
+	}
+	return dirs
+}
+
 // slotRuntimeDir is the slot's private directory for sockets. Its name is
 // a hash, so no project text reaches the proxy's command line.
 func slotRuntimeDir(h Host, slotName string) string {
@@ -457,6 +503,32 @@ func extraEnv(kind Kind, env []string) ([]string, error) {
 		return nil, fmt.Errorf("%w; fix or unset OPENCODE_PERMISSION", err)
 	}
 	return []string{"OPENCODE_PERMISSION=" + v}, nil
+}
+
+// privateDir makes sure dir is a directory of ours that nobody else can
+// enter, creating it (and its parents) when missing. A symlink or a
+// directory of someone else's is refused: the slots' sockets live there.
+func privateDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating aisan's runtime directory %s: %w", dir, err)
+		}
+		fi, err = os.Lstat(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("checking aisan's runtime directory %s: %w", dir, err)
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || st == nil || int(st.Uid) != os.Getuid() {
+		return &PinError{Path: dir, Why: "it is not a directory of yours"}
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("making %s private: %w", dir, err)
+		}
+	}
+	return nil
 }
 
 func realCwd() (string, error) {

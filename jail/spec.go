@@ -118,6 +118,21 @@ func (k MountKind) String() string {
 	return "invalid"
 }
 
+// PinType is what a pinned mount source must be.
+type PinType int
+
+// The pinned source types.
+const (
+	PinNone PinType = iota
+	PinDir
+	PinFile
+	PinSocket
+)
+
+func (t PinType) String() string {
+	return [...]string{"none", "directory", "regular file", "socket"}[min(int(t), 3)]
+}
+
 // Mount is one entry of [Spec.Mounts].
 type Mount struct {
 	// Kind is the operation.
@@ -137,6 +152,12 @@ type Mount struct {
 	Holes []string
 	// Try skips a bind whose Src does not exist instead of failing.
 	Try bool
+	// Pin, when set, passes a Bind or ROBind's source to bwrap as a
+	// descriptor that the launcher opens just before the jail starts,
+	// without following a symlink, and checks: of this type and owned by
+	// the user. bwrap then mounts exactly what was checked, so a path
+	// swapped for a link to a socket or a cgroup file is never followed.
+	Pin PinType
 }
 
 // Limits are resource caps for a jail's systemd scope.

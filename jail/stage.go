@@ -8,10 +8,16 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// fdGate is the stage's end of the pipe the wrapper releases it with.
+// fdGate is the stage's end of the socketpair the wrapper releases it
+// with; the pinned mount sources arrive on it as SCM_RIGHTS.
 const fdGate = 8
+
+// maxPins bounds the descriptors one gate message may carry.
+const maxPins = 200
 
 // RunStage is the process between the wrapper and bwrap. It exists so
 // that the jail can be placed in a systemd scope before anything in it can
@@ -30,18 +36,17 @@ func RunStage(args []string) int {
 	// that thread alive for the stage's whole life.
 	runtime.LockOSThread()
 
-	gate := os.NewFile(fdGate, "gate")
-	var b [1]byte
-	n, _ := gate.Read(b[:])
-	gate.Close()
-	if n != 1 {
+	pins, ok := waitGate()
+	if !ok {
 		// The wrapper gave up (placement failed, or it died).
 		return 125
 	}
-	files := make([]*os.File, 0, 5)
+	files := make([]*os.File, 0, 5+len(pins))
 	for _, fd := range []int{FDArgs, FDInit, FDPayload, FDInfo, FDReady} {
 		files = append(files, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
 	}
+	// bwrap finds them at FDFirstPin and up.
+	files = append(files, pins...)
 	cmd := exec.Command(args[0], "--args", strconv.Itoa(FDArgs), "--", initArgv0)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = files
@@ -65,4 +70,36 @@ func RunStage(args []string) int {
 		return 125
 	}
 	return 0
+}
+
+// waitGate blocks until the wrapper releases the stage and returns the
+// pinned mount sources it sent along. ok is false when the wrapper closed
+// the gate instead.
+func waitGate() (pins []*os.File, ok bool) {
+	var b [1]byte
+	oob := make([]byte, unix.CmsgSpace(maxPins*4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fdGate, b[:], oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		unix.Close(fdGate)
+		if err != nil || n != 1 {
+			return nil, false
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return nil, false
+		}
+		for _, m := range msgs {
+			fds, err := unix.ParseUnixRights(&m)
+			if err != nil {
+				return nil, false
+			}
+			for _, fd := range fds {
+				pins = append(pins, os.NewFile(uintptr(fd), "pin"))
+			}
+		}
+		return pins, true
+	}
 }

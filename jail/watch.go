@@ -36,9 +36,12 @@ func (w WatchRegistry) LiveSlots(ctx context.Context) ([]systemd.Slot, error) {
 			continue
 		}
 		out = append(out, systemd.Slot{
-			Name:       e.Slot,
-			Service:    service,
-			Unit:       e.Unit,
+			Name:    e.Slot,
+			Service: service,
+			// Only a unit name aisan gives this slot (the rule "aisan
+			// kill" uses): a record naming any other unit is not acted
+			// on through it.
+			Unit:       SlotUnit(e.Record),
 			Started:    e.Start,
 			MaxRuntime: e.MaxRuntime,
 			Orphaned:   e.State == slot.Orphaned && !service,

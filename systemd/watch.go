@@ -3,6 +3,7 @@ package systemd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -224,6 +225,9 @@ func (s *Supervisor) apply(ctx context.Context, sl Slot, st *UnitStatus, act act
 		}
 		return Event{Slot: sl.Name, Action: "reaped", Detail: "orphan: its wrapper died; its jail was killed"}, true
 	case actStopService:
+		if !strings.HasPrefix(sl.Unit, "aisan-") {
+			return Event{Slot: sl.Name, Action: "stopping service past its cap", Err: fmt.Errorf("unit %q is not one of aisan's; left alone", sl.Unit)}, true
+		}
 		ctx, cancel := context.WithTimeout(ctx, serviceStopTimeout+reapTimeout)
 		defer cancel()
 		if err := s.Units.StopUnit(ctx, sl.Unit); err != nil {

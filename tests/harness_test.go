@@ -46,7 +46,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-
 // need skips t with the reason when err is not nil, or fails it when
 // AISAN_REQUIRE_INTEGRATION=1.
 func need(t testing.TB, what string, err error) {

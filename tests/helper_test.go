@@ -2,17 +2,20 @@ package tests
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,6 +96,40 @@ func runHelper(name string, args []string) int {
 		}
 		json.NewEncoder(os.Stdout).Encode(out)
 		return 0
+	case "attack-state":
+		// attack-state HOME RUNDIR SLOT: tries, from inside a jail, what an
+		// agent "cleaning up" (or worse) could do to aisan's own state,
+		// and prints one "attack: result" line each ("ok" means it
+		// worked).
+		return attackState(args[0], args[1], args[2])
+	case "fds":
+		// Prints the descriptors this process has open, one per line.
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			target, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+			fmt.Printf("%s %s\n", e.Name(), target)
+		}
+		return 0
+	case "tiocsti":
+		// Pushes "X" into the input of the terminal on descriptor 1 and
+		// prints "ok" or the errno name; then the tty_nr of our stat.
+		b := byte('X')
+		_, _, en := syscall.Syscall(syscall.SYS_IOCTL, 1, syscall.TIOCSTI, uintptr(unsafe.Pointer(&b)))
+		var err error
+		if en != 0 {
+			err = en
+		}
+		fmt.Println("tiocsti:", errnoName(err))
+		stat, _ := os.ReadFile("/proc/self/stat")
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 {
+			f := strings.Fields(string(stat[i+1:]))
+			if len(f) > 4 {
+				fmt.Println("tty_nr:", f[4])
+			}
+		}
+		_, err = os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		fmt.Println("devtty:", errnoName(err))
+		return 0
 	case "exit":
 		code, _ := strconv.Atoi(args[0])
 		return code
@@ -136,6 +173,12 @@ func errnoName(err error) string {
 			return "ENOENT"
 		case syscall.ECONNREFUSED:
 			return "ECONNREFUSED"
+		case syscall.EBUSY:
+			return "EBUSY"
+		case syscall.ENXIO:
+			return "ENXIO"
+		case syscall.EINVAL:
+			return "EINVAL"
 		}
 		return "errno " + strconv.Itoa(int(en))
 	}
@@ -185,4 +228,72 @@ func ttyHelper() int {
 			fmt.Printf("echo %s\n", l)
 		}
 	}
+}
+
+// attackState is the body of the attack-state helper.
+func attackState(home, rundir, victim string) int {
+	slots := filepath.Join(home, "slots")
+	rec := filepath.Join(slots, victim+".json")
+	try := func(name string, err error) { fmt.Printf("%s: %s\n", name, errnoName(err)) }
+	// Forge the victim's record the way an atomic writer would.
+	tmp := filepath.Join(slots, ".forge.tmp")
+	err := os.WriteFile(tmp, []byte(`{"slot":"`+victim+`","kind":"run","wrapper_pid":1,"init_pid":1,"pidns_inode":1,"start":"2020-01-01T00:00:00Z","transcript":""}`), 0o600)
+	if err == nil {
+		err = os.Rename(tmp, rec)
+	}
+	try("forge-record", err)
+	f, err := os.OpenFile(rec, os.O_WRONLY|os.O_TRUNC, 0)
+	if err == nil {
+		f.Close()
+	}
+	try("truncate-record", err)
+	locks, _ := filepath.Glob(filepath.Join(slots, "*.lock"))
+	err = os.ErrNotExist
+	for _, l := range locks {
+		if err = os.Remove(l); err == nil {
+			break
+		}
+	}
+	try("remove-lock", err)
+	try("mkdir-in-state", os.Mkdir(filepath.Join(slots, "x"), 0o700))
+	try("rename-state-dir", os.Rename(home, home+".moved"))
+	hist, _ := filepath.Glob(filepath.Join(home, "history", "*", "*"))
+	err = os.ErrNotExist
+	for _, h := range hist {
+		os.Remove(h + ".x")
+		if err = os.Symlink("/proc/self/fd/1", h+".x"); err == nil {
+			err = os.Rename(h+".x", h)
+			break
+		}
+	}
+	try("swap-history-copy", err)
+	try("mkdir-in-rundir", os.Mkdir(filepath.Join(rundir, "x"), 0o700))
+	dirs, _ := filepath.Glob(filepath.Join(rundir, "*"))
+	err = os.ErrNotExist
+	for _, d := range dirs {
+		if err = os.Rename(d, d+".moved"); err == nil {
+			break
+		}
+		if err = os.Symlink(d, filepath.Join(rundir, "evil")); err == nil {
+			break
+		}
+		// Swap a neighbour's proxy socket for a link to the real bus.
+		if err = os.Remove(filepath.Join(d, "bus")); err == nil {
+			break
+		}
+	}
+	try("swap-proxy-socket", err)
+	// A new user and mount namespace of our own: may we remount the
+	// state read-write there, or unmount the read-only bind?
+	script := `mount -o remount,bind,rw "$1" 2>/dev/null && : > "$1/pwned" && echo remount-ok; umount "$1" 2>/dev/null && ls "$1"/slots >/dev/null 2>&1 && : > "$1/slots/pwned" && echo umount-ok; true`
+	out, err := exec.Command("unshare", "-rm", "sh", "-c", script, "sh", home).CombinedOutput()
+	switch {
+	case err != nil:
+		fmt.Printf("remount-state: unshare failed (%v)\n", err)
+	case strings.Contains(string(out), "-ok"):
+		fmt.Printf("remount-state: ok (%s)\n", strings.TrimSpace(string(out)))
+	default:
+		fmt.Println("remount-state: refused")
+	}
+	return 0
 }

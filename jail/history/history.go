@@ -36,6 +36,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Bind is a file to bind-mount in the jail: Src on the host over Dst.
@@ -164,9 +165,19 @@ func ensureHostFile(cfg, host string, create bool) (bool, error) {
 
 // ensureCopy creates the slot's copy at path unless it exists: seeded from
 // host's lines for projects, or empty.
+//
+// A copy that is not a regular file of ours (a symlink, a FIFO, a socket
+// put there by someone) is removed and made anew: the copy is bound
+// read-write into the jail, and bwrap must never be led through it to
+// anything else.
 func ensureCopy(path, host string, seed bool, projects []string) error {
-	if _, err := os.Lstat(path); err == nil {
-		return nil
+	if fi, err := os.Lstat(path); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && int(st.Uid) == os.Getuid() {
+			return nil
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("replacing slot history %s, which is not a regular file of yours: %w", path, err)
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("checking slot history: %w", err)
 	}
@@ -187,7 +198,8 @@ func ensureCopy(path, host string, seed bool, projects []string) error {
 // one of projects, plus every line that is not a JSON object, in order.
 // Each returned line ends in a newline.
 func seedLines(path string, projects []string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Never block on a FIFO put where the history was.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -195,6 +207,9 @@ func seedLines(path string, projects []string) ([]byte, error) {
 		return nil, fmt.Errorf("reading host history: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("host history %s is not a regular file; move it away", path)
+	}
 	var out bytes.Buffer
 	// ReadBytes, not a Scanner: a pasted prompt can make a line longer
 	// than any fixed token limit.

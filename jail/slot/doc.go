@@ -12,8 +12,13 @@
 //
 // Everything lives under the state directory ([Home]: $AISAN_HOME, default
 // ~/.aisan), which [CheckHome] refuses inside a git worktree or inside the
-// directory being jailed: an agent must not be able to edit the registry
-// that decides what "aisan kill" hits just by editing its project.
+// directory being jailed. The launcher binds the state directory read-only
+// into every jail (package jail), so no agent can edit the registry that
+// decides what "aisan kill" hits. Nothing here relies on that alone:
+// records are read only if they are regular files of the user's, of sane
+// size, reached without a symlink, and in aisan's own shape; liveness asks
+// the holder as well as the lock; and a kill signals only an init that
+// proves to be the slot's jail.
 //
 //	slots/<slot>.json              the record (one file per slot, see [Record])
 //	slots/<slot>.lock              held by the wrapper for its whole life
@@ -32,9 +37,13 @@
 // and holds both until it exits; the kernel drops them when the wrapper
 // dies, however it dies. A slot is
 //
-//   - running: the lock is held and the record has no end yet;
-//   - orphaned: the lock is free, but the jail's PID namespace is still
-//     alive (the wrapper was killed and the agent kept running);
+//   - running: the record has no end yet, and the lock is held or the
+//     holder the record names (PID and start time, taken with the lock)
+//     is alive — a lock file that was deleted or replaced does not make a
+//     live slot an orphan;
+//   - orphaned: the lock is free and the holder dead, but the jail's PID
+//     namespace is still alive (the wrapper was killed and the agent kept
+//     running);
 //   - exited: anything else — the wrapper recorded the end, or died
 //     after its jail did.
 //
@@ -56,7 +65,10 @@
 // (PID 1 of the jail's namespace, seen from the host): when a namespace's
 // init dies, the kernel kills everything else in it. The PID is verified
 // against the recorded namespace inode through a pidfd, so a reused PID is
-// never signalled. The wrapper is never signalled; it sees the jail end,
+// never signalled, and the init must carry AISAN_JAIL=<slot> in its
+// environment, which the launcher gives it and no other jail can change:
+// a record that borrows another jail's init and namespace is refused with
+// a [*ProofError]. The wrapper is never signalled; it sees the jail end,
 // records the exit status and releases the lock. For an orphan there is no
 // wrapper, so [Registry.KillOrphan] takes the slot's lock, re-reads the
 // record, kills and records the end, all under the lock; a slot whose lock

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
 // MarshalJSON flattens an entry into its record's fields plus "state" and,
@@ -64,13 +66,13 @@ func WriteTable(w io.Writer, entries []Entry) error {
 		if e.State != Exited {
 			idle = Age(e.Idle)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", e.Slot, e.Kind, state, idle, e.Worktree)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", Printable(e.Slot), Printable(e.Kind), state, idle, Printable(e.Worktree))
 		if units {
 			unit := e.Unit
 			if unit == "" {
 				unit = "-"
 			}
-			fmt.Fprint(tw, "\t"+unit)
+			fmt.Fprint(tw, "\t"+Printable(unit))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -93,4 +95,36 @@ func Age(d time.Duration) string {
 	default:
 		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
 	}
+}
+
+// Printable escapes what a terminal would act on — control characters
+// (escape sequences, carriage returns, tabs that break the table), DEL,
+// C1 controls and invalid UTF-8 — so that a field of a record, which a
+// path or a hand-edited file may have filled, prints as inert text.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }

@@ -190,6 +190,9 @@ func (r *Registry) KillOrphan(name string, sig syscall.Signal) error {
 	if err != nil {
 		return fmt.Errorf("re-reading slot %q: %w", name, err)
 	}
+	if rec.End.IsZero() && holderAlive(rec) {
+		return fmt.Errorf("slot %q is busy (%w: its holder, PID %d, is alive although its lock file is gone); it is not an orphan, so nothing was killed", name, ErrBusy, rec.WrapperPID)
+	}
 	if !jailAlive(rec) {
 		return &NotRunningError{Name: name, End: rec.End}
 	}

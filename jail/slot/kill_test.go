@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // KillOrphan on a slot whose wrapper lives is refused as busy, and
@@ -60,7 +61,7 @@ func TestKillOrphan(t *testing.T) {
 	if err := recordJail(s, jail.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	s.Release()
+	leaveOrphaned(t, s)
 	if err := reg.KillOrphan(name, syscall.SIGKILL); err != nil {
 		t.Fatalf("KillOrphan(%s) = %v", name, err)
 	}
@@ -228,5 +229,95 @@ func TestPinInit(t *testing.T) {
 	}
 	if _, err := PinInit(rec); !errors.Is(err, ErrJailGone) {
 		t.Errorf("PinInit after the init died = %v, want ErrJailGone", err)
+	}
+}
+
+// leaveOrphaned makes s look as a killed wrapper leaves it: its lock free
+// and its recorded holder gone (this test process stays alive, so its
+// start time is replaced by one no live process has).
+func leaveOrphaned(t *testing.T, s *Slot) {
+	t.Helper()
+	if err := s.Update(func(r *Record) { r.WrapperStart = 1 }); err != nil {
+		t.Fatal(err)
+	}
+	s.Release()
+}
+
+// A slot whose lock file is deleted (or replaced) while its holder lives
+// is still running: neither listing, nor KillOrphan, nor a new launch
+// takes it for an orphan.
+func TestMissingLockWithLiveHolder(t *testing.T) {
+	home, wt := newTree(t)
+	reg := openReg(t, home)
+	jail := needJail(t)
+	s, err := reg.Acquire(wt, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	name := s.Name()
+	if err := recordJail(s, jail.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	locks, _ := filepath.Glob(filepath.Join(home, "slots", "*.lock"))
+	for _, l := range locks {
+		if err := os.Remove(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := listMap(t, reg)[name].State; st != Running {
+		t.Fatalf("with its lock file gone and its holder alive the slot is %s, want running", st)
+	}
+	if err := reg.KillOrphan(name, syscall.SIGKILL); !errors.Is(err, ErrBusy) {
+		t.Fatalf("KillOrphan = %v, want ErrBusy", err)
+	}
+	if killed, _ := reg.KillOrphans(syscall.SIGKILL); len(killed) != 0 {
+		t.Fatalf("KillOrphans killed %v", killed)
+	}
+	s2, err := reg.Acquire(wt, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Release()
+	if s2.Name() == name {
+		t.Fatalf("a new launch took the live slot's name %s", name)
+	}
+	if !running(jail.Process.Pid) {
+		t.Fatal("the jail was killed")
+	}
+}
+
+// Records that are not regular files of ours are never read: a FIFO
+// does not hang listing, a symlink is not followed, a huge file is
+// skipped.
+func TestRegistryRefusesOddFiles(t *testing.T) {
+	home, wt := newTree(t)
+	reg := openReg(t, home)
+	s, err := reg.Acquire(wt, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Finish(0)
+	s.Release()
+	dir := filepath.Join(home, "slots")
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo-12345678-run.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(home, "elsewhere.json")
+	os.WriteFile(target, []byte(`{"slot":"link-12345678-run"}`), 0o600)
+	os.Symlink(target, filepath.Join(dir, "link-12345678-run.json"))
+	os.WriteFile(filepath.Join(dir, "huge-12345678-run.json"), make([]byte, 1<<20), 0o600)
+	done := make(chan []error, 1)
+	go func() { _, p := reg.List(); done <- p }()
+	select {
+	case problems := <-done:
+		if len(problems) != 3 {
+			t.Fatalf("problems = %v, want one for each odd file", problems)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("List hung on a FIFO")
+	}
+	if _, err := reg.Lookup("fifo-12345678-run"); err == nil {
+		t.Fatal("Lookup read a FIFO")
 	}
 }

@@ -1,9 +1,13 @@
 package slot
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,9 +29,14 @@ func wholeFile(typ int16) *unix.Flock_t {
 // The file is close-on-exec (os.OpenFile's default), so children never
 // inherit it.
 func tryLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file %q: %w", path, err)
+	}
+	var fst unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &fst); err != nil || checkOwnRegular(&fst, maxRecord) != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock file %q is not a regular file of yours; move it away", path)
 	}
 	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	if errors.Is(err, unix.EWOULDBLOCK) {
@@ -62,7 +71,7 @@ func tryLock(path string) (*os.File, error) {
 // A missing lock file means nobody does. Bare system calls, for the same
 // reason as readFile: listing tests a thousand locks.
 func lockHeld(path string) (bool, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return false, nil
 	}
@@ -70,6 +79,11 @@ func lockHeld(path string) (bool, error) {
 		return false, fmt.Errorf("opening lock file %q: %w", path, err)
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || checkOwnRegular(&st, maxRecord) != nil {
+		// Not a lock of ours: it tells nothing; the holder check decides.
+		return false, nil
+	}
 	// F_OFD_GETLK with a write-lock probe reports any lock, and places
 	// none; it needs no write access to the file.
 	lk := wholeFile(unix.F_WRLCK)
@@ -77,4 +91,41 @@ func lockHeld(path string) (bool, error) {
 		return false, fmt.Errorf("testing lock %q: %w", path, err)
 	}
 	return lk.Type != unix.F_UNLCK, nil
+}
+
+// procStart returns a process's start time in clock ticks since boot
+// (field 22 of /proc/PID/stat), or 0 when it cannot be read.
+func procStart(pid string) uint64 {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may
+	// itself contain ") ".
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	// f[0] is field 3 (state); the start time is field 22.
+	if len(f) < 20 {
+		return 0
+	}
+	v, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+var selfStart = sync.OnceValue(func() uint64 { return procStart("self") })
+
+// holderAlive reports whether the process that took rec's lock is still
+// alive: same PID, same start time. Records from before start times were
+// kept have none, and only their lock speaks for them.
+func holderAlive(rec Record) bool {
+	if rec.WrapperPID <= 0 || rec.WrapperStart == 0 {
+		return false
+	}
+	return procStart(strconv.Itoa(rec.WrapperPID)) == rec.WrapperStart
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,7 +64,86 @@ func PinInit(rec Record) (*Init, error) {
 		in.Close()
 		return nil, ErrJailGone
 	}
+	if err := in.proveSlot(rec.Slot); err != nil {
+		in.Close()
+		return nil, err
+	}
 	return in, nil
+}
+
+// testOnlyAcceptUnnamedInit lets the package's stand-in jails, which are
+// started before their slot has a name, pass proveSlot without an
+// AISAN_JAIL. Set only by tests; a mismatching name is refused regardless.
+var testOnlyAcceptUnnamedInit bool
+
+// ProofError is a record whose jail is not the slot's: its init is alive
+// in the recorded namespace, but it is another slot's jail, or no aisan
+// jail at all. Such a record is forged or corrupt, and nothing is
+// signalled.
+type ProofError struct {
+	Slot string
+	PID  int
+	// Owner is the slot the init belongs to, "" when it is no aisan jail.
+	Owner string
+}
+
+func (e *ProofError) Error() string {
+	if e.Owner == "" {
+		return fmt.Sprintf("refusing to signal PID %d for slot %q: it is not an aisan jail (no AISAN_JAIL in its environment); the record is not to be trusted", e.PID, e.Slot)
+	}
+	return fmt.Sprintf("refusing to signal PID %d for slot %q: it is the jail of slot %q; the record is not to be trusted", e.PID, e.Slot, e.Owner)
+}
+
+// proveSlot checks that the pinned init is slot's jail: the jail's init
+// is started with AISAN_JAIL=<slot> in its environment, which nothing in
+// another jail can change (it cannot even see that process), so a record
+// that borrows a neighbour's init and namespace is caught here.
+//
+// bwrap reports the init's PID before that process has set up the jail
+// and exec'd our init; until then it is a copy of bwrap with bwrap's own
+// environment. A jail caught that early is waited for, briefly.
+func (in *Init) proveSlot(slot string) error {
+	proc := "/proc/" + strconv.Itoa(in.pid)
+	for deadline := time.Now().Add(startupWait); ; {
+		data, err := os.ReadFile(proc + "/environ")
+		if err != nil {
+			if !in.alive() {
+				return ErrJailGone
+			}
+			return fmt.Errorf("reading the environment of the jail's init (PID %d) to prove it is slot %q's: %w", in.pid, slot, err)
+		}
+		owner, found := "", false
+		for kv := range strings.SplitSeq(string(data), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "AISAN_JAIL="); ok {
+				owner, found = v, true
+			}
+		}
+		if !in.alive() {
+			return ErrJailGone
+		}
+		switch {
+		case found && owner == slot:
+			return nil
+		case found:
+			return &ProofError{Slot: slot, PID: in.pid, Owner: owner}
+		case testOnlyAcceptUnnamedInit:
+			return nil
+		}
+		argv0, _, _ := strings.Cut(readString(proc+"/cmdline"), "\x00")
+		if filepath.Base(argv0) != "bwrap" || time.Now().After(deadline) {
+			return &ProofError{Slot: slot, PID: in.pid}
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// startupWait bounds how long a kill waits for a jail that is still being
+// set up to exec its init.
+const startupWait = 3 * time.Second
+
+func readString(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }
 
 // PID returns the init's host PID.
@@ -122,8 +203,12 @@ func (in *Init) InUnit(unit string) (bool, error) {
 			return strings.HasSuffix(p, "/"+unit), nil
 		}
 	}
-	return false, nil
+	return false, ErrNoUnifiedCgroup
 }
+
+// ErrNoUnifiedCgroup means the host has no unified cgroup hierarchy, so
+// [Init.InUnit] cannot tell which unit a process is in.
+var ErrNoUnifiedCgroup = errors.New("no unified cgroup hierarchy to tell the unit by")
 
 // Signal sends sig to the init (with SIGKILL, the kernel then kills every
 // process in its namespace). It returns [ErrJailGone] when the init has

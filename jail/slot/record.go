@@ -1,6 +1,7 @@
 package slot
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,11 @@ type Record struct {
 	// WrapperPID is the aisan process holding the lock. Shown, never
 	// signalled: the PID may have been reused since.
 	WrapperPID int `json:"wrapper_pid"`
+	// WrapperStart is the holder's start time (clock ticks since boot, as
+	// in /proc/PID/stat), recorded when the lock was taken: with
+	// WrapperPID it names the holder exactly, so a slot whose lock file
+	// went missing is still seen as held while its holder lives.
+	WrapperStart uint64 `json:"wrapper_start,omitempty"`
 	// InitPID is the host PID of the jail's init (PID 1 of its namespace),
 	// 0 until the jail has started.
 	InitPID int `json:"init_pid,omitempty"`
@@ -93,30 +99,63 @@ func readRecordBytes(path, name string) (Record, []byte, error) {
 // parseRecord decodes data, read from path, as the record for name.
 func parseRecord(path, name string, data []byte) (Record, error) {
 	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// Only what aisan writes is acted on: another tool's file dropped in
+	// the registry, or a hand-written one, is skipped with a warning.
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
 		return Record{}, &CorruptError{Path: path, Err: err}
+	}
+	if dec.More() {
+		return Record{}, &CorruptError{Path: path, Err: errors.New("trailing data after the record")}
 	}
 	if r.Slot != name {
 		return Record{}, &CorruptError{Path: path, Err: fmt.Errorf("it names slot %q, not %q", r.Slot, name)}
 	}
+	if r.Kind == "" || r.WrapperPID <= 0 || r.Start.IsZero() {
+		return Record{}, &CorruptError{Path: path, Err: errors.New("it lacks the kind, wrapper PID or start time every aisan record has")}
+	}
 	return r, nil
 }
+
+// maxRecord caps what is read of one record: a real record is a few
+// hundred bytes, and a huge file must not stall "aisan list".
+const maxRecord = 64 << 10
 
 // readFile reads path into *buf with bare system calls: os.ReadFile's
 // extra fstat and the runtime poller registration of an *os.File double
 // the cost of reading a record, and listing reads a thousand of them.
+//
+// The registry is read by the user's own aisan, which then acts on it, so
+// only a file that can be ours is read: no symlink is followed (O_NOFOLLOW),
+// a FIFO or device is never read from (O_NONBLOCK, then a regular-file
+// check), and it must belong to the user and be no larger than maxRecord.
+// Anything else is a *CorruptError, skipped with a warning.
 func readFile(path string, buf *[]byte) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, &CorruptError{Path: path, Err: errors.New("it is a symlink")}
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if err := checkOwnRegular(&st, maxRecord); err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
+	}
 	if len(*buf) == 0 {
 		*buf = make([]byte, 4096)
 	}
 	n := 0
 	for {
 		if n == len(*buf) {
+			if n > maxRecord {
+				return nil, &CorruptError{Path: path, Err: fmt.Errorf("it is larger than %d bytes", maxRecord)}
+			}
 			*buf = append(*buf, make([]byte, len(*buf))...)
 		}
 		m, err := unix.Read(fd, (*buf)[n:])
@@ -131,6 +170,19 @@ func readFile(path string, buf *[]byte) ([]byte, error) {
 		}
 		n += m
 	}
+}
+
+// checkOwnRegular accepts a regular file of the user's no larger than max.
+func checkOwnRegular(st *unix.Stat_t, max int64) error {
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return errors.New("it is not a regular file")
+	case int(st.Uid) != os.Getuid():
+		return fmt.Errorf("it belongs to uid %d, not to you", st.Uid)
+	case st.Size > max:
+		return fmt.Errorf("it is larger than %d bytes", max)
+	}
+	return nil
 }
 
 // writeRecord replaces path with r atomically: a reader sees the old record

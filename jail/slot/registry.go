@@ -162,12 +162,13 @@ func (r *Registry) start(name, kind, worktree string, lock *os.File) (*Slot, err
 		return nil, err
 	}
 	rec := Record{
-		Slot:       name,
-		Kind:       kind,
-		Worktree:   worktree,
-		WrapperPID: os.Getpid(),
-		Start:      now,
-		Transcript: tr,
+		Slot:         name,
+		Kind:         kind,
+		Worktree:     worktree,
+		WrapperPID:   os.Getpid(),
+		WrapperStart: selfStart(),
+		Start:        now,
+		Transcript:   tr,
 	}
 	if err := writeRecord(r.recordPath(name), rec); err != nil {
 		return nil, fmt.Errorf("recording slot %q: %w", name, err)
@@ -278,7 +279,9 @@ func (r *Registry) entry(rec Record, now time.Time) (Entry, error) {
 		if err != nil {
 			return Entry{}, fmt.Errorf("slot %q: %w", rec.Slot, err)
 		}
-		if held {
+		// A holder that is alive holds the slot even when its lock file
+		// was removed or replaced: never call its jail an orphan.
+		if held || holderAlive(rec) {
 			e.State = Running
 		}
 	}
@@ -443,6 +446,10 @@ func (r *Registry) claim(name, kind, worktree string) (*Slot, error) {
 	case err != nil:
 		lock.Close()
 		return nil, fmt.Errorf("reading record of slot %q: %w", name, err)
+	case old.End.IsZero() && holderAlive(old):
+		// The lock file was replaced under a live holder.
+		lock.Close()
+		return nil, errLocked
 	case jailAlive(old):
 		lock.Close()
 		return nil, errOrphanAlive

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testOnlyAcceptUnnamedInit = true
 	os.Exit(m.Run())
 }
 
@@ -470,7 +471,7 @@ func TestLockNotInherited(t *testing.T) {
 	child := exec.Command("sleep", "300")
 	isolate(child, true)
 	start(t, child)
-	s.Release()
+	leaveOrphaned(t, s)
 	if st := listMap(t, reg)[s.Name()].State; st != Exited {
 		t.Errorf("with the holder's child still alive the slot is %s, want exited", st)
 	}
@@ -675,7 +676,7 @@ func TestOrphanIsListedAndReaped(t *testing.T) {
 	if err := recordJail(s, jail.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	s.Release() // what a killed wrapper leaves behind
+	leaveOrphaned(t, s) // what a killed wrapper leaves behind
 
 	if st := listMap(t, reg)[name].State; st != Orphaned {
 		t.Fatalf("slot %s is %s, want orphaned", name, st)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -34,13 +35,13 @@ func Print(ctx context.Context, w io.Writer, path string, opt Options) error {
 		poll = 200 * time.Millisecond
 	}
 	follow := opt.Follow && opt.Running != nil
-	f, err := os.Open(path)
+	f, err := openOwn(path)
 	for follow && errors.Is(err, fs.ErrNotExist) && opt.Running() {
 		// The launcher creates the transcript right after taking the slot.
 		if !sleep(ctx, poll) {
 			return nil
 		}
-		f, err = os.Open(path)
+		f, err = openOwn(path)
 	}
 	if err != nil {
 		return fmt.Errorf("opening transcript: %w", err)
@@ -86,4 +87,28 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// openOwn opens a transcript for reading only if it is a regular file of
+// the user's, reached without a symlink: the path comes from a record, and
+// a FIFO or a device must never be read (it would hang or consume input).
+func openOwn(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s is a symlink, not a transcript aisan wrote", path)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if !fi.Mode().IsRegular() || st == nil || int(st.Uid) != os.Getuid() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file of yours, not a transcript aisan wrote", path)
+	}
+	return f, nil
 }
