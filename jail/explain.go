@@ -41,7 +41,7 @@ func ExplainSpec(w io.Writer, s Spec, c Compiled, slot string) {
 		fmt.Fprintf(w, "  warning: %s\n", warning)
 	}
 
-	fmt.Fprintf(w, "\nenvironment (clear: %v; changes against this shell's):\n", s.ClearEnv)
+	fmt.Fprintf(w, "\nenvironment (clear: %v; changes against this shell's; secrets shown as %s):\n", s.ClearEnv, redactedValue)
 	for _, line := range envChanges(os.Environ(), s.Env, s.ClearEnv) {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
@@ -51,7 +51,7 @@ func ExplainSpec(w io.Writer, s Spec, c Compiled, slot string) {
 	}
 
 	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n  bwrap\n", FDArgs)
-	for _, group := range groupOptions(c.Options) {
+	for _, group := range groupOptions(redactOptions(c.Options)) {
 		fmt.Fprintf(w, "  %s\n", quoteArgv(group))
 	}
 	fmt.Fprintf(w, "  -- %s\n", quoteArgv(c.Command))
@@ -100,9 +100,9 @@ func envChanges(host, jail []string, clear bool) []string {
 		old, had := hm[k]
 		switch {
 		case !had:
-			out = append(out, "+ "+k+"="+v)
+			out = append(out, "+ "+redactEnv(k+"="+v))
 		case old != v:
-			out = append(out, "~ "+k+"="+v)
+			out = append(out, "~ "+redactEnv(k+"="+v))
 		}
 	}
 	if clear {

@@ -46,21 +46,31 @@ func newScoper(ctx context.Context, getenv func(string) string, limits Limits, s
 	}
 	m, err := systemd.Connect(ctx, getenv)
 	if err != nil {
-		var hints []string
-		var h interface{ Hint() []string }
-		if errors.As(err, &h) {
-			hints = h.Hint()
-		}
+		var nm *systemd.NoManagerError
+		isNoManager := errors.As(err, &nm)
 		if systemd.ScopeRequired(getenv) {
+			var hints []string
+			switch {
+			case isNoManager && !nm.Booted:
+				// No command gives this host a manager: the only fix is
+				// not to require one.
+				hints = []string{"this host does not run systemd, so no jail here can have a scope; unset " + systemd.EnvRequireScope + " to launch without one"}
+			case isNoManager:
+				hints = nm.Hint()
+			}
 			return nil, &hintedError{
 				err:   fmt.Errorf("%w; refusing to launch without a systemd scope because %s=1", err, systemd.EnvRequireScope),
 				hints: hints,
 			}
 		}
-		fmt.Fprintf(stderr, "aisan: warning: %v; running without a systemd scope (aisan kill still works through the jail's PID namespace)\n", err)
-		for _, l := range hints {
-			fmt.Fprintf(stderr, "aisan: hint: %s\n", l)
+		// One short line: the launch works, kills go through the PID
+		// namespace, and preflight has the remedies for those who want a
+		// scope (AISAN_NO_SCOPE=1 silences it).
+		reason := err.Error()
+		if isNoManager {
+			reason = "no systemd user manager (" + nm.Reason + ")"
 		}
+		fmt.Fprintf(stderr, "aisan: note: %s: running without a scope; 'aisan preflight' says how to get one, %s=1 silences this\n", reason, EnvNoScope)
 		return nil, nil
 	}
 	return &scoper{m: m, limits: systemd.Limits(limits)}, nil

@@ -22,6 +22,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/history"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
+	"golang.org/x/sys/unix"
 )
 
 // Request is what the user asked for: which agent, with which arguments.
@@ -112,9 +113,10 @@ func GatherHost() (Host, error) {
 	if err != nil {
 		return Host{}, err
 	}
-	if err := slot.CheckHome(ah, cwd); err != nil {
-		return Host{}, err
-	}
+	// A state dir inside the project (claude typed in ~ when ~ is a
+	// dotfiles repository, or AISAN_HOME=./.aisan) is no risk to the
+	// registry, which is read-only in every jail; it is not refused.
+	// preflight still points out one that git could pick up.
 	return Host{
 		Bwrap:      bwrap,
 		Cwd:        cwd,
@@ -615,17 +617,35 @@ func ownDir(p string) bool {
 type NotFoundError struct {
 	Name string
 	Kind Kind
+	// Why, for a path, is what the shell would say: "no such file or
+	// directory", "is a directory", "permission denied".
+	Why string
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("cannot run %q: %s", e.Name, e.Why)
+	}
 	return fmt.Sprintf("cannot run %q: not found in PATH", e.Name)
 }
 
-// Code is the shell's status for a command not found.
-func (e *NotFoundError) Code() int { return 127 }
+// Code is the shell's status: 127 for a command not found, 126 for one
+// found that cannot be executed.
+func (e *NotFoundError) Code() int {
+	if e.Why != "" && e.Why != "no such file or directory" {
+		return 126
+	}
+	return 127
+}
 
 // Hints says how to install an agent.
 func (e *NotFoundError) Hints() []string {
+	if e.Why == "permission denied" {
+		return []string{"make it executable (chmod +x " + e.Name + "), or run it through its interpreter"}
+	}
+	if e.Why == "is a directory" {
+		return []string{"name the program inside it"}
+	}
 	switch e.Kind {
 	case KindClaude:
 		return []string{"install Claude Code: npm install -g @anthropic-ai/claude-code (or its native installer)"}
@@ -641,8 +661,14 @@ func (e *NotFoundError) Hints() []string {
 // resolve it: through the environment's PATH, or as a path.
 func findCommand(name string, kind Kind, env []string) error {
 	if strings.Contains(name, "/") {
-		if fi, err := os.Stat(name); err != nil || fi.IsDir() {
-			return &NotFoundError{Name: name, Kind: kind}
+		fi, err := os.Stat(name)
+		switch {
+		case err != nil:
+			return &NotFoundError{Name: name, Kind: kind, Why: "no such file or directory"}
+		case fi.IsDir():
+			return &NotFoundError{Name: name, Kind: kind, Why: "is a directory"}
+		case unix.Access(name, unix.X_OK) != nil:
+			return &NotFoundError{Name: name, Kind: kind, Why: "permission denied"}
 		}
 		return nil
 	}

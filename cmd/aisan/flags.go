@@ -10,7 +10,9 @@ import (
 )
 
 // newFlagSet returns a FlagSet whose -h prints usage to stdout and whose
-// errors are reported by parseFlags, not by the flag package.
+// errors are reported by parseFlags, not by the flag package. Calling
+// fs.Usage prints the usage; the flag package's own call on a bad flag
+// does not (an error is one line and a pointer to --help, not a page).
 func newFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -21,9 +23,12 @@ func newFlagSet(name, usage string) *flag.FlagSet {
 // parseFlags parses args with fs. -h/--help prints the usage and yields
 // errHelpShown; a bad flag is a usage error that points at --help.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
 	err := fs.Parse(args)
+	fs.Usage = usage
 	if errors.Is(err, flag.ErrHelp) {
-		// The flag package has already called fs.Usage.
+		usage()
 		return errHelpShown
 	}
 	if err != nil {

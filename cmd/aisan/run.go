@@ -26,7 +26,7 @@ everything after reaches COMMAND unchanged.
 Options:
   --explain            print the jail's Spec and bwrap argv, then exit
   --memory-max SIZE    cap memory (e.g. 4G), through the jail's systemd scope
-  --cpu-quota PERCENT  cap CPU (e.g. 150%%)
+  --cpu-quota PERCENT  cap CPU (e.g. 150%)
   --tasks-max N        cap the number of tasks
   -h, --help           show this help
 

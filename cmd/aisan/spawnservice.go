@@ -26,7 +26,7 @@ Options:
   --restart on-failure     restart COMMAND when it fails (the cap still
                            bounds the whole service)
   --memory-max SIZE        cap memory (e.g. 4G)
-  --cpu-quota PERCENT      cap CPU (e.g. 150%%)
+  --cpu-quota PERCENT      cap CPU (e.g. 150%)
   --tasks-max N            cap the number of tasks
   -h, --help               show this help
 
