@@ -523,6 +523,11 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 			// a pty's master reads EIO then.
 			copies.Wait()
 			trace("output drained")
+			if st.usePTY && status > 128 {
+				// A killed TUI never undid what it set up; leave the
+				// user's terminal as a shell expects it.
+				l.Stdout.Write([]byte(terminalReset))
+			}
 			if infoc != nil {
 				if i, ok := <-infoc; ok {
 					info = i
@@ -547,6 +552,11 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 		}
 	}
 }
+
+// terminalReset undoes what full-screen agents set on the terminal: the
+// alternate screen, a hidden cursor, mouse tracking (all modes) and
+// bracketed paste. Each sequence is harmless when the mode is off.
+const terminalReset = "\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
 
 // abortStage ends the stage from inside Run.
 func (st *Stage) abortStage() {

@@ -194,6 +194,12 @@ func Killer(ctx context.Context) slot.Killer {
 			return err
 		}
 		defer pinned.Close()
+		if sig != syscall.SIGKILL && rec.Kind != string(KindService) {
+			// Any other signal is for the agent, which the init forwards
+			// it to; through the scope it would also reach the stage and
+			// bwrap, and end the jail from outside.
+			return pinned.Signal(sig)
+		}
 		in, err := pinned.InUnit(unit)
 		if errors.Is(err, slot.ErrNoUnifiedCgroup) {
 			// Nothing tells the unit here; the init is proven by its

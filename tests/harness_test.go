@@ -195,7 +195,7 @@ func testEnv(t testing.TB) (home string, env []string) {
 		if _, err := os.Stat(filepath.Join(home, ".aisan", "slots")); err != nil {
 			return
 		}
-		cmd := exec.Command(aisanBin, "kill", "--all")
+		cmd := exec.Command(aisanBin, "kill", "--all", "--signal", "KILL")
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Run()
 	})

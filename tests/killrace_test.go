@@ -181,7 +181,7 @@ func TestKillForgedUnit(t *testing.T) {
 	killWaitAgent(t, e)
 	killForge(t, env, e.Slot, func(r *slot.Record) { r.Unit = victimUnit })
 
-	r := aisan(t, env, "", "kill", e.Slot)
+	r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot)
 	if r.code != 0 {
 		t.Errorf("aisan kill %s: code %d, stderr %q", e.Slot, r.code, r.stderr)
 	}
@@ -213,7 +213,7 @@ func TestKillUnitWithoutTheJail(t *testing.T) {
 	victim := killVictimScope(t, m, unit)
 	killForge(t, env, e.Slot, func(r *slot.Record) { r.Unit = unit })
 
-	r := aisan(t, env, "", "kill", e.Slot)
+	r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot)
 	if r.code != 0 {
 		t.Errorf("aisan kill %s: code %d, stderr %q", e.Slot, r.code, r.stderr)
 	}
@@ -253,7 +253,7 @@ func TestKillScopeUsesKillUnit(t *testing.T) {
 		t.Fatalf("process %d did not move into %s", pid, e.Unit)
 	}
 
-	if r := aisan(t, env, "", "kill", e.Slot); r.code != 0 {
+	if r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot); r.code != 0 {
 		t.Errorf("aisan kill %s: code %d, stderr %q", e.Slot, r.code, r.stderr)
 	}
 	if code := slotWait(t, cmd); code != 137 {

@@ -130,7 +130,7 @@ func TestPTYInteractiveSession(t *testing.T) {
 		return strings.Contains(r.stdout, "echo hello jail")
 	})
 
-	r := aisan(t, env, "", "kill", slotName)
+	r := aisan(t, env, "", "kill", "--signal", "KILL", slotName)
 	if r.code != 0 {
 		t.Fatalf("aisan kill %s: %d %s", slotName, r.code, r.stderr)
 	}

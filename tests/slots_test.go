@@ -211,7 +211,7 @@ func TestSlotRunListKill(t *testing.T) {
 		t.Errorf("aisan kill nope: code %d, stderr %q; want an error listing %s", r.code, r.stderr, e.Slot)
 	}
 
-	r = aisan(t, env, "", "kill", e.Slot)
+	r = aisan(t, env, "", "kill", "--signal", "KILL", e.Slot)
 	if r.code != 0 || r.stdout != "killed "+e.Slot+"\n" {
 		t.Fatalf("aisan kill %s: code %d, stdout %q, stderr %q", e.Slot, r.code, r.stdout, r.stderr)
 	}
@@ -247,7 +247,7 @@ func TestSlotOrphan(t *testing.T) {
 	if got := slotList(t, env)[e.Slot]; got.State != "orphaned" {
 		t.Fatalf("after the wrapper died: %+v, want orphaned (is the jail dying with its wrapper?)", got)
 	}
-	r := aisan(t, env, "", "kill", "--orphans")
+	r := aisan(t, env, "", "kill", "--signal", "KILL", "--orphans")
 	if r.code != 0 || r.stdout != "killed "+e.Slot+"\n" {
 		t.Fatalf("aisan kill --orphans: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}

@@ -3,6 +3,7 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/creack/pty"
 )
 
 // These tests attack aisan's own machinery from inside real jails, the way
@@ -124,7 +126,7 @@ func TestStateReadOnlyInJail(t *testing.T) {
 	if e := slotList(t, env)[v.Slot]; e.State != "running" {
 		t.Fatalf("victim %s is %s after the attacks; want running", v.Slot, e.State)
 	}
-	if r := aisan(t, env, "", "kill", v.Slot); r.code != 0 {
+	if r := aisan(t, env, "", "kill", "--signal", "KILL", v.Slot); r.code != 0 {
 		t.Fatalf("aisan kill %s: code %d, stderr %q", v.Slot, r.code, r.stderr)
 	}
 	if code := slotWait(t, cmdV); code != 137 {
@@ -426,5 +428,90 @@ func TestListEscapesControls(t *testing.T) {
 	r := aisan(t, env, "", "list")
 	if strings.ContainsAny(r.stdout, "\x1b\x07") || !strings.Contains(r.stdout, `\x1b`) {
 		t.Fatalf("aisan list printed control characters: %q", r.stdout)
+	}
+}
+
+// TestKillGraceful: "aisan kill" sends SIGTERM first and lets the agent
+// exit by itself; an agent that ignores it is killed after the grace
+// period; --signal sends one signal of the user's choice.
+func TestKillGraceful(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+
+	ready := func(out *syncBuffer) {
+		waitFor(t, 10*time.Second, "the agent to set its traps", func() bool { return strings.Contains(out.String(), "ready") })
+	}
+	cmd, out, e := slotLaunch(t, slotWorktree(t), env, "sh", "-c", `trap 'echo got-term; exit 0' TERM; echo ready; while :; do sleep 0.05; done`)
+	ready(out)
+	if r := aisan(t, env, "", "kill", e.Slot); r.code != 0 {
+		t.Fatalf("aisan kill: code %d, stderr %q", r.code, r.stderr)
+	}
+	if code := slotWait(t, cmd); code != 0 || !strings.Contains(out.String(), "got-term") {
+		t.Errorf("an agent that handles SIGTERM: wrapper exited %d, output %q; want 0 after got-term", code, out.String())
+	}
+
+	cmd, out, e = slotLaunch(t, slotWorktree(t), env, "sh", "-c", `trap '' TERM; echo ready; sleep 300`)
+	ready(out)
+	start := time.Now()
+	if r := aisan(t, env, "", "kill", "--grace", "1s", e.Slot); r.code != 0 {
+		t.Fatalf("aisan kill --grace 1s: code %d, stderr %q", r.code, r.stderr)
+	}
+	if code := slotWait(t, cmd); code != 137 || time.Since(start) < time.Second {
+		t.Errorf("an agent that ignores SIGTERM: wrapper exited %d after %v; want 137 after the 1s grace", code, time.Since(start))
+	}
+
+	cmd, out, e = slotLaunch(t, slotWorktree(t), env, "sh", "-c", `trap 'echo got-int; exit 7' INT; echo ready; while :; do sleep 0.05; done`)
+	ready(out)
+	if r := aisan(t, env, "", "kill", "--signal", "INT", e.Slot); r.code != 0 {
+		t.Fatalf("aisan kill --signal INT: code %d, stderr %q", r.code, r.stderr)
+	}
+	if code := slotWait(t, cmd); code != 7 || !strings.Contains(out.String(), "got-int") {
+		t.Errorf("--signal INT: wrapper exited %d, output %q; want 7 after got-int", code, out.String())
+	}
+	if r := aisan(t, env, "", "kill", "--signal", "BOGUS", "x"); r.code != 2 || !strings.Contains(r.stderr, "unknown signal") {
+		t.Errorf("--signal BOGUS: code %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestKillRestoresTerminal: a full-screen agent killed from outside leaves
+// the user's terminal usable: the wrapper leaves the alternate screen,
+// shows the cursor and turns off mouse tracking and bracketed paste.
+func TestKillRestoresTerminal(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	m, sl, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", `printf '\033[?1049h\033[?25l\033[?1000h\033[?2004hfullscreen\n'; sleep 300`)
+	cmd.Dir = slotWorktree(t)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = sl, sl, sl
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sl.Close()
+	var buf syncBuffer
+	go func() { io.Copy(&buf, m) }()
+	waitFor(t, 10*time.Second, "the agent to draw", func() bool { return strings.Contains(buf.String(), "fullscreen") })
+	var name string
+	for n, e := range slotList(t, env) {
+		if e.State == "running" {
+			name = n
+		}
+	}
+	if r := aisan(t, env, "", "kill", "--signal", "KILL", name); r.code != 0 {
+		t.Fatalf("aisan kill: %q", r.stderr)
+	}
+	cmd.Wait()
+	time.Sleep(100 * time.Millisecond)
+	tail := buf.String()[strings.Index(buf.String(), "fullscreen"):]
+	for _, seq := range []string{"\x1b[?1049l", "\x1b[?25h", "\x1b[?1000l", "\x1b[?2004l"} {
+		if !strings.Contains(tail, seq) {
+			t.Errorf("after the kill the terminal did not get %q; it got %q", seq, tail)
+		}
 	}
 }

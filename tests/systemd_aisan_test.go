@@ -141,7 +141,7 @@ func TestScopeAisanRun(t *testing.T) {
 		t.Errorf("the wrapper %d is in the jail's scope; 'aisan kill' would kill it too", cmd.Process.Pid)
 	}
 
-	r := aisan(t, env, "", "kill", e.Slot)
+	r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot)
 	if r.code != 0 {
 		t.Fatalf("aisan kill %s: code %d, stderr %q", e.Slot, r.code, r.stderr)
 	}
@@ -266,7 +266,7 @@ func TestScopeAisanNoManager(t *testing.T) {
 	if e.Unit != "" {
 		t.Errorf("slot %s records unit %q without a user manager", e.Slot, e.Unit)
 	}
-	r := aisan(t, env, "", "kill", e.Slot)
+	r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot)
 	if r.code != 0 {
 		t.Fatalf("aisan kill %s: code %d, stderr %q", e.Slot, r.code, r.stderr)
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/slot"
+	"golang.org/x/sys/unix"
 )
 
 const killUsage = `
@@ -15,9 +18,12 @@ Usage: aisan kill SLOT...
        aisan kill --all
        aisan kill --orphans
 
-Kills every process in a slot's jail, and nothing else: this is the
-targeted replacement for pkill and killall. The slot's aisan process is
-spared; it sees the jail end, records it and exits with status 137.
+Ends every process in a slot's jail, and nothing else: this is the
+targeted replacement for pkill and killall. As a user would, it sends the
+agent SIGTERM first, waits up to the grace period (5s) for it to exit, and
+then kills whatever is left of the jail with SIGKILL. The slot's aisan
+process is spared; it sees the jail end, records it and exits with the
+agent's status (143 after SIGTERM, 137 after SIGKILL).
 
 A jail with a systemd scope is killed through it (every process in the
 scope), after checking that the jail's init is in that scope; otherwise
@@ -27,10 +33,13 @@ something else has reused is never hit. A headless service is stopped
 through systemd, so it is not restarted.
 
 Options:
-  --all        kill every running and orphaned slot
-  --orphans    kill only orphaned slots (their aisan died, their jail did
-               not), and record their end
-  -h, --help   show this help
+  --all            end every running and orphaned slot
+  --orphans        end only orphaned slots (their aisan died, their jail
+                   did not), and record their end
+  --grace DURATION time between SIGTERM and SIGKILL (default 5s)
+  --signal SIG     send SIG (KILL, TERM, INT, HUP, … or a number) instead,
+                   once, with no escalation; KILL kills the whole jail at once
+  -h, --help       show this help
 
 Prints "killed SLOT" for each slot it killed. 'aisan list' shows the
 slots and their state.
@@ -43,9 +52,20 @@ func runKill(ctx context.Context, args []string) error {
 	fs := newFlagSet("kill", killUsage)
 	all := fs.Bool("all", false, "")
 	orphans := fs.Bool("orphans", false, "")
+	grace := fs.Duration("grace", slot.DefaultGrace, "")
+	sigName := fs.String("signal", "", "")
 	names, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	var sig syscall.Signal
+	if *sigName != "" {
+		if sig, err = parseSignal(*sigName); err != nil {
+			return withHint(usageErr("kill: %v", err), "for example --signal KILL, --signal TERM or --signal 9")
+		}
+	}
+	if *grace < 0 {
+		return withHint(usageErr("kill: --grace %v is negative", *grace), "for example --grace 10s")
 	}
 	hint := "run 'aisan kill --help' for usage"
 	switch {
@@ -71,10 +91,13 @@ func runKill(ctx context.Context, args []string) error {
 	if *all || *orphans {
 		var killed []string
 		var problems []error
-		if *all {
-			killed, problems = reg.KillAll(syscall.SIGKILL)
-		} else {
-			killed, problems = reg.KillOrphans(syscall.SIGKILL)
+		switch {
+		case sig == 0:
+			killed, problems = reg.StopAll(*grace, *orphans)
+		case *all:
+			killed, problems = reg.KillAll(sig)
+		default:
+			killed, problems = reg.KillOrphans(sig)
 		}
 		for _, name := range killed {
 			fmt.Println("killed", name)
@@ -92,7 +115,12 @@ func runKill(ctx context.Context, args []string) error {
 	}
 	var failed []error
 	for _, name := range names {
-		if err := reg.Kill(name, syscall.SIGKILL); err != nil {
+		if sig == 0 {
+			_, err = reg.Stop(name, *grace)
+		} else {
+			err = reg.Kill(name, sig)
+		}
+		if err != nil {
 			failed = append(failed, err)
 			continue
 		}
@@ -112,4 +140,19 @@ func slotError(err error) error {
 		return withHint(err, "run 'aisan list' to see the slots and their state")
 	}
 	return err
+}
+
+// parseSignal reads a signal by name (KILL, SIGKILL, kill) or number.
+func parseSignal(s string) (syscall.Signal, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n <= 0 || n > 64 {
+			return 0, fmt.Errorf("signal %d is out of range", n)
+		}
+		return syscall.Signal(n), nil
+	}
+	name := strings.TrimPrefix(strings.ToUpper(s), "SIG")
+	if sig := unix.SignalNum("SIG" + name); sig != 0 {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("unknown signal %q", s)
 }

@@ -273,3 +273,130 @@ func (r *Registry) killWhere(sig syscall.Signal, want func(State) bool) ([]strin
 	}
 	return killed, problems
 }
+
+// DefaultGrace is how long [Registry.Stop] waits between SIGTERM and
+// SIGKILL.
+const DefaultGrace = 5 * time.Second
+
+// Stop ends the slot called name the way a user would: SIGTERM to the
+// agent (through the jail's init, which forwards it), up to grace for it
+// to exit, then SIGKILL to the whole jail (see [Registry.Kill]) if any of
+// it is left. A service is stopped through systemd, which does the same.
+// It reports whether SIGKILL was needed.
+func (r *Registry) Stop(name string, grace time.Duration) (killed bool, err error) {
+	e, err := r.Lookup(name)
+	if err != nil {
+		return false, err
+	}
+	switch e.State {
+	case Running:
+	case Orphaned:
+		return r.stopOrphan(name, grace)
+	default:
+		return false, &NotRunningError{Name: e.Slot, End: e.End}
+	}
+	if e.Kind == "service" {
+		return false, r.kill(e, syscall.SIGTERM)
+	}
+	in, err := PinInit(e.Record)
+	if errors.Is(err, ErrJailGone) {
+		return false, &NotRunningError{Name: e.Slot}
+	}
+	if err != nil {
+		return false, fmt.Errorf("stopping slot %q: %w", e.Slot, err)
+	}
+	err = in.Signal(syscall.SIGTERM)
+	in.Close()
+	if errors.Is(err, ErrJailGone) {
+		return false, &NotRunningError{Name: e.Slot}
+	}
+	if err != nil {
+		return false, fmt.Errorf("stopping slot %q: %w", e.Slot, err)
+	}
+	if r.pollFor(grace, func() bool { return !jailAlive(e.Record) }) {
+		r.poll(func() bool {
+			held, err := lockHeld(r.lockPath(e.Slot))
+			return err != nil || !held
+		})
+		return false, nil
+	}
+	err = r.kill(e, syscall.SIGKILL)
+	var nr *NotRunningError
+	if errors.As(err, &nr) {
+		// It ended just as the grace ran out.
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// stopOrphan is Stop for an orphan: under the slot's lock, SIGTERM, the
+// grace, then SIGKILL, and the end recorded either way.
+func (r *Registry) stopOrphan(name string, grace time.Duration) (bool, error) {
+	err := r.KillOrphan(name, syscall.SIGTERM)
+	if err != nil {
+		return false, err
+	}
+	e, lerr := r.Lookup(name)
+	if lerr == nil && r.pollFor(grace, func() bool { return !jailAlive(e.Record) }) {
+		return false, r.recordOrphanEnd(name, 128+int(syscall.SIGTERM))
+	}
+	err = r.KillOrphan(name, syscall.SIGKILL)
+	var nr *NotRunningError
+	if errors.As(err, &nr) {
+		return false, r.recordOrphanEnd(name, 128+int(syscall.SIGTERM))
+	}
+	return err == nil, err
+}
+
+// recordOrphanEnd records the end of an orphan whose jail has died, under
+// the slot's lock, unless an end is recorded already or a holder lives.
+func (r *Registry) recordOrphanEnd(name string, status int) error {
+	lock, err := tryLock(r.lockPath(name))
+	if err != nil {
+		return nil // someone else has it now: theirs to record
+	}
+	defer lock.Close()
+	rec, err := readRecord(r.recordPath(name), name)
+	if err != nil || !rec.End.IsZero() || holderAlive(rec) || jailAlive(rec) {
+		return nil
+	}
+	rec.End = time.Now()
+	rec.ExitStatus = &status
+	if err := writeRecord(r.recordPath(name), rec); err != nil {
+		return fmt.Errorf("recording the end of slot %q: %w", name, err)
+	}
+	return nil
+}
+
+// pollFor calls done until it returns true or d passes.
+func (r *Registry) pollFor(d time.Duration, done func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !done() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pollEvery)
+	}
+	return true
+}
+
+// StopAll stops every running and orphaned slot, as [Registry.KillAll]
+// kills them.
+func (r *Registry) StopAll(grace time.Duration, orphansOnly bool) (stopped []string, problems []error) {
+	entries, problems := r.List()
+	for _, e := range entries {
+		if e.State == Exited || orphansOnly && e.State != Orphaned {
+			continue
+		}
+		_, err := r.Stop(e.Slot, grace)
+		var nr *NotRunningError
+		switch {
+		case err == nil:
+			stopped = append(stopped, e.Slot)
+		case errors.As(err, &nr):
+		default:
+			problems = append(problems, err)
+		}
+	}
+	return stopped, problems
+}
