@@ -91,6 +91,12 @@ type DenyOptions struct {
 	MaskFile string
 	// History binds per-slot prompt history files over the agent's own.
 	History []Mount
+	// PIDDirs bind per-launch directories over the ones agents keep
+	// files named by PID in (Claude's sessions/<pid>.json): every jail
+	// numbers its processes from 1, so concurrent jails would overwrite
+	// each other's files there, and a host agent would judge them by the
+	// host's PIDs.
+	PIDDirs []Mount
 	// ExtraEnv entries override Env (KEY=VALUE), e.g. opencode permissions.
 	ExtraEnv []string
 	// Limits go to the jail's systemd scope.
@@ -138,6 +144,10 @@ func DenyList(o DenyOptions) Spec {
 	for _, h := range o.History {
 		h.Pin = PinFile
 		mounts = append(mounts, h)
+	}
+	for _, d := range o.PIDDirs {
+		d.Pin = PinDir
+		mounts = append(mounts, d)
 	}
 
 	env := mergeEnv(o.Bus.ApplyEnv(o.Env), o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot})

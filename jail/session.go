@@ -141,6 +141,10 @@ type Session struct {
 
 // Plan resolves a request for the slot name given, without side effects.
 func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*Session, error) {
+	return planWith(req, h, slotName, historyBinds, previewPIDDirs(h, slotName))
+}
+
+func planWith(req Request, h Host, slotName string, historyBinds []history.Bind, pidDirs []Mount) (*Session, error) {
 	command, err := req.Command()
 	if err != nil {
 		return nil, err
@@ -182,6 +186,7 @@ func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*S
 		ExtraEnv:         extra,
 		Limits:           req.Limits,
 		StateDirs:        stateDirs(h),
+		PIDDirs:          pidDirs,
 	})
 	compiled, err := Compile(spec, HostFacts{})
 	if err != nil {
@@ -395,7 +400,11 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		return 0, err
 	}
 	trace("history prepared")
-	s, err := Plan(req, h, sl.Name(), binds)
+	pidDirs, err := preparePIDDirs(h, sl.Name())
+	if err != nil {
+		return 0, err
+	}
+	s, err := planWith(req, h, sl.Name(), binds, pidDirs)
 	if err != nil {
 		return 0, err
 	}

@@ -515,3 +515,36 @@ func TestKillRestoresTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestPIDFilesApart: two jails whose processes have the same PIDs keep
+// Claude-style <config>/sessions/<pid>.json files apart, and the host's
+// directory gets none of them.
+func TestPIDFilesApart(t *testing.T) {
+	requireSlots(t)
+	home, env := testEnv(t)
+	sessions := filepath.Join(home, ".claude", "sessions")
+	if err := os.MkdirAll(sessions, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(sessions, "host.json"), []byte("host"), 0o600)
+	script := `echo "$AISAN_JAIL" > "$HOME/.claude/sessions/$$.json"; echo "pid=$$"; echo ready; sleep 1; cat "$HOME/.claude/sessions/$$.json"; ls "$HOME/.claude/sessions"`
+	cmd1, out1, _ := slotLaunch(t, slotWorktree(t), env, "sh", "-c", script)
+	cmd2, out2, _ := slotLaunch(t, slotWorktree(t), env, "sh", "-c", script)
+	slotWait(t, cmd1)
+	slotWait(t, cmd2)
+	pid1 := strings.Fields(strings.SplitN(out1.String(), "pid=", 2)[1])[0]
+	pid2 := strings.Fields(strings.SplitN(out2.String(), "pid=", 2)[1])[0]
+	if pid1 != pid2 {
+		t.Logf("the two jails' shells had PIDs %s and %s (the test wants a collision)", pid1, pid2)
+	}
+	for _, o := range []string{out1.String(), out2.String()} {
+		lines := strings.Split(strings.TrimSpace(o), "\n")
+		if len(lines) < 4 || strings.Contains(o, "host.json") || strings.Count(o, ".json") != 1 {
+			t.Errorf("a jail saw %q; want only its own pid file, holding its own slot", o)
+		}
+	}
+	ents, _ := os.ReadDir(sessions)
+	if len(ents) != 1 || ents[0].Name() != "host.json" {
+		t.Errorf("the host's sessions dir holds %v; want only host.json", ents)
+	}
+}
