@@ -142,6 +142,9 @@ func SpawnService(ctx context.Context, req ServiceRequest) (string, error) {
 		// slot's transcript.
 		Output: logDir + "/" + req.Name + ".log",
 		Limits: systemd.Limits(req.Limits),
+		// At its cap or killed, a service fails; it must not stay
+		// behind as a failed unit. Its wrapper records the end.
+		Collect: true,
 	}
 	if err := m.StartService(ctx, svc); err != nil {
 		return "", err

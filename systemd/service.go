@@ -52,6 +52,12 @@ type Service struct {
 	Output string
 	// Limits are resource limits, as for a scope.
 	Limits Limits
+	// Collect unloads the unit as soon as it ends, failed or not
+	// (CollectMode=inactive-or-failed), so that a service stopped at its
+	// cap or killed leaves no failed unit behind ("systemctl --user
+	// is-system-running" stays "running"). Its result can then no longer
+	// be read: the service's own wrapper records its end.
+	Collect bool
 }
 
 // validate checks what systemd would otherwise reject with a less direct
@@ -102,6 +108,9 @@ func (s Service) properties() []sd.Property {
 		{Name: "RuntimeMaxUSec", Value: dbus.MakeVariant(uint64(s.MaxRuntime / time.Microsecond))},
 		{Name: "TimeoutStopUSec", Value: dbus.MakeVariant(uint64(serviceStopTimeout / time.Microsecond))},
 		{Name: "Restart", Value: dbus.MakeVariant(restart)},
+	}
+	if s.Collect {
+		props = append(props, sd.Property{Name: "CollectMode", Value: dbus.MakeVariant("inactive-or-failed")})
 	}
 	return append(props, s.Limits.properties()...)
 }

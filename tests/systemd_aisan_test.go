@@ -359,8 +359,30 @@ func TestScopeAisanServiceCap(t *testing.T) {
 	if err := m.WaitInactive(ctx, unit); err != nil {
 		t.Fatal(err)
 	}
-	if st := scopeOf(t, m, unit); st.Result != "timeout" {
-		t.Errorf("service ended with result %q; want timeout (stopped at its cap)", st.Result)
+	// Stopped at its cap, it leaves no failed unit behind, and its end
+	// is recorded.
+	if st := scopeOf(t, m, unit); st.ActiveState == "failed" || st.LoadState == "loaded" {
+		t.Errorf("the capped service's unit is %s/%s; want it gone, not failed", st.LoadState, st.ActiveState)
+	}
+	waitFor(t, 5*time.Second, "the service's end to be recorded", func() bool { return slotList(t, env)[e.Slot].End != "" })
+
+	// Killed, likewise.
+	name2 := name + "k"
+	unit2 := systemd.ServiceName(name2)
+	stoppedAtCleanup(t, m, unit2)
+	if r := aisanIn(t, slotWorktree(t), env, "", "spawn-service", name2, "--", "sleep", "300"); r.code != 0 {
+		t.Fatalf("aisan spawn-service: code %d, stderr %q", r.code, r.stderr)
+	}
+	if r := aisan(t, env, "", "kill", name2); r.code != 0 {
+		t.Fatalf("aisan kill %s: code %d, stderr %q", name2, r.code, r.stderr)
+	}
+	ctx2, cancel2 := context.WithTimeout(testCtx(t), 15*time.Second)
+	defer cancel2()
+	if err := m.WaitInactive(ctx2, unit2); err != nil {
+		t.Fatal(err)
+	}
+	if st := scopeOf(t, m, unit2); st.ActiveState == "failed" || st.LoadState == "loaded" {
+		t.Errorf("the killed service's unit is %s/%s; want it gone, not failed", st.LoadState, st.ActiveState)
 	}
 	if logs := aisan(t, env, "", "logs", e.Slot); !strings.Contains(logs.stdout, "service-says-hi") {
 		t.Errorf("aisan logs %s: %q; want the service's output", e.Slot, logs.stdout)

@@ -116,6 +116,7 @@ func (r *Registry) Kill(name string, sig syscall.Signal) error {
 }
 
 func (r *Registry) kill(e Entry, sig syscall.Signal) error {
+	e = r.waitStarted(e)
 	switch e.State {
 	case Orphaned:
 		return r.KillOrphan(e.Slot, sig)
@@ -288,6 +289,7 @@ func (r *Registry) Stop(name string, grace time.Duration) (killed bool, err erro
 	if err != nil {
 		return false, err
 	}
+	e = r.waitStarted(e)
 	switch e.State {
 	case Running:
 	case Orphaned:
@@ -399,4 +401,22 @@ func (r *Registry) StopAll(grace time.Duration, orphansOnly bool) (stopped []str
 		}
 	}
 	return stopped, problems
+}
+
+// waitStarted gives a running slot whose jail is not recorded yet (a
+// launch, or a service, still starting) a moment to record it, so that a
+// kill right after a launch is not refused.
+func (r *Registry) waitStarted(e Entry) Entry {
+	if e.State != Running || e.InitPID > 0 {
+		return e
+	}
+	r.pollFor(startupWait, func() bool {
+		n, err := r.Lookup(e.Slot)
+		if err != nil || !n.Start.Equal(e.Start) {
+			return true
+		}
+		e = n
+		return e.State != Running || e.InitPID > 0
+	})
+	return e
 }
