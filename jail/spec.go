@@ -137,6 +137,9 @@ type Mount struct {
 	Holes []string
 	// Try skips a bind whose Src does not exist instead of failing.
 	Try bool
+	// Why says what the mount is for (explain prints it); the compiler
+	// ignores it.
+	Why string `json:",omitempty"`
 }
 
 // Limits are resource caps for a jail's systemd scope.
