@@ -354,7 +354,7 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 	}
 	// On our pty, or on the user's terminal, the agent is the foreground
 	// job: keyboard signals and SIGWINCH go to it, and it may read.
-	payload, err := json.Marshal(NewPayload(c.Command, st.usePTY || st.fgFD >= 0, max(st.fgFD, 0)))
+	payload, err := json.Marshal(c.Payload(st.usePTY || st.fgFD >= 0, max(st.fgFD, 0)))
 	if err != nil {
 		return fail(fmt.Errorf("encoding the jail payload: %w", err))
 	}

@@ -56,7 +56,7 @@ func TestLoad(t *testing.T) {
 	}{
 		{name: "empty", files: map[string]string{"/specs/a.toml": "# nothing\n"}},
 		{name: "keys in order, ~ and relative",
-			files: map[string]string{"/specs/a.toml": "ro = [\n  \"~/bin\",\n  'tools',\n]\nrw = [\"/host/cache\"]\ntmpfs = [\"/scratch\"]\noverlay = [\"/host/pip\"]\npath = [\"~/bin\"]\nenv = [\"A=1\", \"B\"]\nmcp_env = [\"X\"]\nallow_hosts = [\"example.invalid:443\"]\n"},
+			files:  map[string]string{"/specs/a.toml": "ro = [\n  \"~/bin\",\n  'tools',\n]\nrw = [\"/host/cache\"]\ntmpfs = [\"/scratch\"]\noverlay = [\"/host/pip\"]\npath = [\"~/bin\"]\nenv = [\"A=1\", \"B\"]\nmcp_env = [\"X\"]\nallow_hosts = [\"example.invalid:443\"]\n"},
 			mounts: []string{"ro /home/u/bin /specs/a.toml:2", "ro /specs/tools /specs/a.toml:3", "rw /host/cache /specs/a.toml:5", "tmpfs /scratch /specs/a.toml:6", "overlay /host/pip /specs/a.toml:7"},
 			path:   []string{"/home/u/bin"}, env: []string{"A=1", "B"}},
 		{name: "include first, relative to the includer",
