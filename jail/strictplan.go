@@ -1,0 +1,491 @@
+package jail
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/gitpin"
+	"github.com/aisan-dev/aisan/jail/slot"
+)
+
+// StrictRequest is what the user asked of a strict box, beyond the agent
+// and its arguments.
+type StrictRequest struct {
+	// Binds, BindPath and BindEnv come from the bind spec files
+	// BindFiles (loaded by the caller with jail/bindspec).
+	Binds     []Mount
+	BindPath  []string
+	BindEnv   []string
+	BindFiles []string
+	// Net keeps the host network.
+	Net bool
+	// Env are --env entries: NAME=VALUE, or NAME for the host's value.
+	Env []string
+	// SkipPermissions adds the agent's no-prompt option.
+	SkipPermissions bool
+	// Egress are the --egress endpoints asked for.
+	Egress []EgressRequest
+	// StartEgress starts the host services of the built-in backends on
+	// their sockets, before the box starts; it returns the function that
+	// stops them. Nil refuses every built-in backend.
+	StartEgress func(ctx context.Context, endpoints []Endpoint) (stop func(), err error)
+}
+
+// StrictPlan is what planning a strict box found, kept for explain and
+// for the launch's host-side steps.
+type StrictPlan struct {
+	Options StrictOptions
+	Git     gitpin.Plan
+	// GitConfig is the generated gitconfig's content.
+	GitConfig []byte
+	// Secret are variables whose values explain must not print.
+	Secret []string
+	// BwrapVersion is the host's bwrap.
+	BwrapVersion [3]int
+}
+
+// bwrapVersion asks bwrap for its version.
+func bwrapVersion(bwrap string) ([3]int, error) {
+	out, err := exec.Command(bwrap, "--version").Output()
+	if err != nil {
+		return [3]int{}, fmt.Errorf("asking %s for its version: %w", bwrap, err)
+	}
+	return parseBwrapVersion(string(out))
+}
+
+var versionRE = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+
+func parseBwrapVersion(s string) ([3]int, error) {
+	m := versionRE.FindStringSubmatch(s)
+	if m == nil {
+		return [3]int{}, fmt.Errorf("no version in bwrap's answer %q", strings.TrimSpace(s))
+	}
+	var v [3]int
+	for i := range 3 {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	return v, nil
+}
+
+// systemPrefixes are already visible in every strict box.
+var systemPrefixes = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+func isSystem(p string) bool {
+	for _, s := range systemPrefixes {
+		if within(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolDirs finds what running name needs beyond the system directories:
+// the directory it is found in (put on PATH), the package it resolves
+// into (a node_modules tree, a native installer's version dir), and its
+// script interpreter, found the same way.
+func toolDirs(name string, env []string, depth int) (ro, path []string, err error) {
+	var p string
+	if strings.Contains(name, "/") {
+		p = name
+	} else {
+		p, err = lookPathIn(name, env)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	p = filepath.Clean(p)
+	if !isSystem(p) {
+		ro = append(ro, filepath.Dir(p))
+		path = append(path, filepath.Dir(p))
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolving %s: %w", p, err)
+	}
+	if !isSystem(real) {
+		dir := filepath.Dir(real)
+		if i := strings.LastIndex(real, "/node_modules/"); i >= 0 {
+			dir = real[:i+len("/node_modules")]
+		}
+		ro = append(ro, dir)
+	}
+	if depth < 2 {
+		if interp := shebang(real); interp != "" {
+			iro, ipath, err := toolDirs(interp, env, depth+1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s runs with %s: %w", p, interp, err)
+			}
+			ro, path = append(ro, iro...), append(path, ipath...)
+		}
+	}
+	return coverDedup(ro), dedup(path), nil
+}
+
+// coverDedup drops directories another in the list already covers.
+func coverDedup(dirs []string) []string {
+	var out []string
+	for _, d := range dedup(dirs) {
+		covered := false
+		for _, o := range dirs {
+			if o != d && within(d, o) {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func lookPathIn(name string, env []string) (string, error) {
+	path, _ := lookupFunc(env)("PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q not found in PATH", name)
+}
+
+// shebang returns the interpreter a script names ("node" for
+// "#!/usr/bin/env node"), or "".
+func shebang(p string) string {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	rest, ok := bytes.CutPrefix(line, []byte("#!"))
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(string(rest))
+	if len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) == "env" {
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") {
+				return f
+			}
+		}
+		return ""
+	}
+	return fields[0]
+}
+
+// rootEntries are the top-level system paths as they are on this host.
+func rootEntries() []RootEntry {
+	var out []RootEntry
+	for _, p := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if t, err := os.Readlink(p); err == nil {
+				out = append(out, RootEntry{Path: p, Link: t})
+			}
+			continue
+		}
+		if fi.IsDir() {
+			out = append(out, RootEntry{Path: p})
+		}
+	}
+	return out
+}
+
+// gitIdentityKeys are the global git settings a box gets: who the user
+// is and settings that run nothing and hold no secret.
+var gitIdentityKeys = `^(user\.name|user\.email|init\.defaultbranch|core\.autocrlf|core\.eol|pull\.rebase|merge\.conflictstyle|diff\.algorithm)$`
+
+// gitIdentity builds the box's gitconfig from the user's global one.
+func gitIdentity(ctx context.Context, env []string) []byte {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "config", "--global", "--includes", "--get-regexp", gitIdentityKeys)
+	cmd.Env = env
+	cmd.Dir = "/"
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("# Generated by aisan for a strict box: identity and harmless settings only.\n")
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if !ok || strings.ContainsAny(v, "\n\"\\") {
+			continue
+		}
+		sec, name, _ := strings.Cut(k, ".")
+		fmt.Fprintf(&b, "[%s]\n\t%s = \"%s\"\n", sec, name, v)
+	}
+	return b.Bytes()
+}
+
+// existingCredentials are the credential paths that exist here, and the
+// real paths they resolve to.
+func existingCredentials(home string, env []string) []string {
+	look := lookupFunc(env)
+	var out []string
+	for _, c := range agent.Credentials(home, func(k string) string { v, _ := look(k); return v }) {
+		if _, err := os.Lstat(c); err != nil {
+			continue
+		}
+		out = append(out, c)
+		if r, err := filepath.EvalSymlinks(c); err == nil && r != c {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// secretName matches variable names whose values explain redacts.
+var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|KEY|AUTH|CREDENTIAL|COOKIE|SESSION)`)
+
+// planStrict resolves a strict request on host h for the slot name given.
+// It reads the host (and runs bwrap --version and read-only git queries)
+// but creates nothing.
+func planStrict(ctx context.Context, req Request, h Host, slotName string) (*Session, error) {
+	sr := req.Strict
+	command, err := req.Command()
+	if err != nil {
+		return nil, err
+	}
+	slotDir := slotRuntimeDir(h, slotName)
+	version, err := bwrapVersion(h.Bwrap)
+	if err != nil {
+		return nil, err
+	}
+	repo := gitpin.Find(h.Cwd)
+	if repo == "" {
+		repo = h.Cwd
+	}
+	if r, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = r
+	}
+	git, err := gitpin.Make(ctx, repo)
+	if err != nil {
+		return nil, fmt.Errorf("strict mode cannot protect this repository's git metadata: %w", err)
+	}
+	var pins []Mount
+	for _, p := range git.Pins {
+		switch p.Kind {
+		case gitpin.RW:
+			pins = append(pins, Mount{Kind: Bind, Src: p.Path, Dst: p.Path, Why: p.Why})
+		case gitpin.RO:
+			pins = append(pins, Mount{Kind: ROBind, Src: p.Path, Dst: p.Path, Why: p.Why})
+		case gitpin.Seal:
+			pins = append(pins, Mount{Kind: Seal, Dst: p.Path, Holes: slices.Clone(p.Holes), Why: p.Why})
+		}
+	}
+	ro, pathDirs, err := toolDirs(command[0], h.Env, 0)
+	if err != nil {
+		return nil, &NotFoundError{Name: command[0], Kind: req.Kind}
+	}
+	look := lookupFunc(h.Env)
+	getenv := func(k string) string { v, _ := look(k); return v }
+	o := StrictOptions{
+		Kind: req.Kind, Slot: slotName, Command: command,
+		Repo: repo, Cwd: h.Cwd, Home: h.Home, User: currentUser(getenv),
+		HostEnv: h.Env, Root: rootEntries(), ToolDirs: ro, PathDirs: pathDirs,
+		GitPins: pins, BindPath: slices.Clone(sr.BindPath), Net: sr.Net,
+		SkipPermissions: sr.SkipPermissions, Forbidden: existingCredentials(h.Home, h.Env),
+		AisanState: []string{h.AisanHome},
+	}
+	if h.RuntimeDir != "" {
+		o.AisanState = append(o.AisanState, filepath.Join(h.RuntimeDir, "aisan"))
+	}
+	// Sources are checked against the credentials as bwrap will bind them:
+	// through every symlink.
+	for _, m := range sr.Binds {
+		if m.Src != "" {
+			if r, err := filepath.EvalSymlinks(m.Src); err == nil {
+				m.Src = r
+			}
+		}
+		o.Binds = append(o.Binds, m)
+	}
+	gitconfig := gitIdentity(ctx, h.Env)
+	if gitconfig != nil {
+		o.GitConfig = filepath.Join(slotDir, "gitconfig")
+	}
+	var secret []string
+	for _, e := range slices.Concat(sr.BindEnv, sr.Env) {
+		name, value, hasValue := strings.Cut(e, "=")
+		if !hasValue {
+			v, ok := look(name)
+			if !ok {
+				continue
+			}
+			value = v
+			secret = append(secret, name)
+		}
+		o.ExtraEnv = append(o.ExtraEnv, name+"="+value)
+	}
+	if a, ok := agent.ByKind(string(req.Kind)); ok {
+		base, err := slot.BaseName(repo, string(req.Kind))
+		if err != nil {
+			return nil, err
+		}
+		o.StateDir = filepath.Join(h.AisanHome, "state", base)
+		o.ConfigDir = a.Dir(h.Home, getenv)
+		for _, rel := range a.Instructions {
+			if _, err := os.Stat(filepath.Join(o.ConfigDir, rel)); err == nil {
+				o.Instructions = append(o.Instructions, rel)
+			}
+		}
+	}
+	if sr.Net {
+		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && within(r, "/run") {
+			o.NetBinds = append(o.NetBinds, filepath.Dir(r))
+		}
+	}
+	eps, err := planEgress(sr.Egress, slotDir)
+	if err != nil {
+		return nil, err
+	}
+	o.Egress = eps
+	spec := Strict(o)
+	compiled, err := Compile(spec, HostFacts{BwrapVersion: version})
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	if sr.Net {
+		warnings = append(warnings, "--net: this box shares the host's network: the internet, the LAN and VPNs, services on the host's loopback, and abstract-namespace sockets (X11's among them) are all reachable; credential files stay unmounted")
+	}
+	for _, kv := range spec.Env {
+		if k, _, _ := strings.Cut(kv, "="); secretName.MatchString(k) {
+			secret = append(secret, k)
+		}
+	}
+	return &Session{
+		Request: req, Host: h, Slot: slotName, SlotDir: slotDir,
+		Spec: spec, Compiled: compiled, Warnings: warnings,
+		Strict: &StrictPlan{Options: o, Git: git, GitConfig: gitconfig, Secret: secret, BwrapVersion: version},
+	}, nil
+}
+
+func currentUser(getenv func(string) string) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return getenv("USER")
+}
+
+// planEgress gives each endpoint a socket in the slot's run directory and
+// a loopback port, picked anew for every launch: the box's network
+// namespace is its own, so any port is free there, and nothing outside
+// can count on one.
+func planEgress(reqs []EgressRequest, slotDir string) ([]Endpoint, error) {
+	var out []Endpoint
+	used := map[int]bool{}
+	names := map[string]bool{}
+	for _, r := range reqs {
+		if names[r.Name] {
+			return nil, fmt.Errorf("--egress %s is given twice", r.Name)
+		}
+		names[r.Name] = true
+		port := 0
+		for port == 0 || used[port] {
+			port = 20000 + rand.IntN(40000)
+		}
+		used[port] = true
+		e := Endpoint{Name: r.Name, Backend: r.Backend, Port: port,
+			Socket: filepath.Join(slotDir, "egress", strings.ReplaceAll(r.Name, ":", "-")+".sock")}
+		if r.Backend == "" {
+			fi, err := os.Stat(r.Socket)
+			if err != nil {
+				return nil, fmt.Errorf("--egress %s: %w", r.Name, err)
+			}
+			if fi.Mode().Type() != fs.ModeSocket {
+				return nil, fmt.Errorf("--egress %s: %s is not a Unix socket", r.Name, r.Socket)
+			}
+			e.Source = r.Socket
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// ErrNoBackend is a built-in egress backend that has no host side yet.
+var ErrNoBackend = errors.New("this egress backend is not built yet")
+
+// prepareStrict does the host-side steps of a strict launch, once the
+// slot's run directory exists: the state directory and its seed, the
+// generated gitconfig, the egress services. It returns what to do after
+// the box ends.
+func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), error) {
+	sp := s.Strict
+	o := sp.Options
+	if o.StateDir != "" {
+		if err := makeStateDir(s.Host.AisanHome, o.StateDir); err != nil {
+			return nil, err
+		}
+		if err := seedState(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.GitConfig != "" {
+		if err := writeFileNoFollow(filepath.Dir(o.GitConfig), filepath.Base(o.GitConfig), sp.GitConfig, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	stop := func() {}
+	if len(s.Spec.Egress) > 0 {
+		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
+			return nil, fmt.Errorf("creating the egress socket directory: %w", err)
+		}
+		var builtin []Endpoint
+		for _, e := range s.Spec.Egress {
+			if e.Backend != "" {
+				builtin = append(builtin, e)
+			}
+		}
+		if len(builtin) > 0 {
+			if s.Request.Strict.StartEgress == nil {
+				return nil, fmt.Errorf("--egress %s: %w", builtin[0].Name, ErrNoBackend)
+			}
+			st, err := s.Request.Strict.StartEgress(ctx, builtin)
+			if err != nil {
+				return nil, err
+			}
+			stop = st
+		}
+	}
+	return func() {
+		stop()
+		for _, m := range gitpin.Sweep(sp.Git) {
+			fmt.Fprintf(warn, "aisan: warning: %s\n", m)
+		}
+	}, nil
+}
