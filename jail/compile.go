@@ -74,6 +74,9 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 	if spec.AsPID1 {
 		o = append(o, "--as-pid-1")
 	}
+	if spec.DropCaps {
+		o = append(o, "--cap-drop", "ALL")
+	}
 	if spec.InfoFD != 0 {
 		o = append(o, "--info-fd", strconv.Itoa(spec.InfoFD))
 	}

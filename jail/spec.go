@@ -72,6 +72,10 @@ type Spec struct {
 	// out of reach.
 	NewSessionKeyring bool `json:",omitempty"`
 
+	// DropCaps drops every capability, also when bwrap runs as root
+	// (unprivileged, bwrap keeps none anyway).
+	DropCaps bool `json:",omitempty"`
+
 	// Forbidden are host paths (credentials) that no mount source may
 	// be, contain or lie inside. Validate refuses a Spec that breaks this.
 	Forbidden []string `json:",omitempty"`

@@ -223,6 +223,7 @@ func Strict(o StrictOptions) Spec {
 		Egress:            slices.Clone(o.Egress),
 		EnvFile:           o.EnvFile,
 		NewSessionKeyring: true,
+		DropCaps:          true,
 		Forbidden:         slices.Clone(o.Forbidden),
 	}
 }

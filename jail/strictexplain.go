@@ -100,4 +100,3 @@ func RedactOptions(opts, secret []string) []string {
 	}
 	return out
 }
-
