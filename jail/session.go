@@ -145,7 +145,7 @@ type Session struct {
 // Plan resolves a request for the slot name given, without side effects.
 func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*Session, error) {
 	if req.Strict != nil {
-		return planStrict(context.Background(), req, h, slotName)
+		return planStrict(req, h, slotName)
 	}
 	command, err := req.Command()
 	if err != nil {

@@ -34,7 +34,9 @@ func ExplainStrict(w io.Writer, s *Session) {
 	if files := s.Request.Strict.BindFiles; len(files) > 0 {
 		fmt.Fprintf(w, "  bind specs  %s\n", strings.Join(files, ", "))
 	}
-	fmt.Fprintf(w, "  bwrap       %s\n", versionString(sp.BwrapVersion))
+	if sp.BwrapVersion != ([3]int{}) {
+		fmt.Fprintf(w, "  bwrap       %s (asked: an overlay depends on it)\n", versionString(sp.BwrapVersion))
+	}
 	for _, warning := range s.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warning)
 	}

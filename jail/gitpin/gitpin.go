@@ -29,19 +29,16 @@
 //     host, which a preset never does. Such files are watched instead:
 //     [Sweep] moves aside whatever the box planted there once it ends,
 //     and [Plan] refuses a repository where one is already present.
-//   - Planning reads the host and runs one read-only "git config" query;
-//     it creates and changes nothing.
+//   - Planning reads the host, runs nothing and creates nothing.
 package gitpin
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -103,7 +100,10 @@ func Find(dir string) string {
 
 // Make plans the pins for the worktree at repo (a real path). A repo
 // without .git gives an empty Plan.
-func Make(ctx context.Context, repo string) (Plan, error) {
+//
+// home and xdgConfig ($XDG_CONFIG_HOME, or "") locate the user's global git
+// config, which may set core.hooksPath.
+func Make(repo, home, xdgConfig string) (Plan, error) {
 	p := Plan{Repo: repo}
 	dotgit := filepath.Join(repo, ".git")
 	fi, err := os.Lstat(dotgit)
@@ -128,7 +128,7 @@ func Make(ctx context.Context, repo string) (Plan, error) {
 	default:
 		return p, fmt.Errorf("%s is neither a directory nor a gitdir file", dotgit)
 	}
-	if err := p.hooksPath(ctx); err != nil {
+	if err := p.hooksPath(home, xdgConfig); err != nil {
 		return p, err
 	}
 	p.modules()
@@ -204,25 +204,24 @@ func (p *Plan) linked(dotgit string) error {
 }
 
 // hooksPath pins a core.hooksPath directory that lies inside the
-// repository (outside it, the box does not see it).
-func (p *Plan) hooksPath(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", p.Repo, "config", "--get", "core.hooksPath")
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 {
-		return nil // not set
+// repository (outside it, the box does not see it). The setting is read
+// from the repository's config and the user's global ones, as git would.
+func (p *Plan) hooksPath(home, xdgConfig string) error {
+	files := []string{"/etc/gitconfig"}
+	if xdgConfig != "" {
+		files = append(files, filepath.Join(xdgConfig, "git", "config"))
+	} else if home != "" {
+		files = append(files, filepath.Join(home, ".config", "git", "config"))
 	}
-	if errors.Is(err, exec.ErrNotFound) {
-		return nil // no host git: nothing on the host runs hooks
+	if home != "" {
+		files = append(files, filepath.Join(home, ".gitconfig"))
 	}
-	if err != nil {
-		return fmt.Errorf("reading core.hooksPath in %s: %w", p.Repo, err)
+	files = append(files, filepath.Join(p.CommonDir, "config"))
+	if p.Linked {
+		files = append(files, filepath.Join(p.GitDir, "config.worktree"))
 	}
-	hp := strings.TrimSpace(string(out))
-	if hp == "" {
+	hp, ok := Lookup(ReadConfig(files...), "core.hookspath")
+	if !ok || hp == "" {
 		return nil
 	}
 	if strings.HasPrefix(hp, "~/") {
@@ -300,20 +299,30 @@ func resolve(base, p string) string {
 	return filepath.Join(base, p)
 }
 
-// readPointer reads a small pointer file without following a symlink and
-// returns its first line without prefix.
-func readPointer(path, prefix string) (string, error) {
+// readCapped reads a regular file, without following a final symlink,
+// up to max bytes.
+func readCapped(path string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxPointer))
+	b, err := io.ReadAll(io.LimitReader(f, max))
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// readPointer reads a small pointer file without following a symlink and
+// returns its first line without prefix.
+func readPointer(path, prefix string) (string, error) {
+	b, err := readCapped(path, maxPointer)
+	if err != nil {
+		return "", err
 	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	s, ok := strings.CutPrefix(strings.TrimRight(string(line), "\r"), prefix)

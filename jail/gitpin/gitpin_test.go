@@ -1,7 +1,6 @@
 package gitpin
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +46,7 @@ func pins(p Plan) string {
 
 func TestMainRepo(t *testing.T) {
 	r := repo(t)
-	p, err := Make(context.Background(), r)
+	p, err := Make(r, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +59,7 @@ func TestMainRepo(t *testing.T) {
 	}
 	// A planted commondir is refused, then swept.
 	os.WriteFile(p.Watch[0], []byte("/elsewhere\n"), 0o644)
-	if _, err := Make(context.Background(), r); err == nil || !strings.Contains(err.Error(), "commondir exists") {
+	if _, err := Make(r, "", ""); err == nil || !strings.Contains(err.Error(), "commondir exists") {
 		t.Fatalf("planted commondir: %v", err)
 	}
 	if msgs := Sweep(p); len(msgs) != 1 || !strings.Contains(msgs[0], "moved it to") {
@@ -74,11 +73,11 @@ func TestMainRepo(t *testing.T) {
 func TestHooksPathInsideRepo(t *testing.T) {
 	r := repo(t)
 	git(t, r, "config", "core.hooksPath", ".githooks")
-	if _, err := Make(context.Background(), r); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := Make(r, "", ""); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("missing hooksPath: %v", err)
 	}
 	os.Mkdir(filepath.Join(r, ".githooks"), 0o755)
-	p, err := Make(context.Background(), r)
+	p, err := Make(r, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +96,7 @@ func TestLinkedWorktreeBothPointerStyles(t *testing.T) {
 			os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: ../main/.git/worktrees/wt\n"), 0o644)
 			os.WriteFile(filepath.Join(r, ".git/worktrees/wt/gitdir"), []byte("../../../../wt/.git\n"), 0o644)
 		}
-		p, err := Make(context.Background(), wt)
+		p, err := Make(wt, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,22 +114,31 @@ func TestPoisonedPointersRefused(t *testing.T) {
 	other := filepath.Join(filepath.Dir(r), "other")
 	os.MkdirAll(other, 0o755)
 	os.WriteFile(filepath.Join(r, ".git/worktrees/wt/commondir"), []byte(other+"\n"), 0o644)
-	if _, err := Make(context.Background(), wt); err == nil || !strings.Contains(err.Error(), "git worktree repair") {
+	if _, err := Make(wt, "", ""); err == nil || !strings.Contains(err.Error(), "git worktree repair") {
 		t.Fatalf("poisoned commondir: %v", err)
 	}
 	os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+other+"\n"), 0o644)
-	if _, err := Make(context.Background(), wt); err == nil || !strings.Contains(err.Error(), "not inside a worktrees directory") {
+	if _, err := Make(wt, "", ""); err == nil || !strings.Contains(err.Error(), "not inside a worktrees directory") {
 		t.Fatalf("poisoned gitdir: %v", err)
 	}
 }
 
 func TestNoGit(t *testing.T) {
 	d := t.TempDir()
-	p, err := Make(context.Background(), d)
+	p, err := Make(d, "", "")
 	if err != nil || len(p.Pins) != 0 {
 		t.Fatalf("%+v %v", p, err)
 	}
 	if Find(d) != "" && Find(d) == d {
 		t.Fatal("found a repo in an empty dir")
+	}
+}
+
+func TestReadConfig(t *testing.T) {
+	got := parseConfig([]byte("# c\n[user]\n\tname = \"A \\\"B\\\" C\" # x\n\temail=a@b ; c\n[core]\nhooksPath = .hooks\n[remote \"Origin\"]\n\turl = u\n[flag]\n\ton\n"))
+	for key, want := range map[string]string{"user.name": `A "B" C`, "user.email": "a@b", "core.hookspath": ".hooks", "remote.Origin.url": "u", "flag.on": "true"} {
+		if v, ok := Lookup(got, key); !ok || v != want {
+			t.Errorf("%s = %q (%v), want %q; all: %+v", key, v, ok, want, got)
+		}
 	}
 }
