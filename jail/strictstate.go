@@ -130,19 +130,7 @@ func seedState(o StrictOptions) error {
 	case agent.Claude.Kind:
 		err := mergeJSON(o.StateDir, ".claude.json", func(m map[string]any) {
 			m["hasCompletedOnboarding"] = true
-			ps, _ := m["projects"].(map[string]any)
-			if ps == nil {
-				ps = map[string]any{}
-			}
-			for _, p := range projects {
-				e, _ := ps[p].(map[string]any)
-				if e == nil {
-					e = map[string]any{}
-				}
-				e["hasTrustDialogAccepted"] = true
-				ps[p] = e
-			}
-			m["projects"] = ps
+			setProjects(m, projects, "hasTrustDialogAccepted", true)
 		})
 		if err != nil || !o.SkipPermissions {
 			return err
@@ -152,22 +140,28 @@ func seedState(o StrictOptions) error {
 		})
 	case agent.Codex.Kind:
 		return mergeTOML(o.StateDir, "config.toml", func(m map[string]any) {
-			ps, _ := m["projects"].(map[string]any)
-			if ps == nil {
-				ps = map[string]any{}
-			}
-			for _, p := range projects {
-				e, _ := ps[p].(map[string]any)
-				if e == nil {
-					e = map[string]any{}
-				}
-				e["trust_level"] = "trusted"
-				ps[p] = e
-			}
-			m["projects"] = ps
+			setProjects(m, projects, "trust_level", "trusted")
 		})
 	}
 	return nil
+}
+
+// setProjects sets key to value in m["projects"][p] for each project p,
+// keeping whatever else is there.
+func setProjects(m map[string]any, projects []string, key string, value any) {
+	ps, _ := m["projects"].(map[string]any)
+	if ps == nil {
+		ps = map[string]any{}
+	}
+	for _, p := range projects {
+		e, _ := ps[p].(map[string]any)
+		if e == nil {
+			e = map[string]any{}
+		}
+		e[key] = value
+		ps[p] = e
+	}
+	m["projects"] = ps
 }
 
 func mergeJSON(dir, name string, edit func(map[string]any)) error {

@@ -12,6 +12,20 @@ import (
 	"github.com/aisan-dev/aisan/systemd"
 )
 
+// strictHelp lists the strict-mode options every launcher takes.
+const strictHelp = `
+Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
+  --strict             only the repository, system directories, the agent
+                       and what bind specs name; no network route; no
+                       credential
+  --binds FILE         add a bind spec (TOML; repeatable)
+  --env NAME[=VALUE]   pass a variable into the box (repeatable)
+  --egress NAME=SOCKET relay loopback port AISAN_EGRESS_<NAME> in the box to
+                       a host Unix socket (repeatable)
+  --net                keep the host network (LAN, VPN, host services)
+  --skip-permissions   add the agent's own "no approval prompts" option
+`
+
 const runUsage = `
 Usage: aisan run [options] [--] COMMAND [ARG...]
 
@@ -28,19 +42,8 @@ Options:
   --memory-max SIZE    cap memory (e.g. 4G), through the jail's systemd scope
   --cpu-quota PERCENT  cap CPU (e.g. 150%%)
   --tasks-max N        cap the number of tasks
-
-Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
-  --strict             only the repository, system directories, the agent
-                       and what bind specs name; no network route; no
-                       credential
-  --binds FILE         add a bind spec (TOML; repeatable)
-  --env NAME[=VALUE]   pass a variable into the box (repeatable)
-  --egress NAME=SOCKET relay loopback port AISAN_EGRESS_<NAME> in the box to
-                       a host Unix socket (repeatable)
-  --net                keep the host network (LAN, VPN, host services)
-  --skip-permissions   add the agent's own "no approval prompts" option
   -h, --help           show this help
-
+` + strictHelp + `
 The exit status is COMMAND's (128+N when it dies of signal N).
 
 Example:
@@ -65,19 +68,8 @@ Options:
   --memory-max SIZE    cap memory (e.g. 4G), through the jail's systemd scope
   --cpu-quota PERCENT  cap CPU (e.g. 150%%)
   --tasks-max N        cap the number of tasks
-
-Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
-  --strict             only the repository, system directories, the agent
-                       and what bind specs name; no network route; no
-                       credential
-  --binds FILE         add a bind spec (TOML; repeatable)
-  --env NAME[=VALUE]   pass a variable into the box (repeatable)
-  --egress NAME=SOCKET relay loopback port AISAN_EGRESS_<NAME> in the box to
-                       a host Unix socket (repeatable)
-  --net                keep the host network (LAN, VPN, host services)
-  --skip-permissions   add the agent's own "no approval prompts" option
   -h, --help           show this help
-
+` + strictHelp + `
 Example:
   aisan %[1]s -- --continue
   aisan %[1]s --strict --egress db=/run/user/1000/db.sock

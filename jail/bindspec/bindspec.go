@@ -336,29 +336,12 @@ func parse(name string, data []byte) (out []keyValues, err error) {
 		switch e.Kind {
 		case unstable.KeyValue:
 		case unstable.Table, unstable.ArrayTable:
-			k := e.Key()
-			var parts []string
-			line := 0
-			for k.Next() {
-				parts = append(parts, string(k.Node().Data))
-				if line == 0 {
-					line = lineOf(k.Node())
-				}
-			}
-			return nil, &Error{File: name, Line: line, Key: strings.Join(parts, "."), Err: errors.New("tables are not part of a bind spec; use top-level keys (" + strings.Join(knownKeys, ", ") + ")")}
+			key, line := keyOf(e, lineOf)
+			return nil, &Error{File: name, Line: line, Key: key, Err: errors.New("tables are not part of a bind spec; use top-level keys (" + strings.Join(knownKeys, ", ") + ")")}
 		default:
 			continue
 		}
-		k := e.Key()
-		var parts []string
-		line := 0
-		for k.Next() {
-			parts = append(parts, string(k.Node().Data))
-			if line == 0 {
-				line = lineOf(k.Node())
-			}
-		}
-		key := strings.Join(parts, ".")
+		key, line := keyOf(e, lineOf)
 		known := false
 		for _, kk := range knownKeys {
 			known = known || kk == key
@@ -401,6 +384,20 @@ func parse(name string, data []byte) (out []keyValues, err error) {
 		return nil, &Error{File: name, Err: fmt.Errorf("not valid TOML: %w", err)}
 	}
 	return out, nil
+}
+
+// keyOf is an expression's dotted key and the line it starts on.
+func keyOf(e *unstable.Node, lineOf func(*unstable.Node) int) (string, int) {
+	k := e.Key()
+	var parts []string
+	line := 0
+	for k.Next() {
+		parts = append(parts, string(k.Node().Data))
+		if line == 0 {
+			line = lineOf(k.Node())
+		}
+	}
+	return strings.Join(parts, "."), line
 }
 
 // highlightLine is the line a parser error points at, or 0. The
