@@ -326,11 +326,11 @@ func checkForbidden(s Spec) error {
 		}
 		for _, f := range s.Forbidden {
 			if within(f, m.Src) || within(m.Src, f) {
-				from := ""
-				if m.Why != "" {
-					from = " (" + m.Why + ")"
+				why := m.Why
+				if why == "" {
+					why = "a mount"
 				}
-				return &CredentialError{Index: i, Mount: m, Credential: f, msg: fmt.Sprintf("mount %d (%s %s)%s: its source %s would expose the credential %s", i, m.Kind, m.Dst, from, m.Src, f)}
+				return &CredentialError{Index: i, Mount: m, Credential: f, msg: fmt.Sprintf("%s: its source %s would expose the credential %s (mount %d, %s %s)", why, m.Src, f, i, m.Kind, m.Dst)}
 			}
 		}
 	}
