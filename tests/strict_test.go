@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -568,5 +569,35 @@ exec %[1]q "$@"`, []string{"run", "say hi"}},
 				t.Errorf("the refusal from the model stub was not shown")
 			}
 		})
+	}
+}
+
+// TestStrictSubmodulePinned: a submodule's config, hooks and gitdir
+// pointer are read-only in the box, and committing inside it still works.
+func TestStrictSubmodulePinned(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	sub := worktree(t)
+	hostGit(t, sub, env, "init", "-q")
+	hostGit(t, sub, env, "commit", "-q", "--allow-empty", "-m", "sub")
+	hostGit(t, repo, env, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+	r := strict(t, repo, env, nil, "sh", "-c", `
+for f in .git/modules/sub/config .git/modules/sub/hooks/post-commit sub/.git; do
+  if echo x >> "$f" 2>/dev/null; then echo "WRITABLE $f"; fi
+done
+cd sub && git commit -q --allow-empty -m "in the submodule" && echo sub-commit-ok`)
+	if r.code != 0 || strings.Contains(r.stdout, "WRITABLE") || !strings.Contains(r.stdout, "sub-commit-ok") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestStrictExitStatusAndSignals: the agent's status comes back as in the
+// deny-list jail, 128+N for a signal.
+func TestStrictExitStatusAndSignals(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	if r := strict(t, repo, env, nil, "sh", "-c", "exit 7"); r.code != 7 {
+		t.Errorf("exit 7 came back as %d: %s", r.code, r.stderr)
+	}
+	if r := strict(t, repo, env, nil, "sh", "-c", "kill -TERM $$"); r.code != 128+int(syscall.SIGTERM) {
+		t.Errorf("death by SIGTERM came back as %d: %s", r.code, r.stderr)
 	}
 }

@@ -261,6 +261,17 @@ func (p *Plan) modules() {
 			if _, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil {
 				p.addIfExists(filepath.Join(d, "config"), "git pin: a submodule's config")
 				p.addIfExists(filepath.Join(d, "hooks"), "git pin: a submodule's hooks")
+				// The submodule's checkout points back here through a
+				// .git file in the repository, which host git follows
+				// when it descends into the submodule.
+				if wt, ok := Lookup(ReadConfig(filepath.Join(d, "config")), "core.worktree"); ok && wt != "" {
+					wt = resolve(d, wt)
+					if within(wt, p.Repo) {
+						if fi, err := os.Lstat(filepath.Join(wt, ".git")); err == nil && fi.Mode().IsRegular() {
+							p.add(RO, filepath.Join(wt, ".git"), "git pin: a submodule's gitdir pointer")
+						}
+					}
+				}
 				if _, err := os.Lstat(filepath.Join(d, "commondir")); err != nil {
 					p.Watch = append(p.Watch, filepath.Join(d, "commondir"))
 				}

@@ -142,3 +142,19 @@ func TestReadConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestSubmodulePinned(t *testing.T) {
+	sub := repo(t)
+	super := repo(t)
+	git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+	p, err := Make(super, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pins(p)
+	for _, want := range []string{"ro /main/.git/modules/sub/config\n", "ro /main/.git/modules/sub/hooks\n", "ro /main/sub/.git\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("pins lack %q:\n%s", want, got)
+		}
+	}
+}
