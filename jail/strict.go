@@ -95,6 +95,12 @@ type StrictOptions struct {
 	// Instructions are the agent's instruction files (relative to
 	// ConfigDir) that exist on the host.
 	Instructions []string
+	// HomeInstructions are the agent's instruction files under $HOME
+	// (relative to it) that exist on the host.
+	HomeInstructions []string
+	// Preferences are the user's safe agent settings, KEY=VALUE (TOML
+	// values for Codex), passed on read-only.
+	Preferences []string
 	// Egress are the loopback endpoints.
 	Egress []Endpoint
 	// Net keeps the host network.
@@ -168,6 +174,12 @@ func Strict(o StrictOptions) Spec {
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: src, Dst: filepath.Join(o.StateDir, a.StateSub, rel)}, "agent: the user's global instructions, read-only"))
 		}
 	}
+	if isAgent {
+		for _, rel := range o.HomeInstructions {
+			p := filepath.Join(o.Home, rel)
+			mounts = append(mounts, why(Mount{Kind: ROBind, Src: p, Dst: p}, "agent: the user's global instructions, read-only"))
+		}
+	}
 	for _, e := range o.Egress {
 		src := e.Source
 		if src == "" {
@@ -199,6 +211,9 @@ func Strict(o StrictOptions) Spec {
 		var pre []string
 		if a.Kind == agent.Codex.Kind {
 			pre = append(pre, agent.CodexStrictArgs...)
+			for _, p := range o.Preferences {
+				pre = append(pre, "-c", p)
+			}
 		}
 		if o.SkipPermissions {
 			pre = append(pre, a.SkipPermissions...)

@@ -55,6 +55,13 @@ type Agent struct {
 	// read-only inside its state directory (they carry no secret and run
 	// nothing).
 	Instructions []string
+	// HomeInstructions are instruction files relative to $HOME that a
+	// strict box shows read-only at the same place.
+	HomeInstructions []string
+	// Preferences are settings of the agent's own config file that carry
+	// no secret and run nothing, which a strict box passes on read-only
+	// (for Codex, as -c overrides that outrank the box's own file).
+	Preferences []string
 	// SkipPermissions are the agent's own "no approval prompts" options.
 	SkipPermissions []string
 }
@@ -93,6 +100,7 @@ var Codex = Agent{
 	// Codex takes its switches as -c options, not variables; see
 	// CodexStrictArgs.
 	Instructions:    []string{"AGENTS.md"},
+	Preferences:     []string{"model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity"},
 	SkipPermissions: []string{"--dangerously-bypass-approvals-and-sandbox"},
 }
 
@@ -118,6 +126,9 @@ var Opencode = Agent{
 	Credentials: []string{"auth.json"},
 	StateEnv:    "XDG_DATA_HOME",
 	StateSub:    "opencode",
+	// opencode reads its global rules from its config dir, which is not
+	// where it keeps its data.
+	HomeInstructions: []string{".config/opencode/AGENTS.md"},
 	StrictEnv: []string{
 		"OPENCODE_DISABLE_AUTOUPDATE=1",
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
