@@ -601,3 +601,35 @@ func TestStrictExitStatusAndSignals(t *testing.T) {
 		t.Errorf("death by SIGTERM came back as %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestStrictNetKeepsHostNetwork: with --net the box is in the host's
+// network namespace (the same interfaces), the launch warns what that
+// exposes, and credential files stay unmounted. No packet is sent.
+func TestStrictNetKeepsHostNetwork(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	os.WriteFile(filepath.Join(home, ".codex", "auth.json"), []byte("{}"), 0o600)
+	ifaces := func(procNetDev string) []string {
+		var out []string
+		for _, line := range strings.Split(procNetDev, "\n")[2:] {
+			if name, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	host, err := os.ReadFile("/proc/net/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := strict(t, repo, env, []string{"--net"}, "sh", "-c", "cat /proc/net/dev; test -e "+filepath.Join(home, ".codex", "auth.json")+" && echo CREDENTIAL-VISIBLE; true")
+	if r.code != 0 || strings.Contains(r.stdout, "CREDENTIAL-VISIBLE") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if got, want := strings.Join(ifaces(r.stdout), " "), strings.Join(ifaces(string(host)), " "); got != want {
+		t.Errorf("interfaces inside %q, on the host %q", got, want)
+	}
+	if !strings.Contains(r.stderr, "aisan: warning: --net: this box shares the host's network") || !strings.Contains(r.stderr, "abstract-namespace sockets") {
+		t.Errorf("no --net warning: %q", r.stderr)
+	}
+}
