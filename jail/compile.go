@@ -100,7 +100,9 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 	c := Compiled{Options: o, Command: append([]string(nil), spec.Command...),
 		EnvFile: spec.EnvFile, NewSessionKeyring: spec.NewSessionKeyring}
 	for _, e := range spec.Egress {
-		c.Relays = append(c.Relays, PayloadRelay{Port: e.Port, Socket: e.Socket})
+		if e.Socket != "" {
+			c.Relays = append(c.Relays, PayloadRelay{Port: e.Port, Socket: e.Socket})
+		}
 	}
 	return c, nil
 }

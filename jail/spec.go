@@ -82,6 +82,12 @@ type Spec struct {
 }
 
 // Endpoint is one egress endpoint of a strict box.
+//
+// In a box with its own network namespace, the init listens on Port on
+// the box's loopback and relays to Socket. With the host network (--net)
+// there is no relay: Port is 0 and Socket "", the host side listens on the
+// host's loopback itself and hands the address and a per-box token to the
+// agent through [Spec.EnvFile].
 type Endpoint struct {
 	// Name is the endpoint's name: a built-in backend's, or the user's
 	// for a raw relay.

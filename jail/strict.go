@@ -19,6 +19,7 @@ package jail
 //     and before the user's binds.
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -181,11 +182,17 @@ func Strict(o StrictOptions) Spec {
 		}
 	}
 	for _, e := range o.Egress {
+		if e.Socket == "" {
+			continue // --net: the host listens on its own loopback
+		}
 		src := e.Source
 		if src == "" {
 			src = e.Socket
 		}
 		mounts = append(mounts, why(Mount{Kind: ROBind, Src: src, Dst: e.Socket}, "egress "+e.Name+": the relay's host socket"))
+	}
+	if o.EnvFile != "" {
+		mounts = append(mounts, why(Mount{Kind: ROBind, Src: o.EnvFile, Dst: o.EnvFile}, "egress: addresses and per-box token, read by the init (0600)"))
 	}
 
 	path := slices.Concat(o.PathDirs, o.BindPath, []string{"/usr/local/bin", "/usr/bin", "/bin"})
@@ -223,7 +230,9 @@ func Strict(o StrictOptions) Spec {
 		}
 	}
 	for _, e := range o.Egress {
-		env = append(env, EgressEnvName(e.Name)+"=127.0.0.1:"+strconv.Itoa(e.Port))
+		if e.Port != 0 {
+			env = append(env, EgressEnvName(e.Name)+"=127.0.0.1:"+strconv.Itoa(e.Port))
+		}
 	}
 	return Spec{
 		Namespaces:        Namespaces{PID: true, Net: !o.Net, IPC: true, UTS: true},
@@ -378,21 +387,31 @@ func checkEgress(s Spec) error {
 	ports := map[int]string{}
 	vars := map[string]string{}
 	for _, e := range s.Egress {
-		if e.Name == "" || e.Port <= 0 || e.Port > 65535 || !filepath.IsAbs(e.Socket) {
-			return fmt.Errorf("egress %q: needs a name, a port in 1-65535 and an absolute socket path", e.Name)
+		if e.Name == "" {
+			return errors.New("an egress endpoint has no name")
 		}
-		if other, dup := ports[e.Port]; dup {
-			return fmt.Errorf("egress %q and %q share port %d", other, e.Name, e.Port)
-		}
-		ports[e.Port] = e.Name
 		v := EgressEnvName(e.Name)
 		if other, dup := vars[v]; dup {
 			return fmt.Errorf("egress %q and %q both map to %s; rename one", other, e.Name, v)
 		}
 		vars[v] = e.Name
-		if e.Backend == "" && !s.Namespaces.Net {
-			return fmt.Errorf("egress %q is a raw relay, which cannot require a token, and --net puts it on the host's loopback for every local process; drop --net or the relay", e.Name)
+		if !s.Namespaces.Net {
+			// The host network: no relay, the host side listens itself.
+			if e.Backend == "" {
+				return fmt.Errorf("egress %q is a raw relay, which cannot require a token, and --net puts it on the host's loopback for every local process; drop --net or the relay", e.Name)
+			}
+			if e.Port != 0 || e.Socket != "" || s.EnvFile == "" {
+				return fmt.Errorf("egress %q: with the host network an endpoint has no in-box port or socket, and its address comes through the environment file", e.Name)
+			}
+			continue
 		}
+		if e.Port <= 0 || e.Port > 65535 || !filepath.IsAbs(e.Socket) {
+			return fmt.Errorf("egress %q: needs a port in 1-65535 and an absolute socket path", e.Name)
+		}
+		if other, dup := ports[e.Port]; dup {
+			return fmt.Errorf("egress %q and %q share port %d", other, e.Name, e.Port)
+		}
+		ports[e.Port] = e.Name
 		mounted := false
 		for _, m := range s.Mounts {
 			if m.Dst == e.Socket {

@@ -181,3 +181,26 @@ func TestCodexPreferences(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+// TestEgressWithHostNetwork: with --net a built-in endpoint has no relay
+// and needs the environment file; a raw relay is refused.
+func TestEgressWithHostNetwork(t *testing.T) {
+	o := strictBase()
+	o.Net = true
+	o.Egress = []Endpoint{{Name: "anthropic", Backend: "anthropic"}}
+	if _, err := Compile(Strict(o), HostFacts{}); err == nil || !strings.Contains(err.Error(), "environment file") {
+		t.Fatalf("no env file: %v", err)
+	}
+	o.EnvFile = "/run/x/box.env"
+	c, err := Compile(Strict(o), HostFacts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Relays) != 0 || c.EnvFile != "/run/x/box.env" || !strings.Contains(strings.Join(c.Options, " "), "--ro-bind /run/x/box.env /run/x/box.env") {
+		t.Fatalf("compiled %+v", c)
+	}
+	o.Egress = append(o.Egress, Endpoint{Name: "raw", Port: 3000, Socket: "/run/x/egress/raw.sock", Source: "/run/s"})
+	if _, err := Compile(Strict(o), HostFacts{}); err == nil || !strings.Contains(err.Error(), "raw relay") {
+		t.Fatalf("raw relay with --net: %v", err)
+	}
+}

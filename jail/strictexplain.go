@@ -50,6 +50,10 @@ func ExplainStrict(w io.Writer, s *Session) {
 		if e.Backend == "" {
 			what = "raw relay of " + e.Source
 		}
+		if e.Socket == "" {
+			fmt.Fprintf(w, "  %-16s on the host's loopback, address and per-box token given at launch through %s (%s)\n", e.Name, s.Spec.EnvFile, what)
+			continue
+		}
 		fmt.Fprintf(w, "  %-16s 127.0.0.1:%d and [::1]:%d -> %s (%s); inside as %s\n", e.Name, e.Port, e.Port, e.Socket, what, EgressEnvName(e.Name))
 	}
 

@@ -41,10 +41,14 @@ type StrictRequest struct {
 	SkipPermissions bool
 	// Egress are the --egress endpoints asked for.
 	Egress []EgressRequest
-	// StartEgress starts the host services of the built-in backends on
-	// their sockets, before the box starts; it returns the function that
-	// stops them. Nil refuses every built-in backend.
-	StartEgress func(ctx context.Context, endpoints []Endpoint) (stop func(), err error)
+	// StartEgress starts the host services of the built-in backends,
+	// before the box starts: on each endpoint's Socket, or with the host
+	// network (Socket "") on the host's loopback. It returns the function
+	// that stops them and KEY=VALUE lines for the agent's environment
+	// (addresses picked at start, per-box tokens), which reach the init
+	// through the 0600 environment file, never an argv. Nil refuses every
+	// built-in backend.
+	StartEgress func(ctx context.Context, endpoints []Endpoint) (stop func(), env []string, err error)
 }
 
 // StrictPlan is what planning a strict box found, kept for explain and
@@ -399,11 +403,18 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 			o.NetBinds = append(o.NetBinds, filepath.Dir(r))
 		}
 	}
-	eps, err := planEgress(sr.Egress, slotDir)
+	eps, err := planEgress(sr.Egress, slotDir, sr.Net)
 	if err != nil {
 		return nil, err
 	}
 	o.Egress = eps
+	for _, e := range eps {
+		if e.Backend != "" {
+			// Built-in backends may hand the agent a token or an address
+			// picked at start.
+			o.EnvFile = filepath.Join(slotDir, "box.env")
+		}
+	}
 	spec := Strict(o)
 	// Only overlays depend on bwrap's version; asking costs a process.
 	var version [3]int
@@ -446,7 +457,11 @@ func currentUser(getenv func(string) string) string {
 // a loopback port, picked anew for every launch: the box's network
 // namespace is its own, so any port is free there, and nothing outside
 // can count on one.
-func planEgress(reqs []EgressRequest, slotDir string) ([]Endpoint, error) {
+//
+// With the host network (net) a built-in endpoint gets neither: its host
+// side listens on the host's loopback. A raw relay is planned as in a box
+// of its own, and Validate refuses it.
+func planEgress(reqs []EgressRequest, slotDir string, net bool) ([]Endpoint, error) {
 	var out []Endpoint
 	used := map[int]bool{}
 	names := map[string]bool{}
@@ -455,6 +470,10 @@ func planEgress(reqs []EgressRequest, slotDir string) ([]Endpoint, error) {
 			return nil, fmt.Errorf("--egress %s is given twice", r.Name)
 		}
 		names[r.Name] = true
+		if net && r.Backend != "" {
+			out = append(out, Endpoint{Name: r.Name, Backend: r.Backend})
+			continue
+		}
 		port := 0
 		for port == 0 || used[port] {
 			port = 20000 + rand.IntN(40000)
@@ -501,6 +520,7 @@ func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), err
 		}
 	}
 	stop := func() {}
+	var boxEnv []string
 	if len(s.Spec.Egress) > 0 {
 		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
 			return nil, fmt.Errorf("creating the egress socket directory: %w", err)
@@ -515,11 +535,25 @@ func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), err
 			if s.Request.Strict.StartEgress == nil {
 				return nil, fmt.Errorf("--egress %s: %w", builtin[0].Name, ErrNoBackend)
 			}
-			st, err := s.Request.Strict.StartEgress(ctx, builtin)
+			st, env, err := s.Request.Strict.StartEgress(ctx, builtin)
 			if err != nil {
 				return nil, err
 			}
-			stop = st
+			stop, boxEnv = st, env
+		}
+	}
+	if s.Spec.EnvFile != "" {
+		var b strings.Builder
+		for _, kv := range boxEnv {
+			if strings.ContainsAny(kv, "\n\x00") {
+				stop()
+				return nil, fmt.Errorf("an egress backend gave an environment entry with a newline")
+			}
+			b.WriteString(kv + "\n")
+		}
+		if err := writeFileNoFollow(filepath.Dir(s.Spec.EnvFile), filepath.Base(s.Spec.EnvFile), []byte(b.String()), 0o600); err != nil {
+			stop()
+			return nil, err
 		}
 	}
 	return func() {
