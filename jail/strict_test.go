@@ -1,6 +1,9 @@
 package jail
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,5 +205,44 @@ func TestEgressWithHostNetwork(t *testing.T) {
 	o.Egress = append(o.Egress, Endpoint{Name: "raw", Port: 3000, Socket: "/run/x/egress/raw.sock", Source: "/run/s"})
 	if _, err := Compile(Strict(o), HostFacts{}); err == nil || !strings.Contains(err.Error(), "raw relay") {
 		t.Fatalf("raw relay with --net: %v", err)
+	}
+}
+
+// TestPrepareStrictWritesEnvFile: what a built-in backend hands the agent
+// lands in a 0600 file, and a failure to start refuses the launch.
+func TestPrepareStrictWritesEnvFile(t *testing.T) {
+	dir := t.TempDir()
+	stopped := false
+	s := &Session{
+		SlotDir: dir,
+		Request: Request{Strict: &StrictRequest{StartEgress: func(_ context.Context, eps []Endpoint) (func(), []string, error) {
+			if len(eps) != 1 || eps[0].Name != "anthropic" {
+				t.Errorf("endpoints %+v", eps)
+			}
+			return func() { stopped = true }, []string{"AISAN_EGRESS_ANTHROPIC=http://127.0.0.1:4444", "ANTHROPIC_API_KEY=per-box-token"}, nil
+		}}},
+		Spec:   Spec{Egress: []Endpoint{{Name: "anthropic", Backend: "anthropic"}}, EnvFile: filepath.Join(dir, "box.env")},
+		Strict: &StrictPlan{},
+	}
+	after, err := prepareStrict(context.Background(), s, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(s.Spec.EnvFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("env file %v %v", fi, err)
+	}
+	got, err := readEnvFile(s.Spec.EnvFile)
+	if err != nil || len(got) != 2 || got[1] != "ANTHROPIC_API_KEY=per-box-token" {
+		t.Fatalf("%q %v", got, err)
+	}
+	after()
+	if !stopped {
+		t.Fatal("the backend was not stopped after the box")
+	}
+	s.Request.Strict.StartEgress = nil
+	os.RemoveAll(filepath.Join(dir, "egress"))
+	if _, err := prepareStrict(context.Background(), s, io.Discard); !errors.Is(err, ErrNoBackend) {
+		t.Fatalf("no starter: %v", err)
 	}
 }
