@@ -246,3 +246,23 @@ func TestPrepareStrictWritesEnvFile(t *testing.T) {
 		t.Fatalf("no starter: %v", err)
 	}
 }
+
+// FuzzParseEgress: no panic; an accepted raw relay has a valid name, an
+// absolute socket and a variable of its own.
+func FuzzParseEgress(f *testing.F) {
+	for _, s := range []string{"stub=/s", "anthropic", "openai-compatible:x", "reapi=/f", "grpc:a=/f", "a=", "=", ":", "grpc:=", "A-b=/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseEgress(s)
+		if err != nil {
+			return
+		}
+		if r.Backend == "" && (!rawEgressName.MatchString(r.Name) || !filepath.IsAbs(r.Socket)) {
+			t.Fatalf("accepted %q as %+v", s, r)
+		}
+		if !strings.HasPrefix(EgressEnvName(r.Name), "AISAN_EGRESS_") {
+			t.Fatal("bad variable")
+		}
+	})
+}

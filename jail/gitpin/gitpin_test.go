@@ -158,3 +158,22 @@ func TestSubmodulePinned(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseConfig: any bytes parse without a panic, into keys that are
+// "section.name" and deterministic.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{"", "[user]\n name = a\n", "[a \"b\"]\nk=\"x\\\"y\" ; c\n", "[x.y]\nk\n", "[\n=\n", "[s]\nk = \"unterminated\n", "[s] k = v\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		a, b := parseConfig([]byte(doc)), parseConfig([]byte(doc))
+		if len(a) != len(b) {
+			t.Fatal("not deterministic")
+		}
+		for _, s := range a {
+			if !strings.Contains(s.Key, ".") {
+				t.Fatalf("key %q has no section", s.Key)
+			}
+		}
+	})
+}
