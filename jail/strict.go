@@ -231,7 +231,7 @@ func Strict(o StrictOptions) Spec {
 	}
 	for _, e := range o.Egress {
 		if e.Port != 0 {
-			env = append(env, EgressEnvName(e.Name)+"=127.0.0.1:"+strconv.Itoa(e.Port))
+			env = append(env, EgressEnvName(e.Name)+"="+EgressAddress(e))
 		}
 	}
 	return Spec{
@@ -330,6 +330,21 @@ func ParseEgress(s string) (EgressRequest, error) {
 		return EgressRequest{}, fmt.Errorf("--egress %q: the socket must be an absolute path", s)
 	}
 	return EgressRequest{Name: head, Socket: filepath.Clean(rest)}, nil
+}
+
+// httpBackends are the built-in backends clients reach over HTTP; the
+// others (and raw relays) are plain TCP or gRPC.
+var httpBackends = []string{"anthropic", "codex", "openai", "openai-compatible"}
+
+// EgressAddress is what AISAN_EGRESS_<NAME> holds inside the box:
+// http://127.0.0.1:PORT (no path) for an HTTP backend, 127.0.0.1:PORT for
+// a raw relay or a gRPC backend.
+func EgressAddress(e Endpoint) string {
+	a := "127.0.0.1:" + strconv.Itoa(e.Port)
+	if slices.Contains(httpBackends, e.Backend) {
+		return "http://" + a
+	}
+	return a
 }
 
 // EgressEnvName is the variable that carries an endpoint's address

@@ -266,3 +266,20 @@ func FuzzParseEgress(f *testing.F) {
 		}
 	})
 }
+
+func TestEgressAddress(t *testing.T) {
+	for _, tc := range []struct {
+		e    Endpoint
+		want string
+	}{
+		{Endpoint{Name: "x", Port: 1}, "127.0.0.1:1"},
+		{Endpoint{Name: "anthropic", Backend: "anthropic", Port: 2}, "http://127.0.0.1:2"},
+		{Endpoint{Name: "openai-compatible:z", Backend: "openai-compatible", Port: 3}, "http://127.0.0.1:3"},
+		{Endpoint{Name: "grpc:b", Backend: "grpc", Port: 4}, "127.0.0.1:4"},
+		{Endpoint{Name: "reapi", Backend: "reapi", Port: 5}, "127.0.0.1:5"},
+	} {
+		if got := EgressAddress(tc.e); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
