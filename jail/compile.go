@@ -22,8 +22,13 @@ type Compiled struct {
 	Command []string
 	// Pins are the sources of the pinned mounts, in descriptor order: bwrap
 	// finds Pins[i] open at FDFirstPin+i (see the descriptor table in
-	// launch.go).
+	// preset.go).
 	Pins []Pin
+	// Relays, EnvFile and NewSessionKeyring go to the in-jail init with
+	// the command.
+	Relays            []PayloadRelay
+	EnvFile           string
+	NewSessionKeyring bool
 }
 
 // Pin is a mount source the launcher opens and hands to bwrap.
@@ -32,6 +37,15 @@ type Pin struct {
 	Path string
 	// Type is what it must be.
 	Type PinType
+}
+
+// Payload is what the in-jail init receives for c.
+func (c Compiled) Payload(foreground bool, ctty int) Payload {
+	p := NewPayload(c.Command, foreground, ctty)
+	p.Relays = append([]PayloadRelay(nil), c.Relays...)
+	p.EnvFile = c.EnvFile
+	p.NewSessionKeyring = c.NewSessionKeyring
+	return p
 }
 
 // Argv is the whole bwrap command line the Compiled value stands for.
@@ -72,6 +86,9 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 	if spec.AsPID1 {
 		o = append(o, "--as-pid-1")
 	}
+	if spec.DropCaps {
+		o = append(o, "--cap-drop", "ALL")
+	}
 	if spec.InfoFD != 0 {
 		o = append(o, "--info-fd", strconv.Itoa(spec.InfoFD))
 	}
@@ -105,7 +122,14 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 	if spec.Cwd != "" {
 		o = append(o, "--chdir", spec.Cwd)
 	}
-	return Compiled{Options: o, Command: append([]string(nil), spec.Command...), Pins: pins}, nil
+	c := Compiled{Options: o, Command: append([]string(nil), spec.Command...), Pins: pins,
+		EnvFile: spec.EnvFile, NewSessionKeyring: spec.NewSessionKeyring}
+	for _, e := range spec.Egress {
+		if e.Socket != "" {
+			c.Relays = append(c.Relays, PayloadRelay{Port: e.Port, Socket: e.Socket})
+		}
+	}
+	return c, nil
 }
 
 func compileMount(m Mount, host HostFacts) ([]string, error) {
@@ -156,13 +180,17 @@ func compileMount(m Mount, host HostFacts) ([]string, error) {
 		}
 		return append(a, "--remount-ro", m.Dst), nil
 	case Overlay:
-		if !versionAtLeast(host.BwrapVersion, [3]int{0, 9, 0}) {
-			return nil, fmt.Errorf("overlay mounts need bwrap 0.9.0 or newer, this host has %s", versionString(host.BwrapVersion))
+		// --overlay-src and --tmp-overlay arrived in bwrap 0.10.0.
+		if !versionAtLeast(host.BwrapVersion, OverlayBwrap) {
+			return nil, fmt.Errorf("overlay mounts need bwrap %s or newer, this host has %s; drop the overlay (a ro or rw bind instead) or install a newer bubblewrap", versionString(OverlayBwrap), versionString(host.BwrapVersion))
 		}
 		return []string{"--overlay-src", m.Src, "--tmp-overlay", m.Dst}, nil
 	}
 	return nil, fmt.Errorf("unknown mount kind %d", m.Kind)
 }
+
+// OverlayBwrap is the first bwrap version with overlay mounts.
+var OverlayBwrap = [3]int{0, 10, 0}
 
 func versionAtLeast(have, want [3]int) bool {
 	for i := range have {

@@ -184,10 +184,13 @@ func TestValidate(t *testing.T) {
 
 func TestOverlayNeedsNewBwrap(t *testing.T) {
 	s := Spec{Command: []string{"true"}, Mounts: []Mount{{Kind: Overlay, Src: "/usr", Dst: "/usr"}}}
-	if _, err := Compile(s, HostFacts{BwrapVersion: [3]int{0, 8, 0}}); err == nil || !strings.Contains(err.Error(), "0.9.0") {
+	if _, err := Compile(s, HostFacts{BwrapVersion: [3]int{0, 8, 0}}); err == nil || !strings.Contains(err.Error(), "0.10.0") {
 		t.Fatalf("overlay on bwrap 0.8: %v", err)
 	}
-	c, err := Compile(s, HostFacts{BwrapVersion: [3]int{0, 9, 0}})
+	if _, err := Compile(s, HostFacts{BwrapVersion: [3]int{0, 9, 1}}); err == nil {
+		t.Fatal("overlay accepted on bwrap 0.9.1, which has none")
+	}
+	c, err := Compile(s, HostFacts{BwrapVersion: [3]int{0, 10, 0}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,7 @@ var optionArity = map[string]int{
 	"--dev-bind": 2, "--dev-bind-try": 2, "--symlink": 2, "--file": 2,
 	"--setenv": 2, "--tmpfs": 1, "--proc": 1, "--dev": 1, "--dir": 1,
 	"--remount-ro": 1, "--perms": 1, "--size": 1, "--chdir": 1,
-	"--info-fd": 1, "--overlay-src": 1, "--tmp-overlay": 1, "--unsetenv": 1,
+	"--info-fd": 1, "--cap-drop": 1, "--overlay-src": 1, "--tmp-overlay": 1, "--unsetenv": 1,
 }
 
 // groupOptions splits bwrap options into one option with its arguments

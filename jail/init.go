@@ -26,6 +26,18 @@ type Payload struct {
 	// Ctty is the descriptor (0, 1 or 2) that is the terminal, with
 	// Foreground.
 	Ctty int `json:"ctty,omitempty"`
+	// Relays are the egress listeners to start before the agent.
+	Relays []PayloadRelay `json:"relays,omitempty"`
+	// EnvFile is read into the agent's environment (see [Spec.EnvFile]).
+	EnvFile string `json:"env_file,omitempty"`
+	// NewSessionKeyring: see [Spec.NewSessionKeyring].
+	NewSessionKeyring bool `json:"new_session_keyring,omitempty"`
+}
+
+// PayloadRelay is one loopback port and the socket it relays to.
+type PayloadRelay struct {
+	Port   int    `json:"port"`
+	Socket string `json:"socket"`
 }
 
 // NewPayload builds the payload for argv.
@@ -88,6 +100,11 @@ func RunInit() int {
 		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
 		return 125
 	}
+	env, err := prepareBox(p)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
+		return 125
+	}
 	argv := make([]string, len(p.Argv))
 	for i, a := range p.Argv {
 		argv[i] = string(a)
@@ -104,7 +121,7 @@ func RunInit() int {
 	cmd := &exec.Cmd{
 		Path:   path,
 		Args:   argv,
-		Env:    os.Environ(),
+		Env:    env,
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,

@@ -363,7 +363,7 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 	// On our pty the agent is the foreground job: keyboard signals and
 	// SIGWINCH go to it, and it may read. Without one the jail has no
 	// controlling terminal at all.
-	payload, err := json.Marshal(NewPayload(c.Command, st.usePTY, 0))
+	payload, err := json.Marshal(c.Payload(st.usePTY, 0))
 	if err != nil {
 		return fail(fmt.Errorf("encoding the jail payload: %w", err))
 	}

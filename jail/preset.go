@@ -185,62 +185,6 @@ func busMounts(b busproxy.Plan, maskFile string) []Mount {
 	return out
 }
 
-// StrictOptions are the inputs of the strict (allow-list) preset.
-type StrictOptions struct {
-	// Slot is the slot name, exported as AISAN_JAIL inside.
-	Slot string
-	// Command is the argv to run.
-	Command []string
-	// Repo is the real path of the repository, bound read-write at the
-	// same path so per-project state keyed on the path stays one.
-	Repo string
-	// Home is the user's home directory; it becomes an empty tmpfs.
-	Home string
-	// StateDir is the per-slot agent state directory, bound read-write.
-	StateDir string
-	// StateDst is where StateDir appears inside.
-	StateDst string
-	// Env is the complete environment of the box.
-	Env []string
-	// Binds are the user's extra mounts (from bind specs).
-	Binds []Mount
-	// Net keeps the host network namespace instead of an empty one.
-	Net bool
-}
-
-// Strict is the allow-list jail: named slices of the filesystem only, no
-// network route out, and an environment that starts empty.
-func Strict(o StrictOptions) Spec {
-	mounts := []Mount{
-		{Kind: ROBind, Src: "/usr", Dst: "/usr"},
-		{Kind: Symlink, Src: "usr/bin", Dst: "/bin"},
-		{Kind: Symlink, Src: "usr/sbin", Dst: "/sbin"},
-		{Kind: Symlink, Src: "usr/lib", Dst: "/lib"},
-		{Kind: Symlink, Src: "usr/lib64", Dst: "/lib64"},
-		{Kind: ROBind, Src: "/etc", Dst: "/etc"},
-		{Kind: Proc, Dst: "/proc"},
-		{Kind: Dev, Dst: "/dev"},
-		{Kind: Tmpfs, Dst: "/tmp", Size: 2 << 30},
-		{Kind: Tmpfs, Dst: o.Home, Size: 1 << 30, Mode: 0o700},
-		{Kind: Bind, Src: o.Repo, Dst: o.Repo},
-	}
-	if o.StateDir != "" {
-		mounts = append(mounts, Mount{Kind: Bind, Src: o.StateDir, Dst: o.StateDst})
-	}
-	mounts = append(mounts, o.Binds...)
-	return Spec{
-		Namespaces:    Namespaces{PID: true, Net: !o.Net, IPC: true, UTS: true},
-		Mounts:        mounts,
-		ClearEnv:      true,
-		Env:           mergeEnv(o.Env, []string{"AISAN_JAIL=" + o.Slot}),
-		Command:       slices.Clone(o.Command),
-		Cwd:           o.Repo,
-		DieWithParent: true,
-		AsPID1:        true,
-		InfoFD:        FDInfo,
-	}
-}
-
 // mergeEnv overlays KEY=VALUE lists, later lists winning, and returns the
 // result sorted by key so the compiled argv is deterministic.
 func mergeEnv(lists ...[]string) []string {

@@ -33,6 +33,8 @@ type Request struct {
 	Args []string
 	// Limits are resource caps for the jail's scope.
 	Limits Limits
+	// Strict, when set, asks for a strict (allow-list) box.
+	Strict *StrictRequest
 }
 
 // Command returns the argv a request runs.
@@ -137,6 +139,9 @@ type Session struct {
 	Spec     Spec
 	Compiled Compiled
 	Warnings []string
+	// Strict is what planning a strict box found; nil for a deny-list
+	// jail.
+	Strict *StrictPlan
 }
 
 // Plan resolves a request for the slot name given, without side effects.
@@ -145,6 +150,9 @@ func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*S
 }
 
 func planWith(req Request, h Host, slotName string, historyBinds []history.Bind, pidDirs []Mount) (*Session, error) {
+	if req.Strict != nil {
+		return planStrict(req, h, slotName)
+	}
 	command, err := req.Command()
 	if err != nil {
 		return nil, err
@@ -212,6 +220,10 @@ func Explain(w io.Writer, req Request) error {
 	s, err := Plan(req, h, name, previewHistory(h, name, req.Kind))
 	if err != nil {
 		return err
+	}
+	if s.Strict != nil {
+		ExplainStrict(w, s)
+		return nil
 	}
 	ExplainSpec(w, s.Spec, s.Compiled, s.Slot)
 	return nil
@@ -395,15 +407,19 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	if err := privateDir(filepath.Dir(slotRuntimeDir(h, sl.Name()))); err != nil {
 		return 0, err
 	}
-	binds, err := history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, historyDirs(h))
-	if err != nil {
-		return 0, err
+	var binds []history.Bind
+	var pidDirs []Mount
+	var err error
+	if req.Strict == nil {
+		// A strict box keeps its history in its own state directory.
+		if binds, err = history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, historyDirs(h)); err != nil {
+			return 0, err
+		}
+		if pidDirs, err = preparePIDDirs(h, sl.Name()); err != nil {
+			return 0, err
+		}
 	}
 	trace("history prepared")
-	pidDirs, err := preparePIDDirs(h, sl.Name())
-	if err != nil {
-		return 0, err
-	}
 	s, err := planWith(req, h, sl.Name(), binds, pidDirs)
 	if err != nil {
 		return 0, err
@@ -421,6 +437,13 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stdio.Err, "aisan: warning: %s\n", w)
+	}
+	if s.Strict != nil {
+		after, err := prepareStrict(ctx, s, stdio.Err)
+		if err != nil {
+			return 0, err
+		}
+		defer after()
 	}
 	if s.Spec.Bus.Mode == busproxy.Filtered {
 		proxy, err := busproxy.Start(ctx, s.Spec.Bus)

@@ -54,6 +54,55 @@ type Spec struct {
 	// Bus says what happened to the session bus, for explain and for the
 	// launcher that must start the filtering proxy before bwrap.
 	Bus busproxy.Plan
+
+	// Egress are the box's loopback endpoints (strict mode): the in-jail
+	// init listens on each port before the agent starts and relays every
+	// connection to the endpoint's socket. The socket's mount is in
+	// Mounts like any other.
+	Egress []Endpoint `json:",omitempty"`
+
+	// EnvFile, when set, is a file inside the jail (0600, in a directory
+	// only the host writes) of KEY=VALUE lines that the init adds to the
+	// agent's environment: values that must not appear in any argv or in
+	// bwrap's own environment, such as a per-box token.
+	EnvFile string `json:",omitempty"`
+
+	// NewSessionKeyring makes the init join a fresh session keyring
+	// before the agent starts, so keys the user's login session holds are
+	// out of reach.
+	NewSessionKeyring bool `json:",omitempty"`
+
+	// DropCaps drops every capability, also when bwrap runs as root
+	// (unprivileged, bwrap keeps none anyway).
+	DropCaps bool `json:",omitempty"`
+
+	// Forbidden are host paths (credentials) that no mount source may
+	// be, contain or lie inside. Validate refuses a Spec that breaks this.
+	Forbidden []string `json:",omitempty"`
+}
+
+// Endpoint is one egress endpoint of a strict box.
+//
+// In a box with its own network namespace, the init listens on Port on
+// the box's loopback and relays to Socket. With the host network (--net)
+// there is no relay: Port is 0 and Socket "", the host side listens on the
+// host's loopback itself and hands the address and a per-box token to the
+// agent through [Spec.EnvFile].
+type Endpoint struct {
+	// Name is the endpoint's name: a built-in backend's, or the user's
+	// for a raw relay.
+	Name string
+	// Backend is the built-in backend serving Socket, or "" for a raw
+	// relay of a host socket the user named.
+	Backend string `json:",omitempty"`
+	// Port is the loopback port inside the box.
+	Port int
+	// Socket is the Unix socket the relay dials, at the same path on the
+	// host (in the slot's 0700 run directory) and inside the jail.
+	Socket string
+	// Source is the user's host socket that a raw relay binds at Socket;
+	// "" when a built-in backend serves Socket itself.
+	Source string `json:",omitempty"`
 }
 
 // Namespaces selects namespaces for bwrap to unshare.
@@ -100,7 +149,7 @@ const (
 	// Holes are bound, read-write, at their own paths.
 	Seal
 	// Overlay mounts a writable overlay at Dst whose lower layer is Src;
-	// writes go to a tmpfs and vanish with the jail. Needs bwrap >= 0.9.
+	// writes go to a tmpfs and vanish with the jail. Needs bwrap >= 0.10.
 	Overlay
 )
 
@@ -158,6 +207,9 @@ type Mount struct {
 	// the user. bwrap then mounts exactly what was checked, so a path
 	// swapped for a link to a socket or a cgroup file is never followed.
 	Pin PinType
+	// Why says what the mount is for (explain prints it); the compiler
+	// ignores it.
+	Why string `json:",omitempty"`
 }
 
 // Limits are resource caps for a jail's systemd scope.

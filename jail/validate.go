@@ -20,12 +20,18 @@ var checks = []check{
 	{"mount-fields", checkMountFields},
 	{"env", checkEnv},
 	{"cwd", checkCwd},
+	{"no-credential-mounted", checkForbidden},
+	{"egress", checkEgress},
 }
 
 // Validate reports the first rule the Spec breaks.
 func Validate(s Spec) error {
 	for _, c := range checks {
 		if err := c.fn(s); err != nil {
+			var ce *CredentialError
+			if errors.As(err, &ce) {
+				return err // already says what was refused and why
+			}
 			return fmt.Errorf("invalid jail spec (%s): %w", c.name, err)
 		}
 	}

@@ -150,6 +150,9 @@ func runHelper(name string, args []string) int {
 			return 97
 		}
 	}
+	if code, ok := strictHelper(name, args); ok {
+		return code
+	}
 	fmt.Fprintln(os.Stderr, "unknown helper", name)
 	return 96
 }

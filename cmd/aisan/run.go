@@ -12,6 +12,20 @@ import (
 	"github.com/aisan-dev/aisan/systemd"
 )
 
+// strictHelp lists the strict-mode options every launcher takes.
+const strictHelp = `
+Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
+  --strict             only the repository, system directories, the agent
+                       and what bind specs name; no network route; no
+                       credential
+  --binds FILE         add a bind spec (TOML; repeatable)
+  --env NAME[=VALUE]   pass a variable into the box (repeatable)
+  --egress NAME=SOCKET relay loopback port AISAN_EGRESS_<NAME> in the box to
+                       a host Unix socket (repeatable)
+  --net                keep the host network (LAN, VPN, host services)
+  --skip-permissions   add the agent's own "no approval prompts" option
+`
+
 const runUsage = `
 Usage: aisan run [options] [--] COMMAND [ARG...]
 
@@ -29,11 +43,12 @@ Options:
   --cpu-quota PERCENT  cap CPU (e.g. 150%)
   --tasks-max N        cap the number of tasks
   -h, --help           show this help
-
+` + strictHelp + `
 The exit status is COMMAND's (128+N when it dies of signal N).
 
 Example:
   aisan run -- make test
+  aisan run --strict --binds ~/.config/aisan/go.toml -- go test ./...
 `
 
 const agentUsage = `
@@ -54,21 +69,25 @@ Options:
   --cpu-quota PERCENT  cap CPU (e.g. 150%%)
   --tasks-max N        cap the number of tasks
   -h, --help           show this help
-
+` + strictHelp + `
 Example:
   aisan %[1]s -- --continue
+  aisan %[1]s --strict --egress db=/run/user/1000/db.sock
 `
 
 const explainUsage = `
-Usage: aisan explain KIND [--] [ARG...]
+Usage: aisan explain KIND [--strict ...] [--] [ARG...]
 
 Prints what 'aisan KIND ARG...' would run, without running it: the slot,
 the namespaces, every mount in the order bwrap applies them, the
 environment changes, the session bus decision, and the exact bwrap argv.
-KIND is run, claude, codex or opencode.
+KIND is run, claude, codex or opencode; the launcher's options (--strict,
+--binds, --egress, ...) apply. A box that would be refused prints why and
+exits non-zero.
 
 Example:
   aisan explain claude --continue
+  aisan explain claude --strict
 `
 
 func runRun(ctx context.Context, args []string) error {
@@ -118,11 +137,13 @@ type launcherFlags struct {
 	memoryMax string
 	cpuQuota  string
 	tasksMax  string
+	strictFlags
 }
 
 func (f *launcherFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.explain, "explain", false, "")
 	f.registerLimits(fs)
+	f.registerStrict(fs)
 }
 
 // registerLimits adds the resource-limit options alone.
@@ -149,6 +170,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 		return err
 	}
 	req := jail.Request{Kind: kind, Args: rest, Limits: limits}
+	if req.Strict, err = lf.strictRequest(explain || lf.explain); err != nil {
+		return err
+	}
 	if explain || lf.explain {
 		return launchError(jail.Explain(os.Stdout, req))
 	}

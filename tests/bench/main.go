@@ -29,6 +29,9 @@ type variant struct {
 	env    []string
 	tty    bool
 	skip   string
+	// floor is the index of the variant this one's ratio is taken
+	// against (0: bare bwrap with the deny-list's options).
+	floor int
 }
 
 func main() {
@@ -70,6 +73,7 @@ func main() {
 	if !hasManager {
 		vs[5].skip = "no systemd user manager in this environment"
 	}
+	vs = append(vs, strictVariants(*aisan, bwrap, len(vs))...)
 	times := make([][]time.Duration, len(vs))
 	for i := 0; i < *runs+2; i++ {
 		for j, v := range vs {
@@ -88,7 +92,6 @@ func main() {
 	}
 	guardLatency(*aisan, *runs*2)
 
-	floor := median(times[0])
 	fmt.Printf("launch overhead, %d interleaved runs each (median):\n", *runs)
 	for j, v := range vs {
 		if v.skip != "" {
@@ -96,10 +99,11 @@ func main() {
 			continue
 		}
 		m := median(times[j])
+		floor := median(times[v.floor])
 		line := fmt.Sprintf("  %-50s %7.2f ms", v.name, ms(m))
-		if j > 0 && v.target == 0 {
+		if j > 0 && v.target == 0 && v.floor == 0 {
 			line += fmt.Sprintf("  ratio %.2f", float64(m)/float64(floor))
-		} else if j > 0 {
+		} else if j > 0 && v.target != 0 {
 			ratio := float64(m) / float64(floor)
 			verdict := "ok"
 			if ratio > v.target {

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/bindspec"
+)
+
+// envStrict makes strict mode the default (the shell functions set it).
+const envStrict = "AISAN_STRICT"
+
+// listFlag is a repeatable string option.
+type listFlag []string
+
+func (l *listFlag) String() string     { return fmt.Sprint(*l) }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// strictFlags are the strict-mode options of every launcher.
+type strictFlags struct {
+	strict          bool
+	net             bool
+	skipPermissions bool
+	binds           listFlag
+	env             listFlag
+	egress          listFlag
+}
+
+func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
+	if v, err := strconv.ParseBool(os.Getenv(envStrict)); err == nil {
+		f.strict = v
+	}
+	fs.BoolVar(&f.strict, "strict", f.strict, "")
+	fs.BoolVar(&f.net, "net", false, "")
+	fs.BoolVar(&f.skipPermissions, "skip-permissions", false, "")
+	fs.Var(&f.binds, "binds", "")
+	fs.Var(&f.env, "env", "")
+	fs.Var(&f.egress, "egress", "")
+}
+
+// strictRequest turns the strict options into the launch's request, or
+// nil for a deny-list jail. Bind specs are read here, so a broken one
+// stops the launch before anything starts.
+func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, error) {
+	if !f.strict {
+		for _, o := range []struct {
+			name string
+			set  bool
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}} {
+			if o.set {
+				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
+			}
+		}
+		return nil, nil
+	}
+	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: startEgress}
+	for _, e := range f.env {
+		if !bindspec.ValidEnv(e) {
+			return nil, withHint(usageErr("--env %q: not NAME or NAME=VALUE", e), "NAME is letters, digits and _, not starting with a digit")
+		}
+		r.Env = append(r.Env, e)
+	}
+	for _, e := range f.egress {
+		er, err := jail.ParseEgress(e)
+		if err != nil {
+			return nil, withHint(usageErr("%v", err), "aisan run --help lists the options")
+		}
+		if er.Backend != "" && !explainOnly && egressBackends[er.Backend] == nil {
+			return nil, withHint(fmt.Errorf("--egress %s: %w", er.Name, jail.ErrNoBackend), "relay a host socket instead: --egress NAME=SOCKET")
+		}
+		r.Egress = append(r.Egress, er)
+	}
+	if len(f.binds) > 0 {
+		home, _ := os.UserHomeDir()
+		spec, err := bindspec.Load(bindspec.Host{Home: home}, f.binds...)
+		if err != nil {
+			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
+		}
+		r.Binds, r.BindPath, r.BindEnv = spec.JailMounts(), spec.PathDirs(), spec.EnvEntries()
+	}
+	return r, nil
+}
+
+// egressStarter serves one built-in backend until stop is called: on
+// the endpoint's socket (in the slot's 0700 run directory), or, when
+// e.Socket is "" (--net), on the host's loopback with a per-box token. env
+// are KEY=VALUE lines for the agent (the address, the token, the client's
+// routing variables); they reach it through a 0600 file, never an argv.
+// This table is where the egress package plugs in: cmd/aisan is the only
+// place that sees both sides.
+type egressStarter func(ctx context.Context, e jail.Endpoint) (stop func(), env []string, err error)
+
+// egressBackends maps each built-in backend to its host service. A name
+// without a starter is recognised but refused as not built yet.
+var egressBackends = map[string]egressStarter{
+	"anthropic":         nil,
+	"codex":             nil,
+	"openai":            nil,
+	"openai-compatible": nil,
+	"reapi":             nil,
+	"grpc":              nil,
+}
+
+// startEgress starts the host service of every built-in endpoint, before
+// the box starts; on failure it stops what it started.
+func startEgress(ctx context.Context, eps []jail.Endpoint) (func(), []string, error) {
+	var stops []func()
+	var env []string
+	stopAll := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	for _, e := range eps {
+		start := egressBackends[e.Backend]
+		if start == nil {
+			stopAll()
+			return nil, nil, fmt.Errorf("--egress %s: %w", e.Name, jail.ErrNoBackend)
+		}
+		stop, more, err := start(ctx, e)
+		if err != nil {
+			stopAll()
+			return nil, nil, fmt.Errorf("starting the %s egress backend: %w", e.Name, err)
+		}
+		stops = append(stops, stop)
+		env = append(env, more...)
+	}
+	return stopAll, env, nil
+}

@@ -1,0 +1,87 @@
+package jail
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/relay"
+	"golang.org/x/sys/unix"
+)
+
+// maxEnvFile caps the init's environment file.
+const maxEnvFile = 1 << 20
+
+// prepareBox does, inside the jail and before the agent starts, what a
+// strict box asks of its init: a session keyring of its own, the egress
+// listeners (bound before it returns, so the agent never races them), and
+// the environment file. It returns the agent's environment.
+func prepareBox(p Payload) ([]string, error) {
+	env := os.Environ()
+	if p.NewSessionKeyring {
+		// A NULL name makes the kernel create an anonymous keyring; a
+		// name, even "", could join an existing one.
+		if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
+			return nil, fmt.Errorf("joining a session keyring of the jail's own: %w", errno)
+		}
+	}
+	for _, r := range p.Relays {
+		l, err := relay.Listen(r.Port, r.Socket)
+		if err != nil {
+			return nil, err
+		}
+		// Served for the init's whole life: it ends with the jail.
+		l.Serve()
+	}
+	if p.EnvFile != "" {
+		extra, err := readEnvFile(p.EnvFile)
+		if err != nil {
+			return nil, err
+		}
+		env = mergeEnv(env, extra)
+	}
+	return env, nil
+}
+
+// readEnvFile reads KEY=VALUE lines from a file the host wrote for this
+// jail. It must be a regular file that only its owner can read; it is
+// opened without following a symlink and read up to a cap.
+func readEnvFile(path string) ([]string, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the environment file %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading the environment file %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("the environment file %s must be a regular file of mode 0600 (it is %v)", path, fi.Mode())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxEnvFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the environment file %s: %w", path, err)
+	}
+	if len(data) > maxEnvFile {
+		return nil, fmt.Errorf("the environment file %s is larger than %d bytes", path, maxEnvFile)
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), maxEnvFile)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		if k, _, ok := strings.Cut(line, "="); !ok || k == "" {
+			return nil, fmt.Errorf("the environment file %s, line %d, is not KEY=VALUE", path, n)
+		}
+		out = append(out, line)
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,441 @@
+package jail
+
+// Strict mode's box, as pure data.
+//
+// Rules:
+//   - Nothing of the host is visible unless a mount below names it: /usr
+//     and /etc read-only, fresh /proc and /dev, empty capped tmpfs /tmp and
+//     $HOME, the repository read-write at its real path, the agent's own
+//     binaries read-only, a per-(repository, agent) state directory, and
+//     what the user's bind specs add.
+//   - No mount source is, contains or lies inside a credential path
+//     (Spec.Forbidden); Validate refuses the Spec otherwise, naming the
+//     mount's reason (a bind spec's file and line).
+//   - aisan's own state is never writable: where a writable mount covers
+//     it, it is bound read-only again on top, and only the box's own state
+//     directory is reopened.
+//   - The environment starts empty; every variable is listed here.
+//   - Git metadata comes pinned (jail/gitpin), after the repository's bind
+//     and before the user's binds.
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aisan-dev/aisan/jail/agent"
+)
+
+// Sizes of a strict box's scratch file systems.
+const (
+	StrictTmpSize  = 2 << 30
+	StrictHomeSize = 1 << 30
+)
+
+// RootEntry is one top-level system path: a symlink into /usr on a
+// merged-/usr host, a real directory otherwise.
+type RootEntry struct {
+	// Path is the absolute path (/bin, /lib64, …).
+	Path string
+	// Link is the symlink's target when Path is one ("usr/bin"); "" for
+	// a real directory, bound read-only.
+	Link string `json:",omitempty"`
+}
+
+// StrictOptions are the inputs of the strict presets: what the user
+// asked for and what planning found on the host. The presets read
+// nothing else.
+type StrictOptions struct {
+	// Kind is the agent; KindRun for any command.
+	Kind Kind
+	// Slot is the slot name, exported as AISAN_JAIL.
+	Slot string
+	// Command is the argv as the user gave it (the agent's name first).
+	Command []string
+	// Repo is the repository's real root path, bound read-write.
+	Repo string
+	// Cwd is the real working directory (Repo or below it).
+	Cwd string
+	// Home is the user's home directory; an empty tmpfs inside.
+	Home string
+	// User is the user's login name.
+	User string
+	// HostEnv is the host environment; only terminal and locale
+	// variables are taken from it.
+	HostEnv []string
+	// Root are the top-level system paths besides /usr and /etc.
+	Root []RootEntry
+	// ToolDirs are host directories holding the agent's binary, its
+	// interpreter and what they resolve to, bound read-only.
+	ToolDirs []string
+	// PathDirs are prepended to PATH (the agent's command directories).
+	PathDirs []string
+	// GitConfig is a generated gitconfig (identity only) shown at
+	// ~/.gitconfig; "" for none.
+	GitConfig string
+	// GitPins are the repository's git pins (from jail/gitpin).
+	GitPins []Mount
+	// Binds are the bind specs' mounts; BindPath their path entries.
+	Binds    []Mount
+	BindPath []string
+	// ExtraEnv are NAME=VALUE entries from --env and bind specs.
+	ExtraEnv []string
+	// AisanState are aisan's own state directories ($AISAN_HOME,
+	// $XDG_RUNTIME_DIR/aisan).
+	AisanState []string
+	// StateDir is the per-(repository, agent) state directory; "" for
+	// none (KindRun).
+	StateDir string
+	// ConfigDir is the agent's host configuration directory, where
+	// Instructions are found.
+	ConfigDir string
+	// Instructions are the agent's instruction files (relative to
+	// ConfigDir) that exist on the host.
+	Instructions []string
+	// HomeInstructions are the agent's instruction files under $HOME
+	// (relative to it) that exist on the host.
+	HomeInstructions []string
+	// Preferences are the user's safe agent settings, KEY=VALUE (TOML
+	// values for Codex), passed on read-only.
+	Preferences []string
+	// Egress are the loopback endpoints.
+	Egress []Endpoint
+	// Net keeps the host network.
+	Net bool
+	// NetBinds are what name resolution needs under /run with Net.
+	NetBinds []string
+	// SkipPermissions adds the agent's own no-prompt options.
+	SkipPermissions bool
+	// Forbidden are the host's credential paths.
+	Forbidden []string
+	// EnvFile is the init's environment file, "" for none.
+	EnvFile string
+}
+
+// passEnv are host variables a strict box keeps: the terminal, the
+// locale and the time zone. Nothing else crosses.
+var passEnv = regexp.MustCompile(`^(TERM|COLORTERM|LANG|LANGUAGE|LC_[A-Z_]+|TZ)$`)
+
+// strictDefaults are variables every strict box sets.
+var strictDefaults = []string{
+	// git must never prompt (no terminal for a password) or page.
+	"GIT_TERMINAL_PROMPT=0",
+	"GIT_PAGER=cat",
+	"PAGER=cat",
+	"TMPDIR=/tmp",
+	"SHELL=/bin/sh",
+}
+
+// Strict is the allow-list box for o.Kind.
+func Strict(o StrictOptions) Spec {
+	why := func(m Mount, w string) Mount { m.Why = w; return m }
+	mounts := []Mount{why(Mount{Kind: ROBind, Src: "/usr", Dst: "/usr"}, "system: programs and libraries")}
+	for _, r := range o.Root {
+		if r.Link != "" {
+			mounts = append(mounts, why(Mount{Kind: Symlink, Src: r.Link, Dst: r.Path}, "system: merged /usr"))
+		} else {
+			mounts = append(mounts, why(Mount{Kind: ROBind, Src: r.Path, Dst: r.Path}, "system"))
+		}
+	}
+	mounts = append(mounts,
+		why(Mount{Kind: ROBind, Src: "/etc", Dst: "/etc"}, "system: configuration"),
+		why(Mount{Kind: Proc, Dst: "/proc"}, "system: the box's own processes only"),
+		why(Mount{Kind: Dev, Dst: "/dev"}, "system: null, zero, random, tty, pts"),
+		why(Mount{Kind: Tmpfs, Dst: "/tmp", Size: StrictTmpSize}, "scratch: empty, gone at exit"),
+		why(Mount{Kind: Tmpfs, Dst: o.Home, Size: StrictHomeSize, Mode: 0o700}, "scratch: an empty home, gone at exit"),
+	)
+	for _, d := range o.ToolDirs {
+		mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "agent: its binary and what it resolves to"))
+	}
+	if o.GitConfig != "" {
+		mounts = append(mounts, why(Mount{Kind: ROBind, Src: o.GitConfig, Dst: filepath.Join(o.Home, ".gitconfig")}, "git: identity only, generated"))
+	}
+	if o.Net {
+		for _, d := range o.NetBinds {
+			mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "--net: name resolution"))
+		}
+	}
+	mounts = append(mounts, why(Mount{Kind: Bind, Src: o.Repo, Dst: o.Repo}, "repo: read-write at its real path"))
+	mounts = append(mounts, o.GitPins...)
+	mounts = append(mounts, o.Binds...)
+	for _, d := range o.AisanState {
+		if writableUnder(mounts, d) {
+			mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "aisan state: never writable in a box"))
+		}
+	}
+	a, isAgent := agent.ByKind(string(o.Kind))
+	if isAgent && o.StateDir != "" {
+		mounts = append(mounts, why(Mount{Kind: Bind, Src: o.StateDir, Dst: o.StateDir}, "state: this repository's "+a.Kind+" state"))
+		for _, rel := range o.Instructions {
+			src := filepath.Join(o.ConfigDir, rel)
+			mounts = append(mounts, why(Mount{Kind: ROBind, Src: src, Dst: filepath.Join(o.StateDir, a.StateSub, rel)}, "agent: the user's global instructions, read-only"))
+		}
+	}
+	if isAgent {
+		for _, rel := range o.HomeInstructions {
+			p := filepath.Join(o.Home, rel)
+			mounts = append(mounts, why(Mount{Kind: ROBind, Src: p, Dst: p}, "agent: the user's global instructions, read-only"))
+		}
+	}
+	for _, e := range o.Egress {
+		if e.Socket == "" {
+			continue // --net: the host listens on its own loopback
+		}
+		src := e.Source
+		if src == "" {
+			src = e.Socket
+		}
+		mounts = append(mounts, why(Mount{Kind: ROBind, Src: src, Dst: e.Socket}, "egress "+e.Name+": the relay's host socket"))
+	}
+	if o.EnvFile != "" {
+		mounts = append(mounts, why(Mount{Kind: ROBind, Src: o.EnvFile, Dst: o.EnvFile}, "egress: addresses and per-box token, read by the init (0600)"))
+	}
+
+	path := slices.Concat(o.PathDirs, o.BindPath, []string{"/usr/local/bin", "/usr/bin", "/bin"})
+	env := []string{
+		"HOME=" + o.Home,
+		"PATH=" + strings.Join(dedup(path), ":"),
+	}
+	if o.User != "" {
+		env = append(env, "USER="+o.User, "LOGNAME="+o.User)
+	}
+	for _, kv := range o.HostEnv {
+		if k, _, _ := strings.Cut(kv, "="); passEnv.MatchString(k) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, strictDefaults...)
+	command := slices.Clone(o.Command)
+	if isAgent {
+		if o.StateDir != "" {
+			env = append(env, a.StateEnv+"="+o.StateDir)
+		}
+		env = append(env, a.StrictEnv...)
+		var pre []string
+		if a.Kind == agent.Codex.Kind {
+			pre = append(pre, agent.CodexStrictArgs...)
+			for _, p := range o.Preferences {
+				pre = append(pre, "-c", p)
+			}
+		}
+		if o.SkipPermissions {
+			pre = append(pre, a.SkipPermissions...)
+		}
+		if len(command) > 0 {
+			command = slices.Concat(command[:1], pre, command[1:])
+		}
+	}
+	for _, e := range o.Egress {
+		if e.Port != 0 {
+			env = append(env, EgressEnvName(e.Name)+"="+EgressAddress(e))
+		}
+	}
+	return Spec{
+		Namespaces:        Namespaces{PID: true, Net: !o.Net, IPC: true, UTS: true},
+		Mounts:            mounts,
+		ClearEnv:          true,
+		Env:               mergeEnv(env, o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot}),
+		Command:           command,
+		Cwd:               o.Cwd,
+		DieWithParent:     true,
+		AsPID1:            true,
+		InfoFD:            FDInfo,
+		Egress:            slices.Clone(o.Egress),
+		EnvFile:           o.EnvFile,
+		NewSessionKeyring: true,
+		DropCaps:          true,
+		Forbidden:         slices.Clone(o.Forbidden),
+	}
+}
+
+func dedup(s []string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" && !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// writableUnder reports whether a writable mount so far covers p.
+func writableUnder(mounts []Mount, p string) bool {
+	w := false
+	for _, m := range mounts {
+		if !within(p, m.Dst) {
+			continue
+		}
+		switch m.Kind {
+		case Bind, Overlay, Tmpfs:
+			w = m.Kind != Tmpfs // a tmpfs hides the host's files
+		case ROBind:
+			w = false
+		}
+	}
+	return w
+}
+
+// Egress names: a raw relay's name, and the built-in backends' names
+// (answered by the host side of strict mode).
+var (
+	rawEgressName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	// BuiltinEgress are the built-in backends; a name with a ":" or "="
+	// suffix takes a parameter (openai-compatible:<provider>,
+	// reapi=FILE, grpc:<name>=FILE).
+	BuiltinEgress = []string{"anthropic", "codex", "openai", "openai-compatible", "reapi", "grpc"}
+)
+
+// EgressRequest is one --egress option, parsed.
+type EgressRequest struct {
+	// Name is the endpoint's name (its AISAN_EGRESS_ variable's stem).
+	Name string
+	// Backend is the built-in backend ("" for a raw relay).
+	Backend string
+	// Param is a built-in backend's parameter (provider, file).
+	Param string
+	// Socket is a raw relay's host socket.
+	Socket string
+}
+
+// ParseEgress reads NAME=SOCKET (a raw relay) or a built-in backend.
+func ParseEgress(s string) (EgressRequest, error) {
+	head, rest, hasEq := strings.Cut(s, "=")
+	base, param, hasColon := strings.Cut(head, ":")
+	if slices.Contains(BuiltinEgress, base) {
+		r := EgressRequest{Name: head, Backend: base}
+		switch {
+		case base == "openai-compatible" && hasColon && param != "" && !hasEq:
+			r.Param = param
+		case base == "reapi" && !hasColon && hasEq && rest != "":
+			r.Param = rest
+		case base == "grpc" && hasColon && param != "" && hasEq && rest != "":
+			r.Name, r.Param = head, rest
+		case !hasColon && !hasEq && (base == "anthropic" || base == "codex" || base == "openai"):
+		default:
+			return EgressRequest{}, fmt.Errorf("--egress %q: the built-in backends are anthropic, codex, openai, openai-compatible:<provider>, reapi=FILE and grpc:<name>=FILE", s)
+		}
+		return r, nil
+	}
+	if !hasEq || rest == "" {
+		return EgressRequest{}, fmt.Errorf("--egress %q: give NAME=SOCKET for a raw relay, or a built-in backend (%s)", s, strings.Join(BuiltinEgress, ", "))
+	}
+	if !rawEgressName.MatchString(head) {
+		return EgressRequest{}, fmt.Errorf("--egress %q: a raw relay's name must match [a-z0-9][a-z0-9-]*", s)
+	}
+	if !filepath.IsAbs(rest) {
+		return EgressRequest{}, fmt.Errorf("--egress %q: the socket must be an absolute path", s)
+	}
+	return EgressRequest{Name: head, Socket: filepath.Clean(rest)}, nil
+}
+
+// httpBackends are the built-in backends clients reach over HTTP; the
+// others (and raw relays) are plain TCP or gRPC.
+var httpBackends = []string{"anthropic", "codex", "openai", "openai-compatible"}
+
+// EgressAddress is what AISAN_EGRESS_<NAME> holds inside the box:
+// http://127.0.0.1:PORT (no path) for an HTTP backend, 127.0.0.1:PORT for
+// a raw relay or a gRPC backend.
+func EgressAddress(e Endpoint) string {
+	a := "127.0.0.1:" + strconv.Itoa(e.Port)
+	if slices.Contains(httpBackends, e.Backend) {
+		return "http://" + a
+	}
+	return a
+}
+
+// EgressEnvName is the variable that carries an endpoint's address
+// inside the box: AISAN_EGRESS_ and the name upper-cased, "-" and ":" as
+// "_".
+func EgressEnvName(name string) string {
+	return "AISAN_EGRESS_" + strings.NewReplacer("-", "_", ":", "_").Replace(strings.ToUpper(name))
+}
+
+// checkForbidden refuses a mount whose source is, contains or lies inside
+// a credential path.
+func checkForbidden(s Spec) error {
+	for i, m := range s.Mounts {
+		switch m.Kind {
+		case Bind, ROBind, DevBind, Overlay:
+		default:
+			continue
+		}
+		for _, f := range s.Forbidden {
+			if within(f, m.Src) || within(m.Src, f) {
+				why := m.Why
+				if why == "" {
+					why = "a mount"
+				}
+				return &CredentialError{Index: i, Mount: m, Credential: f, msg: fmt.Sprintf("%s: its source %s would expose the credential %s (mount %d, %s %s)", why, m.Src, f, i, m.Kind, m.Dst)}
+			}
+		}
+	}
+	return nil
+}
+
+// CredentialError is a mount refused because its source holds a
+// credential.
+type CredentialError struct {
+	Index      int
+	Mount      Mount
+	Credential string
+	msg        string
+}
+
+func (e *CredentialError) Error() string { return e.msg }
+
+// Hints says what to do instead.
+func (e *CredentialError) Hints() []string {
+	return []string{
+		"bind the directories the agent needs one by one, none of which holds " + e.Credential,
+		"model calls get their credential from the host through --egress; a strict box never holds one",
+	}
+}
+
+// checkEgress: endpoint names, ports and sockets are sane, each socket is
+// mounted read-only, and a raw relay (which cannot require a token) is
+// not offered on the host network.
+func checkEgress(s Spec) error {
+	ports := map[int]string{}
+	vars := map[string]string{}
+	for _, e := range s.Egress {
+		if e.Name == "" {
+			return errors.New("an egress endpoint has no name")
+		}
+		v := EgressEnvName(e.Name)
+		if other, dup := vars[v]; dup {
+			return fmt.Errorf("egress %q and %q both map to %s; rename one", other, e.Name, v)
+		}
+		vars[v] = e.Name
+		if !s.Namespaces.Net {
+			// The host network: no relay, the host side listens itself.
+			if e.Backend == "" {
+				return fmt.Errorf("egress %q is a raw relay, which cannot require a token, and --net puts it on the host's loopback for every local process; drop --net or the relay", e.Name)
+			}
+			if e.Port != 0 || e.Socket != "" || s.EnvFile == "" {
+				return fmt.Errorf("egress %q: with the host network an endpoint has no in-box port or socket, and its address comes through the environment file", e.Name)
+			}
+			continue
+		}
+		if e.Port <= 0 || e.Port > 65535 || !filepath.IsAbs(e.Socket) {
+			return fmt.Errorf("egress %q: needs a port in 1-65535 and an absolute socket path", e.Name)
+		}
+		if other, dup := ports[e.Port]; dup {
+			return fmt.Errorf("egress %q and %q share port %d", other, e.Name, e.Port)
+		}
+		ports[e.Port] = e.Name
+		mounted := false
+		for _, m := range s.Mounts {
+			if m.Dst == e.Socket {
+				mounted = m.Kind == ROBind
+			}
+		}
+		if !mounted {
+			return fmt.Errorf("egress %q: its socket %s is not bound read-only into the jail", e.Name, e.Socket)
+		}
+	}
+	return nil
+}

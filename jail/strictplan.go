@@ -1,0 +1,562 @@
+package jail
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/gitpin"
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// StrictRequest is what the user asked of a strict box, beyond the agent
+// and its arguments.
+type StrictRequest struct {
+	// Binds, BindPath and BindEnv come from the bind spec files
+	// BindFiles (loaded by the caller with jail/bindspec).
+	Binds     []Mount
+	BindPath  []string
+	BindEnv   []string
+	BindFiles []string
+	// Net keeps the host network.
+	Net bool
+	// Env are --env entries: NAME=VALUE, or NAME for the host's value.
+	Env []string
+	// SkipPermissions adds the agent's no-prompt option.
+	SkipPermissions bool
+	// Egress are the --egress endpoints asked for.
+	Egress []EgressRequest
+	// StartEgress starts the host services of the built-in backends,
+	// before the box starts: on each endpoint's Socket, or with the host
+	// network (Socket "") on the host's loopback. It returns the function
+	// that stops them and KEY=VALUE lines for the agent's environment
+	// (addresses picked at start, per-box tokens), which reach the init
+	// through the 0600 environment file, never an argv. Nil refuses every
+	// built-in backend.
+	StartEgress func(ctx context.Context, endpoints []Endpoint) (stop func(), env []string, err error)
+}
+
+// StrictPlan is what planning a strict box found, kept for explain and
+// for the launch's host-side steps.
+type StrictPlan struct {
+	Options StrictOptions
+	Git     gitpin.Plan
+	// GitConfig is the generated gitconfig's content.
+	GitConfig []byte
+	// Secret are variables whose values explain must not print.
+	Secret []string
+	// BwrapVersion is the host's bwrap.
+	BwrapVersion [3]int
+}
+
+// bwrapVersion asks bwrap for its version.
+func bwrapVersion(bwrap string) ([3]int, error) {
+	out, err := exec.Command(bwrap, "--version").Output()
+	if err != nil {
+		return [3]int{}, fmt.Errorf("asking %s for its version: %w", bwrap, err)
+	}
+	return parseBwrapVersion(string(out))
+}
+
+var versionRE = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+
+func parseBwrapVersion(s string) ([3]int, error) {
+	m := versionRE.FindStringSubmatch(s)
+	if m == nil {
+		return [3]int{}, fmt.Errorf("no version in bwrap's answer %q", strings.TrimSpace(s))
+	}
+	var v [3]int
+	for i := range 3 {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	return v, nil
+}
+
+// systemPrefixes are already visible in every strict box.
+var systemPrefixes = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+func isSystem(p string) bool {
+	for _, s := range systemPrefixes {
+		if within(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolDirs finds what running name needs beyond the system directories:
+// the directory it is found in (put on PATH), the package it resolves
+// into (a node_modules tree, a native installer's version dir), and its
+// script interpreter, found the same way.
+func toolDirs(name string, env []string, depth int) (ro, path []string, err error) {
+	var p string
+	if strings.Contains(name, "/") {
+		p = name
+	} else {
+		p, err = lookPathIn(name, env)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	p = filepath.Clean(p)
+	if !isSystem(p) {
+		ro = append(ro, filepath.Dir(p))
+		path = append(path, filepath.Dir(p))
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolving %s: %w", p, err)
+	}
+	if !isSystem(real) {
+		dir := filepath.Dir(real)
+		if i := strings.LastIndex(real, "/node_modules/"); i >= 0 {
+			dir = real[:i+len("/node_modules")]
+		}
+		ro = append(ro, dir)
+	}
+	if depth < 2 {
+		if interp := shebang(real); interp != "" {
+			iro, ipath, err := toolDirs(interp, env, depth+1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s runs with %s: %w", p, interp, err)
+			}
+			ro, path = append(ro, iro...), append(path, ipath...)
+		}
+	}
+	return coverDedup(ro), dedup(path), nil
+}
+
+// coverDedup drops directories another in the list already covers.
+func coverDedup(dirs []string) []string {
+	var out []string
+	for _, d := range dedup(dirs) {
+		covered := false
+		for _, o := range dirs {
+			if o != d && within(d, o) {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func lookPathIn(name string, env []string) (string, error) {
+	path, _ := lookupFunc(env)("PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q not found in PATH", name)
+}
+
+// shebang returns the interpreter a script names ("node" for
+// "#!/usr/bin/env node"), or "".
+func shebang(p string) string {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	rest, ok := bytes.CutPrefix(line, []byte("#!"))
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(string(rest))
+	if len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) == "env" {
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") {
+				return f
+			}
+		}
+		return ""
+	}
+	return fields[0]
+}
+
+// rootEntries are the top-level system paths as they are on this host.
+func rootEntries() []RootEntry {
+	var out []RootEntry
+	for _, p := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if t, err := os.Readlink(p); err == nil {
+				out = append(out, RootEntry{Path: p, Link: t})
+			}
+			continue
+		}
+		if fi.IsDir() {
+			out = append(out, RootEntry{Path: p})
+		}
+	}
+	return out
+}
+
+// gitIdentityKeys are the global git settings a box gets: who the user
+// is and settings that run nothing and hold no secret.
+var gitIdentityKeys = []string{"user.name", "user.email", "init.defaultbranch", "core.autocrlf", "core.eol", "pull.rebase", "merge.conflictstyle", "diff.algorithm"}
+
+// gitIdentity builds the box's gitconfig from the user's global one, or
+// returns nil when it sets none of gitIdentityKeys.
+func gitIdentity(home, xdgConfig string) []byte {
+	files := []string{filepath.Join(home, ".config", "git", "config")}
+	if xdgConfig != "" {
+		files[0] = filepath.Join(xdgConfig, "git", "config")
+	}
+	files = append(files, filepath.Join(home, ".gitconfig"))
+	settings := gitpin.ReadConfig(files...)
+	var b bytes.Buffer
+	for _, k := range gitIdentityKeys {
+		v, ok := gitpin.Lookup(settings, k)
+		if !ok || strings.ContainsAny(v, "\n\"\\") {
+			continue
+		}
+		sec, name, _ := strings.Cut(k, ".")
+		fmt.Fprintf(&b, "[%s]\n\t%s = \"%s\"\n", sec, name, v)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return append([]byte("# Generated by aisan for a strict box: identity and harmless settings only.\n"), b.Bytes()...)
+}
+
+// codexPreferences are the user's safe Codex settings (plain strings of
+// the keys named) as -c overrides. A file that does not parse gives none.
+func codexPreferences(path string, keys []string) []string {
+	data, err := readStateFile(path)
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if toml.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range keys {
+		v, ok := m[k].(string)
+		if !ok || strings.ContainsAny(v, "\"\\\n\r\t") {
+			continue
+		}
+		out = append(out, k+"=\""+v+"\"")
+	}
+	return out
+}
+
+// existingCredentials are the credential paths that exist here, and the
+// real paths they resolve to.
+func existingCredentials(home string, env []string) []string {
+	look := lookupFunc(env)
+	var out []string
+	for _, c := range agent.Credentials(home, func(k string) string { v, _ := look(k); return v }) {
+		if _, err := os.Lstat(c); err != nil {
+			continue
+		}
+		out = append(out, c)
+		if r, err := filepath.EvalSymlinks(c); err == nil && r != c {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// planStrict resolves a strict request on host h for the slot name given.
+// It reads the host (and asks bwrap for its version when an overlay
+// depends on it) but creates nothing.
+func planStrict(req Request, h Host, slotName string) (*Session, error) {
+	sr := req.Strict
+	command, err := req.Command()
+	if err != nil {
+		return nil, err
+	}
+	slotDir := slotRuntimeDir(h, slotName)
+	repo := gitpin.Find(h.Cwd)
+	if repo == "" {
+		repo = h.Cwd
+	}
+	if r, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = r
+	}
+	look := lookupFunc(h.Env)
+	getenv := func(k string) string { v, _ := look(k); return v }
+	xdgConfig := getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(xdgConfig) {
+		xdgConfig = ""
+	}
+	git, err := gitpin.Make(repo, h.Home, xdgConfig)
+	if err != nil {
+		return nil, fmt.Errorf("strict mode cannot protect this repository's git metadata: %w", err)
+	}
+	var pins []Mount
+	for _, p := range git.Pins {
+		switch p.Kind {
+		case gitpin.RW:
+			pins = append(pins, Mount{Kind: Bind, Src: p.Path, Dst: p.Path, Why: p.Why})
+		case gitpin.RO:
+			pins = append(pins, Mount{Kind: ROBind, Src: p.Path, Dst: p.Path, Why: p.Why})
+		case gitpin.Seal:
+			pins = append(pins, Mount{Kind: Seal, Dst: p.Path, Holes: slices.Clone(p.Holes), Why: p.Why})
+		}
+	}
+	ro, pathDirs, err := toolDirs(command[0], h.Env, 0)
+	if err != nil {
+		return nil, &NotFoundError{Name: command[0], Kind: req.Kind}
+	}
+	o := StrictOptions{
+		Kind: req.Kind, Slot: slotName, Command: command,
+		Repo: repo, Cwd: h.Cwd, Home: h.Home, User: currentUser(getenv),
+		HostEnv: h.Env, Root: rootEntries(), ToolDirs: ro, PathDirs: pathDirs,
+		GitPins: pins, BindPath: slices.Clone(sr.BindPath), Net: sr.Net,
+		SkipPermissions: sr.SkipPermissions, Forbidden: existingCredentials(h.Home, h.Env),
+		AisanState: []string{h.AisanHome},
+	}
+	if h.RuntimeDir != "" {
+		o.AisanState = append(o.AisanState, filepath.Join(h.RuntimeDir, "aisan"))
+	}
+	// Sources are checked against the credentials as bwrap will bind them:
+	// through every symlink.
+	for _, m := range sr.Binds {
+		if m.Src != "" {
+			if r, err := filepath.EvalSymlinks(m.Src); err == nil {
+				m.Src = r
+			}
+		}
+		o.Binds = append(o.Binds, m)
+	}
+	gitconfig := gitIdentity(h.Home, xdgConfig)
+	if gitconfig != nil {
+		o.GitConfig = filepath.Join(slotDir, "gitconfig")
+	}
+	var secret []string
+	for _, e := range slices.Concat(sr.BindEnv, sr.Env) {
+		name, value, hasValue := strings.Cut(e, "=")
+		if !hasValue {
+			v, ok := look(name)
+			if !ok {
+				continue
+			}
+			value = v
+			secret = append(secret, name)
+		}
+		o.ExtraEnv = append(o.ExtraEnv, name+"="+value)
+	}
+	if a, ok := agent.ByKind(string(req.Kind)); ok {
+		base, err := slot.BaseName(repo, string(req.Kind))
+		if err != nil {
+			return nil, err
+		}
+		o.StateDir = filepath.Join(h.AisanHome, "state", base)
+		o.ConfigDir = a.Dir(h.Home, getenv)
+		for _, rel := range a.Instructions {
+			if _, err := os.Stat(filepath.Join(o.ConfigDir, rel)); err == nil {
+				o.Instructions = append(o.Instructions, rel)
+			}
+		}
+		for _, rel := range a.HomeInstructions {
+			if _, err := os.Stat(filepath.Join(h.Home, rel)); err == nil {
+				o.HomeInstructions = append(o.HomeInstructions, rel)
+			}
+		}
+		if a.Kind == agent.Codex.Kind {
+			o.Preferences = codexPreferences(filepath.Join(o.ConfigDir, "config.toml"), a.Preferences)
+		}
+	}
+	if sr.Net {
+		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && within(r, "/run") {
+			o.NetBinds = append(o.NetBinds, filepath.Dir(r))
+		}
+	}
+	eps, err := planEgress(sr.Egress, slotDir, sr.Net)
+	if err != nil {
+		return nil, err
+	}
+	o.Egress = eps
+	for _, e := range eps {
+		if e.Backend != "" {
+			// Built-in backends may hand the agent a token or an address
+			// picked at start.
+			o.EnvFile = filepath.Join(slotDir, "box.env")
+		}
+	}
+	spec := Strict(o)
+	// Only overlays depend on bwrap's version; asking costs a process.
+	var version [3]int
+	for _, m := range spec.Mounts {
+		if m.Kind == Overlay {
+			if version, err = bwrapVersion(h.Bwrap); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	compiled, err := Compile(spec, HostFacts{BwrapVersion: version})
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	if sr.Net {
+		warnings = append(warnings, "--net: this box shares the host's network: the internet, the LAN and VPNs, services on the host's loopback, and abstract-namespace sockets (X11's among them) are all reachable; credential files stay unmounted")
+	}
+	for _, kv := range spec.Env {
+		if k, v, _ := strings.Cut(kv, "="); IsSecret(k, v) {
+			secret = append(secret, k)
+		}
+	}
+	return &Session{
+		Request: req, Host: h, Slot: slotName, SlotDir: slotDir,
+		Spec: spec, Compiled: compiled, Warnings: warnings,
+		Strict: &StrictPlan{Options: o, Git: git, GitConfig: gitconfig, Secret: secret, BwrapVersion: version},
+	}, nil
+}
+
+func currentUser(getenv func(string) string) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return getenv("USER")
+}
+
+// planEgress gives each endpoint a socket in the slot's run directory and
+// a loopback port, picked anew for every launch: the box's network
+// namespace is its own, so any port is free there, and nothing outside
+// can count on one.
+//
+// With the host network (net) a built-in endpoint gets neither: its host
+// side listens on the host's loopback. A raw relay is planned as in a box
+// of its own, and Validate refuses it.
+func planEgress(reqs []EgressRequest, slotDir string, net bool) ([]Endpoint, error) {
+	var out []Endpoint
+	used := map[int]bool{}
+	names := map[string]bool{}
+	for _, r := range reqs {
+		if names[r.Name] {
+			return nil, fmt.Errorf("--egress %s is given twice", r.Name)
+		}
+		names[r.Name] = true
+		if net && r.Backend != "" {
+			out = append(out, Endpoint{Name: r.Name, Backend: r.Backend})
+			continue
+		}
+		port := 0
+		for port == 0 || used[port] {
+			port = 20000 + rand.IntN(40000)
+		}
+		used[port] = true
+		e := Endpoint{Name: r.Name, Backend: r.Backend, Port: port,
+			Socket: filepath.Join(slotDir, "egress", strings.ReplaceAll(r.Name, ":", "-")+".sock")}
+		if r.Backend == "" {
+			fi, err := os.Stat(r.Socket)
+			if err != nil {
+				return nil, fmt.Errorf("--egress %s: %w", r.Name, err)
+			}
+			if fi.Mode().Type() != fs.ModeSocket {
+				return nil, fmt.Errorf("--egress %s: %s is not a Unix socket", r.Name, r.Socket)
+			}
+			e.Source = r.Socket
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// ErrNoBackend is a built-in egress backend that has no host side yet.
+var ErrNoBackend = errors.New("this egress backend is not built yet")
+
+// prepareStrict does the host-side steps of a strict launch, once the
+// slot's run directory exists: the state directory and its seed, the
+// generated gitconfig, the egress services. It returns what to do after
+// the box ends.
+func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), error) {
+	sp := s.Strict
+	o := sp.Options
+	if o.StateDir != "" {
+		if err := makeStateDir(s.Host.AisanHome, o.StateDir); err != nil {
+			return nil, err
+		}
+		if err := seedState(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.GitConfig != "" {
+		if err := writeFileNoFollow(filepath.Dir(o.GitConfig), filepath.Base(o.GitConfig), sp.GitConfig, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	stop := func() {}
+	var boxEnv []string
+	if len(s.Spec.Egress) > 0 {
+		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
+			return nil, fmt.Errorf("creating the egress socket directory: %w", err)
+		}
+		var builtin []Endpoint
+		for _, e := range s.Spec.Egress {
+			if e.Backend != "" {
+				builtin = append(builtin, e)
+			}
+		}
+		if len(builtin) > 0 {
+			if s.Request.Strict.StartEgress == nil {
+				return nil, fmt.Errorf("--egress %s: %w", builtin[0].Name, ErrNoBackend)
+			}
+			st, env, err := s.Request.Strict.StartEgress(ctx, builtin)
+			if err != nil {
+				return nil, err
+			}
+			stop, boxEnv = st, env
+		}
+	}
+	if s.Spec.EnvFile != "" {
+		var b strings.Builder
+		for _, kv := range boxEnv {
+			if strings.ContainsAny(kv, "\n\x00") {
+				stop()
+				return nil, fmt.Errorf("an egress backend gave an environment entry with a newline")
+			}
+			b.WriteString(kv + "\n")
+		}
+		if err := writeFileNoFollow(filepath.Dir(s.Spec.EnvFile), filepath.Base(s.Spec.EnvFile), []byte(b.String()), 0o600); err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	return func() {
+		stop()
+		for _, m := range gitpin.Sweep(sp.Git) {
+			fmt.Fprintf(warn, "aisan: warning: %s\n", m)
+		}
+	}, nil
+}
