@@ -38,8 +38,8 @@ type claudeApproval struct {
 
 type claudeProject struct {
 	claudeApproval
-	MCPServers       map[string]json.RawMessage `json:"mcpServers"`
-	DisabledServers  []string                   `json:"disabledMcpServers"`
+	MCPServers      map[string]json.RawMessage `json:"mcpServers"`
+	DisabledServers []string                   `json:"disabledMcpServers"`
 }
 
 type claudeGlobal struct {

@@ -80,7 +80,6 @@ func readHostFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-
 // inRepo reports whether path lies in repo (lexically: both are real
 // absolute paths from the caller).
 func inRepo(path, repo string) bool {

@@ -43,6 +43,9 @@ func ClaudeArgs(path string) []string {
 	return []string{"--mcp-config", path, "--strict-mcp-config"}
 }
 
+// Extra keys are client-specific, so each writer copies them only from
+// servers imported from its own client.
+
 // CodexConfig returns base (a Codex config.toml, possibly empty) with its
 // mcp_servers table replaced by servers. Every other key of base is kept;
 // comments and key order are not, so base should be a file aisan wrote.
@@ -56,8 +59,10 @@ func CodexConfig(base []byte, servers []Server) ([]byte, error) {
 		tbl := map[string]any{}
 		for _, s := range servers {
 			e := map[string]any{}
-			for k, v := range s.Extra {
-				e[k] = v
+			if s.Client == Codex {
+				for k, v := range s.Extra {
+					e[k] = v
+				}
 			}
 			e["command"] = s.Command
 			if len(s.Args) > 0 {
@@ -91,7 +96,7 @@ func OpencodeConfig(servers []Server) ([]byte, error) {
 	out := map[string]opencodeOut{}
 	for _, s := range servers {
 		o := opencodeOut{Type: "local", Command: append([]string{s.Command}, s.Args...), Environment: envMap(s.Env), Enabled: true}
-		if t, ok := s.Extra["timeout"]; ok {
+		if t, ok := s.Extra["timeout"]; ok && s.Client == Opencode {
 			o.Timeout = t
 		}
 		out[s.Name] = o
