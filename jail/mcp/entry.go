@@ -103,6 +103,13 @@ func Lines(imp Import, withheld []Withheld, passed []Passed) []string {
 	for _, w := range withheld {
 		out = append(out, fmt.Sprintf("%s mcp server %q from %s: env %s looks like a secret (by its %s) and is not copied; allow it with mcp_env", w.Client, w.Server, w.Source.File, w.Name, w.Why))
 	}
+	for _, s := range imp.Servers {
+		for i, a := range s.Args {
+			if argLooksSecret(a) {
+				out = append(out, fmt.Sprintf("%s mcp server %q from %s: argument %d looks like a secret and is copied as written; move it into env and allow it with mcp_env", s.Client, s.Name, s.Source.File, i+1))
+			}
+		}
+	}
 	byServer := map[string][]string{}
 	var order []Passed
 	for _, p := range passed {
@@ -117,10 +124,17 @@ func Lines(imp Import, withheld []Withheld, passed []Passed) []string {
 	return out
 }
 
-// Redacted returns a copy of s whose env values that look like secrets are
-// replaced by "[redacted]", for explain.
+// Redacted returns a copy of s whose env values and arguments that look
+// like secrets are replaced by "[redacted]", for explain.
 func Redacted(s Server) Server {
 	c := s
+	c.Args = make([]string, len(s.Args))
+	for i, a := range s.Args {
+		c.Args[i] = a
+		if argLooksSecret(a) {
+			c.Args[i] = "[redacted]"
+		}
+	}
 	c.Env = make([]EnvVar, len(s.Env))
 	for i, e := range s.Env {
 		c.Env[i] = e

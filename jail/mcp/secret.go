@@ -49,6 +49,16 @@ func LooksSecret(name, value string) (why string, secret bool) {
 	return "", false
 }
 
+// argLooksSecret checks an argument, alone or as the value of
+// --name=value (where the name counts as an env name would).
+func argLooksSecret(a string) bool {
+	if name, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") {
+		_, secret := LooksSecret(strings.TrimLeft(name, "-"), v)
+		return secret
+	}
+	return valueLooksSecret(a)
+}
+
 func valueLooksSecret(v string) bool {
 	v = strings.TrimSpace(v)
 	for _, p := range secretPrefixes {
