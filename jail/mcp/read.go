@@ -14,7 +14,7 @@ import (
 // MaxFileSize caps every host file this package reads. ~/.claude.json
 // grows with per-project history on old Claude versions, so the cap is
 // generous; it exists to refuse a device or a runaway file, not to judge.
-const MaxFileSize = 16 << 20
+const MaxFileSize = 64 << 20
 
 // File is a host file's path and content. Data is nil when the file does
 // not exist.

@@ -5,7 +5,8 @@
 #   echo {text}   returns text
 #   env           returns the names of its environment variables
 #   read {path}   returns the file's content, or the error
-#   net           returns the network interfaces it sees
+#   net           returns the network interfaces it sees (/proc/net/dev,
+#                 which shows the process's own network namespace)
 # With MCP_PROBE_LOG set it appends every request line to that file, so a
 # test can tell that (and where) the server started.
 # It relies only on POSIX sh and sed, so a box with /usr bound can run it.
@@ -52,7 +53,7 @@ while IFS= read -r line; do
 		echo) reply "$id" "$(text "$(field text "$line")")" ;;
 		env) reply "$id" "$(text "$(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' | sort)")" ;;
 		read) reply "$id" "$(text "$(cat -- "$(field path "$line")" 2>&1)")" ;;
-		net) reply "$id" "$(text "$(ls /sys/class/net 2>&1)")" ;;
+		net) reply "$id" "$(text "$(sed -n 's/^ *\([^:]*\):.*/\1/p' /proc/net/dev 2>&1)")" ;;
 		*) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"unknown tool"}}\n' "$id" ;;
 		esac
 		;;
