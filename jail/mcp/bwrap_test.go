@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -119,12 +120,12 @@ func TestImportedServerRunsInBwrap(t *testing.T) {
 	}
 	env := strings.Fields(texts[1])
 	for _, want := range []string{"ALLOWED_KEY", "HOME", "PATH", "PLAIN"} {
-		if !contains(env, want) {
+		if !slices.Contains(env, want) {
 			t.Errorf("env %q lacks %s", env, want)
 		}
 	}
 	for _, v := range env {
-		if !contains([]string{"ALLOWED_KEY", "HOME", "PATH", "PLAIN", "PWD", "OLDPWD", "SHLVL", "_"}, v) {
+		if !slices.Contains([]string{"ALLOWED_KEY", "HOME", "PATH", "PLAIN", "PWD", "OLDPWD", "SHLVL", "_"}, v) {
 			t.Errorf("the server sees %s, which nothing allowed", v)
 		}
 	}
@@ -138,13 +139,4 @@ func TestImportedServerRunsInBwrap(t *testing.T) {
 	if filepath.Dir(p.ConfigPath) != root+"/state" {
 		t.Errorf("config written to %s", p.ConfigPath)
 	}
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -47,14 +47,8 @@ func codexEntry(name string, v any, src Source) result {
 	if !ok {
 		return dropped(Codex, name, src, "invalid: not a table")
 	}
-	if en, ok := e["enabled"]; ok {
-		b, isBool := en.(bool)
-		if !isBool {
-			return dropped(Codex, name, src, "invalid: enabled is not a boolean")
-		}
-		if !b {
-			return dropped(Codex, name, src, "disabled (enabled = false)")
-		}
+	if r, off := disabled(Codex, name, src, e, "enabled = false"); off {
+		return r
 	}
 	cmd, hasCmd := e["command"]
 	_, hasURL := e["url"]
@@ -143,4 +137,21 @@ func LoadCodex(h Host) (Import, error) {
 		return Import{Client: Codex}, err
 	}
 	return ParseCodex(File{Path: p, Data: b}, repoOf(h))
+}
+
+// disabled reports an entry whose "enabled" key is false (or not a
+// boolean) as dropped; how is the client's spelling, for the reason.
+func disabled(c Client, name string, src Source, e map[string]any, how string) (result, bool) {
+	en, ok := e["enabled"]
+	if !ok {
+		return result{}, false
+	}
+	b, isBool := en.(bool)
+	if !isBool {
+		return dropped(c, name, src, "invalid: enabled is not a boolean"), true
+	}
+	if !b {
+		return dropped(c, name, src, "disabled ("+how+")"), true
+	}
+	return result{}, false
 }

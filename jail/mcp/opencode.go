@@ -114,14 +114,8 @@ func opencodeEntry(name string, v any, src Source) result {
 	if !ok {
 		return dropped(Opencode, name, src, "invalid: not an object")
 	}
-	if en, ok := e["enabled"]; ok {
-		b, isBool := en.(bool)
-		if !isBool {
-			return dropped(Opencode, name, src, "invalid: enabled is not a boolean")
-		}
-		if !b {
-			return dropped(Opencode, name, src, "disabled (enabled: false)")
-		}
+	if r, off := disabled(Opencode, name, src, e, "enabled: false"); off {
+		return r
 	}
 	switch t, _ := e["type"].(string); t {
 	case "local":

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -146,7 +147,7 @@ func Resolve(servers []Server, h ResolveHost) (Resolution, error) {
 	}
 	res.Binds = foldBinds(r.binds)
 	for _, l := range r.links {
-		if !under(l.Path, res.Binds) && !containsLink(res.Symlinks, l) {
+		if !under(l.Path, res.Binds) && !slices.Contains(res.Symlinks, l) {
 			res.Symlinks = append(res.Symlinks, l)
 		}
 	}
@@ -188,6 +189,9 @@ func (r *resolver) walk(p string, depth int, boxChosen bool) ([]string, error) {
 		if st.Mode().Type() != fs.ModeSymlink {
 			if !st.Mode().IsRegular() {
 				return nil, fmt.Errorf("%s is not a regular file (%s)", cur, st.Mode().Type())
+			}
+			if st.Mode().Perm()&0o111 == 0 {
+				return nil, fmt.Errorf("%s is not executable", cur)
 			}
 			break
 		}
@@ -402,13 +406,4 @@ func foldBinds(binds []string) []string {
 		}
 	}
 	return out
-}
-
-func containsLink(ls []Symlink, l Symlink) bool {
-	for _, x := range ls {
-		if x == l {
-			return true
-		}
-	}
-	return false
 }

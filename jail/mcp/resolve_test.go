@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"testing"
 
@@ -90,10 +91,14 @@ func resolveTree(t *testing.T) (root string, h ResolveHost) {
 		"repo/ok.sh":                                "#!/usr/bin/env sh\n",
 		"repo/escape":                               "->" + H + "/bin/plain",
 		"home/secret/interp":                        "\x7fELF",
+		"home/notes.txt":                            "-rw",
 		"home/bin/loop1":                            "#!" + H + "/bin/loop2\n",
 		"home/bin/loop2":                            "#!" + H + "/bin/loop1\n",
 		"home/bin/noint":                            "#!/usr/bin/env nosuchinterp\n",
 	})
+	if err := os.Chmod(H+"/notes.txt", 0o644); err != nil {
+		t.Fatal(err)
+	}
 	h = ResolveHost{
 		PATH:    H + "/.local/bin:" + H + "/.npm-global/bin:relative:" + root + "/usr/bin:" + H + "/bin",
 		Covered: func(p string) bool { return under(p, []string{root + "/usr", root + "/repo", "/usr", "/bin"}) },
@@ -201,6 +206,7 @@ func TestResolveErrors(t *testing.T) {
 		{"a repo link out", Server{Name: "e", Source: src, Command: root + "/repo/escape"}, true, "aisan binds nothing that a file in the repository names"},
 		{"a repo config's absolute command", Server{Name: "x", Source: repoSrc, Command: H + "/bin/plain"}, true, "aisan binds nothing that a file in the repository names"},
 		{"a directory", Server{Name: "d", Source: src, Command: H + "/bin"}, true, "not a regular file"},
+		{"not executable", Server{Name: "x", Source: src, Command: H + "/notes.txt"}, true, "not executable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,8 +8,9 @@ import (
 
 // Secret detection rules. A value is treated as a secret when
 //   - its variable name contains one of secretNameParts (case-insensitive),
-//     unless the value is only a reference such as "${NAME}", which the
-//     client expands in the box from the box's own environment; or
+//     unless the value is only a reference such as "${NAME}" (or
+//     opencode's "{env:NAME}" and "{file:PATH}"), which the client
+//     expands in the box from the box's own environment and files; or
 //   - the value itself looks like a credential: a known key prefix, a
 //     PEM block, a JWT, or a long run of key-alphabet characters mixing
 //     letters and digits.
@@ -26,7 +27,8 @@ var secretPrefixes = []string{
 
 var (
 	// A reference to another variable, expanded (if at all) in the box.
-	refOnly = regexp.MustCompile(`^\$(\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)$`)
+	// opencode spells it {env:NAME}, or {file:PATH} for a file read in the box.
+	refOnly = regexp.MustCompile(`^(\$(\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)|\{env:[A-Za-z_][A-Za-z0-9_]*\}|\{file:[^}]+\})$`)
 	jwt     = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$`)
 	keyish  = regexp.MustCompile(`^[A-Za-z0-9+/=_.\-]{32,}$`)
 )
