@@ -26,6 +26,10 @@
 //     and returns the read-only binds the box needs. A command that cannot
 //     be found is an error naming the server and its file.
 //
+// [Prepare] runs these steps for one client and returns what the launcher
+// applies to the box (argv, env, binds, links, report lines); with DryRun
+// it writes nothing, for explain, which prints [Lines] and [Explain].
+//
 // # Rules
 //
 // Nothing is expanded on the host: a "${VAR}" in a command, an argument or

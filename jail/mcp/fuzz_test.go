@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -149,5 +151,20 @@ func FuzzParseOpencode(f *testing.F) {
 			t.Fatal(err)
 		}
 		sameServers(t, "opencode round trip", imp.Servers, back.Servers)
+	})
+}
+
+func FuzzParseShebang(f *testing.F) {
+	for _, s := range []string{"#!/bin/sh\n", "#!/usr/bin/env -S node --x\n", "#! \t\r\n", "#!/usr/bin/env A=1 -i\n", "\x7fELF"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, head []byte) {
+		got := ParseShebang(head)
+		if strings.ContainsAny(got, " \t\n\r") {
+			t.Fatalf("interpreter %q has whitespace", got)
+		}
+		if got != "" && !bytes.HasPrefix(head, []byte("#!")) {
+			t.Fatalf("interpreter %q from a file without #!", got)
+		}
 	})
 }
