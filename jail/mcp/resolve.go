@@ -28,8 +28,10 @@ type ResolveHost struct {
 	// nothing is covered.
 	Covered func(path string) bool
 	// Check is the credential-path hook: it returns an error for a path
-	// that must not be bound into the box. It sees every bind and every
-	// symlink target. Nil means no check.
+	// that must not be bound into the box. It sees every bind (a
+	// directory, often) and every recreated link, so it must refuse a
+	// path that is, lies in, or contains a credential path. Nil means no
+	// check.
 	Check func(path string) error
 	// Home is the user's home directory; it is never bound whole.
 	Home string
@@ -270,7 +272,9 @@ func (r *resolver) bindUserSite(script string) {
 //     virtualenv;
 //   - in a bin directory whose parent also has lib (an interpreter or
 //     tool prefix such as ~/.pyenv/versions/3.12 or ~/.nvm/versions/node/v22):
-//     that prefix, unless it is home, ~/.local, or holds home;
+//     f and that lib (a Python finds its standard library there), but not
+//     the whole prefix, whose etc may hold a config with a token (npmrc);
+//     not for home, ~/.local, or a prefix holding home;
 //   - otherwise f itself.
 //
 // exists reports whether a host path exists; it is a parameter so the
@@ -294,7 +298,7 @@ func BindRoot(f, home string, exists func(string) bool) []string {
 			return []string{prefix}
 		}
 		if exists(filepath.Join(prefix, "lib")) && safePrefix(prefix, home) && (home == "" || prefix != filepath.Join(home, ".local")) {
-			return []string{prefix}
+			return []string{f, filepath.Join(prefix, "lib")}
 		}
 	}
 	return []string{f}

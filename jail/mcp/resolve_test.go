@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,22 +40,25 @@ func TestBindRoot(t *testing.T) {
 		"/h/lib": true, "/opt/tool/lib": true, "/usr/local/lib": true,
 	}
 	exists := func(p string) bool { return present[p] }
-	tests := []struct{ file, want string }{
-		{"/h/.npm-global/lib/node_modules/pkg/bin/cli.js", "/h/.npm-global/lib/node_modules/pkg"},
-		{"/h/.npm-global/lib/node_modules/@s/pkg/dist/cli.js", "/h/.npm-global/lib/node_modules/@s/pkg"},
-		{"/h/x/node_modules/a/node_modules/b/cli.js", "/h/x/node_modules/a/node_modules/b"},
-		{"/h/x/node_modules/cli.js", "/h/x/node_modules/cli.js"},
-		{"/h/venv/bin/srv", "/h/venv"},
-		{"/h/.pyenv/versions/3.12/bin/python3.12", "/h/.pyenv/versions/3.12"},
-		{"/h/.local/bin/tool", "/h/.local/bin/tool"},
-		{"/h/bin/tool", "/h/bin/tool"},
-		{"/opt/tool/bin/tool", "/opt/tool"},
-		{"/usr/local/bin/tool", "/usr/local/bin/tool"},
-		{"/bin/tool", "/bin/tool"},
-		{"/h/go/bin/tool", "/h/go/bin/tool"},
+	tests := []struct {
+		file string
+		want []string
+	}{
+		{"/h/.npm-global/lib/node_modules/pkg/bin/cli.js", []string{"/h/.npm-global/lib/node_modules/pkg"}},
+		{"/h/.npm-global/lib/node_modules/@s/pkg/dist/cli.js", []string{"/h/.npm-global/lib/node_modules/@s/pkg"}},
+		{"/h/x/node_modules/a/node_modules/b/cli.js", []string{"/h/x/node_modules/a/node_modules/b"}},
+		{"/h/x/node_modules/cli.js", []string{"/h/x/node_modules/cli.js"}},
+		{"/h/venv/bin/srv", []string{"/h/venv"}},
+		{"/h/.pyenv/versions/3.12/bin/python3.12", []string{"/h/.pyenv/versions/3.12/bin/python3.12", "/h/.pyenv/versions/3.12/lib"}},
+		{"/h/.local/bin/tool", []string{"/h/.local/bin/tool"}},
+		{"/h/bin/tool", []string{"/h/bin/tool"}},
+		{"/opt/tool/bin/tool", []string{"/opt/tool/bin/tool", "/opt/tool/lib"}},
+		{"/usr/local/bin/tool", []string{"/usr/local/bin/tool"}},
+		{"/bin/tool", []string{"/bin/tool"}},
+		{"/h/go/bin/tool", []string{"/h/go/bin/tool"}},
 	}
 	for _, tt := range tests {
-		if got := BindRoot(tt.file, "/h", exists); len(got) != 1 || got[0] != tt.want {
+		if got := BindRoot(tt.file, "/h", exists); !slices.Equal(got, tt.want) {
 			t.Errorf("BindRoot(%q) = %q, want %q", tt.file, got, tt.want)
 		}
 	}
@@ -143,7 +147,8 @@ func TestResolve(t *testing.T) {
 		"$ROOT/home/.local/lib/python3.11",
 		"$ROOT/home/.local/share/pipx/venvs/pytool",
 		"$ROOT/home/.npm-global/lib/node_modules/@acme/jstool",
-		"$ROOT/home/.pyenv/versions/3.12",
+		"$ROOT/home/.pyenv/versions/3.12/bin/python3.12",
+		"$ROOT/home/.pyenv/versions/3.12/lib",
 		"$ROOT/home/bin/plain",
 		"$ROOT/home/venvs/v",
 	}
