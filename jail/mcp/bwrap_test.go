@@ -22,11 +22,7 @@ import (
 // is there). This is the box side of the import without an agent; the
 // strict launcher's own test drives the same through a client.
 func TestImportedServerRunsInBwrap(t *testing.T) {
-	bwrap, err := exec.LookPath("bwrap")
-	jailtest.Need(t, "bwrap", err)
-	if out, err := exec.Command(bwrap, "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
-		jailtest.Need(t, "bwrap with namespaces", fmt.Errorf("%v: %s", err, out))
-	}
+	bwrap := needBwrap(t)
 	root := t.TempDir()
 	H := root + "/home"
 	probe, _ := os.ReadFile("testdata/mcp-probe.sh")
@@ -63,22 +59,7 @@ func TestImportedServerRunsInBwrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := cfg.MCPServers["probe"]
-	args := []string{"--unshare-all", "--die-with-parent", "--clearenv",
-		"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
-		"--tmpfs", "/tmp", "--dir", H, "--setenv", "HOME", H, "--setenv", "PATH", boxPATH}
-	for _, l := range []string{"bin", "lib", "lib64", "sbin"} {
-		if t, err := os.Readlink("/" + l); err == nil {
-			args = append(args, "--symlink", t, "/"+l)
-		} else if _, err := os.Stat("/" + l); err == nil {
-			args = append(args, "--ro-bind", "/"+l, "/"+l)
-		}
-	}
-	for _, bnd := range p.Binds {
-		args = append(args, "--ro-bind", bnd, bnd)
-	}
-	for _, l := range p.Symlinks {
-		args = append(args, "--symlink", l.Target, l.Path)
-	}
+	args := boxArgs(H, boxPATH, p.Binds, p.Symlinks)
 	names := make([]string, 0, len(srv.Env))
 	for k := range srv.Env {
 		names = append(names, k)
@@ -138,5 +119,56 @@ func TestImportedServerRunsInBwrap(t *testing.T) {
 	}
 	if filepath.Dir(p.ConfigPath) != root+"/state" {
 		t.Errorf("config written to %s", p.ConfigPath)
+	}
+}
+
+func needBwrap(t *testing.T) string {
+	bwrap, err := exec.LookPath("bwrap")
+	jailtest.Need(t, "bwrap", err)
+	if out, err := exec.Command(bwrap, "--unshare-all", "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
+		jailtest.Need(t, "bwrap with namespaces", fmt.Errorf("%v: %s", err, out))
+	}
+	return bwrap
+}
+
+// boxArgs is a minimal strict-like box: /usr and /etc read-only, an empty
+// home, no network, a cleared env, plus the resolved binds and links.
+func boxArgs(home, path string, binds []string, links []Symlink) []string {
+	args := []string{"--unshare-all", "--die-with-parent", "--clearenv",
+		"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+		"--tmpfs", "/tmp", "--dir", home, "--setenv", "HOME", home, "--setenv", "PATH", path}
+	for _, l := range []string{"bin", "lib", "lib64", "sbin"} {
+		if t, err := os.Readlink("/" + l); err == nil {
+			args = append(args, "--symlink", t, "/"+l)
+		} else if _, err := os.Stat("/" + l); err == nil {
+			args = append(args, "--ro-bind", "/"+l, "/"+l)
+		}
+	}
+	for _, b := range binds {
+		args = append(args, "--ro-bind", b, b)
+	}
+	for _, l := range links {
+		args = append(args, "--symlink", l.Target, l.Path)
+	}
+	return args
+}
+
+// The installed codex is an npm package whose node launcher finds its
+// native binary in a sibling package: the resolved binds must be enough
+// for it to run in the box.
+func TestResolvedNpmToolRunsInBwrap(t *testing.T) {
+	bwrap := needBwrap(t)
+	bin := npmBin(t)
+	path := bin + ":/usr/bin:/bin"
+	res, err := Resolve([]Server{{Name: "codex", Command: "codex"}}, ResolveHost{PATH: path, Home: "/root",
+		Covered: func(p string) bool { return under(p, []string{"/usr", "/bin", "/etc"}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("binds %q links %+v", res.Binds, res.Symlinks)
+	home := t.TempDir()
+	out, err := exec.Command(bwrap, append(boxArgs(home, path, res.Binds, res.Symlinks), "codex", "--version")...).Output()
+	if err != nil || !strings.HasPrefix(string(out), "codex-cli ") {
+		t.Errorf("codex in the box: %v\n%s", err, out)
 	}
 }

@@ -265,9 +265,10 @@ func (r *resolver) bindUserSite(script string) {
 }
 
 // BindRoot decides what to bind so that the real file f works in the box:
-//   - inside node_modules: the package (node_modules/<name> or
-//     node_modules/@scope/<name>), since node resolves the package's
-//     own files and dependencies from there;
+//   - inside node_modules: the outermost node_modules directory, since
+//     node finds a package's dependencies by walking up node_modules
+//     directories, and npm hoists them beside the package (a flat install
+//     keeps @openai/codex's platform binary in a sibling package);
 //   - in a bin directory of a virtualenv (a pyvenv.cfg beside it): the
 //     virtualenv;
 //   - in a bin directory whose parent also has lib (an interpreter or
@@ -281,15 +282,10 @@ func (r *resolver) bindUserSite(script string) {
 // decision can be tested without a filesystem.
 func BindRoot(f, home string, exists func(string) bool) []string {
 	parts := strings.Split(f, string(filepath.Separator))
-	for i := len(parts) - 2; i >= 0; i-- {
-		if parts[i] != "node_modules" || i+1 >= len(parts)-1 {
-			continue
+	for i, p := range parts[:len(parts)-1] {
+		if p == "node_modules" {
+			return []string{strings.Join(parts[:i+1], string(filepath.Separator))}
 		}
-		end := i + 2
-		if strings.HasPrefix(parts[i+1], "@") && i+2 < len(parts)-1 {
-			end = i + 3
-		}
-		return []string{strings.Join(parts[:end], string(filepath.Separator))}
 	}
 	dir := filepath.Dir(f)
 	if filepath.Base(dir) == "bin" {

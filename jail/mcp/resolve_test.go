@@ -44,10 +44,11 @@ func TestBindRoot(t *testing.T) {
 		file string
 		want []string
 	}{
-		{"/h/.npm-global/lib/node_modules/pkg/bin/cli.js", []string{"/h/.npm-global/lib/node_modules/pkg"}},
-		{"/h/.npm-global/lib/node_modules/@s/pkg/dist/cli.js", []string{"/h/.npm-global/lib/node_modules/@s/pkg"}},
-		{"/h/x/node_modules/a/node_modules/b/cli.js", []string{"/h/x/node_modules/a/node_modules/b"}},
-		{"/h/x/node_modules/cli.js", []string{"/h/x/node_modules/cli.js"}},
+		{"/h/.npm-global/lib/node_modules/pkg/bin/cli.js", []string{"/h/.npm-global/lib/node_modules"}},
+		{"/h/.npm-global/lib/node_modules/@s/pkg/dist/cli.js", []string{"/h/.npm-global/lib/node_modules"}},
+		{"/h/x/node_modules/a/node_modules/b/cli.js", []string{"/h/x/node_modules"}},
+		{"/h/x/node_modules/cli.js", []string{"/h/x/node_modules"}},
+		{"/h/node_modules", []string{"/h/node_modules"}},
 		{"/h/venv/bin/srv", []string{"/h/venv"}},
 		{"/h/.pyenv/versions/3.12/bin/python3.12", []string{"/h/.pyenv/versions/3.12/bin/python3.12", "/h/.pyenv/versions/3.12/lib"}},
 		{"/h/.local/bin/tool", []string{"/h/.local/bin/tool"}},
@@ -146,7 +147,7 @@ func TestResolve(t *testing.T) {
 		"$ROOT/home/.local/bin/usersite",
 		"$ROOT/home/.local/lib/python3.11",
 		"$ROOT/home/.local/share/pipx/venvs/pytool",
-		"$ROOT/home/.npm-global/lib/node_modules/@acme/jstool",
+		"$ROOT/home/.npm-global/lib/node_modules",
 		"$ROOT/home/.pyenv/versions/3.12/bin/python3.12",
 		"$ROOT/home/.pyenv/versions/3.12/lib",
 		"$ROOT/home/bin/plain",
