@@ -20,7 +20,7 @@ import (
 )
 
 // The real claude, codex and opencode must accept what the writers emit,
-// start the imported stdio server (claude, opencode) and list only it;
+// start the imported stdio server and list only it;
 // and the whole import must leave the host files byte for byte as they
 // were. The clients run unjailed but in a fresh network namespace with
 // loopback down (unshare -rn), so nothing can leave the machine.
@@ -199,6 +199,42 @@ func TestRealClientsAcceptGeneratedConfigs(t *testing.T) {
 		if len(list) != 1 || list[0].Name != "probe" || !list[0].Enabled || list[0].Transport.Type != "stdio" || list[0].Transport.Command != probe ||
 			list[0].Transport.Env["MCP_PROBE_LOG"] != probeLog || list[0].Transport.Env["API_KEY"] != "" {
 			t.Errorf("codex lists %+v", list)
+		}
+	})
+
+	// codex mcp list does not start servers; codex exec does, before its
+	// model call, which then waits for a network that never comes: so
+	// wait for the probe's tools/list and stop codex.
+	t.Run("codex exec", func(t *testing.T) {
+		os.Remove(probeLog)
+		cenv := append(env, "CODEX_HOME="+state, "AISAN_CODEX_API_KEY=placeholder")
+		args := []string{"-rn", "codex", "exec", "--skip-git-repo-check",
+			"-c", `model_provider="aisan"`, "-c", `model_providers.aisan.name="aisan"`,
+			"-c", `model_providers.aisan.base_url="http://127.0.0.1:9"`, "-c", `model_providers.aisan.env_key="AISAN_CODEX_API_KEY"`,
+			"-c", `model_providers.aisan.wire_api="responses"`, "-c", "model_providers.aisan.requires_openai_auth=false",
+			"-c", "analytics.enabled=false", "-c", "features.plugins=false", "-c", "features.apps=false",
+			"-c", "check_for_update_on_startup=false", "hi"}
+		cmd := exec.Command("unshare", args...)
+		cmd.Env, cmd.Dir = cenv, box
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		}()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if b, _ := os.ReadFile(probeLog); bytes.Contains(b, []byte(`"tools/list"`)) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("codex exec did not start the imported server in 60 s:\n%s", out.String())
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	})
 
