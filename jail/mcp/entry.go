@@ -144,3 +144,28 @@ func Redacted(s Server) Server {
 	}
 	return c
 }
+
+// Summary is the one launch line for an import: the kept servers and the
+// dropped ones with their reason and file. It is "" when the client
+// declares no servers at all.
+func Summary(imp Import) string {
+	if len(imp.Servers) == 0 && len(imp.Dropped) == 0 {
+		return ""
+	}
+	kept := make([]string, len(imp.Servers))
+	for i, s := range imp.Servers {
+		kept[i] = s.Name
+	}
+	line := fmt.Sprintf("%s: %d mcp server(s) start in the box", imp.Client, len(imp.Servers))
+	if len(kept) > 0 {
+		line += " (" + strings.Join(kept, ", ") + ")"
+	}
+	if len(imp.Dropped) > 0 {
+		drops := make([]string, len(imp.Dropped))
+		for i, d := range imp.Dropped {
+			drops[i] = fmt.Sprintf("%s (%s; %s)", d.Name, d.Reason, d.Source.File)
+		}
+		line += "; not imported: " + strings.Join(drops, ", ")
+	}
+	return line
+}

@@ -42,9 +42,11 @@ type Plan struct {
 	// Binds and Symlinks come from [Resolve].
 	Binds    []string
 	Symlinks []Symlink
-	// Lines is the launch and explain report: dropped servers, withheld
-	// and allowed secret-looking variables. No values.
-	Lines []string
+	// Summary is the one launch line ([Summary]); Lines is the detailed
+	// report for the launch and explain: dropped servers, withheld and
+	// allowed secret-looking variables ([Lines]). No values.
+	Summary string
+	Lines   []string
 }
 
 // Prepare runs the whole import for one client: load the host files,
@@ -75,6 +77,7 @@ func Prepare(o Options) (Plan, error) {
 		return p, err
 	}
 	p.Import, p.Withheld, p.Passed = FilterEnv(imp, o.AllowEnv)
+	p.Summary = Summary(p.Import)
 	p.Lines = Lines(p.Import, p.Withheld, p.Passed)
 	res, err := Resolve(p.Import.Servers, o.Resolve)
 	if err != nil {

@@ -51,6 +51,9 @@ func TestPrepare(t *testing.T) {
 				if d := cmp.Diff(want, p.Lines); d != "" {
 					t.Errorf("lines (-want +got):\n%s", d)
 				}
+				if want := `claude: 1 mcp server(s) start in the box (a); not imported: w (remote (sse); ` + H + `/.claude.json)`; p.Summary != want {
+					t.Errorf("summary %q, want %q", p.Summary, want)
+				}
 				want = []string{`claude mcp server "a" from ` + H + `/.claude.json: ["tool" "[redacted]"] GH_TOKEN="[redacted]" MODE="1"`}
 				if d := cmp.Diff(want, Explain(p.Import)); d != "" {
 					t.Errorf("explain (-want +got):\n%s", d)

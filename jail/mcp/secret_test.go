@@ -100,3 +100,17 @@ func cloneImport(imp Import) Import {
 	}
 	return c
 }
+
+func TestSummary(t *testing.T) {
+	if s := Summary(Import{Client: Codex}); s != "" {
+		t.Errorf("no servers: %q", s)
+	}
+	s := Summary(Import{Client: Codex, Servers: []Server{{Name: "a"}, {Name: "b"}}})
+	if s != "codex: 2 mcp server(s) start in the box (a, b)" {
+		t.Errorf("kept only: %q", s)
+	}
+	s = Summary(Import{Client: Codex, Dropped: []Dropped{{Name: "w", Reason: "remote", Source: Source{File: "/c"}}}})
+	if s != "codex: 0 mcp server(s) start in the box; not imported: w (remote; /c)" {
+		t.Errorf("dropped only: %q", s)
+	}
+}
