@@ -1,0 +1,117 @@
+package mcp
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Options is what [Prepare] needs for one box.
+type Options struct {
+	Client Client
+	Host   Host
+	// AllowEnv is the bind spec's mcp_env list: env variable names whose
+	// secret-looking values may still be copied into the box.
+	AllowEnv []string
+	// StateDir is the strict state dir of (repository, agent) on the host;
+	// BoxStateDir is where the box sees it (equal when bound in place).
+	StateDir    string
+	BoxStateDir string
+	// Resolve describes the box PATH and what the box already shows.
+	Resolve ResolveHost
+	// DryRun reads, decides and resolves but writes nothing (explain).
+	DryRun bool
+}
+
+// Plan is what the launcher applies to the box for the imported servers.
+type Plan struct {
+	// Import is the import after [FilterEnv].
+	Import   Import
+	Withheld []Withheld
+	Passed   []Passed
+	// ConfigPath is the written file on the host ("" on a dry run).
+	ConfigPath string
+	// Args are appended to the agent's argv (Claude: --mcp-config FILE
+	// --strict-mcp-config, always, so that Claude reads no other MCP
+	// configuration in the box).
+	Args []string
+	// Env are "NAME=value" entries for the box environment (opencode:
+	// OPENCODE_CONFIG). Codex reads the servers from CODEX_HOME/config.toml,
+	// which the caller already points at the state dir.
+	Env []string
+	// Binds and Symlinks come from [Resolve].
+	Binds    []string
+	Symlinks []Symlink
+	// Summary is the one launch line ([Summary]); Lines is the detailed
+	// report for the launch and explain: dropped servers, withheld and
+	// allowed secret-looking variables ([Lines]). No values.
+	Summary string
+	Lines   []string
+}
+
+// Prepare runs the whole import for one client: load the host files,
+// filter secret-looking env, resolve the executables, and (unless
+// DryRun) write the client's config into StateDir. For Codex, call it
+// after whatever else writes StateDir/config.toml, since it merges into
+// that file.
+func Prepare(o Options) (Plan, error) {
+	var p Plan
+	var load func(Host) (Import, error)
+	var write func(string, []Server) (string, error)
+	var file string
+	switch o.Client {
+	case Claude:
+		load, write, file = LoadClaude, WriteClaude, ClaudeFile
+	case Codex:
+		load, write, file = LoadCodex, WriteCodex, CodexFile
+	case Opencode:
+		load, write, file = LoadOpencode, WriteOpencode, OpencodeFile
+	default:
+		return p, fmt.Errorf("mcp import: unknown client %q", o.Client)
+	}
+	if !filepath.IsAbs(o.StateDir) || !filepath.IsAbs(o.BoxStateDir) {
+		return p, fmt.Errorf("mcp import: state dir %q (box %q) is not absolute", o.StateDir, o.BoxStateDir)
+	}
+	imp, err := load(o.Host)
+	if err != nil {
+		return p, err
+	}
+	p.Import, p.Withheld, p.Passed = FilterEnv(imp, o.AllowEnv)
+	p.Summary = Summary(p.Import)
+	p.Lines = Lines(p.Import, p.Withheld, p.Passed)
+	res, err := Resolve(p.Import.Servers, o.Resolve)
+	if err != nil {
+		return p, err
+	}
+	p.Binds, p.Symlinks = res.Binds, res.Symlinks
+	boxFile := filepath.Join(o.BoxStateDir, file)
+	switch o.Client {
+	case Claude:
+		p.Args = ClaudeArgs(boxFile)
+	case Opencode:
+		p.Env = []string{"OPENCODE_CONFIG=" + boxFile}
+	}
+	if !o.DryRun {
+		if p.ConfigPath, err = write(o.StateDir, p.Import.Servers); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// Explain returns one line per kept server for explain: where it came
+// from, its command and arguments, and its env with secret-looking values
+// (and arguments) shown as "[redacted]".
+func Explain(imp Import) []string {
+	var out []string
+	for _, s := range imp.Servers {
+		r := Redacted(s)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s mcp server %q from %s: %q", s.Client, s.Name, s.Source.File, append([]string{r.Command}, r.Args...))
+		for _, e := range r.Env {
+			fmt.Fprintf(&b, " %s=%q", e.Name, e.Value)
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
