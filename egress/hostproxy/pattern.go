@@ -190,7 +190,7 @@ func checkLabel(l string) error {
 	switch {
 	case l == "":
 		return errors.New("empty label (two dots in a row, or a leading dot)")
-	case l == "*":
+	case strings.Contains(l, "*"):
 		return errors.New(`"*" is allowed only as the whole first label ("*.example.com")`)
 	case len(l) > 63:
 		return fmt.Errorf("label %.20q… is %d bytes, more than 63", l, len(l))
