@@ -8,6 +8,7 @@ package hostproxy
 // proxy.
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -211,6 +212,18 @@ type memSink struct {
 	es []audit.Entry
 }
 
+func (m *memSink) reset() {
+	m.mu.Lock()
+	m.es = nil
+	m.mu.Unlock()
+}
+
+func (m *memSink) len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.es)
+}
+
 func (m *memSink) Log(e audit.Entry) {
 	m.mu.Lock()
 	m.es = append(m.es, e)
@@ -265,7 +278,18 @@ func startProxy(t testing.TB, allow []string, resolve string, sink audit.Sink) (
 	if err != nil {
 		t.Fatal(err)
 	}
+	// fakeOwn stands for an interface address this machine may not have;
+	// the dial guard below keeps a regression from ever reaching it.
+	local = append(local, fakeOwn)
 	p = New(Config{Allow: l, Resolver: o.Then(nil), Local: local, Audit: sink})
+	base := p.dial
+	p.dial = func(ctx context.Context, addr string) (net.Conn, error) {
+		if ap, err := netip.ParseAddrPort(addr); err != nil || !ap.Addr().IsLoopback() {
+			t.Errorf("the proxy dialled %s, which is not on this machine's loopback", addr)
+			return nil, errors.New("test guard: off-machine dial refused")
+		}
+		return base(ctx, addr)
+	}
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(ln) }()
 	t.Cleanup(func() {
@@ -307,7 +331,7 @@ func hostPort(name string, port uint16) string {
 	return net.JoinHostPort(name, strconv.Itoa(int(port)))
 }
 
-func loopback() netip.Addr { return netip.MustParseAddr("127.0.0.1") }
+var fakeOwn = netip.MustParseAddr("203.0.113.77")
 
 func boxEnv(t testing.TB, extra ...string) []string {
 	t.Helper()

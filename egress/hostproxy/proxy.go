@@ -55,6 +55,10 @@ type Proxy struct {
 	lns    map[net.Listener]struct{}
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup
+
+	// dial is the one place a connection leaves; tests replace it with one
+	// that refuses anything off this machine.
+	dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // New makes a proxy; cfg's slices are copied.
@@ -76,7 +80,9 @@ func New(cfg Config) *Proxy {
 	def(&cfg.ResolveTimeout, DefaultResolveTimeout)
 	def(&cfg.DialTimeout, DefaultDialTimeout)
 	def(&cfg.ResponseTimeout, DefaultResponseTimeout)
-	return &Proxy{cfg: cfg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+	var d net.Dialer
+	return &Proxy{cfg: cfg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+		dial: func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }}
 }
 
 // Serve accepts proxy connections on ln until [Proxy.Close], then returns
@@ -234,12 +240,11 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 	}
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
 	defer cancel()
-	var d net.Dialer
 	var errs []error
 	for _, a := range addrs {
 		// A literal address: the dial does no second lookup, so it goes
 		// exactly where Check looked.
-		c, err := d.DialContext(dctx, "tcp", netip.AddrPortFrom(a, t.Port).String())
+		c, err := p.dial(dctx, netip.AddrPortFrom(a, t.Port).String())
 		if err == nil {
 			return t, c, nil
 		}
@@ -272,10 +277,18 @@ func (p *Proxy) handle(c net.Conn) {
 	br := bufio.NewReaderSize(lr, 4096)
 	req, err := http.ReadRequest(br)
 	if err != nil {
-		if _, peekErr := br.Peek(1); errors.Is(err, io.EOF) && errors.Is(peekErr, io.EOF) && lr.n == maxHeader {
-			return // connected and left without a byte: nothing was asked
+		var ne net.Error
+		switch {
+		case lr.n == maxHeader:
+			return // connected and left (or idled) without a byte: nothing was asked
+		case lr.n <= 0:
+			err = fmt.Errorf("request head larger than %d KiB", maxHeader>>10)
+		case errors.As(err, &ne) && ne.Timeout():
+			err = fmt.Errorf("no complete request head within %s", p.cfg.HeaderTimeout)
+		default:
+			err = errors.New("not an HTTP proxy request; the box reaches other hosts only through HTTP CONNECT or http:// requests")
 		}
-		p.refuse(c, start, "-", "-", http.StatusForbidden, errors.New("not an HTTP proxy request; the box reaches other hosts only through HTTP CONNECT or http:// requests"))
+		p.refuse(c, start, "-", "-", http.StatusForbidden, err)
 		return
 	}
 	c.SetReadDeadline(time.Time{})

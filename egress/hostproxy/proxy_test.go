@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/jail/jailtest"
@@ -36,7 +37,7 @@ func TestRefusals(t *testing.T) {
 	sink := &memSink{}
 	ps := fmt.Sprint(port)
 	sock, _ := startProxy(t, []string{"loop.test", "*.wild.test", "exact.test:" + ps, "unmapped.test:" + ps, "own.test"},
-		"loop.test=127.0.0.1,a.wild.test=::ffff:127.0.0.1,exact.test=127.0.0.1,other.test=127.0.0.1,zero.test=0.0.0.0,own.test=192.0.2.2", sink)
+		"loop.test=127.0.0.1,a.wild.test=::ffff:127.0.0.1,exact.test=127.0.0.1,other.test=127.0.0.1,zero.test=0.0.0.0,own.test=203.0.113.77", sink)
 	cases := []struct {
 		why, req, status, body, method, path string
 	}{
@@ -70,7 +71,7 @@ func TestRefusals(t *testing.T) {
 			"cannot resolve unmapped.test on the host", "CONNECT", "unmapped.test:" + ps},
 	}
 	for _, c := range cases {
-		sink.es = nil
+		sink.reset()
 		got := raw(t, sock, c.req)
 		status, body, _ := strings.Cut(got, "\r\n\r\n")
 		if !strings.HasPrefix(status, "HTTP/1.1 "+c.status+" ") || !strings.Contains(body, c.body) ||
@@ -82,8 +83,8 @@ func TestRefusals(t *testing.T) {
 		if fmt.Sprint(e.Status) != c.status || e.Backend != "hosts" || e.Refused == "" || !strings.Contains("aisan: "+e.Refused+"\n", c.body) {
 			t.Errorf("%s: audit %+v", c.why, e)
 		}
-		if len(sink.es) != 1 {
-			t.Errorf("%s: %d audit entries, want 1: %+v", c.why, len(sink.es), sink.es)
+		if n := sink.len(); n != 1 {
+			t.Errorf("%s: %d audit entries, want 1", c.why, n)
 		}
 	}
 	// An exactly named loopback host does work, for both kinds of request.
@@ -91,12 +92,12 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("plain HTTP to an exact pattern:\n%s", got)
 	}
 	// A connection that sends nothing is no decision.
-	sink.es = nil
+	sink.reset()
 	c, _ := net.Dial("unix", sock)
 	c.Close()
 	raw(t, sock, "CONNECT other.test:443 HTTP/1.1\r\n\r\n")
-	if e := sink.waitFor(t, "CONNECT", "other.test:443"); len(sink.es) != 1 {
-		t.Errorf("empty connection logged: %+v (then %+v)", sink.es, e)
+	if sink.waitFor(t, "CONNECT", "other.test:443"); sink.len() != 1 {
+		t.Errorf("empty connection logged: %d entries", sink.len())
 	}
 }
 
@@ -323,11 +324,8 @@ func TestNodeFetchIgnoresProxy(t *testing.T) {
 		t.Fatalf("node fetch went through (it should ignore HTTP_PROXY): %v\n%s", err, out)
 	}
 	t.Logf("node fetch in the box: %s", strings.TrimSpace(out))
-	sink.mu.Lock()
-	n := len(sink.es)
-	sink.mu.Unlock()
-	if n != 0 {
-		t.Fatalf("node fetch reached the proxy: %+v", sink.es)
+	if n := sink.len(); n != 0 {
+		t.Fatalf("node fetch reached the proxy: %d audit entries", n)
 	}
 	out, err = inBox(t, sock, boxEnv(t), "curl", "-sS", "--max-time", "10", u)
 	if err != nil || !strings.HasPrefix(out, "hello from") {
@@ -370,5 +368,29 @@ func TestEarlyBytesAndHalfClose(t *testing.T) {
 	rest.ReadFrom(br)
 	if rest.String() != "EARLY LATE" {
 		t.Fatalf("echo %q", rest)
+	}
+}
+
+// TestHeadLimits: a request head that never ends, or ends too slowly, is
+// refused with its own reason rather than held open.
+func TestHeadLimits(t *testing.T) {
+	sink := &memSink{}
+	dir := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(dir, "s"))
+	must(t, err)
+	p := New(Config{Audit: sink, HeaderTimeout: 300 * time.Millisecond, Resolver: Overrides{}.Then(nil)})
+	go p.Serve(ln)
+	defer p.Close()
+	sock := filepath.Join(dir, "s")
+	got := raw(t, sock, "CONNECT a.test:443 HTTP/1.1\r\nX: "+strings.Repeat("x", 70<<10)+"\r\n\r\n")
+	if !strings.HasPrefix(got, "HTTP/1.1 403 ") || !strings.Contains(got, "request head larger than 64 KiB") {
+		t.Errorf("huge head: %q", got)
+	}
+	got = raw(t, sock, "CONNECT a.test:443 HTTP/1.1\r\n")
+	if !strings.HasPrefix(got, "HTTP/1.1 403 ") || !strings.Contains(got, "no complete request head within 300ms") {
+		t.Errorf("slow head: %q", got)
+	}
+	if e := sink.waitFor(t, "-", "-"); e.Status != 403 {
+		t.Errorf("audit %+v", e)
 	}
 }
