@@ -50,6 +50,10 @@ type Config struct {
 type Proxy struct {
 	cfg Config
 
+	// ctx ends at Close, cutting lookups and dials in flight.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu     sync.Mutex
 	closed bool
 	lns    map[net.Listener]struct{}
@@ -81,7 +85,8 @@ func New(cfg Config) *Proxy {
 	def(&cfg.DialTimeout, DefaultDialTimeout)
 	def(&cfg.ResponseTimeout, DefaultResponseTimeout)
 	var d net.Dialer
-	return &Proxy{cfg: cfg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Proxy{cfg: cfg, ctx: ctx, cancel: cancel, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
 		dial: func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }}
 }
 
@@ -131,6 +136,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
+	p.cancel()
 	for l := range p.lns {
 		l.Close()
 	}
@@ -293,8 +299,7 @@ func (p *Proxy) handle(c net.Conn) {
 	}
 	c.SetReadDeadline(time.Time{})
 	lr.n = 1 << 62
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := p.ctx
 	switch {
 	case req.Method == http.MethodConnect:
 		p.tunnel(ctx, c, br, req, start)

@@ -394,3 +394,39 @@ func TestHeadLimits(t *testing.T) {
 		t.Errorf("audit %+v", e)
 	}
 }
+
+// TestCloseCutsTunnels: the slot's end stops the proxy even while a box
+// holds a tunnel open to a server that never closes.
+func TestCloseCutsTunnels(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	held := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			held <- c
+		}
+	}()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	sink := &memSink{}
+	sock, p := startProxy(t, []string{hostPort("hold.test", port)}, "hold.test=127.0.0.1", sink)
+	c, err := net.Dial("unix", sock)
+	must(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", hostPort("hold.test", port))
+	if line, _ := bufio.NewReader(c).ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 200 ") {
+		t.Fatalf("CONNECT answer %q", line)
+	}
+	defer (<-held).Close()
+	done := make(chan struct{})
+	go func() { p.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not cut an open tunnel")
+	}
+	if e := sink.waitFor(t, "CONNECT", hostPort("hold.test", port)); e.Status != 200 {
+		t.Fatalf("audit %+v", e)
+	}
+}
