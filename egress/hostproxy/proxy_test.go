@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -171,6 +172,14 @@ func TestCurl(t *testing.T) {
 	}
 	if e := sink.waitFor(t, "CONNECT", hostPort("other.test", tport)); e.Status != 403 {
 		t.Fatalf("audit %+v", e)
+	}
+	// NO_PROXY keeps loopback (the model relays) direct: nothing listens on
+	// port 1 in the box, so curl fails to connect instead of asking us.
+	sink.reset()
+	out, err = inBox(t, sock, env, "curl", "-sS", "--max-time", "5", "http://127.0.0.1:1/")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 || sink.len() != 0 {
+		t.Fatalf("curl to the box's loopback went through the proxy (%v, %d audit entries):\n%s", err, sink.len(), out)
 	}
 	// Without the proxy the box reaches nothing at all: no route, no DNS.
 	out, err = inBox(t, sock, []string{"CURL_CA_BUNDLE=" + ca.file}, "curl", "-sS", "--max-time", "5", "https://"+hostPort("127.0.0.1", tport)+"/")
