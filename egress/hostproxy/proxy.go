@@ -118,11 +118,17 @@ func (p *Proxy) Serve(ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		if !p.track(c) {
+		// Counted under the lock that Close takes, so Close's Wait never
+		// races a new handler.
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
 			c.Close()
 			return nil
 		}
+		p.conns[c] = struct{}{}
 		p.wg.Add(1)
+		p.mu.Unlock()
 		go func() {
 			defer p.wg.Done()
 			defer p.untrack(c)
