@@ -64,7 +64,9 @@
 // ([HostResolver], wrapped by [Overrides.Then] when AISAN_RESOLVE is set)
 // and the slot's audit sink, and calls [Proxy.Serve] on a Unix socket in
 // the slot's run dir, which the in-box relay connects to. [BoxEnv] gives
-// the box's environment for the relay's loopback endpoint. The policy is
+// the box's environment for the relay's loopback endpoint. A refusal is
+// logged when it is answered; an allowed tunnel when it ends, with its
+// byte counts and duration (status 200). The policy is
 // pure: [Decide] and [Check] take the list, the target, the resolved
 // addresses and the host facts, and do no I/O.
 package hostproxy
