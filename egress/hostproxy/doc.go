@@ -48,10 +48,12 @@
 // reaches everything.
 //
 // Clients that ignore the proxy variables cannot reach anything from the
-// box: node's built-in fetch (undici) and http module, Go programs that
-// set their own Transport without ProxyFromEnvironment, and anything that
-// opens raw sockets (ssh, git over ssh://, database clients). For git, use
-// https:// remotes.
+// box: node's built-in fetch and its http and https modules (as of node
+// 20; npm itself does use the proxy), Go programs that set their own
+// Transport without ProxyFromEnvironment, and anything that opens raw
+// sockets (ssh, git over ssh://, database clients). For git, use https://
+// remotes. curl, git over https, npm and Python's urllib (and so pip) do
+// use it.
 //
 // A wildcard lets the box choose which subdomain names the host looks up,
 // and so send a few bytes to that domain's name servers. Prefer exact

@@ -317,28 +317,33 @@ func TestNpmInstall(t *testing.T) {
 	}
 }
 
-// TestNodeFetchIgnoresProxy backs the package doc's list: node's built-in
-// fetch does not read the proxy variables, so in the box it cannot even
-// look the name up, while curl with the same env gets through.
-func TestNodeFetchIgnoresProxy(t *testing.T) {
-	node, err := exec.LookPath("node")
-	jailtest.Need(t, "node", err)
+// TestClientsAndTheProxyVariables backs the package doc's list: with the
+// box env alone, node's built-in fetch and its http module ignore the
+// proxy (so in the box they cannot even look the name up), while curl and
+// Python's urllib (what pip builds on) go through it.
+func TestClientsAndTheProxyVariables(t *testing.T) {
 	port := serve(t, http.HandlerFunc(hello), nil)
 	sink := &memSink{}
 	sock, _ := startProxy(t, []string{hostPort("plain.test", port)}, "plain.test=127.0.0.1", sink)
 	u := "http://" + hostPort("plain.test", port) + "/"
-	script := `fetch(process.argv[1]).then(r => r.text()).then(t => console.log("OK " + t), e => { console.log("FAILED " + (e.cause && e.cause.code || e)); process.exit(3) })`
-	out, err := inBox(t, sock, boxEnv(t), node, "-e", script, u)
-	if err == nil || !strings.Contains(out, "FAILED") {
-		t.Fatalf("node fetch went through (it should ignore HTTP_PROXY): %v\n%s", err, out)
+	cases := []struct {
+		name    string
+		argv    []string
+		proxied bool
+	}{
+		{"node fetch", []string{"node", "-e", `fetch(process.argv[1]).then(r => r.text()).then(t => console.log(t), e => { console.log("FAILED " + (e.cause && e.cause.code || e)); process.exit(3) })`, u}, false},
+		{"node http", []string{"node", "-e", `require("http").get(process.argv[1], r => r.pipe(process.stdout)).on("error", e => { console.log("FAILED " + e.code); process.exit(3) })`, u}, false},
+		{"curl", []string{"curl", "-sS", "--max-time", "10", u}, true},
+		{"python urllib", []string{"python3", "-c", "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())", u}, true},
 	}
-	t.Logf("node fetch in the box: %s", strings.TrimSpace(out))
-	if n := sink.len(); n != 0 {
-		t.Fatalf("node fetch reached the proxy: %d audit entries", n)
-	}
-	out, err = inBox(t, sock, boxEnv(t), "curl", "-sS", "--max-time", "10", u)
-	if err != nil || !strings.HasPrefix(out, "hello from") {
-		t.Fatalf("control: curl with the same env: %v\n%s", err, out)
+	for _, c := range cases {
+		sink.reset()
+		out, err := inBox(t, sock, boxEnv(t), c.argv...)
+		went := err == nil && strings.HasPrefix(out, "hello from")
+		if went != c.proxied || went != (sink.len() == 1) {
+			t.Errorf("%s: proxied=%v (want %v), %d audit entries, %v\n%s", c.name, went, c.proxied, sink.len(), err, out)
+		}
+		t.Logf("%s in the box: %s", c.name, strings.TrimSpace(out))
 	}
 }
 
