@@ -24,8 +24,9 @@ import (
 	"strings"
 )
 
-// DefaultPorts are the ports a pattern without ":port" allows.
-var DefaultPorts = []uint16{443, 80}
+// isDefaultPort reports whether a pattern without ":port" allows port:
+// HTTPS and HTTP.
+func isDefaultPort(port uint16) bool { return port == 443 || port == 80 }
 
 // Pattern is one parsed allow-list entry.
 type Pattern struct {
@@ -36,7 +37,7 @@ type Pattern struct {
 	Wildcard bool
 	// Addr is the address of an IP pattern.
 	Addr netip.Addr
-	// Port is the one port allowed, or 0 for [DefaultPorts].
+	// Port is the one port allowed, or 0 for 443 and 80.
 	Port uint16
 }
 
@@ -253,7 +254,7 @@ func (l List) Match(t Target) (ok, explicit bool) {
 
 func (p Pattern) matches(t Target) bool {
 	if p.Port == 0 {
-		if t.Port != 443 && t.Port != 80 {
+		if !isDefaultPort(t.Port) {
 			return false
 		}
 	} else if t.Port != p.Port {

@@ -213,7 +213,7 @@ func Decide(l List, t Target) (explicit bool, err error) {
 		return explicit, nil
 	}
 	hint := t.Host()
-	if t.Addr.IsValid() || (t.Port != 443 && t.Port != 80) {
+	if t.Addr.IsValid() || !isDefaultPort(t.Port) {
 		hint = t.String()
 	}
 	return false, &RefusedError{Target: t, Reason: fmt.Sprintf("%s is not on this box's host allow-list", t), Hint: hint}
