@@ -1,0 +1,487 @@
+package hostproxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aisan-dev/aisan/egress/audit"
+)
+
+// Backend is the audit log's backend name for this proxy.
+const Backend = "hosts"
+
+// Default timeouts; each bounds one step a box could otherwise stall.
+const (
+	DefaultHeaderTimeout   = 10 * time.Second
+	DefaultResolveTimeout  = 5 * time.Second
+	DefaultDialTimeout     = 10 * time.Second
+	DefaultResponseTimeout = 60 * time.Second
+)
+
+// maxHeader caps a request head: a proxy request is a line and a few
+// headers, and an endless one must not grow our memory.
+const maxHeader = 64 << 10
+
+// Config is a proxy's policy and host facts, as plain data.
+type Config struct {
+	// Allow is the allow-list; empty allows nothing.
+	Allow List
+	// Resolver looks names up on the host side; nil means [HostResolver].
+	// Wrap it with [Overrides.Then] for AISAN_RESOLVE.
+	Resolver Resolver
+	// Local is the host's own interface addresses ([LocalAddrs]).
+	Local []netip.Addr
+	// Audit receives one entry per decision; nil discards.
+	Audit audit.Sink
+	// Timeouts; zero means the Default… value.
+	HeaderTimeout, ResolveTimeout, DialTimeout, ResponseTimeout time.Duration
+}
+
+// Proxy serves the allow-list proxy for one box.
+type Proxy struct {
+	cfg Config
+
+	// ctx ends at Close, cutting lookups and dials in flight.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	lns    map[net.Listener]struct{}
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+
+	// dial is the one place a connection leaves; tests replace it with one
+	// that refuses anything off this machine.
+	dial func(ctx context.Context, addr string) (net.Conn, error)
+}
+
+// New makes a proxy; cfg's slices are copied.
+func New(cfg Config) *Proxy {
+	cfg.Allow = append(List(nil), cfg.Allow...)
+	cfg.Local = append([]netip.Addr(nil), cfg.Local...)
+	if cfg.Resolver == nil {
+		cfg.Resolver = HostResolver
+	}
+	if cfg.Audit == nil {
+		cfg.Audit = audit.Discard
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&cfg.HeaderTimeout, DefaultHeaderTimeout)
+	def(&cfg.ResolveTimeout, DefaultResolveTimeout)
+	def(&cfg.DialTimeout, DefaultDialTimeout)
+	def(&cfg.ResponseTimeout, DefaultResponseTimeout)
+	var d net.Dialer
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Proxy{cfg: cfg, ctx: ctx, cancel: cancel, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+		dial: func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }}
+}
+
+// Serve accepts proxy connections on ln until [Proxy.Close], then returns
+// nil. ln is typically the Unix socket the box's relay connects to.
+func (p *Proxy) Serve(ln net.Listener) error {
+	if !p.track(ln) {
+		ln.Close()
+		return nil
+	}
+	defer p.untrack(ln)
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if p.isClosed() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("host proxy listener %s closed: %w", ln.Addr(), err)
+			}
+			// Out of descriptors and the like: wait, as net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		// Counted under the lock that Close takes, so Close's Wait never
+		// races a new handler.
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			c.Close()
+			return nil
+		}
+		p.conns[c] = struct{}{}
+		p.wg.Add(1)
+		p.mu.Unlock()
+		go func() {
+			defer p.wg.Done()
+			defer p.untrack(c)
+			p.handle(c)
+		}()
+	}
+}
+
+// Close stops every listener and cuts every open connection and tunnel,
+// then waits for their handlers.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.cancel()
+	for l := range p.lns {
+		l.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	return nil
+}
+
+type closer interface{ Close() error }
+
+func (p *Proxy) track(c closer) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	switch c := c.(type) {
+	case net.Listener:
+		p.lns[c] = struct{}{}
+	case net.Conn:
+		p.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *Proxy) untrack(c closer) {
+	p.mu.Lock()
+	switch c := c.(type) {
+	case net.Listener:
+		delete(p.lns, c)
+	case net.Conn:
+		delete(p.conns, c)
+	}
+	p.mu.Unlock()
+	c.Close()
+}
+
+func (p *Proxy) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// RefusedError is a policy refusal: Reason says what was refused and Hint
+// is the pattern that would allow it (empty when none can).
+type RefusedError struct {
+	Target Target
+	Reason string
+	Hint   string
+}
+
+func (e *RefusedError) Error() string {
+	if e.Hint == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("%s; to allow it, start the box with --allow-host %s (or allow_hosts = [%q] in a bind spec)", e.Reason, e.Hint, e.Hint)
+}
+
+// Decide is the whole policy for one request, without I/O: whether t is on
+// l, and the error to answer if not. Addresses are checked after
+// resolution by [Check].
+func Decide(l List, t Target) (explicit bool, err error) {
+	ok, explicit := l.Match(t)
+	if ok {
+		return explicit, nil
+	}
+	hint := t.Host()
+	if t.Addr.IsValid() || !isDefaultPort(t.Port) {
+		hint = t.String()
+	}
+	return false, &RefusedError{Target: t, Reason: fmt.Sprintf("%s is not on this box's host allow-list", t), Hint: hint}
+}
+
+// errFailed marks errors that are not refusals (resolution or dial
+// failed): they answer 502, not 403.
+type errFailed struct{ error }
+
+func (e errFailed) Unwrap() error { return e.error }
+
+// connect decides authority and, when allowed, dials the checked address.
+func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint16) (Target, net.Conn, error) {
+	t, err := ParseTarget(authority, defaultPort)
+	if err != nil {
+		return t, nil, err
+	}
+	explicit, err := Decide(p.cfg.Allow, t)
+	if err != nil {
+		return t, nil, err
+	}
+	addrs := []netip.Addr{t.Addr}
+	if !t.Addr.IsValid() {
+		// Only a name on the list is ever looked up, so the box cannot use
+		// the proxy to send queries for names of its choosing.
+		rctx, cancel := context.WithTimeout(ctx, p.cfg.ResolveTimeout)
+		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", t.Name)
+		cancel()
+		if err != nil {
+			return t, nil, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
+		}
+	}
+	addrs, err = Check(t, addrs, explicit, p.cfg.Local)
+	if err != nil {
+		return t, nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
+	var errs []error
+	for _, a := range addrs {
+		// A literal address: the dial does no second lookup, so it goes
+		// exactly where Check looked.
+		c, err := p.dial(dctx, netip.AddrPortFrom(a, t.Port).String())
+		if err == nil {
+			return t, c, nil
+		}
+		errs = append(errs, err)
+	}
+	return t, nil, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
+}
+
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(b []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errors.New("request head too large")
+	}
+	if int64(len(b)) > l.n {
+		b = b[:l.n]
+	}
+	n, err := l.r.Read(b)
+	l.n -= int64(n)
+	return n, err
+}
+
+func (p *Proxy) handle(c net.Conn) {
+	start := time.Now()
+	c.SetReadDeadline(start.Add(p.cfg.HeaderTimeout))
+	lr := &limitReader{r: c, n: maxHeader}
+	br := bufio.NewReaderSize(lr, 4096)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		var ne net.Error
+		switch {
+		case lr.n == maxHeader:
+			return // connected and left (or idled) without a byte: nothing was asked
+		case lr.n <= 0:
+			err = fmt.Errorf("request head larger than %d KiB", maxHeader>>10)
+		case errors.As(err, &ne) && ne.Timeout():
+			err = fmt.Errorf("no complete request head within %s", p.cfg.HeaderTimeout)
+		default:
+			err = errors.New("not an HTTP proxy request; the box reaches other hosts only through HTTP CONNECT or http:// requests")
+		}
+		p.refuse(c, start, "-", "-", http.StatusForbidden, err)
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	lr.n = 1 << 62
+	ctx := p.ctx
+	switch {
+	case req.Method == http.MethodConnect:
+		p.tunnel(ctx, c, br, req, start)
+	case req.URL.IsAbs() && req.URL.Scheme == "http" && req.URL.Host != "":
+		p.forward(ctx, c, br, req, start)
+	case req.URL.IsAbs():
+		p.refuse(c, start, req.Method, req.URL.Host, http.StatusForbidden, fmt.Errorf("%s:// requests are not proxied; use CONNECT (HTTPS_PROXY) for https", req.URL.Scheme))
+	default:
+		p.refuse(c, start, req.Method, req.Host, http.StatusForbidden, errors.New("not a proxy request (no absolute URL); use this endpoint as HTTP_PROXY/HTTPS_PROXY"))
+	}
+}
+
+func statusOf(err error) int {
+	var f errFailed
+	if errors.As(err, &f) {
+		return http.StatusBadGateway
+	}
+	return http.StatusForbidden
+}
+
+// clip keeps client-chosen text in the audit log short and on one line.
+func clip(s string) string {
+	if len(s) > 256 {
+		s = s[:256]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func (p *Proxy) refuse(c net.Conn, start time.Time, method, path string, status int, err error) {
+	msg := "aisan: " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		status, http.StatusText(status), len(msg), msg)
+	p.log(start, method, path, status, 0, 0, err)
+}
+
+func (p *Proxy) log(start time.Time, method, path string, status int, up, down int64, err error) {
+	e := audit.Entry{
+		Time:      start,
+		Backend:   Backend,
+		Method:    clip(method),
+		Path:      clip(path),
+		Status:    status,
+		BytesUp:   up,
+		BytesDown: down,
+		MS:        float64(time.Since(start).Microseconds()) / 1000,
+	}
+	if err != nil {
+		e.Refused = clip(err.Error())
+	}
+	p.cfg.Audit.Log(e)
+}
+
+func pathOf(t Target, authority string) string {
+	if t.Port != 0 {
+		return t.String()
+	}
+	return authority
+}
+
+func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *http.Request, start time.Time) {
+	t, up, err := p.connect(ctx, req.Host, 0)
+	if err != nil {
+		p.refuse(c, start, req.Method, pathOf(t, req.Host), statusOf(err), err)
+		return
+	}
+	if !p.track(up) {
+		up.Close()
+		return
+	}
+	defer p.untrack(up)
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		p.log(start, req.Method, t.String(), http.StatusOK, 0, 0, nil)
+		return
+	}
+	// Bytes the client sent after the CONNECT head (an eager TLS hello)
+	// are already in br; pass them on before the raw copy.
+	var early int64
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		w, _ := up.Write(b)
+		early = int64(w)
+	}
+	sent, got := pump(c, up)
+	p.log(start, req.Method, t.String(), http.StatusOK, early+sent, got, nil)
+}
+
+// pump copies both ways until both directions end, passing each EOF on as
+// a half-close so a client that shuts its write side still gets the rest.
+func pump(client, up net.Conn) (sent, got int64) {
+	done := make(chan int64, 1)
+	go func() {
+		n, _ := io.Copy(up, client)
+		closeWrite(up)
+		done <- n
+	}()
+	got, _ = io.Copy(client, up)
+	closeWrite(client)
+	sent = <-done
+	return sent, got
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		if cw.CloseWrite() == nil {
+			return
+		}
+	}
+	c.Close()
+}
+
+// hopHeaders are the connection-level headers a proxy must not pass on
+// (RFC 9110 §7.6.1), plus Proxy-Authorization, which is for us.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func dropHop(h http.Header) {
+	for _, f := range h.Values("Connection") {
+		for _, k := range strings.Split(f, ",") {
+			h.Del(strings.TrimSpace(k))
+		}
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// forward relays one plain-HTTP request to the checked address and closes:
+// one request a connection keeps the decision and the log line together.
+func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *http.Request, start time.Time) {
+	authority := req.URL.Host
+	t, up, err := p.connect(ctx, authority, 80)
+	if err != nil {
+		p.refuse(c, start, req.Method, pathOf(t, authority), statusOf(err), err)
+		return
+	}
+	if !p.track(up) {
+		up.Close()
+		return
+	}
+	defer p.untrack(up)
+	dropHop(req.Header)
+	// The upstream sees the host that was decided on, whatever Host header
+	// the client also sent.
+	req.Host = authority
+	req.Close = true
+	upw := &countWriter{w: up}
+	if err := req.Write(upw); err != nil {
+		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{fmt.Errorf("sending the request to %s: %w", t, err)})
+		return
+	}
+	up.SetReadDeadline(time.Now().Add(p.cfg.ResponseTimeout))
+	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	if err != nil {
+		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{fmt.Errorf("reading the response from %s: %w", t, err)})
+		return
+	}
+	up.SetReadDeadline(time.Time{})
+	defer resp.Body.Close()
+	dropHop(resp.Header)
+	resp.Close = true
+	cw := &countWriter{w: c}
+	resp.Write(cw)
+	p.log(start, req.Method, t.String(), resp.StatusCode, upw.n, cw.n, nil)
+}
