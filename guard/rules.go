@@ -59,6 +59,7 @@ package guard
 
 import (
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -68,24 +69,24 @@ import (
 // specialNames lists every command name the rules below treat specially.
 // A command word that is a glob is matched against it.
 var specialNames = []string{
-	"alias", "ash", "at", "awk", "bash", "batch", "builtin", "bunx", "busybox", "chroot", "chrt",
-	"command", "csh", "dash", "dbus-run-session", "doas", "env", "eval", "exec", "fd", "fdfind",
-	"find", "fish", "flock", "fuser", "gawk", "ionice", "kill", "killall", "killall5", "ksh",
-	"ksh93", "lksh", "loginctl", "ltrace", "mapfile",
-	"mawk", "mksh", "nawk", "nice", "node", "nohup", "npx", "nsenter", "parallel", "perl", "php",
-	"oksh", "pdksh", "pkill", "pnpx", "posh", "printf", "prlimit", "python", "python3", "rbash",
-	"read", "readarray", "ruby", "runuser",
+	"alias", "ash", "at", "awk", "bash", "batch", "builtin", "bun", "bunx", "busctl", "busybox", "cd", "chroot", "chrt",
+	"command", "cp", "crontab", "csh", "dash", "dbus-run-session", "dbus-send", "dd", "docker", "doas", "env", "eval",
+	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "gmake", "install",
+	"ionice", "kill", "kill-port", "killall", "killall5", "killport", "ksh", "ksh93", "lksh", "ln", "loginctl", "ltrace",
+	"make", "mapfile", "mawk", "mksh", "mv", "nawk", "nerdctl", "nice", "node", "nohup", "npm", "npx", "nsenter",
+	"parallel", "perl", "php", "pm2", "pnpm", "podman", "oksh", "pdksh", "pkill", "pnpx", "posh", "printf", "prlimit",
+	"python", "python3", "qdbus", "rbash", "read", "readarray", "rsync", "ruby", "runuser",
 	"screen", "script", "set", "setpriv", "setsid", "sg", "sh", "shift", "skill", "source", "ssh",
-	"stdbuf", "strace", "su", "sudo", "systemctl", "systemd-inhibit", "systemd-run", "taskset",
-	"tcsh", "tee", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch",
-	"xargs", "xvfb-run", "yash", "zsh",
+	"stdbuf", "strace", "su", "sudo", "supervisorctl", "systemctl", "systemd-inhibit", "systemd-run", "taskset",
+	"tclsh", "tcsh", "tee", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch",
+	"xargs", "xvfb-run", "yarn", "yash", "zellij", "zsh",
 }
 
 // Why clauses, completing "aisan guard refused `cmd`: …".
 const (
-	whyPidList = "it takes its targets from a process listing (pgrep, pidof, ps, lsof), which kills by name in two steps"
+	whyPidList = "it takes its targets from a process listing (pgrep, pidof, ps, lsof, ss, /proc, a cgroup's cgroup.procs), which kills by name in two steps"
 	whyFuser   = "fuser -k kills every process that has the file, mount or port open, whoever started it"
-	whyScreen  = "screen -X %s ends terminal sessions that may belong to the user"
+	whyScreen  = "screen -X %s ends a terminal session this command line did not start, which may be the user's"
 	whyTmux    = "tmux %s ends terminal sessions that may belong to the user"
 )
 
@@ -116,6 +117,11 @@ func (c *checker) examine(fr *frame, args []arg, in feed, text string, off int) 
 		for _, t := range c.written(name.text) {
 			c.script(t, off, args, true, in)
 		}
+	}
+	if prog := c.copied(name); prog != "" {
+		// A program the input copied or linked under this name.
+		c.byName(fr, prog, args[1:], in, text, off)
+		return
 	}
 	c.byName(fr, baseName(name.text), args[1:], in, text, off)
 }
@@ -150,6 +156,10 @@ func nameAlternatives(name arg) [][]arg {
 func (c *checker) dynamic(fr *frame, args []arg, in feed, text string, off int) {
 	n := args[0]
 	c.record(n.text, args[1:], true, off)
+	if prog := c.copied(n); prog != "" {
+		c.byName(fr, prog, args[1:], in, text, off)
+		return
+	}
 	if w := mentionedKillWord(n.src + " " + n.text); w != "" {
 		c.deny(text, fmt.Sprintf("its command name is computed at run time and its text names %s", w))
 		return
@@ -251,6 +261,47 @@ func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text strin
 	case "kill":
 		if why := killWhy(rest); why != "" {
 			c.deny(text, why)
+		} else if c.outside > 0 && killSignals(rest) {
+			c.denyInstead(text, "it runs later, outside this jail, where a PID names one of the host's processes and not one the agent started", insteadLater)
+		}
+	case "kill-port", "killport", "kill-port-process", "fkill", "fkill-cli", "port-kill", "kill-ports", "portkill":
+		c.denyInstead(text, name+" kills whatever holds the port or matches the name, whoever started it", insteadPort)
+	case "docker", "podman", "nerdctl", "pm2", "supervisorctl", "zellij":
+		d, _ := daemonOf(name)
+		c.daemonCommand(fr, name, d, rest, in, text, off)
+	case "crontab":
+		c.crontab(rest, in, text, off)
+	case "make", "gmake":
+		c.make(rest, in, text, off)
+	case "systemd-run":
+		c.systemdRun(fr, rest, in, text, off)
+	case "busctl", "dbus-send", "gdbus", "qdbus", "qdbus6", "qdbus-qt5", "qdbus-qt6":
+		c.busCall(name, rest, text)
+	case "npm", "pnpm", "yarn", "bun":
+		c.packageRunner(fr, name, rest, in, text, off)
+	case "cp", "mv", "ln", "install", "rsync":
+		c.copies(name, rest)
+		c.writeArgs(name, rest, text)
+	case "dd":
+		for _, a := range rest {
+			if a.known && strings.HasPrefix(a.text, "of=") {
+				if why := killFile(a.text[3:]); why != "" {
+					c.denyInstead(text, why, insteadKernel)
+				}
+			}
+			if a.known && strings.HasPrefix(a.text, "if=") && len(rest) > 0 {
+				for _, b := range rest {
+					if b.known && strings.HasPrefix(b.text, "of=") {
+						c.addCopy(knownArg(a.text[3:]), knownArg(b.text[3:]))
+					}
+				}
+			}
+		}
+	case "cd", "pushd":
+		for _, a := range rest {
+			if a.known && (path.Clean(a.text) == "/proc") {
+				c.track.inProc = true
+			}
 		}
 	case "fuser":
 		if fuserKills(rest) {
@@ -287,7 +338,7 @@ func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text strin
 	case "printf":
 		c.printfVar(rest)
 	case "at", "batch":
-		c.at(rest, in, off)
+		c.later(func() { c.at(rest, in, off) })
 	case "npx", "bunx", "pnpx":
 		c.npx(fr, rest, in, text, off)
 	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish",
@@ -344,9 +395,10 @@ func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text strin
 				c.writeFile(a.text, feed{texts: in.texts, pids: in.pids, opaque: in.opaque})
 			}
 		}
+		c.writeArgs(name, rest, text)
 	default:
 		if isInterpreter(name) {
-			c.interpreter(name, rest, in, text)
+			c.interpreter(fr, name, rest, in, text, off)
 			return
 		}
 		if spec, ok := wrapper(name); ok {
@@ -358,12 +410,38 @@ func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text strin
 }
 
 // killWhy returns why kill with these arguments is refused, or "".
-// Options are read as bash's kill reads them: -l and -L list signals;
-// -s and -n take a signal and may repeat, the last one counting; -SIG
-// counts only while no signal has been given; -- and anything else end
-// the options. Signal 0 only tests that the targets exist.
 func killWhy(args []arg) string {
-	sig, sawSig, lone1 := "", false, false
+	targets, lone1, quiet := killTargets(args)
+	if quiet {
+		return ""
+	}
+	if len(targets) == 0 && lone1 {
+		return "it reads -1, which kill takes as \"every process you may signal\" where a target belongs"
+	}
+	for _, t := range targets {
+		if why := targetWhy(t); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// killSignals reports whether kill with these arguments sends a signal
+// to anything.
+func killSignals(args []arg) bool {
+	targets, lone1, quiet := killTargets(args)
+	return !quiet && (len(targets) > 0 || lone1)
+}
+
+// killTargets reads kill's arguments as bash's kill reads them: -l and
+// -L list signals; -s and -n take a signal and may repeat, the last one
+// counting; -SIG counts only while no signal has been given; -- and
+// anything else end the options. quiet is true when nothing is signalled
+// (a listing, a usage error, or signal 0, which only tests that the
+// targets exist); lone1 when the only word after the options is the
+// signal -1, which reads like a target.
+func killTargets(args []arg) (targets []arg, lone1, quiet bool) {
+	sig, sawSig := "", false
 	i := 0
 options:
 	for ; i < len(args); i++ {
@@ -378,10 +456,10 @@ options:
 		}
 		switch {
 		case t == "-l" || t == "-L" || t == "--list" || t == "--table" || strings.HasPrefix(t, "--list="):
-			return ""
+			return nil, false, true
 		case t == "-s" || t == "-n" || t == "--signal" || t == "-q" || t == "--queue":
 			if i+1 >= len(args) {
-				return "" // a usage error: nothing is signalled
+				return nil, false, true // a usage error: nothing is signalled
 			}
 			i++
 			if t == "-q" || t == "--queue" { // procps kill: a value for sigqueue
@@ -405,20 +483,21 @@ options:
 		}
 	}
 	if sawSig && isZeroSignal(sig) {
-		return ""
+		return nil, false, true
 	}
-	if i >= len(args) {
-		if lone1 {
-			return "it reads -1, which kill takes as \"every process you may signal\" where a target belongs"
+	return args[min(i, len(args)):], lone1, false
+}
+
+// writeArgs refuses tee, cp and their kin writing to a file that kills.
+func (c *checker) writeArgs(name string, args []arg, text string) {
+	for _, a := range args {
+		if a.known && !strings.HasPrefix(a.text, "-") {
+			if why := killFile(a.text); why != "" {
+				c.denyInstead(text, why, insteadKernel)
+				return
+			}
 		}
-		return ""
 	}
-	for _, t := range args[i:] {
-		if why := targetWhy(t); why != "" {
-			return why
-		}
-	}
-	return ""
 }
 
 // whitespace is what bash skips around a number.
@@ -545,26 +624,6 @@ func fuserKills(args []arg) bool {
 		}
 	}
 	return false
-}
-
-// longOption resolves --name as getopt_long does: an exact option name,
-// or else every option the name is a prefix of (getopt_long refuses an
-// ambiguous prefix, but the guard leans towards the worse reading). opts
-// lists the names, with '=' after those that take a value; takesValue is
-// true when every match does.
-func longOption(opts []string, name string) (names []string, takesValue bool) {
-	takesValue = true
-	for _, o := range opts {
-		n := strings.TrimSuffix(o, "=")
-		if n == name {
-			return []string{n}, len(o) > len(n)
-		}
-		if name != "" && strings.HasPrefix(n, name) {
-			names = append(names, n)
-			takesValue = takesValue && len(o) > len(n)
-		}
-	}
-	return names, takesValue && len(names) > 0
 }
 
 // systemctlLongs are systemctl's long options, past and present.
@@ -794,7 +853,7 @@ func tmuxValueOptions(name string) string {
 	case "pipe-pane", "if-shell", "set-hook":
 		return "t"
 	}
-	return ""
+	return "t" // most commands take a target
 }
 
 // tmux checks a tmux invocation. The tmux server may run outside the
@@ -803,12 +862,11 @@ func tmuxValueOptions(name string) string {
 // respawn-pane, if-shell, display-popup and pipe-pane, and the keys
 // send-keys types. kill-server and kill-session are refused.
 func (c *checker) tmux(fr *frame, args []arg, text string, off int) {
-	i := shortOptions(args, "cfLST", func(letter byte, val arg, _ bool) {
-		if letter == 'c' { // tmux -c runs a shell command
-			c.runText(val, off, nil, false, feed{})
-		}
-	})
-	c.tmuxSequence(fr, args[i:], text, off)
+	opts, ops := parseOpts(args, optSpec{vals: "cfLST"})
+	for _, v := range optVals(opts, "c") { // tmux -c runs a shell command
+		c.runText(v, off, nil, false, feed{})
+	}
+	c.tmuxSequence(fr, ops, text, off)
 }
 
 // tmuxSequence splits a tmux command sequence at its ; separators and
@@ -845,19 +903,30 @@ func (c *checker) tmuxCommand(fr *frame, words []arg, text string, off int) {
 	if len(names) == 0 {
 		return
 	}
-	kills := true
-	for _, n := range names {
-		kills = kills && (n == "kill-server" || n == "kill-session")
-	}
-	if kills {
-		c.deny(text, fmt.Sprintf(whyTmux, words[0].text))
+	if len(names) > 1 {
+		// Ambiguous: tmux refuses it, unless the server reads it as an
+		// older command; lean towards the worse reading.
+		kills := true
+		for _, n := range names {
+			kills = kills && (n == "kill-server" || n == "kill-session")
+		}
+		if kills {
+			c.denyInstead(text, fmt.Sprintf(whyTmux, words[0].text), insteadSession)
+		}
 		return
 	}
-	if len(names) > 1 {
-		return // ambiguous: tmux refuses it
-	}
 	name := names[0]
-	flags, ops := tmuxOperands(words[1:], tmuxValueOptions(name))
+	opts, ops := parseOpts(words[1:], optSpec{vals: tmuxValueOptions(name)})
+	flags := ""
+	for _, o := range opts {
+		if !o.hasVal {
+			flags += o.name
+		}
+	}
+	if why := c.tmuxKill(name, opts); why != "" {
+		c.denyInstead(text, fmt.Sprintf(why, words[0].text), insteadSession)
+		return
+	}
 	switch name {
 	case "send-keys":
 		c.script(joinTexts(ops), off, nil, false, feed{})
@@ -900,15 +969,47 @@ func (c *checker) tmuxCommand(fr *frame, words []arg, text string, off int) {
 	}
 }
 
-// tmuxOperands splits a tmux command's arguments into the flags given and
-// the operands, skipping the values of options.
-func tmuxOperands(args []arg, valued string) (flags string, ops []arg) {
-	i := shortOptions(args, valued, func(letter byte, _ arg, hasVal bool) {
-		if !hasVal {
-			flags += string(letter)
+// tmuxKill returns why a tmux command ends what is not the agent's own
+// (a clause with %s for the command as written), or "". kill-server ends
+// every session; kill-session ends one this command line did not start
+// (see ownSession); -a on kill-session, kill-window and kill-pane ends
+// every other one; detach-client -P hangs up the client's shell.
+func (c *checker) tmuxKill(name string, opts []opt) string {
+	switch name {
+	case "kill-server":
+		return whyTmux
+	case "new-session":
+		if s, ok := optVal(opts, "s"); ok {
+			c.track.addSession(s)
 		}
-	})
-	return flags, args[i:]
+	case "kill-session":
+		if hasOpt(opts, "a") {
+			return "tmux %s -a ends every other session, the user's included"
+		}
+		t, ok := optVal(opts, "t")
+		if !ok || !c.ownSession(tmuxSession(t)) {
+			return "tmux %s ends a session this command line did not start, which may be the user's"
+		}
+	case "kill-window", "kill-pane":
+		if hasOpt(opts, "a") {
+			return "tmux %s -a ends every other window or pane, the user's included"
+		}
+	case "detach-client":
+		if hasOpt(opts, "P") {
+			return "tmux %s -P hangs up the shell of the client, which may be the user's"
+		}
+	}
+	return ""
+}
+
+// tmuxSession is the session part of a tmux target: =name:1.2 -> name.
+func tmuxSession(t arg) arg {
+	if !t.known {
+		return t
+	}
+	s := strings.TrimPrefix(t.text, "=")
+	s, _, _ = strings.Cut(s, ":")
+	return knownArg(s)
 }
 
 // tmuxText checks a string that tmux parses as commands (if-shell's
@@ -947,49 +1048,24 @@ func (c *checker) tmuxText(fr *frame, a arg, text string, off int) {
 // what -X screen and -X exec run, checks -X stuff text as a script, and
 // checks the command that a new screen session runs.
 func (c *checker) screen(fr *frame, args []arg, text string, off int) {
-	i, send, attach := 0, false, false
-	for i < len(args) {
-		t := args[i].text
-		if !args[i].known || len(t) < 2 || t[0] != '-' {
-			break
-		}
-		i++
-		if t == "--" {
-			break
-		}
-		if strings.HasPrefix(t, "--") {
-			continue
-		}
-		if t == "-ls" || t == "-list" || t == "-wipe" {
+	for _, a := range args {
+		if a.known && (a.text == "-ls" || a.text == "-list" || a.text == "-wipe") {
 			return
 		}
-		if t == "-Logfile" {
-			i++
-			continue
-		}
-	group:
-		for j := 1; j < len(t); j++ {
-			switch ch := t[j]; {
-			case ch == 'X' || ch == 'Q':
-				send = true
-			case strings.IndexByte("dDrRx", ch) >= 0:
-				attach = true
-			case strings.IndexByte("pce", ch) >= 0: // value attached or next
-				if j == len(t)-1 {
-					i++
-				}
-				break group
-			case strings.IndexByte("htTsS", ch) >= 0: // value next
-				i++
-			case ch == 'l' || ch == 'f': // -ln, -fa: a letter follows
-				break group
-			}
-		}
 	}
-	cmd := args[min(i, len(args)):]
+	opts, cmd := parseOpts(args, optSpec{vals: "pcehtTsS"})
+	send := hasOpt(opts, "X", "Q")
+	attach := hasOpt(opts, "d", "D", "r", "R", "x")
+	session, named := optVal(opts, "S")
 	if send {
-		c.screenCommand(fr, cmd, text, off, 0)
+		if !named {
+			session = arg{}
+		}
+		c.screenCommand(fr, cmd, session, text, off, 0)
 		return
+	}
+	if named {
+		c.track.addSession(session)
 	}
 	c.examine(fr, cmd, feed{}, text, off)
 	if attach && len(cmd) > 1 { // -d, -r and -x may take the first word as a session name
@@ -998,7 +1074,7 @@ func (c *checker) screen(fr *frame, args []arg, text string, off int) {
 }
 
 // screenCommand checks a command sent to a screen session with -X.
-func (c *checker) screenCommand(fr *frame, words []arg, text string, off int, depth int) {
+func (c *checker) screenCommand(fr *frame, words []arg, session arg, text string, off int, depth int) {
 	if len(words) == 0 || !c.step(text, len(words)) {
 		return
 	}
@@ -1013,7 +1089,9 @@ func (c *checker) screenCommand(fr *frame, words []arg, text string, off int, de
 	}
 	switch w.text {
 	case "quit", "kill", "pow_detach":
-		c.deny(text, fmt.Sprintf(whyScreen, w.text))
+		if !c.ownSession(session) {
+			c.denyInstead(text, fmt.Sprintf(whyScreen, w.text), insteadScreen)
+		}
 	case "stuff":
 		if len(words) > 1 {
 			c.script(ansiC(words[1].text), off, nil, false, feed{})
@@ -1043,11 +1121,11 @@ func (c *checker) screenCommand(fr *frame, words []arg, text string, off int, de
 		}
 	case "eval":
 		for _, a := range words[1:] {
-			c.screenCommand(fr, splitArgs(a.text), text, off, depth+1)
+			c.screenCommand(fr, splitArgs(a.text), session, text, off, depth+1)
 		}
 	case "at":
 		if len(words) > 2 {
-			c.screenCommand(fr, words[2:], text, off, depth+1)
+			c.screenCommand(fr, words[2:], session, text, off, depth+1)
 		}
 	}
 }
@@ -1055,7 +1133,7 @@ func (c *checker) screenCommand(fr *frame, words []arg, text string, off int, de
 func isInterpreter(name string) bool {
 	switch name {
 	case "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit",
-		"tclsh", "awk", "gawk", "mawk", "nawk", "Rscript", "osascript", "pypy", "pypy3":
+		"tclsh", "wish", "expect", "awk", "gawk", "mawk", "nawk", "Rscript", "osascript", "pypy", "pypy3":
 		return true
 	}
 	return strings.HasPrefix(name, "python")
@@ -1093,8 +1171,10 @@ func interpreterSpec(name string) interpSpec {
 		return interpSpec{code: "e", arg: "l"}
 	case "Rscript", "osascript":
 		return interpSpec{code: "e"}
-	case "tclsh":
+	case "tclsh", "wish":
 		return interpSpec{}
+	case "expect":
+		return interpSpec{code: "c", file: "fb", arg: "D"}
 	case "awk", "gawk", "mawk", "nawk":
 		return interpSpec{code: "e", codeLong: []string{"source"}, file: "fE", fileLong: []string{"file", "exec"},
 			arg: "vFil", argLong: []string{"assign", "field-separator", "include", "load"}, program: true}
@@ -1110,7 +1190,7 @@ func interpreterSpec(name string) interpSpec {
 // popen, subprocess, backticks, …) and names pkill or killall, when its
 // input names them and it runs commands, or when it calls kill while
 // reading a PID listing.
-func (c *checker) interpreter(name string, args []arg, in feed, text string) {
+func (c *checker) interpreter(fr *frame, name string, args []arg, in feed, text string, off int) {
 	sp := interpreterSpec(name)
 	var code []arg
 	given, stop := false, false
@@ -1203,30 +1283,12 @@ options:
 		}
 	}
 	for _, a := range code {
-		s := dequote(a.text)
-		runs := runsCommands(s)
-		for _, tok := range codeTokens(s) {
-			switch tok {
-			case "pkill", "killall", "killall5", "skill":
-				if runs {
-					c.deny(text, fmt.Sprintf("its inline code runs commands and names %s", tok))
-					return
-				}
-			case "kill":
-				if in.pids || a.pids {
-					c.deny(text, "it reads a process listing and its inline code calls kill on it")
-					return
-				}
-			}
+		if c.stopped() {
+			return
 		}
-		if runs && !stdinCode {
-			for _, t := range in.texts {
-				if w := mentionedKillWord(t); w != "" && w != "kill" {
-					c.deny(text, fmt.Sprintf("its inline code runs commands and its input names %s", w))
-					return
-				}
-			}
-		}
+		src := in
+		src.pids = src.pids || a.pids
+		c.code(fr, langOf(name), a.text, src, stdinCode, text, off, 0)
 	}
 }
 
@@ -1313,7 +1375,7 @@ func quoteWord(w string) string {
 // fed with.
 func isPidLister(name string) bool {
 	switch name {
-	case "pgrep", "pidof", "ps", "lsof", "fuser", "pstree", "pidwait":
+	case "pgrep", "pidof", "ps", "lsof", "fuser", "pstree", "pidwait", "ss", "netstat", "top", "htop", "atop", "pgrep.exe":
 		return true
 	}
 	return false

@@ -18,8 +18,9 @@ const (
 
 // finding is one refusal.
 type finding struct {
-	text string // the refused command as written
-	why  string // what makes it dangerous, as a clause
+	text    string // the refused command as written
+	why     string // what makes it dangerous, as a clause
+	instead string // what to do instead, when the general advice does not fit; <slot> stands for the jail's name
 }
 
 // checker holds the state of one analysis.
@@ -37,6 +38,9 @@ type checker struct {
 	files   map[string]*fileInfo // what the input writes to files, by cleaned path
 	listing map[string]bool      // functions being searched for a PID listing, against recursion
 	execFds []fdFeed             // descriptors that exec 3<… opens for the rest of the input
+	slot    string               // the jail's name, for sessions named after it
+	track   tracked              // what the input creates: sessions, copies of programs
+	outside int                  // >0 while checking commands that run later, outside the jail (cron, at, systemd-run)
 }
 
 // varInfo is what the input reveals about a shell variable, whatever the
@@ -135,8 +139,13 @@ func (c *checker) overBudget() bool {
 }
 
 func (c *checker) deny(text, why string) {
+	c.denyInstead(text, why, "")
+}
+
+// denyInstead refuses with advice of its own.
+func (c *checker) denyInstead(text, why, instead string) {
 	if c.found == nil {
-		c.found = &finding{text: text, why: why}
+		c.found = &finding{text: text, why: why, instead: instead}
 	}
 }
 
@@ -243,6 +252,10 @@ func (c *checker) writes(fr *frame, s *syntax.Stmt) {
 		default:
 			continue
 		}
+		if why := killFile(dequote(fr.slice(r.Word))); why != "" {
+			c.denyInstead(fr.slice(s), why, insteadKernel)
+			return
+		}
 		if r.N != nil && r.N.Value != "1" {
 			continue
 		}
@@ -328,6 +341,9 @@ func (c *checker) redirInput(fr *frame, r *syntax.Redirect) (feed, bool) {
 		a := c.word(fr, r.Word)
 		if a.feed != nil {
 			return *a.feed, true
+		}
+		if pidPath(dequote(a.src)) {
+			return feed{pids: true}, true
 		}
 		if a.known {
 			if f, ok := c.fileFeed(a.text); ok {
@@ -741,12 +757,19 @@ func (c *checker) pidSource(fr *frame, node syntax.Node) bool {
 		}
 		switch n := n.(type) {
 		case *syntax.CallExpr:
+			if c.listsPids(fr, n) {
+				found = true
+				return false
+			}
 			for i, w := range n.Args {
 				s, ok := staticWord(w)
 				if !ok {
+					if i > 0 && pidPath(dequote(fr.slice(w))) {
+						found = true
+					}
 					continue
 				}
-				if isPidLister(baseName(s)) || c.filePids(s) {
+				if i > 0 && pidPath(s) || c.filePids(s) {
 					found = true
 				}
 				if def, ok := c.funcs[s]; ok && i == 0 && !c.listing[s] {
@@ -760,6 +783,9 @@ func (c *checker) pidSource(fr *frame, node syntax.Node) bool {
 				if s, ok := staticWord(n.Word); ok && c.filePids(s) {
 					found = true
 				}
+				if n.Op == syntax.RdrIn && pidPath(dequote(fr.slice(n.Word))) {
+					found = true
+				}
 			}
 		case *syntax.ParamExp:
 			if c.paramPids(fr, n) {
@@ -769,6 +795,71 @@ func (c *checker) pidSource(fr *frame, node syntax.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// listsPids reports whether a simple command prints PIDs (or container
+// IDs) that a kill could be fed with: pgrep, ps, ss -p, top, docker ps,
+// wherever the name appears among its words (sudo pgrep). lsof -p $$
+// lists the shell's own files and does not count.
+func (c *checker) listsPids(fr *frame, call *syntax.CallExpr) bool {
+	words := make([]string, 0, len(call.Args))
+	for _, w := range call.Args {
+		s, ok := staticWord(w)
+		if !ok {
+			s = fr.slice(w)
+		}
+		words = append(words, s)
+	}
+	for i, s := range words {
+		if !isPidLister(baseName(s)) {
+			continue
+		}
+		if baseName(s) == "lsof" && ownLsof(words[i+1:]) {
+			continue
+		}
+		return true
+	}
+	for i := range words {
+		if listsContainers(words[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownLsof reports whether lsof's only selection is the shell itself
+// (-p $$), whose files and PID are the agent's own.
+func ownLsof(args []string) bool {
+	own := false
+	for i, a := range args {
+		switch {
+		case a == "-p" && i+1 < len(args):
+			own = args[i+1] == "$$" || args[i+1] == `"$$"` || args[i+1] == "$BASHPID"
+		case a == "-p$$":
+			own = true
+		case strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "-u") || strings.HasPrefix(a, "-c") || a == "+D" || a == "+d":
+			return false
+		}
+	}
+	return own
+}
+
+// pidPath reports whether reading or listing a path yields PIDs: /proc
+// itself, a glob over its PID directories, a cgroup's process list.
+func pidPath(s string) bool {
+	if s == "" {
+		return false
+	}
+	p := path.Clean(s)
+	if p == "/proc" {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
+		first, _, _ := strings.Cut(rest, "/")
+		return hasGlob(first)
+	}
+	b := baseName(p)
+	return b == "cgroup.procs" || b == "cgroup.threads" || b == "tasks" && strings.Contains(p, "cgroup")
 }
 
 // paramPids reports whether a parameter expansion may yield PIDs.

@@ -260,6 +260,9 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 	}
 	walk(w.Parts, false)
 	a.text, a.pat, a.lead = text.String(), pat.String(), lead.String()
+	if a.meta && (c.track.inProc || pidPath(a.text)) {
+		a.pids = true // a glob over /proc lists PIDs
+	}
 	if !a.known {
 		a.cands = cands
 	}
@@ -1395,41 +1398,4 @@ func dequote(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// shortOptions walks getopt-style short options at the front of args:
-// groups such as -abc, ended by "--" or the first word that is no option.
-// A letter in valued takes the rest of its group as its value, or, when it
-// ends the group, the next word. each (if not nil) sees every letter, with
-// its value when it takes one. It returns the index of the first operand.
-func shortOptions(args []arg, valued string, each func(letter byte, val arg, hasVal bool)) int {
-	i := 0
-	for i < len(args) {
-		t := args[i].text
-		if !args[i].known || len(t) < 2 || t[0] != '-' {
-			break
-		}
-		i++
-		if t == "--" {
-			break
-		}
-		for j := 1; j < len(t); j++ {
-			if strings.IndexByte(valued, t[j]) < 0 {
-				if each != nil {
-					each(t[j], arg{}, false)
-				}
-				continue
-			}
-			val := knownArg(t[j+1:])
-			if j == len(t)-1 && i < len(args) {
-				val = args[i]
-				i++
-			}
-			if each != nil {
-				each(t[j], val, true)
-			}
-			break
-		}
-	}
-	return min(i, len(args))
 }

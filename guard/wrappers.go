@@ -8,6 +8,7 @@ package guard
 
 import (
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -359,10 +360,33 @@ func (c *checker) find(fr *frame, args []arg, text string, off int) {
 			if len(cmd) > 0 && cmd[0].known && strings.Contains(cmd[0].text, "{}") {
 				cmd = append([]arg{foundFile(cmd[0], findNames(args))}, cmd[1:]...)
 			}
+			if findsPids(args) {
+				// find /proc … -exec kill {}: the files found are PIDs.
+				cmd = append([]arg(nil), cmd...)
+				for k := 1; k < len(cmd); k++ {
+					if strings.Contains(cmd[k].text, "{}") {
+						cmd[k] = arg{text: cmd[k].text, src: cmd[k].src, pids: true}
+					}
+				}
+			}
 			c.examine(fr, cmd, feed{}, text, off)
 			i = j
 		}
 	}
+}
+
+// findsPids reports whether find starts from /proc or a cgroup, so
+// that the names it finds are PIDs.
+func findsPids(args []arg) bool {
+	for _, a := range args {
+		if !a.known || strings.HasPrefix(a.text, "-") || a.text == "(" || a.text == "!" {
+			return false
+		}
+		if pidPath(a.text) || strings.HasPrefix(path.Clean(a.text), "/sys/fs/cgroup") {
+			return true
+		}
+	}
+	return false
 }
 
 // findNames are the operands that find's file names come from: starting
@@ -563,15 +587,14 @@ func (c *checker) dashC(fr *frame, name string, args []arg, in feed, text string
 // ssh runs its words after the host as a command line on that host, which
 // may well be this one.
 func (c *checker) ssh(args []arg, off int) {
-	const valued = "BbcDEeFIiJLlmOopQRSWw"
-	i := shortOptions(args, valued, nil)
-	i++ // the host
-	// Options may follow the host.
-	if i < len(args) {
-		i += shortOptions(args[i:], valued, nil)
+	sp := optSpec{vals: "BbcDEeFIiJLlmOopQRSWw"}
+	_, ops := parseOpts(args, sp)
+	if len(ops) == 0 {
+		return
 	}
-	if i < len(args) {
-		c.script(joinTexts(args[i:]), off, nil, false, feed{})
+	// Options may follow the host.
+	if _, cmd := parseOpts(ops[1:], sp); len(cmd) > 0 {
+		c.script(joinTexts(cmd), off, nil, false, feed{})
 	}
 }
 
@@ -911,7 +934,9 @@ func (c *checker) npx(fr *frame, args []arg, in feed, text string, off int) {
 			i++
 		case strings.HasPrefix(t, "-"):
 		default:
-			c.examine(fr, args[i:], in, text, off)
+			// The package spec (kill-port@latest) names its command.
+			cmd := append([]arg{knownArg(packageName(t))}, args[i+1:]...)
+			c.examine(fr, cmd, in, text, off)
 			return
 		}
 	}
