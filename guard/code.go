@@ -297,14 +297,14 @@ func quoteOp(l lang, name, rest string) (codeTok, int, bool) {
 type callKind int
 
 const (
-	callNone     callKind = iota
-	callShell             // the first argument is a shell command line
-	callShellOr           // one argument: a shell command line; more, or a list: the words of a command
-	callSubproc           // Python's subprocess: a shell command line with shell=True, else a program and its arguments
-	callSpawn             // a program, then a list of its arguments (a shell command line with shell: true)
-	callExecv             // os.exec*/os.spawn*: a program, then its argv with argv[0]
-	callCode              // code of the same language (exec, eval)
-	callArgv              // a list of words: Bun.spawn(["pkill", "x"])
+	callNone    callKind = iota
+	callShell            // the first argument is a shell command line
+	callShellOr          // one argument: a shell command line; more, or a list: the words of a command
+	callSubproc          // Python's subprocess: a shell command line with shell=True, else a program and its arguments
+	callSpawn            // a program, then a list of its arguments (a shell command line with shell: true)
+	callExecv            // os.exec*/os.spawn*: a program, then its argv with argv[0]
+	callCode             // code of the same language (exec, eval)
+	callArgv             // a list of words: Bun.spawn(["pkill", "x"])
 )
 
 // callSite classifies a name followed by its arguments.

@@ -611,19 +611,8 @@ func isSignalName(s string) bool {
 }
 
 func fuserKills(args []arg) bool {
-	for _, a := range args {
-		t := a.text
-		if !a.known || len(t) < 2 || t[0] != '-' {
-			continue
-		}
-		if t == "--kill" {
-			return true
-		}
-		if t[1] != '-' && strings.IndexByte(t, 'k') > 0 {
-			return true
-		}
-	}
-	return false
+	opts, _ := parseOpts(args, optSpec{vals: "n", permute: true, long: []string{"kill", "namespace="}})
+	return hasOpt(opts, "k", "kill")
 }
 
 // systemctlLongs are systemctl's long options, past and present.
@@ -645,48 +634,18 @@ var systemctlLongs = []string{
 // status from stop. Options are read as getopt_long reads them, prefixes
 // included, wherever they appear.
 func systemctlVerb(args []arg) string {
+	opts, ops := parseOpts(args, optSpec{vals: "tpPsHMnoC", permute: true, long: systemctlLongs})
 	user, now, isolate := false, false, false
-	var ops []arg
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		t := a.text
+	for _, o := range opts {
 		switch {
-		case !a.known:
-			ops = append(ops, a)
-		case t == "--":
-			ops = append(ops, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(t, "--"):
-			name, val, eq := strings.Cut(t[2:], "=")
-			names, takes := longOption(systemctlLongs, name)
-			valKnown := true
-			if takes && !eq && i+1 < len(args) {
-				i++
-				val, valKnown = args[i].text, args[i].known
-			}
-			for _, n := range names {
-				switch n {
-				case "user":
-					user = true
-				case "system", "global":
-					user = user && len(names) > 1
-				case "now":
-					now = true
-				case "job-mode":
-					isolate = isolate || !valKnown || val == "isolate"
-				}
-			}
-		case len(t) > 1 && t[0] == '-':
-			for j := 1; j < len(t); j++ {
-				if strings.IndexByte("tpPsHMnoC", t[j]) >= 0 {
-					if j == len(t)-1 {
-						i++
-					}
-					break
-				}
-			}
-		default:
-			ops = append(ops, a)
+		case o.is("user"):
+			user = true
+		case o.long && o.is("system", "global"):
+			user = user && o.alts > 1
+		case o.is("now"):
+			now = true
+		case o.is("job-mode"):
+			isolate = isolate || o.hasVal && (!o.val.known || o.val.text == "isolate")
 		}
 	}
 	if !user || len(ops) == 0 {
@@ -738,38 +697,11 @@ var loginctlLongs = []string{
 
 // loginctlVerb returns a refused loginctl verb, or "".
 func loginctlVerb(args []arg) string {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		t := a.text
-		if !a.known {
-			return ""
-		}
-		switch {
-		case t == "--":
-			if i+1 < len(args) && args[i+1].known {
-				return sessionVerb(args[i+1].text)
-			}
-			return ""
-		case strings.HasPrefix(t, "--"):
-			name, _, eq := strings.Cut(t[2:], "=")
-			if _, takes := longOption(loginctlLongs, name); takes && !eq {
-				i++
-			}
-			continue
-		case len(t) > 1 && t[0] == '-':
-			for j := 1; j < len(t); j++ {
-				if strings.IndexByte("pPsHMno", t[j]) >= 0 {
-					if j == len(t)-1 {
-						i++
-					}
-					break
-				}
-			}
-			continue
-		}
-		return sessionVerb(t)
+	_, ops := parseOpts(args, optSpec{vals: "pPsHMno", long: loginctlLongs})
+	if len(ops) == 0 || !ops[0].known {
+		return ""
 	}
-	return ""
+	return sessionVerb(ops[0].text)
 }
 
 func sessionVerb(t string) string {
@@ -1097,20 +1029,11 @@ func (c *checker) screenCommand(fr *frame, words []arg, session arg, text string
 			c.script(ansiC(words[1].text), off, nil, false, feed{})
 		}
 	case "screen":
-		i := 1
-		for i < len(words) && words[i].known && strings.HasPrefix(words[i].text, "-") {
-			switch words[i].text {
-			case "-h", "-t", "-T", "-Logfile":
-				i++
-			}
-			i++
+		_, rest := parseOpts(words[1:], optSpec{vals: "htT"})
+		if len(rest) > 0 && rest[0].known && isDigits(rest[0].text) {
+			rest = rest[1:]
 		}
-		if i < len(words) && words[i].known && isDigits(words[i].text) {
-			i++
-		}
-		if i < len(words) {
-			c.examine(fr, words[i:], feed{}, text, off)
-		}
+		c.examine(fr, rest, feed{}, text, off)
 	case "exec":
 		i := 1
 		if i < len(words) && words[i].known && words[i].text != "" && strings.Trim(words[i].text, ".!|:") == "" {
@@ -1142,44 +1065,40 @@ func isInterpreter(name string) bool {
 // interpSpec describes where an interpreter finds inline code on its
 // command line.
 type interpSpec struct {
-	code     string   // short options whose value is code: python -c, perl -e
-	codeLong []string // long options whose value is code: node --eval
-	file     string   // short options whose value is a program file: awk -f
-	fileLong []string
-	arg      string   // short options taking a value, attached or next
-	argLong  []string // long options taking a value
-	attached string   // short options taking the rest of the word as their value
-	stop     string   // short options after which no code follows: python -m
-	program  bool     // the first operand is the program text (awk)
-	sub      string   // a subcommand whose operand is code (deno eval)
+	opts    optSpec
+	code    []string // options whose value is code: python -c, perl -e, node --eval
+	file    []string // options whose value is a program file: awk -f
+	stop    []string // options after which no code follows: python -m
+	program bool     // the first operand is the program text (awk)
+	sub     string   // a subcommand whose operand is code (deno eval)
 }
 
 func interpreterSpec(name string) interpSpec {
 	switch name {
 	case "perl":
-		return interpSpec{code: "eE", attached: "iIMmxCdDFl0"}
+		return interpSpec{opts: optSpec{vals: "eE", opt: "iIMmxCdDFl0"}, code: []string{"e", "E"}}
 	case "ruby":
-		return interpSpec{code: "e", arg: "IrC", attached: "EFWTKx0il"}
+		return interpSpec{opts: optSpec{vals: "eIrC", opt: "EFWTKx0il"}, code: []string{"e"}}
 	case "node", "nodejs", "bun":
-		return interpSpec{code: "ep", codeLong: []string{"eval", "print"}, arg: "r",
-			argLong: []string{"require", "import", "loader", "experimental-loader", "input-type", "title", "env-file", "conditions"}}
+		return interpSpec{opts: optSpec{vals: "epr", long: []string{"eval=", "print=", "require=", "import=", "loader=",
+			"experimental-loader=", "input-type=", "title=", "env-file=", "conditions="}}, code: []string{"e", "p", "eval", "print"}}
 	case "deno":
 		return interpSpec{sub: "eval"}
 	case "php":
-		return interpSpec{code: "rBRE", file: "f", arg: "cdzt"}
+		return interpSpec{opts: optSpec{vals: "rBREfcdzt"}, code: []string{"r", "B", "R", "E"}, file: []string{"f"}}
 	case "lua", "luajit":
-		return interpSpec{code: "e", arg: "l"}
+		return interpSpec{opts: optSpec{vals: "el"}, code: []string{"e"}}
 	case "Rscript", "osascript":
-		return interpSpec{code: "e"}
+		return interpSpec{opts: optSpec{vals: "e"}, code: []string{"e"}}
 	case "tclsh", "wish":
 		return interpSpec{}
 	case "expect":
-		return interpSpec{code: "c", file: "fb", arg: "D"}
+		return interpSpec{opts: optSpec{vals: "cfbD"}, code: []string{"c"}, file: []string{"f", "b"}}
 	case "awk", "gawk", "mawk", "nawk":
-		return interpSpec{code: "e", codeLong: []string{"source"}, file: "fE", fileLong: []string{"file", "exec"},
-			arg: "vFil", argLong: []string{"assign", "field-separator", "include", "load"}, program: true}
+		return interpSpec{opts: optSpec{vals: "efEvFil", long: []string{"source=", "file=", "exec=", "assign=", "field-separator=", "include=", "load="}},
+			code: []string{"e", "source"}, file: []string{"f", "E", "file", "exec"}, program: true}
 	}
-	return interpSpec{code: "c", stop: "m", arg: "WXQ"} // python
+	return interpSpec{opts: optSpec{vals: "cmWXQ", stop: "m"}, code: []string{"c"}, stop: []string{"m"}} // python
 }
 
 // interpreter looks at the code given to python, perl, awk and the like:
@@ -1202,74 +1121,31 @@ func (c *checker) interpreter(fr *frame, name string, args []arg, in feed, text 
 			}
 		}
 	}
-	i := 0
-options:
-	for i < len(args) {
-		a := args[i]
-		t := a.text
-		if !a.known || len(t) < 2 || t[0] != '-' {
-			break
-		}
-		i++
-		if t == "--" {
-			break
-		}
-		if strings.HasPrefix(t, "--") {
-			n, v, eq := strings.Cut(t[2:], "=")
-			val := knownArg(v)
-			if !eq && (contains(sp.codeLong, n) || contains(sp.fileLong, n) || contains(sp.argLong, n)) && i < len(args) {
-				val = args[i]
-				i++
-			}
-			switch {
-			case contains(sp.codeLong, n):
-				given = true
-				code = append(code, val)
-			case contains(sp.fileLong, n):
-				addFile(val)
-			}
-			continue
-		}
-		for j := 1; j < len(t); j++ {
-			ch := t[j]
-			var val arg
-			valued := strings.IndexByte(sp.code+sp.file+sp.arg, ch) >= 0
-			if valued {
-				val = knownArg(t[j+1:])
-				if j == len(t)-1 && i < len(args) {
-					val = args[i]
-					i++
-				}
-			}
-			switch {
-			case strings.IndexByte(sp.code, ch) >= 0:
-				given = true
-				code = append(code, val)
-			case strings.IndexByte(sp.file, ch) >= 0:
-				addFile(val)
-			case strings.IndexByte(sp.stop, ch) >= 0:
-				stop = true
-				break options
-			case valued || strings.IndexByte(sp.attached, ch) >= 0:
-			default:
-				continue
-			}
-			break
+	opts, ops := parseOpts(args, sp.opts)
+	for _, o := range opts {
+		switch {
+		case o.is(sp.code...):
+			given = true
+			code = append(code, o.val)
+		case o.is(sp.file...):
+			addFile(o.val)
+		case o.is(sp.stop...):
+			stop = true
 		}
 	}
 	stdinCode := false
 	switch {
 	case given || stop:
 	case sp.sub != "":
-		if i+1 < len(args) && args[i].known && args[i].text == sp.sub {
-			code = append(code, args[i+1])
+		if len(ops) > 1 && ops[0].known && ops[0].text == sp.sub {
+			code = append(code, ops[1])
 		}
 	case sp.program:
-		if i < len(args) {
-			code = append(code, args[i])
+		if len(ops) > 0 {
+			code = append(code, ops[0])
 		}
-	case i < len(args):
-		if f := args[i]; f.known && (f.text == "-" || f.text == "/dev/stdin") {
+	case len(ops) > 0:
+		if f := ops[0]; f.known && (f.text == "-" || f.text == "/dev/stdin") {
 			stdinCode = true
 		} else {
 			addFile(f)
