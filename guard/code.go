@@ -520,31 +520,31 @@ func callArgs(l lang, toks []codeTok, i int) ([]codeArg, bool) {
 
 // code judges code given to an interpreter. in is what the interpreter
 // reads; fromStdin says the code itself came from there.
-func (c *checker) code(fr *frame, l lang, src string, in feed, fromStdin bool, text string, off int, depth int) {
-	if !c.step(text, 1+len(src)/16) || depth > 4 {
+func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
+	if !c.step(st.text, 1+len(src)/16) || depth > 4 {
 		return
 	}
-	c.assign("__aisan_code", arg{text: codeVar, src: codeVar, pids: in.pids})
+	c.assign("__aisan_code", arg{text: codeVar, src: codeVar, pids: st.in.pids})
 	if l == langTcl {
-		c.tcl(fr, src, text, off, 0)
+		c.tcl(st, src, 0)
 		return
 	}
 	toks := lexCode(l, src)
-	cmdIn := in
+	cmdIn := st.in
 	if fromStdin {
 		cmdIn = feed{}
 	}
 	resolved, unresolved := 0, false
 	runText := func(s string) {
 		resolved++
-		c.script(s, off, nil, false, cmdIn)
+		c.script(s, st.off, nil, false, cmdIn)
 	}
 	runArgv := func(words []arg) {
 		resolved++
 		for i := range words {
-			words[i].pids = words[i].pids || !words[i].known && in.pids
+			words[i].pids = words[i].pids || !words[i].known && st.in.pids
 		}
-		c.examine(fr, words, cmdIn, text, off)
+		c.examine(st.withIn(cmdIn), words)
 	}
 	for i := range toks {
 		if c.stopped() {
@@ -687,7 +687,7 @@ func (c *checker) code(fr *frame, l lang, src string, in feed, fromStdin bool, t
 		case callCode:
 			if s, ok := first.str(); ok {
 				resolved++
-				c.code(fr, l, s, in, fromStdin, text, off, depth+1)
+				c.code(st, l, s, fromStdin, depth+1)
 			}
 		}
 	}
@@ -695,8 +695,8 @@ func (c *checker) code(fr *frame, l lang, src string, in feed, fromStdin bool, t
 		return
 	}
 	names := codeNames(toks)
-	if in.pids && names["kill"] {
-		c.deny(text, "it reads a process listing and its code calls kill on it")
+	if st.in.pids && names["kill"] {
+		c.deny(st.text, "it reads a process listing and its code calls kill on it")
 		return
 	}
 	if !unresolved && !(resolved == 0 && runsCommands(strings.Join(nameList(toks), " "))) {
@@ -706,18 +706,18 @@ func (c *checker) code(fr *frame, l lang, src string, in feed, fromStdin bool, t
 	// the code might be it, and so might the input.
 	for _, t := range toks {
 		if (t.kind == 's' || t.kind == 't') && !t.used && strings.TrimSpace(t.text) != "" {
-			c.script(t.text, off, nil, false, feed{})
+			c.script(t.text, st.off, nil, false, feed{})
 			if c.found != nil {
 				c.found.why = "its code runs commands it builds at run time, and one of its strings would be refused: " + c.found.why
-				c.found.text = text
+				c.found.text = st.text
 				return
 			}
 		}
 	}
 	if !fromStdin {
-		for _, t := range in.texts {
+		for _, t := range st.in.texts {
 			if w := mentionedKillWord(t); w != "" && w != "kill" {
-				c.deny(text, fmt.Sprintf("its code runs commands it builds at run time and its input names %s", w))
+				c.deny(st.text, fmt.Sprintf("its code runs commands it builds at run time and its input names %s", w))
 				return
 			}
 		}
@@ -777,8 +777,8 @@ func nameList(toks []codeTok) []string {
 // their words, system and open "|…" hand text to a shell, send types text
 // into what spawn started (often a shell). Braced bodies and [command]
 // substitutions are read as code too.
-func (c *checker) tcl(fr *frame, src, text string, off int, depth int) {
-	if depth > 8 || !c.step(text, 1+len(src)/16) {
+func (c *checker) tcl(st site, src string, depth int) {
+	if depth > 8 || !c.step(st.text, 1+len(src)/16) {
 		return
 	}
 	for _, words := range tclCommands(src) {
@@ -787,7 +787,7 @@ func (c *checker) tcl(fr *frame, src, text string, off int, depth int) {
 		}
 		for _, w := range words {
 			if w.body != "" {
-				c.tcl(fr, w.body, text, off, depth+1)
+				c.tcl(st, w.body, depth+1)
 			}
 		}
 		if len(words) == 0 || !words[0].a.known {
@@ -813,7 +813,7 @@ func (c *checker) tcl(fr *frame, src, text string, off int, depth int) {
 			var cmd []arg
 			for _, a := range rest[min(i, len(rest)):] {
 				if a.known && (a.text == "|" || a.text == "|&") {
-					c.examine(fr, cmd, feed{}, text, off)
+					c.examine(st.withIn(feed{}), cmd)
 					cmd = nil
 					continue
 				}
@@ -822,18 +822,18 @@ func (c *checker) tcl(fr *frame, src, text string, off int, depth int) {
 				}
 				cmd = append(cmd, a)
 			}
-			c.examine(fr, cmd, feed{}, text, off)
+			c.examine(st.withIn(feed{}), cmd)
 		case "system":
-			c.script(joinTexts(rest), off, nil, false, feed{})
+			c.script(joinTexts(rest), st.off, nil, false, feed{})
 		case "send", "exp_send":
 			for _, a := range rest {
 				if !(a.known && strings.HasPrefix(a.text, "-")) {
-					c.script(strings.ReplaceAll(a.text, "\r", "\n"), off, nil, false, feed{})
+					c.script(strings.ReplaceAll(a.text, "\r", "\n"), st.off, nil, false, feed{})
 				}
 			}
 		case "open":
 			if len(rest) > 0 && strings.HasPrefix(rest[0].text, "|") {
-				c.examine(fr, splitArgs(rest[0].text[1:]), feed{}, text, off)
+				c.examine(st.withIn(feed{}), splitArgs(rest[0].text[1:]))
 			}
 		}
 	}
@@ -921,13 +921,13 @@ func tclCommands(s string) [][]tclWord {
 // makefile judges a makefile that make reads: every recipe line runs in
 // a shell, and so does every $(shell …). Make's own references become
 // run-time values; $$ is a $ for the shell.
-func (c *checker) makefile(src string, in feed, text string, off int) {
-	if !c.step(text, 1+len(src)/16) {
+func (c *checker) makefile(st site, src string) {
+	if !c.step(st.text, 1+len(src)/16) {
 		return
 	}
 	src = strings.ReplaceAll(src, "\\\n", " ")
 	for _, sh := range makeShells(src) {
-		c.script(makeRefs(sh), off, nil, false, feed{})
+		c.script(makeRefs(sh), st.off, nil, false, feed{})
 	}
 	for _, line := range strings.Split(src, "\n") {
 		var recipe string
@@ -941,7 +941,7 @@ func (c *checker) makefile(src string, in feed, text string, off int) {
 		}
 		recipe = strings.TrimLeft(recipe, " \t@-+")
 		if recipe != "" {
-			c.script(makeRefs(recipe), off, nil, false, feed{})
+			c.script(makeRefs(recipe), st.off, nil, false, feed{})
 		}
 		if c.stopped() {
 			return
@@ -995,10 +995,10 @@ var makeSpec = optSpec{vals: "CfIoW", permute: true,
 
 // make checks the makefiles that make reads when the input shows them:
 // standard input (-f -), a file the input writes, --eval text.
-func (c *checker) make(args []arg, in feed, text string, off int) {
+func (c *checker) make(st site, args []arg) {
 	opts, _ := parseOpts(args, makeSpec)
 	for _, e := range optVals(opts, "eval") {
-		c.makefile(e.text, in, text, off)
+		c.makefile(st, e.text)
 	}
 	files := optVals(opts, "f", "file", "makefile")
 	dir := ""
@@ -1013,22 +1013,22 @@ func (c *checker) make(args []arg, in feed, text string, off int) {
 	for _, f := range files {
 		switch {
 		case f.feed != nil:
-			c.makefileFeed(*f.feed, text, off)
+			c.makefileFeed(st, *f.feed)
 		case f.known && (f.text == "-" || f.text == "/dev/stdin"):
-			c.makefileFeed(in, text, off)
+			c.makefileFeed(st, st.in)
 		case f.known:
 			if ff, ok := c.fileFeed(f.text); ok {
-				c.makefileFeed(ff, text, off)
+				c.makefileFeed(st, ff)
 			}
 		}
 	}
 }
 
-func (c *checker) makefileFeed(f feed, text string, off int) {
+func (c *checker) makefileFeed(st site, f feed) {
 	for _, t := range f.texts {
-		c.makefile(t, feed{}, text, off)
+		c.makefile(st.withIn(feed{}), t)
 	}
 	if w := coarseKillWord(f.opaque); w != "" {
-		c.deny(text, fmt.Sprintf("make reads a makefile the guard cannot see, and %s appears in what produces it", quoteWord(w)))
+		c.deny(st.text, fmt.Sprintf("make reads a makefile the guard cannot see, and %s appears in what produces it", quoteWord(w)))
 	}
 }

@@ -115,13 +115,13 @@ func daemonOf(name string) (*daemon, bool) {
 }
 
 // daemonCommand applies a program's table.
-func (c *checker) daemonCommand(fr *frame, name string, d *daemon, args []arg, in feed, text string, off int) {
+func (c *checker) daemonCommand(st site, name string, d *daemon, args []arg) {
 	gopts, ops := parseOpts(args, d.opts)
 	if name == "zellij" {
 		if s, ok := optVal(gopts, "s", "session"); ok {
 			c.track.addSession(s)
 		}
-		c.zellij(fr, gopts, ops, text, off)
+		c.zellij(st, gopts, ops)
 	}
 	v, rest := matchVerb(d.verbs, ops)
 	if v == nil {
@@ -129,7 +129,7 @@ func (c *checker) daemonCommand(fr *frame, name string, d *daemon, args []arg, i
 	}
 	verb := name + " " + joinTexts(ops[:len(ops)-len(rest)])
 	if v.always {
-		c.denyInstead(text, fmt.Sprintf(v.why, verb), d.instead)
+		c.denyInstead(st.text, fmt.Sprintf(v.why, verb), d.instead)
 		return
 	}
 	vopts, vops := parseOpts(rest, v.opts)
@@ -145,21 +145,21 @@ func (c *checker) daemonCommand(fr *frame, name string, d *daemon, args []arg, i
 			}
 		}
 		if len(target) == 0 || !c.ownSession(target[0]) {
-			c.denyInstead(text, fmt.Sprintf(v.why, verb), d.instead)
+			c.denyInstead(st.text, fmt.Sprintf(v.why, verb), d.instead)
 		}
 		return
 	}
 	if hasOpt(vopts, v.all...) {
-		c.denyInstead(text, fmt.Sprintf(v.why, verb), d.instead)
+		c.denyInstead(st.text, fmt.Sprintf(v.why, verb), d.instead)
 		return
 	}
 	for _, o := range vops {
 		if o.pids {
-			c.denyInstead(text, fmt.Sprintf("%s takes its targets from a listing (such as `docker ps -q`), which stops every container it shows, the user's and the other agents' included", verb), d.instead)
+			c.denyInstead(st.text, fmt.Sprintf("%s takes its targets from a listing (such as `docker ps -q`), which stops every container it shows, the user's and the other agents' included", verb), d.instead)
 			return
 		}
 		if o.known && contains(v.allOps, o.text) {
-			c.denyInstead(text, fmt.Sprintf(v.why, verb), d.instead)
+			c.denyInstead(st.text, fmt.Sprintf(v.why, verb), d.instead)
 			return
 		}
 	}
@@ -225,7 +225,7 @@ func knownArgs(words []string) []arg {
 
 // zellij checks what zellij runs in the session's server: zellij run's
 // command and the keys action write-chars types.
-func (c *checker) zellij(fr *frame, gopts []opt, ops []arg, text string, off int) {
+func (c *checker) zellij(st site, gopts []opt, ops []arg) {
 	if len(ops) == 0 || !ops[0].known {
 		return
 	}
@@ -237,10 +237,10 @@ func (c *checker) zellij(fr *frame, gopts []opt, ops []arg, text string, off int
 		}
 	case "run", "r":
 		_, cmd := parseOpts(ops[1:], optSpec{vals: "ndx", long: []string{"name=", "direction=", "cwd=", "x=", "y=", "width=", "height="}})
-		c.examine(fr, cmd, feed{}, text, off)
+		c.examine(st.withIn(feed{}), cmd)
 	case "action", "ac":
 		if len(ops) > 2 && ops[1].known && (ops[1].text == "write-chars" || ops[1].text == "write") {
-			c.script(joinTexts(ops[2:]), off, nil, false, feed{})
+			c.script(joinTexts(ops[2:]), st.off, nil, false, feed{})
 		}
 	}
 }
@@ -256,12 +256,12 @@ func (c *checker) later(check func()) {
 
 // crontab checks the entries that crontab installs: each runs later,
 // outside every jail, through the user's shell.
-func (c *checker) crontab(args []arg, in feed, text string, off int) {
+func (c *checker) crontab(st site, args []arg) {
 	opts, ops := parseOpts(args, optSpec{vals: "uT", flags: "lreinx"})
 	if hasOpt(opts, "l", "r", "e", "T") {
 		return // list, remove, edit or test: nothing new runs
 	}
-	src := in
+	src := st.in
 	if len(ops) > 0 && !(ops[0].known && ops[0].text == "-") {
 		f := ops[0]
 		src = feed{}
@@ -278,12 +278,12 @@ func (c *checker) crontab(args []arg, in feed, text string, off int) {
 		for _, t := range src.texts {
 			for _, line := range strings.Split(t, "\n") {
 				if cmd, ok := cronCommand(line); ok {
-					c.script(cmd, off, nil, false, feed{})
+					c.script(cmd, st.off, nil, false, feed{})
 				}
 			}
 		}
 		if w := coarseKillWord(src.opaque); w != "" {
-			c.denyInstead(text, fmt.Sprintf("it installs cron entries the guard cannot see, which run later outside every jail, and %s appears in what it reads", quoteWord(w)), insteadLater)
+			c.denyInstead(st.text, fmt.Sprintf("it installs cron entries the guard cannot see, which run later outside every jail, and %s appears in what it reads", quoteWord(w)), insteadLater)
 		}
 	})
 }
@@ -334,30 +334,30 @@ var systemdRunSpec = optSpec{vals: "pEMHu", flags: "dGPqrSt",
 // (Conflicts=, or an OnFailure= that ends the manager), command lines in
 // Exec…= properties, and the command. Unless --scope runs it in place,
 // the service manager runs the command outside the jail.
-func (c *checker) systemdRun(fr *frame, args []arg, in feed, text string, off int) {
+func (c *checker) systemdRun(st site, args []arg) {
 	opts, cmd := parseOpts(args, systemdRunSpec)
 	for _, p := range optVals(opts, "p", "property", "timer-property", "path-property", "socket-property") {
 		key, val, _ := strings.Cut(p.text, "=")
 		switch {
 		case key == "Conflicts":
-			c.denyInstead(text, fmt.Sprintf("its unit has Conflicts=%s, so starting it stops those units, which may be the user's", val), insteadBus)
+			c.denyInstead(st.text, fmt.Sprintf("its unit has Conflicts=%s, so starting it stops those units, which may be the user's", val), insteadBus)
 			return
 		case key == "OnFailure" || key == "OnSuccess" || key == "Upholds" || key == "Requires" || key == "Wants" || key == "PropagatesStopTo" || key == "StopPropagatedFrom":
 			for _, u := range strings.Fields(val) {
 				if endsManager(u) || strings.HasPrefix(key, "Propagates") || strings.HasPrefix(key, "StopPropagated") {
-					c.denyInstead(text, fmt.Sprintf("its unit has %s=%s, which stops the user's service manager or other units", key, val), insteadBus)
+					c.denyInstead(st.text, fmt.Sprintf("its unit has %s=%s, which stops the user's service manager or other units", key, val), insteadBus)
 					return
 				}
 			}
 		case strings.HasPrefix(key, "Exec"):
-			c.later(func() { c.script(strings.TrimLeft(val, "-@:+!"), off, nil, false, feed{}) })
+			c.later(func() { c.script(strings.TrimLeft(val, "-@:+!"), st.off, nil, false, feed{}) })
 		}
 	}
 	if hasOpt(opts, "scope") {
-		c.examine(fr, cmd, in, text, off)
+		c.examine(st, cmd)
 		return
 	}
-	c.later(func() { c.examine(fr, cmd, feed{}, text, off) })
+	c.later(func() { c.examine(st.withIn(feed{}), cmd) })
 }
 
 // busMethod reports whether a D-Bus method stops, kills or restarts units,
@@ -468,7 +468,7 @@ func packageName(spec string) string {
 
 // packageRunner handles npm exec, pnpm dlx, yarn dlx, bun x and their
 // kin, which fetch a package and run its command like npx does.
-func (c *checker) packageRunner(fr *frame, name string, args []arg, in feed, text string, off int) {
+func (c *checker) packageRunner(st site, name string, args []arg) {
 	_, ops := parseOpts(args, optSpec{vals: "wC", long: []string{"workspace=", "prefix=", "dir=", "cwd=", "filter=", "registry="}})
 	verb := ""
 	if len(ops) > 0 && ops[0].known {
@@ -479,11 +479,11 @@ func (c *checker) packageRunner(fr *frame, name string, args []arg, in feed, tex
 		name == "pnpm" && (verb == "dlx" || verb == "exec"),
 		name == "yarn" && (verb == "dlx" || verb == "exec"),
 		name == "bun" && verb == "x":
-		c.npx(fr, ops[1:], in, text, off)
+		c.npx(st, ops[1:])
 	case name == "bun" && verb == "exec" && len(ops) > 1:
-		c.script(joinTexts(ops[1:]), off, nil, false, in)
+		c.script(joinTexts(ops[1:]), st.off, nil, false, st.in)
 	case name == "bun":
-		c.interpreter(fr, name, args, in, text, off)
+		c.interpreter(st, name, args)
 	}
 }
 

@@ -91,39 +91,39 @@ const (
 )
 
 // examine decides about one simple command, given as resolved words.
-func (c *checker) examine(fr *frame, args []arg, in feed, text string, off int) {
-	if len(args) == 0 || !c.step(text, len(args)) {
+func (c *checker) examine(st site, args []arg) {
+	if len(args) == 0 || !c.step(st.text, len(args)) {
 		return
 	}
 	name := args[0]
 	if !name.known {
-		c.dynamic(fr, args, in, text, off)
+		c.dynamic(st, args)
 		return
 	}
 	if name.meta {
 		if alts := nameAlternatives(name); len(alts) > 0 {
 			for _, alt := range alts {
-				c.examine(fr, append(alt, args[1:]...), in, text, off)
+				c.examine(st, append(alt, args[1:]...))
 			}
 			return
 		}
 	}
-	c.record(name.text, args[1:], false, off)
+	c.record(name.text, args[1:], false, st.off)
 	if def, ok := c.funcs[name.text]; ok {
-		c.callFunc(def, name.text, args[1:], in)
+		c.callFunc(def, name.text, args[1:], st.in)
 	}
 	if strings.Contains(name.text, "/") {
 		// A script written earlier in the same input, run as ./run.sh.
 		for _, t := range c.written(name.text) {
-			c.script(t, off, args, true, in)
+			c.script(t, st.off, args, true, st.in)
 		}
 	}
 	if prog := c.copied(name); prog != "" {
 		// A program the input copied or linked under this name.
-		c.byName(fr, prog, args[1:], in, text, off)
+		c.byName(st, prog, args[1:])
 		return
 	}
-	c.byName(fr, baseName(name.text), args[1:], in, text, off)
+	c.byName(st, baseName(name.text), args[1:])
 }
 
 // nameAlternatives expands a command word with glob or brace characters
@@ -153,38 +153,38 @@ func nameAlternatives(name arg) [][]arg {
 }
 
 // dynamic decides about a command whose name is only known at run time.
-func (c *checker) dynamic(fr *frame, args []arg, in feed, text string, off int) {
+func (c *checker) dynamic(st site, args []arg) {
 	n := args[0]
-	c.record(n.text, args[1:], true, off)
+	c.record(n.text, args[1:], true, st.off)
 	if prog := c.copied(n); prog != "" {
-		c.byName(fr, prog, args[1:], in, text, off)
+		c.byName(st, prog, args[1:])
 		return
 	}
 	if w := mentionedKillWord(n.src + " " + n.text); w != "" {
-		c.deny(text, fmt.Sprintf("its command name is computed at run time and its text names %s", w))
+		c.deny(st.text, fmt.Sprintf("its command name is computed at run time and its text names %s", w))
 		return
 	}
 	if n.cands == nil || n.array || n.partial {
 		if v, w := c.refKillWord(n); w != "" {
-			c.deny(text, fmt.Sprintf("its command name is computed at run time from $%s, and what the input assigns to %s names %s", v, v, w))
+			c.deny(st.text, fmt.Sprintf("its command name is computed at run time from $%s, and what the input assigns to %s names %s", v, v, w))
 			return
 		}
 	}
 	if s := signalOption(args[1:]); s != "" {
-		c.deny(text, fmt.Sprintf("its command name is computed at run time and it passes the signal option %s, as kill would", s))
+		c.deny(st.text, fmt.Sprintf("its command name is computed at run time and it passes the signal option %s, as kill would", s))
 		return
 	}
 	if why := killWhy(args[1:]); why != "" {
-		c.deny(text, "its command name is computed at run time, and if it is kill, "+why)
+		c.deny(st.text, "its command name is computed at run time, and if it is kill, "+why)
 		return
 	}
 	if len(n.cands) == 0 {
 		// Nothing in the input says what the word holds. It may be a
 		// wrapper ($SUDO pkill …) or a shell ($SHELL -c …).
-		c.examine(fr, args[1:], in, text, off)
+		c.examine(st, args[1:])
 		for _, a := range args[1:] {
 			if a.known && a.text == "-c" {
-				c.shell(args[1:], in, off)
+				c.shell(args[1:], st.in, st.off)
 				break
 			}
 		}
@@ -202,7 +202,7 @@ func (c *checker) dynamic(fr *frame, args []arg, in feed, text string, off int) 
 		for _, w := range words {
 			alt = append(alt, knownArg(w))
 		}
-		c.examine(fr, append(alt, args[1:]...), in, text, off)
+		c.examine(st, append(alt, args[1:]...))
 	}
 }
 
@@ -254,39 +254,39 @@ func (c *checker) callFunc(def funcDef, name string, rest []arg, in feed) {
 }
 
 // byName applies the rules for a command whose name is known.
-func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text string, off int) {
+func (c *checker) byName(st site, name string, rest []arg) {
 	switch name {
 	case "pkill", "killall", "killall5", "skill":
-		c.deny(text, name+" picks its victims by name or attribute, not by PID, so it can hit processes that are not yours")
+		c.deny(st.text, name+" picks its victims by name or attribute, not by PID, so it can hit processes that are not yours")
 	case "kill":
 		if why := killWhy(rest); why != "" {
-			c.deny(text, why)
+			c.deny(st.text, why)
 		} else if c.outside > 0 && killSignals(rest) {
-			c.denyInstead(text, "it runs later, outside this jail, where a PID names one of the host's processes and not one the agent started", insteadLater)
+			c.denyInstead(st.text, "it runs later, outside this jail, where a PID names one of the host's processes and not one the agent started", insteadLater)
 		}
 	case "kill-port", "killport", "kill-port-process", "fkill", "fkill-cli", "port-kill", "kill-ports", "portkill":
-		c.denyInstead(text, name+" kills whatever holds the port or matches the name, whoever started it", insteadPort)
+		c.denyInstead(st.text, name+" kills whatever holds the port or matches the name, whoever started it", insteadPort)
 	case "docker", "podman", "nerdctl", "pm2", "supervisorctl", "zellij":
 		d, _ := daemonOf(name)
-		c.daemonCommand(fr, name, d, rest, in, text, off)
+		c.daemonCommand(st, name, d, rest)
 	case "crontab":
-		c.crontab(rest, in, text, off)
+		c.crontab(st, rest)
 	case "make", "gmake":
-		c.make(rest, in, text, off)
+		c.make(st, rest)
 	case "systemd-run":
-		c.systemdRun(fr, rest, in, text, off)
+		c.systemdRun(st, rest)
 	case "busctl", "dbus-send", "gdbus", "qdbus", "qdbus6", "qdbus-qt5", "qdbus-qt6":
-		c.busCall(name, rest, text)
+		c.busCall(name, rest, st.text)
 	case "npm", "pnpm", "yarn", "bun":
-		c.packageRunner(fr, name, rest, in, text, off)
+		c.packageRunner(st, name, rest)
 	case "cp", "mv", "ln", "install", "rsync":
 		c.copies(name, rest)
-		c.writeArgs(name, rest, text)
+		c.writeArgs(name, rest, st.text)
 	case "dd":
 		for _, a := range rest {
 			if a.known && strings.HasPrefix(a.text, "of=") {
 				if why := killFile(a.text[3:]); why != "" {
-					c.denyInstead(text, why, insteadKernel)
+					c.denyInstead(st.text, why, insteadKernel)
 				}
 			}
 			if a.known && strings.HasPrefix(a.text, "if=") && len(rest) > 0 {
@@ -305,105 +305,105 @@ func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text strin
 		}
 	case "fuser":
 		if fuserKills(rest) {
-			c.deny(text, whyFuser)
+			c.deny(st.text, whyFuser)
 		}
 	case "systemctl":
 		if verb := systemctlVerb(rest); verb != "" {
-			c.deny(text, fmt.Sprintf("systemctl --user %s acts on the user's own services, outside this jail", verb))
+			c.deny(st.text, fmt.Sprintf("systemctl --user %s acts on the user's own services, outside this jail", verb))
 		}
 	case "loginctl":
 		if verb := loginctlVerb(rest); verb != "" {
-			c.deny(text, fmt.Sprintf("loginctl %s ends login sessions, the user's included", verb))
+			c.deny(st.text, fmt.Sprintf("loginctl %s ends login sessions, the user's included", verb))
 		}
 	case "tmux":
-		c.tmux(fr, rest, text, off)
+		c.tmux(st, rest)
 	case "screen":
-		c.screen(fr, rest, text, off)
+		c.screen(st, rest)
 	case "set":
 		if params, ok := setParams(rest); ok {
 			zero := arg{text: "$0", src: "$0"}
-			if fr.hasParams && len(fr.params) > 0 {
-				zero = fr.params[0]
+			if st.fr.hasParams && len(st.fr.params) > 0 {
+				zero = st.fr.params[0]
 			}
-			fr.params = append([]arg{zero}, params...)
-			fr.hasParams, fr.shifted, fr.paramPids = true, false, false
+			st.fr.params = append([]arg{zero}, params...)
+			st.fr.hasParams, st.fr.shifted, st.fr.paramPids = true, false, false
 		}
 	case "shift":
-		if fr.hasParams && !fr.shifted {
-			fr.shifted = true
-			for _, p := range fr.params[1:] {
-				fr.paramPids = fr.paramPids || p.pids
+		if st.fr.hasParams && !st.fr.shifted {
+			st.fr.shifted = true
+			for _, p := range st.fr.params[1:] {
+				st.fr.paramPids = st.fr.paramPids || p.pids
 			}
 		}
 	case "printf":
 		c.printfVar(rest)
 	case "at", "batch":
-		c.later(func() { c.at(rest, in, off) })
+		c.later(func() { c.at(rest, st.in, st.off) })
 	case "npx", "bunx", "pnpx":
-		c.npx(fr, rest, in, text, off)
+		c.npx(st, rest)
 	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish",
 		"rbash", "lksh", "pdksh", "ksh93", "oksh", "csh", "tcsh":
-		c.shell(rest, in, off)
+		c.shell(rest, st.in, st.off)
 	case "eval":
-		c.script(joinTexts(rest), off, fr.params, fr.hasParams, in)
+		c.script(joinTexts(rest), st.off, st.fr.params, st.fr.hasParams, st.in)
 		for _, a := range rest {
-			c.runOutput(a, off, fr.params)
+			c.runOutput(a, st.off, st.fr.params)
 		}
 	case "trap":
-		c.trap(rest, off)
+		c.trap(rest, st.off)
 	case "alias":
 		for _, a := range rest {
 			if _, v, ok := strings.Cut(a.text, "="); ok && !strings.HasPrefix(a.text, "-") {
-				c.script(v, off, nil, false, feed{})
+				c.script(v, st.off, nil, false, feed{})
 			}
 		}
 	case "source", ".":
 		if len(rest) > 0 {
-			c.scriptFile(rest[0], in, off, append([]arg{knownArg(name)}, rest[1:]...))
+			c.scriptFile(rest[0], st.in, st.off, append([]arg{knownArg(name)}, rest[1:]...))
 		}
 	case "xargs":
-		c.xargs(fr, rest, in, text, off)
+		c.xargs(st, rest)
 	case "parallel":
-		c.parallel(rest, in, text, off)
+		c.parallel(st, rest)
 	case "find":
-		c.find(fr, rest, text, off)
+		c.find(st, rest)
 	case "fd", "fdfind":
-		c.fdExec(fr, rest, text, off)
+		c.fdExec(st, rest)
 	case "watch":
-		c.watch(fr, rest, in, text, off)
+		c.watch(st, rest)
 	case "flock":
-		c.flock(fr, rest, in, text, off)
+		c.flock(st, rest)
 	case "su", "runuser", "script":
-		c.dashC(fr, name, rest, in, text, off)
+		c.dashC(st, name, rest)
 	case "sg":
 		if len(rest) > 1 {
 			cmd := rest[1:]
 			if cmd[0].known && cmd[0].text == "-c" {
 				cmd = cmd[1:]
 			}
-			c.script(joinTexts(cmd), off, nil, false, in)
+			c.script(joinTexts(cmd), st.off, nil, false, st.in)
 		}
 	case "ssh":
-		c.ssh(rest, off)
+		c.ssh(rest, st.off)
 	case "busybox", "toybox":
-		c.examine(fr, rest, in, text, off)
+		c.examine(st, rest)
 	case "read", "mapfile", "readarray":
-		c.read(name, rest, in)
+		c.read(name, rest, st.in)
 	case "tee":
 		for _, a := range rest {
 			if a.known && !strings.HasPrefix(a.text, "-") {
-				c.writeFile(a.text, feed{texts: in.texts, pids: in.pids, opaque: in.opaque})
+				c.writeFile(a.text, feed{texts: st.in.texts, pids: st.in.pids, opaque: st.in.opaque})
 			}
 		}
-		c.writeArgs(name, rest, text)
+		c.writeArgs(name, rest, st.text)
 	default:
 		if isInterpreter(name) {
-			c.interpreter(fr, name, rest, in, text, off)
+			c.interpreter(st, name, rest)
 			return
 		}
 		if spec, ok := wrapper(name); ok {
 			for _, inner := range unwrap(rest, spec) {
-				c.examine(fr, inner, in, text, off)
+				c.examine(st, inner)
 			}
 		}
 	}
@@ -793,17 +793,17 @@ func tmuxValueOptions(name string) string {
 // given to run-shell, new-session, new-window, split-window,
 // respawn-pane, if-shell, display-popup and pipe-pane, and the keys
 // send-keys types. kill-server and kill-session are refused.
-func (c *checker) tmux(fr *frame, args []arg, text string, off int) {
+func (c *checker) tmux(st site, args []arg) {
 	opts, ops := parseOpts(args, optSpec{vals: "cfLST"})
 	for _, v := range optVals(opts, "c") { // tmux -c runs a shell command
-		c.runText(v, off, nil, false, feed{})
+		c.runText(v, st.off, nil, false, feed{})
 	}
-	c.tmuxSequence(fr, ops, text, off)
+	c.tmuxSequence(st, ops)
 }
 
 // tmuxSequence splits a tmux command sequence at its ; separators and
 // checks each command.
-func (c *checker) tmuxSequence(fr *frame, args []arg, text string, off int) {
+func (c *checker) tmuxSequence(st site, args []arg) {
 	var cmd []arg
 	for _, a := range args {
 		if c.stopped() {
@@ -812,23 +812,23 @@ func (c *checker) tmuxSequence(fr *frame, args []arg, text string, off int) {
 		t := a.text
 		switch {
 		case a.known && (t == ";" || t == `\;`):
-			c.tmuxCommand(fr, cmd, text, off)
+			c.tmuxCommand(st, cmd)
 			cmd = nil
 		case a.known && strings.HasSuffix(t, `\;`):
 			cmd = append(cmd, knownArg(t[:len(t)-2]+";"))
 		case a.known && strings.HasSuffix(t, ";"):
 			cmd = append(cmd, knownArg(t[:len(t)-1]))
-			c.tmuxCommand(fr, cmd, text, off)
+			c.tmuxCommand(st, cmd)
 			cmd = nil
 		default:
 			cmd = append(cmd, a)
 		}
 	}
-	c.tmuxCommand(fr, cmd, text, off)
+	c.tmuxCommand(st, cmd)
 }
 
-func (c *checker) tmuxCommand(fr *frame, words []arg, text string, off int) {
-	if len(words) == 0 || !words[0].known || !c.step(text, len(words)) {
+func (c *checker) tmuxCommand(st site, words []arg) {
+	if len(words) == 0 || !words[0].known || !c.step(st.text, len(words)) {
 		return
 	}
 	names := tmuxCommandNames(words[0].text)
@@ -843,7 +843,7 @@ func (c *checker) tmuxCommand(fr *frame, words []arg, text string, off int) {
 			kills = kills && (n == "kill-server" || n == "kill-session")
 		}
 		if kills {
-			c.denyInstead(text, fmt.Sprintf(whyTmux, words[0].text), insteadSession)
+			c.denyInstead(st.text, fmt.Sprintf(whyTmux, words[0].text), insteadSession)
 		}
 		return
 	}
@@ -856,47 +856,47 @@ func (c *checker) tmuxCommand(fr *frame, words []arg, text string, off int) {
 		}
 	}
 	if why := c.tmuxKill(name, opts); why != "" {
-		c.denyInstead(text, fmt.Sprintf(why, words[0].text), insteadSession)
+		c.denyInstead(st.text, fmt.Sprintf(why, words[0].text), insteadSession)
 		return
 	}
 	switch name {
 	case "send-keys":
-		c.script(joinTexts(ops), off, nil, false, feed{})
+		c.script(joinTexts(ops), st.off, nil, false, feed{})
 	case "run-shell":
 		for _, o := range ops[:min(1, len(ops))] {
 			if strings.IndexByte(flags, 'C') >= 0 {
-				c.tmuxText(fr, o, text, off)
+				c.tmuxText(st, o)
 			} else {
-				c.runText(o, off, nil, false, feed{})
+				c.runText(o, st.off, nil, false, feed{})
 			}
 		}
 	case "new-session", "new-window", "split-window", "respawn-pane", "respawn-window",
 		"display-popup", "pipe-pane":
 		switch {
 		case len(ops) == 1:
-			c.runText(ops[0], off, nil, false, feed{})
+			c.runText(ops[0], st.off, nil, false, feed{})
 		case len(ops) > 1:
-			c.examine(fr, ops, feed{}, text, off)
+			c.examine(st.withIn(feed{}), ops)
 		}
 	case "if-shell":
 		for k, o := range ops {
 			if k > 0 {
-				c.tmuxText(fr, o, text, off)
+				c.tmuxText(st, o)
 			} else if strings.IndexByte(flags, 'F') < 0 {
-				c.runText(o, off, nil, false, feed{})
+				c.runText(o, st.off, nil, false, feed{})
 			}
 		}
 	case "confirm-before", "command-prompt":
 		for _, o := range ops {
-			c.tmuxText(fr, o, text, off)
+			c.tmuxText(st, o)
 		}
 	case "bind-key":
 		if len(ops) > 1 {
-			c.tmuxSequence(fr, ops[1:], text, off)
+			c.tmuxSequence(st, ops[1:])
 		}
 	case "set-hook":
 		if len(ops) > 1 {
-			c.tmuxText(fr, ops[1], text, off)
+			c.tmuxText(st, ops[1])
 		}
 	}
 }
@@ -947,7 +947,7 @@ func tmuxSession(t arg) arg {
 // tmuxText checks a string that tmux parses as commands (if-shell's
 // commands, confirm-before, run-shell -C). Its syntax is close enough to
 // the shell's to parse it as a script.
-func (c *checker) tmuxText(fr *frame, a arg, text string, off int) {
+func (c *checker) tmuxText(st site, a arg) {
 	if !c.step(a.text, 1+len(a.text)/64) {
 		return
 	}
@@ -960,17 +960,17 @@ func (c *checker) tmuxText(fr *frame, a arg, text string, off int) {
 	r := c.parse(a.text)
 	if r.err != nil {
 		if w := coarseKillWord(a.text); w != "" {
-			c.deny(text, "tmux runs text the guard cannot parse, and "+quoteWord(w)+" appears in it as a word")
+			c.deny(st.text, "tmux runs text the guard cannot parse, and "+quoteWord(w)+" appears in it as a word")
 		}
 		return
 	}
-	sub := &frame{src: a.text, base: off}
-	if fr.base >= 0 {
-		sub.base = fr.base
+	sub := &frame{src: a.text, base: st.off}
+	if st.fr.base >= 0 {
+		sub.base = st.fr.base
 	}
 	syntax.Walk(r.file, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok && !c.stopped() {
-			c.tmuxSequence(sub, c.fields(sub, call.Args), text, off)
+			c.tmuxSequence(st.withFrame(sub), c.fields(sub, call.Args))
 		}
 		return !c.stopped()
 	})
@@ -979,7 +979,7 @@ func (c *checker) tmuxText(fr *frame, a arg, text string, off int) {
 // screen refuses -X quit and -X kill (also through eval and at), checks
 // what -X screen and -X exec run, checks -X stuff text as a script, and
 // checks the command that a new screen session runs.
-func (c *checker) screen(fr *frame, args []arg, text string, off int) {
+func (c *checker) screen(st site, args []arg) {
 	for _, a := range args {
 		if a.known && (a.text == "-ls" || a.text == "-list" || a.text == "-wipe") {
 			return
@@ -993,62 +993,62 @@ func (c *checker) screen(fr *frame, args []arg, text string, off int) {
 		if !named {
 			session = arg{}
 		}
-		c.screenCommand(fr, cmd, session, text, off, 0)
+		c.screenCommand(st, cmd, session, 0)
 		return
 	}
 	if named {
 		c.track.addSession(session)
 	}
-	c.examine(fr, cmd, feed{}, text, off)
+	c.examine(st.withIn(feed{}), cmd)
 	if attach && len(cmd) > 1 { // -d, -r and -x may take the first word as a session name
-		c.examine(fr, cmd[1:], feed{}, text, off)
+		c.examine(st.withIn(feed{}), cmd[1:])
 	}
 }
 
 // screenCommand checks a command sent to a screen session with -X.
-func (c *checker) screenCommand(fr *frame, words []arg, session arg, text string, off int, depth int) {
-	if len(words) == 0 || !c.step(text, len(words)) {
+func (c *checker) screenCommand(st site, words []arg, session arg, depth int) {
+	if len(words) == 0 || !c.step(st.text, len(words)) {
 		return
 	}
 	if depth >= maxDepth {
-		c.deny(text, "commands nest deeper than the guard is willing to follow")
+		c.deny(st.text, "commands nest deeper than the guard is willing to follow")
 		return
 	}
 	w := words[0]
 	if !w.known {
-		c.deny(text, "it sends screen a command only known at run time, which may end terminal sessions")
+		c.deny(st.text, "it sends screen a command only known at run time, which may end terminal sessions")
 		return
 	}
 	switch w.text {
 	case "quit", "kill", "pow_detach":
 		if !c.ownSession(session) {
-			c.denyInstead(text, fmt.Sprintf(whyScreen, w.text), insteadScreen)
+			c.denyInstead(st.text, fmt.Sprintf(whyScreen, w.text), insteadScreen)
 		}
 	case "stuff":
 		if len(words) > 1 {
-			c.script(ansiC(words[1].text), off, nil, false, feed{})
+			c.script(ansiC(words[1].text), st.off, nil, false, feed{})
 		}
 	case "screen":
 		_, rest := parseOpts(words[1:], optSpec{vals: "htT"})
 		if len(rest) > 0 && rest[0].known && isDigits(rest[0].text) {
 			rest = rest[1:]
 		}
-		c.examine(fr, rest, feed{}, text, off)
+		c.examine(st.withIn(feed{}), rest)
 	case "exec":
 		i := 1
 		if i < len(words) && words[i].known && words[i].text != "" && strings.Trim(words[i].text, ".!|:") == "" {
 			i++
 		}
 		if i < len(words) {
-			c.examine(fr, words[i:], feed{}, text, off)
+			c.examine(st.withIn(feed{}), words[i:])
 		}
 	case "eval":
 		for _, a := range words[1:] {
-			c.screenCommand(fr, splitArgs(a.text), session, text, off, depth+1)
+			c.screenCommand(st, splitArgs(a.text), session, depth+1)
 		}
 	case "at":
 		if len(words) > 2 {
-			c.screenCommand(fr, words[2:], session, text, off, depth+1)
+			c.screenCommand(st, words[2:], session, depth+1)
 		}
 	}
 }
@@ -1109,7 +1109,7 @@ func interpreterSpec(name string) interpSpec {
 // popen, subprocess, backticks, …) and names pkill or killall, when its
 // input names them and it runs commands, or when it calls kill while
 // reading a PID listing.
-func (c *checker) interpreter(fr *frame, name string, args []arg, in feed, text string, off int) {
+func (c *checker) interpreter(st site, name string, args []arg) {
 	sp := interpreterSpec(name)
 	var code []arg
 	given, stop := false, false
@@ -1154,7 +1154,7 @@ func (c *checker) interpreter(fr *frame, name string, args []arg, in feed, text 
 		stdinCode = true
 	}
 	if stdinCode {
-		for _, t := range in.texts {
+		for _, t := range st.in.texts {
 			code = append(code, knownArg(t))
 		}
 	}
@@ -1162,9 +1162,9 @@ func (c *checker) interpreter(fr *frame, name string, args []arg, in feed, text 
 		if c.stopped() {
 			return
 		}
-		src := in
+		src := st.in
 		src.pids = src.pids || a.pids
-		c.code(fr, langOf(name), a.text, src, stdinCode, text, off, 0)
+		c.code(st.withIn(src), langOf(name), a.text, stdinCode, 0)
 	}
 }
 

@@ -2,7 +2,6 @@ package guard
 
 import (
 	"path"
-	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -43,29 +42,6 @@ type checker struct {
 	outside int                  // >0 while checking commands that run later, outside the jail (cron, at, systemd-run)
 }
 
-// varInfo is what the input reveals about a shell variable, whatever the
-// control flow.
-type varInfo struct {
-	pids    bool     // assigned from a PID-listing command
-	values  []string // literal values assigned to it
-	unknown bool     // some assignment has a value the input does not show
-	partial bool     // more values were assigned than kept
-	zero    bool     // some assignment may make it 0 or negative (arithmetic, $?)
-	array   bool     // assigned as an array or an element of one
-	// For a command name only known at run time: a kill word in what is
-	// assigned (as written or as a value), and whether "kill" appears in
-	// it in any case and surroundings.
-	named   string
-	namedCI bool
-}
-
-// fileInfo is what the input writes to a file.
-type fileInfo struct {
-	texts  []string // text known from echo, printf, here-documents
-	pids   bool     // output of a PID listing
-	opaque []string // source of writers whose output is not known
-}
-
 type funcDef struct {
 	body *syntax.Stmt
 	fr   *frame
@@ -94,6 +70,28 @@ type feed struct {
 	texts  []string // text known from echo, printf, here-documents
 	opaque string   // source of a producer whose output is not known
 	fds    []fdFeed // what redirections such as 3<<< give other descriptors
+}
+
+// site is where the guard meets a command: the frame its words belong
+// to, what it reads on standard input, its text as written (which a
+// refusal quotes) and the offset a [Command] reports for it.
+type site struct {
+	fr   *frame
+	in   feed
+	text string
+	off  int
+}
+
+// withIn is the site with other standard input.
+func (s site) withIn(in feed) site {
+	s.in = in
+	return s
+}
+
+// withFrame is the site in another frame.
+func (s site) withFrame(fr *frame) site {
+	s.fr = fr
+	return s
 }
 
 // fdFeed is what a descriptor other than 0 reads, for /dev/fd/N.
@@ -240,81 +238,6 @@ func (c *checker) stmt(fr *frame, s *syntax.Stmt, in feed) {
 	if s.Cmd != nil {
 		c.command(fr, s.Cmd, in)
 	}
-}
-
-// writes records the text that a statement such as cat > run.sh <<EOF
-// or echo … >> run.sh puts in a file, so that running the file later in
-// the same input can be checked.
-func (c *checker) writes(fr *frame, s *syntax.Stmt) {
-	for _, r := range s.Redirs {
-		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
-		default:
-			continue
-		}
-		if why := killFile(dequote(fr.slice(r.Word))); why != "" {
-			c.denyInstead(fr.slice(s), why, insteadKernel)
-			return
-		}
-		if r.N != nil && r.N.Value != "1" {
-			continue
-		}
-		name, ok := staticWord(r.Word)
-		if !ok {
-			continue
-		}
-		var f feed
-		var opaque []string
-		if s.Cmd != nil {
-			f.pids = c.pidSource(fr, s.Cmd)
-		}
-		c.produceStmt(fr, s, &f, &opaque)
-		f.opaque = strings.Join(opaque, "\n")
-		c.writeFile(name, f)
-	}
-}
-
-// writeFile records what the input writes to a file.
-func (c *checker) writeFile(name string, f feed) {
-	if len(f.texts) == 0 && !f.pids && f.opaque == "" {
-		return
-	}
-	key := path.Clean(name)
-	fi := c.files[key]
-	if fi == nil {
-		fi = &fileInfo{}
-		c.files[key] = fi
-	}
-	fi.pids = fi.pids || f.pids
-	if len(fi.texts) < maxCands {
-		fi.texts = append(fi.texts, f.texts...)
-	}
-	if f.opaque != "" && len(fi.opaque) < maxCands {
-		fi.opaque = append(fi.opaque, f.opaque)
-	}
-}
-
-// written returns the text the input writes to the file name, if any.
-func (c *checker) written(name string) []string {
-	if fi := c.files[path.Clean(name)]; fi != nil {
-		return fi.texts
-	}
-	return nil
-}
-
-// fileFeed is what reading the file name gives, when the input writes it.
-func (c *checker) fileFeed(name string) (feed, bool) {
-	fi := c.files[path.Clean(name)]
-	if fi == nil {
-		return feed{}, false
-	}
-	return feed{texts: fi.texts, pids: fi.pids, opaque: strings.Join(fi.opaque, "\n")}, true
-}
-
-// filePids reports whether the input writes a PID listing to the file.
-func (c *checker) filePids(name string) bool {
-	fi := c.files[path.Clean(name)]
-	return fi != nil && fi.pids
 }
 
 // redirFeed reports what a redirection feeds to standard input.
@@ -510,46 +433,6 @@ func skipDashDash(s *syntax.Stmt) *syntax.Stmt {
 	return &t
 }
 
-// arithAssign records an assignment made by arithmetic: let x=-1,
-// ((x=-1)), $((x-=2)), x++.
-func (c *checker) arithAssign(fr *frame, op syntax.BinAritOperator, x, y syntax.ArithmExpr) {
-	switch op {
-	case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn,
-		syntax.RemAssgn, syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn,
-		syntax.ShrAssgn, syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
-	default:
-		return
-	}
-	w, ok := x.(*syntax.Word)
-	if !ok {
-		return
-	}
-	name := ""
-	if s, ok := staticWord(w); ok && isName(s) {
-		name = s
-	} else if p, quoted := lonePart(w); !quoted {
-		if pe, ok := p.(*syntax.ParamExp); ok && pe.Param != nil {
-			name = pe.Param.Value // a[i]=…
-		}
-	}
-	if name == "" {
-		return
-	}
-	src := name
-	if y != nil {
-		src = fr.slice(y)
-	}
-	if op == syntax.Assgn && y != nil {
-		if n, ok := c.arith(fr, y, 0); ok {
-			v := knownArg(strconv.FormatInt(n, 10))
-			v.src = src
-			c.assign(name, v)
-			return
-		}
-	}
-	c.assign(name, arg{text: src, src: src, zero: true})
-}
-
 func (c *checker) call(fr *frame, x *syntax.CallExpr, in feed) {
 	for _, as := range x.Assigns {
 		c.nested(fr, as)
@@ -564,79 +447,7 @@ func (c *checker) call(fr *frame, x *syntax.CallExpr, in feed) {
 	if c.stopped() {
 		return
 	}
-	c.examine(fr, c.fields(fr, x.Args), in, fr.slice(x), fr.offset(x))
-}
-
-// assignNode records an assignment, of a word or of an array.
-func (c *checker) assignNode(fr *frame, as *syntax.Assign) {
-	if as.Name == nil {
-		return
-	}
-	if as.Value != nil {
-		c.assign(as.Name.Value, c.word(fr, as.Value))
-	}
-	if as.Array != nil || as.Index != nil {
-		c.varInfo(as.Name.Value).array = true
-	}
-	if as.Array != nil {
-		for _, el := range as.Array.Elems {
-			if el.Value != nil {
-				for _, a := range c.fields(fr, []*syntax.Word{el.Value}) {
-					c.assign(as.Name.Value, a)
-				}
-			}
-		}
-	}
-}
-
-func (c *checker) varInfo(name string) *varInfo {
-	v := c.vars[name]
-	if v == nil {
-		v = &varInfo{}
-		c.vars[name] = v
-	}
-	return v
-}
-
-// assign records what a variable may hold.
-func (c *checker) assign(name string, a arg) {
-	v := c.varInfo(name)
-	v.pids = v.pids || a.pids
-	v.zero = v.zero || a.zero
-	if a.known {
-		v.addValue(a.text)
-	} else if a.cands == nil {
-		v.unknown = true
-	}
-	for _, s := range a.cands {
-		v.addValue(s)
-	}
-	v.notice(a.src)
-	if !a.known {
-		v.notice(a.text)
-	}
-}
-
-// notice records whether assigned text names a kill tool.
-func (v *varInfo) notice(s string) {
-	if v.named == "" {
-		v.named = mentionedKillWord(s)
-	}
-	v.namedCI = v.namedCI || strings.Contains(strings.ToLower(dequote(s)), "kill")
-}
-
-func (v *varInfo) addValue(s string) {
-	v.notice(s)
-	if len(v.values) >= maxCands {
-		v.partial = true
-		return
-	}
-	for _, have := range v.values {
-		if have == s {
-			return
-		}
-	}
-	v.values = append(v.values, s)
+	c.examine(site{fr: fr, in: in, text: fr.slice(x), off: fr.offset(x)}, c.fields(fr, x.Args))
 }
 
 // produce describes what stmts write to standard output, for the command

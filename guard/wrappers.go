@@ -105,8 +105,8 @@ var xargsSpec = optSpec{vals: "adEILnPs", opt: "iel",
 	long: []string{"replace", "arg-file=", "delimiter=", "max-args=", "max-procs=", "max-chars=", "process-slot-var=",
 		"eof", "max-lines", "null", "no-run-if-empty", "interactive", "verbose", "exit", "show-limits", "open-tty"}}
 
-func (c *checker) xargs(fr *frame, args []arg, in feed, text string, off int) {
-	src, repl := in, ""
+func (c *checker) xargs(st site, args []arg) {
+	src, repl := st.in, ""
 	opts, cmd := parseOpts(args, xargsSpec)
 	for _, o := range opts {
 		switch {
@@ -142,24 +142,7 @@ func (c *checker) xargs(fr *frame, args []arg, in feed, text string, off int) {
 	if repl == "" {
 		out = append(out, input)
 	}
-	c.examine(fr, out, feed{}, text, off)
-}
-
-// inputArg stands for the words that xargs or parallel read: a variable
-// that only this site fills, so that text handed to a shell can refer to it.
-func (c *checker) inputArg(src feed) arg {
-	c.inputs++
-	name := fmt.Sprintf("__aisan_input%d", c.inputs)
-	a := arg{text: "${" + name + "}", src: strings.Join(append([]string{src.opaque}, src.texts...), " "), pids: src.pids}
-	for _, t := range src.texts {
-		for _, f := range strings.Fields(t) {
-			if len(a.cands) < maxCands {
-				a.cands = append(a.cands, f)
-			}
-		}
-	}
-	c.assign(name, a)
-	return a
+	c.examine(st.withIn(feed{}), out)
 }
 
 func substitute(a arg, repl string, input arg) arg {
@@ -185,7 +168,7 @@ var parallelSpec = optSpec{vals: "jPSaCdnNLEsI",
 		"transferfile=", "tf=", "return=", "termseq=", "max-chars=", "limit=", "profile=", "block=",
 		"recstart=", "recend=", "header=", "eof=", "replace=", "extensionreplace="}}
 
-func (c *checker) parallel(args []arg, in feed, text string, off int) {
+func (c *checker) parallel(st site, args []arg) {
 	_, rest := parseOpts(args, parallelSpec)
 	var cmd, inputs []arg
 	sawSep := false
@@ -200,7 +183,7 @@ func (c *checker) parallel(args []arg, in feed, text string, off int) {
 			cmd = append(cmd, a)
 		}
 	}
-	src := in
+	src := st.in
 	if sawSep {
 		src = feed{}
 		for _, a := range inputs {
@@ -210,7 +193,7 @@ func (c *checker) parallel(args []arg, in feed, text string, off int) {
 	}
 	if len(cmd) == 0 {
 		// The inputs are the commands.
-		c.fed(src, off, nil)
+		c.fed(src, st.off, nil)
 		return
 	}
 	input := c.inputArg(src)
@@ -218,7 +201,7 @@ func (c *checker) parallel(args []arg, in feed, text string, off int) {
 	if !replaced {
 		line += " " + input.text
 	}
-	c.script(line, off, nil, false, feed{})
+	c.script(line, st.off, nil, false, feed{})
 }
 
 // replacePlaceholders replaces parallel's replacement strings ({}, {.},
@@ -243,7 +226,7 @@ func replacePlaceholders(line, s string) (string, bool) {
 // find runs the commands of -exec, -execdir, -ok and -okdir. A command
 // word {} is the file found: it may be any file that the starting points
 // and the -name, -path and -regex tests allow.
-func (c *checker) find(fr *frame, args []arg, text string, off int) {
+func (c *checker) find(st site, args []arg) {
 	for i := 0; i < len(args); i++ {
 		if !args[i].known {
 			continue
@@ -267,7 +250,7 @@ func (c *checker) find(fr *frame, args []arg, text string, off int) {
 					}
 				}
 			}
-			c.examine(fr, cmd, feed{}, text, off)
+			c.examine(st.withIn(feed{}), cmd)
 			i = j
 		}
 	}
@@ -335,7 +318,7 @@ func foundFile(word arg, names []string) arg {
 }
 
 // fdExec runs the command of fd -x / -X.
-func (c *checker) fdExec(fr *frame, args []arg, text string, off int) {
+func (c *checker) fdExec(st site, args []arg) {
 	for i, a := range args {
 		if a.known && (a.text == "-x" || a.text == "--exec" || a.text == "-X" || a.text == "--exec-batch") {
 			j := i + 1
@@ -352,7 +335,7 @@ func (c *checker) fdExec(fr *frame, args []arg, text string, off int) {
 				}
 				cmd = append([]arg{foundFile(cmd[0], names)}, cmd[1:]...)
 			}
-			c.examine(fr, cmd, feed{}, text, off)
+			c.examine(st.withIn(feed{}), cmd)
 			return
 		}
 	}
@@ -364,16 +347,16 @@ var watchSpec = optSpec{vals: "nq", flags: "bcdegptwxhv",
 	long: []string{"interval=", "equexit=", "exec", "differences", "beep", "errexit", "chgexit", "no-title", "precise",
 		"color", "no-color", "no-wrap", "no-rerun", "help", "version"}}
 
-func (c *checker) watch(fr *frame, args []arg, in feed, text string, off int) {
+func (c *checker) watch(st site, args []arg) {
 	opts, cmd := parseOpts(args, watchSpec)
 	if hasOpt(opts, "x", "exec") {
-		c.examine(fr, cmd, in, text, off)
+		c.examine(st, cmd)
 		return
 	}
 	if len(cmd) > 0 {
-		c.script(joinTexts(cmd), off, nil, false, in)
+		c.script(joinTexts(cmd), st.off, nil, false, st.in)
 		if len(cmd) == 1 {
-			c.runOutput(cmd[0], off, nil)
+			c.runOutput(cmd[0], st.off, nil)
 		}
 	}
 }
@@ -382,7 +365,7 @@ func (c *checker) watch(fr *frame, args []arg, in feed, text string, off int) {
 var flockSpec = optSpec{vals: "wE", flags: "sxunoFhV",
 	long: []string{"timeout=", "conflict-exit-code=", "shared", "exclusive", "unlock", "nonblock", "close", "no-fork", "verbose", "help", "version"}}
 
-func (c *checker) flock(fr *frame, args []arg, in feed, text string, off int) {
+func (c *checker) flock(st site, args []arg) {
 	_, ops := parseOpts(args, flockSpec)
 	if len(ops) < 2 {
 		return // the lock file or descriptor alone
@@ -390,20 +373,20 @@ func (c *checker) flock(fr *frame, args []arg, in feed, text string, off int) {
 	rest := ops[1:]
 	if rest[0].known && (rest[0].text == "-c" || rest[0].text == "--command") {
 		if len(rest) > 1 {
-			c.runText(rest[1], off, nil, false, in)
+			c.runText(rest[1], st.off, nil, false, st.in)
 		}
 		return
 	}
 	if rest[0].known && strings.HasPrefix(rest[0].text, "--command=") {
-		c.script(rest[0].text[len("--command="):], off, nil, false, in)
+		c.script(rest[0].text[len("--command="):], st.off, nil, false, st.in)
 		return
 	}
-	c.examine(fr, rest, in, text, off)
+	c.examine(st, rest)
 }
 
 // dashC handles su, runuser and script: the -c (--command) operand is a
 // script, and runuser -u runs its remaining words as a command.
-func (c *checker) dashC(fr *frame, name string, args []arg, in feed, text string, off int) {
+func (c *checker) dashC(st site, name string, args []arg) {
 	sp := optSpec{vals: "cgGsw", flags: "flmpPhV", permute: true,
 		long: []string{"command=", "session-command=", "group=", "supp-group=", "shell=", "whitelist-environment=",
 			"login", "preserve-environment", "pty", "fast", "help", "version"}}
@@ -415,7 +398,7 @@ func (c *checker) dashC(fr *frame, name string, args []arg, in feed, text string
 		nsp := sp
 		nsp.permute = false
 		if opts, cmd := parseOpts(args, nsp); hasOpt(opts, "u", "user") {
-			c.examine(fr, cmd, in, text, off)
+			c.examine(st, cmd)
 			return
 		}
 	case "script":
@@ -425,7 +408,7 @@ func (c *checker) dashC(fr *frame, name string, args []arg, in feed, text string
 	}
 	opts, _ := parseOpts(args, sp)
 	for _, v := range optVals(opts, "c", "command", "session-command") {
-		c.runText(v, off, nil, false, in)
+		c.runText(v, st.off, nil, false, st.in)
 	}
 }
 
@@ -440,39 +423,6 @@ func (c *checker) ssh(args []arg, off int) {
 	// Options may follow the host.
 	if _, cmd := parseOpts(ops[1:], sp); len(cmd) > 0 {
 		c.script(joinTexts(cmd), off, nil, false, feed{})
-	}
-}
-
-// read and mapfile fill variables from stdin: from a PID listing, those
-// variables carry PIDs.
-func (c *checker) read(name string, args []arg, in feed) {
-	value := arg{pids: in.pids}
-	for _, t := range in.texts {
-		for _, f := range strings.Fields(t) {
-			if len(value.cands) < maxCands {
-				value.cands = append(value.cands, f)
-			}
-		}
-	}
-	sp := optSpec{vals: "adinNptu", flags: "ers"}
-	if name != "read" {
-		sp = optSpec{vals: "dnOsuCc", flags: "t"}
-	}
-	opts, vars := parseOpts(args, sp)
-	names := make([]string, 0, len(vars)+1)
-	if name == "read" {
-		for _, v := range optVals(opts, "a") {
-			names = append(names, v.text)
-		}
-	}
-	for _, v := range vars {
-		names = append(names, v.text)
-	}
-	if len(names) == 0 {
-		names = []string{"REPLY", "MAPFILE"}
-	}
-	for _, v := range names {
-		c.assign(v, value)
 	}
 }
 
@@ -613,42 +563,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// setParams returns the positional parameters that set gives, and false
-// when it gives none (set -e, set -o pipefail).
-func setParams(args []arg) ([]arg, bool) {
-	_, ops, ended := parseOptsEnd(args, optSpec{vals: "o", plus: true, dashOp: true})
-	return ops, ended || len(ops) > 0
-}
-
-// printfVar records the variable that printf -v fills.
-func (c *checker) printfVar(args []arg) {
-	if len(args) < 2 || !args[0].known || !strings.HasPrefix(args[0].text, "-v") {
-		return
-	}
-	name, rest := args[0].text[2:], args[1:]
-	if name == "" {
-		if !args[1].known {
-			return
-		}
-		name, rest = args[1].text, args[2:]
-	}
-	name, _, _ = strings.Cut(name, "[")
-	srcs := make([]string, len(rest))
-	known := true
-	for i, a := range rest {
-		srcs[i] = a.src
-		known = known && a.known
-	}
-	v := arg{text: strings.Join(srcs, " "), src: strings.Join(srcs, " ")}
-	if t, ok := printfText(rest); ok {
-		v.cands = []string{t}
-		if known {
-			v.text, v.known = t, true
-		}
-	}
-	c.assign(name, v)
-}
-
 // at and batch run the commands they read from standard input, or from
 // the -f file, later.
 func (c *checker) at(args []arg, in feed, off int) {
@@ -667,10 +581,10 @@ func (c *checker) at(args []arg, in feed, off int) {
 var npxSpec = optSpec{vals: "pcw", long: []string{"package=", "call=", "registry=", "cache=", "userconfig=", "prefix=",
 	"workspace=", "yes", "no", "quiet", "include-workspace-root", "workspaces"}}
 
-func (c *checker) npx(fr *frame, args []arg, in feed, text string, off int) {
+func (c *checker) npx(st site, args []arg) {
 	opts, ops := parseOpts(args, npxSpec)
 	if v, ok := optVal(opts, "c", "call"); ok {
-		c.runText(v, off, nil, false, in)
+		c.runText(v, st.off, nil, false, st.in)
 		return
 	}
 	if len(ops) == 0 {
@@ -680,5 +594,5 @@ func (c *checker) npx(fr *frame, args []arg, in feed, text string, off int) {
 		// The package spec (kill-port@latest) names its command.
 		ops = append([]arg{knownArg(packageName(ops[0].text))}, ops[1:]...)
 	}
-	c.examine(fr, ops, in, text, off)
+	c.examine(st, ops)
 }
