@@ -706,6 +706,15 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 	// the code might be it, and so might the input.
 	for _, t := range toks {
 		if (t.kind == 's' || t.kind == 't') && !t.used && strings.TrimSpace(t.text) != "" {
+			if c.parse(t.text).err != nil {
+				// Prose, not a command line ("kill failed (x"): only the
+				// tools that kill by name count.
+				if w := mentionedKillWord(t.text); w != "" && w != "kill" {
+					c.deny(st.text, fmt.Sprintf("its code runs commands it builds at run time, and one of its strings names %s", w))
+					return
+				}
+				continue
+			}
 			c.script(t.text, st.off, nil, false, feed{})
 			if c.found != nil {
 				c.found.why = "its code runs commands it builds at run time, and one of its strings would be refused: " + c.found.why
@@ -1031,4 +1040,18 @@ func (c *checker) makefileFeed(st site, f feed) {
 	if w := coarseKillWord(f.opaque); w != "" {
 		c.deny(st.text, fmt.Sprintf("make reads a makefile the guard cannot see, and %s appears in what produces it", quoteWord(w)))
 	}
+}
+
+// runsCommands reports whether code may run a command line: the call
+// sites of the usual languages (system, exec, popen, spawn, subprocess,
+// child_process, backticks, qx, shell_exec, awk's getline and pipes).
+func runsCommands(code string) bool {
+	s := strings.ToLower(code)
+	for _, m := range []string{"system", "exec", "popen", "spawn", "subprocess", "child_process",
+		"`", "qx", "shell", "passthru", "proc_open", "getline", "|\"", "| \"", "\"|", "|&", "call(", "run("} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }

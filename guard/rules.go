@@ -281,7 +281,7 @@ func (c *checker) byName(st site, name string, rest []arg) {
 		c.packageRunner(st, name, rest)
 	case "cp", "mv", "ln", "install", "rsync":
 		c.copies(name, rest)
-		c.writeArgs(name, rest, st.text)
+		c.writeArgs(rest, st.text)
 	case "dd":
 		for _, a := range rest {
 			if a.known && strings.HasPrefix(a.text, "of=") {
@@ -395,7 +395,7 @@ func (c *checker) byName(st site, name string, rest []arg) {
 				c.writeFile(a.text, feed{texts: st.in.texts, pids: st.in.pids, opaque: st.in.opaque})
 			}
 		}
-		c.writeArgs(name, rest, st.text)
+		c.writeArgs(rest, st.text)
 	default:
 		if isInterpreter(name) {
 			c.interpreter(st, name, rest)
@@ -489,7 +489,7 @@ options:
 }
 
 // writeArgs refuses tee, cp and their kin writing to a file that kills.
-func (c *checker) writeArgs(name string, args []arg, text string) {
+func (c *checker) writeArgs(args []arg, text string) {
 	for _, a := range args {
 		if a.known && !strings.HasPrefix(a.text, "-") {
 			if why := killFile(a.text); why != "" {
@@ -1166,32 +1166,6 @@ func (c *checker) interpreter(st site, name string, args []arg) {
 		src.pids = src.pids || a.pids
 		c.code(st.withIn(src), langOf(name), a.text, stdinCode, 0)
 	}
-}
-
-// runsCommands reports whether code may run a command line: the call
-// sites of the usual languages (system, exec, popen, spawn, subprocess,
-// child_process, backticks, qx, shell_exec, awk's getline and pipes).
-func runsCommands(code string) bool {
-	s := strings.ToLower(code)
-	for _, m := range []string{"system", "exec", "popen", "spawn", "subprocess", "child_process",
-		"`", "qx", "shell", "passthru", "proc_open", "getline", "|\"", "| \"", "\"|", "|&", "call(", "run("} {
-		if strings.Contains(s, m) {
-			return true
-		}
-	}
-	return false
-}
-
-// codeTokens splits code into identifier-like tokens, also at dots, so
-// that os.kill reads as kill.
-func codeTokens(s string) []string {
-	fields := strings.FieldsFunc(s, func(r rune) bool {
-		return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
-	for i, f := range fields {
-		fields[i] = strings.Trim(f, "-")
-	}
-	return fields
 }
 
 // mentionedKillWord returns a kill tool named in s, or "".

@@ -554,6 +554,9 @@ var denyCases = []string{
 	"d=$(mktemp); cp /usr/bin/pkill $d; $d node",
 	"cp /bin/busybox ./bb; ./bb pkill node",
 	"dd if=/usr/bin/pkill of=./p; chmod +x p; ./p node",
+	"perl -e '$x = \"pkill node\"; system($x)'",
+	"echo pkill node | awk '{system($0)}'",
+	"node -e \"const c = 'killall ' + process.argv[1]; require('child_process').execSync(c)\" node",
 	// Text the parser rejects.
 	"pkill node (",
 	"if then pkill",
@@ -830,4 +833,7 @@ var allowCases = []string{
 	"cp main.go /tmp/x; /tmp/x",
 	"ln -s /usr/bin/python3 ./py; ./py -c 'print(1)'",
 	"cp /bin/kill ./k; ./k 1234",
+	"node -e \"const r = require('child_process').execSync(cmd); console.log('kill failed (x')\"",
+	"python3 -c 'import subprocess, sys; subprocess.run(sys.argv[1:])' ls -l",
+	"python3 -c 'import json, sys; print(json.load(sys.stdin)[\"kill\"])' < data.json",
 }

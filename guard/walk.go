@@ -658,8 +658,8 @@ func ownLsof(args []string) bool {
 // pidPath reports whether reading or listing a path yields PIDs: /proc
 // itself, a glob over its PID directories, a cgroup's process list.
 func pidPath(s string) bool {
-	if s == "" {
-		return false
+	if !strings.Contains(s, "/proc") && !strings.Contains(s, "cgroup") && !strings.HasSuffix(s, "tasks") {
+		return false // the common case, without the cost of cleaning the path
 	}
 	p := path.Clean(s)
 	if p == "/proc" {
