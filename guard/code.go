@@ -297,14 +297,15 @@ func quoteOp(l lang, name, rest string) (codeTok, int, bool) {
 type callKind int
 
 const (
-	callNone    callKind = iota
-	callShell            // the first argument is a shell command line
-	callShellOr          // one argument: a shell command line; more, or a list: the words of a command
-	callSubproc          // Python's subprocess: a shell command line with shell=True, else a program and its arguments
-	callSpawn            // a program, then a list of its arguments (a shell command line with shell: true)
-	callExecv            // os.exec*/os.spawn*: a program, then its argv with argv[0]
-	callCode             // code of the same language (exec, eval)
-	callArgv             // a list of words: Bun.spawn(["pkill", "x"])
+	callNone     callKind = iota
+	callShell             // the first argument is a shell command line
+	callShellOr           // one argument: a shell command line; more, or a list: the words of a command
+	callSubproc           // Python's subprocess: a shell command line with shell=True, else a program and its arguments
+	callSpawn             // a program, then a list of its arguments (a shell command line with shell: true)
+	callExecv             // os.exec*/os.spawn*: a program, then its argv with argv[0]
+	callCode              // code of the same language (exec, eval)
+	callArgv              // a list of words: Bun.spawn(["pkill", "x"])
+	callPipeOpen          // Perl's open: "-|" or "|-" then a command, or "cmd |" as one string
 )
 
 // callSite classifies a name followed by its arguments.
@@ -333,6 +334,8 @@ func callSite(l lang, name string) callKind {
 		switch last {
 		case "system", "exec":
 			return callShellOr
+		case "open":
+			return callPipeOpen
 		case "readpipe":
 			return callShell
 		}
@@ -390,9 +393,20 @@ func (a codeArg) str() (string, bool) {
 	var b strings.Builder
 	lit := false
 	depth := 0
-	for _, t := range a.toks {
+	toks := a.toks
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
 		switch t.kind {
 		case 's', 't':
+			if i+2 < len(toks) && toks[i+1].kind == 'p' && toks[i+1].text == "%" {
+				// "kill %d" % pid: the directives take the value that
+				// follows when it is a literal, else a run-time one.
+				f, n := printfDirectives(t.text, toks[i+2:])
+				b.WriteString(f)
+				lit = true
+				i += 1 + n
+				continue
+			}
 			b.WriteString(t.text)
 			lit = true
 		case 'p':
@@ -412,6 +426,47 @@ func (a codeArg) str() (string, bool) {
 		}
 	}
 	return b.String(), lit
+}
+
+// printfDirectives fills the %-directives of a format with the literal
+// after the % operator (a number, -1, a string), or with a run-time value.
+func printfDirectives(format string, rest []codeTok) (string, int) {
+	val, used := codeVar, 0
+	switch {
+	case len(rest) > 0 && rest[0].kind == 's':
+		val, used = rest[0].text, 1
+	case len(rest) > 0 && rest[0].kind == 'i' && isDigits(rest[0].text):
+		val, used = rest[0].text, 1
+	case len(rest) > 1 && rest[0].text == "-" && rest[1].kind == 'i' && isDigits(rest[1].text):
+		val, used = "-"+rest[1].text, 2
+	}
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' || i+1 >= len(format) {
+			b.WriteByte(format[i])
+			continue
+		}
+		j := i + 1
+		if format[j] == '%' {
+			b.WriteByte('%')
+			i = j
+			continue
+		}
+		if format[j] == '(' {
+			j = matchClose(format, j, '(', ')')
+		}
+		for j < len(format) && strings.IndexByte("-+ #0123456789.*", format[j]) >= 0 {
+			j++
+		}
+		if j < len(format) {
+			b.WriteString(val)
+			i = j
+			continue
+		}
+		b.WriteString(format[i:])
+		break
+	}
+	return b.String(), used
 }
 
 func isKeywordOp(s string) bool {
@@ -683,6 +738,27 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 				runArgv(words)
 			} else {
 				unresolved = true
+			}
+		case callPipeOpen:
+			if len(args) < 2 {
+				break
+			}
+			mode, _ := args[1].str()
+			switch {
+			case len(args) > 2 && (strings.TrimSpace(mode) == "-|" || strings.TrimSpace(mode) == "|-"):
+				if len(args) == 3 {
+					if s, ok := args[2].str(); ok {
+						runText(s)
+						break
+					}
+				}
+				var words []arg
+				for _, a := range args[2:] {
+					words = append(words, a.word())
+				}
+				runArgv(words)
+			case strings.HasPrefix(strings.TrimSpace(mode), "|") || strings.HasSuffix(strings.TrimSpace(mode), "|"):
+				runText(strings.Trim(strings.TrimSpace(mode), "|"))
 			}
 		case callCode:
 			if s, ok := first.str(); ok {

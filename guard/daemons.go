@@ -118,8 +118,8 @@ func daemonOf(name string) (*daemon, bool) {
 func (c *checker) daemonCommand(st site, name string, d *daemon, args []arg) {
 	gopts, ops := parseOpts(args, d.opts)
 	if name == "zellij" {
-		if s, ok := optVal(gopts, "s", "session"); ok {
-			c.track.addSession(s)
+		if s, ok := optVal(gopts, "s", "session"); ok && len(ops) == 0 {
+			c.track.addSession(s) // zellij -s NAME starts that session
 		}
 		c.zellij(st, gopts, ops)
 	}

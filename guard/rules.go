@@ -985,13 +985,25 @@ func (c *checker) screen(st site, args []arg) {
 			return
 		}
 	}
+	// -d, -r and -x take the session as an optional next word, which
+	// getopt cannot express: take it out first.
+	var picked arg
+	for i := 0; i+1 < len(args); i++ {
+		t, next := args[i], args[i+1]
+		if t.known && len(t.text) > 1 && t.text[0] == '-' && strings.ContainsAny(t.text[len(t.text)-1:], "dDrRx") &&
+			!(next.known && strings.HasPrefix(next.text, "-")) && hasSend(args[i+2:]) {
+			picked = next
+			args = append(args[:i+1:i+1], args[i+2:]...)
+			break
+		}
+	}
 	opts, cmd := parseOpts(args, optSpec{vals: "pcehtTsS"})
 	send := hasOpt(opts, "X", "Q")
 	attach := hasOpt(opts, "d", "D", "r", "R", "x")
 	session, named := optVal(opts, "S")
 	if send {
 		if !named {
-			session = arg{}
+			session = picked
 		}
 		c.screenCommand(st, cmd, session, 0)
 		return
@@ -1003,6 +1015,16 @@ func (c *checker) screen(st site, args []arg) {
 	if attach && len(cmd) > 1 { // -d, -r and -x may take the first word as a session name
 		c.examine(st.withIn(feed{}), cmd[1:])
 	}
+}
+
+// hasSend reports whether screen's words send a command (-X, -Q).
+func hasSend(args []arg) bool {
+	for _, a := range args {
+		if a.known && len(a.text) > 1 && a.text[0] == '-' && a.text[1] != '-' && strings.ContainsAny(a.text, "XQ") {
+			return true
+		}
+	}
+	return false
 }
 
 // screenCommand checks a command sent to a screen session with -X.
