@@ -484,7 +484,7 @@ func (a codeArg) list() ([]arg, bool) {
 		return nil, false
 	}
 	var out []arg
-	for _, el := range splitArgs2(a.toks[1:]) {
+	for _, el := range splitCallArgs(a.toks[1:]) {
 		out = append(out, el.word())
 	}
 	return out, true
@@ -513,9 +513,28 @@ func (a codeArg) keyword(name string) bool {
 	return false
 }
 
-// splitArgs2 splits tokens at the commas at depth 0, up to the bracket
+// hasKeyword reports whether any argument is name=True (or name: true).
+func hasKeyword(args []codeArg, name string) bool {
+	for _, a := range args {
+		if a.keyword(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// argWords turns each argument into one word of a command.
+func argWords(args []codeArg) []arg {
+	words := make([]arg, 0, len(args))
+	for _, a := range args {
+		words = append(words, a.word())
+	}
+	return words
+}
+
+// splitCallArgs splits tokens at the commas at depth 0, up to the bracket
 // that closes the list.
-func splitArgs2(toks []codeTok) []codeArg {
+func splitCallArgs(toks []codeTok) []codeArg {
 	var out []codeArg
 	var cur []codeTok
 	depth := 0
@@ -565,10 +584,10 @@ func callArgs(l lang, toks []codeTok, i int) ([]codeArg, bool) {
 	}
 	next := toks[i+1]
 	if next.kind == 'p' && next.text == "(" {
-		return splitArgs2(toks[i+2:]), true
+		return splitCallArgs(toks[i+2:]), true
 	}
 	if (l == langPerl || l == langRuby || l == langAwk) && (next.kind == 's' || next.kind == 'i' && next.text[0] == '$') {
-		return splitArgs2(toks[i+1:]), true
+		return splitCallArgs(toks[i+1:]), true
 	}
 	return nil, false
 }
@@ -660,21 +679,14 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 			if words, ok := first.list(); ok {
 				runArgv(words)
 			} else if len(args) > 1 {
-				var words []arg
-				for _, a := range args {
-					words = append(words, a.word())
-				}
-				runArgv(words)
+				runArgv(argWords(args))
 			} else if s, ok := first.str(); ok {
 				runText(s)
 			} else {
 				unresolved = true
 			}
 		case callSubproc:
-			shell := false
-			for _, a := range args[1:] {
-				shell = shell || a.keyword("shell")
-			}
+			shell := hasKeyword(args[1:], "shell")
 			words, isList := first.list()
 			s, isStr := first.str()
 			switch {
@@ -690,10 +702,7 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 				unresolved = true
 			}
 		case callSpawn:
-			shell := false
-			for _, a := range args[1:] {
-				shell = shell || a.keyword("shell")
-			}
+			shell := hasKeyword(args[1:], "shell")
 			if _, isStr := first.str(); !isStr {
 				unresolved = true
 				break
@@ -752,11 +761,7 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 						break
 					}
 				}
-				var words []arg
-				for _, a := range args[2:] {
-					words = append(words, a.word())
-				}
-				runArgv(words)
+				runArgv(argWords(args[2:]))
 			case strings.HasPrefix(strings.TrimSpace(mode), "|") || strings.HasSuffix(strings.TrimSpace(mode), "|"):
 				runText(strings.Trim(strings.TrimSpace(mode), "|"))
 			}
