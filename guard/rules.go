@@ -5,12 +5,17 @@ package guard
 //
 //   - pkill, killall, killall5 and skill are refused whatever their
 //     arguments: they choose their victims by name, user or terminal.
-//   - fuser is refused with -k (or --kill).
+//   - fuser is refused with -k (or --kill), and so are the port-kill
+//     helpers (kill-port, fkill, …), run directly or through npx, pnpm dlx,
+//     yarn dlx, bunx or npm exec. Writing to cgroup.kill, cgroup.freeze or
+//     /proc/sysrq-trigger (a redirection, tee, cp, dd of=) is refused.
 //   - kill is refused when a target is -1, 0 or a negative process group
 //     (read as bash reads a number: surrounding whitespace and a + sign
 //     allowed; and for a lone kill -1, which reads like one), when a
-//     target comes from a PID listing (pgrep, pidof, ps, lsof, fuser,
-//     pstree) through $(…), backticks, a variable or array, read,
+//     target comes from a PID listing (pgrep, pidof, ps, lsof but not
+//     lsof -p $$, fuser, pstree, ss, netstat, top, a /proc glob or loop,
+//     find /proc, a cgroup's cgroup.procs) through $(…), backticks, a
+//     variable or array, read,
 //     mapfile, a file or function the input fills, or the input of xargs
 //     or parallel, and when a target is computed ($((…)) that does not
 //     come out positive, $#, $?, expr) and so may be 0 or negative.
@@ -20,15 +25,26 @@ package guard
 //   - systemctl --user stop, kill, restart, isolate and their kin are
 //     refused, and so is starting exit.target and its kin or any job in
 //     isolate mode; long options are matched as getopt_long matches them,
-//     prefixes included. loginctl terminate-* and kill-* are refused.
-//   - tmux kill-server and kill-session are refused, and the shell
+//     prefixes included. loginctl terminate-* and kill-* are refused, and
+//     so are the same methods called over busctl, dbus-send, gdbus and
+//     qdbus (daemons.go).
+//   - tmux kill-server is refused; kill-session unless the session is the
+//     agent's own (the input starts it, or it is named after the jail);
+//     kill-pane and kill-window with -a; detach-client -P. The shell
 //     commands that tmux runs (run-shell, new-session, new-window,
 //     split-window, respawn-pane, if-shell, display-popup, pipe-pane,
 //     tmux -c) and the tmux commands it runs later (if-shell,
 //     confirm-before, bind-key) are checked: the tmux server may run
-//     outside the jail. screen -X quit and kill are refused, and what
-//     screen runs (a new session's command, -X screen, exec, eval, at) is
-//     checked.
+//     outside the jail. screen -X quit and kill are refused for a session
+//     that is not the agent's own, and what screen runs (a new session's
+//     command, -X screen, exec, eval, at) is checked. Container engines,
+//     pm2, supervisorctl and zellij follow their tables in daemons.go.
+//   - What crontab and at install and what systemd-run starts (unless
+//     --scope runs it in place) runs later outside the jail, where a PID
+//     is the host's: there even kill <PID> is refused. systemd-run with
+//     Conflicts= or a stop-propagating property is refused.
+//   - A program the input copies or links (cp, ln, install, mv, rsync,
+//     dd) runs, under its new name, as the program it is (track.go).
 //   - A command word only known at run time is refused when its text names
 //     a kill tool, when it passes a named signal, or when kill with the same
 //     arguments would be refused. Values the input assigns are tried too,
@@ -45,11 +61,15 @@ package guard
 //   - A script that the same input writes (cat > run.sh <<EOF, echo … >
 //     x.sh, tee) is checked where the input runs it (bash run.sh, ./run.sh,
 //     source, sh < run.sh, cat run.sh | sh, python3 x.py).
-//   - Code given to an interpreter (python -c, perl -e, awk's program, a
-//     program the input writes or pipes in) is refused if it runs commands
-//     (system, exec, popen, subprocess, backticks, …) and names pkill or
-//     killall, or its input does, or if it names kill while reading a PID
-//     listing. Arguments and data are not code.
+//   - Code given to an interpreter (python -c, perl -e, node -e, awk's
+//     program, expect -c, a program the input writes or pipes in) is
+//     judged by what it runs (code.go): a string handed to a shell is
+//     checked as a script, a list of words as a command; when the command
+//     is built out of sight, each string of the code is checked as a
+//     command line. Code that reads a PID listing and calls kill is
+//     refused. Makefiles that make reads from stdin or from a file the
+//     input writes are checked recipe by recipe. Arguments, data and
+//     comments are not code.
 //   - Text that does not parse is checked up to the error, statement by
 //     statement, and then refused if a kill word appears in it as a word
 //     ($'…' decoded).
