@@ -61,6 +61,8 @@ var containerEngine = daemon{
 		{names: []string{"rm", "container rm", "container remove"}, opts: optSpec{vals: "t", long: []string{"time=", "cidfile=", "filter="}, permute: true},
 			need: []string{"f", "force"}, all: []string{"a", "all", "filter"},
 			why: "%s -f with every container as its target kills the user's and the other agents' running containers too"},
+		{names: []string{"system reset"}, always: true,
+			why: "%s stops and removes every container and pod, the user's and the other agents' included"},
 		{names: []string{"pod kill", "pod stop", "pod restart", "pod rm"}, opts: optSpec{vals: "st", long: []string{"signal=", "time="}, permute: true},
 			all: []string{"a", "all"}, why: "%s with every pod as its target stops the user's and the other agents' pods too"},
 	},
