@@ -245,3 +245,25 @@ func TestGuardReasonsNameTheAlternative(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardOwnSessionsFollowTheSlot checks that sessions and servers named
+// after the jail count as the agent's own, and only in that jail.
+func TestGuardOwnSessionsFollowTheSlot(t *testing.T) {
+	for _, cmd := range []string{
+		"tmux kill-session -t claude-2-dev",
+		"tmux kill-session -t =claude-2:1",
+		"tmux -L claude-2-ci kill-server",
+		"zellij kill-session claude-2-x",
+		"screen -S claude-2-dev -X quit",
+	} {
+		if v := New(WithSlot("claude-2")).Check(cmd); !v.Allow {
+			t.Errorf("in jail claude-2, %q is refused: %s", cmd, v.Reason)
+		}
+		if v := New(WithSlot("codex-1")).Check(cmd); v.Allow {
+			t.Errorf("in jail codex-1, %q is allowed", cmd)
+		}
+		if v := New().Check(cmd); v.Allow {
+			t.Errorf("outside a jail, %q is allowed", cmd)
+		}
+	}
+}

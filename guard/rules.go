@@ -818,7 +818,28 @@ func (c *checker) tmux(st site, args []arg) {
 	for _, v := range optVals(opts, "c") { // tmux -c runs a shell command
 		c.runText(v, st.off, nil, false, feed{})
 	}
+	// A server of the agent's own (tmux -L claude-2-x, or one this
+	// command line starts) holds only the agent's sessions.
+	server, private := optVal(opts, "L", "S")
+	if private && server.known {
+		server = knownArg(baseName(server.text))
+	}
+	was := c.ownTmux
+	c.ownTmux = private && c.ownSession(server)
 	c.tmuxSequence(st, ops)
+	c.ownTmux = was
+	if private && tmuxStarts(ops) {
+		c.track.addSession(server)
+	}
+}
+
+// tmuxStarts reports whether a tmux command line starts a session.
+func tmuxStarts(ops []arg) bool {
+	if len(ops) == 0 || !ops[0].known {
+		return false
+	}
+	names := tmuxCommandNames(ops[0].text)
+	return len(names) == 1 && names[0] == "new-session"
 }
 
 // tmuxSequence splits a tmux command sequence at its ; separators and
@@ -925,8 +946,12 @@ func (c *checker) tmuxCommand(st site, words []arg) {
 // (a clause with %s for the command as written), or "". kill-server ends
 // every session; kill-session ends one this command line did not start
 // (see ownSession); -a on kill-session, kill-window and kill-pane ends
-// every other one; detach-client -P hangs up the client's shell.
+// every other one; detach-client -P hangs up the client's shell. On a
+// server of the agent's own, everything is the agent's.
 func (c *checker) tmuxKill(name string, opts []opt) string {
+	if c.ownTmux && name != "new-session" {
+		return ""
+	}
 	switch name {
 	case "kill-server":
 		return whyTmux

@@ -40,6 +40,7 @@ type checker struct {
 	slot    string               // the jail's name, for sessions named after it
 	track   tracked              // what the input creates: sessions, copies of programs
 	outside int                  // >0 while checking commands that run later, outside the jail (cron, at, systemd-run)
+	ownTmux bool                 // the tmux command being checked goes to a server of the agent's own
 }
 
 type funcDef struct {
