@@ -16,6 +16,13 @@
 // saves the agent from killing its own tools and keeps its habits sane when
 // it later runs outside a jail.
 //
+// The namespace does not reach the servers that a jail can still talk to:
+// the user's tmux, screen or zellij server, the container engine, pm2 and
+// supervisord, cron and at, the user's service manager over systemd-run or
+// the bus. A kill sent through one of them lands outside the jail, so for
+// these the guard is the only check, and it judges each by a table of the
+// subcommands and arguments that reach past the agent's own work.
+//
 // # How it looks at a command
 //
 // [Check] parses the command with mvdan.cc/sh's bash parser and examines
@@ -35,9 +42,12 @@
 // make of them), defaults in ${X:-…}, positional parameters of functions,
 // sh -c scripts and set --, constant arithmetic, what echo and printf
 // print, scripts and PID listings written to a file and then read, and
-// whether text came from a PID-listing command such as pgrep. It does not
-// read files, the environment or anything else outside the input. The rules
-// themselves are listed at the top of rules.go.
+// whether text came from a PID-listing command such as pgrep. Code given to
+// an interpreter is judged by what it would execute: the strings it hands
+// to a shell and the word lists it runs, not the words that appear in it;
+// kills native to a language (os.kill(-1, 9)) are out of its reach. It
+// does not read files, the environment or anything else outside the input.
+// The rules themselves are listed at the top of rules.go.
 //
 // # Failing closed
 //

@@ -87,6 +87,7 @@ func (g *Guard) check(cmd string) Verdict {
 		testOnlyBeforeCheck(cmd)
 	}
 	c := newChecker()
+	c.slot = g.slot
 	// The analysis is flow-insensitive: a variable filled from pgrep at the
 	// end of a loop body taints its use at the top. Running the walk twice
 	// lets facts learnt late reach uses seen early; facts only grow, so the
@@ -126,19 +127,32 @@ func Commands(cmd string) ([]Command, error) {
 	return c.cmds, nil
 }
 
-// reason renders a finding for the agent.
+// reason renders a finding for the agent: what was refused, why, and
+// what to do instead.
 func (g *Guard) reason(f *finding) string {
-	return fmt.Sprintf("aisan guard refused `%s`: %s. %s", shorten(f.text), f.why, g.alternative())
+	if f.instead == "" {
+		return fmt.Sprintf("aisan guard refused `%s`: %s. %s", shorten(f.text), f.why, g.alternative())
+	}
+	return fmt.Sprintf("aisan guard refused `%s`: %s. %s %s", shorten(f.text), f.why,
+		strings.ReplaceAll(f.instead, "<slot>", g.slotName()), g.jailAlternative())
 }
 
 // alternative names the sanctioned ways to stop processes.
 func (g *Guard) alternative() string {
-	slot := "<slot>"
+	return "To stop a process you started, find its PID with `pgrep -a <pattern>` and run `kill <PID>` on that PID alone. " +
+		g.jailAlternative()
+}
+
+// jailAlternative names the way to stop a whole jail.
+func (g *Guard) jailAlternative() string {
+	return fmt.Sprintf("To stop everything in this jail, ask the user to run `aisan kill %s` from their own shell.", g.slotName())
+}
+
+func (g *Guard) slotName() string {
 	if g.slot != "" {
-		slot = g.slot
+		return g.slot
 	}
-	return fmt.Sprintf("To stop a process you started, find its PID with `pgrep -a <pattern>` and run `kill <PID>` on that PID alone. "+
-		"To stop everything in this jail, ask the user to run `aisan kill %s` from their own shell.", slot)
+	return "<slot>"
 }
 
 // shorten squeezes whitespace and caps the length of a command for display.

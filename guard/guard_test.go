@@ -53,8 +53,6 @@ func TestGuardReasons(t *testing.T) {
 		{"ls && bash -c 'killall node'", "killall node", "killall picks its victims by name or attribute, not by PID, so it can hit processes that are not yours"},
 		{"systemctl --user stop app", "systemctl --user stop app", "systemctl --user stop acts on the user's own services, outside this jail"},
 		{"loginctl terminate-user bob", "loginctl terminate-user bob", "loginctl terminate-user ends login sessions, the user's included"},
-		{"tmux kill-server", "tmux kill-server", "tmux kill-server ends terminal sessions that may belong to the user"},
-		{"screen -X quit", "screen -X quit", "screen -X quit ends terminal sessions that may belong to the user"},
 		{"fuser -k 80/tcp", "fuser -k 80/tcp", whyFuser},
 		{"${X:-pkill} node", "${X:-pkill} node", "its command name is computed at run time and its text names pkill"},
 		{"$k -KILL 42", "$k -KILL 42", "its command name is computed at run time and it passes the signal option -KILL, as kill would"},
@@ -210,6 +208,62 @@ func BenchmarkCheck(b *testing.B) {
 	for b.Loop() {
 		if v := g.Check(cmd); !v.Allow {
 			b.Fatal(v.Reason)
+		}
+	}
+}
+
+// TestGuardReasonsNameTheAlternative checks that each family's refusal
+// names what to do instead, with the jail's name filled in.
+func TestGuardReasonsNameTheAlternative(t *testing.T) {
+	tests := []struct{ cmd, want string }{
+		{"tmux kill-server", "`tmux kill-session -t claude-2-dev`"},
+		{"tmux kill-pane -a", "`tmux kill-pane -t <pane>`"},
+		{"zellij kill-all-sessions", "`zellij kill-session claude-2-dev`"},
+		{"screen -S main -X quit", "`screen -S claude-2-dev -X quit`"},
+		{"docker kill $(docker ps -q)", "`docker stop <name>`"},
+		{"podman stop -a", "`docker stop <name>`"},
+		{"pm2 kill", "`pm2 stop <name>`"},
+		{"supervisorctl stop all", "`supervisorctl stop <name>`"},
+		{"echo '@reboot kill 1' | crontab -", "ask the user to schedule it from their own shell"},
+		{"systemd-run --user -p Conflicts=a.service true", "`systemctl --user stop <unit>`"},
+		{"busctl --user call org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager StopUnit ss a replace", "bus proxy blocks these calls"},
+		{"npx kill-port 3000", "`lsof -i :<port>`"},
+		{"echo i > /proc/sysrq-trigger", "`kill <PID>` after `pgrep -a <pattern>`"},
+		{"kill $(ss -ltnp | awk '{print $6}')", "`kill <PID>` on that PID alone"},
+		{"python3 -c 'import os; os.system(\"pkill node\")'", "`kill <PID>` on that PID alone"},
+		{"cp /usr/bin/pkill ./x; ./x node", "`kill <PID>` on that PID alone"},
+	}
+	g := New(WithSlot("claude-2"))
+	for _, tt := range tests {
+		v := g.Check(tt.cmd)
+		if v.Allow {
+			t.Errorf("Check(%q) allowed", tt.cmd)
+			continue
+		}
+		if !strings.Contains(v.Reason, tt.want) || !strings.HasSuffix(v.Reason, "ask the user to run `aisan kill claude-2` from their own shell.") {
+			t.Errorf("Check(%q): reason %q does not name %s and then aisan kill claude-2", tt.cmd, v.Reason, tt.want)
+		}
+	}
+}
+
+// TestGuardOwnSessionsFollowTheSlot checks that sessions and servers named
+// after the jail count as the agent's own, and only in that jail.
+func TestGuardOwnSessionsFollowTheSlot(t *testing.T) {
+	for _, cmd := range []string{
+		"tmux kill-session -t claude-2-dev",
+		"tmux kill-session -t =claude-2:1",
+		"tmux -L claude-2-ci kill-server",
+		"zellij kill-session claude-2-x",
+		"screen -S claude-2-dev -X quit",
+	} {
+		if v := New(WithSlot("claude-2")).Check(cmd); !v.Allow {
+			t.Errorf("in jail claude-2, %q is refused: %s", cmd, v.Reason)
+		}
+		if v := New(WithSlot("codex-1")).Check(cmd); v.Allow {
+			t.Errorf("in jail codex-1, %q is allowed", cmd)
+		}
+		if v := New().Check(cmd); v.Allow {
+			t.Errorf("outside a jail, %q is allowed", cmd)
 		}
 	}
 }

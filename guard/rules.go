@@ -5,12 +5,17 @@ package guard
 //
 //   - pkill, killall, killall5 and skill are refused whatever their
 //     arguments: they choose their victims by name, user or terminal.
-//   - fuser is refused with -k (or --kill).
+//   - fuser is refused with -k (or --kill), and so are the port-kill
+//     helpers (kill-port, fkill, …), run directly or through npx, pnpm dlx,
+//     yarn dlx, bunx or npm exec. Writing to cgroup.kill, cgroup.freeze or
+//     /proc/sysrq-trigger (a redirection, tee, cp, dd of=) is refused.
 //   - kill is refused when a target is -1, 0 or a negative process group
 //     (read as bash reads a number: surrounding whitespace and a + sign
 //     allowed; and for a lone kill -1, which reads like one), when a
-//     target comes from a PID listing (pgrep, pidof, ps, lsof, fuser,
-//     pstree) through $(…), backticks, a variable or array, read,
+//     target comes from a PID listing (pgrep, pidof, ps, lsof but not
+//     lsof -p $$, fuser, pstree, ss, netstat, top, a /proc glob or loop,
+//     find /proc, a cgroup's cgroup.procs) through $(…), backticks, a
+//     variable or array, read,
 //     mapfile, a file or function the input fills, or the input of xargs
 //     or parallel, and when a target is computed ($((…)) that does not
 //     come out positive, $#, $?, expr) and so may be 0 or negative.
@@ -20,15 +25,26 @@ package guard
 //   - systemctl --user stop, kill, restart, isolate and their kin are
 //     refused, and so is starting exit.target and its kin or any job in
 //     isolate mode; long options are matched as getopt_long matches them,
-//     prefixes included. loginctl terminate-* and kill-* are refused.
-//   - tmux kill-server and kill-session are refused, and the shell
+//     prefixes included. loginctl terminate-* and kill-* are refused, and
+//     so are the same methods called over busctl, dbus-send, gdbus and
+//     qdbus (daemons.go).
+//   - tmux kill-server is refused; kill-session unless the session is the
+//     agent's own (the input starts it, or it is named after the jail);
+//     kill-pane and kill-window with -a; detach-client -P. The shell
 //     commands that tmux runs (run-shell, new-session, new-window,
 //     split-window, respawn-pane, if-shell, display-popup, pipe-pane,
 //     tmux -c) and the tmux commands it runs later (if-shell,
 //     confirm-before, bind-key) are checked: the tmux server may run
-//     outside the jail. screen -X quit and kill are refused, and what
-//     screen runs (a new session's command, -X screen, exec, eval, at) is
-//     checked.
+//     outside the jail. screen -X quit and kill are refused for a session
+//     that is not the agent's own, and what screen runs (a new session's
+//     command, -X screen, exec, eval, at) is checked. Container engines,
+//     pm2, supervisorctl and zellij follow their tables in daemons.go.
+//   - What crontab and at install and what systemd-run starts (unless
+//     --scope runs it in place) runs later outside the jail, where a PID
+//     is the host's: there even kill <PID> is refused. systemd-run with
+//     Conflicts= or a stop-propagating property is refused.
+//   - A program the input copies or links (cp, ln, install, mv, rsync,
+//     dd) runs, under its new name, as the program it is (track.go).
 //   - A command word only known at run time is refused when its text names
 //     a kill tool, when it passes a named signal, or when kill with the same
 //     arguments would be refused. Values the input assigns are tried too,
@@ -45,11 +61,15 @@ package guard
 //   - A script that the same input writes (cat > run.sh <<EOF, echo … >
 //     x.sh, tee) is checked where the input runs it (bash run.sh, ./run.sh,
 //     source, sh < run.sh, cat run.sh | sh, python3 x.py).
-//   - Code given to an interpreter (python -c, perl -e, awk's program, a
-//     program the input writes or pipes in) is refused if it runs commands
-//     (system, exec, popen, subprocess, backticks, …) and names pkill or
-//     killall, or its input does, or if it names kill while reading a PID
-//     listing. Arguments and data are not code.
+//   - Code given to an interpreter (python -c, perl -e, node -e, awk's
+//     program, expect -c, a program the input writes or pipes in) is
+//     judged by what it runs (code.go): a string handed to a shell is
+//     checked as a script, a list of words as a command; when the command
+//     is built out of sight, each string of the code is checked as a
+//     command line. Code that reads a PID listing and calls kill is
+//     refused. Makefiles that make reads from stdin or from a file the
+//     input writes are checked recipe by recipe. Arguments, data and
+//     comments are not code.
 //   - Text that does not parse is checked up to the error, statement by
 //     statement, and then refused if a kill word appears in it as a word
 //     ($'…' decoded).
@@ -59,6 +79,7 @@ package guard
 
 import (
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -68,56 +89,61 @@ import (
 // specialNames lists every command name the rules below treat specially.
 // A command word that is a glob is matched against it.
 var specialNames = []string{
-	"alias", "ash", "at", "awk", "bash", "batch", "builtin", "bunx", "busybox", "chroot", "chrt",
-	"command", "csh", "dash", "dbus-run-session", "doas", "env", "eval", "exec", "fd", "fdfind",
-	"find", "fish", "flock", "fuser", "gawk", "ionice", "kill", "killall", "killall5", "ksh",
-	"ksh93", "lksh", "loginctl", "ltrace", "mapfile",
-	"mawk", "mksh", "nawk", "nice", "node", "nohup", "npx", "nsenter", "parallel", "perl", "php",
-	"oksh", "pdksh", "pkill", "pnpx", "posh", "printf", "prlimit", "python", "python3", "rbash",
-	"read", "readarray", "ruby", "runuser",
+	"alias", "ash", "at", "awk", "bash", "batch", "builtin", "bun", "bunx", "busctl", "busybox", "cd", "chroot", "chrt",
+	"command", "cp", "crontab", "csh", "dash", "dbus-run-session", "dbus-send", "dd", "docker", "doas", "env", "eval",
+	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "gmake", "install",
+	"ionice", "kill", "kill-port", "killall", "killall5", "killport", "ksh", "ksh93", "lksh", "ln", "loginctl", "ltrace",
+	"make", "mapfile", "mawk", "mksh", "mv", "nawk", "nerdctl", "nice", "node", "nohup", "npm", "npx", "nsenter",
+	"parallel", "perl", "php", "pm2", "pnpm", "podman", "oksh", "pdksh", "pkill", "pnpx", "posh", "printf", "prlimit",
+	"python", "python3", "qdbus", "rbash", "read", "readarray", "rsync", "ruby", "runuser",
 	"screen", "script", "set", "setpriv", "setsid", "sg", "sh", "shift", "skill", "source", "ssh",
-	"stdbuf", "strace", "su", "sudo", "systemctl", "systemd-inhibit", "systemd-run", "taskset",
-	"tcsh", "tee", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch",
-	"xargs", "xvfb-run", "yash", "zsh",
+	"stdbuf", "strace", "su", "sudo", "supervisorctl", "systemctl", "systemd-inhibit", "systemd-run", "taskset",
+	"tclsh", "tcsh", "tee", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch",
+	"xargs", "xvfb-run", "yarn", "yash", "zellij", "zsh",
 }
 
 // Why clauses, completing "aisan guard refused `cmd`: …".
 const (
-	whyPidList = "it takes its targets from a process listing (pgrep, pidof, ps, lsof), which kills by name in two steps"
+	whyPidList = "it takes its targets from a process listing (pgrep, pidof, ps, lsof, ss, /proc, a cgroup's cgroup.procs), which kills by name in two steps"
 	whyFuser   = "fuser -k kills every process that has the file, mount or port open, whoever started it"
-	whyScreen  = "screen -X %s ends terminal sessions that may belong to the user"
+	whyScreen  = "screen -X %s ends a terminal session this command line did not start, which may be the user's"
 	whyTmux    = "tmux %s ends terminal sessions that may belong to the user"
 )
 
 // examine decides about one simple command, given as resolved words.
-func (c *checker) examine(fr *frame, args []arg, in feed, text string, off int) {
-	if len(args) == 0 || !c.step(text, len(args)) {
+func (c *checker) examine(st site, args []arg) {
+	if len(args) == 0 || !c.step(st.text, len(args)) {
 		return
 	}
 	name := args[0]
 	if !name.known {
-		c.dynamic(fr, args, in, text, off)
+		c.dynamic(st, args)
 		return
 	}
 	if name.meta {
 		if alts := nameAlternatives(name); len(alts) > 0 {
 			for _, alt := range alts {
-				c.examine(fr, append(alt, args[1:]...), in, text, off)
+				c.examine(st, append(alt, args[1:]...))
 			}
 			return
 		}
 	}
-	c.record(name.text, args[1:], false, off)
+	c.record(name.text, args[1:], false, st.off)
 	if def, ok := c.funcs[name.text]; ok {
-		c.callFunc(def, name.text, args[1:], in)
+		c.callFunc(def, name.text, args[1:], st.in)
 	}
 	if strings.Contains(name.text, "/") {
 		// A script written earlier in the same input, run as ./run.sh.
 		for _, t := range c.written(name.text) {
-			c.script(t, off, args, true, in)
+			c.script(t, st.off, args, true, st.in)
 		}
 	}
-	c.byName(fr, baseName(name.text), args[1:], in, text, off)
+	if prog := c.copied(name); prog != "" {
+		// A program the input copied or linked under this name.
+		c.byName(st, prog, args[1:])
+		return
+	}
+	c.byName(st, baseName(name.text), args[1:])
 }
 
 // nameAlternatives expands a command word with glob or brace characters
@@ -147,34 +173,38 @@ func nameAlternatives(name arg) [][]arg {
 }
 
 // dynamic decides about a command whose name is only known at run time.
-func (c *checker) dynamic(fr *frame, args []arg, in feed, text string, off int) {
+func (c *checker) dynamic(st site, args []arg) {
 	n := args[0]
-	c.record(n.text, args[1:], true, off)
+	c.record(n.text, args[1:], true, st.off)
+	if prog := c.copied(n); prog != "" {
+		c.byName(st, prog, args[1:])
+		return
+	}
 	if w := mentionedKillWord(n.src + " " + n.text); w != "" {
-		c.deny(text, fmt.Sprintf("its command name is computed at run time and its text names %s", w))
+		c.deny(st.text, fmt.Sprintf("its command name is computed at run time and its text names %s", w))
 		return
 	}
 	if n.cands == nil || n.array || n.partial {
 		if v, w := c.refKillWord(n); w != "" {
-			c.deny(text, fmt.Sprintf("its command name is computed at run time from $%s, and what the input assigns to %s names %s", v, v, w))
+			c.deny(st.text, fmt.Sprintf("its command name is computed at run time from $%s, and what the input assigns to %s names %s", v, v, w))
 			return
 		}
 	}
 	if s := signalOption(args[1:]); s != "" {
-		c.deny(text, fmt.Sprintf("its command name is computed at run time and it passes the signal option %s, as kill would", s))
+		c.deny(st.text, fmt.Sprintf("its command name is computed at run time and it passes the signal option %s, as kill would", s))
 		return
 	}
 	if why := killWhy(args[1:]); why != "" {
-		c.deny(text, "its command name is computed at run time, and if it is kill, "+why)
+		c.deny(st.text, "its command name is computed at run time, and if it is kill, "+why)
 		return
 	}
 	if len(n.cands) == 0 {
 		// Nothing in the input says what the word holds. It may be a
 		// wrapper ($SUDO pkill …) or a shell ($SHELL -c …).
-		c.examine(fr, args[1:], in, text, off)
+		c.examine(st, args[1:])
 		for _, a := range args[1:] {
 			if a.known && a.text == "-c" {
-				c.shell(args[1:], in, off)
+				c.shell(args[1:], st.in, st.off)
 				break
 			}
 		}
@@ -192,7 +222,7 @@ func (c *checker) dynamic(fr *frame, args []arg, in feed, text string, off int) 
 		for _, w := range words {
 			alt = append(alt, knownArg(w))
 		}
-		c.examine(fr, append(alt, args[1:]...), in, text, off)
+		c.examine(st, append(alt, args[1:]...))
 	}
 }
 
@@ -244,126 +274,194 @@ func (c *checker) callFunc(def funcDef, name string, rest []arg, in feed) {
 }
 
 // byName applies the rules for a command whose name is known.
-func (c *checker) byName(fr *frame, name string, rest []arg, in feed, text string, off int) {
+func (c *checker) byName(st site, name string, rest []arg) {
 	switch name {
 	case "pkill", "killall", "killall5", "skill":
-		c.deny(text, name+" picks its victims by name or attribute, not by PID, so it can hit processes that are not yours")
+		c.deny(st.text, name+" picks its victims by name or attribute, not by PID, so it can hit processes that are not yours")
 	case "kill":
 		if why := killWhy(rest); why != "" {
-			c.deny(text, why)
+			c.deny(st.text, why)
+		} else if c.outside > 0 && killSignals(rest) {
+			c.denyInstead(st.text, "it runs later, outside this jail, where a PID names one of the host's processes and not one the agent started", insteadLater)
+		}
+	case "kill-port", "killport", "kill-port-process", "fkill", "fkill-cli", "port-kill", "kill-ports", "portkill":
+		c.denyInstead(st.text, name+" kills whatever holds the port or matches the name, whoever started it", insteadPort)
+	case "docker", "podman", "nerdctl", "pm2", "supervisorctl", "zellij":
+		d, _ := daemonOf(name)
+		c.daemonCommand(st, name, d, rest)
+	case "crontab":
+		c.crontab(st, rest)
+	case "make", "gmake":
+		c.make(st, rest)
+	case "systemd-run":
+		c.systemdRun(st, rest)
+	case "busctl", "dbus-send", "gdbus", "qdbus", "qdbus6", "qdbus-qt5", "qdbus-qt6":
+		c.busCall(name, rest, st.text)
+	case "npm", "pnpm", "yarn", "bun":
+		c.packageRunner(st, name, rest)
+	case "cp", "mv", "ln", "install", "rsync":
+		c.copies(name, rest)
+		c.writeArgs(rest, st.text)
+	case "dd":
+		for _, a := range rest {
+			if a.known && strings.HasPrefix(a.text, "of=") {
+				if why := killFile(a.text[3:]); why != "" {
+					c.denyInstead(st.text, why, insteadKernel)
+				}
+			}
+			if a.known && strings.HasPrefix(a.text, "if=") && len(rest) > 0 {
+				for _, b := range rest {
+					if b.known && strings.HasPrefix(b.text, "of=") {
+						c.addCopy(knownArg(a.text[3:]), knownArg(b.text[3:]))
+					}
+				}
+			}
+		}
+	case "cd", "pushd":
+		for _, a := range rest {
+			if a.known && (path.Clean(a.text) == "/proc") {
+				c.track.inProc = true
+			}
 		}
 	case "fuser":
 		if fuserKills(rest) {
-			c.deny(text, whyFuser)
+			c.deny(st.text, whyFuser)
 		}
 	case "systemctl":
 		if verb := systemctlVerb(rest); verb != "" {
-			c.deny(text, fmt.Sprintf("systemctl --user %s acts on the user's own services, outside this jail", verb))
+			c.deny(st.text, fmt.Sprintf("systemctl --user %s acts on the user's own services, outside this jail", verb))
 		}
 	case "loginctl":
 		if verb := loginctlVerb(rest); verb != "" {
-			c.deny(text, fmt.Sprintf("loginctl %s ends login sessions, the user's included", verb))
+			c.deny(st.text, fmt.Sprintf("loginctl %s ends login sessions, the user's included", verb))
 		}
 	case "tmux":
-		c.tmux(fr, rest, text, off)
+		c.tmux(st, rest)
 	case "screen":
-		c.screen(fr, rest, text, off)
+		c.screen(st, rest)
 	case "set":
 		if params, ok := setParams(rest); ok {
 			zero := arg{text: "$0", src: "$0"}
-			if fr.hasParams && len(fr.params) > 0 {
-				zero = fr.params[0]
+			if st.fr.hasParams && len(st.fr.params) > 0 {
+				zero = st.fr.params[0]
 			}
-			fr.params = append([]arg{zero}, params...)
-			fr.hasParams, fr.shifted, fr.paramPids = true, false, false
+			st.fr.params = append([]arg{zero}, params...)
+			st.fr.hasParams, st.fr.shifted, st.fr.paramPids = true, false, false
 		}
 	case "shift":
-		if fr.hasParams && !fr.shifted {
-			fr.shifted = true
-			for _, p := range fr.params[1:] {
-				fr.paramPids = fr.paramPids || p.pids
+		if st.fr.hasParams && !st.fr.shifted {
+			st.fr.shifted = true
+			for _, p := range st.fr.params[1:] {
+				st.fr.paramPids = st.fr.paramPids || p.pids
 			}
 		}
 	case "printf":
 		c.printfVar(rest)
 	case "at", "batch":
-		c.at(rest, in, off)
+		c.later(func() { c.at(rest, st.in, st.off) })
 	case "npx", "bunx", "pnpx":
-		c.npx(fr, rest, in, text, off)
+		c.npx(st, rest)
 	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish",
 		"rbash", "lksh", "pdksh", "ksh93", "oksh", "csh", "tcsh":
-		c.shell(rest, in, off)
+		c.shell(rest, st.in, st.off)
 	case "eval":
-		c.script(joinTexts(rest), off, fr.params, fr.hasParams, in)
+		c.script(joinTexts(rest), st.off, st.fr.params, st.fr.hasParams, st.in)
 		for _, a := range rest {
-			c.runOutput(a, off, fr.params)
+			c.runOutput(a, st.off, st.fr.params)
 		}
 	case "trap":
-		c.trap(rest, off)
+		c.trap(rest, st.off)
 	case "alias":
 		for _, a := range rest {
 			if _, v, ok := strings.Cut(a.text, "="); ok && !strings.HasPrefix(a.text, "-") {
-				c.script(v, off, nil, false, feed{})
+				c.script(v, st.off, nil, false, feed{})
 			}
 		}
 	case "source", ".":
 		if len(rest) > 0 {
-			c.scriptFile(rest[0], in, off, append([]arg{knownArg(name)}, rest[1:]...))
+			c.scriptFile(rest[0], st.in, st.off, append([]arg{knownArg(name)}, rest[1:]...))
 		}
 	case "xargs":
-		c.xargs(fr, rest, in, text, off)
+		c.xargs(st, rest)
 	case "parallel":
-		c.parallel(rest, in, text, off)
+		c.parallel(st, rest)
 	case "find":
-		c.find(fr, rest, text, off)
+		c.find(st, rest)
 	case "fd", "fdfind":
-		c.fdExec(fr, rest, text, off)
+		c.fdExec(st, rest)
 	case "watch":
-		c.watch(fr, rest, in, text, off)
+		c.watch(st, rest)
 	case "flock":
-		c.flock(fr, rest, in, text, off)
+		c.flock(st, rest)
 	case "su", "runuser", "script":
-		c.dashC(fr, name, rest, in, text, off)
+		c.dashC(st, name, rest)
 	case "sg":
 		if len(rest) > 1 {
 			cmd := rest[1:]
 			if cmd[0].known && cmd[0].text == "-c" {
 				cmd = cmd[1:]
 			}
-			c.script(joinTexts(cmd), off, nil, false, in)
+			c.script(joinTexts(cmd), st.off, nil, false, st.in)
 		}
 	case "ssh":
-		c.ssh(rest, off)
+		c.ssh(rest, st.off)
 	case "busybox", "toybox":
-		c.examine(fr, rest, in, text, off)
+		c.examine(st, rest)
 	case "read", "mapfile", "readarray":
-		c.read(name, rest, in)
+		c.read(name, rest, st.in)
 	case "tee":
 		for _, a := range rest {
 			if a.known && !strings.HasPrefix(a.text, "-") {
-				c.writeFile(a.text, feed{texts: in.texts, pids: in.pids, opaque: in.opaque})
+				c.writeFile(a.text, feed{texts: st.in.texts, pids: st.in.pids, opaque: st.in.opaque})
 			}
 		}
+		c.writeArgs(rest, st.text)
 	default:
 		if isInterpreter(name) {
-			c.interpreter(name, rest, in, text)
+			c.interpreter(st, name, rest)
 			return
 		}
 		if spec, ok := wrapper(name); ok {
 			for _, inner := range unwrap(rest, spec) {
-				c.examine(fr, inner, in, text, off)
+				c.examine(st, inner)
 			}
 		}
 	}
 }
 
 // killWhy returns why kill with these arguments is refused, or "".
-// Options are read as bash's kill reads them: -l and -L list signals;
-// -s and -n take a signal and may repeat, the last one counting; -SIG
-// counts only while no signal has been given; -- and anything else end
-// the options. Signal 0 only tests that the targets exist.
 func killWhy(args []arg) string {
-	sig, sawSig, lone1 := "", false, false
+	targets, lone1, quiet := killTargets(args)
+	if quiet {
+		return ""
+	}
+	if len(targets) == 0 && lone1 {
+		return "it reads -1, which kill takes as \"every process you may signal\" where a target belongs"
+	}
+	for _, t := range targets {
+		if why := targetWhy(t); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// killSignals reports whether kill with these arguments sends a signal
+// to anything.
+func killSignals(args []arg) bool {
+	targets, lone1, quiet := killTargets(args)
+	return !quiet && (len(targets) > 0 || lone1)
+}
+
+// killTargets reads kill's arguments as bash's kill reads them: -l and
+// -L list signals; -s and -n take a signal and may repeat, the last one
+// counting; -SIG counts only while no signal has been given; -- and
+// anything else end the options. quiet is true when nothing is signalled
+// (a listing, a usage error, or signal 0, which only tests that the
+// targets exist); lone1 when the only word after the options is the
+// signal -1, which reads like a target.
+func killTargets(args []arg) (targets []arg, lone1, quiet bool) {
+	sig, sawSig := "", false
 	i := 0
 options:
 	for ; i < len(args); i++ {
@@ -378,10 +476,10 @@ options:
 		}
 		switch {
 		case t == "-l" || t == "-L" || t == "--list" || t == "--table" || strings.HasPrefix(t, "--list="):
-			return ""
+			return nil, false, true
 		case t == "-s" || t == "-n" || t == "--signal" || t == "-q" || t == "--queue":
 			if i+1 >= len(args) {
-				return "" // a usage error: nothing is signalled
+				return nil, false, true // a usage error: nothing is signalled
 			}
 			i++
 			if t == "-q" || t == "--queue" { // procps kill: a value for sigqueue
@@ -405,20 +503,21 @@ options:
 		}
 	}
 	if sawSig && isZeroSignal(sig) {
-		return ""
+		return nil, false, true
 	}
-	if i >= len(args) {
-		if lone1 {
-			return "it reads -1, which kill takes as \"every process you may signal\" where a target belongs"
+	return args[min(i, len(args)):], lone1, false
+}
+
+// writeArgs refuses tee, cp and their kin writing to a file that kills.
+func (c *checker) writeArgs(args []arg, text string) {
+	for _, a := range args {
+		if a.known && !strings.HasPrefix(a.text, "-") {
+			if why := killFile(a.text); why != "" {
+				c.denyInstead(text, why, insteadKernel)
+				return
+			}
 		}
-		return ""
 	}
-	for _, t := range args[i:] {
-		if why := targetWhy(t); why != "" {
-			return why
-		}
-	}
-	return ""
 }
 
 // whitespace is what bash skips around a number.
@@ -532,39 +631,8 @@ func isSignalName(s string) bool {
 }
 
 func fuserKills(args []arg) bool {
-	for _, a := range args {
-		t := a.text
-		if !a.known || len(t) < 2 || t[0] != '-' {
-			continue
-		}
-		if t == "--kill" {
-			return true
-		}
-		if t[1] != '-' && strings.IndexByte(t, 'k') > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// longOption resolves --name as getopt_long does: an exact option name,
-// or else every option the name is a prefix of (getopt_long refuses an
-// ambiguous prefix, but the guard leans towards the worse reading). opts
-// lists the names, with '=' after those that take a value; takesValue is
-// true when every match does.
-func longOption(opts []string, name string) (names []string, takesValue bool) {
-	takesValue = true
-	for _, o := range opts {
-		n := strings.TrimSuffix(o, "=")
-		if n == name {
-			return []string{n}, len(o) > len(n)
-		}
-		if name != "" && strings.HasPrefix(n, name) {
-			names = append(names, n)
-			takesValue = takesValue && len(o) > len(n)
-		}
-	}
-	return names, takesValue && len(names) > 0
+	opts, _ := parseOpts(args, optSpec{vals: "n", permute: true, long: []string{"kill", "namespace="}})
+	return hasOpt(opts, "k", "kill")
 }
 
 // systemctlLongs are systemctl's long options, past and present.
@@ -586,48 +654,18 @@ var systemctlLongs = []string{
 // status from stop. Options are read as getopt_long reads them, prefixes
 // included, wherever they appear.
 func systemctlVerb(args []arg) string {
+	opts, ops := parseOpts(args, optSpec{vals: "tpPsHMnoC", permute: true, long: systemctlLongs})
 	user, now, isolate := false, false, false
-	var ops []arg
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		t := a.text
+	for _, o := range opts {
 		switch {
-		case !a.known:
-			ops = append(ops, a)
-		case t == "--":
-			ops = append(ops, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(t, "--"):
-			name, val, eq := strings.Cut(t[2:], "=")
-			names, takes := longOption(systemctlLongs, name)
-			valKnown := true
-			if takes && !eq && i+1 < len(args) {
-				i++
-				val, valKnown = args[i].text, args[i].known
-			}
-			for _, n := range names {
-				switch n {
-				case "user":
-					user = true
-				case "system", "global":
-					user = user && len(names) > 1
-				case "now":
-					now = true
-				case "job-mode":
-					isolate = isolate || !valKnown || val == "isolate"
-				}
-			}
-		case len(t) > 1 && t[0] == '-':
-			for j := 1; j < len(t); j++ {
-				if strings.IndexByte("tpPsHMnoC", t[j]) >= 0 {
-					if j == len(t)-1 {
-						i++
-					}
-					break
-				}
-			}
-		default:
-			ops = append(ops, a)
+		case o.is("user"):
+			user = true
+		case o.long && o.is("system", "global"):
+			user = user && o.alts > 1
+		case o.is("now"):
+			now = true
+		case o.is("job-mode"):
+			isolate = isolate || o.hasVal && (!o.val.known || o.val.text == "isolate")
 		}
 	}
 	if !user || len(ops) == 0 {
@@ -679,38 +717,11 @@ var loginctlLongs = []string{
 
 // loginctlVerb returns a refused loginctl verb, or "".
 func loginctlVerb(args []arg) string {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		t := a.text
-		if !a.known {
-			return ""
-		}
-		switch {
-		case t == "--":
-			if i+1 < len(args) && args[i+1].known {
-				return sessionVerb(args[i+1].text)
-			}
-			return ""
-		case strings.HasPrefix(t, "--"):
-			name, _, eq := strings.Cut(t[2:], "=")
-			if _, takes := longOption(loginctlLongs, name); takes && !eq {
-				i++
-			}
-			continue
-		case len(t) > 1 && t[0] == '-':
-			for j := 1; j < len(t); j++ {
-				if strings.IndexByte("pPsHMno", t[j]) >= 0 {
-					if j == len(t)-1 {
-						i++
-					}
-					break
-				}
-			}
-			continue
-		}
-		return sessionVerb(t)
+	_, ops := parseOpts(args, optSpec{vals: "pPsHMno", long: loginctlLongs})
+	if len(ops) == 0 || !ops[0].known {
+		return ""
 	}
-	return ""
+	return sessionVerb(ops[0].text)
 }
 
 func sessionVerb(t string) string {
@@ -794,7 +805,7 @@ func tmuxValueOptions(name string) string {
 	case "pipe-pane", "if-shell", "set-hook":
 		return "t"
 	}
-	return ""
+	return "t" // most commands take a target
 }
 
 // tmux checks a tmux invocation. The tmux server may run outside the
@@ -802,18 +813,38 @@ func tmuxValueOptions(name string) string {
 // given to run-shell, new-session, new-window, split-window,
 // respawn-pane, if-shell, display-popup and pipe-pane, and the keys
 // send-keys types. kill-server and kill-session are refused.
-func (c *checker) tmux(fr *frame, args []arg, text string, off int) {
-	i := shortOptions(args, "cfLST", func(letter byte, val arg, _ bool) {
-		if letter == 'c' { // tmux -c runs a shell command
-			c.runText(val, off, nil, false, feed{})
-		}
-	})
-	c.tmuxSequence(fr, args[i:], text, off)
+func (c *checker) tmux(st site, args []arg) {
+	opts, ops := parseOpts(args, optSpec{vals: "cfLST"})
+	for _, v := range optVals(opts, "c") { // tmux -c runs a shell command
+		c.runText(v, st.off, nil, false, feed{})
+	}
+	// A server of the agent's own (tmux -L claude-2-x, or one this
+	// command line starts) holds only the agent's sessions.
+	server, private := optVal(opts, "L", "S")
+	if private && server.known {
+		server = knownArg(baseName(server.text))
+	}
+	was := c.ownTmux
+	c.ownTmux = private && c.ownSession(server)
+	c.tmuxSequence(st, ops)
+	c.ownTmux = was
+	if private && tmuxStarts(ops) {
+		c.track.addSession(server)
+	}
+}
+
+// tmuxStarts reports whether a tmux command line starts a session.
+func tmuxStarts(ops []arg) bool {
+	if len(ops) == 0 || !ops[0].known {
+		return false
+	}
+	names := tmuxCommandNames(ops[0].text)
+	return len(names) == 1 && names[0] == "new-session"
 }
 
 // tmuxSequence splits a tmux command sequence at its ; separators and
 // checks each command.
-func (c *checker) tmuxSequence(fr *frame, args []arg, text string, off int) {
+func (c *checker) tmuxSequence(st site, args []arg) {
 	var cmd []arg
 	for _, a := range args {
 		if c.stopped() {
@@ -822,99 +853,146 @@ func (c *checker) tmuxSequence(fr *frame, args []arg, text string, off int) {
 		t := a.text
 		switch {
 		case a.known && (t == ";" || t == `\;`):
-			c.tmuxCommand(fr, cmd, text, off)
+			c.tmuxCommand(st, cmd)
 			cmd = nil
 		case a.known && strings.HasSuffix(t, `\;`):
 			cmd = append(cmd, knownArg(t[:len(t)-2]+";"))
 		case a.known && strings.HasSuffix(t, ";"):
 			cmd = append(cmd, knownArg(t[:len(t)-1]))
-			c.tmuxCommand(fr, cmd, text, off)
+			c.tmuxCommand(st, cmd)
 			cmd = nil
 		default:
 			cmd = append(cmd, a)
 		}
 	}
-	c.tmuxCommand(fr, cmd, text, off)
+	c.tmuxCommand(st, cmd)
 }
 
-func (c *checker) tmuxCommand(fr *frame, words []arg, text string, off int) {
-	if len(words) == 0 || !words[0].known || !c.step(text, len(words)) {
+func (c *checker) tmuxCommand(st site, words []arg) {
+	if len(words) == 0 || !words[0].known || !c.step(st.text, len(words)) {
 		return
 	}
 	names := tmuxCommandNames(words[0].text)
 	if len(names) == 0 {
 		return
 	}
-	kills := true
-	for _, n := range names {
-		kills = kills && (n == "kill-server" || n == "kill-session")
-	}
-	if kills {
-		c.deny(text, fmt.Sprintf(whyTmux, words[0].text))
+	if len(names) > 1 {
+		// Ambiguous: tmux refuses it, unless the server reads it as an
+		// older command; lean towards the worse reading.
+		kills := true
+		for _, n := range names {
+			kills = kills && (n == "kill-server" || n == "kill-session")
+		}
+		if kills {
+			c.denyInstead(st.text, fmt.Sprintf(whyTmux, words[0].text), insteadSession)
+		}
 		return
 	}
-	if len(names) > 1 {
-		return // ambiguous: tmux refuses it
-	}
 	name := names[0]
-	flags, ops := tmuxOperands(words[1:], tmuxValueOptions(name))
+	opts, ops := parseOpts(words[1:], optSpec{vals: tmuxValueOptions(name)})
+	flags := ""
+	for _, o := range opts {
+		if !o.hasVal {
+			flags += o.name
+		}
+	}
+	if why := c.tmuxKill(name, opts); why != "" {
+		c.denyInstead(st.text, fmt.Sprintf(why, words[0].text), insteadSession)
+		return
+	}
 	switch name {
 	case "send-keys":
-		c.script(joinTexts(ops), off, nil, false, feed{})
+		c.script(joinTexts(ops), st.off, nil, false, feed{})
 	case "run-shell":
 		for _, o := range ops[:min(1, len(ops))] {
 			if strings.IndexByte(flags, 'C') >= 0 {
-				c.tmuxText(fr, o, text, off)
+				c.tmuxText(st, o)
 			} else {
-				c.runText(o, off, nil, false, feed{})
+				c.runText(o, st.off, nil, false, feed{})
 			}
 		}
 	case "new-session", "new-window", "split-window", "respawn-pane", "respawn-window",
 		"display-popup", "pipe-pane":
 		switch {
 		case len(ops) == 1:
-			c.runText(ops[0], off, nil, false, feed{})
+			c.runText(ops[0], st.off, nil, false, feed{})
 		case len(ops) > 1:
-			c.examine(fr, ops, feed{}, text, off)
+			c.examine(st.withIn(feed{}), ops)
 		}
 	case "if-shell":
 		for k, o := range ops {
 			if k > 0 {
-				c.tmuxText(fr, o, text, off)
+				c.tmuxText(st, o)
 			} else if strings.IndexByte(flags, 'F') < 0 {
-				c.runText(o, off, nil, false, feed{})
+				c.runText(o, st.off, nil, false, feed{})
 			}
 		}
 	case "confirm-before", "command-prompt":
 		for _, o := range ops {
-			c.tmuxText(fr, o, text, off)
+			c.tmuxText(st, o)
 		}
 	case "bind-key":
 		if len(ops) > 1 {
-			c.tmuxSequence(fr, ops[1:], text, off)
+			c.tmuxSequence(st, ops[1:])
 		}
 	case "set-hook":
 		if len(ops) > 1 {
-			c.tmuxText(fr, ops[1], text, off)
+			c.tmuxText(st, ops[1])
 		}
 	}
 }
 
-// tmuxOperands splits a tmux command's arguments into the flags given and
-// the operands, skipping the values of options.
-func tmuxOperands(args []arg, valued string) (flags string, ops []arg) {
-	i := shortOptions(args, valued, func(letter byte, _ arg, hasVal bool) {
-		if !hasVal {
-			flags += string(letter)
+// tmuxKill returns why a tmux command ends what is not the agent's own
+// (a clause with %s for the command as written), or "". kill-server ends
+// every session; kill-session ends one this command line did not start
+// (see ownSession); -a on kill-session, kill-window and kill-pane ends
+// every other one; detach-client -P hangs up the client's shell. On a
+// server of the agent's own, everything is the agent's.
+func (c *checker) tmuxKill(name string, opts []opt) string {
+	if c.ownTmux && name != "new-session" {
+		return ""
+	}
+	switch name {
+	case "kill-server":
+		return whyTmux
+	case "new-session":
+		if s, ok := optVal(opts, "s"); ok {
+			c.track.addSession(s)
 		}
-	})
-	return flags, args[i:]
+	case "kill-session":
+		if hasOpt(opts, "a") {
+			return "tmux %s -a ends every other session, the user's included"
+		}
+		t, ok := optVal(opts, "t")
+		if !ok || !c.ownSession(tmuxSession(t)) {
+			return "tmux %s ends a session this command line did not start, which may be the user's"
+		}
+	case "kill-window", "kill-pane":
+		if hasOpt(opts, "a") {
+			return "tmux %s -a ends every other window or pane, the user's included"
+		}
+	case "detach-client":
+		if hasOpt(opts, "P") {
+			return "tmux %s -P hangs up the shell of the client, which may be the user's"
+		}
+	}
+	return ""
+}
+
+// tmuxSession is the session part of a tmux target: =name:1.2 -> name.
+func tmuxSession(t arg) arg {
+	if !t.known {
+		return t
+	}
+	s := strings.TrimPrefix(t.text, "=")
+	s, _, _ = strings.Cut(s, ":")
+	return knownArg(s)
 }
 
 // tmuxText checks a string that tmux parses as commands (if-shell's
 // commands, confirm-before, run-shell -C). Its syntax is close enough to
 // the shell's to parse it as a script.
-func (c *checker) tmuxText(fr *frame, a arg, text string, off int) {
+func (c *checker) tmuxText(st site, a arg) {
 	if !c.step(a.text, 1+len(a.text)/64) {
 		return
 	}
@@ -927,17 +1005,17 @@ func (c *checker) tmuxText(fr *frame, a arg, text string, off int) {
 	r := c.parse(a.text)
 	if r.err != nil {
 		if w := coarseKillWord(a.text); w != "" {
-			c.deny(text, "tmux runs text the guard cannot parse, and "+quoteWord(w)+" appears in it as a word")
+			c.deny(st.text, "tmux runs text the guard cannot parse, and "+quoteWord(w)+" appears in it as a word")
 		}
 		return
 	}
-	sub := &frame{src: a.text, base: off}
-	if fr.base >= 0 {
-		sub.base = fr.base
+	sub := &frame{src: a.text, base: st.off}
+	if st.fr.base >= 0 {
+		sub.base = st.fr.base
 	}
 	syntax.Walk(r.file, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok && !c.stopped() {
-			c.tmuxSequence(sub, c.fields(sub, call.Args), text, off)
+			c.tmuxSequence(st.withFrame(sub), c.fields(sub, call.Args))
 		}
 		return !c.stopped()
 	})
@@ -946,108 +1024,98 @@ func (c *checker) tmuxText(fr *frame, a arg, text string, off int) {
 // screen refuses -X quit and -X kill (also through eval and at), checks
 // what -X screen and -X exec run, checks -X stuff text as a script, and
 // checks the command that a new screen session runs.
-func (c *checker) screen(fr *frame, args []arg, text string, off int) {
-	i, send, attach := 0, false, false
-	for i < len(args) {
-		t := args[i].text
-		if !args[i].known || len(t) < 2 || t[0] != '-' {
-			break
-		}
-		i++
-		if t == "--" {
-			break
-		}
-		if strings.HasPrefix(t, "--") {
-			continue
-		}
-		if t == "-ls" || t == "-list" || t == "-wipe" {
+func (c *checker) screen(st site, args []arg) {
+	for _, a := range args {
+		if a.known && (a.text == "-ls" || a.text == "-list" || a.text == "-wipe") {
 			return
 		}
-		if t == "-Logfile" {
-			i++
-			continue
-		}
-	group:
-		for j := 1; j < len(t); j++ {
-			switch ch := t[j]; {
-			case ch == 'X' || ch == 'Q':
-				send = true
-			case strings.IndexByte("dDrRx", ch) >= 0:
-				attach = true
-			case strings.IndexByte("pce", ch) >= 0: // value attached or next
-				if j == len(t)-1 {
-					i++
-				}
-				break group
-			case strings.IndexByte("htTsS", ch) >= 0: // value next
-				i++
-			case ch == 'l' || ch == 'f': // -ln, -fa: a letter follows
-				break group
-			}
+	}
+	// -d, -r and -x take the session as an optional next word, which
+	// getopt cannot express: take it out first.
+	var picked arg
+	for i := 0; i+1 < len(args); i++ {
+		t, next := args[i], args[i+1]
+		if t.known && len(t.text) > 1 && t.text[0] == '-' && strings.ContainsAny(t.text[len(t.text)-1:], "dDrRx") &&
+			!(next.known && strings.HasPrefix(next.text, "-")) && hasSend(args[i+2:]) {
+			picked = next
+			args = append(args[:i+1:i+1], args[i+2:]...)
+			break
 		}
 	}
-	cmd := args[min(i, len(args)):]
+	opts, cmd := parseOpts(args, optSpec{vals: "pcehtTsS"})
+	send := hasOpt(opts, "X", "Q")
+	attach := hasOpt(opts, "d", "D", "r", "R", "x")
+	session, named := optVal(opts, "S")
 	if send {
-		c.screenCommand(fr, cmd, text, off, 0)
+		if !named {
+			session = picked
+		}
+		c.screenCommand(st, cmd, session, 0)
 		return
 	}
-	c.examine(fr, cmd, feed{}, text, off)
+	if named {
+		c.track.addSession(session)
+	}
+	c.examine(st.withIn(feed{}), cmd)
 	if attach && len(cmd) > 1 { // -d, -r and -x may take the first word as a session name
-		c.examine(fr, cmd[1:], feed{}, text, off)
+		c.examine(st.withIn(feed{}), cmd[1:])
 	}
 }
 
+// hasSend reports whether screen's words send a command (-X, -Q).
+func hasSend(args []arg) bool {
+	for _, a := range args {
+		if a.known && len(a.text) > 1 && a.text[0] == '-' && a.text[1] != '-' && strings.ContainsAny(a.text, "XQ") {
+			return true
+		}
+	}
+	return false
+}
+
 // screenCommand checks a command sent to a screen session with -X.
-func (c *checker) screenCommand(fr *frame, words []arg, text string, off int, depth int) {
-	if len(words) == 0 || !c.step(text, len(words)) {
+func (c *checker) screenCommand(st site, words []arg, session arg, depth int) {
+	if len(words) == 0 || !c.step(st.text, len(words)) {
 		return
 	}
 	if depth >= maxDepth {
-		c.deny(text, "commands nest deeper than the guard is willing to follow")
+		c.deny(st.text, "commands nest deeper than the guard is willing to follow")
 		return
 	}
 	w := words[0]
 	if !w.known {
-		c.deny(text, "it sends screen a command only known at run time, which may end terminal sessions")
+		c.deny(st.text, "it sends screen a command only known at run time, which may end terminal sessions")
 		return
 	}
 	switch w.text {
 	case "quit", "kill", "pow_detach":
-		c.deny(text, fmt.Sprintf(whyScreen, w.text))
+		if !c.ownSession(session) {
+			c.denyInstead(st.text, fmt.Sprintf(whyScreen, w.text), insteadScreen)
+		}
 	case "stuff":
 		if len(words) > 1 {
-			c.script(ansiC(words[1].text), off, nil, false, feed{})
+			c.script(ansiC(words[1].text), st.off, nil, false, feed{})
 		}
 	case "screen":
-		i := 1
-		for i < len(words) && words[i].known && strings.HasPrefix(words[i].text, "-") {
-			switch words[i].text {
-			case "-h", "-t", "-T", "-Logfile":
-				i++
-			}
-			i++
+		_, rest := parseOpts(words[1:], optSpec{vals: "htT"})
+		if len(rest) > 0 && rest[0].known && isDigits(rest[0].text) {
+			rest = rest[1:]
 		}
-		if i < len(words) && words[i].known && isDigits(words[i].text) {
-			i++
-		}
-		if i < len(words) {
-			c.examine(fr, words[i:], feed{}, text, off)
-		}
+		c.examine(st.withIn(feed{}), rest)
 	case "exec":
 		i := 1
 		if i < len(words) && words[i].known && words[i].text != "" && strings.Trim(words[i].text, ".!|:") == "" {
 			i++
 		}
 		if i < len(words) {
-			c.examine(fr, words[i:], feed{}, text, off)
+			c.examine(st.withIn(feed{}), words[i:])
 		}
 	case "eval":
 		for _, a := range words[1:] {
-			c.screenCommand(fr, splitArgs(a.text), text, off, depth+1)
+			c.screenCommand(st, splitArgs(a.text), session, depth+1)
 		}
 	case "at":
 		if len(words) > 2 {
-			c.screenCommand(fr, words[2:], text, off, depth+1)
+			c.screenCommand(st, words[2:], session, depth+1)
 		}
 	}
 }
@@ -1055,7 +1123,7 @@ func (c *checker) screenCommand(fr *frame, words []arg, text string, off int, de
 func isInterpreter(name string) bool {
 	switch name {
 	case "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit",
-		"tclsh", "awk", "gawk", "mawk", "nawk", "Rscript", "osascript", "pypy", "pypy3":
+		"tclsh", "wish", "expect", "awk", "gawk", "mawk", "nawk", "Rscript", "osascript", "pypy", "pypy3":
 		return true
 	}
 	return strings.HasPrefix(name, "python")
@@ -1064,42 +1132,40 @@ func isInterpreter(name string) bool {
 // interpSpec describes where an interpreter finds inline code on its
 // command line.
 type interpSpec struct {
-	code     string   // short options whose value is code: python -c, perl -e
-	codeLong []string // long options whose value is code: node --eval
-	file     string   // short options whose value is a program file: awk -f
-	fileLong []string
-	arg      string   // short options taking a value, attached or next
-	argLong  []string // long options taking a value
-	attached string   // short options taking the rest of the word as their value
-	stop     string   // short options after which no code follows: python -m
-	program  bool     // the first operand is the program text (awk)
-	sub      string   // a subcommand whose operand is code (deno eval)
+	opts    optSpec
+	code    []string // options whose value is code: python -c, perl -e, node --eval
+	file    []string // options whose value is a program file: awk -f
+	stop    []string // options after which no code follows: python -m
+	program bool     // the first operand is the program text (awk)
+	sub     string   // a subcommand whose operand is code (deno eval)
 }
 
 func interpreterSpec(name string) interpSpec {
 	switch name {
 	case "perl":
-		return interpSpec{code: "eE", attached: "iIMmxCdDFl0"}
+		return interpSpec{opts: optSpec{vals: "eE", opt: "iIMmxCdDFl0"}, code: []string{"e", "E"}}
 	case "ruby":
-		return interpSpec{code: "e", arg: "IrC", attached: "EFWTKx0il"}
+		return interpSpec{opts: optSpec{vals: "eIrC", opt: "EFWTKx0il"}, code: []string{"e"}}
 	case "node", "nodejs", "bun":
-		return interpSpec{code: "ep", codeLong: []string{"eval", "print"}, arg: "r",
-			argLong: []string{"require", "import", "loader", "experimental-loader", "input-type", "title", "env-file", "conditions"}}
+		return interpSpec{opts: optSpec{vals: "epr", long: []string{"eval=", "print=", "require=", "import=", "loader=",
+			"experimental-loader=", "input-type=", "title=", "env-file=", "conditions="}}, code: []string{"e", "p", "eval", "print"}}
 	case "deno":
 		return interpSpec{sub: "eval"}
 	case "php":
-		return interpSpec{code: "rBRE", file: "f", arg: "cdzt"}
+		return interpSpec{opts: optSpec{vals: "rBREfcdzt"}, code: []string{"r", "B", "R", "E"}, file: []string{"f"}}
 	case "lua", "luajit":
-		return interpSpec{code: "e", arg: "l"}
+		return interpSpec{opts: optSpec{vals: "el"}, code: []string{"e"}}
 	case "Rscript", "osascript":
-		return interpSpec{code: "e"}
-	case "tclsh":
+		return interpSpec{opts: optSpec{vals: "e"}, code: []string{"e"}}
+	case "tclsh", "wish":
 		return interpSpec{}
+	case "expect":
+		return interpSpec{opts: optSpec{vals: "cfbD"}, code: []string{"c"}, file: []string{"f", "b"}}
 	case "awk", "gawk", "mawk", "nawk":
-		return interpSpec{code: "e", codeLong: []string{"source"}, file: "fE", fileLong: []string{"file", "exec"},
-			arg: "vFil", argLong: []string{"assign", "field-separator", "include", "load"}, program: true}
+		return interpSpec{opts: optSpec{vals: "efEvFil", long: []string{"source=", "file=", "exec=", "assign=", "field-separator=", "include=", "load="}},
+			code: []string{"e", "source"}, file: []string{"f", "E", "file", "exec"}, program: true}
 	}
-	return interpSpec{code: "c", stop: "m", arg: "WXQ"} // python
+	return interpSpec{opts: optSpec{vals: "cmWXQ", stop: "m"}, code: []string{"c"}, stop: []string{"m"}} // python
 }
 
 // interpreter looks at the code given to python, perl, awk and the like:
@@ -1110,7 +1176,7 @@ func interpreterSpec(name string) interpSpec {
 // popen, subprocess, backticks, …) and names pkill or killall, when its
 // input names them and it runs commands, or when it calls kill while
 // reading a PID listing.
-func (c *checker) interpreter(name string, args []arg, in feed, text string) {
+func (c *checker) interpreter(st site, name string, args []arg) {
 	sp := interpreterSpec(name)
 	var code []arg
 	given, stop := false, false
@@ -1122,74 +1188,31 @@ func (c *checker) interpreter(name string, args []arg, in feed, text string) {
 			}
 		}
 	}
-	i := 0
-options:
-	for i < len(args) {
-		a := args[i]
-		t := a.text
-		if !a.known || len(t) < 2 || t[0] != '-' {
-			break
-		}
-		i++
-		if t == "--" {
-			break
-		}
-		if strings.HasPrefix(t, "--") {
-			n, v, eq := strings.Cut(t[2:], "=")
-			val := knownArg(v)
-			if !eq && (contains(sp.codeLong, n) || contains(sp.fileLong, n) || contains(sp.argLong, n)) && i < len(args) {
-				val = args[i]
-				i++
-			}
-			switch {
-			case contains(sp.codeLong, n):
-				given = true
-				code = append(code, val)
-			case contains(sp.fileLong, n):
-				addFile(val)
-			}
-			continue
-		}
-		for j := 1; j < len(t); j++ {
-			ch := t[j]
-			var val arg
-			valued := strings.IndexByte(sp.code+sp.file+sp.arg, ch) >= 0
-			if valued {
-				val = knownArg(t[j+1:])
-				if j == len(t)-1 && i < len(args) {
-					val = args[i]
-					i++
-				}
-			}
-			switch {
-			case strings.IndexByte(sp.code, ch) >= 0:
-				given = true
-				code = append(code, val)
-			case strings.IndexByte(sp.file, ch) >= 0:
-				addFile(val)
-			case strings.IndexByte(sp.stop, ch) >= 0:
-				stop = true
-				break options
-			case valued || strings.IndexByte(sp.attached, ch) >= 0:
-			default:
-				continue
-			}
-			break
+	opts, ops := parseOpts(args, sp.opts)
+	for _, o := range opts {
+		switch {
+		case o.is(sp.code...):
+			given = true
+			code = append(code, o.val)
+		case o.is(sp.file...):
+			addFile(o.val)
+		case o.is(sp.stop...):
+			stop = true
 		}
 	}
 	stdinCode := false
 	switch {
 	case given || stop:
 	case sp.sub != "":
-		if i+1 < len(args) && args[i].known && args[i].text == sp.sub {
-			code = append(code, args[i+1])
+		if len(ops) > 1 && ops[0].known && ops[0].text == sp.sub {
+			code = append(code, ops[1])
 		}
 	case sp.program:
-		if i < len(args) {
-			code = append(code, args[i])
+		if len(ops) > 0 {
+			code = append(code, ops[0])
 		}
-	case i < len(args):
-		if f := args[i]; f.known && (f.text == "-" || f.text == "/dev/stdin") {
+	case len(ops) > 0:
+		if f := ops[0]; f.known && (f.text == "-" || f.text == "/dev/stdin") {
 			stdinCode = true
 		} else {
 			addFile(f)
@@ -1198,62 +1221,18 @@ options:
 		stdinCode = true
 	}
 	if stdinCode {
-		for _, t := range in.texts {
+		for _, t := range st.in.texts {
 			code = append(code, knownArg(t))
 		}
 	}
 	for _, a := range code {
-		s := dequote(a.text)
-		runs := runsCommands(s)
-		for _, tok := range codeTokens(s) {
-			switch tok {
-			case "pkill", "killall", "killall5", "skill":
-				if runs {
-					c.deny(text, fmt.Sprintf("its inline code runs commands and names %s", tok))
-					return
-				}
-			case "kill":
-				if in.pids || a.pids {
-					c.deny(text, "it reads a process listing and its inline code calls kill on it")
-					return
-				}
-			}
+		if c.stopped() {
+			return
 		}
-		if runs && !stdinCode {
-			for _, t := range in.texts {
-				if w := mentionedKillWord(t); w != "" && w != "kill" {
-					c.deny(text, fmt.Sprintf("its inline code runs commands and its input names %s", w))
-					return
-				}
-			}
-		}
+		src := st.in
+		src.pids = src.pids || a.pids
+		c.code(st.withIn(src), langOf(name), a.text, stdinCode, 0)
 	}
-}
-
-// runsCommands reports whether code may run a command line: the call
-// sites of the usual languages (system, exec, popen, spawn, subprocess,
-// child_process, backticks, qx, shell_exec, awk's getline and pipes).
-func runsCommands(code string) bool {
-	s := strings.ToLower(code)
-	for _, m := range []string{"system", "exec", "popen", "spawn", "subprocess", "child_process",
-		"`", "qx", "shell", "passthru", "proc_open", "getline", "|\"", "| \"", "\"|", "|&", "call(", "run("} {
-		if strings.Contains(s, m) {
-			return true
-		}
-	}
-	return false
-}
-
-// codeTokens splits code into identifier-like tokens, also at dots, so
-// that os.kill reads as kill.
-func codeTokens(s string) []string {
-	fields := strings.FieldsFunc(s, func(r rune) bool {
-		return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
-	for i, f := range fields {
-		fields[i] = strings.Trim(f, "-")
-	}
-	return fields
 }
 
 // mentionedKillWord returns a kill tool named in s, or "".
@@ -1313,7 +1292,7 @@ func quoteWord(w string) string {
 // fed with.
 func isPidLister(name string) bool {
 	switch name {
-	case "pgrep", "pidof", "ps", "lsof", "fuser", "pstree", "pidwait":
+	case "pgrep", "pidof", "ps", "lsof", "fuser", "pstree", "pidwait", "ss", "netstat", "top", "htop", "atop", "pgrep.exe":
 		return true
 	}
 	return false

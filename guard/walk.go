@@ -2,7 +2,6 @@ package guard
 
 import (
 	"path"
-	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -18,8 +17,9 @@ const (
 
 // finding is one refusal.
 type finding struct {
-	text string // the refused command as written
-	why  string // what makes it dangerous, as a clause
+	text    string // the refused command as written
+	why     string // what makes it dangerous, as a clause
+	instead string // what to do instead, when the general advice does not fit; <slot> stands for the jail's name
 }
 
 // checker holds the state of one analysis.
@@ -37,29 +37,10 @@ type checker struct {
 	files   map[string]*fileInfo // what the input writes to files, by cleaned path
 	listing map[string]bool      // functions being searched for a PID listing, against recursion
 	execFds []fdFeed             // descriptors that exec 3<… opens for the rest of the input
-}
-
-// varInfo is what the input reveals about a shell variable, whatever the
-// control flow.
-type varInfo struct {
-	pids    bool     // assigned from a PID-listing command
-	values  []string // literal values assigned to it
-	unknown bool     // some assignment has a value the input does not show
-	partial bool     // more values were assigned than kept
-	zero    bool     // some assignment may make it 0 or negative (arithmetic, $?)
-	array   bool     // assigned as an array or an element of one
-	// For a command name only known at run time: a kill word in what is
-	// assigned (as written or as a value), and whether "kill" appears in
-	// it in any case and surroundings.
-	named   string
-	namedCI bool
-}
-
-// fileInfo is what the input writes to a file.
-type fileInfo struct {
-	texts  []string // text known from echo, printf, here-documents
-	pids   bool     // output of a PID listing
-	opaque []string // source of writers whose output is not known
+	slot    string               // the jail's name, for sessions named after it
+	track   tracked              // what the input creates: sessions, copies of programs
+	outside int                  // >0 while checking commands that run later, outside the jail (cron, at, systemd-run)
+	ownTmux bool                 // the tmux command being checked goes to a server of the agent's own
 }
 
 type funcDef struct {
@@ -90,6 +71,28 @@ type feed struct {
 	texts  []string // text known from echo, printf, here-documents
 	opaque string   // source of a producer whose output is not known
 	fds    []fdFeed // what redirections such as 3<<< give other descriptors
+}
+
+// site is where the guard meets a command: the frame its words belong
+// to, what it reads on standard input, its text as written (which a
+// refusal quotes) and the offset a [Command] reports for it.
+type site struct {
+	fr   *frame
+	in   feed
+	text string
+	off  int
+}
+
+// withIn is the site with other standard input.
+func (s site) withIn(in feed) site {
+	s.in = in
+	return s
+}
+
+// withFrame is the site in another frame.
+func (s site) withFrame(fr *frame) site {
+	s.fr = fr
+	return s
 }
 
 // fdFeed is what a descriptor other than 0 reads, for /dev/fd/N.
@@ -135,8 +138,13 @@ func (c *checker) overBudget() bool {
 }
 
 func (c *checker) deny(text, why string) {
+	c.denyInstead(text, why, "")
+}
+
+// denyInstead refuses with advice of its own.
+func (c *checker) denyInstead(text, why, instead string) {
 	if c.found == nil {
-		c.found = &finding{text: text, why: why}
+		c.found = &finding{text: text, why: why, instead: instead}
 	}
 }
 
@@ -233,77 +241,6 @@ func (c *checker) stmt(fr *frame, s *syntax.Stmt, in feed) {
 	}
 }
 
-// writes records the text that a statement such as cat > run.sh <<EOF
-// or echo … >> run.sh puts in a file, so that running the file later in
-// the same input can be checked.
-func (c *checker) writes(fr *frame, s *syntax.Stmt) {
-	for _, r := range s.Redirs {
-		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
-		default:
-			continue
-		}
-		if r.N != nil && r.N.Value != "1" {
-			continue
-		}
-		name, ok := staticWord(r.Word)
-		if !ok {
-			continue
-		}
-		var f feed
-		var opaque []string
-		if s.Cmd != nil {
-			f.pids = c.pidSource(fr, s.Cmd)
-		}
-		c.produceStmt(fr, s, &f, &opaque)
-		f.opaque = strings.Join(opaque, "\n")
-		c.writeFile(name, f)
-	}
-}
-
-// writeFile records what the input writes to a file.
-func (c *checker) writeFile(name string, f feed) {
-	if len(f.texts) == 0 && !f.pids && f.opaque == "" {
-		return
-	}
-	key := path.Clean(name)
-	fi := c.files[key]
-	if fi == nil {
-		fi = &fileInfo{}
-		c.files[key] = fi
-	}
-	fi.pids = fi.pids || f.pids
-	if len(fi.texts) < maxCands {
-		fi.texts = append(fi.texts, f.texts...)
-	}
-	if f.opaque != "" && len(fi.opaque) < maxCands {
-		fi.opaque = append(fi.opaque, f.opaque)
-	}
-}
-
-// written returns the text the input writes to the file name, if any.
-func (c *checker) written(name string) []string {
-	if fi := c.files[path.Clean(name)]; fi != nil {
-		return fi.texts
-	}
-	return nil
-}
-
-// fileFeed is what reading the file name gives, when the input writes it.
-func (c *checker) fileFeed(name string) (feed, bool) {
-	fi := c.files[path.Clean(name)]
-	if fi == nil {
-		return feed{}, false
-	}
-	return feed{texts: fi.texts, pids: fi.pids, opaque: strings.Join(fi.opaque, "\n")}, true
-}
-
-// filePids reports whether the input writes a PID listing to the file.
-func (c *checker) filePids(name string) bool {
-	fi := c.files[path.Clean(name)]
-	return fi != nil && fi.pids
-}
-
 // redirFeed reports what a redirection feeds to standard input.
 func (c *checker) redirFeed(fr *frame, r *syntax.Redirect) (feed, bool) {
 	if r.N != nil && r.N.Value != "0" {
@@ -328,6 +265,9 @@ func (c *checker) redirInput(fr *frame, r *syntax.Redirect) (feed, bool) {
 		a := c.word(fr, r.Word)
 		if a.feed != nil {
 			return *a.feed, true
+		}
+		if pidPath(dequote(a.src)) {
+			return feed{pids: true}, true
 		}
 		if a.known {
 			if f, ok := c.fileFeed(a.text); ok {
@@ -494,46 +434,6 @@ func skipDashDash(s *syntax.Stmt) *syntax.Stmt {
 	return &t
 }
 
-// arithAssign records an assignment made by arithmetic: let x=-1,
-// ((x=-1)), $((x-=2)), x++.
-func (c *checker) arithAssign(fr *frame, op syntax.BinAritOperator, x, y syntax.ArithmExpr) {
-	switch op {
-	case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn,
-		syntax.RemAssgn, syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn,
-		syntax.ShrAssgn, syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
-	default:
-		return
-	}
-	w, ok := x.(*syntax.Word)
-	if !ok {
-		return
-	}
-	name := ""
-	if s, ok := staticWord(w); ok && isName(s) {
-		name = s
-	} else if p, quoted := lonePart(w); !quoted {
-		if pe, ok := p.(*syntax.ParamExp); ok && pe.Param != nil {
-			name = pe.Param.Value // a[i]=…
-		}
-	}
-	if name == "" {
-		return
-	}
-	src := name
-	if y != nil {
-		src = fr.slice(y)
-	}
-	if op == syntax.Assgn && y != nil {
-		if n, ok := c.arith(fr, y, 0); ok {
-			v := knownArg(strconv.FormatInt(n, 10))
-			v.src = src
-			c.assign(name, v)
-			return
-		}
-	}
-	c.assign(name, arg{text: src, src: src, zero: true})
-}
-
 func (c *checker) call(fr *frame, x *syntax.CallExpr, in feed) {
 	for _, as := range x.Assigns {
 		c.nested(fr, as)
@@ -548,79 +448,7 @@ func (c *checker) call(fr *frame, x *syntax.CallExpr, in feed) {
 	if c.stopped() {
 		return
 	}
-	c.examine(fr, c.fields(fr, x.Args), in, fr.slice(x), fr.offset(x))
-}
-
-// assignNode records an assignment, of a word or of an array.
-func (c *checker) assignNode(fr *frame, as *syntax.Assign) {
-	if as.Name == nil {
-		return
-	}
-	if as.Value != nil {
-		c.assign(as.Name.Value, c.word(fr, as.Value))
-	}
-	if as.Array != nil || as.Index != nil {
-		c.varInfo(as.Name.Value).array = true
-	}
-	if as.Array != nil {
-		for _, el := range as.Array.Elems {
-			if el.Value != nil {
-				for _, a := range c.fields(fr, []*syntax.Word{el.Value}) {
-					c.assign(as.Name.Value, a)
-				}
-			}
-		}
-	}
-}
-
-func (c *checker) varInfo(name string) *varInfo {
-	v := c.vars[name]
-	if v == nil {
-		v = &varInfo{}
-		c.vars[name] = v
-	}
-	return v
-}
-
-// assign records what a variable may hold.
-func (c *checker) assign(name string, a arg) {
-	v := c.varInfo(name)
-	v.pids = v.pids || a.pids
-	v.zero = v.zero || a.zero
-	if a.known {
-		v.addValue(a.text)
-	} else if a.cands == nil {
-		v.unknown = true
-	}
-	for _, s := range a.cands {
-		v.addValue(s)
-	}
-	v.notice(a.src)
-	if !a.known {
-		v.notice(a.text)
-	}
-}
-
-// notice records whether assigned text names a kill tool.
-func (v *varInfo) notice(s string) {
-	if v.named == "" {
-		v.named = mentionedKillWord(s)
-	}
-	v.namedCI = v.namedCI || strings.Contains(strings.ToLower(dequote(s)), "kill")
-}
-
-func (v *varInfo) addValue(s string) {
-	v.notice(s)
-	if len(v.values) >= maxCands {
-		v.partial = true
-		return
-	}
-	for _, have := range v.values {
-		if have == s {
-			return
-		}
-	}
-	v.values = append(v.values, s)
+	c.examine(site{fr: fr, in: in, text: fr.slice(x), off: fr.offset(x)}, c.fields(fr, x.Args))
 }
 
 // produce describes what stmts write to standard output, for the command
@@ -741,12 +569,19 @@ func (c *checker) pidSource(fr *frame, node syntax.Node) bool {
 		}
 		switch n := n.(type) {
 		case *syntax.CallExpr:
+			if c.listsPids(fr, n) {
+				found = true
+				return false
+			}
 			for i, w := range n.Args {
 				s, ok := staticWord(w)
 				if !ok {
+					if i > 0 && pidPath(dequote(fr.slice(w))) {
+						found = true
+					}
 					continue
 				}
-				if isPidLister(baseName(s)) || c.filePids(s) {
+				if i > 0 && pidPath(s) || c.filePids(s) {
 					found = true
 				}
 				if def, ok := c.funcs[s]; ok && i == 0 && !c.listing[s] {
@@ -760,6 +595,9 @@ func (c *checker) pidSource(fr *frame, node syntax.Node) bool {
 				if s, ok := staticWord(n.Word); ok && c.filePids(s) {
 					found = true
 				}
+				if n.Op == syntax.RdrIn && pidPath(dequote(fr.slice(n.Word))) {
+					found = true
+				}
 			}
 		case *syntax.ParamExp:
 			if c.paramPids(fr, n) {
@@ -769,6 +607,71 @@ func (c *checker) pidSource(fr *frame, node syntax.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// listsPids reports whether a simple command prints PIDs (or container
+// IDs) that a kill could be fed with: pgrep, ps, ss -p, top, docker ps,
+// wherever the name appears among its words (sudo pgrep). lsof -p $$
+// lists the shell's own files and does not count.
+func (c *checker) listsPids(fr *frame, call *syntax.CallExpr) bool {
+	words := make([]string, 0, len(call.Args))
+	for _, w := range call.Args {
+		s, ok := staticWord(w)
+		if !ok {
+			s = fr.slice(w)
+		}
+		words = append(words, s)
+	}
+	for i, s := range words {
+		if !isPidLister(baseName(s)) {
+			continue
+		}
+		if baseName(s) == "lsof" && ownLsof(words[i+1:]) {
+			continue
+		}
+		return true
+	}
+	for i := range words {
+		if listsContainers(words[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownLsof reports whether lsof's only selection is the shell itself
+// (-p $$), whose files and PID are the agent's own.
+func ownLsof(args []string) bool {
+	own := false
+	for i, a := range args {
+		switch {
+		case a == "-p" && i+1 < len(args):
+			own = args[i+1] == "$$" || args[i+1] == `"$$"` || args[i+1] == "$BASHPID"
+		case a == "-p$$":
+			own = true
+		case strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "-u") || strings.HasPrefix(a, "-c") || a == "+D" || a == "+d":
+			return false
+		}
+	}
+	return own
+}
+
+// pidPath reports whether reading or listing a path yields PIDs: /proc
+// itself, a glob over its PID directories, a cgroup's process list.
+func pidPath(s string) bool {
+	if !strings.Contains(s, "/proc") && !strings.Contains(s, "cgroup") && !strings.HasSuffix(s, "tasks") {
+		return false // the common case, without the cost of cleaning the path
+	}
+	p := path.Clean(s)
+	if p == "/proc" {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
+		first, _, _ := strings.Cut(rest, "/")
+		return hasGlob(first)
+	}
+	b := baseName(p)
+	return b == "cgroup.procs" || b == "cgroup.threads" || b == "tasks" && strings.Contains(p, "cgroup")
 }
 
 // paramPids reports whether a parameter expansion may yield PIDs.
