@@ -103,6 +103,11 @@ type Endpoint struct {
 	// Source is the user's host socket that a raw relay binds at Socket;
 	// "" when a built-in backend serves Socket itself.
 	Source string `json:",omitempty"`
+	// Param is a built-in backend's parameter: the provider of
+	// openai-compatible:<provider>, the FILE of reapi=FILE.
+	Param string `json:",omitempty"`
+	// Slot is the slot the box runs in, for the backend's audit log.
+	Slot string `json:",omitempty"`
 }
 
 // Namespaces selects namespaces for bwrap to unshare.

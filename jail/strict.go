@@ -334,7 +334,11 @@ func ParseEgress(s string) (EgressRequest, error) {
 
 // httpBackends are the built-in backends clients reach over HTTP; the
 // others (and raw relays) are plain TCP or gRPC.
-var httpBackends = []string{"anthropic", "codex", "openai", "openai-compatible"}
+var httpBackends = []string{"anthropic", "codex", "openai", "openai-compatible", HostsBackend}
+
+// HostsBackend is the host allow-list proxy (--allow-host), an HTTP proxy
+// for CONNECT and plain-HTTP requests. It is not named with --egress.
+const HostsBackend = "hosts"
 
 // EgressAddress is what AISAN_EGRESS_<NAME> holds inside the box:
 // http://127.0.0.1:PORT (no path) for an HTTP backend, 127.0.0.1:PORT for

@@ -47,8 +47,13 @@ func ExplainStrict(w io.Writer, s *Session) {
 	}
 	for _, e := range s.Spec.Egress {
 		what := "built-in backend " + e.Backend
-		if e.Backend == "" {
+		switch {
+		case e.Backend == "":
 			what = "raw relay of " + e.Source
+		case e.Backend == HostsBackend:
+			what = "HTTP proxy (CONNECT and plain HTTP) to these hosts only, resolved on the host: " + e.Param
+		case e.Param != "":
+			what += " " + e.Param
 		}
 		if e.Socket == "" {
 			fmt.Fprintf(w, "  %-16s on the host's loopback, address and per-box token given at launch through %s (%s)\n", e.Name, s.Spec.EnvFile, what)

@@ -400,7 +400,7 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 			o.NetBinds = append(o.NetBinds, filepath.Dir(r))
 		}
 	}
-	eps, err := planEgress(sr.Egress, slotDir, sr.Net)
+	eps, err := planEgress(sr.Egress, slotDir, sr.Net, slotName)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +458,7 @@ func currentUser(getenv func(string) string) string {
 // With the host network (net) a built-in endpoint gets neither: its host
 // side listens on the host's loopback. A raw relay is planned as in a box
 // of its own, and Validate refuses it.
-func planEgress(reqs []EgressRequest, slotDir string, net bool) ([]Endpoint, error) {
+func planEgress(reqs []EgressRequest, slotDir string, net bool, slotName string) ([]Endpoint, error) {
 	var out []Endpoint
 	used := map[int]bool{}
 	names := map[string]bool{}
@@ -468,7 +468,7 @@ func planEgress(reqs []EgressRequest, slotDir string, net bool) ([]Endpoint, err
 		}
 		names[r.Name] = true
 		if net && r.Backend != "" {
-			out = append(out, Endpoint{Name: r.Name, Backend: r.Backend})
+			out = append(out, Endpoint{Name: r.Name, Backend: r.Backend, Param: r.Param, Slot: slotName})
 			continue
 		}
 		port := 0
@@ -476,7 +476,7 @@ func planEgress(reqs []EgressRequest, slotDir string, net bool) ([]Endpoint, err
 			port = 20000 + rand.IntN(40000)
 		}
 		used[port] = true
-		e := Endpoint{Name: r.Name, Backend: r.Backend, Port: port,
+		e := Endpoint{Name: r.Name, Backend: r.Backend, Port: port, Param: r.Param, Slot: slotName,
 			Socket: filepath.Join(slotDir, "egress", strings.ReplaceAll(r.Name, ":", "-")+".sock")}
 		if r.Backend == "" {
 			fi, err := os.Stat(r.Socket)

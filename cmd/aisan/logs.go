@@ -22,6 +22,9 @@ comes out as its successive redraws.
 Options:
   --raw          print the transcript byte for byte, escape sequences
                  included (replay it with cat in a terminal)
+  --egress       print the strict box's egress log instead: one line per
+                 request or connection the host side answered or refused
+  --json         with --egress, the log's JSON lines as they are
   -f, --follow   keep printing as the agent writes, until the slot ends
   -h, --help     show this help
 
@@ -32,6 +35,8 @@ Example:
 func runLogs(ctx context.Context, args []string) error {
 	fs := newFlagSet("logs", logsUsage)
 	raw := fs.Bool("raw", false, "")
+	egressLog := fs.Bool("egress", false, "")
+	asJSON := fs.Bool("json", false, "")
 	var follow bool
 	fs.BoolVar(&follow, "f", false, "")
 	fs.BoolVar(&follow, "follow", false, "")
@@ -52,6 +57,9 @@ func runLogs(ctx context.Context, args []string) error {
 	e, err := reg.Lookup(names[0])
 	if err != nil {
 		return slotError(err)
+	}
+	if *egressLog {
+		return printEgressLog(os.Stdout, e.Slot, *asJSON)
 	}
 	err = transcript.Print(ctx, os.Stdout, e.Transcript, transcript.Options{
 		Raw:     *raw,

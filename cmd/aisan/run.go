@@ -22,6 +22,10 @@ Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
   --env NAME[=VALUE]   pass a variable into the box (repeatable)
   --egress NAME=SOCKET relay loopback port AISAN_EGRESS_<NAME> in the box to
                        a host Unix socket (repeatable)
+  --allow-host PATTERN let the box reach this host (example.com,
+                       *.example.com, host:PORT, ADDRESS:PORT) through an
+                       HTTP proxy on the host that resolves and checks each
+                       name (repeatable; also allow_hosts in a bind spec)
   --net                keep the host network (LAN, VPN, host services)
   --skip-permissions   add the agent's own "no approval prompts" option
 `

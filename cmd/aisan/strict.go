@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
+	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/bindspec"
 )
@@ -28,6 +30,7 @@ type strictFlags struct {
 	binds           listFlag
 	env             listFlag
 	egress          listFlag
+	allowHosts      listFlag
 }
 
 func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
@@ -40,6 +43,7 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
 	fs.Var(&f.binds, "binds", "")
 	fs.Var(&f.env, "env", "")
 	fs.Var(&f.egress, "egress", "")
+	fs.Var(&f.allowHosts, "allow-host", "")
 }
 
 // strictRequest turns the strict options into the launch's request, or
@@ -50,7 +54,7 @@ func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, erro
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
@@ -74,6 +78,10 @@ func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, erro
 		}
 		r.Egress = append(r.Egress, er)
 	}
+	if err := hostproxy.CheckNet(f.net, f.allowHosts, "--allow-host"); err != nil {
+		return nil, withHint(usageErr("%v", err), "use either --net or --allow-host")
+	}
+	allow := append([]string(nil), f.allowHosts...)
 	if len(f.binds) > 0 {
 		home, _ := os.UserHomeDir()
 		spec, err := bindspec.Load(bindspec.Host{Home: home}, f.binds...)
@@ -81,6 +89,21 @@ func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, erro
 			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
 		}
 		r.Binds, r.BindPath, r.BindEnv = spec.JailMounts(), spec.PathDirs(), spec.EnvEntries()
+		for _, e := range spec.AllowHosts {
+			if err := hostproxy.CheckNet(f.net, []string{e.Value}, e.Where()+" (allow_hosts)"); err != nil {
+				return nil, withHint(err, "use either --net or allow_hosts")
+			}
+			allow = append(allow, e.Value)
+		}
+	}
+	if len(allow) > 0 {
+		list, err := hostproxy.ParseList(allow)
+		if err != nil {
+			return nil, withHint(usageErr("%v", err), "a pattern is a host name (example.com), one leading wildcard label (*.example.com), either with :PORT, or an exact ADDRESS:PORT")
+		}
+		// The allow-list rides on the endpoint as its parameter, so
+		// explain shows it and the starter serves exactly it.
+		r.Egress = append(r.Egress, jail.EgressRequest{Name: jail.HostsBackend, Backend: jail.HostsBackend, Param: strings.Join(list.Strings(), " ")})
 	}
 	return r, nil
 }
@@ -103,6 +126,7 @@ var egressBackends = map[string]egressStarter{
 	"openai-compatible": nil,
 	"reapi":             nil,
 	"grpc":              nil,
+	jail.HostsBackend:   startHosts,
 }
 
 // startEgress starts the host service of every built-in endpoint, before

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aisan-dev/aisan/egress/audit"
+	"github.com/aisan-dev/aisan/egress/hostproxy"
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/slot"
+)
+
+// egressAuditPath is where a slot's egress decisions are logged: in the
+// state dir, which no box can write, one JSON line each.
+func egressAuditPath(slotName string) (string, error) {
+	home, err := slot.Home()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, "egress", slotName+".jsonl"), nil
+}
+
+// openEgressAudit opens the slot's egress log for appending.
+func openEgressAudit(slotName string) (*audit.File, error) {
+	p, err := egressAuditPath(slotName)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the egress log directory: %w", err)
+	}
+	return audit.Open(p)
+}
+
+// listenEndpoint listens on an endpoint's Unix socket, 0600, in the
+// slot's run directory (created 0700 if needed).
+func listenEndpoint(e jail.Endpoint) (net.Listener, error) {
+	if e.Socket == "" {
+		return nil, errors.New("this backend needs a box of its own network (no --net)")
+	}
+	if err := os.MkdirAll(filepath.Dir(e.Socket), 0o700); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(e.Socket), err)
+	}
+	os.Remove(e.Socket)
+	ln, err := net.Listen("unix", e.Socket)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", e.Socket, err)
+	}
+	if err := os.Chmod(e.Socket, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("making %s private: %w", e.Socket, err)
+	}
+	return ln, nil
+}
+
+// startHosts serves the host allow-list proxy (--allow-host) on the
+// endpoint's socket. Names are resolved here, on the host, through
+// AISAN_RESOLVE's overrides first; the box has no DNS of its own.
+func startHosts(ctx context.Context, e jail.Endpoint) (func(), []string, error) {
+	list, err := hostproxy.ParseList(strings.Fields(e.Param))
+	if err != nil {
+		return nil, nil, err
+	}
+	var resolver hostproxy.Resolver = hostproxy.HostResolver
+	if v := os.Getenv("AISAN_RESOLVE"); v != "" {
+		o, err := hostproxy.ParseResolve(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("AISAN_RESOLVE: %w", err)
+		}
+		resolver = o.Then(hostproxy.HostResolver)
+	}
+	local, err := hostproxy.LocalAddrs()
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing this host's addresses: %w", err)
+	}
+	log, err := openEgressAudit(e.Slot)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := listenEndpoint(e)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	p := hostproxy.New(hostproxy.Config{Allow: list, Resolver: resolver, Local: local, Audit: log})
+	go p.Serve(ln)
+	env, err := hostproxy.BoxEnv("http://127.0.0.1:" + strconv.Itoa(e.Port))
+	if err != nil {
+		p.Close()
+		log.Close()
+		return nil, nil, err
+	}
+	return func() { p.Close(); log.Close() }, env, nil
+}
