@@ -114,6 +114,9 @@ type StrictOptions struct {
 	Forbidden []string
 	// EnvFile is the init's environment file, "" for none.
 	EnvFile string
+	// AgentArgs are options for the agent that aisan adds, right after
+	// its name (Claude's --mcp-config FILE --strict-mcp-config).
+	AgentArgs []string
 }
 
 // passEnv are host variables a strict box keeps: the terminal, the
@@ -225,6 +228,7 @@ func Strict(o StrictOptions) Spec {
 		if o.SkipPermissions {
 			pre = append(pre, a.SkipPermissions...)
 		}
+		pre = append(pre, o.AgentArgs...)
 		if len(command) > 0 {
 			command = slices.Concat(command[:1], pre, command[1:])
 		}

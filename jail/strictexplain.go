@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/mcp"
 	"io"
 	"slices"
 	"strings"
@@ -39,6 +40,19 @@ func ExplainStrict(w io.Writer, s *Session) {
 	}
 	for _, warning := range s.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warning)
+	}
+
+	if mp := s.Strict.MCPPlan; mp != nil {
+		fmt.Fprintf(w, "\nMCP servers (the user's local ones start inside the box; remote ones are not offered):\n")
+		if mp.Summary != "" {
+			fmt.Fprintf(w, "  %s\n", mp.Summary)
+		}
+		for _, l := range mcp.Explain(mp.Import) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		for _, l := range mp.Lines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
 
 	fmt.Fprintf(w, "\negress endpoints (ports are picked anew at each launch):\n")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/gitpin"
+	"github.com/aisan-dev/aisan/jail/mcp"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -49,6 +50,10 @@ type StrictRequest struct {
 	// through the 0600 environment file, never an argv. Nil refuses every
 	// built-in backend.
 	StartEgress func(ctx context.Context, endpoints []Endpoint) (stop func(), env []string, err error)
+	// MCPEnv names environment variables of the user's MCP servers whose
+	// secret-looking values may be copied into the box (--mcp-env and
+	// the bind specs' mcp_env).
+	MCPEnv []string
 }
 
 // StrictPlan is what planning a strict box found, kept for explain and
@@ -60,6 +65,10 @@ type StrictPlan struct {
 	GitConfig []byte
 	// Secret are variables whose values explain must not print.
 	Secret []string
+	// MCP repeats the MCP import for real at launch; MCPPlan is what it
+	// decided, for explain. Nil when the agent imports none.
+	MCP     *mcp.Options
+	MCPPlan *mcp.Plan
 	// BwrapVersion is the host's bwrap.
 	BwrapVersion [3]int
 }
@@ -395,6 +404,10 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 			o.Preferences = codexPreferences(filepath.Join(o.ConfigDir, "config.toml"), a.Preferences)
 		}
 	}
+	mcpOpts, mcpPlan, err := planMCP(req.Kind, h, &o, sr, getenv)
+	if err != nil {
+		return nil, err
+	}
 	if sr.Net {
 		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && within(r, "/run") {
 			o.NetBinds = append(o.NetBinds, filepath.Dir(r))
@@ -439,7 +452,7 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 	return &Session{
 		Request: req, Host: h, Slot: slotName, SlotDir: slotDir,
 		Spec: spec, Compiled: compiled, Warnings: warnings,
-		Strict: &StrictPlan{Options: o, Git: git, GitConfig: gitconfig, Secret: secret, BwrapVersion: version},
+		Strict: &StrictPlan{Options: o, Git: git, GitConfig: gitconfig, Secret: secret, BwrapVersion: version, MCP: mcpOpts, MCPPlan: mcpPlan},
 	}, nil
 }
 
@@ -509,6 +522,20 @@ func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), err
 		}
 		if err := seedState(o); err != nil {
 			return nil, err
+		}
+		if sp.MCP != nil {
+			// After the seed: Codex's servers are merged into the
+			// config.toml it wrote.
+			p, err := mcp.Prepare(*sp.MCP)
+			if err != nil {
+				return nil, fmt.Errorf("importing the user's MCP servers: %w", err)
+			}
+			if p.Summary != "" {
+				fmt.Fprintf(warn, "aisan: %s\n", p.Summary)
+			}
+			for _, l := range p.Lines {
+				fmt.Fprintf(warn, "aisan:   %s\n", l)
+			}
 		}
 	}
 	if o.GitConfig != "" {

@@ -26,6 +26,8 @@ Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
                        *.example.com, host:PORT, ADDRESS:PORT) through an
                        HTTP proxy on the host that resolves and checks each
                        name (repeatable; also allow_hosts in a bind spec)
+  --mcp-env NAME       let the user's MCP servers receive variable NAME even
+                       when its value looks secret (repeatable; also mcp_env)
   --net                keep the host network (LAN, VPN, host services)
   --skip-permissions   add the agent's own "no approval prompts" option
 `

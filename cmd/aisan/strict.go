@@ -31,6 +31,7 @@ type strictFlags struct {
 	env             listFlag
 	egress          listFlag
 	allowHosts      listFlag
+	mcpEnv          listFlag
 }
 
 func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
@@ -44,6 +45,7 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
 	fs.Var(&f.env, "env", "")
 	fs.Var(&f.egress, "egress", "")
 	fs.Var(&f.allowHosts, "allow-host", "")
+	fs.Var(&f.mcpEnv, "mcp-env", "")
 }
 
 // strictRequest turns the strict options into the launch's request, or
@@ -54,14 +56,14 @@ func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, erro
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
 		}
 		return nil, nil
 	}
-	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: startEgress}
+	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: startEgress, MCPEnv: f.mcpEnv}
 	for _, e := range f.env {
 		if !bindspec.ValidEnv(e) {
 			return nil, withHint(usageErr("--env %q: not NAME or NAME=VALUE", e), "NAME is letters, digits and _, not starting with a digit")
@@ -89,6 +91,9 @@ func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, erro
 			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
 		}
 		r.Binds, r.BindPath, r.BindEnv = spec.JailMounts(), spec.PathDirs(), spec.EnvEntries()
+		for _, e := range spec.MCPEnv {
+			r.MCPEnv = append(r.MCPEnv, e.Value)
+		}
 		for _, e := range spec.AllowHosts {
 			if err := hostproxy.CheckNet(f.net, []string{e.Value}, e.Where()+" (allow_hosts)"); err != nil {
 				return nil, withHint(err, "use either --net or allow_hosts")

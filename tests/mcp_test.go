@@ -1,0 +1,105 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mcpServer is a stdio MCP server small enough for a box with /usr only:
+// before it answers it writes what it can see — its network interfaces,
+// whether a file kept only in the host's $HOME is readable, the names of
+// its environment variables — to $FACTS, then answers initialize and
+// tools/list with one tool.
+const mcpServer = `#!/bin/sh
+{
+	echo "ifaces: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+	if cat "$HOST_ONLY" >/dev/null 2>&1; then echo "host-only: readable"; else echo "host-only: unreadable"; fi
+	echo "env: $(env | cut -d= -f1 | sort | tr '\n' ' ')"
+} >"$FACTS"
+while IFS= read -r line; do
+	id=$(printf '%s\n' "$line" | sed -n 's/.*"id"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p')
+	[ -z "$id" ] && continue
+	case "$line" in
+	*'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"probe","version":"1"}}}\n' "$id" ;;
+	*'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","description":"echo","inputSchema":{"type":"object","properties":{}}}]}}\n' "$id" ;;
+	*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
+	esac
+done
+`
+
+// TestStrictMCPImport: a local MCP server declared in the host's opencode
+// and codex configs is offered in the strict box and starts inside it (no
+// network but lo, no host-only file, no withheld variable); a remote one
+// is not offered; the host's config files are byte-identical afterwards.
+func TestStrictMCPImport(t *testing.T) {
+	repo, home, _ := strictRepo(t)
+	tools := filepath.Join(home, "tools")
+	os.MkdirAll(tools, 0o755)
+	server := filepath.Join(tools, "probe-server")
+	if err := os.WriteFile(server, []byte(mcpServer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hostOnly := filepath.Join(home, "host-only.txt")
+	os.WriteFile(hostOnly, []byte("not for the box"), 0o600)
+	facts := filepath.Join(repo, "facts")
+
+	ocConf := filepath.Join(home, ".config", "opencode", "opencode.json")
+	os.MkdirAll(filepath.Dir(ocConf), 0o755)
+	oc := `{
+  // JSONC, as users write it
+  "mcp": {
+    "probe": {"type": "local", "command": ["` + server + `"],
+      "environment": {"FACTS": "` + facts + `", "HOST_ONLY": "` + hostOnly + `", "API_TOKEN": "sk-live-0123456789abcdef"}},
+    "far": {"type": "remote", "url": "https://mcp.example.invalid/sse"}
+  }
+}`
+	os.WriteFile(ocConf, []byte(oc), 0o644)
+	cxConf := filepath.Join(home, ".codex", "config.toml")
+	os.MkdirAll(filepath.Dir(cxConf), 0o700)
+	cx := "[mcp_servers.probe]\ncommand = \"" + server + "\"\nenv = { FACTS = \"" + facts + "\" }\n\n[mcp_servers.far]\nurl = \"https://mcp.example.invalid/mcp\"\n"
+	os.WriteFile(cxConf, []byte(cx), 0o600)
+
+	t.Run("opencode", func(t *testing.T) {
+		bin := nodeBin(t, "opencode")
+		env := jailEnv(home, bin)
+		r := runJailed(t, repo, env, "opencode", "--strict", "--", "mcp", "list")
+		t.Logf("opencode mcp list: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		if !strings.Contains(r.stdout+r.stderr, "probe") || strings.Contains(r.stdout, "far") {
+			t.Errorf("opencode in the box lists %q; want probe and not the remote far", r.stdout)
+		}
+		if !strings.Contains(r.stderr, "API_TOKEN") {
+			t.Errorf("the launch did not say that API_TOKEN is withheld: %q", r.stderr)
+		}
+		b, err := os.ReadFile(facts)
+		if err != nil {
+			t.Fatalf("the MCP server did not start in the box (no facts): %v", err)
+		}
+		f := string(b)
+		if lineWith(f, "ifaces:") != "ifaces: lo " {
+			t.Errorf("the server's network: %q; want lo only", lineWith(f, "ifaces:"))
+		}
+		if lineWith(f, "host-only:") != "host-only: unreadable" {
+			t.Errorf("the server could read a host-only file: %q", lineWith(f, "host-only:"))
+		}
+		if e := lineWith(f, "env:"); strings.Contains(e, "API_TOKEN") || !strings.Contains(e, "FACTS") {
+			t.Errorf("the server's environment: %q; want FACTS and not the withheld API_TOKEN", e)
+		}
+	})
+	t.Run("codex", func(t *testing.T) {
+		bin := nodeBin(t, "codex")
+		env := jailEnv(home, bin)
+		r := runJailed(t, repo, env, "codex", "--strict", "--", "mcp", "list", "--json")
+		if r.code != 0 || !strings.Contains(r.stdout, "probe") || strings.Contains(r.stdout, "mcp.example.invalid") {
+			t.Errorf("codex mcp list in the box: exit %d, %q; want probe and not the remote far (stderr %q)", r.code, r.stdout, r.stderr)
+		}
+	})
+
+	if b, _ := os.ReadFile(ocConf); string(b) != oc {
+		t.Errorf("the host's opencode config changed:\n%s", b)
+	}
+	if b, _ := os.ReadFile(cxConf); string(b) != cx {
+		t.Errorf("the host's codex config changed:\n%s", b)
+	}
+}
