@@ -18,5 +18,11 @@ require (
 
 require (
 	github.com/mattn/go-shellwords v1.0.16 // indirect
-	golang.org/x/tools v0.38.0 // indirect
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )

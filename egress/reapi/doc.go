@@ -1,0 +1,48 @@
+// Package reapi is strict mode's gRPC egress: remote builds (the Remote
+// Execution API, --egress reapi=FILE) and any other gRPC service named by
+// an allow-list (--egress grpc:NAME=FILE).
+//
+// # Shape
+//
+// Inside the box a build client (siso, bazel, reclient) dials a loopback
+// address, AISAN_EGRESS_REAPI or AISAN_EGRESS_<NAME>, and speaks
+// plaintext HTTP/2 with prior knowledge; the in-box relay pumps those
+// bytes to a Unix socket in the slot's run dir. [Server.Serve] answers
+// each connection with http2.Server.ServeConn, checks every stream, and
+// forwards the streams that pass over one shared http2.Transport to the
+// real service over TLS (ALPN h2), with the host's bearer attached. The
+// transport dials only when the first stream has passed, pools its
+// connections, pings idle ones, and moves new streams to a fresh
+// connection when the upstream sends GOAWAY or runs out of streams.
+//
+// # Threat model
+//
+// The box is not trusted: it holds no credential and may send anything.
+// The policy (policy.go) runs entirely before the credential source is
+// asked, so a refused stream never spends a token or reaches the
+// upstream. Per stream it pins :method, :scheme and :authority, takes
+// :path only from an exact allow-list, and reads the first request
+// message with protowire to make sure it names the configured instance:
+// a host token usually reaches more instances than the one this box may
+// use, and an instance the user trusts must not be written from a box.
+// ActionCache/UpdateActionResult is off by default for the same reason.
+// Operation names are checked too: either they sit under the instance
+// (Operations = "prefix", for services like RBE that name them so) or
+// this box's own Execute calls returned them.
+//
+// Only gRPC's own request headers, and those the file names, reach the
+// upstream; the box's authorization never does. A refusal is a
+// trailers-only gRPC answer (PERMISSION_DENIED for policy,
+// UNAUTHENTICATED when the host has no credential) whose grpc-message is
+// percent-encoded and free of control characters, so clients report a
+// decision instead of retrying what looks like a network fault. The
+// credential helper's own error stays in the host's audit log.
+//
+// # What is not checked
+//
+// Only the first request message is read. ByteStream Write names its
+// resource in the first message and the service must refuse a later one
+// that differs; the other methods are unary or send one request.
+// Response bodies are passed through untouched, except that Execute's
+// answers are watched for operation names.
+package reapi
