@@ -44,7 +44,8 @@ type Config struct {
 	// Operations is how operation names are checked: OpsOwn or OpsPrefix.
 	Operations string
 	// Rules says, per method, where the first request message names the
-	// instance. Every method in Methods has one when Instance is set.
+	// instance. For reapi every method has one; a grpc:NAME backend
+	// checks only the methods its file gives a rule.
 	Rules []Rule
 	// MaxFirstMessage bounds the first request message, which is held in
 	// memory until it has been checked.
@@ -319,7 +320,7 @@ func (c *Config) completeRules() error {
 		}
 	}
 	for _, m := range c.Methods {
-		if countRules(c.Rules, m) == 0 {
+		if !c.Generic && countRules(c.Rules, m) == 0 {
 			return fmt.Errorf("methods: %q has no instance rule; add [[rule]] method = %q, field = N, match = \"equal\"", m, m)
 		}
 	}

@@ -284,7 +284,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	body = &upBody{first: raw, rest: r.Body}
+	body = newUpBody(raw, r.Body)
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "https://"+s.cfg.Upstream+r.RequestURI, body.view())
 	if err != nil {
 		deny(codeInternal, "building upstream request: "+err.Error(), "aisan egress internal error")

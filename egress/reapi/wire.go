@@ -115,16 +115,28 @@ func grpcMessage(s string) string {
 }
 
 // upBody is the upstream request body: the checked first message, then the
-// rest of the box's stream. Until the rest has been touched it can start
-// over (GetBody), so http2.Transport may retry a stream that met a GOAWAY
-// before it was sent.
+// rest of the box's stream. While what was taken from the box is small it
+// is kept, so GetBody can start over and http2.Transport may retry a
+// stream the upstream refused (GOAWAY, REFUSED_STREAM) before it ran.
 type upBody struct {
-	mu      sync.Mutex
-	first   []byte
-	rest    io.Reader
-	gen     int
-	started bool
-	n       int64
+	restMu sync.Mutex // one read of rest at a time, with its append
+	mu     sync.Mutex
+	rest   io.Reader
+	buf    []byte // all taken from the box, while it is at most maxReplay
+	drop   bool   // buf outgrew maxReplay: no more retries
+	broken bool   // a stale view took bytes that could not be kept
+	end    error  // rest's final error, once seen
+	gen    int
+	taken  int64
+}
+
+// maxReplay bounds what is kept for a retry: every unary request fits.
+const maxReplay = 1 << 20
+
+var errStale = errors.New("request body replaced by a retry")
+
+func newUpBody(first []byte, rest io.Reader) *upBody {
+	return &upBody{buf: first, rest: rest, taken: int64(len(first))}
 }
 
 type upView struct {
@@ -142,41 +154,76 @@ func (b *upBody) view() *upView {
 
 func (b *upBody) getBody() (io.ReadCloser, error) {
 	b.mu.Lock()
-	started := b.started
+	lost := b.drop || b.broken
 	b.mu.Unlock()
-	if started {
-		return nil, errors.New("request body already partly sent")
+	if lost {
+		return nil, errors.New("request body too far along to send again")
 	}
 	return b.view(), nil
 }
 
+// sent is how many bytes the box's stream has given.
 func (b *upBody) sent() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.n
+	return b.taken
 }
 
 func (v *upView) Read(p []byte) (int, error) {
 	b := v.b
-	b.mu.Lock()
-	if v.gen != b.gen {
+	for {
+		b.mu.Lock()
+		switch {
+		case v.gen != b.gen || b.broken:
+			b.mu.Unlock()
+			return 0, errStale
+		case !b.drop && v.off < len(b.buf):
+			n := copy(p, b.buf[v.off:])
+			v.off += n
+			b.mu.Unlock()
+			return n, nil
+		case b.end != nil:
+			b.mu.Unlock()
+			return 0, b.end
+		}
 		b.mu.Unlock()
-		return 0, errors.New("request body replaced by a retry")
-	}
-	if v.off < len(b.first) {
-		n := copy(p, b.first[v.off:])
-		v.off += n
-		b.n += int64(n)
+
+		b.restMu.Lock()
+		b.mu.Lock()
+		behind := !b.drop && v.off < len(b.buf) || b.end != nil
 		b.mu.Unlock()
-		return n, nil
+		if behind {
+			// Another view's read landed while we waited.
+			b.restMu.Unlock()
+			continue
+		}
+		n, err := b.rest.Read(p)
+		b.mu.Lock()
+		stale := v.gen != b.gen
+		b.taken += int64(n)
+		if n > 0 {
+			switch {
+			case !b.drop && len(b.buf)+n <= maxReplay:
+				b.buf = append(b.buf, p[:n]...)
+				if !stale {
+					v.off += n
+				}
+			case stale:
+				b.broken = true
+			default:
+				b.drop, b.buf = true, nil
+			}
+		}
+		if err != nil {
+			b.end = err
+		}
+		b.mu.Unlock()
+		b.restMu.Unlock()
+		if stale {
+			return 0, errStale
+		}
+		return n, err
 	}
-	b.started = true
-	b.mu.Unlock()
-	n, err := b.rest.Read(p)
-	b.mu.Lock()
-	b.n += int64(n)
-	b.mu.Unlock()
-	return n, err
 }
 
 // Close leaves the box's stream open: the handler owns it.
