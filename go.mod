@@ -10,7 +10,6 @@ require (
 	github.com/pelletier/go-toml/v2 v2.4.3
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0
-	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	mvdan.cc/sh/v3 v3.14.1
 )
@@ -19,6 +18,7 @@ require (
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/rogpeppe/go-internal v1.16.0
+	google.golang.org/grpc v1.85.0
 )
 
 require (
