@@ -139,6 +139,31 @@ var reapiRules = []Rule{
 	{pkgBS + "QueryWriteStatus", 1, MatchResource},
 }
 
+// REAPI calls by shape. The server streams its answers to these, so each
+// message is flushed as it comes; the others answer once, and their
+// answer leaves with its trailers.
+var reapiServerStreams = []string{
+	pkgREv2 + "ContentAddressableStorage/GetTree",
+	pkgREv2 + "Execution/Execute",
+	pkgREv2 + "Execution/WaitExecution",
+	pkgBS + "Read",
+}
+
+// reapiClientStreams are the calls whose request is more than one
+// message; every other REAPI request is read whole before it is sent.
+var reapiClientStreams = []string{pkgBS + "Write"}
+
+// serverStreams reports whether method may answer with several messages;
+// a grpc:NAME backend does not know, so every call is treated as one.
+func (c *Config) serverStreams(method string) bool {
+	return c.Generic || slices.Contains(reapiServerStreams, method)
+}
+
+// clientStreams is serverStreams for the request side.
+func (c *Config) clientStreams(method string) bool {
+	return c.Generic || slices.Contains(reapiClientStreams, method)
+}
+
 // grpcHeaders are the request headers of gRPC itself, always forwarded.
 var grpcHeaders = []string{"content-type", "te", "grpc-timeout", "grpc-encoding", "grpc-accept-encoding", "user-agent"}
 

@@ -1,6 +1,7 @@
 package reapi
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -224,6 +225,10 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// copyBufs holds the buffers answers are copied through, so a busy box
+// does not allocate 64 KiB a stream.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
 // serveStream runs one gRPC call: policy, credential, upstream, answer.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -284,7 +289,22 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	body = newUpBody(raw, r.Body)
+	streamUp := s.cfg.clientStreams(r.RequestURI)
+	var rest io.Reader = r.Body
+	if streamUp {
+		// Large reads drain the box's window in few steps; the transport
+		// then sends them frame by frame.
+		rest = bufio.NewReaderSize(r.Body, 256<<10)
+	} else {
+		// A one-message request is read to its end, so it goes upstream
+		// with its length known and END_STREAM on its only DATA frame.
+		if raw, err = readRest(raw, r.Body, s.cfg.MaxFirstMessage); err != nil {
+			e.Refused = "box stream ended: " + err.Error()
+			return
+		}
+		rest = http.NoBody
+	}
+	body = newUpBody(raw, rest)
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "https://"+s.cfg.Upstream+r.RequestURI, body.view())
 	if err != nil {
 		deny(codeInternal, "building upstream request: "+err.Error(), "aisan egress internal error")
@@ -293,6 +313,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	req.Host = s.cfg.Upstream
 	req.Header = forwardHeaders(s.cfg, r.Header, tok.Reveal())
 	req.ContentLength = -1
+	if !streamUp {
+		req.ContentLength = int64(len(raw))
+	}
 	req.GetBody = body.getBody
 	resp, err := s.up.RoundTrip(req)
 	if err != nil {
@@ -313,6 +336,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(resp.StatusCode)
 	answered = true
 	fl, _ := w.(http.Flusher)
+	if !s.cfg.serverStreams(r.RequestURI) {
+		fl = nil
+	}
 	if !trailersOnly && fl != nil {
 		// Streaming calls such as WaitExecution answer with headers long
 		// before the first message; the client may be waiting for them.
@@ -322,7 +348,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	if r.RequestURI == executeMethod {
 		scan = &opScanner{found: s.ops.Add}
 	}
-	buf := make([]byte, 64<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
 	for {
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {

@@ -62,6 +62,19 @@ func readFirst(body io.Reader, encoding string, max int) (raw, msg []byte, err e
 	return raw, msg, nil
 }
 
+// readRest reads what follows the first message of a one-message request,
+// up to max more bytes: normally nothing but END_STREAM.
+func readRest(raw []byte, body io.Reader, max int) ([]byte, error) {
+	more, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(more) > max {
+		return nil, fmt.Errorf("more than %d bytes after the only request message", max)
+	}
+	return append(raw, more...), nil
+}
+
 // gunzip decompresses p, refusing output beyond max bytes.
 func gunzip(p []byte, max int) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(p))
