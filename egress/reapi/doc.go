@@ -8,12 +8,19 @@
 // address, AISAN_EGRESS_REAPI or AISAN_EGRESS_<NAME>, and speaks
 // plaintext HTTP/2 with prior knowledge; the in-box relay pumps those
 // bytes to a Unix socket in the slot's run dir. [Server.Serve] answers
-// each connection with http2.Server.ServeConn, checks every stream, and
-// forwards the streams that pass over one shared http2.Transport to the
-// real service over TLS (ALPN h2), with the host's bearer attached. The
-// transport dials only when the first stream has passed, pools its
-// connections, pings idle ones, and moves new streams to a fresh
-// connection when the upstream sends GOAWAY or runs out of streams.
+// there with net/http's HTTP/2 server, limited to unencrypted HTTP/2 (no
+// HTTP/1, no Upgrade), checks every stream, and forwards the streams that
+// pass over one shared HTTP/2-only http.Transport to the real service over
+// TLS (ALPN h2), with the host's bearer attached. The transport dials only
+// when the first stream has passed, pools its connections, pings idle
+// ones, and moves new streams to a fresh connection when the upstream
+// sends GOAWAY or runs out of streams.
+//
+// net/http rather than golang.org/x/net/http2's Server and Transport: the
+// x/net types are deprecated in favour of this same code as net/http
+// bundles it, which since Go 1.24 serves prior-knowledge h2c through
+// [http.Protocols]. x/net is still used for its HPACK decoder (see
+// schemeconn.go).
 //
 // # Threat model
 //

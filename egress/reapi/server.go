@@ -8,13 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
-
-	"golang.org/x/net/http2"
 
 	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/cred"
@@ -45,20 +44,13 @@ type Server struct {
 	opts Options
 	src  cred.Source
 	ops  *opSet
-	h2   *http2.Server
-	up   *http2.Transport
+	hs   *http.Server
+	up   *http.Transport
 	sem  chan struct{}
-	base *http.Server
-
-	mu     sync.Mutex
-	closed bool
-	lns    map[net.Listener]struct{}
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
 }
 
-// New checks opts and prepares the upstream transport; nothing is dialled
-// until the first stream passes the policy.
+// New checks opts and prepares both sides; nothing is dialled until the
+// first stream passes the policy.
 func New(cfg *Config, opts Options) (*Server, error) {
 	if cfg == nil {
 		return nil, errors.New("egress reapi: no configuration")
@@ -79,40 +71,46 @@ func New(cfg *Config, opts Options) (*Server, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 64
 	}
-	host, _, _ := net.SplitHostPort(cfg.Upstream)
-	s := &Server{
-		cfg: cfg, opts: opts, src: src, ops: newOpSet(),
-		sem:   make(chan struct{}, opts.MaxConns),
-		lns:   make(map[net.Listener]struct{}),
-		conns: make(map[net.Conn]struct{}),
-		h2: &http2.Server{
-			MaxConcurrentStreams:         256,
-			MaxDecoderHeaderTableSize:    headerTableSize,
-			MaxUploadBufferPerStream:     4 << 20,
-			MaxUploadBufferPerConnection: 16 << 20,
-			ReadIdleTimeout:              time.Minute,
-			PingTimeout:                  30 * time.Second,
+	s := &Server{cfg: cfg, opts: opts, src: src, ops: newOpSet(), sem: make(chan struct{}, opts.MaxConns)}
+
+	// The box side: prior-knowledge HTTP/2 only, no HTTP/1 and no Upgrade.
+	var box http.Protocols
+	box.SetUnencryptedHTTP2(true)
+	s.hs = &http.Server{
+		Handler:        http.HandlerFunc(s.serveStream),
+		Protocols:      &box,
+		MaxHeaderBytes: maxHeaderBlock,
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          256,
+			MaxDecoderHeaderTableSize:     headerTableSize,
+			MaxReceiveBufferPerStream:     2 << 20,
+			MaxReceiveBufferPerConnection: 3 << 20,
+			// A relay whose box died without closing is found by ping.
+			SendPingTimeout: time.Minute,
+			PingTimeout:     30 * time.Second,
 		},
-		base: &http.Server{MaxHeaderBytes: maxHeaderBlock},
+		// A library does not log; what matters is in the audit log.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
+
+	host, _, _ := net.SplitHostPort(cfg.Upstream)
+	tlsConf := &tls.Config{ServerName: host, RootCAs: opts.RootCAs, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}
 	dial := opts.Dial
 	if dial == nil {
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 		dial = d.DialContext
 	}
-	s.up = &http2.Transport{
-		TLSClientConfig: &tls.Config{
-			ServerName: host,
-			RootCAs:    opts.RootCAs,
-			NextProtos: []string{"h2"},
-			MinVersion: tls.VersionTLS12,
-		},
-		DialTLSContext: func(ctx context.Context, network, addr string, tc *tls.Config) (net.Conn, error) {
+	var up http.Protocols
+	up.SetHTTP2(true)
+	s.up = &http.Transport{
+		Protocols: &up,
+		// Proxy stays nil: the host's HTTPS_PROXY is not ours to follow.
+		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			raw, err := dial(ctx, network, addr)
 			if err != nil {
 				return nil, fmt.Errorf("dial upstream %s: %w", addr, err)
 			}
-			c := tls.Client(raw, tc)
+			c := tls.Client(raw, tlsConf.Clone())
 			if err := c.HandshakeContext(ctx); err != nil {
 				raw.Close()
 				return nil, fmt.Errorf("TLS to upstream %s: %w", addr, err)
@@ -124,11 +122,17 @@ func New(cfg *Config, opts Options) (*Server, error) {
 			return c, nil
 		},
 		DisableCompression: true,
-		// Pings find an upstream connection that died silently, so a
-		// long WaitExecution fails over instead of hanging.
-		ReadIdleTimeout:  30 * time.Second,
-		PingTimeout:      15 * time.Second,
-		WriteByteTimeout: time.Minute,
+		IdleConnTimeout:    5 * time.Minute,
+		HTTP2: &http.HTTP2Config{
+			// A full connection means another one, not a queue.
+			StrictMaxConcurrentRequests: false,
+			MaxReceiveBufferPerStream:   2 << 20,
+			// Pings find an upstream connection that died silently, so
+			// a long WaitExecution fails instead of hanging.
+			SendPingTimeout:  30 * time.Second,
+			PingTimeout:      15 * time.Second,
+			WriteByteTimeout: time.Minute,
+		},
 	}
 	return s, nil
 }
@@ -137,92 +141,57 @@ func New(cfg *Config, opts Options) (*Server, error) {
 // relay connects to) and serves each as prior-knowledge h2c until ln
 // fails or the server is closed. It returns nil after Close.
 func (s *Server) Serve(ln net.Listener) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return net.ErrClosed
+	err := s.hs.Serve(&boxListener{Listener: ln, sem: s.sem})
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
 	}
-	s.lns[ln] = struct{}{}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.lns, ln)
-		s.mu.Unlock()
-	}()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return fmt.Errorf("egress %s: accept: %w", s.cfg.Name, err)
-		}
-		select {
-		case s.sem <- struct{}{}:
-		default:
-			// The box holds MaxConns connections already: turn the
-			// next away rather than queue it unread.
-			c.Close()
-			continue
-		}
-		if !s.track(c) {
-			c.Close()
-			<-s.sem
-			return nil
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer func() { <-s.sem }()
-			defer s.untrack(c)
-			s.h2.ServeConn(newSchemeConn(c), &http2.ServeConnOpts{
-				Handler:    http.HandlerFunc(s.serveStream),
-				BaseConfig: s.base,
-			})
-		}()
+	if err != nil {
+		return fmt.Errorf("egress %s: %w", s.cfg.Name, err)
 	}
-}
-
-func (s *Server) track(c net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	return true
-}
-
-func (s *Server) untrack(c net.Conn) {
-	c.Close()
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
+	return nil
 }
 
 // Close stops the listeners, drops the box's connections and the idle
-// upstream ones, and waits for the connection goroutines.
+// upstream ones.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	for ln := range s.lns {
-		ln.Close()
-	}
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	err := s.hs.Close()
 	s.up.CloseIdleConnections()
-	return nil
+	return err
+}
+
+// boxListener caps the box's connections and puts a schemeConn under
+// each.
+type boxListener struct {
+	net.Listener
+	sem chan struct{}
+}
+
+func (l *boxListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.sem <- struct{}{}:
+			return &boxConn{schemeConn: newSchemeConn(c), sem: l.sem}, nil
+		default:
+			// The box holds MaxConns connections already: turn the next
+			// away rather than queue it unread.
+			c.Close()
+		}
+	}
+}
+
+type boxConn struct {
+	*schemeConn
+	sem  chan struct{}
+	once sync.Once
+}
+
+func (c *boxConn) Close() error {
+	c.once.Do(func() { <-c.sem })
+	return c.schemeConn.Conn.Close()
 }
 
 // copyBufs holds the buffers answers are copied through, so a busy box

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding/gzip"
@@ -242,41 +242,73 @@ func frame(flag byte, msg []byte) []byte {
 	return append(b, msg...)
 }
 
-// rawRequest speaks HTTP/2 to the socket directly, for what grpc-go will
-// not send. It returns grpc-status and the decoded grpc-message.
+// rawRequest speaks HTTP/2 to the socket frame by frame, for what no
+// gRPC client sends. It returns grpc-status and the decoded grpc-message.
 func rawRequest(t *testing.T, sock, method, scheme, ctype string, h http.Header, body []byte) (string, string) {
 	t.Helper()
-	tr := &http2.Transport{
-		AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, _, _ string, _ *tls.Config) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
-	}
-	defer tr.CloseIdleConnections()
-	req, err := http.NewRequest(method, scheme+"://"+inBox+executeMethod, bytes.NewReader(body))
+	c, err := net.Dial("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range h {
-		req.Header[k] = v
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", ctype)
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, scheme, err)
+	fr := http2.NewFramer(c, c)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	fields := []string{":method", method, ":scheme", scheme, ":path", executeMethod, ":authority", inBox, "content-type", ctype, "te", "trailers"}
+	for k, vs := range h {
+		for _, v := range vs {
+			fields = append(fields, strings.ToLower(k), v)
+		}
 	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	st, msg := resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
-	if st == "" {
-		st, msg = resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Message")
+	for i := 0; i < len(fields); i += 2 {
+		enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
 	}
-	dec, err := url.PathUnescape(msg)
-	if err != nil {
-		t.Errorf("grpc-message %q is not percent-encoded: %v", msg, err)
+	fr.WriteSettings()
+	fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true, EndStream: len(body) == 0})
+	if len(body) > 0 {
+		fr.WriteData(1, true, body)
 	}
-	return st, dec
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, scheme, err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				fr.WriteSettingsAck()
+			}
+		case *http2.RSTStreamFrame:
+			t.Fatalf("%s %s: stream reset (%v) instead of a gRPC status", method, scheme, f.ErrCode)
+		case *http2.MetaHeadersFrame:
+			if !f.StreamEnded() {
+				continue
+			}
+			msg := hv(f, "grpc-message")
+			dec, err := url.PathUnescape(msg)
+			if err != nil {
+				t.Errorf("grpc-message %q is not percent-encoded: %v", msg, err)
+			}
+			if s := hv(f, ":status"); s != "200" {
+				t.Errorf(":status %s, want 200", s)
+			}
+			return hv(f, "grpc-status"), dec
+		}
+	}
+}
+
+func hv(f *http2.MetaHeadersFrame, name string) string {
+	for _, hf := range f.Fields {
+		if hf.Name == name {
+			return hf.Value
+		}
+	}
+	return ""
 }
 
 func TestCredentialFailure(t *testing.T) {

@@ -129,7 +129,7 @@ func grpcMessage(s string) string {
 
 // upBody is the upstream request body: the checked first message, then the
 // rest of the box's stream. While what was taken from the box is small it
-// is kept, so GetBody can start over and http2.Transport may retry a
+// is kept, so GetBody can start over and the transport may retry a
 // stream the upstream refused (GOAWAY, REFUSED_STREAM) before it ran.
 type upBody struct {
 	restMu sync.Mutex // one read of rest at a time, with its append
