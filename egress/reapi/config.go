@@ -378,38 +378,10 @@ func (c *Config) rule(method string) (Rule, bool) {
 	return c.Rules[i], true
 }
 
-// EnvName is the variable that tells the box the endpoint:
-// AISAN_EGRESS_REAPI, or AISAN_EGRESS_<NAME> for grpc:NAME.
-func (c *Config) EnvName() string {
-	return "AISAN_EGRESS_" + strings.ToUpper(strings.ReplaceAll(c.Name, "-", "_"))
-}
-
 // Source builds the credential source the file names.
 func (c *Config) Source() (cred.Source, error) {
 	if c.TokenFile != "" {
 		return cred.File{Path: c.TokenFile}, nil
 	}
 	return cred.NewCommand("token_command in "+c.File, c.TokenCommand)
-}
-
-// ParseFlag splits an --egress value of this package's kinds:
-// "reapi=FILE" or "grpc:NAME=FILE". ok is false for any other kind, so
-// the caller can try the HTTP backends.
-func ParseFlag(v string) (name string, generic bool, file string, ok bool, err error) {
-	kind, file, found := strings.Cut(v, "=")
-	switch {
-	case kind == "reapi":
-		name = "reapi"
-	case strings.HasPrefix(kind, "grpc:"):
-		name, generic = strings.TrimPrefix(kind, "grpc:"), true
-		if !nameRE.MatchString(name) || name == "reapi" {
-			return "", false, "", true, fmt.Errorf("--egress %s: NAME must be 1 to 32 of a-z, 0-9, '-' and '_', starting with a letter, and not \"reapi\"", v)
-		}
-	default:
-		return "", false, "", false, nil
-	}
-	if !found || file == "" {
-		return "", false, "", true, fmt.Errorf("--egress %s: want %s=FILE", v, kind)
-	}
-	return name, generic, file, true, nil
 }

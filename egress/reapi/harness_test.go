@@ -334,7 +334,7 @@ func tokenScript(t testing.TB, dir string, fail bool) (script, countFile string)
 
 // newBox serves toml (with upstream and token_command filled in) against
 // up.
-func newBox(t testing.TB, up *upstream, extra string, fail bool) *box {
+func newBox(t testing.TB, up *upstream, extra string, fail bool, edit ...func(*Options)) *box {
 	t.Helper()
 	dir := t.TempDir()
 	script, count := tokenScript(t, dir, fail)
@@ -352,7 +352,7 @@ func newBox(t testing.TB, up *upstream, extra string, fail bool) *box {
 		t.Fatal(err)
 	}
 	log := &collector{}
-	srv, err := New(cfg, Options{
+	opts := Options{
 		Authority: inBox, Audit: log, RootCAs: up.pool,
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if addr != upAddr {
@@ -361,7 +361,11 @@ func newBox(t testing.TB, up *upstream, extra string, fail bool) *box {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", up.addr)
 		},
-	})
+	}
+	for _, f := range edit {
+		f(&opts)
+	}
+	srv, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package reapi
 import (
 	"bufio"
 	"context"
+	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +38,12 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxConns caps the box's concurrent connections; 0 means 64.
 	MaxConns int
+	// BoxToken, when set, must come with every stream as
+	// "authorization: Bearer TOKEN". It is for a box on the host network
+	// (--net), where any local process could reach a loopback listener;
+	// behind the relay's 0600 socket it is not needed. It is never
+	// forwarded.
+	BoxToken string
 }
 
 // Server serves one gRPC backend to one box.
@@ -194,6 +202,16 @@ func (c *boxConn) Close() error {
 	return c.schemeConn.Conn.Close()
 }
 
+// boxTokenOK compares in constant time, so the answer's timing does not
+// tell a guesser how much of the token was right.
+func boxTokenOK(values []string, token string) bool {
+	if len(values) != 1 {
+		return false
+	}
+	got, ok := strings.CutPrefix(values[0], "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}
+
 // copyBufs holds the buffers answers are copied through, so a busy box
 // does not allocate 64 KiB a stream.
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
@@ -231,6 +249,10 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		refuse(w, code, toBox)
 	}
 
+	if s.opts.BoxToken != "" && !boxTokenOK(r.Header.Values("Authorization"), s.opts.BoxToken) {
+		deny(codeUnauthenticated, "no or wrong box token", "this endpoint needs the box's token as authorization: Bearer TOKEN")
+		return
+	}
 	if err := checkHeaders(s.cfg, s.opts.Authority, r); err != nil {
 		deny(codePermissionDenied, err.Error(), err.Error())
 		return

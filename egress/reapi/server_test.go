@@ -530,3 +530,33 @@ func TestGenericBackend(t *testing.T) {
 		t.Errorf("REAPI method on a generic backend: %v", err)
 	}
 }
+
+func TestBoxToken(t *testing.T) {
+	up := startUpstream(t)
+	b := newBox(t, up, "", false, func(o *Options) { o.BoxToken = "box-secret" })
+	cc := b.client()
+	ctx := ctxT(t, 20*time.Second)
+	for _, tc := range []struct {
+		name string
+		md   []string
+		want codes.Code
+	}{
+		{"none", nil, codes.Unauthenticated},
+		{"wrong", []string{"authorization", "Bearer box-secreT"}, codes.Unauthenticated},
+		{"not bearer", []string{"authorization", "box-secret"}, codes.Unauthenticated},
+		{"twice", []string{"authorization", "Bearer box-secret", "authorization", "Bearer box-secret"}, codes.Unauthenticated},
+		{"right", []string{"authorization", "Bearer box-secret"}, codes.OK},
+	} {
+		_, err := rpc(metadata.AppendToOutgoingContext(ctx, tc.md...), cc, executeMethod, instMsg(testInst))
+		if status.Code(err) != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	calls := up.seen()
+	if len(calls) != 1 || strings.Join(calls[0].md.Get("authorization"), ",") != "Bearer "+hostToken {
+		t.Errorf("upstream saw %d calls; the box token must never be forwarded", len(calls))
+	}
+	if n := b.runs(); n != 1 {
+		t.Errorf("credential command ran %d times, want 1 (only for the admitted stream)", n)
+	}
+}
