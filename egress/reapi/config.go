@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -378,10 +379,19 @@ func (c *Config) rule(method string) (Rule, bool) {
 	return c.Rules[i], true
 }
 
-// Source builds the credential source the file names.
+// Source builds the credential source the file names: the file, read on
+// every stream, or the command, whose token is renewed ahead of its end.
 func (c *Config) Source() (cred.Source, error) {
 	if c.TokenFile != "" {
 		return cred.File{Path: c.TokenFile}, nil
 	}
-	return cred.NewCommand("token_command in "+c.File, c.TokenCommand)
+	cmd, err := cred.NewCommand("token_command in "+c.File, c.TokenCommand)
+	if err != nil {
+		return nil, err
+	}
+	return cred.Ahead{C: cmd, Margin: renewMargin}, nil
 }
+
+// renewMargin is how long before its end a token is renewed in the
+// background, so streams keep going while the helper runs.
+const renewMargin = 2 * time.Minute

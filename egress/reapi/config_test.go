@@ -38,8 +38,8 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd, ok := src.(*cred.Command)
-	if !ok || !slices.Equal(cmd.Argv, []string{"luci-auth", "token", "-scopes-cloud"}) {
+	a, ok := src.(cred.Ahead)
+	if !ok || !slices.Equal(a.C.Argv, []string{"luci-auth", "token", "-scopes-cloud"}) {
 		t.Errorf("source %#v", src)
 	}
 }
