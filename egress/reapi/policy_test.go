@@ -3,12 +3,14 @@ package reapi
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -224,7 +226,7 @@ func TestReadFirst(t *testing.T) {
 				rest = nil
 			}
 			r := bytes.NewReader(append(append([]byte(nil), tc.in...), rest...))
-			raw, got, err := readFirst(r, tc.enc, tc.max)
+			raw, got, err := readFirst(r, tc.enc, tc.max, noLimit)
 			if tc.want != "" {
 				var d *Denied
 				if !errors.As(err, &d) || !strings.Contains(err.Error(), tc.want) {
@@ -243,8 +245,54 @@ func TestReadFirst(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := readFirst(bytes.NewReader(frame(0, msg)[:8]), "", 1024); err == nil || errors.As(err, new(*Denied)) {
+	if _, _, err := readFirst(bytes.NewReader(frame(0, msg)[:8]), "", 1024, noLimit); err == nil || errors.As(err, new(*Denied)) {
 		t.Errorf("a cut stream is not a policy denial: %v", err)
+	}
+}
+
+func noLimit(int) error { return nil }
+
+func TestReadFirstReservesBeforeReading(t *testing.T) {
+	var asked []int
+	reserve := func(n int) error { asked = append(asked, n); return errors.New("no room") }
+	body := bytes.NewReader(frame(0, make([]byte, 500)))
+	if _, _, err := readFirst(body, "", 1024, reserve); err == nil || err.Error() != "no room" {
+		t.Fatalf("got %v", err)
+	}
+	if len(asked) != 1 || asked[0] != 505 || body.Len() != 500 {
+		t.Errorf("asked %v, left %d unread: the message must not be read before its memory is granted", asked, body.Len())
+	}
+}
+
+func TestBudget(t *testing.T) {
+	b := newBudget(100)
+	ctx := context.Background()
+	if err := b.acquire(ctx, 60); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int, 3)
+	go func() { b.acquire(ctx, 50); got <- 50 }()
+	time.Sleep(20 * time.Millisecond)
+	// First come, first served: a small request does not overtake.
+	go func() { b.acquire(ctx, 10); got <- 10 }()
+	time.Sleep(20 * time.Millisecond)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := b.acquire(cctx, 90); err == nil {
+		t.Fatal("a cancelled wait succeeded")
+	}
+	select {
+	case n := <-got:
+		t.Fatalf("%d granted while 60 of 100 are held", n)
+	default:
+	}
+	b.release(60)
+	if a, c := <-got, <-got; a+c != 60 {
+		t.Errorf("granted %d and %d", a, c)
+	}
+	b.release(60)
+	if b.avail != 100 {
+		t.Errorf("budget leaks: %d of 100", b.avail)
 	}
 }
 

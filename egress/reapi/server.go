@@ -38,6 +38,10 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxConns caps the box's concurrent connections; 0 means 64.
 	MaxConns int
+	// MaxHeld caps the bytes the box's streams hold on the host at once
+	// (first messages until they are sent, replay room); 0 means
+	// DefaultMaxHeld.
+	MaxHeld int
 	// BoxToken, when set, must come with every stream as
 	// "authorization: Bearer TOKEN". It is for a box on the host network
 	// (--net), where any local process could reach a loopback listener;
@@ -46,12 +50,17 @@ type Options struct {
 	BoxToken string
 }
 
+// DefaultMaxHeld lets a box keep a few dozen large first messages in
+// flight.
+const DefaultMaxHeld = 256 << 20
+
 // Server serves one gRPC backend to one box.
 type Server struct {
 	cfg  *Config
 	opts Options
 	src  cred.Source
 	ops  *opSet
+	mem  *budget
 	hs   *http.Server
 	up   *http.Transport
 	sem  chan struct{}
@@ -79,7 +88,12 @@ func New(cfg *Config, opts Options) (*Server, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 64
 	}
-	s := &Server{cfg: cfg, opts: opts, src: src, ops: newOpSet(), sem: make(chan struct{}, opts.MaxConns)}
+	if opts.MaxHeld <= 0 {
+		opts.MaxHeld = DefaultMaxHeld
+	}
+	// One stream must always fit, or it would wait forever.
+	opts.MaxHeld = max(opts.MaxHeld, 5+2*cfg.MaxFirstMessage+maxReplay)
+	s := &Server{cfg: cfg, opts: opts, src: src, ops: newOpSet(), mem: newBudget(opts.MaxHeld), sem: make(chan struct{}, opts.MaxConns)}
 
 	// The box side: prior-knowledge HTTP/2 only, no HTTP/1 and no Upgrade.
 	var box http.Protocols
@@ -216,116 +230,164 @@ func boxTokenOK(values []string, token string) bool {
 // does not allocate 64 KiB a stream.
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
-// serveStream runs one gRPC call: policy, credential, upstream, answer.
+// stream is one gRPC call on its way through: its audit entry and what
+// admit learned.
+type stream struct {
+	w        http.ResponseWriter
+	r        *http.Request
+	e        audit.Entry
+	held     int     // bytes taken from the budget
+	raw      []byte  // the first message as received
+	streamUp bool    // the request has more than one message
+	body     *upBody // the upstream request body, once sent
+	answered bool    // the upstream's answer has begun
+}
+
+// refuse answers the box with a gRPC status; reason goes to the audit log
+// and toBox to the client.
+func (st *stream) refuse(code int, reason, toBox string) {
+	st.e.Refused, st.e.Status = reason, code
+	refuse(st.w, code, toBox)
+}
+
+// serveStream runs one gRPC call: admit, credential, forward, answer.
+// Nothing after admit runs for a stream admit refused.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	e := audit.Entry{Backend: s.cfg.Name, Method: r.Method, Path: clip(r.RequestURI), Status: -1}
-	var body *upBody
-	answered := false
+	st := &stream{w: w, r: r, e: audit.Entry{Backend: s.cfg.Name, Method: r.Method, Path: clip(r.RequestURI), Status: -1}}
 	defer func() {
-		if body != nil {
-			e.BytesUp = body.sent()
+		s.mem.release(st.held)
+		if st.body != nil {
+			st.e.BytesUp = st.body.sent()
 		}
-		e.MS = float64(time.Since(start).Microseconds()) / 1000
-		s.opts.Audit.Log(e)
+		st.e.MS = float64(time.Since(start).Microseconds()) / 1000
+		s.opts.Audit.Log(st.e)
 	}()
 	defer func() {
 		v := recover()
 		if v == nil {
 			return
 		}
-		if v == http.ErrAbortHandler || answered {
-			if e.Refused == "" {
-				e.Refused = "stream aborted"
+		if v == http.ErrAbortHandler || st.answered {
+			if st.e.Refused == "" {
+				st.e.Refused = "stream aborted"
 			}
 			panic(http.ErrAbortHandler)
 		}
 		// A bug of ours must not let the stream through: refuse it.
-		e.Refused, e.Status = fmt.Sprintf("internal error: %v", v), codeInternal
-		refuse(w, codeInternal, "aisan egress internal error")
+		st.refuse(codeInternal, fmt.Sprintf("internal error: %v", v), "aisan egress internal error")
 	}()
-	deny := func(code int, reason, toBox string) {
-		e.Refused, e.Status = reason, code
-		refuse(w, code, toBox)
-	}
 
-	if s.opts.BoxToken != "" && !boxTokenOK(r.Header.Values("Authorization"), s.opts.BoxToken) {
-		deny(codeUnauthenticated, "no or wrong box token", "this endpoint needs the box's token as authorization: Bearer TOKEN")
-		return
-	}
-	if err := checkHeaders(s.cfg, s.opts.Authority, r); err != nil {
-		deny(codePermissionDenied, err.Error(), err.Error())
-		return
-	}
-	raw, msg, err := readFirst(r.Body, r.Header.Get("Grpc-Encoding"), s.cfg.MaxFirstMessage)
-	var d *Denied
-	if errors.As(err, &d) {
-		deny(codePermissionDenied, d.Reason, d.Reason)
-		return
-	}
-	if err != nil {
-		e.Refused = "box stream ended: " + err.Error()
-		return
-	}
-	if err := checkFirstMessage(s.cfg, r.RequestURI, msg, s.ops); err != nil {
-		deny(codePermissionDenied, err.Error(), err.Error())
+	if err := s.admit(st); err != nil {
+		var d *Denied
+		switch {
+		case errors.As(err, &d):
+			st.refuse(codePermissionDenied, d.Reason, d.Reason)
+		case errors.Is(err, errNoBoxToken):
+			st.refuse(codeUnauthenticated, err.Error(), "this endpoint needs the box's token as authorization: Bearer TOKEN")
+		default:
+			st.e.Refused = "box stream ended: " + err.Error()
+		}
 		return
 	}
 	tok, err := s.src.Token(r.Context())
 	if err != nil {
 		// The helper's own words stay on the host: the box learns only
 		// that the host has no credential.
-		deny(codeUnauthenticated, "credential: "+err.Error(),
+		st.refuse(codeUnauthenticated, "credential: "+err.Error(),
 			"the host has no credential for "+s.cfg.Upstream+" (its token command or file failed; see the egress audit log)")
 		return
 	}
+	resp, err := s.forward(st, tok)
+	if err != nil {
+		if r.Context().Err() != nil {
+			st.e.Refused = "box cancelled the stream"
+			return
+		}
+		st.refuse(codeUnavailable, "upstream: "+err.Error(), "upstream "+s.cfg.Upstream+" unavailable")
+		return
+	}
+	defer resp.Body.Close()
+	s.answer(st, resp)
+}
 
-	streamUp := s.cfg.clientStreams(r.RequestURI)
-	var rest io.Reader = r.Body
-	if streamUp {
+var errNoBoxToken = errors.New("no or wrong box token")
+
+// admit runs the whole policy, reading (within the budget) as much of the
+// request as the instance check needs; see policy.go.
+func (s *Server) admit(st *stream) error {
+	r := st.r
+	if s.opts.BoxToken != "" && !boxTokenOK(r.Header.Values("Authorization"), s.opts.BoxToken) {
+		return errNoBoxToken
+	}
+	if err := checkHeaders(s.cfg, s.opts.Authority, r); err != nil {
+		return err
+	}
+	reserve := func(n int) error {
+		if err := s.mem.acquire(r.Context(), n); err != nil {
+			return err
+		}
+		st.held += n
+		return nil
+	}
+	st.streamUp = s.cfg.clientStreams(r.RequestURI)
+	if st.streamUp {
+		if err := reserve(maxReplay); err != nil {
+			return err
+		}
+	}
+	raw, msg, err := readFirst(r.Body, r.Header.Get("Grpc-Encoding"), s.cfg.MaxFirstMessage, reserve)
+	if err != nil {
+		return err
+	}
+	if err := checkFirstMessage(s.cfg, r.RequestURI, msg, s.ops); err != nil {
+		return err
+	}
+	if !st.streamUp {
+		// A one-message request is read to its end, so it goes upstream
+		// with its length known and END_STREAM on its only DATA frame.
+		if err := onlyMessage(r.Body); err != nil {
+			return err
+		}
+	}
+	st.raw = raw
+	return nil
+}
+
+// forward starts the upstream call with the host's credential.
+func (s *Server) forward(st *stream, tok cred.Secret) (*http.Response, error) {
+	r := st.r
+	var rest io.Reader = http.NoBody
+	if st.streamUp {
 		// Large reads drain the box's window in few steps; the transport
 		// then sends them frame by frame.
 		rest = bufio.NewReaderSize(r.Body, 256<<10)
-	} else {
-		// A one-message request is read to its end, so it goes upstream
-		// with its length known and END_STREAM on its only DATA frame.
-		if raw, err = readRest(raw, r.Body, s.cfg.MaxFirstMessage); err != nil {
-			e.Refused = "box stream ended: " + err.Error()
-			return
-		}
-		rest = http.NoBody
 	}
-	body = newUpBody(raw, rest)
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "https://"+s.cfg.Upstream+r.RequestURI, body.view())
+	st.body = newUpBody(st.raw, rest)
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "https://"+s.cfg.Upstream+r.RequestURI, st.body.view())
 	if err != nil {
-		deny(codeInternal, "building upstream request: "+err.Error(), "aisan egress internal error")
-		return
+		return nil, err
 	}
 	req.Host = s.cfg.Upstream
 	req.Header = forwardHeaders(s.cfg, r.Header, tok.Reveal())
 	req.ContentLength = -1
-	if !streamUp {
-		req.ContentLength = int64(len(raw))
+	if !st.streamUp {
+		req.ContentLength = int64(len(st.raw))
 	}
-	req.GetBody = body.getBody
-	resp, err := s.up.RoundTrip(req)
-	if err != nil {
-		if r.Context().Err() != nil {
-			e.Refused = "box cancelled the stream"
-			return
-		}
-		deny(codeUnavailable, "upstream: "+err.Error(), "upstream "+s.cfg.Upstream+" unavailable")
-		return
-	}
-	defer resp.Body.Close()
+	req.GetBody = st.body.getBody
+	return s.up.RoundTrip(req)
+}
 
+// answer streams the upstream's answer to the box, trailers included.
+func (s *Server) answer(st *stream, resp *http.Response) {
+	w, r := st.w, st.r
 	h := w.Header()
 	for k, v := range resp.Header {
 		h[k] = v
 	}
 	trailersOnly := resp.Header.Get("Grpc-Status") != ""
 	w.WriteHeader(resp.StatusCode)
-	answered = true
+	st.answered = true
 	fl, _ := w.(http.Flusher)
 	if !s.cfg.serverStreams(r.RequestURI) {
 		fl = nil
@@ -349,10 +411,10 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 				scan.Write(buf[:n])
 			}
 			if _, err := w.Write(buf[:n]); err != nil {
-				e.Refused = "box went away: " + err.Error()
+				st.e.Refused = "box went away: " + err.Error()
 				return
 			}
-			e.BytesDown += int64(n)
+			st.e.BytesDown += int64(n)
 			if fl != nil {
 				fl.Flush()
 			}
@@ -362,7 +424,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		}
 		if rerr != nil {
 			// Reset the box's stream, as the upstream reset ours.
-			e.Refused = "upstream stream failed: " + rerr.Error()
+			st.e.Refused = "upstream stream failed: " + rerr.Error()
 			panic(http.ErrAbortHandler)
 		}
 	}
@@ -374,8 +436,10 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		status = resp.Header.Get("Grpc-Status")
 	}
 	if c, err := strconv.Atoi(status); err == nil {
-		e.Status = c
+		st.e.Status = c
 		if c == codeUnauthenticated {
+			// The upstream no longer takes the token: fetch a new one
+			// for the next stream.
 			if inv, ok := s.src.(interface{ Invalidate() }); ok {
 				inv.Invalidate()
 			}

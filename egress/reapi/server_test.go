@@ -207,6 +207,11 @@ func TestRefusedBeforeCredential(t *testing.T) {
 		if st != "7" {
 			t.Errorf("forged scheme header: grpc-status %q, want 7", st)
 		}
+		// A call that takes one message may not carry a second.
+		two := append(frame(0, instMsg(testInst)), frame(0, instMsg("projects/q/instances/x"))...)
+		if st, msg := rawRequest(t, b.sock, http.MethodPost, "http", "application/grpc", nil, two); st != "7" || !strings.Contains(msg, "more than one request message") {
+			t.Errorf("two messages: grpc-status %q message %q", st, msg)
+		}
 		// zstd cannot be checked, so a compressed first message is refused.
 		st, msg := rawRequest(t, b.sock, http.MethodPost, "http", "application/grpc", http.Header{"Grpc-Encoding": {"zstd"}}, frame(1, instMsg(testInst)))
 		if st != "7" || !strings.Contains(msg, "zstd") {

@@ -3,11 +3,13 @@ package reapi
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,9 +28,11 @@ const (
 
 // readFirst reads the first length-prefixed message of a request body.
 // raw is the frame as received (forwarded unchanged); msg is its payload,
-// gunzipped when the frame says it is compressed. A Denied error means
-// the message is not one we can check.
-func readFirst(body io.Reader, encoding string, max int) (raw, msg []byte, err error) {
+// gunzipped when the frame says it is compressed. reserve is asked for
+// the memory first, so that the box cannot make the host hold more than
+// the budget allows. A Denied error means the message is not one we can
+// check.
+func readFirst(body io.Reader, encoding string, max int, reserve func(int) error) (raw, msg []byte, err error) {
 	var hdr [5]byte
 	if n, err := io.ReadFull(body, hdr[:]); err != nil {
 		if n == 0 && errors.Is(err, io.EOF) {
@@ -43,6 +47,16 @@ func readFirst(body io.Reader, encoding string, max int) (raw, msg []byte, err e
 	if uint64(size) > uint64(max) {
 		return nil, nil, deny("first request message is %d bytes; the limit is %d (max_first_message)", size, max)
 	}
+	if hdr[0] == 1 && encoding != "gzip" {
+		return nil, nil, deny("first request message compressed with %q; only gzip can be checked", encoding)
+	}
+	need := 5 + int(size)
+	if hdr[0] == 1 {
+		need += max
+	}
+	if err := reserve(need); err != nil {
+		return nil, nil, err
+	}
 	raw = make([]byte, 5+int(size))
 	copy(raw, hdr[:])
 	if _, err := io.ReadFull(body, raw[5:]); err != nil {
@@ -52,9 +66,6 @@ func readFirst(body io.Reader, encoding string, max int) (raw, msg []byte, err e
 	if hdr[0] == 0 {
 		return raw, msg, nil
 	}
-	if encoding != "gzip" {
-		return nil, nil, deny("first request message compressed with %q; only gzip can be checked", encoding)
-	}
 	msg, err = gunzip(msg, max)
 	if err != nil {
 		return nil, nil, deny("first request message: %v", err)
@@ -62,17 +73,75 @@ func readFirst(body io.Reader, encoding string, max int) (raw, msg []byte, err e
 	return raw, msg, nil
 }
 
-// readRest reads what follows the first message of a one-message request,
-// up to max more bytes: normally nothing but END_STREAM.
-func readRest(raw []byte, body io.Reader, max int) ([]byte, error) {
-	more, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
-	if err != nil {
-		return nil, err
+// onlyMessage checks that a one-message request ends after its message.
+func onlyMessage(body io.Reader) error {
+	var b [1]byte
+	n, err := io.ReadFull(body, b[:])
+	if n > 0 {
+		return deny("more than one request message for a call that takes one")
 	}
-	if len(more) > max {
-		return nil, fmt.Errorf("more than %d bytes after the only request message", max)
+	if errors.Is(err, io.EOF) {
+		return nil
 	}
-	return append(raw, more...), nil
+	return err
+}
+
+// budget bounds the bytes a box's streams hold on the host at once: first
+// messages kept until they are checked and sent, and the replay room of
+// streaming requests. A stream that does not fit waits for others to end.
+type budget struct {
+	mu    sync.Mutex
+	avail int
+	wait  []*budgetWaiter
+}
+
+type budgetWaiter struct {
+	n     int
+	ready chan struct{}
+}
+
+func newBudget(n int) *budget { return &budget{avail: n} }
+
+// acquire takes n bytes (at most the whole budget), first come first
+// served.
+func (b *budget) acquire(ctx context.Context, n int) error {
+	b.mu.Lock()
+	if len(b.wait) == 0 && b.avail >= n {
+		b.avail -= n
+		b.mu.Unlock()
+		return nil
+	}
+	w := &budgetWaiter{n: n, ready: make(chan struct{})}
+	b.wait = append(b.wait, w)
+	b.mu.Unlock()
+	select {
+	case <-w.ready:
+		return nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		select {
+		case <-w.ready:
+			b.mu.Unlock()
+			b.release(n)
+		default:
+			b.wait = slices.DeleteFunc(b.wait, func(x *budgetWaiter) bool { return x == w })
+			b.mu.Unlock()
+			b.release(0)
+		}
+		return ctx.Err()
+	}
+}
+
+func (b *budget) release(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.avail += n
+	for len(b.wait) > 0 && b.avail >= b.wait[0].n {
+		w := b.wait[0]
+		b.avail -= w.n
+		close(w.ready)
+		b.wait = b.wait[1:]
+	}
 }
 
 // gunzip decompresses p, refusing output beyond max bytes.
