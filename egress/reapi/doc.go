@@ -45,6 +45,16 @@
 // decision instead of retrying what looks like a network fault. The
 // credential helper's own error stays in the host's audit log.
 //
+// # Limits and audit
+//
+// A box holds at most Options.MaxConns connections; the bytes its streams
+// keep on the host (first messages until they are checked and sent, room
+// to retry a stream the upstream turned away before it ran) come out of
+// one budget, reserved before a message is read, so a box can slow only
+// itself. Each stream is one audit.Entry: Status is the gRPC status
+// (-1 when the stream ended without one), Refused says why it did not
+// complete, and no header or message is ever logged.
+//
 // # What is not checked
 //
 // Only the first request message is read. ByteStream Write names its

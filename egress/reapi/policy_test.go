@@ -33,6 +33,22 @@ func grpcRequest(method, target string) *http.Request {
 	return r
 }
 
+// wantDenial: want "" means allowed, anything else a Denied whose reason
+// contains it.
+func wantDenial(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Errorf("refused: %v", err)
+		}
+		return
+	}
+	var d *Denied
+	if !errors.As(err, &d) || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want a denial with %q", err, want)
+	}
+}
+
 func TestCheckHeaders(t *testing.T) {
 	c := testConfig(t, "")
 	for _, tc := range []struct {
@@ -64,17 +80,7 @@ func TestCheckHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := grpcRequest(http.MethodPost, executeMethod)
 			tc.edit(r)
-			err := checkHeaders(c, inBox, r)
-			if tc.want == "" {
-				if err != nil {
-					t.Errorf("refused: %v", err)
-				}
-				return
-			}
-			var d *Denied
-			if !errors.As(err, &d) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, want a denial with %q", err, tc.want)
-			}
+			wantDenial(t, checkHeaders(c, inBox, r), tc.want)
 		})
 	}
 }
@@ -158,17 +164,7 @@ func TestCheckFirstMessage(t *testing.T) {
 		{"other instance op", prefix, pkgOps + "WaitOperation", s(1, "projects/p/instances/other/operations/x"), "operation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkFirstMessage(tc.c, tc.method, tc.msg, ops)
-			if tc.want == "" {
-				if err != nil {
-					t.Errorf("refused: %v", err)
-				}
-				return
-			}
-			var d *Denied
-			if !errors.As(err, &d) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, want a denial with %q", err, tc.want)
-			}
+			wantDenial(t, checkFirstMessage(tc.c, tc.method, tc.msg, ops), tc.want)
 		})
 	}
 }
@@ -228,10 +224,7 @@ func TestReadFirst(t *testing.T) {
 			r := bytes.NewReader(append(append([]byte(nil), tc.in...), rest...))
 			raw, got, err := readFirst(r, tc.enc, tc.max, noLimit)
 			if tc.want != "" {
-				var d *Denied
-				if !errors.As(err, &d) || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("got %v, want a denial with %q", err, tc.want)
-				}
+				wantDenial(t, err, tc.want)
 				return
 			}
 			if err != nil {
