@@ -123,6 +123,8 @@ type upstream struct {
 	opName  string
 	// noHash skips hashing Write data, so benchmarks time the transport.
 	noHash bool
+	// cancelled counts Hang streams whose client went away.
+	cancelled atomic.Int64
 }
 
 type countingListener struct {
@@ -231,6 +233,13 @@ func (u *upstream) handle(_ any, ss grpc.ServerStream) error {
 		return nil
 	case pkgREv2 + "Capabilities/GetCapabilities":
 		return status.Error(codes.Unauthenticated, "upstream refuses")
+	case "/pkg.Builds/Hang":
+		if err := ss.SendMsg(appendString(nil, 1, "started")); err != nil {
+			return err
+		}
+		<-ss.Context().Done()
+		u.cancelled.Add(1)
+		return ss.Context().Err()
 	}
 	return ss.SendMsg(appendString(nil, 1, "ok:"+method))
 }

@@ -568,3 +568,108 @@ func TestBoxToken(t *testing.T) {
 		t.Errorf("credential command ran %d times, want 1 (only for the admitted stream)", n)
 	}
 }
+
+// TestBoxCancelReachesUpstream: a box that gives up on a long call frees
+// the upstream's stream too.
+func TestBoxCancelReachesUpstream(t *testing.T) {
+	up := startUpstream(t)
+	b := newBox(t, up, "# generic\nmethods = [\"/pkg.Builds/Hang\"]\n", false)
+	cc := b.client()
+	ctx, cancel := context.WithCancel(ctxT(t, 20*time.Second))
+	s, err := cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, "/pkg.Builds/Hang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SendMsg(instMsg("x"))
+	s.CloseSend()
+	var m []byte
+	if err := s.RecvMsg(&m); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for up.cancelled.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream stream outlived the box's")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestUpstreamDiesMidStream: when the upstream connection breaks, the
+// box's stream fails at once instead of hanging, and the audit log says
+// why.
+func TestUpstreamDiesMidStream(t *testing.T) {
+	up := startUpstream(t)
+	b := newBox(t, up, "# generic\nmethods = [\"/pkg.Builds/Hang\"]\n", false)
+	cc := b.client()
+	ctx := ctxT(t, 20*time.Second)
+	s, err := cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, "/pkg.Builds/Hang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SendMsg(instMsg("x"))
+	s.CloseSend()
+	var m []byte
+	if err := s.RecvMsg(&m); err != nil {
+		t.Fatal(err)
+	}
+	up.srv.Stop()
+	errc := make(chan error, 1)
+	go func() { errc <- s.RecvMsg(&m) }()
+	select {
+	case err := <-errc:
+		if status.Code(err) == codes.OK {
+			t.Errorf("stream ended cleanly after the upstream died: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the box's stream hangs after the upstream died")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		es := b.log.entries()
+		if len(es) == 1 && strings.Contains(es[0].Refused, "upstream") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("audit: %s", mustJSON(es))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestMaxConns: connections beyond the cap are closed unread.
+func TestMaxConns(t *testing.T) {
+	up := startUpstream(t)
+	b := newBox(t, up, "", false, func(o *Options) { o.MaxConns = 1 })
+	first, err := net.Dial("unix", b.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	io.WriteString(first, http2.ClientPreface)
+	time.Sleep(50 * time.Millisecond)
+	second, err := net.Dial("unix", b.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	second.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := second.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("second connection: %v, want it closed", err)
+	}
+	first.Close()
+	// The slot frees: a client gets through again.
+	cc := b.client()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := rpc(ctxT(t, 5*time.Second), cc, executeMethod, instMsg(testInst))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the first connection closed: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
