@@ -2,6 +2,7 @@ package reapi
 
 import (
 	"bytes"
+	"compress/gzip"
 	"net/http"
 	"slices"
 	"strings"
@@ -143,6 +144,39 @@ func FuzzSchemeConn(f *testing.F) {
 				}
 				return
 			}
+		}
+	})
+}
+
+// FuzzReadFirst: framing and gzip never panic, never read past the first
+// message, and never hand back more than the limit.
+func FuzzReadFirst(f *testing.F) {
+	msg := appendString(nil, 1, testInst)
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(msg)
+	zw.Close()
+	f.Add(frame(0, msg), "")
+	f.Add(append([]byte{1, 0, 0, 0, byte(zb.Len())}, zb.Bytes()...), "gzip")
+	f.Add(frame(1, msg), "gzip")
+	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff}, "")
+	f.Fuzz(func(t *testing.T, data []byte, enc string) {
+		const max = 4096
+		r := bytes.NewReader(data)
+		raw, msg, err := readFirst(r, enc, max, func(n int) error {
+			if n > 5+2*max {
+				t.Fatalf("asked for %d bytes", n)
+			}
+			return nil
+		})
+		if err != nil {
+			return
+		}
+		if !bytes.HasPrefix(data, raw) || len(data)-r.Len() != len(raw) {
+			t.Fatalf("read %d bytes for a %d-byte frame", len(data)-r.Len(), len(raw))
+		}
+		if len(msg) > max {
+			t.Fatalf("message of %d bytes past the limit", len(msg))
 		}
 	})
 }
