@@ -4,8 +4,8 @@
 //
 // # Shape
 //
-// Inside the box a build client (siso, bazel, reclient) dials a loopback
-// address, AISAN_EGRESS_REAPI or AISAN_EGRESS_<NAME>, and speaks
+// Inside the box a build client (siso, bazel, reclient) dials the
+// loopback address its AISAN_EGRESS_ variable names, and speaks
 // plaintext HTTP/2 with prior knowledge; the in-box relay pumps those
 // bytes to a Unix socket in the slot's run dir. [Server.Serve] answers
 // there with net/http's HTTP/2 server, limited to unencrypted HTTP/2 (no
