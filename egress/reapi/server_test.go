@@ -569,14 +569,11 @@ func TestBoxToken(t *testing.T) {
 	}
 }
 
-// TestBoxCancelReachesUpstream: a box that gives up on a long call frees
-// the upstream's stream too.
-func TestBoxCancelReachesUpstream(t *testing.T) {
-	up := startUpstream(t)
+// startHang opens a call that the upstream answers once and then holds
+// open until its client goes away.
+func startHang(t *testing.T, ctx context.Context, up *upstream) (*box, grpc.ClientStream) {
 	b := newBox(t, up, "# generic\nmethods = [\"/pkg.Builds/Hang\"]\n", false)
-	cc := b.client()
-	ctx, cancel := context.WithCancel(ctxT(t, 20*time.Second))
-	s, err := cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, "/pkg.Builds/Hang")
+	s, err := b.client().NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, "/pkg.Builds/Hang")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,6 +583,15 @@ func TestBoxCancelReachesUpstream(t *testing.T) {
 	if err := s.RecvMsg(&m); err != nil {
 		t.Fatal(err)
 	}
+	return b, s
+}
+
+// TestBoxCancelReachesUpstream: a box that gives up on a long call frees
+// the upstream's stream too.
+func TestBoxCancelReachesUpstream(t *testing.T) {
+	up := startUpstream(t)
+	ctx, cancel := context.WithCancel(ctxT(t, 20*time.Second))
+	startHang(t, ctx, up)
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for up.cancelled.Load() == 0 {
@@ -601,20 +607,9 @@ func TestBoxCancelReachesUpstream(t *testing.T) {
 // why.
 func TestUpstreamDiesMidStream(t *testing.T) {
 	up := startUpstream(t)
-	b := newBox(t, up, "# generic\nmethods = [\"/pkg.Builds/Hang\"]\n", false)
-	cc := b.client()
-	ctx := ctxT(t, 20*time.Second)
-	s, err := cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, "/pkg.Builds/Hang")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.SendMsg(instMsg("x"))
-	s.CloseSend()
-	var m []byte
-	if err := s.RecvMsg(&m); err != nil {
-		t.Fatal(err)
-	}
+	b, s := startHang(t, ctxT(t, 20*time.Second), up)
 	up.srv.Stop()
+	var m []byte
 	errc := make(chan error, 1)
 	go func() { errc <- s.RecvMsg(&m) }()
 	select {
