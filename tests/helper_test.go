@@ -150,6 +150,9 @@ func runHelper(name string, args []string) int {
 			return 97
 		}
 	}
+	if code, ok := grpcHelper(name, args); ok {
+		return code
+	}
 	if code, ok := strictHelper(name, args); ok {
 		return code
 	}

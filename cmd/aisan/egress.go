@@ -12,6 +12,7 @@ import (
 
 	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/hostproxy"
+	"github.com/aisan-dev/aisan/egress/reapi"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
@@ -97,4 +98,44 @@ func startHosts(ctx context.Context, e jail.Endpoint) (func(), []string, error) 
 		return nil, nil, err
 	}
 	return func() { p.Close(); log.Close() }, env, nil
+}
+
+// startGRPC serves a REAPI (reapi=FILE) or any gRPC allow-list
+// (grpc:NAME=FILE) endpoint: prior-knowledge h2c from the box, checked per
+// stream, to the configured TLS upstream with the host's credential.
+func startGRPC(generic bool) egressStarter {
+	return func(ctx context.Context, e jail.Endpoint) (func(), []string, error) {
+		name := "reapi"
+		if generic {
+			name = strings.TrimPrefix(e.Name, "grpc:")
+		}
+		if e.Socket == "" {
+			return nil, nil, fmt.Errorf("--egress %s with --net is not supported yet; drop --net (the box reaches it through its own loopback)", e.Name)
+		}
+		cfg, err := reapi.Load(name, generic, e.Param)
+		if err != nil {
+			return nil, nil, err
+		}
+		src, err := cfg.Source()
+		if err != nil {
+			return nil, nil, err
+		}
+		log, err := openEgressAudit(e.Slot)
+		if err != nil {
+			return nil, nil, err
+		}
+		srv, err := reapi.New(cfg, reapi.Options{Authority: "127.0.0.1:" + strconv.Itoa(e.Port), Audit: log, Source: src})
+		if err != nil {
+			log.Close()
+			return nil, nil, err
+		}
+		ln, err := listenEndpoint(e)
+		if err != nil {
+			srv.Close()
+			log.Close()
+			return nil, nil, err
+		}
+		go srv.Serve(ln)
+		return func() { srv.Close(); log.Close() }, nil, nil
+	}
 }

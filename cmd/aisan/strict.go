@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -75,6 +76,12 @@ func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, erro
 		if err != nil {
 			return nil, withHint(usageErr("%v", err), "aisan run --help lists the options")
 		}
+		if (er.Backend == "reapi" || er.Backend == "grpc") && er.Param != "" {
+			// FILE as the user meant it: relative to where they are.
+			if abs, err := filepath.Abs(er.Param); err == nil {
+				er.Param = abs
+			}
+		}
 		if er.Backend != "" && !explainOnly && egressBackends[er.Backend] == nil {
 			return nil, withHint(fmt.Errorf("--egress %s: %w", er.Name, jail.ErrNoBackend), "relay a host socket instead: --egress NAME=SOCKET")
 		}
@@ -129,8 +136,8 @@ var egressBackends = map[string]egressStarter{
 	"codex":             nil,
 	"openai":            nil,
 	"openai-compatible": nil,
-	"reapi":             nil,
-	"grpc":              nil,
+	"reapi":             startGRPC(false),
+	"grpc":              startGRPC(true),
 	jail.HostsBackend:   startHosts,
 }
 

@@ -1,0 +1,175 @@
+package tests
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// rawCodec moves gRPC messages as bytes, so no generated code is needed on
+// either side.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) { return *(v.(*[]byte)), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	*(v.(*[]byte)) = append([]byte(nil), data...)
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
+
+// instanceMessage is a REAPI request whose field 1 (instance_name) is s.
+func instanceMessage(s string) []byte {
+	return protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), s)
+}
+
+// grpcHelper is the gRPC client run inside boxes: grpc-call
+// LABEL=METHOD@INSTANCE... dials $AISAN_EGRESS_REAPI (h2c), makes each call
+// with one message naming INSTANCE and the box's own "authorization"
+// header, and prints "LABEL: code=N message".
+func grpcHelper(name string, args []string) (int, bool) {
+	if name != "grpc-call" {
+		return 0, false
+	}
+	conn, err := grpc.NewClient(os.Getenv("AISAN_EGRESS_REAPI"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		fmt.Println("dial error:", err)
+		return 1, true
+	}
+	defer conn.Close()
+	for _, a := range args {
+		label, call, _ := strings.Cut(a, "=")
+		method, inst, _ := strings.Cut(call, "@")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer box-own-token")
+		in, out := instanceMessage(inst), []byte(nil)
+		err = conn.Invoke(ctx, method, &in, &out, grpc.ForceCodec(rawCodec{}))
+		cancel()
+		st, _ := status.FromError(err)
+		fmt.Printf("%s: code=%d %s\n", label, st.Code(), st.Message())
+	}
+	return 0, true
+}
+
+// grpcUpstream is a TLS gRPC server on loopback, standing in for a remote
+// build service: it answers every method and records what reached it.
+type grpcUpstream struct {
+	mu    sync.Mutex
+	calls []string // method, authorization
+	addr  string
+}
+
+func startGRPCUpstream(t *testing.T, ca testCA) *grpcUpstream {
+	t.Helper()
+	u := &grpcUpstream{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.addr = ln.Addr().String()
+	srv := grpc.NewServer(
+		grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{ca.server}})),
+		grpc.ForceServerCodec(rawCodec{}),
+		grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+			method, _ := grpc.MethodFromServerStream(stream)
+			md, _ := metadata.FromIncomingContext(stream.Context())
+			var msg []byte
+			stream.RecvMsg(&msg)
+			u.mu.Lock()
+			u.calls = append(u.calls, method+" "+strings.Join(md.Get("authorization"), ","))
+			u.mu.Unlock()
+			reply := []byte{}
+			return stream.SendMsg(&reply)
+		}),
+	)
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	return u
+}
+
+func (u *grpcUpstream) seen() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.calls...)
+}
+
+// TestStrictREAPI: a gRPC client in a real strict box reaches a TLS
+// upstream through --egress reapi=FILE. Allowed calls arrive with the
+// host's credential and without the box's own authorization; a foreign
+// method, UpdateActionResult and a foreign instance are refused with
+// PERMISSION_DENIED before the credential command runs; a failing
+// credential command gives UNAUTHENTICATED. Every stream is in the
+// egress log.
+func TestStrictREAPI(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "rbe.test")
+	up := startGRPCUpstream(t, ca)
+	count := filepath.Join(dir, "token-runs")
+	helper := filepath.Join(dir, "token")
+	os.WriteFile(helper, []byte("#!/bin/sh\necho run >> "+count+"\necho host-token-123\n"), 0o755)
+	conf := filepath.Join(dir, "reapi.toml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("upstream = %q\ninstance = \"projects/p/instances/default\"\ntoken_command = %q\n", up.addr, helper)), 0o600)
+	env = append(env, "SSL_CERT_FILE="+ca.pemPath)
+
+	const inst = "projects/p/instances/default"
+	const v2 = "/build.bazel.remote.execution.v2."
+	calls := []string{
+		"caps=" + v2 + "Capabilities/GetCapabilities@" + inst,
+		"cas=" + v2 + "ContentAddressableStorage/FindMissingBlobs@" + inst,
+		"foreign=/some.Other/Method@" + inst,
+		"poison=" + v2 + "ActionCache/UpdateActionResult@" + inst,
+		"instance=" + v2 + "ContentAddressableStorage/FindMissingBlobs@projects/other/instances/x",
+	}
+	opts := append(helperOpts("grpc-call"), "--egress", "reapi="+conf)
+	r := strict(t, repo, env, opts, append([]string{self()}, calls...)...)
+	if r.code != 0 {
+		t.Fatalf("box: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for what, want := range map[string]string{"caps:": "code=0", "cas:": "code=0", "foreign:": "code=7", "poison:": "code=7", "instance:": "code=7"} {
+		if l := lineWith(r.stdout, what); !strings.Contains(l, want) {
+			t.Errorf("%s %q; want %s\n%s", what, l, want, r.stdout)
+		}
+	}
+	seen := up.seen()
+	if len(seen) != 2 {
+		t.Errorf("the upstream saw %q; want exactly the two allowed calls", seen)
+	}
+	for _, s := range seen {
+		if !strings.HasSuffix(s, " Bearer host-token-123") || strings.Contains(s, "box-own-token") {
+			t.Errorf("the upstream got %q; want the host's credential only", s)
+		}
+	}
+	if b, _ := os.ReadFile(count); strings.Count(string(b), "run") > 2 {
+		t.Errorf("the credential command ran %d times for 2 allowed calls", strings.Count(string(b), "run"))
+	}
+
+	// A failing credential command: UNAUTHENTICATED.
+	os.WriteFile(helper, []byte("#!/bin/sh\necho no login >&2\nexit 1\n"), 0o755)
+	r = strict(t, repo, env, opts, self(), calls[0])
+	if !strings.Contains(r.stdout, "code=16") {
+		t.Errorf("with a failing credential command: %q; want code=16", r.stdout)
+	}
+
+	var slotName string
+	for n := range slotList(t, env) {
+		slotName = n
+	}
+	logs := aisan(t, env, "", "logs", "--egress", slotName)
+	if !strings.Contains(logs.stdout, "GetCapabilities") || !strings.Contains(logs.stdout, "UpdateActionResult") {
+		t.Errorf("egress log: %q", logs.stdout)
+	}
+}
