@@ -224,14 +224,37 @@ func opencodeUserSetup(rule string) func(t *testing.T, home string, s *standIn) 
 	}
 }
 
-// TestAgentOpencodeUserRules runs the real opencode on a harmless command
-// and a pkill, with the user's "bash": "ask" or "deny", unjailed and
-// jailed. With "ask", 'opencode run' rejects both calls unasked in both
-// cases (and jailed, the pkill meets aisan's deny); with "deny" the model
-// is not even offered the bash tool, in both cases.
+// toolErrors are the errors of the tool calls in 'opencode run --format
+// json' output, by call id.
+func toolErrors(output string) map[string]string {
+	errs := map[string]string{}
+	for _, line := range strings.Split(output, "\n") {
+		var ev struct {
+			Type string `json:"type"`
+			Part struct {
+				CallID string `json:"callID"`
+				State  struct {
+					Error string `json:"error"`
+				} `json:"state"`
+			} `json:"part"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "tool_use" && ev.Part.State.Error != "" {
+			errs[ev.Part.CallID] = ev.Part.State.Error
+		}
+	}
+	return errs
+}
+
+// TestAgentOpencodeUserRules runs the real opencode, unjailed and jailed,
+// with the user's "bash": "ask" or "deny" in a JSONC file of theirs. With
+// "ask", 'opencode run' rejects a call unasked and stops: unjailed that is
+// the first call, the pkill; jailed the pkill meets aisan's deny first (and
+// the model is told), then the harmless call is rejected as unjailed.
+// With "deny" the model is not even offered the bash tool, in both cases.
 func TestAgentOpencodeUserRules(t *testing.T) {
 	requireJail(t)
 	bin := nodeBin(t, "opencode")
+	const rejected = "The user rejected permission to use this specific tool call."
 	for _, rule := range []string{"ask", "deny"} {
 		for _, jailed := range []bool{false, true} {
 			name := rule + map[bool]string{false: "-unjailed", true: "-jailed"}[jailed]
@@ -239,7 +262,7 @@ func TestAgentOpencodeUserRules(t *testing.T) {
 				home, _ := testEnv(t)
 				m := startMarker(t)
 				dir := worktree(t)
-				s := newScriptedStandIn(t, []string{"echo hi", m.killCommand()}, chatAPI)
+				s := newScriptedStandIn(t, []string{m.killCommand(), "echo hi"}, chatAPI)
 				a := opencodeAgent
 				a.setup = opencodeUserSetup(rule)
 				env := append(jailEnv(home, bin), a.setup(t, home, s)...)
@@ -251,38 +274,32 @@ func TestAgentOpencodeUserRules(t *testing.T) {
 					}
 					output = run.stdout + run.stderr
 				} else {
-					run := runAgent(t, s, dir, env, filepath.Join(bin, "opencode"), a.args[1:]...)
-					output = run.output
-				}
-				if err := a.done(output); err != nil {
-					t.Errorf("opencode did not finish (%v):\n%s", err, output)
+					output = runAgent(t, s, dir, env, filepath.Join(bin, "opencode"), a.args[1:]...).output
 				}
 				if !m.alive() {
 					t.Errorf("the marker died: %q ran", m.killCommand())
 				}
-				t.Logf("requests: %s", s.requests())
-				first, ran := s.resultOf(0)
-				switch rule {
-				case "deny":
-					if ran || strings.Contains(s.requests(), "(called bash") {
-						t.Errorf("with bash denied, opencode offered the model the bash tool; requests: %s\n%s", s.requests(), first)
+				errs := toolErrors(output)
+				t.Logf("tool errors: %q", errs)
+				switch {
+				case rule == "deny":
+					if len(errs) != 0 || strings.Contains(s.requests(), "(called bash") {
+						t.Errorf("with bash denied, opencode offered the model the bash tool; requests: %s\n%s", s.requests(), output)
 					}
-				case "ask":
-					if !ran {
-						t.Fatalf("opencode never answered the harmless call; requests: %s\n%s", s.requests(), output)
+					if err := a.done(output); err != nil {
+						t.Errorf("opencode did not finish (%v):\n%s", err, output)
 					}
-					t.Logf("harmless call: %s", first)
-					if hiLine.MatchString(first) || !strings.Contains(first, "rejected") {
-						t.Errorf("with bash: ask, 'opencode run' ran the harmless call instead of rejecting it:\n%s", first)
+				case !jailed:
+					if errs[callID(0)] != rejected || len(errs) != 1 {
+						t.Errorf("unjailed with bash: ask, the pkill was not rejected unasked:\n%s", output)
 					}
-					killed, _ := s.resultOf(1)
-					t.Logf("pkill: %s", killed)
-					refused := strings.Contains(killed, "rejected")
-					if jailed {
-						refused = strings.Contains(killed, "prevents you from using this specific tool call") && strings.Contains(killed, `"pkill *"`)
+				default:
+					denied, _ := s.resultOf(0)
+					if !strings.Contains(denied, "prevents you from using this specific tool call") || !strings.Contains(denied, `"pkill *"`) {
+						t.Errorf("jailed, the pkill was not denied by aisan's rule; the model was told:\n%s", denied)
 					}
-					if !refused {
-						t.Errorf("the pkill was not refused as it should be (jailed=%v):\n%s", jailed, killed)
+					if errs[callID(1)] != rejected {
+						t.Errorf("jailed with bash: ask, the harmless call was not rejected unasked as unjailed:\n%s", output)
 					}
 				}
 			})
