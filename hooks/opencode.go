@@ -533,6 +533,13 @@ const maxLayerSize = 1 << 20
 // end opened without following; a FIFO, a device or a directory where a
 // config should be is an error.
 func GatherOpencode(home, cwd string, getenv func(string) string) (OpencodeSetup, error) {
+	// Relative, they would name files of whatever directory we run in.
+	if !filepath.IsAbs(cwd) {
+		return OpencodeSetup{}, bug(fmt.Errorf("opencode's directory %q is not an absolute path", cwd))
+	}
+	if !filepath.IsAbs(home) {
+		return OpencodeSetup{}, fmt.Errorf("HOME %q is not an absolute path, so opencode's config files cannot be found", home)
+	}
 	s := OpencodeSetup{Permission: getenv("OPENCODE_PERMISSION"), Getenv: getenv}
 	add := func(path string) error {
 		data, ok, err := readLayer(path)
