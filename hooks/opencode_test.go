@@ -360,6 +360,37 @@ func TestGatherOpencodeRefuses(t *testing.T) {
 	}
 }
 
+// BenchmarkOpencodeLaunch is what a launch pays: the lookups up a
+// worktree and two config files read and decided.
+func BenchmarkOpencodeLaunch(b *testing.B) {
+	root := b.TempDir()
+	home := filepath.Join(root, "home")
+	cwd := filepath.Join(root, "src/repo/a/b")
+	for _, d := range []string{filepath.Join(home, ".config/opencode"), filepath.Join(root, "src/repo/.git"), cwd} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for p, data := range map[string]string{
+		filepath.Join(home, ".config/opencode/opencode.jsonc"): `{/* mine */ "permission": {"bash": "ask"}, "provider": {"x": {"options": {"apiKey": "{env:KEY}"}}}}`,
+		filepath.Join(root, "src/repo/opencode.json"):          `{"permission": {"bash": {"*": "ask", "git *": "allow"}}}`,
+	} {
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	getenv := func(string) string { return "" }
+	for b.Loop() {
+		s, err := GatherOpencode(home, cwd, getenv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := OpencodePermission(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func FuzzOpencodePermission(f *testing.F) {
 	paths, _ := filepath.Glob("testdata/opencode/*.txtar")
 	for _, path := range paths {
