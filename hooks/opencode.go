@@ -26,8 +26,10 @@ package hooks
 // What is out of reach: rules set per agent ("agent": {"build":
 // {"permission": …}}, or an agent's markdown file) come after the global
 // ones, so such a rule that matches a kill command outranks ours, as it
-// would outrank any global rule; and remote configs (a server's
-// .well-known/opencode, an organisation's account config) are not read.
+// would outrank any global rule; remote configs (a server's
+// .well-known/opencode, an organisation's account config) are not read,
+// nor the TOML config of old opencode releases, which opencode converts to
+// config.json on its next start.
 // Like the Claude Code and Codex hooks, this is an explanation for the
 // agent; the jail is the boundary.
 
