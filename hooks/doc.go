@@ -1,6 +1,8 @@
 // Package hooks registers aisan's kill guard with the agents: a PreToolUse
 // hook for the Bash tool in Claude Code's settings.json and in Codex's
-// hooks.json, and a bash permission rule for opencode.
+// hooks.json, and for opencode bash permission rules that go after every
+// rule of the user's (the rules of that part open hooks/opencode.go; it
+// edits no file, it reads opencode's config layers and sets a variable).
 //
 // The files it edits are the user's, hand-edited and shared with the agents,
 // which rewrite them too. So every edit follows the same rules.

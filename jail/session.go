@@ -169,7 +169,7 @@ func planWith(req Request, h Host, slotName string, historyBinds []history.Bind,
 	if err != nil {
 		return nil, err
 	}
-	extra, err := extraEnv(req.Kind, h.Env)
+	extra, err := extraEnv(req.Kind, h)
 	if err != nil {
 		return nil, err
 	}
@@ -526,15 +526,33 @@ func slotRuntimeDir(h Host, slotName string) string {
 }
 
 // extraEnv is what a kind adds to the environment: opencode has no
-// command hooks, so its permission rules carry the kill guard.
-func extraEnv(kind Kind, env []string) ([]string, error) {
+// command hooks, so its permission rules carry the kill guard, merged
+// after the rules of the user's that opencode will read from h's files
+// and environment.
+func extraEnv(kind Kind, h Host) ([]string, error) {
 	if kind != KindOpencode {
 		return nil, nil
 	}
-	existing, _ := lookupFunc(env)("OPENCODE_PERMISSION")
-	v, err := hooks.OpencodePermission(existing)
+	look := lookupFunc(h.Env)
+	getenv := func(k string) string { v, _ := look(k); return v }
+	home := getenv("HOME")
+	if home == "" {
+		home = h.Home
+	}
+	// Both steps fail on the user's files or variables, which they fix.
+	fail := func(err error) error {
+		return fmt.Errorf("%w (aisan adds its kill rules after opencode's own, so it reads them all: fix it, or unset it)", err)
+	}
+	setup, err := hooks.GatherOpencode(home, h.Cwd, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("%w; fix or unset OPENCODE_PERMISSION", err)
+		return nil, fail(err)
+	}
+	v, set, err := hooks.OpencodePermission(setup)
+	switch {
+	case err != nil:
+		return nil, fail(err)
+	case !set:
+		return nil, nil
 	}
 	return []string{"OPENCODE_PERMISSION=" + v}, nil
 }

@@ -667,11 +667,52 @@ func TestHookInstallCLI(t *testing.T) {
 	if err := os.WriteFile(settings, []byte(broken), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	expect(aisan(t, env, "", "install-hook", "--claude"), 1, "",
-		"aisan: error: editing \""+settings+"\": line 2, column 20: invalid character '/' looking for beginning of object key string\n"+
+	refusedClaude := "aisan: error: claude: editing \"" + settings + "\": line 2, column 20: invalid character '/' looking for beginning of object key string\n" +
+		"aisan: hint: the file was left untouched: fix it (JSON allows no comments or trailing commas) and run the command again\n"
+	expect(aisan(t, env, "", "install-hook", "--claude"), 1, "", refusedClaude)
+	untouched := func(path, content string) {
+		t.Helper()
+		if got, _ := os.ReadFile(path); string(got) != content {
+			t.Fatalf("the refused file %s changed:\n%s", path, got)
+		}
+		if bak, _ := os.ReadFile(path + ".aisan-bak"); string(bak) == content {
+			t.Fatalf("a backup of the refused file %s was written", path)
+		}
+	}
+	untouched(settings, broken)
+
+	// Each agent is reported on its own: a broken Claude file does not
+	// cost Codex its hook, and the exit status says something failed.
+	expect(aisan(t, env, "", "install-hook"), 1,
+		"codex: added the guard hook to "+hooksJSON+" (previous content in "+hooksJSON+".aisan-bak)\n"+
+			"codex: codex skips a new or changed hook until you trust it: open /hooks in codex and approve it (managed hooks are trusted by policy)\n",
+		refusedClaude)
+	untouched(settings, broken)
+	if data, _ := os.ReadFile(hooksJSON); !bytes.Contains(data, []byte(bin+" guard")) {
+		t.Fatalf("codex's hooks.json has no hook after the run that refused claude's file:\n%s", data)
+	}
+	expect(aisan(t, env, "", "uninstall-hook"), 1,
+		"codex: removed the guard hook from "+hooksJSON+" (previous content in "+hooksJSON+".aisan-bak)\n",
+		"aisan: error: claude: editing \""+settings+"\": line 2, column 20: invalid character '/' looking for beginning of object key string\n"+
 			"aisan: hint: the file was left untouched: fix it (JSON allows no comments or trailing commas) and run the command again\n")
-	if got, _ := os.ReadFile(settings); string(got) != broken {
-		t.Fatalf("the refused file changed:\n%s", got)
+	untouched(settings, broken)
+
+	// And the other way round: a broken hooks.json, a good settings.json.
+	if err := os.WriteFile(settings, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	brokenCodex := "{\"hooks\": {\"PreToolUse\": [],}}\n"
+	if err := os.WriteFile(hooksJSON, []byte(brokenCodex), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(hooksJSON + ".aisan-bak")
+	expect(aisan(t, env, "", "install-hook"), 1,
+		"claude: added the guard hook to "+settings+" (previous content in "+settings+".aisan-bak)\n",
+		"aisan: error: codex: editing \""+hooksJSON+"\": line 1, column 29: invalid character '}' looking for beginning of object key string\n"+
+			"aisan: hint: the file was left untouched: fix it (JSON allows no comments or trailing commas) and run the command again\n")
+	untouched(hooksJSON, brokenCodex)
+	if got, _ := os.ReadFile(settings); string(got) != want {
+		t.Fatalf("settings.json after the run that refused codex's file:\n%s\nwant:\n%s", got, want)
 	}
 
 	expect(aisan(t, env, "", "install-hook", "extra"), 2, "",

@@ -22,7 +22,8 @@ if set), Codex from ~/.codex/hooks.json ($CODEX_HOME if set). The hook is
 merged into the file: every other setting and hook is kept. The previous
 content is saved to <file>.aisan-bak first, and the file is replaced
 atomically. A file that is not valid JSON (comments, trailing commas) is
-refused and left untouched. Running the command again changes nothing.
+refused and left untouched; the other agent still gets its hook, and the
+exit status is 1. Running the command again changes nothing.
 
 The hook runs this aisan binary by its absolute path; after moving the
 binary, run install-hook again.
@@ -47,7 +48,8 @@ Usage: aisan uninstall-hook [--claude] [--codex]
 
 Removes the hook that install-hook added, and only that, from
 ~/.claude/settings.json and ~/.codex/hooks.json. The previous content is
-saved to <file>.aisan-bak first.
+saved to <file>.aisan-bak first. A file that cannot be edited is left
+untouched and reported; the other is still done, and the exit status is 1.
 
 Options:
   --claude     uninstall from Claude Code only
@@ -115,10 +117,10 @@ func runInstallHook(ctx context.Context, args []string) error {
 		return fmt.Errorf("install-hook: locating the aisan binary: %w", err)
 	}
 	h := hooks.Hook{Binary: bin, Timeout: hooks.DefaultTimeout}
-	for _, a := range agents {
+	return forEachAgent(agents, func(a hooks.Agent) error {
 		res, err := hooks.InstallFile(a.File, h)
 		if err != nil {
-			return hookError(err)
+			return err
 		}
 		switch {
 		case !res.Changed:
@@ -131,8 +133,8 @@ func runInstallHook(ctx context.Context, args []string) error {
 		if a.Name == "codex" && res.Changed {
 			fmt.Println("codex: codex skips a new or changed hook until you trust it: open /hooks in codex and approve it (managed hooks are trusted by policy)")
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func runUninstallHook(ctx context.Context, args []string) error {
@@ -144,16 +146,34 @@ func runUninstallHook(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range agents {
+	return forEachAgent(agents, func(a hooks.Agent) error {
 		res, err := hooks.UninstallFile(a.File)
 		if err != nil {
-			return hookError(err)
+			return err
 		}
 		if res.Changed {
 			fmt.Printf("%s: removed the guard hook from %s (previous content in %s)\n", a.Name, res.Path, res.Backup)
 		} else {
 			fmt.Printf("%s: no guard hook in %s; nothing changed\n", a.Name, res.Path)
 		}
+		return nil
+	})
+}
+
+// forEachAgent runs edit for every agent in turn: each agent's file is the
+// user's own, so one that cannot be edited must not cost the other agent
+// its hook. A failure is reported on stderr when it happens, under its
+// agent's name; the exit status then says that something failed.
+func forEachAgent(agents []hooks.Agent, edit func(hooks.Agent) error) error {
+	failed := false
+	for _, a := range agents {
+		if err := edit(a); err != nil {
+			report(hookError(fmt.Errorf("%s: %w", a.Name, err)), os.Stderr)
+			failed = true
+		}
+	}
+	if failed {
+		return exitStatus(1)
 	}
 	return nil
 }
