@@ -19,8 +19,17 @@ if [ -d "$NPM_DIR/node_modules" ]; then
 	export AISAN_NODE_MODULES=${AISAN_NODE_MODULES:-$NPM_DIR/node_modules}
 fi
 
-echo "== vet and unit tests"
+echo "== format, vet, staticcheck and unit tests"
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+	echo "make test: these files are not gofmt'd (run 'make fmt'):" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
 go vet ./...
+# A pinned staticcheck, fetched from the module proxy like every other
+# dependency; its findings fail the run.
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 go test -count=1 $(go list ./... | grep -v /tests$)
 
 OUT=$(mktemp -d /tmp/aisan-test.XXXXXX)
