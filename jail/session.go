@@ -16,9 +16,8 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/aisan-dev/aisan/distro"
-	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/distro"
 	"github.com/aisan-dev/aisan/jail/history"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
@@ -33,6 +32,10 @@ type Request struct {
 	Args []string
 	// Limits are resource caps for the jail's scope.
 	Limits Limits
+	// KindEnv, when set, gives the variables the agent kind adds to the
+	// jail's environment, from the user's home, the working directory
+	// and the host environment (opencode's OPENCODE_PERMISSION).
+	KindEnv func(home, cwd string, getenv func(string) string) ([]string, error)
 	// Strict, when set, asks for a strict (allow-list) box.
 	Strict *StrictRequest
 }
@@ -169,7 +172,7 @@ func planWith(req Request, h Host, slotName string, historyBinds []history.Bind,
 	if err != nil {
 		return nil, err
 	}
-	extra, err := extraEnv(req.Kind, h)
+	extra, err := extraEnv(req, h)
 	if err != nil {
 		return nil, err
 	}
@@ -525,12 +528,12 @@ func slotRuntimeDir(h Host, slotName string) string {
 	return filepath.Join(h.AisanHome, "run", id)
 }
 
-// extraEnv is what a kind adds to the environment: opencode has no
-// command hooks, so its permission rules carry the kill guard, merged
-// after the rules of the user's that opencode will read from h's files
-// and environment.
-func extraEnv(kind Kind, h Host) ([]string, error) {
-	if kind != KindOpencode {
+// extraEnv is what the request's kind adds to the environment (for
+// opencode, which has no command hooks, its permission rules carry the
+// kill guard); the command layer supplies the function, so that the jail
+// does not depend on the hooks package.
+func extraEnv(req Request, h Host) ([]string, error) {
+	if req.KindEnv == nil {
 		return nil, nil
 	}
 	look := lookupFunc(h.Env)
@@ -539,22 +542,7 @@ func extraEnv(kind Kind, h Host) ([]string, error) {
 	if home == "" {
 		home = h.Home
 	}
-	// Both steps fail on the user's files or variables, which they fix.
-	fail := func(err error) error {
-		return fmt.Errorf("%w (aisan adds its kill rules after opencode's own, so it reads them all: fix it, or unset it)", err)
-	}
-	setup, err := hooks.GatherOpencode(home, h.Cwd, getenv)
-	if err != nil {
-		return nil, fail(err)
-	}
-	v, set, err := hooks.OpencodePermission(setup)
-	switch {
-	case err != nil:
-		return nil, fail(err)
-	case !set:
-		return nil, nil
-	}
-	return []string{"OPENCODE_PERMISSION=" + v}, nil
+	return req.KindEnv(home, h.Cwd, getenv)
 }
 
 // privateDir makes sure dir is a directory of ours that nobody else can

@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aisan-dev/aisan/distro"
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/distro"
 	"github.com/aisan-dev/aisan/systemd"
 )
 

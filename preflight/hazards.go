@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aisan-dev/aisan/distro"
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/distro"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )

@@ -14,11 +14,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/aisan-dev/aisan/distro"
 	"github.com/aisan-dev/aisan/guard"
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/distro"
 )
 
 // testEnv is an Env whose environment is vars, with no probe run yet.

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/aisan-dev/aisan/distro"
+	"github.com/aisan-dev/aisan/jail/distro"
 )
 
 // usernsResult is what running bwrap once showed.

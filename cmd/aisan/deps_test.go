@@ -25,6 +25,7 @@ var forbidden = []struct {
 	}},
 	{mod + "/jail/...", map[string]string{
 		mod + "/egress/...": "the jail and the egress proxy meet only in cmd/aisan, as plain data",
+		mod + "/hooks/...":  "what the hooks package knows reaches the jail as data from cmd/aisan",
 	}},
 	{mod + "/egress/...", map[string]string{
 		mod + "/jail":          "egress knows sockets, not mounts (jail/agent, a leaf of data, excepted)",

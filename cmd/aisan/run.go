@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/systemd"
 )
@@ -176,6 +177,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 		return err
 	}
 	req := jail.Request{Kind: kind, Args: rest, Limits: limits}
+	if kind == jail.KindOpencode {
+		req.KindEnv = opencodeEnv
+	}
 	if req.Strict, err = lf.strictRequest(explain || lf.explain); err != nil {
 		return err
 	}
@@ -269,4 +273,25 @@ func launchError(err error) error {
 		return withHint(err, "cd to a directory that exists and try again")
 	}
 	return err
+}
+
+// opencodeEnv adds aisan's kill rules to a jailed opencode's permissions,
+// after every rule of the user's (opencode has no command hooks).
+func opencodeEnv(home, cwd string, getenv func(string) string) ([]string, error) {
+	// Both steps fail on the user's files or variables, which they fix.
+	fail := func(err error) error {
+		return fmt.Errorf("%w (aisan adds its kill rules after opencode's own, so it reads them all: fix it, or unset it)", err)
+	}
+	setup, err := hooks.GatherOpencode(home, cwd, getenv)
+	if err != nil {
+		return nil, fail(err)
+	}
+	v, set, err := hooks.OpencodePermission(setup)
+	switch {
+	case err != nil:
+		return nil, fail(err)
+	case !set:
+		return nil, nil
+	}
+	return []string{"OPENCODE_PERMISSION=" + v}, nil
 }
