@@ -56,7 +56,7 @@ func newScoper(ctx context.Context, getenv func(string) string, limits Limits, s
 				// not to require one.
 				hints = []string{"this host does not run systemd, so no jail here can have a scope; unset " + systemd.EnvRequireScope + " to launch without one"}
 			case isNoManager:
-				hints = nm.Hint()
+				hints = nm.Hints()
 			}
 			return nil, &hintedError{
 				err:   fmt.Errorf("%w; refusing to launch without a systemd scope because %s=1", err, systemd.EnvRequireScope),
@@ -107,9 +107,9 @@ func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, stderr io.Wr
 		if derr == nil {
 			if err := systemd.CheckDelegation(s.limits, delegated, v1); err != nil {
 				fmt.Fprintf(stderr, "aisan: warning: %v\n", err)
-				var h interface{ Hint() []string }
+				var h interface{ Hints() []string }
 				if errors.As(err, &h) {
-					for _, l := range h.Hint() {
+					for _, l := range h.Hints() {
 						fmt.Fprintf(stderr, "aisan: hint: %s\n", l)
 					}
 				}

@@ -105,9 +105,9 @@ func SpawnService(ctx context.Context, req ServiceRequest) (string, error) {
 	getenv := managerEnv(h)
 	m, err := systemd.Connect(ctx, getenv)
 	if err != nil {
-		var hint interface{ Hint() []string }
+		var hint interface{ Hints() []string }
 		if errors.As(err, &hint) {
-			return "", &hintedError{err: fmt.Errorf("headless services run as systemd units: %w", err), hints: hint.Hint()}
+			return "", &hintedError{err: fmt.Errorf("headless services run as systemd units: %w", err), hints: hint.Hints()}
 		}
 		return "", err
 	}

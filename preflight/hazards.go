@@ -440,7 +440,7 @@ func checkLimits(ctx context.Context, e *Env) Finding {
 		var ue *systemd.UndelegatedError
 		fix := fixDelegate
 		if errors.As(err, &ue) && len(ue.V1) > 0 {
-			fix = strings.Join(ue.Hint(), "\n")
+			fix = strings.Join(ue.Hints(), "\n")
 		}
 		return Finding{Status: Warn, Detail: err.Error() + " (set in " + systemd.EnvLimits + ")", Fix: fix}
 	}

@@ -68,7 +68,7 @@ func (e *UndelegatedError) Error() string {
 }
 
 // Hint says how to get the controllers delegated.
-func (e *UndelegatedError) Hint() []string {
+func (e *UndelegatedError) Hints() []string {
 	if len(e.V1) > 0 {
 		return []string{
 			fmt.Sprintf("this host mounts %s on cgroup v1; boot with systemd.unified_cgroup_hierarchy=1 for a pure cgroup v2 layout", joinAnd(e.V1)),

@@ -158,7 +158,7 @@ func TestCheckDelegation(t *testing.T) {
 		if err.Error() != tt.msg {
 			t.Errorf("message:\n got %s\nwant %s", err, tt.msg)
 		}
-		if h := strings.Join(ue.Hint(), "\n"); h != tt.hint {
+		if h := strings.Join(ue.Hints(), "\n"); h != tt.hint {
 			t.Errorf("hint:\n got %s\nwant %s", h, tt.hint)
 		}
 	}

@@ -51,7 +51,7 @@ func (e *NoManagerError) Unwrap() error { return e.Err }
 
 // Hint returns the lines that tell the user how to get a user manager,
 // most likely remedy first.
-func (e *NoManagerError) Hint() []string {
+func (e *NoManagerError) Hints() []string {
 	if !e.Booted {
 		return []string{hintNoInit}
 	}

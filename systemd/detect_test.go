@@ -152,7 +152,7 @@ func TestConnectCanceled(t *testing.T) {
 }
 
 func TestNoManagerHint(t *testing.T) {
-	booted := (&NoManagerError{Reason: "x", Booted: true}).Hint()
+	booted := (&NoManagerError{Reason: "x", Booted: true}).Hints()
 	want := []string{
 		"to get a user manager that outlives your logins (SSH included), run: loginctl enable-linger $USER",
 		"if your user manager runs but this shell lost its address (su, sudo, cron), run: export XDG_RUNTIME_DIR=/run/user/$(id -u)",
@@ -160,7 +160,7 @@ func TestNoManagerHint(t *testing.T) {
 	if strings.Join(booted, "\n") != strings.Join(want, "\n") {
 		t.Errorf("hints on a systemd host:\n%s\nwant:\n%s", strings.Join(booted, "\n"), strings.Join(want, "\n"))
 	}
-	other := (&NoManagerError{Reason: "x"}).Hint()
+	other := (&NoManagerError{Reason: "x"}).Hints()
 	if len(other) != 1 || !strings.Contains(other[0], "'aisan kill <slot>' works through the PID namespace") {
 		t.Errorf("hints on a host without systemd: %q", other)
 	}

@@ -467,7 +467,7 @@ func TestScopeLimits(t *testing.T) {
 			t.Errorf("controller %s is reported missing, but the scope has %s.max", c, c)
 		}
 	}
-	t.Logf("limits not enforceable here; the launcher warns:\n  %s\n  hint: %s", msg, strings.Join(ue.Hint(), "\n  hint: "))
+	t.Logf("limits not enforceable here; the launcher warns:\n  %s\n  hint: %s", msg, strings.Join(ue.Hints(), "\n  hint: "))
 }
 
 // TestSystemdNoManagerHere: with XDG_RUNTIME_DIR unset the real
@@ -486,7 +486,7 @@ func TestSystemdNoManagerHere(t *testing.T) {
 	if !errors.As(err, &nm) {
 		t.Fatalf("Detect without XDG_RUNTIME_DIR = %v; want a *NoManagerError", err)
 	}
-	hints := strings.Join(nm.Hint(), "\n")
+	hints := strings.Join(nm.Hints(), "\n")
 	for _, want := range []string{"loginctl enable-linger $USER", "export XDG_RUNTIME_DIR=/run/user/$(id -u)"} {
 		if !strings.Contains(hints, want) {
 			t.Errorf("hints %q lack %q", hints, want)

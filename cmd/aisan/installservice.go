@@ -72,7 +72,7 @@ func runInstallService(ctx context.Context, args []string) error {
 	if err != nil {
 		var nm *systemd.NoManagerError
 		if errors.As(err, &nm) {
-			return withHint(fmt.Errorf("install-service: %w", err), nm.Hint()...)
+			return withHint(fmt.Errorf("install-service: %w", err), nm.Hints()...)
 		}
 		return fmt.Errorf("install-service: %w", err)
 	}
