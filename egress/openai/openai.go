@@ -1,0 +1,350 @@
+// Package openai holds the egress backends for OpenAI-shaped APIs: the
+// Responses API as codex uses it (at the ChatGPT backend with the host's
+// ChatGPT login, or at the OpenAI API with a key), and chat completions
+// for opencode's OpenAI-compatible providers. Each is routes, header
+// allow-lists, a body policy, credential headers, and the box-side client
+// configuration (codex's custom provider, opencode's provider override).
+//
+// # Rules
+//
+// Policy refusals answer 400 invalid_request_error with x-should-retry:
+// false: codex 0.171.0 shows a 400's body and does not retry it (it
+// retries a 403 five times), and opencode 1.18.33 retries neither.
+//
+// Refused, because they make the provider act outside the box: tools other
+// than function, custom, namespace (checked inside), client-executed
+// tool_search and the client-side shell and patch tools; stored or
+// background responses and server-side conversations; MCP items and item
+// references; images or files the provider would fetch by URL or take from
+// its Files API. For chat completions: any tool but function, web search
+// options and the search or plugin switches some providers add.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/cred"
+)
+
+// Upstream defaults (overrides: AISAN_CODEX_UPSTREAM, AISAN_OPENAI_UPSTREAM).
+const (
+	DefaultCodexUpstream  = "https://chatgpt.com/backend-api/codex"
+	DefaultOpenAIUpstream = "https://api.openai.com/v1"
+)
+
+// Placeholder is what the box's client sends as its key when the box has no
+// network (a --net box sends its per-box token instead).
+const Placeholder = "aisan-placeholder-not-a-credential"
+
+// MaxBody caps a request body.
+const MaxBody = 32 << 20
+
+// ResponsesRoutes is all codex sends to a custom provider.
+var ResponsesRoutes = []egress.Route{{Method: "POST", Path: "/responses"}}
+
+// ChatRoutes is all opencode sends to an OpenAI-compatible provider.
+var ChatRoutes = []egress.Route{{Method: "POST", Path: "/chat/completions"}}
+
+// CodexForward are codex's own headers, passed upstream: the ChatGPT
+// backend reads originator, the session and turn ids and the beta
+// switches.
+var CodexForward = []string{
+	"originator", "user-agent", "accept", "version", "session-id", "session_id", "thread-id",
+	"conversation_id", "x-client-request-id", "x-codex-*", "x-openai-internal-codex-responses-lite",
+}
+
+// ChatForward are opencode's headers, passed upstream.
+var ChatForward = []string{"user-agent", "accept", "x-session-id", "x-session-affinity"}
+
+// Return are the response headers passed back.
+var Return = []string{
+	"content-type", "retry-after", "retry-after-ms", "x-should-retry", "x-request-id", "request-id",
+	"openai-processing-ms", "openai-version", "x-ratelimit-*", "x-codex-*",
+}
+
+// ErrorBody is the OpenAI error shape.
+func ErrorBody(status int, kind egress.Kind, msg string) []byte {
+	t, code := "invalid_request_error", "aisan_strict_mode"
+	switch kind {
+	case egress.KindAuth, egress.KindCredential:
+		t, code = "authentication_error", "invalid_api_key"
+	case egress.KindRate:
+		t, code = "rate_limit_error", "rate_limit_exceeded"
+	case egress.KindUpstream:
+		t, code = "server_error", "upstream_unreachable"
+	case egress.KindTooLarge:
+		code = "request_too_large"
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": t, "param": nil, "code": code}})
+	return b
+}
+
+func base(name string, upstream *url.URL, routes []egress.Route, fwd []string, check func(egress.Route, map[string]any) error) *egress.Backend {
+	return &egress.Backend{
+		Name:         name,
+		Upstream:     upstream,
+		Routes:       routes,
+		Forward:      fwd,
+		Return:       Return,
+		MaxBody:      MaxBody,
+		Check:        check,
+		Error:        ErrorBody,
+		PolicyStatus: http.StatusBadRequest,
+	}
+}
+
+func bearer(src cred.Source) func(context.Context) (egress.Credential, error) {
+	return func(ctx context.Context) (egress.Credential, error) {
+		tok, err := src.Token(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return egress.Credential{{Name: "Authorization", Value: cred.NewSecret("Bearer " + tok.Reveal())}}, nil
+	}
+}
+
+// NewCodex is the ChatGPT backend: Responses at the ChatGPT codex backend,
+// authenticated with the host's ChatGPT login and its account id.
+func NewCodex(upstream *url.URL, login *cred.CodexChatGPT) *egress.Backend {
+	b := base("codex", upstream, ResponsesRoutes, CodexForward, CheckResponses)
+	b.Credential = func(ctx context.Context) (egress.Credential, error) {
+		l, err := login.Login(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return egress.Credential{
+			{Name: "Authorization", Value: cred.NewSecret("Bearer " + l.Access.Reveal())},
+			{Name: "ChatGPT-Account-Id", Value: cred.NewSecret(l.AccountID)},
+		}, nil
+	}
+	b.Adjust = func(out, _ http.Header, _ egress.Credential) {
+		if out.Get("Originator") == "" {
+			out.Set("Originator", "codex_cli_rs")
+		}
+	}
+	return b
+}
+
+// NewOpenAI is Responses at the OpenAI API with an API key.
+func NewOpenAI(upstream *url.URL, key cred.Source) *egress.Backend {
+	b := base("openai", upstream, ResponsesRoutes, CodexForward, CheckResponses)
+	b.Credential = bearer(key)
+	return b
+}
+
+// NewCompatible is chat completions at an OpenAI-compatible provider with
+// its API key.
+func NewCompatible(provider string, upstream *url.URL, key cred.Source) *egress.Backend {
+	b := base("openai-compatible:"+provider, upstream, ChatRoutes, ChatForward, CheckChat)
+	b.Credential = bearer(key)
+	return b
+}
+
+// responsesTools are the tool types the client itself executes.
+var responsesTools = map[string]bool{
+	"function": true, "custom": true, "namespace": true, "tool_search": true,
+	"local_shell": true, "shell": true, "apply_patch": true,
+}
+
+// CheckResponses is the body policy for POST /responses.
+func CheckResponses(_ egress.Route, body map[string]any) error {
+	if v, ok := body["store"]; ok && v != false && v != nil {
+		return egress.Refuse("'store' must be false: stored responses live on the provider's servers")
+	}
+	if v, ok := body["background"]; ok && v != false && v != nil {
+		return egress.Refuse("background responses run on the provider's servers after the box's request ends")
+	}
+	for _, k := range []string{"conversation", "previous_response_id", "prompt"} {
+		if v, ok := body[k]; ok && v != nil {
+			return egress.Refuse("'%s' refers to state stored on the provider's servers, which strict mode does not use", k)
+		}
+	}
+	if err := checkResponsesTools(body["tools"], 0); err != nil {
+		return err
+	}
+	switch in := body["input"].(type) {
+	case nil, string:
+	case []any:
+		for _, iv := range in {
+			item, ok := iv.(map[string]any)
+			if !ok {
+				return egress.Refuse("each input item must be an object")
+			}
+			if err := checkInputItem(item); err != nil {
+				return err
+			}
+		}
+	default:
+		return egress.Refuse("'input' must be a string or a list")
+	}
+	return nil
+}
+
+func checkResponsesTools(v any, depth int) error {
+	if v == nil {
+		return nil
+	}
+	tools, ok := v.([]any)
+	if !ok {
+		return egress.Refuse("'tools' must be a list")
+	}
+	if depth > 4 {
+		return egress.Refuse("tool namespaces are nested too deeply")
+	}
+	for i, tv := range tools {
+		tool, ok := tv.(map[string]any)
+		if !ok {
+			return egress.Refuse("tool %d is not an object", i)
+		}
+		t, _ := tool["type"].(string)
+		if !responsesTools[t] {
+			if t == "" {
+				return egress.Refuse("tool %d has no type", i)
+			}
+			return serverTool(t)
+		}
+		switch t {
+		case "namespace":
+			if err := checkResponsesTools(tool["tools"], depth+1); err != nil {
+				return err
+			}
+		case "tool_search":
+			if ex, _ := tool["execution"].(string); ex != "client" {
+				return egress.Refuse("tool type 'tool_search' must run in the client ('execution': 'client'); on the provider's servers it searches tools the box did not send")
+			}
+		}
+	}
+	return nil
+}
+
+func serverTool(t string) error {
+	for _, p := range []string{"web_search", "file_search", "code_interpreter", "computer", "image_generation", "mcp"} {
+		if strings.HasPrefix(t, p) {
+			return egress.Refuse("tool type '%s' runs on the provider's servers; the box has no network", t)
+		}
+	}
+	return egress.Refuse("tool type '%s' is not a client-side tool aisan knows; it is refused in case it runs on the provider's servers", t)
+}
+
+func checkInputItem(item map[string]any) error {
+	t, _ := item["type"].(string)
+	switch {
+	case t == "item_reference":
+		return egress.Refuse("input items of type 'item_reference' read responses stored on the provider's servers")
+	case strings.HasPrefix(t, "mcp_"):
+		return egress.Refuse("input items of type '%s' drive MCP servers from the provider's side; the box has no network", t)
+	case t == "additional_tools":
+		if err := checkResponsesTools(item["tools"], 0); err != nil {
+			return err
+		}
+	}
+	for _, k := range []string{"content", "output"} {
+		if err := checkParts(item[k], 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkParts refuses content the provider would fetch: an image by URL
+// (only data: URLs are inline) or a file by id or URL.
+func checkParts(v any, depth int) error {
+	parts, ok := v.([]any)
+	if !ok || depth > 8 {
+		return nil
+	}
+	for _, pv := range parts {
+		p, ok := pv.(map[string]any)
+		if !ok {
+			continue
+		}
+		if err := checkImageURL(p["image_url"]); err != nil {
+			return err
+		}
+		for _, k := range []string{"file_id", "file_url"} {
+			if s, ok := p[k].(string); ok && s != "" {
+				return egress.Refuse("content with a '%s' makes the provider use a file it stores or fetches; attach the data itself", k)
+			}
+		}
+		if f, ok := p["file"].(map[string]any); ok {
+			if s, ok := f["file_id"].(string); ok && s != "" {
+				return egress.Refuse("content with a 'file_id' makes the provider use a file it stores; attach the data itself")
+			}
+		}
+		if err := checkParts(p["content"], depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkImageURL(v any) error {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case map[string]any:
+		s, _ = x["url"].(string)
+	default:
+		return nil
+	}
+	if s != "" && !strings.HasPrefix(s, "data:") {
+		return egress.Refuse("an image given by URL makes the provider fetch it; only inline (data:) images are allowed")
+	}
+	return nil
+}
+
+// chatRefused are chat-completion fields that make a provider search the
+// web or run plugins.
+var chatRefused = []string{"web_search_options", "plugins", "search_parameters", "enable_search", "web_search", "search"}
+
+// CheckChat is the body policy for POST /chat/completions.
+func CheckChat(_ egress.Route, body map[string]any) error {
+	for _, k := range chatRefused {
+		if v, ok := body[k]; ok && v != nil && v != false {
+			return egress.Refuse("the field '%s' makes the provider search the web or run plugins; the box has no network", k)
+		}
+	}
+	if v, ok := body["store"]; ok && v != false && v != nil {
+		return egress.Refuse("'store' must be false: stored completions live on the provider's servers")
+	}
+	if tv, ok := body["tools"]; ok && tv != nil {
+		tools, ok := tv.([]any)
+		if !ok {
+			return egress.Refuse("'tools' must be a list")
+		}
+		for i, x := range tools {
+			tool, ok := x.(map[string]any)
+			if !ok {
+				return egress.Refuse("tool %d is not an object", i)
+			}
+			if t, _ := tool["type"].(string); t != "function" {
+				if t == "" {
+					return egress.Refuse("tool %d has no type; only 'function' tools are allowed", i)
+				}
+				return serverTool(t)
+			}
+		}
+	}
+	if mv, ok := body["messages"]; ok {
+		msgs, ok := mv.([]any)
+		if !ok {
+			return egress.Refuse("'messages' must be a list")
+		}
+		for _, m := range msgs {
+			msg, ok := m.(map[string]any)
+			if !ok {
+				return egress.Refuse("each message must be an object")
+			}
+			if err := checkParts(msg["content"], 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
