@@ -3,9 +3,9 @@ package egress
 import (
 	"bytes"
 	"context"
-	"io"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"

@@ -165,8 +165,8 @@ func TestRefusedNeverReachesUpstreamOrCredential(t *testing.T) {
 	big := `{"a":"` + strings.Repeat("x", 2000) + `"}`
 	for _, tc := range []struct {
 		name, method, target, ctype, cenc, body string
-		status                                   int
-		reason                                   string
+		status                                  int
+		reason                                  string
 	}{
 		{"unknown path", "POST", "/v1/z", "", "", `{}`, 403, "is not a request"},
 		{"escaped path", "POST", "/v1/%78?beta=true", "", "", `{}`, 403, "is not a request"},

@@ -32,8 +32,10 @@ type Options struct {
 	Home string
 	// Getenv reads the host environment (nil means os.Getenv).
 	Getenv func(string) string
-	// Transport reaches token endpoints and catalogs' upstreams for
-	// refreshes (nil means egress.NewTransport()).
+	// Model is the model id within an opencode provider ("" leaves
+	// opencode's default).
+	Model string
+	// Transport reaches token endpoints for refreshes (nil means egress.NewTransport()).
 	Transport http.RoundTripper
 }
 
@@ -250,8 +252,8 @@ func newCompatible(p string, o Options) (*Spec, error) {
 	}
 	return &Spec{
 		Backend:    openai.NewCompatible(p, up, auth),
-		BoxEnv:     func(u, t string) []string { return openai.OpencodeBoxEnv(p, u, t, "") },
-		Config:     func(u string) string { return openai.OpencodeConfig(p, u, "") },
+		BoxEnv:     func(u, t string) []string { return openai.OpencodeBoxEnv(p, u, t, o.Model) },
+		Config:     func(u string) string { return openai.OpencodeConfig(p, u, o.Model) },
 		Credential: auth.Path,
 	}, nil
 }

@@ -1,0 +1,478 @@
+package backend_test
+
+// The real clients, unjailed but in a network namespace of their own (bwrap
+// --unshare-net: loopback only, so nothing can leave the machine), talk to
+// the proxy the way a strict box does: client -> 127.0.0.1 relay (this test
+// binary, re-executed) -> Unix socket -> proxy -> loopback TLS stand-in.
+// Each run re-captures what the client sent and compares its shape with
+// the fixtures under egress/*/testdata, so a client update that adds a
+// field or a header fails here first; -update rewrites them.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/backend"
+	"github.com/aisan-dev/aisan/egress/egresstest"
+)
+
+var update = flag.Bool("update", false, "rewrite the captured request fixtures")
+
+const npmBin = "/opt/aisan-test-npm/node_modules/.bin"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("AISAN_EGRESS_TEST_RELAY"); spec != "" {
+		os.Exit(relayAndRun(spec))
+	}
+	dir, err := os.MkdirTemp("", "egress-backend-test-")
+	if err != nil {
+		panic(err)
+	}
+	if _, err := egresstest.TrustCA(dir); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// relayAndRun is the in-box side: a loopback listener relayed to the Unix
+// socket, then the client (argv as JSON in AISAN_EGRESS_TEST_ARGV).
+func relayAndRun(spec string) int {
+	port, sock, _ := strings.Cut(spec, "=")
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay:", err)
+		return 111
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("unix", sock)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				done := make(chan struct{})
+				go func() { io.Copy(u, c); u.(*net.UnixConn).CloseWrite(); close(done) }()
+				io.Copy(c, u)
+				c.(*net.TCPConn).CloseWrite()
+				<-done
+			}()
+		}
+	}()
+	var argv []string
+	json.Unmarshal([]byte(os.Getenv("AISAN_EGRESS_TEST_ARGV")), &argv)
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "AISAN_EGRESS_TEST_") {
+			env = append(env, e)
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, nil, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, "relay: run:", err)
+		return 112
+	}
+	return 0
+}
+
+func need(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("AISAN_REQUIRE_INTEGRATION") == "1" {
+		t.Fatalf("needs %s: %v (AISAN_REQUIRE_INTEGRATION=1 forbids skipping)", what, err)
+	}
+	t.Skipf("needs %s: %v", what, err)
+}
+
+// box is one client run's world: a scratch dir the unprivileged user owns,
+// the host side's fake home (root's), and the served backend.
+type box struct {
+	dir      string // box HOME and work dir parent
+	hostHome string
+	uid, gid int
+	sock     string
+	up       *egresstest.Upstream
+	spec     *backend.Spec
+
+	mu            sync.Mutex
+	clientHeaders map[string]bool // every header name the client sent
+}
+
+const relayPort = 18713
+
+func newBox(t *testing.T, upstream http.Handler) *box {
+	t.Helper()
+	_, err := exec.LookPath("bwrap")
+	need(t, "bwrap (for a network namespace with loopback only)", err)
+	b := &box{uid: os.Getuid(), gid: os.Getgid()}
+	if b.uid == 0 {
+		u, err := user.Lookup("aisan-test")
+		need(t, "the unprivileged user aisan-test (clients must not run as root)", err)
+		b.uid, _ = strconv.Atoi(u.Uid)
+		b.gid, _ = strconv.Atoi(u.Gid)
+	}
+	root, err := os.MkdirTemp("", "aisan-egress-clients-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	b.dir = filepath.Join(root, "box")
+	b.hostHome = filepath.Join(root, "host")
+	for _, d := range []string{b.dir, filepath.Join(b.dir, "work"), b.hostHome} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(root, 0o711)
+	b.up = egresstest.NewUpstream(t, upstream)
+	return b
+}
+
+func (b *box) serve(t *testing.T, name string, env map[string]string, o backend.Options) {
+	t.Helper()
+	o.Home = b.hostHome
+	o.Getenv = func(k string) string { return env[k] }
+	spec, err := backend.New(name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.spec = spec
+	b.sock = filepath.Join(b.dir, "egress.sock")
+	ln, err := egress.ListenUnix(b.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := egress.NewServer(spec.Backend, egress.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.clientHeaders = map[string]bool{}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		for k := range r.Header {
+			b.clientHeaders[strings.ToLower(k)] = true
+		}
+		b.mu.Unlock()
+		srv.ServeHTTP(w, r)
+	})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close(); ln.Close() })
+}
+
+func (b *box) baseURL() string { return "http://127.0.0.1:" + strconv.Itoa(relayPort) }
+
+// run runs argv in a loopback-only network namespace as the unprivileged
+// user, with exactly env (plus PATH and HOME).
+func (b *box) run(t *testing.T, argv, env []string) (string, string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(b.dir, "relay.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	filepath.Walk(b.dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, b.uid, b.gid) })
+	argvJSON, _ := json.Marshal(argv)
+	full := append([]string{
+		"PATH=" + npmBin + ":/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + b.dir,
+		"XDG_CONFIG_HOME=" + filepath.Join(b.dir, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(b.dir, ".local/share"),
+		"XDG_CACHE_HOME=" + filepath.Join(b.dir, ".cache"),
+		"XDG_STATE_HOME=" + filepath.Join(b.dir, ".local/state"),
+		"TMPDIR=" + filepath.Join(b.dir),
+		"LANG=C.UTF-8",
+		"AISAN_EGRESS_TEST_RELAY=" + strconv.Itoa(relayPort) + "=" + b.sock,
+		"AISAN_EGRESS_TEST_ARGV=" + string(argvJSON),
+	}, env...)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bwrap", "--dev-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent",
+		"--chdir", filepath.Join(b.dir, "work"), "--", bin)
+	cmd.Env = full
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(b.uid), Gid: uint32(b.gid)}
+	}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", argv[0], err, out.String(), tail(errb.String()))
+	}
+	return out.String(), errb.String()
+}
+
+func tail(s string) string {
+	if len(s) > 4000 {
+		return "…" + s[len(s)-4000:]
+	}
+	return s
+}
+
+// shape is what a fixture pins down about one captured request.
+type shape struct {
+	Route   string   `json:"route"`
+	Headers []string `json:"headers"`
+	Keys    []string `json:"keys"`
+	Tools   []string `json:"tool_types,omitempty"`
+}
+
+func shapeOf(r egresstest.Request) shape {
+	s := shape{Route: r.Method + " " + r.Target}
+	for k := range r.Header {
+		s.Headers = append(s.Headers, strings.ToLower(k))
+	}
+	sort.Strings(s.Headers)
+	var body map[string]json.RawMessage
+	json.Unmarshal(r.Body, &body)
+	for k := range body {
+		s.Keys = append(s.Keys, k)
+	}
+	sort.Strings(s.Keys)
+	var tools []struct {
+		Type *string `json:"type"`
+	}
+	json.Unmarshal(body["tools"], &tools)
+	for _, t := range tools {
+		ty := "(none)"
+		if t.Type != nil {
+			ty = *t.Type
+		}
+		if !slices.Contains(s.Tools, ty) {
+			s.Tools = append(s.Tools, ty)
+		}
+	}
+	sort.Strings(s.Tools)
+	return s
+}
+
+// checkFixtures compares the captured requests' shapes with
+// <dir>/<name>.shapes.json and keeps the bodies as <name>-N.json (the
+// policy tests run every one of them). Shapes are compared as a set:
+// clients send some requests more than once.
+func (b *box) checkFixtures(t *testing.T, dir, name string, reqs []egresstest.Request) {
+	t.Helper()
+	b.mu.Lock()
+	var client []string
+	for k := range b.clientHeaders {
+		client = append(client, k)
+	}
+	b.mu.Unlock()
+	sort.Strings(client)
+	var shapes []shape
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		s := shapeOf(r)
+		k, _ := json.Marshal(s)
+		if !seen[string(k)] {
+			seen[string(k)] = true
+			shapes = append(shapes, s)
+		}
+	}
+	sort.Slice(shapes, func(i, j int) bool {
+		a, _ := json.Marshal(shapes[i])
+		b, _ := json.Marshal(shapes[j])
+		return string(a) < string(b)
+	})
+	got, _ := json.MarshalIndent(map[string]any{"client_headers": client, "upstream_requests": shapes}, "", "  ")
+	got = append(got, '\n')
+	path := filepath.Join(dir, name+".shapes.json")
+	if *update {
+		old, _ := filepath.Glob(filepath.Join(dir, name+"-*.json"))
+		for _, f := range old {
+			os.Remove(f)
+		}
+		for i, r := range reqs {
+			var pretty bytes.Buffer
+			json.Indent(&pretty, r.Body, "", " ")
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, i+1)), append(pretty.Bytes(), '\n'), 0o644)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no fixture %s (run with -update): %v", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s sends requests of another shape than %s: the client changed; check the new fields against the policy, then run with -update\ngot:\n%s", name, path, got)
+	}
+}
+
+// checkUpstream: every request that reached the stand-in carried the host's
+// real credential, exactly once, and nothing of the box's placeholder.
+func checkUpstream(t *testing.T, reqs []egresstest.Request, header, want string) {
+	t.Helper()
+	if len(reqs) == 0 {
+		t.Fatal("nothing reached the upstream")
+	}
+	for _, r := range reqs {
+		if got := r.Header.Values(header); len(got) != 1 || got[0] != want {
+			t.Errorf("%s %s: %s = %q", r.Method, r.Target, header, got)
+		}
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				if strings.Contains(v, "aisan-placeholder") {
+					t.Errorf("%s %s: the placeholder reached the upstream in %s", r.Method, r.Target, k)
+				}
+			}
+		}
+		if bytes.Contains(r.Body, []byte("aisan-placeholder")) {
+			t.Errorf("%s %s: the placeholder reached the upstream in the body", r.Method, r.Target)
+		}
+	}
+}
+
+func needClient(t *testing.T, name string) string {
+	p := filepath.Join(npmBin, name)
+	_, err := os.Stat(p)
+	need(t, "the npm-installed "+name, err)
+	return p
+}
+
+const realOAuth = "sk-ant-oat01-host-real-access-token"
+
+func TestRealClaudeThroughProxy(t *testing.T) {
+	claude := needClient(t, "claude")
+	b := newBox(t, egresstest.Anthropic())
+	os.MkdirAll(filepath.Join(b.hostHome, ".claude"), 0o700)
+	creds := fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"sk-ant-ort01-host-refresh","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		realOAuth, time.Now().Add(8*time.Hour).UnixMilli())
+	os.WriteFile(filepath.Join(b.hostHome, ".claude", ".credentials.json"), []byte(creds), 0o600)
+	b.serve(t, "anthropic", map[string]string{"AISAN_ANTHROPIC_UPSTREAM": b.up.URL.String()}, backend.Options{})
+	state := filepath.Join(b.dir, ".claude-state")
+	os.MkdirAll(state, 0o700)
+	env := append(b.spec.BoxEnv(b.baseURL(), ""), "CLAUDE_CONFIG_DIR="+state)
+	out, _ := b.run(t, []string{claude, "-p", "Run the shell command `echo " + egresstest.ToolMarker + "` and report.", "--allowedTools", "Bash"}, env)
+	if !strings.Contains(out, egresstest.Answer+" after "+egresstest.ToolMarker) {
+		t.Errorf("claude did not finish the tool turn through the proxy: %q", out)
+	}
+	reqs := b.up.Requests()
+	checkUpstream(t, reqs, "Authorization", "Bearer "+realOAuth)
+	for _, r := range reqs {
+		if !strings.Contains(r.Header.Get("Anthropic-Beta"), "oauth-2025-04-20") {
+			t.Errorf("no oauth beta: %q", r.Header.Get("Anthropic-Beta"))
+		}
+	}
+	b.checkFixtures(t, "../anthropic/testdata", "claude-p", reqs)
+}
+
+func TestRealCodexThroughProxy(t *testing.T) {
+	codex := needClient(t, "codex")
+	for _, tc := range []struct {
+		fixture string
+		extra   []string
+	}{
+		{"codex-exec", nil}, // the default model: tools in an additional_tools item
+		{"codex-gpt55", []string{"-c", `model="gpt-5.5"`}}, // top-level tools with client tool_search
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			b := newBox(t, egresstest.Responses())
+			os.MkdirAll(filepath.Join(b.hostHome, ".codex"), 0o700)
+			exp := time.Now().Add(8 * time.Hour)
+			os.WriteFile(filepath.Join(b.hostHome, ".codex", "auth.json"), []byte(codexAuth(t, exp, "host-access")), 0o600)
+			b.serve(t, "codex", map[string]string{"AISAN_CODEX_UPSTREAM": b.up.URL.String()}, backend.Options{})
+			home := filepath.Join(b.dir, ".codex-state")
+			os.MkdirAll(home, 0o700)
+			argv := append([]string{codex, "exec", "--skip-git-repo-check"}, b.spec.ClientArgs(b.baseURL())...)
+			argv = append(append(argv, tc.extra...), "Say hello.")
+			out, errs := b.run(t, argv, append(b.spec.BoxEnv(b.baseURL(), ""), "CODEX_HOME="+home))
+			if !strings.Contains(out+errs, egresstest.Answer) {
+				t.Errorf("codex did not show the answer: %q / %q", out, tail(errs))
+			}
+			reqs := b.up.Requests()
+			checkUpstream(t, reqs, "Chatgpt-Account-Id", "acct-host")
+			checkUpstream(t, reqs, "Authorization", "Bearer "+jwt(t, exp, "host-access"))
+			b.checkFixtures(t, "../openai/testdata", tc.fixture, reqs)
+		})
+	}
+}
+
+func TestRealOpencodeThroughProxy(t *testing.T) {
+	opencode := needClient(t, "opencode")
+	b := newBox(t, egresstest.Chat())
+	p := filepath.Join(b.hostHome, ".local/share/opencode")
+	os.MkdirAll(p, 0o700)
+	os.WriteFile(filepath.Join(p, "auth.json"), []byte(`{"zai-coding-plan":{"type":"api","key":"host-real-zai-key"}}`), 0o600)
+	b.serve(t, "openai-compatible:zai-coding-plan", map[string]string{"AISAN_OPENCODE_UPSTREAM_ZAI_CODING_PLAN": b.up.URL.String()}, backend.Options{Model: "glm-5.3"})
+	out, errs := b.run(t, []string{opencode, "run", "--print-logs", "Say hello."}, b.spec.BoxEnv(b.baseURL(), ""))
+	if !strings.Contains(out+errs, egresstest.Answer) {
+		t.Errorf("opencode did not show the answer: %q / %q", out, tail(errs))
+	}
+	reqs := b.up.Requests()
+	checkUpstream(t, reqs, "Authorization", "Bearer host-real-zai-key")
+	b.checkFixtures(t, "../openai/testdata", "opencode-run", reqs)
+}
+
+// jwt is an unsigned but well-formed JWT, as codex parses it.
+func jwt(t *testing.T, exp time.Time, sub string) string {
+	t.Helper()
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	return enc(map[string]string{"alg": "none", "typ": "JWT"}) + "." + enc(map[string]any{
+		"sub": sub, "exp": exp.Unix(), "email": "host@example.invalid",
+		"https://api.openai.com/auth": map[string]string{"chatgpt_account_id": "acct-host", "chatgpt_plan_type": "plus"},
+	}) + ".c2ln"
+}
+
+func codexAuth(t *testing.T, exp time.Time, sub string) string {
+	v := map[string]any{
+		"auth_mode":      "chatgpt",
+		"OPENAI_API_KEY": nil,
+		"tokens": map[string]string{
+			"id_token":      jwt(t, exp, "id-"+sub),
+			"access_token":  jwt(t, exp, sub),
+			"refresh_token": "rt-" + sub,
+			"account_id":    "acct-host",
+		},
+		"last_refresh": time.Now().UTC().Format(time.RFC3339Nano),
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
