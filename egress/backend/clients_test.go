@@ -129,6 +129,8 @@ type box struct {
 	up       *egresstest.Upstream
 	spec     *backend.Spec
 
+	audit *egresstest.Collect
+
 	mu            sync.Mutex
 	clientHeaders map[string]bool // every header name the client sent
 }
@@ -139,7 +141,7 @@ func newBox(t *testing.T, upstream http.Handler) *box {
 	t.Helper()
 	_, err := exec.LookPath("bwrap")
 	need(t, "bwrap (for a network namespace with loopback only)", err)
-	b := &box{uid: os.Getuid(), gid: os.Getgid()}
+	b := &box{uid: os.Getuid(), gid: os.Getgid(), audit: &egresstest.Collect{}}
 	if b.uid == 0 {
 		u, err := user.Lookup("aisan-test")
 		need(t, "the unprivileged user aisan-test (clients must not run as root)", err)
@@ -164,6 +166,12 @@ func newBox(t *testing.T, upstream http.Handler) *box {
 }
 
 func (b *box) serve(t *testing.T, name string, env map[string]string, o backend.Options) {
+	b.serveWith(t, name, env, o, egress.Options{}, nil)
+}
+
+// serveWith serves the backend with options eo; wrap, if not nil, changes
+// the built backend first.
+func (b *box) serveWith(t *testing.T, name string, env map[string]string, o backend.Options, eo egress.Options, wrap func(*egress.Backend)) {
 	t.Helper()
 	o.Home = b.hostHome
 	o.Getenv = func(k string) string { return env[k] }
@@ -177,7 +185,13 @@ func (b *box) serve(t *testing.T, name string, env map[string]string, o backend.
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := egress.NewServer(spec.Backend, egress.Options{})
+	if wrap != nil {
+		wrap(spec.Backend)
+	}
+	if eo.Audit == nil {
+		eo.Audit = b.audit
+	}
+	srv, err := egress.NewServer(spec.Backend, eo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +213,16 @@ func (b *box) baseURL() string { return "http://127.0.0.1:" + strconv.Itoa(relay
 // run runs argv in a loopback-only network namespace as the unprivileged
 // user, with exactly env (plus PATH and HOME).
 func (b *box) run(t *testing.T, argv, env []string) (string, string) {
+	t.Helper()
+	out, errs, err := b.try(t, argv, env)
+	if err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", argv[0], err, out, tail(errs))
+	}
+	return out, errs
+}
+
+// try is run without failing on the client's exit status.
+func (b *box) try(t *testing.T, argv, env []string) (string, string, error) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -238,10 +262,8 @@ func (b *box) run(t *testing.T, argv, env []string) (string, string) {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", argv[0], err, out.String(), tail(errb.String()))
-	}
-	return out.String(), errb.String()
+	err = cmd.Run()
+	return out.String(), errb.String(), err
 }
 
 func tail(s string) string {
@@ -376,18 +398,25 @@ func needClient(t *testing.T, name string) string {
 
 const realOAuth = "sk-ant-oat01-host-real-access-token"
 
-func TestRealClaudeThroughProxy(t *testing.T) {
+const claudePrompt = "Run the shell command `echo " + egresstest.ToolMarker + "` and report."
+
+func claudeBox(t *testing.T, eo egress.Options, wrap func(*egress.Backend)) (*box, []string, []string) {
 	claude := needClient(t, "claude")
 	b := newBox(t, egresstest.Anthropic())
 	os.MkdirAll(filepath.Join(b.hostHome, ".claude"), 0o700)
 	creds := fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"sk-ant-ort01-host-refresh","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
 		realOAuth, time.Now().Add(8*time.Hour).UnixMilli())
 	os.WriteFile(filepath.Join(b.hostHome, ".claude", ".credentials.json"), []byte(creds), 0o600)
-	b.serve(t, "anthropic", map[string]string{"AISAN_ANTHROPIC_UPSTREAM": b.up.URL.String()}, backend.Options{})
+	b.serveWith(t, "anthropic", map[string]string{"AISAN_ANTHROPIC_UPSTREAM": b.up.URL.String()}, backend.Options{}, eo, wrap)
 	state := filepath.Join(b.dir, ".claude-state")
 	os.MkdirAll(state, 0o700)
 	env := append(b.spec.BoxEnv(b.baseURL(), ""), "CLAUDE_CONFIG_DIR="+state)
-	out, _ := b.run(t, []string{claude, "-p", "Run the shell command `echo " + egresstest.ToolMarker + "` and report.", "--allowedTools", "Bash"}, env)
+	return b, []string{claude, "-p", claudePrompt, "--allowedTools", "Bash"}, env
+}
+
+func TestRealClaudeThroughProxy(t *testing.T) {
+	b, argv, env := claudeBox(t, egress.Options{}, nil)
+	out, _ := b.run(t, argv, env)
 	if !strings.Contains(out, egresstest.Answer+" after "+egresstest.ToolMarker) {
 		t.Errorf("claude did not finish the tool turn through the proxy: %q", out)
 	}
@@ -401,8 +430,45 @@ func TestRealClaudeThroughProxy(t *testing.T) {
 	b.checkFixtures(t, "../anthropic/testdata", "claude-p", reqs)
 }
 
-func TestRealCodexThroughProxy(t *testing.T) {
+// TestRealClaudeHonoursRetryAfter: the tool turn's second call hits the
+// per-box rate limit; Claude waits for retry-after and goes on.
+func TestRealClaudeHonoursRetryAfter(t *testing.T) {
+	b, argv, env := claudeBox(t, egress.Options{Rate: 0.5, Burst: 1}, nil)
+	out, _ := b.run(t, argv, env)
+	if !strings.Contains(out, egresstest.Answer+" after "+egresstest.ToolMarker) {
+		t.Errorf("claude did not get past the rate limit: %q", out)
+	}
+	var limited, after time.Time
+	for _, e := range b.audit.Entries() {
+		if e.Status == 429 && limited.IsZero() {
+			limited = e.Time
+		}
+		if e.Status == 200 && !limited.IsZero() {
+			after = e.Time
+		}
+	}
+	if limited.IsZero() || after.IsZero() {
+		t.Fatalf("no 429 then 200 in %+v", b.audit.Entries())
+	}
+	if d := after.Sub(limited); d < time.Second {
+		t.Errorf("claude retried %v after a 429 with retry-after 2", d)
+	}
+}
+
+func codexBox(t *testing.T, exp time.Time, eo egress.Options, wrap func(*egress.Backend), extra ...string) (*box, []string, []string) {
 	codex := needClient(t, "codex")
+	b := newBox(t, egresstest.Responses())
+	os.MkdirAll(filepath.Join(b.hostHome, ".codex"), 0o700)
+	os.WriteFile(filepath.Join(b.hostHome, ".codex", "auth.json"), []byte(codexAuth(t, exp, "host-access")), 0o600)
+	b.serveWith(t, "codex", map[string]string{"AISAN_CODEX_UPSTREAM": b.up.URL.String()}, backend.Options{}, eo, wrap)
+	home := filepath.Join(b.dir, ".codex-state")
+	os.MkdirAll(home, 0o700)
+	argv := append([]string{codex, "exec", "--skip-git-repo-check"}, b.spec.ClientArgs(b.baseURL())...)
+	argv = append(append(argv, extra...), "Say hello.")
+	return b, argv, append(b.spec.BoxEnv(b.baseURL(), ""), "CODEX_HOME="+home)
+}
+
+func TestRealCodexThroughProxy(t *testing.T) {
 	for _, tc := range []struct {
 		fixture string
 		extra   []string
@@ -411,16 +477,9 @@ func TestRealCodexThroughProxy(t *testing.T) {
 		{"codex-gpt55", []string{"-c", `model="gpt-5.5"`}}, // top-level tools with client tool_search
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
-			b := newBox(t, egresstest.Responses())
-			os.MkdirAll(filepath.Join(b.hostHome, ".codex"), 0o700)
 			exp := time.Now().Add(8 * time.Hour)
-			os.WriteFile(filepath.Join(b.hostHome, ".codex", "auth.json"), []byte(codexAuth(t, exp, "host-access")), 0o600)
-			b.serve(t, "codex", map[string]string{"AISAN_CODEX_UPSTREAM": b.up.URL.String()}, backend.Options{})
-			home := filepath.Join(b.dir, ".codex-state")
-			os.MkdirAll(home, 0o700)
-			argv := append([]string{codex, "exec", "--skip-git-repo-check"}, b.spec.ClientArgs(b.baseURL())...)
-			argv = append(append(argv, tc.extra...), "Say hello.")
-			out, errs := b.run(t, argv, append(b.spec.BoxEnv(b.baseURL(), ""), "CODEX_HOME="+home))
+			b, argv, env := codexBox(t, exp, egress.Options{}, nil, tc.extra...)
+			out, errs := b.run(t, argv, env)
 			if !strings.Contains(out+errs, egresstest.Answer) {
 				t.Errorf("codex did not show the answer: %q / %q", out, tail(errs))
 			}
@@ -432,20 +491,65 @@ func TestRealCodexThroughProxy(t *testing.T) {
 	}
 }
 
-func TestRealOpencodeThroughProxy(t *testing.T) {
+func opencodeBox(t *testing.T, eo egress.Options, wrap func(*egress.Backend)) (*box, []string, []string) {
 	opencode := needClient(t, "opencode")
 	b := newBox(t, egresstest.Chat())
 	p := filepath.Join(b.hostHome, ".local/share/opencode")
 	os.MkdirAll(p, 0o700)
 	os.WriteFile(filepath.Join(p, "auth.json"), []byte(`{"zai-coding-plan":{"type":"api","key":"host-real-zai-key"}}`), 0o600)
-	b.serve(t, "openai-compatible:zai-coding-plan", map[string]string{"AISAN_OPENCODE_UPSTREAM_ZAI_CODING_PLAN": b.up.URL.String()}, backend.Options{Model: "glm-5.3"})
-	out, errs := b.run(t, []string{opencode, "run", "--print-logs", "Say hello."}, b.spec.BoxEnv(b.baseURL(), ""))
+	b.serveWith(t, "openai-compatible:zai-coding-plan", map[string]string{"AISAN_OPENCODE_UPSTREAM_ZAI_CODING_PLAN": b.up.URL.String()}, backend.Options{Model: "glm-5.3"}, eo, wrap)
+	return b, []string{opencode, "run", "Say hello."}, b.spec.BoxEnv(b.baseURL(), "")
+}
+
+func TestRealOpencodeThroughProxy(t *testing.T) {
+	b, argv, env := opencodeBox(t, egress.Options{}, nil)
+	out, errs := b.run(t, argv, env)
 	if !strings.Contains(out+errs, egresstest.Answer) {
 		t.Errorf("opencode did not show the answer: %q / %q", out, tail(errs))
 	}
 	reqs := b.up.Requests()
 	checkUpstream(t, reqs, "Authorization", "Bearer host-real-zai-key")
 	b.checkFixtures(t, "../openai/testdata", "opencode-run", reqs)
+}
+
+// TestRealClientsShowRefusals: a policy refusal reaches the user through
+// each client, word for word, and the client does not send it again (the
+// status per client and x-should-retry: false are what make that so).
+func TestRealClientsShowRefusals(t *testing.T) {
+	const marker = "test-refusal-7f3a"
+	refuseAll := func(be *egress.Backend) {
+		be.Check = func(egress.Route, map[string]any) error {
+			return egress.Refuse("tool type 'web_search_20250305' runs on the provider's servers; the box has no network (%s)", marker)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		setup    func(*testing.T) (*box, []string, []string)
+		requests int // distinct calls the client makes before giving up
+	}{
+		{"claude", func(t *testing.T) (*box, []string, []string) { return claudeBox(t, egress.Options{}, refuseAll) }, 1},
+		{"codex", func(t *testing.T) (*box, []string, []string) {
+			return codexBox(t, time.Now().Add(time.Hour), egress.Options{}, refuseAll)
+		}, 1},
+		{"opencode", func(t *testing.T) (*box, []string, []string) { return opencodeBox(t, egress.Options{}, refuseAll) }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, argv, env := tc.setup(t)
+			out, errs, err := b.try(t, argv, env)
+			if err == nil {
+				t.Errorf("the client succeeded despite the refusal: %q", out)
+			}
+			if !strings.Contains(out+errs, marker) || !strings.Contains(out+errs, "runs on the provider") {
+				t.Errorf("the reason is not shown:\nstdout %q\nstderr %q", out, tail(errs))
+			}
+			if n := len(b.audit.Entries()); n > tc.requests {
+				t.Errorf("the client sent the refused request %d times, want at most %d (it retried)", n, tc.requests)
+			}
+			if len(b.up.Requests()) != 0 {
+				t.Error("a refused request reached the upstream")
+			}
+		})
+	}
 }
 
 // jwt is an unsigned but well-formed JWT, as codex parses it.

@@ -7,9 +7,16 @@
 //
 // # Rules
 //
-// Policy refusals answer 400 invalid_request_error with x-should-retry:
-// false: codex 0.171.0 shows a 400's body and does not retry it (it
-// retries a 403 five times), and opencode 1.18.33 retries neither.
+// Policy refusals carry x-should-retry: false and a status chosen per
+// client, because they disagree: codex 0.171.0 shows a 400's body and does
+// not retry it, but retries a 403 five times; opencode 1.18.33 shows a 403
+// and does not retry it. So the Responses backends answer 400 and the
+// chat-completions backend 403, both as invalid_request_error. opencode
+// also retries, for about two minutes, any error whose message or body
+// merely contains one of its transient-error words or numbers (429, 503,
+// "rate limit", "server error", …, anywhere, so the 503 inside
+// "web_search_20250305" counts); the chat backend's refusals therefore keep
+// digit runs from reading as such a number (see ChatErrorBody).
 //
 // Refused, because they make the provider act outside the box: tools other
 // than function, custom, namespace (checked inside), client-executed
@@ -84,6 +91,46 @@ func ErrorBody(status int, kind egress.Kind, msg string) []byte {
 	return b
 }
 
+// ChatErrorBody is ErrorBody for opencode: every run of three or more
+// digits in a policy refusal gets an invisible word joiner (U+2060) between
+// its digits, so the text reads the same but never matches opencode's
+// retry patterns. Rate limits are left alone: those should be retried.
+func ChatErrorBody(status int, kind egress.Kind, msg string) []byte {
+	if kind != egress.KindRate && kind != egress.KindUpstream {
+		msg = breakDigitRuns(msg)
+	}
+	return ErrorBody(status, kind, msg)
+}
+
+func breakDigitRuns(s string) string {
+	var b strings.Builder
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			// Look ahead: only runs of three or more are broken up.
+			j := i
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			if run == 0 && j-i < 3 {
+				b.WriteString(s[i:j])
+				i = j - 1
+				continue
+			}
+			if run > 0 {
+				b.WriteString("\u2060")
+			}
+			run++
+			b.WriteByte(c)
+			continue
+		}
+		run = 0
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 func base(name string, upstream *url.URL, routes []egress.Route, fwd []string, check func(egress.Route, map[string]any) error) *egress.Backend {
 	return &egress.Backend{
 		Name:         name,
@@ -141,6 +188,8 @@ func NewOpenAI(upstream *url.URL, key cred.Source) *egress.Backend {
 // its API key.
 func NewCompatible(provider string, upstream *url.URL, key cred.Source) *egress.Backend {
 	b := base("openai-compatible:"+provider, upstream, ChatRoutes, ChatForward, CheckChat)
+	b.PolicyStatus = http.StatusForbidden
+	b.Error = ChatErrorBody
 	b.Credential = bearer(key)
 	return b
 }

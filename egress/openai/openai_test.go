@@ -288,3 +288,25 @@ func FuzzCheckChat(f *testing.F) {
 		}
 	})
 }
+
+func TestChatRefusalsDoNotReadAsTransient(t *testing.T) {
+	for in, want := range map[string]string{
+		"tool type 'web_search_20250305' runs": "tool type 'web_search_2\u20600\u20602\u20605\u20600\u20603\u20600\u20605' runs",
+		"limit of 33554432 bytes":              "limit of 3\u20603\u20605\u20605\u20604\u20604\u20603\u20602 bytes",
+		"tool 12 has no type":                  "tool 12 has no type",
+		"no digits":                            "no digits",
+	} {
+		if got := breakDigitRuns(in); got != want {
+			t.Errorf("%q: %q", in, got)
+		}
+	}
+	var v struct{ Error struct{ Message string } }
+	json.Unmarshal(ChatErrorBody(403, egress.KindPolicy, "x 503 y"), &v)
+	if strings.Contains(v.Error.Message, "503") || strings.ReplaceAll(v.Error.Message, "\u2060", "") != "x 503 y" {
+		t.Errorf("%q", v.Error.Message)
+	}
+	json.Unmarshal(ChatErrorBody(429, egress.KindRate, "x 503 y"), &v)
+	if v.Error.Message != "x 503 y" {
+		t.Errorf("rate limit changed: %q", v.Error.Message)
+	}
+}
