@@ -123,24 +123,42 @@ type Upstream struct {
 	URL *url.URL
 	srv *httptest.Server
 
-	mu      sync.Mutex
-	reqs    []Request
-	handler http.Handler
+	mu       sync.Mutex
+	reqs     []Request
+	handler  http.Handler
+	noRecord bool
 }
 
 // NewUpstream starts a stand-in on 127.0.0.1 answering with h (see SSE
 // and JSON); it is closed when the test ends.
 func NewUpstream(t testing.TB, h http.Handler) *Upstream {
 	t.Helper()
+	u := StartUpstream(h)
+	t.Cleanup(u.Close)
+	return u
+}
+
+// StartUpstream is NewUpstream outside a test (benchmark programs); the
+// caller closes it.
+func StartUpstream(h http.Handler) *Upstream {
 	u := &Upstream{handler: h}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(u.serve))
 	srv.EnableHTTP2 = true
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca().leaf}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
-	t.Cleanup(srv.Close)
 	u.srv = srv
 	u.URL, _ = url.Parse(srv.URL)
 	return u
+}
+
+// Close stops the stand-in.
+func (u *Upstream) Close() { u.srv.Close() }
+
+// Record, when false, stops keeping requests (for load tests).
+func (u *Upstream) Record(on bool) {
+	u.mu.Lock()
+	u.noRecord = !on
+	u.mu.Unlock()
 }
 
 // SetHandler replaces the answering handler.
@@ -153,7 +171,9 @@ func (u *Upstream) SetHandler(h http.Handler) {
 func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	u.mu.Lock()
-	u.reqs = append(u.reqs, Request{Method: r.Method, Target: r.RequestURI, Host: r.Host, Proto: r.Proto, Header: r.Header.Clone(), Body: body})
+	if !u.noRecord {
+		u.reqs = append(u.reqs, Request{Method: r.Method, Target: r.RequestURI, Host: r.Host, Proto: r.Proto, Header: r.Header.Clone(), Body: body})
+	}
 	h := u.handler
 	u.mu.Unlock()
 	r.Body = io.NopCloser(bytes.NewReader(body))
