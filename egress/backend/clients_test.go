@@ -165,10 +165,6 @@ func newBox(t *testing.T, upstream http.Handler) *box {
 	return b
 }
 
-func (b *box) serve(t *testing.T, name string, env map[string]string, o backend.Options) {
-	b.serveWith(t, name, env, o, egress.Options{}, nil)
-}
-
 // serveWith serves the backend with options eo; wrap, if not nil, changes
 // the built backend first.
 func (b *box) serveWith(t *testing.T, name string, env map[string]string, o backend.Options, eo egress.Options, wrap func(*egress.Backend)) {

@@ -36,12 +36,11 @@ import (
 )
 
 type authority struct {
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
-	pem     []byte
-	pool    *x509.CertPool
-	leaf    tls.Certificate
-	leafErr error
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+	pool *x509.CertPool
+	leaf tls.Certificate
 }
 
 var ca = sync.OnceValue(func() *authority {
