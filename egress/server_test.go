@@ -22,18 +22,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/egresstest"
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "egress-test-")
-	if err != nil {
-		panic(err)
-	}
-	if _, err := egresstest.TrustCA(dir); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(egresstest.RunWithCA(m)) }
 
 const realToken = "sk-real-credential-0123456789"
 

@@ -154,47 +154,35 @@ func Check(_ egress.Route, body map[string]any) error {
 			return egress.Refuse("the field '%s' %s; the box has no network", f.name, f.why)
 		}
 	}
-	if t, ok := body["tools"]; ok && t != nil {
-		tools, ok := t.([]any)
-		if !ok {
-			return egress.Refuse("'tools' must be a list")
-		}
-		for i, tv := range tools {
-			if err := checkTool(i, tv); err != nil {
-				return err
-			}
+	tools, err := egress.Objects(body, "tools")
+	if err != nil {
+		return err
+	}
+	for _, tool := range tools {
+		if err := checkTool(tool); err != nil {
+			return err
 		}
 	}
-	if m, ok := body["messages"]; ok {
-		msgs, ok := m.([]any)
-		if !ok {
-			return egress.Refuse("'messages' must be a list")
-		}
-		for _, mv := range msgs {
-			msg, ok := mv.(map[string]any)
-			if !ok {
-				return egress.Refuse("each message must be an object")
-			}
-			if err := checkContent(msg["content"], 0); err != nil {
-				return err
-			}
+	msgs, err := egress.Objects(body, "messages")
+	if err != nil {
+		return err
+	}
+	for _, msg := range msgs {
+		if err := checkContent(msg["content"], 0); err != nil {
+			return err
 		}
 	}
 	return checkContent(body["system"], 0)
 }
 
-func checkTool(i int, tv any) error {
-	tool, ok := tv.(map[string]any)
-	if !ok {
-		return egress.Refuse("tool %d is not an object", i)
-	}
+func checkTool(tool map[string]any) error {
 	t, has := tool["type"]
 	if !has {
 		return nil // a custom tool: the client runs it
 	}
 	ts, ok := t.(string)
 	if !ok {
-		return egress.Refuse("tool %d has a 'type' that is not a string", i)
+		return egress.Refuse("a tool has a 'type' that is not a string")
 	}
 	if ts == "custom" {
 		return nil

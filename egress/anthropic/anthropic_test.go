@@ -90,7 +90,7 @@ var checkCases = []struct {
 	{`{"mcp_servers":null}`, "the field 'mcp_servers'"},
 	{`{"container":"cntr_1"}`, "the field 'container'"},
 	{`{"messages":"x"}`, "'messages' must be a list"},
-	{`{"messages":[1]}`, "each message must be an object"},
+	{`{"messages":[1]}`, "item 0 of 'messages' is not an object"},
 	{`{"messages":[{"role":"user","content":"plain text"}]}`, ""},
 	{`{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}]}]}`, ""},
 	{`{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://evil.example/x?leak=1"}}]}]}`, "fetch a URL on evil.example"},

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -45,16 +44,7 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("AISAN_EGRESS_TEST_RELAY"); spec != "" {
 		os.Exit(relayAndRun(spec))
 	}
-	dir, err := os.MkdirTemp("", "egress-backend-test-")
-	if err != nil {
-		panic(err)
-	}
-	if _, err := egresstest.TrustCA(dir); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(egresstest.RunWithCA(m))
 }
 
 // relayAndRun is the in-box side: a loopback listener relayed to the Unix
@@ -66,27 +56,7 @@ func relayAndRun(spec string) int {
 		fmt.Fprintln(os.Stderr, "relay:", err)
 		return 111
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				u, err := net.Dial("unix", sock)
-				if err != nil {
-					return
-				}
-				defer u.Close()
-				done := make(chan struct{})
-				go func() { io.Copy(u, c); u.(*net.UnixConn).CloseWrite(); close(done) }()
-				io.Copy(c, u)
-				c.(*net.TCPConn).CloseWrite()
-				<-done
-			}()
-		}
-	}()
+	go egresstest.Relay(ln, sock)
 	var argv []string
 	json.Unmarshal([]byte(os.Getenv("AISAN_EGRESS_TEST_ARGV")), &argv)
 	var env []string

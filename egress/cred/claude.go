@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -38,14 +37,10 @@ type ClaudeOAuth struct {
 	TokenURL string // "" means ClaudeTokenURL
 	HTTP     *http.Client
 	Now      func() time.Time
-	// LockWait bounds the wait for a lock another process holds; 0 means
-	// 90 s (longer than the CLI's stale time, so a dead holder is outlived).
+	// LockWait bounds the wait for the lock (see lockContext).
 	LockWait time.Duration
 
-	mu     sync.Mutex // one refresh at a time in this process
-	cmu    sync.Mutex
-	stamp  fileStamp
-	cached claudeLogin
+	file loginFile[claudeLogin]
 }
 
 type claudeLogin struct {
@@ -54,6 +49,8 @@ type claudeLogin struct {
 	subscriptionType string
 	pretty           bool
 }
+
+func (l claudeLogin) expiry() time.Time { return l.expires }
 
 // Path is the credentials file.
 func (c *ClaudeOAuth) Path() string { return filepath.Join(c.Dir, ".credentials.json") }
@@ -68,22 +65,11 @@ func (c *ClaudeOAuth) now() time.Time {
 // read returns the login in the file, from cache when the file has not
 // changed.
 func (c *ClaudeOAuth) read() (claudeLogin, *object, error) {
+	return c.file.load(c.Path(), "Claude login", c.parse)
+}
+
+func (c *ClaudeOAuth) parse(b []byte) (claudeLogin, *object, error) {
 	path := c.Path()
-	st, err := stampOf(path)
-	if err != nil {
-		return claudeLogin{}, nil, fmt.Errorf("the Claude login %s: %w (log in with `claude` on the host)", path, err)
-	}
-	c.cmu.Lock()
-	if st == c.stamp && !c.cached.access.Empty() {
-		l := c.cached
-		c.cmu.Unlock()
-		return l, nil, nil
-	}
-	c.cmu.Unlock()
-	b, err := ReadRegular(path, maxCredFile)
-	if err != nil {
-		return claudeLogin{}, nil, fmt.Errorf("the Claude login: %w", err)
-	}
 	top, err := parseObject(b)
 	if err != nil {
 		return claudeLogin{}, nil, fmt.Errorf("the Claude login %s is not valid JSON: %w", path, err)
@@ -108,21 +94,13 @@ func (c *ClaudeOAuth) read() (claudeLogin, *object, error) {
 	l := claudeLogin{
 		access:           NewSecret(v.AccessToken),
 		refresh:          NewSecret(v.RefreshToken),
-		expires:          time.UnixMilli(v.ExpiresAt),
 		subscriptionType: v.SubscriptionType,
 		pretty:           strings.Contains(string(b), "\n "),
 	}
-	if v.ExpiresAt == 0 {
-		l.expires = time.Time{}
+	if v.ExpiresAt != 0 {
+		l.expires = time.UnixMilli(v.ExpiresAt)
 	}
-	c.cmu.Lock()
-	c.stamp, c.cached = st, l
-	c.cmu.Unlock()
 	return l, top, nil
-}
-
-func (c *ClaudeOAuth) fresh(l claudeLogin) bool {
-	return l.expires.IsZero() || c.now().Add(RefreshMargin).Before(l.expires)
 }
 
 // SubscriptionType is the host login's plan ("max", "pro", …), which the
@@ -135,64 +113,31 @@ func (c *ClaudeOAuth) SubscriptionType() (string, error) {
 // Token returns a valid access token, refreshing it first if it expires
 // within RefreshMargin.
 func (c *ClaudeOAuth) Token(ctx context.Context) (Secret, error) {
-	l, _, err := c.read()
-	if err != nil {
-		return Secret{}, err
-	}
-	if c.fresh(l) {
-		return l.access, nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	tok, err := c.refreshLocked(ctx)
-	if err != nil {
-		// A token that has not expired yet still works; say nothing and
-		// try again on the next request.
-		if l2, _, rerr := c.read(); rerr == nil && c.now().Before(l2.expires) {
-			return l2.access, nil
-		}
-		return Secret{}, err
-	}
-	return tok, nil
+	l, err := c.file.get(c.now, c.read, func() (claudeLogin, error) { return c.refreshLocked(ctx) })
+	return l.access, err
 }
 
-func (c *ClaudeOAuth) refreshLocked(ctx context.Context) (Secret, error) {
-	if l, _, err := c.read(); err == nil && c.fresh(l) {
-		return l.access, nil // refreshed by another goroutine meanwhile
-	}
-	wait := c.LockWait
-	if wait == 0 {
-		wait = 90 * time.Second
-	}
-	lctx, cancel := context.WithTimeout(ctx, wait)
+func (c *ClaudeOAuth) refreshLocked(ctx context.Context) (claudeLogin, error) {
+	lctx, cancel := lockContext(ctx, c.LockWait)
 	defer cancel()
 	release, err := lockDir(lctx, filepath.Join(c.Dir, ".oauth_refresh.lock"), claudeLockStale, claudeLockUpdate)
 	if err != nil {
-		return Secret{}, fmt.Errorf("refreshing the Claude login: %w", err)
+		return claudeLogin{}, fmt.Errorf("refreshing the Claude login: %w", err)
 	}
 	defer release()
 	if legacy, err := filepath.EvalSymlinks(c.Dir); err == nil {
 		if rel, err := lockDir(lctx, legacy+".lock", claudeLockStale, claudeLockUpdate); err == nil {
 			defer rel()
 		} else if lctx.Err() != nil {
-			return Secret{}, fmt.Errorf("refreshing the Claude login: %w", err)
+			return claudeLogin{}, fmt.Errorf("refreshing the Claude login: %w", err)
 		}
 	}
-
-	// Under the lock, the file is the truth: whoever held it before us may
-	// have refreshed already.
-	c.cmu.Lock()
-	c.stamp = fileStamp{}
-	c.cmu.Unlock()
-	l, top, err := c.read()
-	if err != nil {
-		return Secret{}, err
-	}
-	if c.fresh(l) {
-		return l.access, nil
+	l, top, done, err := c.file.underLock(c.now, c.read)
+	if err != nil || done {
+		return l, err
 	}
 	if l.refresh.Empty() {
-		return Secret{}, fmt.Errorf("the Claude login %s has expired and holds no refresh token; log in again with `claude` on the host", c.Path())
+		return claudeLogin{}, fmt.Errorf("the Claude login %s has expired and holds no refresh token; log in again with `claude` on the host", c.Path())
 	}
 	url := c.TokenURL
 	if url == "" {
@@ -211,14 +156,14 @@ func (c *ClaudeOAuth) refreshLocked(ctx context.Context) (Secret, error) {
 		"scope":         claudeScope,
 	}, &resp)
 	if err != nil {
-		return Secret{}, fmt.Errorf("the Claude login expired and could not be refreshed (%v); run `claude` on the host to log in again", err)
+		return claudeLogin{}, fmt.Errorf("the Claude login expired and could not be refreshed (%v); run `claude` on the host to log in again", err)
 	}
 	if resp.AccessToken == "" || !validToken(resp.AccessToken) || resp.ExpiresIn == nil {
-		return Secret{}, errors.New("the Claude login expired and the token endpoint's answer had no usable access_token or expires_in; run `claude` on the host to log in again")
+		return claudeLogin{}, errors.New("the Claude login expired and the token endpoint's answer had no usable access_token or expires_in; run `claude` on the host to log in again")
 	}
 	o, err := top.sub("claudeAiOauth")
 	if err != nil {
-		return Secret{}, err
+		return claudeLogin{}, err
 	}
 	o.set("accessToken", resp.AccessToken)
 	if resp.RefreshToken != "" {
@@ -231,12 +176,12 @@ func (c *ClaudeOAuth) refreshLocked(ctx context.Context) (Secret, error) {
 	top.set("claudeAiOauth", o)
 	data, err := top.encode(l.pretty)
 	if err != nil {
-		return Secret{}, err
+		return claudeLogin{}, err
 	}
 	if err := writeAtomic(c.Path(), data); err != nil {
 		// The new refresh token is only in memory now; the old one in the
 		// file is dead. Say so plainly.
-		return Secret{}, fmt.Errorf("the Claude login was refreshed but could not be saved (%v); run `claude` on the host to log in again", err)
+		return claudeLogin{}, fmt.Errorf("the Claude login was refreshed but could not be saved (%v); run `claude` on the host to log in again", err)
 	}
-	return NewSecret(resp.AccessToken), nil
+	return claudeLogin{access: NewSecret(resp.AccessToken)}, nil
 }

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -39,10 +38,7 @@ type CodexChatGPT struct {
 	Now      func() time.Time
 	LockWait time.Duration
 
-	mu     sync.Mutex
-	cmu    sync.Mutex
-	stamp  fileStamp
-	cached codexFile
+	file loginFile[codexFile]
 }
 
 type codexFile struct {
@@ -51,6 +47,8 @@ type codexFile struct {
 	expires time.Time
 	pretty  bool
 }
+
+func (f codexFile) expiry() time.Time { return f.expires }
 
 // Path is the auth file.
 func (c *CodexChatGPT) Path() string { return filepath.Join(c.Home, "auth.json") }
@@ -91,22 +89,11 @@ func jwtClaims(tok string) ([]byte, error) {
 }
 
 func (c *CodexChatGPT) read() (codexFile, *object, error) {
+	return c.file.load(c.Path(), "Codex login", c.parse)
+}
+
+func (c *CodexChatGPT) parse(b []byte) (codexFile, *object, error) {
 	path := c.Path()
-	st, err := stampOf(path)
-	if err != nil {
-		return codexFile{}, nil, fmt.Errorf("the Codex login %s: %w (log in with `codex login` on the host)", path, err)
-	}
-	c.cmu.Lock()
-	if st == c.stamp && !c.cached.login.Access.Empty() {
-		f := c.cached
-		c.cmu.Unlock()
-		return f, nil, nil
-	}
-	c.cmu.Unlock()
-	b, err := ReadRegular(path, maxCredFile)
-	if err != nil {
-		return codexFile{}, nil, fmt.Errorf("the Codex login: %w", err)
-	}
 	top, err := parseObject(b)
 	if err != nil {
 		return codexFile{}, nil, fmt.Errorf("the Codex login %s is not valid JSON: %w", path, err)
@@ -145,9 +132,6 @@ func (c *CodexChatGPT) read() (codexFile, *object, error) {
 		expires: exp,
 		pretty:  strings.Contains(string(b), "\n "),
 	}
-	c.cmu.Lock()
-	c.stamp, c.cached = st, f
-	c.cmu.Unlock()
 	return f, top, nil
 }
 
@@ -167,27 +151,10 @@ func accountFromIDToken(tok string) string {
 	return v.Auth.Account
 }
 
-func (c *CodexChatGPT) fresh(f codexFile) bool { return c.now().Add(RefreshMargin).Before(f.expires) }
-
 // Login returns a valid login, refreshing it first if needed.
 func (c *CodexChatGPT) Login(ctx context.Context) (CodexLogin, error) {
-	f, _, err := c.read()
-	if err != nil {
-		return CodexLogin{}, err
-	}
-	if c.fresh(f) {
-		return f.login, nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l, err := c.refreshLocked(ctx)
-	if err != nil {
-		if f2, _, rerr := c.read(); rerr == nil && c.now().Before(f2.expires) {
-			return f2.login, nil
-		}
-		return CodexLogin{}, err
-	}
-	return l, nil
+	f, err := c.file.get(c.now, c.read, func() (codexFile, error) { return c.refreshLocked(ctx) })
+	return f.login, err
 }
 
 // Token is Login's access token, so CodexChatGPT is a Source.
@@ -196,33 +163,20 @@ func (c *CodexChatGPT) Token(ctx context.Context) (Secret, error) {
 	return l.Access, err
 }
 
-func (c *CodexChatGPT) refreshLocked(ctx context.Context) (CodexLogin, error) {
-	if f, _, err := c.read(); err == nil && c.fresh(f) {
-		return f.login, nil
-	}
-	wait := c.LockWait
-	if wait == 0 {
-		wait = 90 * time.Second
-	}
-	lctx, cancel := context.WithTimeout(ctx, wait)
+func (c *CodexChatGPT) refreshLocked(ctx context.Context) (codexFile, error) {
+	lctx, cancel := lockContext(ctx, c.LockWait)
 	defer cancel()
 	release, err := lockFile(lctx, filepath.Join(c.Home, ".aisan-refresh.lock"))
 	if err != nil {
-		return CodexLogin{}, fmt.Errorf("refreshing the Codex login: %w", err)
+		return codexFile{}, fmt.Errorf("refreshing the Codex login: %w", err)
 	}
 	defer release()
-	c.cmu.Lock()
-	c.stamp = fileStamp{}
-	c.cmu.Unlock()
-	f, top, err := c.read()
-	if err != nil {
-		return CodexLogin{}, err
-	}
-	if c.fresh(f) {
-		return f.login, nil
+	f, top, done, err := c.file.underLock(c.now, c.read)
+	if err != nil || done {
+		return f, err
 	}
 	if f.refresh.Empty() {
-		return CodexLogin{}, fmt.Errorf("the Codex login %s has expired and holds no refresh token; log in again with `codex login` on the host", c.Path())
+		return codexFile{}, fmt.Errorf("the Codex login %s has expired and holds no refresh token; log in again with `codex login` on the host", c.Path())
 	}
 	url := c.TokenURL
 	if url == "" {
@@ -240,17 +194,17 @@ func (c *CodexChatGPT) refreshLocked(ctx context.Context) (CodexLogin, error) {
 		"refresh_token":  f.refresh.Reveal(),
 	}, &resp)
 	if err != nil {
-		return CodexLogin{}, fmt.Errorf("the Codex login expired and could not be refreshed (%v); run `codex login` on the host", err)
+		return codexFile{}, fmt.Errorf("the Codex login expired and could not be refreshed (%v); run `codex login` on the host", err)
 	}
 	if resp.AccessToken == "" || !validToken(resp.AccessToken) {
-		return CodexLogin{}, errors.New("the Codex login expired and the token endpoint's answer had no usable access_token; run `codex login` on the host")
+		return codexFile{}, errors.New("the Codex login expired and the token endpoint's answer had no usable access_token; run `codex login` on the host")
 	}
 	if _, err := JWTExpiry(resp.AccessToken); err != nil {
-		return CodexLogin{}, fmt.Errorf("the Codex token endpoint's access_token: %w", err)
+		return codexFile{}, fmt.Errorf("the Codex token endpoint's access_token: %w", err)
 	}
 	toks, err := top.sub("tokens")
 	if err != nil {
-		return CodexLogin{}, err
+		return codexFile{}, err
 	}
 	toks.set("access_token", resp.AccessToken)
 	if resp.IDToken != "" {
@@ -263,10 +217,10 @@ func (c *CodexChatGPT) refreshLocked(ctx context.Context) (CodexLogin, error) {
 	top.set("last_refresh", c.now().UTC().Format(time.RFC3339Nano))
 	data, err := top.encode(f.pretty)
 	if err != nil {
-		return CodexLogin{}, err
+		return codexFile{}, err
 	}
 	if err := writeAtomic(c.Path(), data); err != nil {
-		return CodexLogin{}, fmt.Errorf("the Codex login was refreshed but could not be saved (%v); run `codex login` on the host", err)
+		return codexFile{}, fmt.Errorf("the Codex login was refreshed but could not be saved (%v); run `codex login` on the host", err)
 	}
-	return CodexLogin{Access: NewSecret(resp.AccessToken), AccountID: f.login.AccountID}, nil
+	return codexFile{login: CodexLogin{Access: NewSecret(resp.AccessToken), AccountID: f.login.AccountID}}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -334,4 +335,108 @@ func lockFile(ctx context.Context, path string) (release func(), err error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// loginFile is the discipline both host logins share: the parsed file is
+// cached by its stamp (so a change is seen on the next request), and a
+// token near its expiry is refreshed by one caller at a time.
+type loginFile[T expiring] struct {
+	mu    sync.Mutex // one refresh at a time in this process
+	cmu   sync.Mutex
+	stamp fileStamp
+	v     T
+	ok    bool
+}
+
+type expiring interface {
+	// expiry is when the token stops working; zero means never.
+	expiry() time.Time
+}
+
+func fresh(now, exp time.Time) bool { return exp.IsZero() || now.Add(RefreshMargin).Before(exp) }
+
+// load returns the login in path, parsing the file only when it changed
+// (top is nil then: a write-back must load after forget).
+func (f *loginFile[T]) load(path, what string, parse func([]byte) (T, *object, error)) (T, *object, error) {
+	var zero T
+	st, err := stampOf(path)
+	if err != nil {
+		return zero, nil, fmt.Errorf("the %s %s: %w (log in on the host)", what, path, err)
+	}
+	f.cmu.Lock()
+	if f.ok && st == f.stamp {
+		v := f.v
+		f.cmu.Unlock()
+		return v, nil, nil
+	}
+	f.cmu.Unlock()
+	b, err := ReadRegular(path, maxCredFile)
+	if err != nil {
+		return zero, nil, fmt.Errorf("the %s: %w", what, err)
+	}
+	v, top, err := parse(b)
+	if err != nil {
+		return zero, nil, err
+	}
+	f.cmu.Lock()
+	f.stamp, f.v, f.ok = st, v, true
+	f.cmu.Unlock()
+	return v, top, nil
+}
+
+// forget drops the cache, so the next load reads the file.
+func (f *loginFile[T]) forget() {
+	f.cmu.Lock()
+	f.ok = false
+	f.cmu.Unlock()
+}
+
+// get returns a login that is not about to expire: the file's, or the one
+// refresh makes (called with f.mu held). When the refresh fails but the
+// old token has not expired yet, the old one serves, and the next request
+// tries again.
+func (f *loginFile[T]) get(now func() time.Time, read func() (T, *object, error), refresh func() (T, error)) (T, error) {
+	var zero T
+	v, _, err := read()
+	if err != nil {
+		return zero, err
+	}
+	if fresh(now(), v.expiry()) {
+		return v, nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, _, err := read(); err == nil && fresh(now(), v.expiry()) {
+		return v, nil // refreshed by another goroutine meanwhile
+	}
+	nv, err := refresh()
+	if err != nil {
+		if old, _, rerr := read(); rerr == nil && now().Before(old.expiry()) {
+			return old, nil
+		}
+		return zero, err
+	}
+	return nv, nil
+}
+
+// underLock re-reads the file after the cross-process lock was taken: the
+// file is the truth, and whoever held the lock before may have refreshed.
+// done is true when no refresh is needed any more.
+func (f *loginFile[T]) underLock(now func() time.Time, read func() (T, *object, error)) (v T, top *object, done bool, err error) {
+	f.forget()
+	v, top, err = read()
+	if err != nil {
+		return v, nil, false, err
+	}
+	return v, top, fresh(now(), v.expiry()), nil
+}
+
+// lockContext bounds the wait for a lock another process holds; 0 means
+// 90 s (longer than the Claude CLI's stale time, so a dead holder is
+// outlived).
+func lockContext(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
+	if wait == 0 {
+		wait = 90 * time.Second
+	}
+	return context.WithTimeout(ctx, wait)
 }

@@ -24,16 +24,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("CRED_TEST_CHILD") != "" {
 		os.Exit(child())
 	}
-	dir, err := os.MkdirTemp("", "cred-test-")
-	if err != nil {
-		panic(err)
-	}
-	if _, err := egresstest.TrustCA(dir); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(egresstest.RunWithCA(m))
 }
 
 // child is another aisan process refreshing the same login (its HTTP

@@ -305,3 +305,49 @@ func TrustCA(dir string) (string, error) {
 	}
 	return path, os.Setenv("SSL_CERT_FILE", path)
 }
+
+// RunWithCA runs the tests of m with the test CA trusted through
+// SSL_CERT_FILE (so code using the system store trusts the stand-ins), for
+// TestMain.
+func RunWithCA(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "egresstest-ca-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	if _, err := TrustCA(dir); err != nil {
+		panic(err)
+	}
+	return m.Run()
+}
+
+// Relay accepts connections on ln until it is closed and pumps each to the
+// Unix socket at sock, as the in-box relay does: bytes only, each
+// direction half-closed when its reader ends.
+func Relay(ln net.Listener, sock string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.Dial("unix", sock)
+			if err != nil {
+				return
+			}
+			defer u.Close()
+			done := make(chan struct{})
+			go func() {
+				io.Copy(u, c)
+				u.(*net.UnixConn).CloseWrite()
+				close(done)
+			}()
+			io.Copy(c, u)
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.CloseWrite()
+			}
+			<-done
+		}()
+	}
+}

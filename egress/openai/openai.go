@@ -213,43 +213,35 @@ func CheckResponses(_ egress.Route, body map[string]any) error {
 			return egress.Refuse("'%s' refers to state stored on the provider's servers, which strict mode does not use", k)
 		}
 	}
-	if err := checkResponsesTools(body["tools"], 0); err != nil {
+	if err := checkResponsesTools(body, 0); err != nil {
 		return err
 	}
-	switch in := body["input"].(type) {
-	case nil, string:
-	case []any:
-		for _, iv := range in {
-			item, ok := iv.(map[string]any)
-			if !ok {
-				return egress.Refuse("each input item must be an object")
-			}
-			if err := checkInputItem(item); err != nil {
-				return err
-			}
+	if _, ok := body["input"].(string); ok {
+		return nil
+	}
+	items, err := egress.Objects(body, "input")
+	if err != nil {
+		return err
+	}
+	for _, item := range items {
+		if err := checkInputItem(item); err != nil {
+			return err
 		}
-	default:
-		return egress.Refuse("'input' must be a string or a list")
 	}
 	return nil
 }
 
-func checkResponsesTools(v any, depth int) error {
-	if v == nil {
-		return nil
-	}
-	tools, ok := v.([]any)
-	if !ok {
-		return egress.Refuse("'tools' must be a list")
+// checkResponsesTools checks the tools of parent (the body, a namespace
+// tool or an additional_tools item).
+func checkResponsesTools(parent map[string]any, depth int) error {
+	tools, err := egress.Objects(parent, "tools")
+	if err != nil {
+		return err
 	}
 	if depth > 4 {
 		return egress.Refuse("tool namespaces are nested too deeply")
 	}
-	for i, tv := range tools {
-		tool, ok := tv.(map[string]any)
-		if !ok {
-			return egress.Refuse("tool %d is not an object", i)
-		}
+	for i, tool := range tools {
 		t, _ := tool["type"].(string)
 		if !responsesTools[t] {
 			if t == "" {
@@ -259,7 +251,7 @@ func checkResponsesTools(v any, depth int) error {
 		}
 		switch t {
 		case "namespace":
-			if err := checkResponsesTools(tool["tools"], depth+1); err != nil {
+			if err := checkResponsesTools(tool, depth+1); err != nil {
 				return err
 			}
 		case "tool_search":
@@ -288,7 +280,7 @@ func checkInputItem(item map[string]any) error {
 	case strings.HasPrefix(t, "mcp_"):
 		return egress.Refuse("input items of type '%s' drive MCP servers from the provider's side; the box has no network", t)
 	case t == "additional_tools":
-		if err := checkResponsesTools(item["tools"], 0); err != nil {
+		if err := checkResponsesTools(item, 0); err != nil {
 			return err
 		}
 	}
@@ -362,37 +354,25 @@ func CheckChat(_ egress.Route, body map[string]any) error {
 	if v, ok := body["store"]; ok && v != false && v != nil {
 		return egress.Refuse("'store' must be false: stored completions live on the provider's servers")
 	}
-	if tv, ok := body["tools"]; ok && tv != nil {
-		tools, ok := tv.([]any)
-		if !ok {
-			return egress.Refuse("'tools' must be a list")
-		}
-		for i, x := range tools {
-			tool, ok := x.(map[string]any)
-			if !ok {
-				return egress.Refuse("tool %d is not an object", i)
+	tools, err := egress.Objects(body, "tools")
+	if err != nil {
+		return err
+	}
+	for i, tool := range tools {
+		if t, _ := tool["type"].(string); t != "function" {
+			if t == "" {
+				return egress.Refuse("tool %d has no type; only 'function' tools are allowed", i)
 			}
-			if t, _ := tool["type"].(string); t != "function" {
-				if t == "" {
-					return egress.Refuse("tool %d has no type; only 'function' tools are allowed", i)
-				}
-				return serverTool(t)
-			}
+			return serverTool(t)
 		}
 	}
-	if mv, ok := body["messages"]; ok {
-		msgs, ok := mv.([]any)
-		if !ok {
-			return egress.Refuse("'messages' must be a list")
-		}
-		for _, m := range msgs {
-			msg, ok := m.(map[string]any)
-			if !ok {
-				return egress.Refuse("each message must be an object")
-			}
-			if err := checkParts(msg["content"], 0); err != nil {
-				return err
-			}
+	msgs, err := egress.Objects(body, "messages")
+	if err != nil {
+		return err
+	}
+	for _, msg := range msgs {
+		if err := checkParts(msg["content"], 0); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -86,8 +86,8 @@ var responsesCases = []struct{ body, want string }{
 	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_file","file_id":"file_1"}]}]}`, "'file_id'"},
 	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_file","file_url":"https://x"}]}]}`, "'file_url'"},
 	{`{"input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"http://x"}]}]}`, "image given by URL"},
-	{`{"input":[1]}`, "must be an object"},
-	{`{"input":7}`, "must be a string or a list"},
+	{`{"input":[1]}`, "item 0 of 'input' is not an object"},
+	{`{"input":7}`, "'input' must be a list"},
 }
 
 var chatCases = []struct{ body, want string }{

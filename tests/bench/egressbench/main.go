@@ -130,24 +130,7 @@ func relay(sock string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				u, err := net.Dial("unix", sock)
-				if err != nil {
-					return
-				}
-				defer u.Close()
-				go func() { io.Copy(u, c); u.(*net.UnixConn).CloseWrite() }()
-				io.Copy(c, u)
-			}()
-		}
-	}()
+	go egresstest.Relay(ln, sock)
 	return ln.Addr().String(), nil
 }
 
