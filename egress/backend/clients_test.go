@@ -367,16 +367,24 @@ const realOAuth = "sk-ant-oat01-host-real-access-token"
 const claudePrompt = "Run the shell command `echo " + egresstest.ToolMarker + "` and report."
 
 func claudeBox(t *testing.T, eo egress.Options, wrap func(*egress.Backend)) (*box, []string, []string) {
+	return claudeBoxWith(t, eo, wrap, backend.Options{}, nil)
+}
+
+func claudeBoxWith(t *testing.T, eo egress.Options, wrap func(*egress.Backend), o backend.Options, vars map[string]string) (*box, []string, []string) {
 	claude := needClient(t, "claude")
 	b := newBox(t, egresstest.Anthropic())
 	os.MkdirAll(filepath.Join(b.hostHome, ".claude"), 0o700)
 	creds := fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"sk-ant-ort01-host-refresh","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
 		realOAuth, time.Now().Add(8*time.Hour).UnixMilli())
 	os.WriteFile(filepath.Join(b.hostHome, ".claude", ".credentials.json"), []byte(creds), 0o600)
-	b.serveWith(t, "anthropic", map[string]string{"AISAN_ANTHROPIC_UPSTREAM": b.up.URL.String()}, backend.Options{}, eo, wrap)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	vars["AISAN_ANTHROPIC_UPSTREAM"] = b.up.URL.String()
+	b.serveWith(t, "anthropic", vars, o, eo, wrap)
 	state := filepath.Join(b.dir, ".claude-state")
 	os.MkdirAll(state, 0o700)
-	env := append(b.spec.BoxEnv(b.baseURL(), ""), "CLAUDE_CONFIG_DIR="+state)
+	env := append(b.spec.BoxEnv(b.baseURL(), eo.Token), "CLAUDE_CONFIG_DIR="+state)
 	return b, []string{claude, "-p", claudePrompt, "--allowedTools", "Bash"}, env
 }
 
@@ -431,7 +439,7 @@ func codexBox(t *testing.T, exp time.Time, eo egress.Options, wrap func(*egress.
 	os.MkdirAll(home, 0o700)
 	argv := append([]string{codex, "exec", "--skip-git-repo-check"}, b.spec.ClientArgs(b.baseURL())...)
 	argv = append(append(argv, extra...), "Say hello.")
-	return b, argv, append(b.spec.BoxEnv(b.baseURL(), ""), "CODEX_HOME="+home)
+	return b, argv, append(b.spec.BoxEnv(b.baseURL(), eo.Token), "CODEX_HOME="+home)
 }
 
 func TestRealCodexThroughProxy(t *testing.T) {
@@ -464,7 +472,7 @@ func opencodeBox(t *testing.T, eo egress.Options, wrap func(*egress.Backend)) (*
 	os.MkdirAll(p, 0o700)
 	os.WriteFile(filepath.Join(p, "auth.json"), []byte(`{"zai-coding-plan":{"type":"api","key":"host-real-zai-key"}}`), 0o600)
 	b.serveWith(t, "openai-compatible:zai-coding-plan", map[string]string{"AISAN_OPENCODE_UPSTREAM_ZAI_CODING_PLAN": b.up.URL.String()}, backend.Options{Model: "glm-5.3"}, eo, wrap)
-	return b, []string{opencode, "run", "Say hello."}, b.spec.BoxEnv(b.baseURL(), "")
+	return b, []string{opencode, "run", "Say hello."}, b.spec.BoxEnv(b.baseURL(), eo.Token)
 }
 
 func TestRealOpencodeThroughProxy(t *testing.T) {
@@ -545,4 +553,58 @@ func codexAuth(t *testing.T, exp time.Time, sub string) string {
 	}
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
+}
+
+// TestRealClaudeWithAPIKey: --api-key with the key from a helper command;
+// the box's placeholder key is replaced by the host's.
+func TestRealClaudeWithAPIKey(t *testing.T) {
+	b, argv, env := claudeBoxWith(t, egress.Options{}, nil, backend.Options{APIKey: true},
+		map[string]string{"AISAN_ANTHROPIC_KEY_COMMAND": "printf sk-ant-api03-host-key"})
+	out, _ := b.run(t, argv, env)
+	if !strings.Contains(out, egresstest.Answer+" after "+egresstest.ToolMarker) {
+		t.Errorf("claude did not finish the tool turn: %q", out)
+	}
+	reqs := b.up.Requests()
+	checkUpstream(t, reqs, "X-Api-Key", "sk-ant-api03-host-key")
+	for _, r := range reqs {
+		if r.Header.Get("Authorization") != "" || strings.Contains(r.Header.Get("Anthropic-Beta"), "oauth") {
+			t.Errorf("API-key request carries OAuth: %v", r.Header)
+		}
+	}
+}
+
+// TestRealClientsWithPerBoxToken: in a --net box the placeholder each
+// client sends is the per-box token; the proxy demands it, alone, and
+// every genuine request must pass that check.
+func TestRealClientsWithPerBoxToken(t *testing.T) {
+	const tok = "aisan-box-token-5b0c2e9d41f7a3c8"
+	eo := egress.Options{Token: tok}
+	for _, tc := range []struct {
+		name  string
+		setup func(*testing.T) (*box, []string, []string)
+	}{
+		{"claude", func(t *testing.T) (*box, []string, []string) { return claudeBox(t, eo, nil) }},
+		{"codex", func(t *testing.T) (*box, []string, []string) { return codexBox(t, time.Now().Add(time.Hour), eo, nil) }},
+		{"opencode", func(t *testing.T) (*box, []string, []string) { return opencodeBox(t, eo, nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, argv, env := tc.setup(t)
+			out, errs := b.run(t, argv, env)
+			if !strings.Contains(out+errs, egresstest.Answer) {
+				t.Errorf("no answer: %q / %q", out, tail(errs))
+			}
+			for _, e := range b.audit.Entries() {
+				if e.Status == 401 {
+					t.Errorf("a genuine request failed the token check: %+v", e)
+				}
+			}
+			for _, r := range b.up.Requests() {
+				for k, vs := range r.Header {
+					if strings.Contains(strings.Join(vs, " "), tok) {
+						t.Errorf("the per-box token reached the upstream in %s", k)
+					}
+				}
+			}
+		})
+	}
 }
