@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -446,7 +447,7 @@ func TestNoDirector(t *testing.T) {
 			continue
 		}
 		b, _ := os.ReadFile(f)
-		if strings.Contains(string(b), "Director") {
+		if strings.Contains(string(b), "Director:") || strings.Contains(string(b), ".Director") {
 			t.Errorf("%s uses ReverseProxy.Director; use Rewrite (it cannot be undone by hop-by-hop headers)", f)
 		}
 	}
@@ -478,3 +479,51 @@ func ExampleListenUnix() {
 func tokSecret(s string) cred.Secret { return cred.NewSecret(s) }
 
 func x509EmptyPool() *x509.CertPool { return x509.NewCertPool() }
+
+func FuzzMatch(f *testing.F) {
+	for _, s := range []string{"/v1/x?beta=true", "/v1/y", "/v1/y?", "/v1/%78?beta=true", "//v1/y", "/v1/x?beta=true&beta=true"} {
+		f.Add("POST", s)
+	}
+	b := testBackend(&url.URL{Scheme: "https", Host: "h"}, &egresstest.Source{})
+	f.Fuzz(func(t *testing.T, method, target string) {
+		r := &http.Request{Method: method, RequestURI: target}
+		rt, ok := b.Match(r)
+		if !ok {
+			return
+		}
+		want := rt.Path
+		if rt.Query != "" {
+			want += "?" + rt.Query
+		}
+		if target != want || method != rt.Method {
+			t.Fatalf("%s %q matched %v", method, target, rt)
+		}
+	})
+}
+
+func FuzzRewriteNeverForwardsBoxCredentials(f *testing.F) {
+	f.Add("Authorization", "Bearer box")
+	f.Add("x-api-key", "box")
+	f.Add("X-Pre-Authorization", "box")
+	b := testBackend(&url.URL{Scheme: "https", Host: "h"}, &egresstest.Source{})
+	f.Fuzz(func(t *testing.T, name, value string) {
+		in, err := http.NewRequest("POST", "http://box/v1/y", nil)
+		if err != nil {
+			return
+		}
+		in.Header[name] = []string{value}
+		in.Header["Authorization"] = []string{"Bearer box"}
+		pr := &httputil.ProxyRequest{In: in, Out: in.Clone(context.Background())}
+		b.Rewrite(pr, egress.Route{Method: "POST", Path: "/v1/y"}, nil, egress.Credential{{Name: "Authorization", Value: cred.NewSecret("Bearer real")}})
+		for k, vs := range pr.Out.Header {
+			for _, v := range vs {
+				if strings.Contains(v, "box") && !strings.HasPrefix(strings.ToLower(k), "x-pre-") && strings.ToLower(k) != "x-keep" && strings.ToLower(k) != "user-agent" && strings.ToLower(k) != "accept" {
+					t.Fatalf("forwarded %s: %q", k, v)
+				}
+			}
+		}
+		if got := pr.Out.Header.Values("Authorization"); len(got) != 1 || got[0] != "Bearer real" {
+			t.Fatalf("Authorization %q", got)
+		}
+	})
+}

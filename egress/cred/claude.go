@@ -132,6 +132,10 @@ func (c *ClaudeOAuth) refreshLocked(ctx context.Context) (claudeLogin, error) {
 			return claudeLogin{}, fmt.Errorf("refreshing the Claude login: %w", err)
 		}
 	}
+	// Once the lock is ours the refresh runs to the end even if the box's
+	// request goes away: a refresh token spent on a request we then
+	// abandoned would be lost, and with it the user's login.
+	ctx = context.WithoutCancel(ctx)
 	l, top, done, err := c.file.underLock(c.now, c.read)
 	if err != nil || done {
 		return l, err

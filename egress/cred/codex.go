@@ -171,6 +171,10 @@ func (c *CodexChatGPT) refreshLocked(ctx context.Context) (codexFile, error) {
 		return codexFile{}, fmt.Errorf("refreshing the Codex login: %w", err)
 	}
 	defer release()
+	// Once the lock is ours the refresh runs to the end even if the box's
+	// request goes away: a refresh token spent on a request we then
+	// abandoned would be lost, and with it the user's login.
+	ctx = context.WithoutCancel(ctx)
 	f, top, done, err := c.file.underLock(c.now, c.read)
 	if err != nil || done {
 		return f, err

@@ -58,10 +58,14 @@ type tokenEndpoint struct {
 	fail    bool
 	jwt     bool
 	bodies  []map[string]any
+	onCall  func() // runs before answering
 }
 
 func (e *tokenEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.calls.Add(1)
+	if e.onCall != nil {
+		e.onCall()
+	}
 	var body map[string]any
 	json.NewDecoder(r.Body).Decode(&body)
 	e.mu.Lock()
@@ -437,5 +441,20 @@ func TestKeyFromEnv(t *testing.T) {
 	}
 	if _, _, err := cred.KeyFromEnv(func(k string) string { return map[string]string{"F": "rel/key"}[k] }, "C", "F", "K", nil); err == nil {
 		t.Error("relative key file accepted")
+	}
+}
+
+func TestRefreshOutlivesTheRequest(t *testing.T) {
+	dir := t.TempDir()
+	e, url := newEndpoint(t, "rt-0")
+	writeClaude(t, dir, "access-0", "rt-0", time.Now().Add(-time.Minute))
+	c := &cred.ClaudeOAuth{Dir: dir, TokenURL: url, HTTP: client()}
+	ctx, cancel := context.WithCancel(context.Background())
+	// The box's client hangs up after the refresh token was sent.
+	e.onCall = func() { cancel(); time.Sleep(100 * time.Millisecond) }
+	c.Token(ctx)
+	raw, _ := os.ReadFile(filepath.Join(dir, ".credentials.json"))
+	if e.calls.Load() != 1 || !bytes.Contains(raw, []byte(`"refreshToken":"rt-1"`)) {
+		t.Errorf("the refresh was spent (%d calls) but its result not saved: %s", e.calls.Load(), raw)
 	}
 }
