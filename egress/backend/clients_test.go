@@ -31,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/backend"
 	"github.com/aisan-dev/aisan/egress/egresstest"
@@ -66,7 +68,7 @@ func relayAndRun(spec string) int {
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, nil, os.Stdout, os.Stderr
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -190,6 +192,21 @@ func (b *box) run(t *testing.T, argv, env []string) (string, string) {
 // try is run without failing on the client's exit status.
 func (b *box) try(t *testing.T, argv, env []string) (string, string, error) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := b.command(t, ctx, argv, env)
+	cmd.SysProcAttr.Setpgid = true
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+// command is bwrap running the relay and then argv, as the unprivileged
+// user, with exactly env (plus PATH, HOME and the XDG dirs).
+func (b *box) command(t *testing.T, ctx context.Context, argv, env []string) *exec.Cmd {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -216,20 +233,55 @@ func (b *box) try(t *testing.T, argv, env []string) (string, string, error) {
 		"AISAN_EGRESS_TEST_RELAY=" + strconv.Itoa(relayPort) + "=" + b.sock,
 		"AISAN_EGRESS_TEST_ARGV=" + string(argvJSON),
 	}, env...)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, "bwrap", "--dev-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent",
 		"--chdir", filepath.Join(b.dir, "work"), "--", bin)
 	cmd.Env = full
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if os.Getuid() == 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(b.uid), Gid: uint32(b.gid)}
 	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
-	return out.String(), errb.String(), err
+	return cmd
+}
+
+// runTUI runs argv on a pty (150x50) until done reports true, then kills
+// it; it returns the last of what the client drew.
+func (b *box) runTUI(t *testing.T, argv, env []string, done func() bool) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := b.command(t, ctx, argv, append(env, "TERM=xterm-256color", "COLUMNS=150", "LINES=50"))
+	cmd.SysProcAttr.Setsid = true
+	cmd.SysProcAttr.Setctty = true
+	ptmx, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: 50, Cols: 150}, cmd.SysProcAttr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for !done() && ctx.Err() == nil && (cmd.ProcessState == nil) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if ctx.Err() != nil {
+		t.Errorf("%s did not finish in time; screen:\n%s", argv[0], tail(screen.String()))
+	}
+	return tail(screen.String())
 }
 
 func tail(s string) string {
@@ -607,4 +659,57 @@ func TestRealClientsWithPerBoxToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealClaudeTUIThroughProxy: the interactive client (its own betas,
+// its own identity) through the same chain, with the first start seeded
+// as a strict box seeds it.
+func TestRealClaudeTUIThroughProxy(t *testing.T) {
+	b, argv, env := claudeBox(t, egress.Options{}, nil)
+	state := filepath.Join(b.dir, ".claude-state")
+	seed, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true,
+		"projects": map[string]any{filepath.Join(b.dir, "work"): map[string]any{"hasTrustDialogAccepted": true}}})
+	os.WriteFile(filepath.Join(state, ".claude.json"), seed, 0o600)
+	argv = []string{argv[0], claudePrompt, "--allowedTools", "Bash"}
+	finished := func() bool {
+		for _, r := range b.up.Requests() {
+			if bytes.Contains(r.Body, []byte("tool_result")) && bytes.Contains(r.Body, []byte(egresstest.ToolMarker)) {
+				return true
+			}
+		}
+		return false
+	}
+	screen := b.runTUI(t, argv, env, finished)
+	if !finished() {
+		t.Fatalf("the interactive turn did not reach the tool result; screen:\n%s", screen)
+	}
+	reqs := b.up.Requests()
+	checkUpstream(t, reqs, "Authorization", "Bearer "+realOAuth)
+	b.checkFixtures(t, "../anthropic/testdata", "claude-tui", reqs)
+}
+
+// TestRealTUIsThroughProxy: codex's and opencode's interactive clients
+// through the same chain, until their turn's answer came back.
+func TestRealTUIsThroughProxy(t *testing.T) {
+	t.Run("codex", func(t *testing.T) {
+		b, argv, env := codexBox(t, time.Now().Add(time.Hour), egress.Options{}, nil)
+		// The TUI takes the prompt as its argument, after the overrides.
+		argv = append([]string{argv[0]}, argv[3:]...)
+		seen := func() bool { return len(b.up.Requests()) >= 2 }
+		screen := b.runTUI(t, argv, env, seen)
+		if len(b.up.Requests()) == 0 {
+			t.Fatalf("no request; screen:\n%s", screen)
+		}
+		b.checkFixtures(t, "../openai/testdata", "codex-tui", b.up.Requests())
+	})
+	t.Run("opencode", func(t *testing.T) {
+		b, argv, env := opencodeBox(t, egress.Options{}, nil)
+		argv = []string{argv[0], "--prompt", "Say hello."}
+		seen := func() bool { return len(b.up.Requests()) >= 2 }
+		screen := b.runTUI(t, argv, env, seen)
+		if len(b.up.Requests()) == 0 {
+			t.Fatalf("no request; screen:\n%s", screen)
+		}
+		b.checkFixtures(t, "../openai/testdata", "opencode-tui", b.up.Requests())
+	})
 }
