@@ -66,7 +66,7 @@ var Forward = []string{
 // Return are the response headers passed back: content type, the retry
 // and rate-limit headers the client's backoff reads, and request ids.
 var Return = []string{
-	"content-type", "retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id",
+	"content-type", "content-length", "content-encoding", "retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id",
 	"anthropic-ratelimit-*", "anthropic-organization-id",
 }
 

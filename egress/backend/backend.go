@@ -1,9 +1,26 @@
 // Package backend builds an egress backend by name ("anthropic", "codex",
 // "openai", "openai-compatible:<provider>") from the host's configuration:
-// where its credential lives, which upstream it talks to (each has one
-// AISAN_*_UPSTREAM override), and what the box needs to reach it. It is
-// the one place that reads the host environment for egress, so the
-// backends themselves stay pure.
+// where its credential lives, which upstream it talks to, and what the box
+// needs to reach it. It is the one place that reads the host environment
+// for egress, so the backends themselves stay pure.
+//
+// # Host configuration
+//
+//	backend            credential (first found)                         upstream (override)
+//	anthropic          $CLAUDE_CONFIG_DIR or ~/.claude/.credentials.json  https://api.anthropic.com (AISAN_ANTHROPIC_UPSTREAM)
+//	anthropic --api-key AISAN_ANTHROPIC_KEY_COMMAND, AISAN_ANTHROPIC_KEY_FILE, ANTHROPIC_API_KEY
+//	codex              $CODEX_HOME or ~/.codex/auth.json (ChatGPT mode)   https://chatgpt.com/backend-api/codex (AISAN_CODEX_UPSTREAM)
+//	openai             AISAN_OPENAI_KEY_COMMAND, AISAN_OPENAI_KEY_FILE,   https://api.openai.com/v1 (AISAN_OPENAI_UPSTREAM)
+//	                   OPENAI_API_KEY, the key in Codex's auth.json
+//	openai-compatible:P the "api" entry P in $XDG_DATA_HOME/opencode/    opencode's cached catalog entry P
+//	                   auth.json                                         (AISAN_OPENCODE_UPSTREAM_<P>)
+//
+// A key command is split into words like a shell would (no shell runs it)
+// and prints the key, or {"token": …, "expiry": <unix seconds>}. The
+// Claude and Codex logins are refreshed on the host before they expire,
+// at AISAN_ANTHROPIC_TOKEN_URL and AISAN_CODEX_TOKEN_URL when those are
+// set. Every upstream must be https; its certificate is checked against
+// the system store (SSL_CERT_FILE and SSL_CERT_DIR apply).
 package backend
 
 import (
@@ -197,8 +214,11 @@ func newCodex(o Options) (*Spec, error) {
 		}
 		login.TokenURL = v
 	}
-	if _, err := os.Lstat(login.Path()); err != nil {
-		return nil, fmt.Errorf("no Codex login at %s: log in with `codex login` on the host (%w)", login.Path(), err)
+	if err := login.Check(); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no Codex login at %s: log in with `codex login` on the host", login.Path())
+		}
+		return nil, err
 	}
 	return codexClient(&Spec{
 		Backend:    openai.NewCodex(up, login),

@@ -43,7 +43,7 @@ func TestNew(t *testing.T) {
 		{name: "anthropic", o: backend.Options{APIKey: true}, errHas: "set AISAN_ANTHROPIC_KEY_COMMAND"},
 		{name: "anthropic", o: backend.Options{APIKey: true}, vars: map[string]string{"ANTHROPIC_API_KEY": "sk-ant-api", "AISAN_ANTHROPIC_UPSTREAM": "http://127.0.0.1:1"}, errHas: "is not https"},
 		{name: "codex", o: backend.Options{APIKey: true}, errHas: "--api-key applies to the anthropic backend only"},
-		{name: "codex", errHas: "no Codex login"},
+		{name: "codex", errHas: "no Codex login at " + filepath.Join(home, ".codex/auth.json") + ": log in with `codex login` on the host"},
 		{name: "gemini", errHas: "unknown egress backend"},
 		{name: "openai-compatible:../x", errHas: "not an opencode provider id"},
 		{name: "openai-compatible:gh", vars: map[string]string{"AISAN_OPENCODE_UPSTREAM_GH": "https://api.gh.example"}, errHas: "OAuth login, which strict mode cannot use"},

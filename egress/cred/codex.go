@@ -151,6 +151,13 @@ func accountFromIDToken(tok string) string {
 	return v.Auth.Account
 }
 
+// Check reads the login without refreshing it, so a wrong or missing file
+// is reported before a box starts.
+func (c *CodexChatGPT) Check() error {
+	_, _, err := c.read()
+	return err
+}
+
 // Login returns a valid login, refreshing it first if needed.
 func (c *CodexChatGPT) Login(ctx context.Context) (CodexLogin, error) {
 	f, err := c.file.get(c.now, c.read, func() (codexFile, error) { return c.refreshLocked(ctx) })

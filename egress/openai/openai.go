@@ -70,7 +70,7 @@ var ChatForward = []string{"user-agent", "accept", "x-session-id", "x-session-af
 
 // Return are the response headers passed back.
 var Return = []string{
-	"content-type", "retry-after", "retry-after-ms", "x-should-retry", "x-request-id", "request-id",
+	"content-type", "content-length", "content-encoding", "retry-after", "retry-after-ms", "x-should-retry", "x-request-id", "request-id",
 	"openai-processing-ms", "openai-version", "x-ratelimit-*", "x-codex-*",
 }
 
