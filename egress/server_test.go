@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/egresstest"
 )
@@ -526,4 +527,35 @@ func FuzzRewriteNeverForwardsBoxCredentials(f *testing.F) {
 			t.Fatalf("Authorization %q", got)
 		}
 	})
+}
+
+func TestAuditFileLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "egress.log")
+	log, err := audit.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, egresstest.JSON(200, `{"ok":1}`), egress.Options{Audit: log})
+	f.do(t, "POST", "/v1/x?beta=true", nil, `{"a":1}`)
+	f.do(t, "POST", "/v1/y", nil, `{"bad":1}`)
+	log.Close()
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %s", len(lines), b)
+	}
+	var ok, refused map[string]any
+	json.Unmarshal([]byte(lines[0]), &ok)
+	json.Unmarshal([]byte(lines[1]), &refused)
+	if ok["path"] != "/v1/x?beta=true" || ok["status"] != 200.0 || ok["refused"] != "" || ok["bytes_up"] != 7.0 || ok["bytes_down"] != 8.0 || ok["backend"] != "test" {
+		t.Errorf("allowed: %s", lines[0])
+	}
+	if refused["status"] != 403.0 || !strings.Contains(refused["refused"].(string), "'bad' is bad") || refused["ms"] != 0.0 {
+		t.Errorf("refused: %s", lines[1])
+	}
+	for _, k := range []string{"time", "backend", "method", "path", "status", "bytes_up", "bytes_down", "ms", "refused"} {
+		if _, has := ok[k]; !has {
+			t.Errorf("no %s in %s", k, lines[0])
+		}
+	}
 }
