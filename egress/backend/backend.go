@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -303,4 +304,28 @@ func catalogAPI(path, p, envVar string) (string, error) {
 		return "", fmt.Errorf("provider %q has no API URL in opencode's catalog %s: set %s", p, path, envVar)
 	}
 	return e.API, nil
+}
+
+// Start serves the backend on ln in the background (ln is an
+// egress.ListenUnix socket, or egress.ListenLoopback with o.Token set for a
+// --net box) and returns what a launcher needs: a stop function, which
+// closes the server and every open stream, and the box's environment for
+// baseURL (the address the box's client dials).
+func (s *Spec) Start(ln net.Listener, o egress.Options, baseURL string) (stop func(), env []string, err error) {
+	srv, err := egress.NewServer(s.Backend, o)
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	stop = func() {
+		srv.Close()
+		ln.Close()
+		<-done
+	}
+	return stop, s.BoxEnv(baseURL, o.Token), nil
 }

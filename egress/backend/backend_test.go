@@ -1,6 +1,7 @@
 package backend_test
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/backend"
+	"github.com/aisan-dev/aisan/egress/egresstest"
 )
 
 func TestEnvName(t *testing.T) {
@@ -118,5 +121,41 @@ func TestCodexSpec(t *testing.T) {
 	}
 	if s.Backend.Upstream.String() != "https://127.0.0.1:9/backend-api/codex" || s.ClientArgs == nil || !strings.Contains(s.Config("http://127.0.0.1:8714"), `base_url = "http://127.0.0.1:8714"`) {
 		t.Errorf("%s", s.Backend.Upstream)
+	}
+}
+
+func TestStart(t *testing.T) {
+	up := egresstest.NewUpstream(t, egresstest.Anthropic())
+	home := t.TempDir()
+	s, err := backend.New("anthropic", backend.Options{APIKey: true, Home: home, Getenv: env(map[string]string{"ANTHROPIC_API_KEY": "sk-host", "AISAN_ANTHROPIC_UPSTREAM": up.URL.String()})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := egress.ListenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	stop, benv, err := s.Start(ln, egress.Options{Token: "tok"}, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(benv, "ANTHROPIC_API_KEY=tok") || !slices.Contains(benv, "AISAN_EGRESS_ANTHROPIC="+base) {
+		t.Errorf("env %q", benv)
+	}
+	req, _ := http.NewRequest("POST", base+"/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", "tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || up.Requests()[0].Header.Get("X-Api-Key") != "sk-host" {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+	stop()
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Error("still serving after stop")
 	}
 }
