@@ -241,3 +241,22 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheckGenuine is the policy's cost on a real request (about
+// 50 KB): parsing and checking happen on every model call.
+func BenchmarkCheckGenuine(b *testing.B) {
+	body, err := os.ReadFile("testdata/claude-tui-2.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		obj, err := egress.ParseObject(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Check(Routes[0], obj); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
