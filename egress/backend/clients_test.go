@@ -713,3 +713,46 @@ func TestRealTUIsThroughProxy(t *testing.T) {
 		b.checkFixtures(t, "../openai/testdata", "opencode-tui", b.up.Requests())
 	})
 }
+
+// TestRealClaudeContextThroughProxy: /context counts tokens per tool group
+// with a burst of count_tokens calls, which must pass the policy and the
+// rate limit's burst.
+func TestRealClaudeContextThroughProxy(t *testing.T) {
+	b, argv, env := claudeBox(t, egress.Options{}, nil)
+	state := filepath.Join(b.dir, ".claude-state")
+	seed, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true,
+		"projects": map[string]any{filepath.Join(b.dir, "work"): map[string]any{"hasTrustDialogAccepted": true}}})
+	os.WriteFile(filepath.Join(state, ".claude.json"), seed, 0o600)
+	var last int
+	var stable time.Time
+	counted := func() bool {
+		n := 0
+		for _, r := range b.up.Requests() {
+			if strings.HasPrefix(r.Target, "/v1/messages/count_tokens") {
+				n++
+			}
+		}
+		// Done once the burst is over: some calls, then quiet for 2 s.
+		if n != last {
+			last, stable = n, time.Now()
+		}
+		return n > 0 && time.Since(stable) > 2*time.Second
+	}
+	screen := b.runTUI(t, []string{argv[0], "/context"}, env, counted)
+	if last == 0 {
+		t.Fatalf("no count_tokens call; screen:\n%s", screen)
+	}
+	for _, e := range b.audit.Entries() {
+		if e.Refused != "" {
+			t.Errorf("refused: %+v", e)
+		}
+	}
+	var ct []egresstest.Request
+	for _, r := range b.up.Requests() {
+		if strings.HasPrefix(r.Target, "/v1/messages/count_tokens") {
+			ct = append(ct, r)
+		}
+	}
+	checkUpstream(t, ct, "Authorization", "Bearer "+realOAuth)
+	b.checkFixtures(t, "../anthropic/testdata", "claude-context", ct[:1])
+}
