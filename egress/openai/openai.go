@@ -169,12 +169,26 @@ func NewCodex(upstream *url.URL, login *cred.CodexChatGPT) *egress.Backend {
 			{Name: "ChatGPT-Account-Id", Value: cred.NewSecret(l.AccountID)},
 		}, nil
 	}
-	b.Adjust = func(out, _ http.Header, _ egress.Credential) {
-		if out.Get("Originator") == "" {
-			out.Set("Originator", "codex_cli_rs")
+	b.Adjust = CodexHeaders
+	return b
+}
+
+// CodexHeaders adds what codex sends the ChatGPT backend itself but not a
+// custom provider: an originator, and its version (taken from its
+// user-agent, "codex_exec/0.171.0 (…)").
+func CodexHeaders(out, _ http.Header, _ egress.Credential) {
+	if out.Get("Originator") == "" {
+		out.Set("Originator", "codex_cli_rs")
+	}
+	if out.Get("Version") == "" {
+		ua := out.Get("User-Agent")
+		if name, rest, ok := strings.Cut(ua, "/"); ok && strings.HasPrefix(name, "codex_") {
+			v, _, _ := strings.Cut(rest, " ")
+			if v != "" && strings.Trim(v, "0123456789.") == "" {
+				out.Set("Version", v)
+			}
 		}
 	}
-	return b
 }
 
 // NewOpenAI is Responses at the OpenAI API with an API key.

@@ -144,6 +144,7 @@ func TestCodexRewrite(t *testing.T) {
 		"Session-Id":         {"s"},
 		"X-Codex-Window-Id":  {"w"},
 		"Openai-Beta":        {"responses_websockets=2026-02-06"},
+		"User-Agent":         {"codex_exec/0.171.0 (Debian 12.0.0; x86_64) xterm"},
 	}
 	pr := &httputil.ProxyRequest{In: in, Out: in.Clone(in.Context())}
 	c, _ := b.Credential(in.Context())
@@ -155,7 +156,7 @@ func TestCodexRewrite(t *testing.T) {
 	if !slices.Equal(h.Values("Authorization"), []string{"Bearer real"}) || !slices.Equal(h.Values("Chatgpt-Account-Id"), []string{"acct"}) {
 		t.Errorf("credential headers %v", h)
 	}
-	if h.Get("Originator") != "codex_exec" || h.Get("Session-Id") != "s" || h.Get("X-Codex-Window-Id") != "w" || h.Get("Openai-Beta") != "" {
+	if h.Get("Originator") != "codex_exec" || h.Get("Version") != "0.171.0" || h.Get("Session-Id") != "s" || h.Get("X-Codex-Window-Id") != "w" || h.Get("Openai-Beta") != "" {
 		t.Errorf("forwarded headers %v", h)
 	}
 	delete(in.Header, "Originator")
