@@ -182,7 +182,7 @@ func CodexHeaders(out, _ http.Header, _ egress.Credential) {
 	}
 	if out.Get("Version") == "" {
 		ua := out.Get("User-Agent")
-		if name, rest, ok := strings.Cut(ua, "/"); ok && strings.HasPrefix(name, "codex_") {
+		if name, rest, ok := strings.Cut(ua, "/"); ok && strings.HasPrefix(name, "codex") {
 			v, _, _ := strings.Cut(rest, " ")
 			if v != "" && strings.Trim(v, "0123456789.") == "" {
 				out.Set("Version", v)
