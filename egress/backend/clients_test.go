@@ -104,7 +104,7 @@ type box struct {
 	audit *egresstest.Collect
 
 	mu            sync.Mutex
-	clientHeaders map[string]bool // every header name the client sent
+	clientHeaders map[string]map[string]bool // per request target, every header name the client sent
 }
 
 const relayPort = 18713
@@ -163,11 +163,16 @@ func (b *box) serveWith(t *testing.T, name string, env map[string]string, o back
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.clientHeaders = map[string]bool{}
+	b.clientHeaders = map[string]map[string]bool{}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
+		m := b.clientHeaders[r.RequestURI]
+		if m == nil {
+			m = map[string]bool{}
+			b.clientHeaders[r.RequestURI] = m
+		}
 		for k := range r.Header {
-			b.clientHeaders[strings.ToLower(k)] = true
+			m[strings.ToLower(k)] = true
 		}
 		b.mu.Unlock()
 		srv.ServeHTTP(w, r)
@@ -328,6 +333,10 @@ func shapeOf(r egresstest.Request) shape {
 	return s
 }
 
+// maxBodies caps the bodies kept per fixture (Claude's /context sends
+// dozens of near-identical ones).
+const maxBodies = 4
+
 // checkFixtures compares the captured requests' shapes with
 // <dir>/<name>.shapes.json and keeps the bodies as <name>-N.json (the
 // policy tests run every one of them). Shapes are compared as a set:
@@ -335,11 +344,17 @@ func shapeOf(r egresstest.Request) shape {
 func (b *box) checkFixtures(t *testing.T, dir, name string, reqs []egresstest.Request) {
 	t.Helper()
 	b.mu.Lock()
-	var client []string
-	for k := range b.clientHeaders {
-		client = append(client, k)
+	union := map[string]bool{}
+	for _, r := range reqs {
+		for k := range b.clientHeaders[r.Target] {
+			union[k] = true
+		}
 	}
 	b.mu.Unlock()
+	var client []string
+	for k := range union {
+		client = append(client, k)
+	}
 	sort.Strings(client)
 	var shapes []shape
 	seen := map[string]bool{}
@@ -365,6 +380,9 @@ func (b *box) checkFixtures(t *testing.T, dir, name string, reqs []egresstest.Re
 			os.Remove(f)
 		}
 		for i, r := range reqs {
+			if i == maxBodies {
+				break
+			}
 			var pretty bytes.Buffer
 			json.Indent(&pretty, r.Body, "", " ")
 			os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, i+1)), append(pretty.Bytes(), '\n'), 0o644)
@@ -754,5 +772,5 @@ func TestRealClaudeContextThroughProxy(t *testing.T) {
 		}
 	}
 	checkUpstream(t, ct, "Authorization", "Bearer "+realOAuth)
-	b.checkFixtures(t, "../anthropic/testdata", "claude-context", ct[:1])
+	b.checkFixtures(t, "../anthropic/testdata", "claude-context", ct)
 }
