@@ -122,8 +122,11 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 			x := pr.In.Context().Value(exchangeKey).(*exchange)
 			b.Rewrite(pr, x.route, x.body, x.cred)
 		},
-		Transport:     o.Transport,
-		FlushInterval: -1,
+		Transport: o.Transport,
+		// Zero: ReverseProxy then flushes every write of an event stream
+		// or of a body of unknown length (chunked) as it arrives, and
+		// writes a body of known length without a flush per write.
+		FlushInterval: 0,
 		ErrorLog:      o.ErrorLog,
 		ModifyResponse: func(resp *http.Response) error {
 			b.filterResponse(resp.Header)

@@ -306,9 +306,17 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestSSEIsStreamedPerEvent(t *testing.T) {
+	// An event stream, and a chunked body of another type: both must
+	// arrive write by write.
+	for _, ct := range []string{"text/event-stream", "application/x-ndjson"} {
+		t.Run(ct, func(t *testing.T) { streamedPerWrite(t, ct) })
+	}
+}
+
+func streamedPerWrite(t *testing.T, ct string) {
 	release := make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Type", ct)
 		w.WriteHeader(200)
 		io.WriteString(w, "event: one\ndata: {}\n\n")
 		w.(http.Flusher).Flush()
