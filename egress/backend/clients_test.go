@@ -111,6 +111,9 @@ const relayPort = 18713
 
 func newBox(t *testing.T, upstream http.Handler) *box {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: this runs a real client (seconds each)")
+	}
 	_, err := exec.LookPath("bwrap")
 	need(t, "bwrap (for a network namespace with loopback only)", err)
 	b := &box{uid: os.Getuid(), gid: os.Getgid(), audit: &egresstest.Collect{}}
