@@ -567,3 +567,40 @@ func TestAuditFileLines(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxConns(t *testing.T) {
+	up := egresstest.NewUpstream(t, egresstest.JSON(200, `{}`))
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := egress.ListenUnix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := egress.NewServer(testBackend(up.URL, &egresstest.Source{Value: "x"}), egress.Options{MaxConns: 2})
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	var idle []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	// A third connection is not served while two are open...
+	third, _ := net.Dial("unix", path)
+	third.SetDeadline(time.Now().Add(300 * time.Millisecond))
+	io.WriteString(third, "POST /v1/y HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+	if _, err := third.Read(make([]byte, 1)); err == nil {
+		t.Fatal("served a connection beyond the cap")
+	}
+	third.Close()
+	// ...and is once one closes.
+	idle[0].Close()
+	c, _ := net.Dial("unix", path)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "POST /v1/y HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+	if l, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.Contains(l, "200") {
+		t.Errorf("after a close: %q %v", l, err)
+	}
+}
