@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -177,7 +178,9 @@ func run(n, streams int) error {
 	defer plainChild.Process.Kill()
 	plainURL := "http://" + plainAddr + "/v1/messages?beta=true"
 	viaProxy := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
-	direct := &http.Client{Transport: egresstest.Transport()}
+	// The direct client speaks HTTP/1.1 over TLS, as the clients' own
+	// fetch implementations do by default.
+	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: egresstest.Pool()}, MaxIdleConnsPerHost: 16, DisableCompression: true}}
 	proxyURL := "http://" + addr + "/v1/messages?beta=true"
 	directURL := up.URL.String() + "/v1/messages?beta=true"
 
