@@ -1,0 +1,278 @@
+// Package anthropic is the egress backend for the Anthropic Messages API,
+// as the Claude CLI uses it: the routes, the header allow-lists, the body
+// policy, the credential headers and the box environment that routes the
+// client to its in-box endpoint.
+//
+// # Rules
+//
+// The box's Claude is given a placeholder CLAUDE_CODE_OAUTH_TOKEN (for the
+// host's subscription login) or a placeholder ANTHROPIC_API_KEY (for an API
+// key), so the request it sends is the genuine one for that kind of login,
+// billing header and identity system prompt included; the proxy never
+// rewrites a body. Policy refusals answer 403 permission_error with
+// x-should-retry: false: Claude 2.1.332 shows a 403's message and does not
+// retry it, while a 400 makes it resend about six times with fewer betas.
+//
+// What makes Anthropic's servers act outside the box is refused: tools that
+// run on the provider (web search and fetch, code execution, MCP
+// connectors, tool search, computer use and the other typed tools), any
+// tool type not known to be client-side, mcp_servers, container, and
+// content whose source Anthropic would fetch (url or file sources, container
+// uploads). Everything else is the API's business.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/cred"
+)
+
+// DefaultUpstream is the real API (override: AISAN_ANTHROPIC_UPSTREAM).
+const DefaultUpstream = "https://api.anthropic.com"
+
+// Placeholder is what the box's client sends as its credential when the
+// box has no network (a --net box sends its per-box token instead).
+const Placeholder = "aisan-placeholder-not-a-credential"
+
+// MaxBody is the API's own request limit.
+const MaxBody = 32 << 20
+
+// oauthBeta is the beta a subscription token needs upstream.
+const oauthBeta = "oauth-2025-04-20"
+
+// Routes are the only requests the Claude CLI sends to ANTHROPIC_BASE_URL
+// once nonessential traffic is off; the SDKs send the same paths without
+// the query.
+var Routes = []egress.Route{
+	{Method: "POST", Path: "/v1/messages", Query: "beta=true"},
+	{Method: "POST", Path: "/v1/messages/count_tokens", Query: "beta=true"},
+	{Method: "POST", Path: "/v1/messages"},
+	{Method: "POST", Path: "/v1/messages/count_tokens"},
+}
+
+// Forward are the request headers passed upstream: the API version and
+// betas, and the client's identity headers, which the subscription's
+// billing looks at. Credential headers are never in this list.
+var Forward = []string{
+	"anthropic-version", "anthropic-beta", "anthropic-dangerous-direct-browser-access",
+	"x-app", "x-claude-code-session-id", "x-client-request-id", "user-agent", "x-stainless-*", "accept",
+}
+
+// Return are the response headers passed back: content type, the retry
+// and rate-limit headers the client's backoff reads, and request ids.
+var Return = []string{
+	"content-type", "content-length", "content-encoding", "retry-after", "retry-after-ms", "x-should-retry", "request-id", "x-request-id",
+	"anthropic-ratelimit-*", "anthropic-organization-id",
+}
+
+// Kind says which host credential the upstream gets.
+type Kind int
+
+const (
+	// Subscription is the host's Claude login (Authorization: Bearer).
+	Subscription Kind = iota
+	// APIKey is an API key (x-api-key).
+	APIKey
+)
+
+// New returns the backend. src yields the access token (Subscription) or
+// the key (APIKey).
+func New(upstream *url.URL, kind Kind, src cred.Source) *egress.Backend {
+	b := &egress.Backend{
+		Name:         "anthropic",
+		Upstream:     upstream,
+		Routes:       Routes,
+		Forward:      Forward,
+		Return:       Return,
+		MaxBody:      MaxBody,
+		Check:        Check,
+		Error:        ErrorBody,
+		PolicyStatus: http.StatusForbidden,
+	}
+	b.Credential = func(ctx context.Context) (egress.Credential, error) {
+		tok, err := src.Token(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if kind == APIKey {
+			return egress.Credential{{Name: "X-Api-Key", Value: tok}}, nil
+		}
+		return egress.Credential{{Name: "Authorization", Value: cred.NewSecret("Bearer " + tok.Reveal())}}, nil
+	}
+	if kind == Subscription {
+		b.Adjust = AddOAuthBeta
+	}
+	return b
+}
+
+// AddOAuthBeta makes sure a subscription request names the OAuth beta the
+// API requires for a bearer token (the genuine client already sends it;
+// another client in an `aisan run` box may not).
+func AddOAuthBeta(out, _ http.Header, _ egress.Credential) {
+	for _, v := range out.Values("Anthropic-Beta") {
+		for _, b := range strings.Split(v, ",") {
+			if strings.TrimSpace(b) == oauthBeta {
+				return
+			}
+		}
+	}
+	out.Add("Anthropic-Beta", oauthBeta)
+}
+
+// ErrorBody is the Messages API's error shape.
+func ErrorBody(status int, kind egress.Kind, msg string) []byte {
+	t := "permission_error"
+	switch kind {
+	case egress.KindAuth, egress.KindCredential:
+		t = "authentication_error"
+	case egress.KindTooLarge:
+		t = "request_too_large"
+	case egress.KindRate:
+		t = "rate_limit_error"
+	case egress.KindUpstream:
+		t = "api_error"
+	}
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": t, "message": msg}})
+	return b
+}
+
+// refusedFields make Anthropic's servers reach out on the box's behalf.
+var refusedFields = []struct{ name, why string }{
+	{"mcp_servers", "makes Anthropic's servers connect to MCP servers"},
+	{"container", "runs code in a container on Anthropic's servers"},
+}
+
+// Check is the body policy for /v1/messages and /v1/messages/count_tokens.
+func Check(_ egress.Route, body map[string]any) error {
+	for _, f := range refusedFields {
+		if _, ok := body[f.name]; ok {
+			return egress.Refuse("the field '%s' %s; the box has no network", f.name, f.why)
+		}
+	}
+	tools, err := egress.Objects(body, "tools")
+	if err != nil {
+		return err
+	}
+	for _, tool := range tools {
+		if err := checkTool(tool); err != nil {
+			return err
+		}
+	}
+	msgs, err := egress.Objects(body, "messages")
+	if err != nil {
+		return err
+	}
+	for _, msg := range msgs {
+		if err := checkContent(msg["content"], 0); err != nil {
+			return err
+		}
+	}
+	return checkContent(body["system"], 0)
+}
+
+func checkTool(tool map[string]any) error {
+	t, has := tool["type"]
+	if !has {
+		return nil // a custom tool: the client runs it
+	}
+	ts, ok := t.(string)
+	if !ok {
+		return egress.Refuse("a tool has a 'type' that is not a string")
+	}
+	if ts == "custom" {
+		return nil
+	}
+	for _, p := range serverToolPrefixes {
+		if strings.HasPrefix(ts, p) {
+			return egress.Refuse("tool type '%s' runs on the provider's servers; the box has no network", ts)
+		}
+	}
+	return egress.Refuse("tool type '%s' is not a client-side tool aisan knows; only custom tools are allowed", ts)
+}
+
+// serverToolPrefixes name Anthropic's typed tools that act on the
+// provider's side (for the message only: every typed tool but custom is
+// refused anyway).
+var serverToolPrefixes = []string{"web_search", "web_fetch", "code_execution", "mcp_toolset", "tool_search_tool", "memory", "computer", "bash", "text_editor"}
+
+// checkContent walks content blocks (and the blocks nested in tool
+// results) for sources Anthropic would fetch.
+func checkContent(c any, depth int) error {
+	blocks, ok := c.([]any)
+	if !ok || depth > 8 {
+		return nil // a string, or absent; the API validates the rest
+	}
+	for _, bv := range blocks {
+		b, ok := bv.(map[string]any)
+		if !ok {
+			continue
+		}
+		switch t, _ := b["type"].(string); t {
+		case "container_upload":
+			return egress.Refuse("content of type 'container_upload' uses a file on Anthropic's servers; the box has no network")
+		case "mcp_tool_use", "server_tool_use":
+			return egress.Refuse("content of type '%s' replays a tool that ran on the provider's servers; the box has no network", t)
+		}
+		if src, ok := b["source"].(map[string]any); ok {
+			switch st, _ := src["type"].(string); st {
+			case "url":
+				return egress.Refuse("a content source of type 'url' makes Anthropic's servers fetch %s; attach the data itself", describeURL(src["url"]))
+			case "file":
+				return egress.Refuse("a content source of type 'file' uses Anthropic's Files API, which strict mode does not allow; attach the data itself")
+			}
+		}
+		if err := checkContent(b["content"], depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func describeURL(v any) string {
+	s, _ := v.(string)
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		return "a URL on " + u.Host
+	}
+	return "a URL"
+}
+
+// BoxEnv is the environment the box's Claude needs to send its model calls
+// to baseURL with a placeholder credential of the right kind. token is the
+// per-box token of a --net box, or "" for the fixed placeholder;
+// subscriptionType is the host login's plan (ignored for APIKey).
+func BoxEnv(baseURL, token string, kind Kind, subscriptionType string) []string {
+	if token == "" {
+		token = Placeholder
+	}
+	env := []string{"ANTHROPIC_BASE_URL=" + baseURL}
+	if kind == APIKey {
+		env = append(env, "ANTHROPIC_API_KEY="+token)
+	} else {
+		env = append(env, "CLAUDE_CODE_OAUTH_TOKEN="+token)
+		if subscriptionType != "" {
+			env = append(env, "CLAUDE_CODE_SUBSCRIPTION_TYPE="+subscriptionType)
+		}
+	}
+	return append(env,
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+	)
+}
+
+// APIKeySeed is what the box's .claude.json must hold (merged in) so the
+// client uses the placeholder key without asking: the CLI remembers an
+// approved key by its last 20 characters.
+func APIKeySeed(key string) map[string]any {
+	if len(key) > 20 {
+		key = key[len(key)-20:]
+	}
+	return map[string]any{"customApiKeyResponses": map[string]any{"approved": []string{key}, "rejected": []string{}}}
+}

@@ -1,0 +1,312 @@
+package egress
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aisan-dev/aisan/egress/cred"
+)
+
+// Route is one request shape a backend lets through: the method, the path
+// and the raw query string, each compared byte for byte with what the box
+// sent (no decoding, no normalising), and the only thing used to build the
+// upstream URL, so the box's own spelling never reaches the upstream.
+type Route struct {
+	Method string
+	Path   string
+	Query  string // raw, without '?'; "" means none
+}
+
+func (rt Route) String() string {
+	if rt.Query == "" {
+		return rt.Method + " " + rt.Path
+	}
+	return rt.Method + " " + rt.Path + "?" + rt.Query
+}
+
+// Kind classifies a refusal; the backend's error shape maps it to its own
+// API's error type.
+type Kind int
+
+const (
+	// KindPolicy is a request the policy does not allow.
+	KindPolicy Kind = iota + 1
+	// KindAuth is a missing, wrong or repeated per-box token.
+	KindAuth
+	// KindTooLarge is a body over the size cap.
+	KindTooLarge
+	// KindRate is the per-box rate limit.
+	KindRate
+	// KindCredential is a host credential that could not be read or refreshed.
+	KindCredential
+	// KindUpstream is an upstream that could not be reached.
+	KindUpstream
+)
+
+// Refusal is an error a policy returns to refuse a request; its Reason is
+// shown to the client (and so to the model and the user) and written to
+// the audit log, so it must be readable and must never hold a secret.
+type Refusal struct {
+	Kind       Kind
+	Reason     string
+	RetryAfter time.Duration // KindRate only
+}
+
+func (r *Refusal) Error() string { return r.Reason }
+
+// Refuse returns a policy refusal. The reason is prefixed so the user can
+// tell our refusal from the provider's.
+func Refuse(format string, args ...any) error {
+	return &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: " + fmt.Sprintf(format, args...)}
+}
+
+// Header is one header of a credential.
+type Header struct {
+	Name  string
+	Value cred.Secret
+}
+
+// Credential is the set of headers that authenticate a request upstream.
+type Credential []Header
+
+// Backend is one upstream API as data plus pure functions. Nothing in it
+// talks to the network except Credential, which the server calls only
+// after every check passed.
+type Backend struct {
+	// Name is the backend's name in audit lines and errors ("anthropic").
+	Name string
+	// Upstream is the https base URL; a path prefix is kept.
+	Upstream *url.URL
+	// Routes are the only requests forwarded.
+	Routes []Route
+	// Forward names the request headers copied upstream, in lower case; a
+	// name ending in '*' is a prefix. Credential headers may never appear.
+	Forward []string
+	// Return names the response headers copied back, the same way.
+	Return []string
+	// MaxBody caps a request body; larger bodies get 413.
+	MaxBody int64
+	// Check is the body policy for a route whose body parsed as a strict
+	// JSON object. It must be pure; a panic in it is a refusal.
+	Check func(rt Route, body map[string]any) error
+	// Credential returns the headers to authenticate with, refreshing the
+	// host credential if needed.
+	Credential func(ctx context.Context) (Credential, error)
+	// Adjust optionally changes the outgoing headers after the strip and
+	// the credential (pure: out is the request being built, in what the
+	// box sent).
+	Adjust func(out, in http.Header, c Credential)
+	// Error renders a refusal in the API's error shape.
+	Error func(status int, kind Kind, msg string) []byte
+	// PolicyStatus is the status of a policy refusal, chosen so that the
+	// client shows the reason and does not retry.
+	PolicyStatus int
+}
+
+// credentialHeaders may never be forwarded from the box, whatever a
+// backend's Forward list says.
+var credentialHeaders = []string{"authorization", "proxy-authorization", "x-api-key", "cookie", "chatgpt-account-id", "x-goog-api-key", "api-key"}
+
+func (b *Backend) validate() error {
+	if b.Name == "" {
+		return errors.New("egress backend has no name")
+	}
+	if err := CheckUpstream(b.Upstream); err != nil {
+		return fmt.Errorf("egress backend %s: %w", b.Name, err)
+	}
+	if len(b.Routes) == 0 || b.Check == nil || b.Credential == nil || b.Error == nil || b.PolicyStatus == 0 || b.MaxBody <= 0 {
+		return fmt.Errorf("egress backend %s: incomplete definition", b.Name)
+	}
+	for _, f := range b.Forward {
+		for _, c := range credentialHeaders {
+			if headerMatches(f, c) {
+				return fmt.Errorf("egress backend %s: the box's %s header may never be forwarded", b.Name, c)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckUpstream refuses an upstream that is not a plain https base URL.
+func CheckUpstream(u *url.URL) error {
+	switch {
+	case u == nil:
+		return errors.New("no upstream URL")
+	case u.Scheme != "https":
+		return fmt.Errorf("upstream %s is not https", u.Redacted())
+	case u.Host == "":
+		return fmt.Errorf("upstream %s has no host", u.Redacted())
+	case u.User != nil:
+		return fmt.Errorf("upstream %s carries a user name or password", u.Redacted())
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return fmt.Errorf("upstream %s has a query or fragment", u.Redacted())
+	}
+	return nil
+}
+
+// ParseUpstream parses and checks an upstream base URL (for example from
+// AISAN_ANTHROPIC_UPSTREAM); name says where it came from.
+func ParseUpstream(name, raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := CheckUpstream(u); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return u, nil
+}
+
+// headerMatches reports whether the lower-case header name h is matched by
+// the pattern p (a name, or a prefix ending in '*').
+func headerMatches(p, h string) bool {
+	if strings.HasSuffix(p, "*") {
+		return strings.HasPrefix(h, p[:len(p)-1])
+	}
+	return p == h
+}
+
+func allowed(list []string, name string) bool {
+	l := strings.ToLower(name)
+	for _, p := range list {
+		if headerMatches(p, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// Match returns the route the request line names exactly, if any. The
+// comparison is on the raw request target, so an escaped spelling of an
+// allowed path is refused rather than decoded.
+func (b *Backend) Match(r *http.Request) (Route, bool) {
+	path, query, hasQuery := strings.Cut(r.RequestURI, "?")
+	if hasQuery && query == "" {
+		return Route{}, false
+	}
+	for _, rt := range b.Routes {
+		if rt.Method == r.Method && rt.Path == path && rt.Query == query {
+			return rt, true
+		}
+	}
+	return Route{}, false
+}
+
+// Rewrite builds the upstream request: the URL from the route alone, the
+// headers from the Forward list alone (every value kept, nothing else
+// copied), then the credential set, then Adjust. It is pure.
+func (b *Backend) Rewrite(pr *httputil.ProxyRequest, rt Route, body []byte, c Credential) {
+	u := *b.Upstream
+	u.Path = strings.TrimRight(u.Path, "/") + rt.Path
+	u.RawPath = ""
+	u.RawQuery = rt.Query
+	pr.Out.URL = &u
+	pr.Out.Host = ""
+	in := pr.In.Header
+	out := make(http.Header, len(in)+len(c)+3)
+	for k, vs := range in {
+		if allowed(b.Forward, k) {
+			out[k] = append([]string(nil), vs...)
+		}
+	}
+	for _, h := range c {
+		out.Set(h.Name, h.Value.Reveal())
+	}
+	out.Set("Content-Type", "application/json")
+	if _, ok := out["User-Agent"]; !ok {
+		out["User-Agent"] = []string{""} // keep Go's default out: it names us, not the client
+	}
+	if b.Adjust != nil {
+		b.Adjust(out, in, c)
+	}
+	pr.Out.Header = out
+	pr.Out.Body = io.NopCloser(bytes.NewReader(body))
+	pr.Out.ContentLength = int64(len(body))
+	pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	pr.Out.TransferEncoding = nil
+	pr.Out.Trailer = nil
+	pr.Out.Close = false
+}
+
+// filterResponse keeps only the Return headers of an upstream answer.
+func (b *Backend) filterResponse(h http.Header) {
+	for k := range h {
+		if !allowed(b.Return, k) {
+			delete(h, k)
+		}
+	}
+}
+
+// refusalStatus maps a refusal to its HTTP status for this backend.
+func (b *Backend) refusalStatus(k Kind) int {
+	switch k {
+	case KindAuth:
+		return http.StatusUnauthorized
+	case KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case KindRate:
+		return http.StatusTooManyRequests
+	case KindUpstream:
+		return http.StatusBadGateway
+	default:
+		return b.PolicyStatus
+	}
+}
+
+// writeRefusal answers a refusal in the API's shape. Only a rate limit and
+// an unreachable upstream may be retried; for everything else the answer
+// would be the same, so the client is told not to.
+func (b *Backend) writeRefusal(w http.ResponseWriter, rf *Refusal) int {
+	status := b.refusalStatus(rf.Kind)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	switch rf.Kind {
+	case KindRate:
+		secs := int((rf.RetryAfter + time.Second - 1) / time.Second)
+		if secs < 1 {
+			secs = 1
+		}
+		h.Set("Retry-After", strconv.Itoa(secs))
+		h.Set("Retry-After-Ms", strconv.FormatInt(max(rf.RetryAfter.Milliseconds(), 1), 10))
+	case KindUpstream:
+	default:
+		h.Set("X-Should-Retry", "false")
+	}
+	body := b.Error(status, rf.Kind, rf.Reason)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+	return status
+}
+
+// Objects returns body[key] as a list of objects, for body policies: an
+// absent or null key is an empty list; anything else that is not a list
+// of objects is a refusal naming the key.
+func Objects(body map[string]any, key string) ([]map[string]any, error) {
+	v, ok := body[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, Refuse("'%s' must be a list", key)
+	}
+	out := make([]map[string]any, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, Refuse("item %d of '%s' is not an object", i, key)
+		}
+		out[i] = m
+	}
+	return out, nil
+}

@@ -1,0 +1,435 @@
+package egress
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/aisan-dev/aisan/egress/audit"
+)
+
+// Rules for serving (the order is the order of the checks):
+//  1. With a per-box token (a --net box), exactly one credential header
+//     must be present and carry it; else 401.
+//  2. Method, path and query must be one of the backend's routes, exactly;
+//     else refused before the body is read.
+//  3. The per-box rate limit; else 429 with retry-after.
+//  4. The body: JSON content type, no content encoding, at most MaxBody
+//     bytes (413), strict JSON object, then the backend's body policy.
+//  5. Only then the credential is read (or refreshed).
+//  6. The request is rebuilt from the route, the header allow-list, the
+//     checked bytes and the credential, and the answer streamed back with
+//     only the allowed response headers.
+// Any error or panic in 1–5 is a refusal in the API's own shape; nothing
+// refused reaches the upstream.
+
+// Options configure one served backend for one box.
+type Options struct {
+	// Token is the per-box token a --net box's client sends as its
+	// placeholder credential. Empty for a box without network, whose 0600
+	// socket in a 0700 directory is the authentication.
+	Token string
+	// Audit receives one entry per request; nil discards.
+	Audit audit.Sink
+	// Rate and Burst limit requests per box (default 2/s, burst 60: a
+	// Claude /context sends about 25 count_tokens calls at once).
+	Rate  rate.Limit
+	Burst int
+	// Transport reaches the upstream; nil means NewTransport().
+	Transport http.RoundTripper
+	// ErrorLog receives proxy errors (never secrets); nil discards.
+	ErrorLog *log.Logger
+	// MaxConns caps the box's open connections (default 64), so a box
+	// cannot pile up idle connections in the host process; more wait in
+	// the kernel's backlog until one closes.
+	MaxConns int
+}
+
+// NewTransport is the upstream transport: TLS verified against the system
+// store (so SSL_CERT_FILE works), HTTP/1.1 over a keep-alive pool, no
+// transparent compression (the box must see the upstream's bytes, and we
+// never decode them). HTTP/1.1 because Go's HTTP/2 client costs about a
+// quarter of a millisecond more per request in egressbench, more than the
+// whole budget, and a box rarely has more than a few calls in flight.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		MaxIdleConns:          32,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: 10 * time.Minute,
+		DisableCompression:    true,
+	}
+}
+
+// Server serves one backend for one box.
+type Server struct {
+	b     *Backend
+	opt   Options
+	lim   *rate.Limiter
+	proxy *httputil.ReverseProxy
+	hs    *http.Server
+}
+
+type ctxKey int
+
+const exchangeKey ctxKey = 0
+
+// exchange carries what the checks decided into Rewrite.
+type exchange struct {
+	route Route
+	body  []byte
+	cred  Credential
+}
+
+// NewServer checks the backend definition and builds its server.
+func NewServer(b *Backend, o Options) (*Server, error) {
+	if err := b.validate(); err != nil {
+		return nil, err
+	}
+	if o.Audit == nil {
+		o.Audit = audit.Discard
+	}
+	if o.Rate == 0 {
+		o.Rate = 2
+	}
+	if o.Burst == 0 {
+		o.Burst = 60
+	}
+	if o.Transport == nil {
+		o.Transport = NewTransport()
+	}
+	if o.ErrorLog == nil {
+		o.ErrorLog = log.New(io.Discard, "", 0)
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 64
+	}
+	s := &Server{b: b, opt: o, lim: rate.NewLimiter(o.Rate, o.Burst)}
+	s.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			x := pr.In.Context().Value(exchangeKey).(*exchange)
+			b.Rewrite(pr, x.route, x.body, x.cred)
+		},
+		Transport: o.Transport,
+		// Zero: ReverseProxy then flushes every write of an event stream
+		// or of a body of unknown length (chunked) as it arrives, and
+		// writes a body of known length without a flush per write.
+		FlushInterval: 0,
+		ErrorLog:      o.ErrorLog,
+		ModifyResponse: func(resp *http.Response) error {
+			b.filterResponse(resp.Header)
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			o.ErrorLog.Printf("egress %s: upstream: %v", b.Name, err)
+			b.writeRefusal(w, &Refusal{Kind: KindUpstream, Reason: fmt.Sprintf("aisan strict mode: the upstream %s could not be reached: %v", b.Upstream.Host, unwrapURLError(err))})
+		},
+	}
+	s.hs = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		MaxHeaderBytes:    256 << 10,
+		ErrorLog:          o.ErrorLog,
+	}
+	return s, nil
+}
+
+func unwrapURLError(err error) error {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) {
+		if inner := ue.Unwrap(); inner != nil {
+			return inner
+		}
+	}
+	return err
+}
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.hs.Serve(&limitListener{Listener: ln, sem: make(chan struct{}, s.opt.MaxConns)})
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops the server and every open stream.
+func (s *Server) Close() error { return s.hs.Close() }
+
+// Serve serves backend b on ln until ctx is done.
+func Serve(ctx context.Context, ln net.Listener, b *Backend, o Options) error {
+	s, err := NewServer(b, o)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	defer stop()
+	return s.Serve(ln)
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	cw := &countingWriter{ResponseWriter: w}
+	e := audit.Entry{Time: time.Now(), Backend: s.b.Name, Method: r.Method, Path: r.RequestURI}
+	defer func() {
+		e.Status, e.BytesDown = cw.status, cw.n
+		s.opt.Audit.Log(e)
+	}()
+	x, body, rf := s.admit(r)
+	e.BytesUp = int64(len(body))
+	if rf != nil {
+		e.Refused = rf.Reason
+		s.b.writeRefusal(cw, rf)
+		return
+	}
+	start := time.Now()
+	defer func() { e.MS = float64(time.Since(start).Microseconds()) / 1000 }()
+	s.proxy.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), exchangeKey, x)))
+}
+
+// admit runs checks 1–5. Every way out that is not a pass is a Refusal,
+// panics included.
+func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.opt.ErrorLog.Printf("egress %s: policy panic: %v", s.b.Name, p)
+			x, rf = nil, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: the request policy failed on this request, so it was refused"}
+		}
+	}()
+	if s.opt.Token != "" {
+		if err := checkToken(r.Header, s.opt.Token); err != nil {
+			return nil, nil, &Refusal{Kind: KindAuth, Reason: "aisan strict mode: " + err.Error()}
+		}
+	}
+	rt, ok := s.b.Match(r)
+	if !ok {
+		return nil, nil, &Refusal{Kind: KindPolicy, Reason: fmt.Sprintf("aisan strict mode: %s %s is not a request this box may send to %s", r.Method, r.RequestURI, s.b.Name)}
+	}
+	now := time.Now()
+	if res := s.lim.ReserveN(now, 1); !res.OK() || res.DelayFrom(now) > 0 {
+		d := time.Second
+		if res.OK() {
+			d = res.DelayFrom(now)
+			res.CancelAt(now)
+		}
+		return nil, nil, &Refusal{Kind: KindRate, Reason: "aisan strict mode: this box is sending requests faster than its rate limit", RetryAfter: d}
+	}
+	body, rf = s.readBody(r)
+	if rf != nil {
+		return nil, body, rf
+	}
+	obj, err := ParseObject(body)
+	if err != nil {
+		return nil, body, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: " + err.Error()}
+	}
+	if err := s.b.Check(rt, obj); err != nil {
+		return nil, body, asRefusal(err)
+	}
+	c, err := s.b.Credential(r.Context())
+	if err != nil {
+		s.opt.ErrorLog.Printf("egress %s: credential: %v", s.b.Name, err)
+		var r *Refusal
+		if errors.As(err, &r) {
+			return nil, body, r
+		}
+		return nil, body, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the host credential is not usable: " + err.Error()}
+	}
+	return &exchange{route: rt, body: body, cred: c}, body, nil
+}
+
+func asRefusal(err error) *Refusal {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r
+	}
+	return &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: " + err.Error()}
+}
+
+func (s *Server) readBody(r *http.Request) ([]byte, *Refusal) {
+	if ce := r.Header.Values("Content-Encoding"); len(ce) > 0 && !(len(ce) == 1 && strings.EqualFold(ce[0], "identity")) {
+		return nil, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: a compressed request body cannot be checked; send it uncompressed"}
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: the request body must be application/json"}
+	}
+	tooLarge := &Refusal{Kind: KindTooLarge, Reason: fmt.Sprintf("aisan strict mode: the request body is larger than the box's limit of %d bytes", s.b.MaxBody)}
+	if r.ContentLength > s.b.MaxBody {
+		return nil, tooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, s.b.MaxBody+1))
+	if int64(len(b)) > s.b.MaxBody {
+		return b, tooLarge
+	}
+	if err != nil {
+		return b, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: the request body could not be read: " + err.Error()}
+	}
+	return b, nil
+}
+
+// tokenHeaders are the headers a client may present the per-box token in.
+var tokenHeaders = []string{"Authorization", "X-Api-Key", "Proxy-Authorization", "Api-Key", "X-Goog-Api-Key"}
+
+// checkToken requires exactly one credential header among tokenHeaders,
+// carrying tok (as "Bearer tok" in Authorization), compared in constant
+// time.
+func checkToken(h http.Header, tok string) error {
+	var vals []string
+	var names []string
+	for _, n := range tokenHeaders {
+		for _, v := range h.Values(n) {
+			vals = append(vals, v)
+			names = append(names, n)
+		}
+	}
+	if len(vals) != 1 {
+		return fmt.Errorf("the request must carry exactly one credential header with the box's token (it has %d)", len(vals))
+	}
+	v := vals[0]
+	if names[0] == "Authorization" || names[0] == "Proxy-Authorization" {
+		scheme, rest, ok := strings.Cut(v, " ")
+		if !ok || !strings.EqualFold(scheme, "bearer") {
+			return errors.New("the credential header is not a bearer token")
+		}
+		v = rest
+	}
+	if subtle.ConstantTimeCompare([]byte(v), []byte(tok)) != 1 {
+		return errors.New("the request does not carry the box's token")
+	}
+	return nil
+}
+
+// limitListener holds Accept while sem is full.
+type limitListener struct {
+	net.Listener
+	sem chan struct{}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	l.sem <- struct{}{}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	status int
+	n      int64
+}
+
+func (c *countingWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	n, err := c.ResponseWriter.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// ListenUnix listens on a Unix socket at path with mode 0600. The socket is
+// bound under a temporary name, restricted, then renamed into place, so it
+// is never reachable with wider permissions. A stale socket at path is
+// replaced; any other file there is an error.
+func ListenUnix(path string) (net.Listener, error) {
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode().Type() != os.ModeSocket {
+			return nil, fmt.Errorf("egress socket %s: exists and is not a socket", path)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("egress socket %s: %w", path, err)
+	}
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d.tmp", filepath.Base(path), os.Getpid()))
+	os.Remove(tmp)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("egress socket %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("egress socket %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("egress socket %s: %w", path, err)
+	}
+	return &unixListener{UnixListener: ln, path: path}, nil
+}
+
+type unixListener struct {
+	*net.UnixListener
+	path   string
+	closed atomic.Bool
+}
+
+func (l *unixListener) Close() error {
+	err := l.UnixListener.Close()
+	if !l.closed.Swap(true) {
+		os.Remove(l.path)
+	}
+	return err
+}
+
+// ListenLoopback listens on an ephemeral 127.0.0.1 port, for a --net box
+// (which must then be served with a per-box Token).
+func ListenLoopback() (net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("egress loopback listener: %w", err)
+	}
+	return ln, nil
+}

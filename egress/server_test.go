@@ -1,0 +1,606 @@
+package egress_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/audit"
+	"github.com/aisan-dev/aisan/egress/cred"
+	"github.com/aisan-dev/aisan/egress/egresstest"
+)
+
+func TestMain(m *testing.M) { os.Exit(egresstest.RunWithCA(m)) }
+
+const realToken = "sk-real-credential-0123456789"
+
+func testBackend(up *url.URL, src *egresstest.Source) *egress.Backend {
+	return &egress.Backend{
+		Name:     "test",
+		Upstream: up,
+		Routes:   []egress.Route{{Method: "POST", Path: "/v1/x", Query: "beta=true"}, {Method: "POST", Path: "/v1/y"}},
+		Forward:  []string{"x-keep", "x-pre-*", "user-agent", "accept"},
+		Return:   []string{"content-type", "retry-after", "x-ok", "request-id"},
+		MaxBody:  1 << 10,
+		Check: func(_ egress.Route, body map[string]any) error {
+			if _, ok := body["bad"]; ok {
+				return egress.Refuse("the field 'bad' is bad")
+			}
+			if _, ok := body["panic"]; ok {
+				panic("policy bug")
+			}
+			if _, ok := body["plainerr"]; ok {
+				return errors.New("plain error")
+			}
+			return nil
+		},
+		Credential: func(ctx context.Context) (egress.Credential, error) {
+			tok, err := src.Token(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return egress.Credential{{Name: "Authorization", Value: tokSecret("Bearer " + tok.Reveal())}}, nil
+		},
+		Error: func(status int, kind egress.Kind, msg string) []byte {
+			b, _ := json.Marshal(map[string]any{"status": status, "kind": int(kind), "message": msg})
+			return b
+		},
+		PolicyStatus: http.StatusForbidden,
+	}
+}
+
+type fixture struct {
+	up     *egresstest.Upstream
+	src    *egresstest.Source
+	client *http.Client
+	audit  *egresstest.Collect
+}
+
+func newFixture(t *testing.T, h http.Handler, opt egress.Options) *fixture {
+	f := &fixture{up: egresstest.NewUpstream(t, h), src: &egresstest.Source{Value: realToken}, audit: &egresstest.Collect{}}
+	if opt.Audit == nil {
+		opt.Audit = f.audit
+	}
+	f.client = egresstest.Serve(t, testBackend(f.up.URL, f.src), opt)
+	return f
+}
+
+func (f *fixture) do(t *testing.T, method, target string, hdr http.Header, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://box"+target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func TestForwardRebuildsTheRequest(t *testing.T) {
+	f := newFixture(t, egresstest.JSON(201, `{"ok":true}`, "X-Ok", "1", "X-Secret", "s", "Request-Id", "req_1", "Set-Cookie", "a=b"), egress.Options{})
+	body := `{"model":"m","n":1.50e3}`
+	hdr := http.Header{
+		"X-Keep":        {"a", "b"},
+		"X-Pre-Foo":     {"c"},
+		"X-Other":       {"dropped"},
+		"Authorization": {"Bearer aisan-placeholder"},
+		"X-Api-Key":     {"aisan-placeholder"},
+		"Cookie":        {"session=placeholder"},
+		"User-Agent":    {"claude-cli/2.1.332"},
+	}
+	resp := f.do(t, "POST", "/v1/x?beta=true", hdr, body)
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 201 || string(got) != `{"ok":true}` {
+		t.Fatalf("answer %d %s", resp.StatusCode, got)
+	}
+	if resp.Header.Get("X-Ok") != "1" || resp.Header.Get("Request-Id") != "req_1" || resp.Header.Get("X-Secret") != "" || resp.Header.Get("Set-Cookie") != "" {
+		t.Errorf("response headers not filtered: %v", resp.Header)
+	}
+	reqs := f.up.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("upstream saw %d requests", len(reqs))
+	}
+	r := reqs[0]
+	if r.Method != "POST" || r.Target != "/v1/x?beta=true" || string(r.Body) != body || r.Host != f.up.URL.Host {
+		t.Errorf("upstream saw %s %s host %s body %s", r.Method, r.Target, r.Host, r.Body)
+	}
+	if got := r.Header.Values("Authorization"); len(got) != 1 || got[0] != "Bearer "+realToken {
+		t.Errorf("Authorization upstream = %q", got)
+	}
+	if v := r.Header.Values("X-Keep"); len(v) != 2 {
+		t.Errorf("repeated header collapsed: %q", v)
+	}
+	for _, h := range []string{"X-Api-Key", "Cookie", "X-Other"} {
+		if r.Header.Get(h) != "" {
+			t.Errorf("%s reached the upstream", h)
+		}
+	}
+	if r.Header.Get("X-Pre-Foo") != "c" || r.Header.Get("User-Agent") != "claude-cli/2.1.332" {
+		t.Errorf("allowed headers missing: %v", r.Header)
+	}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			if strings.Contains(v, "placeholder") {
+				t.Errorf("placeholder reached the upstream in %s", k)
+			}
+		}
+	}
+	es := f.audit.Entries()
+	if len(es) != 1 || es[0].Status != 201 || es[0].Path != "/v1/x?beta=true" || es[0].BytesUp != int64(len(body)) || es[0].BytesDown != int64(len(got)) || es[0].Refused != "" || es[0].Backend != "test" {
+		t.Errorf("audit %+v", es)
+	}
+}
+
+func TestRefusedNeverReachesUpstreamOrCredential(t *testing.T) {
+	big := `{"a":"` + strings.Repeat("x", 2000) + `"}`
+	for _, tc := range []struct {
+		name, method, target, ctype, cenc, body string
+		status                                  int
+		reason                                  string
+	}{
+		{"unknown path", "POST", "/v1/z", "", "", `{}`, 403, "is not a request"},
+		{"escaped path", "POST", "/v1/%78?beta=true", "", "", `{}`, 403, "is not a request"},
+		{"trailing slash", "POST", "/v1/x/?beta=true", "", "", `{}`, 403, "is not a request"},
+		{"double slash", "POST", "//v1/x?beta=true", "", "", `{}`, 403, "is not a request"},
+		{"missing query", "POST", "/v1/x", "", "", `{}`, 403, "is not a request"},
+		{"extra query", "POST", "/v1/x?beta=true&x=1", "", "", `{}`, 403, "is not a request"},
+		{"empty query", "POST", "/v1/y?", "", "", `{}`, 403, "is not a request"},
+		{"query on plain route", "POST", "/v1/y?beta=true", "", "", `{}`, 403, "is not a request"},
+		{"wrong method", "GET", "/v1/x?beta=true", "", "", ``, 403, "is not a request"},
+		{"lower-case method", "post", "/v1/x?beta=true", "", "", `{}`, 403, "is not a request"},
+		{"duplicate key", "POST", "/v1/y", "", "", `{"a":1,"a":2}`, 403, "duplicate key"},
+		{"nested duplicate", "POST", "/v1/y", "", "", `{"a":[{"b":1,"b":1}]}`, 403, "duplicate key"},
+		{"escaped duplicate", "POST", "/v1/y", "", "", `{"tools":1,"tool\u0073":2}`, 403, "duplicate key"},
+		{"trailing data", "POST", "/v1/y", "", "", `{} {}`, 403, "data after"},
+		{"array body", "POST", "/v1/y", "", "", `[]`, 403, "must be a JSON object"},
+		{"empty body", "POST", "/v1/y", "", "", ``, 403, "empty body"},
+		{"invalid utf8", "POST", "/v1/y", "", "", "{\"a\":\"\xff\"}", 403, "UTF-8"},
+		{"lone surrogate", "POST", "/v1/y", "", "", `{"a":"\ud800"}`, 403, "surrogate"},
+		{"too large", "POST", "/v1/y", "", "", big, 413, "larger than"},
+		{"compressed", "POST", "/v1/y", "", "gzip", `{}`, 403, "compressed"},
+		{"not json", "POST", "/v1/y", "text/plain", "", `{}`, 403, "application/json"},
+		{"policy refusal", "POST", "/v1/y", "", "", `{"bad":1}`, 403, "'bad' is bad"},
+		{"policy panic", "POST", "/v1/y", "", "", `{"panic":1}`, 403, "policy failed"},
+		{"policy plain error", "POST", "/v1/y", "", "", `{"plainerr":1}`, 403, "plain error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, egresstest.JSON(200, `{}`), egress.Options{})
+			hdr := http.Header{}
+			if tc.cenc != "" {
+				hdr.Set("Content-Encoding", tc.cenc)
+			}
+			if tc.ctype != "" {
+				hdr.Set("Content-Type", tc.ctype)
+			}
+			resp := f.do(t, tc.method, tc.target, hdr, tc.body)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d (%s)", resp.StatusCode, tc.status, b)
+			}
+			var e struct{ Message string }
+			if err := json.Unmarshal(b, &e); err != nil || !strings.Contains(e.Message, tc.reason) || !strings.HasPrefix(e.Message, "aisan strict mode: ") {
+				t.Errorf("refusal body %s, want reason %q", b, tc.reason)
+			}
+			if resp.Header.Get("X-Should-Retry") != "false" {
+				t.Errorf("x-should-retry = %q", resp.Header.Get("X-Should-Retry"))
+			}
+			if n := len(f.up.Requests()); n != 0 {
+				t.Errorf("upstream saw %d requests", n)
+			}
+			if n := f.src.Calls(); n != 0 {
+				t.Errorf("credential read %d times", n)
+			}
+			es := f.audit.Entries()
+			if len(es) != 1 || es[0].Refused == "" || es[0].Status != tc.status {
+				t.Errorf("audit %+v", es)
+			}
+		})
+	}
+}
+
+func TestCredentialFailureIsARefusal(t *testing.T) {
+	f := newFixture(t, egresstest.JSON(200, `{}`), egress.Options{})
+	f.src.Err = errors.New("the Claude login expired and could not be refreshed; run `claude` on the host")
+	resp := f.do(t, "POST", "/v1/y", nil, `{}`)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "could not be refreshed") || resp.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("got %d %s %v", resp.StatusCode, b, resp.Header)
+	}
+	if len(f.up.Requests()) != 0 {
+		t.Error("reached the upstream without a credential")
+	}
+}
+
+func TestPerBoxToken(t *testing.T) {
+	up := egresstest.NewUpstream(t, egresstest.JSON(200, `{}`))
+	src := &egresstest.Source{Value: realToken}
+	ln, err := egress.ListenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tok = "box-token-0123456789abcdef"
+	srv, err := egress.NewServer(testBackend(up.URL, src), egress.Options{Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	for _, tc := range []struct {
+		name   string
+		hdr    http.Header
+		status int
+	}{
+		{"none", http.Header{}, 401},
+		{"wrong bearer", http.Header{"Authorization": {"Bearer nope"}}, 401},
+		{"prefix of token", http.Header{"Authorization": {"Bearer " + tok[:10]}}, 401},
+		{"basic scheme", http.Header{"Authorization": {"Basic " + tok}}, 401},
+		{"two headers", http.Header{"Authorization": {"Bearer " + tok}, "X-Api-Key": {tok}}, 401},
+		{"two values", http.Header{"Authorization": {"Bearer " + tok, "Bearer " + tok}}, 401},
+		{"bearer", http.Header{"Authorization": {"Bearer " + tok}}, 200},
+		{"lower-case bearer", http.Header{"Authorization": {"bearer " + tok}}, 200},
+		{"x-api-key", http.Header{"X-Api-Key": {tok}}, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up.Reset()
+			req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/v1/y", strings.NewReader(`{}`))
+			req.Header = tc.hdr
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
+			}
+			if tc.status == 401 && len(up.Requests()) != 0 {
+				t.Error("unauthenticated request reached the upstream")
+			}
+			if tc.status == 200 {
+				r := up.Requests()[0]
+				if r.Header.Get("X-Api-Key") != "" || r.Header.Get("Authorization") != "Bearer "+realToken {
+					t.Errorf("upstream headers %v", r.Header)
+				}
+			}
+		})
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	f := newFixture(t, egresstest.JSON(200, `{}`), egress.Options{Rate: 0.5, Burst: 1})
+	if resp := f.do(t, "POST", "/v1/y", nil, `{}`); resp.StatusCode != 200 {
+		t.Fatalf("first: %d", resp.StatusCode)
+	}
+	resp := f.do(t, "POST", "/v1/y", nil, `{}`)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "2" || resp.Header.Get("Retry-After-Ms") == "" {
+		t.Errorf("second: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp.Header.Get("X-Should-Retry") != "" {
+		t.Error("a rate limit must stay retryable")
+	}
+	if len(f.up.Requests()) != 1 {
+		t.Error("rate-limited request reached the upstream")
+	}
+}
+
+func TestSSEIsStreamedPerEvent(t *testing.T) {
+	// An event stream, and a chunked body of another type: both must
+	// arrive write by write.
+	for _, ct := range []string{"text/event-stream", "application/x-ndjson"} {
+		t.Run(ct, func(t *testing.T) { streamedPerWrite(t, ct) })
+	}
+}
+
+func streamedPerWrite(t *testing.T, ct string) {
+	release := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(200)
+		io.WriteString(w, "event: one\ndata: {}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		io.WriteString(w, "event: two\ndata: {}\n\n")
+	})
+	f := newFixture(t, h, egress.Options{})
+	resp := f.do(t, "POST", "/v1/y", nil, `{"stream":true}`)
+	br := bufio.NewReader(resp.Body)
+	got := make(chan string, 1)
+	go func() {
+		l, _ := br.ReadString('\n')
+		got <- l
+	}()
+	select {
+	case l := <-got:
+		if l != "event: one\n" {
+			t.Errorf("first line %q", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first event was held back until the stream ended")
+	}
+	close(release)
+	rest, _ := io.ReadAll(br)
+	if !strings.Contains(string(rest), "event: two") {
+		t.Errorf("rest %q", rest)
+	}
+}
+
+func TestUpstreamUnreachable(t *testing.T) {
+	src := &egresstest.Source{Value: realToken}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	up, _ := url.Parse("https://" + addr)
+	client := egresstest.Serve(t, testBackend(up, src), egress.Options{})
+	req, _ := http.NewRequest("POST", "http://box/v1/y", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 502 || !strings.Contains(string(b), "could not be reached") || strings.Contains(string(b), realToken) {
+		t.Errorf("got %d %s", resp.StatusCode, b)
+	}
+}
+
+func TestUntrustedUpstreamFails(t *testing.T) {
+	up := egresstest.NewUpstream(t, egresstest.JSON(200, `{}`))
+	src := &egresstest.Source{Value: realToken}
+	tr := egress.NewTransport()
+	tr.TLSClientConfig.RootCAs = x509EmptyPool()
+	client := egresstest.Serve(t, testBackend(up.URL, src), egress.Options{Transport: tr})
+	req, _ := http.NewRequest("POST", "http://box/v1/y", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 502 || len(up.Requests()) != 0 {
+		t.Errorf("an upstream with an untrusted certificate answered: %d", resp.StatusCode)
+	}
+}
+
+func TestCheckUpstream(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"https://api.anthropic.com":             true,
+		"https://chatgpt.com/backend-api/codex": true,
+		"https://127.0.0.1:8443/":               true,
+		"http://api.anthropic.com":              false,
+		"https://user:pw@api.anthropic.com":     false,
+		"https://api.anthropic.com/?x=1":        false,
+		"https:///path":                         false,
+		"api.anthropic.com":                     false,
+	} {
+		_, err := egress.ParseUpstream("X", raw)
+		if (err == nil) != ok {
+			t.Errorf("%s: err %v", raw, err)
+		}
+	}
+	src := &egresstest.Source{}
+	u, _ := url.Parse("http://example.invalid")
+	if _, err := egress.NewServer(testBackend(u, src), egress.Options{}); err == nil {
+		t.Error("NewServer took a plain-http upstream")
+	}
+	b := testBackend(&url.URL{Scheme: "https", Host: "h"}, src)
+	b.Forward = append(b.Forward, "x-api-*")
+	if _, err := egress.NewServer(b, egress.Options{}); err == nil {
+		t.Error("NewServer took a Forward list that passes x-api-key")
+	}
+}
+
+func TestListenUnix(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.sock")
+	ln, err := egress.ListenUnix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Lstat(path)
+	if err != nil || st.Mode().Perm() != 0o600 || st.Mode().Type() != os.ModeSocket {
+		t.Fatalf("socket mode %v %v", st.Mode(), err)
+	}
+	ln.Close()
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Error("Close left the socket behind")
+	}
+	// A stale socket (its server gone) is replaced.
+	stale, _ := net.Listen("unix", path)
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	stale.Close()
+	ln, err = egress.ListenUnix(path)
+	if err != nil {
+		t.Fatalf("stale socket: %v", err)
+	}
+	ln.Close()
+	// Anything else is never removed.
+	os.WriteFile(path, []byte("keep"), 0o600)
+	if _, err := egress.ListenUnix(path); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("regular file: %v", err)
+	}
+	os.Remove(path)
+	os.Symlink(filepath.Join(dir, "elsewhere"), path)
+	if _, err := egress.ListenUnix(path); err == nil {
+		t.Error("symlink: no error")
+	}
+}
+
+func TestNoDirector(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	sub, _ := filepath.Glob("*/*.go")
+	for _, f := range append(files, sub...) {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, _ := os.ReadFile(f)
+		if strings.Contains(string(b), "Director:") || strings.Contains(string(b), ".Director") {
+			t.Errorf("%s uses ReverseProxy.Director; use Rewrite (it cannot be undone by hop-by-hop headers)", f)
+		}
+	}
+}
+
+func TestAuditHoldsNoSecret(t *testing.T) {
+	f := newFixture(t, egresstest.JSON(200, `{}`), egress.Options{})
+	f.do(t, "POST", "/v1/y", http.Header{"Authorization": {"Bearer placeholder"}}, `{"x":"`+realToken+`"}`)
+	b, _ := json.Marshal(f.audit.Entries())
+	if strings.Contains(string(b), realToken) || strings.Contains(string(b), "placeholder") {
+		t.Errorf("audit leaks: %s", b)
+	}
+}
+
+func ExampleListenUnix() {
+	dir, _ := os.MkdirTemp("", "ex")
+	defer os.RemoveAll(dir)
+	ln, err := egress.ListenUnix(filepath.Join(dir, "anthropic.sock"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ln.Close()
+	st, _ := os.Stat(filepath.Join(dir, "anthropic.sock"))
+	fmt.Println(st.Mode().Perm())
+	// Output: -rw-------
+}
+
+func tokSecret(s string) cred.Secret { return cred.NewSecret(s) }
+
+func x509EmptyPool() *x509.CertPool { return x509.NewCertPool() }
+
+func FuzzMatch(f *testing.F) {
+	for _, s := range []string{"/v1/x?beta=true", "/v1/y", "/v1/y?", "/v1/%78?beta=true", "//v1/y", "/v1/x?beta=true&beta=true"} {
+		f.Add("POST", s)
+	}
+	b := testBackend(&url.URL{Scheme: "https", Host: "h"}, &egresstest.Source{})
+	f.Fuzz(func(t *testing.T, method, target string) {
+		r := &http.Request{Method: method, RequestURI: target}
+		rt, ok := b.Match(r)
+		if !ok {
+			return
+		}
+		want := rt.Path
+		if rt.Query != "" {
+			want += "?" + rt.Query
+		}
+		if target != want || method != rt.Method {
+			t.Fatalf("%s %q matched %v", method, target, rt)
+		}
+	})
+}
+
+func FuzzRewriteNeverForwardsBoxCredentials(f *testing.F) {
+	f.Add("Authorization", "Bearer box")
+	f.Add("x-api-key", "box")
+	f.Add("X-Pre-Authorization", "box")
+	b := testBackend(&url.URL{Scheme: "https", Host: "h"}, &egresstest.Source{})
+	f.Fuzz(func(t *testing.T, name, value string) {
+		in, err := http.NewRequest("POST", "http://box/v1/y", nil)
+		if err != nil {
+			return
+		}
+		in.Header[name] = []string{value}
+		in.Header["Authorization"] = []string{"Bearer box"}
+		pr := &httputil.ProxyRequest{In: in, Out: in.Clone(context.Background())}
+		b.Rewrite(pr, egress.Route{Method: "POST", Path: "/v1/y"}, nil, egress.Credential{{Name: "Authorization", Value: cred.NewSecret("Bearer real")}})
+		for k, vs := range pr.Out.Header {
+			for _, v := range vs {
+				if strings.Contains(v, "box") && !strings.HasPrefix(strings.ToLower(k), "x-pre-") && strings.ToLower(k) != "x-keep" && strings.ToLower(k) != "user-agent" && strings.ToLower(k) != "accept" {
+					t.Fatalf("forwarded %s: %q", k, v)
+				}
+			}
+		}
+		if got := pr.Out.Header.Values("Authorization"); len(got) != 1 || got[0] != "Bearer real" {
+			t.Fatalf("Authorization %q", got)
+		}
+	})
+}
+
+func TestAuditFileLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "egress.log")
+	log, err := audit.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, egresstest.JSON(200, `{"ok":1}`), egress.Options{Audit: log})
+	f.do(t, "POST", "/v1/x?beta=true", nil, `{"a":1}`)
+	f.do(t, "POST", "/v1/y", nil, `{"bad":1}`)
+	log.Close()
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %s", len(lines), b)
+	}
+	var ok, refused map[string]any
+	json.Unmarshal([]byte(lines[0]), &ok)
+	json.Unmarshal([]byte(lines[1]), &refused)
+	if ok["path"] != "/v1/x?beta=true" || ok["status"] != 200.0 || ok["refused"] != "" || ok["bytes_up"] != 7.0 || ok["bytes_down"] != 8.0 || ok["backend"] != "test" {
+		t.Errorf("allowed: %s", lines[0])
+	}
+	if refused["status"] != 403.0 || !strings.Contains(refused["refused"].(string), "'bad' is bad") || refused["ms"] != 0.0 {
+		t.Errorf("refused: %s", lines[1])
+	}
+	for _, k := range []string{"time", "backend", "method", "path", "status", "bytes_up", "bytes_down", "ms", "refused"} {
+		if _, has := ok[k]; !has {
+			t.Errorf("no %s in %s", k, lines[0])
+		}
+	}
+}
+
+func TestMaxConns(t *testing.T) {
+	up := egresstest.NewUpstream(t, egresstest.JSON(200, `{}`))
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := egress.ListenUnix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := egress.NewServer(testBackend(up.URL, &egresstest.Source{Value: "x"}), egress.Options{MaxConns: 2})
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	var idle []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	// A third connection is not served while two are open...
+	third, _ := net.Dial("unix", path)
+	third.SetDeadline(time.Now().Add(300 * time.Millisecond))
+	io.WriteString(third, "POST /v1/y HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+	if _, err := third.Read(make([]byte, 1)); err == nil {
+		t.Fatal("served a connection beyond the cap")
+	}
+	third.Close()
+	// ...and is once one closes.
+	idle[0].Close()
+	c, _ := net.Dial("unix", path)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "POST /v1/y HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+	if l, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.Contains(l, "200") {
+		t.Errorf("after a close: %q %v", l, err)
+	}
+}

@@ -1,0 +1,348 @@
+// Command egressbench measures what the strict-mode egress proxy adds to a
+// model call, against a direct client, in one interleaved run:
+//
+//	go run ./tests/bench/egressbench [-n 2000]
+//
+// The chain is the box's: client -> loopback TCP relay -> Unix socket ->
+// proxy (the anthropic backend, a separate process so its RSS is its own)
+// -> loopback TLS stand-in upstream. "Direct" is the same client talking
+// TLS to the stand-in. Figures: added latency of a small non-streaming
+// request (p50, p99), extra delay per SSE event (p50), and the proxy's peak
+// RSS while 8 streams run at once.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/anthropic"
+	"github.com/aisan-dev/aisan/egress/cred"
+	"github.com/aisan-dev/aisan/egress/egresstest"
+)
+
+const smallBody = `{"model":"claude-opus-5-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"Bash","input_schema":{"type":"object"}}]}`
+
+func main() {
+	proxyMode := flag.String("proxy", "", "internal: serve the proxy on this socket")
+	plain := flag.Bool("plain", false, "internal: serve a bare httputil.ReverseProxy instead (the floor)")
+	upstream := flag.String("upstream", "", "internal: the stand-in's URL")
+	n := flag.Int("n", 2000, "small requests per side")
+	streams := flag.Int("streams", 20, "SSE streams per side")
+	flag.Parse()
+	if *proxyMode != "" {
+		if err := serveProxy(*proxyMode, *upstream, *plain); err != nil {
+			fmt.Fprintln(os.Stderr, "egressbench proxy:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*n, *streams); err != nil {
+		fmt.Fprintln(os.Stderr, "egressbench:", err)
+		os.Exit(1)
+	}
+}
+
+func serveProxy(sock, up string, plain bool) error {
+	u, err := url.Parse(up)
+	if err != nil {
+		return err
+	}
+	if plain {
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			return err
+		}
+		rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			// The checked proxy sends the bytes it read; so does the floor.
+			b, _ := io.ReadAll(pr.In.Body)
+			pr.Out.Body, pr.Out.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		}, FlushInterval: -1, Transport: egress.NewTransport()}
+		fmt.Println("ready")
+		return http.Serve(ln, rp)
+	}
+	b := anthropic.New(u, anthropic.Subscription, cred.Static{S: cred.NewSecret("bench-real-token")})
+	ln, err := egress.ListenUnix(sock)
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	return egress.Serve(context.Background(), ln, b, egress.Options{Rate: rate.Inf})
+}
+
+// upstreamHandler answers a request with "stream": true with max_tokens
+// SSE events spaced by the duration in metadata.user_id, each carrying its
+// send time; anything else with a small JSON body. (The body carries the
+// switches because the proxy forwards only its exact routes and allowed
+// headers.)
+func upstreamHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Stream    bool `json:"stream"`
+			MaxTokens int  `json:"max_tokens"`
+			Metadata  struct {
+				UserID string `json:"user_id"`
+			} `json:"metadata"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"msg_1","type":"message","content":[{"type":"text","text":"ok"}]}`)
+			return
+		}
+		cnt := req.MaxTokens
+		gap, _ := time.ParseDuration(req.Metadata.UserID)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		f := w.(http.Flusher)
+		for i := 0; i < cnt; i++ {
+			fmt.Fprintf(w, "event: content_block_delta\ndata: {\"t\":%d,\"pad\":\"%s\"}\n\n", time.Now().UnixNano(), strings.Repeat("x", 200))
+			f.Flush()
+			time.Sleep(gap)
+		}
+	})
+}
+
+// relay is the in-box relay: loopback TCP to the Unix socket, bytes only.
+func relay(sock string) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	go egresstest.Relay(ln, sock)
+	return ln.Addr().String(), nil
+}
+
+func run(n, streams int) error {
+	dir, err := os.MkdirTemp("", "egressbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := egresstest.WriteCA(caFile); err != nil {
+		return err
+	}
+	up := egresstest.StartUpstream(upstreamHandler())
+	defer up.Close()
+	up.Record(false)
+
+	start := func(name string, extra ...string) (*exec.Cmd, string, error) {
+		sock := filepath.Join(dir, name+".sock")
+		self, _ := os.Executable()
+		child := exec.Command(self, append([]string{"-proxy", sock, "-upstream", up.URL.String()}, extra...)...)
+		child.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
+		child.Stderr = os.Stderr
+		out, _ := child.StdoutPipe()
+		if err := child.Start(); err != nil {
+			return nil, "", err
+		}
+		if l, _ := bufio.NewReader(out).ReadString('\n'); l != "ready\n" {
+			child.Process.Kill()
+			return nil, "", fmt.Errorf("proxy did not start: %q", l)
+		}
+		addr, err := relay(sock)
+		return child, addr, err
+	}
+	child, addr, err := start("anthropic")
+	if err != nil {
+		return err
+	}
+	defer child.Process.Kill()
+	plainChild, plainAddr, err := start("plain", "-plain")
+	if err != nil {
+		return err
+	}
+	defer plainChild.Process.Kill()
+	plainURL := "http://" + plainAddr + "/v1/messages?beta=true"
+	viaProxy := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
+	// The direct client speaks HTTP/1.1 over TLS, as the clients' own
+	// fetch implementations do by default.
+	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: egresstest.Pool()}, MaxIdleConnsPerHost: 16, DisableCompression: true}}
+	proxyURL := "http://" + addr + "/v1/messages?beta=true"
+	directURL := up.URL.String() + "/v1/messages?beta=true"
+
+	do := func(c *http.Client, u string) (time.Duration, error) {
+		req, _ := http.NewRequest("POST", u, strings.NewReader(smallBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer aisan-placeholder-not-a-credential")
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		t0 := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return 0, fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return time.Since(t0), err
+	}
+	// Warm both paths (TLS sessions, HTTP/2 connections).
+	for i := 0; i < 50; i++ {
+		if _, err := do(viaProxy, proxyURL); err != nil {
+			return fmt.Errorf("via proxy: %w", err)
+		}
+		if _, err := do(direct, directURL); err != nil {
+			return fmt.Errorf("direct: %w", err)
+		}
+		if _, err := do(viaProxy, plainURL); err != nil {
+			return fmt.Errorf("plain: %w", err)
+		}
+	}
+	var dp, dd, dq []time.Duration
+	for i := 0; i < n; i++ {
+		a, err := do(viaProxy, proxyURL)
+		if err != nil {
+			return err
+		}
+		b, err := do(direct, directURL)
+		if err != nil {
+			return err
+		}
+		c, err := do(viaProxy, plainURL)
+		if err != nil {
+			return err
+		}
+		dp, dd, dq = append(dp, a), append(dd, b), append(dq, c)
+	}
+	p50 := ms(pct(dp, 50) - pct(dd, 50))
+	p99 := ms(pct(dp, 99) - pct(dd, 99))
+	fmt.Printf("small request, direct      p50 %.3f ms  p99 %.3f ms\n", ms(pct(dd, 50)), ms(pct(dd, 99)))
+	fmt.Printf("small request, via proxy   p50 %.3f ms  p99 %.3f ms\n", ms(pct(dp, 50)), ms(pct(dp, 99)))
+	fmt.Printf("small request, bare proxy  p50 %.3f ms  p99 %.3f ms (plain ReverseProxy, same chain: the floor)\n", ms(pct(dq, 50)), ms(pct(dq, 99)))
+	fmt.Printf("added latency              p50 %+.3f ms (target <= +0.25)  p99 %+.3f ms (target <= +0.8)\n", p50, p99)
+
+	// SSE: per-event delay from the upstream's send to the client's read.
+	sse := func(c *http.Client, u string, cnt int, gap time.Duration) ([]time.Duration, error) {
+		body := fmt.Sprintf(`{"model":"m","stream":true,"max_tokens":%d,"metadata":{"user_id":%q},"messages":[{"role":"user","content":"hi"}]}`, cnt, gap.String())
+		req, _ := http.NewRequest("POST", u, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			return nil, fmt.Errorf("status %d: %s", resp.StatusCode, b)
+		}
+		var lat []time.Duration
+		br := bufio.NewReader(resp.Body)
+		for {
+			l, err := br.ReadBytes('\n')
+			if err != nil {
+				break
+			}
+			if bytes.HasPrefix(l, []byte(`data: {"t":`)) {
+				v, _ := strconv.ParseInt(string(l[len(`data: {"t":`):bytes.IndexByte(l, ',')]), 10, 64)
+				lat = append(lat, time.Since(time.Unix(0, v)))
+			}
+		}
+		if len(lat) != cnt {
+			return nil, fmt.Errorf("got %d of %d events", len(lat), cnt)
+		}
+		return lat, nil
+	}
+	var sp, sd, sq []time.Duration
+	for i := 0; i < streams; i++ {
+		a, err := sse(viaProxy, proxyURL, 50, 2*time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("sse via proxy: %w", err)
+		}
+		b, err := sse(direct, directURL, 50, 2*time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("sse direct: %w", err)
+		}
+		c, err := sse(viaProxy, plainURL, 50, 2*time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("sse bare: %w", err)
+		}
+		sp, sd, sq = append(sp, a...), append(sd, b...), append(sq, c...)
+	}
+	fmt.Printf("SSE per-event delay p50: direct %.3f ms, via proxy %.3f ms, bare proxy %.3f ms\n", ms(pct(sd, 50)), ms(pct(sp, 50)), ms(pct(sq, 50)))
+	fmt.Printf("SSE extra delay per event  p50 %+.3f ms (target <= +0.08)\n", ms(pct(sp, 50)-pct(sd, 50)))
+
+	// RSS: 8 streams at once through the proxy, sampled every 50 ms.
+	idle := rss(child.Process.Pid)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	peak := idle
+	go func() {
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				peak = max(peak, rss(child.Process.Pid))
+			}
+		}
+	}()
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := sse(viaProxy, proxyURL, 300, 10*time.Millisecond); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	close(errs)
+	for err := range errs {
+		return fmt.Errorf("concurrent streams: %w", err)
+	}
+	peak = max(peak, rss(child.Process.Pid))
+	fmt.Printf("proxy RSS: idle %.1f MiB, peak under 8 concurrent streams %.1f MiB (target <= 20 MiB)\n", float64(idle)/(1<<20), float64(peak)/(1<<20))
+	return nil
+}
+
+// rss is a process's resident set in bytes, from /proc.
+func rss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
