@@ -117,6 +117,8 @@ type StrictOptions struct {
 	// AgentArgs are options for the agent that aisan adds, right after
 	// its name (Claude's --mcp-config FILE --strict-mcp-config).
 	AgentArgs []string
+	// ClaudeSeed is merged into the box's .claude.json when it is seeded.
+	ClaudeSeed map[string]any
 }
 
 // passEnv are host variables a strict box keeps: the terminal, the

@@ -54,6 +54,13 @@ type StrictRequest struct {
 	// secret-looking values may be copied into the box (--mcp-env and
 	// the bind specs' mcp_env).
 	MCPEnv []string
+	// ClientArgs, when set, gives the agent's options that route it to
+	// the planned endpoints (Codex's custom provider, as -c overrides);
+	// the command layer supplies it, so that the jail knows no backend.
+	ClientArgs func(endpoints []Endpoint) []string
+	// ClaudeSeed is merged into the box's Claude state before it starts
+	// (the approval of the placeholder API key), nil for none.
+	ClaudeSeed map[string]any
 }
 
 // StrictPlan is what planning a strict box found, kept for explain and
@@ -418,6 +425,10 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 		return nil, err
 	}
 	o.Egress = eps
+	if sr.ClientArgs != nil && isAgentKind(req.Kind) {
+		o.AgentArgs = append(o.AgentArgs, sr.ClientArgs(eps)...)
+	}
+	o.ClaudeSeed = sr.ClaudeSeed
 	for _, e := range eps {
 		if e.Backend != "" {
 			// Built-in backends may hand the agent a token or an address
@@ -586,4 +597,10 @@ func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), err
 			fmt.Fprintf(warn, "aisan: warning: %s\n", m)
 		}
 	}, nil
+}
+
+// isAgentKind reports whether kind is one of the agent CLIs (not run).
+func isAgentKind(kind Kind) bool {
+	_, ok := agent.ByKind(string(kind))
+	return ok
 }

@@ -131,6 +131,9 @@ func seedState(o StrictOptions) error {
 		err := mergeJSON(o.StateDir, ".claude.json", func(m map[string]any) {
 			m["hasCompletedOnboarding"] = true
 			setProjects(m, projects, "hasTrustDialogAccepted", true)
+			for k, v := range o.ClaudeSeed {
+				m[k] = v
+			}
 		})
 		if err != nil || !o.SkipPermissions {
 			return err

@@ -430,8 +430,8 @@ func TestStrictEgressRelay(t *testing.T) {
 		t.Errorf("raw relay with --net: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = strict(t, repo, env, []string{"--egress", "anthropic"}, "true")
-	if r.code == 0 || !strings.Contains(r.stderr, "not built yet") {
-		t.Errorf("a built-in backend: exit %d, stderr %q", r.code, r.stderr)
+	if r.code == 0 || !strings.Contains(r.stderr, "no Claude login") {
+		t.Errorf("a built-in backend without a host login: exit %d, stderr %q; want a refusal naming the missing login", r.code, r.stderr)
 	}
 }
 

@@ -27,6 +27,9 @@ Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
                        *.example.com, host:PORT, ADDRESS:PORT) through an
                        HTTP proxy on the host that resolves and checks each
                        name (repeatable; also allow_hosts in a bind spec)
+  --api-key            reach Anthropic with an API key (AISAN_ANTHROPIC_KEY_COMMAND,
+                       AISAN_ANTHROPIC_KEY_FILE or ANTHROPIC_API_KEY on the host)
+                       instead of the Claude login
   --mcp-env NAME       let the user's MCP servers receive variable NAME even
                        when its value looks secret (repeatable; also mcp_env)
   --net                keep the host network (LAN, VPN, host services)
@@ -180,7 +183,7 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 	if kind == jail.KindOpencode {
 		req.KindEnv = opencodeEnv
 	}
-	if req.Strict, err = lf.strictRequest(explain || lf.explain); err != nil {
+	if req.Strict, err = lf.strictRequest(kind, explain || lf.explain); err != nil {
 		return err
 	}
 	if explain || lf.explain {

@@ -33,6 +33,7 @@ type strictFlags struct {
 	egress          listFlag
 	allowHosts      listFlag
 	mcpEnv          listFlag
+	apiKey          bool
 }
 
 func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
@@ -47,17 +48,18 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
 	fs.Var(&f.egress, "egress", "")
 	fs.Var(&f.allowHosts, "allow-host", "")
 	fs.Var(&f.mcpEnv, "mcp-env", "")
+	fs.BoolVar(&f.apiKey, "api-key", false, "")
 }
 
 // strictRequest turns the strict options into the launch's request, or
 // nil for a deny-list jail. Bind specs are read here, so a broken one
 // stops the launch before anything starts.
-func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, error) {
+func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.StrictRequest, error) {
 	if !f.strict {
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
@@ -117,6 +119,9 @@ func (f *strictFlags) strictRequest(explainOnly bool) (*jail.StrictRequest, erro
 		// explain shows it and the starter serves exactly it.
 		r.Egress = append(r.Egress, jail.EgressRequest{Name: jail.HostsBackend, Backend: jail.HostsBackend, Param: strings.Join(list.Strings(), " ")})
 	}
+	if err := models.plan(kind, f, r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -132,10 +137,10 @@ type egressStarter func(ctx context.Context, e jail.Endpoint) (stop func(), env 
 // egressBackends maps each built-in backend to its host service. A name
 // without a starter is recognised but refused as not built yet.
 var egressBackends = map[string]egressStarter{
-	"anthropic":         nil,
-	"codex":             nil,
-	"openai":            nil,
-	"openai-compatible": nil,
+	"anthropic":         startModel,
+	"codex":             startModel,
+	"openai":            startModel,
+	"openai-compatible": startModel,
 	"reapi":             startGRPC(false),
 	"grpc":              startGRPC(true),
 	jail.HostsBackend:   startHosts,

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"sort"
 )
 
 // KeyFromEnv picks an API key source in the documented order: the helper
@@ -97,4 +99,31 @@ func (o OpencodeKey) Token(context.Context) (Secret, error) {
 		return Secret{}, fmt.Errorf("the opencode login %s has no usable key for provider %q", o.Path, o.Provider)
 	}
 	return NewSecret(e.Key), nil
+}
+
+// OpencodeAPIProviders lists, sorted, the providers that opencode's
+// auth.json at path holds an API key for (the ones a strict box can be
+// served); OAuth entries are left out. A missing file gives none.
+func OpencodeAPIProviders(path string) ([]string, error) {
+	b, err := ReadRegular(path, maxCredFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var all map[string]struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, fmt.Errorf("the opencode login %s is not valid JSON: %w", path, err)
+	}
+	var ids []string
+	for id, e := range all {
+		if e.Type == "api" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
 }

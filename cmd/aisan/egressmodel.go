@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/anthropic"
+	"github.com/aisan-dev/aisan/egress/backend"
+	"github.com/aisan-dev/aisan/egress/cred"
+	"github.com/aisan-dev/aisan/jail"
+)
+
+// modelEgress is one launch's model backends: which to serve, with what
+// credential mode, and the per-box token of a --net box. One aisan process
+// launches one box, so it is kept for the process.
+type modelEgress struct {
+	apiKey bool
+	// token is the per-box token a --net box's client sends as its
+	// placeholder credential; "" for a box without network, whose 0600
+	// socket is the authentication.
+	token string
+	specs map[string]*backend.Spec
+}
+
+var models = &modelEgress{specs: map[string]*backend.Spec{}}
+
+// backendName is the egress/backend name of an endpoint.
+func backendName(e jail.Endpoint) string {
+	if e.Param != "" && e.Backend == "openai-compatible" {
+		return e.Backend + ":" + e.Param
+	}
+	return e.Backend
+}
+
+// spec builds (once) the backend called name from the host's setup.
+func (m *modelEgress) spec(name string) (*backend.Spec, error) {
+	if s, ok := m.specs[name]; ok {
+		return s, nil
+	}
+	s, err := backend.New(name, backend.Options{APIKey: m.apiKey && name == "anthropic"})
+	if err != nil {
+		return nil, err
+	}
+	m.specs[name] = s
+	return s, nil
+}
+
+// plan decides the model endpoints of a strict launch: those the user
+// named with --egress, and for an agent launcher the one its client
+// needs, when the host has a credential for it (without one the box
+// starts all the same, and says it has no model).
+func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest) error {
+	m.apiKey = f.apiKey
+	if f.net {
+		var b [24]byte
+		rand.Read(b[:])
+		m.token = "aisan-box-" + hex.EncodeToString(b[:])
+	}
+	has := func(backend string) bool {
+		return slices.ContainsFunc(r.Egress, func(e jail.EgressRequest) bool { return e.Backend == backend })
+	}
+	var candidates []jail.EgressRequest
+	switch kind {
+	case jail.KindClaude:
+		if !has("anthropic") {
+			candidates = []jail.EgressRequest{{Name: "anthropic", Backend: "anthropic"}}
+		}
+	case jail.KindCodex:
+		if !has("codex") && !has("openai") {
+			candidates = []jail.EgressRequest{{Name: "codex", Backend: "codex"}, {Name: "openai", Backend: "openai"}}
+		}
+	case jail.KindOpencode:
+		if !has("openai-compatible") {
+			if p := opencodeProvider(); p != "" {
+				candidates = []jail.EgressRequest{{Name: "openai-compatible:" + p, Backend: "openai-compatible", Param: p}}
+			}
+		}
+	}
+	var why error
+	for _, c := range candidates {
+		if _, err := m.spec(backendName(jail.Endpoint{Backend: c.Backend, Param: c.Param})); err != nil {
+			why = err
+			continue
+		}
+		if c.Backend == "openai" {
+			// Its key is read lazily; offer the endpoint only when the
+			// host has one.
+			if err := openAIKeyPresent(); err != nil {
+				why = err
+				continue
+			}
+		}
+		r.Egress = append(r.Egress, c)
+		why = nil
+		break
+	}
+	if why != nil {
+		fmt.Fprintf(os.Stderr, "aisan: note: the box has no model endpoint: %v\n", why)
+	}
+	if f.apiKey {
+		r.ClaudeSeed = anthropic.APIKeySeed(placeholderOr(m.token, anthropic.Placeholder))
+	}
+	r.ClientArgs = m.clientArgs
+	return nil
+}
+
+func placeholderOr(tok, def string) string {
+	if tok == "" {
+		return def
+	}
+	return tok
+}
+
+// clientArgs are the client options that route an agent to its planned
+// endpoints (Codex's custom provider). A --net endpoint's address is only
+// known when it listens, so there the client is routed through its
+// environment alone.
+func (m *modelEgress) clientArgs(eps []jail.Endpoint) []string {
+	var args []string
+	for _, e := range eps {
+		if e.Port == 0 || (e.Backend != "codex" && e.Backend != "openai") {
+			continue
+		}
+		s, err := m.spec(backendName(e))
+		if err != nil || s.ClientArgs == nil {
+			continue
+		}
+		args = append(args, s.ClientArgs("http://127.0.0.1:"+strconv.Itoa(e.Port))...)
+	}
+	return args
+}
+
+// startModel serves a model backend for the box: on its endpoint's 0600
+// socket, or, with --net, on a host loopback port that requires the
+// per-box token.
+func startModel(ctx context.Context, e jail.Endpoint) (func(), []string, error) {
+	s, err := models.spec(backendName(e))
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := openEgressAudit(e.Slot)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ln net.Listener
+	var baseURL string
+	if e.Socket != "" {
+		if err := os.MkdirAll(filepath.Dir(e.Socket), 0o700); err != nil {
+			log.Close()
+			return nil, nil, err
+		}
+		ln, err = egress.ListenUnix(e.Socket)
+		baseURL = "http://127.0.0.1:" + strconv.Itoa(e.Port)
+	} else {
+		ln, err = egress.ListenLoopback()
+		if err == nil {
+			baseURL = "http://" + ln.Addr().String()
+		}
+	}
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	stop, env, err := s.Start(ln, egress.Options{Token: models.token, Audit: log}, baseURL)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	return func() { stop(); log.Close() }, env, nil
+}
+
+// opencodeProvider picks the opencode provider a strict box serves: the
+// one API-key entry of opencode's auth.json (OAuth entries cannot be
+// served: the box would need the token). With several, the user names
+// one with --egress openai-compatible:<provider>.
+func opencodeProvider() string {
+	home, _ := os.UserHomeDir()
+	data := os.Getenv("XDG_DATA_HOME")
+	if !filepath.IsAbs(data) {
+		data = filepath.Join(home, ".local", "share")
+	}
+	ids, err := cred.OpencodeAPIProviders(filepath.Join(data, "opencode", "auth.json"))
+	if err != nil || len(ids) != 1 {
+		if len(ids) > 1 {
+			fmt.Fprintf(os.Stderr, "aisan: note: opencode has API keys for %v; name one with --egress openai-compatible:<provider>\n", ids)
+		}
+		return ""
+	}
+	return ids[0]
+}
+
+// openAIKeyPresent checks that the host has an OpenAI API key where the
+// openai backend looks for one.
+func openAIKeyPresent() error {
+	for _, v := range []string{"AISAN_OPENAI_KEY_COMMAND", "AISAN_OPENAI_KEY_FILE", "OPENAI_API_KEY"} {
+		if os.Getenv(v) != "" {
+			return nil
+		}
+	}
+	home := os.Getenv("CODEX_HOME")
+	if !filepath.IsAbs(home) {
+		h, _ := os.UserHomeDir()
+		home = filepath.Join(h, ".codex")
+	}
+	if _, err := (cred.CodexAPIKey{Home: home}).Token(context.Background()); err != nil {
+		return fmt.Errorf("no Codex login and no OpenAI API key (%v); log in with `codex login` on the host", err)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package tests
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tlsStandIn is the stand-in model API of the e2e tests served over
+// HTTPS with a test CA, recording the credential headers each request
+// carried.
+func tlsStandIn(t *testing.T, ca testCA, commands []string, api func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte)) (*standIn, func() []string) {
+	s := &standIn{t: t, commands: commands, results: make([]*string, len(commands))}
+	var mu sync.Mutex
+	var creds []string
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		creds = append(creds, fmt.Sprintf("%s %s authorization=%q x-api-key=%q", r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")))
+		mu.Unlock()
+		s.mu.Lock()
+		s.seen = append(s.seen, r.Method+" "+r.URL.Path)
+		s.mu.Unlock()
+		api(s, w, r, body)
+	}))
+	s.srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.server}}
+	s.srv.StartTLS()
+	t.Cleanup(s.srv.Close)
+	return s, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), creds...)
+	}
+}
+
+// TestStrictClaudeThroughEgress: the real claude in a strict box, with
+// nothing but the box's own placeholder credential, runs a turn with a
+// tool call against a loopback HTTPS stand-in for the Anthropic API,
+// reached only through the host-side egress proxy. The upstream saw the
+// host's subscription token and never the placeholder; inside the box the
+// token is nowhere (files, environment); the requests are in the egress
+// log. Then the same with --net, where the box reaches the proxy on the
+// host's loopback with its per-box token, which is on no command line.
+func TestStrictClaudeThroughEgress(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, _ := strictRepo(t)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	const hostToken = "sk-ant-oat01-host-real-subscription-token"
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	login := fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"sk-ant-ort01-host-refresh","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		hostToken, time.Now().Add(24*time.Hour).UnixMilli())
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(login), 0o600)
+
+	probe := `echo from-the-box; ls -a "$CLAUDE_CONFIG_DIR" "$HOME"; grep -rl ` + hostToken[len(hostToken)-12:] + ` "$HOME" /proc/self/environ /proc/1/environ 2>/dev/null; env | grep -c ` + hostToken[len(hostToken)-12:] + `; true`
+	// With --net the proxy is on the host's loopback: a request without
+	// the per-box token, with a wrong one, or with two credential headers
+	// is refused; the token is on no command line.
+	netProbe := probe + `; tok=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | sed -n 's/^CLAUDE_CODE_OAUTH_TOKEN=//p' | head -n1); u="$ANTHROPIC_BASE_URL/v1/messages"; c() { curl -s -o /dev/null -w '%{http_code}' "$@" -d '{}' "$u"; }; echo "status:$(c -H "Authorization: Bearer $tok")"; echo "status:$(c -H "Authorization: Bearer wrong")"; echo "status:$(c -H "Authorization: Bearer $tok" -H "x-api-key: $tok")"; echo "nohdr:$(c)"; printf %s "$tok" > /tmp/tok; echo "cmdlines:$(cat /proc/[0-9]*/cmdline | tr '\0' '\n' | grep -cF -f /tmp/tok)"; echo "toklen:${#tok}"`
+	for _, net := range []bool{false, true} {
+		t.Run(fmt.Sprintf("net=%v", net), func(t *testing.T) {
+			cmd := probe
+			if net {
+				cmd = netProbe
+			}
+			s, creds := tlsStandIn(t, ca, []string{cmd}, anthropicAPI)
+			env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+			args := []string{"claude", "--strict", "--skip-permissions"}
+			if net {
+				args = append(args, "--net")
+			}
+			args = append(args, "--", "-p", "Run the shell commands you are given.", "--output-format", "json")
+			r := runJailed(t, repo, env, args...)
+			if err := claudeDone(r.stdout); err != nil {
+				t.Fatalf("claude in the strict box: %v\nexit %d\nstdout %s\nstderr %s\nrequests: %s", err, r.code, r.stdout, r.stderr, s.requests())
+			}
+			res, ok := s.result()
+			if !ok || !strings.Contains(res, "from-the-box") {
+				t.Fatalf("the tool call did not run in the box: %q", res)
+			}
+			if strings.Contains(res, ".credentials.json") || strings.Contains(res, "/proc/") || !strings.Contains(res, "\n0") {
+				t.Errorf("the host's token is visible in the box:\n%s", res)
+			}
+			if net {
+				// The box's own token alone passes the token check (the
+				// policy then judges the body); a wrong one, or the right
+				// one in two headers, is refused.
+				lines := strings.Split(res, "\n")
+				var statuses []string
+				for _, l := range lines {
+					if v, ok := strings.CutPrefix(l, "status:"); ok {
+						statuses = append(statuses, v)
+					}
+				}
+				if len(statuses) != 3 || statuses[1] != "401" || statuses[2] != "401" || statuses[0] == "401" || strings.Contains(res, "toklen:0") {
+					t.Errorf("token checks from the box: %v; want the lone right token past the check and 401 for a wrong one and for two headers", statuses)
+				}
+				if !strings.Contains(res, "nohdr:401") {
+					t.Errorf("a request without the per-box token was not refused with 401:\n%s", res)
+				}
+				if !strings.Contains(res, "cmdlines:0") {
+					t.Errorf("the per-box token is on a command line in the box:\n%s", res)
+				}
+			}
+			seen := creds()
+			if len(seen) == 0 {
+				t.Fatal("nothing reached the upstream")
+			}
+			for _, c := range seen {
+				if !strings.Contains(c, `authorization="Bearer `+hostToken+`"`) || strings.Contains(c, "placeholder") || strings.Contains(c, "aisan-box-") {
+					t.Errorf("the upstream got %s; want the host's token and nothing of the box's", c)
+				}
+			}
+			var slotName string
+			for n, e := range slotList(t, env) {
+				if e.Kind == "claude" {
+					slotName = n
+				}
+			}
+			if logs := aisan(t, env, "", "logs", "--egress", slotName); !strings.Contains(logs.stdout, "/v1/messages") || strings.Contains(logs.stdout, hostToken) {
+				t.Errorf("egress log: %q", logs.stdout)
+			}
+		})
+	}
+}
