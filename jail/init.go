@@ -64,6 +64,9 @@ func IsInit(args []string) bool {
 var forwarded = []os.Signal{
 	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
 	syscall.SIGUSR1, syscall.SIGUSR2,
+	// Job control: a ^Z (or kill -TSTP) on the wrapper stops the agent,
+	// and the shell's SIGCONT at fg resumes it.
+	syscall.SIGTSTP, syscall.SIGCONT,
 }
 
 // notifiable returns the forwarded signals this process does not ignore.
@@ -89,10 +92,15 @@ func RunInit() int {
 	// outside; registering them is what lets them through. Only then may
 	// the wrapper send any: it waits for the byte on FDReady.
 	signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, notifiable()...)...)
+	// The readiness pipe stays open: a stopped agent is reported on it
+	// ('z'), so that the wrapper can stop too and hand the terminal back
+	// to the shell, as a stopped job does.
 	ready := os.NewFile(FDReady, "ready")
 	if ready != nil {
-		ready.Write([]byte{'r'})
-		ready.Close()
+		if _, err := ready.Write([]byte{'r'}); err != nil {
+			ready.Close()
+			ready = nil
+		}
 	}
 
 	p, err := readPayload()
@@ -154,10 +162,13 @@ func RunInit() int {
 				continue
 			}
 			if ws.Stopped() {
-				// Nobody outside the jail can resume a stopped agent
-				// (its wrapper waits, the terminal stays raw): a stop
-				// becomes a pause of no length.
-				unix.Kill(-agent, unix.SIGCONT)
+				// The wrapper decides: it stops as a job (and forwards
+				// the SIGCONT of fg), or resumes the agent at once when
+				// there is no job control. Without a wrapper to tell,
+				// a stop is a pause of no length.
+				if ready == nil || func() bool { _, err := ready.Write([]byte{'z'}); return err != nil }() {
+					unix.Kill(-agent, unix.SIGCONT)
+				}
 				continue
 			}
 			return statusCode(ws)

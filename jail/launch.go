@@ -129,6 +129,8 @@ type Stage struct {
 	usePTY bool
 	// inW feeds the user's terminal input to a jail without a pty.
 	inW *os.File
+	// restoreTerm undoes raw mode on the user's terminal (pty sessions).
+	restoreTerm func()
 
 	argsFile, payloadFile *os.File // shared with the stage, filled by Run
 	infoR, readyR, gateW  *os.File
@@ -407,7 +409,8 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 		if err != nil {
 			return fail(fmt.Errorf("putting the terminal in raw mode: %w", err))
 		}
-		defer restore()
+		st.restoreTerm = restore
+		defer func() { st.restoreTerm() }()
 	}
 
 	trace("placed")
@@ -433,10 +436,17 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 		}
 	}()
 	readyc := make(chan bool, 1)
+	stopc := make(chan struct{}, 1)
 	go func() {
 		var b [1]byte
 		n, _ := st.readyR.Read(b[:])
 		readyc <- n == 1
+		// Then one 'z' for each time the agent stops.
+		for n == 1 {
+			if n, _ = st.readyR.Read(b[:]); n == 1 && b[0] == 'z' {
+				stopc <- struct{}{}
+			}
+		}
 	}()
 
 	if st.usePTY {
@@ -514,6 +524,9 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 			flush()
 		case sig := <-st.sigs:
 			deliver(sig.(syscall.Signal))
+		case <-stopc:
+			st.suspend()
+			deliver(syscall.SIGCONT)
 		case <-winch:
 			_ = pty.InheritSize(l.Stdin, st.ptmx)
 		case err := <-waited:
@@ -557,6 +570,49 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 // alternate screen, a hidden cursor, mouse tracking (all modes) and
 // bracketed paste. Each sequence is harmless when the mode is off.
 const terminalReset = "\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+
+// suspend follows the agent into a stop, as a job would: when we are a
+// terminal's foreground job, the terminal gets its modes back and we stop
+// (the shell sees the job stopped); the caller resumes the agent once we
+// are continued (fg). Without job control it returns at once.
+func (st *Stage) suspend() {
+	l := st.l
+	interactive := false
+	for _, f := range []*os.File{l.Stdin, l.Stdout, l.Stderr} {
+		if isTerminal(f) && foregroundJob(int(f.Fd())) {
+			interactive = true
+		}
+	}
+	if !interactive {
+		return
+	}
+	if st.usePTY && st.restoreTerm != nil {
+		st.restoreTerm()
+	}
+	// SIGSTOP, not SIGTSTP: we catch that one to forward it, and Go
+	// cannot put its default action back reliably for a moment. The shell
+	// then reports the job stopped (status 147 rather than 148). The stop
+	// reaches every thread a moment after kill returns, so wait for the
+	// SIGCONT of fg rather than take kill's return for it.
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	unix.Kill(unix.Getpid(), unix.SIGSTOP)
+	<-cont
+	signal.Stop(cont)
+	if st.usePTY {
+		if restore, err := makeRaw(l.Stdin); err == nil {
+			st.restoreTerm = restore
+		}
+		_ = pty.InheritSize(l.Stdin, st.ptmx)
+	}
+}
+
+// foregroundJob reports whether fd is our controlling terminal and we are
+// its foreground job.
+func foregroundJob(fd int) bool {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
 
 // abortStage ends the stage from inside Run.
 func (st *Stage) abortStage() {

@@ -236,3 +236,39 @@ func TestTerminalInStdinOnly(t *testing.T) {
 		t.Fatalf("stdout %q stderr %q; want \"out\\n\" and \"err\\n\"", o, e)
 	}
 }
+
+// TestCtrlZSuspendsAndFgResumes: in a job-control shell on a terminal, ^Z
+// stops the jailed agent and gives the shell back (the job is stopped),
+// and fg resumes it where it was, with a pty session and
+// with the streams piped (aisan run -- cmd | cat).
+func TestCtrlZSuspendsAndFgResumes(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	for _, tc := range []struct{ name, pipe string }{{"pty", ""}, {"pipe", " | cat"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := `set -m
+"$0" run -- sh -c 'echo started; i=0; while [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); echo $i >> "$HOME/ticks"; done; echo finished'` + tc.pipe + `
+echo "returned:$?"
+jobs
+a=$(wc -l < "$HOME/ticks"); sleep 1; b=$(wc -l < "$HOME/ticks")
+echo "ticks-while-stopped:$((b-a))"
+fg >/dev/null
+echo "fg-status:$?"`
+			term := newTerminal(t, 24, 80)
+			cmd := exec.Command("bash", "-c", script, aisanBin)
+			cmd.Env = append(os.Environ(), env...)
+			term.start(cmd)
+			term.expect("started")
+			time.Sleep(300 * time.Millisecond)
+			term.master.Write([]byte{0x1a})
+			term.expect("returned:14") // 147: the wrapper stops itself with SIGSTOP
+			term.expect("Stopped")
+			term.expect("ticks-while-stopped:0")
+			term.expect("finished")
+			term.expect("fg-status:0")
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("the shell: %v; saw %q", err, term.seen)
+			}
+		})
+	}
+}

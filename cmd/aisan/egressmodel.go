@@ -57,7 +57,7 @@ func (m *modelEgress) spec(name string) (*backend.Spec, error) {
 // named with --egress, and for an agent launcher the one its client
 // needs, when the host has a credential for it (without one the box
 // starts all the same, and says it has no model).
-func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest) error {
+func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest, explainOnly bool) error {
 	m.apiKey = f.apiKey
 	if f.net {
 		var b [24]byte
@@ -102,7 +102,9 @@ func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest
 		why = nil
 		break
 	}
-	if why != nil {
+	if why != nil && !explainOnly {
+		// explain shows the endpoints the box gets; a launch says why
+		// its agent has none.
 		fmt.Fprintf(os.Stderr, "aisan: note: the box has no model endpoint: %v\n", why)
 	}
 	if f.apiKey {

@@ -119,7 +119,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		// explain shows it and the starter serves exactly it.
 		r.Egress = append(r.Egress, jail.EgressRequest{Name: jail.HostsBackend, Backend: jail.HostsBackend, Param: strings.Join(list.Strings(), " ")})
 	}
-	if err := models.plan(kind, f, r); err != nil {
+	if err := models.plan(kind, f, r, explainOnly); err != nil {
 		return nil, err
 	}
 	return r, nil
