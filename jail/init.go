@@ -97,6 +97,8 @@ func RunInit() int {
 	// to the shell, as a stopped job does.
 	ready := os.NewFile(FDReady, "ready")
 	if ready != nil {
+		// Ours, not the agent's: it must not inherit it.
+		syscall.CloseOnExec(FDReady)
 		if _, err := ready.Write([]byte{'r'}); err != nil {
 			ready.Close()
 			ready = nil
