@@ -429,6 +429,7 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		return 0, err
 	}
 	defer tr.Close()
+	transcript.NoteSize(tr, stdio.In)
 
 	l.Transcript = tr
 	l.Place = func(context.Context, int) error {
