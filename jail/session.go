@@ -344,6 +344,7 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		fmt.Fprintf(stdio.Err, "aisan: warning: recording the end of slot %s: %v\n", sl.Name(), ferr)
 	}
 	sl.Release()
+	pruneState(h, stdio.Err)
 	trace("end recorded")
 	return status, nil
 }
@@ -394,6 +395,11 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	if err != nil {
 		return 0, err
 	}
+	defer func() {
+		if err := history.MergeBack(h.AisanHome, sl.Name(), string(req.Kind), historyDirs(h)); err != nil {
+			fmt.Fprintf(stdio.Err, "aisan: warning: %v\n", err)
+		}
+	}()
 	trace("history prepared")
 	s, err := Plan(req, h, sl.Name(), binds)
 	if err != nil {
