@@ -66,16 +66,17 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 		n, _, _ := p.Param(0, 0)
 		return n == 3
 	})
+	// Entering the alternate screen: what the main screen holds came
+	// first, so write it first (as Flush does) rather than at Close.
+	r.emu.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(p ansi.Params) bool {
+		if !r.closing && !r.emu.IsAltScreen() && altMode(p) {
+			r.Flush()
+		}
+		return false
+	})
 	// Leaving the alternate screen discards it: keep its last frame.
 	r.emu.RegisterCsiHandler(ansi.Command('?', 0, 'l'), func(p ansi.Params) bool {
-		if r.closing || !r.emu.IsAltScreen() {
-			return false
-		}
-		leaves := false
-		p.ForEach(0, func(_, mode int, _ bool) {
-			leaves = leaves || mode == 47 || mode == 1047 || mode == 1049
-		})
-		if leaves {
+		if !r.closing && r.emu.IsAltScreen() && altMode(p) {
 			r.flushScrollback()
 			r.writeText(r.emu.String())
 		}
@@ -89,6 +90,15 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 // have turned each "\n" into "\r\n".
 func (r *Renderer) PlainNewlines() {
 	r.emu.Write([]byte("\x1b[20h"))
+}
+
+// altMode reports whether p selects one of the alternate screen modes.
+func altMode(p ansi.Params) bool {
+	alt := false
+	p.ForEach(0, func(_, mode int, _ bool) {
+		alt = alt || mode == 47 || mode == 1047 || mode == 1049
+	})
+	return alt
 }
 
 // Write feeds p to the emulator. It fails only when the underlying writer
