@@ -44,7 +44,7 @@ func attackLines(out string) map[string]string {
 // for a symlink, planting files in the runtime dir, swapping a
 // neighbour's bus proxy socket and remounting the state read-write in a
 // nested namespace all fail; the neighbour stays listed as it was and
-// "aisan kill" still ends exactly it. The jail's own history bind stays
+// "aisan kill" still ends exactly it. The agents' history stays
 // writable, and none of aisan's descriptors reach the jail.
 func TestStateReadOnlyInJail(t *testing.T) {
 	requireSlots(t)
@@ -54,6 +54,11 @@ func TestStateReadOnlyInJail(t *testing.T) {
 	cmdV, _, v := slotLaunch(t, slotWorktree(t), env, "sleep", "300")
 	killWaitAgent(t, v)
 	before := killRecord(t, env, v.Slot)
+
+	// A worktree's codex history copy, as a codex launch leaves it.
+	copyPath := filepath.Join(killHome(env), "history", "proj-12345678-codex", "codex-history.jsonl")
+	os.MkdirAll(filepath.Dir(copyPath), 0o700)
+	os.WriteFile(copyPath, nil, 0o600)
 
 	wt := slotWorktree(t)
 	r := aisanIn(t, wt, append(env, helperEnv("attack-state")...), "", "run", "--", self(), killHome(env), runDir(env), v.Slot)
@@ -80,20 +85,13 @@ func TestStateReadOnlyInJail(t *testing.T) {
 		t.Errorf("remounting the state read-write in a nested namespace: %q; want refused", g)
 	}
 
-	// The jail's own history copy is writable through its bind.
+	// The agents' history stays writable: Claude's is the host's own.
 	r = aisanIn(t, wt, env, "", "run", "--", "sh", "-c", `echo '{"display":"jailed prompt"}' >> "$HOME/.claude/history.jsonl"`)
 	if r.code != 0 {
 		t.Errorf("writing the jail's own history: code %d, stderr %q", r.code, r.stderr)
 	}
-	copies, _ := filepath.Glob(filepath.Join(killHome(env), "history", "*", "*"))
-	found := false
-	for _, c := range copies {
-		if b, _ := os.ReadFile(c); strings.Contains(string(b), "jailed prompt") {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("the jail's history write reached none of %v", copies)
+	if b, _ := os.ReadFile(filepath.Join(home, ".claude", "history.jsonl")); !strings.Contains(string(b), "jailed prompt") {
+		t.Errorf("the jail's history write did not reach the host file: %q", b)
 	}
 
 	// None of aisan's descriptors reach the agent: it has no descriptor

@@ -104,11 +104,20 @@ func rotated(f *os.File, path string) (*os.File, bool) {
 	return next, err == nil
 }
 
+// sink is how a transcript is played: a terminal of the recorded sizes
+// ([Renderer]), or line by line for output that had no terminal.
+type sink interface {
+	io.Writer
+	Resize(cols, rows int)
+	Flush() error
+	Close() error
+}
+
 // player plays transcript segments, in order, to one writer.
 type player struct {
 	w   io.Writer
 	raw bool
-	r   *Renderer
+	r   sink
 	// off is the position in the current segment; next indexes the
 	// first of its sizes not yet applied.
 	off  int64
@@ -126,14 +135,14 @@ func (p *player) play(f *os.File, path string) error {
 	if !p.raw {
 		sizes = readSizes(SizesPath(path))
 		if p.r == nil {
-			cols, rows := DefaultCols, DefaultRows
-			if len(sizes) > 0 && sizes[0].Offset == 0 {
-				cols, rows = sizes[0].Cols, sizes[0].Rows
-			}
-			p.r = NewRenderer(p.w, cols, rows)
-			if len(sizes) == 0 {
+			switch {
+			case len(sizes) == 0:
 				// No terminal recorded: the output went through pipes.
-				p.r.PlainNewlines()
+				p.r = newPlain(p.w)
+			case sizes[0].Offset == 0:
+				p.r = NewRenderer(p.w, sizes[0].Cols, sizes[0].Rows)
+			default:
+				p.r = NewRenderer(p.w, DefaultCols, DefaultRows)
 			}
 		}
 	}

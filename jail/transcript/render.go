@@ -9,11 +9,10 @@ import (
 	"github.com/charmbracelet/x/vt"
 )
 
-// DefaultCols and DefaultRows are the window a transcript is played in
-// when it recorded none: output that went to pipes, not a terminal, whose
-// lines should come out as they were written, not wrapped at 80.
+// DefaultCols and DefaultRows are the window a transcript segment is
+// played in when its first size is recorded only after some output.
 const (
-	DefaultCols = 500
+	DefaultCols = 80
 	DefaultRows = 24
 )
 
@@ -83,13 +82,6 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 		return false
 	})
 	return r
-}
-
-// PlainNewlines makes a line feed also return the carriage, as for output
-// that went to a pipe or file rather than through a terminal, which would
-// have turned each "\n" into "\r\n".
-func (r *Renderer) PlainNewlines() {
-	r.emu.Write([]byte("\x1b[20h"))
 }
 
 // altMode reports whether p selects one of the alternate screen modes.

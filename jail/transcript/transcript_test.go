@@ -365,3 +365,63 @@ func TestPrintFollowCancel(t *testing.T) {
 		t.Errorf("cancelled follow: %q, %v", out.String(), err)
 	}
 }
+
+var plainTests = []struct{ name, in, want string }{
+	{"plain", "hello\nworld\n", "hello\nworld\n"},
+	{"a long line stays one line", strings.Repeat("j", 3000) + "\n", strings.Repeat("j", 3000) + "\n"},
+	{"colours", "\x1b[1;31mred\x1b[0m text\n", "red text\n"},
+	{"OSC", "\x1b]0;title\x07after\n", "after\n"},
+	{"CRLF", "one\r\ntwo\r\n", "one\ntwo\n"},
+	{"CR overwrite", "10%\r20%\r100%\n", "100%\n"},
+	{"backspace", "abc\b\bX\n", "aXc\n"},
+	{"column and erase", "old text\x1b[1G\x1b[Knew\n", "new\n"},
+	{"erase whole line", "gone\x1b[2K\x1b[Gback\n", "back\n"},
+	{"column past end", "ab\x1b[5Gc\n", "ab  c\n"},
+	{"UTF-8", "héllo → wörld ✓\n", "héllo → wörld ✓\n"},
+	{"no final newline", "prompt> ", "prompt> "},
+}
+
+func playPlain(chunks ...string) string {
+	var out bytes.Buffer
+	p := newPlain(&out)
+	for _, c := range chunks {
+		p.Write([]byte(c))
+	}
+	p.Close()
+	return out.String()
+}
+
+func TestPlain(t *testing.T) {
+	for _, c := range plainTests {
+		if got := playPlain(c.in); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+		var chunks []string
+		for i := range len(c.in) {
+			chunks = append(chunks, c.in[i:i+1])
+		}
+		if got := playPlain(chunks...); got != c.want {
+			t.Errorf("%s byte by byte: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func FuzzPlain(f *testing.F) {
+	for _, c := range plainTests {
+		f.Add(c.in, uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, in string, split uint8) {
+		whole := playPlain(in)
+		n := int(split)%7 + 1
+		var chunks []string
+		for i := 0; i < len(in); i += n {
+			chunks = append(chunks, in[i:min(i+n, len(in))])
+		}
+		if got := playPlain(chunks...); got != whole {
+			t.Errorf("split every %d bytes: %q, whole: %q", n, got, whole)
+		}
+		if strings.ContainsRune(whole, 0x1b) {
+			t.Errorf("output keeps an ESC: %q", whole)
+		}
+	})
+}
