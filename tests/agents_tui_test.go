@@ -1,0 +1,175 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The TUI tests drive the real Claude Code interface on a real terminal
+// (a pty) through 'aisan claude', against the stand-in model API: what the
+// user types and what the agent answers must read as text in 'aisan
+// logs', and the prompt must be in the host's own history file afterwards,
+// tagged with the project, as it would be without aisan.
+
+// tuiEnv is the environment of an interactive jailed agent in home: the
+// test's, less the user's agent setup, plus the agent's own.
+func tuiEnv(home, bin string, agentEnv []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !agentEnvKeys.MatchString(kv) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, jailEnv(home, bin)...)
+	return append(append(env, agentEnv...), "TERM=xterm-256color")
+}
+
+// waitLogs polls 'aisan logs SLOT' until it holds every one of want.
+func waitLogs(t *testing.T, env []string, slot string, d time.Duration, want ...string) string {
+	t.Helper()
+	var out string
+	deadline := time.Now().Add(d)
+	for {
+		// Claude Code puts a no-break space after its prompt sign.
+		out = strings.ReplaceAll(aisan(t, env, "", "logs", slot).stdout, "\u00a0", " ")
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(out, w)
+		}
+		if ok {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("aisan logs %s does not show %q after %v:\n%s", slot, want, d, out)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// claudeTUIHome prepares home for an interactive Claude Code against s
+// in dir, past its first-run questions, and returns the environment.
+func claudeTUIHome(t *testing.T, home, bin, dir string, s *standIn) []string {
+	t.Helper()
+	agentEnv := claudeSetup(t, home, s)
+	key := "sk-ant-aisan-e2e-dummy"
+	state := map[string]any{
+		"hasCompletedOnboarding": true,
+		"theme":                  "dark",
+		"customApiKeyResponses":  map[string]any{"approved": []string{key[len(key)-20:]}, "rejected": []string{}},
+		"projects":               map[string]any{dir: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+	}
+	data, _ := json.Marshal(state)
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tuiEnv(home, bin, agentEnv)
+}
+
+// startTUI starts 'aisan ARGS' in dir on a new terminal of 30×100.
+func startTUI(t *testing.T, dir string, env []string, args ...string) (*terminal, *exec.Cmd) {
+	t.Helper()
+	term := newTerminal(t, 30, 100)
+	cmd := exec.Command(aisanBin, args...)
+	cmd.Env = env
+	cmd.Dir = dir
+	go func() {
+		for range term.lines {
+		}
+	}()
+	term.start(cmd)
+	return term, cmd
+}
+
+// typeLine types text, then Enter a moment later (an interface that takes
+// a fast burst for a paste would not submit it).
+func typeLine(term *terminal, text string) {
+	term.master.Write([]byte(text))
+	time.Sleep(500 * time.Millisecond)
+	term.master.Write([]byte("\r"))
+}
+
+// waitExit waits for the launch to end.
+func waitExit(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the agent ended with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the agent did not exit")
+	}
+}
+
+// TestAgentClaudeTUI: a prompt typed into a jailed claude and the answer
+// read as text in 'aisan logs', during and after the session; the prompt
+// lands in the host's own history file with its project, and a second
+// claude in the worktree offers it on the up-arrow.
+func TestAgentClaudeTUI(t *testing.T) {
+	requireJail(t)
+	bin := nodeBin(t, "claude")
+	home := t.TempDir()
+	dir := worktree(t)
+	env := claudeTUIHome(t, home, bin, dir, newScriptedStandIn(t, nil, anthropicAPI))
+	slot := slotName(dir, "claude")
+
+	term, cmd := startTUI(t, dir, env, "claude")
+	waitLogs(t, env, slot, 30*time.Second, "❯")
+	typeLine(term, "hello from the jail")
+	waitLogs(t, env, slot, 30*time.Second, "❯ hello from the jail", "● Done.")
+	typeLine(term, "/exit")
+	waitExit(t, cmd)
+	out := aisan(t, env, "", "logs", slot).stdout
+	t.Logf("aisan logs %s:\n%s", slot, out)
+	if !strings.Contains(out, "❯ hello from the jail") || !strings.Contains(out, "● Done.") || strings.Contains(out, "\x1b") {
+		t.Errorf("aisan logs after the session lacks the exchange as text")
+	}
+
+	hist, _ := os.ReadFile(filepath.Join(home, ".claude", "history.jsonl"))
+	found := false
+	for _, l := range strings.Split(string(hist), "\n") {
+		var e struct{ Display, Project string }
+		if json.Unmarshal([]byte(l), &e) == nil && e.Display == "hello from the jail" && e.Project == dir {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the host's ~/.claude/history.jsonl lacks the jailed prompt for %s:\n%s", dir, hist)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".aisan", "history", slot)); err == nil {
+		t.Errorf("a per-slot copy of claude's history was made")
+	}
+
+	// A second claude in the worktree: the up-arrow offers the prompts,
+	// the latest (/exit) first.
+	term, cmd = startTUI(t, dir, env, "claude")
+	waitLogs(t, env, slot, 30*time.Second, "❯")
+	// Until the interface takes input, a key is lost: press until it
+	// answers.
+	for i := 0; ; i++ {
+		term.master.Write([]byte("\x1b[A"))
+		time.Sleep(time.Second)
+		if out := strings.ReplaceAll(aisan(t, env, "", "logs", slot).stdout, "\u00a0", " "); strings.Contains(out, "History 2/2") {
+			if !strings.Contains(out, "❯ /exit") {
+				t.Fatalf("the up-arrow's first prompt is not the latest one typed:\n%s", out)
+			}
+			break
+		}
+		if i == 20 {
+			t.Fatalf("the up-arrow in a second claude offers no history")
+		}
+	}
+	term.master.Write([]byte("\x1b[A"))
+	waitLogs(t, env, slot, 30*time.Second, "History 1/2", "❯ hello from the jail")
+	term.master.Write([]byte("\x15"))
+	time.Sleep(300 * time.Millisecond)
+	typeLine(term, "/exit")
+	waitExit(t, cmd)
+}
