@@ -173,3 +173,69 @@ func TestAgentClaudeTUI(t *testing.T) {
 	typeLine(term, "/exit")
 	waitExit(t, cmd)
 }
+
+// upArrowShows presses the up-arrow until the interface answers (a key
+// typed before it reads the terminal is lost), then waits for want.
+func upArrowShows(t *testing.T, term *terminal, env []string, slot string, want ...string) {
+	t.Helper()
+	for i := 0; i < 20; i++ {
+		term.master.Write([]byte("\x1b[A"))
+		time.Sleep(time.Second)
+		out := strings.ReplaceAll(aisan(t, env, "", "logs", slot).stdout, "\u00a0", " ")
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(out, w)
+		}
+		if ok {
+			return
+		}
+	}
+	t.Fatalf("the up-arrow does not bring back %q:\n%s", want, aisan(t, env, "", "logs", slot).stdout)
+}
+
+// TestAgentCodexTUI: a prompt typed into a jailed codex reads as text in
+// 'aisan logs'; it is in the host's ~/.codex/history.jsonl once the launch
+// ends; and a second codex, started in a subdirectory of the worktree,
+// takes the same slot name and offers the prompt on the up-arrow.
+func TestAgentCodexTUI(t *testing.T) {
+	requireJail(t)
+	bin := nodeBin(t, "codex")
+	home := t.TempDir()
+	dir := worktree(t)
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	env := tuiEnv(home, bin, codexSetup(t, home, newScriptedStandIn(t, nil, responsesAPI)))
+	slot := slotName(dir, "codex")
+	hostFile := filepath.Join(home, ".codex", "history.jsonl")
+	os.WriteFile(hostFile, []byte(`{"session_id":"outside","ts":1,"text":"typed outside"}`+"\n"), 0o600)
+
+	term, cmd := startTUI(t, dir, env, "codex")
+	waitLogs(t, env, slot, 30*time.Second, "Ask Codex")
+	typeLine(term, "hello from the codex jail")
+	waitLogs(t, env, slot, 30*time.Second, "hello from the codex jail", "Done.")
+	typeLine(term, "/quit")
+	waitExit(t, cmd)
+	out := aisan(t, env, "", "logs", slot).stdout
+	t.Logf("aisan logs %s:\n%s", slot, out)
+	// Codex wipes its full-screen view before it leaves: its last frame
+	// is kept all the same.
+	if !strings.Contains(out, "› hello from the codex jail") || !strings.Contains(out, "• Done.") || strings.Contains(out, "\x1b") {
+		t.Errorf("aisan logs after the session lacks the exchange as text")
+	}
+	host, _ := os.ReadFile(hostFile)
+	if !strings.HasPrefix(string(host), `{"session_id":"outside"`) || !strings.Contains(string(host), `"text":"hello from the codex jail"`) {
+		t.Fatalf("the host's codex history lacks the jailed prompt (or lost its own line):\n%s", host)
+	}
+
+	term, cmd = startTUI(t, sub, env, "codex")
+	waitLogs(t, env, slot, 30*time.Second, "Ask Codex")
+	upArrowShows(t, term, env, slot, "› hello from the codex jail")
+	term.master.Write([]byte("\x15"))
+	time.Sleep(300 * time.Millisecond)
+	typeLine(term, "/quit")
+	waitExit(t, cmd)
+	if again, _ := os.ReadFile(hostFile); strings.Count(string(again), "hello from the codex jail") != 1 {
+		t.Errorf("the jailed prompt is in the host file %d times, want once:\n%s", strings.Count(string(again), "hello from the codex jail"), again)
+	}
+}

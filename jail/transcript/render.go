@@ -42,6 +42,9 @@ type Renderer struct {
 	shown []string
 	// closing silences the alternate-screen hook while Close leaves it.
 	closing bool
+	// altFrame is the alternate screen's last frame before it was last
+	// erased whole: interfaces wipe it just before they leave.
+	altFrame string
 }
 
 // NewRenderer returns a Renderer for a window of cols×rows cells writing
@@ -63,6 +66,9 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 	// is made of; agents send it with every full redraw.
 	r.emu.RegisterCsiHandler('J', func(p ansi.Params) bool {
 		n, _, _ := p.Param(0, 0)
+		if c := r.emu.CursorPosition(); n == 2 || n == 0 && c.X == 0 && c.Y == 0 {
+			r.keepAltFrame()
+		}
 		return n == 3
 	})
 	// Entering the alternate screen: what the main screen holds came
@@ -70,6 +76,7 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 	r.emu.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(p ansi.Params) bool {
 		if !r.closing && !r.emu.IsAltScreen() && altMode(p) {
 			r.Flush()
+			r.altFrame = ""
 		}
 		return false
 	})
@@ -77,11 +84,31 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 	r.emu.RegisterCsiHandler(ansi.Command('?', 0, 'l'), func(p ansi.Params) bool {
 		if !r.closing && r.emu.IsAltScreen() && altMode(p) {
 			r.flushScrollback()
-			r.writeText(r.emu.String())
+			r.writeText(r.lastAltFrame())
 		}
 		return false
 	})
 	return r
+}
+
+// keepAltFrame remembers the alternate screen's frame, if it shows one,
+// before it is erased.
+func (r *Renderer) keepAltFrame() {
+	if !r.emu.IsAltScreen() {
+		return
+	}
+	if f := r.emu.String(); strings.TrimSpace(f) != "" {
+		r.altFrame = f
+	}
+}
+
+// lastAltFrame is what the alternate screen shows, or when that is blank
+// the last frame it showed.
+func (r *Renderer) lastAltFrame() string {
+	if f := r.emu.String(); strings.TrimSpace(f) != "" {
+		return f
+	}
+	return r.altFrame
 }
 
 // altMode reports whether p selects one of the alternate screen modes.
@@ -147,7 +174,7 @@ func (r *Renderer) Close() error {
 	alt := r.emu.IsAltScreen()
 	var altText string
 	if alt {
-		altText = r.emu.String()
+		altText = r.lastAltFrame()
 		r.closing = true
 		r.emu.Write([]byte("\x1b[?1049l"))
 	}

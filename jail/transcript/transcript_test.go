@@ -95,6 +95,7 @@ var renderTests = []struct{ name, in, want string }{
 	{"full redraw keeps scrollback", "first\r\n\x1b[2J\x1b[3J\x1b[Hsecond\r\n", "first\nsecond\n"},
 	// A full-screen interface's last frame survives its leaving.
 	{"alternate screen", "before\r\n\x1b[?1049h\x1b[Hin the app\x1b[?1049lafter\r\n", "before\nin the app\nafter\n"},
+	{"alternate screen wiped before it is left", "\x1b[?1049h\x1b[Hlast frame\x1b[1;1H\x1b[J\x1b[?1049lbye\r\n", "last frame\nbye\n"},
 	{"alternate screen at the end", "shell\r\n\x1b[?1049hstill open", "shell\nstill open\n"},
 	{"main screen below the cursor after the app", "top\r\nprompt\x1b[?1049happ\x1b[?1049l!\r\n", "top\napp\nprompt!\n"},
 	{"cursor position query", "a\x1b[6nb\x1b[cc\r\n", "abc\n"},
