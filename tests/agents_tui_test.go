@@ -151,21 +151,7 @@ func TestAgentClaudeTUI(t *testing.T) {
 	// the latest (/exit) first.
 	term, cmd = startTUI(t, dir, env, "claude")
 	waitLogs(t, env, slot, 30*time.Second, "❯")
-	// Until the interface takes input, a key is lost: press until it
-	// answers.
-	for i := 0; ; i++ {
-		term.master.Write([]byte("\x1b[A"))
-		time.Sleep(time.Second)
-		if out := strings.ReplaceAll(aisan(t, env, "", "logs", slot).stdout, "\u00a0", " "); strings.Contains(out, "History 2/2") {
-			if !strings.Contains(out, "❯ /exit") {
-				t.Fatalf("the up-arrow's first prompt is not the latest one typed:\n%s", out)
-			}
-			break
-		}
-		if i == 20 {
-			t.Fatalf("the up-arrow in a second claude offers no history")
-		}
-	}
+	upArrowShows(t, term, env, slot, "History 2/2", "❯ /exit")
 	term.master.Write([]byte("\x1b[A"))
 	waitLogs(t, env, slot, 30*time.Second, "History 1/2", "❯ hello from the jail")
 	term.master.Write([]byte("\x15"))

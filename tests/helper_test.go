@@ -211,14 +211,7 @@ func ttyHelper() int {
 	winch := make(chan os.Signal, 4)
 	signal.Notify(winch, syscall.SIGWINCH)
 	size()
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(os.Stdin)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines := stdinLines()
 	for {
 		select {
 		case <-winch:
@@ -230,6 +223,19 @@ func ttyHelper() int {
 			fmt.Printf("echo %s\n", l)
 		}
 	}
+}
+
+// stdinLines delivers the lines of stdin, closing at its end.
+func stdinLines() <-chan string {
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return lines
 }
 
 // tuiHelper behaves like an agent's terminal interface: a status line at
@@ -251,14 +257,7 @@ func tuiHelper() int {
 	signal.Notify(winch, syscall.SIGWINCH)
 	fmt.Printf("%s\r\n", strings.Repeat("x", 2*cols()))
 	status()
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(os.Stdin)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines := stdinLines()
 	for {
 		select {
 		case <-winch:

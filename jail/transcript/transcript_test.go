@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,6 +102,15 @@ var renderTests = []struct{ name, in, want string }{
 	{"cursor position query", "a\x1b[6nb\x1b[cc\r\n", "abc\n"},
 }
 
+// split cuts s into pieces of n bytes, the last one shorter.
+func split(s string, n int) []string {
+	var out []string
+	for i := 0; i < len(s); i += n {
+		out = append(out, s[i:min(i+n, len(s))])
+	}
+	return out
+}
+
 func render(cols, rows int, chunks ...string) string {
 	var out bytes.Buffer
 	r := NewRenderer(&out, cols, rows)
@@ -118,11 +128,7 @@ func TestRender(t *testing.T) {
 				t.Errorf("render(%q) = %q, want %q", c.in, got, c.want)
 			}
 			// Byte by byte: sequences and UTF-8 split across writes.
-			var chunks []string
-			for i := range len(c.in) {
-				chunks = append(chunks, c.in[i:i+1])
-			}
-			if got := render(40, 10, chunks...); got != c.want {
+			if got := render(40, 10, split(c.in, 1)...); got != c.want {
 				t.Errorf("render(%q) byte by byte = %q, want %q", c.in, got, c.want)
 			}
 		})
@@ -164,14 +170,10 @@ func FuzzRender(f *testing.F) {
 	for _, c := range renderTests {
 		f.Add(c.in, uint8(3))
 	}
-	f.Fuzz(func(t *testing.T, in string, split uint8) {
+	f.Fuzz(func(t *testing.T, in string, every uint8) {
 		whole := render(30, 8, in)
-		n := int(split)%7 + 1
-		var chunks []string
-		for i := 0; i < len(in); i += n {
-			chunks = append(chunks, in[i:min(i+n, len(in))])
-		}
-		if got := render(30, 8, chunks...); got != whole {
+		n := int(every)%7 + 1
+		if got := render(30, 8, split(in, n)...); got != whole {
 			t.Errorf("split every %d bytes: %q, whole: %q", n, got, whole)
 		}
 		if strings.ContainsRune(whole, 0x1b) {
@@ -397,11 +399,7 @@ func TestPlain(t *testing.T) {
 		if got := playPlain(c.in); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
-		var chunks []string
-		for i := range len(c.in) {
-			chunks = append(chunks, c.in[i:i+1])
-		}
-		if got := playPlain(chunks...); got != c.want {
+		if got := playPlain(split(c.in, 1)...); got != c.want {
 			t.Errorf("%s byte by byte: %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -411,18 +409,30 @@ func FuzzPlain(f *testing.F) {
 	for _, c := range plainTests {
 		f.Add(c.in, uint8(2))
 	}
-	f.Fuzz(func(t *testing.T, in string, split uint8) {
+	f.Fuzz(func(t *testing.T, in string, every uint8) {
 		whole := playPlain(in)
-		n := int(split)%7 + 1
-		var chunks []string
-		for i := 0; i < len(in); i += n {
-			chunks = append(chunks, in[i:min(i+n, len(in))])
-		}
-		if got := playPlain(chunks...); got != whole {
+		n := int(every)%7 + 1
+		if got := playPlain(split(in, n)...); got != whole {
 			t.Errorf("split every %d bytes: %q, whole: %q", n, got, whole)
 		}
 		if strings.ContainsRune(whole, 0x1b) {
 			t.Errorf("output keeps an ESC: %q", whole)
 		}
 	})
+}
+
+// BenchmarkRender plays a megabyte of what an agent's interface writes:
+// coloured lines that scroll, and a status line redrawn in place.
+func BenchmarkRender(b *testing.B) {
+	var chunk strings.Builder
+	for i := 0; chunk.Len() < 1<<20; i++ {
+		fmt.Fprintf(&chunk, "\x1b[1A\r\x1b[2K\x1b[38;5;174m● line %d of the answer, with some words in it\x1b[0m\r\n\x1b[2K\x1b[7m[status %d]\x1b[0m\r\n", i, i)
+	}
+	data := []byte(chunk.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		r := NewRenderer(io.Discard, 120, 40)
+		r.Write(data)
+		r.Close()
+	}
 }
