@@ -3,7 +3,9 @@ package transcript
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
@@ -45,6 +47,13 @@ type Renderer struct {
 	// altFrame is the alternate screen's last frame before it was last
 	// erased whole: interfaces wipe it just before they leave.
 	altFrame string
+	// altRows is the alternate screen as last compared (see scrolledOut);
+	// altSeen are the lines of it written last, not to write twice.
+	altRows []string
+	altSeen []string
+	// fed counts the bytes played; held waits for the next write.
+	fed  int64
+	held []byte
 }
 
 // NewRenderer returns a Renderer for a window of cols×rows cells writing
@@ -75,8 +84,8 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 	// first, so write it first (as Flush does) rather than at Close.
 	r.emu.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(p ansi.Params) bool {
 		if !r.closing && !r.emu.IsAltScreen() && altMode(p) {
-			r.Flush()
-			r.altFrame = ""
+			r.showRows()
+			r.altFrame, r.altRows, r.altSeen = "", nil, nil
 		}
 		return false
 	})
@@ -86,9 +95,75 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 			r.flushScrollback()
 			r.writeText(r.lastAltFrame())
 		}
+		// The end of a synchronized update is a whole frame: the
+		// best moment to see what scrolled.
+		sync := false
+		p.ForEach(0, func(_, mode int, _ bool) { sync = sync || mode == 2026 })
+		if sync {
+			r.scrolledOut()
+		}
 		return false
 	})
 	return r
+}
+
+// minShiftMatch is how many rows must have moved up together before a
+// change of the alternate screen counts as a scroll.
+const minShiftMatch = 3
+
+// scrolledOut writes the lines a full-screen interface scrolled out of
+// its view since the last look. Such an interface keeps its conversation
+// itself and redraws the visible part, so no terminal scrollback records
+// it: when a block of rows reappears k rows higher, the rows it pushed out
+// at the top are what scrolled by. Rows that stayed (a fixed header) are
+// not written, nor a line just written (an interface that scrolls back and
+// forth).
+func (r *Renderer) scrolledOut() {
+	if !r.emu.IsAltScreen() {
+		r.altRows = nil
+		return
+	}
+	cur := strings.Split(r.emu.String(), "\n")
+	prev := r.altRows
+	r.altRows = cur
+	if prev == nil {
+		return
+	}
+	// The scroll that explains the most rows: cur[i] == prev[i+k] for a
+	// block starting at row top, which pushed prev[top:top+k] out.
+	bestK, best, top := 0, 0, 0
+	for k := 1; k < len(prev); k++ {
+		match, text, first := 0, 0, -1
+		for i := 0; i+k < len(prev) && i < len(cur); i++ {
+			if strings.TrimSpace(cur[i]) == "" {
+				continue
+			}
+			text++
+			if cur[i] == prev[i+k] {
+				match++
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		if match >= minShiftMatch && 2*match >= text && match > best {
+			bestK, best, top = k, match, first
+		}
+	}
+	var b bytes.Buffer
+	for j := top; j < top+bestK; j++ {
+		line := strings.TrimRight(prev[j], " ")
+		if strings.TrimSpace(line) == "" || slices.Contains(r.altSeen, line) {
+			continue
+		}
+		r.altSeen = append(r.altSeen, line)
+		if len(r.altSeen) > 2*maxDim {
+			r.altSeen = r.altSeen[len(r.altSeen)-maxDim:]
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	r.write(b.Bytes())
 }
 
 // keepAltFrame remembers the alternate screen's frame, if it shows one,
@@ -120,20 +195,54 @@ func altMode(p ansi.Params) bool {
 	return alt
 }
 
-// Write feeds p to the emulator. It fails only when the underlying writer
-// does.
+// maxHeld bounds what Write holds back for a grapheme cluster that may
+// go on in the next write.
+const maxHeld = 64 << 10
+
+// Write plays p. It fails only when the underlying writer does.
+//
+// The emulator ends a grapheme cluster (a letter and its combining marks)
+// at the end of each of its writes, so the bytes from the last ASCII byte
+// on, where a cluster may still be going on, wait for the next write:
+// the text must not depend on how the output was cut into writes.
 func (r *Renderer) Write(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	for off := 0; off < len(p); off += feedChunk {
-		r.emu.Write(p[off:min(off+feedChunk, len(p))])
-		r.flushScrollback()
-		if r.err != nil {
-			return off, r.err
+	r.held = append(r.held, p...)
+	i := bytes.LastIndexFunc(r.held, func(c rune) bool { return c < utf8.RuneSelf })
+	if i < 0 && len(r.held) < maxHeld {
+		return len(p), nil
+	}
+	if i < 0 {
+		i = len(r.held)
+	}
+	rest := bytes.Clone(r.held[i:])
+	r.feed(r.held[:i])
+	r.held = rest
+	return len(p), r.err
+}
+
+// release plays what Write held back.
+func (r *Renderer) release() {
+	held := r.held
+	r.held = nil
+	r.feed(held)
+}
+
+// feed plays p, looking at the screen at fixed offsets of the stream, so
+// that how the output is cut into writes changes nothing.
+func (r *Renderer) feed(p []byte) {
+	for done := 0; done < len(p) && r.err == nil; {
+		n := min(len(p)-done, feedChunk-int(r.fed%feedChunk))
+		r.emu.Write(p[done : done+n])
+		r.fed += int64(n)
+		done += n
+		if r.fed%feedChunk == 0 {
+			r.flushScrollback()
+			r.scrolledOut()
 		}
 	}
-	return len(p), nil
 }
 
 // Resize changes the emulated window, as the recorded terminal changed.
@@ -141,6 +250,7 @@ func (r *Renderer) Resize(cols, rows int) {
 	if cols < 1 || rows < 1 || cols > maxDim || rows > maxDim {
 		return
 	}
+	r.release()
 	r.emu.Resize(cols, rows)
 	r.flushScrollback()
 }
@@ -150,9 +260,17 @@ func (r *Renderer) Resize(cols, rows int) {
 // followed transcript, which must not lag a screen behind). A program that
 // later redraws those rows shows both versions.
 func (r *Renderer) Flush() error {
+	r.release()
+	r.showRows()
+	return r.err
+}
+
+// showRows is Flush without what Write holds back, for the emulator's
+// hooks (which run inside a write).
+func (r *Renderer) showRows() {
 	r.flushScrollback()
 	if r.emu.IsAltScreen() {
-		return r.err
+		return
 	}
 	rows := strings.Split(r.emu.String(), "\n")
 	y := min(r.emu.CursorPosition().Y, len(rows))
@@ -164,12 +282,12 @@ func (r *Renderer) Flush() error {
 		b.WriteByte('\n')
 	}
 	r.write(b.Bytes())
-	return r.err
 }
 
 // Close writes the rest: the main screen, then the alternate screen if the
 // interface was still showing it.
 func (r *Renderer) Close() error {
+	r.release()
 	r.flushScrollback()
 	alt := r.emu.IsAltScreen()
 	var altText string

@@ -97,9 +97,26 @@ var renderTests = []struct{ name, in, want string }{
 	// A full-screen interface's last frame survives its leaving.
 	{"alternate screen", "before\r\n\x1b[?1049h\x1b[Hin the app\x1b[?1049lafter\r\n", "before\nin the app\nafter\n"},
 	{"alternate screen wiped before it is left", "\x1b[?1049h\x1b[Hlast frame\x1b[1;1H\x1b[J\x1b[?1049lbye\r\n", "last frame\nbye\n"},
+	// A full-screen view that scrolls its own conversation up (redrawing
+	// rows 1-4 under a fixed title, the input line fixed below): the rows
+	// pushed out are kept.
+	{"alternate screen scrolling", "\x1b[?1049h" + altFrame(1) + altFrame(2) + altFrame(3) + "\x1b[?1049l",
+		"a1\na2\ntitle\na3\na4\na5\na6\n> in\n"},
 	{"alternate screen at the end", "shell\r\n\x1b[?1049hstill open", "shell\nstill open\n"},
 	{"main screen below the cursor after the app", "top\r\nprompt\x1b[?1049happ\x1b[?1049l!\r\n", "top\napp\nprompt!\n"},
 	{"cursor position query", "a\x1b[6nb\x1b[cc\r\n", "abc\n"},
+}
+
+// altFrame draws frame i of a full-screen view: a title, four lines of
+// conversation from line i on, the input line; then enough to reach the
+// next look at the screen.
+func altFrame(i int) string {
+	f := "\x1b[1;1H\x1b[2Ktitle"
+	for r := range 4 {
+		f += fmt.Sprintf("\x1b[%d;1H\x1b[2Ka%d", r+2, i+r)
+	}
+	f += "\x1b[6;1H\x1b[2K> in"
+	return f + strings.Repeat("\x1b[0m", 1024)
 }
 
 // split cuts s into pieces of n bytes, the last one shorter.
