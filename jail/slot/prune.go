@@ -106,6 +106,17 @@ func (r *Registry) removeEnded(e Entry) error {
 
 // trimLaunches removes an ended slot's oldest transcripts beyond max.
 func (r *Registry) trimLaunches(e Entry, max int) error {
+	// Counting names is enough to know there is nothing to do.
+	des, err := os.ReadDir(filepath.Join(r.home, "transcripts", e.Slot))
+	n := 0
+	for _, de := range des {
+		if _, _, ok := parseLaunchName(de.Name()); ok {
+			n++
+		}
+	}
+	if err != nil || n <= max {
+		return nil
+	}
 	ls, err := r.Launches(e.Slot)
 	if err != nil || len(ls) <= max {
 		return err

@@ -82,7 +82,7 @@ func FuzzParseLaunchName(f *testing.F) {
 
 // endedSlot records an ended launch of name that ended at end, with the
 // given number of transcripts.
-func endedSlot(t *testing.T, reg *Registry, name string, end time.Time, launches int) {
+func endedSlot(t testing.TB, reg *Registry, name string, end time.Time, launches int) {
 	t.Helper()
 	dir := filepath.Join(reg.home, "transcripts", name)
 	os.MkdirAll(dir, 0o700)
@@ -145,5 +145,24 @@ func TestPrune(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(home, "transcripts", "busy-run", "*.win")); len(m) != 3 {
 		t.Errorf("busy-run keeps size records %v, want those of its 3 launches", m)
+	}
+}
+
+// BenchmarkPruneNothing is what every launch pays on a state dir of 1,000
+// ended slots with nothing to remove.
+func BenchmarkPruneNothing(b *testing.B) {
+	home := b.TempDir()
+	reg, err := Open(home)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	for i := range 1000 {
+		endedSlot(b, reg, "s"+strconv.Itoa(i)+"-run", now.Add(-time.Hour), 2)
+	}
+	for b.Loop() {
+		if _, errs := reg.Prune(DefaultPrune, now); len(errs) != 0 {
+			b.Fatal(errs)
+		}
 	}
 }
