@@ -93,6 +93,22 @@ func typeLine(term *terminal, text string) {
 	term.master.Write([]byte("\r"))
 }
 
+// submit types text until the interface shows it (keys typed before it
+// reads the terminal are lost), then Enter.
+func submit(t *testing.T, term *terminal, env []string, slot, text string) {
+	t.Helper()
+	for i := 0; i < 20; i++ {
+		term.master.Write([]byte(text))
+		time.Sleep(time.Second)
+		if strings.Contains(aisan(t, env, "", "logs", slot).stdout, text) {
+			term.master.Write([]byte("\r"))
+			return
+		}
+		term.master.Write([]byte("\x15")) // clear what may have arrived
+	}
+	t.Fatalf("the interface never showed what was typed, %q", text)
+}
+
 // waitExit waits for the launch to end.
 func waitExit(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
@@ -121,8 +137,7 @@ func TestAgentClaudeTUI(t *testing.T) {
 	slot := slotName(dir, "claude")
 
 	term, cmd := startTUI(t, dir, env, "claude")
-	waitLogs(t, env, slot, 30*time.Second, "❯")
-	typeLine(term, "hello from the jail")
+	submit(t, term, env, slot, "hello from the jail")
 	waitLogs(t, env, slot, 30*time.Second, "❯ hello from the jail", "● Done.")
 	typeLine(term, "/exit")
 	waitExit(t, cmd)
@@ -197,8 +212,7 @@ func TestAgentCodexTUI(t *testing.T) {
 	os.WriteFile(hostFile, []byte(`{"session_id":"outside","ts":1,"text":"typed outside"}`+"\n"), 0o600)
 
 	term, cmd := startTUI(t, dir, env, "codex")
-	waitLogs(t, env, slot, 30*time.Second, "Ask Codex")
-	typeLine(term, "hello from the codex jail")
+	submit(t, term, env, slot, "hello from the codex jail")
 	waitLogs(t, env, slot, 30*time.Second, "hello from the codex jail", "Done.")
 	typeLine(term, "/quit")
 	waitExit(t, cmd)
