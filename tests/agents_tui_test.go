@@ -73,8 +73,24 @@ func claudeTUIHome(t *testing.T, home, bin, dir string, s *standIn) []string {
 // startTUI starts 'aisan ARGS' in dir on a new terminal of 30×100.
 func startTUI(t *testing.T, dir string, env []string, args ...string) (*terminal, *exec.Cmd) {
 	t.Helper()
+	return startTUIProgram(t, dir, env, aisanBin, args...)
+}
+
+// waitFile reports whether the file at path comes to hold want within d.
+func waitFile(path, want string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if data, _ := os.ReadFile(path); strings.Contains(string(data), want) {
+			return true
+		}
+	}
+	return false
+}
+
+// startTUIProgram starts prog ARGS in dir on a new terminal of 30×100.
+func startTUIProgram(t *testing.T, dir string, env []string, prog string, args ...string) (*terminal, *exec.Cmd) {
+	t.Helper()
 	term := newTerminal(t, 30, 100)
-	cmd := exec.Command(aisanBin, args...)
+	cmd := exec.Command(prog, args...)
 	cmd.Env = env
 	cmd.Dir = dir
 	go func() {
@@ -197,7 +213,8 @@ func upArrowShows(t *testing.T, term *terminal, env []string, slot string, want 
 // TestAgentCodexTUI: a prompt typed into a jailed codex reads as text in
 // 'aisan logs'; it is in the host's ~/.codex/history.jsonl once the launch
 // ends; and a second codex, started in a subdirectory of the worktree,
-// takes the same slot name and offers the prompt on the up-arrow.
+// takes the same slot name and offers on the up-arrow that prompt and the
+// one typed in an unjailed codex in the worktree before.
 func TestAgentCodexTUI(t *testing.T) {
 	requireJail(t)
 	bin := nodeBin(t, "codex")
@@ -210,6 +227,21 @@ func TestAgentCodexTUI(t *testing.T) {
 	slot := slotName(dir, "codex")
 	hostFile := filepath.Join(home, ".codex", "history.jsonl")
 	os.WriteFile(hostFile, []byte(`{"session_id":"outside","ts":1,"text":"typed outside"}`+"\n"), 0o600)
+
+	// First a codex without aisan, in the worktree.
+	plain, plainCmd := startTUIProgram(t, dir, env, filepath.Join(bin, "codex"))
+	for i := 0; ; i++ {
+		typeLine(plain, "typed outside the jail")
+		if waitFile(hostFile, "typed outside the jail", 3*time.Second) {
+			break
+		}
+		if i == 10 {
+			t.Fatalf("the unjailed codex never recorded the prompt")
+		}
+		plain.master.Write([]byte("\x15"))
+	}
+	typeLine(plain, "/quit")
+	waitExit(t, plainCmd)
 
 	term, cmd := startTUI(t, dir, env, "codex")
 	submit(t, term, env, slot, "hello from the codex jail")
@@ -231,6 +263,8 @@ func TestAgentCodexTUI(t *testing.T) {
 	term, cmd = startTUI(t, sub, env, "codex")
 	waitLogs(t, env, slot, 30*time.Second, "Ask Codex")
 	upArrowShows(t, term, env, slot, "› hello from the codex jail")
+	// Then what was typed outside the jail, in this worktree.
+	upArrowShows(t, term, env, slot, "› typed outside the jail")
 	term.master.Write([]byte("\x15"))
 	time.Sleep(300 * time.Millisecond)
 	typeLine(term, "/quit")

@@ -18,7 +18,11 @@
 //     base name (myrepo-3f9c2a1b-codex), shared by every codex slot of the
 //     worktree. [MergeBack] appends the copy's new lines to the host file
 //     when the launch ends, and [Prepare] does it again before the next
-//     launch binds the copy, in case a launcher died before merging.
+//     launch binds the copy, in case a launcher died before merging. The
+//     other way round, Prepare adds to the copy the host lines typed in an
+//     unjailed codex in the worktree: Codex records each session's
+//     directory in its session log (sessions/…/rollout-…-<id>.jsonl,
+//     first line), and a history line names its session.
 //
 // # Rules
 //
@@ -46,6 +50,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,6 +62,7 @@ import (
 	"syscall"
 	"time"
 
+	slotpkg "github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
 )
 
@@ -134,11 +140,9 @@ func Paths(aisanHome, slot, kind string, dirs Dirs) []Bind {
 	return []Bind{{Src: filepath.Join(aisanHome, "history", Key(slot, kind), a.file), Dst: filepath.Join(cfg, "history.jsonl")}}
 }
 
-// Prepare readies the history of a launch of kind in slot and returns the
-// binds that put it in place. worktree is unused today and kept for the
-// launcher's call.
+// Prepare readies the history of a launch of kind in slot, jailed in
+// worktree (a real path), and returns the binds that put it in place.
 func Prepare(aisanHome, slot, kind, worktree string, dirs Dirs) ([]Bind, error) {
-	_ = worktree
 	// An earlier version's per-slot Claude copy goes home first.
 	if kind == "claude" {
 		legacy := filepath.Join(aisanHome, "history", slot, agents[0].file)
@@ -169,6 +173,9 @@ func Prepare(aisanHome, slot, kind, worktree string, dirs Dirs) ([]Bind, error) 
 		return nil, err
 	}
 	if err := merge(copyPath, host); err != nil {
+		return nil, err
+	}
+	if err := adoptOutside(copyPath, host, filepath.Join(cfg, "sessions"), slotpkg.WorktreeRoot(worktree)); err != nil {
 		return nil, err
 	}
 	return []Bind{{Src: copyPath, Dst: host}}, nil
@@ -209,6 +216,7 @@ func retire(path, host string) error {
 		}
 	}
 	os.Remove(markPath(path))
+	os.Remove(path + ".adopted")
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("removing merged history copy: %w", err)
 	}
@@ -511,4 +519,104 @@ func pruneDir(dir string, dirs Dirs, maxAge time.Duration, now time.Time) error 
 		os.Remove(dir)
 	}
 	return nil
+}
+
+// outsideLine is what adoptOutside reads of a Codex history line.
+type outsideLine struct {
+	SessionID string `json:"session_id"`
+}
+
+// adoptOutside appends to the copy at path the lines of the host file
+// typed in sessions that ran in root (or below it), from where the last
+// look stopped. sessions is Codex's session log directory.
+func adoptOutside(path, host, sessions, root string) error {
+	hostData, err := readOwn(host)
+	if err != nil {
+		return nil // no host history to adopt from
+	}
+	seenMark := path + ".adopted"
+	from := readMark(seenMark)
+	if from > int64(len(hostData)) {
+		from = 0 // the host file was rewritten shorter
+	}
+	end := int64(bytes.LastIndexByte(hostData, '\n') + 1)
+	if end <= from {
+		return nil
+	}
+	var picked []byte
+	var cwds map[string]string
+	for _, line := range bytes.SplitAfter(hostData[from:end], []byte("\n")) {
+		var l outsideLine
+		if json.Unmarshal(line, &l) != nil || l.SessionID == "" {
+			continue
+		}
+		if cwds == nil {
+			cwds = sessionDirs(sessions)
+		}
+		if cwd, ok := cwds[l.SessionID]; ok && within(cwd, root) {
+			picked = append(picked, line...)
+		}
+	}
+	if len(picked) > 0 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening history copy: %w", err)
+		}
+		defer f.Close()
+		// The agent's own lock: a jailed codex of the worktree may be
+		// appending to the copy right now.
+		if err := flockWait(f); err != nil {
+			return fmt.Errorf("locking history copy %s: %w", path, err)
+		}
+		have, err := io.ReadAll(f)
+		if err != nil {
+			return fmt.Errorf("reading history copy: %w", err)
+		}
+		if out := NewLines(have, picked); len(out) > 0 {
+			if len(have) > 0 && have[len(have)-1] != '\n' {
+				out = append([]byte{'\n'}, out...)
+			}
+			if _, err := f.Write(out); err != nil {
+				return fmt.Errorf("adding to history copy: %w", err)
+			}
+		}
+	}
+	return writeMark(seenMark, end)
+}
+
+// maxMetaLine bounds what is read of a session log's first line.
+const maxMetaLine = 1 << 20
+
+// sessionDirs maps Codex session ids to the directory each session ran
+// in, from the first line of each session log under dir.
+func sessionDirs(dir string) map[string]string {
+	out := make(map[string]string)
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
+			return nil
+		}
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		line, _ := bufio.NewReaderSize(io.LimitReader(f, maxMetaLine), 64<<10).ReadBytes('\n')
+		var meta struct {
+			Type    string `json:"type"`
+			Payload struct {
+				ID  string `json:"id"`
+				Cwd string `json:"cwd"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(line, &meta) == nil && meta.Type == "session_meta" && meta.Payload.ID != "" && meta.Payload.Cwd != "" {
+			out[meta.Payload.ID] = filepath.Clean(meta.Payload.Cwd)
+		}
+		return nil
+	})
+	return out
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

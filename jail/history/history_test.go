@@ -268,3 +268,45 @@ func TestPrune(t *testing.T) {
 		t.Errorf("claude host file %q", got)
 	}
 }
+
+// Prompts typed in an unjailed codex in the worktree (a subdirectory
+// included) join the worktree's copy; those of other directories do not.
+func TestCodexCopyAdoptsOutsidePrompts(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	wt := filepath.Join(dir, "wt")
+	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	os.MkdirAll(filepath.Join(wt, "sub"), 0o755)
+	rollout := func(id, cwd string) {
+		write(t, filepath.Join(dirs.Codex, "sessions", "2026", "12", "01", "rollout-2026-12-01T10-00-00-"+id+".jsonl"),
+			`{"timestamp":"x","type":"session_meta","payload":{"id":"`+id+`","cwd":"`+cwd+`"}}`+"\n"+`{"type":"other"}`+"\n")
+	}
+	rollout("here", wt)
+	rollout("below", filepath.Join(wt, "sub"))
+	rollout("there", wt+"-other")
+	line := func(id, text string) string { return `{"session_id":"` + id + `","ts":1,"text":"` + text + `"}` + "\n" }
+	host := filepath.Join(dirs.Codex, "history.jsonl")
+	write(t, host, line("here", "one")+line("there", "elsewhere")+line("below", "two")+line("unknown", "who knows"))
+	binds, err := Prepare(state, "wt-12345678-codex", "codex", filepath.Join(wt, "sub"), dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, binds[0].Src), line("here", "one")+line("below", "two"); got != want {
+		t.Errorf("copy %q, want %q", got, want)
+	}
+	// Once looked at, a line is not taken again; new ones are.
+	appendTo(t, host, line("here", "three"))
+	if _, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, binds[0].Src), line("here", "one")+line("below", "two")+line("here", "three"); got != want {
+		t.Errorf("copy %q, want %q", got, want)
+	}
+	if err := MergeBack(state, "wt-12345678-codex", "codex", dirs); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, host); strings.Count(got, "three") != 1 || strings.Count(got, "one") != 1 {
+		t.Errorf("merging back duplicated lines: %q", got)
+	}
+}
