@@ -140,6 +140,28 @@ func waitExit(t *testing.T, cmd *exec.Cmd) {
 	}
 }
 
+// exchange is one launch of 'aisan KIND' in dir: it types prompt, waits
+// for the answer, ends the session with quit, and checks that 'aisan logs'
+// then shows each of want, as text.
+func exchange(t *testing.T, dir string, env []string, kind, slot, prompt, quit string, want ...string) {
+	t.Helper()
+	term, cmd := startTUI(t, dir, env, kind)
+	submit(t, term, env, slot, prompt)
+	waitLogs(t, env, slot, 30*time.Second, prompt, "Done.")
+	typeLine(term, quit)
+	waitExit(t, cmd)
+	out := aisan(t, env, "", "logs", slot).stdout
+	t.Logf("aisan logs %s:\n%s", slot, out)
+	for _, w := range want {
+		if !strings.Contains(strings.ReplaceAll(out, "\u00a0", " "), w) {
+			t.Errorf("aisan logs after the session lacks %q", w)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("aisan logs after the session shows escape sequences")
+	}
+}
+
 // TestAgentClaudeTUI: a prompt typed into a jailed claude and the answer
 // read as text in 'aisan logs', during and after the session; the prompt
 // lands in the host's own history file with its project, and a second
@@ -152,16 +174,7 @@ func TestAgentClaudeTUI(t *testing.T) {
 	env := claudeTUIHome(t, home, bin, dir, newScriptedStandIn(t, nil, anthropicAPI))
 	slot := slotName(dir, "claude")
 
-	term, cmd := startTUI(t, dir, env, "claude")
-	submit(t, term, env, slot, "hello from the jail")
-	waitLogs(t, env, slot, 30*time.Second, "❯ hello from the jail", "● Done.")
-	typeLine(term, "/exit")
-	waitExit(t, cmd)
-	out := aisan(t, env, "", "logs", slot).stdout
-	t.Logf("aisan logs %s:\n%s", slot, out)
-	if !strings.Contains(out, "❯ hello from the jail") || !strings.Contains(out, "● Done.") || strings.Contains(out, "\x1b") {
-		t.Errorf("aisan logs after the session lacks the exchange as text")
-	}
+	exchange(t, dir, env, "claude", slot, "hello from the jail", "/exit", "❯ hello from the jail", "● Done.")
 
 	hist, _ := os.ReadFile(filepath.Join(home, ".claude", "history.jsonl"))
 	found := false
@@ -180,7 +193,7 @@ func TestAgentClaudeTUI(t *testing.T) {
 
 	// A second claude in the worktree: the up-arrow offers the prompts,
 	// the latest (/exit) first.
-	term, cmd = startTUI(t, dir, env, "claude")
+	term, cmd := startTUI(t, dir, env, "claude")
 	waitLogs(t, env, slot, 30*time.Second, "❯")
 	upArrowShows(t, term, env, slot, "History 2/2", "❯ /exit")
 	term.master.Write([]byte("\x1b[A"))
@@ -243,24 +256,15 @@ func TestAgentCodexTUI(t *testing.T) {
 	typeLine(plain, "/quit")
 	waitExit(t, plainCmd)
 
-	term, cmd := startTUI(t, dir, env, "codex")
-	submit(t, term, env, slot, "hello from the codex jail")
-	waitLogs(t, env, slot, 30*time.Second, "hello from the codex jail", "Done.")
-	typeLine(term, "/quit")
-	waitExit(t, cmd)
-	out := aisan(t, env, "", "logs", slot).stdout
-	t.Logf("aisan logs %s:\n%s", slot, out)
 	// Codex wipes its full-screen view before it leaves: its last frame
 	// is kept all the same.
-	if !strings.Contains(out, "› hello from the codex jail") || !strings.Contains(out, "• Done.") || strings.Contains(out, "\x1b") {
-		t.Errorf("aisan logs after the session lacks the exchange as text")
-	}
+	exchange(t, dir, env, "codex", slot, "hello from the codex jail", "/quit", "› hello from the codex jail", "• Done.")
 	host, _ := os.ReadFile(hostFile)
 	if !strings.HasPrefix(string(host), `{"session_id":"outside"`) || !strings.Contains(string(host), `"text":"hello from the codex jail"`) {
 		t.Fatalf("the host's codex history lacks the jailed prompt (or lost its own line):\n%s", host)
 	}
 
-	term, cmd = startTUI(t, sub, env, "codex")
+	term, cmd := startTUI(t, sub, env, "codex")
 	waitLogs(t, env, slot, 30*time.Second, "Ask Codex")
 	upArrowShows(t, term, env, slot, "› hello from the codex jail")
 	// Then what was typed outside the jail, in this worktree.
