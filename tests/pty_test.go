@@ -284,7 +284,7 @@ func TestPTYLogsRendered(t *testing.T) {
 	// In the order it was on screen: the status line as redrawn for 120
 	// columns (the typed "quit" echoed over it), then the full-screen view.
 	if !strings.HasSuffix(r.stdout, "cols=120]\nfull screen frame\n") {
-		t.Errorf("aisan logs does not end with the last status line, then the full-screen frame")
+		t.Errorf("aisan logs does not end with the last status line, then the full-screen frame: …%q", r.stdout[max(0, len(r.stdout)-300):])
 	}
 	if strings.Count(r.stdout, x80) != 2 || strings.Contains(r.stdout, x80+"x") {
 		t.Errorf("the 160 x's are not wrapped at the recorded 80 columns")
