@@ -262,6 +262,7 @@ func TestPTYLogsRendered(t *testing.T) {
 		term.expect("status cols=120")
 		fmt.Fprintf(term.master, "hello jail %d\r", launch)
 		term.expect(fmt.Sprintf("agent: HELLO JAIL %d", launch))
+		term.expect("status cols=120") // redrawn under the answer
 		term.master.Write([]byte("quit\r"))
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("launch %d: %v; terminal showed %q", launch, err, term.seen)
