@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail/transcript"
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
@@ -529,6 +530,7 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 			deliver(syscall.SIGCONT)
 		case <-winch:
 			_ = pty.InheritSize(l.Stdin, st.ptmx)
+			transcript.NoteSize(l.Transcript, st.ptmx)
 		case err := <-waited:
 			trace("stage exited")
 			status := exitCode(err)

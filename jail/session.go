@@ -364,6 +364,7 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		fmt.Fprintf(stdio.Err, "aisan: warning: recording the end of slot %s: %v\n", sl.Name(), ferr)
 	}
 	sl.Release()
+	pruneState(h, stdio.Err)
 	trace("end recorded")
 	return status, nil
 }
@@ -422,6 +423,13 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 			return 0, err
 		}
 	}
+	if req.Strict == nil {
+		defer func() {
+			if err := history.MergeBack(h.AisanHome, sl.Name(), string(req.Kind), historyDirs(h)); err != nil {
+				fmt.Fprintf(stdio.Err, "aisan: warning: %v\n", err)
+			}
+		}()
+	}
 	trace("history prepared")
 	s, err := planWith(req, h, sl.Name(), binds, pidDirs)
 	if err != nil {
@@ -464,6 +472,7 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		return 0, err
 	}
 	defer tr.Close()
+	transcript.NoteSize(tr, stdio.In)
 
 	l.Transcript = tr
 	l.Place = func(context.Context, int) error {

@@ -133,6 +133,8 @@ func runHelper(name string, args []string) int {
 	case "exit":
 		code, _ := strconv.Atoi(args[0])
 		return code
+	case "tui":
+		return tuiHelper()
 	case "tty":
 		// An interactive agent: reports the terminal size at start and on
 		// every SIGWINCH, echoes each line it reads, exits on "quit".
@@ -215,14 +217,7 @@ func ttyHelper() int {
 	winch := make(chan os.Signal, 4)
 	signal.Notify(winch, syscall.SIGWINCH)
 	size()
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(os.Stdin)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines := stdinLines()
 	for {
 		select {
 		case <-winch:
@@ -232,6 +227,58 @@ func ttyHelper() int {
 				return 0
 			}
 			fmt.Printf("echo %s\n", l)
+		}
+	}
+}
+
+// stdinLines delivers the lines of stdin, closing at its end.
+func stdinLines() <-chan string {
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return lines
+}
+
+// tuiHelper behaves like an agent's terminal interface: a status line at
+// the bottom that it redraws in place (with the window's width, on every
+// resize), each exchange printed above it, a line wider than the window
+// that the terminal wraps, and on "quit" a frame on the alternate screen.
+func tuiHelper() int {
+	cols := func() int {
+		ws, err := unix.IoctlGetWinsize(0, unix.TIOCGWINSZ)
+		if err != nil {
+			return 0
+		}
+		return int(ws.Col)
+	}
+	// The status line is redrawn in place; the line feed and cursor-up
+	// after it only let a line-reading test see each redraw.
+	status := func() { fmt.Printf("\r\x1b[2K\x1b[7m[status cols=%d]\x1b[0m\r\n\x1b[1A", cols()) }
+	winch := make(chan os.Signal, 4)
+	signal.Notify(winch, syscall.SIGWINCH)
+	fmt.Printf("%s\r\n", strings.Repeat("x", 2*cols()))
+	status()
+	lines := stdinLines()
+	for {
+		select {
+		case <-winch:
+			status()
+		case l, ok := <-lines:
+			if !ok {
+				return 0
+			}
+			if l == "quit" {
+				fmt.Print("\x1b[?1049h\x1b[H\x1b[2Jfull screen frame\x1b[?1049l")
+				return 0
+			}
+			// The terminal echoed the line under the status: redraw.
+			fmt.Printf("\x1b[1A\r\x1b[2Kyou: %s\r\n\x1b[2K\x1b[1magent: %s\x1b[0m\r\n", l, strings.ToUpper(l))
+			status()
 		}
 	}
 }

@@ -3,9 +3,11 @@ package tests
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -270,5 +272,76 @@ echo "fg-status:$?"`
 				t.Fatalf("the shell: %v; saw %q", err, term.seen)
 			}
 		})
+	}
+}
+
+// TestPTYLogsRendered: 'aisan logs' plays an interactive session's
+// transcript through a terminal of the sizes the user's terminal had, so
+// what the interface drew reads as text: each exchange, the line the
+// terminal wrapped at the width it had then, the status line as last
+// redrawn after a resize, the frame a full-screen view showed. --raw keeps
+// the bytes; --launches and --launch N pick a launch.
+func TestPTYLogsRendered(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	var slotName string
+	for launch := 1; launch <= 2; launch++ {
+		term := newTerminal(t, 24, 80)
+		cmd := exec.Command(aisanBin, "run", "--", self())
+		cmd.Env = append(append(os.Environ(), env...), helperEnv("tui")...)
+		term.start(cmd)
+		term.expect("status cols=80")
+		if launch == 1 {
+			slotName = liveSlot(t, env)
+		}
+		pty.Setsize(term.master, &pty.Winsize{Rows: 30, Cols: 120})
+		term.expect("status cols=120")
+		fmt.Fprintf(term.master, "hello jail %d\r", launch)
+		term.expect(fmt.Sprintf("agent: HELLO JAIL %d", launch))
+		term.expect("status cols=120") // redrawn under the answer
+		term.master.Write([]byte("quit\r"))
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("launch %d: %v; terminal showed %q", launch, err, term.seen)
+		}
+	}
+
+	r := aisan(t, env, "", "logs", slotName)
+	if r.code != 0 {
+		t.Fatalf("aisan logs %s: %d %s", slotName, r.code, r.stderr)
+	}
+	t.Logf("aisan logs %s:\n%s", slotName, r.stdout)
+	lines := strings.Split(r.stdout, "\n")
+	has := func(want string) bool { return slices.Contains(lines, want) }
+	x80 := strings.Repeat("x", 80)
+	for _, want := range []string{"you: hello jail 2", "agent: HELLO JAIL 2", x80, "full screen frame"} {
+		if !has(want) {
+			t.Errorf("aisan logs lacks the line %q", want)
+		}
+	}
+	// In the order it was on screen: the status line as redrawn for 120
+	// columns (the typed "quit" echoed over it), then the full-screen view.
+	if !strings.HasSuffix(r.stdout, "cols=120]\nfull screen frame\n") {
+		t.Errorf("aisan logs does not end with the last status line, then the full-screen frame: …%q", r.stdout[max(0, len(r.stdout)-300):])
+	}
+	if strings.Count(r.stdout, x80) != 2 || strings.Contains(r.stdout, x80+"x") {
+		t.Errorf("the 160 x's are not wrapped at the recorded 80 columns")
+	}
+	if strings.Contains(r.stdout, "\x1b") || strings.Contains(r.stdout, "hello jail 1") || strings.Contains(r.stdout, "cols=80]") {
+		t.Errorf("aisan logs shows escapes, the other launch, or a status line since redrawn")
+	}
+	raw := aisan(t, env, "", "logs", "--raw", slotName)
+	if !strings.Contains(raw.stdout, "\x1b[2K") || !strings.Contains(raw.stdout, "you: hello jail 2") {
+		t.Errorf("aisan logs --raw lost the bytes: %q", raw.stdout)
+	}
+	ls := aisan(t, env, "", "logs", "--launches", slotName)
+	if ls.code != 0 || len(strings.Split(strings.TrimSpace(ls.stdout), "\n")) != 3 {
+		t.Errorf("aisan logs --launches: %d\n%s%s", ls.code, ls.stdout, ls.stderr)
+	}
+	first := aisan(t, env, "", "logs", "--launch", "1", slotName)
+	if !strings.Contains(first.stdout, "agent: HELLO JAIL 1") || strings.Contains(first.stdout, "JAIL 2") {
+		t.Errorf("aisan logs --launch 1 shows %q, want the first launch", first.stdout)
+	}
+	if r := aisan(t, env, "", "logs", "--launch", "3", slotName); r.code == 0 || !strings.Contains(r.stderr, "has 2 kept launches") {
+		t.Errorf("aisan logs --launch 3: %d %q", r.code, r.stderr)
 	}
 }

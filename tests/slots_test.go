@@ -387,41 +387,80 @@ func TestSlotStateDir(t *testing.T) {
 	}
 }
 
-// TestSlotHistory: a claude slot sees its own history file, seeded with
-// the host lines for its worktree (and lines that do not parse); what it
-// appends stays in the slot's copy.
+// TestSlotHistory: prompt history follows the worktree and nothing typed
+// in a jail is lost. A jailed claude reads and appends the host's own file
+// (Claude filters it by project itself). A jailed codex, whose file is
+// untagged, gets a copy shared by the worktree's codex slots, from a
+// subdirectory too, and what it appends reaches the host file when the
+// launch ends.
 func TestSlotHistory(t *testing.T) {
 	requireSlots(t)
 	home, env := testEnv(t)
 	wt := slotWorktree(t)
-	hostHistory := filepath.Join(home, ".claude", "history.jsonl")
-	mine := `{"display":"mine","project":"` + wt + `"}`
-	torn := `{"display":"torn`
-	host := mine + "\n" + `{"display":"theirs","project":"/elsewhere"}` + "\n" + torn + "\n"
-	if err := os.MkdirAll(filepath.Dir(hostHistory), 0o700); err != nil {
+	if err := os.Mkdir(filepath.Join(wt, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(hostHistory, []byte(host), 0o600); err != nil {
+	sub := filepath.Join(wt, "sub", "dir")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// A stand-in claude: prints the history it sees, then adds a line.
 	bin := filepath.Join(home, "bin")
 	os.Mkdir(bin, 0o755)
-	fake := "#!/bin/sh\ncat \"$HOME/.claude/history.jsonl\"\necho '{\"display\":\"new\"}' >> \"$HOME/.claude/history.jsonl\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
+	// Stand-in agents: each prints the history it sees, then adds a line.
+	for _, a := range []string{"claude", "codex"} {
+		fake := "#!/bin/sh\nf=\"$HOME/." + a + "/history.jsonl\"\ncat \"$f\"\necho \"{\\\"text\\\":\\\"$1\\\"}\" >> \"$f\"\n"
+		if err := os.WriteFile(filepath.Join(bin, a), []byte(fake), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(home, "."+a), 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"))
-	r := aisanIn(t, wt, env, "", "claude")
-	if r.code != 0 || r.stdout != mine+"\n"+torn+"\n" {
-		t.Fatalf("history inside the jail: code %d\nstdout %q\nwant %q\nstderr %q", r.code, r.stdout, mine+"\n"+torn+"\n", r.stderr)
+	line := func(s string) string { return `{"text":"` + s + `"}` + "\n" }
+	host := func(a string) string {
+		data, _ := os.ReadFile(filepath.Join(home, "."+a, "history.jsonl"))
+		return string(data)
 	}
-	if data, _ := os.ReadFile(hostHistory); string(data) != host {
-		t.Errorf("the host history changed:\n%s", data)
+	write := func(a, data string) {
+		if err := os.WriteFile(filepath.Join(home, "."+a, "history.jsonl"), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	r = aisanIn(t, wt, env, "", "claude")
-	if r.code != 0 || !strings.Contains(r.stdout, `{"display":"new"}`) || strings.Contains(r.stdout, "theirs") {
-		t.Errorf("second launch of the slot: code %d, sees %q; want its own copy with the added line\nstderr %q", r.code, r.stdout, r.stderr)
+
+	write("claude", line("outside"))
+	r := aisanIn(t, sub, env, "", "claude", "jailed")
+	if r.code != 0 || r.stdout != line("outside") {
+		t.Fatalf("claude in a jail: code %d, saw %q, want the host file\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+	if got := host("claude"); got != line("outside")+line("jailed") {
+		t.Errorf("host claude history %q, want the jailed prompt appended", got)
+	}
+
+	write("codex", line("outside"))
+	r = aisanIn(t, wt, env, "", "codex", "first")
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("codex in a jail: code %d, saw %q, want the worktree's (empty) copy\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+	if got := host("codex"); got != line("outside")+line("first") {
+		t.Errorf("host codex history %q, want the jailed prompt merged in", got)
+	}
+	r = aisanIn(t, sub, env, "", "codex", "second")
+	if r.code != 0 || r.stdout != line("first") {
+		t.Errorf("codex in a subdirectory: code %d, saw %q, want the worktree's copy\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+	if got := host("codex"); got != line("outside")+line("first")+line("second") {
+		t.Errorf("host codex history %q, want both jailed prompts merged once", got)
+	}
+	entries := slotList(t, env)
+	root := filepath.Base(wt)
+	for name := range entries {
+		if !strings.HasPrefix(name, root+"-") {
+			t.Errorf("slot %s is not named after the worktree root %s", name, root)
+		}
+	}
+	if len(entries) != 2 {
+		t.Errorf("slots %v, want one claude and one codex slot for the worktree", entries)
 	}
 }
 

@@ -46,7 +46,7 @@ func attackLines(out string) map[string]string {
 // for a symlink, planting files in the runtime dir, swapping a
 // neighbour's bus proxy socket and remounting the state read-write in a
 // nested namespace all fail; the neighbour stays listed as it was and
-// "aisan kill" still ends exactly it. The jail's own history bind stays
+// "aisan kill" still ends exactly it. The agents' history stays
 // writable, and none of aisan's descriptors reach the jail.
 func TestStateReadOnlyInJail(t *testing.T) {
 	requireSlots(t)
@@ -56,6 +56,11 @@ func TestStateReadOnlyInJail(t *testing.T) {
 	cmdV, _, v := slotLaunch(t, slotWorktree(t), env, "sleep", "300")
 	killWaitAgent(t, v)
 	before := killRecord(t, env, v.Slot)
+
+	// A worktree's codex history copy, as a codex launch leaves it.
+	copyPath := filepath.Join(killHome(env), "history", "proj-12345678-codex", "codex-history.jsonl")
+	os.MkdirAll(filepath.Dir(copyPath), 0o700)
+	os.WriteFile(copyPath, nil, 0o600)
 
 	wt := slotWorktree(t)
 	r := aisanIn(t, wt, append(env, helperEnv("attack-state")...), "", "run", "--", self(), killHome(env), runDir(env), v.Slot)
@@ -82,20 +87,13 @@ func TestStateReadOnlyInJail(t *testing.T) {
 		t.Errorf("remounting the state read-write in a nested namespace: %q; want refused", g)
 	}
 
-	// The jail's own history copy is writable through its bind.
+	// The agents' history stays writable: Claude's is the host's own.
 	r = aisanIn(t, wt, env, "", "run", "--", "sh", "-c", `echo '{"display":"jailed prompt"}' >> "$HOME/.claude/history.jsonl"`)
 	if r.code != 0 {
 		t.Errorf("writing the jail's own history: code %d, stderr %q", r.code, r.stderr)
 	}
-	copies, _ := filepath.Glob(filepath.Join(killHome(env), "history", "*", "*"))
-	found := false
-	for _, c := range copies {
-		if b, _ := os.ReadFile(c); strings.Contains(string(b), "jailed prompt") {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("the jail's history write reached none of %v", copies)
+	if b, _ := os.ReadFile(filepath.Join(home, ".claude", "history.jsonl")); !strings.Contains(string(b), "jailed prompt") {
+		t.Errorf("the jail's history write did not reach the host file: %q", b)
 	}
 
 	// None of aisan's descriptors reach the agent: it has no descriptor
@@ -322,13 +320,18 @@ func TestRegistryOddFiles(t *testing.T) {
 func TestHistoryCopySwapped(t *testing.T) {
 	requireSlots(t)
 	home, env := testEnv(t)
-	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
-	os.WriteFile(filepath.Join(home, ".claude", "history.jsonl"), nil, 0o600)
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	os.WriteFile(filepath.Join(home, ".codex", "history.jsonl"), nil, 0o600)
 	wt := slotWorktree(t)
-	if r := aisanIn(t, wt, env, "", "run", "--", "true"); r.code != 0 {
+	// A stand-in codex (only Codex gets a history copy) that appends a
+	// prompt to its history file.
+	bin := t.TempDir()
+	os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\necho '{\"text\":\"injected\"}' >> \"$HOME/.codex/history.jsonl\"\n"), 0o755)
+	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"))
+	if r := aisanIn(t, wt, env, "", "codex"); r.code != 0 {
 		t.Fatalf("first launch: %q", r.stderr)
 	}
-	copies, _ := filepath.Glob(filepath.Join(killHome(env), "history", "*", "claude*"))
+	copies, _ := filepath.Glob(filepath.Join(killHome(env), "history", "*", "codex*.jsonl"))
 	if len(copies) != 1 {
 		t.Fatalf("history copies %v; want one", copies)
 	}
@@ -338,7 +341,7 @@ func TestHistoryCopySwapped(t *testing.T) {
 	if err := os.Symlink(target, copies[0]); err != nil {
 		t.Fatal(err)
 	}
-	r := aisanIn(t, wt, env, "", "run", "--", "sh", "-c", `echo injected >> "$HOME/.claude/history.jsonl"`)
+	r := aisanIn(t, wt, env, "", "codex")
 	if r.code != 0 {
 		t.Fatalf("second launch: code %d, stderr %q", r.code, r.stderr)
 	}

@@ -4,20 +4,25 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"syscall"
+	"text/tabwriter"
 
+	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
 )
 
 const logsUsage = `
-Usage: aisan logs [--raw] [-f] SLOT
+Usage: aisan logs [--raw] [-f] [--launch N] SLOT
+       aisan logs --launches SLOT
 
-Prints the transcript of a slot's latest launch: everything the agent
-printed, as plain text. Terminal escape sequences (colours, cursor
-movement, window titles) are removed and carriage-return overwrites are
-applied, so a progress line shows its last state. A full-screen interface
-comes out as its successive redraws.
+Prints the transcript of a slot's latest launch as plain text: the output
+is played through a terminal emulator of the window sizes the terminal
+had, so what an interactive agent drew reads as it did on screen: every
+line that scrolled by (prompts and answers), then the screen as the agent
+left it. A full-screen interface's last frame is kept when it leaves.
 
 Options:
   --raw          print the transcript byte for byte, escape sequences
@@ -26,10 +31,16 @@ Options:
                  request or connection the host side answered or refused
   --json         with --egress, the log's JSON lines as they are
   -f, --follow   keep printing as the agent writes, until the slot ends
+  --launches     list the slot's kept launches, numbered from 1 (oldest)
+  --launch N     print launch N of that list instead of the latest
   -h, --help     show this help
+
+Each launch keeps its last 16 MiB of output; a slot keeps its last 10
+launches, and slots that ended more than 30 days ago are removed.
 
 Example:
   aisan logs -f myrepo-3f9c2a1b-claude
+  aisan logs --launches myrepo-3f9c2a1b-claude
 `
 
 func runLogs(ctx context.Context, args []string) error {
@@ -40,9 +51,19 @@ func runLogs(ctx context.Context, args []string) error {
 	var follow bool
 	fs.BoolVar(&follow, "f", false, "")
 	fs.BoolVar(&follow, "follow", false, "")
+	listLaunches := fs.Bool("launches", false, "")
+	launch := fs.Int("launch", 0, "")
 	names, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	launchSet := false
+	fs.Visit(func(f *flag.Flag) { launchSet = launchSet || f.Name == "launch" })
+	switch {
+	case *listLaunches && (launchSet || *raw || follow):
+		return withHint(usageErr("logs: --launches lists; it takes no --launch, --raw or --follow"), "aisan logs --launches SLOT")
+	case launchSet && *launch < 1:
+		return withHint(usageErr("logs: --launch %d: launches are numbered from 1", *launch), "aisan logs --launches SLOT lists them")
 	}
 	switch {
 	case len(names) == 0:
@@ -61,9 +82,23 @@ func runLogs(ctx context.Context, args []string) error {
 	if *egressLog {
 		return printEgressLog(os.Stdout, e.Slot, *asJSON)
 	}
-	err = transcript.Print(ctx, os.Stdout, e.Transcript, transcript.Options{
+	path := e.Transcript
+	if *listLaunches || launchSet {
+		ls, err := reg.Launches(e.Slot)
+		if err != nil {
+			return err
+		}
+		if *listLaunches {
+			return printLaunches(os.Stdout, ls, e)
+		}
+		if *launch > len(ls) {
+			return withHint(fmt.Errorf("slot %s has %d kept launches, not %d", e.Slot, len(ls), *launch), "aisan logs --launches "+e.Slot+" lists them")
+		}
+		path = ls[*launch-1].Path
+	}
+	err = transcript.Print(ctx, os.Stdout, path, transcript.Options{
 		Raw:     *raw,
-		Follow:  follow,
+		Follow:  follow && path == e.Transcript,
 		Running: func() bool { return reg.SameRun(e) },
 	})
 	if errors.Is(err, syscall.EPIPE) {
@@ -74,6 +109,37 @@ func runLogs(ctx context.Context, args []string) error {
 		return withHint(err, "the slot's launch ended before its transcript was created")
 	}
 	return err
+}
+
+// printLaunches writes one line per kept launch: its number, start, size,
+// and which one is running.
+func printLaunches(w io.Writer, ls []slot.Launch, e slot.Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "N\tSTARTED\tSIZE\t")
+	for _, l := range ls {
+		note := ""
+		if l.Path == e.Transcript && e.State != slot.Exited {
+			note = string(e.State)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", l.N, l.Start.Local().Format("2006-01-02 15:04:05"), byteSize(l.Size), note)
+	}
+	return tw.Flush()
+}
+
+// byteSize is n in the largest unit that keeps it at least 1.
+func byteSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix)
 }
 
 // parseInterspersed parses fs's flags wherever they appear among the

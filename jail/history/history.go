@@ -1,29 +1,50 @@
-// Package history gives each slot its own prompt history.
+// Package history keeps the agents' prompt history per worktree, and
+// loses none of it.
 //
 // Claude Code and Codex keep one history file per user
 // (~/.claude/history.jsonl, ~/.codex/history.jsonl) and offer its lines on
-// the up-arrow. With agents running in several worktrees at once, that
-// file interleaves unrelated projects. So each slot gets its own copy,
-// under $AISAN_HOME/history/<slot>/, bound over the host path inside the
-// jail. Everything else in ~/.claude and ~/.codex — login, settings,
-// sessions, memory — stays shared with the host on purpose: jailed agents
-// must keep working exactly as outside.
+// the up-arrow. The two promises here: the up-arrow in a worktree shows
+// that worktree's prompts, typed in jails and outside alike, and every
+// prompt typed in a jail ends up in the host file.
+//
+//   - Claude Code tags each line with its project (the directory it was
+//     started in) and offers only the current project's lines on the
+//     up-arrow. Its host file is therefore shared as it is: nothing is
+//     bound, a jailed claude reads and appends the user's own file, under
+//     its own lock, exactly as outside.
+//   - Codex's lines carry no project, and it offers every line it has. A
+//     jailed codex gets a copy per worktree, history/<key>/ under the
+//     state dir, bound over the host file; its key is the worktree's slot
+//     base name (myrepo-3f9c2a1b-codex), shared by every codex slot of the
+//     worktree. [MergeBack] appends the copy's new lines to the host file
+//     when the launch ends, and [Prepare] does it again before the next
+//     launch binds the copy, in case a launcher died before merging. The
+//     other way round, Prepare adds to the copy the host lines typed in an
+//     unjailed codex in the worktree: Codex records each session's
+//     directory in its session log (sessions/…/rollout-…-<id>.jsonl,
+//     first line), and a history line names its session.
 //
 // # Rules
 //
-//   - On a slot's first launch (its copy does not exist yet) the Claude
-//     copy is seeded with the host lines whose "project" field is the
-//     worktree's path. A line that does not parse as a JSON object is
-//     kept as it is: history is the user's data, and a line we cannot read
-//     is not ours to drop. Later launches reuse the copy as it is.
-//   - The Codex copy starts empty: Codex history lines carry no project.
-//   - The host files are never written, except that the launched agent's
-//     own history file is created empty (0600) when its config directory
-//     exists but the file does not, because a bind needs a destination and
-//     bwrap would otherwise create it with its own defaults. The other
-//     agent's file is bound only if it already exists, and a config
-//     directory that does not exist is never created: a host without
-//     these files still launches, with no history bind.
+//   - The host file is only ever appended to, in one write under an
+//     exclusive flock(2) of the file (the lock the agents take themselves
+//     while appending): replacing it by a rename would cut off an agent
+//     running outside, which keeps it open and would go on appending to
+//     the replaced file.
+//   - A line is merged once: the copy's merged length is recorded beside
+//     it, and a line the host file already holds is not appended again.
+//     A copy that shrank (the agent trimmed it) is merged whole, minus the
+//     lines the host has.
+//   - The launched agent's own host file is created empty (0600) when its
+//     configuration directory exists but the file does not, because a bind
+//     needs a destination; a directory that does not exist is never
+//     created, and the launch has no history bind.
+//   - Nothing here follows a symlink or reads a FIFO: copies that are not
+//     regular files of the user's are replaced, host files that are not
+//     regular files are refused.
+//   - Per-slot copies of earlier versions (history/<slot>/) are merged into
+//     the host files and removed, Claude's at its slot's next launch, the
+//     rest by [Prune] once their slot is gone.
 package history
 
 import (
@@ -36,7 +57,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
+
+	slotpkg "github.com/aisan-dev/aisan/jail/slot"
+	"golang.org/x/sys/unix"
 )
 
 // Bind is a file to bind-mount in the jail: Src on the host over Dst.
@@ -49,12 +76,11 @@ type agent struct {
 	kind string // the slot kind that launches this agent
 	dir  string // config dir, relative to the home directory
 	env  string // the variable that relocates the config dir
-	file string // copy's name under history/<slot>/
-	seed bool   // seed the copy with the worktree's host lines
+	file string // copy's name under history/<key>/
 }
 
 var agents = []agent{
-	{kind: "claude", dir: ".claude", env: "CLAUDE_CONFIG_DIR", file: "claude-history.jsonl", seed: true},
+	{kind: "claude", dir: ".claude", env: "CLAUDE_CONFIG_DIR", file: "claude-history.jsonl"},
 	{kind: "codex", dir: ".codex", env: "CODEX_HOME", file: "codex-history.jsonl"},
 }
 
@@ -84,59 +110,123 @@ func (d Dirs) of(kind string) string {
 	return d.Codex
 }
 
-// Paths returns the binds [Prepare] would return, without creating
-// anything (for explain): the launched agent's history when its
-// configuration directory exists, the other's when its file does.
-func Paths(aisanHome, slot, kind string, dirs Dirs) []Bind {
-	var out []Bind
-	for _, a := range agents {
-		cfg := dirs.of(a.kind)
-		host := filepath.Join(cfg, "history.jsonl")
-		check := host
-		if a.kind == kind {
-			check = cfg
-		}
-		if _, err := os.Stat(check); err == nil {
-			out = append(out, Bind{Src: filepath.Join(aisanHome, "history", slot, a.file), Dst: host})
+// Key is the history key of a slot of kind: its name less the "-N" a
+// second concurrent slot of the same worktree gets, so that all of a
+// worktree's slots share one copy.
+func Key(slot, kind string) string {
+	if i := strings.LastIndexByte(slot, '-'); i > 0 {
+		n := slot[i+1:]
+		if _, err := strconv.Atoi(n); err == nil && n[0] != '0' && strings.HasSuffix(slot[:i], "-"+kind) {
+			return slot[:i]
 		}
 	}
-	return out
+	return slot
 }
 
-// Prepare makes sure slot's history copies exist under
-// aisanHome/history/<slot>/ and returns the binds that put them over the
-// host files in the agents' configuration directories, in a fixed order. kind is the agent being launched;
-// worktree is the directory jailed, as the agent will see it.
+// copied reports whether kind's history is kept as a per-worktree copy.
+func copied(kind string) bool { return kind == "codex" }
+
+// Paths returns the binds [Prepare] would return, without creating
+// anything (for explain).
+func Paths(aisanHome, slot, kind string, dirs Dirs) []Bind {
+	if !copied(kind) {
+		return nil
+	}
+	cfg := dirs.of(kind)
+	if _, err := os.Stat(cfg); err != nil {
+		return nil
+	}
+	a := agents[1]
+	return []Bind{{Src: filepath.Join(aisanHome, "history", Key(slot, kind), a.file), Dst: filepath.Join(cfg, "history.jsonl")}}
+}
+
+// Prepare readies the history of a launch of kind in slot, jailed in
+// worktree (a real path), and returns the binds that put it in place.
 func Prepare(aisanHome, slot, kind, worktree string, dirs Dirs) ([]Bind, error) {
-	dir := filepath.Join(aisanHome, "history", slot)
-	worktree = filepath.Clean(worktree)
-	projects := []string{worktree}
-	if real, err := filepath.EvalSymlinks(worktree); err == nil && real != worktree {
-		projects = append(projects, real)
-	}
-	var binds []Bind
-	for _, a := range agents {
-		cfg := dirs.of(a.kind)
-		host := filepath.Join(cfg, "history.jsonl")
-		ok, err := ensureHostFile(cfg, host, a.kind == kind)
-		if err != nil {
+	// An earlier version's per-slot Claude copy goes home first.
+	if kind == "claude" {
+		legacy := filepath.Join(aisanHome, "history", slot, agents[0].file)
+		if err := retire(legacy, filepath.Join(dirs.Claude, "history.jsonl")); err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
-		}
-		copyPath := filepath.Join(dir, a.file)
-		if err := ensureCopy(copyPath, host, a.seed, projects); err != nil {
-			return nil, err
-		}
-		binds = append(binds, Bind{Src: copyPath, Dst: host})
 	}
-	return binds, nil
+	if !copied(kind) {
+		return nil, nil
+	}
+	cfg := dirs.of(kind)
+	host := filepath.Join(cfg, "history.jsonl")
+	ok, err := ensureHostFile(cfg, host)
+	if err != nil || !ok {
+		return nil, err
+	}
+	dir := filepath.Join(aisanHome, "history", Key(slot, kind))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating history directory: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	copyPath := filepath.Join(dir, agents[1].file)
+	if err := ensureCopy(copyPath); err != nil {
+		return nil, err
+	}
+	if err := merge(copyPath, host); err != nil {
+		return nil, err
+	}
+	if err := adoptOutside(copyPath, host, filepath.Join(cfg, "sessions"), slotpkg.WorktreeRoot(worktree)); err != nil {
+		return nil, err
+	}
+	return []Bind{{Src: copyPath, Dst: host}}, nil
+}
+
+// MergeBack appends the lines a launch of kind in slot added to its copy
+// to the host file. Kinds without a copy have nothing to merge.
+func MergeBack(aisanHome, slot, kind string, dirs Dirs) error {
+	if !copied(kind) {
+		return nil
+	}
+	dir := filepath.Join(aisanHome, "history", Key(slot, kind))
+	copyPath := filepath.Join(dir, agents[1].file)
+	if _, err := os.Lstat(copyPath); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return merge(copyPath, filepath.Join(dirs.of(kind), "history.jsonl"))
+}
+
+// retire merges the copy at path into host and removes it (and its
+// merge mark). A missing copy is nothing to do.
+func retire(path, host string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checking history copy: %w", err)
+	}
+	if fi.Mode().IsRegular() {
+		if err := merge(path, host); err != nil {
+			return err
+		}
+	}
+	os.Remove(markPath(path))
+	os.Remove(path + ".adopted")
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("removing merged history copy: %w", err)
+	}
+	os.Remove(filepath.Dir(path)) // only if now empty
+	return nil
 }
 
 // ensureHostFile reports whether host exists (as a file to bind over),
-// creating it empty first when create is set and its directory exists.
-func ensureHostFile(cfg, host string, create bool) (bool, error) {
+// creating it empty first when its directory exists.
+func ensureHostFile(cfg, host string) (bool, error) {
 	fi, err := os.Stat(host)
 	if err == nil {
 		if !fi.Mode().IsRegular() {
@@ -146,9 +236,6 @@ func ensureHostFile(cfg, host string, create bool) (bool, error) {
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("checking history file: %w", err)
-	}
-	if !create {
-		return false, nil
 	}
 	if di, err := os.Stat(cfg); err != nil || !di.IsDir() {
 		return false, nil
@@ -163,103 +250,193 @@ func ensureHostFile(cfg, host string, create bool) (bool, error) {
 	return true, f.Close()
 }
 
-// ensureCopy creates the slot's copy at path unless it exists: seeded from
-// host's lines for projects, or empty.
-//
-// A copy that is not a regular file of ours (a symlink, a FIFO, a socket
-// put there by someone) is removed and made anew: the copy is bound
-// read-write into the jail, and bwrap must never be led through it to
-// anything else.
-func ensureCopy(path, host string, seed bool, projects []string) error {
+// ensureCopy creates an empty copy at path unless a regular file of ours
+// is there. Anything else (a symlink, a FIFO, a socket put there by
+// someone) is removed first: the copy is bound read-write into the jail,
+// and bwrap must never be led through it to anything else.
+func ensureCopy(path string) error {
 	if fi, err := os.Lstat(path); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && int(st.Uid) == os.Getuid() {
+		if ownRegular(fi) {
 			return nil
 		}
 		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("replacing slot history %s, which is not a regular file of yours: %w", path, err)
+			return fmt.Errorf("replacing history copy %s, which is not a regular file of yours: %w", path, err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("checking slot history: %w", err)
+		return fmt.Errorf("checking history copy: %w", err)
 	}
-	var data []byte
-	if seed {
-		var err error
-		if data, err = seedLines(host, projects); err != nil {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating history copy: %w", err)
+	}
+	return f.Close()
+}
+
+func ownRegular(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Mode().IsRegular() && int(st.Uid) == os.Getuid()
+}
+
+// lockDir takes the exclusive lock of a history directory: merging,
+// preparing and pruning one copy never overlap.
+func lockDir(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening history lock: %w", err)
+	}
+	if err := flockWait(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking history %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// lockWait bounds the wait for a lock: the agents hold theirs for one
+// append, so a lock held longer than this is stuck.
+const lockWait = 5 * time.Second
+
+func flockWait(f *os.File) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil || !errors.Is(err, unix.EWOULDBLOCK) {
 			return err
 		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("still locked after %v", lockWait)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("creating slot history directory: %w", err)
-	}
-	return writeNew(path, data)
 }
 
-// seedLines returns the lines of the host file at path whose "project" is
-// one of projects, plus every line that is not a JSON object, in order.
-// Each returned line ends in a newline.
-func seedLines(path string, projects []string) ([]byte, error) {
-	// Never block on a FIFO put where the history was.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// markPath records how much of the copy at path is merged.
+func markPath(path string) string { return path + ".merged" }
+
+// merge appends the lines of the copy at path that are new since the last
+// merge, and that host does not hold, to host.
+func merge(path, host string) error {
+	data, err := readOwn(path)
+	if err != nil {
+		return fmt.Errorf("reading history copy: %w", err)
+	}
+	done := readMark(markPath(path))
+	if done > int64(len(data)) {
+		done = 0 // the copy was rewritten shorter: judge it whole
+	}
+	if done == int64(len(data)) {
+		return nil
+	}
+	// Only whole lines: the agent may be writing the last one.
+	end := bytes.LastIndexByte(data, '\n') + 1
+	if int64(end) <= done {
+		return nil
+	}
+	fresh := data[done:end]
+	h, err := os.OpenFile(host, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		h, err = os.OpenFile(host, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, 0o600)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading host history: %w", err)
+		return fmt.Errorf("opening host history %s: %w", host, err)
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("host history %s is not a regular file; move it away", path)
+	defer h.Close()
+	if fi, err := h.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("host history %s is not a regular file; move it away", host)
 	}
-	var out bytes.Buffer
-	// ReadBytes, not a Scanner: a pasted prompt can make a line longer
-	// than any fixed token limit.
-	r := bufio.NewReader(f)
+	if err := flockWait(h); err != nil {
+		return fmt.Errorf("locking host history %s: %w", host, err)
+	}
+	have, err := io.ReadAll(h)
+	if err != nil {
+		return fmt.Errorf("reading host history %s: %w", host, err)
+	}
+	out := NewLines(have, fresh)
+	if len(out) > 0 {
+		if len(have) > 0 && have[len(have)-1] != '\n' {
+			out = append([]byte{'\n'}, out...)
+		}
+		// One write under the lock: a reader sees whole lines.
+		if _, err := h.Write(out); err != nil {
+			return fmt.Errorf("appending to host history %s: %w", host, err)
+		}
+		if err := h.Sync(); err != nil {
+			return fmt.Errorf("syncing host history %s: %w", host, err)
+		}
+	}
+	return writeMark(markPath(path), int64(end))
+}
+
+// NewLines returns the lines of fresh that are not lines of have, in
+// order, each ending in a newline; blank lines are dropped.
+func NewLines(have, fresh []byte) []byte {
+	seen := make(map[string]bool)
+	r := bufio.NewReader(bytes.NewReader(have))
 	for {
 		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && keep(line, projects) {
-			out.Write(line)
-			if line[len(line)-1] != '\n' {
-				out.WriteByte('\n')
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return out.Bytes(), nil
+		if l := bytes.TrimRight(line, "\r\n"); len(l) > 0 {
+			seen[string(l)] = true
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading host history %s: %w", path, err)
+			break
 		}
 	}
-}
-
-// keep decides one history line: a JSON object is kept when its project
-// is one of projects; anything else that is not a JSON object with a
-// string project (a blank line, a torn write, another format) is kept.
-func keep(line []byte, projects []string) bool {
-	trimmed := bytes.TrimSpace(line)
-	var entry struct {
-		Project *string `json:"project"`
-	}
-	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &entry) != nil {
-		return true
-	}
-	if entry.Project == nil {
-		return false
-	}
-	for _, p := range projects {
-		if *entry.Project == p {
-			return true
+	var out []byte
+	for len(fresh) > 0 {
+		line := fresh
+		if i := bytes.IndexByte(fresh, '\n'); i >= 0 {
+			line, fresh = fresh[:i], fresh[i+1:]
+		} else {
+			fresh = nil
 		}
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 || seen[string(line)] {
+			continue
+		}
+		seen[string(line)] = true
+		out = append(append(out, line...), '\n')
 	}
-	return false
+	return out
 }
 
-// writeNew writes data to a 0600 file at path through a temporary file and
-// a rename, so a crash never leaves a half-seeded copy that later launches
-// would take as complete.
-func writeNew(path string, data []byte) (err error) {
+// maxCopy bounds what is read of a copy or mark.
+const maxCopy = 256 << 20
+
+// readOwn reads a regular file of the user's, never through a symlink,
+// never from a FIFO.
+func readOwn(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !ownRegular(fi) {
+		return nil, fmt.Errorf("%s is not a regular file of yours", path)
+	}
+	return io.ReadAll(io.LimitReader(f, maxCopy))
+}
+
+func readMark(path string) int64 {
+	data, err := readOwn(path)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// writeMark replaces the mark through a temporary file and a rename, so a
+// crash never leaves one that claims more than was merged.
+func writeMark(path string, n int64) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("writing slot history: %w", err)
+		return fmt.Errorf("recording merged history: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -267,17 +444,179 @@ func writeNew(path string, data []byte) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing slot history: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("writing slot history: %w", err)
+	if _, err = f.WriteString(strconv.FormatInt(n, 10) + "\n"); err != nil {
+		return fmt.Errorf("recording merged history: %w", err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing slot history: %w", err)
+		return fmt.Errorf("recording merged history: %w", err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing slot history: %w", err)
+		return fmt.Errorf("recording merged history: %w", err)
 	}
 	return nil
+}
+
+// Prune merges into the host files and removes the copies no launch will
+// use again: per-slot copies of earlier versions whose slot is not live,
+// and per-worktree copies untouched for maxAge with no live slot. live
+// names the live slots; a copy any of them may have bound is never
+// touched.
+func Prune(aisanHome string, dirs Dirs, live []string, maxAge time.Duration, now time.Time) []error {
+	root := filepath.Join(aisanHome, "history")
+	des, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return []error{fmt.Errorf("reading %s: %w", root, err)}
+	}
+	inUse := make(map[string]bool)
+	for _, s := range live {
+		inUse[s] = true
+		for _, a := range agents {
+			inUse[Key(s, a.kind)] = true
+		}
+	}
+	var errs []error
+	for _, de := range des {
+		name := de.Name()
+		if !de.IsDir() || strings.HasPrefix(name, ".") || inUse[name] {
+			continue
+		}
+		dir := filepath.Join(root, name)
+		if err := pruneDir(dir, dirs, maxAge, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func pruneDir(dir string, dirs Dirs, maxAge time.Duration, now time.Time) error {
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	isKey := strings.HasSuffix(filepath.Base(dir), "-codex")
+	for _, a := range agents {
+		p := filepath.Join(dir, a.file)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		// The per-worktree Codex copy is the up-arrow of the worktree's
+		// next codex: kept until it has been idle for maxAge.
+		if a.kind == "codex" && isKey && now.Sub(fi.ModTime()) < maxAge {
+			continue
+		}
+		if err := retire(p, filepath.Join(dirs.of(a.kind), "history.jsonl")); err != nil {
+			return err
+		}
+	}
+	rest, err := os.ReadDir(dir)
+	if err == nil && len(rest) == 1 && rest[0].Name() == ".lock" {
+		os.Remove(filepath.Join(dir, ".lock"))
+		os.Remove(dir)
+	}
+	return nil
+}
+
+// outsideLine is what adoptOutside reads of a Codex history line.
+type outsideLine struct {
+	SessionID string `json:"session_id"`
+}
+
+// adoptOutside appends to the copy at path the lines of the host file
+// typed in sessions that ran in root (or below it), from where the last
+// look stopped. sessions is Codex's session log directory.
+func adoptOutside(path, host, sessions, root string) error {
+	hostData, err := readOwn(host)
+	if err != nil {
+		return nil // no host history to adopt from
+	}
+	seenMark := path + ".adopted"
+	from := readMark(seenMark)
+	if from > int64(len(hostData)) {
+		from = 0 // the host file was rewritten shorter
+	}
+	end := int64(bytes.LastIndexByte(hostData, '\n') + 1)
+	if end <= from {
+		return nil
+	}
+	var picked []byte
+	var cwds map[string]string
+	for _, line := range bytes.SplitAfter(hostData[from:end], []byte("\n")) {
+		var l outsideLine
+		if json.Unmarshal(line, &l) != nil || l.SessionID == "" {
+			continue
+		}
+		if cwds == nil {
+			cwds = sessionDirs(sessions)
+		}
+		if cwd, ok := cwds[l.SessionID]; ok && within(cwd, root) {
+			picked = append(picked, line...)
+		}
+	}
+	if len(picked) > 0 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening history copy: %w", err)
+		}
+		defer f.Close()
+		// The agent's own lock: a jailed codex of the worktree may be
+		// appending to the copy right now.
+		if err := flockWait(f); err != nil {
+			return fmt.Errorf("locking history copy %s: %w", path, err)
+		}
+		have, err := io.ReadAll(f)
+		if err != nil {
+			return fmt.Errorf("reading history copy: %w", err)
+		}
+		if out := NewLines(have, picked); len(out) > 0 {
+			if len(have) > 0 && have[len(have)-1] != '\n' {
+				out = append([]byte{'\n'}, out...)
+			}
+			if _, err := f.Write(out); err != nil {
+				return fmt.Errorf("adding to history copy: %w", err)
+			}
+		}
+	}
+	return writeMark(seenMark, end)
+}
+
+// maxMetaLine bounds what is read of a session log's first line.
+const maxMetaLine = 1 << 20
+
+// sessionDirs maps Codex session ids to the directory each session ran
+// in, from the first line of each session log under dir.
+func sessionDirs(dir string) map[string]string {
+	out := make(map[string]string)
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
+			return nil
+		}
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		line, _ := bufio.NewReaderSize(io.LimitReader(f, maxMetaLine), 64<<10).ReadBytes('\n')
+		var meta struct {
+			Type    string `json:"type"`
+			Payload struct {
+				ID  string `json:"id"`
+				Cwd string `json:"cwd"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(line, &meta) == nil && meta.Type == "session_meta" && meta.Payload.ID != "" && meta.Payload.Cwd != "" {
+			out[meta.Payload.ID] = filepath.Clean(meta.Payload.Cwd)
+		}
+		return nil
+	})
+	return out
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

@@ -1,13 +1,11 @@
 package history
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, path, data string) {
@@ -29,166 +27,286 @@ func read(t *testing.T, path string) string {
 	return string(data)
 }
 
-func TestPrepareSeedsClaudeCopy(t *testing.T) {
-	dir := t.TempDir()
-	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	wt := filepath.Join(dir, "src", "myrepo")
-	if err := os.MkdirAll(wt, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	long := strings.Repeat("p", 200<<10) // longer than any Scanner default
-	mine := func(display string) string {
-		return `{"display":"` + display + `","pastedContents":{},"timestamp":1,"project":"` + wt + `"}`
-	}
-	lines := []string{
-		mine("first"),
-		`{"display":"elsewhere","project":"/other/repo"}`,
-		`{"display":"torn line","proj`,
-		`{"display":"no project"}`,
-		``,
-		mine(long),
-		`{"display":"prefix is not enough","project":"` + wt + `-2"}`,
-		mine("last, without newline"),
-	}
-	hostClaude := filepath.Join(home, ".claude", "history.jsonl")
-	hostData := strings.Join(lines, "\n")
-	write(t, hostClaude, hostData)
-	hostCodex := filepath.Join(home, ".codex", "history.jsonl")
-	write(t, hostCodex, `{"session_id":"s","ts":1,"text":"codex prompt"}`+"\n")
-
-	binds, err := Prepare(state, "myrepo-12345678-claude", "claude", wt, DirsFor(home, noEnv))
+func appendTo(t *testing.T, path, data string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slotDir := filepath.Join(state, "history", "myrepo-12345678-claude")
-	want := []Bind{
-		{Src: filepath.Join(slotDir, "claude-history.jsonl"), Dst: hostClaude},
-		{Src: filepath.Join(slotDir, "codex-history.jsonl"), Dst: hostCodex},
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(binds, want) {
-		t.Fatalf("binds = %+v\nwant %+v", binds, want)
-	}
-	wantClaude := strings.Join([]string{lines[0], lines[2], lines[4], lines[5], lines[7]}, "\n") + "\n"
-	if got := read(t, want[0].Src); got != wantClaude {
-		t.Errorf("claude copy:\n%.300q\nwant\n%.300q", got, wantClaude)
-	}
-	if got := read(t, want[1].Src); got != "" {
-		t.Errorf("codex copy = %q, want empty", got)
-	}
-	for _, b := range want {
-		if fi, _ := os.Stat(b.Src); fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s mode %v, want 0600", b.Src, fi.Mode().Perm())
+}
+
+func noEnv(string) string { return "" }
+
+func TestKey(t *testing.T) {
+	for _, c := range []struct{ slot, kind, want string }{
+		{"app-12345678-codex", "codex", "app-12345678-codex"},
+		{"app-12345678-codex-2", "codex", "app-12345678-codex"},
+		{"app-12345678-codex-17", "codex", "app-12345678-codex"},
+		{"app-12345678-codex-02", "codex", "app-12345678-codex-02"},
+		{"app-2-12345678-codex", "codex", "app-2-12345678-codex"},
+		{"app-12345678-claude-3", "codex", "app-12345678-claude-3"},
+		{"job-1", "service", "job-1"},
+	} {
+		if got := Key(c.slot, c.kind); got != c.want {
+			t.Errorf("Key(%q, %q) = %q, want %q", c.slot, c.kind, got, c.want)
 		}
 	}
-	if got := read(t, hostClaude); got != hostData {
-		t.Errorf("host claude history changed")
-	}
+}
 
-	// Later launches keep the copy as the agent left it.
-	write(t, want[0].Src, "mine\n")
-	if _, err := Prepare(state, "myrepo-12345678-claude", "claude", wt, DirsFor(home, noEnv)); err != nil {
-		t.Fatal(err)
-	}
-	if got := read(t, want[0].Src); got != "mine\n" {
-		t.Errorf("second launch reseeded the copy: %q", got)
+var newLinesTests = []struct{ name, have, fresh, want string }{
+	{"all new", "", "a\nb\n", "a\nb\n"},
+	{"some known", "a\nc\n", "a\nb\nc\nd\n", "b\nd\n"},
+	{"blank and duplicate dropped", "", "a\n\n  \na\nb", "a\nb\n"},
+	{"host without final newline", "a", "a\nb\n", "b\n"},
+	{"CRLF", "a\r\n", "a\r\nb\r\n", "b\n"},
+}
+
+func TestNewLines(t *testing.T) {
+	for _, c := range newLinesTests {
+		if got := string(NewLines([]byte(c.have), []byte(c.fresh))); got != c.want {
+			t.Errorf("%s: NewLines(%q, %q) = %q, want %q", c.name, c.have, c.fresh, got, c.want)
+		}
 	}
 }
 
-// The agent may see the worktree through a symlink or by its real path;
-// lines under either belong to it.
-func TestPrepareMatchesRealPath(t *testing.T) {
+func FuzzNewLines(f *testing.F) {
+	for _, c := range newLinesTests {
+		f.Add(c.have, c.fresh)
+	}
+	f.Fuzz(func(t *testing.T, have, fresh string) {
+		out := NewLines([]byte(have), []byte(fresh))
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			t.Fatalf("output does not end in a newline: %q", out)
+		}
+		// Merging again adds nothing: every line of fresh is now in.
+		merged := have + "\n" + string(out)
+		if again := NewLines([]byte(merged), []byte(fresh)); len(again) != 0 {
+			t.Fatalf("second merge added %q", again)
+		}
+	})
+}
+
+// Claude filters its up-arrow by project itself: nothing is bound, and an
+// earlier version's per-slot copy is merged into the host file.
+func TestPrepareClaudeSharesHostFile(t *testing.T) {
 	dir := t.TempDir()
 	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	real := filepath.Join(dir, "real")
-	os.Mkdir(real, 0o755)
-	link := filepath.Join(dir, "link")
-	if err := os.Symlink(real, link); err != nil {
-		t.Fatal(err)
-	}
-	host := `{"project":"` + real + `"}` + "\n" + `{"project":"` + link + `"}` + "\n" + `{"project":"/x"}` + "\n"
-	write(t, filepath.Join(home, ".claude", "history.jsonl"), host)
-	binds, err := Prepare(state, "s", "claude", link+"/", DirsFor(home, noEnv))
+	host := filepath.Join(home, ".claude", "history.jsonl")
+	write(t, host, `{"display":"outside","project":"/w"}`+"\n")
+	legacy := filepath.Join(state, "history", "w-12345678-claude", "claude-history.jsonl")
+	write(t, legacy, `{"display":"outside","project":"/w"}`+"\n"+`{"display":"typed in a jail","project":"/w"}`+"\n")
+	binds, err := Prepare(state, "w-12345678-claude", "claude", "/w", DirsFor(home, noEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"project":"` + real + `"}` + "\n" + `{"project":"` + link + `"}` + "\n"
-	if got := read(t, binds[0].Src); got != want {
-		t.Errorf("copy = %q, want %q", got, want)
+	if len(binds) != 0 {
+		t.Errorf("claude binds %+v, want none", binds)
+	}
+	want := `{"display":"outside","project":"/w"}` + "\n" + `{"display":"typed in a jail","project":"/w"}` + "\n"
+	if got := read(t, host); got != want {
+		t.Errorf("host file %q, want %q", got, want)
+	}
+	if _, err := os.Lstat(legacy); err == nil {
+		t.Errorf("the merged legacy copy is still there")
 	}
 }
 
-func TestPrepareWithoutHostFiles(t *testing.T) {
+// Codex: one copy per worktree, bound over the host file, whose new lines
+// reach the host file once, at the end of the launch or before the next.
+func TestCodexCopyMergesBack(t *testing.T) {
 	dir := t.TempDir()
 	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	os.Mkdir(home, 0o755)
-	binds, err := Prepare(state, "s", "claude", dir, DirsFor(home, noEnv))
+	dirs := DirsFor(home, noEnv)
+	if err := os.MkdirAll(dirs.Codex, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	host := filepath.Join(dirs.Codex, "history.jsonl")
+	b1, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := Prepare(state, "w-12345678-codex-2", "codex", "/w", dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b1) != 1 || len(b2) != 1 || b1[0] != b2[0] || b1[0].Dst != host {
+		t.Fatalf("binds %+v and %+v, want one shared copy over %s", b1, b2, host)
+	}
+	if fi, err := os.Stat(host); err != nil || fi.Size() != 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("host file to bind over: %v %v", fi, err)
+	}
+	cp := b1[0].Src
+	appendTo(t, cp, `{"session_id":"a","ts":1,"text":"one"}`+"\n")
+	appendTo(t, host, `{"session_id":"h","ts":2,"text":"outside"}`+"\n")
+	if err := MergeBack(state, "w-12345678-codex", "codex", dirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := MergeBack(state, "w-12345678-codex-2", "codex", dirs); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, cp, `{"session_id":"a","ts":3,"text":"two"}`+"\n"+`{"session_id":"a","ts":4,"text":"torn`)
+	// A launcher that died before merging: the next launch merges.
+	if _, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"session_id":"h","ts":2,"text":"outside"}` + "\n" +
+		`{"session_id":"a","ts":1,"text":"one"}` + "\n" +
+		`{"session_id":"a","ts":3,"text":"two"}` + "\n"
+	if got := read(t, host); got != want {
+		t.Errorf("host file:\n%s\nwant:\n%s", got, want)
+	}
+	// Codex trimmed its copy (history.max_bytes): nothing comes back twice.
+	write(t, cp, `{"session_id":"a","ts":3,"text":"two"}`+"\n")
+	if err := MergeBack(state, "w-12345678-codex", "codex", dirs); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, host); got != want {
+		t.Errorf("after a trimmed copy, host file:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestPrepareWithoutConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	binds, err := Prepare(filepath.Join(dir, "state"), "s-codex", "codex", "/w", DirsFor(home, noEnv))
 	if err != nil || len(binds) != 0 {
-		t.Fatalf("Prepare on a bare home = %v, %v; want no binds", binds, err)
+		t.Fatalf("Prepare without ~/.codex: %+v, %v; want no binds", binds, err)
 	}
-	if des, _ := os.ReadDir(home); len(des) != 0 {
-		t.Errorf("Prepare created %v in a bare home", des)
-	}
-
-	// Config dirs without history files: the launched agent's file is
-	// created so it can be bound; the other agent's is left alone.
-	os.Mkdir(filepath.Join(home, ".claude"), 0o700)
-	os.Mkdir(filepath.Join(home, ".codex"), 0o700)
-	binds, err = Prepare(state, "s", "claude", dir, DirsFor(home, noEnv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostClaude := filepath.Join(home, ".claude", "history.jsonl")
-	if len(binds) != 1 || binds[0].Dst != hostClaude {
-		t.Fatalf("binds = %+v, want only %s", binds, hostClaude)
-	}
-	if fi, err := os.Stat(hostClaude); err != nil || fi.Size() != 0 || fi.Mode().Perm() != 0o600 {
-		t.Errorf("host claude history: %v, %v; want an empty 0600 file", fi, err)
-	}
-	if _, err := os.Stat(filepath.Join(home, ".codex", "history.jsonl")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a claude launch created codex's history file: %v", err)
-	}
-	binds, err = Prepare(state, "t", "codex", dir, DirsFor(home, noEnv))
-	if err != nil || len(binds) != 2 {
-		t.Fatalf("codex launch: binds %+v, %v; want claude's and codex's", binds, err)
+	if _, err := os.Stat(filepath.Join(home, ".codex")); err == nil {
+		t.Errorf("~/.codex was created")
 	}
 }
 
 func TestPrepareRefusesOddHostFile(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
-	os.MkdirAll(filepath.Join(home, ".claude", "history.jsonl"), 0o700)
-	if _, err := Prepare(filepath.Join(dir, "state"), "s", "claude", dir, DirsFor(home, noEnv)); err == nil || !strings.Contains(err.Error(), "history.jsonl") {
-		t.Errorf("a directory where the history file should be: %v, want an error naming it", err)
+	if err := os.MkdirAll(filepath.Join(home, ".codex", "history.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Prepare(filepath.Join(dir, "state"), "s-codex", "codex", "/w", DirsFor(home, noEnv))
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("Prepare over a directory: %v", err)
 	}
 }
 
-func noEnv(string) string { return "" }
+// A planted symlink in place of the copy is replaced, never followed.
+func TestPrepareReplacesPlantedCopy(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	os.MkdirAll(dirs.Codex, 0o700)
+	target := filepath.Join(dir, "target")
+	write(t, target, "secret\n")
+	cp := filepath.Join(state, "history", "w-codex", "codex-history.jsonl")
+	os.MkdirAll(filepath.Dir(cp), 0o700)
+	if err := os.Symlink(target, cp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prepare(state, "w-codex", "codex", "/w", dirs); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(cp); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("copy is %v, %v; want a regular file", fi, err)
+	}
+	if got := read(t, filepath.Join(dirs.Codex, "history.jsonl")); got != "" {
+		t.Errorf("the symlink's target reached the host file: %q", got)
+	}
+}
 
-// TestRelocatedConfigDirs: CLAUDE_CONFIG_DIR and CODEX_HOME move the files
-// the agents really use, so the binds must follow.
 func TestRelocatedConfigDirs(t *testing.T) {
 	home := t.TempDir()
-	claude, codex := filepath.Join(home, "cc"), filepath.Join(home, "cx")
-	for _, d := range []string{claude, codex, filepath.Join(home, ".claude"), filepath.Join(home, ".codex")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := map[string]string{"CLAUDE_CONFIG_DIR": claude, "CODEX_HOME": codex}
+	codex := filepath.Join(home, "cx")
+	os.MkdirAll(codex, 0o755)
+	env := map[string]string{"CODEX_HOME": codex}
 	dirs := DirsFor(home, func(k string) string { return env[k] })
-	binds, err := Prepare(filepath.Join(home, "state"), "s", "codex", t.TempDir(), dirs)
+	binds, err := Prepare(filepath.Join(home, "state"), "s-codex", "codex", "/w", dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dsts []string
-	for _, b := range binds {
-		dsts = append(dsts, b.Dst)
+	if len(binds) != 1 || binds[0].Dst != filepath.Join(codex, "history.jsonl") {
+		t.Fatalf("binds %+v, want one over $CODEX_HOME/history.jsonl", binds)
 	}
-	want := []string{filepath.Join(codex, "history.jsonl")}
-	if strings.Join(dsts, " ") != strings.Join(want, " ") {
-		t.Fatalf("binds over %q, want %q", dsts, want)
+	if got := Paths(filepath.Join(home, "state"), "s-codex", "codex", dirs); len(got) != 1 || got[0] != binds[0] {
+		t.Fatalf("Paths %+v, want what Prepare bound", got)
 	}
-	if got := Paths(filepath.Join(home, "state"), "s", "claude", dirs); len(got) != 2 || got[0].Dst != filepath.Join(claude, "history.jsonl") {
-		t.Fatalf("Paths: %+v", got)
+}
+
+func TestPrune(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	os.MkdirAll(dirs.Codex, 0o700)
+	os.MkdirAll(dirs.Claude, 0o700)
+	line := func(s string) string { return `{"text":"` + s + `"}` + "\n" }
+	write(t, filepath.Join(state, "history", "old-codex", "codex-history.jsonl"), line("old"))
+	write(t, filepath.Join(state, "history", "recent-codex", "codex-history.jsonl"), line("recent"))
+	write(t, filepath.Join(state, "history", "live-codex", "codex-history.jsonl"), line("live"))
+	write(t, filepath.Join(state, "history", "gone-claude", "claude-history.jsonl"), line("legacy claude"))
+	write(t, filepath.Join(state, "history", "gone-codex-2", "codex-history.jsonl"), line("legacy codex"))
+	past := time.Now().Add(-40 * 24 * time.Hour)
+	for _, n := range []string{"old-codex", "live-codex"} {
+		os.Chtimes(filepath.Join(state, "history", n, "codex-history.jsonl"), past, past)
+	}
+	errs := Prune(state, dirs, []string{"live-codex-3"}, 30*24*time.Hour, time.Now())
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	for n, want := range map[string]bool{"old-codex": false, "recent-codex": true, "live-codex": true, "gone-claude": false, "gone-codex-2": false} {
+		_, err := os.Stat(filepath.Join(state, "history", n))
+		if (err == nil) != want {
+			t.Errorf("history/%s kept: %v, want %v", n, err == nil, want)
+		}
+	}
+	if got, want := read(t, filepath.Join(dirs.Codex, "history.jsonl")), line("legacy codex")+line("old"); got != want && got != line("old")+line("legacy codex") {
+		t.Errorf("codex host file %q, want the pruned copies merged", got)
+	}
+	if got := read(t, filepath.Join(dirs.Claude, "history.jsonl")); got != line("legacy claude") {
+		t.Errorf("claude host file %q", got)
+	}
+}
+
+// Prompts typed in an unjailed codex in the worktree (a subdirectory
+// included) join the worktree's copy; those of other directories do not.
+func TestCodexCopyAdoptsOutsidePrompts(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	wt := filepath.Join(dir, "wt")
+	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	os.MkdirAll(filepath.Join(wt, "sub"), 0o755)
+	rollout := func(id, cwd string) {
+		write(t, filepath.Join(dirs.Codex, "sessions", "2026", "12", "01", "rollout-2026-12-01T10-00-00-"+id+".jsonl"),
+			`{"timestamp":"x","type":"session_meta","payload":{"id":"`+id+`","cwd":"`+cwd+`"}}`+"\n"+`{"type":"other"}`+"\n")
+	}
+	rollout("here", wt)
+	rollout("below", filepath.Join(wt, "sub"))
+	rollout("there", wt+"-other")
+	line := func(id, text string) string { return `{"session_id":"` + id + `","ts":1,"text":"` + text + `"}` + "\n" }
+	host := filepath.Join(dirs.Codex, "history.jsonl")
+	write(t, host, line("here", "one")+line("there", "elsewhere")+line("below", "two")+line("unknown", "who knows"))
+	binds, err := Prepare(state, "wt-12345678-codex", "codex", filepath.Join(wt, "sub"), dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, binds[0].Src), line("here", "one")+line("below", "two"); got != want {
+		t.Errorf("copy %q, want %q", got, want)
+	}
+	// Once looked at, a line is not taken again; new ones are.
+	appendTo(t, host, line("here", "three"))
+	if _, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, binds[0].Src), line("here", "one")+line("below", "two")+line("here", "three"); got != want {
+		t.Errorf("copy %q, want %q", got, want)
+	}
+	if err := MergeBack(state, "wt-12345678-codex", "codex", dirs); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, host); strings.Count(got, "three") != 1 || strings.Count(got, "one") != 1 {
+		t.Errorf("merging back duplicated lines: %q", got)
 	}
 }

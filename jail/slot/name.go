@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -18,10 +19,11 @@ const maxSuffix = 1000
 
 // BaseName returns the stable name of slots for worktree and kind:
 // <basename>-<hash>-<kind>, where hash is the first 8 hex digits of the
-// SHA-256 of the worktree's real path. The real path, so that a symlinked
-// and a direct path to the same tree give the same name; the hash, so that
-// two checkouts both called "app" do not collide. Characters outside
-// [A-Za-z0-9._-] in the basename become "-".
+// SHA-256 of the real path of the worktree's root (see [WorktreeRoot]). The
+// root, so that an agent started in a subdirectory is still the worktree's;
+// the real path, so that a symlinked and a direct path to the same tree give
+// the same name; the hash, so that two checkouts both called "app" do not
+// collide. Characters outside [A-Za-z0-9._-] in the basename become "-".
 func BaseName(worktree, kind string) (string, error) {
 	if err := checkKind(kind); err != nil {
 		return "", err
@@ -30,6 +32,7 @@ func BaseName(worktree, kind string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("resolving worktree %q: %w", worktree, err)
 	}
+	real = WorktreeRoot(real)
 	sum := sha256.Sum256([]byte(real))
 	return sanitize(filepath.Base(real)) + "-" + hex.EncodeToString(sum[:4]) + "-" + kind, nil
 }
@@ -100,6 +103,21 @@ func ValidName(name string) bool {
 		}
 	}
 	return true
+}
+
+// WorktreeRoot returns the top of the git worktree that holds dir (a real,
+// absolute path): the nearest directory at or above it with a .git entry,
+// a directory in a clone and a file in a linked worktree, as git's
+// --show-toplevel. A dir outside any worktree is its own root.
+func WorktreeRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
 }
 
 // realPath returns the absolute path of p with every symlink resolved.

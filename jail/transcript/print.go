@@ -26,9 +26,10 @@ type Options struct {
 	Poll time.Duration
 }
 
-// Print writes the transcript at path to w. With Follow it then waits for
-// more until Running reports false, reads what was written up to that
-// moment and returns; a cancelled ctx also ends it, without error.
+// Print writes the transcript at path to w: its older segment first, if
+// it has one. With Follow it then waits for more until Running reports
+// false, reads what was written up to that moment and returns; a
+// cancelled ctx also ends it, without error.
 func Print(ctx context.Context, w io.Writer, path string, opt Options) error {
 	poll := opt.Poll
 	if poll <= 0 {
@@ -46,35 +47,158 @@ func Print(ctx context.Context, w io.Writer, path string, opt Options) error {
 	if err != nil {
 		return fmt.Errorf("opening transcript: %w", err)
 	}
-	defer f.Close()
-
-	out := w
-	var st *Stripper
-	if !opt.Raw {
-		st = NewStripper(w)
-		out = st
+	p := &player{w: w, raw: opt.Raw}
+	if old, err := openOwn(path + ".1"); err == nil {
+		err = p.play(old, path+".1")
+		old.Close()
+		if err != nil {
+			f.Close()
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		f.Close()
+		return fmt.Errorf("opening transcript: %w", err)
 	}
+	defer func() { f.Close() }()
 	for {
 		// Sample liveness before reading: everything written before the
 		// launch ended is then read by this pass.
 		live := follow && opt.Running()
-		n, err := io.Copy(out, f)
-		if err != nil {
-			return fmt.Errorf("printing transcript: %w", err)
+		before := p.off
+		if err := p.play(f, path); err != nil {
+			return err
 		}
 		if !live {
 			break
 		}
-		if n == 0 && !sleep(ctx, poll) {
-			break
+		if p.off == before {
+			if next, ok := rotated(f, path); ok {
+				// The launcher started a new segment; this one is
+				// complete, as read above.
+				f.Close()
+				f = next
+				p.off, p.next = 0, 0
+				continue
+			}
+			if p.r != nil {
+				if err := p.r.Flush(); err != nil {
+					return fmt.Errorf("printing transcript: %w", err)
+				}
+			}
+			if !sleep(ctx, poll) {
+				break
+			}
 		}
 	}
-	if st != nil {
-		if err := st.Close(); err != nil {
-			return fmt.Errorf("printing transcript: %w", err)
+	return p.close()
+}
+
+// rotated returns the new segment at path when it is no longer the file f.
+func rotated(f *os.File, path string) (*os.File, bool) {
+	a, err1 := f.Stat()
+	b, err2 := os.Lstat(path)
+	if err1 != nil || err2 != nil || os.SameFile(a, b) {
+		return nil, false
+	}
+	next, err := openOwn(path)
+	return next, err == nil
+}
+
+// sink is how a transcript is played: a terminal of the recorded sizes
+// ([Renderer]), or line by line for output that had no terminal.
+type sink interface {
+	io.Writer
+	Resize(cols, rows int)
+	Flush() error
+	Close() error
+}
+
+// player plays transcript segments, in order, to one writer.
+type player struct {
+	w   io.Writer
+	raw bool
+	r   sink
+	// off is the position in the current segment; next indexes the
+	// first of its sizes not yet applied.
+	off  int64
+	next int
+	buf  []byte
+}
+
+// play copies the rest of the segment f (at path) to the output, applying
+// its window sizes where they took effect.
+func (p *player) play(f *os.File, path string) error {
+	if p.buf == nil {
+		p.buf = make([]byte, 32<<10)
+	}
+	var sizes []Size
+	if !p.raw {
+		sizes = readSizes(SizesPath(path))
+		if p.r == nil {
+			switch {
+			case len(sizes) == 0:
+				// No terminal recorded: the output went through pipes.
+				p.r = newPlain(p.w)
+			case sizes[0].Offset == 0:
+				p.r = NewRenderer(p.w, sizes[0].Cols, sizes[0].Rows)
+			default:
+				p.r = NewRenderer(p.w, DefaultCols, DefaultRows)
+			}
 		}
+	}
+	for {
+		chunk := p.buf
+		for p.next < len(sizes) && sizes[p.next].Offset <= p.off {
+			p.r.Resize(sizes[p.next].Cols, sizes[p.next].Rows)
+			p.next++
+		}
+		if p.next < len(sizes) {
+			chunk = chunk[:min(int64(len(chunk)), sizes[p.next].Offset-p.off)]
+		}
+		n, err := f.Read(chunk)
+		if n > 0 {
+			p.off += int64(n)
+			var werr error
+			if p.raw {
+				_, werr = p.w.Write(chunk[:n])
+			} else {
+				_, werr = p.r.Write(chunk[:n])
+			}
+			if werr != nil {
+				return fmt.Errorf("printing transcript: %w", werr)
+			}
+		}
+		if errors.Is(err, io.EOF) || n == 0 && err == nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading transcript %s: %w", path, err)
+		}
+	}
+}
+
+func (p *player) close() error {
+	if p.r == nil {
+		return nil
+	}
+	if err := p.r.Close(); err != nil {
+		return fmt.Errorf("printing transcript: %w", err)
 	}
 	return nil
+}
+
+// readSizes reads a segment's size record, if it has one of ours.
+func readSizes(path string) []Size {
+	f, err := openOwn(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSizes))
+	if err != nil {
+		return nil
+	}
+	return ParseSizes(data)
 }
 
 // sleep waits d, or returns false when ctx ends first.

@@ -1,0 +1,100 @@
+package slot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Launch is one kept transcript of a slot: one launch's output.
+type Launch struct {
+	// N numbers the slot's kept launches from 1, the oldest.
+	N int
+	// Path is the transcript (its current segment).
+	Path string
+	// Start is when the launch began.
+	Start time.Time
+	// Size is the transcript's size in bytes, older segment included.
+	Size int64
+}
+
+// stampLayout names transcripts after their launch's start (see
+// newTranscriptPath).
+const stampLayout = "20060102T150405Z"
+
+// parseLaunchName reads a transcript file name: "<stamp>.log" or
+// "<stamp>-<i>.log", the i-th launch in that second. ok is false for any
+// other file (an older segment, a size record, something else).
+func parseLaunchName(name string) (start time.Time, i int, ok bool) {
+	base, found := strings.CutSuffix(name, ".log")
+	if !found {
+		return time.Time{}, 0, false
+	}
+	stamp, suffix, dashed := strings.Cut(base, "-")
+	i = 1
+	if dashed {
+		n, err := strconv.Atoi(suffix)
+		if err != nil || n < 2 || strconv.Itoa(n) != suffix {
+			return time.Time{}, 0, false
+		}
+		i = n
+	}
+	t, err := time.Parse(stampLayout, stamp)
+	if err != nil || t.Format(stampLayout) != stamp {
+		return time.Time{}, 0, false
+	}
+	return t, i, true
+}
+
+// Launches lists the kept transcripts of the slot called name, oldest
+// first. A slot with none (or no directory) has an empty list.
+func (r *Registry) Launches(name string) ([]Launch, error) {
+	if !ValidName(name) {
+		return nil, &UnknownSlotError{Name: name}
+	}
+	dir := filepath.Join(r.home, "transcripts", name)
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the launches of slot %q: %w", name, err)
+	}
+	type keyed struct {
+		l Launch
+		i int
+	}
+	var ls []keyed
+	for _, de := range des {
+		start, i, ok := parseLaunchName(de.Name())
+		if !ok || !de.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, de.Name())
+		l := Launch{Path: p, Start: start}
+		for _, seg := range []string{p, p + ".1"} {
+			if fi, err := os.Lstat(seg); err == nil && fi.Mode().IsRegular() {
+				l.Size += fi.Size()
+			}
+		}
+		ls = append(ls, keyed{l, i})
+	}
+	sort.Slice(ls, func(a, b int) bool {
+		if !ls[a].l.Start.Equal(ls[b].l.Start) {
+			return ls[a].l.Start.Before(ls[b].l.Start)
+		}
+		return ls[a].i < ls[b].i
+	})
+	out := make([]Launch, len(ls))
+	for i, k := range ls {
+		out[i] = k.l
+		out[i].N = i + 1
+	}
+	return out, nil
+}

@@ -1,0 +1,137 @@
+package slot
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/transcript"
+)
+
+// PrunePolicy bounds what the state dir keeps of slots that have ended.
+type PrunePolicy struct {
+	// MaxAge removes an ended slot (record, lock, transcripts) this long
+	// after its end.
+	MaxAge time.Duration
+	// MaxSlots keeps at most this many ended slots, the latest ended.
+	MaxSlots int
+	// MaxLaunches keeps at most this many transcripts per ended slot.
+	MaxLaunches int
+}
+
+// DefaultPrune is what every launch applies.
+var DefaultPrune = PrunePolicy{MaxAge: 30 * 24 * time.Hour, MaxSlots: 200, MaxLaunches: 10}
+
+// Prune applies p to the registry and returns the names of the slots that
+// are live (running or orphaned), which it leaves alone entirely, for the
+// caller's own pruning (history copies). A slot is removed only while its
+// lock is held here and its record, read again under the lock, still
+// shows it ended: a launch that takes the name meanwhile keeps it.
+func (r *Registry) Prune(p PrunePolicy, now time.Time) (live []string, errs []error) {
+	entries, problems := r.List()
+	errs = append(errs, problems...)
+	var ended []Entry
+	for _, e := range entries {
+		if e.State != Exited {
+			live = append(live, e.Slot)
+			continue
+		}
+		ended = append(ended, e)
+	}
+	endOf := func(e Entry) time.Time {
+		if e.End.IsZero() {
+			return e.Start
+		}
+		return e.End
+	}
+	sort.Slice(ended, func(i, j int) bool { return endOf(ended[i]).After(endOf(ended[j])) })
+	for i, e := range ended {
+		var err error
+		if i >= p.MaxSlots || now.Sub(endOf(e)) > p.MaxAge {
+			err = r.removeEnded(e)
+		} else {
+			err = r.trimLaunches(e, p.MaxLaunches)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return live, errs
+}
+
+// underLock runs fn with the slot's lock held and its record re-read,
+// if the slot is still the ended launch e; otherwise it does nothing.
+func (r *Registry) underLock(e Entry, fn func() error) error {
+	lock, err := tryLock(r.lockPath(e.Slot))
+	if errors.Is(err, errLocked) {
+		return nil // being launched right now
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	rec, err := readRecord(r.recordPath(e.Slot), e.Slot)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	now, err := r.entry(rec, time.Now())
+	if err != nil || now.State != Exited || !now.Start.Equal(e.Start) {
+		return err
+	}
+	return fn()
+}
+
+// removeEnded removes an ended slot: transcripts, record, lock file.
+func (r *Registry) removeEnded(e Entry) error {
+	return r.underLock(e, func() error {
+		if err := os.RemoveAll(filepath.Join(r.home, "transcripts", e.Slot)); err != nil {
+			return fmt.Errorf("pruning transcripts of slot %q: %w", e.Slot, err)
+		}
+		if err := os.Remove(r.recordPath(e.Slot)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("pruning record of slot %q: %w", e.Slot, err)
+		}
+		// Removed while held: a launch that opened it before gets
+		// no lock on it and moves on to another name.
+		os.Remove(r.lockPath(e.Slot))
+		return nil
+	})
+}
+
+// trimLaunches removes an ended slot's oldest transcripts beyond max.
+func (r *Registry) trimLaunches(e Entry, max int) error {
+	// Counting names is enough to know there is nothing to do.
+	des, err := os.ReadDir(filepath.Join(r.home, "transcripts", e.Slot))
+	n := 0
+	for _, de := range des {
+		if _, _, ok := parseLaunchName(de.Name()); ok {
+			n++
+		}
+	}
+	if err != nil || n <= max {
+		return nil
+	}
+	ls, err := r.Launches(e.Slot)
+	if err != nil || len(ls) <= max {
+		return err
+	}
+	return r.underLock(e, func() error {
+		for _, l := range ls[:len(ls)-max] {
+			if l.Path == e.Transcript {
+				continue
+			}
+			for _, p := range []string{l.Path, l.Path + ".1", transcript.SizesPath(l.Path), transcript.SizesPath(l.Path + ".1")} {
+				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("pruning transcript %s: %w", p, err)
+				}
+			}
+		}
+		return nil
+	})
+}
