@@ -32,6 +32,12 @@ type Payload struct {
 	EnvFile string `json:"env_file,omitempty"`
 	// NewSessionKeyring: see [Spec.NewSessionKeyring].
 	NewSessionKeyring bool `json:"new_session_keyring,omitempty"`
+	// Inherit are the caller's own descriptors (deny-list jails): the
+	// numbers the agent must find them at, as unjailed. The init finds
+	// them at InheritAt and up, in that order, past the descriptors of
+	// aisan's own protocol.
+	Inherit   []int `json:"inherit,omitempty"`
+	InheritAt int   `json:"inherit_at,omitempty"`
 }
 
 // PayloadRelay is one loopback port and the socket it relays to.
@@ -129,12 +135,13 @@ func RunInit() int {
 		return 127
 	}
 	cmd := &exec.Cmd{
-		Path:   path,
-		Args:   argv,
-		Env:    env,
-		Stdin:  os.Stdin,
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
+		Path:       path,
+		Args:       argv,
+		Env:        env,
+		Stdin:      os.Stdin,
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		ExtraFiles: inheritedFiles(p),
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:    true,
 			Foreground: p.Foreground,
@@ -206,4 +213,28 @@ func statusCode(ws unix.WaitStatus) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
+}
+
+// inheritedFiles places the caller's descriptors for the agent at the
+// numbers they had outside; every other number from 3 up to the highest
+// is closed in the agent. Their copies at InheritAt are close-on-exec, so
+// the agent has each once.
+func inheritedFiles(p Payload) []*os.File {
+	if len(p.Inherit) == 0 {
+		return nil
+	}
+	top := 0
+	for _, n := range p.Inherit {
+		top = max(top, n)
+	}
+	files := make([]*os.File, top-2)
+	for i, n := range p.Inherit {
+		if n < 3 {
+			continue
+		}
+		fd := p.InheritAt + i
+		syscall.CloseOnExec(fd)
+		files[n-3] = os.NewFile(uintptr(fd), "inherited")
+	}
+	return files
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,6 +50,10 @@ type Launcher struct {
 	Transcript io.Writer
 	// NoPTY keeps the user's streams even when stdin is a terminal.
 	NoPTY bool
+	// PassFDs hands the caller's own open descriptors (those not
+	// close-on-exec) to the agent at the same numbers, as unjailed.
+	// Strict boxes get none.
+	PassFDs bool
 	// Place is called with the stage's PID before the jail may start; it
 	// is where the jail is put into its systemd scope.
 	Place func(ctx context.Context, stagePID int) error
@@ -132,6 +138,8 @@ type Stage struct {
 	inW *os.File
 	// restoreTerm undoes raw mode on the user's terminal (pty sessions).
 	restoreTerm func()
+	// inherit are the numbers of the caller's descriptors passed on.
+	inherit []int
 
 	argsFile, payloadFile *os.File // shared with the stage, filled by Run
 	infoR, readyR, gateW  *os.File
@@ -209,8 +217,15 @@ func (l *Launcher) Start() (*Stage, error) {
 	st.gateW = os.NewFile(uintptr(gfds[0]), "gate")
 	theirs = append(theirs, gateR)
 
-	cmd := exec.Command(l.Self, StageCommand, l.Bwrap)
-	cmd.ExtraFiles = []*os.File{st.argsFile, self, st.payloadFile, infoW, readyW, gateR}
+	var inherited []*os.File
+	if l.PassFDs {
+		inherited, st.inherit = callerFiles()
+		for _, f := range inherited {
+			theirs = append(theirs, f)
+		}
+	}
+	cmd := exec.Command(l.Self, StageCommand, l.Bwrap, strconv.Itoa(len(inherited)))
+	cmd.ExtraFiles = append([]*os.File{st.argsFile, self, st.payloadFile, infoW, readyW, gateR}, inherited...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
@@ -366,7 +381,11 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 	// On our pty the agent is the foreground job: keyboard signals and
 	// SIGWINCH go to it, and it may read. Without one the jail has no
 	// controlling terminal at all.
-	payload, err := json.Marshal(c.Payload(st.usePTY, 0))
+	pl := c.Payload(st.usePTY, 0)
+	if len(st.inherit) > 0 {
+		pl.Inherit, pl.InheritAt = st.inherit, FDFirstPin+len(c.Pins)
+	}
+	payload, err := json.Marshal(pl)
 	if err != nil {
 		return fail(fmt.Errorf("encoding the jail payload: %w", err))
 	}
@@ -915,4 +934,38 @@ func fileType(typ uint32) string {
 		return "socket"
 	}
 	return "special file"
+}
+
+// callerFiles returns the descriptors this process inherited open without
+// close-on-exec, from 3 up: the caller's own (everything aisan opens is
+// close-on-exec), which an agent run without aisan would have inherited.
+func callerFiles() ([]*os.File, []int) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil, nil
+	}
+	var nums []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 3 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue
+		}
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	files := make([]*os.File, len(nums))
+	for i, n := range nums {
+		// Not os.NewFile: its finalizer would close the caller's
+		// descriptor; a duplicate is ours to lose.
+		d, err := unix.FcntlInt(uintptr(n), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			return nil, nil
+		}
+		files[i] = os.NewFile(uintptr(d), "inherited")
+	}
+	return files, nums
 }

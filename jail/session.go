@@ -299,6 +299,9 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		Bwrap: h.Bwrap, Self: self,
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: agentErr,
 		lateTranscript: true,
+		// As unjailed, the caller's open descriptors reach the agent;
+		// a strict box starts from nothing of the host's.
+		PassFDs: req.Strict == nil,
 	}
 	// The stage process starts now and initialises while we take the slot
 	// and plan the jail; it waits at its gate until then. Even forking it
@@ -487,6 +490,9 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		if err := sl.Update(func(r *slot.Record) {
 			r.InitPID = info.InitPID
 			r.PidNSInode = info.PIDNamespace
+			if req.Strict != nil {
+				r.Mode = "strict"
+			}
 		}); err != nil {
 			fmt.Fprintf(stdio.Err, "aisan: warning: recording slot %s: %v\n", sl.Name(), err)
 		}

@@ -28,8 +28,13 @@ const maxPins = 200
 //
 // args is [bwrap path].
 func RunStage(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "aisan: error: internal stage started without a bwrap path")
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "aisan: error: internal stage started without a bwrap path and a descriptor count")
+		return 125
+	}
+	inherited, err := strconv.Atoi(args[1])
+	if err != nil || inherited < 0 {
+		fmt.Fprintln(os.Stderr, "aisan: error: internal stage: bad descriptor count")
 		return 125
 	}
 	// bwrap's --die-with-parent watches the thread that forked it; keep
@@ -45,8 +50,12 @@ func RunStage(args []string) int {
 	for _, fd := range []int{FDArgs, FDInit, FDPayload, FDInfo, FDReady} {
 		files = append(files, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
 	}
-	// bwrap finds them at FDFirstPin and up.
+	// bwrap finds them at FDFirstPin and up, and the caller's own after
+	// them (the init moves those back to their numbers for the agent).
 	files = append(files, pins...)
+	for i := range inherited {
+		files = append(files, os.NewFile(uintptr(fdGate+1+i), "inherited"))
+	}
 	cmd := exec.Command(args[0], "--args", strconv.Itoa(FDArgs), "--", initArgv0)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = files
@@ -58,7 +67,7 @@ func RunStage(args []string) int {
 	for _, f := range files {
 		f.Close()
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

@@ -122,7 +122,13 @@ func TestStrictClaudeThroughEgress(t *testing.T) {
 			for n, e := range slotList(t, env) {
 				if e.Kind == "claude" {
 					slotName = n
+					if e.Mode != "strict" {
+						t.Errorf("list --json shows mode %q for the strict box", e.Mode)
+					}
 				}
+			}
+			if l := aisan(t, env, "", "list"); !strings.Contains(l.stdout, "claude/strict") {
+				t.Errorf("aisan list does not show the mode:\n%s", l.stdout)
 			}
 			if logs := aisan(t, env, "", "logs", "--egress", slotName); !strings.Contains(logs.stdout, "/v1/messages") || strings.Contains(logs.stdout, hostToken) {
 				t.Errorf("egress log: %q", logs.stdout)

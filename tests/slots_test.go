@@ -17,6 +17,7 @@ import (
 
 // slotEntry is one element of 'aisan list --json'.
 type slotEntry struct {
+	Mode        string `json:"mode"`
 	Slot        string `json:"slot"`
 	Kind        string `json:"kind"`
 	Worktree    string `json:"worktree"`

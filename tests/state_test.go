@@ -97,8 +97,8 @@ func TestStateReadOnlyInJail(t *testing.T) {
 	}
 
 	// None of aisan's descriptors reach the agent: it has no descriptor
-	// that the same program run without aisan lacks. (That the caller's
-	// own descriptors below 10 reach it too is the transparency issue's.)
+	// that the same program run without aisan lacks (and, see
+	// TestCallerDescriptorsReachAgent, it has all of those).
 	fdNums := func(out string) []string {
 		var nums []string
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -549,5 +549,39 @@ func TestPIDFilesApart(t *testing.T) {
 	ents, _ := os.ReadDir(sessions)
 	if len(ents) != 1 || ents[0].Name() != "host.json" {
 		t.Errorf("the host's sessions dir holds %v; want only host.json", ents)
+	}
+}
+
+// TestCallerDescriptorsReachAgent: the caller's own open descriptors reach
+// a deny-list agent at the same numbers, as unjailed, low ones included
+// (exec 7>f; aisan run -- …); a strict box gets none of them.
+func TestCallerDescriptorsReachAgent(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "seven")
+	in := filepath.Join(dir, "three")
+	os.WriteFile(in, []byte("from fd 3\n"), 0o644)
+	script := `exec 7>"$1"; exec 3<"$2"; exec 12>>"$1"; "$0" run -- sh -c 'echo to-seven >&7; echo to-twelve >>/proc/self/fd/12; cat <&3; ls /proc/self/fd | sort -n | tr "\n" " "'`
+	r := runCmd(t, slotWorktree(t), env, "", "bash", "-c", script, aisanBin, out, in)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "from fd 3") {
+		t.Errorf("the agent could not read the caller's fd 3: %q", r.stdout)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "to-seven\nto-twelve\n" {
+		t.Errorf("the caller's fds 7 and 12 got %q", b)
+	}
+	for _, fd := range []string{" 3 ", " 7 ", " 12 "} {
+		if !strings.Contains(" "+lineWith(r.stdout+"\n", "0 ")+" ", fd) {
+			t.Errorf("descriptor%s missing in the jail: %q", fd, r.stdout)
+		}
+	}
+	// Strict: nothing of the caller's.
+	repo, _, senv := strictRepo(t)
+	r = runCmd(t, repo, append(senv, "AISAN_NO_SCOPE=1"), "", "bash", "-c", `exec 7>"$1"; "$0" run --strict -- sh -c 'echo x >&7' 2>&1; echo "rc=$?"`, aisanBin, out)
+	if strings.Contains(r.stdout, "rc=0") {
+		t.Errorf("a strict box could write the caller's fd 7: %q", r.stdout)
 	}
 }

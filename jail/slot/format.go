@@ -66,7 +66,11 @@ func WriteTable(w io.Writer, entries []Entry) error {
 		if e.State != Exited {
 			idle = Age(e.Idle)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", Printable(e.Slot), Printable(e.Kind), state, idle, Printable(e.Worktree))
+		kind := e.Kind
+		if e.Mode != "" {
+			kind += "/" + e.Mode
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", Printable(e.Slot), Printable(kind), state, idle, Printable(e.Worktree))
 		if units {
 			unit := e.Unit
 			if unit == "" {

@@ -53,6 +53,8 @@ type Record struct {
 	// MaxRuntime is a headless service's runtime cap; interactive slots
 	// have none and are never stopped for running long.
 	MaxRuntime time.Duration `json:"max_runtime,omitempty"`
+	// Mode is "strict" for an allow-list box, "" for the deny-list jail.
+	Mode string `json:"mode,omitempty"`
 }
 
 // CorruptError reports a registry file that cannot be used. The file is

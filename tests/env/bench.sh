@@ -38,3 +38,14 @@ for s in "$OUT"/scripts/*.sh; do
 	[ -e "$s" ] || continue
 	"${inside[@]}" env AISAN_BIN="$OUT/aisan" bash "$s"
 done
+
+# Strict mode's host side (no jail needed): the model egress chain against
+# a direct client, the REAPI transport and the host allow-list proxy
+# against direct connections, each in the same run.
+cd "$ROOT"
+echo "egress model proxy (issue #15):"
+go run ./tests/bench/egressbench
+echo "REAPI transport (issue #16):"
+go test ./egress/reapi -run '^$' -bench . -benchtime 20x 2>&1 | grep -E '^(Benchmark|\s)' || true
+echo "host allow-list proxy (issue #18):"
+go test ./egress/hostproxy -run '^$' -bench . -benchtime 20x 2>&1 | grep -E '^(Benchmark|\s)' || true
