@@ -241,7 +241,10 @@ func TestAgentCodexTUI(t *testing.T) {
 	hostFile := filepath.Join(home, ".codex", "history.jsonl")
 	os.WriteFile(hostFile, []byte(`{"session_id":"outside","ts":1,"text":"typed outside"}`+"\n"), 0o600)
 
-	// First a codex without aisan, in the worktree.
+	// First a codex without aisan, in the worktree. It leaves its
+	// app-server daemon running on the host (under this test's home),
+	// which the test ends.
+	t.Cleanup(func() { exec.Command("pkill", "-f", home+"/").Run() })
 	plain, plainCmd := startTUIProgram(t, dir, env, filepath.Join(bin, "codex"))
 	for i := 0; ; i++ {
 		typeLine(plain, "typed outside the jail")

@@ -300,11 +300,19 @@ func anthropicAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 			}
 		}
 	}
+	step, command, pending := s.next()
+	// A command "tool:NAME {json}" calls tool NAME (an MCP server's, say)
+	// with that input instead of running a shell command.
+	toolName := "Bash"
+	input, _ := json.Marshal(map[string]string{"command": command, "description": "Run the given command"})
+	if rest, ok := strings.CutPrefix(command, "tool:"); ok {
+		n, in, _ := strings.Cut(rest, " ")
+		toolName, input = n, []byte(in)
+	}
 	hasBash := false
 	for _, tool := range req.Tools {
-		hasBash = hasBash || tool.Name == "Bash"
+		hasBash = hasBash || tool.Name == toolName
 	}
-	step, command, pending := s.next()
 	id := "msg_aisan_e2e"
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 1}
 	start := map[string]any{"type": "message_start", "message": map[string]any{
@@ -312,17 +320,16 @@ func anthropicAPI(s *standIn, w http.ResponseWriter, r *http.Request, body []byt
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage,
 	}}
 	if hasBash && pending {
-		input, _ := json.Marshal(map[string]string{"command": command, "description": "Run the given command"})
 		if !req.Stream {
 			writeJSON(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-				"content":     []any{map[string]any{"type": "tool_use", "id": callID(step), "name": "Bash", "input": json.RawMessage(input)}},
+				"content":     []any{map[string]any{"type": "tool_use", "id": callID(step), "name": toolName, "input": json.RawMessage(input)}},
 				"stop_reason": "tool_use", "stop_sequence": nil, "usage": usage})
 			return
 		}
 		sse(w,
 			"message_start", start,
 			"content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-				"content_block": map[string]any{"type": "tool_use", "id": callID(step), "name": "Bash", "input": map[string]any{}}},
+				"content_block": map[string]any{"type": "tool_use", "id": callID(step), "name": toolName, "input": map[string]any{}}},
 			"content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}},
 			"content_block_stop", map[string]any{"type": "content_block_stop", "index": 0},

@@ -1,10 +1,15 @@
 package tests
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // mcpServer is a stdio MCP server small enough for a box with /usr only:
@@ -24,6 +29,7 @@ while IFS= read -r line; do
 	case "$line" in
 	*'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"probe","version":"1"}}}\n' "$id" ;;
 	*'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","description":"echo","inputSchema":{"type":"object","properties":{}}}]}}\n' "$id" ;;
+	*'"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"probe-answer from the box"}]}}\n' "$id" ;;
 	*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
 	esac
 done
@@ -101,5 +107,72 @@ func TestStrictMCPImport(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(cxConf); string(b) != cx {
 		t.Errorf("the host's codex config changed:\n%s", b)
+	}
+}
+
+// TestStrictClaudeMCPToolCall: the real claude in a strict box, reaching
+// the model only through the egress proxy, calls a tool of an MCP server
+// the user declared on the host: the server starts inside the box (only
+// lo, no host-only file, no withheld variable) and its answer reaches the
+// model; the host's ~/.claude.json is byte-identical afterwards.
+func TestStrictClaudeMCPToolCall(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, _ := strictRepo(t)
+	tools := filepath.Join(home, "tools")
+	os.MkdirAll(tools, 0o755)
+	server := filepath.Join(tools, "probe-server")
+	os.WriteFile(server, []byte(mcpServer), 0o755)
+	hostOnly := filepath.Join(home, "host-only.txt")
+	os.WriteFile(hostOnly, []byte("not for the box"), 0o600)
+	facts := filepath.Join(repo, "facts")
+	claudeJSON := filepath.Join(home, ".claude.json")
+	conf := `{"mcpServers": {"probe": {"type": "stdio", "command": "` + server + `", "args": [],
+  "env": {"FACTS": "` + facts + `", "HOST_ONLY": "` + hostOnly + `", "API_TOKEN": "sk-live-0123456789abcdef"}},
+  "far": {"type": "http", "url": "https://mcp.example.invalid/mcp"}}}`
+	os.WriteFile(claudeJSON, []byte(conf), 0o600)
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
+		`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	var toolsSeen []string
+	var mu sync.Mutex
+	api := func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte) {
+		var req struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		json.Unmarshal(body, &req)
+		mu.Lock()
+		for _, tl := range req.Tools {
+			toolsSeen = append(toolsSeen, tl.Name)
+		}
+		mu.Unlock()
+		anthropicAPI(s, w, r, body)
+	}
+	s, _ := tlsStandIn(t, ca, []string{"tool:mcp__probe__echo {}"}, api)
+	env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	// MCP tools are offered directly, not behind Claude's tool search.
+	r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--env", "ENABLE_TOOL_SEARCH=false", "--", "-p", "Use the probe.", "--output-format", "json")
+	if err := claudeDone(r.stdout); err != nil {
+		t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+	}
+	res, ok := s.result()
+	if !ok || !strings.Contains(res, "probe-answer from the box") {
+		mu.Lock()
+		t.Fatalf("the MCP tool's answer did not reach the model: %q (tools offered: %v)", res, toolsSeen)
+	}
+	b, err := os.ReadFile(facts)
+	if err != nil {
+		t.Fatalf("the MCP server did not start in the box: %v", err)
+	}
+	f := string(b)
+	if lineWith(f, "ifaces:") != "ifaces: lo " || lineWith(f, "host-only:") != "host-only: unreadable" ||
+		strings.Contains(lineWith(f, "env:"), "API_TOKEN") {
+		t.Errorf("the server's view from the box:\n%s", f)
+	}
+	if got, _ := os.ReadFile(claudeJSON); string(got) != conf {
+		t.Errorf("the host's ~/.claude.json changed:\n%s", got)
 	}
 }
