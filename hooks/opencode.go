@@ -46,6 +46,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/tailscale/hujson"
@@ -172,7 +173,7 @@ func parseLayer(l OpencodeLayer, getenv func(string) string) (perm, tools *jsObj
 	if len(l.Data) == 0 {
 		return perm, tools, nil
 	}
-	text := envRef.ReplaceAllFunc(l.Data, func(ref []byte) []byte {
+	text := envRef().ReplaceAllFunc(l.Data, func(ref []byte) []byte {
 		return []byte(getenv(string(ref[len("{env:") : len(ref)-1])))
 	})
 	if err := checkNesting(text); err != nil {
@@ -223,7 +224,7 @@ func parseLayer(l OpencodeLayer, getenv func(string) string) (perm, tools *jsObj
 
 // envRef is opencode's {env:NAME} reference, replaced in a layer's text
 // before it is parsed.
-var envRef = regexp.MustCompile(`\{env:[^}]+\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{env:[^}]+\}`) })
 
 // parseEnvPermission reads OPENCODE_PERMISSION, which opencode parses as
 // strict JSON and merges as it is: anything but an object would turn into

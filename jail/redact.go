@@ -3,6 +3,7 @@ package jail
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // redactedValue stands for a value explain does not print.
@@ -10,18 +11,22 @@ const redactedValue = "<redacted>"
 
 // secretName matches variable names that conventionally hold credentials:
 // ANTHROPIC_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, …
-var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|COOKIE|PRIVATE|_AUTH$|^AUTH_|_PAT$|^PAT_)`)
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|COOKIE|PRIVATE|_AUTH$|^AUTH_|_PAT$|^PAT_)`)
+})
 
 // secretValue matches values that look like credentials whatever their
 // variable is called: well-known key prefixes, and URLs with a password.
-var secretValue = regexp.MustCompile(`^(sk-|sk_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ)|://[^/@\s]+:[^/@\s]+@`)
+var secretValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(sk-|sk_|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ)|://[^/@\s]+:[^/@\s]+@`)
+})
 
 // IsSecret reports whether an environment entry should not be printed.
 func IsSecret(name, value string) bool {
 	if value == "" {
 		return false
 	}
-	return secretName.MatchString(name) || secretValue.MatchString(value)
+	return secretName().MatchString(name) || secretValue().MatchString(value)
 }
 
 // redactEnv returns KEY=VALUE with the value replaced when it is secret.

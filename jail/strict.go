@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 )
@@ -123,7 +124,7 @@ type StrictOptions struct {
 
 // passEnv are host variables a strict box keeps: the terminal, the
 // locale and the time zone. Nothing else crosses.
-var passEnv = regexp.MustCompile(`^(TERM|COLORTERM|LANG|LANGUAGE|LC_[A-Z_]+|TZ)$`)
+var passEnv = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(TERM|COLORTERM|LANG|LANGUAGE|LC_[A-Z_]+|TZ)$`) })
 
 // strictDefaults are variables every strict box sets.
 var strictDefaults = []string{
@@ -209,7 +210,7 @@ func Strict(o StrictOptions) Spec {
 		env = append(env, "USER="+o.User, "LOGNAME="+o.User)
 	}
 	for _, kv := range o.HostEnv {
-		if k, _, _ := strings.Cut(kv, "="); passEnv.MatchString(k) {
+		if k, _, _ := strings.Cut(kv, "="); passEnv().MatchString(k) {
 			env = append(env, kv)
 		}
 	}
@@ -288,7 +289,7 @@ func writableUnder(mounts []Mount, p string) bool {
 // Egress names: a raw relay's name, and the built-in backends' names
 // (answered by the host side of strict mode).
 var (
-	rawEgressName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	rawEgressName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) })
 	// BuiltinEgress are the built-in backends; a name with a ":" or "="
 	// suffix takes a parameter (openai-compatible:<provider>,
 	// reapi=FILE, grpc:<name>=FILE).
@@ -329,7 +330,7 @@ func ParseEgress(s string) (EgressRequest, error) {
 	if !hasEq || rest == "" {
 		return EgressRequest{}, fmt.Errorf("--egress %q: give NAME=SOCKET for a raw relay, or a built-in backend (%s)", s, strings.Join(BuiltinEgress, ", "))
 	}
-	if !rawEgressName.MatchString(head) {
+	if !rawEgressName().MatchString(head) {
 		return EgressRequest{}, fmt.Errorf("--egress %q: a raw relay's name must match [a-z0-9][a-z0-9-]*", s)
 	}
 	if !filepath.IsAbs(rest) {

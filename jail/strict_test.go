@@ -258,7 +258,7 @@ func FuzzParseEgress(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if r.Backend == "" && (!rawEgressName.MatchString(r.Name) || !filepath.IsAbs(r.Socket)) {
+		if r.Backend == "" && (!rawEgressName().MatchString(r.Name) || !filepath.IsAbs(r.Socket)) {
 			t.Fatalf("accepted %q as %+v", s, r)
 		}
 		if !strings.HasPrefix(EgressEnvName(r.Name), "AISAN_EGRESS_") {

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail/agent"
@@ -89,10 +90,10 @@ func bwrapVersion(bwrap string) ([3]int, error) {
 	return parseBwrapVersion(string(out))
 }
 
-var versionRE = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`) })
 
 func parseBwrapVersion(s string) ([3]int, error) {
-	m := versionRE.FindStringSubmatch(s)
+	m := versionRE().FindStringSubmatch(s)
 	if m == nil {
 		return [3]int{}, fmt.Errorf("no version in bwrap's answer %q", strings.TrimSpace(s))
 	}

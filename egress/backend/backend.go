@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/anthropic"
@@ -85,7 +86,7 @@ func EnvName(name string) string {
 	return "AISAN_EGRESS_" + strings.NewReplacer("-", "_", ":", "_").Replace(strings.ToUpper(name))
 }
 
-var providerRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var providerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
 
 // New builds the backend called name.
 func New(name string, o Options) (*Spec, error) {
@@ -116,7 +117,7 @@ func New(name string, o Options) (*Spec, error) {
 		s, err = newOpenAI(o)
 	case strings.HasPrefix(name, "openai-compatible:"):
 		p := strings.TrimPrefix(name, "openai-compatible:")
-		if !providerRE.MatchString(p) {
+		if !providerRE().MatchString(p) {
 			return nil, fmt.Errorf("egress %s: %q is not an opencode provider id", name, p)
 		}
 		s, err = newCompatible(p, o)

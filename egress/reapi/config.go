@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -185,9 +186,9 @@ type fileConfig struct {
 }
 
 var (
-	nameRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-	methodRE = regexp.MustCompile(`^/[A-Za-z_][A-Za-z0-9_.]*/[A-Za-z_][A-Za-z0-9_]*$`)
-	headerRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	nameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`) })
+	methodRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/[A-Za-z_][A-Za-z0-9_.]*/[A-Za-z_][A-Za-z0-9_]*$`) })
+	headerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) })
 )
 
 // maxConfig bounds the file: a policy is a few lines.
@@ -206,7 +207,7 @@ func Load(name string, generic bool, path string) (*Config, error) {
 
 // Parse is [Load] on bytes already read; file names them in errors.
 func Parse(name string, generic bool, file string, data []byte) (*Config, error) {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return nil, fmt.Errorf("egress backend name %q: use 1 to 32 of a-z, 0-9, '-' and '_', starting with a letter", name)
 	}
 	if !generic && name != "reapi" {
@@ -283,14 +284,14 @@ func (c *Config) complete() error {
 		c.Methods = slices.Clone(DefaultMethods)
 	}
 	for _, m := range c.Methods {
-		if !methodRE.MatchString(m) {
+		if !methodRE().MatchString(m) {
 			return fmt.Errorf("methods: %q is not a gRPC path like \"/pkg.Service/Method\"", m)
 		}
 	}
 	c.Methods = sortUniq(c.Methods)
 	for i, h := range c.Headers {
 		h = strings.ToLower(h)
-		if !headerRE.MatchString(h) {
+		if !headerRE().MatchString(h) {
 			return fmt.Errorf("headers: %q is not a header name", c.Headers[i])
 		}
 		if slices.Contains(neverForward, h) || strings.HasPrefix(h, "grpc-") && !slices.Contains(grpcHeaders, h) {

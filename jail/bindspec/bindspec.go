@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail"
@@ -298,11 +299,11 @@ func (l *loader) expand(p, dir string) (string, error) {
 	return filepath.Join(dir, p), nil
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func validEnv(s string) bool {
 	name, _, _ := strings.Cut(s, "=")
-	return envName.MatchString(name)
+	return envName().MatchString(name)
 }
 
 // ValidEnv reports whether s is NAME or NAME=VALUE with a valid NAME.

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Secret detection rules. A value is treated as a secret when
@@ -28,9 +29,13 @@ var secretPrefixes = []string{
 var (
 	// A reference to another variable, expanded (if at all) in the box.
 	// opencode spells it {env:NAME}, or {file:PATH} for a file read in the box.
-	refOnly = regexp.MustCompile(`^(\$(\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)|\{env:[A-Za-z_][A-Za-z0-9_]*\}|\{file:[^}]+\})$`)
-	jwt     = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$`)
-	keyish  = regexp.MustCompile(`^[A-Za-z0-9+/=_.\-]{32,}$`)
+	refOnly = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\$(\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)|\{env:[A-Za-z_][A-Za-z0-9_]*\}|\{file:[^}]+\})$`)
+	})
+	jwt = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$`)
+	})
+	keyish = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9+/=_.\-]{32,}$`) })
 )
 
 // LooksSecret reports whether an env variable looks like it carries a
@@ -39,7 +44,7 @@ func LooksSecret(name, value string) (why string, secret bool) {
 	if valueLooksSecret(value) {
 		return "value", true
 	}
-	if value == "" || refOnly.MatchString(value) {
+	if value == "" || refOnly().MatchString(value) {
 		return "", false
 	}
 	upper := strings.ToUpper(name)
@@ -68,10 +73,10 @@ func valueLooksSecret(v string) bool {
 			return true
 		}
 	}
-	if jwt.MatchString(v) {
+	if jwt().MatchString(v) {
 		return true
 	}
-	if keyish.MatchString(v) && !strings.HasPrefix(v, "/") {
+	if keyish().MatchString(v) && !strings.HasPrefix(v, "/") {
 		var letter, digit bool
 		for _, r := range v {
 			switch {
