@@ -244,7 +244,13 @@ func TestAgentCodexTUI(t *testing.T) {
 	// First a codex without aisan, in the worktree. It leaves its
 	// app-server daemon running on the host (under this test's home),
 	// which the test ends.
-	t.Cleanup(func() { exec.Command("pkill", "-f", home+"/").Run() })
+	t.Cleanup(func() {
+		// Gone before the test's directories are removed under it.
+		exec.Command("pkill", "-KILL", "-f", home+"/").Run()
+		for i := 0; i < 100 && exec.Command("pgrep", "-f", home+"/").Run() == nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	plain, plainCmd := startTUIProgram(t, dir, env, filepath.Join(bin, "codex"))
 	for i := 0; ; i++ {
 		typeLine(plain, "typed outside the jail")

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -134,5 +135,54 @@ func TestStrictClaudeThroughEgress(t *testing.T) {
 				t.Errorf("egress log: %q", logs.stdout)
 			}
 		})
+	}
+}
+
+// TestPreflightStrict: 'aisan preflight --strict' checks the model
+// backends the host has: a valid Claude login (named, its content never
+// printed) with a usable refresh lock and an upstream that answers (a
+// loopback HTTPS stand-in here) is ok; a login that does not parse fails
+// naming the file; a backend without a login is reported as not set up.
+func TestPreflightStrict(t *testing.T) {
+	requireJail(t)
+	home, env := testEnv(t)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	s, _ := tlsStandIn(t, ca, nil, anthropicAPI)
+	env = append(env, "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "CLAUDE_CONFIG_DIR=", "CODEX_HOME=")
+	const secret = "sk-ant-oat01-preflight-secret-value"
+	creds := filepath.Join(home, ".claude", ".credentials.json")
+	os.MkdirAll(filepath.Dir(creds), 0o700)
+	os.WriteFile(creds, []byte(fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"r","expiresAt":%d,"subscriptionType":"max"}}`,
+		secret, time.Now().Add(2*time.Hour).UnixMilli())), 0o600)
+	type finding struct{ Status, Name, Detail, Fix string }
+	run := func() map[string]finding {
+		r := aisan(t, env, "", "preflight", "--strict", "--json")
+		if strings.Contains(r.stdout+r.stderr, secret[len(secret)-10:]) {
+			t.Fatalf("preflight printed the credential")
+		}
+		var out struct{ Findings []finding }
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("preflight --strict --json: %v\n%s\n%s", err, r.stdout, r.stderr)
+		}
+		m := map[string]finding{}
+		for _, f := range out.Findings {
+			m[f.Name] = f
+		}
+		return m
+	}
+	m := run()
+	if f := m["anthropic login"]; f.Status != "ok" || !strings.Contains(f.Detail, ".credentials.json") {
+		t.Errorf("anthropic login: %+v", f)
+	}
+	if f := m["anthropic upstream"]; f.Status != "ok" || !strings.Contains(f.Detail, "answers") {
+		t.Errorf("anthropic upstream: %+v", f)
+	}
+	if f := m["codex login"]; f.Status != "ok" || !strings.Contains(f.Detail, "not set up") {
+		t.Errorf("codex login: %+v", f)
+	}
+	os.WriteFile(creds, []byte(`{"claudeAiOauth": {`+secret), 0o600)
+	m = run()
+	if f := m["anthropic login"]; !strings.EqualFold(f.Status, "fail") || !strings.Contains(f.Detail, ".credentials.json") || f.Fix == "" {
+		t.Errorf("a broken login: %+v; want FAIL naming the file, with a fix", f)
 	}
 }

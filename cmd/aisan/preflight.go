@@ -9,7 +9,7 @@ import (
 )
 
 const preflightUsage = `
-Usage: aisan preflight [--json | --quiet]
+Usage: aisan preflight [--strict] [--json | --quiet]
 
 Proves on this host that the jail holds, and says how to fix what does
 not. Each check prints one line: ok, warn or FAIL, its name and what it
@@ -29,7 +29,14 @@ root.
 The last line is "preflight: ok" (exit status 0) or "preflight: N
 problems" (exit status 1).
 
+With --strict it also checks strict mode's model backends: for each the
+host has a credential for (the Claude login, the Codex login), that it is
+there, parses and has not expired (naming the file, never its content),
+that the refresher's lock can be taken, and that the upstream answers
+one request (AISAN_ANTHROPIC_UPSTREAM and AISAN_CODEX_UPSTREAM apply).
+
 Options:
+  --strict     also check strict mode's model backends
   --json       print the findings as JSON, for scripts
   --quiet      print only the problems (nothing when there are none)
   -h, --help   show this help
@@ -42,6 +49,7 @@ func runPreflight(ctx context.Context, args []string) error {
 	fs := newFlagSet("preflight", preflightUsage)
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
+	strict := fs.Bool("strict", false, "")
 	// The inside half of the live probe: aisan runs itself in the probe
 	// jail with this flag. Not a user command, so not in the usage.
 	inside := fs.Bool("probe-inside", false, "")
@@ -61,7 +69,11 @@ func runPreflight(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	findings := preflight.Run(ctx, env, preflight.Checks())
+	checks := preflight.Checks()
+	if *strict {
+		checks = append(checks, preflight.StrictChecks()...)
+	}
+	findings := preflight.Run(ctx, env, checks)
 	env.Close()
 	if *asJSON {
 		err = preflight.WriteJSON(os.Stdout, findings)

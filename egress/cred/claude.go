@@ -189,3 +189,10 @@ func (c *ClaudeOAuth) refreshLocked(ctx context.Context) (claudeLogin, error) {
 	}
 	return claudeLogin{access: NewSecret(resp.AccessToken)}, nil
 }
+
+// Expiry is when the login's access token expires, read from the file
+// now (for preflight); the proxy refreshes it before then.
+func (c *ClaudeOAuth) Expiry() (time.Time, error) {
+	l, _, err := c.read()
+	return l.expiry(), err
+}
