@@ -200,6 +200,10 @@ func TestKillProofForgedRecord(t *testing.T) {
 			_, _, a := slotLaunch(t, slotWorktree(t), env, "sleep", "301")
 			killWaitAgent(t, v)
 			killWaitAgent(t, a)
+			// The forged record is put right before the test's cleanup
+			// kills every slot, or A's jail would outlive the test.
+			orig := killRecord(t, env, a.Slot)
+			t.Cleanup(func() { killForge(t, env, a.Slot, func(r *slot.Record) { *r = orig }) })
 			for _, unit := range []string{a.Unit, v.Unit} {
 				killForge(t, env, a.Slot, func(r *slot.Record) {
 					r.InitPID, r.PidNSInode, r.Unit = v.InitPID, v.PidNSInode, unit
