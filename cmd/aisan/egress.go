@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/egress/reapi"
@@ -39,8 +40,8 @@ func openEgressAudit(slotName string) (*audit.File, error) {
 	return audit.Open(p)
 }
 
-// listenEndpoint listens on an endpoint's Unix socket, 0600, in the
-// slot's run directory (created 0700 if needed).
+// listenEndpoint listens on an endpoint's socket in the slot's run
+// directory (created 0700 if needed), with egress.ListenUnix's rules.
 func listenEndpoint(e jail.Endpoint) (net.Listener, error) {
 	if e.Socket == "" {
 		return nil, errors.New("this backend needs a box of its own network (no --net)")
@@ -48,16 +49,7 @@ func listenEndpoint(e jail.Endpoint) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(e.Socket), 0o700); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", filepath.Dir(e.Socket), err)
 	}
-	os.Remove(e.Socket)
-	ln, err := net.Listen("unix", e.Socket)
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", e.Socket, err)
-	}
-	if err := os.Chmod(e.Socket, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("making %s private: %w", e.Socket, err)
-	}
-	return ln, nil
+	return egress.ListenUnix(e.Socket)
 }
 
 // startHosts serves the host allow-list proxy (--allow-host) on the

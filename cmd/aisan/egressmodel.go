@@ -90,14 +90,6 @@ func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest
 			why = err
 			continue
 		}
-		if c.Backend == "openai" {
-			// Its key is read lazily; offer the endpoint only when the
-			// host has one.
-			if err := openAIKeyPresent(); err != nil {
-				why = err
-				continue
-			}
-		}
 		r.Egress = append(r.Egress, c)
 		why = nil
 		break
@@ -155,11 +147,7 @@ func startModel(ctx context.Context, e jail.Endpoint) (func(), []string, error) 
 	var ln net.Listener
 	var baseURL string
 	if e.Socket != "" {
-		if err := os.MkdirAll(filepath.Dir(e.Socket), 0o700); err != nil {
-			log.Close()
-			return nil, nil, err
-		}
-		ln, err = egress.ListenUnix(e.Socket)
+		ln, err = listenEndpoint(e)
 		baseURL = "http://127.0.0.1:" + strconv.Itoa(e.Port)
 	} else {
 		ln, err = egress.ListenLoopback()
@@ -197,23 +185,4 @@ func opencodeProvider() string {
 		return ""
 	}
 	return ids[0]
-}
-
-// openAIKeyPresent checks that the host has an OpenAI API key where the
-// openai backend looks for one.
-func openAIKeyPresent() error {
-	for _, v := range []string{"AISAN_OPENAI_KEY_COMMAND", "AISAN_OPENAI_KEY_FILE", "OPENAI_API_KEY"} {
-		if os.Getenv(v) != "" {
-			return nil
-		}
-	}
-	home := os.Getenv("CODEX_HOME")
-	if !filepath.IsAbs(home) {
-		h, _ := os.UserHomeDir()
-		home = filepath.Join(h, ".codex")
-	}
-	if _, err := (cred.CodexAPIKey{Home: home}).Token(context.Background()); err != nil {
-		return fmt.Errorf("no Codex login and no OpenAI API key (%v); log in with `codex login` on the host", err)
-	}
-	return nil
 }

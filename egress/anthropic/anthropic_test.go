@@ -140,7 +140,7 @@ func TestRewriteStripsThenSets(t *testing.T) {
 		"X-Api-Key":           {"box"},
 		"Proxy-Authorization": {"Basic box"},
 		"Cookie":              {"s=box"},
-		"X-Forwarded-For":     {"1.2.3.4"},
+		"X-Forwarded-For":     {"127.0.0.9"}, // a header value only; nothing is sent to it
 		"Anthropic-Beta":      {"claude-code-20250219"},
 		"Anthropic-Version":   {"2023-06-01"},
 		"X-Stainless-Os":      {"Linux"},

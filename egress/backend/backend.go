@@ -240,7 +240,13 @@ func newOpenAI(o Options) (*Spec, error) {
 		return nil, err
 	}
 	if from == "" {
+		// The last resort is read lazily like the others; check now that it
+		// holds a key, so a host without one has no openai backend rather
+		// than one that refuses every request.
 		from = filepath.Join(home, "auth.json")
+		if _, err := src.Token(context.Background()); err != nil {
+			return nil, fmt.Errorf("no API key: set AISAN_OPENAI_KEY_COMMAND, AISAN_OPENAI_KEY_FILE or OPENAI_API_KEY, or log in to codex with an API key (%w)", err)
+		}
 	}
 	return codexClient(&Spec{
 		Backend:    openai.NewOpenAI(up, src),

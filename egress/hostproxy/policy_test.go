@@ -169,6 +169,10 @@ func TestParseTarget(t *testing.T) {
 	}
 }
 
+// The addresses in these tables are parsed and classified, never dialled:
+// Classify, Check and ParseResolve are pure. The tests that run the proxy
+// dial only through the guard in helpers_test.go, which fails the test on
+// any address that is not loopback.
 var classCases = []struct {
 	addr string
 	want Class
