@@ -10,6 +10,7 @@ export CGO_ENABLED ?= 0
 
 build:
 	$(GO) build -o bin/aisan ./cmd/aisan
+	$(GO) build -o bin/aisan-init ./cmd/aisan-init
 
 # The runtime dependencies, through the system's package manager (Debian
 # and Ubuntu; elsewhere install bubblewrap and xdg-dbus-proxy yourself).
@@ -20,6 +21,7 @@ deps:
 
 install: deps build
 	install -D -m 0755 bin/aisan $(DESTDIR)$(PREFIX)/bin/aisan
+	install -D -m 0755 bin/aisan-init $(DESTDIR)$(PREFIX)/bin/aisan-init
 
 # Everything: dependencies (as root), unit tests, integration tests as an
 # unprivileged user against the real bwrap, dbus and systemd user manager.

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 	"strconv"
 	"strings"
 )
@@ -21,12 +22,12 @@ type Compiled struct {
 	// Command is what bwrap runs after "--".
 	Command []string
 	// Pins are the sources of the pinned mounts, in descriptor order: bwrap
-	// finds Pins[i] open at FDFirstPin+i (see the descriptor table in
+	// finds Pins[i] open at boxinit.FDFirstPin+i (see the descriptor table in
 	// preset.go).
 	Pins []Pin
 	// Relays, EnvFile and NewSessionKeyring go to the in-jail init with
 	// the command.
-	Relays            []PayloadRelay
+	Relays            []boxinit.PayloadRelay
 	EnvFile           string
 	NewSessionKeyring bool
 }
@@ -40,9 +41,9 @@ type Pin struct {
 }
 
 // Payload is what the in-jail init receives for c.
-func (c Compiled) Payload(foreground bool, ctty int) Payload {
-	p := NewPayload(c.Command, foreground, ctty)
-	p.Relays = append([]PayloadRelay(nil), c.Relays...)
+func (c Compiled) Payload(foreground bool, ctty int) boxinit.Payload {
+	p := boxinit.NewPayload(c.Command, foreground, ctty)
+	p.Relays = append([]boxinit.PayloadRelay(nil), c.Relays...)
 	p.EnvFile = c.EnvFile
 	p.NewSessionKeyring = c.NewSessionKeyring
 	return p
@@ -102,7 +103,7 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 			if m.Kind == ROBind {
 				flag = "--ro-bind-fd"
 			}
-			o = append(o, flag, strconv.Itoa(FDFirstPin+len(pins)), m.Dst)
+			o = append(o, flag, strconv.Itoa(boxinit.FDFirstPin+len(pins)), m.Dst)
 			pins = append(pins, Pin{Path: m.Src, Type: m.Pin})
 			continue
 		}
@@ -126,7 +127,7 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 		EnvFile: spec.EnvFile, NewSessionKeyring: spec.NewSessionKeyring}
 	for _, e := range spec.Egress {
 		if e.Socket != "" {
-			c.Relays = append(c.Relays, PayloadRelay{Port: e.Port, Socket: e.Socket})
+			c.Relays = append(c.Relays, boxinit.PayloadRelay{Port: e.Port, Socket: e.Socket})
 		}
 	}
 	return c, nil

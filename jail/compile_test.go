@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -90,7 +91,7 @@ func TestCompileGolden(t *testing.T) {
 				got = []byte(goldenArgv(c.Argv()))
 				// Where each --bind-fd descriptor comes from.
 				for i, p := range c.Pins {
-					got = fmt.Appendf(got, "# fd %d: %s (%s)\n", FDFirstPin+i, p.Path, p.Type)
+					got = fmt.Appendf(got, "# fd %d: %s (%s)\n", boxinit.FDFirstPin+i, p.Path, p.Type)
 				}
 			}
 			if *update {
@@ -200,7 +201,7 @@ func TestOverlayNeedsNewBwrap(t *testing.T) {
 }
 
 func TestMergeEnvSortedAndOverridden(t *testing.T) {
-	got := mergeEnv([]string{"B=1", "A=1", "C=x=y"}, []string{"B=2"}, []string{"junk", "=bad"})
+	got := boxinit.MergeEnv([]string{"B=1", "A=1", "C=x=y"}, []string{"B=2"}, []string{"junk", "=bad"})
 	want := []string{"A=1", "B=2", "C=x=y"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatal(d)

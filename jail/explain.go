@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 	"io"
 	"os"
 	"strings"
@@ -50,13 +51,13 @@ func ExplainSpec(w io.Writer, s Spec, c Compiled, slot string) {
 			lim.MemoryMax, lim.CPUQuotaPerSecUSec, lim.TasksMax)
 	}
 
-	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n  bwrap\n", FDArgs)
+	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n  bwrap\n", boxinit.FDArgs)
 	for _, group := range groupOptions(redactOptions(c.Options)) {
 		fmt.Fprintf(w, "  %s\n", quoteArgv(group))
 	}
 	fmt.Fprintf(w, "  -- %s\n", quoteArgv(c.Command))
-	fmt.Fprintf(w, "\nas run: bwrap --args %d -- %s   (the jail's init, our binary through a descriptor;\n", FDArgs, initArgv0)
-	fmt.Fprintf(w, "        it reads the command above from descriptor %d and runs it)\n", FDPayload)
+	fmt.Fprintf(w, "\nas run: bwrap --args %d -- %s   (the jail's init, our binary through a descriptor;\n", boxinit.FDArgs, boxinit.InitArgv0)
+	fmt.Fprintf(w, "        it reads the command above from descriptor %d and runs it)\n", boxinit.FDPayload)
 }
 
 func describeMount(m Mount) string {

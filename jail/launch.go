@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 	"io"
 	"os"
 	"os/exec"
@@ -22,9 +23,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// StageCommand is the hidden subcommand that runs [RunStage].
-const StageCommand = "__stage"
-
 // Info is what bwrap reports about a started jail.
 type Info struct {
 	// InitPID is the host PID of the jail's init (PID 1 inside).
@@ -40,8 +38,9 @@ type Info struct {
 type Launcher struct {
 	// Bwrap is the path of the bwrap binary.
 	Bwrap string
-	// Self is the path of the aisan binary, run as the stage and, through
-	// a descriptor, as the in-jail init.
+	// Self is the binary run, through a descriptor, as the stage and the
+	// in-jail init: aisan-init when installed (see [InitBinary]), or aisan
+	// itself.
 	Self string
 	// Stdin, Stdout and Stderr are the user's streams.
 	Stdin, Stdout, Stderr *os.File
@@ -157,7 +156,7 @@ type Stage struct {
 func (l *Launcher) Start() (*Stage, error) {
 	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}}
 	st.sigs = make(chan os.Signal, 32)
-	signal.Notify(st.sigs, notifiable()...)
+	signal.Notify(st.sigs, boxinit.Notifiable()...)
 	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
 	// A pty only for a real terminal session (both directions): a
 	// redirected stream must stay what it is, byte for byte.
@@ -224,7 +223,10 @@ func (l *Launcher) Start() (*Stage, error) {
 			theirs = append(theirs, f)
 		}
 	}
-	cmd := exec.Command(l.Self, StageCommand, l.Bwrap, strconv.Itoa(len(inherited)))
+	// The stage runs from the descriptor the init will be started
+	// through, so both are the very file opened above, whatever happens
+	// to its path meanwhile.
+	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(boxinit.FDInit), boxinit.StageCommand, l.Bwrap, strconv.Itoa(len(inherited)))
 	cmd.ExtraFiles = append([]*os.File{st.argsFile, self, st.payloadFile, infoW, readyW, gateR}, inherited...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -383,7 +385,7 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 	// controlling terminal at all.
 	pl := c.Payload(st.usePTY, 0)
 	if len(st.inherit) > 0 {
-		pl.Inherit, pl.InheritAt = st.inherit, FDFirstPin+len(c.Pins)
+		pl.Inherit, pl.InheritAt = st.inherit, boxinit.FDFirstPin+len(c.Pins)
 	}
 	payload, err := json.Marshal(pl)
 	if err != nil {
@@ -849,8 +851,8 @@ func makeRaw(f *os.File) (func(), error) {
 func sendGate(gate *os.File, pins []*os.File) error {
 	var oob []byte
 	if len(pins) > 0 {
-		if len(pins) > maxPins {
-			return fmt.Errorf("%d pinned mounts, more than the %d one launch can pass", len(pins), maxPins)
+		if len(pins) > boxinit.MaxPins {
+			return fmt.Errorf("%d pinned mounts, more than the %d one launch can pass", len(pins), boxinit.MaxPins)
 		}
 		fds := make([]int, len(pins))
 		for i, p := range pins {

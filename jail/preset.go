@@ -1,54 +1,12 @@
 package jail
 
 import (
+	"github.com/aisan-dev/aisan/jail/boxinit"
 	"path/filepath"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"slices"
-	"strings"
 )
-
-// Descriptor numbers the launcher uses to hand things to bwrap and to the
-// in-jail init. They are fixed so that presets can name them and explain
-// shows the same numbers the launcher uses.
-const (
-	// FDArgs carries bwrap's options (NUL-separated) for --args.
-	FDArgs = 3
-	// FDInit is our own executable, run inside the jail as /proc/self/fd/4.
-	FDInit = 4
-	// FDPayload carries the agent's command to the in-jail init.
-	FDPayload = 5
-	// FDInfo receives bwrap's --info-fd JSON.
-	FDInfo = 6
-	// FDReady carries one byte from the in-jail init once it handles
-	// signals: the wrapper forwards none before, since a namespace's PID 1
-	// drops signals it has no handler for.
-	FDReady = 7
-	// FDFirstPin is the first of the pinned mount sources (Compiled.Pins,
-	// in order), which bwrap binds with --bind-fd and closes: they never
-	// reach the init or the agent.
-	FDFirstPin = 8
-)
-
-// The descriptors, from the wrapper down (numbers as each process sees
-// them):
-//
-//	wrapper ──fork──▶ stage (waits at its gate: fd 8, a socketpair)
-//	   │                 │  the wrapper sends one byte on the gate, with the
-//	   │                 │  pinned sources attached (SCM_RIGHTS), once the
-//	   │                 │  jail is placed in its scope
-//	   │                 ▼
-//	   │              bwrap --args 3          3 args   (memfd, NUL-separated)
-//	   │                 │                    4 init   (aisan's own binary)
-//	   │                 │                    5 payload (memfd, JSON)
-//	   │                 │                    6 info   (pipe → wrapper)
-//	   │                 │                    7 ready  (pipe → wrapper)
-//	   │                 │                    8… pins  (O_PATH, consumed by bwrap)
-//	   │                 ▼
-//	   │              init = /proc/self/fd/4 (PID 1): reads 5, closes 4,
-//	   │                 │   writes 7 once its signal handlers are set
-//	   │                 ▼
-//	   └─ signals ──▶ agent (none of the descriptors above)
 
 // Kind names the agent a preset is for.
 type Kind string
@@ -150,7 +108,7 @@ func DenyList(o DenyOptions) Spec {
 		mounts = append(mounts, d)
 	}
 
-	env := mergeEnv(o.Bus.ApplyEnv(o.Env), o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot})
+	env := boxinit.MergeEnv(o.Bus.ApplyEnv(o.Env), o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot})
 	return Spec{
 		Namespaces:    Namespaces{PID: true},
 		Mounts:        mounts,
@@ -160,7 +118,7 @@ func DenyList(o DenyOptions) Spec {
 		Cwd:           o.Cwd,
 		DieWithParent: true,
 		AsPID1:        true,
-		InfoFD:        FDInfo,
+		InfoFD:        boxinit.FDInfo,
 		Limits:        o.Limits,
 		Bus:           o.Bus,
 	}
@@ -182,32 +140,5 @@ func busMounts(b busproxy.Plan, maskFile string) []Mount {
 		// descriptor closes the window between check and mount.
 		out = append(out, Mount{Kind: Bind, Src: m.Src, Dst: m.Dst, Pin: PinSocket})
 	}
-	return out
-}
-
-// mergeEnv overlays KEY=VALUE lists, later lists winning, and returns the
-// result sorted by key so the compiled argv is deterministic.
-func mergeEnv(lists ...[]string) []string {
-	var out []string
-	index := map[string]int{}
-	for _, l := range lists {
-		for _, kv := range l {
-			k, _, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				continue
-			}
-			if i, seen := index[k]; seen {
-				out[i] = kv
-				continue
-			}
-			index[k] = len(out)
-			out = append(out, kv)
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int {
-		ka, _, _ := strings.Cut(a, "=")
-		kb, _, _ := strings.Cut(b, "=")
-		return strings.Compare(ka, kb)
-	})
 	return out
 }

@@ -296,7 +296,7 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		agentErr = stdio.Out
 	}
 	l := &Launcher{
-		Bwrap: h.Bwrap, Self: self,
+		Bwrap: h.Bwrap, Self: InitBinary(self),
 		Stdin: stdio.In, Stdout: stdio.Out, Stderr: agentErr,
 		lateTranscript: true,
 		// As unjailed, the caller's open descriptors reach the agent;

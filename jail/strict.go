@@ -21,6 +21,7 @@ package jail
 import (
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -245,12 +246,12 @@ func Strict(o StrictOptions) Spec {
 		Namespaces:        Namespaces{PID: true, Net: !o.Net, IPC: true, UTS: true},
 		Mounts:            mounts,
 		ClearEnv:          true,
-		Env:               mergeEnv(env, o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot}),
+		Env:               boxinit.MergeEnv(env, o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot}),
 		Command:           command,
 		Cwd:               o.Cwd,
 		DieWithParent:     true,
 		AsPID1:            true,
-		InfoFD:            FDInfo,
+		InfoFD:            boxinit.FDInfo,
 		Egress:            slices.Clone(o.Egress),
 		EnvFile:           o.EnvFile,
 		NewSessionKeyring: true,

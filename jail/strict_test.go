@@ -3,6 +3,7 @@ package jail
 import (
 	"context"
 	"errors"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 	"io"
 	"os"
 	"path/filepath"
@@ -232,7 +233,7 @@ func TestPrepareStrictWritesEnvFile(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("env file %v %v", fi, err)
 	}
-	got, err := readEnvFile(s.Spec.EnvFile)
+	got, err := boxinit.ReadEnvFile(s.Spec.EnvFile)
 	if err != nil || len(got) != 2 || got[1] != "ANTHROPIC_API_KEY=per-box-token" {
 		t.Fatalf("%q %v", got, err)
 	}

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 	"github.com/aisan-dev/aisan/jail/mcp"
 	"io"
 	"slices"
@@ -104,12 +105,12 @@ func ExplainStrict(w io.Writer, s *Session) {
 	}
 	fmt.Fprintf(w, "\nnamespaces: user (implied by bwrap), %s; no capabilities; own session keyring\n", strings.Join(ns, ", "))
 
-	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n  bwrap\n", FDArgs)
+	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n  bwrap\n", boxinit.FDArgs)
 	for _, group := range groupOptions(RedactOptions(s.Compiled.Options, sp.Secret)) {
 		fmt.Fprintf(w, "  %s\n", quoteArgv(group))
 	}
 	fmt.Fprintf(w, "  -- %s\n", quoteArgv(s.Compiled.Command))
-	fmt.Fprintf(w, "\nas run: bwrap --args %d -- %s   (the box's init, our binary through a descriptor;\n", FDArgs, initArgv0)
+	fmt.Fprintf(w, "\nas run: bwrap --args %d -- %s   (the box's init, our binary through a descriptor;\n", boxinit.FDArgs, boxinit.InitArgv0)
 	fmt.Fprintf(w, "        it starts the egress listeners, then runs the command above)\n")
 }
 

@@ -276,7 +276,7 @@ func launch(ctx context.Context, bwrap, self string, compiled jail.Compiled) (st
 
 	var initPID, stagePID atomic.Int64
 	l := &jail.Launcher{
-		Bwrap: bwrap, Self: self,
+		Bwrap: bwrap, Self: jail.InitBinary(self),
 		Stdin: devnull, Stdout: outW, Stderr: errW,
 		NoPTY:   true,
 		Place:   func(_ context.Context, pid int) error { stagePID.Store(int64(pid)); return nil },

@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 		}
 		cleanup = func() { os.RemoveAll(dir) }
 		aisanBin = filepath.Join(dir, "aisan")
-		cmd := exec.Command("go", "build", "-o", aisanBin, "../cmd/aisan")
+		// aisan-init beside it, as installed: launches run it as their
+		// stage and in-jail init.
+		cmd := exec.Command("go", "build", "-o", dir+"/", "../cmd/aisan", "../cmd/aisan-init")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "building aisan:", err)

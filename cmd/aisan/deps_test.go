@@ -65,10 +65,30 @@ var forbidden = []struct {
 		"github.com/coreos/go-systemd/...": "the in-box relay is a byte pump",
 		mod + "/egress/...":                "the in-box relay is a byte pump",
 	}},
+	// Every launch starts the stage and the init: a lean binary, so each
+	// start costs what a small Go program costs.
+	{mod + "/jail/boxinit", leanInit},
+	{mod + "/cmd/aisan-init", leanInit},
 	{mod + "/egress/anthropic", map[string]string{mod + "/egress/openai/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/openai", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/reapi", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/openai/...": "backends are independent"}},
 	{mod + "/egress/cred", map[string]string{mod + "/egress/anthropic/...": "credential sources serve the backends, not the reverse", mod + "/egress/openai/...": "likewise", mod + "/egress/reapi/...": "likewise"}},
+}
+
+// leanInit is what the stage and the in-jail init must not link.
+var leanInit = map[string]string{
+	mod + "/jail":                      "the init is a lean binary: package jail links the launcher",
+	mod + "/jail/slot":                 "the init keeps no records",
+	mod + "/jail/transcript":           "the init writes no transcripts",
+	mod + "/egress/...":                "the init relays bytes, it proxies nothing",
+	mod + "/systemd/...":               "the init places nothing in units",
+	"net/http":                         "the init is a lean binary",
+	"github.com/godbus/dbus/...":       "the init links no D-Bus",
+	"github.com/coreos/go-systemd/...": "the init links no systemd",
+	"github.com/creack/pty":            "the wrapper owns the terminal",
+	"github.com/charmbracelet/...":     "the init renders nothing",
+	"google.golang.org/protobuf/...":   "the init is a lean binary",
+	"github.com/pelletier/go-toml/...": "the init parses no TOML",
 }
 
 // matches reports whether path is named by pattern ("x/..." means x and

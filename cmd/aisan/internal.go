@@ -4,17 +4,17 @@ import (
 	"context"
 	"os"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 )
 
 // stageCommand is the hidden subcommand of a launch's stage process.
-const stageCommand = jail.StageCommand
+const stageCommand = boxinit.StageCommand
 
 func runStage(_ context.Context, args []string) error {
-	os.Exit(jail.RunStage(args))
+	os.Exit(boxinit.RunStage(args))
 	return nil
 }
 
-func isInit() bool { return jail.IsInit(os.Args) }
+func isInit() bool { return boxinit.IsInit(os.Args) }
 
-func runInit() int { return jail.RunInit() }
+func runInit() int { return boxinit.RunInit() }

@@ -25,9 +25,10 @@
 //	transcripts/<slot>/<time>.log  one transcript per launch
 //	history/<slot>/                per-slot prompt history (package history)
 //
-// Records are written atomically (temporary file, fsync, rename, fsync of
-// the directory), so a reader sees the old record or the new one, never a
-// torn one. A record that does not parse is reported by name and skipped;
+// Records are written atomically (temporary file, rename), so a reader
+// sees the old record or the new one, never a torn one. They are not
+// fsynced: they describe running processes, which a machine crash ends
+// anyway, and syncing cost milliseconds on every launch. A record that does not parse is reported by name and skipped;
 // nothing here ever deletes or overwrites it.
 //
 // # Liveness is the lock

@@ -198,9 +198,18 @@ func writeRecord(path string, r Record) error {
 	return writeFileAtomic(path, append(data, '\n'))
 }
 
-// writeFileAtomic writes data to a new 0600 file next to path, syncs it,
-// renames it over path and syncs the directory, so the rename survives a
-// crash too.
+// writeFileAtomic writes data to a new 0600 file next to path and renames
+// it over path, so a reader sees the old record or the new one, never a
+// torn one.
+//
+// There is no fsync: records sit on every launch's critical path (three
+// writes, each two syncs, were several milliseconds), and durability buys
+// nothing for them. A record describes processes, and the only failure a
+// sync guards against, the machine going down, ends every jail too; what
+// an aisan process that dies leaves in the page cache stays there. After a
+// power loss a record may read as empty or old: list reports one that does
+// not parse, and an old one still names a dead holder, so it shows as
+// orphaned and its kill proof fails safely.
 func writeFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
@@ -216,22 +225,11 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("writing %q: %w", path, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("syncing %q: %w", path, err)
-	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("writing %q: %w", path, err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("replacing %q: %w", path, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("syncing directory %q: %w", dir, err)
-	}
-	defer d.Close()
-	if err = d.Sync(); err != nil {
-		return fmt.Errorf("syncing directory %q: %w", dir, err)
 	}
 	return nil
 }

@@ -74,6 +74,8 @@ func main() {
 		vs[5].skip = "no systemd user manager in this environment"
 	}
 	vs = append(vs, strictVariants(*aisan, bwrap, len(vs))...)
+	procStart := len(vs)
+	vs = append(vs, pipelineVariants(bwrap)...)
 	times := make([][]time.Duration, len(vs))
 	for i := 0; i < *runs+2; i++ {
 		for j, v := range vs {
@@ -113,6 +115,8 @@ func main() {
 		}
 		fmt.Println(line)
 	}
+	printPipeline(vs, times, pipelineFigures{plain: 2, full: 5, floor: 0}, procStart, procStart+1, procStart+2)
+	agentVersionDelta(*aisan, *runs/2)
 }
 
 func once(v variant) (time.Duration, error) {

@@ -1,4 +1,4 @@
-package jail
+package boxinit
 
 import (
 	"errors"
@@ -12,12 +12,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// StageCommand is the argument that makes a process the stage ([RunStage]).
+const StageCommand = "__stage"
+
 // fdGate is the stage's end of the socketpair the wrapper releases it
 // with; the pinned mount sources arrive on it as SCM_RIGHTS.
 const fdGate = 8
 
-// maxPins bounds the descriptors one gate message may carry.
-const maxPins = 200
+// MaxPins bounds the descriptors one gate message may carry.
+const MaxPins = 200
 
 // RunStage is the process between the wrapper and bwrap. It exists so
 // that the jail can be placed in a systemd scope before anything in it can
@@ -56,7 +59,7 @@ func RunStage(args []string) int {
 	for i := range inherited {
 		files = append(files, os.NewFile(uintptr(fdGate+1+i), "inherited"))
 	}
-	cmd := exec.Command(args[0], "--args", strconv.Itoa(FDArgs), "--", initArgv0)
+	cmd := exec.Command(args[0], "--args", strconv.Itoa(FDArgs), "--", InitArgv0)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = files
 	cmd.Env = os.Environ()
@@ -86,7 +89,7 @@ func RunStage(args []string) int {
 // the gate instead.
 func waitGate() (pins []*os.File, ok bool) {
 	var b [1]byte
-	oob := make([]byte, unix.CmsgSpace(maxPins*4))
+	oob := make([]byte, unix.CmsgSpace(MaxPins*4))
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(fdGate, b[:], oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {

@@ -1,4 +1,4 @@
-package jail
+package boxinit
 
 import (
 	"encoding/json"
@@ -55,14 +55,14 @@ func NewPayload(argv []string, foreground bool, ctty int) Payload {
 	return p
 }
 
-// initArgv0 is how the init appears in the jail's process list.
-var initArgv0 = "/proc/self/fd/" + strconv.Itoa(FDInit)
+// InitArgv0 is how the init appears in the jail's process list.
+var InitArgv0 = "/proc/self/fd/" + strconv.Itoa(FDInit)
 
 // IsInit reports whether this process was started by bwrap as the jail's
 // init. bwrap runs our binary through its descriptor, so argv is exactly
 // that path.
 func IsInit(args []string) bool {
-	return len(args) == 1 && args[0] == initArgv0 && os.Getpid() == 1
+	return len(args) == 1 && args[0] == InitArgv0 && os.Getpid() == 1
 }
 
 // forwarded are the signals the wrapper and the init pass on to the
@@ -75,11 +75,11 @@ var forwarded = []os.Signal{
 	syscall.SIGTSTP, syscall.SIGCONT,
 }
 
-// notifiable returns the forwarded signals this process does not ignore.
+// Notifiable returns the forwarded signals this process does not ignore.
 // A signal the caller ignored (nohup, a script's background job) stays
 // ignored all the way down to the agent, as it would without aisan:
 // handling it here would reset it to the default in the agent.
-func notifiable() []os.Signal {
+func Notifiable() []os.Signal {
 	var out []os.Signal
 	for _, s := range forwarded {
 		if !signal.Ignored(s) {
@@ -97,7 +97,7 @@ func RunInit() int {
 	// PID 1 ignores signals it has no handler for, even SIGTERM from
 	// outside; registering them is what lets them through. Only then may
 	// the wrapper send any: it waits for the byte on FDReady.
-	signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, notifiable()...)...)
+	signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, Notifiable()...)...)
 	// The readiness pipe stays open: a stopped agent is reported on it
 	// ('z'), so that the wrapper can stop too and hand the terminal back
 	// to the shell, as a stopped job does.

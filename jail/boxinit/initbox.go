@@ -1,4 +1,4 @@
-package jail
+package boxinit
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -38,19 +39,19 @@ func prepareBox(p Payload) ([]string, error) {
 		l.Serve()
 	}
 	if p.EnvFile != "" {
-		extra, err := readEnvFile(p.EnvFile)
+		extra, err := ReadEnvFile(p.EnvFile)
 		if err != nil {
 			return nil, err
 		}
-		env = mergeEnv(env, extra)
+		env = MergeEnv(env, extra)
 	}
 	return env, nil
 }
 
-// readEnvFile reads KEY=VALUE lines from a file the host wrote for this
+// ReadEnvFile reads KEY=VALUE lines from a file the host wrote for this
 // jail. It must be a regular file that only its owner can read; it is
 // opened without following a symlink and read up to a cap.
-func readEnvFile(path string) ([]string, error) {
+func ReadEnvFile(path string) ([]string, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening the environment file %s: %w", path, err)
@@ -84,4 +85,31 @@ func readEnvFile(path string) ([]string, error) {
 		out = append(out, line)
 	}
 	return out, sc.Err()
+}
+
+// MergeEnv overlays KEY=VALUE lists, later lists winning, and returns the
+// result sorted by key so the compiled argv is deterministic.
+func MergeEnv(lists ...[]string) []string {
+	var out []string
+	index := map[string]int{}
+	for _, l := range lists {
+		for _, kv := range l {
+			k, _, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				continue
+			}
+			if i, seen := index[k]; seen {
+				out[i] = kv
+				continue
+			}
+			index[k] = len(out)
+			out = append(out, kv)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		ka, _, _ := strings.Cut(a, "=")
+		kb, _, _ := strings.Cut(b, "=")
+		return strings.Compare(ka, kb)
+	})
+	return out
 }

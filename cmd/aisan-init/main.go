@@ -1,0 +1,36 @@
+// Command aisan-init is the small binary aisan runs on the way into a jail:
+// once as the stage (between the wrapper and bwrap) and once as the jail's
+// PID 1. Both also live in the aisan binary, which is used when this one
+// is not installed next to it; this one exists because every launch starts
+// it twice, and a process of the full aisan binary costs several
+// milliseconds more to start (it links the egress proxies, HTTP/2, TOML and
+// a terminal emulator, and initialises all of them).
+//
+// It is not meant to be run by hand.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/aisan-dev/aisan/jail/boxinit"
+)
+
+const usage = `aisan-init: aisan's in-jail init and stage. It is started by aisan itself
+(aisan run, aisan claude, ...) and does nothing useful when run by hand.
+`
+
+func main() {
+	if boxinit.IsInit(os.Args) {
+		os.Exit(boxinit.RunInit())
+	}
+	if len(os.Args) > 1 && os.Args[1] == boxinit.StageCommand {
+		os.Exit(boxinit.RunStage(os.Args[2:]))
+	}
+	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
+		fmt.Print(usage)
+		return
+	}
+	fmt.Fprint(os.Stderr, usage)
+	os.Exit(2)
+}

@@ -1,0 +1,12 @@
+// Package boxinit is what runs between aisan's wrapper and the agent: the
+// stage ([RunStage]), which waits at its gate until the wrapper has placed
+// it in the jail's scope and then becomes bwrap's parent, and the jail's
+// PID 1 ([RunInit]), which starts the agent, forwards signals to it, reaps
+// orphans and reports the agent's stops and status. The descriptor
+// protocol the three share is written down once, in fds.go.
+//
+// It is linked into the lean aisan-init binary (cmd/aisan-init) as well as
+// into aisan, so it imports nothing heavy: each launch starts it twice.
+// Package jail builds the inputs ([Payload], the descriptors) and reads
+// the outputs; this package never imports jail.
+package boxinit
