@@ -45,6 +45,7 @@ func newScoper(ctx context.Context, getenv func(string) string, limits Limits, s
 		return nil, nil
 	}
 	m, err := systemd.Connect(ctx, getenv)
+	trace("manager connected")
 	if err != nil {
 		var nm *systemd.NoManagerError
 		isNoManager := errors.As(err, &nm)
@@ -95,6 +96,7 @@ func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, stderr io.Wr
 		unit = systemd.UnitName(sl.Name() + "-" + hex.EncodeToString(b[:]))
 		err = s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pid, s.limits)
 	}
+	trace("scope started")
 	if err != nil {
 		return fmt.Errorf("placing the jail in a systemd scope: %w", err)
 	}

@@ -164,6 +164,10 @@ type InstallReport struct {
 // it, enables it (so it starts with the user manager) and starts it, or
 // restarts it if its file changed. Running it again changes nothing.
 func InstallWatch(ctx context.Context, m *Manager, in WatchInstall) (InstallReport, error) {
+	conn, err := m.sd()
+	if err != nil {
+		return InstallReport{}, err
+	}
 	unit := in.unit()
 	var rep InstallReport
 	content, err := WatchUnit(in.AisanPath, in.Env)
@@ -209,7 +213,7 @@ func InstallWatch(ctx context.Context, m *Manager, in WatchInstall) (InstallRepo
 		return rep, fmt.Errorf("installing %s: %w", unit, err)
 	}
 	if rep.Written || stale {
-		if err := m.conn.ReloadContext(ctx); err != nil {
+		if err := conn.ReloadContext(ctx); err != nil {
 			return rep, fmt.Errorf("installing %s: reloading the user manager: %w", unit, err)
 		}
 	}
@@ -221,7 +225,7 @@ func InstallWatch(ctx context.Context, m *Manager, in WatchInstall) (InstallRepo
 		return rep, fmt.Errorf("installing %s: the user manager reads it from %s, which takes precedence over %s; remove that file", unit, frag, rep.Path)
 	}
 
-	_, changes, err := m.conn.EnableUnitFilesContext(ctx, []string{unit}, in.Runtime, false)
+	_, changes, err := conn.EnableUnitFilesContext(ctx, []string{unit}, in.Runtime, false)
 	if err != nil {
 		return rep, fmt.Errorf("enabling %s: %w", unit, err)
 	}
@@ -234,11 +238,11 @@ func InstallWatch(ctx context.Context, m *Manager, in WatchInstall) (InstallRepo
 	ch := make(chan string, 1)
 	switch {
 	case st.Active() && rep.Written:
-		_, err = m.conn.RestartUnitContext(ctx, unit, "replace", ch)
+		_, err = conn.RestartUnitContext(ctx, unit, "replace", ch)
 	case st.Active():
 		return rep, nil
 	default:
-		_, err = m.conn.StartUnitContext(ctx, unit, "replace", ch)
+		_, err = conn.StartUnitContext(ctx, unit, "replace", ch)
 	}
 	if err != nil {
 		return rep, fmt.Errorf("starting %s: %w", unit, err)
@@ -257,17 +261,21 @@ func InstallWatch(ctx context.Context, m *Manager, in WatchInstall) (InstallRepo
 // UninstallWatch stops and disables the supervisor unit and removes its
 // file (a backup stays). Missing pieces are not an error.
 func UninstallWatch(ctx context.Context, m *Manager, in WatchInstall) error {
+	conn, err := m.sd()
+	if err != nil {
+		return err
+	}
 	unit := in.unit()
 	if err := m.StopUnit(ctx, unit); err != nil {
 		return fmt.Errorf("uninstalling %s: %w", unit, err)
 	}
-	if _, err := m.conn.DisableUnitFilesContext(ctx, []string{unit}, in.Runtime); err != nil {
+	if _, err := conn.DisableUnitFilesContext(ctx, []string{unit}, in.Runtime); err != nil {
 		return fmt.Errorf("uninstalling %s: disabling: %w", unit, err)
 	}
 	if err := os.Remove(filepath.Join(in.Dir, unit)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("uninstalling %s: %w", unit, err)
 	}
-	if err := m.conn.ReloadContext(ctx); err != nil {
+	if err := conn.ReloadContext(ctx); err != nil {
 		return fmt.Errorf("uninstalling %s: reloading the user manager: %w", unit, err)
 	}
 	return m.ResetFailed(ctx, unit)

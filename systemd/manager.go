@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -43,13 +44,66 @@ var ErrNoSuchUnit = errors.New("no such unit")
 
 // Manager is a connection to the calling user's systemd manager. Its
 // methods are safe for concurrent use. Close it when done.
+//
+// A launch needs one call of it (StartTransientUnit) and its job's end, so
+// that much travels over one connection of our own: over the manager's
+// private socket every client gets the manager's signals, with no match
+// rule and no subscription to set up. The rest (unit properties, stop,
+// kill, unit files) goes through go-systemd, whose pair of connections is
+// opened on first use: a launch never pays for it.
 type Manager struct {
-	conn *sd.Conn
-	// obj is the manager object on the call connection, for the calls
-	// go-systemd has no context-taking method for.
+	// calls is our connection, authenticated (and registered, on a bus).
+	calls *dbus.Conn
+	// obj is the manager object on calls.
 	obj dbus.BusObject
+	// jobs routes JobRemoved signals to the starts waiting for them.
+	jobs jobWaiters
+	// dial opens another connection like calls, for go-systemd.
+	dial func() (*dbus.Conn, error)
+	// sdOnce guards sdConn, go-systemd's connection pair.
+	sdOnce sync.Once
+	sdConn *sd.Conn
+	sdErr  error
 	// via says how we reached the manager, for diagnostics.
 	via string
+}
+
+// jobWaiters hands each job's result to the start waiting for it. The
+// lock is held from the start call until its waiter is registered, so a
+// job that ends before the reply has been read is not missed.
+type jobWaiters struct {
+	mu      sync.Mutex
+	waiting map[dbus.ObjectPath]chan string
+}
+
+func (j *jobWaiters) deliver(sig *dbus.Signal) {
+	if sig.Name != "org.freedesktop.systemd1.Manager.JobRemoved" || len(sig.Body) < 4 {
+		return
+	}
+	job, ok1 := sig.Body[1].(dbus.ObjectPath)
+	res, ok2 := sig.Body[3].(string)
+	if !ok1 || !ok2 {
+		return
+	}
+	j.mu.Lock()
+	ch := j.waiting[job]
+	delete(j.waiting, job)
+	j.mu.Unlock()
+	if ch != nil {
+		ch <- res
+	}
+}
+
+// sd returns go-systemd's connection to the same manager, opening it on
+// first use.
+func (m *Manager) sd() (*sd.Conn, error) {
+	m.sdOnce.Do(func() {
+		m.sdConn, m.sdErr = sd.NewConnection(m.dial)
+		if m.sdErr != nil {
+			m.sdErr = fmt.Errorf("connecting to the user manager (%s): %w", m.via, m.sdErr)
+		}
+	})
+	return m.sdConn, m.sdErr
 }
 
 // Connect connects to the calling user's systemd manager: over its private
@@ -90,15 +144,14 @@ func Connect(ctx context.Context, getenv func(string) string) (*Manager, error) 
 	return nil, &NoManagerError{Reason: first.Error(), Err: first, Booted: isBooted()}
 }
 
-// dial opens go-systemd's pair of connections to address (one for calls,
-// one for signals), authenticates as our uid with EXTERNAL, says Hello when
-// it is a bus (not the manager's private socket), and checks that the
-// manager answers.
+// dial opens a connection to address, authenticates as our uid with
+// EXTERNAL, says Hello when it is a bus (not the manager's private socket)
+// and gets the manager's job signals on it. Over a bus it also checks that
+// the manager answers there (the private socket is the manager's own).
 func dial(ctx context.Context, address string, bus bool) (*Manager, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	var calls *dbus.Conn
-	conn, err := sd.NewConnection(func() (*dbus.Conn, error) {
+	open := func(ctx context.Context) (*dbus.Conn, error) {
 		c, err := dbus.Dial(address)
 		if err != nil {
 			return nil, err
@@ -120,32 +173,56 @@ func dial(ctx context.Context, address string, bus bool) (*Manager, error) {
 			c.Close()
 			return nil, err
 		}
-		if calls == nil {
-			calls = c
-		}
 		return c, nil
-	})
+	}
+	calls, err := open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{conn: conn, obj: calls.Object("org.freedesktop.systemd1", "/org/freedesktop/systemd1")}
-	if _, err := conn.SystemStateContext(ctx); err != nil {
-		conn.Close()
-		return nil, err
+	m := &Manager{
+		calls: calls,
+		obj:   calls.Object("org.freedesktop.systemd1", "/org/freedesktop/systemd1"),
+		jobs:  jobWaiters{waiting: map[dbus.ObjectPath]chan string{}},
+		dial: func() (*dbus.Conn, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+			defer cancel()
+			return open(ctx)
+		},
 	}
+	sigs := make(chan *dbus.Signal, 16)
+	calls.Signal(sigs)
+	go func() {
+		for sig := range sigs {
+			m.jobs.deliver(sig)
+		}
+	}()
 	if bus {
-		// Over a bus, the manager emits JobRemoved only while some client
-		// is subscribed; over the private socket it always does.
-		if err := conn.Subscribe(); err != nil {
-			conn.Close()
+		// Over a bus the manager's signals come only through a match
+		// rule, and it emits JobRemoved only while some client is
+		// subscribed. The subscription is also the check that the
+		// manager is on this bus at all.
+		rule := "type='signal',sender='org.freedesktop.systemd1',interface='org.freedesktop.systemd1.Manager',member='JobRemoved'"
+		if err := calls.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.AddMatch", 0, rule).Err; err != nil {
+			calls.Close()
+			return nil, fmt.Errorf("subscribing to job signals: %w", err)
+		}
+		if err := m.obj.CallWithContext(ctx, "org.freedesktop.systemd1.Manager.Subscribe", 0).Err; err != nil {
+			calls.Close()
 			return nil, fmt.Errorf("subscribing to job signals: %w", err)
 		}
 	}
 	return m, nil
 }
 
-// Close closes the connection.
-func (m *Manager) Close() { m.conn.Close() }
+// Close closes the connections.
+func (m *Manager) Close() {
+	m.calls.Close()
+	// After Close, sd() opens nothing.
+	m.sdOnce.Do(func() { m.sdErr = errors.New("the connection to the user manager is closed") })
+	if m.sdConn != nil {
+		m.sdConn.Close()
+	}
+}
 
 // Via says how the manager was reached: the private socket's path, or
 // "session bus <address>".
@@ -202,14 +279,13 @@ func (m *Manager) StartScope(ctx context.Context, unit, description string, pid 
 // adopts, 0 for a service; it only improves error messages.
 func (m *Manager) startTransient(ctx context.Context, unit string, props []sd.Property, pid int) error {
 	for retried := false; ; retried = true {
-		ch := make(chan string, 1) // buffered: go-systemd stalls on an unread channel
-		_, err := m.conn.StartTransientUnitContext(ctx, unit, "fail", props, ch)
+		ch, err := m.startJob(ctx, unit, props)
 		if isDBusError(err, errUnitExists) {
 			if !retried {
 				// A failed unit keeps its name until reset. Resetting
 				// a unit that is not failed is a no-op, so a live one
 				// still collides on the retry.
-				if err := m.conn.ResetFailedUnitContext(ctx, unit); err != nil && !isDBusError(err, errNoSuchUnit) {
+				if err := m.resetFailed(ctx, unit); err != nil && !isDBusError(err, errNoSuchUnit) {
 					return fmt.Errorf("resetting the failed unit %s before reuse: %w", unit, err)
 				}
 				continue
@@ -229,6 +305,30 @@ func (m *Manager) startTransient(ctx context.Context, unit string, props []sd.Pr
 		}
 		return nil
 	}
+}
+
+// startJob calls StartTransientUnit (mode "fail", no auxiliary units) on
+// our own connection and returns the channel the job's result arrives on.
+func (m *Manager) startJob(ctx context.Context, unit string, props []sd.Property) (<-chan string, error) {
+	ch := make(chan string, 1)
+	m.jobs.mu.Lock()
+	defer m.jobs.mu.Unlock()
+	var job dbus.ObjectPath
+	aux := []struct {
+		Name  string
+		Props []sd.Property
+	}{}
+	err := m.obj.CallWithContext(ctx, "org.freedesktop.systemd1.Manager.StartTransientUnit", 0, unit, "fail", props, aux).Store(&job)
+	if err != nil {
+		return nil, err
+	}
+	m.jobs.waiting[job] = ch
+	return ch, nil
+}
+
+// resetFailed calls ResetFailedUnit on our own connection.
+func (m *Manager) resetFailed(ctx context.Context, unit string) error {
+	return m.obj.CallWithContext(ctx, "org.freedesktop.systemd1.Manager.ResetFailedUnit", 0, unit).Err
 }
 
 // waitJob waits for a job's result, at most timeout (if positive) and no
@@ -254,7 +354,7 @@ func waitJob(ctx context.Context, ch <-chan string, timeout time.Duration) (stri
 // the unit so that its name can be used again.
 func (m *Manager) startFailed(ctx context.Context, unit, res string, pid int) error {
 	st, _ := m.Status(ctx, unit)
-	_ = m.conn.ResetFailedUnitContext(ctx, unit)
+	_ = m.resetFailed(ctx, unit)
 	msg := fmt.Sprintf("starting %s: job %s", unit, res)
 	if st.Result != "" && st.Result != "success" {
 		msg += fmt.Sprintf(" (unit result %q", st.Result)
@@ -288,7 +388,11 @@ func procCgroup(pid int) string {
 // the unit to end. When the unit is not loaded, the error wraps
 // [ErrNoSuchUnit].
 func (m *Manager) KillUnit(ctx context.Context, unit string, sig syscall.Signal) error {
-	err := m.conn.KillUnitWithTarget(ctx, unit, sd.All, int32(sig))
+	conn, err := m.sd()
+	if err != nil {
+		return err
+	}
+	err = conn.KillUnitWithTarget(ctx, unit, sd.All, int32(sig))
 	if isDBusError(err, errNoSuchUnit) || isDBusError(err, errNotLoaded) {
 		return fmt.Errorf("killing %s: %w", unit, ErrNoSuchUnit)
 	}
@@ -303,8 +407,12 @@ func (m *Manager) KillUnit(ctx context.Context, unit string, sig syscall.Signal)
 // service is not restarted by Restart=. Stopping a unit that is not loaded
 // succeeds.
 func (m *Manager) StopUnit(ctx context.Context, unit string) error {
+	conn, err := m.sd()
+	if err != nil {
+		return err
+	}
 	ch := make(chan string, 1)
-	_, err := m.conn.StopUnitContext(ctx, unit, "replace", ch)
+	_, err = conn.StopUnitContext(ctx, unit, "replace", ch)
 	if isDBusError(err, errNoSuchUnit) || isDBusError(err, errNotLoaded) {
 		return nil
 	}
@@ -324,7 +432,11 @@ func (m *Manager) StopUnit(ctx context.Context, unit string) error {
 // ResetFailed forgets that unit failed, freeing its name. A unit that is
 // not loaded or not failed is left alone.
 func (m *Manager) ResetFailed(ctx context.Context, unit string) error {
-	err := m.conn.ResetFailedUnitContext(ctx, unit)
+	conn, err := m.sd()
+	if err != nil {
+		return err
+	}
+	err = conn.ResetFailedUnitContext(ctx, unit)
 	if err != nil && !isDBusError(err, errNoSuchUnit) {
 		return fmt.Errorf("resetting failed unit %s: %w", unit, err)
 	}
@@ -372,8 +484,12 @@ func (s UnitStatus) describe() string {
 // Status reads unit's state. A unit that is not loaded (a transient unit
 // that ended) reads as LoadState "not-found", ActiveState "inactive".
 func (m *Manager) Status(ctx context.Context, unit string) (UnitStatus, error) {
+	conn, err := m.sd()
+	if err != nil {
+		return UnitStatus{}, err
+	}
 	st := UnitStatus{Name: unit}
-	props, err := m.conn.GetUnitPropertiesContext(ctx, unit)
+	props, err := conn.GetUnitPropertiesContext(ctx, unit)
 	if err != nil {
 		return st, fmt.Errorf("reading the state of %s: %w", unit, err)
 	}
@@ -390,7 +506,7 @@ func (m *Manager) Status(ctx context.Context, unit string) (UnitStatus, error) {
 	if typ == "" || st.LoadState != "loaded" {
 		return st, nil
 	}
-	tprops, err := m.conn.GetUnitTypePropertiesContext(ctx, unit, typ)
+	tprops, err := conn.GetUnitTypePropertiesContext(ctx, unit, typ)
 	if err != nil {
 		return st, fmt.Errorf("reading the state of %s: %w", unit, err)
 	}
@@ -427,7 +543,11 @@ func (m *Manager) WaitInactive(ctx context.Context, unit string) error {
 // UnitProperty reads one property of unit's org.freedesktop.systemd1.Unit
 // interface ("Description", "UnitFileState"…), as its Go value.
 func (m *Manager) UnitProperty(ctx context.Context, unit, name string) (any, error) {
-	p, err := m.conn.GetUnitPropertyContext(ctx, unit, name)
+	conn, err := m.sd()
+	if err != nil {
+		return nil, err
+	}
+	p, err := conn.GetUnitPropertyContext(ctx, unit, name)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s of %s: %w", name, unit, err)
 	}
@@ -437,7 +557,11 @@ func (m *Manager) UnitProperty(ctx context.Context, unit, name string) (any, err
 // UnitTypeProperty reads one property of unit's type-specific interface,
 // typ being "Scope" or "Service" ("MemoryMax", "Environment"…).
 func (m *Manager) UnitTypeProperty(ctx context.Context, unit, typ, name string) (any, error) {
-	p, err := m.conn.GetUnitTypePropertyContext(ctx, unit, typ, name)
+	conn, err := m.sd()
+	if err != nil {
+		return nil, err
+	}
+	p, err := conn.GetUnitTypePropertyContext(ctx, unit, typ, name)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s.%s of %s: %w", typ, name, unit, err)
 	}
