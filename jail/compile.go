@@ -7,13 +7,6 @@ import (
 	"strings"
 )
 
-// HostFacts are the facts about the host that the compiler may depend on.
-// They are gathered once, outside the compiler, so Compile stays pure.
-type HostFacts struct {
-	// BwrapVersion is bwrap's version as [major, minor, patch].
-	BwrapVersion [3]int
-}
-
 // Compiled is a Spec turned into bwrap terms.
 type Compiled struct {
 	// Options are bwrap's options, in order; the launcher hands them to
@@ -58,10 +51,11 @@ func (c Compiled) Argv() []string {
 	return append(argv, c.Command...)
 }
 
-// Compile turns spec into bwrap options. It reads nothing from the host,
-// never changes spec, and adds nothing the Spec does not say: the order of
-// the output follows the order of the Spec.
-func Compile(spec Spec, host HostFacts) (Compiled, error) {
+// Compile turns spec into bwrap options. It reads nothing from the host
+// (of host's facts, only bwrap's version matters to it), never changes
+// spec, and adds nothing the Spec does not say: the order of the output
+// follows the order of the Spec.
+func Compile(spec Spec, host Host) (Compiled, error) {
 	if err := Validate(spec); err != nil {
 		return Compiled{}, err
 	}
@@ -133,7 +127,7 @@ func Compile(spec Spec, host HostFacts) (Compiled, error) {
 	return c, nil
 }
 
-func compileMount(m Mount, host HostFacts) ([]string, error) {
+func compileMount(m Mount, host Host) ([]string, error) {
 	bind := func(flag string) []string {
 		if m.Try {
 			flag += "-try"
@@ -183,7 +177,11 @@ func compileMount(m Mount, host HostFacts) ([]string, error) {
 	case Overlay:
 		// --overlay-src and --tmp-overlay arrived in bwrap 0.10.0.
 		if !versionAtLeast(host.BwrapVersion, OverlayBwrap) {
-			return nil, fmt.Errorf("overlay mounts need bwrap %s or newer, this host has %s; drop the overlay (a ro or rw bind instead) or install a newer bubblewrap", versionString(OverlayBwrap), versionString(host.BwrapVersion))
+			have := "this host has " + versionString(host.BwrapVersion)
+			if host.BwrapVersion == ([3]int{}) {
+				have = "and bwrap --version did not say which this host has"
+			}
+			return nil, fmt.Errorf("overlay mounts need bwrap %s or newer, %s; drop the overlay (a ro or rw bind instead) or install a newer bubblewrap", versionString(OverlayBwrap), have)
 		}
 		return []string{"--overlay-src", m.Src, "--tmp-overlay", m.Dst}, nil
 	}

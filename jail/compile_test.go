@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite the argv sections of testdata/c
 type goldenInput struct {
 	Preset  string          `json:"preset"`
 	Options json.RawMessage `json:"options"`
-	Host    HostFacts       `json:"host"`
+	Host    Host            `json:"host"`
 }
 
 func specFor(t *testing.T, in goldenInput) Spec {
@@ -125,7 +125,7 @@ func TestCompileDoesNotChangeSpec(t *testing.T) {
 	})
 	spec.Mounts = append(spec.Mounts, Mount{Kind: Seal, Dst: "/opt", Holes: []string{"/opt/x"}})
 	before := deepCopy(t, spec)
-	if _, err := Compile(spec, HostFacts{}); err != nil {
+	if _, err := Compile(spec, Host{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(before, spec); d != "" {
@@ -185,13 +185,13 @@ func TestValidate(t *testing.T) {
 
 func TestOverlayNeedsNewBwrap(t *testing.T) {
 	s := Spec{Command: []string{"true"}, Mounts: []Mount{{Kind: Overlay, Src: "/usr", Dst: "/usr"}}}
-	if _, err := Compile(s, HostFacts{BwrapVersion: [3]int{0, 8, 0}}); err == nil || !strings.Contains(err.Error(), "0.10.0") {
+	if _, err := Compile(s, Host{BwrapVersion: [3]int{0, 8, 0}}); err == nil || !strings.Contains(err.Error(), "0.10.0") {
 		t.Fatalf("overlay on bwrap 0.8: %v", err)
 	}
-	if _, err := Compile(s, HostFacts{BwrapVersion: [3]int{0, 9, 1}}); err == nil {
+	if _, err := Compile(s, Host{BwrapVersion: [3]int{0, 9, 1}}); err == nil {
 		t.Fatal("overlay accepted on bwrap 0.9.1, which has none")
 	}
-	c, err := Compile(s, HostFacts{BwrapVersion: [3]int{0, 10, 0}})
+	c, err := Compile(s, Host{BwrapVersion: [3]int{0, 10, 0}})
 	if err != nil {
 		t.Fatal(err)
 	}

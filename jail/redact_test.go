@@ -34,7 +34,7 @@ func TestExplainRedactsSecrets(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-do-not-print")
 	spec := DenyList(DenyOptions{Kind: KindRun, Slot: "s-12345678-run", Command: []string{"true"}, Cwd: "/tmp",
 		Env: []string{"HOME=/h", "ANTHROPIC_API_KEY=sk-ant-do-not-print", "NEW_TOKEN=tok-do-not-print"}})
-	c, err := Compile(spec, HostFacts{})
+	c, err := Compile(spec, Host{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,16 +20,6 @@ import (
 // is there (for measurements, and for users who do not want them).
 const EnvNoScope = "AISAN_NO_SCOPE"
 
-// hintedError carries fix-it lines for the CLI's "hint:" output.
-type hintedError struct {
-	err   error
-	hints []string
-}
-
-func (e *hintedError) Error() string   { return e.err.Error() }
-func (e *hintedError) Unwrap() error   { return e.err }
-func (e *hintedError) Hints() []string { return e.hints }
-
 // scoper puts a slot's jail into its own systemd scope. A nil *scoper runs
 // jails without one.
 type scoper struct {
@@ -59,10 +49,7 @@ func newScoper(ctx context.Context, getenv func(string) string, limits Limits, s
 			case isNoManager:
 				hints = nm.Hints()
 			}
-			return nil, &hintedError{
-				err:   fmt.Errorf("%w; refusing to launch without a systemd scope because %s=1", err, systemd.EnvRequireScope),
-				hints: hints,
-			}
+			return nil, WithHints(fmt.Errorf("%w; refusing to launch without a systemd scope because %s=1", err, systemd.EnvRequireScope), hints...)
 		}
 		// One short line: the launch works, kills go through the PID
 		// namespace, and preflight has the remedies for those who want a

@@ -105,11 +105,8 @@ func SpawnService(ctx context.Context, req ServiceRequest) (string, error) {
 	getenv := managerEnv(h)
 	m, err := systemd.Connect(ctx, getenv)
 	if err != nil {
-		var hint interface{ Hints() []string }
-		if errors.As(err, &hint) {
-			return "", &hintedError{err: fmt.Errorf("headless services run as systemd units: %w", err), hints: hint.Hints()}
-		}
-		return "", err
+		// The manager's own hints stay on the chain.
+		return "", fmt.Errorf("headless services run as systemd units: %w", err)
 	}
 	defer m.Close()
 	self, err := os.Executable()

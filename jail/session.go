@@ -71,6 +71,21 @@ type Host struct {
 	// sudo, say) /run/user/UID if it exists and is ours: the user manager
 	// and the bus still listen there, and the jail must hide them.
 	RuntimeDir string
+	// BwrapVersion is bwrap's version as [major, minor, patch] (overlay
+	// mounts depend on it).
+	BwrapVersion [3]int
+	// Bus is what the bus decision needs: xdg-dbus-proxy's path and the
+	// bus sockets that exist (its SlotDir is the planner's to fill in).
+	Bus busproxy.HostFacts
+	// RuntimeSystemd is set when $XDG_RUNTIME_DIR/systemd exists.
+	RuntimeSystemd bool
+	// StdManagerDir and StdBusSocket are the user manager's directory and
+	// the bus socket under /run/user/UID, when $XDG_RUNTIME_DIR points
+	// elsewhere and they exist: the manager listens there all the same.
+	StdManagerDir, StdBusSocket string
+	// StateDirs are aisan's own directories that exist, by their real
+	// paths (see [Host.GatherStateDirs]).
+	StateDirs []string
 }
 
 // MissingError is a dependency that is not installed.
@@ -94,7 +109,8 @@ func (e *MissingError) Hints() []string {
 var ErrNoCwd = errors.New("the current directory no longer exists")
 
 // GatherHost reads the host facts a launch depends on and checks the
-// state directory.
+// state directory. It is the only place the planners' facts come from:
+// [Plan] and the presets decide from the Host alone.
 func GatherHost() (Host, error) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -121,15 +137,68 @@ func GatherHost() (Host, error) {
 	// A state dir inside the project (claude typed in ~ when ~ is a
 	// dotfiles repository, or AISAN_HOME=./.aisan) is no risk to the
 	// registry, which is read-only in every jail; it is not refused.
-	// preflight still points out one that git could pick up.
-	return Host{
+	// preflight still points it out.
+	h := Host{
 		Bwrap:      bwrap,
 		Cwd:        cwd,
 		Env:        os.Environ(),
 		Home:       home,
 		AisanHome:  ah,
 		RuntimeDir: RuntimeDir(os.Getenv),
-	}, nil
+	}
+	if err := h.GatherFacts(); err != nil {
+		return Host{}, err
+	}
+	return h, nil
+}
+
+// GatherFacts reads what the planners decide from, for the identity h
+// already has (Bwrap, Env, Home, AisanHome, RuntimeDir): bwrap's version,
+// the bus facts, the user manager's directories and aisan's own dirs.
+// Callers that build a Host themselves (preflight's probe jail) call it
+// too, so that no plan is made from facts nobody read.
+func (h *Host) GatherFacts() error {
+	// bwrap's version costs a process; it runs while the rest is read.
+	version := make(chan [3]int, 1)
+	go func() {
+		if h.Bwrap == "" {
+			// Nothing to ask (a preflight on a host without bwrap).
+			version <- [3]int{}
+			return
+		}
+		v, _ := bwrapVersion(h.Bwrap)
+		version <- v
+	}()
+	h.Bus = busproxy.Gather(busLookup(*h), "")
+	h.RuntimeSystemd = h.RuntimeDir != "" && isDir(filepath.Join(h.RuntimeDir, "systemd"))
+	h.StdManagerDir, h.StdBusSocket = "", ""
+	if std := RuntimeDir(func(string) string { return "" }); std != "" && std != h.RuntimeDir {
+		if d := filepath.Join(std, "systemd"); isDir(d) {
+			h.StdManagerDir = d
+		}
+		sock := filepath.Join(std, "bus")
+		if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
+			h.StdBusSocket = sock
+		}
+	}
+	h.GatherStateDirs()
+	// A bwrap that cannot say its version leaves it unknown (zero): only
+	// an overlay needs it, and Compile says so then. The launch itself
+	// reports what is wrong with bwrap far better.
+	h.BwrapVersion = <-version
+	return nil
+}
+
+// busLookup is the environment the bus decision reads: the host's, with
+// the runtime directory aisan settled on.
+func busLookup(h Host) func(string) (string, bool) {
+	env := lookupFunc(h.Env)
+	return func(k string) (string, bool) {
+		if k == "XDG_RUNTIME_DIR" && h.RuntimeDir != "" {
+			return h.RuntimeDir, true
+		}
+		return env(k)
+	}
 }
 
 // Session is one jailed launch, resolved: the slot, the Spec and the argv
@@ -147,12 +216,17 @@ type Session struct {
 	Strict *StrictPlan
 }
 
-// Plan resolves a request for the slot name given, without side effects.
-func Plan(req Request, h Host, slotName string, historyBinds []history.Bind) (*Session, error) {
-	return planWith(req, h, slotName, historyBinds, previewPIDDirs(h, slotName))
+// Prepared is what a launch made ready for the jail before planning it:
+// the per-slot history copies and the per-launch directories over the
+// agents' PID-keyed ones. Explain passes what a launch would make.
+type Prepared struct {
+	History []history.Bind
+	PIDDirs []Mount
 }
 
-func planWith(req Request, h Host, slotName string, historyBinds []history.Bind, pidDirs []Mount) (*Session, error) {
+// Plan resolves a request for the slot name given, from h alone: it
+// reads nothing from the host.
+func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error) {
 	if req.Strict != nil {
 		return planStrict(req, h, slotName)
 	}
@@ -161,14 +235,9 @@ func planWith(req Request, h Host, slotName string, historyBinds []history.Bind,
 		return nil, err
 	}
 	slotDir := slotRuntimeDir(h, slotName)
-	env := lookupFunc(h.Env)
-	lookup := func(k string) (string, bool) {
-		if k == "XDG_RUNTIME_DIR" && h.RuntimeDir != "" {
-			return h.RuntimeDir, true
-		}
-		return env(k)
-	}
-	bus, err := busproxy.Decide(lookup, busproxy.Gather(lookup, slotDir))
+	facts := h.Bus
+	facts.SlotDir = slotDir
+	bus, err := busproxy.Decide(busLookup(h), facts)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +246,7 @@ func planWith(req Request, h Host, slotName string, historyBinds []history.Bind,
 		return nil, err
 	}
 	var hist []Mount
-	for _, b := range historyBinds {
+	for _, b := range prep.History {
 		hist = append(hist, Mount{Kind: Bind, Src: b.Src, Dst: b.Dst})
 	}
 	otherDirs, otherSockets := otherRuntimeDir(h, bus)
@@ -188,7 +257,7 @@ func planWith(req Request, h Host, slotName string, historyBinds []history.Bind,
 		Cwd:              h.Cwd,
 		Env:              h.Env,
 		RuntimeDir:       h.RuntimeDir,
-		RuntimeSystemd:   h.RuntimeDir != "" && isDir(filepath.Join(h.RuntimeDir, "systemd")),
+		RuntimeSystemd:   h.RuntimeSystemd,
 		OtherManagerDirs: otherDirs,
 		OtherBusSockets:  otherSockets,
 		Bus:              bus,
@@ -196,10 +265,10 @@ func planWith(req Request, h Host, slotName string, historyBinds []history.Bind,
 		History:          hist,
 		ExtraEnv:         extra,
 		Limits:           req.Limits,
-		StateDirs:        stateDirs(h),
-		PIDDirs:          pidDirs,
+		StateDirs:        h.StateDirs,
+		PIDDirs:          prep.PIDDirs,
 	})
-	compiled, err := Compile(spec, HostFacts{})
+	compiled, err := Compile(spec, h)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +289,7 @@ func Explain(w io.Writer, req Request) error {
 	if err != nil {
 		return err
 	}
-	s, err := Plan(req, h, name, previewHistory(h, name, req.Kind))
+	s, err := Plan(req, h, name, Prepared{History: previewHistory(h, name, req.Kind), PIDDirs: previewPIDDirs(h, name)})
 	if err != nil {
 		return err
 	}
@@ -410,7 +479,7 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	}()
 
 	// aisan's runtime directory exists before the jail is planned, so
-	// that the jail gets it read-only (see stateDirs).
+	// that the jail gets it read-only (see Host.GatherStateDirs).
 	if err := privateDir(filepath.Dir(slotRuntimeDir(h, sl.Name()))); err != nil {
 		return 0, err
 	}
@@ -434,7 +503,9 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 		}()
 	}
 	trace("history prepared")
-	s, err := planWith(req, h, sl.Name(), binds, pidDirs)
+	// The state and runtime dirs exist now, made by this launch.
+	h.GatherStateDirs()
+	s, err := Plan(req, h, sl.Name(), Prepared{History: binds, PIDDirs: pidDirs})
 	if err != nil {
 		return 0, err
 	}
@@ -500,11 +571,11 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	return st.Run(ctx, s.Compiled)
 }
 
-// stateDirs are aisan's own directories, by their real paths. Only those
+// GatherStateDirs finds aisan's own directories, by their real paths. Only those
 // that exist are bound: a launch creates its state dir and runtime dir
 // before it plans the jail, and a jail that is not a launch (preflight's
 // probe, explain) has nothing of its own there.
-func stateDirs(h Host) []string {
+func (h *Host) GatherStateDirs() {
 	var dirs []string
 	add := func(p string) {
 		if p == "" || !isDir(p) {
@@ -529,7 +600,7 @@ func stateDirs(h Host) []string {
 	if def := filepath.Join(h.Home, ".aisan"); def != h.AisanHome && isDir(def) {
 		add(def)
 	}
-	return dirs
+	h.StateDirs = dirs
 }
 
 // slotRuntimeDir is the slot's private directory for sockets. Its name is
@@ -742,16 +813,10 @@ func findCommand(name string, kind Kind, env []string) error {
 // socket when $XDG_RUNTIME_DIR points somewhere else: they answer all the
 // same, so the jail hides them too.
 func otherRuntimeDir(h Host, bus busproxy.Plan) (dirs, sockets []string) {
-	std := RuntimeDir(func(string) string { return "" })
-	if std == "" || std == h.RuntimeDir {
-		return nil, nil
+	if h.StdManagerDir != "" {
+		dirs = append(dirs, h.StdManagerDir)
 	}
-	if d := filepath.Join(std, "systemd"); isDir(d) {
-		dirs = append(dirs, d)
-	}
-	sock := filepath.Join(std, "bus")
-	if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket &&
-		!slices.Contains(bus.HostSockets, sock) && sock != bus.JailSocket {
+	if sock := h.StdBusSocket; sock != "" && !slices.Contains(bus.HostSockets, sock) && sock != bus.JailSocket {
 		sockets = append(sockets, sock)
 	}
 	return dirs, sockets

@@ -56,12 +56,12 @@ func strictBase() StrictOptions {
 func TestEgressChecks(t *testing.T) {
 	o := strictBase()
 	o.Egress = append(o.Egress, Endpoint{Name: "a:b", Backend: "grpc", Port: 2001, Socket: "/run/x/egress/a-b2.sock"})
-	if _, err := Compile(Strict(o), HostFacts{}); err == nil || !strings.Contains(err.Error(), "both map to AISAN_EGRESS_A_B") {
+	if _, err := Compile(Strict(o), Host{}); err == nil || !strings.Contains(err.Error(), "both map to AISAN_EGRESS_A_B") {
 		t.Fatalf("colliding names: %v", err)
 	}
 	o = strictBase()
 	o.Egress = append(o.Egress, Endpoint{Name: "c", Port: 2000, Socket: "/run/x/egress/c.sock", Source: "/run/s2"})
-	if _, err := Compile(Strict(o), HostFacts{}); err == nil || !strings.Contains(err.Error(), "share port 2000") {
+	if _, err := Compile(Strict(o), Host{}); err == nil || !strings.Contains(err.Error(), "share port 2000") {
 		t.Fatalf("shared port: %v", err)
 	}
 	s := Strict(strictBase())
@@ -83,7 +83,7 @@ func TestCredentialAnyDirection(t *testing.T) {
 		o := strictBase()
 		o.Forbidden = []string{"/h/.ssh"}
 		o.Binds = []Mount{{Kind: ROBind, Src: tc.src, Dst: "/x", Why: "bind spec b.toml:7"}}
-		_, err := Compile(Strict(o), HostFacts{})
+		_, err := Compile(Strict(o), Host{})
 		if tc.bad != (err != nil) {
 			t.Errorf("%s: %v", tc.src, err)
 		}
@@ -105,7 +105,7 @@ func TestStrictDoesNotChangeOptionsOrSpec(t *testing.T) {
 		t.Fatalf("Strict changed its options:\n%s", d)
 	}
 	frozen := deepCopy(t, spec)
-	if _, err := Compile(spec, HostFacts{}); err != nil {
+	if _, err := Compile(spec, Host{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(frozen, spec); d != "" {
@@ -192,11 +192,11 @@ func TestEgressWithHostNetwork(t *testing.T) {
 	o := strictBase()
 	o.Net = true
 	o.Egress = []Endpoint{{Name: "anthropic", Backend: "anthropic"}}
-	if _, err := Compile(Strict(o), HostFacts{}); err == nil || !strings.Contains(err.Error(), "environment file") {
+	if _, err := Compile(Strict(o), Host{}); err == nil || !strings.Contains(err.Error(), "environment file") {
 		t.Fatalf("no env file: %v", err)
 	}
 	o.EnvFile = "/run/x/box.env"
-	c, err := Compile(Strict(o), HostFacts{})
+	c, err := Compile(Strict(o), Host{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestEgressWithHostNetwork(t *testing.T) {
 		t.Fatalf("compiled %+v", c)
 	}
 	o.Egress = append(o.Egress, Endpoint{Name: "raw", Port: 3000, Socket: "/run/x/egress/raw.sock", Source: "/run/s"})
-	if _, err := Compile(Strict(o), HostFacts{}); err == nil || !strings.Contains(err.Error(), "raw relay") {
+	if _, err := Compile(Strict(o), Host{}); err == nil || !strings.Contains(err.Error(), "raw relay") {
 		t.Fatalf("raw relay with --net: %v", err)
 	}
 }

@@ -438,17 +438,15 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 		}
 	}
 	spec := Strict(o)
-	// Only overlays depend on bwrap's version; asking costs a process.
+	// Explain names bwrap's version when an overlay depends on it.
 	var version [3]int
 	for _, m := range spec.Mounts {
 		if m.Kind == Overlay {
-			if version, err = bwrapVersion(h.Bwrap); err != nil {
-				return nil, err
-			}
+			version = h.BwrapVersion
 			break
 		}
 	}
-	compiled, err := Compile(spec, HostFacts{BwrapVersion: version})
+	compiled, err := Compile(spec, h)
 	if err != nil {
 		return nil, err
 	}

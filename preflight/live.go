@@ -80,8 +80,11 @@ func (e *Env) planProbe(ctx context.Context) planResult {
 			AisanHome:  ah,
 			RuntimeDir: jail.RuntimeDir(e.Getenv),
 		}
+		if err := h.GatherFacts(); err != nil {
+			return planResult{token: token, err: err}
+		}
 		req := jail.Request{Kind: jail.KindRun, Args: []string{e.Self, "preflight", "--probe-inside"}}
-		s, err := jail.Plan(req, h, "preflight-"+token[:8], nil)
+		s, err := jail.Plan(req, h, "preflight-"+token[:8], jail.Prepared{})
 		return planResult{s: s, token: token, err: err}
 	})
 }
@@ -210,7 +213,7 @@ func (e *Env) runLive(ctx context.Context) (liveResult, error) {
 	spec.Mounts = slices.Clone(spec.Mounts)
 	spec.Env = append(slices.Clone(spec.Env), EnvProbe+"="+string(reqJSON))
 	breakSpec(&spec, e.Break, e.Getenv(busproxy.EnvAddress))
-	compiled, err := jail.Compile(spec, jail.HostFacts{})
+	compiled, err := jail.Compile(spec, s.Host)
 	if err != nil {
 		return r, err
 	}

@@ -377,7 +377,7 @@ func TestBreakSpec(t *testing.T) {
 		if !s.Namespaces.PID {
 			t.Errorf("%s: the PID namespace must stay (the launcher's init needs it)", what)
 		}
-		if _, err := jail.Compile(s, jail.HostFacts{}); err != nil {
+		if _, err := jail.Compile(s, jail.Host{}); err != nil {
 			t.Errorf("%s: broken spec does not compile: %v", what, err)
 		}
 		switch what {

@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/aisan-dev/aisan/jail"
 )
 
 // command is one row of the subcommand table.
@@ -123,9 +125,11 @@ func report(err error, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "aisan: error: %v\n", err)
-	var h *hintedError
+	// Hints from anywhere in the chain: a package error's own Hints
+	// method, or lines added with withHint.
+	var h interface{ Hints() []string }
 	if errors.As(err, &h) {
-		for _, line := range h.hints {
+		for _, line := range h.Hints() {
 			fmt.Fprintf(stderr, "aisan: hint: %s\n", line)
 		}
 	}
@@ -163,14 +167,7 @@ func usageErr(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-type hintedError struct {
-	err   error
-	hints []string
-}
-
-func (e *hintedError) Error() string { return e.err.Error() }
-func (e *hintedError) Unwrap() error { return e.err }
-
+// withHint adds fix-it lines to err (see [jail.HintedError]).
 func withHint(err error, hints ...string) error {
-	return &hintedError{err: err, hints: hints}
+	return jail.WithHints(err, hints...)
 }

@@ -263,14 +263,10 @@ func parseLimits(lf launcherFlags) (jail.Limits, error) {
 	return jail.Limits(defaults.Merge(flags)), nil
 }
 
-// launchError adds the hints a package error carries.
+// launchError adds a hint to the launch errors that carry none.
 func launchError(err error) error {
 	if err == nil {
 		return nil
-	}
-	var h interface{ Hints() []string }
-	if errors.As(err, &h) {
-		return withHint(err, h.Hints()...)
 	}
 	if errors.Is(err, jail.ErrNoCwd) {
 		return withHint(err, "cd to a directory that exists and try again")
