@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/agent"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,14 +30,8 @@ type Agent struct {
 // ~/.claude) and $CODEX_HOME/hooks.json (default ~/.codex). getenv is
 // os.Getenv outside tests.
 func Agents(home string, getenv func(string) string) []Agent {
-	claude := getenv("CLAUDE_CONFIG_DIR")
-	if claude == "" {
-		claude = filepath.Join(home, ".claude")
-	}
-	codex := getenv("CODEX_HOME")
-	if codex == "" {
-		codex = filepath.Join(home, ".codex")
-	}
+	claude := agent.Claude.Dir(home, getenv)
+	codex := agent.Codex.Dir(home, getenv)
 	return []Agent{
 		{Name: "claude", Dir: claude, File: filepath.Join(claude, "settings.json")},
 		{Name: "codex", Dir: codex, File: filepath.Join(codex, "hooks.json")},

@@ -2,23 +2,33 @@ package jail
 
 import (
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/agent"
 	"os"
 	"path/filepath"
 )
 
 // pidDirBinds names, for a slot, each agent directory of per-process
-// files and the per-launch directory bound over it: Claude Code's
-// <config dir>/sessions, where every running claude keeps <pid>.json.
+// files (the agent table's PIDDirs: Claude Code's <config dir>/sessions,
+// where every running claude keeps <pid>.json) and the per-launch
+// directory bound over it.
 func pidDirBinds(h Host, slotName string) []Mount {
-	cfg := historyDirs(h).Claude
-	if !isDir(cfg) {
-		return nil
+	look := lookupFunc(h.Env)
+	getenv := func(k string) string { v, _ := look(k); return v }
+	var out []Mount
+	for _, a := range agent.All {
+		cfg := a.Dir(h.Home, getenv)
+		if len(a.PIDDirs) == 0 || !isDir(cfg) {
+			continue
+		}
+		for _, d := range a.PIDDirs {
+			out = append(out, Mount{
+				Kind: Bind,
+				Src:  filepath.Join(h.AisanHome, "pids", slotName, a.Kind+"-"+d),
+				Dst:  filepath.Join(cfg, d),
+			})
+		}
 	}
-	return []Mount{{
-		Kind: Bind,
-		Src:  filepath.Join(h.AisanHome, "pids", slotName, "claude-sessions"),
-		Dst:  filepath.Join(cfg, "sessions"),
-	}}
+	return out
 }
 
 // previewPIDDirs is what a launch would bind, for explain and for jails

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/agent"
 	"io"
 	"os"
 	"os/exec"
@@ -770,13 +771,8 @@ func (e *NotFoundError) Hints() []string {
 	if e.Why == "is a directory" {
 		return []string{"name the program inside it"}
 	}
-	switch e.Kind {
-	case KindClaude:
-		return []string{"install Claude Code: npm install -g @anthropic-ai/claude-code (or its native installer)"}
-	case KindCodex:
-		return []string{"install Codex: npm install -g @openai/codex"}
-	case KindOpencode:
-		return []string{"install opencode: npm install -g opencode-ai"}
+	if a, ok := agent.ByKind(string(e.Kind)); ok {
+		return []string{"install " + a.Name + ": " + a.InstallHint}
 	}
 	return []string{"check the command's name, or give its path"}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/agent"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,19 +31,9 @@ func StrictChecks() []Check {
 	}
 }
 
-func claudeDir(e *Env) string {
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
-		return d
-	}
-	return filepath.Join(e.Home, ".claude")
-}
+func claudeDir(e *Env) string { return agent.Claude.Dir(e.Home, os.Getenv) }
 
-func codexHome(e *Env) string {
-	if d := os.Getenv("CODEX_HOME"); filepath.IsAbs(d) {
-		return d
-	}
-	return filepath.Join(e.Home, ".codex")
-}
+func codexHome(e *Env) string { return agent.Codex.Dir(e.Home, os.Getenv) }
 
 func claudeLoginPresent(e *Env) bool {
 	_, err := os.Lstat(filepath.Join(claudeDir(e), ".credentials.json"))

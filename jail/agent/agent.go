@@ -30,12 +30,18 @@ type Agent struct {
 	Kind string
 	// Binary is the command's name on PATH.
 	Binary string
+	// Name is how people call it ("Claude Code"), for messages.
+	Name string
 	// ConfigDir is the configuration directory, relative to $HOME.
 	ConfigDir string
 	// ConfigEnv relocates ConfigDir when set to an absolute path.
 	ConfigEnv string
 	// History is the prompt-history file's name inside ConfigDir, or "".
 	History string
+	// PIDDirs are directories inside ConfigDir where the agent keeps a
+	// file per running process, named by its PID: every jail numbers its
+	// processes from 1, so each launch gets its own directory over these.
+	PIDDirs []string
 	// InstallHint is the command that installs the agent.
 	InstallHint string
 	// Credentials are the credential files, relative to ConfigDir.
@@ -70,6 +76,8 @@ type Agent struct {
 var Claude = Agent{
 	Kind:        "claude",
 	Binary:      "claude",
+	Name:        "Claude Code",
+	PIDDirs:     []string{"sessions"},
 	ConfigDir:   ".claude",
 	ConfigEnv:   "CLAUDE_CONFIG_DIR",
 	History:     "history.jsonl",
@@ -91,6 +99,7 @@ var Claude = Agent{
 var Codex = Agent{
 	Kind:        "codex",
 	Binary:      "codex",
+	Name:        "Codex",
 	ConfigDir:   ".codex",
 	ConfigEnv:   "CODEX_HOME",
 	History:     "history.jsonl",
@@ -120,6 +129,7 @@ var CodexStrictArgs = []string{
 var Opencode = Agent{
 	Kind:        "opencode",
 	Binary:      "opencode",
+	Name:        "opencode",
 	ConfigDir:   ".local/share/opencode",
 	ConfigEnv:   "",
 	InstallHint: "npm install -g opencode-ai",

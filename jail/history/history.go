@@ -62,6 +62,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail/agent"
 	slotpkg "github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
 )
@@ -71,17 +72,17 @@ type Bind struct {
 	Src, Dst string
 }
 
-// agent describes one agent's history file.
-type agent struct {
+// hist describes one agent's history file: where the agent keeps it comes
+// from the agent table; file is the copy's name under history/<key>/.
+type hist struct {
+	agent.Agent
 	kind string // the slot kind that launches this agent
-	dir  string // config dir, relative to the home directory
-	env  string // the variable that relocates the config dir
-	file string // copy's name under history/<key>/
+	file string
 }
 
-var agents = []agent{
-	{kind: "claude", dir: ".claude", env: "CLAUDE_CONFIG_DIR", file: "claude-history.jsonl"},
-	{kind: "codex", dir: ".codex", env: "CODEX_HOME", file: "codex-history.jsonl"},
+var agents = []hist{
+	{Agent: agent.Claude, kind: agent.Claude.Kind, file: agent.Claude.Kind + "-" + agent.Claude.History},
+	{Agent: agent.Codex, kind: agent.Codex.Kind, file: agent.Codex.Kind + "-" + agent.Codex.History},
 }
 
 // Dirs are the agents' configuration directories, where their history
@@ -94,13 +95,7 @@ type Dirs struct {
 // use: $CLAUDE_CONFIG_DIR and $CODEX_HOME when set, else ~/.claude and
 // ~/.codex.
 func DirsFor(home string, getenv func(string) string) Dirs {
-	dir := func(a agent) string {
-		if v := getenv(a.env); v != "" && filepath.IsAbs(v) {
-			return filepath.Clean(v)
-		}
-		return filepath.Join(home, a.dir)
-	}
-	return Dirs{Claude: dir(agents[0]), Codex: dir(agents[1])}
+	return Dirs{Claude: agent.Claude.Dir(home, getenv), Codex: agent.Codex.Dir(home, getenv)}
 }
 
 func (d Dirs) of(kind string) string {
@@ -137,7 +132,7 @@ func Paths(aisanHome, slot, kind string, dirs Dirs) []Bind {
 		return nil
 	}
 	a := agents[1]
-	return []Bind{{Src: filepath.Join(aisanHome, "history", Key(slot, kind), a.file), Dst: filepath.Join(cfg, "history.jsonl")}}
+	return []Bind{{Src: filepath.Join(aisanHome, "history", Key(slot, kind), a.file), Dst: filepath.Join(cfg, agents[1].History)}}
 }
 
 // Prepare readies the history of a launch of kind in slot, jailed in
@@ -146,7 +141,7 @@ func Prepare(aisanHome, slot, kind, worktree string, dirs Dirs) ([]Bind, error) 
 	// An earlier version's per-slot Claude copy goes home first.
 	if kind == "claude" {
 		legacy := filepath.Join(aisanHome, "history", slot, agents[0].file)
-		if err := retire(legacy, filepath.Join(dirs.Claude, "history.jsonl")); err != nil {
+		if err := retire(legacy, filepath.Join(dirs.Claude, agents[0].History)); err != nil {
 			return nil, err
 		}
 	}
@@ -154,7 +149,7 @@ func Prepare(aisanHome, slot, kind, worktree string, dirs Dirs) ([]Bind, error) 
 		return nil, nil
 	}
 	cfg := dirs.of(kind)
-	host := filepath.Join(cfg, "history.jsonl")
+	host := filepath.Join(cfg, agents[1].History)
 	ok, err := ensureHostFile(cfg, host)
 	if err != nil || !ok {
 		return nil, err
@@ -197,7 +192,7 @@ func MergeBack(aisanHome, slot, kind string, dirs Dirs) error {
 		return err
 	}
 	defer unlock()
-	return merge(copyPath, filepath.Join(dirs.of(kind), "history.jsonl"))
+	return merge(copyPath, filepath.Join(dirs.of(kind), agents[1].History))
 }
 
 // retire merges the copy at path into host and removes it (and its
@@ -509,7 +504,7 @@ func pruneDir(dir string, dirs Dirs, maxAge time.Duration, now time.Time) error 
 		if a.kind == "codex" && isKey && now.Sub(fi.ModTime()) < maxAge {
 			continue
 		}
-		if err := retire(p, filepath.Join(dirs.of(a.kind), "history.jsonl")); err != nil {
+		if err := retire(p, filepath.Join(dirs.of(a.kind), a.History)); err != nil {
 			return err
 		}
 	}
