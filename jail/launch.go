@@ -554,7 +554,7 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 			transcript.NoteSize(l.Transcript, st.ptmx)
 		case err := <-waited:
 			trace("stage exited")
-			status := exitCode(err)
+			status := boxinit.ExitCode(err)
 			// The pipes reach EOF when the jail's last process is gone;
 			// a pty's master reads EIO then.
 			copies.Wait()
@@ -779,20 +779,6 @@ func (h *headBuffer) String() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.buf.String()
-}
-
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	return 125
 }
 
 // memfile returns an anonymous in-memory file holding data, positioned at

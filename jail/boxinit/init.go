@@ -207,14 +207,6 @@ func readPayload() (Payload, error) {
 	return p, nil
 }
 
-// statusCode maps a wait status to a shell-style exit code.
-func statusCode(ws unix.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ws.ExitStatus()
-}
-
 // inheritedFiles places the caller's descriptors for the agent at the
 // numbers they had outside; every other number from 3 up to the highest
 // is closed in the agent. Their copies at InheritAt are close-on-exec, so

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,18 +69,7 @@ func RunStage(args []string) int {
 	for _, f := range files {
 		f.Close()
 	}
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return 125
-	}
-	return 0
+	return ExitCode(cmd.Wait())
 }
 
 // waitGate blocks until the wrapper releases the stage and returns the

@@ -1,0 +1,38 @@
+package boxinit
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The one mapping from how a process ended to the status a shell would
+// report, used by the init (the agent's status), the stage (bwrap's) and
+// the wrapper (the stage's): the exit code, or 128+N when signal N ended
+// it.
+
+// statusCode maps a wait status.
+func statusCode(ws unix.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// ExitCode maps what [exec.Cmd.Wait] returned: 0 for nil, the process's
+// status for an exit, 125 (the shell's "could not run") for anything else.
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
+			return statusCode(unix.WaitStatus(ws))
+		}
+		return ee.ExitCode()
+	}
+	return 125
+}
