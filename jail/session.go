@@ -159,17 +159,6 @@ func GatherHost() (Host, error) {
 // Callers that build a Host themselves (preflight's probe jail) call it
 // too, so that no plan is made from facts nobody read.
 func (h *Host) GatherFacts() error {
-	// bwrap's version costs a process; it runs while the rest is read.
-	version := make(chan [3]int, 1)
-	go func() {
-		if h.Bwrap == "" {
-			// Nothing to ask (a preflight on a host without bwrap).
-			version <- [3]int{}
-			return
-		}
-		v, _ := bwrapVersion(h.Bwrap)
-		version <- v
-	}()
 	h.Bus = busproxy.Gather(busLookup(*h), "")
 	h.RuntimeSystemd = h.RuntimeDir != "" && isDir(filepath.Join(h.RuntimeDir, "systemd"))
 	h.StdManagerDir, h.StdBusSocket = "", ""
@@ -186,7 +175,9 @@ func (h *Host) GatherFacts() error {
 	// A bwrap that cannot say its version leaves it unknown (zero): only
 	// an overlay needs it, and Compile says so then. The launch itself
 	// reports what is wrong with bwrap far better.
-	h.BwrapVersion = <-version
+	if h.Bwrap != "" {
+		h.BwrapVersion = cachedBwrapVersion(h.Bwrap, h.RuntimeDir)
+	}
 	return nil
 }
 

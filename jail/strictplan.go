@@ -9,14 +9,10 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail/agent"
@@ -79,29 +75,6 @@ type StrictPlan struct {
 	MCPPlan *mcp.Plan
 	// BwrapVersion is the host's bwrap.
 	BwrapVersion [3]int
-}
-
-// bwrapVersion asks bwrap for its version.
-func bwrapVersion(bwrap string) ([3]int, error) {
-	out, err := exec.Command(bwrap, "--version").Output()
-	if err != nil {
-		return [3]int{}, fmt.Errorf("asking %s for its version: %w", bwrap, err)
-	}
-	return parseBwrapVersion(string(out))
-}
-
-var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`) })
-
-func parseBwrapVersion(s string) ([3]int, error) {
-	m := versionRE().FindStringSubmatch(s)
-	if m == nil {
-		return [3]int{}, fmt.Errorf("no version in bwrap's answer %q", strings.TrimSpace(s))
-	}
-	var v [3]int
-	for i := range 3 {
-		v[i], _ = strconv.Atoi(m[i+1])
-	}
-	return v, nil
 }
 
 // systemPrefixes are already visible in every strict box.

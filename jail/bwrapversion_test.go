@@ -1,0 +1,73 @@
+package jail
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBwrapVersionCache: the version is asked once and then read from the
+// cache, asked again when the binary changes, and a cache file that is a
+// symlink is neither followed nor its target changed.
+func TestBwrapVersionCache(t *testing.T) {
+	dir := t.TempDir()
+	runtime := filepath.Join(dir, "run")
+	if err := os.MkdirAll(filepath.Join(runtime, "aisan"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	count := filepath.Join(dir, "asked")
+	bwrap := filepath.Join(dir, "bwrap")
+	fake := func(version string) {
+		script := "#!/bin/sh\necho x >> " + count + "\necho 'bubblewrap " + version + "'\n"
+		if err := os.WriteFile(bwrap+".new", []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(bwrap+".new", bwrap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := func() int {
+		data, _ := os.ReadFile(count)
+		return strings.Count(string(data), "x")
+	}
+	fake("0.8.0")
+	if v := cachedBwrapVersion(bwrap, runtime); v != [3]int{0, 8, 0} || asked() != 1 {
+		t.Fatalf("first: %v, asked %d times", v, asked())
+	}
+	if v := cachedBwrapVersion(bwrap, runtime); v != [3]int{0, 8, 0} || asked() != 1 {
+		t.Fatalf("cached: %v, asked %d times", v, asked())
+	}
+	// A new bwrap (another inode, another mtime) is asked.
+	time.Sleep(10 * time.Millisecond)
+	fake("0.11.0")
+	if v := cachedBwrapVersion(bwrap, runtime); v != [3]int{0, 11, 0} || asked() != 2 {
+		t.Fatalf("replaced: %v, asked %d times", v, asked())
+	}
+	// A symlink planted as the cache: not read, its target untouched.
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("precious"), 0o600)
+	cache := filepath.Join(runtime, "aisan", bwrapVersionFile)
+	os.Remove(cache)
+	if err := os.Symlink(target, cache); err != nil {
+		t.Fatal(err)
+	}
+	if v := cachedBwrapVersion(bwrap, runtime); v != [3]int{0, 11, 0} || asked() != 3 {
+		t.Fatalf("symlinked cache: %v, asked %d times", v, asked())
+	}
+	if data, _ := os.ReadFile(target); string(data) != "precious" {
+		t.Fatalf("the symlink's target was written: %q", data)
+	}
+	// No runtime directory: asked each time, nothing written.
+	cachedBwrapVersion(bwrap, "")
+	if asked() != 4 {
+		t.Fatalf("without a runtime dir: asked %d times", asked())
+	}
+	// A directory not made by a launch gets no cache.
+	other := filepath.Join(dir, "other")
+	cachedBwrapVersion(bwrap, other)
+	if _, err := os.Stat(filepath.Join(other, "aisan")); err == nil {
+		t.Fatal("the cache created aisan's runtime dir")
+	}
+}
