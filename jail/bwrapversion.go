@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -45,7 +46,7 @@ func cachedBwrapVersion(bwrap, runtimeDir string) [3]int {
 		// Only into a directory a launch made (nothing is created for
 		// explain's sake); a cache that cannot be written is asked again
 		// next time.
-		_ = writeFileNoFollow(dir, bwrapVersionFile, []byte(key+"\n"+versionString(ver)+"\n"), 0o600)
+		_ = atomicfile.Write(filepath.Join(dir, bwrapVersionFile), []byte(key+"\n"+versionString(ver)+"\n"), atomicfile.Options{Mode: 0o600})
 	}
 	return ver
 }
@@ -72,4 +73,3 @@ func parseBwrapVersion(s string) ([3]int, error) {
 	}
 	return v, nil
 }
-

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -522,7 +523,7 @@ func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), err
 		}
 	}
 	if o.GitConfig != "" {
-		if err := writeFileNoFollow(filepath.Dir(o.GitConfig), filepath.Base(o.GitConfig), sp.GitConfig, 0o600); err != nil {
+		if err := atomicfile.Write(o.GitConfig, sp.GitConfig, atomicfile.Options{Mode: 0o600}); err != nil {
 			return nil, err
 		}
 	}
@@ -558,7 +559,7 @@ func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), err
 			}
 			b.WriteString(kv + "\n")
 		}
-		if err := writeFileNoFollow(filepath.Dir(s.Spec.EnvFile), filepath.Base(s.Spec.EnvFile), []byte(b.String()), 0o600); err != nil {
+		if err := atomicfile.Write(s.Spec.EnvFile, []byte(b.String()), atomicfile.Options{Mode: 0o600}); err != nil {
 			stop()
 			return nil, err
 		}

@@ -17,11 +17,10 @@ package jail
 //     against the directory.
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io"
 	"io/fs"
 	"os"
@@ -94,29 +93,6 @@ func readStateFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes; aisan will not read it (move it away to start afresh)", path, maxStateFile)
 	}
 	return data, nil
-}
-
-// writeFileNoFollow writes dir/name through a fresh file renamed into
-// place.
-func writeFileNoFollow(dir, name string, data []byte, mode os.FileMode) error {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(dir, ".aisan-"+hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
-	}
-	return nil
 }
 
 // seedState writes what o's agent needs to start offline in its state
@@ -200,5 +176,5 @@ func mergeFile(dir, name string, decode func([]byte, *map[string]any) error, enc
 	if string(out) == string(data) {
 		return nil
 	}
-	return writeFileNoFollow(dir, name, out, 0o600)
+	return atomicfile.Write(filepath.Join(dir, name), out, atomicfile.Options{Mode: 0o600})
 }

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -294,31 +295,10 @@ func (m *Manager) unitBool(ctx context.Context, unit, name string) (bool, error)
 	return b, err
 }
 
-// writeAtomic writes data to path through a new temporary file in the same
-// directory and a rename, so readers see the old file or the new one.
+// writeAtomic replaces a unit file (or its backup) durably: systemd reads
+// it at the next reload, whenever that is.
 func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(path, data, atomicfile.Options{Mode: 0o644, Sync: true})
 }
 
 // bug marks an error that means aisan itself is wrong.

@@ -55,6 +55,9 @@ var forbidden = []struct {
 	{mod + "/jail/distro", map[string]string{
 		mod + "/...": "jail/distro is a leaf of data",
 	}},
+	{mod + "/jail/atomicfile", map[string]string{
+		mod + "/...": "jail/atomicfile is a leaf the others write files through",
+	}},
 	{mod + "/jail/mcp", map[string]string{
 		mod + "/jail":       "the MCP import is a leaf the strict launcher calls",
 		mod + "/egress/...": "the MCP import is a leaf",

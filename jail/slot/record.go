@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -198,9 +198,8 @@ func writeRecord(path string, r Record) error {
 	return writeFileAtomic(path, append(data, '\n'))
 }
 
-// writeFileAtomic writes data to a new 0600 file next to path and renames
-// it over path, so a reader sees the old record or the new one, never a
-// torn one.
+// writeFileAtomic replaces a record (see atomicfile), so a reader sees
+// the old record or the new one, never a torn one.
 //
 // There is no fsync: records sit on every launch's critical path (three
 // writes, each two syncs, were several milliseconds), and durability buys
@@ -210,26 +209,6 @@ func writeRecord(path string, r Record) error {
 // power loss a record may read as empty or old: list reports one that does
 // not parse, and an old one still names a dead holder, so it shows as
 // orphaned and its kill proof fails safely.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("replacing %q: %w", path, err)
-	}
-	return nil
+func writeFileAtomic(path string, data []byte) error {
+	return atomicfile.Write(path, data, atomicfile.Options{Mode: 0o600})
 }
