@@ -15,6 +15,14 @@ func runStage(_ context.Context, args []string) error {
 	return nil
 }
 
+// keepCommand is the hidden subcommand of a slot's background keeper.
+const keepCommand = jail.KeepCommand
+
+func runKeep(_ context.Context, _ []string) error {
+	os.Exit(jail.RunKeeper())
+	return nil
+}
+
 func isInit() bool { return jail.IsInit(os.Args) }
 
 func runInit() int { return jail.RunInit() }
