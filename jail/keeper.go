@@ -69,15 +69,23 @@ func (st *Stage) handOff(status int, info Info, pidfd int, copies *sync.WaitGrou
 		trace("no keeper: " + err.Error())
 		return false
 	}
-	stoppable := true
+	// Our pipes are pollable, and a read deadline stops their copies
+	// once what is in them is read. The pty master is not (creack/pty
+	// puts it in blocking mode, where a deadline is accepted and never
+	// fires), so its copy goes on until we exit, a moment after the
+	// keeper starts: what the jail prints in that moment reaches the
+	// terminal or the keeper, and the transcript either way.
+	stoppable := st.ptmx == nil
 	deadline := time.Now().Add(drainWindow)
-	for _, f := range outs {
-		if f.SetReadDeadline(deadline) != nil {
+	for _, f := range []*os.File{st.outR, st.errR} {
+		if f != nil && f.SetReadDeadline(deadline) != nil {
 			stoppable = false
 		}
 	}
 	if stoppable {
 		copies.Wait()
+	} else {
+		time.Sleep(drainWindow)
 	}
 	// From here on the keeper alone reads the output.
 	release()
