@@ -221,3 +221,52 @@ func TestKeeperNothingLeft(t *testing.T) {
 		t.Errorf("the record names holder %d, want the wrapper %d (no keeper)", e.WrapperPID, cmd.Process.Pid)
 	}
 }
+
+// TestKeeperPTY: the same on a terminal: the agent's last line reaches
+// the terminal, the wrapper returns promptly with the terminal restored
+// and one line naming the slot, and what the leftover prints on the
+// jail's pty afterwards lands in the transcript.
+func TestKeeperPTY(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	term := newTerminal(t, 24, 80)
+	before := termios(t, term.slave)
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c",
+		`echo agent-on-pty; setsid sh -c 'sleep 1; echo late-on-pty; exec sleep 300' & exit 5`)
+	cmd.Dir, cmd.Env = slotWorktree(t), append(os.Environ(), env...)
+	t0 := time.Now()
+	term.start(cmd)
+	err := cmd.Wait()
+	took := time.Since(t0)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 5 {
+		t.Fatalf("aisan run on a terminal: %v, want exit 5", err)
+	}
+	if took > 900*time.Millisecond {
+		t.Errorf("the wrapper took %v to return on a terminal", took)
+	}
+	t.Logf("wrapper on a pty returned after %v with a process left", took)
+	term.expect("agent-on-pty")
+	e := keeperOnly(t, env)
+	term.expect("keep running in slot " + e.Slot)
+	after := termios(t, term.slave)
+	if after.Lflag != before.Lflag || after.Iflag != before.Iflag || after.Oflag != before.Oflag {
+		t.Errorf("terminal not restored after the hand-off")
+	}
+	if e.State != "background" {
+		t.Fatalf("%+v, want background", e)
+	}
+	waitFor(t, 5*time.Second, "the leftover's pty output in aisan logs", func() bool {
+		return strings.Contains(aisan(t, env, "", "logs", e.Slot).stdout, "late-on-pty")
+	})
+	for _, l := range term.seen {
+		if strings.Contains(l, "late-on-pty") {
+			t.Errorf("the leftover's output reached the user's terminal: %q", term.seen)
+		}
+	}
+	if r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot); r.code != 0 {
+		t.Fatalf("aisan kill: %d %s", r.code, r.stderr)
+	}
+	if got := keeperOnly(t, env); got.State != "exited" || got.ExitStatus == nil || *got.ExitStatus != 5 {
+		t.Errorf("after kill: %+v, want exited 5", got)
+	}
+}
