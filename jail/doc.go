@@ -26,4 +26,25 @@
 // descriptor (its command line is /proc/self/fd/N), and the agent's command
 // reaches that init through another descriptor. The only command line
 // inside the jail that names the project is the agent's own.
+//
+// # Processes left behind
+//
+// The init is PID 1 of the jail: when it exits the kernel kills the rest.
+// So a deny-list session's init, when the agent exits and processes remain
+// (every one of them is then its child or a descendant), does not exit: it
+// reports the agent's status to the wrapper on the readiness pipe ('e' and
+// one status byte), then goes on reaping and forwarding signals (to all
+// that is left) until its last child is gone. The wrapper starts a keeper,
+// `aisan __keep` ([RunKeeper]), handing it what must outlive the wrapper:
+// the slot's lock descriptor (the locks belong to the open file, so the
+// slot stays held), a pidfd of the init, the output's read ends (pty
+// master or pipes, which must go on being read), and the bus proxy's
+// lifeline pipes (a keepable proxy has no parent-death signal). The
+// keeper rewrites the record to name itself as holder with the agent's
+// end and status (state background), says so, and the wrapper returns the
+// status to the shell. The jail itself needs nothing of the wrapper: it
+// dies with the stage process, which lives on. When the init exits the
+// keeper finishes the record, removes the slot's runtime directory and
+// releases the slot. Strict boxes and services are not kept: their host
+// services run in the wrapper, or their unit ends with it.
 package jail

@@ -58,6 +58,13 @@ type Launcher struct {
 	Place func(ctx context.Context, stagePID int) error
 	// Started is called once bwrap has reported the jail's init.
 	Started func(Info)
+	// Keep, when set, is offered the jail when its agent exits with
+	// processes left in it ([Handoff]). It returns once a keeper holds
+	// the slot, with the function that lets the keeper start reading the
+	// output (Run calls it when it has stopped reading); Run then returns
+	// the agent's status at once. On an error Run keeps the jail and
+	// waits for its last process, as without Keep.
+	Keep func(Handoff) (release func(), err error)
 	// lateTranscript says that Transcript will be set between Start and
 	// Run, so that Start prepares the pipes the copy needs.
 	lateTranscript bool
@@ -384,6 +391,7 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 	// SIGWINCH go to it, and it may read. Without one the jail has no
 	// controlling terminal at all.
 	pl := c.Payload(st.usePTY, 0)
+	pl.Keep = l.Keep != nil
 	if len(st.inherit) > 0 {
 		pl.Inherit, pl.InheritAt = st.inherit, boxinit.FDFirstPin+len(c.Pins)
 	}
@@ -459,14 +467,20 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 	}()
 	readyc := make(chan bool, 1)
 	stopc := make(chan struct{}, 1)
+	exitedc := make(chan int, 1)
 	go func() {
 		var b [1]byte
 		n, _ := st.readyR.Read(b[:])
 		readyc <- n == 1
-		// Then one 'z' for each time the agent stops.
+		// Then one 'z' for each time the agent stops, and 'e' with its
+		// status when it has exited and processes remain.
 		for n == 1 {
 			if n, _ = st.readyR.Read(b[:]); n == 1 && b[0] == 'z' {
 				stopc <- struct{}{}
+			} else if n == 1 && b[0] == 'e' {
+				if n, _ = st.readyR.Read(b[:]); n == 1 {
+					exitedc <- int(b[0])
+				}
 			}
 		}
 	}()
@@ -552,6 +566,23 @@ func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
 		case <-winch:
 			_ = pty.InheritSize(l.Stdin, st.ptmx)
 			transcript.NoteSize(l.Transcript, st.ptmx)
+		case status := <-exitedc:
+			trace("agent exited, processes remain")
+			if infoc != nil {
+				if i, ok := <-infoc; ok {
+					info = i
+					if l.Started != nil {
+						l.Started(info)
+					}
+				}
+				infoc = nil
+			}
+			if st.handOff(status, info, pidfd, &copies) {
+				if st.usePTY && status > 128 {
+					l.Stdout.Write([]byte(terminalReset))
+				}
+				return status, nil
+			}
 		case err := <-waited:
 			trace("stage exited")
 			status := boxinit.ExitCode(err)

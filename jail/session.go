@@ -418,11 +418,19 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		}
 	}
 	trace("slot acquired")
-	status, err := launchSlot(ctx, req, h, sl, stdio, l, st, conn)
+	status, kept, err := launchSlot(ctx, req, h, sl, stdio, l, st, conn)
 	trace("jail ended")
 	if err != nil {
 		sl.Abandon()
 		return status, err
+	}
+	if kept {
+		// The keeper holds the slot now (its copy of the lock), and
+		// records the end when the jail's last process is gone.
+		sl.Release()
+		noteKept(stdio.Err, sl.Name())
+		pruneState(h, stdio.Err)
+		return status, nil
 	}
 	if ferr := sl.Finish(status); ferr != nil {
 		fmt.Fprintf(stdio.Err, "aisan: warning: recording the end of slot %s: %v\n", sl.Name(), ferr)
@@ -433,7 +441,9 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	return status, nil
 }
 
-func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio Stdio, l *Launcher, st *Stage, conn *managerConn) (int, error) {
+// launchSlot runs the jail in slot sl. kept says that the agent exited
+// with processes left in the jail, and a keeper holds the slot now.
+func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio Stdio, l *Launcher, st *Stage, conn *managerConn) (status int, kept bool, err error) {
 	// The systemd scope is the slowest step (the manager runs a job); the
 	// stage is already waiting at its gate, so place it now, while the
 	// rest of the launch is prepared.
@@ -473,18 +483,17 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	// aisan's runtime directory exists before the jail is planned, so
 	// that the jail gets it read-only (see Host.GatherStateDirs).
 	if err := privateDir(filepath.Dir(slotRuntimeDir(h, sl.Name()))); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var binds []history.Bind
 	var pidDirs []Mount
-	var err error
 	if req.Strict == nil {
 		// A strict box keeps its history in its own state directory.
 		if binds, err = history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, historyDirs(h)); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if pidDirs, err = preparePIDDirs(h, sl.Name()); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	if req.Strict == nil {
@@ -499,18 +508,22 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	h.GatherStateDirs()
 	s, err := Plan(req, h, sl.Name(), Prepared{History: binds, PIDDirs: pidDirs})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	trace("planned")
 	// We hold the slot's name, so whatever is here was left by a wrapper
 	// that died: start clean.
 	os.RemoveAll(s.SlotDir)
 	if err := os.Mkdir(s.SlotDir, 0o700); err != nil {
-		return 0, fmt.Errorf("creating the slot's runtime directory %s: %w", s.SlotDir, err)
+		return 0, false, fmt.Errorf("creating the slot's runtime directory %s: %w", s.SlotDir, err)
 	}
-	defer os.RemoveAll(s.SlotDir)
+	defer func() {
+		if !kept {
+			os.RemoveAll(s.SlotDir)
+		}
+	}()
 	if err := os.WriteFile(filepath.Join(s.SlotDir, "masked-bus"), nil, 0o400); err != nil {
-		return 0, fmt.Errorf("creating the bus mask file: %w", err)
+		return 0, false, fmt.Errorf("creating the bus mask file: %w", err)
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stdio.Err, "aisan: warning: %s\n", w)
@@ -518,24 +531,39 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 	if s.Strict != nil {
 		after, err := prepareStrict(ctx, s, stdio.Err)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		defer after()
 	}
+	// A deny-list session's jail may outlive its agent, under a keeper
+	// (see keeper.go). A strict box's host services (egress proxies,
+	// relays, MCP) run in this process, so its agent's exit ends it; a
+	// service's unit ends with its main process, this one.
+	keepable := req.Strict == nil && req.Kind != KindService
+	var held []*os.File
 	if s.Spec.Bus.Mode == busproxy.Filtered {
-		proxy, err := busproxy.Start(ctx, s.Spec.Bus)
-		if err != nil {
-			return 0, err
+		start := busproxy.Start
+		if keepable {
+			start = busproxy.StartKeepable
 		}
+		proxy, err := start(ctx, s.Spec.Bus)
+		if err != nil {
+			return 0, false, err
+		}
+		held = proxy.Lifelines()
 		// Closing the readiness pipe ends the proxy (if we die, the
 		// kernel closes it for us); reaping it need not hold up the end
-		// of the launch.
-		defer func() { go proxy.Close() }()
+		// of the launch. A keeper's copy keeps it for the jail.
+		defer func() {
+			if !kept {
+				go proxy.Close()
+			}
+		}()
 	}
 	trace("proxy ready")
 	tr, err := transcript.Open(sl.TranscriptPath())
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer tr.Close()
 	transcript.NoteSize(tr, stdio.In)
@@ -560,7 +588,15 @@ func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio S
 			fmt.Fprintf(stdio.Err, "aisan: warning: recording slot %s: %v\n", sl.Name(), err)
 		}
 	}
-	return st.Run(ctx, s.Compiled)
+	if keepable {
+		l.Keep = func(ho Handoff) (func(), error) {
+			release, err := startKeeper(sl, h.AisanHome, s.SlotDir, ho, held)
+			kept = err == nil
+			return release, err
+		}
+	}
+	status, err = st.Run(ctx, s.Compiled)
+	return status, kept, err
 }
 
 // GatherStateDirs finds aisan's own directories, by their real paths. Only those

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/boxinit"
 )
 
@@ -12,6 +13,14 @@ const stageCommand = boxinit.StageCommand
 
 func runStage(_ context.Context, args []string) error {
 	os.Exit(boxinit.RunStage(args))
+	return nil
+}
+
+// keepCommand is the hidden subcommand of a slot's background keeper.
+const keepCommand = jail.KeepCommand
+
+func runKeep(_ context.Context, _ []string) error {
+	os.Exit(jail.RunKeeper())
 	return nil
 }
 

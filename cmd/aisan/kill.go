@@ -23,7 +23,9 @@ targeted replacement for pkill and killall. As a user would, it sends the
 agent SIGTERM first, waits up to the grace period (5s) for it to exit, and
 then kills whatever is left of the jail with SIGKILL. The slot's aisan
 process is spared; it sees the jail end, records it and exits with the
-agent's status (143 after SIGTERM, 137 after SIGKILL).
+agent's status (143 after SIGTERM, 137 after SIGKILL). A background slot
+(the agent exited, processes it left run on) gets SIGTERM on every process
+left, the grace, then SIGKILL; its end is recorded with the agent's status.
 
 A jail with a systemd scope is killed through it (every process in the
 scope), after checking that the jail's init is in that scope; otherwise
@@ -33,7 +35,7 @@ something else has reused is never hit. A headless service is stopped
 through systemd, so it is not restarted.
 
 Options:
-  --all            end every running and orphaned slot
+  --all            end every running, background and orphaned slot
   --orphans        end only orphaned slots (their aisan died, their jail
                    did not), and record their end
   --grace DURATION time between SIGTERM and SIGKILL (default 5s)

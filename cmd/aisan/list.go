@@ -17,9 +17,11 @@ $AISAN_HOME (default ~/.aisan), sorted by name:
 
   SLOT      the name 'aisan kill' and 'aisan logs' take
   KIND      claude, codex, opencode or run
-  STATE     running: its aisan is alive; orphaned: its aisan died but the
-            jail still runs ('aisan kill --orphans' ends it); exited, with
-            the exit status when it is known
+  STATE     running: its aisan is alive; background: the agent exited
+            but processes it left run on in the jail ('aisan kill SLOT'
+            ends them); orphaned: its aisan died but the jail still runs
+            ('aisan kill --orphans' ends it); exited, with the exit status
+            when it is known
   IDLE      time since the agent last printed anything
   WORKTREE  the directory it runs in
   UNIT      the systemd unit holding the jail (shown when a slot has one)

@@ -51,6 +51,7 @@ func init() {
 		{name: "help", short: "show help for a command", run: runHelp},
 		// Internal stages of a launch. They take no user input.
 		{name: stageCommand, hidden: true, run: runStage},
+		{name: keepCommand, hidden: true, run: runKeep},
 	}
 }
 

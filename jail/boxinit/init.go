@@ -38,6 +38,10 @@ type Payload struct {
 	// aisan's own protocol.
 	Inherit   []int `json:"inherit,omitempty"`
 	InheritAt int   `json:"inherit_at,omitempty"`
+	// Keep asks the init to outlive an agent that leaves processes
+	// behind: it reports the agent's status on FDReady and stays until
+	// the last of them is gone (see [RunInit]).
+	Keep bool `json:"keep,omitempty"`
 }
 
 // PayloadRelay is one loopback port and the socket it relays to.
@@ -92,6 +96,13 @@ func Notifiable() []os.Signal {
 // RunInit is the jail's PID 1: it starts the agent, forwards signals sent
 // from outside to it, reaps orphans, and exits with the agent's status.
 // When it exits the kernel kills whatever else is left in the jail.
+//
+// With Payload.Keep, an agent that exits while other processes remain
+// (`setsid nohup server &`) does not end the jail: the init writes 'e'
+// and the status byte on FDReady, so that the wrapper can return the
+// status to the shell and hand the slot to its keeper, and then goes on
+// reaping, forwarding each signal to every process left, until none is;
+// then it exits with the agent's status.
 func RunInit() int {
 	sigs := make(chan os.Signal, 32)
 	// PID 1 ignores signals it has no handler for, even SIGTERM from
@@ -153,9 +164,18 @@ func RunInit() int {
 		return 126
 	}
 	agent := cmd.Process.Pid
+	// status is the agent's, once it has exited; reported says the
+	// wrapper has been told that others remain.
+	status, reported := -1, false
 	for sig := range sigs {
 		if sig != syscall.SIGCHLD {
 			s := sig.(syscall.Signal)
+			if status >= 0 {
+				// The agent is gone: the signal is for what is left.
+				// From PID 1 of the namespace, -1 is all of it but us.
+				unix.Kill(-1, s)
+				continue
+			}
 			if unix.Kill(-agent, s) != nil {
 				unix.Kill(agent, s)
 			}
@@ -164,7 +184,19 @@ func RunInit() int {
 		for {
 			var ws unix.WaitStatus
 			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
+			if status >= 0 && errors.Is(err, unix.ECHILD) {
+				// The jail's last process is gone.
+				return status
+			}
 			if pid <= 0 || err != nil {
+				if status >= 0 && !reported {
+					// Processes remain (every one of them is our child
+					// or its descendant now).
+					if !p.Keep || ready == nil || func() bool { _, err := ready.Write([]byte{'e', byte(status)}); return err != nil }() {
+						return status
+					}
+					reported = true
+				}
 				break
 			}
 			if pid != agent {
@@ -180,7 +212,10 @@ func RunInit() int {
 				}
 				continue
 			}
-			return statusCode(ws)
+			status = statusCode(ws)
+			if !p.Keep {
+				return status
+			}
 		}
 	}
 	return 125

@@ -42,6 +42,10 @@
 //     holder the record names (PID and start time, taken with the lock)
 //     is alive — a lock file that was deleted or replaced does not make a
 //     live slot an orphan;
+//   - background: running, but the agent has exited (the record has its
+//     AgentEnd) and processes it left keep the jail alive; the holder is
+//     then the launcher's keeper, which inherited the lock ([Registry.Adopt])
+//     and records the end when the jail's last process ends;
 //   - orphaned: the lock is free and the holder dead, but the jail's PID
 //     namespace is still alive (the wrapper was killed and the agent kept
 //     running);

@@ -120,7 +120,7 @@ func (r *Registry) kill(e Entry, sig syscall.Signal) error {
 	switch e.State {
 	case Orphaned:
 		return r.KillOrphan(e.Slot, sig)
-	case Running:
+	case Running, Background:
 	default:
 		return &NotRunningError{Name: e.Slot, End: e.End}
 	}
@@ -291,7 +291,7 @@ func (r *Registry) Stop(name string, grace time.Duration) (killed bool, err erro
 	}
 	e = r.waitStarted(e)
 	switch e.State {
-	case Running:
+	case Running, Background:
 	case Orphaned:
 		return r.stopOrphan(name, grace)
 	default:

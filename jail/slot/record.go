@@ -55,6 +55,14 @@ type Record struct {
 	MaxRuntime time.Duration `json:"max_runtime,omitempty"`
 	// Mode is "strict" for an allow-list box, "" for the deny-list jail.
 	Mode string `json:"mode,omitempty"`
+	// AgentEnd is when the agent exited while processes it left behind
+	// kept its jail alive; from then on a keeper process, which
+	// WrapperPID then names, holds the slot until the jail's last process
+	// ends. Zero when the jail ended with its agent.
+	AgentEnd time.Time `json:"agent_end,omitzero"`
+	// AgentStatus is the agent's exit status, set with AgentEnd; the
+	// wrapper has returned it to the shell already.
+	AgentStatus *int `json:"agent_status,omitempty"`
 }
 
 // CorruptError reports a registry file that cannot be used. The file is

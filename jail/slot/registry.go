@@ -44,6 +44,10 @@ const (
 	// Running: the wrapper holds the slot's lock and has not recorded
 	// the end.
 	Running State = "running"
+	// Background: the agent has exited and its wrapper returned, but
+	// processes it left keep the jail alive; a keeper holds the lock
+	// until the last of them ends.
+	Background State = "background"
 	// Orphaned: the lock is free, but the jail's PID namespace lives on.
 	Orphaned State = "orphaned"
 	// Exited: the launch is over; nothing of it is alive.
@@ -283,6 +287,9 @@ func (r *Registry) entry(rec Record, now time.Time) (Entry, error) {
 		// was removed or replaced: never call its jail an orphan.
 		if held || holderAlive(rec) {
 			e.State = Running
+			if !rec.AgentEnd.IsZero() {
+				e.State = Background
+			}
 		}
 	}
 	if e.State == Exited && jailAlive(rec) {
@@ -329,10 +336,11 @@ func (r *Registry) liveNames() []string {
 }
 
 // SameRun reports whether e's launch is still running: its slot is running
-// and has not been re-acquired since e was read. "aisan logs -f" polls it.
+// (or kept in the background) and has not been re-acquired since e was
+// read. "aisan logs -f" polls it.
 func (r *Registry) SameRun(e Entry) bool {
 	now, err := r.Lookup(e.Slot)
-	return err == nil && now.State == Running && now.Start.Equal(e.Start)
+	return err == nil && (now.State == Running || now.State == Background) && now.Start.Equal(e.Start)
 }
 
 // Slot is a slot held by this process: its lock is held until Release.
@@ -409,6 +417,10 @@ func cloneRecord(r Record) Record {
 	if r.ExitStatus != nil {
 		st := *r.ExitStatus
 		r.ExitStatus = &st
+	}
+	if r.AgentStatus != nil {
+		st := *r.AgentStatus
+		r.AgentStatus = &st
 	}
 	return r
 }

@@ -1,0 +1,300 @@
+package jail
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/transcript"
+	"golang.org/x/sys/unix"
+)
+
+// KeepCommand is the hidden subcommand that runs [RunKeeper].
+const KeepCommand = "__keep"
+
+// Handoff is a jail whose agent has exited while processes it left (a
+// dev server, `setsid nohup … &`) keep the jail alive. [Stage.Run] offers
+// it to [Launcher.Keep].
+type Handoff struct {
+	// Status is the agent's exit status (128+N after signal N).
+	Status int
+	// Info is what bwrap reported about the jail.
+	Info Info
+	// InitFD is a pidfd of the jail's init, which exits once the jail's
+	// last process is gone. The callee may not keep it: it dups what it
+	// needs.
+	InitFD int
+	// Output are the read ends of the jail's output (its pty master, or
+	// the pipes of stdout and stderr) that the wrapper copies to the
+	// transcript. Whoever keeps the jail must go on reading them, or what
+	// is left of the jail blocks on its next write.
+	Output []*os.File
+}
+
+// drainWindow is how long, at a hand-off, the wrapper goes on copying
+// the jail's output to the user before it stops: what the agent printed
+// last is already in the pipe or the pty, and must reach the terminal.
+const drainWindow = 30 * time.Millisecond
+
+// keepReadyTimeout bounds the wait for a keeper to take the slot.
+const keepReadyTimeout = 5 * time.Second
+
+// keepDrainTimeout bounds the keeper's last read of the output once the
+// jail has ended (the stage and bwrap close their copies just after).
+const keepDrainTimeout = 2 * time.Second
+
+// handOff offers the jail to l.Keep; on success the wrapper's copies of
+// the output stop (after the drain window) and the keeper starts reading.
+// false means the wrapper keeps the jail and waits for its end itself.
+func (st *Stage) handOff(status int, info Info, pidfd int, copies *sync.WaitGroup) bool {
+	if st.l.Keep == nil || pidfd < 0 {
+		return false
+	}
+	var outs []*os.File
+	for _, f := range []*os.File{st.ptmx, st.outR, st.errR} {
+		if f != nil {
+			outs = append(outs, f)
+		}
+	}
+	release, err := st.l.Keep(Handoff{Status: status, Info: info, InitFD: pidfd, Output: outs})
+	if err != nil {
+		trace("no keeper: " + err.Error())
+		return false
+	}
+	// Our pipes are pollable, and a read deadline stops their copies
+	// once what is in them is read. The pty master is not (creack/pty
+	// puts it in blocking mode, where a deadline is accepted and never
+	// fires), so its copy goes on until we exit, a moment after the
+	// keeper starts: what the jail prints in that moment reaches the
+	// terminal or the keeper, and the transcript either way.
+	stoppable := st.ptmx == nil
+	deadline := time.Now().Add(drainWindow)
+	for _, f := range []*os.File{st.outR, st.errR} {
+		if f != nil && f.SetReadDeadline(deadline) != nil {
+			stoppable = false
+		}
+	}
+	if stoppable {
+		copies.Wait()
+	} else {
+		time.Sleep(drainWindow)
+	}
+	// From here on the keeper alone reads the output.
+	release()
+	trace("handed to the keeper")
+	return true
+}
+
+// keepSpec is what a wrapper tells its keeper, through an in-memory file
+// (it names the slot, which is project text, so not in argv).
+type keepSpec struct {
+	Home     string    `json:"home"`
+	Slot     string    `json:"slot"`
+	Start    time.Time `json:"start"`
+	Status   int       `json:"status"`
+	AgentEnd time.Time `json:"agent_end"`
+	SlotDir  string    `json:"slot_dir"`
+	Outputs  int       `json:"outputs"`
+	Held     int       `json:"held"`
+}
+
+// The keeper's descriptors.
+const (
+	keepFDSpec = 3 + iota
+	keepFDReady
+	keepFDGo
+	keepFDLock
+	keepFDInit
+	keepFDOutput // and up: Outputs of them, then Held
+)
+
+// startKeeper starts `aisan __keep` for the slot sl, handing it the
+// slot's lock, the jail's init, its output and held (descriptors whose
+// holder keeps a host service of the jail alive: the bus proxy's pipes).
+// It returns once the keeper has taken the slot over (its record names
+// the keeper), with the function that lets it start reading the output.
+func startKeeper(sl *slot.Slot, home, slotDir string, h Handoff, held []*os.File) (func(), error) {
+	// The keeper is aisan itself (the launcher's Self may be the lean
+	// aisan-init, which has no keeper in it).
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding aisan's own binary: %w", err)
+	}
+	lock := sl.LockFile()
+	if lock == nil {
+		return nil, errors.New("the slot is not held")
+	}
+	rec := sl.Record()
+	spec, err := json.Marshal(keepSpec{
+		Home: home, Slot: sl.Name(), Start: rec.Start, Status: h.Status, AgentEnd: time.Now(),
+		SlotDir: slotDir, Outputs: len(h.Output), Held: len(held),
+	})
+	if err != nil {
+		return nil, err
+	}
+	specFile, err := memfile("keep", spec)
+	if err != nil {
+		return nil, err
+	}
+	defer specFile.Close()
+	initFD, err := unix.FcntlInt(uintptr(h.InitFD), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, fmt.Errorf("duplicating the init's pidfd: %w", err)
+	}
+	initFile := os.NewFile(uintptr(initFD), "init")
+	defer initFile.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer readyR.Close()
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		readyW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(self, KeepCommand)
+	cmd.ExtraFiles = append([]*os.File{specFile, readyW, goR, lock, initFile}, h.Output...)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, held...)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	// A session of its own: the terminal's hang-up, or its ^C for the
+	// next command, is not for it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	readyW.Close()
+	goR.Close()
+	if err != nil {
+		goW.Close()
+		return nil, fmt.Errorf("starting the keeper: %w", err)
+	}
+	got := make(chan bool, 1)
+	go func() {
+		var b [1]byte
+		n, _ := readyR.Read(b[:])
+		got <- n == 1 && b[0] == 'k'
+	}()
+	ok := false
+	select {
+	case ok = <-got:
+	case <-time.After(keepReadyTimeout):
+	}
+	if !ok {
+		cmd.Process.Kill()
+		cmd.Wait()
+		goW.Close()
+		return nil, errors.New("the keeper did not take the slot")
+	}
+	return func() { goW.Close() }, nil
+}
+
+// RunKeeper is `aisan __keep`: it holds a slot whose agent has exited
+// while processes remain in its jail. It inherits from the wrapper the
+// slot's lock, a pidfd of the jail's init, the jail's output and the bus
+// proxy's lifeline; it takes the record over ([slot.Registry.Adopt], so
+// the slot shows as background and is neither orphaned nor free), tells
+// the wrapper, which then returns the agent's status to the shell, and
+// copies the output to the transcript until the jail's last process has
+// ended. Then it records the end (with the agent's status), removes the
+// slot's runtime directory and releases the slot; its exit closes the
+// proxy's lifeline.
+func RunKeeper() int {
+	// Nothing of a terminal's reaches it; a write to a closed pipe is an
+	// error to return, not a death.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP,
+		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE)
+	f := os.NewFile(keepFDSpec, "spec")
+	if f == nil {
+		return 125
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	f.Close()
+	var sp keepSpec
+	if err != nil || json.Unmarshal(data, &sp) != nil || sp.Outputs < 0 || sp.Held < 0 {
+		return 125
+	}
+	reg, err := slot.Open(sp.Home)
+	if err != nil {
+		return 1
+	}
+	sl, err := reg.Adopt(sp.Slot, os.NewFile(keepFDLock, "lock"), sp.Start, sp.Status, sp.AgentEnd)
+	if err != nil {
+		return 1
+	}
+	ready := os.NewFile(keepFDReady, "ready")
+	ready.Write([]byte{'k'})
+	ready.Close()
+	// The wrapper closes its end once it has stopped reading the output
+	// (or dies, which closes it too).
+	goR := os.NewFile(keepFDGo, "go")
+	io.Copy(io.Discard, goR)
+	goR.Close()
+
+	var out io.Writer = io.Discard
+	tr, err := transcript.Resume(sl.TranscriptPath())
+	if err == nil {
+		out = tr
+	}
+	var copies sync.WaitGroup
+	for i := range sp.Outputs {
+		r := os.NewFile(uintptr(keepFDOutput+i), "output")
+		copies.Go(func() {
+			// A pty master reads EIO once the jail's last holder of its
+			// terminal is gone; a pipe reads end of file.
+			io.Copy(out, r)
+			r.Close()
+		})
+	}
+	for i := range sp.Held {
+		// Read (and drop) whatever comes: the proxy's stderr must not
+		// block, and its readiness pipe says nothing more until it ends.
+		r := os.NewFile(uintptr(keepFDOutput+sp.Outputs+i), "held")
+		go io.Copy(io.Discard, r)
+	}
+
+	waitPidfd(keepFDInit)
+	drained := make(chan struct{})
+	go func() { copies.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(keepDrainTimeout):
+	}
+	if tr != nil {
+		tr.Close()
+	}
+	sl.Finish(sp.Status)
+	if sp.SlotDir != "" {
+		os.RemoveAll(sp.SlotDir)
+	}
+	sl.Release()
+	return 0
+}
+
+// waitPidfd blocks until the process behind pidfd fd has exited.
+func waitPidfd(fd int) {
+	for {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n > 0 {
+			return
+		}
+	}
+}
+
+// noteKept tells a user at a terminal that the jail lives on. Scripts see
+// nothing: unjailed, the agent's leftovers would not be announced either.
+func noteKept(w *os.File, name string) {
+	if isTerminal(w) {
+		fmt.Fprintf(w, "aisan: processes left by the agent keep running in slot %s; 'aisan kill %s' ends them\n", name, name)
+	}
+}

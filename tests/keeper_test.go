@@ -1,0 +1,272 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// keeperEntry is 'aisan list --json' with the fields of a kept slot.
+type keeperEntry struct {
+	slotEntry
+	AgentEnd    string `json:"agent_end"`
+	AgentStatus *int   `json:"agent_status"`
+}
+
+func keeperList(t *testing.T, env []string) map[string]keeperEntry {
+	t.Helper()
+	r := aisan(t, env, "", "list", "--json")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("aisan list --json: code %d, stderr %q", r.code, r.stderr)
+	}
+	var entries []keeperEntry
+	if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil {
+		t.Fatalf("aisan list --json printed %q: %v", r.stdout, err)
+	}
+	m := map[string]keeperEntry{}
+	for _, e := range entries {
+		m[e.Slot] = e
+	}
+	return m
+}
+
+// keeperOnly returns the one slot of the registry.
+func keeperOnly(t *testing.T, env []string) keeperEntry {
+	t.Helper()
+	m := keeperList(t, env)
+	if len(m) != 1 {
+		t.Fatalf("registry lists %d slots, want 1: %+v", len(m), m)
+	}
+	for _, e := range m {
+		return e
+	}
+	panic("unreachable")
+}
+
+// inNamespace lists the host PIDs of the processes in PID namespace ino
+// whose command name is comm.
+func inNamespace(ino uint64, comm string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(fmt.Sprintf("/proc/%d/ns/pid", pid), &st) != nil || st.Ino != ino {
+			continue
+		}
+		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if strings.TrimSpace(string(c)) == comm && slotProcRunning(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// timedRun is runCmd for aisan in dir, with how long it took.
+func timedRun(t *testing.T, dir string, env []string, args ...string) (result, time.Duration) {
+	t.Helper()
+	t0 := time.Now()
+	r := aisanIn(t, dir, env, "", args...)
+	return r, time.Since(t0)
+}
+
+// TestKeeperBackground: an agent that leaves `setsid nohup sleep &` exits;
+// the wrapper returns its status at once (not after the sleep), with
+// stdout closed (a caller reading it to the end is not held up); the
+// sleep lives on in the jail's PID namespace, writes to the transcript,
+// and the slot shows as background, held by a keeper (its lock taken,
+// so no launch reuses it and 'kill --orphans' leaves it). 'aisan kill'
+// ends it: the slot is exited with the agent's status, and the keeper is
+// gone.
+func TestKeeperBackground(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	wt := slotWorktree(t)
+	// The leftover prints after the wrapper has returned: that must land
+	// in the transcript, not in the wrapper's stdout.
+	r, took := timedRun(t, wt, env, "run", "--", "sh", "-c",
+		`echo agent-says-hi; setsid sh -c 'sleep 1; echo late-output; exec sleep 300' & exit 3`)
+	if r.code != 3 || !strings.Contains(r.stdout, "agent-says-hi") || strings.Contains(r.stdout, "late-output") || r.stderr != "" {
+		t.Fatalf("aisan run: code %d, stdout %q, stderr %q; want 3, the agent's line only, no stderr", r.code, r.stdout, r.stderr)
+	}
+	if took > 900*time.Millisecond {
+		t.Errorf("the wrapper took %v to return; it must not wait for the leftover", took)
+	}
+	t.Logf("wrapper returned after %v with a process left in the jail", took)
+
+	e := keeperOnly(t, env)
+	if e.State != "background" || e.AgentStatus == nil || *e.AgentStatus != 3 || e.AgentEnd == "" || e.End != "" {
+		t.Fatalf("after the agent exited: %+v, want state background, agent_status 3, no end", e)
+	}
+	if !slotProcRunning(e.WrapperPID) {
+		t.Fatalf("the record's holder %d (the keeper) is not running", e.WrapperPID)
+	}
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", e.WrapperPID))
+	if !strings.Contains(string(cmdline), "__keep") {
+		t.Errorf("the holder %d is %q, want the keeper (aisan __keep)", e.WrapperPID, cmdline)
+	}
+	waitFor(t, 5*time.Second, "the leftover's output in aisan logs", func() bool {
+		return strings.Contains(aisan(t, env, "", "logs", e.Slot).stdout, "late-output")
+	})
+	var sleeps []int
+	waitFor(t, 5*time.Second, "the leftover sleep in the jail's namespace", func() bool {
+		sleeps = inNamespace(e.PidNSInode, "sleep")
+		return len(sleeps) == 1
+	})
+
+	// The keeper holds the lock: flock(1) cannot take it.
+	lock := filepath.Join(killHome(env), "slots", e.Slot+".lock")
+	if out, err := exec.Command("flock", "-n", lock, "true").CombinedOutput(); err == nil {
+		t.Errorf("flock -n %s succeeded (%s): the slot's lock is not held while its jail lives", lock, out)
+	}
+	// Not an orphan, and not free.
+	if r := aisan(t, env, "", "kill", "--orphans"); r.code != 0 || r.stdout != "" {
+		t.Errorf("aisan kill --orphans: code %d, stdout %q, stderr %q; want nothing killed", r.code, r.stdout, r.stderr)
+	}
+	if r := aisan(t, env, "", "kill", "--orphans", "--signal", "KILL"); r.code != 0 || r.stdout != "" {
+		t.Errorf("aisan kill --orphans --signal KILL: code %d, stdout %q; want nothing killed", r.code, r.stdout)
+	}
+	if !slotProcRunning(sleeps[0]) {
+		t.Fatal("kill --orphans ended the background jail")
+	}
+	r2 := aisanIn(t, wt, env, "", "run", "--", "true")
+	if r2.code != 0 {
+		t.Fatalf("a second launch: code %d, stderr %q", r2.code, r2.stderr)
+	}
+	m := keeperList(t, env)
+	if len(m) != 2 || m[e.Slot].State != "background" || m[e.Slot+"-2"].State != "exited" {
+		t.Fatalf("after a second launch in the worktree: %+v; want %s still background and %s-2 exited", m, e.Slot, e.Slot)
+	}
+
+	keeper := e.WrapperPID
+	t0 := time.Now()
+	r = aisan(t, env, "", "kill", e.Slot)
+	if r.code != 0 || r.stdout != "killed "+e.Slot+"\n" {
+		t.Fatalf("aisan kill %s: code %d, stdout %q, stderr %q", e.Slot, r.code, r.stdout, r.stderr)
+	}
+	t.Logf("aisan kill of the background slot took %v", time.Since(t0))
+	after := keeperList(t, env)[e.Slot]
+	if after.State != "exited" || after.End == "" || after.ExitStatus == nil || *after.ExitStatus != 3 {
+		t.Errorf("after aisan kill: %+v, want exited with the agent's status 3 and an end", after)
+	}
+	if slotProcRunning(sleeps[0]) || slotProcRunning(e.InitPID) {
+		t.Error("the jail survived aisan kill")
+	}
+	waitFor(t, 5*time.Second, "the keeper to exit", func() bool { return !slotProcRunning(keeper) })
+	if out, err := exec.Command("flock", "-n", lock, "true").CombinedOutput(); err != nil {
+		t.Errorf("flock -n %s after the end: %v %s; the lock must be free", lock, err, out)
+	}
+}
+
+// TestKeeperLeftoverEnds: when the leftover ends by itself, the keeper
+// records the end (the agent's status) and exits.
+func TestKeeperLeftoverEnds(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	wt := slotWorktree(t)
+	r, took := timedRun(t, wt, env, "run", "--", "sh", "-c", `setsid sh -c 'sleep 1.5; echo done-late' & exit 0`)
+	if r.code != 0 || took > 1200*time.Millisecond {
+		t.Fatalf("aisan run: code %d after %v, stderr %q; want 0 before the leftover's 1.5s", r.code, took, r.stderr)
+	}
+	e := keeperOnly(t, env)
+	if e.State != "background" {
+		t.Fatalf("right after the agent exited: %+v, want background", e)
+	}
+	keeper := e.WrapperPID
+	waitFor(t, 10*time.Second, "the slot to end by itself", func() bool {
+		return keeperOnly(t, env).State == "exited"
+	})
+	e = keeperOnly(t, env)
+	if e.End == "" || e.ExitStatus == nil || *e.ExitStatus != 0 {
+		t.Errorf("after the leftover ended: %+v, want exited 0 with an end", e)
+	}
+	waitFor(t, 5*time.Second, "the keeper to exit", func() bool { return !slotProcRunning(keeper) })
+	if out := aisan(t, env, "", "logs", e.Slot).stdout; !strings.Contains(out, "done-late") {
+		t.Errorf("aisan logs: %q, want the leftover's output", out)
+	}
+}
+
+// TestKeeperNothingLeft: without leftovers nothing changes: the slot is
+// exited at once, recorded by the wrapper itself, with no keeper.
+func TestKeeperNothingLeft(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	wt := slotWorktree(t)
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", "sleep 0.2 & wait; exit 4")
+	cmd.Dir, cmd.Env = wt, append(os.Environ(), env...)
+	isolate(cmd)
+	t0 := time.Now()
+	err := cmd.Run()
+	took := time.Since(t0)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 4 {
+		t.Fatalf("aisan run: %v, want exit 4", err)
+	}
+	t.Logf("wrapper returned after %v with nothing left in the jail", took)
+	e := keeperOnly(t, env)
+	if e.State != "exited" || e.ExitStatus == nil || *e.ExitStatus != 4 || e.AgentEnd != "" || e.AgentStatus != nil {
+		t.Errorf("record: %+v, want exited 4 with no agent_end", e)
+	}
+	if e.WrapperPID != cmd.Process.Pid {
+		t.Errorf("the record names holder %d, want the wrapper %d (no keeper)", e.WrapperPID, cmd.Process.Pid)
+	}
+}
+
+// TestKeeperPTY: the same on a terminal: the agent's last line reaches
+// the terminal, the wrapper returns promptly with the terminal restored
+// and one line naming the slot, and what the leftover prints on the
+// jail's pty afterwards lands in the transcript.
+func TestKeeperPTY(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	term := newTerminal(t, 24, 80)
+	before := termios(t, term.slave)
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c",
+		`echo agent-on-pty; setsid sh -c 'sleep 1; echo late-on-pty; exec sleep 300' & exit 5`)
+	cmd.Dir, cmd.Env = slotWorktree(t), append(os.Environ(), env...)
+	t0 := time.Now()
+	term.start(cmd)
+	err := cmd.Wait()
+	took := time.Since(t0)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 5 {
+		t.Fatalf("aisan run on a terminal: %v, want exit 5", err)
+	}
+	if took > 900*time.Millisecond {
+		t.Errorf("the wrapper took %v to return on a terminal", took)
+	}
+	t.Logf("wrapper on a pty returned after %v with a process left", took)
+	term.expect("agent-on-pty")
+	e := keeperOnly(t, env)
+	term.expect("keep running in slot " + e.Slot)
+	after := termios(t, term.slave)
+	if after.Lflag != before.Lflag || after.Iflag != before.Iflag || after.Oflag != before.Oflag {
+		t.Errorf("terminal not restored after the hand-off")
+	}
+	if e.State != "background" {
+		t.Fatalf("%+v, want background", e)
+	}
+	waitFor(t, 5*time.Second, "the leftover's pty output in aisan logs", func() bool {
+		return strings.Contains(aisan(t, env, "", "logs", e.Slot).stdout, "late-on-pty")
+	})
+	for _, l := range term.seen {
+		if strings.Contains(l, "late-on-pty") {
+			t.Errorf("the leftover's output reached the user's terminal: %q", term.seen)
+		}
+	}
+	if r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot); r.code != 0 {
+		t.Fatalf("aisan kill: %d %s", r.code, r.stderr)
+	}
+	if got := keeperOnly(t, env); got.State != "exited" || got.ExitStatus == nil || *got.ExitStatus != 5 {
+		t.Errorf("after kill: %+v, want exited 5", got)
+	}
+}
