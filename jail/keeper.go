@@ -51,24 +51,23 @@ const keepReadyTimeout = 5 * time.Second
 // jail has ended (the stage and bwrap close their copies just after).
 const keepDrainTimeout = 2 * time.Second
 
-// handOff offers the jail to l.Keep; on success the wrapper's copies of
-// the output stop (after the drain window) and the keeper starts reading.
-// false means the wrapper keeps the jail and waits for its end itself.
-func (st *Stage) handOff(status int, info Info, pidfd int, copies *sync.WaitGroup) bool {
-	if st.l.Keep == nil || pidfd < 0 {
-		return false
-	}
+// handoff is what a keeper needs of the jail whose agent exited with
+// status, processes remaining.
+func (st *Stage) handoff(status int) *Handoff {
 	var outs []*os.File
 	for _, f := range []*os.File{st.ptmx, st.outR, st.errR} {
 		if f != nil {
 			outs = append(outs, f)
 		}
 	}
-	release, err := st.l.Keep(Handoff{Status: status, Info: info, InitFD: pidfd, Output: outs})
-	if err != nil {
-		trace("no keeper: " + err.Error())
-		return false
-	}
+	return &Handoff{Status: status, Info: st.info, InitFD: st.pidfd, Output: outs}
+}
+
+// HandOff gives the jail's output to the keeper that took h (see
+// [Outcome.Left]): the wrapper's copies stop after the drain window, then
+// release lets the keeper read. The user's terminal is left as a shell
+// expects it.
+func (st *Stage) HandOff(h *Handoff, release func()) {
 	// Our pipes are pollable, and a read deadline stops their copies
 	// once what is in them is read. The pty master is not (creack/pty
 	// puts it in blocking mode, where a deadline is accepted and never
@@ -83,14 +82,16 @@ func (st *Stage) handOff(status int, info Info, pidfd int, copies *sync.WaitGrou
 		}
 	}
 	if stoppable {
-		copies.Wait()
+		st.copies.Wait()
 	} else {
 		time.Sleep(drainWindow)
 	}
 	// From here on the keeper alone reads the output.
 	release()
 	trace("handed to the keeper")
-	return true
+	if st.usePTY && h.Status > 128 {
+		st.l.Stdout.Write([]byte(terminalReset))
+	}
 }
 
 // keepSpec is what a wrapper tells its keeper, through an in-memory file

@@ -2,7 +2,6 @@ package jail
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,30 +43,15 @@ type Launcher struct {
 	Self string
 	// Stdin, Stdout and Stderr are the user's streams.
 	Stdin, Stdout, Stderr *os.File
-	// Transcript, when set, receives a copy of everything the agent
-	// prints.
-	Transcript io.Writer
 	// NoPTY keeps the user's streams even when stdin is a terminal.
 	NoPTY bool
 	// PassFDs hands the caller's own open descriptors (those not
 	// close-on-exec) to the agent at the same numbers, as unjailed.
 	// Strict boxes get none.
 	PassFDs bool
-	// Place is called with the stage's PID before the jail may start; it
-	// is where the jail is put into its systemd scope.
-	Place func(ctx context.Context, stagePID int) error
-	// Started is called once bwrap has reported the jail's init.
-	Started func(Info)
-	// Keep, when set, is offered the jail when its agent exits with
-	// processes left in it ([Handoff]). It returns once a keeper holds
-	// the slot, with the function that lets the keeper start reading the
-	// output (Run calls it when it has stopped reading); Run then returns
-	// the agent's status at once. On an error Run keeps the jail and
-	// waits for its last process, as without Keep.
-	Keep func(Handoff) (release func(), err error)
-	// lateTranscript says that Transcript will be set between Start and
-	// Run, so that Start prepares the pipes the copy needs.
-	lateTranscript bool
+	// Tee copies the jail's output that is not a terminal through pipes
+	// of ours, so that Load's transcript gets it too.
+	Tee bool
 }
 
 // StartError is a jail that bwrap could not set up.
@@ -120,19 +104,6 @@ func (e *InterruptedError) Error() string {
 // Code is the shell's status for death by that signal.
 func (e *InterruptedError) Code() int { return 128 + int(e.Signal) }
 
-// Run starts the jail described by c and waits for it. It returns the
-// agent's exit status (128+N when it died of signal N). Signals sent to
-// this process are forwarded to the agent; on a terminal, the agent runs
-// on its own pty whose size follows the user's.
-func (l *Launcher) Run(ctx context.Context, c Compiled) (int, error) {
-	st, err := l.Start()
-	if err != nil {
-		return 0, err
-	}
-	defer st.StopSignals()
-	return st.Run(ctx, c)
-}
-
 // Stage is a jail's stage process, started ahead of the jail: it
 // initialises while the wrapper takes the slot and plans the jail, then
 // waits at its gate until [Stage.Run] hands it the compiled jail.
@@ -147,21 +118,39 @@ type Stage struct {
 	// inherit are the numbers of the caller's descriptors passed on.
 	inherit []int
 
-	argsFile, payloadFile *os.File // shared with the stage, filled by Run
+	argsFile, payloadFile *os.File // shared with the stage, filled by Load
 	infoR, readyR, gateW  *os.File
 	ptmx                  *os.File
 	outR, errR            *os.File // tee pipes' read ends; errR nil when shared with outR
 	early                 *headBuffer
 	sigs                  chan os.Signal
 	done                  bool
+
+	// Set by Load.
+	transcript io.Writer
+	keepable   bool
+	pins       []Pin
+	copies     sync.WaitGroup
+	// Set by Release, for Wait.
+	winch     chan os.Signal
+	stopRelay chan struct{}
+	infoc     chan Info
+	readyc    chan bool
+	stopc     chan struct{}
+	exitedc   chan int
+	waited    chan error
+	info      Info
+	pidfd     int
+	ready     bool
+	pending   []syscall.Signal
 }
 
 // Start creates the descriptors a jail needs and starts its stage, which
-// waits at the gate. Call [Stage.Run] or [Stage.Abort] next. From now on
+// waits at the gate. Call [Stage.Load] or [Stage.Abort] next. From now on
 // the forwarded signals are caught: before the jail starts they cancel
 // the launch, after it they go to the agent.
 func (l *Launcher) Start() (*Stage, error) {
-	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}}
+	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}, pidfd: -1}
 	st.sigs = make(chan os.Signal, 32)
 	signal.Notify(st.sigs, boxinit.Notifiable()...)
 	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
@@ -238,7 +227,7 @@ func (l *Launcher) Start() (*Stage, error) {
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
-	tee := l.Transcript != nil || l.lateTranscript
+	tee := l.Tee
 	teePipe := func() (*os.File, error) {
 		r, w, err := pipe("output")
 		if err != nil {
@@ -351,7 +340,6 @@ func (st *Stage) Abort() {
 	if st == nil || st.done {
 		return
 	}
-	st.done = true
 	st.abortStage()
 	st.closeOurs()
 	signal.Stop(st.sigs)
@@ -377,247 +365,300 @@ func (st *Stage) Interrupted() error {
 	}
 }
 
-// Run hands the stage the compiled jail, places it (the scope), opens the
-// gate and waits for the jail to end.
-func (st *Stage) Run(ctx context.Context, c Compiled) (int, error) {
-	l := st.l
-	st.done = true
-	defer st.closeOurs()
-	fail := func(err error) (int, error) {
-		st.abortStage()
-		return 0, err
-	}
+// The phases of a jail's run, in order, each called by the launcher with
+// what the previous ones produced:
+//
+//	Launcher.Start   the stage starts and waits at its gate
+//	Stage.Load       the compiled jail and the payload go into the stage's
+//	                 descriptors; the output copies start
+//	  (the caller places the stage in its scope)
+//	Stage.Release    the gate opens: bwrap starts
+//	Stage.Started    bwrap's report: the init's PID and namespaces
+//	  (the caller records them)
+//	Stage.Wait       signals go to the agent until the jail ends, or
+//	                 until its agent exits leaving processes (Outcome.Left)
+//	Stage.HandOff    the jail's output goes to a keeper, after Left
+//	Stage.Close      the terminal and our descriptors are put back
+//
+// Abort, at any point before Release, sends the stage away.
+
+// Outcome is how Wait ended.
+type Outcome struct {
+	// Status is the agent's exit status (128+N when signal N ended it).
+	Status int
+	// Left is set when the agent exited and processes remain in the jail
+	// (only for a jail loaded as keepable): the caller hands it to a
+	// keeper and calls HandOff, or calls Wait again to wait for the last
+	// process itself.
+	Left *Handoff
+}
+
+// Load hands the stage the compiled jail: bwrap's options and the init's
+// payload go into the descriptors the stage holds, and the copies of the
+// jail's output (to the user and to tr, when not nil) start. keepable
+// makes the init report an agent that exits with processes left behind
+// (see [Outcome.Left]) instead of ending the jail.
+func (st *Stage) Load(c Compiled, tr io.Writer, keepable bool) error {
+	st.transcript, st.keepable, st.pins = tr, keepable, c.Pins
 	// On our pty the agent is the foreground job: keyboard signals and
 	// SIGWINCH go to it, and it may read. Without one the jail has no
 	// controlling terminal at all.
 	pl := c.Payload(st.usePTY, 0)
-	pl.Keep = l.Keep != nil
+	pl.Keep = keepable
 	if len(st.inherit) > 0 {
 		pl.Inherit, pl.InheritAt = st.inherit, boxinit.FDFirstPin+len(c.Pins)
 	}
 	payload, err := json.Marshal(pl)
 	if err != nil {
-		return fail(fmt.Errorf("encoding the jail payload: %w", err))
+		st.abortStage()
+		return fmt.Errorf("encoding the jail payload: %w", err)
 	}
 	// The stage holds the same open files: what we write here, rewound,
 	// is what bwrap and the init read.
 	if err := fill(st.argsFile, []byte(strings.Join(c.Options, "\x00")+"\x00")); err != nil {
-		return fail(err)
+		st.abortStage()
+		return err
 	}
 	if err := fill(st.payloadFile, payload); err != nil {
-		return fail(err)
+		st.abortStage()
+		return err
 	}
-
-	var copies sync.WaitGroup
 	if st.outR != nil {
-		l.copyOut(&copies, st.outR, l.Stdout, st.early, false)
+		st.copyOut(st.outR, st.l.Stdout, false)
 	}
 	if st.errR != nil {
-		l.copyOut(&copies, st.errR, l.Stderr, st.early, false)
+		st.copyOut(st.errR, st.l.Stderr, false)
 	}
-	if l.Place != nil {
-		if err := l.Place(ctx, st.cmd.Process.Pid); err != nil {
-			st.abortStage()
-			copies.Wait()
-			return 0, err
-		}
-	}
-	// A signal that came while the launch was prepared cancels it:
-	// nothing has run yet.
+	return nil
+}
+
+// PID is the stage's process ID: what the caller places in the scope.
+func (st *Stage) PID() int { return st.cmd.Process.Pid }
+
+// Release lets the loaded jail start, once it is placed: a signal that
+// came while the launch was prepared cancels it instead (nothing has run
+// yet). It puts the user's terminal in raw mode for a pty session, sends
+// the pinned mount sources through the gate, and starts relaying the
+// user's input.
+func (st *Stage) Release() error {
+	l := st.l
 	if err := st.Interrupted(); err != nil {
 		st.abortStage()
-		copies.Wait()
-		return 0, err
+		st.copies.Wait()
+		return err
 	}
-
-	var winch chan os.Signal
 	if st.usePTY {
-		winch = make(chan os.Signal, 4)
-		signal.Notify(winch, syscall.SIGWINCH)
-		defer signal.Stop(winch)
+		st.winch = make(chan os.Signal, 4)
+		signal.Notify(st.winch, syscall.SIGWINCH)
 		restore, err := makeRaw(l.Stdin)
 		if err != nil {
-			return fail(fmt.Errorf("putting the terminal in raw mode: %w", err))
+			st.abortStage()
+			return fmt.Errorf("putting the terminal in raw mode: %w", err)
 		}
 		st.restoreTerm = restore
-		defer func() { st.restoreTerm() }()
 	}
-
 	trace("placed")
-	pins, err := OpenPins(c.Pins)
+	pins, err := OpenPins(st.pins)
 	if err != nil {
-		return fail(err)
+		st.abortStage()
+		return err
 	}
 	err = sendGate(st.gateW, pins)
 	for _, p := range pins {
 		p.Close()
 	}
 	if err != nil {
-		return fail(fmt.Errorf("releasing the jail stage: %w", err))
+		st.abortStage()
+		return fmt.Errorf("releasing the jail stage: %w", err)
 	}
 	st.gateW.Close()
+	// The jail runs: from here on only its end ends the stage.
+	st.done = true
 
-	infoc := make(chan Info, 1)
+	st.infoc = make(chan Info, 1)
 	go func() {
-		defer close(infoc)
+		defer close(st.infoc)
 		var info Info
 		if err := json.NewDecoder(st.infoR).Decode(&info); err == nil && info.InitPID > 0 {
-			infoc <- info
+			st.infoc <- info
 		}
 	}()
-	readyc := make(chan bool, 1)
-	stopc := make(chan struct{}, 1)
-	exitedc := make(chan int, 1)
+	st.readyc = make(chan bool, 1)
+	st.stopc = make(chan struct{}, 1)
+	st.exitedc = make(chan int, 1)
 	go func() {
 		var b [1]byte
 		n, _ := st.readyR.Read(b[:])
-		readyc <- n == 1
+		st.readyc <- n == 1
 		// Then one 'z' for each time the agent stops, and 'e' with its
 		// status when it has exited and processes remain.
 		for n == 1 {
 			if n, _ = st.readyR.Read(b[:]); n == 1 && b[0] == 'z' {
-				stopc <- struct{}{}
+				st.stopc <- struct{}{}
 			} else if n == 1 && b[0] == 'e' {
 				if n, _ = st.readyR.Read(b[:]); n == 1 {
-					exitedc <- int(b[0])
+					st.exitedc <- int(b[0])
 				}
 			}
 		}
 	}()
-
 	if st.usePTY {
-		var w io.Writer = l.Stdout
-		l.copyOut(&copies, st.ptmx, w, st.early, true)
+		st.copyOut(st.ptmx, l.Stdout, true)
 		go io.Copy(st.ptmx, l.Stdin)
 	}
 	if st.inW != nil {
-		stop := make(chan struct{})
-		defer close(stop)
+		st.stopRelay = make(chan struct{})
 		// A read that races with our going to the background gets EIO
 		// instead of stopping us.
 		signal.Ignore(syscall.SIGTTIN)
-		defer signal.Reset(syscall.SIGTTIN)
 		w := st.inW
 		st.inW = nil
-		go relayTerminal(l.Stdin, w, stop)
+		go relayTerminal(l.Stdin, w, st.stopRelay)
 	}
+	st.waited = make(chan error, 1)
+	go func() { st.waited <- st.cmd.Wait() }()
+	return nil
+}
 
-	waited := make(chan error, 1)
-	go func() { waited <- st.cmd.Wait() }()
+// Started waits for bwrap's report of the jail. ok is false when bwrap
+// ended without one (it failed; Wait says how).
+func (st *Stage) Started() (info Info, ok bool) {
+	if st.infoc != nil {
+		st.noteInfo(<-st.infoc)
+	}
+	return st.info, st.info.InitPID > 0
+}
 
-	var (
-		info    Info
-		pidfd   = -1
-		ready   bool
-		pending []syscall.Signal
-	)
-	defer func() {
-		if pidfd >= 0 {
-			unix.Close(pidfd)
-		}
-	}()
-	deliver := func(s syscall.Signal) {
-		if !ready || info.InitPID <= 0 {
-			pending = append(pending, s)
-			return
-		}
-		if pidfd >= 0 {
-			unix.PidfdSendSignal(pidfd, s, nil, 0)
-		} else {
-			unix.Kill(info.InitPID, s)
+// noteInfo takes bwrap's report (zero when there was none).
+func (st *Stage) noteInfo(i Info) {
+	st.infoc = nil
+	if i.InitPID <= 0 {
+		return
+	}
+	st.info = i
+	trace("jail started")
+	// Pinned, so a signal never reaches a process that reused the PID
+	// after the init was reaped.
+	if fd, err := unix.PidfdOpen(i.InitPID, 0); err == nil {
+		st.pidfd = fd
+	}
+	st.flush()
+}
+
+// deliver sends s to the jail's init, or queues it until the init handles
+// signals (a namespace's PID 1 drops those it has no handler for).
+func (st *Stage) deliver(s syscall.Signal) {
+	if !st.ready || st.info.InitPID <= 0 {
+		st.pending = append(st.pending, s)
+		return
+	}
+	if st.pidfd >= 0 {
+		unix.PidfdSendSignal(st.pidfd, s, nil, 0)
+	} else {
+		unix.Kill(st.info.InitPID, s)
+	}
+}
+
+func (st *Stage) flush() {
+	if st.ready && st.info.InitPID > 0 {
+		p := st.pending
+		st.pending = nil
+		for _, s := range p {
+			st.deliver(s)
 		}
 	}
-	flush := func() {
-		if ready && info.InitPID > 0 {
-			p := pending
-			pending = nil
-			for _, s := range p {
-				deliver(s)
-			}
-		}
-	}
+}
+
+// Wait forwards signals, stops and window sizes to the agent until the
+// jail ends, and returns the agent's status; or, for a keepable jail,
+// until the agent exits with processes left ([Outcome.Left]).
+func (st *Stage) Wait() (Outcome, error) {
+	l := st.l
 	for {
 		select {
-		case i, ok := <-infoc:
-			infoc = nil
+		case i, ok := <-st.infoc:
 			if ok {
-				info = i
-				trace("jail started")
-				// Pinned, so a signal never reaches a process that
-				// reused the PID after the init was reaped.
-				if fd, err := unix.PidfdOpen(info.InitPID, 0); err == nil {
-					pidfd = fd
-				}
-				if l.Started != nil {
-					l.Started(info)
-				}
-				flush()
+				st.noteInfo(i)
+			} else {
+				st.infoc = nil
 			}
-		case r := <-readyc:
-			readyc = nil
-			ready = r
+		case r := <-st.readyc:
+			st.readyc = nil
+			st.ready = r
 			trace("init ready")
-			flush()
+			st.flush()
 		case sig := <-st.sigs:
-			deliver(sig.(syscall.Signal))
-		case <-stopc:
+			st.deliver(sig.(syscall.Signal))
+		case <-st.stopc:
 			st.suspend()
-			deliver(syscall.SIGCONT)
-		case <-winch:
+			st.deliver(syscall.SIGCONT)
+		case <-st.winch:
 			_ = pty.InheritSize(l.Stdin, st.ptmx)
-			transcript.NoteSize(l.Transcript, st.ptmx)
-		case status := <-exitedc:
+			transcript.NoteSize(st.transcript, st.ptmx)
+		case status := <-st.exitedc:
 			trace("agent exited, processes remain")
-			if infoc != nil {
-				if i, ok := <-infoc; ok {
-					info = i
-					if l.Started != nil {
-						l.Started(info)
-					}
-				}
-				infoc = nil
+			if st.infoc != nil {
+				st.noteInfo(<-st.infoc)
 			}
-			if st.handOff(status, info, pidfd, &copies) {
-				if st.usePTY && status > 128 {
-					l.Stdout.Write([]byte(terminalReset))
-				}
-				return status, nil
+			if st.keepable && st.pidfd >= 0 {
+				return Outcome{Status: status, Left: st.handoff(status)}, nil
 			}
-		case err := <-waited:
+		case err := <-st.waited:
 			trace("stage exited")
 			status := boxinit.ExitCode(err)
 			// The pipes reach EOF when the jail's last process is gone;
 			// a pty's master reads EIO then.
-			copies.Wait()
+			st.copies.Wait()
 			trace("output drained")
 			if st.usePTY && status > 128 {
 				// A killed TUI never undid what it set up; leave the
 				// user's terminal as a shell expects it.
 				l.Stdout.Write([]byte(terminalReset))
 			}
-			if infoc != nil {
-				if i, ok := <-infoc; ok {
-					info = i
-					if l.Started != nil {
-						l.Started(info)
-					}
-				}
+			if st.infoc != nil {
+				st.noteInfo(<-st.infoc)
 			}
-			if readyc != nil {
+			if st.readyc != nil {
 				// Every holder of the pipe is gone now: this does not
 				// wait.
-				ready = <-readyc
+				st.ready = <-st.readyc
+				st.readyc = nil
 			}
-			killed := info.InitPID > 0 && status > 128
-			if !ready && status != 0 && !killed {
+			killed := st.info.InitPID > 0 && status > 128
+			if !st.ready && status != 0 && !killed {
 				// The init never ran: bwrap failed, before or after it
 				// reported the jail. (A jail killed from outside before
 				// its init was up did start; its status is the kill's.)
-				return status, &StartError{Status: status, Stderr: st.early.String()}
+				return Outcome{Status: status}, &StartError{Status: status, Stderr: st.early.String()}
 			}
-			return status, nil
+			return Outcome{Status: status}, nil
 		}
 	}
+}
+
+// Close puts the user's terminal back, stops relaying its input and
+// closes our descriptors. Call it last (it is safe after Abort).
+func (st *Stage) Close() {
+	if st == nil {
+		return
+	}
+	if st.winch != nil {
+		signal.Stop(st.winch)
+	}
+	if st.restoreTerm != nil {
+		st.restoreTerm()
+		st.restoreTerm = nil
+	}
+	if st.stopRelay != nil {
+		close(st.stopRelay)
+		st.stopRelay = nil
+		signal.Reset(syscall.SIGTTIN)
+	}
+	if st.pidfd >= 0 {
+		unix.Close(st.pidfd)
+		st.pidfd = -1
+	}
+	st.closeOurs()
 }
 
 // terminalReset undoes what full-screen agents set on the terminal: the
@@ -670,6 +711,10 @@ func foregroundJob(fd int) bool {
 
 // abortStage ends the stage from inside Run.
 func (st *Stage) abortStage() {
+	if st.done {
+		return
+	}
+	st.done = true
 	st.gateW.Close()
 	st.cmd.Process.Kill()
 	st.cmd.Wait()
@@ -693,10 +738,11 @@ func fill(f *os.File, data []byte) error {
 // until r ends. When the user's side fails (a closed pipe: `| head`), a
 // pipe is closed so the agent gets EPIPE/SIGPIPE as it would without aisan;
 // a pty is drained into the transcript alone, so the agent never blocks.
-func (l *Launcher) copyOut(wg *sync.WaitGroup, r *os.File, w io.Writer, early *headBuffer, isPTY bool) {
-	wg.Add(1)
+func (st *Stage) copyOut(r *os.File, w io.Writer, isPTY bool) {
+	early, tr := st.early, st.transcript
+	st.copies.Add(1)
 	go func() {
-		defer wg.Done()
+		defer st.copies.Done()
 		buf := make([]byte, 32<<10)
 		userOK := true
 		for {
@@ -704,8 +750,8 @@ func (l *Launcher) copyOut(wg *sync.WaitGroup, r *os.File, w io.Writer, early *h
 			if n > 0 {
 				p := buf[:n]
 				early.Write(p)
-				if l.Transcript != nil {
-					l.Transcript.Write(p)
+				if tr != nil {
+					tr.Write(p)
 				}
 				if userOK {
 					if _, werr := w.Write(p); werr != nil {

@@ -316,74 +316,171 @@ type Stdio struct {
 
 // Launch takes a slot for req, starts what the jail needs (the bus proxy,
 // the transcript, the scope) and runs it. It returns the agent's status.
+//
+// A launch is a sequence of phases, each a method below with its inputs
+// in the launch value and its outputs added to it:
+//
+//	resolve         host facts, the command, service mode
+//	takeSlot        the slot, while the stage starts and the manager
+//	                connection opens (both in parallel)
+//	prepareFiles    runtime dirs, history copies, PID dirs; the plan
+//	startServices   strict host services, the bus proxy, the transcript
+//	startJail       the stage loaded, placed in its scope and released;
+//	                the jail's init recorded
+//	runSession      the agent runs; a keeper takes a jail its agent left
+//	recordEnd       the record's end, the lock, pruning
+//
+// Whatever a phase sets up that must be undone is pushed on l.undo,
+// which runs in reverse when the launch returns.
 func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	trace("start")
+	l := &launch{ctx: ctx, req: req, stdio: stdio}
+	defer l.unwind(0)
+	var err error
+	for _, step := range []func() error{l.resolve, l.takeSlot, l.prepareFiles, l.startServices, l.startJail, l.runSession} {
+		if err = step(); err != nil {
+			break
+		}
+	}
+	// The session's own undo (the terminal, the jail's files and
+	// services, the placement) comes before the record's end and the
+	// slot's release: the next launch in this worktree may take the name
+	// as soon as it is free.
+	l.unwind(l.session)
+	if l.sl == nil {
+		return l.status, err
+	}
+	if err != nil {
+		l.sl.Abandon()
+		return l.status, err
+	}
+	return l.status, l.recordEnd()
+}
+
+// launch is one launch's state, filled in phase by phase.
+type launch struct {
+	ctx   context.Context
+	req   Request
+	stdio Stdio
+	undo  []func()
+	// session is where the session's part of undo starts: it is undone
+	// before the slot's end is recorded, the rest after.
+	session int
+
+	// resolve
+	h   Host
+	svc *serviceSpec
+	lr  *Launcher
+	// takeSlot
+	sl         *slot.Slot
+	st         *Stage
+	placement  chan placed
+	waitPlaced func() placed
+	// prepareFiles
+	s *Session
+	// startServices
+	tr       *transcript.Writer
+	held     []*os.File
+	keepable bool
+	// runSession
+	status int
+	kept   bool
+}
+
+// placed is the outcome of putting the stage in its scope.
+type placed struct {
+	sc       *scoper
+	err      error
+	warnings []byte
+}
+
+func (l *launch) defer_(f func()) { l.undo = append(l.undo, f) }
+
+// unwind runs the undo stack down to its first n entries.
+func (l *launch) unwind(n int) {
+	for len(l.undo) > n {
+		f := l.undo[len(l.undo)-1]
+		l.undo = l.undo[:len(l.undo)-1]
+		f()
+	}
+}
+
+// resolve gathers the host facts, checks the command, and turns a launch
+// started by systemd as a service's main process into a headless one.
+func (l *launch) resolve() error {
 	if name, ok := lookupFunc(os.Environ())("AISAN_JAIL"); ok && name != "" {
 		// aisan's state is read-only in here: a launch could not record
 		// a slot the host can list or kill.
-		return 0, fmt.Errorf("refusing to launch from inside the jail of slot %s: aisan's state is read-only here, so a new jail could not be listed or killed from the host; start it from a shell outside the jail", name)
+		return fmt.Errorf("refusing to launch from inside the jail of slot %s: aisan's state is read-only here, so a new jail could not be listed or killed from the host; start it from a shell outside the jail", name)
 	}
 	h, err := GatherHost()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	trace("host facts")
-	command, err := req.Command()
+	command, err := l.req.Command()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	if err := findCommand(command[0], req.Kind, h.Env); err != nil {
-		return 0, err
+	if err := findCommand(command[0], l.req.Kind, h.Env); err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return 0, fmt.Errorf("finding aisan's own binary: %w", err)
+		return fmt.Errorf("finding aisan's own binary: %w", err)
 	}
-	svc := serviceFromEnv(h.Env)
+	l.svc = serviceFromEnv(h.Env)
 	h.Env = withoutServiceEnv(h.Env)
-	if svc != nil {
+	if l.svc != nil {
 		// systemd started us as a service's main process. Headless: the
 		// output goes to the transcript only.
-		req.Kind = KindService
+		l.req.Kind = KindService
 		devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		defer devnull.Close()
-		stdio = Stdio{In: devnull, Out: devnull, Err: stdio.Err, Quiet: true}
+		l.defer_(func() { devnull.Close() })
+		l.stdio = Stdio{In: devnull, Out: devnull, Err: l.stdio.Err, Quiet: true}
 	}
-	agentErr := stdio.Err
-	if stdio.Quiet {
-		agentErr = stdio.Out
+	agentErr := l.stdio.Err
+	if l.stdio.Quiet {
+		agentErr = l.stdio.Out
 	}
-	l := &Launcher{
+	l.h = h
+	l.lr = &Launcher{
 		Bwrap: h.Bwrap, Self: InitBinary(self),
-		Stdin: stdio.In, Stdout: stdio.Out, Stderr: agentErr,
-		lateTranscript: true,
+		Stdin: l.stdio.In, Stdout: l.stdio.Out, Stderr: agentErr,
+		Tee: true,
 		// As unjailed, the caller's open descriptors reach the agent;
 		// a strict box starts from nothing of the host's.
-		PassFDs: req.Strict == nil,
+		PassFDs: l.req.Strict == nil,
 	}
-	// The stage process starts now and initialises while we take the slot
-	// and plan the jail; it waits at its gate until then. Even forking it
-	// takes a while (until it has exec'd), so that overlaps the slot too.
+	return nil
+}
+
+// takeSlot acquires the slot while the stage process starts (it
+// initialises and waits at its gate; even forking it takes a while) and
+// the connection to the user manager opens. Once both the stage and the
+// slot are there, the placement in the scope starts: it is the slowest
+// step (the manager runs a job), and runs while the jail is prepared.
+func (l *launch) takeSlot() error {
+	h, req := l.h, l.req
 	type started struct {
 		st  *Stage
 		err error
 	}
 	stagec := make(chan started, 1)
 	go func() {
-		st, err := l.Start()
+		st, err := l.lr.Start()
 		stagec <- started{st, err}
 	}()
-	// So does connecting to the user manager.
-	conn := connectManager(ctx, h, req.Limits)
-	defer conn.discard()
+	conn := connectManager(l.ctx, h, req.Limits)
+	l.defer_(conn.discard)
 	reg, err := slot.Open(h.AisanHome)
 	var sl *slot.Slot
 	if err == nil {
-		if svc != nil {
-			sl, err = reg.AcquireNamed(svc.name, string(KindService), h.Cwd)
+		if l.svc != nil {
+			sl, err = reg.AcquireNamed(l.svc.name, string(KindService), h.Cwd)
 		} else {
 			sl, err = reg.Acquire(h.Cwd, string(req.Kind))
 		}
@@ -396,15 +493,20 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 		if sl != nil {
 			sl.Abandon()
 		}
-		return 0, sc.err
+		return sc.err
 	}
-	st := sc.st
-	defer st.StopSignals()
-	defer st.Abort()
+	l.st = sc.st
+	// Signals stay caught until the end is recorded: one that arrives
+	// meanwhile must not cut that short.
+	l.defer_(l.st.StopSignals)
+	l.session = len(l.undo)
+	l.defer_(l.st.Close)
+	l.defer_(l.st.Abort)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	if svc != nil {
+	l.sl = sl
+	if svc := l.svc; svc != nil {
 		err = sl.Update(func(r *slot.Record) {
 			r.Unit = svc.unit
 			r.MaxRuntime = svc.maxRuntime
@@ -413,190 +515,218 @@ func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 			}
 		})
 		if err != nil {
-			sl.Abandon()
-			return 0, err
+			return err
 		}
 	}
 	trace("slot acquired")
-	status, kept, err := launchSlot(ctx, req, h, sl, stdio, l, st, conn)
-	trace("jail ended")
-	if err != nil {
-		sl.Abandon()
-		return status, err
-	}
-	if kept {
-		// The keeper holds the slot now (its copy of the lock), and
-		// records the end when the jail's last process is gone.
-		sl.Release()
-		noteKept(stdio.Err, sl.Name())
-		pruneState(h, stdio.Err)
-		return status, nil
-	}
-	if ferr := sl.Finish(status); ferr != nil {
-		fmt.Fprintf(stdio.Err, "aisan: warning: recording the end of slot %s: %v\n", sl.Name(), ferr)
-	}
-	sl.Release()
-	pruneState(h, stdio.Err)
-	trace("end recorded")
-	return status, nil
-}
-
-// launchSlot runs the jail in slot sl. kept says that the agent exited
-// with processes left in the jail, and a keeper holds the slot now.
-func launchSlot(ctx context.Context, req Request, h Host, sl *slot.Slot, stdio Stdio, l *Launcher, st *Stage, conn *managerConn) (status int, kept bool, err error) {
-	// The systemd scope is the slowest step (the manager runs a job); the
-	// stage is already waiting at its gate, so place it now, while the
-	// rest of the launch is prepared.
-	type placed struct {
-		sc  *scoper
-		err error
-	}
-	placement := make(chan placed, 1)
+	l.placement = make(chan placed, 1)
+	pid := l.st.PID()
 	go func() {
 		sc, err := conn.wait()
 		if err == nil && sc == nil && req.Limits != (Limits{}) {
 			fmt.Fprintln(conn.warnings, "aisan: warning: the resource limits are not applied: this jail has no systemd scope")
 		}
 		if err == nil && sc != nil {
-			if err = sc.place(ctx, sl, st.cmd.Process.Pid, conn.warnings); err != nil {
+			if err = sc.place(l.ctx, sl, pid, conn.warnings); err != nil {
 				sc.close()
 				sc = nil
 			}
 		}
-		placement <- placed{sc, err}
+		l.placement <- placed{sc: sc, err: err, warnings: conn.warnings.Bytes()}
 	}()
-	var place *placed
-	waitPlaced := func() error {
-		if place == nil {
-			p := <-placement
-			place = &p
-			stdio.Err.Write(conn.warnings.Bytes())
+	var done *placed
+	l.waitPlaced = func() placed {
+		if done == nil {
+			p := <-l.placement
+			done = &p
+			l.stdio.Err.Write(p.warnings)
 		}
-		return place.err
+		return *done
 	}
-	defer func() {
-		// Never leave with the placement still running.
-		waitPlaced()
-		place.sc.close()
-	}()
+	// Never leave with the placement still running.
+	l.defer_(func() { l.waitPlaced().sc.close() })
+	return nil
+}
 
-	// aisan's runtime directory exists before the jail is planned, so
-	// that the jail gets it read-only (see Host.GatherStateDirs).
+// prepareFiles makes what the jail is planned from: aisan's runtime
+// directory (so that the jail gets it read-only), the per-slot history
+// copies and PID directories of a deny-list jail, the plan itself, and the
+// slot's runtime directory with the bus mask.
+func (l *launch) prepareFiles() error {
+	h, req, sl := l.h, l.req, l.sl
 	if err := privateDir(filepath.Dir(slotRuntimeDir(h, sl.Name()))); err != nil {
-		return 0, false, err
+		return err
 	}
-	var binds []history.Bind
-	var pidDirs []Mount
+	var prep Prepared
 	if req.Strict == nil {
 		// A strict box keeps its history in its own state directory.
-		if binds, err = history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, historyDirs(h)); err != nil {
-			return 0, false, err
+		var err error
+		if prep.History, err = history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, historyDirs(h)); err != nil {
+			return err
 		}
-		if pidDirs, err = preparePIDDirs(h, sl.Name()); err != nil {
-			return 0, false, err
-		}
-	}
-	if req.Strict == nil {
-		defer func() {
+		l.defer_(func() {
 			if err := history.MergeBack(h.AisanHome, sl.Name(), string(req.Kind), historyDirs(h)); err != nil {
-				fmt.Fprintf(stdio.Err, "aisan: warning: %v\n", err)
+				fmt.Fprintf(l.stdio.Err, "aisan: warning: %v\n", err)
 			}
-		}()
+		})
+		if prep.PIDDirs, err = preparePIDDirs(h, sl.Name()); err != nil {
+			return err
+		}
 	}
 	trace("history prepared")
 	// The state and runtime dirs exist now, made by this launch.
 	h.GatherStateDirs()
-	s, err := Plan(req, h, sl.Name(), Prepared{History: binds, PIDDirs: pidDirs})
+	s, err := Plan(req, h, sl.Name(), prep)
 	if err != nil {
-		return 0, false, err
+		return err
 	}
+	l.s = s
 	trace("planned")
 	// We hold the slot's name, so whatever is here was left by a wrapper
 	// that died: start clean.
 	os.RemoveAll(s.SlotDir)
 	if err := os.Mkdir(s.SlotDir, 0o700); err != nil {
-		return 0, false, fmt.Errorf("creating the slot's runtime directory %s: %w", s.SlotDir, err)
+		return fmt.Errorf("creating the slot's runtime directory %s: %w", s.SlotDir, err)
 	}
-	defer func() {
-		if !kept {
+	l.defer_(func() {
+		if !l.kept {
 			os.RemoveAll(s.SlotDir)
 		}
-	}()
+	})
 	if err := os.WriteFile(filepath.Join(s.SlotDir, "masked-bus"), nil, 0o400); err != nil {
-		return 0, false, fmt.Errorf("creating the bus mask file: %w", err)
+		return fmt.Errorf("creating the bus mask file: %w", err)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stdio.Err, "aisan: warning: %s\n", w)
+		fmt.Fprintf(l.stdio.Err, "aisan: warning: %s\n", w)
 	}
+	return nil
+}
+
+// startServices starts what serves the jail from the host: a strict
+// box's egress proxies, relays and MCP servers, the bus proxy, and the
+// transcript.
+func (l *launch) startServices() error {
+	s := l.s
 	if s.Strict != nil {
-		after, err := prepareStrict(ctx, s, stdio.Err)
+		after, err := prepareStrict(l.ctx, s, l.stdio.Err)
 		if err != nil {
-			return 0, false, err
+			return err
 		}
-		defer after()
+		l.defer_(after)
 	}
 	// A deny-list session's jail may outlive its agent, under a keeper
-	// (see keeper.go). A strict box's host services (egress proxies,
-	// relays, MCP) run in this process, so its agent's exit ends it; a
-	// service's unit ends with its main process, this one.
-	keepable := req.Strict == nil && req.Kind != KindService
-	var held []*os.File
+	// (see keeper.go). A strict box's host services run in this process,
+	// so its agent's exit ends it; a service's unit ends with its main
+	// process, this one.
+	l.keepable = l.req.Strict == nil && l.req.Kind != KindService
 	if s.Spec.Bus.Mode == busproxy.Filtered {
 		start := busproxy.Start
-		if keepable {
+		if l.keepable {
 			start = busproxy.StartKeepable
 		}
-		proxy, err := start(ctx, s.Spec.Bus)
+		proxy, err := start(l.ctx, s.Spec.Bus)
 		if err != nil {
-			return 0, false, err
+			return err
 		}
-		held = proxy.Lifelines()
+		l.held = proxy.Lifelines()
 		// Closing the readiness pipe ends the proxy (if we die, the
 		// kernel closes it for us); reaping it need not hold up the end
 		// of the launch. A keeper's copy keeps it for the jail.
-		defer func() {
-			if !kept {
+		l.defer_(func() {
+			if !l.kept {
 				go proxy.Close()
 			}
-		}()
+		})
 	}
 	trace("proxy ready")
-	tr, err := transcript.Open(sl.TranscriptPath())
+	tr, err := transcript.Open(l.sl.TranscriptPath())
 	if err != nil {
-		return 0, false, err
-	}
-	defer tr.Close()
-	transcript.NoteSize(tr, stdio.In)
-
-	l.Transcript = tr
-	l.Place = func(context.Context, int) error {
-		err := waitPlaced()
-		trace("placed in scope")
 		return err
 	}
-	l.Started = func(info Info) {
-		// Recorded before anything else: until the record names the
-		// jail's init, nothing could find or kill the jail if this
-		// process died. The jail starts up meanwhile.
-		if err := sl.Update(func(r *slot.Record) {
-			r.InitPID = info.InitPID
-			r.PidNSInode = info.PIDNamespace
-			if req.Strict != nil {
-				r.Mode = "strict"
-			}
-		}); err != nil {
-			fmt.Fprintf(stdio.Err, "aisan: warning: recording slot %s: %v\n", sl.Name(), err)
-		}
+	l.defer_(func() { tr.Close() })
+	transcript.NoteSize(tr, l.stdio.In)
+	l.tr = tr
+	return nil
+}
+
+// startJail loads the stage, waits for its placement in the scope,
+// releases it, and records the jail's init as soon as bwrap reports it:
+// until the record names the init, nothing could find or kill the jail if
+// this process died.
+func (l *launch) startJail() error {
+	st := l.st
+	if err := st.Load(l.s.Compiled, l.tr, l.keepable); err != nil {
+		return err
 	}
-	if keepable {
-		l.Keep = func(ho Handoff) (func(), error) {
-			release, err := startKeeper(sl, h.AisanHome, s.SlotDir, ho, held)
-			kept = err == nil
-			return release, err
-		}
+	p := l.waitPlaced()
+	trace("placed in scope")
+	if p.err != nil {
+		st.Abort()
+		st.copies.Wait()
+		return p.err
 	}
-	status, err = st.Run(ctx, s.Compiled)
-	return status, kept, err
+	if err := st.Release(); err != nil {
+		return err
+	}
+	if info, ok := st.Started(); ok {
+		l.recordInit(info)
+	}
+	return nil
+}
+
+func (l *launch) recordInit(info Info) {
+	if err := l.sl.Update(func(r *slot.Record) {
+		r.InitPID = info.InitPID
+		r.PidNSInode = info.PIDNamespace
+		if l.req.Strict != nil {
+			r.Mode = "strict"
+		}
+	}); err != nil {
+		fmt.Fprintf(l.stdio.Err, "aisan: warning: recording slot %s: %v\n", l.sl.Name(), err)
+	}
+}
+
+// runSession waits for the agent. When it exits leaving processes in the
+// jail, a keeper takes the slot and the agent's status is returned at
+// once; without a keeper the jail's last process is waited for.
+func (l *launch) runSession() error {
+	for {
+		out, err := l.st.Wait()
+		l.status = out.Status
+		if err != nil || out.Left == nil {
+			trace("jail ended")
+			return err
+		}
+		release, err := startKeeper(l.sl, l.h.AisanHome, l.s.SlotDir, *out.Left, l.held)
+		if err != nil {
+			trace("no keeper: " + err.Error())
+			continue
+		}
+		l.st.HandOff(out.Left, release)
+		l.kept = true
+		return nil
+	}
+}
+
+// recordEnd records the agent's end (or, for a kept jail, leaves that to
+// the keeper), lets go of the slot and prunes old state.
+func (l *launch) recordEnd() error {
+	sl := l.sl
+	if l.kept {
+		// The keeper holds the slot now (its copy of the lock), and
+		// records the end when the jail's last process is gone.
+		sl.Release()
+		noteKept(l.stdio.Err, sl.Name())
+		pruneState(l.h, l.stdio.Err)
+		return nil
+	}
+	if err := sl.Finish(l.status); err != nil {
+		fmt.Fprintf(l.stdio.Err, "aisan: warning: recording the end of slot %s: %v\n", sl.Name(), err)
+	}
+	sl.Release()
+	pruneState(l.h, l.stdio.Err)
+	trace("end recorded")
+	return nil
 }
 
 // GatherStateDirs finds aisan's own directories, by their real paths. Only those

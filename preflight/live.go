@@ -281,9 +281,7 @@ func launch(ctx context.Context, bwrap, self string, compiled jail.Compiled) (st
 	l := &jail.Launcher{
 		Bwrap: bwrap, Self: jail.InitBinary(self),
 		Stdin: devnull, Stdout: outW, Stderr: errW,
-		NoPTY:   true,
-		Place:   func(_ context.Context, pid int) error { stagePID.Store(int64(pid)); return nil },
-		Started: func(i jail.Info) { initPID.Store(int64(i.InitPID)) },
+		NoPTY: true,
 	}
 	type ran struct {
 		status int
@@ -291,8 +289,29 @@ func launch(ctx context.Context, bwrap, self string, compiled jail.Compiled) (st
 	}
 	done := make(chan ran, 1)
 	go func() {
-		status, err := l.Run(ctx, compiled)
-		done <- ran{status, err}
+		// The launch phases with nothing between them but noting the
+		// stage's and the init's PIDs, which a timeout kills.
+		st, err := l.Start()
+		if err != nil {
+			done <- ran{0, err}
+			return
+		}
+		defer st.StopSignals()
+		defer st.Close()
+		stagePID.Store(int64(st.PID()))
+		if err := st.Load(compiled, nil, false); err != nil {
+			done <- ran{0, err}
+			return
+		}
+		if err := st.Release(); err != nil {
+			done <- ran{0, err}
+			return
+		}
+		if info, ok := st.Started(); ok {
+			initPID.Store(int64(info.InitPID))
+		}
+		out, err := st.Wait()
+		done <- ran{out.Status, err}
 	}()
 	status, runErr := 0, error(nil)
 	tick := time.NewTicker(stageWatchInterval)

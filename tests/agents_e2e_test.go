@@ -205,6 +205,19 @@ func checkSlotAfter(t *testing.T, env []string, slot, kind, dir string) string {
 	if len(entries) != 1 || !ok {
 		t.Fatalf("aisan list --json shows %v, want the one slot %s", entries, slot)
 	}
+	if e.State == "background" {
+		// The marker the agent started in its jail (and that the guard
+		// kept it from pkill-ing) outlives the agent, so a keeper holds
+		// the jail; aisan kill ends it, and the record keeps the agent's
+		// own status.
+		if r := aisan(t, env, "", "kill", slot); r.code != 0 {
+			t.Fatalf("aisan kill %s of the background jail: exit %d\n%s%s", slot, r.code, r.stdout, r.stderr)
+		}
+		waitFor(t, 10*time.Second, "the background jail to end after aisan kill", func() bool {
+			e = slotList(t, env)[slot]
+			return e.State == "exited"
+		})
+	}
 	if e.Kind != kind || e.Worktree != dir || e.State != "exited" || e.ExitStatus == nil || *e.ExitStatus != 0 {
 		t.Errorf("aisan list --json: %+v\nwant kind %s, worktree %s, exited with status 0", e, kind, dir)
 	}
