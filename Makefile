@@ -8,8 +8,11 @@ export CGO_ENABLED ?= 0
 
 .PHONY: build deps install test unit bench fmt clean
 
+# aisan-guard is the guard hook alone: the agents start it before every
+# shell command, and install-hook registers it when it sits next to aisan.
 build:
 	$(GO) build -o bin/aisan ./cmd/aisan
+	$(GO) build -o bin/aisan-guard ./cmd/aisan-guard
 
 # The runtime dependencies, through the system's package manager (Debian
 # and Ubuntu; elsewhere install bubblewrap and xdg-dbus-proxy yourself).
@@ -20,6 +23,7 @@ deps:
 
 install: deps build
 	install -D -m 0755 bin/aisan $(DESTDIR)$(PREFIX)/bin/aisan
+	install -D -m 0755 bin/aisan-guard $(DESTDIR)$(PREFIX)/bin/aisan-guard
 
 # Everything: dependencies (as root), unit tests, integration tests as an
 # unprivileged user against the real bwrap, dbus and systemd user manager.

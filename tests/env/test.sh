@@ -35,6 +35,7 @@ go test -count=1 $(go list ./... | grep -v /tests$)
 OUT=$(mktemp -d /tmp/aisan-test.XXXXXX)
 chmod 755 "$OUT"
 go build -o "$OUT/aisan" ./cmd/aisan
+go build -o "$OUT/aisan-guard" ./cmd/aisan-guard
 go test -c -o "$OUT/integration.test" ./tests
 cp -r tests "$OUT/src"
 chmod -R a+rX "$OUT"
