@@ -145,8 +145,8 @@ func (h Hook) handler() (handler, error) {
 // Install returns src with h registered as a PreToolUse hook for Bash, and
 // whether that changed anything. A nil or blank src is an absent file.
 //
-// A hook of ours already in src (another binary, another timeout, the exec
-// form) is updated where it is, keeping any key the user added to it and
+// A hook of ours already in src (another binary, the other of the two
+// forms, another timeout, the exec form) is updated where it is, keeping any key the user added to it and
 // the matcher of its group, provided that matcher selects Bash; every other
 // copy is removed. With none left, a group {"matcher": "Bash", "hooks":
 // [...]} is appended to PreToolUse.

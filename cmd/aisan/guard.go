@@ -27,7 +27,9 @@ The reason names the sanctioned alternative: kill <PID> after
 pgrep -a <pattern> inside the jail, or aisan kill <slot> from the user's
 shell. The slot name comes from $AISAN_JAIL when set.
 
-'aisan install-hook' registers this command with the agents.
+'aisan install-hook' registers aisan-guard with the agents when it sits
+next to aisan: a small binary that runs this same hook and starts faster.
+Otherwise it registers this command.
 
 Example:
   echo '{"tool_name":"Bash","tool_input":{"command":"pkill node"}}' | aisan guard
