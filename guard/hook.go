@@ -153,16 +153,14 @@ const (
 	HookDeny  = 2
 )
 
-// RunHook is the whole PreToolUse hook: it reads the input from stdin
-// (at most [MaxHookInput] bytes, waiting at most [HookReadTimeout] when
-// stdin has a descriptor),
-// decides with a guard named after slot ("" for none) and answers. On
-// allow it writes nothing and returns [HookAllow]; on deny it writes
-// [DenyOutput] to stdout and the reason to stderr and returns [HookDeny],
-// the process's exit status. Every failure on the way is a deny, panics
-// included, and so is a terminal on stdin (when stdin has a descriptor),
-// which is never read: someone typed the command by hand and would wait
-// on it forever.
+// RunHook is the whole PreToolUse hook: it reads the input from stdin (at
+// most [MaxHookInput] bytes, waiting at most [HookReadTimeout] when stdin
+// has a descriptor), decides with a guard named after slot ("" for none)
+// and answers. On allow it writes nothing and returns [HookAllow]; on deny
+// it writes [DenyOutput] to stdout and the reason to stderr and returns
+// [HookDeny], the process's exit status. Every failure on the way is a
+// deny, panics included, and so is a terminal on stdin, which is never
+// read: someone typed the command by hand and would wait on it forever.
 func RunHook(stdin io.Reader, stdout, stderr io.Writer, slot string) int {
 	return runHook(stdin, stdout, stderr, slot, HookReadTimeout)
 }
@@ -204,9 +202,9 @@ func deny(stdout, stderr io.Writer, reason string) int {
 
 // readHookInput reads r to EOF, at most MaxHookInput bytes, and gives up
 // after timeout. A reader with a descriptor (stdin) is polled before each
-// read, so the wait is bounded without a second goroutine or a timer: each
-// would cost the hook a thread start on every tool call. A reader without
-// one, which only tests pass, is read with no bound.
+// read, so the wait is bounded without a second goroutine and a timer,
+// which measured about 0.1 ms more per hook run (a thread start). A reader
+// without a descriptor, which only tests pass, is read with no bound.
 func readHookInput(r io.Reader, timeout time.Duration) ([]byte, error) {
 	f, ok := r.(interface{ Fd() uintptr })
 	if !ok {

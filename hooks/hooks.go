@@ -146,9 +146,9 @@ func (h Hook) handler() (handler, error) {
 // whether that changed anything. A nil or blank src is an absent file.
 //
 // A hook of ours already in src (another binary, the other of the two
-// forms, another timeout, the exec form) is updated where it is, keeping any key the user added to it and
-// the matcher of its group, provided that matcher selects Bash; every other
-// copy is removed. With none left, a group {"matcher": "Bash", "hooks":
+// forms, another timeout, the exec form) is updated where it is, keeping
+// any key the user added to it and the matcher of its group, provided that
+// matcher selects Bash; every other copy is removed. With none left, a group {"matcher": "Bash", "hooks":
 // [...]} is appended to PreToolUse.
 // When src already holds exactly h, it is returned as is. Everything else
 // is kept (see the package rules). Errors are a [*ParseError] or a file
@@ -514,8 +514,8 @@ type Handler struct {
 	Command string
 	// Args are the exec form's arguments; nil for a command line.
 	Args []string
-	// Binary is the aisan binary it starts, as written: an absolute path,
-	// or a name the shell looks up in PATH.
+	// Binary is the binary it starts (aisan or the lean aisan-guard), as
+	// written: an absolute path, or a name the shell looks up in PATH.
 	Binary string
 }
 

@@ -194,7 +194,8 @@ func TestFind(t *testing.T) {
 	src := []byte(`{"hooks":{"PreToolUse":[
 		{"matcher":"Bash","hooks":[{"type":"command","command":"/home/u/bin/audit.sh"},{"type":"command","command":"'/opt/x y/aisan' guard"}]},
 		{"matcher":"Edit","hooks":[{"type":"command","command":"/usr/bin/aisan guard"}]},
-		{"hooks":[{"type":"command","command":"/usr/local/bin/aisan","args":["guard"]}]}
+		{"hooks":[{"type":"command","command":"/usr/local/bin/aisan","args":["guard"]}]},
+		{"matcher":"Bash","hooks":[{"type":"command","command":"/usr/local/bin/aisan-guard","timeout":30}]}
 	]}}`)
 	got, err := Find(src)
 	if err != nil {
@@ -203,6 +204,7 @@ func TestFind(t *testing.T) {
 	want := []Handler{
 		{Command: "'/opt/x y/aisan' guard", Binary: "/opt/x y/aisan"},
 		{Command: "/usr/local/bin/aisan", Args: []string{"guard"}, Binary: "/usr/local/bin/aisan"},
+		{Command: "/usr/local/bin/aisan-guard", Binary: "/usr/local/bin/aisan-guard"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Find:\n got %+v\nwant %+v", got, want)
