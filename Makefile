@@ -2,15 +2,21 @@
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 PREFIX ?= /usr/local
 export GOFLAGS ?= -buildvcs=false
-# A static binary starts about a millisecond faster (no dynamic loader), and
-# aisan starts up to three times per launch and once per guarded tool call.
+# A static binary starts about a millisecond faster (no dynamic loader);
+# every launch starts aisan once and aisan-init twice, every guarded tool
+# call aisan-guard once.
 export CGO_ENABLED ?= 0
 
 .PHONY: build deps install test unit bench fmt clean
 
+# aisan-init is the stage and the jail's PID 1, aisan-guard the guard hook
+# alone: small binaries for what starts on every launch and before every
+# shell command. aisan uses them when they sit next to it (and does their
+# work itself when they do not).
 build:
 	$(GO) build -o bin/aisan ./cmd/aisan
 	$(GO) build -o bin/aisan-init ./cmd/aisan-init
+	$(GO) build -o bin/aisan-guard ./cmd/aisan-guard
 
 # The runtime dependencies, through the system's package manager (Debian
 # and Ubuntu; elsewhere install bubblewrap and xdg-dbus-proxy yourself).
@@ -22,6 +28,7 @@ deps:
 install: deps build
 	install -D -m 0755 bin/aisan $(DESTDIR)$(PREFIX)/bin/aisan
 	install -D -m 0755 bin/aisan-init $(DESTDIR)$(PREFIX)/bin/aisan-init
+	install -D -m 0755 bin/aisan-guard $(DESTDIR)$(PREFIX)/bin/aisan-guard
 
 # Everything: dependencies (as root), unit tests, integration tests as an
 # unprivileged user against the real bwrap, dbus and systemd user manager.

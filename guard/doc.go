@@ -62,5 +62,8 @@
 // answer for the same input.
 //
 // [ParseHookInput] and [DenyOutput] speak the PreToolUse hook protocol that
-// both agents use; the aisan guard command wires them to stdin and stdout.
+// both agents use, and [RunHook] is the whole hook on stdin and stdout: the
+// aisan guard command and the lean aisan-guard binary both call it, the
+// latter so that the process the agents start before every shell command
+// links nothing else and starts fast.
 package guard

@@ -13,11 +13,13 @@
 //     stays where it was, and values we do not need to open come back byte for
 //     byte. Objects on the way to our entry are re-emitted one member per line
 //     in the indentation the file already uses.
-//   - Ours is recognised by its command, "<dir>/aisan guard", whatever the
-//     directory, or by the exact command the installing binary writes (a
-//     copy named otherwise, such as aisan-dev): installing from a new binary
+//   - Ours is recognised by its command, whatever the directory: the lean
+//     guard "<dir>/aisan-guard" that [LeanGuard] finds beside aisan, the
+//     fallback "<dir>/aisan guard", the exec form of either, or the exact
+//     command the installing binary writes (a copy named otherwise, such as
+//     aisan-dev). Installing from a new binary, or in the other form,
 //     replaces the old entry instead of adding a second one, and
-//     [Uninstall] removes only that.
+//     [Uninstall] removes only ours.
 //   - Idempotent. When the file already holds exactly our entry, nothing is
 //     written, not even the backup, and the result says so.
 //   - Backup first. Before a file changes, its previous content is written to
@@ -38,7 +40,19 @@
 // cannot start or times out. The guard fails closed by itself (any internal
 // error is a deny); this package's part is to point the hook at an absolute
 // path of a binary that exists, through a command the shell cannot misread
-// ([Hook.Command] quotes it), with a generous [DefaultTimeout]. Codex runs a
+// ([Hook.Command] quotes it), with a generous [DefaultTimeout].
+//
+// # Which binary
+//
+// The agents start the hook before every shell command, so its start-up
+// is paid on each tool call. The aisan binary is large (it links the
+// egress proxy, HTTP/2, TOML, a terminal emulator, D-Bus) and starts
+// markedly slower than aisan-guard, which links only the guard and runs
+// the very same function. [LeanGuard] picks aisan-guard when it sits
+// beside the installing aisan as an executable regular file, not a
+// symlink, of the same owner (as make install puts it), so that a file
+// someone else dropped there is never run by the agents; otherwise the
+// hook is aisan's own guard subcommand, which decides the same. Codex runs a
 // new hooks.json entry only after the user has trusted it in /hooks (or when
 // it is delivered as a managed hook); the command says so after installing.
 //

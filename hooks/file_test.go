@@ -7,7 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
 )
 
 var testHook = Hook{Binary: testBinary, Timeout: DefaultTimeout}
@@ -245,5 +249,82 @@ func TestAgents(t *testing.T) {
 	got = Agents("/home/u", getenv)
 	if got[0].Dir != "/cfg/claude" || got[0].File != "/cfg/claude/settings.json" || got[1].File != "/cfg/codex/hooks.json" {
 		t.Errorf("with CLAUDE_CONFIG_DIR and CODEX_HOME: %+v", got)
+	}
+}
+
+// TestLeanGuard: install-hook runs the lean guard only when it is an
+// executable regular file of aisan's owner beside aisan; otherwise the
+// hook falls back to aisan's guard subcommand, and says why when a file
+// is there.
+func TestLeanGuard(t *testing.T) {
+	type setup func(t *testing.T, guard string)
+	file := func(perm fs.FileMode) setup {
+		return func(t *testing.T, guard string) {
+			if err := os.WriteFile(guard, []byte("#!/bin/sh\nexit 2\n"), perm); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(guard, perm); err != nil { // whatever the umask
+				t.Fatal(err)
+			}
+		}
+	}
+	tests := []struct {
+		name    string
+		setup   setup
+		lean    bool
+		wantErr string // substring; "" for none
+	}{
+		{name: "absent", setup: func(*testing.T, string) {}},
+		{name: "executable", setup: file(0o755), lean: true},
+		{name: "owner only", setup: file(0o700), lean: true},
+		{name: "not executable", setup: file(0o644), wantErr: "is not executable"},
+		{name: "symlink", setup: func(t *testing.T, guard string) {
+			target := filepath.Join(t.TempDir(), GuardName)
+			file(0o755)(t, target)
+			if err := os.Symlink(target, guard); err != nil {
+				t.Fatal(err)
+			}
+		}, wantErr: "is not a regular file but a symbolic link"},
+		{name: "directory", setup: func(t *testing.T, guard string) {
+			if err := os.Mkdir(guard, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, wantErr: "is not a regular file but a directory"},
+		{name: "fifo", setup: func(t *testing.T, guard string) {
+			if err := syscall.Mkfifo(guard, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, wantErr: "is not a regular file but a named pipe"},
+		{name: "other owner", setup: func(t *testing.T, guard string) {
+			if os.Geteuid() != 0 {
+				jailtest.Need(t, "root, to give a file another owner", errors.New("not running as root"))
+			}
+			file(0o755)(t, guard)
+			if err := os.Lchown(guard, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}, wantErr: "belongs to uid 65534"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			aisan := filepath.Join(dir, "aisan")
+			file(0o755)(t, aisan)
+			guard := filepath.Join(dir, GuardName)
+			tt.setup(t, guard)
+			got, err := LeanGuard(aisan)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("LeanGuard: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("LeanGuard error %v, want one containing %q", err, tt.wantErr)
+			}
+			if want := map[bool]string{true: guard, false: ""}[tt.lean]; got != want {
+				t.Errorf("LeanGuard = %q, want %q", got, want)
+			}
+		})
+	}
+	if _, err := LeanGuard(filepath.Join(t.TempDir(), "aisan")); err == nil {
+		t.Error("LeanGuard of a missing aisan succeeded")
 	}
 }

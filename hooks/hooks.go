@@ -3,13 +3,17 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 
+	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -23,26 +27,94 @@ const DefaultTimeout = 30
 // what both Claude Code and Codex call their shell tool in hooks.
 const Matcher = "Bash"
 
-// Hook is the handler aisan installs: the guard subcommand of one aisan
-// binary.
+// GuardName is the file name of the lean guard binary (cmd/aisan-guard):
+// the hook alone, without the rest of aisan, so that it starts fast.
+const GuardName = "aisan-guard"
+
+// Hook is the handler aisan installs: the lean guard binary when there is
+// one, or else the guard subcommand of the aisan binary.
 type Hook struct {
-	// Binary is the absolute path of the aisan binary the agent runs.
+	// Binary is the absolute path of the aisan binary that installs the
+	// hook. Its guard subcommand is the hook when Guard is empty.
 	Binary string
+	// Guard is the absolute path of the lean guard binary the agent runs
+	// instead of Binary's guard subcommand, or "" (see [LeanGuard]).
+	Guard string
 	// Timeout is how long the agent waits for the guard, in seconds.
 	Timeout int
 }
 
-// Command is the hook's command line. Both agents run it with sh -c, so the
-// path is quoted when it needs to be.
+// Command is the hook's command line: the quoted path of Guard, or of
+// Binary followed by "guard". Both agents run it with sh -c, so the path
+// is quoted when it needs to be.
 func (h Hook) Command() (string, error) {
-	if !filepath.IsAbs(h.Binary) {
-		return "", fmt.Errorf("hook binary %q is not an absolute path", h.Binary)
+	bin, suffix := h.Binary, " guard"
+	if h.Guard != "" {
+		bin, suffix = h.Guard, ""
 	}
-	q, err := syntax.Quote(h.Binary, syntax.LangPOSIX)
+	if !filepath.IsAbs(bin) {
+		return "", fmt.Errorf("hook binary %q is not an absolute path", bin)
+	}
+	q, err := syntax.Quote(bin, syntax.LangPOSIX)
 	if err != nil {
-		return "", fmt.Errorf("quoting hook binary %q: %w", h.Binary, err)
+		return "", fmt.Errorf("quoting hook binary %q: %w", bin, err)
 	}
-	return q + " guard", nil
+	return q + suffix, nil
+}
+
+// LeanGuard returns the lean guard binary beside the aisan binary at
+// aisan (an absolute path, symlinks resolved): <dir>/aisan-guard, when it
+// is an executable regular file, not a symlink, with the same owner as
+// aisan. It returns "" and a nil error when there is no such file, and ""
+// with the reason when the file is there but does not qualify; the hook
+// then runs aisan's guard subcommand, which decides the same but starts
+// slower.
+func LeanGuard(aisan string) (string, error) {
+	self, err := os.Stat(aisan)
+	if err != nil {
+		return "", fmt.Errorf("inspect %s: %w", aisan, err)
+	}
+	p := filepath.Join(filepath.Dir(aisan), GuardName)
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("inspect %s: %w", p, err)
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("%s is not a regular file but %s", p, fileKind(fi.Mode()))
+	case owner(fi) != owner(self):
+		return "", fmt.Errorf("%s belongs to uid %d, and %s to uid %d", p, owner(fi), aisan, owner(self))
+	}
+	if err := unix.Access(p, unix.X_OK); err != nil {
+		return "", fmt.Errorf("%s is not executable: %w", p, err)
+	}
+	return p, nil
+}
+
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// owner is the uid that owns the file fi describes.
+func owner(fi fs.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int64(st.Uid)
+	}
+	return -1
 }
 
 // handler is a hook handler as the agents read it; the field order is the
@@ -73,10 +145,10 @@ func (h Hook) handler() (handler, error) {
 // Install returns src with h registered as a PreToolUse hook for Bash, and
 // whether that changed anything. A nil or blank src is an absent file.
 //
-// A hook of ours already in src (another binary, another timeout, the exec
-// form) is updated where it is, keeping any key the user added to it and
-// the matcher of its group, provided that matcher selects Bash; every other
-// copy is removed. With none left, a group {"matcher": "Bash", "hooks":
+// A hook of ours already in src (another binary, the other of the two
+// forms, another timeout, the exec form) is updated where it is, keeping
+// any key the user added to it and the matcher of its group, provided that
+// matcher selects Bash; every other copy is removed. With none left, a group {"matcher": "Bash", "hooks":
 // [...]} is appended to PreToolUse.
 // When src already holds exactly h, it is returned as is. Everything else
 // is kept (see the package rules). Errors are a [*ParseError] or a file
@@ -90,7 +162,7 @@ func Install(src []byte, h Hook) (out []byte, changed bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	d.binary = h.Binary
+	d.hook = h
 	kept, err := d.edit(&want)
 	if err != nil {
 		return nil, false, err
@@ -136,7 +208,7 @@ type doc struct {
 	groups   []json.RawMessage
 	groupsAt int // index of PreToolUse in hooks, or -1
 	changed  bool
-	binary   string // the binary being installed, whose handler is ours whatever its name
+	hook     Hook // the hook being installed, whose handler is ours whatever its binaries are called
 }
 
 func openDoc(src []byte) (*doc, error) {
@@ -261,7 +333,7 @@ func (d *doc) scan(want handler) (found, exact int) {
 			continue
 		}
 		for _, h := range gh.handlers {
-			if isOurs(h, d.binary) {
+			if isOurs(h, d.hook) {
 				found++
 				if gh.bash && sameHandler(h, want) {
 					exact++
@@ -293,7 +365,7 @@ func (d *doc) edit(want *handler) (kept bool, err error) {
 		touched := false
 		for _, h := range gh.handlers {
 			switch {
-			case !isOurs(h, d.binary):
+			case !isOurs(h, d.hook):
 				rest = append(rest, h)
 			case want != nil && !kept && gh.bash:
 				kept = true
@@ -380,18 +452,19 @@ func (d *doc) encode(prune bool) []byte {
 	return out
 }
 
-// isOurs reports whether raw is a command handler that runs "aisan guard":
-// "<path>/aisan guard" in any quoting, or the exec form with args
-// ["guard"]. The binary may carry another name (a copy installed as
-// aisan-dev) when it is the one running or one of binaries, the one being
-// installed: the handler we would write is ours.
-func isOurs(raw json.RawMessage, binaries ...string) bool {
-	_, ok := parseOurs(raw, binaries)
+// isOurs reports whether raw is a command handler that runs the guard:
+// "<dir>/aisan-guard" or "<dir>/aisan guard" in any quoting, or the exec
+// form of either (args [] or ["guard"]). The aisan binary may carry
+// another name (a copy installed as aisan-dev) when it is the one running
+// or that of installing, and likewise the lean guard: the handler we
+// would write is ours.
+func isOurs(raw json.RawMessage, installing Hook) bool {
+	_, ok := parseOurs(raw, installing)
 	return ok
 }
 
 // parseOurs reads raw as a handler of ours (see isOurs).
-func parseOurs(raw json.RawMessage, binaries []string) (Handler, bool) {
+func parseOurs(raw json.RawMessage, installing Hook) (Handler, bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return Handler{}, false
 	}
@@ -408,16 +481,30 @@ func parseOurs(raw json.RawMessage, binaries []string) (Handler, bool) {
 	}
 	if args, ok := fields["args"]; ok {
 		var a []string
-		if json.Unmarshal(args, &a) == nil && len(a) == 1 && a[0] == "guard" && isAisan(cmd, binaries) {
+		if json.Unmarshal(args, &a) != nil {
+			return Handler{}, false
+		}
+		if runsGuard(append([]string{cmd}, a...), installing) {
 			return Handler{Command: cmd, Args: a, Binary: cmd}, true
 		}
 		return Handler{}, false
 	}
-	words, ok := simpleCommand(cmd)
-	if ok && len(words) == 2 && isAisan(words[0], binaries) && words[1] == "guard" {
+	if words, ok := simpleCommand(cmd); ok && runsGuard(words, installing) {
 		return Handler{Command: cmd, Binary: words[0]}, true
 	}
 	return Handler{}, false
+}
+
+// runsGuard reports whether argv starts the guard: the lean guard alone,
+// or an aisan binary with the one argument guard.
+func runsGuard(argv []string, installing Hook) bool {
+	switch len(argv) {
+	case 1:
+		return isLeanGuard(argv[0], installing.Guard)
+	case 2:
+		return argv[1] == "guard" && isAisan(argv[0], installing.Binary)
+	}
+	return false
 }
 
 // Handler is a hook of ours as a settings file holds it.
@@ -427,8 +514,8 @@ type Handler struct {
 	Command string
 	// Args are the exec form's arguments; nil for a command line.
 	Args []string
-	// Binary is the aisan binary it starts, as written: an absolute path,
-	// or a name the shell looks up in PATH.
+	// Binary is the binary it starts (aisan or the lean aisan-guard), as
+	// written: an absolute path, or a name the shell looks up in PATH.
 	Binary string
 }
 
@@ -450,7 +537,7 @@ func Find(src []byte) ([]Handler, error) {
 			continue
 		}
 		for _, raw := range gh.handlers {
-			if h, ok := parseOurs(raw, nil); ok {
+			if h, ok := parseOurs(raw, Hook{}); ok {
 				out = append(out, h)
 			}
 		}
@@ -459,20 +546,24 @@ func Find(src []byte) ([]Handler, error) {
 }
 
 // isAisan reports whether path names an aisan binary: one called aisan, the
-// running binary, or one of binaries.
-func isAisan(path string, binaries []string) bool {
+// running binary, or installing.
+func isAisan(path, installing string) bool {
 	if filepath.Base(path) == "aisan" {
 		return true
 	}
 	if self := selfBinary(); self != "" && filepath.Clean(path) == self {
 		return true
 	}
-	for _, b := range binaries {
-		if b != "" && filepath.Clean(path) == filepath.Clean(b) {
-			return true
-		}
+	return installing != "" && filepath.Clean(path) == filepath.Clean(installing)
+}
+
+// isLeanGuard reports whether path names a lean guard binary: one called
+// aisan-guard, or installing.
+func isLeanGuard(path, installing string) bool {
+	if filepath.Base(path) == GuardName {
+		return true
 	}
-	return false
+	return installing != "" && filepath.Clean(path) == filepath.Clean(installing)
 }
 
 // selfBinary is the path that install-hook run from this process writes

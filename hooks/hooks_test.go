@@ -26,6 +26,7 @@ const testBinary = "/usr/local/bin/aisan"
 //
 //	-- op --      install (default) or uninstall
 //	-- binary --  optional aisan path for install
+//	-- guard --   optional lean guard path for install (Hook.Guard)
 //	-- in --      the file before; no section means no file
 //	-- out --     the file after (equal to in: nothing changed)
 //	-- error --   or: the refusal, in which case in is left untouched
@@ -34,6 +35,7 @@ type goldenCase struct {
 	ar      *txtar.Archive
 	op      string
 	binary  string
+	guard   string
 	in      []byte // nil: absent
 	hasOut  bool
 	out     []byte
@@ -53,6 +55,8 @@ func readGolden(t *testing.T, path string) goldenCase {
 			c.op = strings.TrimSpace(string(f.Data))
 		case "binary":
 			c.binary = strings.TrimSpace(string(f.Data))
+		case "guard":
+			c.guard = strings.TrimSpace(string(f.Data))
 		case "in":
 			c.in = append([]byte{}, f.Data...)
 		case "out":
@@ -70,7 +74,11 @@ func (c goldenCase) run() ([]byte, bool, error) {
 	if c.op == "uninstall" {
 		return Uninstall(c.in)
 	}
-	return Install(c.in, Hook{Binary: c.binary, Timeout: DefaultTimeout})
+	return Install(c.in, c.hook())
+}
+
+func (c goldenCase) hook() Hook {
+	return Hook{Binary: c.binary, Guard: c.guard, Timeout: DefaultTimeout}
 }
 
 // TestGolden runs every case in testdata/merge: what a merge writes, that it
@@ -122,7 +130,7 @@ func TestGolden(t *testing.T) {
 			if c.op != "install" {
 				return
 			}
-			again, changed, err := Install(out, Hook{Binary: c.binary, Timeout: DefaultTimeout})
+			again, changed, err := Install(out, c.hook())
 			if err != nil || changed || !bytes.Equal(again, out) {
 				t.Errorf("second install: changed=%v err=%v, want nothing to do", changed, err)
 			}
@@ -174,10 +182,10 @@ func TestRenamedBinary(t *testing.T) {
 	if strings.Contains(string(out), "aisan-dev") {
 		t.Fatalf("uninstall left the hook:\n%s", out)
 	}
-	if !isOurs(json.RawMessage(`{"type":"command","command":"/opt/aisan/aisan-dev","args":["guard"]}`)) {
+	if !isOurs(json.RawMessage(`{"type":"command","command":"/opt/aisan/aisan-dev","args":["guard"]}`), Hook{}) {
 		t.Errorf("the exec form from the running binary is not ours")
 	}
-	if isOurs(json.RawMessage(`{"type":"command","command":"/usr/bin/aisan-dev guard"}`)) {
+	if isOurs(json.RawMessage(`{"type":"command","command":"/usr/bin/aisan-dev guard"}`), Hook{}) {
 		t.Errorf("another aisan-dev is ours")
 	}
 }
@@ -186,7 +194,8 @@ func TestFind(t *testing.T) {
 	src := []byte(`{"hooks":{"PreToolUse":[
 		{"matcher":"Bash","hooks":[{"type":"command","command":"/home/u/bin/audit.sh"},{"type":"command","command":"'/opt/x y/aisan' guard"}]},
 		{"matcher":"Edit","hooks":[{"type":"command","command":"/usr/bin/aisan guard"}]},
-		{"hooks":[{"type":"command","command":"/usr/local/bin/aisan","args":["guard"]}]}
+		{"hooks":[{"type":"command","command":"/usr/local/bin/aisan","args":["guard"]}]},
+		{"matcher":"Bash","hooks":[{"type":"command","command":"/usr/local/bin/aisan-guard","timeout":30}]}
 	]}}`)
 	got, err := Find(src)
 	if err != nil {
@@ -195,6 +204,7 @@ func TestFind(t *testing.T) {
 	want := []Handler{
 		{Command: "'/opt/x y/aisan' guard", Binary: "/opt/x y/aisan"},
 		{Command: "/usr/local/bin/aisan", Args: []string{"guard"}, Binary: "/usr/local/bin/aisan"},
+		{Command: "/usr/local/bin/aisan-guard", Binary: "/usr/local/bin/aisan-guard"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Find:\n got %+v\nwant %+v", got, want)
@@ -323,8 +333,23 @@ func TestHookCommand(t *testing.T) {
 			t.Errorf("simpleCommand(%q) = %q, %v; want the path back", got, words, ok)
 		}
 	}
+	for _, tc := range []struct{ guard, want string }{
+		{"/usr/local/bin/aisan-guard", "/usr/local/bin/aisan-guard"},
+		{"/opt/my tools/aisan-guard", "'/opt/my tools/aisan-guard'"},
+	} {
+		got, err := Hook{Binary: "/usr/local/bin/aisan", Guard: tc.guard}.Command()
+		if err != nil || got != tc.want {
+			t.Errorf("Command(guard %q) = %q, %v; want %q", tc.guard, got, err, tc.want)
+		}
+		if words, ok := simpleCommand(got); !ok || len(words) != 1 || words[0] != tc.guard {
+			t.Errorf("simpleCommand(%q) = %q, %v; want the path back", got, words, ok)
+		}
+	}
 	if _, err := (Hook{Binary: "aisan"}).Command(); err == nil {
 		t.Error("a relative binary was accepted")
+	}
+	if _, err := (Hook{Binary: "/usr/local/bin/aisan", Guard: "aisan-guard"}).Command(); err == nil {
+		t.Error("a relative guard binary was accepted")
 	}
 	if _, _, err := Install(nil, Hook{Binary: testBinary}); err == nil {
 		t.Error("a zero timeout was accepted")
@@ -352,9 +377,44 @@ func TestIsOurs(t *testing.T) {
 		{`{"command":"/usr/local/bin/aisan guard"}`, false},
 		{`{"type":"command","command":["/usr/local/bin/aisan","guard"]}`, false},
 		{`"aisan guard"`, false},
+		// The lean guard binary: the hook alone, no subcommand.
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard"}`, true},
+		{`{"type":"command","command":"'/opt/x y/aisan-guard'","timeout":5}`, true},
+		{`{"type":"command","command":"aisan-guard"}`, true},
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard","args":[]}`, true},
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard","args":null}`, true},
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard","args":["guard"]}`, false},
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard guard"}`, false},
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard --help"}`, false},
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard </dev/null"}`, false},
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard && rm -rf ~"}`, false},
+		{`{"type":"command","command":"$HOME/bin/aisan-guard"}`, false},
+		{`{"type":"command","command":"/usr/local/bin/aisan-guard-old"}`, false},
+		{`{"type":"command","command":"/usr/local/bin/aisan"}`, false},
+		{`{"type":"command","command":"/usr/local/bin/aisan","args":[]}`, false},
+		{`{"type":"http","command":"/usr/local/bin/aisan-guard"}`, false},
 	} {
-		if got := isOurs(json.RawMessage(tc.handler)); got != tc.ours {
+		if got := isOurs(json.RawMessage(tc.handler), Hook{}); got != tc.ours {
 			t.Errorf("isOurs(%s) = %v, want %v", tc.handler, got, tc.ours)
+		}
+	}
+	// The binaries being installed are ours whatever they are called, each
+	// in its own form only.
+	installing := Hook{Binary: "/opt/a/aisan-dev", Guard: "/opt/a/guard-dev"}
+	for _, tc := range []struct {
+		handler string
+		ours    bool
+	}{
+		{`{"type":"command","command":"/opt/a/aisan-dev guard"}`, true},
+		{`{"type":"command","command":"/opt/a/guard-dev"}`, true},
+		{`{"type":"command","command":"/opt/a/guard-dev guard"}`, false},
+		{`{"type":"command","command":"/opt/a/aisan-dev"}`, false},
+	} {
+		if got := isOurs(json.RawMessage(tc.handler), installing); got != tc.ours {
+			t.Errorf("isOurs(%s) installing %+v = %v, want %v", tc.handler, installing, got, tc.ours)
+		}
+		if isOurs(json.RawMessage(tc.handler), Hook{}) {
+			t.Errorf("isOurs(%s) without installing it = true", tc.handler)
 		}
 	}
 }
@@ -395,6 +455,7 @@ func FuzzInstall(f *testing.F) {
 		}
 	}
 	h := Hook{Binary: "/opt/aisan/bin/aisan", Timeout: DefaultTimeout}
+	lean := Hook{Binary: h.Binary, Guard: "/opt/aisan/bin/aisan-guard", Timeout: DefaultTimeout}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		out, changed, err := Install(src, h)
 		if err != nil {
@@ -420,6 +481,22 @@ func FuzzInstall(f *testing.F) {
 		again, changed, err := Install(out, h)
 		if err != nil || changed || !bytes.Equal(again, out) {
 			t.Fatalf("second install: changed=%v err=%v", changed, err)
+		}
+		// The lean form installed over it replaces it.
+		leanOut, _, err := Install(out, lean)
+		if err != nil {
+			t.Fatalf("lean install over ours: %v", err)
+		}
+		d, err = openDoc(leanOut)
+		if err != nil {
+			t.Fatalf("reopening the lean output: %v", err)
+		}
+		wantLean, _ := lean.handler()
+		if found, exact := d.scan(wantLean); found != 1 || exact != 1 {
+			t.Fatalf("after the lean install: %d hooks of ours, %d as wanted; want 1, 1:\n%s", found, exact, leanOut)
+		}
+		if _, changed, err := Uninstall(leanOut); err != nil || !changed {
+			t.Fatalf("uninstall of the lean hook: changed=%v err=%v", changed, err)
 		}
 		undone, changed, err := Uninstall(out)
 		if err != nil || !changed {
@@ -478,7 +555,7 @@ func isOursValue(v map[string]any) bool {
 	if err != nil {
 		return false
 	}
-	if isOurs(raw) {
+	if isOurs(raw, Hook{}) {
 		return true
 	}
 	hs, ok := v["hooks"].([]any)
@@ -492,7 +569,7 @@ func isOursValue(v map[string]any) bool {
 	}
 	for _, h := range hs {
 		raw, err := json.Marshal(h)
-		if err != nil || !isOurs(raw) {
+		if err != nil || !isOurs(raw, Hook{}) {
 			return false
 		}
 	}

@@ -32,9 +32,10 @@ func TestMain(m *testing.M) {
 		}
 		cleanup = func() { os.RemoveAll(dir) }
 		aisanBin = filepath.Join(dir, "aisan")
-		// aisan-init beside it, as installed: launches run it as their
-		// stage and in-jail init.
-		cmd := exec.Command("go", "build", "-o", dir+"/", "../cmd/aisan", "../cmd/aisan-init")
+		// aisan-init and aisan-guard beside it, as installed: launches
+		// run the first as their stage and in-jail init, install-hook
+		// registers the second.
+		cmd := exec.Command("go", "build", "-o", dir+"/", "../cmd/aisan", "../cmd/aisan-init", "../cmd/aisan-guard")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "building aisan:", err)

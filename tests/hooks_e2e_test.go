@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -94,6 +95,20 @@ func (m marker) killCommand() string {
 	return fmt.Sprintf("pkill -f '[%s]%s'", m.name[:1], m.name[1:])
 }
 
+// leanGuard is the lean guard binary beside the aisan under test, which
+// install-hook registers; the suite's build puts it there.
+func leanGuard(t *testing.T) string {
+	t.Helper()
+	bin, err := filepath.EvalSymlinks(aisanBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := filepath.Join(filepath.Dir(bin), "aisan-guard")
+	_, err = os.Stat(lean)
+	need(t, "aisan-guard next to the aisan under test (tests/env/it.sh builds it there)", err)
+	return lean
+}
+
 // guardReasons runs the guard the way an agent would on command and
 // returns what it tells the agent: the first line of the deny JSON's reason
 // and of its stderr (an agent shows one or the other on exit 2), so the
@@ -119,6 +134,10 @@ func guardReasonsIn(t *testing.T, slot, command string) []string {
 		"tool_input":      map[string]any{"command": command},
 	})
 	r := aisan(t, env, string(in), "guard")
+	// The lean binary, which the installed hook runs, answers the same.
+	if lean := runCmd(t, "", env, string(in), leanGuard(t)); lean != r {
+		t.Fatalf("aisan-guard and aisan guard differ on %q:\naisan guard: %+v\naisan-guard: %+v", command, r, lean)
+	}
 	if r.code != 2 {
 		t.Fatalf("aisan guard on %q: exit %d, want 2 (deny)\nstdout: %s\nstderr: %s", command, r.code, r.stdout, r.stderr)
 	}
@@ -553,12 +572,8 @@ func TestHookClaude(t *testing.T) {
 				}
 				data, _ := os.ReadFile(settings)
 				t.Logf("settings.json after install-hook:\n%s", data)
-				bin, err := filepath.EvalSymlinks(aisanBin)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Contains(data, []byte(bin+" guard")) {
-					t.Fatalf("the hook does not run the aisan under test (%s guard)", bin)
+				if lean := leanGuard(t); !bytes.Contains(data, []byte(`"command": "`+lean+`"`)) {
+					t.Fatalf("the hook does not run the lean guard beside the aisan under test (%s)", lean)
 				}
 			}
 			env = append(baseEnv(home), agentEnv...)
@@ -589,12 +604,8 @@ func TestHookCodex(t *testing.T) {
 					t.Errorf("install-hook does not tell about trusting the hook in /hooks:\n%s", r.stdout)
 				}
 				data, _ := os.ReadFile(filepath.Join(codexHome, "hooks.json"))
-				bin, err := filepath.EvalSymlinks(aisanBin)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Contains(data, []byte(bin+" guard")) {
-					t.Fatalf("hooks.json does not run the aisan under test (%s guard):\n%s", bin, data)
+				if lean := leanGuard(t); !bytes.Contains(data, []byte(`"command": "`+lean+`"`)) {
+					t.Fatalf("hooks.json does not run the lean guard beside the aisan under test (%s):\n%s", lean, data)
 				}
 			}
 			env = append(baseEnv(home), agentEnv...)
@@ -610,10 +621,7 @@ func TestHookCodex(t *testing.T) {
 // binary under test: what they print, what they write, what they refuse.
 func TestHookInstallCLI(t *testing.T) {
 	home, env := testEnv(t)
-	bin, err := filepath.EvalSymlinks(aisanBin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lean := leanGuard(t)
 	claudeDir := filepath.Join(home, ".claude")
 	codexDir := filepath.Join(home, ".codex")
 	settings := filepath.Join(claudeDir, "settings.json")
@@ -643,7 +651,7 @@ func TestHookInstallCLI(t *testing.T) {
 		"claude: added the guard hook to "+settings+" (previous content in "+settings+".aisan-bak)\n", "")
 	installed, _ := os.ReadFile(settings)
 	want := "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"Bash\",\n" +
-		"        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"" + bin + " guard\",\n" +
+		"        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"" + lean + "\",\n" +
 		"            \"timeout\": 30\n          }\n        ]\n      }\n    ]\n  }\n}\n"
 	if string(installed) != want {
 		t.Fatalf("settings.json:\n%s\nwant:\n%s", installed, want)
@@ -695,7 +703,7 @@ func TestHookInstallCLI(t *testing.T) {
 			"codex: codex skips a new or changed hook until you trust it: open /hooks in codex and approve it (managed hooks are trusted by policy)\n",
 		refusedClaude)
 	untouched(settings, broken)
-	if data, _ := os.ReadFile(hooksJSON); !bytes.Contains(data, []byte(bin+" guard")) {
+	if data, _ := os.ReadFile(hooksJSON); !bytes.Contains(data, []byte(`"command": "`+lean+`"`)) {
 		t.Fatalf("codex's hooks.json has no hook after the run that refused claude's file:\n%s", data)
 	}
 	expect(aisan(t, env, "", "uninstall-hook"), 1,
@@ -725,4 +733,110 @@ func TestHookInstallCLI(t *testing.T) {
 	expect(aisan(t, env, "", "install-hook", "extra"), 2, "",
 		"aisan: error: install-hook: unexpected argument \"extra\"\n"+
 			"aisan: hint: run 'aisan install-hook --help' for usage\n")
+}
+
+// TestHookInstallForms: install-hook registers the lean guard only when it
+// is a usable file beside the installing aisan, and otherwise falls back to
+// 'aisan guard' (saying why when a file is there); installing one form over
+// the other replaces it, and the installed command refuses a pkill when
+// run the way the agents run it.
+func TestHookInstallForms(t *testing.T) {
+	home, env := testEnv(t)
+	lean := leanGuard(t)
+	if err := os.Mkdir(filepath.Join(home, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(home, ".claude", "settings.json")
+	dir := t.TempDir()
+	alone := filepath.Join(dir, "aisan")
+	copyExec(t, aisanBin, alone, 0o755)
+	commands := func() []string {
+		t.Helper()
+		data, err := os.ReadFile(settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			Hooks struct {
+				PreToolUse []struct {
+					Hooks []struct{ Command string }
+				}
+			}
+		}
+		if err := json.Unmarshal(data, &s); err != nil {
+			t.Fatalf("settings.json: %v\n%s", err, data)
+		}
+		var out []string
+		for _, g := range s.Hooks.PreToolUse {
+			for _, h := range g.Hooks {
+				out = append(out, h.Command)
+			}
+		}
+		return out
+	}
+	refuses := func(command string) {
+		t.Helper()
+		r := runCmd(t, "", env, `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"pkill -f node"}}`, "/bin/sh", "-c", command)
+		if r.code != 2 || !strings.Contains(r.stdout, `"permissionDecision":"deny"`) {
+			t.Fatalf("sh -c %q on a pkill: exit %d, stdout %s, stderr %s; want a deny", command, r.code, r.stdout, r.stderr)
+		}
+	}
+	check := func(r result, stderr string, want ...string) {
+		t.Helper()
+		if r.code != 0 || r.stderr != stderr {
+			t.Fatalf("install-hook: exit %d, stderr %q; want 0, %q", r.code, r.stderr, stderr)
+		}
+		if got := commands(); !slices.Equal(got, want) {
+			t.Fatalf("hook commands %q, want %q", got, want)
+		}
+	}
+
+	// No lean guard beside this aisan: its guard subcommand.
+	r := runCmd(t, "", env, "", alone, "install-hook", "--claude")
+	check(r, "", alone+" guard")
+	refuses(alone + " guard")
+
+	// One that is not executable is passed over, and named.
+	guardFile := filepath.Join(dir, "aisan-guard")
+	copyExec(t, lean, guardFile, 0o644)
+	r = runCmd(t, "", env, "", alone, "install-hook", "--claude")
+	check(r, "aisan: note: the hook runs 'aisan guard', which starts slower than the lean guard: "+guardFile+" is not executable: permission denied\n", alone+" guard")
+
+	// Made executable, it replaces the subcommand in place.
+	if err := os.Chmod(guardFile, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, "", env, "", alone, "install-hook", "--claude")
+	check(r, "", guardFile)
+	refuses(guardFile)
+
+	// Another aisan's install replaces that lean guard with its own.
+	check(aisan(t, env, "", "install-hook", "--claude"), "", lean)
+	refuses(lean)
+
+	// And the copy without a lean guard takes it back to the subcommand.
+	os.Remove(guardFile)
+	check(runCmd(t, "", env, "", alone, "install-hook", "--claude"), "", alone+" guard")
+
+	if r := aisan(t, env, "", "uninstall-hook", "--claude"); r.code != 0 {
+		t.Fatalf("uninstall-hook: exit %d: %s", r.code, r.stderr)
+	}
+	if got := commands(); len(got) != 0 {
+		t.Fatalf("after uninstall-hook: %q", got)
+	}
+}
+
+// copyExec copies the file src to dst with mode perm.
+func copyExec(t *testing.T, src, dst string, perm os.FileMode) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, perm); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dst, perm); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -13,7 +13,7 @@ import (
 const installHookUsage = `
 Usage: aisan install-hook [--claude] [--codex]
 
-Registers 'aisan guard' as a PreToolUse hook for the Bash tool, so that an
+Registers the guard as a PreToolUse hook for the Bash tool, so that an
 agent asking to run a name-based or broadcast kill (pkill -f, killall,
 kill -1, ...) is refused with the reason and the command to use instead.
 
@@ -25,8 +25,12 @@ atomically. A file that is not valid JSON (comments, trailing commas) is
 refused and left untouched; the other agent still gets its hook, and the
 exit status is 1. Running the command again changes nothing.
 
-The hook runs this aisan binary by its absolute path; after moving the
-binary, run install-hook again.
+The hook runs aisan-guard, the guard alone in a small binary that starts
+fast, when it sits next to this aisan binary (an executable file with
+the same owner, as 'make install' puts it); otherwise it runs this
+binary's 'aisan guard', which decides the same. Either is named by its
+absolute path: after moving the binaries, run install-hook again. A hook
+of either form, or from another aisan binary, is replaced, not added.
 
 Options:
   --claude     install for Claude Code (created if ~/.claude is missing)
@@ -116,7 +120,11 @@ func runInstallHook(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("install-hook: locating the aisan binary: %w", err)
 	}
-	h := hooks.Hook{Binary: bin, Timeout: hooks.DefaultTimeout}
+	lean, err := hooks.LeanGuard(bin)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "aisan: note: the hook runs 'aisan guard', which starts slower than the lean guard: %v\n", err)
+	}
+	h := hooks.Hook{Binary: bin, Guard: lean, Timeout: hooks.DefaultTimeout}
 	return forEachAgent(agents, func(a hooks.Agent) error {
 		res, err := hooks.InstallFile(a.File, h)
 		if err != nil {

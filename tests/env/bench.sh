@@ -14,6 +14,7 @@ OUT=$(mktemp -d /tmp/aisan-bench.XXXXXX)
 chmod 755 "$OUT"
 go build -o "$OUT/aisan" ./cmd/aisan
 go build -o "$OUT/aisan-init" ./cmd/aisan-init
+go build -o "$OUT/aisan-guard" ./cmd/aisan-guard
 go build -o "$OUT/launchbench" ./tests/bench
 go build -o "$OUT/busbench" ./tests/bench/busbench
 go test -c -o "$OUT/integration.test" ./tests

@@ -36,6 +36,7 @@ OUT=$(mktemp -d /tmp/aisan-test.XXXXXX)
 chmod 755 "$OUT"
 go build -o "$OUT/aisan" ./cmd/aisan
 go build -o "$OUT/aisan-init" ./cmd/aisan-init
+go build -o "$OUT/aisan-guard" ./cmd/aisan-guard
 go test -c -o "$OUT/integration.test" ./tests
 cp -r tests "$OUT/src"
 chmod -R a+rX "$OUT"
