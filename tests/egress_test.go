@@ -232,3 +232,92 @@ func TestStrictCodexThroughEgress(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictOpencodeThroughEgress: the real opencode in a strict box, with
+// the host's API key from its auth.json (never in the box), runs a turn
+// with a tool call against a loopback HTTPS stand-in for an
+// OpenAI-compatible provider, through the egress proxy. The box knows the
+// provider and the user's model only from what aisan takes of the host's
+// opencode config: a provider declared there (its options, which may hold
+// secrets, left behind), and a provider of opencode's built-in catalog.
+func TestStrictOpencodeThroughEgress(t *testing.T) {
+	bin := nodeBin(t, "opencode")
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	const hostKey = "sk-host-opencode-key-0123456789"
+	const configSecret = "host-config-header-secret-42"
+	for _, tc := range []struct {
+		name, provider, model string
+		// declare writes the provider into the host's config; otherwise
+		// its upstream comes from the override.
+		declare bool
+	}{
+		{name: "declared", provider: "standin", model: "stand-in-large", declare: true},
+		{name: "catalog", provider: "zai-coding-plan", model: "glm-5.3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, home, _ := strictRepo(t)
+			var mu sync.Mutex
+			var models []string
+			api := func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte) {
+				var req struct {
+					Model string `json:"model"`
+				}
+				json.Unmarshal(body, &req)
+				mu.Lock()
+				models = append(models, req.Model)
+				mu.Unlock()
+				chatAPI(s, w, r, body)
+			}
+			// The patterns are split in the command, which opencode keeps
+			// in its session database, so only the values themselves match.
+			pats := `-e '` + hostKey[len(hostKey)-10:len(hostKey)-5] + `''` + hostKey[len(hostKey)-5:] + `' -e '` + configSecret[:10] + `''` + configSecret[10:] + `'`
+			probe := `echo from-the-box; env | grep -c ` + pats + `; grep -rls ` + pats + ` "$HOME" "$XDG_DATA_HOME" /proc/1/environ; true`
+			s, creds := tlsStandIn(t, ca, []string{probe}, api)
+			cfg := map[string]any{"model": tc.provider + "/" + tc.model}
+			env := append(jailEnv(home, bin), "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+			if tc.declare {
+				cfg["provider"] = map[string]any{tc.provider: map[string]any{
+					"npm": "@ai-sdk/openai-compatible", "name": "Stand-in",
+					"options": map[string]any{"baseURL": s.srv.URL + "/v1", "headers": map[string]string{"X-Host-Secret": configSecret}},
+					"models":  map[string]any{"stand-in-small": map[string]any{"name": "small"}, tc.model: map[string]any{"name": "large", "tool_call": true}},
+				}}
+			} else {
+				env = append(env, "AISAN_OPENCODE_UPSTREAM_ZAI_CODING_PLAN="+s.srv.URL+"/v1")
+			}
+			data, _ := json.Marshal(cfg)
+			os.MkdirAll(filepath.Join(home, ".config", "opencode"), 0o700)
+			os.WriteFile(filepath.Join(home, ".config", "opencode", "opencode.json"), data, 0o600)
+			os.MkdirAll(filepath.Join(home, ".local", "share", "opencode"), 0o700)
+			auth := fmt.Sprintf(`{%q:{"type":"api","key":%q},"other-oauth":{"type":"oauth","refresh":"r","access":"a","expires":0}}`, tc.provider, hostKey)
+			os.WriteFile(filepath.Join(home, ".local", "share", "opencode", "auth.json"), []byte(auth), 0o600)
+
+			r := runJailed(t, repo, env, "opencode", "--strict", "--", "run", "--format", "json", "Run the shell commands you are given.")
+			if !strings.Contains(r.stdout, `"text":"Done."`) {
+				t.Fatalf("opencode in the strict box: exit %d\nstdout %s\nstderr %s\nrequests %s", r.code, r.stdout, r.stderr, s.requests())
+			}
+			res, ok := s.result()
+			if !ok || !strings.Contains(res, "from-the-box") {
+				t.Fatalf("the tool call did not run in the box: %q", res)
+			}
+			if strings.TrimSpace(strings.TrimPrefix(res, "from-the-box")) != "0" {
+				t.Errorf("the host's key or its config's secret is visible in the box:\n%s", res)
+			}
+			mu.Lock()
+			for _, m := range models {
+				if m != tc.model {
+					t.Errorf("the box asked for model %q; the host's config chose %q", m, tc.model)
+				}
+			}
+			mu.Unlock()
+			seen := creds()
+			if len(seen) == 0 {
+				t.Fatal("nothing reached the upstream")
+			}
+			for _, c := range seen {
+				if !strings.Contains(c, `authorization="Bearer `+hostKey+`"`) || strings.Contains(c, "placeholder") {
+					t.Errorf("the upstream got %s; want the host's key only", c)
+				}
+			}
+		})
+	}
+}

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/anthropic"
 	"github.com/aisan-dev/aisan/egress/backend"
-	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/jail"
 )
 
@@ -167,22 +165,17 @@ func startModel(ctx context.Context, e jail.Endpoint) (func(), []string, error) 
 	return func() { stop(); log.Close() }, env, nil
 }
 
-// opencodeProvider picks the opencode provider a strict box serves: the
-// one API-key entry of opencode's auth.json (OAuth entries cannot be
-// served: the box would need the token). With several, the user names
-// one with --egress openai-compatible:<provider>.
+// opencodeProvider picks the opencode provider a strict box serves: one
+// with an API key in opencode's auth.json (OAuth entries cannot be served:
+// the box would need the token), the host model's when there are several.
+// Otherwise the user names one with --egress openai-compatible:<provider>.
 func opencodeProvider() string {
-	home, _ := os.UserHomeDir()
-	data := os.Getenv("XDG_DATA_HOME")
-	if !filepath.IsAbs(data) {
-		data = filepath.Join(home, ".local", "share")
+	p, candidates, err := backend.OpencodeProvider(backend.Options{})
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "aisan: note: %v\n", err)
+	case len(candidates) > 1:
+		fmt.Fprintf(os.Stderr, "aisan: note: opencode has API keys for %v; name one with --egress openai-compatible:<provider>\n", candidates)
 	}
-	ids, err := cred.OpencodeAPIProviders(filepath.Join(data, "opencode", "auth.json"))
-	if err != nil || len(ids) != 1 {
-		if len(ids) > 1 {
-			fmt.Fprintf(os.Stderr, "aisan: note: opencode has API keys for %v; name one with --egress openai-compatible:<provider>\n", ids)
-		}
-		return ""
-	}
-	return ids[0]
+	return p
 }
