@@ -36,6 +36,11 @@ import (
 //  6. The request is rebuilt from the route, the header allow-list, the
 //     checked bytes and the credential, and the answer streamed back with
 //     only the allowed response headers.
+//  7. A 401 from the upstream, for a backend whose credential refreshes,
+//     forces one refresh (shared with every other request that saw the
+//     same token refused) and one retry with the new credential and the
+//     same buffered body; a refresh that fails is a refusal, and a second
+//     401 goes back to the client as it came.
 // Any error or panic in 1–5 is a refusal in the API's own shape; nothing
 // refused reaches the upstream.
 
@@ -94,11 +99,16 @@ type ctxKey int
 
 const exchangeKey ctxKey = 0
 
-// exchange carries what the checks decided into Rewrite.
+// exchange carries what the checks decided into Rewrite and the
+// transport, and what happened there back to the audit line.
 type exchange struct {
 	route Route
+	in    http.Header
 	body  []byte
 	cred  Credential
+	// refused is the reason the exchange was refused after admission (a
+	// failed refresh), for the audit line.
+	refused string
 }
 
 // NewServer checks the backend definition and builds its server.
@@ -130,7 +140,7 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 			x := pr.In.Context().Value(exchangeKey).(*exchange)
 			b.Rewrite(pr, x.route, x.body, x.cred)
 		},
-		Transport: o.Transport,
+		Transport: retryTransport{s},
 		// Zero: ReverseProxy then flushes every write of an event stream
 		// or of a body of unknown length (chunked) as it arrives, and
 		// writes a body of known length without a flush per write.
@@ -141,8 +151,15 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			o.ErrorLog.Printf("egress %s: upstream: %v", b.Name, err)
-			b.writeRefusal(w, &Refusal{Kind: KindUpstream, Reason: fmt.Sprintf("aisan strict mode: the upstream %s could not be reached: %v", b.Upstream.Host, unwrapURLError(err))})
+			var rf *Refusal
+			if !errors.As(err, &rf) {
+				o.ErrorLog.Printf("egress %s: upstream: %v", b.Name, err)
+				rf = &Refusal{Kind: KindUpstream, Reason: fmt.Sprintf("aisan strict mode: the upstream %s could not be reached: %v", b.Upstream.Host, unwrapURLError(err))}
+			}
+			if x, ok := r.Context().Value(exchangeKey).(*exchange); ok {
+				x.refused = rf.Reason
+			}
+			b.writeRefusal(w, rf)
 		},
 	}
 	s.hs = &http.Server{
@@ -205,8 +222,45 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	defer func() { e.MS = float64(time.Since(start).Microseconds()) / 1000 }()
+	defer func() {
+		e.MS = float64(time.Since(start).Microseconds()) / 1000
+		e.Refused = x.refused
+	}()
 	s.proxy.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), exchangeKey, x)))
+}
+
+// retryTransport is the server's upstream transport: rule 7 over
+// Options.Transport.
+type retryTransport struct{ s *Server }
+
+func (t retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base, b := t.s.opt.Transport, t.s.b
+	resp, err := base.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || b.Refresh == nil {
+		return resp, err
+	}
+	x, ok := req.Context().Value(exchangeKey).(*exchange)
+	if !ok {
+		return resp, nil
+	}
+	c, err := b.Refresh(req.Context(), x.cred)
+	if err != nil {
+		resp.Body.Close()
+		t.s.opt.ErrorLog.Printf("egress %s: refresh after 401: %v", b.Name, err)
+		return nil, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the upstream refused the host's login and refreshing it failed: " + err.Error()}
+	}
+	if c.equal(x.cred) {
+		return resp, nil // nothing new to try: the client sees the upstream's answer
+	}
+	// The refused answer is small; reading it lets its connection be
+	// reused for the retry.
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	retry := req.Clone(req.Context())
+	retry.Header = b.outHeader(x.in, c)
+	setBody(retry, x.body)
+	x.cred = c
+	return base.RoundTrip(retry)
 }
 
 // admit runs checks 1–5. Every way out that is not a pass is a Refusal,
@@ -256,7 +310,7 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		}
 		return nil, body, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the host credential is not usable: " + err.Error()}
 	}
-	return &exchange{route: rt, body: body, cred: c}, body, nil
+	return &exchange{route: rt, in: r.Header, body: body, cred: c}, body, nil
 }
 
 func asRefusal(err error) *Refusal {
