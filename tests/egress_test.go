@@ -2,6 +2,7 @@ package tests
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -320,4 +322,147 @@ func TestStrictOpencodeThroughEgress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStrictRefreshOnceAcrossBoxes: three strict boxes (three aisan
+// processes, each serving its own egress proxy) send a model call at the
+// same moment while the host's Claude login is about to expire; the token
+// endpoint stand-in sees exactly one refresh, whether the boxes race each
+// other for it or a fake host CLI holds the CLI's lock and refreshes
+// first, and every box's call goes out with the one refreshed token.
+func TestStrictRefreshOnceAcrossBoxes(t *testing.T) {
+	requireJail(t)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	for _, hostCLI := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hostCLI=%v", hostCLI), func(t *testing.T) {
+			home, env := testEnv(t)
+			var mu sync.Mutex
+			refreshToken, access, gen := "rt-0", "", 0
+			var refreshes atomic.Int64
+			var seen []string
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				defer mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				if r.URL.Path == "/v1/oauth/token" {
+					refreshes.Add(1)
+					var req struct {
+						RefreshToken string `json:"refresh_token"`
+					}
+					json.Unmarshal(body, &req)
+					if req.RefreshToken != refreshToken {
+						w.WriteHeader(400)
+						fmt.Fprint(w, `{"error":"invalid_grant"}`)
+						return
+					}
+					gen++
+					refreshToken, access = fmt.Sprintf("rt-%d", gen), fmt.Sprintf("sk-ant-oat01-refreshed-%d", gen)
+					json.NewEncoder(w).Encode(map[string]any{"access_token": access, "refresh_token": refreshToken, "expires_in": 3600})
+					return
+				}
+				tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+				seen = append(seen, tok)
+				if tok != access {
+					w.WriteHeader(401)
+					fmt.Fprint(w, `{"type":"error","error":{"type":"authentication_error","message":"expired"}}`)
+					return
+				}
+				fmt.Fprint(w, `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}]}`)
+			}))
+			srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.server}}
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			claudeDir := filepath.Join(home, ".claude")
+			os.MkdirAll(claudeDir, 0o700)
+			writeLogin := func(access, refresh string, expires time.Time) {
+				login := fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":%q,"expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`, access, refresh, expires.UnixMilli())
+				os.WriteFile(filepath.Join(claudeDir, ".credentials.json"), []byte(login), 0o600)
+			}
+			// Inside the refresh margin: the next request refreshes it.
+			writeLogin("sk-ant-oat01-expiring", "rt-0", time.Now().Add(time.Minute))
+			env = append(env, "AISAN_ANTHROPIC_UPSTREAM="+srv.URL, "AISAN_ANTHROPIC_TOKEN_URL="+srv.URL+"/v1/oauth/token",
+				"SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+			lock := filepath.Join(claudeDir, ".oauth_refresh.lock")
+			if hostCLI {
+				// The fake host CLI holds the lock as proper-lockfile does.
+				if err := os.Mkdir(lock, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Each box waits for the others, then sends one call.
+			const client = `touch ready; while [ ! -e go ]; do sleep 0.02; done; curl -s -w '\nstatus:%{http_code}\n' -H 'content-type: application/json' -H 'anthropic-version: 2023-06-01' -d '{"model":"claude-sonnet-5-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}' "$AISAN_EGRESS_ANTHROPIC/v1/messages?beta=true"`
+			const boxes = 3
+			repos := make([]string, boxes)
+			results := make([]result, boxes)
+			var wg sync.WaitGroup
+			for i := range boxes {
+				repos[i] = worktree(t)
+				hostGit(t, repos[i], env, "init", "-q")
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					results[i] = aisanIn(t, repos[i], env, "", "run", "--strict", "--egress", "anthropic", "--", "sh", "-c", client)
+				}()
+			}
+			waitFor(t, 30*time.Second, "every box ready", func() bool {
+				for _, r := range repos {
+					if _, err := os.Stat(filepath.Join(r, "ready")); err != nil {
+						return false
+					}
+				}
+				return true
+			})
+			for _, r := range repos {
+				os.WriteFile(filepath.Join(r, "go"), nil, 0o644)
+			}
+			if hostCLI {
+				// The CLI refreshes while the boxes' proxies wait for its
+				// lock, writes the login back and lets go.
+				time.Sleep(time.Second)
+				hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: caPool(t, ca)}}}
+				resp, err := hc.Post(srv.URL+"/v1/oauth/token", "application/json", strings.NewReader(`{"grant_type":"refresh_token","refresh_token":"rt-0"}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var v struct {
+					Access  string `json:"access_token"`
+					Refresh string `json:"refresh_token"`
+				}
+				json.NewDecoder(resp.Body).Decode(&v)
+				resp.Body.Close()
+				writeLogin(v.Access, v.Refresh, time.Now().Add(time.Hour))
+				os.Remove(lock)
+			}
+			wg.Wait()
+			for i, r := range results {
+				t.Logf("box %d: %s", i, r.stdout)
+				if !strings.Contains(r.stdout, "status:200") {
+					t.Errorf("box %d: exit %d\nstdout %s\nstderr %s", i, r.code, r.stdout, r.stderr)
+				}
+			}
+			if n := refreshes.Load(); n != 1 {
+				t.Errorf("the token endpoint saw %d refreshes, want exactly 1", n)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range seen {
+				if s != "sk-ant-oat01-refreshed-1" {
+					t.Errorf("the upstream got %q; want only the one refreshed token", s)
+				}
+			}
+		})
+	}
+}
+
+// caPool is a pool holding the test CA alone.
+func caPool(t *testing.T, ca testCA) *x509.CertPool {
+	t.Helper()
+	b, err := os.ReadFile(ca.pemPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := x509.NewCertPool()
+	p.AppendCertsFromPEM(b)
+	return p
 }
