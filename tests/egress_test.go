@@ -193,45 +193,65 @@ func TestPreflightStrict(t *testing.T) {
 // host's OpenAI API key (never in the box), runs a turn with a tool call
 // against a loopback HTTPS stand-in for the Responses API, through the
 // egress proxy: the upstream saw the host's key and nothing of the box's.
+// With --net the proxy listens on the host's loopback and codex's provider
+// option names that address; the per-box token is on no command line.
 func TestStrictCodexThroughEgress(t *testing.T) {
 	bin := nodeBin(t, "codex")
-	repo, home, _ := strictRepo(t)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
 	const hostKey = "sk-host-openai-key-0123456789"
-	// The user's model choice, which the strict box takes from the host's
-	// config (its providers and credentials it does not).
-	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
-	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("model = \"gpt-5-codex\"\n"), 0o600)
-	var mu sync.Mutex
-	var tools []string
-	api := func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte) {
-		var req struct {
-			Tools []map[string]any `json:"tools"`
-		}
-		json.Unmarshal(body, &req)
-		mu.Lock()
-		for _, tl := range req.Tools {
-			tools = append(tools, fmt.Sprint(tl["type"], ":", tl["name"]))
-		}
-		mu.Unlock()
-		responsesAPI(s, w, r, body)
-	}
-	s, creds := tlsStandIn(t, ca, []string{`echo from-the-box; env | grep -c ` + hostKey[len(hostKey)-10:] + `; true`}, api)
-	env := append(jailEnv(home, bin), "OPENAI_API_KEY="+hostKey, "AISAN_OPENAI_UPSTREAM="+s.srv.URL+"/v1",
-		"SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
-	r := runJailed(t, repo, env, "codex", "--strict", "--skip-permissions", "--", "exec", "--skip-git-repo-check", "--json", "Run the shell commands you are given.")
-	if !strings.Contains(r.stdout, `"type":"turn.completed"`) {
-		t.Fatalf("codex in the strict box: exit %d\nstdout %s\nstderr %s\nrequests %s", r.code, r.stdout, r.stderr, s.requests())
-	}
-	res, ok := s.result()
-	if !ok || !strings.Contains(res, "from-the-box") || !strings.Contains(res, "\n0") {
-		mu.Lock()
-		t.Fatalf("the tool call in the box: %q (requests %s, tools %v)\nstdout %s", res, s.requests(), tools, r.stdout)
-	}
-	for _, c := range creds() {
-		if !strings.Contains(c, `authorization="Bearer `+hostKey+`"`) || strings.Contains(c, "placeholder") {
-			t.Errorf("the upstream got %s; want the host's key only", c)
-		}
+	for _, net := range []bool{false, true} {
+		t.Run(fmt.Sprintf("net=%v", net), func(t *testing.T) {
+			repo, home, _ := strictRepo(t)
+			// The user's model choice, which the strict box takes from the
+			// host's config (its providers and credentials it does not).
+			os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+			os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("model = \"gpt-5-codex\"\n"), 0o600)
+			var mu sync.Mutex
+			var tools []string
+			api := func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte) {
+				var req struct {
+					Tools []map[string]any `json:"tools"`
+				}
+				json.Unmarshal(body, &req)
+				mu.Lock()
+				for _, tl := range req.Tools {
+					tools = append(tools, fmt.Sprint(tl["type"], ":", tl["name"]))
+				}
+				mu.Unlock()
+				responsesAPI(s, w, r, body)
+			}
+			probe := `echo from-the-box; env | grep -c ` + hostKey[len(hostKey)-10:] + `; true`
+			if net {
+				// The token is read from the client's environment; the
+				// pattern file keeps it off this command's own line.
+				probe += `; tok=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | sed -n 's/^AISAN_CODEX_API_KEY=//p' | head -n1); printf %s "$tok" > /tmp/tok; echo "toklen:${#tok}"; echo "cmdlines:$(cat /proc/[0-9]*/cmdline | tr '\0' '\n' | grep -cF -f /tmp/tok)"`
+			}
+			s, creds := tlsStandIn(t, ca, []string{probe}, api)
+			env := append(jailEnv(home, bin), "OPENAI_API_KEY="+hostKey, "AISAN_OPENAI_UPSTREAM="+s.srv.URL+"/v1",
+				"SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+			args := []string{"codex", "--strict", "--skip-permissions"}
+			if net {
+				args = append(args, "--net")
+			}
+			args = append(args, "--", "exec", "--skip-git-repo-check", "--json", "Run the shell commands you are given.")
+			r := runJailed(t, repo, env, args...)
+			if !strings.Contains(r.stdout, `"type":"turn.completed"`) {
+				t.Fatalf("codex in the strict box: exit %d\nstdout %s\nstderr %s\nrequests %s", r.code, r.stdout, r.stderr, s.requests())
+			}
+			res, ok := s.result()
+			if !ok || !strings.Contains(res, "from-the-box") || !strings.Contains(res, "\n0") {
+				mu.Lock()
+				t.Fatalf("the tool call in the box: %q (requests %s, tools %v)\nstdout %s", res, s.requests(), tools, r.stdout)
+			}
+			if net && (!strings.Contains(res, "cmdlines:0") || strings.Contains(res, "toklen:0")) {
+				t.Errorf("the per-box token is missing or on a command line in the box:\n%s", res)
+			}
+			for _, c := range creds() {
+				if !strings.Contains(c, `authorization="Bearer `+hostKey+`"`) || strings.Contains(c, "placeholder") || strings.Contains(c, "aisan-box-") {
+					t.Errorf("the upstream got %s; want the host's key only", c)
+				}
+			}
+		})
 	}
 }
 
