@@ -56,7 +56,7 @@ type Options struct {
 	// Claude /context sends about 25 count_tokens calls at once).
 	Rate  rate.Limit
 	Burst int
-	// Transport reaches the upstream; nil means NewTransport().
+	// Transport reaches the upstream; nil means NewUpstreamTransport's.
 	Transport http.RoundTripper
 	// ErrorLog receives proxy errors (never secrets); nil discards.
 	ErrorLog *log.Logger
@@ -126,7 +126,7 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 		o.Burst = 60
 	}
 	if o.Transport == nil {
-		o.Transport = NewTransport()
+		o.Transport = NewUpstreamTransport(UpstreamOptions{})
 	}
 	if o.ErrorLog == nil {
 		o.ErrorLog = log.New(io.Discard, "", 0)
@@ -146,6 +146,7 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 		// writes a body of known length without a flush per write.
 		FlushInterval: 0,
 		ErrorLog:      o.ErrorLog,
+		BufferPool:    copyBuffers,
 		ModifyResponse: func(resp *http.Response) error {
 			b.filterResponse(resp.Header)
 			return nil
@@ -171,6 +172,15 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// copyBuffers are the buffers answers are copied through, shared by
+// every server of the process so a call allocates none.
+var copyBuffers = &bufferPool{p: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte  { return *b.p.Get().(*[]byte) }
+func (b *bufferPool) Put(x []byte) { b.p.Put(&x) }
 
 func unwrapURLError(err error) error {
 	var ue interface{ Unwrap() error }
@@ -468,6 +478,16 @@ type unixListener struct {
 	*net.UnixListener
 	path   string
 	closed atomic.Bool
+}
+
+// Accept returns the next connection, which may turn out to be one the
+// in-box relay hands over (see fdpass.go).
+func (l *unixListener) Accept() (net.Conn, error) {
+	c, err := l.UnixListener.AcceptUnix()
+	if err != nil {
+		return nil, err
+	}
+	return &boxConn{conn: c}, nil
 }
 
 func (l *unixListener) Close() error {

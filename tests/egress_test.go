@@ -486,3 +486,71 @@ func caPool(t *testing.T, ca testCA) *x509.CertPool {
 	p.AppendCertsFromPEM(b)
 	return p
 }
+
+// handOverAttack runs in a strict box: it finds its anthropic endpoint's
+// socket and hands the host's proxy what the in-box relay never would (a
+// pipe, a file, a listening socket, two descriptors at once; and the
+// client end of a connection to the relay itself, which is a TCP
+// connection the proxy may serve), then makes an ordinary call.
+const handOverAttack = `
+import os, socket, sys, urllib.request
+sock = None
+for root, dirs, files in os.walk("/"):
+    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys", "/usr", "/dev", "/etc")]
+    if "anthropic.sock" in files:
+        sock = os.path.join(root, "anthropic.sock")
+print("socket:", sock is not None)
+host, port = os.environ["AISAN_EGRESS_ANTHROPIC"].split("//")[1].split(":")
+r, w = os.pipe()
+f = open("/etc/hostname")
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen()
+loop = socket.create_connection((host, int(port)))
+for name, fds in [("pipe", [r]), ("file", [f.fileno()]), ("listener", [ls.fileno()]), ("loop", [loop.fileno()]), ("two", [r, w])]:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    socket.send_fds(s, [b"\xa5"], fds)
+    s.settimeout(5)
+    try:
+        got = s.recv(1)
+        print(name, "ended" if got == b"" else "answered")
+    except Exception as e:
+        print(name, "error", type(e).__name__)
+req = urllib.request.Request(os.environ["AISAN_EGRESS_ANTHROPIC"] + "/v1/messages?beta=true", method="POST",
+    data=b'{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}', headers={"content-type": "application/json"})
+print("status:", urllib.request.urlopen(req, timeout=10).status)
+`
+
+// TestStrictHandOverAttack: from inside a strict box, handing the host's
+// egress proxy anything but the one TCP connection the relay passes ends
+// that socket connection and nothing else; the proxy goes on serving the
+// box, and nothing of the attempts reaches the upstream.
+func TestStrictHandOverAttack(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	var mu sync.Mutex
+	var calls int
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"msg_1","type":"message","role":"assistant","content":[]}`)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.server}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-x","refreshToken":"r","expiresAt":%d,"subscriptionType":"max"}}`,
+		time.Now().Add(time.Hour).UnixMilli())), 0o600)
+	env = append(env, "AISAN_ANTHROPIC_UPSTREAM="+srv.URL, "SSL_CERT_FILE="+ca.pemPath)
+	r := strict(t, repo, env, []string{"--egress", "anthropic"}, "python3", "-c", handOverAttack)
+	want := "socket: True\npipe ended\nfile ended\nlistener ended\nloop ended\ntwo ended\nstatus: 200\n"
+	if r.stdout != want {
+		t.Errorf("in the box:\n%s\nwant:\n%s\nstderr %s", r.stdout, want, r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("the upstream saw %d calls, want the one ordinary call", calls)
+	}
+}
