@@ -177,6 +177,7 @@ func startModel(ctx context.Context, e jail.Endpoint) (func(), []string, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	egress.OneProc()
 	log, err := openEgressAudit(e.Slot)
 	if err != nil {
 		return nil, nil, err

@@ -9,8 +9,9 @@
 // TLS to the stand-in. Figures: added latency of a small non-streaming
 // request (p50, p99), extra delay per SSE event (p50), and the proxy's peak
 // RSS while 8 streams run at once. "Before" is the same checked proxy as
-// it was until it had its own upstream client and took the relay's
-// connections over: net/http's Transport, and a relay copying bytes.
+// it was until it had its own upstream client, took the relay's
+// connections over and ran on one processor: net/http's Transport, a
+// relay copying bytes, GOMAXPROCS as the machine has.
 package main
 
 import (
@@ -95,6 +96,8 @@ func serveProxy(sock, up string, plain, stdlib bool) error {
 	o := egress.Options{Rate: rate.Inf}
 	if stdlib {
 		o.Transport = egress.NewTransport()
+	} else {
+		egress.OneProc() // as the launcher does
 	}
 	return egress.Serve(context.Background(), ln, b, o)
 }
