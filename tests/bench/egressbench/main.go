@@ -40,6 +40,7 @@ import (
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/anthropic"
+	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/egresstest"
 	"github.com/aisan-dev/aisan/jail/relay"
@@ -92,8 +93,14 @@ func serveProxy(sock, up string, plain, stdlib bool) error {
 	if err != nil {
 		return err
 	}
+	// Audited as the launcher does, to a file beside the socket.
+	log, err := audit.Open(sock + ".jsonl")
+	if err != nil {
+		return err
+	}
+	defer log.Close()
 	fmt.Println("ready")
-	o := egress.Options{Rate: rate.Inf}
+	o := egress.Options{Rate: rate.Inf, Audit: log}
 	if stdlib {
 		o.Transport = egress.NewTransport()
 	} else {
