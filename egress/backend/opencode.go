@@ -26,6 +26,7 @@ import (
 
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/openai"
+	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/tailscale/hujson"
 )
 
@@ -70,7 +71,7 @@ func opencodeConfig(o Options) (map[string]any, error) {
 		if err := json.Unmarshal(std, &m); err != nil {
 			return fmt.Errorf("opencode's config %s is not a JSON object: %w", name, err)
 		}
-		merged = mergeDeep(merged, m).(map[string]any)
+		merged = agent.MergeOpencodeConfig(merged, m).(map[string]any)
 		return nil
 	}
 	for _, f := range opencodeConfigFiles(o) {
@@ -91,22 +92,6 @@ func opencodeConfig(o Options) (map[string]any, error) {
 		}
 	}
 	return merged, nil
-}
-
-func mergeDeep(old, new any) any {
-	o, ok1 := old.(map[string]any)
-	n, ok2 := new.(map[string]any)
-	if !ok1 || !ok2 {
-		return new
-	}
-	out := make(map[string]any, len(o)+len(n))
-	for k, v := range o {
-		out[k] = v
-	}
-	for k, v := range n {
-		out[k] = mergeDeep(o[k], v)
-	}
-	return out
 }
 
 // opencodeProviderOf reads provider p's part of a merged opencode config.
