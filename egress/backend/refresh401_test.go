@@ -1,7 +1,6 @@
 package backend_test
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,45 +19,22 @@ import (
 
 // rotatingLogin is a stand-in token endpoint and model upstream sharing
 // one notion of the valid access token: the upstream accepts only the
-// latest one (answering 401 to any other, as a revoked token gets), and
-// each refresh token works once.
+// newest one the endpoint issued (answering 401 to any other, as a
+// revoked token gets).
 type rotatingLogin struct {
-	mu      sync.Mutex
-	access  string // the one access token the upstream accepts
-	refresh string
-	gen     int
-	jwt     bool
-	// failRefresh makes the token endpoint refuse every refresh.
-	failRefresh bool
+	*egresstest.TokenEndpoint
 	// refuseAll makes the upstream refuse even the newest token.
 	refuseAll bool
 
-	refreshes atomic.Int64
-	bodies    []map[string]any
-	seen      []string // the bearer tokens the upstream saw, in order
-	bodyOK    []bool   // whether each request carried the whole body
+	mu     sync.Mutex
+	seen   []string // the bearer tokens the upstream saw, in order
+	bodyOK []bool   // whether each request carried the whole body
 }
 
-func (l *rotatingLogin) token(w http.ResponseWriter, r *http.Request) {
-	l.refreshes.Add(1)
-	var body map[string]any
-	json.NewDecoder(r.Body).Decode(&body)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.bodies = append(l.bodies, body)
-	w.Header().Set("Content-Type", "application/json")
-	if l.failRefresh || body["refresh_token"] != l.refresh {
-		w.WriteHeader(400)
-		fmt.Fprint(w, `{"error":"invalid_grant","error_description":"refresh token already used"}`)
-		return
-	}
-	l.gen++
-	l.refresh = fmt.Sprintf("rt-%d", l.gen)
-	l.access = fmt.Sprintf("access-%d", l.gen)
-	if l.jwt {
-		l.access = testJWT(time.Now().Add(time.Hour), l.access)
-	}
-	json.NewEncoder(w).Encode(map[string]any{"access_token": l.access, "refresh_token": l.refresh, "expires_in": 3600, "id_token": testJWT(time.Now().Add(time.Hour), "id")})
+func newLogin(jwt, fail, refuseAll bool) *rotatingLogin {
+	l := &rotatingLogin{TokenEndpoint: egresstest.NewTokenEndpoint("rt-0"), refuseAll: refuseAll}
+	l.JWT, l.Fail = jwt, fail
+	return l
 }
 
 const wantBody = `{"model":"m","messages":[{"role":"user","content":"hello"}],"max_tokens":10}`
@@ -70,7 +45,7 @@ func (l *rotatingLogin) api(w http.ResponseWriter, r *http.Request) {
 	l.mu.Lock()
 	l.seen = append(l.seen, tok)
 	l.bodyOK = append(l.bodyOK, string(body) == wantBody || strings.Contains(string(body), `"input"`))
-	ok := tok == l.access && !l.refuseAll
+	ok := tok == l.Access() && !l.refuseAll
 	l.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if !ok {
@@ -79,15 +54,6 @@ func (l *rotatingLogin) api(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fmt.Fprint(w, `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}]}`)
-}
-
-func testJWT(exp time.Time, sub string) string {
-	enc := func(v any) string {
-		b, _ := json.Marshal(v)
-		return base64.RawURLEncoding.EncodeToString(b)
-	}
-	return enc(map[string]string{"alg": "none"}) + "." + enc(map[string]any{"exp": exp.Unix(), "sub": sub,
-		"https://api.openai.com/auth": map[string]string{"chatgpt_account_id": "acct-1"}}) + ".sig"
 }
 
 // refreshFixture is a backend served on a socket whose host login (still
@@ -103,7 +69,7 @@ func newRefreshFixture(t *testing.T, name string, login *rotatingLogin) *refresh
 	t.Helper()
 	home := t.TempDir()
 	mux := http.NewServeMux()
-	mux.HandleFunc("/oauth/token", login.token)
+	mux.Handle("/oauth/token", login.TokenEndpoint)
 	mux.HandleFunc("/", login.api)
 	up := egresstest.NewUpstream(t, mux)
 	vars := map[string]string{}
@@ -113,7 +79,7 @@ func newRefreshFixture(t *testing.T, name string, login *rotatingLogin) *refresh
 		dir := filepath.Join(home, ".claude")
 		os.MkdirAll(dir, 0o700)
 		os.WriteFile(filepath.Join(dir, ".credentials.json"), []byte(fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"access-revoked","refreshToken":%q,"expiresAt":%d,"subscriptionType":"max"}}`,
-			login.refresh, time.Now().Add(5*time.Hour).UnixMilli())), 0o600)
+			"rt-0", time.Now().Add(5*time.Hour).UnixMilli())), 0o600)
 		vars["AISAN_ANTHROPIC_UPSTREAM"] = up.URL.String()
 		vars["AISAN_ANTHROPIC_TOKEN_URL"] = up.URL.String() + "/oauth/token"
 		target, body = "/v1/messages?beta=true", wantBody
@@ -121,8 +87,8 @@ func newRefreshFixture(t *testing.T, name string, login *rotatingLogin) *refresh
 		dir := filepath.Join(home, ".codex")
 		os.MkdirAll(dir, 0o700)
 		auth, _ := json.Marshal(map[string]any{"auth_mode": "chatgpt", "tokens": map[string]string{
-			"id_token": testJWT(time.Now().Add(5*time.Hour), "id"), "access_token": testJWT(time.Now().Add(5*time.Hour), "revoked"),
-			"refresh_token": login.refresh, "account_id": "acct-1"}})
+			"id_token": egresstest.JWT(time.Now().Add(5*time.Hour), "id"), "access_token": egresstest.JWT(time.Now().Add(5*time.Hour), "revoked"),
+			"refresh_token": "rt-0", "account_id": "acct-1"}})
 		os.WriteFile(filepath.Join(dir, "auth.json"), auth, 0o600)
 		vars["AISAN_CODEX_UPSTREAM"] = up.URL.String()
 		vars["AISAN_CODEX_TOKEN_URL"] = up.URL.String() + "/oauth/token"
@@ -155,7 +121,7 @@ func newRefreshFixture(t *testing.T, name string, login *rotatingLogin) *refresh
 func TestUnauthorizedForcesOneRefresh(t *testing.T) {
 	for _, name := range []string{"anthropic", "codex"} {
 		t.Run(name, func(t *testing.T) {
-			login := &rotatingLogin{access: "none-yet", refresh: "rt-0", jwt: name == "codex"}
+			login := newLogin(name == "codex", false, false)
 			f := newRefreshFixture(t, name, login)
 			var wg sync.WaitGroup
 			statuses := make(chan int, 6)
@@ -175,7 +141,7 @@ func TestUnauthorizedForcesOneRefresh(t *testing.T) {
 					t.Errorf("a request ended with %d, want the retry's 200", s)
 				}
 			}
-			if n := login.refreshes.Load(); n != 1 {
+			if n := login.Calls.Load(); n != 1 {
 				t.Errorf("the token endpoint saw %d refreshes, want exactly 1", n)
 			}
 			login.mu.Lock()
@@ -188,8 +154,8 @@ func TestUnauthorizedForcesOneRefresh(t *testing.T) {
 					t.Errorf("request %d reached the upstream without its whole body", i)
 				}
 			}
-			if name == "codex" && login.bodies[0]["refresh_reason"] != "unauthorized" {
-				t.Errorf("the forced refresh said %v", login.bodies[0]["refresh_reason"])
+			if name == "codex" && login.Bodies()[0]["refresh_reason"] != "unauthorized" {
+				t.Errorf("the forced refresh said %v", login.Bodies()[0]["refresh_reason"])
 			}
 		})
 	}
@@ -199,7 +165,7 @@ func TestUnauthorizedForcesOneRefresh(t *testing.T) {
 // token gets one refresh and one retry per request, and after that no
 // refresh at all for a while; its 401 goes back to the client.
 func TestUnauthorizedNeverLoops(t *testing.T) {
-	login := &rotatingLogin{access: "none-yet", refresh: "rt-0", refuseAll: true}
+	login := newLogin(false, false, true)
 	f := newRefreshFixture(t, "anthropic", login)
 	for i := range 3 {
 		resp := f.send()
@@ -208,7 +174,7 @@ func TestUnauthorizedNeverLoops(t *testing.T) {
 			t.Errorf("request %d: %d %s; want the upstream's 401", i, resp.StatusCode, b)
 		}
 	}
-	if n := login.refreshes.Load(); n != 1 {
+	if n := login.Calls.Load(); n != 1 {
 		t.Errorf("%d refreshes for an upstream that refuses every token, want 1", n)
 	}
 	login.mu.Lock()
@@ -222,7 +188,7 @@ func TestUnauthorizedNeverLoops(t *testing.T) {
 // refusal in the API's shape that says so, not a bare 401, and it is in
 // the audit line.
 func TestUnauthorizedRefreshFailure(t *testing.T) {
-	login := &rotatingLogin{access: "none-yet", refresh: "rt-0", failRefresh: true}
+	login := newLogin(false, true, false)
 	f := newRefreshFixture(t, "anthropic", login)
 	resp := f.send()
 	b, _ := io.ReadAll(resp.Body)
