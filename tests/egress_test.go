@@ -518,12 +518,30 @@ for name, fds in [("pipe", [r]), ("file", [f.fileno()]), ("listener", [ls.fileno
 req = urllib.request.Request(os.environ["AISAN_EGRESS_ANTHROPIC"] + "/v1/messages?beta=true", method="POST",
     data=b'{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}', headers={"content-type": "application/json"})
 print("status:", urllib.request.urlopen(req, timeout=10).status)
+# The relay keeps nothing of a connection it handed over: the socket the
+# box's loopback accepted for it is not among PID 1's (the init, where the
+# relay runs) while the connection stays open.
+import time
+c = socket.create_connection((host, int(port)))
+c.sendall(b"POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+c.recv(12)
+lport = c.getsockname()[1]
+inode = [f[9] for f in (l.split() for l in open("/proc/net/tcp").read().splitlines()[1:])
+         if int(f[1].split(":")[1], 16) == int(port) and int(f[2].split(":")[1], 16) == lport][0]
+def held():
+    return any(os.readlink("/proc/1/fd/" + fd) == "socket:[%s]" % inode for fd in os.listdir("/proc/1/fd"))
+for _ in range(100):
+    if not held():
+        break
+    time.sleep(0.02)
+print("the relay holds an open connection:", held())
 `
 
 // TestStrictHandOverAttack: from inside a strict box, handing the host's
 // egress proxy anything but the one TCP connection the relay passes ends
 // that socket connection and nothing else; the proxy goes on serving the
-// box, and nothing of the attempts reaches the upstream.
+// box, and nothing of the attempts reaches the upstream. The relay (in the
+// box's init) holds no descriptor of a connection it handed over.
 func TestStrictHandOverAttack(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
@@ -544,13 +562,13 @@ func TestStrictHandOverAttack(t *testing.T) {
 		time.Now().Add(time.Hour).UnixMilli())), 0o600)
 	env = append(env, "AISAN_ANTHROPIC_UPSTREAM="+srv.URL, "SSL_CERT_FILE="+ca.pemPath)
 	r := strict(t, repo, env, []string{"--egress", "anthropic"}, "python3", "-c", handOverAttack)
-	want := "socket: True\npipe ended\nfile ended\nlistener ended\nloop ended\ntwo ended\nstatus: 200\n"
+	want := "socket: True\npipe ended\nfile ended\nlistener ended\nloop ended\ntwo ended\nstatus: 200\nthe relay holds an open connection: False\n"
 	if r.stdout != want {
 		t.Errorf("in the box:\n%s\nwant:\n%s\nstderr %s", r.stdout, want, r.stderr)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if calls != 1 {
-		t.Errorf("the upstream saw %d calls, want the one ordinary call", calls)
+	if calls != 2 {
+		t.Errorf("the upstream saw %d calls, want the two ordinary calls", calls)
 	}
 }
