@@ -101,6 +101,13 @@ type Backend struct {
 	// Credential returns the headers to authenticate with, refreshing the
 	// host credential if needed.
 	Credential func(ctx context.Context) (Credential, error)
+	// Refresh, when set, replaces a credential the upstream answered 401
+	// to: it refreshes the host login stale came from, unless that changed
+	// meanwhile, and returns the credential to retry with (stale's values
+	// when nothing new can be had). The server asks at most once per
+	// request and retries at most once. Nil for credentials that cannot
+	// be refreshed (API keys).
+	Refresh func(ctx context.Context, stale Credential) (Credential, error)
 	// Adjust optionally changes the outgoing headers after the strip and
 	// the credential (pure: out is the request being built, in what the
 	// box sent).
@@ -211,7 +218,24 @@ func (b *Backend) Rewrite(pr *httputil.ProxyRequest, rt Route, body []byte, c Cr
 	u.RawQuery = rt.Query
 	pr.Out.URL = &u
 	pr.Out.Host = ""
-	in := pr.In.Header
+	pr.Out.Header = b.outHeader(pr.In.Header, c)
+	setBody(pr.Out, body)
+	pr.Out.TransferEncoding = nil
+	pr.Out.Trailer = nil
+	pr.Out.Close = false
+}
+
+// setBody makes body the request's body, replayable.
+func setBody(r *http.Request, body []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+}
+
+// outHeader is the upstream request's header: the Forward list's headers
+// of in (every value kept, nothing else copied), the credential, then
+// Adjust.
+func (b *Backend) outHeader(in http.Header, c Credential) http.Header {
 	out := make(http.Header, len(in)+len(c)+3)
 	for k, vs := range in {
 		if allowed(b.Forward, k) {
@@ -228,13 +252,30 @@ func (b *Backend) Rewrite(pr *httputil.ProxyRequest, rt Route, body []byte, c Cr
 	if b.Adjust != nil {
 		b.Adjust(out, in, c)
 	}
-	pr.Out.Header = out
-	pr.Out.Body = io.NopCloser(bytes.NewReader(body))
-	pr.Out.ContentLength = int64(len(body))
-	pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	pr.Out.TransferEncoding = nil
-	pr.Out.Trailer = nil
-	pr.Out.Close = false
+	return out
+}
+
+// Get is the value of the credential's header name, empty if it has none.
+func (c Credential) Get(name string) cred.Secret {
+	for _, h := range c {
+		if strings.EqualFold(h.Name, name) {
+			return h.Value
+		}
+	}
+	return cred.Secret{}
+}
+
+// equal reports whether two credentials set the same headers.
+func (c Credential) equal(d Credential) bool {
+	if len(c) != len(d) {
+		return false
+	}
+	for i := range c {
+		if !strings.EqualFold(c[i].Name, d[i].Name) || c[i].Value.Reveal() != d[i].Value.Reveal() {
+			return false
+		}
+	}
+	return true
 }
 
 // filterResponse keeps only the Return headers of an upstream answer.

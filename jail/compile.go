@@ -121,7 +121,9 @@ func Compile(spec Spec, host Host) (Compiled, error) {
 		EnvFile: spec.EnvFile, NewSessionKeyring: spec.NewSessionKeyring}
 	for _, e := range spec.Egress {
 		if e.Socket != "" {
-			c.Relays = append(c.Relays, boxinit.PayloadRelay{Port: e.Port, Socket: e.Socket})
+			// aisan's own backends take the connection itself; a user's
+			// socket gets the bytes.
+			c.Relays = append(c.Relays, boxinit.PayloadRelay{Port: e.Port, Socket: e.Socket, Pass: e.Backend != ""})
 		}
 	}
 	return c, nil

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/anthropic"
 	"github.com/aisan-dev/aisan/egress/backend"
-	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/jail"
 )
 
@@ -28,9 +26,21 @@ type modelEgress struct {
 	// socket is the authentication.
 	token string
 	specs map[string]*backend.Spec
+	// early are the host loopback listeners of a --net launch's endpoints
+	// whose client takes its address as an option (codex's -c base_url),
+	// opened at plan time so the option can name the port; by endpoint name.
+	early map[string]net.Listener
+	// explain is set for explain, which listens on nothing.
+	explain bool
+	// kind is the launch's agent; only codex takes client options.
+	kind jail.Kind
 }
 
-var models = &modelEgress{specs: map[string]*backend.Spec{}}
+var models = &modelEgress{specs: map[string]*backend.Spec{}, early: map[string]net.Listener{}}
+
+// addressInArgs reports whether backend's client is routed by options
+// that name the endpoint's address.
+func addressInArgs(backend string) bool { return backend == "codex" || backend == "openai" }
 
 // backendName is the egress/backend name of an endpoint.
 func backendName(e jail.Endpoint) string {
@@ -102,6 +112,19 @@ func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest
 	if f.apiKey {
 		r.ClaudeSeed = anthropic.APIKeySeed(placeholderOr(m.token, anthropic.Placeholder))
 	}
+	m.explain, m.kind = explainOnly, kind
+	if f.net && !explainOnly && kind == jail.KindCodex {
+		for _, e := range r.Egress {
+			if !addressInArgs(e.Backend) {
+				continue
+			}
+			ln, err := egress.ListenLoopback()
+			if err != nil {
+				return err
+			}
+			m.early[e.Name] = ln
+		}
+	}
 	r.ClientArgs = m.clientArgs
 	return nil
 }
@@ -114,20 +137,34 @@ func placeholderOr(tok, def string) string {
 }
 
 // clientArgs are the client options that route an agent to its planned
-// endpoints (Codex's custom provider). A --net endpoint's address is only
-// known when it listens, so there the client is routed through its
-// environment alone.
+// endpoints (Codex's custom provider): the in-box port, or with --net the
+// host loopback address plan listened on (explain shows where it goes).
 func (m *modelEgress) clientArgs(eps []jail.Endpoint) []string {
+	if m.kind != jail.KindCodex {
+		return nil
+	}
 	var args []string
 	for _, e := range eps {
-		if e.Port == 0 || (e.Backend != "codex" && e.Backend != "openai") {
+		if !addressInArgs(e.Backend) {
 			continue
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(e.Port)
+		if e.Port == 0 {
+			ln, ok := m.early[e.Name]
+			switch {
+			case ok:
+				addr = ln.Addr().String()
+			case m.explain:
+				addr = "127.0.0.1:<port picked at launch>"
+			default:
+				continue
+			}
 		}
 		s, err := m.spec(backendName(e))
 		if err != nil || s.ClientArgs == nil {
 			continue
 		}
-		args = append(args, s.ClientArgs("http://127.0.0.1:"+strconv.Itoa(e.Port))...)
+		args = append(args, s.ClientArgs("http://"+addr)...)
 	}
 	return args
 }
@@ -140,6 +177,7 @@ func startModel(ctx context.Context, e jail.Endpoint) (func(), []string, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	egress.OneProc()
 	log, err := openEgressAudit(e.Slot)
 	if err != nil {
 		return nil, nil, err
@@ -150,7 +188,12 @@ func startModel(ctx context.Context, e jail.Endpoint) (func(), []string, error) 
 		ln, err = listenEndpoint(e)
 		baseURL = "http://127.0.0.1:" + strconv.Itoa(e.Port)
 	} else {
-		ln, err = egress.ListenLoopback()
+		var ok bool
+		if ln, ok = models.early[e.Name]; ok {
+			delete(models.early, e.Name)
+		} else {
+			ln, err = egress.ListenLoopback()
+		}
 		if err == nil {
 			baseURL = "http://" + ln.Addr().String()
 		}
@@ -167,22 +210,17 @@ func startModel(ctx context.Context, e jail.Endpoint) (func(), []string, error) 
 	return func() { stop(); log.Close() }, env, nil
 }
 
-// opencodeProvider picks the opencode provider a strict box serves: the
-// one API-key entry of opencode's auth.json (OAuth entries cannot be
-// served: the box would need the token). With several, the user names
-// one with --egress openai-compatible:<provider>.
+// opencodeProvider picks the opencode provider a strict box serves: one
+// with an API key in opencode's auth.json (OAuth entries cannot be served:
+// the box would need the token), the host model's when there are several.
+// Otherwise the user names one with --egress openai-compatible:<provider>.
 func opencodeProvider() string {
-	home, _ := os.UserHomeDir()
-	data := os.Getenv("XDG_DATA_HOME")
-	if !filepath.IsAbs(data) {
-		data = filepath.Join(home, ".local", "share")
+	p, candidates, err := backend.OpencodeProvider(backend.Options{})
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "aisan: note: %v\n", err)
+	case len(candidates) > 1:
+		fmt.Fprintf(os.Stderr, "aisan: note: opencode has API keys for %v; name one with --egress openai-compatible:<provider>\n", candidates)
 	}
-	ids, err := cred.OpencodeAPIProviders(filepath.Join(data, "opencode", "auth.json"))
-	if err != nil || len(ids) != 1 {
-		if len(ids) > 1 {
-			fmt.Fprintf(os.Stderr, "aisan: note: opencode has API keys for %v; name one with --egress openai-compatible:<provider>\n", ids)
-		}
-		return ""
-	}
-	return ids[0]
+	return p
 }

@@ -106,6 +106,16 @@ func New(upstream *url.URL, kind Kind, src cred.Source) *egress.Backend {
 	}
 	if kind == Subscription {
 		b.Adjust = AddOAuthBeta
+		if r, ok := src.(cred.Refresher); ok {
+			b.Refresh = func(ctx context.Context, stale egress.Credential) (egress.Credential, error) {
+				old, _ := strings.CutPrefix(stale.Get("Authorization").Reveal(), "Bearer ")
+				tok, err := r.Refresh(ctx, cred.NewSecret(old))
+				if err != nil {
+					return nil, err
+				}
+				return egress.Credential{{Name: "Authorization", Value: cred.NewSecret("Bearer " + tok.Reveal())}}, nil
+			}
+		}
 	}
 	return b
 }

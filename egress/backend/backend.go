@@ -12,8 +12,13 @@
 //	codex              $CODEX_HOME or ~/.codex/auth.json (ChatGPT mode)   https://chatgpt.com/backend-api/codex (AISAN_CODEX_UPSTREAM)
 //	openai             AISAN_OPENAI_KEY_COMMAND, AISAN_OPENAI_KEY_FILE,   https://api.openai.com/v1 (AISAN_OPENAI_UPSTREAM)
 //	                   OPENAI_API_KEY, the key in Codex's auth.json
-//	openai-compatible:P the "api" entry P in $XDG_DATA_HOME/opencode/    opencode's cached catalog entry P
-//	                   auth.json                                         (AISAN_OPENCODE_UPSTREAM_<P>)
+//	openai-compatible:P the "api" entry P in $XDG_DATA_HOME/opencode/    P's baseURL in the host's opencode config,
+//	                   auth.json                                         else opencode's cached catalog entry P
+//	                                                                     (AISAN_OPENCODE_UPSTREAM_<P>)
+//
+// An opencode box also gets the host config's model (when it is one of
+// P's) and P's declaration from that config, without its options and
+// headers (see opencode.go).
 //
 // A key command is split into words like a shell would (no shell runs it)
 // and prints the key, or {"token": …, "expiry": <unix seconds>}. The
@@ -51,7 +56,8 @@ type Options struct {
 	Home string
 	// Getenv reads the host environment (nil means os.Getenv).
 	Getenv func(string) string
-	// Model is the model id within an opencode provider ("" leaves
+	// Model is the model id within an opencode provider ("" takes the
+	// host config's model when it is one of the provider's, else
 	// opencode's default).
 	Model string
 	// Transport reaches token endpoints for refreshes (nil means egress.NewTransport()).
@@ -90,24 +96,14 @@ var providerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 
 // New builds the backend called name.
 func New(name string, o Options) (*Spec, error) {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
-	if o.Home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("egress %s: no home directory: %w", name, err)
-		}
-		o.Home = h
-	}
-	if o.Transport == nil {
-		o.Transport = egress.NewTransport()
+	o, err := o.defaults()
+	if err != nil {
+		return nil, fmt.Errorf("egress %s: %w", name, err)
 	}
 	if o.APIKey && name != "anthropic" {
 		return nil, fmt.Errorf("egress %s: --api-key applies to the anthropic backend only", name)
 	}
 	var s *Spec
-	var err error
 	switch {
 	case name == "anthropic":
 		s, err = newAnthropic(o)
@@ -133,6 +129,24 @@ func New(name string, o Options) (*Spec, error) {
 		return append([]string{s.EnvName + "=" + baseURL}, inner(baseURL, token)...)
 	}
 	return s, nil
+}
+
+// defaults fills in what o leaves to the process.
+func (o Options) defaults() (Options, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return o, fmt.Errorf("no home directory: %w", err)
+		}
+		o.Home = h
+	}
+	if o.Transport == nil {
+		o.Transport = egress.NewTransport()
+	}
+	return o, nil
 }
 
 // upstream parses the backend's upstream: the override in envVar, else def.
@@ -261,27 +275,41 @@ func providerVar(p string) string {
 }
 
 func newCompatible(p string, o Options) (*Spec, error) {
+	cfg, err := opencodeConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	host, err := opencodeProviderOf(cfg, p)
+	if err != nil {
+		return nil, err
+	}
+	if o.Model != "" {
+		host.client.Model = o.Model
+	}
 	v := providerVar(p)
-	raw := o.Getenv(v)
+	raw, from := o.Getenv(v), v
+	if raw == "" && host.baseURL != "" {
+		raw, from = host.baseURL, fmt.Sprintf("the baseURL of provider %q in opencode's config (%s overrides it)", p, v)
+	}
 	if raw == "" {
-		var err error
 		raw, err = catalogAPI(filepath.Join(o.dir("XDG_CACHE_HOME", ".cache"), "opencode", "models.json"), p, v)
 		if err != nil {
 			return nil, err
 		}
 	}
-	up, err := egress.ParseUpstream(v, raw)
+	up, err := egress.ParseUpstream(from, raw)
 	if err != nil {
 		return nil, err
 	}
-	auth := cred.OpencodeKey{Path: filepath.Join(o.dir("XDG_DATA_HOME", ".local/share"), "opencode", "auth.json"), Provider: p}
+	auth := cred.OpencodeKey{Path: opencodeAuthPath(o), Provider: p}
 	if _, err := auth.Token(context.Background()); err != nil {
 		return nil, err
 	}
+	client := host.client
 	return &Spec{
 		Backend:    openai.NewCompatible(p, up, auth),
-		BoxEnv:     func(u, t string) []string { return openai.OpencodeBoxEnv(p, u, t, o.Model) },
-		Config:     func(u string) string { return openai.OpencodeConfig(p, u, o.Model) },
+		BoxEnv:     client.BoxEnv,
+		Config:     client.Config,
 		Credential: auth.Path,
 	}, nil
 }

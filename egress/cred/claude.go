@@ -113,11 +113,22 @@ func (c *ClaudeOAuth) SubscriptionType() (string, error) {
 // Token returns a valid access token, refreshing it first if it expires
 // within RefreshMargin.
 func (c *ClaudeOAuth) Token(ctx context.Context) (Secret, error) {
-	l, err := c.file.get(c.now, c.read, func() (claudeLogin, error) { return c.refreshLocked(ctx) })
+	l, err := c.file.get(c.now, c.read, func(needs func(claudeLogin) bool) (claudeLogin, error) { return c.refreshLocked(ctx, needs) })
 	return l.access, err
 }
 
-func (c *ClaudeOAuth) refreshLocked(ctx context.Context) (claudeLogin, error) {
+// Refresh replaces stale, an access token the upstream refused, with a
+// new one (see Refresher).
+func (c *ClaudeOAuth) Refresh(ctx context.Context, stale Secret) (Secret, error) {
+	l, err := c.file.force(c.now, c.read,
+		func(needs func(claudeLogin) bool) (claudeLogin, error) { return c.refreshLocked(ctx, needs) },
+		func(l claudeLogin) bool { return l.access.Reveal() == stale.Reveal() })
+	return l.access, err
+}
+
+// refreshLocked refreshes the login under the CLI's locks if it still
+// needs it once they are held.
+func (c *ClaudeOAuth) refreshLocked(ctx context.Context, needs func(claudeLogin) bool) (claudeLogin, error) {
 	lctx, cancel := lockContext(ctx, c.LockWait)
 	defer cancel()
 	release, err := lockDir(lctx, filepath.Join(c.Dir, ".oauth_refresh.lock"), claudeLockStale, claudeLockUpdate)
@@ -136,7 +147,7 @@ func (c *ClaudeOAuth) refreshLocked(ctx context.Context) (claudeLogin, error) {
 	// request goes away: a refresh token spent on a request we then
 	// abandoned would be lost, and with it the user's login.
 	ctx = context.WithoutCancel(ctx)
-	l, top, done, err := c.file.underLock(c.now, c.read)
+	l, top, done, err := c.file.underLock(c.read, needs)
 	if err != nil || done {
 		return l, err
 	}

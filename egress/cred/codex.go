@@ -160,8 +160,28 @@ func (c *CodexChatGPT) Check() error {
 
 // Login returns a valid login, refreshing it first if needed.
 func (c *CodexChatGPT) Login(ctx context.Context) (CodexLogin, error) {
-	f, err := c.file.get(c.now, c.read, func() (codexFile, error) { return c.refreshLocked(ctx) })
+	f, err := c.file.get(c.now, c.read, func(needs func(codexFile) bool) (codexFile, error) {
+		return c.refreshLocked(ctx, needs, "proactive_expiry")
+	})
 	return f.login, err
+}
+
+// RefreshLogin replaces a login whose access token (stale) the upstream
+// refused with a new one (see Refresher).
+func (c *CodexChatGPT) RefreshLogin(ctx context.Context, stale Secret) (CodexLogin, error) {
+	f, err := c.file.force(c.now, c.read,
+		// codex's own name for a refresh after a 401.
+		func(needs func(codexFile) bool) (codexFile, error) {
+			return c.refreshLocked(ctx, needs, "unauthorized")
+		},
+		func(f codexFile) bool { return f.login.Access.Reveal() == stale.Reveal() })
+	return f.login, err
+}
+
+// Refresh is RefreshLogin's access token, so CodexChatGPT is a Refresher.
+func (c *CodexChatGPT) Refresh(ctx context.Context, stale Secret) (Secret, error) {
+	l, err := c.RefreshLogin(ctx, stale)
+	return l.Access, err
 }
 
 // Token is Login's access token, so CodexChatGPT is a Source.
@@ -170,7 +190,7 @@ func (c *CodexChatGPT) Token(ctx context.Context) (Secret, error) {
 	return l.Access, err
 }
 
-func (c *CodexChatGPT) refreshLocked(ctx context.Context) (codexFile, error) {
+func (c *CodexChatGPT) refreshLocked(ctx context.Context, needs func(codexFile) bool, reason string) (codexFile, error) {
 	lctx, cancel := lockContext(ctx, c.LockWait)
 	defer cancel()
 	release, err := lockFile(lctx, filepath.Join(c.Home, ".aisan-refresh.lock"))
@@ -182,7 +202,7 @@ func (c *CodexChatGPT) refreshLocked(ctx context.Context) (codexFile, error) {
 	// request goes away: a refresh token spent on a request we then
 	// abandoned would be lost, and with it the user's login.
 	ctx = context.WithoutCancel(ctx)
-	f, top, done, err := c.file.underLock(c.now, c.read)
+	f, top, done, err := c.file.underLock(c.read, needs)
 	if err != nil || done {
 		return f, err
 	}
@@ -201,7 +221,7 @@ func (c *CodexChatGPT) refreshLocked(ctx context.Context) (codexFile, error) {
 	err = postJSON(ctx, c.HTTP, url, map[string]string{
 		"client_id":      codexClientID,
 		"grant_type":     "refresh_token",
-		"refresh_reason": "proactive_expiry",
+		"refresh_reason": reason,
 		"refresh_token":  f.refresh.Reveal(),
 	}, &resp)
 	if err != nil {

@@ -45,6 +45,17 @@ type Source interface {
 	Token(ctx context.Context) (Secret, error)
 }
 
+// Refresher is a Source whose credential the upstream's refusal (a 401)
+// can force to refresh. Refresh returns the token to use instead of
+// stale: a refreshed one, or the one in the host's file when that already
+// differs from stale (another request, process or the host CLI refreshed
+// first). It returns stale itself when refreshing again cannot help (see
+// ForceCooldown), so a caller retries only when the token changed.
+type Refresher interface {
+	Source
+	Refresh(ctx context.Context, stale Secret) (Secret, error)
+}
+
 // PlainTTL is how long a token printed without an expiry is reused.
 const PlainTTL = 5 * time.Minute
 

@@ -346,7 +346,16 @@ type loginFile[T expiring] struct {
 	stamp fileStamp
 	v     T
 	ok    bool
+	// forcedAt and forced are the last refresh an upstream's refusal
+	// forced, and what it gave (under mu).
+	forcedAt time.Time
+	forced   T
 }
+
+// ForceCooldown is how long after a forced refresh a refusal of the token
+// it gave forces no other: a refresh cannot fix an upstream that refuses a
+// new token, and each retry of the client would spend a refresh token.
+const ForceCooldown = time.Minute
 
 type expiring interface {
 	// expiry is when the token stops working; zero means never.
@@ -395,7 +404,7 @@ func (f *loginFile[T]) forget() {
 // refresh makes (called with f.mu held). When the refresh fails but the
 // old token has not expired yet, the old one serves, and the next request
 // tries again.
-func (f *loginFile[T]) get(now func() time.Time, read func() (T, *object, error), refresh func() (T, error)) (T, error) {
+func (f *loginFile[T]) get(now func() time.Time, read func() (T, *object, error), refresh func(needs func(T) bool) (T, error)) (T, error) {
 	var zero T
 	v, _, err := read()
 	if err != nil {
@@ -409,7 +418,7 @@ func (f *loginFile[T]) get(now func() time.Time, read func() (T, *object, error)
 	if v, _, err := read(); err == nil && fresh(now(), v.expiry()) {
 		return v, nil // refreshed by another goroutine meanwhile
 	}
-	nv, err := refresh()
+	nv, err := refresh(func(v T) bool { return !fresh(now(), v.expiry()) })
 	if err != nil {
 		if old, _, rerr := read(); rerr == nil && now().Before(old.expiry()) {
 			return old, nil
@@ -419,16 +428,41 @@ func (f *loginFile[T]) get(now func() time.Time, read func() (T, *object, error)
 	return nv, nil
 }
 
+// force refreshes the login after the upstream refused one of its tokens
+// (refused reports whether a login still holds that token), unless the
+// file holds another token by now, someone else having refreshed, or the
+// refused token is the one a forced refresh gave less than ForceCooldown
+// ago; then the file's login is returned as it is.
+func (f *loginFile[T]) force(now func() time.Time, read func() (T, *object, error), refresh func(needs func(T) bool) (T, error), refused func(T) bool) (T, error) {
+	var zero T
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forget()
+	v, _, err := read()
+	if err != nil {
+		return zero, err
+	}
+	if !refused(v) || (!f.forcedAt.IsZero() && now().Sub(f.forcedAt) < ForceCooldown && refused(f.forced)) {
+		return v, nil
+	}
+	nv, err := refresh(refused)
+	if err != nil {
+		return zero, err
+	}
+	f.forcedAt, f.forced = now(), nv
+	return nv, nil
+}
+
 // underLock re-reads the file after the cross-process lock was taken: the
 // file is the truth, and whoever held the lock before may have refreshed.
-// done is true when no refresh is needed any more.
-func (f *loginFile[T]) underLock(now func() time.Time, read func() (T, *object, error)) (v T, top *object, done bool, err error) {
+// done is true when the login no longer needs a refresh.
+func (f *loginFile[T]) underLock(read func() (T, *object, error), needs func(T) bool) (v T, top *object, done bool, err error) {
 	f.forget()
 	v, top, err = read()
 	if err != nil {
 		return v, nil, false, err
 	}
-	return v, top, fresh(now(), v.expiry()), nil
+	return v, top, !needs(v), nil
 }
 
 // lockContext bounds the wait for a lock another process holds; 0 means

@@ -3,7 +3,6 @@ package cred_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,46 +46,8 @@ func child() int {
 	return 0
 }
 
-// tokenEndpoint is a stand-in OAuth token endpoint whose refresh tokens
-// rotate: each one works once, as the real ones do.
-type tokenEndpoint struct {
-	mu      sync.Mutex
-	current string // the one refresh token that works
-	gen     int
-	calls   atomic.Int64
-	fail    bool
-	jwt     bool
-	bodies  []map[string]any
-	onCall  func() // runs before answering
-}
-
-func (e *tokenEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	e.calls.Add(1)
-	if e.onCall != nil {
-		e.onCall()
-	}
-	var body map[string]any
-	json.NewDecoder(r.Body).Decode(&body)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.bodies = append(e.bodies, body)
-	w.Header().Set("Content-Type", "application/json")
-	if e.fail || body["refresh_token"] != e.current {
-		w.WriteHeader(400)
-		fmt.Fprint(w, `{"error":"invalid_grant","error_description":"refresh token already used"}`)
-		return
-	}
-	e.gen++
-	e.current = fmt.Sprintf("rt-%d", e.gen)
-	access := fmt.Sprintf("access-%d", e.gen)
-	if e.jwt {
-		access = jwt(time.Now().Add(time.Hour), access)
-	}
-	json.NewEncoder(w).Encode(map[string]any{"access_token": access, "refresh_token": e.current, "expires_in": 3600, "scope": "user:inference user:profile", "id_token": jwt(time.Now().Add(time.Hour), "id")})
-}
-
-func newEndpoint(t *testing.T, first string) (*tokenEndpoint, string) {
-	e := &tokenEndpoint{current: first}
+func newEndpoint(t *testing.T, first string) (*egresstest.TokenEndpoint, string) {
+	e := egresstest.NewTokenEndpoint(first)
 	up := egresstest.NewUpstream(t, e)
 	return e, up.URL.String() + "/v1/oauth/token"
 }
@@ -122,7 +82,7 @@ func TestClaudeFreshTokenIsNotRefreshed(t *testing.T) {
 	if plan, _ := c.SubscriptionType(); plan != "max" {
 		t.Errorf("plan %q", plan)
 	}
-	if e.calls.Load() != 0 {
+	if e.Calls.Load() != 0 {
 		t.Error("refreshed a fresh token")
 	}
 }
@@ -136,7 +96,7 @@ func TestClaudeRefreshWritesBackInTheClientsFormat(t *testing.T) {
 	if err != nil || tok.Reveal() != "access-1" {
 		t.Fatalf("%q %v", tok.Reveal(), err)
 	}
-	body := e.bodies[0]
+	body := e.Bodies()[0]
 	if body["grant_type"] != "refresh_token" || body["client_id"] != "9d1c250a-e61b-44d9-88ed-5944d1962f5e" || !strings.Contains(body["scope"].(string), "user:inference") {
 		t.Errorf("refresh body %v", body)
 	}
@@ -164,7 +124,7 @@ func TestClaudeRefreshWritesBackInTheClientsFormat(t *testing.T) {
 func TestClaudeRefreshFailure(t *testing.T) {
 	dir := t.TempDir()
 	e, url := newEndpoint(t, "rt-0")
-	e.fail = true
+	e.Fail = true
 	writeClaude(t, dir, "access-0", "rt-0", time.Now().Add(-time.Minute))
 	before, _ := os.ReadFile(filepath.Join(dir, ".credentials.json"))
 	c := &cred.ClaudeOAuth{Dir: dir, TokenURL: url, HTTP: client()}
@@ -274,7 +234,7 @@ func TestClaudeRefreshExactlyOnce(t *testing.T) {
 					t.Errorf("a refresher ended with %q, not the one refreshed token", r)
 				}
 			}
-			if n := e.calls.Load(); n != 1 {
+			if n := e.Calls.Load(); n != 1 {
 				t.Errorf("the token endpoint saw %d refreshes, want exactly 1", n)
 			}
 		})
@@ -290,8 +250,8 @@ func TestStaleLockIsTakenOver(t *testing.T) {
 	old := time.Now().Add(-2 * time.Minute)
 	os.Chtimes(lock, old, old)
 	c := &cred.ClaudeOAuth{Dir: dir, TokenURL: url, HTTP: client(), LockWait: 5 * time.Second}
-	if tok, err := c.Token(context.Background()); err != nil || tok.Reveal() != "access-1" || e.calls.Load() != 1 {
-		t.Errorf("%q %v calls %d", tok.Reveal(), err, e.calls.Load())
+	if tok, err := c.Token(context.Background()); err != nil || tok.Reveal() != "access-1" || e.Calls.Load() != 1 {
+		t.Errorf("%q %v calls %d", tok.Reveal(), err, e.Calls.Load())
 	}
 }
 
@@ -306,19 +266,10 @@ func TestLiveLockTimesOut(t *testing.T) {
 	}
 }
 
-func jwt(exp time.Time, sub string) string {
-	enc := func(v any) string {
-		b, _ := json.Marshal(v)
-		return base64.RawURLEncoding.EncodeToString(b)
-	}
-	return enc(map[string]string{"alg": "none"}) + "." + enc(map[string]any{"exp": exp.Unix(), "sub": sub,
-		"https://api.openai.com/auth": map[string]string{"chatgpt_account_id": "acct-1"}}) + ".sig"
-}
-
 func writeCodex(t *testing.T, dir string, access, refresh string) {
 	t.Helper()
 	v := map[string]any{"auth_mode": "chatgpt", "OPENAI_API_KEY": nil,
-		"tokens":       map[string]string{"id_token": jwt(time.Now().Add(time.Hour), "id"), "access_token": access, "refresh_token": refresh, "account_id": "acct-1"},
+		"tokens":       map[string]string{"id_token": egresstest.JWT(time.Now().Add(time.Hour), "id"), "access_token": access, "refresh_token": refresh, "account_id": "acct-1"},
 		"last_refresh": "2026-11-01T00:00:00Z"}
 	b, _ := json.MarshalIndent(v, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, "auth.json"), b, 0o600); err != nil {
@@ -329,8 +280,8 @@ func writeCodex(t *testing.T, dir string, access, refresh string) {
 func TestCodexRefreshExactlyOnce(t *testing.T) {
 	dir := t.TempDir()
 	e, url := newEndpoint(t, "rt-0")
-	e.jwt = true
-	writeCodex(t, dir, jwt(time.Now().Add(time.Minute), "old"), "rt-0")
+	e.JWT = true
+	writeCodex(t, dir, egresstest.JWT(time.Now().Add(time.Minute), "old"), "rt-0")
 	var wg sync.WaitGroup
 	results := make(chan string, 16)
 	c := &cred.CodexChatGPT{Home: dir, TokenURL: url, HTTP: client()}
@@ -370,10 +321,10 @@ func TestCodexRefreshExactlyOnce(t *testing.T) {
 			t.Errorf("refreshers disagree: %q vs %q", r, first)
 		}
 	}
-	if n := e.calls.Load(); n != 1 {
+	if n := e.Calls.Load(); n != 1 {
 		t.Errorf("%d refreshes, want 1", n)
 	}
-	body := e.bodies[0]
+	body := e.Bodies()[0]
 	if body["client_id"] != "app_EMoamEEZ73f0CkXaXp7hrann" || body["refresh_reason"] != "proactive_expiry" || body["scope"] != nil {
 		t.Errorf("refresh body %v", body)
 	}
@@ -397,7 +348,7 @@ func TestCodexLoginShapes(t *testing.T) {
 	if _, err := c.Login(context.Background()); err == nil || !strings.Contains(err.Error(), "not a JWT") {
 		t.Errorf("bad JWT: %v", err)
 	}
-	if _, err := cred.JWTExpiry(jwt(time.Unix(1700000000, 0), "x")); err != nil {
+	if _, err := cred.JWTExpiry(egresstest.JWT(time.Unix(1700000000, 0), "x")); err != nil {
 		t.Error(err)
 	}
 }
@@ -451,10 +402,10 @@ func TestRefreshOutlivesTheRequest(t *testing.T) {
 	c := &cred.ClaudeOAuth{Dir: dir, TokenURL: url, HTTP: client()}
 	ctx, cancel := context.WithCancel(context.Background())
 	// The box's client hangs up after the refresh token was sent.
-	e.onCall = func() { cancel(); time.Sleep(100 * time.Millisecond) }
+	e.OnCall = func() { cancel(); time.Sleep(100 * time.Millisecond) }
 	c.Token(ctx)
 	raw, _ := os.ReadFile(filepath.Join(dir, ".credentials.json"))
-	if e.calls.Load() != 1 || !bytes.Contains(raw, []byte(`"refreshToken":"rt-1"`)) {
-		t.Errorf("the refresh was spent (%d calls) but its result not saved: %s", e.calls.Load(), raw)
+	if e.Calls.Load() != 1 || !bytes.Contains(raw, []byte(`"refreshToken":"rt-1"`)) {
+		t.Errorf("the refresh was spent (%d calls) but its result not saved: %s", e.Calls.Load(), raw)
 	}
 }

@@ -79,33 +79,57 @@ func OpenAIBoxEnv(baseURL, token string) []string {
 	return []string{"OPENAI_BASE_URL=" + baseURL, "OPENAI_API_KEY=" + token, CodexKeyVar + "=" + token}
 }
 
-// OpencodeConfig is opencode's configuration (OPENCODE_CONFIG_CONTENT)
-// pointing provider at baseURL; model ("" for opencode's default) is the
-// model id within the provider.
-func OpencodeConfig(provider, baseURL, model string) string {
+// Opencode is what a box's opencode needs to reach one provider through
+// its endpoint: the user's model choice and, for a provider the host's
+// config declares (one not in opencode's built-in catalog), that
+// declaration with everything that could carry a secret or another
+// address taken out.
+type Opencode struct {
+	Provider string
+	// Model and SmallModel are model ids within Provider; "" leaves
+	// opencode's own choice.
+	Model, SmallModel string
+	// Definition is the provider's declaration (npm, name, models), nil
+	// for a catalog provider; Config adds the endpoint as its baseURL.
+	Definition map[string]any
+}
+
+// Config is opencode's configuration (OPENCODE_CONFIG_CONTENT) pointing
+// the provider at baseURL. opencode merges it over every config file, so
+// the box's own files cannot route the provider elsewhere.
+func (c Opencode) Config(baseURL string) string {
+	def := map[string]any{}
+	for k, v := range c.Definition {
+		def[k] = v
+	}
+	def["options"] = map[string]any{"baseURL": baseURL}
 	cfg := map[string]any{
 		"share":      "disabled",
 		"autoupdate": false,
-		"provider":   map[string]any{provider: map[string]any{"options": map[string]any{"baseURL": baseURL}}},
+		"provider":   map[string]any{c.Provider: def},
 	}
-	if model != "" {
-		cfg["model"] = provider + "/" + model
-		cfg["small_model"] = provider + "/" + model
+	if c.Model != "" {
+		cfg["model"] = c.Provider + "/" + c.Model
+		small := c.SmallModel
+		if small == "" {
+			small = c.Model
+		}
+		cfg["small_model"] = c.Provider + "/" + small
 	}
 	b, _ := json.Marshal(cfg)
 	return string(b)
 }
 
-// OpencodeBoxEnv is the box environment for opencode with provider routed
-// to baseURL, the placeholder (or per-box token) as its key, and its
-// update, catalog, LSP and npm traffic off (measured with 1.18.33).
-func OpencodeBoxEnv(provider, baseURL, token, model string) []string {
+// BoxEnv is the box environment for opencode with the provider routed to
+// baseURL, the placeholder (or per-box token) as its key, and its update,
+// catalog, LSP and npm traffic off (measured with 1.18.33).
+func (c Opencode) BoxEnv(baseURL, token string) []string {
 	if token == "" {
 		token = Placeholder
 	}
-	auth, _ := json.Marshal(map[string]any{provider: map[string]string{"type": "api", "key": token}})
+	auth, _ := json.Marshal(map[string]any{c.Provider: map[string]string{"type": "api", "key": token}})
 	return []string{
-		"OPENCODE_CONFIG_CONTENT=" + OpencodeConfig(provider, baseURL, model),
+		"OPENCODE_CONFIG_CONTENT=" + c.Config(baseURL),
 		"OPENCODE_AUTH_CONTENT=" + string(auth),
 		"OPENCODE_DISABLE_MODELS_FETCH=1",
 		"OPENCODE_DISABLE_AUTOUPDATE=1",

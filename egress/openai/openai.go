@@ -159,15 +159,26 @@ func bearer(src cred.Source) func(context.Context) (egress.Credential, error) {
 // authenticated with the host's ChatGPT login and its account id.
 func NewCodex(upstream *url.URL, login *cred.CodexChatGPT) *egress.Backend {
 	b := base("codex", upstream, ResponsesRoutes, CodexForward, CheckResponses)
+	headers := func(l cred.CodexLogin) egress.Credential {
+		return egress.Credential{
+			{Name: "Authorization", Value: cred.NewSecret("Bearer " + l.Access.Reveal())},
+			{Name: "ChatGPT-Account-Id", Value: cred.NewSecret(l.AccountID)},
+		}
+	}
 	b.Credential = func(ctx context.Context) (egress.Credential, error) {
 		l, err := login.Login(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return egress.Credential{
-			{Name: "Authorization", Value: cred.NewSecret("Bearer " + l.Access.Reveal())},
-			{Name: "ChatGPT-Account-Id", Value: cred.NewSecret(l.AccountID)},
-		}, nil
+		return headers(l), nil
+	}
+	b.Refresh = func(ctx context.Context, stale egress.Credential) (egress.Credential, error) {
+		old, _ := strings.CutPrefix(stale.Get("Authorization").Reveal(), "Bearer ")
+		l, err := login.RefreshLogin(ctx, cred.NewSecret(old))
+		if err != nil {
+			return nil, err
+		}
+		return headers(l), nil
 	}
 	b.Adjust = CodexHeaders
 	return b

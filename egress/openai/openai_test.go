@@ -221,7 +221,7 @@ apps = false
 }
 
 func TestOpencodeEnv(t *testing.T) {
-	env := OpencodeBoxEnv("zai-coding-plan", "http://127.0.0.1:8715", "tok", "glm-5.3")
+	env := Opencode{Provider: "zai-coding-plan", Model: "glm-5.3"}.BoxEnv("http://127.0.0.1:8715", "tok")
 	var cfg, auth map[string]any
 	for _, e := range env {
 		k, v, _ := strings.Cut(e, "=")

@@ -253,3 +253,22 @@ func Credentials(home string, getenv func(string) string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// MergeOpencodeConfig merges one opencode config layer over another the
+// way opencode does: objects key by key, any other value replaced. (The
+// strict box's MCP import and its model seeding both read the layers.)
+func MergeOpencodeConfig(old, new any) any {
+	o, ok1 := old.(map[string]any)
+	n, ok2 := new.(map[string]any)
+	if !ok1 || !ok2 {
+		return new
+	}
+	out := make(map[string]any, len(o)+len(n))
+	for k, v := range o {
+		out[k] = v
+	}
+	for k, v := range n {
+		out[k] = MergeOpencodeConfig(o[k], v)
+	}
+	return out
+}

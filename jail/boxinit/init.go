@@ -48,6 +48,9 @@ type Payload struct {
 type PayloadRelay struct {
 	Port   int    `json:"port"`
 	Socket string `json:"socket"`
+	// Pass hands connections over to the socket's server (aisan's own
+	// egress) instead of copying them (jail/relay).
+	Pass bool `json:"pass,omitempty"`
 }
 
 // NewPayload builds the payload for argv.

@@ -35,6 +35,7 @@ func prepareBox(p Payload) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		l.Pass = r.Pass
 		// Served for the init's whole life: it ends with the jail.
 		l.Serve()
 	}

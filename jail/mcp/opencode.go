@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/tailscale/hujson"
 )
 
@@ -77,7 +78,7 @@ func ParseOpencode(files []File, repo string) (Import, error) {
 			return imp, fmt.Errorf("parsing %s: %w", f.Path, err)
 		}
 		for name, v := range doc.MCP {
-			merged[name] = mergeDeep(merged[name], v)
+			merged[name] = agent.MergeOpencodeConfig(merged[name], v)
 			from[name] = f
 		}
 	}
@@ -91,22 +92,6 @@ func ParseOpencode(files []File, repo string) (Import, error) {
 		results[name] = opencodeEntry(name, v, src)
 	}
 	return collect(imp, results), nil
-}
-
-func mergeDeep(old, new any) any {
-	o, ok1 := old.(map[string]any)
-	n, ok2 := new.(map[string]any)
-	if !ok1 || !ok2 {
-		return new
-	}
-	out := make(map[string]any, len(o)+len(n))
-	for k, v := range o {
-		out[k] = v
-	}
-	for k, v := range n {
-		out[k] = mergeDeep(o[k], v)
-	}
-	return out
 }
 
 func opencodeEntry(name string, v any, src Source) result {

@@ -10,6 +10,11 @@
 //     client that shuts down its write side still reads the whole answer.
 //   - A connection whose socket cannot be dialled is closed at once; the
 //     listener keeps serving.
+//   - With Pass (a socket served by aisan's own egress), nothing is
+//     copied: the accepted connection itself is sent over the socket
+//     (SCM_RIGHTS, with the byte PassMarker) and the host serves it, so
+//     no request waits on this process. A raw relay of a user's socket
+//     never passes, as its server would not understand.
 //   - It runs inside the box's init (PID 1), so it imports no HTTP, no
 //     D-Bus and nothing of the host side.
 package relay
@@ -29,9 +34,16 @@ import (
 type Relay struct {
 	// Socket is the host Unix socket each connection is relayed to.
 	Socket string
-	ls     []net.Listener
-	wg     sync.WaitGroup
+	// Pass hands each connection over instead of copying it; set it
+	// before Serve.
+	Pass bool
+	ls   []net.Listener
+	wg   sync.WaitGroup
 }
+
+// PassMarker is the byte sent with a handed-over connection (egress
+// checks the same value).
+const PassMarker = 0xA5
 
 // Listen binds 127.0.0.1:port and, where the box has IPv6 loopback,
 // [::1]:port. Both are bound before it returns, so a caller that starts
@@ -109,7 +121,31 @@ func (r *Relay) pump(c net.Conn) {
 		return
 	}
 	defer u.Close()
+	if r.Pass {
+		HandOver(c, u.(*net.UnixConn))
+		return
+	}
 	Pump(c, u)
+}
+
+// HandOver sends c itself over u for the far end to serve; the caller
+// then closes its own copies (the far end's keeps the connection open).
+func HandOver(c net.Conn, u *net.UnixConn) error {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return fmt.Errorf("relay: cannot hand over a %T", c)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var werr error
+	if err := rc.Control(func(fd uintptr) {
+		_, _, werr = u.WriteMsgUnix([]byte{PassMarker}, syscall.UnixRights(int(fd)), nil)
+	}); err != nil {
+		return err
+	}
+	return werr
 }
 
 // halfCloser is a connection whose write side can be shut alone.

@@ -2,10 +2,13 @@ package relay
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -107,5 +110,71 @@ func TestListenRefusesBadPortAndBusyPort(t *testing.T) {
 	defer l.Close()
 	if _, err := Listen(l.Addr().(*net.TCPAddr).Port, "/x"); err == nil || !strings.Contains(err.Error(), "127.0.0.1") {
 		t.Fatalf("busy port: %v", err)
+	}
+}
+
+// TestRelayPass: with Pass the far end receives the box's TCP connection
+// itself (with the marker byte) and talks to the client on it directly,
+// half-close included; the relay copies nothing.
+func TestRelayPass(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := make(chan string, 1)
+	go func() {
+		u, err := l.AcceptUnix()
+		if err != nil {
+			return
+		}
+		defer u.Close()
+		buf, oob := make([]byte, 8), make([]byte, syscall.CmsgSpace(4))
+		n, oobn, _, _, _ := u.ReadMsgUnix(buf, oob)
+		msgs, _ := syscall.ParseSocketControlMessage(oob[:oobn])
+		if n != 1 || buf[0] != PassMarker || len(msgs) != 1 {
+			got <- "no connection handed over"
+			return
+		}
+		fds, _ := syscall.ParseUnixRights(&msgs[0])
+		f := os.NewFile(uintptr(fds[0]), "passed")
+		c, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer c.Close()
+		c.Write([]byte("hello\n"))
+		b, _ := io.ReadAll(c)
+		c.Write([]byte(strings.ToUpper(string(b))))
+		got <- fmt.Sprintf("%T", c)
+	}()
+	r, err := Listen(freePort(t), sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Pass = true
+	r.Serve()
+	defer r.Close()
+	c, err := net.Dial("tcp4", r.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	if l, _ := br.ReadString('\n'); l != "hello\n" {
+		t.Fatalf("greeting %q", l)
+	}
+	c.Write([]byte("ping\n"))
+	c.(*net.TCPConn).CloseWrite()
+	rest, _ := io.ReadAll(br)
+	if string(rest) != "PING\n" {
+		t.Errorf("answer %q", rest)
+	}
+	if s := <-got; s != "*net.TCPConn" {
+		t.Errorf("the far end got %s", s)
 	}
 }

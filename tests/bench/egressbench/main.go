@@ -8,7 +8,10 @@
 // -> loopback TLS stand-in upstream. "Direct" is the same client talking
 // TLS to the stand-in. Figures: added latency of a small non-streaming
 // request (p50, p99), extra delay per SSE event (p50), and the proxy's peak
-// RSS while 8 streams run at once.
+// RSS while 8 streams run at once. "Before" is the same checked proxy as
+// it was until it had its own upstream client, took the relay's
+// connections over and ran on one processor: net/http's Transport, a
+// relay copying bytes, GOMAXPROCS as the machine has.
 package main
 
 import (
@@ -37,8 +40,10 @@ import (
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/anthropic"
+	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/egresstest"
+	"github.com/aisan-dev/aisan/jail/relay"
 )
 
 const smallBody = `{"model":"claude-opus-5-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"Bash","input_schema":{"type":"object"}}]}`
@@ -46,12 +51,13 @@ const smallBody = `{"model":"claude-opus-5-5","max_tokens":64,"messages":[{"role
 func main() {
 	proxyMode := flag.String("proxy", "", "internal: serve the proxy on this socket")
 	plain := flag.Bool("plain", false, "internal: serve a bare httputil.ReverseProxy instead (the floor)")
+	stdlib := flag.Bool("stdlib", false, "internal: serve the checked proxy over net/http's Transport (as before the proxy had its own)")
 	upstream := flag.String("upstream", "", "internal: the stand-in's URL")
 	n := flag.Int("n", 2000, "small requests per side")
 	streams := flag.Int("streams", 20, "SSE streams per side")
 	flag.Parse()
 	if *proxyMode != "" {
-		if err := serveProxy(*proxyMode, *upstream, *plain); err != nil {
+		if err := serveProxy(*proxyMode, *upstream, *plain, *stdlib); err != nil {
 			fmt.Fprintln(os.Stderr, "egressbench proxy:", err)
 			os.Exit(1)
 		}
@@ -63,7 +69,7 @@ func main() {
 	}
 }
 
-func serveProxy(sock, up string, plain bool) error {
+func serveProxy(sock, up string, plain, stdlib bool) error {
 	u, err := url.Parse(up)
 	if err != nil {
 		return err
@@ -87,8 +93,20 @@ func serveProxy(sock, up string, plain bool) error {
 	if err != nil {
 		return err
 	}
+	// Audited as the launcher does, to a file beside the socket.
+	log, err := audit.Open(sock + ".jsonl")
+	if err != nil {
+		return err
+	}
+	defer log.Close()
 	fmt.Println("ready")
-	return egress.Serve(context.Background(), ln, b, egress.Options{Rate: rate.Inf})
+	o := egress.Options{Rate: rate.Inf, Audit: log}
+	if stdlib {
+		o.Transport = egress.NewTransport()
+	} else {
+		egress.OneProc() // as the launcher does
+	}
+	return egress.Serve(context.Background(), ln, b, o)
 }
 
 // upstreamHandler answers a request with "stream": true with max_tokens
@@ -125,14 +143,23 @@ func upstreamHandler() http.Handler {
 	})
 }
 
-// relay is the in-box relay: loopback TCP to the Unix socket, bytes only.
-func relay(sock string) (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// boxRelay is the in-box relay (jail/relay) on a free loopback port:
+// handing each connection over to the proxy (pass), as for aisan's own
+// backends, or copying its bytes, as before and for a plain server.
+func boxRelay(sock string, pass bool) (string, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
-	go egresstest.Relay(ln, sock)
-	return ln.Addr().String(), nil
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	r, err := relay.Listen(port, sock)
+	if err != nil {
+		return "", err
+	}
+	r.Pass = pass
+	r.Serve()
+	return "127.0.0.1:" + strconv.Itoa(port), nil
 }
 
 func run(n, streams int) error {
@@ -163,7 +190,8 @@ func run(n, streams int) error {
 			child.Process.Kill()
 			return nil, "", fmt.Errorf("proxy did not start: %q", l)
 		}
-		addr, err := relay(sock)
+		// Only the checked proxy as it is now takes handed-over connections.
+		addr, err := boxRelay(sock, len(extra) == 0)
 		return child, addr, err
 	}
 	child, addr, err := start("anthropic")
@@ -177,6 +205,12 @@ func run(n, streams int) error {
 	}
 	defer plainChild.Process.Kill()
 	plainURL := "http://" + plainAddr + "/v1/messages?beta=true"
+	stdChild, stdAddr, err := start("stdlib", "-stdlib")
+	if err != nil {
+		return err
+	}
+	defer stdChild.Process.Kill()
+	stdURL := "http://" + stdAddr + "/v1/messages?beta=true"
 	viaProxy := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
 	// The direct client speaks HTTP/1.1 over TLS, as the clients' own
 	// fetch implementations do by default.
@@ -212,8 +246,11 @@ func run(n, streams int) error {
 		if _, err := do(viaProxy, plainURL); err != nil {
 			return fmt.Errorf("plain: %w", err)
 		}
+		if _, err := do(viaProxy, stdURL); err != nil {
+			return fmt.Errorf("stdlib: %w", err)
+		}
 	}
-	var dp, dd, dq []time.Duration
+	var dp, dd, dq, ds []time.Duration
 	for i := 0; i < n; i++ {
 		a, err := do(viaProxy, proxyURL)
 		if err != nil {
@@ -227,13 +264,19 @@ func run(n, streams int) error {
 		if err != nil {
 			return err
 		}
-		dp, dd, dq = append(dp, a), append(dd, b), append(dq, c)
+		e, err := do(viaProxy, stdURL)
+		if err != nil {
+			return err
+		}
+		dp, dd, dq, ds = append(dp, a), append(dd, b), append(dq, c), append(ds, e)
 	}
 	p50 := ms(pct(dp, 50) - pct(dd, 50))
 	p99 := ms(pct(dp, 99) - pct(dd, 99))
 	fmt.Printf("small request, direct      p50 %.3f ms  p99 %.3f ms\n", ms(pct(dd, 50)), ms(pct(dd, 99)))
 	fmt.Printf("small request, via proxy   p50 %.3f ms  p99 %.3f ms\n", ms(pct(dp, 50)), ms(pct(dp, 99)))
-	fmt.Printf("small request, bare proxy  p50 %.3f ms  p99 %.3f ms (plain ReverseProxy, same chain: the floor)\n", ms(pct(dq, 50)), ms(pct(dq, 99)))
+	fmt.Printf("small request, bare proxy  p50 %.3f ms  p99 %.3f ms (plain ReverseProxy over net/http's Transport, copying relay)\n", ms(pct(dq, 50)), ms(pct(dq, 99)))
+	fmt.Printf("small request, before      p50 %.3f ms  p99 %.3f ms (the checked proxy over net/http's Transport, copying relay)\n", ms(pct(ds, 50)), ms(pct(ds, 99)))
+	fmt.Printf("added latency, before      p50 %+.3f ms  p99 %+.3f ms\n", ms(pct(ds, 50)-pct(dd, 50)), ms(pct(ds, 99)-pct(dd, 99)))
 	fmt.Printf("added latency              p50 %+.3f ms (target <= +0.25)  p99 %+.3f ms (target <= +0.8)\n", p50, p99)
 
 	// SSE: per-event delay from the upstream's send to the client's read.
@@ -267,7 +310,7 @@ func run(n, streams int) error {
 		}
 		return lat, nil
 	}
-	var sp, sd, sq []time.Duration
+	var sp, sd, sq, ss []time.Duration
 	for i := 0; i < streams; i++ {
 		a, err := sse(viaProxy, proxyURL, 50, 2*time.Millisecond)
 		if err != nil {
@@ -281,9 +324,13 @@ func run(n, streams int) error {
 		if err != nil {
 			return fmt.Errorf("sse bare: %w", err)
 		}
-		sp, sd, sq = append(sp, a...), append(sd, b...), append(sq, c...)
+		e, err := sse(viaProxy, stdURL, 50, 2*time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("sse before: %w", err)
+		}
+		sp, sd, sq, ss = append(sp, a...), append(sd, b...), append(sq, c...), append(ss, e...)
 	}
-	fmt.Printf("SSE per-event delay p50: direct %.3f ms, via proxy %.3f ms, bare proxy %.3f ms\n", ms(pct(sd, 50)), ms(pct(sp, 50)), ms(pct(sq, 50)))
+	fmt.Printf("SSE per-event delay p50: direct %.3f ms, via proxy %.3f ms, bare proxy %.3f ms, before %.3f ms\n", ms(pct(sd, 50)), ms(pct(sp, 50)), ms(pct(sq, 50)), ms(pct(ss, 50)))
 	fmt.Printf("SSE extra delay per event  p50 %+.3f ms (target <= +0.08)\n", ms(pct(sp, 50)-pct(sd, 50)))
 
 	// RSS: 8 streams at once through the proxy, sampled every 50 ms.
