@@ -4,21 +4,35 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // pidDirBinds names, for a slot, each agent directory of per-process
 // files and the per-launch directory bound over it: Claude Code's
-// <config dir>/sessions, where every running claude keeps <pid>.json.
+// <config dir>/sessions, where every running claude keeps <pid>.json;
+// $XDG_RUNTIME_DIR/cc-socks, where it keeps <pid>.sock; and the two homes
+// of its background-session daemon, /tmp/cc-daemon-<uid> (the control
+// socket and the sessions' ptys) and <config dir>/daemon (its roster and
+// state). With those the jail's own, a claude in the jail never reaches
+// the host's daemon (whose background sessions run outside every jail):
+// it starts a daemon of its own, inside the jail, which then outlives the
+// interactive session as it would unjailed (the jail's keeper holds the
+// slot meanwhile), shows in 'aisan list' and ends with 'aisan kill'.
 func pidDirBinds(h Host, slotName string) []Mount {
 	cfg := historyDirs(h).Claude
 	if !isDir(cfg) {
 		return nil
 	}
-	return []Mount{{
-		Kind: Bind,
-		Src:  filepath.Join(h.AisanHome, "pids", slotName, "claude-sessions"),
-		Dst:  filepath.Join(cfg, "sessions"),
-	}}
+	dir := func(name string) string { return filepath.Join(h.AisanHome, "pids", slotName, name) }
+	binds := []Mount{
+		{Kind: Bind, Src: dir("claude-sessions"), Dst: filepath.Join(cfg, "sessions")},
+		{Kind: Bind, Src: dir("claude-daemon"), Dst: filepath.Join(cfg, "daemon")},
+		{Kind: Bind, Src: dir("claude-daemon-tmp"), Dst: fmt.Sprintf("/tmp/cc-daemon-%d", os.Getuid())},
+	}
+	if h.RuntimeDir != "" {
+		binds = append(binds, Mount{Kind: Bind, Src: dir("claude-socks"), Dst: filepath.Join(h.RuntimeDir, "cc-socks")})
+	}
+	return binds
 }
 
 // previewPIDDirs is what a launch would bind, for explain and for jails
@@ -40,6 +54,7 @@ func previewPIDDirs(h Host, slotName string) []Mount {
 // mount point and creates nothing on the host itself.
 func preparePIDDirs(h Host, slotName string) ([]Mount, error) {
 	binds := pidDirBinds(h, slotName)
+	var out []Mount
 	for _, b := range binds {
 		if err := os.RemoveAll(b.Src); err != nil {
 			return nil, fmt.Errorf("clearing %s: %w", b.Src, err)
@@ -47,9 +62,24 @@ func preparePIDDirs(h Host, slotName string) ([]Mount, error) {
 		if err := os.MkdirAll(b.Src, 0o700); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", b.Src, err)
 		}
-		if err := os.MkdirAll(b.Dst, 0o700); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", b.Dst, err)
+		// A mount point that cannot be made, or is not a directory of
+		// ours (in the shared /tmp: another user's, or a symlink planted
+		// there), is left alone: nothing is bound over it, and claude
+		// refuses such a directory by itself.
+		if os.MkdirAll(b.Dst, 0o700) == nil && ownDirNoFollow(b.Dst) {
+			out = append(out, b)
 		}
 	}
-	return binds, nil
+	return out, nil
+}
+
+// ownDirNoFollow reports whether p itself (not a symlink's target) is a
+// directory of ours.
+func ownDirNoFollow(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }
