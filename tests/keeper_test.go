@@ -52,7 +52,7 @@ func keeperOnly(t *testing.T, env []string) keeperEntry {
 }
 
 // inNamespace lists the host PIDs of the processes in PID namespace ino
-// whose command name is comm.
+// whose command name starts with comm.
 func inNamespace(ino uint64, comm string) []int {
 	ents, _ := os.ReadDir("/proc")
 	var out []int
@@ -66,7 +66,7 @@ func inNamespace(ino uint64, comm string) []int {
 			continue
 		}
 		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		if strings.TrimSpace(string(c)) == comm && slotProcRunning(pid) {
+		if strings.HasPrefix(strings.TrimSpace(string(c)), comm) && slotProcRunning(pid) {
 			out = append(out, pid)
 		}
 	}
@@ -268,5 +268,78 @@ func TestKeeperPTY(t *testing.T) {
 	}
 	if got := keeperOnly(t, env); got.State != "exited" || got.ExitStatus == nil || *got.ExitStatus != 5 {
 		t.Errorf("after kill: %+v, want exited 5", got)
+	}
+}
+
+// TestKeeperClaudeBackgroundSession: a background session requested from
+// a jailed claude (`claude --bg`, against a loopback stand-in for the
+// model) runs inside that jail, under a daemon of the jail's own: its
+// tool call sees the slot's AISAN_JAIL and the jail's init; the host's
+// daemon directory gains nothing; the slot shows background after the
+// interactive claude has returned, and 'aisan kill' ends the daemon.
+func TestKeeperClaudeBackgroundSession(t *testing.T) {
+	requireJail(t)
+	bin := nodeBin(t, "claude")
+	home, _ := testEnv(t)
+	dir := worktree(t)
+	slot := slotName(dir, "claude")
+	out := filepath.Join(t.TempDir(), "bg-view")
+	s := newScriptedStandIn(t, []string{`echo "bg:$AISAN_JAIL:$(tr '\0' ' ' </proc/1/cmdline)" > ` + out}, anthropicAPI)
+	// claudeTUIHome: past the first-run questions, the worktree trusted
+	// (a background session needs that).
+	env := append(jailEnv(home, bin), claudeTUIHome(t, home, bin, dir, s)...)
+	hostDaemon := fmt.Sprintf("/tmp/cc-daemon-%d", os.Getuid())
+	before, _ := os.ReadDir(hostDaemon)
+
+	run := runJailed(t, dir, env, "claude", "--bg", "--permission-mode", "default", "--allowedTools", "Bash", "--", "Run the shell commands you are given.")
+	t.Logf("claude --bg: exit %d, stdout %q, stderr %q", run.code, run.stdout, run.stderr)
+	if run.code != 0 {
+		t.Fatalf("aisan claude --bg: exit %d; requests: %s", run.code, s.requests())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, err := os.ReadFile(out)
+		if err == nil && len(data) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			pids := filepath.Join(home, ".aisan", "pids", slot)
+			filepath.WalkDir(pids, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					b, _ := os.ReadFile(p)
+					if strings.HasSuffix(p, ".json") && strings.Contains(p, "sessions") {
+						t.Logf("%s: %.1500s", p, b)
+					}
+				}
+				return nil
+			})
+			res, ok := s.resultOf(0)
+			t.Fatalf("the background session ran no tool call in 30s; requests: %s; result %v %q", s.requests(), ok, res)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	data, _ := os.ReadFile(out)
+	if want := "bg:" + slot + ":/proc/self/fd/"; !strings.HasPrefix(string(data), want) {
+		t.Errorf("the background session's shell saw %q, want %q…: it must run in the slot's jail", data, want)
+	}
+	after, _ := os.ReadDir(hostDaemon)
+	if len(after) > len(before) {
+		t.Errorf("the host's %s gained entries (%d → %d): the jailed claude reached the host's daemon directory", hostDaemon, len(before), len(after))
+	}
+	e := keeperList(t, env)[slot]
+	if e.State != "background" {
+		t.Fatalf("after claude --bg returned: %+v, want background (its daemon lives on in the jail)", e)
+	}
+	if len(inNamespace(e.PidNSInode, "claude")) == 0 {
+		t.Errorf("no claude process (the daemon) in the jail's namespace")
+	}
+	if r := aisan(t, env, "", "kill", slot); r.code != 0 {
+		t.Fatalf("aisan kill %s: %d %s", slot, r.code, r.stderr)
+	}
+	if got := keeperList(t, env)[slot]; got.State != "exited" {
+		t.Errorf("after aisan kill: %+v, want exited", got)
+	}
+	if n := len(inNamespace(e.PidNSInode, "claude")); n != 0 {
+		t.Errorf("%d claude processes survived aisan kill", n)
 	}
 }
