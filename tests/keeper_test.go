@@ -273,7 +273,8 @@ func TestKeeperPTY(t *testing.T) {
 
 // TestKeeperClaudeBackgroundSession: a background session requested from
 // a jailed claude (`claude --bg`, against a loopback stand-in for the
-// model) runs inside that jail, under a daemon of the jail's own: its
+// model), while a daemon of the same user runs on the host, runs inside
+// that jail, under a daemon of the jail's own: its
 // tool call sees the slot's AISAN_JAIL and the jail's init; the host's
 // daemon directory gains nothing; the slot shows background after the
 // interactive claude has returned, and 'aisan kill' ends the daemon.
@@ -288,7 +289,22 @@ func TestKeeperClaudeBackgroundSession(t *testing.T) {
 	// claudeTUIHome: past the first-run questions, the worktree trusted
 	// (a background session needs that).
 	env := append(jailEnv(home, bin), claudeTUIHome(t, home, bin, dir, s)...)
+	// A daemon already runs on the host, for the same ~/.claude: a jailed
+	// claude must not hand its background session to it.
+	host := exec.Command(filepath.Join(bin, "claude"), "daemon", "run", "--origin", "transient")
+	host.Env = env
+	host.Dir = dir
+	background(t, host)
 	hostDaemon := fmt.Sprintf("/tmp/cc-daemon-%d", os.Getuid())
+	waitFor(t, 20*time.Second, "the host's daemon to listen", func() bool {
+		socks, _ := filepath.Glob(filepath.Join(hostDaemon, "*", "control.sock"))
+		for _, p := range socks {
+			if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) < time.Minute {
+				return true
+			}
+		}
+		return false
+	})
 	before, _ := os.ReadDir(hostDaemon)
 
 	run := runJailed(t, dir, env, "claude", "--bg", "--permission-mode", "default", "--allowedTools", "Bash", "--", "Run the shell commands you are given.")
