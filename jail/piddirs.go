@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // pidDirBinds names, for a slot, each agent directory of per-process
@@ -77,9 +76,5 @@ func preparePIDDirs(h Host, slotName string) ([]Mount, error) {
 // directory of ours.
 func ownDirNoFollow(p string) bool {
 	fi, err := os.Lstat(p)
-	if err != nil || !fi.IsDir() {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
+	return err == nil && fi.Mode()&os.ModeSymlink == 0 && ownDir(p)
 }
