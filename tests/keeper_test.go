@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/systemd"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,7 +92,7 @@ func timedRun(t *testing.T, dir string, env []string, args ...string) (result, t
 // and the slot shows as background, held by a keeper (its lock taken,
 // so no launch reuses it and 'kill --orphans' leaves it). 'aisan kill'
 // ends it: the slot is exited with the agent's status, and the keeper is
-// gone.
+// gone. aisan watch's sweep leaves it alone.
 func TestKeeperBackground(t *testing.T) {
 	requireSlots(t)
 	_, env := testEnv(t)
@@ -137,8 +141,19 @@ func TestKeeperBackground(t *testing.T) {
 	if r := aisan(t, env, "", "kill", "--orphans", "--signal", "KILL"); r.code != 0 || r.stdout != "" {
 		t.Errorf("aisan kill --orphans --signal KILL: code %d, stdout %q; want nothing killed", r.code, r.stdout)
 	}
+	// aisan watch's sweep (the supervisor over this registry) leaves it
+	// alone too, and its reaper calls it busy.
+	ctx := testCtx(t)
+	w := jail.WatchRegistry{Reg: killRegistry(t, ctx, env)}
+	sup := &systemd.Supervisor{Registry: w}
+	if events, err := sup.Sweep(ctx); err != nil || len(events) != 0 {
+		t.Errorf("a watch sweep: %v %+v; want nothing done to a background slot", err, events)
+	}
+	if err := w.ReapOrphan(ctx, e.Slot); !errors.Is(err, slot.ErrBusy) {
+		t.Errorf("ReapOrphan of a background slot: %v, want busy", err)
+	}
 	if !slotProcRunning(sleeps[0]) {
-		t.Fatal("kill --orphans ended the background jail")
+		t.Fatal("kill --orphans or watch ended the background jail")
 	}
 	r2 := aisanIn(t, wt, env, "", "run", "--", "true")
 	if r2.code != 0 {
