@@ -374,3 +374,37 @@ func TestKeeperClaudeBackgroundSession(t *testing.T) {
 		t.Errorf("%d claude processes survived aisan kill", n)
 	}
 }
+
+// TestKeeperKeepsBus: the bus proxy outlives the wrapper with the jail:
+// a leftover that talks to the session bus after the agent has exited
+// (and the wrapper returned) still gets answers through it.
+func TestKeeperKeepsBus(t *testing.T) {
+	requireSlots(t)
+	// The user manager's session bus, which a launch proxies (a private
+	// dbus-daemon's socket in /tmp would be reached without the proxy).
+	requireUserManager(t)
+	_, err := exec.LookPath("dbus-send")
+	need(t, "dbus-send (apt-get install dbus)", err)
+	if a := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); !strings.HasPrefix(a, "unix:path="+os.Getenv("XDG_RUNTIME_DIR")+"/") {
+		need(t, "a session bus in $XDG_RUNTIME_DIR", fmt.Errorf("DBUS_SESSION_BUS_ADDRESS=%q", a))
+	}
+	_, env := testEnv(t)
+	call := strings.Join(busListNames, " ")
+	r := aisanIn(t, slotWorktree(t), env, "", "run", "--", "sh", "-c",
+		``+call+` >/dev/null && echo bus-before; setsid sh -c 'sleep 1; `+call+` >/dev/null 2>&1 && echo bus-alive || echo bus-dead; exec sleep 300' & exit 0`)
+	if r.code != 0 || !strings.Contains(r.stdout, "bus-before") {
+		t.Fatalf("aisan run: code %d, stdout %q, stderr %q; want the bus answering the agent", r.code, r.stdout, r.stderr)
+	}
+	e := keeperOnly(t, env)
+	var logs string
+	waitFor(t, 10*time.Second, "the leftover's bus call", func() bool {
+		logs = aisan(t, env, "", "logs", e.Slot).stdout
+		return strings.Contains(logs, "bus-alive") || strings.Contains(logs, "bus-dead")
+	})
+	if !strings.Contains(logs, "bus-alive") {
+		t.Errorf("after the wrapper returned the jail's bus is gone:\n%s", logs)
+	}
+	if r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot); r.code != 0 {
+		t.Fatalf("aisan kill: %d %s", r.code, r.stderr)
+	}
+}
