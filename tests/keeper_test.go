@@ -408,3 +408,20 @@ func TestKeeperKeepsBus(t *testing.T) {
 		t.Fatalf("aisan kill: %d %s", r.code, r.stderr)
 	}
 }
+
+// TestKeeperNotForStrict: a strict box's host services run in its
+// wrapper, so its agent's exit still ends the box, leftovers included.
+func TestKeeperNotForStrict(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	r := strict(t, repo, env, nil, "sh", "-c", "setsid sleep 300 & exit 6")
+	if r.code != 6 {
+		t.Fatalf("aisan run --strict: code %d, stderr %q", r.code, r.stderr)
+	}
+	e := keeperOnly(t, env)
+	if e.State != "exited" || e.AgentEnd != "" || e.ExitStatus == nil || *e.ExitStatus != 6 {
+		t.Errorf("strict box after its agent exited: %+v, want exited 6, not kept", e)
+	}
+	if n := len(inNamespace(e.PidNSInode, "sleep")); n != 0 {
+		t.Errorf("%d leftover sleeps outlived the strict box", n)
+	}
+}
