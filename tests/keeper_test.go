@@ -104,7 +104,8 @@ func TestKeeperBackground(t *testing.T) {
 	if r.code != 3 || !strings.Contains(r.stdout, "agent-says-hi") || strings.Contains(r.stdout, "late-output") || r.stderr != "" {
 		t.Fatalf("aisan run: code %d, stdout %q, stderr %q; want 3, the agent's line only, no stderr", r.code, r.stdout, r.stderr)
 	}
-	if took > 900*time.Millisecond {
+	// The leftover lives 300 s; a loaded machine may still take a while.
+	if took > 5*time.Second {
 		t.Errorf("the wrapper took %v to return; it must not wait for the leftover", took)
 	}
 	t.Logf("wrapper returned after %v with a process left in the jail", took)
@@ -190,9 +191,9 @@ func TestKeeperLeftoverEnds(t *testing.T) {
 	requireSlots(t)
 	_, env := testEnv(t)
 	wt := slotWorktree(t)
-	r, took := timedRun(t, wt, env, "run", "--", "sh", "-c", `setsid sh -c 'sleep 1.5; echo done-late' & exit 0`)
-	if r.code != 0 || took > 1200*time.Millisecond {
-		t.Fatalf("aisan run: code %d after %v, stderr %q; want 0 before the leftover's 1.5s", r.code, took, r.stderr)
+	r, took := timedRun(t, wt, env, "run", "--", "sh", "-c", `setsid sh -c 'sleep 4; echo done-late' & exit 0`)
+	if r.code != 0 || took > 3*time.Second {
+		t.Fatalf("aisan run: code %d after %v, stderr %q; want 0 before the leftover's 4s", r.code, took, r.stderr)
 	}
 	e := keeperOnly(t, env)
 	if e.State != "background" {
@@ -256,7 +257,7 @@ func TestKeeperPTY(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 5 {
 		t.Fatalf("aisan run on a terminal: %v, want exit 5", err)
 	}
-	if took > 900*time.Millisecond {
+	if took > 5*time.Second {
 		t.Errorf("the wrapper took %v to return on a terminal", took)
 	}
 	t.Logf("wrapper on a pty returned after %v with a process left", took)
