@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -76,9 +77,20 @@ func (st *Stage) handOff(status int, info Info, pidfd int, copies *sync.WaitGrou
 	// keeper starts: what the jail prints in that moment reaches the
 	// terminal or the keeper, and the transcript either way.
 	stoppable := st.ptmx == nil
-	deadline := time.Now().Add(drainWindow)
-	for _, f := range []*os.File{st.outR, st.errR} {
-		if f != nil && f.SetReadDeadline(deadline) != nil {
+	pipes := slices.DeleteFunc([]*os.File{st.outR, st.errR}, func(f *os.File) bool { return f == nil })
+	if stoppable {
+		// The agent's last writes are complete in the pipes: once our
+		// copies have taken all that is queued, they can stop at once.
+		for end := time.Now().Add(drainWindow); time.Now().Before(end) && queued(pipes); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	deadline := time.Now()
+	if !stoppable {
+		deadline = deadline.Add(drainWindow)
+	}
+	for _, f := range pipes {
+		if f.SetReadDeadline(deadline) != nil {
 			stoppable = false
 		}
 	}
@@ -291,4 +303,21 @@ func noteKept(w *os.File, name string) {
 	if isTerminal(w) {
 		fmt.Fprintf(w, "aisan: processes left by the agent keep running in slot %s; 'aisan kill %s' ends them\n", name, name)
 	}
+}
+
+// queued reports whether any of the pipes holds bytes not read yet
+// (TIOCINQ is FIONREAD).
+func queued(pipes []*os.File) bool {
+	for _, f := range pipes {
+		sc, err := f.SyscallConn()
+		if err != nil {
+			return false
+		}
+		n := 0
+		sc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -185,15 +185,20 @@ func TestKeeperBackground(t *testing.T) {
 	}
 }
 
-// TestKeeperLeftoverEnds: when the leftover ends by itself, the keeper
-// records the end (the agent's status) and exits.
+// TestKeeperLeftoverEnds: all the agent printed reaches its stdout; when
+// the leftover ends by itself, the keeper records the end (the agent's
+// status) and exits.
 func TestKeeperLeftoverEnds(t *testing.T) {
 	requireSlots(t)
 	_, env := testEnv(t)
 	wt := slotWorktree(t)
-	r, took := timedRun(t, wt, env, "run", "--", "sh", "-c", `setsid sh -c 'sleep 4; echo done-late' & exit 0`)
+	r, took := timedRun(t, wt, env, "run", "--", "sh", "-c", `seq 200000; setsid sh -c 'sleep 4; echo done-late' & exit 0`)
 	if r.code != 0 || took > 3*time.Second {
 		t.Fatalf("aisan run: code %d after %v, stderr %q; want 0 before the leftover's 4s", r.code, took, r.stderr)
+	}
+	// All the agent printed reached its stdout before the hand-off.
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 200000 || lines[len(lines)-1] != "200000" {
+		t.Fatalf("the agent's stdout has %d lines, the last %q; want all 200000", len(lines), lines[len(lines)-1])
 	}
 	e := keeperOnly(t, env)
 	if e.State != "background" {
