@@ -40,9 +40,10 @@ type Handoff struct {
 	Output []*os.File
 }
 
-// drainWindow is how long, at a hand-off, the wrapper goes on copying
-// the jail's output to the user before it stops: what the agent printed
-// last is already in the pipe or the pty, and must reach the terminal.
+// drainWindow bounds how long, at a hand-off, the wrapper goes on copying
+// the jail's output to the user: what the agent printed last is in the
+// pipes or the pty already, and must reach the user, not the transcript
+// alone.
 const drainWindow = 30 * time.Millisecond
 
 // keepReadyTimeout bounds the wait for a keeper to take the slot.
@@ -53,7 +54,8 @@ const keepReadyTimeout = 5 * time.Second
 const keepDrainTimeout = 2 * time.Second
 
 // handOff offers the jail to l.Keep; on success the wrapper's copies of
-// the output stop (after the drain window) and the keeper starts reading.
+// the output stop (once the pipes are empty, within the drain window)
+// and the keeper starts reading.
 // false means the wrapper keeps the jail and waits for its end itself.
 func (st *Stage) handOff(status int, info Info, pidfd int, copies *sync.WaitGroup) bool {
 	if st.l.Keep == nil || pidfd < 0 {
@@ -99,7 +101,7 @@ func (st *Stage) handOff(status int, info Info, pidfd int, copies *sync.WaitGrou
 	} else {
 		time.Sleep(drainWindow)
 	}
-	// From here on the keeper alone reads the output.
+	// From here on the keeper reads the output.
 	release()
 	trace("handed to the keeper")
 	return true
