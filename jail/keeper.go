@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -39,9 +40,10 @@ type Handoff struct {
 	Output []*os.File
 }
 
-// drainWindow is how long, at a hand-off, the wrapper goes on copying
-// the jail's output to the user before it stops: what the agent printed
-// last is already in the pipe or the pty, and must reach the terminal.
+// drainWindow bounds how long, at a hand-off, the wrapper goes on copying
+// the jail's output to the user: what the agent printed last is in the
+// pipes or the pty already, and must reach the user, not the transcript
+// alone.
 const drainWindow = 30 * time.Millisecond
 
 // keepReadyTimeout bounds the wait for a keeper to take the slot.
@@ -75,9 +77,20 @@ func (st *Stage) HandOff(h *Handoff, release func()) {
 	// keeper starts: what the jail prints in that moment reaches the
 	// terminal or the keeper, and the transcript either way.
 	stoppable := st.ptmx == nil
-	deadline := time.Now().Add(drainWindow)
-	for _, f := range []*os.File{st.outR, st.errR} {
-		if f != nil && f.SetReadDeadline(deadline) != nil {
+	pipes := slices.DeleteFunc([]*os.File{st.outR, st.errR}, func(f *os.File) bool { return f == nil })
+	if stoppable {
+		// The agent's last writes are complete in the pipes: once our
+		// copies have taken all that is queued, they can stop at once.
+		for end := time.Now().Add(drainWindow); time.Now().Before(end) && queued(pipes); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	deadline := time.Now()
+	if !stoppable {
+		deadline = deadline.Add(drainWindow)
+	}
+	for _, f := range pipes {
+		if f.SetReadDeadline(deadline) != nil {
 			stoppable = false
 		}
 	}
@@ -86,7 +99,7 @@ func (st *Stage) HandOff(h *Handoff, release func()) {
 	} else {
 		time.Sleep(drainWindow)
 	}
-	// From here on the keeper alone reads the output.
+	// From here on the keeper reads the output.
 	release()
 	trace("handed to the keeper")
 	if st.usePTY && h.Status > 128 {
@@ -298,4 +311,21 @@ func noteKept(w *os.File, name string) {
 	if isTerminal(w) {
 		fmt.Fprintf(w, "aisan: processes left by the agent keep running in slot %s; 'aisan kill %s' ends them\n", name, name)
 	}
+}
+
+// queued reports whether any of the pipes holds bytes not read yet
+// (TIOCINQ is FIONREAD).
+func queued(pipes []*os.File) bool {
+	for _, f := range pipes {
+		sc, err := f.SyscallConn()
+		if err != nil {
+			return false
+		}
+		n := 0
+		sc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -5,12 +5,20 @@ import (
 	"github.com/aisan-dev/aisan/jail/agent"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // pidDirBinds names, for a slot, each agent directory of per-process
-// files (the agent table's PIDDirs: Claude Code's <config dir>/sessions,
-// where every running claude keeps <pid>.json) and the per-launch
-// directory bound over it.
+// files and the per-launch directory bound over it: Claude Code's
+// <config dir>/sessions, where every running claude keeps <pid>.json;
+// $XDG_RUNTIME_DIR/cc-socks, where it keeps <pid>.sock; and the two homes
+// of its background-session daemon, /tmp/cc-daemon-<uid> (the control
+// socket and the sessions' ptys) and <config dir>/daemon (its roster and
+// state). With those the jail's own, a claude in the jail never reaches
+// the host's daemon (whose background sessions run outside every jail):
+// it starts a daemon of its own, inside the jail, which then outlives the
+// interactive session as it would unjailed (the jail's keeper holds the
+// slot meanwhile), shows in 'aisan list' and ends with 'aisan kill'.
 func pidDirBinds(h Host, slotName string) []Mount {
 	look := lookupFunc(h.Env)
 	getenv := func(k string) string { v, _ := look(k); return v }
@@ -21,10 +29,18 @@ func pidDirBinds(h Host, slotName string) []Mount {
 			continue
 		}
 		for _, d := range a.PIDDirs {
+			base := map[agent.Base]string{agent.InConfig: cfg, agent.InRuntime: h.RuntimeDir, agent.InTmp: "/tmp"}[d.In]
+			if base == "" {
+				continue
+			}
+			name := d.Path
+			if strings.Contains(name, "%d") {
+				name = fmt.Sprintf(name, os.Getuid())
+			}
 			out = append(out, Mount{
 				Kind: Bind,
-				Src:  filepath.Join(h.AisanHome, "pids", slotName, a.Kind+"-"+d),
-				Dst:  filepath.Join(cfg, d),
+				Src:  filepath.Join(h.AisanHome, "pids", slotName, a.Kind+"-"+d.Key),
+				Dst:  filepath.Join(base, name),
 			})
 		}
 	}
@@ -50,6 +66,7 @@ func previewPIDDirs(h Host, slotName string) []Mount {
 // mount point and creates nothing on the host itself.
 func preparePIDDirs(h Host, slotName string) ([]Mount, error) {
 	binds := pidDirBinds(h, slotName)
+	var out []Mount
 	for _, b := range binds {
 		if err := os.RemoveAll(b.Src); err != nil {
 			return nil, fmt.Errorf("clearing %s: %w", b.Src, err)
@@ -57,9 +74,20 @@ func preparePIDDirs(h Host, slotName string) ([]Mount, error) {
 		if err := os.MkdirAll(b.Src, 0o700); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", b.Src, err)
 		}
-		if err := os.MkdirAll(b.Dst, 0o700); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", b.Dst, err)
+		// A mount point that cannot be made, or is not a directory of
+		// ours (in the shared /tmp: another user's, or a symlink planted
+		// there), is left alone: nothing is bound over it, and claude
+		// refuses such a directory by itself.
+		if os.MkdirAll(b.Dst, 0o700) == nil && ownDirNoFollow(b.Dst) {
+			out = append(out, b)
 		}
 	}
-	return binds, nil
+	return out, nil
+}
+
+// ownDirNoFollow reports whether p itself (not a symlink's target) is a
+// directory of ours.
+func ownDirNoFollow(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&os.ModeSymlink == 0 && ownDir(p)
 }

@@ -200,23 +200,23 @@ func checkJailView(t *testing.T, out, slot string, m marker) jailView {
 // env's AISAN_HOME, and returns its transcript as 'aisan logs' prints it.
 func checkSlotAfter(t *testing.T, env []string, slot, kind, dir string) string {
 	t.Helper()
-	entries := slotList(t, env)
+	entries := keeperList(t, env)
 	e, ok := entries[slot]
 	if len(entries) != 1 || !ok {
 		t.Fatalf("aisan list --json shows %v, want the one slot %s", entries, slot)
 	}
 	if e.State == "background" {
-		// The marker the agent started in its jail (and that the guard
-		// kept it from pkill-ing) outlives the agent, so a keeper holds
-		// the jail; aisan kill ends it, and the record keeps the agent's
-		// own status.
-		if r := aisan(t, env, "", "kill", slot); r.code != 0 {
-			t.Fatalf("aisan kill %s of the background jail: exit %d\n%s%s", slot, r.code, r.stdout, r.stderr)
+		// The agent's tool left a process (the guard tests' pkill
+		// victim, started with setsid): it lives on after the agent, as
+		// unjailed, until the slot is killed; the agent's own status
+		// is recorded.
+		if e.AgentStatus == nil || *e.AgentStatus != 0 {
+			t.Errorf("background slot %+v: want agent_status 0", e)
 		}
-		waitFor(t, 10*time.Second, "the background jail to end after aisan kill", func() bool {
-			e = slotList(t, env)[slot]
-			return e.State == "exited"
-		})
+		if r := aisan(t, env, "", "kill", "--signal", "KILL", slot); r.code != 0 {
+			t.Fatalf("aisan kill %s: %d %s", slot, r.code, r.stderr)
+		}
+		e = keeperList(t, env)[slot]
 	}
 	if e.Kind != kind || e.Worktree != dir || e.State != "exited" || e.ExitStatus == nil || *e.ExitStatus != 0 {
 		t.Errorf("aisan list --json: %+v\nwant kind %s, worktree %s, exited with status 0", e, kind, dir)

@@ -38,10 +38,12 @@ type Agent struct {
 	ConfigEnv string
 	// History is the prompt-history file's name inside ConfigDir, or "".
 	History string
-	// PIDDirs are directories inside ConfigDir where the agent keeps a
-	// file per running process, named by its PID: every jail numbers its
-	// processes from 1, so each launch gets its own directory over these.
-	PIDDirs []string
+	// PIDDirs are directories where the agent keeps a file per running
+	// process, named by its PID, or state of a daemon that must run in
+	// the jail that asked for it: every jail numbers its processes from 1,
+	// and a jailed agent must never reach a daemon outside, so each launch
+	// gets its own directory over these.
+	PIDDirs []PIDDir
 	// InstallHint is the command that installs the agent.
 	InstallHint string
 	// Credentials are the credential files, relative to ConfigDir.
@@ -72,12 +74,40 @@ type Agent struct {
 	SkipPermissions []string
 }
 
+// PIDDir is one of an agent's per-process directories.
+type PIDDir struct {
+	// In is what Path is relative to.
+	In Base
+	// Path is the directory's name there; %d stands for the user's uid.
+	Path string
+	// Key names the per-launch directory aisan binds over it.
+	Key string
+}
+
+// Base is a directory agent paths are relative to.
+type Base int
+
+// The bases of PIDDir paths.
+const (
+	InConfig  Base = iota // the agent's configuration directory
+	InRuntime             // $XDG_RUNTIME_DIR (skipped when unset)
+	InTmp                 // /tmp
+)
+
 // Claude is Claude Code.
 var Claude = Agent{
-	Kind:        "claude",
-	Binary:      "claude",
-	Name:        "Claude Code",
-	PIDDirs:     []string{"sessions"},
+	Kind:   "claude",
+	Binary: "claude",
+	Name:   "Claude Code",
+	// sessions/<pid>.json and $XDG_RUNTIME_DIR/cc-socks/<pid>.sock are
+	// per process; the background-session daemon keeps its control
+	// socket in /tmp/cc-daemon-<uid> and its roster in daemon/.
+	PIDDirs: []PIDDir{
+		{In: InConfig, Path: "sessions", Key: "sessions"},
+		{In: InConfig, Path: "daemon", Key: "daemon"},
+		{In: InTmp, Path: "cc-daemon-%d", Key: "daemon-tmp"},
+		{In: InRuntime, Path: "cc-socks", Key: "socks"},
+	},
 	ConfigDir:   ".claude",
 	ConfigEnv:   "CLAUDE_CONFIG_DIR",
 	History:     "history.jsonl",
