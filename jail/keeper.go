@@ -307,9 +307,9 @@ func waitPidfd(fd int) {
 
 // noteKept tells a user at a terminal that the jail lives on. Scripts see
 // nothing: unjailed, the agent's leftovers would not be announced either.
-func noteKept(w *os.File, name string) {
+func noteKept(say Say, w *os.File, name string) {
 	if isTerminal(w) {
-		fmt.Fprintf(w, "aisan: processes left by the agent keep running in slot %s; 'aisan kill %s' ends them\n", name, name)
+		say(Plain, fmt.Sprintf("processes left by the agent keep running in slot %s; 'aisan kill %s' ends them", name, name))
 	}
 }
 

@@ -2,7 +2,6 @@ package jail
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -16,7 +15,7 @@ import (
 // [slot.DefaultPrune], and the history copies no live slot can be using
 // (merged into the host files first). Problems are warnings: the launch
 // itself went well.
-func pruneState(h Host, warn io.Writer) {
+func pruneState(h Host, say Say) {
 	// At most once an hour: it runs after the agent ended, while the
 	// user's shell waits for the prompt, and the state grows slowly.
 	mark := filepath.Join(h.AisanHome, ".pruned")
@@ -35,7 +34,7 @@ func pruneState(h Host, warn io.Writer) {
 	live, errs := reg.Prune(slot.DefaultPrune, now)
 	errs = append(errs, history.Prune(h.AisanHome, historyDirs(h), live, slot.DefaultPrune.MaxAge, now)...)
 	for _, err := range errs {
-		fmt.Fprintf(warn, "aisan: warning: pruning old state: %v\n", err)
+		say(Warning, fmt.Sprintf("pruning old state: %v", err))
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -30,7 +29,7 @@ type scoper struct {
 // newScoper connects to the user manager. Without one the launch goes on
 // unscoped (said once on stderr), unless AISAN_REQUIRE_SCOPE=1 makes that a
 // refusal.
-func newScoper(ctx context.Context, getenv func(string) string, limits Limits, stderr io.Writer) (*scoper, error) {
+func newScoper(ctx context.Context, getenv func(string) string, limits Limits, say Say) (*scoper, error) {
 	if getenv(EnvNoScope) == "1" {
 		return nil, nil
 	}
@@ -58,7 +57,7 @@ func newScoper(ctx context.Context, getenv func(string) string, limits Limits, s
 		if isNoManager {
 			reason = "no systemd user manager (" + nm.Reason + ")"
 		}
-		fmt.Fprintf(stderr, "aisan: note: %s: running without a scope; 'aisan preflight' says how to get one, %s=1 silences this\n", reason, EnvNoScope)
+		say(Note, fmt.Sprintf("%s: running without a scope; 'aisan preflight' says how to get one, %s=1 silences this", reason, EnvNoScope))
 		return nil, nil
 	}
 	return &scoper{m: m, limits: systemd.Limits(limits)}, nil
@@ -71,7 +70,7 @@ func (s *scoper) close() {
 }
 
 // place starts the slot's scope around pid and records its name.
-func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, stderr io.Writer) error {
+func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, say Say) error {
 	unit := systemd.UnitName(sl.Name())
 	err := s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pid, s.limits)
 	if errors.Is(err, systemd.ErrUnitExists) {
@@ -95,11 +94,11 @@ func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, stderr io.Wr
 		v1, _ := systemd.V1Controllers()
 		if derr == nil {
 			if err := systemd.CheckDelegation(s.limits, delegated, v1); err != nil {
-				fmt.Fprintf(stderr, "aisan: warning: %v\n", err)
+				say(Warning, err.Error())
 				var h interface{ Hints() []string }
 				if errors.As(err, &h) {
 					for _, l := range h.Hints() {
-						fmt.Fprintf(stderr, "aisan: hint: %s\n", l)
+						say(Hint, l)
 					}
 				}
 			}

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
@@ -39,6 +38,9 @@ type Request struct {
 	KindEnv func(home, cwd string, getenv func(string) string) ([]string, error)
 	// Strict, when set, asks for a strict (allow-list) box.
 	Strict *StrictRequest
+	// Say takes the warnings and notes a launch has for the user (the
+	// command layer prints them); nil drops them.
+	Say Say
 }
 
 // Command returns the argv a request runs.
@@ -334,7 +336,10 @@ type Stdio struct {
 // which runs in reverse when the launch returns.
 func Launch(ctx context.Context, req Request, stdio Stdio) (int, error) {
 	trace("start")
-	l := &launch{ctx: ctx, req: req, stdio: stdio}
+	l := &launch{ctx: ctx, req: req, stdio: stdio, say: req.Say}
+	if l.say == nil {
+		l.say = discard
+	}
 	defer l.unwind(0)
 	var err error
 	for _, step := range []func() error{l.resolve, l.takeSlot, l.prepareFiles, l.startServices, l.startJail, l.runSession} {
@@ -362,6 +367,7 @@ type launch struct {
 	ctx   context.Context
 	req   Request
 	stdio Stdio
+	say   Say
 	undo  []func()
 	// session is where the session's part of undo starts: it is undone
 	// before the slot's end is recorded, the rest after.
@@ -389,9 +395,8 @@ type launch struct {
 
 // placed is the outcome of putting the stage in its scope.
 type placed struct {
-	sc       *scoper
-	err      error
-	warnings []byte
+	sc  *scoper
+	err error
 }
 
 func (l *launch) defer_(f func()) { l.undo = append(l.undo, f) }
@@ -524,22 +529,22 @@ func (l *launch) takeSlot() error {
 	go func() {
 		sc, err := conn.wait()
 		if err == nil && sc == nil && req.Limits != (Limits{}) {
-			fmt.Fprintln(conn.warnings, "aisan: warning: the resource limits are not applied: this jail has no systemd scope")
+			conn.said.say(Warning, "the resource limits are not applied: this jail has no systemd scope")
 		}
 		if err == nil && sc != nil {
-			if err = sc.place(l.ctx, sl, pid, conn.warnings); err != nil {
+			if err = sc.place(l.ctx, sl, pid, conn.said.say); err != nil {
 				sc.close()
 				sc = nil
 			}
 		}
-		l.placement <- placed{sc: sc, err: err, warnings: conn.warnings.Bytes()}
+		l.placement <- placed{sc: sc, err: err}
 	}()
 	var done *placed
 	l.waitPlaced = func() placed {
 		if done == nil {
 			p := <-l.placement
 			done = &p
-			l.stdio.Err.Write(p.warnings)
+			conn.said.replay(l.say)
 		}
 		return *done
 	}
@@ -566,7 +571,7 @@ func (l *launch) prepareFiles() error {
 		}
 		l.defer_(func() {
 			if err := history.MergeBack(h.AisanHome, sl.Name(), string(req.Kind), historyDirs(h)); err != nil {
-				fmt.Fprintf(l.stdio.Err, "aisan: warning: %v\n", err)
+				l.say(Warning, err.Error())
 			}
 		})
 		if prep.PIDDirs, err = preparePIDDirs(h, sl.Name()); err != nil {
@@ -597,7 +602,7 @@ func (l *launch) prepareFiles() error {
 		return fmt.Errorf("creating the bus mask file: %w", err)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintf(l.stdio.Err, "aisan: warning: %s\n", w)
+		l.say(Warning, w)
 	}
 	return nil
 }
@@ -608,7 +613,7 @@ func (l *launch) prepareFiles() error {
 func (l *launch) startServices() error {
 	s := l.s
 	if s.Strict != nil {
-		after, err := prepareStrict(l.ctx, s, l.stdio.Err)
+		after, err := prepareStrict(l.ctx, s, l.say)
 		if err != nil {
 			return err
 		}
@@ -682,7 +687,7 @@ func (l *launch) recordInit(info Info) {
 			r.Mode = "strict"
 		}
 	}); err != nil {
-		fmt.Fprintf(l.stdio.Err, "aisan: warning: recording slot %s: %v\n", l.sl.Name(), err)
+		l.say(Warning, fmt.Sprintf("recording slot %s: %v", l.sl.Name(), err))
 	}
 }
 
@@ -716,15 +721,15 @@ func (l *launch) recordEnd() error {
 		// The keeper holds the slot now (its copy of the lock), and
 		// records the end when the jail's last process is gone.
 		sl.Release()
-		noteKept(l.stdio.Err, sl.Name())
-		pruneState(l.h, l.stdio.Err)
+		noteKept(l.say, l.stdio.Err, sl.Name())
+		pruneState(l.h, l.say)
 		return nil
 	}
 	if err := sl.Finish(l.status); err != nil {
-		fmt.Fprintf(l.stdio.Err, "aisan: warning: recording the end of slot %s: %v\n", sl.Name(), err)
+		l.say(Warning, fmt.Sprintf("recording the end of slot %s: %v", sl.Name(), err))
 	}
 	sl.Release()
-	pruneState(l.h, l.stdio.Err)
+	pruneState(l.h, l.say)
 	trace("end recorded")
 	return nil
 }
@@ -846,25 +851,6 @@ func lookupFunc(env []string) func(string) (string, bool) {
 	}
 }
 
-// lockedBuffer collects messages from a goroutine, to print them in order.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *lockedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf
-}
-
 // RuntimeDir is $XDG_RUNTIME_DIR, or /run/user/UID when the variable is
 // unset and that directory exists and belongs to us: the user manager and
 // the bus listen there all the same, and a jail must hide them.
@@ -978,21 +964,21 @@ func otherRuntimeDir(h Host, bus busproxy.Plan) (dirs, sockets []string) {
 // managerConn is a connection to the user manager being made in the
 // background.
 type managerConn struct {
-	done     chan struct{}
-	sc       *scoper
-	err      error
-	taken    bool
-	warnings *lockedBuffer
+	done  chan struct{}
+	sc    *scoper
+	err   error
+	taken bool
+	said  *sayBuffer
 }
 
 // connectManager starts connecting to the user manager (or deciding that
 // there is none) for a launch on host h.
 func connectManager(ctx context.Context, h Host, limits Limits) *managerConn {
 	getenv := managerEnv(h)
-	c := &managerConn{done: make(chan struct{}), warnings: &lockedBuffer{}}
+	c := &managerConn{done: make(chan struct{}), said: &sayBuffer{}}
 	go func() {
 		defer close(c.done)
-		c.sc, c.err = newScoper(ctx, getenv, limits, c.warnings)
+		c.sc, c.err = newScoper(ctx, getenv, limits, c.said.say)
 	}()
 	return c
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"github.com/aisan-dev/aisan/jail/boxinit"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,7 +224,7 @@ func TestPrepareStrictWritesEnvFile(t *testing.T) {
 		Spec:   Spec{Egress: []Endpoint{{Name: "anthropic", Backend: "anthropic"}}, EnvFile: filepath.Join(dir, "box.env")},
 		Strict: &StrictPlan{},
 	}
-	after, err := prepareStrict(context.Background(), s, io.Discard)
+	after, err := prepareStrict(context.Background(), s, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +242,7 @@ func TestPrepareStrictWritesEnvFile(t *testing.T) {
 	}
 	s.Request.Strict.StartEgress = nil
 	os.RemoveAll(filepath.Join(dir, "egress"))
-	if _, err := prepareStrict(context.Background(), s, io.Discard); !errors.Is(err, ErrNoBackend) {
+	if _, err := prepareStrict(context.Background(), s, discard); !errors.Is(err, ErrNoBackend) {
 		t.Fatalf("no starter: %v", err)
 	}
 }

@@ -497,7 +497,7 @@ var ErrNoBackend = errors.New("this egress backend is not built yet")
 // slot's run directory exists: the state directory and its seed, the
 // generated gitconfig, the egress services. It returns what to do after
 // the box ends.
-func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), error) {
+func prepareStrict(ctx context.Context, s *Session, say Say) (func(), error) {
 	sp := s.Strict
 	o := sp.Options
 	if o.StateDir != "" {
@@ -515,10 +515,10 @@ func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), err
 				return nil, fmt.Errorf("importing the user's MCP servers: %w", err)
 			}
 			if p.Summary != "" {
-				fmt.Fprintf(warn, "aisan: %s\n", p.Summary)
+				say(Plain, p.Summary)
 			}
 			for _, l := range p.Lines {
-				fmt.Fprintf(warn, "aisan:   %s\n", l)
+				say(Plain, "  "+l)
 			}
 		}
 	}
@@ -567,7 +567,7 @@ func prepareStrict(ctx context.Context, s *Session, warn io.Writer) (func(), err
 	return func() {
 		stop()
 		for _, m := range gitpin.Sweep(sp.Git) {
-			fmt.Fprintf(warn, "aisan: warning: %s\n", m)
+			say(Warning, m)
 		}
 	}, nil
 }

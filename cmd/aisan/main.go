@@ -168,6 +168,19 @@ func usageErr(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// say prints what the packages have to tell the user, in aisan's one
+// format: "aisan: warning: …", "aisan: note: …", "aisan: hint: …", or
+// "aisan: …" for a plain line.
+func say(w io.Writer) jail.Say {
+	return func(level jail.Level, text string) {
+		if level == jail.Plain {
+			fmt.Fprintf(w, "aisan: %s\n", text)
+			return
+		}
+		fmt.Fprintf(w, "aisan: %s: %s\n", level, text)
+	}
+}
+
 // withHint adds fix-it lines to err (see [jail.HintedError]).
 func withHint(err error, hints ...string) error {
 	return jail.WithHints(err, hints...)

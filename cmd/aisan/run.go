@@ -179,7 +179,7 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 	if err != nil {
 		return err
 	}
-	req := jail.Request{Kind: kind, Args: rest, Limits: limits}
+	req := jail.Request{Kind: kind, Args: rest, Limits: limits, Say: say(os.Stderr)}
 	if kind == jail.KindOpencode {
 		req.KindEnv = opencodeEnv
 	}
