@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -107,7 +108,7 @@ func editFile(path string, create bool, edit func([]byte) ([]byte, bool, error))
 		mode = fi.Mode().Perm()
 		owner, _ = fi.Sys().(*syscall.Stat_t)
 		bak := target + BackupSuffix
-		if err := writeAtomic(bak, src, mode, owner, nil); err != nil {
+		if err := atomicfile.Write(bak, src, atomicfile.Options{Mode: mode, Sync: true, Owner: fileOwner(owner)}); err != nil {
 			return res, fmt.Errorf("backing up %q: %w", target, err)
 		}
 		res.Backup = bak
@@ -129,8 +130,8 @@ func editFile(path string, create bool, edit func([]byte) ([]byte, bool, error))
 		}
 		return nil
 	}
-	if err := writeAtomic(target, out, mode, owner, unchanged); err != nil {
-		return res, fmt.Errorf("writing %q: %w", target, err)
+	if err := atomicfile.Write(target, out, atomicfile.Options{Mode: mode, Sync: true, Owner: fileOwner(owner), BeforeRename: unchanged}); err != nil {
+		return res, err
 	}
 	res.Changed = true
 	return res, nil
@@ -164,51 +165,10 @@ func resolve(path string) (string, error) {
 	}
 }
 
-// writeAtomic replaces path with data: a temporary file in the same
-// directory, written, synced, given mode (and owner, when we may), then
-// renamed over path once check passes.
-func writeAtomic(path string, data []byte, mode fs.FileMode, owner *syscall.Stat_t, check func() error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
+// fileOwner is the owner a rewritten file keeps (nil: a new file, ours).
+func fileOwner(st *syscall.Stat_t) *atomicfile.Owner {
+	if st == nil {
+		return nil
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if owner != nil && (int(owner.Uid) != os.Geteuid() || int(owner.Gid) != os.Getegid()) {
-		// Root fixing a user's file must not leave it owned by root.
-		// Best effort: a user may not give a file to a group they are not in.
-		_ = f.Chown(int(owner.Uid), int(owner.Gid))
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if check != nil {
-		if err := check(); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return &atomicfile.Owner{UID: int(st.Uid), GID: int(st.Gid)}
 }

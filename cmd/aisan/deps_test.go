@@ -28,7 +28,7 @@ var forbidden = []struct {
 		mod + "/hooks/...":  "what the hooks package knows reaches the jail as data from cmd/aisan",
 	}},
 	{mod + "/egress/...", map[string]string{
-		mod + "/jail":          "egress knows sockets, not mounts (jail/agent, a leaf of data, excepted)",
+		mod + "/jail":          "egress knows sockets, not mounts (the leaves jail/agent and jail/atomicfile excepted)",
 		mod + "/jail/slot":     "egress knows sockets, not slots",
 		mod + "/jail/bindspec": "egress knows sockets, not mounts",
 		mod + "/systemd/...":   "egress does not manage units",

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -156,35 +156,10 @@ func (o *object) encode(pretty bool) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// writeAtomic replaces path with data, mode 0600, through a new file in the
-// same directory (O_EXCL, so a planted file or link is never written
-// through) renamed over the old one.
+// writeAtomic replaces a credential file durably, mode 0600 (see
+// atomicfile: a planted file or link is never written through).
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.aisan-%d-%d.tmp", filepath.Base(path), os.Getpid(), time.Now().UnixNano()))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, data, atomicfile.Options{Mode: 0o600, Sync: true})
 }
 
 // postJSON sends a refresh request and decodes a 2xx answer into out. The
