@@ -200,7 +200,7 @@ func checkJailView(t *testing.T, out, slot string, m marker) jailView {
 // env's AISAN_HOME, and returns its transcript as 'aisan logs' prints it.
 func checkSlotAfter(t *testing.T, env []string, slot, kind, dir string) string {
 	t.Helper()
-	entries := keeperList(t, env)
+	entries := slotList(t, env)
 	e, ok := entries[slot]
 	if len(entries) != 1 || !ok {
 		t.Fatalf("aisan list --json shows %v, want the one slot %s", entries, slot)
@@ -216,7 +216,7 @@ func checkSlotAfter(t *testing.T, env []string, slot, kind, dir string) string {
 		if r := aisan(t, env, "", "kill", "--signal", "KILL", slot); r.code != 0 {
 			t.Fatalf("aisan kill %s: %d %s", slot, r.code, r.stderr)
 		}
-		e = keeperList(t, env)[slot]
+		e = slotList(t, env)[slot]
 	}
 	if e.Kind != kind || e.Worktree != dir || e.State != "exited" || e.ExitStatus == nil || *e.ExitStatus != 0 {
 		t.Errorf("aisan list --json: %+v\nwant kind %s, worktree %s, exited with status 0", e, kind, dir)

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,34 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keeperEntry is 'aisan list --json' with the fields of a kept slot.
-type keeperEntry struct {
-	slotEntry
-	AgentEnd    string `json:"agent_end"`
-	AgentStatus *int   `json:"agent_status"`
-}
-
-func keeperList(t *testing.T, env []string) map[string]keeperEntry {
-	t.Helper()
-	r := aisan(t, env, "", "list", "--json")
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("aisan list --json: code %d, stderr %q", r.code, r.stderr)
-	}
-	var entries []keeperEntry
-	if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil {
-		t.Fatalf("aisan list --json printed %q: %v", r.stdout, err)
-	}
-	m := map[string]keeperEntry{}
-	for _, e := range entries {
-		m[e.Slot] = e
-	}
-	return m
-}
-
 // keeperOnly returns the one slot of the registry.
-func keeperOnly(t *testing.T, env []string) keeperEntry {
+func keeperOnly(t *testing.T, env []string) slotEntry {
 	t.Helper()
-	m := keeperList(t, env)
+	m := slotList(t, env)
 	if len(m) != 1 {
 		t.Fatalf("registry lists %d slots, want 1: %+v", len(m), m)
 	}
@@ -160,7 +135,7 @@ func TestKeeperBackground(t *testing.T) {
 	if r2.code != 0 {
 		t.Fatalf("a second launch: code %d, stderr %q", r2.code, r2.stderr)
 	}
-	m := keeperList(t, env)
+	m := slotList(t, env)
 	if len(m) != 2 || m[e.Slot].State != "background" || m[e.Slot+"-2"].State != "exited" {
 		t.Fatalf("after a second launch in the worktree: %+v; want %s still background and %s-2 exited", m, e.Slot, e.Slot)
 	}
@@ -172,7 +147,7 @@ func TestKeeperBackground(t *testing.T) {
 		t.Fatalf("aisan kill %s: code %d, stdout %q, stderr %q", e.Slot, r.code, r.stdout, r.stderr)
 	}
 	t.Logf("aisan kill of the background slot took %v", time.Since(t0))
-	after := keeperList(t, env)[e.Slot]
+	after := slotList(t, env)[e.Slot]
 	if after.State != "exited" || after.End == "" || after.ExitStatus == nil || *after.ExitStatus != 3 {
 		t.Errorf("after aisan kill: %+v, want exited with the agent's status 3 and an end", after)
 	}
@@ -363,7 +338,7 @@ func TestKeeperClaudeBackgroundSession(t *testing.T) {
 	if len(after) > len(before) {
 		t.Errorf("the host's %s gained entries (%d → %d): the jailed claude reached the host's daemon directory", hostDaemon, len(before), len(after))
 	}
-	e := keeperList(t, env)[slot]
+	e := slotList(t, env)[slot]
 	if e.State != "background" {
 		t.Fatalf("after claude --bg returned: %+v, want background (its daemon lives on in the jail)", e)
 	}
@@ -373,7 +348,7 @@ func TestKeeperClaudeBackgroundSession(t *testing.T) {
 	if r := aisan(t, env, "", "kill", slot); r.code != 0 {
 		t.Fatalf("aisan kill %s: %d %s", slot, r.code, r.stderr)
 	}
-	if got := keeperList(t, env)[slot]; got.State != "exited" {
+	if got := slotList(t, env)[slot]; got.State != "exited" {
 		t.Errorf("after aisan kill: %+v, want exited", got)
 	}
 	if n := len(inNamespace(e.PidNSInode, "claude")); n != 0 {

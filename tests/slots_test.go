@@ -31,6 +31,9 @@ type slotEntry struct {
 	Unit        string `json:"unit"`
 	State       string `json:"state"`
 	IdleSeconds *int64 `json:"idle_seconds"`
+	// A kept slot's (see keeper_test.go).
+	AgentEnd    string `json:"agent_end"`
+	AgentStatus *int   `json:"agent_status"`
 }
 
 // slotList runs 'aisan list --json' and fails on any warning: in these
