@@ -3,12 +3,39 @@
 //
 // # Pipeline
 //
-// A preset ([DenyList], [Strict]) is a pure function from options and host
-// facts to a [Spec]. [Validate] checks the Spec with a list of named
+// Facts first, then decisions: [GatherHost] (with [Host.GatherFacts])
+// reads everything about the machine a plan depends on, once, into one
+// [Host], bwrap's version included (cached by the binary's identity). A
+// preset ([DenyList], [Strict]) is then a pure function from options and
+// that Host to a [Spec]. [Validate] checks the Spec with a list of named
 // checks. [Compile] turns it into bwrap arguments without looking at the
 // host. [Launch] runs the result. `aisan explain` prints the same Spec and
 // the same compiled argv that Launch would run, so what a reviewer reads is
-// what runs.
+// what runs. (The strict planner still reads the files it plans from, the
+// repository's git layout and the agent's binaries, as it goes.)
+//
+// # A launch
+//
+// [Launch] is a fixed sequence of phases over one launch value (see
+// session.go): resolve (host facts, the command, service mode) → takeSlot
+// (the slot, while the stage process starts and the user manager's
+// connection opens, in parallel; then the scope's placement starts in the
+// background) → prepareFiles (runtime dirs, history copies, PID dirs, the
+// plan) → startServices (a strict box's egress, relays and MCP servers; the
+// bus proxy; the transcript) → startJail (the stage is loaded, waits for
+// its placement, is released, and the init bwrap reports is recorded) →
+// runSession (signals to the agent until the jail ends, or a keeper takes a
+// jail its agent left) → recordEnd. What a phase sets up is undone in
+// reverse, the session's part before the end is recorded. The stage's own
+// side has the same shape ([Stage.Load], [Stage.Release], [Stage.Started],
+// [Stage.Wait], [Stage.HandOff]); nothing calls back into the launcher.
+// Which descriptor means what from the wrapper to the agent is written
+// down once, with its constants, in package boxinit (fds.go).
+//
+// Three programs start per launch: aisan, and twice the lean aisan-init
+// (the stage, then the jail's PID 1), which links only package boxinit
+// and the in-box relay, so that each start costs what a small Go program
+// costs rather than what the whole aisan binary does.
 //
 // # Threat model
 //
