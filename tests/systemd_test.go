@@ -778,3 +778,51 @@ func BenchmarkScopeStart(b *testing.B) {
 		})
 	}
 }
+
+// TestScopeOverSessionBus: with no private socket to reach (a runtime
+// directory without systemd/private), the manager is reached over the
+// session bus, where its job signals come only through a match rule and a
+// subscription; a scope still starts, its job's end is seen, and the
+// process lands in it. The same connection also does go-systemd's calls.
+func TestScopeOverSessionBus(t *testing.T) {
+	requireUserManager(t)
+	bus := os.Getenv("DBUS_SESSION_BUS_ADDRESS")
+	if bus == "" {
+		bus = "unix:path=" + filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "bus")
+	}
+	rt := t.TempDir()
+	getenv := func(k string) string {
+		switch k {
+		case "XDG_RUNTIME_DIR":
+			return rt
+		case "DBUS_SESSION_BUS_ADDRESS":
+			return bus
+		}
+		return os.Getenv(k)
+	}
+	ctx := testCtx(t)
+	m, err := systemd.Connect(ctx, getenv)
+	if err != nil {
+		t.Fatalf("connecting over the session bus: %v", err)
+	}
+	t.Cleanup(m.Close)
+	if !strings.HasPrefix(m.Via(), "session bus") {
+		t.Fatalf("reached the manager via %q, want the session bus (the test proves nothing otherwise)", m.Via())
+	}
+	unit := systemd.UnitName(testSlot(t))
+	stoppedAtCleanup(t, m, unit)
+	p := startStaged(t, "exit 0")
+	start := time.Now()
+	if err := m.StartScope(ctx, unit, "over the bus", p.cmd.Process.Pid, systemd.Limits{}); err != nil {
+		t.Fatalf("StartScope over the session bus: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("StartScope took %v: the job's end was not seen, only the timeout", d)
+	}
+	if cg, err := systemd.ProcCgroup(p.cmd.Process.Pid); err != nil || !strings.HasSuffix(cg, "/"+unit) {
+		t.Fatalf("the process is in %q (%v), want the scope %s", cg, err, unit)
+	}
+	if st, err := m.Status(ctx, unit); err != nil || st.ActiveState != "active" {
+		t.Errorf("status of the scope over the same connection: %+v %v", st, err)
+	}
+}
