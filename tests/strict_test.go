@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -440,6 +441,14 @@ func TestStrictEgressRelay(t *testing.T) {
 // capability is left.
 func TestStrictNoHostSecretsByOtherChannels(t *testing.T) {
 	repo, _, env := strictRepo(t)
+	// Credentials, the session keyring among them, belong to a thread: a
+	// process without a session keyring that adds a key gets one on the
+	// calling thread only, and a child forked from another thread of ours
+	// would not have it (the control would fail, the check inside would
+	// pass for nothing). So the key is added, and every child started,
+	// from this one thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	desc := fmt.Sprintf("aisan-strict-test-%d", time.Now().UnixNano())
 	id, err := unix.AddKey("user", desc, []byte("host-secret"), unix.KEY_SPEC_SESSION_KEYRING)
 	need(t, "a session keyring for the test user", err)
