@@ -324,6 +324,10 @@ func attackState(home, rundir, victim string) int {
 	dirs, _ := filepath.Glob(filepath.Join(rundir, "*"))
 	err = os.ErrNotExist
 	for _, d := range dirs {
+		if fi, serr := os.Lstat(d); serr != nil || !fi.IsDir() {
+			// Not a slot's directory (aisan's bwrap version cache).
+			continue
+		}
 		if err = os.Rename(d, d+".moved"); err == nil {
 			break
 		}
