@@ -124,7 +124,6 @@ type Stage struct {
 	outR, errR            *os.File // tee pipes' read ends; errR nil when shared with outR
 	early                 *headBuffer
 	sigs                  chan os.Signal
-	notified              chan struct{} // closed once sigs catches the signals
 	done                  bool
 
 	// Set by Load.
@@ -153,16 +152,7 @@ type Stage struct {
 func (l *Launcher) Start() (*Stage, error) {
 	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}, pidfd: -1}
 	st.sigs = make(chan os.Signal, 32)
-	// Catching the signals costs a millisecond or two here (the runtime
-	// starts its signal thread and hands it each signal in turn), and they
-	// need only be caught by the time the jail is released: until then a
-	// ^C ends us as it would any program, and the stage waiting at its
-	// gate goes away with us.
-	st.notified = make(chan struct{})
-	go func() {
-		signal.Notify(st.sigs, boxinit.Notifiable()...)
-		close(st.notified)
-	}()
+	signal.Notify(st.sigs, boxinit.Notifiable()...)
 	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
 	// A pty only for a real terminal session (both directions): a
 	// redirected stream must stay what it is, byte for byte.
@@ -177,7 +167,7 @@ func (l *Launcher) Start() (*Stage, error) {
 			c.Close()
 		}
 		if !ok {
-			st.stopSignals()
+			signal.Stop(st.sigs)
 			st.closeOurs()
 		}
 	}()
@@ -352,7 +342,7 @@ func (st *Stage) Abort() {
 	}
 	st.abortStage()
 	st.closeOurs()
-	st.stopSignals()
+	signal.Stop(st.sigs)
 }
 
 // StopSignals ends the catching of forwarded signals that Start began.
@@ -360,19 +350,13 @@ func (st *Stage) Abort() {
 // while the end is recorded must not cut that short.
 func (st *Stage) StopSignals() {
 	if st != nil {
-		st.stopSignals()
+		signal.Stop(st.sigs)
 	}
-}
-
-func (st *Stage) stopSignals() {
-	<-st.notified
-	signal.Stop(st.sigs)
 }
 
 // Interrupted reports a signal that arrived while the launch was being
 // prepared, without waiting.
 func (st *Stage) Interrupted() error {
-	<-st.notified
 	select {
 	case s := <-st.sigs:
 		return &InterruptedError{Signal: s.(syscall.Signal)}

@@ -470,42 +470,37 @@ func (l *launch) resolve() error {
 // step (the manager runs a job), and runs while the jail is prepared.
 func (l *launch) takeSlot() error {
 	h, req := l.h, l.req
-	conn := connectManager(l.ctx, h, req.Limits)
-	l.defer_(conn.discard)
-	// The slot is taken in the background while this goroutine starts the
-	// stage, the longer of the two (a fork and an exec): a goroutine
-	// started here waits for a thread to wake, which cost more than the
-	// slot's few file operations.
-	type acquired struct {
-		sl  *slot.Slot
+	type started struct {
+		st  *Stage
 		err error
 	}
-	slotc := make(chan acquired, 1)
+	stagec := make(chan started, 1)
 	go func() {
-		reg, err := slot.Open(h.AisanHome)
-		var sl *slot.Slot
-		if err == nil {
-			if l.svc != nil {
-				sl, err = reg.AcquireNamed(l.svc.name, string(KindService), h.Cwd)
-			} else {
-				sl, err = reg.Acquire(h.Cwd, string(req.Kind))
-			}
-		}
-		if errors.Is(err, syscall.EROFS) {
-			err = fmt.Errorf("refusing to launch: the state dir %s is read-only here, as it is inside every aisan jail, so a new jail could not be listed or killed from the host (%w)", h.AisanHome, err)
-		}
-		slotc <- acquired{sl, err}
+		st, err := l.lr.Start()
+		stagec <- started{st, err}
 	}()
-	st, serr := l.lr.Start()
-	a := <-slotc
-	sl, err := a.sl, a.err
-	if serr != nil {
+	conn := connectManager(l.ctx, h, req.Limits)
+	l.defer_(conn.discard)
+	reg, err := slot.Open(h.AisanHome)
+	var sl *slot.Slot
+	if err == nil {
+		if l.svc != nil {
+			sl, err = reg.AcquireNamed(l.svc.name, string(KindService), h.Cwd)
+		} else {
+			sl, err = reg.Acquire(h.Cwd, string(req.Kind))
+		}
+	}
+	if errors.Is(err, syscall.EROFS) {
+		err = fmt.Errorf("refusing to launch: the state dir %s is read-only here, as it is inside every aisan jail, so a new jail could not be listed or killed from the host (%w)", h.AisanHome, err)
+	}
+	sc := <-stagec
+	if sc.err != nil {
 		if sl != nil {
 			sl.Abandon()
 		}
-		return serr
+		return sc.err
 	}
-	l.st = st
+	l.st = sc.st
 	// Signals stay caught until the end is recorded: one that arrives
 	// meanwhile must not cut that short.
 	l.defer_(l.st.StopSignals)
