@@ -3,17 +3,14 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"github.com/aisan-dev/aisan/jail/sibling"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 
-	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -64,57 +61,12 @@ func (h Hook) Command() (string, error) {
 
 // LeanGuard returns the lean guard binary beside the aisan binary at
 // aisan (an absolute path, symlinks resolved): <dir>/aisan-guard, when it
-// is an executable regular file, not a symlink, with the same owner as
-// aisan. It returns "" and a nil error when there is no such file, and ""
-// with the reason when the file is there but does not qualify; the hook
-// then runs aisan's guard subcommand, which decides the same but starts
-// slower.
+// passes the rule every helper beside aisan must (see sibling.Binary). It
+// returns "" and a nil error when there is no such file, and "" with the
+// reason when the file is there but does not qualify; the hook then runs
+// aisan's guard subcommand, which decides the same but starts slower.
 func LeanGuard(aisan string) (string, error) {
-	self, err := os.Stat(aisan)
-	if err != nil {
-		return "", fmt.Errorf("inspect %s: %w", aisan, err)
-	}
-	p := filepath.Join(filepath.Dir(aisan), GuardName)
-	fi, err := os.Lstat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("inspect %s: %w", p, err)
-	case !fi.Mode().IsRegular():
-		return "", fmt.Errorf("%s is not a regular file but %s", p, fileKind(fi.Mode()))
-	case owner(fi) != owner(self):
-		return "", fmt.Errorf("%s belongs to uid %d, and %s to uid %d", p, owner(fi), aisan, owner(self))
-	}
-	if err := unix.Access(p, unix.X_OK); err != nil {
-		return "", fmt.Errorf("%s is not executable: %w", p, err)
-	}
-	return p, nil
-}
-
-// fileKind names the type of a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
-}
-
-// owner is the uid that owns the file fi describes.
-func owner(fi fs.FileInfo) int64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int64(st.Uid)
-	}
-	return -1
+	return sibling.Binary(aisan, GuardName)
 }
 
 // handler is a hook handler as the agents read it; the field order is the

@@ -27,8 +27,6 @@ const KeepCommand = "__keep"
 type Handoff struct {
 	// Status is the agent's exit status (128+N after signal N).
 	Status int
-	// Info is what bwrap reported about the jail.
-	Info Info
 	// InitFD is a pidfd of the jail's init, which exits once the jail's
 	// last process is gone. The callee may not keep it: it dups what it
 	// needs.
@@ -62,7 +60,7 @@ func (st *Stage) handoff(status int) *Handoff {
 			outs = append(outs, f)
 		}
 	}
-	return &Handoff{Status: status, Info: st.info, InitFD: st.pidfd, Output: outs}
+	return &Handoff{Status: status, InitFD: st.pidfd, Output: outs}
 }
 
 // HandOff gives the jail's output to the keeper that took h (see
@@ -135,13 +133,9 @@ const (
 // holder keeps a host service of the jail alive: the bus proxy's pipes).
 // It returns once the keeper has taken the slot over (its record names
 // the keeper), with the function that lets it start reading the output.
-func startKeeper(sl *slot.Slot, home, slotDir string, h Handoff, held []*os.File) (func(), error) {
-	// The keeper is aisan itself (the launcher's Self may be the lean
-	// aisan-init, which has no keeper in it).
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("finding aisan's own binary: %w", err)
-	}
+// self is aisan's own binary, which holds the keeper (the lean aisan-init
+// the jail runs from has none).
+func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, held []*os.File) (func(), error) {
 	lock := sl.LockFile()
 	if lock == nil {
 		return nil, errors.New("the slot is not held")

@@ -374,13 +374,13 @@ type launch struct {
 	session int
 
 	// resolve
-	h   Host
-	svc *serviceSpec
-	lr  *Launcher
+	h    Host
+	self string // aisan's own binary
+	svc  *serviceSpec
+	lr   *Launcher
 	// takeSlot
 	sl         *slot.Slot
 	st         *Stage
-	placement  chan placed
 	waitPlaced func() placed
 	// prepareFiles
 	s *Session
@@ -451,7 +451,7 @@ func (l *launch) resolve() error {
 	if l.stdio.Quiet {
 		agentErr = l.stdio.Out
 	}
-	l.h = h
+	l.h, l.self = h, self
 	l.lr = &Launcher{
 		Bwrap: h.Bwrap, Self: InitBinary(self),
 		Stdin: l.stdio.In, Stdout: l.stdio.Out, Stderr: agentErr,
@@ -524,7 +524,7 @@ func (l *launch) takeSlot() error {
 		}
 	}
 	trace("slot acquired")
-	l.placement = make(chan placed, 1)
+	placement := make(chan placed, 1)
 	pid := l.st.PID()
 	go func() {
 		sc, err := conn.wait()
@@ -537,12 +537,12 @@ func (l *launch) takeSlot() error {
 				sc = nil
 			}
 		}
-		l.placement <- placed{sc: sc, err: err}
+		placement <- placed{sc: sc, err: err}
 	}()
 	var done *placed
 	l.waitPlaced = func() placed {
 		if done == nil {
-			p := <-l.placement
+			p := <-placement
 			done = &p
 			conn.said.replay(l.say)
 		}
@@ -702,7 +702,7 @@ func (l *launch) runSession() error {
 			trace("jail ended")
 			return err
 		}
-		release, err := startKeeper(l.sl, l.h.AisanHome, l.s.SlotDir, *out.Left, l.held)
+		release, err := startKeeper(l.self, l.sl, l.h.AisanHome, l.s.SlotDir, *out.Left, l.held)
 		if err != nil {
 			trace("no keeper: " + err.Error())
 			continue

@@ -74,6 +74,9 @@ var forbidden = []struct {
 	{mod + "/jail/distro", map[string]string{
 		mod + "/...": "jail/distro is a leaf of data",
 	}},
+	{mod + "/jail/sibling", map[string]string{
+		mod + "/...": "jail/sibling is a leaf the jail and the hooks share",
+	}},
 	{mod + "/jail/atomicfile", map[string]string{
 		mod + "/...": "jail/atomicfile is a leaf the others write files through",
 	}},

@@ -7,6 +7,13 @@ import (
 	"testing"
 )
 
+// The addresses in these tables (10.0.0.1, 0.1.2.3, 8.8.8.8, …) are
+// values handed to the pure parsing and classification functions (Parse*,
+// Classify, Check), which open no socket: nothing here is ever dialled,
+// resolved or sent to. The tests that run the proxy dial only through the
+// loopback-only guard in helpers_test.go, which fails the test on any
+// other address.
+
 // patternCases seed FuzzParsePattern too.
 var patternCases = []struct {
 	in, want, err string // want is the canonical form; err a substring
