@@ -215,6 +215,16 @@ func (s *Server) Serve(ln net.Listener) error {
 // Close stops the server and every open stream.
 func (s *Server) Close() error { return s.hs.Close() }
 
+// Drain stops the server taking connections and lets the requests in
+// flight finish, until ctx is done; then it closes what is left. The
+// listener is closed as by Close; see [Disown] for one another process
+// goes on serving.
+func (s *Server) Drain(ctx context.Context) {
+	if s.hs.Shutdown(ctx) != nil {
+		s.hs.Close()
+	}
+}
+
 // Serve serves backend b on ln until ctx is done.
 func Serve(ctx context.Context, ln net.Listener, b *Backend, o Options) error {
 	s, err := NewServer(b, o)
@@ -507,6 +517,56 @@ func (l *unixListener) Close() error {
 		os.Remove(l.path)
 	}
 	return err
+}
+
+// ListenerFile is a duplicate of ln's listening socket, for another
+// process to serve on (a keeper taking over a box whose agent has exited).
+func ListenerFile(ln net.Listener) (*os.File, error) {
+	if u, ok := ln.(*unixListener); ok {
+		return u.UnixListener.File()
+	}
+	if f, ok := ln.(interface{ File() (*os.File, error) }); ok {
+		return f.File()
+	}
+	return nil, fmt.Errorf("egress listener %s cannot be handed over", ln.Addr())
+}
+
+// Disown makes closing ln leave its socket file in place: another process
+// serves the same socket now (the one that inherited it), and the file
+// names it until that one closes it.
+func Disown(ln net.Listener) {
+	if u, ok := ln.(*unixListener); ok {
+		u.closed.Store(true)
+	}
+}
+
+// InheritListener serves, in this process, a listening socket another one
+// made: f as [ListenerFile] gave it, path its socket file (for a Unix
+// socket; "" for a loopback port). What it accepts is handled as
+// [ListenUnix]'s connections are; closing it removes the socket file. f
+// is the caller's to close.
+func InheritListener(f *os.File, path string) (net.Listener, error) {
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("egress socket %s: %w", path, err)
+	}
+	switch l := ln.(type) {
+	case *net.UnixListener:
+		if path == "" {
+			l.Close()
+			return nil, errors.New("an inherited Unix socket needs its path")
+		}
+		l.SetUnlinkOnClose(false)
+		return &unixListener{UnixListener: l, path: path}, nil
+	case *net.TCPListener:
+		if a, ok := l.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
+			l.Close()
+			return nil, fmt.Errorf("an inherited egress port %s is not on loopback", l.Addr())
+		}
+		return l, nil
+	}
+	ln.Close()
+	return nil, fmt.Errorf("egress socket %s: not a Unix or TCP listener", path)
 }
 
 // ListenLoopback listens on an ephemeral 127.0.0.1 port, for a --net box

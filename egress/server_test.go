@@ -604,3 +604,113 @@ func TestMaxConns(t *testing.T) {
 		t.Errorf("after a close: %q %v", l, err)
 	}
 }
+
+// TestHandOverToAnotherServer: a second server (a keeper, in its own
+// process in real life) serves a duplicate of the first's listening
+// socket; the first drains: a request it was answering is answered, it
+// takes nothing new, and the socket file stays; requests then reach the
+// second. Closing the second removes the file.
+func TestHandOverToAnotherServer(t *testing.T) {
+	release := make(chan struct{})
+	up := egresstest.NewUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Keep") == "slow" {
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{}`)
+	}))
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := egress.ListenUnix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := testBackend(up.URL, &egresstest.Source{Value: "x"})
+	first, _ := egress.NewServer(b, egress.Options{})
+	go first.Serve(ln)
+	post := func(keep string) (int, error) {
+		c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		}}}
+		req, _ := http.NewRequest("POST", "http://box/v1/y", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Keep", keep)
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	slow := make(chan error, 1)
+	go func() {
+		code, err := post("slow")
+		if err == nil && code != 200 {
+			err = fmt.Errorf("status %d", code)
+		}
+		slow <- err
+	}()
+	waitUntil(t, func() bool { return len(up.Requests()) == 1 })
+
+	f, err := egress.ListenerFile(ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln2, err := egress.InheritListener(f, path)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := egress.NewServer(b, egress.Options{})
+	go second.Serve(ln2)
+	egress.Disown(ln)
+	drained := make(chan struct{})
+	go func() {
+		first.Drain(context.Background())
+		close(drained)
+	}()
+	select {
+	case <-drained:
+		t.Fatal("the drain did not wait for the request in flight")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// New requests are answered meanwhile, by the second.
+	if code, err := post("new"); err != nil || code != 200 {
+		t.Fatalf("a request during the drain: %d %v", code, err)
+	}
+	close(release)
+	if err := <-slow; err != nil {
+		t.Errorf("the request in flight at the hand-over: %v", err)
+	}
+	<-drained
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("the drained server removed the socket: %v", err)
+	}
+	for i := range 3 {
+		if code, err := post("after"); err != nil || code != 200 {
+			t.Fatalf("request %d after the drain: %d %v", i, code, err)
+		}
+	}
+	second.Close()
+	ln2.Close()
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("closing the inherited listener left the socket: %v", err)
+	}
+
+	// What is not a listening socket is refused.
+	r, w, _ := os.Pipe()
+	defer w.Close()
+	if _, err := egress.InheritListener(r, path); err == nil {
+		t.Error("a pipe was taken as a listener")
+	}
+	r.Close()
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("timed out")
+}

@@ -57,7 +57,7 @@
 // # Processes left behind
 //
 // The init is PID 1 of the jail: when it exits the kernel kills the rest.
-// So a deny-list session's init, when the agent exits and processes remain
+// So a session's init, when the agent exits and processes remain
 // (every one of them is then its child or a descendant), does not exit: it
 // reports the agent's status to the wrapper on the readiness pipe ('e' and
 // one status byte), then goes on reaping and forwarding signals (to all
@@ -72,6 +72,17 @@
 // status to the shell. The jail itself needs nothing of the wrapper: it
 // dies with the stage process, which lives on. When the init exits the
 // keeper finishes the record, removes the slot's runtime directory and
-// releases the slot. Strict boxes and services are not kept: their host
-// services run in the wrapper, or their unit ends with it.
+// releases the slot.
+//
+// A strict box's keeper also serves its egress. The wrapper hands it
+// duplicates of the egress services' listening sockets and their state
+// ([EgressRun.Handover]); the keeper serves them (through
+// [KeeperOptions.ResumeEgress], which the command layer supplies) before
+// it takes the slot, so a keeper that cannot leaves the wrapper serving
+// and waiting as before. Then the wrapper drains its own service: no new
+// connection, requests in flight answered for up to keepDrainGrace, the
+// socket files left in place for the keeper, which removes them at the
+// end. The keeper ends the services
+// and sweeps the box's git plants when the box ends. Services are not
+// kept: their unit ends with the wrapper, its main process.
 package jail

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail/gitpin"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"golang.org/x/sys/unix"
@@ -22,8 +24,8 @@ import (
 const KeepCommand = "__keep"
 
 // Handoff is a jail whose agent has exited while processes it left (a
-// dev server, `setsid nohup … &`) keep the jail alive. [Stage.Run] offers
-// it to [Launcher.Keep].
+// dev server, `setsid nohup … &`) keep the jail alive: [Stage.Wait]
+// returns it as [Outcome.Left].
 type Handoff struct {
 	// Status is the agent's exit status (128+N after signal N).
 	Status int
@@ -116,6 +118,31 @@ type keepSpec struct {
 	SlotDir  string    `json:"slot_dir"`
 	Outputs  int       `json:"outputs"`
 	Held     int       `json:"held"`
+	// Strict is a strict box's host side, nil for a deny-list jail.
+	Strict *keepStrict `json:"strict,omitempty"`
+}
+
+// keepStrict is what a keeper serves and does for a strict box.
+type keepStrict struct {
+	// Endpoints are the built-in egress endpoints, served on Listeners
+	// inherited sockets (after the Held descriptors), in this order.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	Listeners int        `json:"listeners,omitempty"`
+	// State is the egress services' own (EgressRun.Handover).
+	State []byte `json:"state,omitempty"`
+	// GitWatch are the files the box must not leave behind
+	// (gitpin.Sweep), swept when it ends.
+	GitWatch []string `json:"git_watch,omitempty"`
+}
+
+// KeeperOptions are what the command layer gives a keeper: the parts of
+// a strict box's host side that the jail package does not know.
+type KeeperOptions struct {
+	// ResumeEgress serves a kept strict box's built-in endpoints on the
+	// listening sockets its wrapper served them on (files, in the
+	// endpoints' order; the callee dups what it keeps), with the state
+	// the wrapper's [EgressRun.Handover] gave. stop ends them.
+	ResumeEgress func(ctx context.Context, endpoints []Endpoint, files []*os.File, state []byte) (stop func(), err error)
 }
 
 // The keeper's descriptors.
@@ -131,11 +158,12 @@ const (
 // startKeeper starts `aisan __keep` for the slot sl, handing it the
 // slot's lock, the jail's init, its output and held (descriptors whose
 // holder keeps a host service of the jail alive: the bus proxy's pipes).
+// For a strict box, strict says what the keeper serves, on listeners.
 // It returns once the keeper has taken the slot over (its record names
-// the keeper), with the function that lets it start reading the output.
-// self is aisan's own binary, which holds the keeper (the lean aisan-init
-// the jail runs from has none).
-func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, held []*os.File) (func(), error) {
+// the keeper, and it serves the box's egress), with the function that
+// lets it start reading the output. self is aisan's own binary, which
+// holds the keeper (the lean aisan-init the jail runs from has none).
+func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, held []*os.File, strict *keepStrict, listeners []*os.File) (func(), error) {
 	lock := sl.LockFile()
 	if lock == nil {
 		return nil, errors.New("the slot is not held")
@@ -143,7 +171,7 @@ func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, he
 	rec := sl.Record()
 	spec, err := json.Marshal(keepSpec{
 		Home: home, Slot: sl.Name(), Start: rec.Start, Status: h.Status, AgentEnd: time.Now(),
-		SlotDir: slotDir, Outputs: len(h.Output), Held: len(held),
+		SlotDir: slotDir, Outputs: len(h.Output), Held: len(held), Strict: strict,
 	})
 	if err != nil {
 		return nil, err
@@ -172,7 +200,13 @@ func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, he
 	cmd := exec.Command(self, KeepCommand)
 	cmd.ExtraFiles = append([]*os.File{specFile, readyW, goR, lock, initFile}, h.Output...)
 	cmd.ExtraFiles = append(cmd.ExtraFiles, held...)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, listeners...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	if strict != nil {
+		// Its egress services find the host's credentials, CA store and
+		// overrides where this process found them: in the environment.
+		cmd.Env = os.Environ()
+	}
 	// A session of its own: the terminal's hang-up, or its ^C for the
 	// next command, is not for it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -210,10 +244,12 @@ func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, he
 // the slot shows as background and is neither orphaned nor free), tells
 // the wrapper, which then returns the agent's status to the shell, and
 // copies the output to the transcript until the jail's last process has
-// ended. Then it records the end (with the agent's status), removes the
-// slot's runtime directory and releases the slot; its exit closes the
-// proxy's lifeline.
-func RunKeeper() int {
+// ended. For a strict box it first serves the box's egress on the
+// sockets the wrapper passed ([KeeperOptions.ResumeEgress]), and at the
+// end stops it and sweeps the box's git plants. Then it records the end
+// (with the agent's status), removes the slot's runtime directory and
+// releases the slot; its exit closes the proxy's lifeline.
+func RunKeeper(opts KeeperOptions) int {
 	// Nothing of a terminal's reaches it; a write to a closed pipe is an
 	// error to return, not a death.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP,
@@ -228,12 +264,34 @@ func RunKeeper() int {
 	if err != nil || json.Unmarshal(data, &sp) != nil || sp.Outputs < 0 || sp.Held < 0 {
 		return 125
 	}
+	// A strict box's egress is served here before the slot is taken:
+	// if that fails, the wrapper is still there to go on serving it.
+	stopEgress := func() {}
+	if ks := sp.Strict; ks != nil && len(ks.Endpoints) > 0 {
+		if opts.ResumeEgress == nil || ks.Listeners != len(ks.Endpoints) {
+			return 1
+		}
+		var files []*os.File
+		for i := range ks.Listeners {
+			files = append(files, os.NewFile(uintptr(keepFDOutput+sp.Outputs+sp.Held+i), "listener"))
+		}
+		stop, err := opts.ResumeEgress(context.Background(), ks.Endpoints, files, ks.State)
+		for _, f := range files {
+			f.Close()
+		}
+		if err != nil {
+			return 1
+		}
+		stopEgress = stop
+	}
 	reg, err := slot.Open(sp.Home)
 	if err != nil {
+		stopEgress()
 		return 1
 	}
 	sl, err := reg.Adopt(sp.Slot, os.NewFile(keepFDLock, "lock"), sp.Start, sp.Status, sp.AgentEnd)
 	if err != nil {
+		stopEgress()
 		return 1
 	}
 	ready := os.NewFile(keepFDReady, "ready")
@@ -273,6 +331,14 @@ func RunKeeper() int {
 	select {
 	case <-drained:
 	case <-time.After(keepDrainTimeout):
+	}
+	stopEgress()
+	if ks := sp.Strict; ks != nil {
+		// Nobody is at a terminal to be told: the transcript, which
+		// `aisan logs` shows, says it.
+		for _, m := range gitpin.Sweep(gitpin.Plan{Watch: ks.GitWatch}) {
+			fmt.Fprintf(out, "\r\naisan: warning: %s\r\n", m)
+		}
 	}
 	if tr != nil {
 		tr.Close()

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/distro"
@@ -388,9 +389,12 @@ type launch struct {
 	tr       *transcript.Writer
 	held     []*os.File
 	keepable bool
+	strict   *strictHost
 	// runSession
 	status int
 	kept   bool
+	// drain ends the wrapper's own egress service of a kept strict box.
+	drain func(context.Context)
 }
 
 // placed is the outcome of putting the stage in its scope.
@@ -612,18 +616,25 @@ func (l *launch) prepareFiles() error {
 // transcript.
 func (l *launch) startServices() error {
 	s := l.s
+	// A session's jail may outlive its agent, under a keeper (see
+	// keeper.go), which takes a strict box's egress services over; a
+	// service's unit ends with its main process, this one.
+	l.keepable = l.req.Kind != KindService
 	if s.Strict != nil {
-		after, err := prepareStrict(l.ctx, s, l.say)
+		host, err := prepareStrict(l.ctx, s, l.say)
 		if err != nil {
 			return err
 		}
-		l.defer_(after)
+		l.strict = host
+		l.keepable = l.keepable && host.keepable()
+		l.defer_(func() {
+			if l.kept {
+				l.drainEgress()
+				return
+			}
+			host.end()
+		})
 	}
-	// A deny-list session's jail may outlive its agent, under a keeper
-	// (see keeper.go). A strict box's host services run in this process,
-	// so its agent's exit ends it; a service's unit ends with its main
-	// process, this one.
-	l.keepable = l.req.Strict == nil && l.req.Kind != KindService
 	if s.Spec.Bus.Mode == busproxy.Filtered {
 		start := busproxy.Start
 		if l.keepable {
@@ -702,7 +713,7 @@ func (l *launch) runSession() error {
 			trace("jail ended")
 			return err
 		}
-		release, err := startKeeper(l.self, l.sl, l.h.AisanHome, l.s.SlotDir, *out.Left, l.held)
+		release, err := l.startKeeper(out.Left)
 		if err != nil {
 			trace("no keeper: " + err.Error())
 			continue
@@ -711,6 +722,44 @@ func (l *launch) runSession() error {
 		l.kept = true
 		return nil
 	}
+}
+
+// startKeeper hands the slot, and a strict box's host services, to a
+// keeper.
+func (l *launch) startKeeper(h *Handoff) (func(), error) {
+	if l.strict == nil {
+		return startKeeper(l.self, l.sl, l.h.AisanHome, l.s.SlotDir, *h, l.held, nil, nil)
+	}
+	ks, files, drain, err := l.strict.handover()
+	if err != nil {
+		return nil, err
+	}
+	release, err := startKeeper(l.self, l.sl, l.h.AisanHome, l.s.SlotDir, *h, l.held, ks, files)
+	for _, f := range files {
+		f.Close()
+	}
+	if err != nil {
+		// The keeper stopped short of serving: we still do, and wait.
+		return nil, err
+	}
+	l.drain = drain
+	return release, nil
+}
+
+// keepDrainGrace bounds how long a wrapper whose box a keeper took over
+// goes on answering requests that were in flight (the keeper answers the
+// new ones): the shell's prompt waits for it.
+const keepDrainGrace = time.Second
+
+// drainEgress ends the wrapper's egress service of a kept box.
+func (l *launch) drainEgress() {
+	if l.drain == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), keepDrainGrace)
+	defer cancel()
+	l.drain(ctx)
+	trace("egress drained")
 }
 
 // recordEnd records the agent's end (or, for a kept jail, leaves that to

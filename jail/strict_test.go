@@ -215,18 +215,21 @@ func TestPrepareStrictWritesEnvFile(t *testing.T) {
 	stopped := false
 	s := &Session{
 		SlotDir: dir,
-		Request: Request{Strict: &StrictRequest{StartEgress: func(_ context.Context, eps []Endpoint) (func(), []string, error) {
+		Request: Request{Strict: &StrictRequest{StartEgress: func(_ context.Context, eps []Endpoint) (*EgressRun, error) {
 			if len(eps) != 1 || eps[0].Name != "anthropic" {
 				t.Errorf("endpoints %+v", eps)
 			}
-			return func() { stopped = true }, []string{"AISAN_EGRESS_ANTHROPIC=http://127.0.0.1:4444", "ANTHROPIC_API_KEY=per-box-token"}, nil
+			return &EgressRun{Stop: func() { stopped = true }, Env: []string{"AISAN_EGRESS_ANTHROPIC=http://127.0.0.1:4444", "ANTHROPIC_API_KEY=per-box-token"}}, nil
 		}}},
 		Spec:   Spec{Egress: []Endpoint{{Name: "anthropic", Backend: "anthropic"}}, EnvFile: filepath.Join(dir, "box.env")},
 		Strict: &StrictPlan{},
 	}
-	after, err := prepareStrict(context.Background(), s, discard)
+	host, err := prepareStrict(context.Background(), s, discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if host.keepable() {
+		t.Error("a box whose egress cannot be handed over was found keepable")
 	}
 	fi, err := os.Stat(s.Spec.EnvFile)
 	if err != nil || fi.Mode().Perm() != 0o600 {
@@ -236,7 +239,7 @@ func TestPrepareStrictWritesEnvFile(t *testing.T) {
 	if err != nil || len(got) != 2 || got[1] != "ANTHROPIC_API_KEY=per-box-token" {
 		t.Fatalf("%q %v", got, err)
 	}
-	after()
+	host.end()
 	if !stopped {
 		t.Fatal("the backend was not stopped after the box")
 	}
@@ -281,5 +284,48 @@ func TestEgressAddress(t *testing.T) {
 		if got := EgressAddress(tc.e); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
 		}
+	}
+}
+
+// TestStrictHandover: a keeper gets one inherited socket per built-in
+// endpoint, the services' state and the files to sweep; a run that hands
+// over another number of sockets is refused (the wrapper then keeps
+// serving), and the wrapper's drain is what the run gave.
+func TestStrictHandover(t *testing.T) {
+	eps := []Endpoint{{Name: "anthropic", Backend: "anthropic"}, {Name: "hosts", Backend: HostsBackend}}
+	drained := false
+	n := 2
+	run := &EgressRun{Stop: func() {}, Handover: func() ([]*os.File, []byte, func(context.Context), error) {
+		var files []*os.File
+		for range n {
+			r, w, _ := os.Pipe()
+			w.Close()
+			files = append(files, r)
+		}
+		return files, []byte(`{"token":"t"}`), func(context.Context) { drained = true }, nil
+	}}
+	h := &strictHost{egress: run, builtin: eps, gitWatch: []string{"/r/.git/config.worktree"}, say: discard}
+	if !h.keepable() {
+		t.Fatal("a run with a hand-over is not keepable")
+	}
+	ks, files, drain, err := h.handover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 || ks.Listeners != 2 || len(ks.Endpoints) != 2 || string(ks.State) != `{"token":"t"}` || ks.GitWatch[0] != "/r/.git/config.worktree" {
+		t.Fatalf("handover: %+v, %d files", ks, len(files))
+	}
+	drain(context.Background())
+	if !drained {
+		t.Error("the drain is not the run's")
+	}
+	n = 1
+	if _, _, _, err := h.handover(); err == nil {
+		t.Error("a hand-over of 1 socket for 2 endpoints was taken")
+	}
+	// A box without built-in endpoints hands over nothing but the sweep.
+	h = &strictHost{gitWatch: []string{"/w"}, say: discard}
+	if ks, files, _, err := h.handover(); err != nil || len(files) != 0 || ks.Listeners != 0 || len(ks.GitWatch) != 1 {
+		t.Errorf("no egress: %+v %v %v", ks, files, err)
 	}
 }

@@ -42,12 +42,9 @@ type StrictRequest struct {
 	Egress []EgressRequest
 	// StartEgress starts the host services of the built-in backends,
 	// before the box starts: on each endpoint's Socket, or with the host
-	// network (Socket "") on the host's loopback. It returns the function
-	// that stops them and KEY=VALUE lines for the agent's environment
-	// (addresses picked at start, per-box tokens), which reach the init
-	// through the 0600 environment file, never an argv. Nil refuses every
+	// network (Socket "") on the host's loopback. Nil refuses every
 	// built-in backend.
-	StartEgress func(ctx context.Context, endpoints []Endpoint) (stop func(), env []string, err error)
+	StartEgress func(ctx context.Context, endpoints []Endpoint) (*EgressRun, error)
 	// MCPEnv names environment variables of the user's MCP servers whose
 	// secret-looking values may be copied into the box (--mcp-env and
 	// the bind specs' mcp_env).
@@ -59,6 +56,27 @@ type StrictRequest struct {
 	// ClaudeSeed is merged into the box's Claude state before it starts
 	// (the approval of the placeholder API key), nil for none.
 	ClaudeSeed map[string]any
+}
+
+// EgressRun is the host side of a box's built-in endpoints, as
+// StartEgress started it.
+type EgressRun struct {
+	// Env are KEY=VALUE lines for the agent's environment (addresses
+	// picked at start, per-box tokens); they reach the init through the
+	// 0600 environment file, never an argv.
+	Env []string
+	// Stop ends every service at once.
+	Stop func()
+	// Handover readies the services for a keeper, when the box outlives
+	// its agent (keeper.go): files are duplicates of their listening
+	// sockets, one per endpoint in order, and state is what
+	// [KeeperOptions.ResumeEgress] needs besides them (never a
+	// credential: the keeper reads those from the host as this process
+	// did). Once the keeper serves them, drain ends this process's
+	// service: nothing new is accepted, requests in flight are answered
+	// until its context is done, and the socket files stay for the
+	// keeper. Nil: a box with these endpoints is not kept.
+	Handover func() (files []*os.File, state []byte, drain func(context.Context), err error)
 }
 
 // StrictPlan is what planning a strict box found, kept for explain and
@@ -493,11 +511,59 @@ func planEgress(reqs []EgressRequest, slotDir string, net bool, slotName string)
 // ErrNoBackend is a built-in egress backend that has no host side yet.
 var ErrNoBackend = errors.New("this egress backend is not built yet")
 
+// strictHost is what a strict launch started on the host for its box.
+type strictHost struct {
+	// egress serves the built-in endpoints; nil when there are none.
+	egress   *EgressRun
+	builtin  []Endpoint
+	gitWatch []string
+	say      Say
+}
+
+// end is what follows the box's end: its services stop, and what it
+// left that would redirect host git is moved aside.
+func (h *strictHost) end() {
+	if h.egress != nil && h.egress.Stop != nil {
+		h.egress.Stop()
+	}
+	for _, m := range gitpin.Sweep(gitpin.Plan{Watch: h.gitWatch}) {
+		h.say(Warning, m)
+	}
+}
+
+// keepable reports whether a keeper could take the box's services over.
+func (h *strictHost) keepable() bool {
+	return h.egress == nil || h.egress.Handover != nil
+}
+
+// handover is the keeper's part of a strict box: what it serves and
+// sweeps, the listening sockets it inherits (the caller closes them once
+// the keeper has them), and the function that then ends this process's
+// own service.
+func (h *strictHost) handover() (*keepStrict, []*os.File, func(context.Context), error) {
+	ks := &keepStrict{GitWatch: h.gitWatch}
+	if h.egress == nil {
+		return ks, nil, func(context.Context) {}, nil
+	}
+	files, state, drain, err := h.egress.Handover()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(files) != len(h.builtin) {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, nil, nil, fmt.Errorf("the egress services handed over %d sockets for %d endpoints", len(files), len(h.builtin))
+	}
+	ks.Endpoints, ks.State, ks.Listeners = h.builtin, state, len(files)
+	return ks, files, drain, nil
+}
+
 // prepareStrict does the host-side steps of a strict launch, once the
 // slot's run directory exists: the state directory and its seed, the
-// generated gitconfig, the egress services. It returns what to do after
-// the box ends.
-func prepareStrict(ctx context.Context, s *Session, say Say) (func(), error) {
+// generated gitconfig, the egress services. What it returns ends them
+// after the box, or hands them to a keeper.
+func prepareStrict(ctx context.Context, s *Session, say Say) (*strictHost, error) {
 	sp := s.Strict
 	o := sp.Options
 	if o.StateDir != "" {
@@ -527,49 +593,43 @@ func prepareStrict(ctx context.Context, s *Session, say Say) (func(), error) {
 			return nil, err
 		}
 	}
-	stop := func() {}
+	host := &strictHost{gitWatch: sp.Git.Watch, say: say}
 	var boxEnv []string
 	if len(s.Spec.Egress) > 0 {
 		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
 			return nil, fmt.Errorf("creating the egress socket directory: %w", err)
 		}
-		var builtin []Endpoint
 		for _, e := range s.Spec.Egress {
 			if e.Backend != "" {
-				builtin = append(builtin, e)
+				host.builtin = append(host.builtin, e)
 			}
 		}
-		if len(builtin) > 0 {
+		if len(host.builtin) > 0 {
 			if s.Request.Strict.StartEgress == nil {
-				return nil, fmt.Errorf("--egress %s: %w", builtin[0].Name, ErrNoBackend)
+				return nil, fmt.Errorf("--egress %s: %w", host.builtin[0].Name, ErrNoBackend)
 			}
-			st, env, err := s.Request.Strict.StartEgress(ctx, builtin)
+			run, err := s.Request.Strict.StartEgress(ctx, host.builtin)
 			if err != nil {
 				return nil, err
 			}
-			stop, boxEnv = st, env
+			host.egress, boxEnv = run, run.Env
 		}
 	}
 	if s.Spec.EnvFile != "" {
 		var b strings.Builder
 		for _, kv := range boxEnv {
 			if strings.ContainsAny(kv, "\n\x00") {
-				stop()
+				host.end()
 				return nil, fmt.Errorf("an egress backend gave an environment entry with a newline")
 			}
 			b.WriteString(kv + "\n")
 		}
 		if err := atomicfile.Write(s.Spec.EnvFile, []byte(b.String()), atomicfile.Options{Mode: 0o600}); err != nil {
-			stop()
+			host.end()
 			return nil, err
 		}
 	}
-	return func() {
-		stop()
-		for _, m := range gitpin.Sweep(sp.Git) {
-			say(Warning, m)
-		}
-	}, nil
+	return host, nil
 }
 
 // isAgentKind reports whether kind is one of the agent CLIs (not run).

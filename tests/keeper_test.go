@@ -1,13 +1,20 @@
 package tests
 
 import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -390,19 +397,170 @@ func TestKeeperKeepsBus(t *testing.T) {
 	}
 }
 
-// TestKeeperNotForStrict: a strict box's host services run in its
-// wrapper, so its agent's exit still ends the box, leftovers included.
-func TestKeeperNotForStrict(t *testing.T) {
-	repo, _, env := strictRepo(t)
-	r := strict(t, repo, env, nil, "sh", "-c", "setsid sleep 300 & exit 6")
-	if r.code != 6 {
-		t.Fatalf("aisan run --strict: code %d, stderr %q", r.code, r.stderr)
+// keptBoxScript is the strict box's agent in TestKeeperStrict, and the
+// processes it leaves: a model call of its own, one in flight when it
+// exits (the upstream holds it ~0.8 s), and, two seconds after the
+// wrapper has returned, one more model call and a fetch from an allowed
+// host (each prints NAME:HTTP-STATUS), and a planted .git/commondir.
+const keptBoxScript = `
+call() {
+	curl -sS --max-time 20 -o /dev/null -w "$1:%{http_code}" -H 'content-type: application/json' \
+		-H "authorization: Bearer $CLAUDE_CODE_OAUTH_TOKEN" \
+		-d "{\"model\":\"$1\",\"messages\":[]}" "$ANTHROPIC_BASE_URL/v1/messages"
+	echo
+}
+case "$1" in
+agent)
+	call before
+	setsid sh "$0" slow &
+	setsid sh "$0" later &
+	sleep 0.3
+	exit 5;;
+slow)
+	call slow;;
+later)
+	sleep 2
+	call after
+	if [ -n "$P" ]; then
+		echo "host:$(curl -sS --max-time 10 --cacert "$CA" -o /dev/null -w '%{http_code}' https://registry.test:$P/hello)"
+		echo "sock:$(awk '$5 ~ /\/egress\/.*\.sock$/ { print $5; exit }' /proc/self/mountinfo)"
+	fi
+	echo "$PWD/elsewhere" > .git/commondir && echo planted
+	exec sleep 300;;
+esac
+`
+
+// TestKeeperStrict: a strict box whose agent leaves processes behind is
+// kept like a deny-list jail, and its keeper serves the box's egress. The
+// wrapper returns the agent's status once the model call that was in
+// flight has been answered (it is not cut); two seconds after the wrapper
+// has gone, a leftover's model call still reaches the upstream, with the
+// host's credential attached, and (without --net) a fetch from an allowed
+// host passes the host allow-list. 'aisan kill' ends the box: the slot is
+// exited with the agent's status, the keeper is gone, and no socket of
+// the box is left.
+func TestKeeperStrict(t *testing.T) {
+	for _, net := range []bool{false, true} {
+		t.Run(fmt.Sprintf("net=%v", net), func(t *testing.T) { testKeeperStrict(t, net) })
 	}
+}
+
+func testKeeperStrict(t *testing.T, withNet bool) {
+	repo, home, env := strictRepo(t)
+	// In the repository: the box sees it there.
+	ca := newTestCA(t, repo, "127.0.0.1", "registry.test")
+	const hostToken = "sk-ant-oat01-host-token-for-the-keeper"
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	login := fmt.Sprintf(`{"claudeAiOauth":{"accessToken":%q,"refreshToken":"sk-ant-ort01-keeper-refresh","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		hostToken, time.Now().Add(24*time.Hour).UnixMilli())
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(login), 0o600)
+
+	var mu sync.Mutex
+	seen := map[string]string{}
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Model string }
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		seen[req.Model] = r.Header.Get("Authorization")
+		mu.Unlock()
+		if req.Model == "slow" {
+			time.Sleep(800 * time.Millisecond)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"type":"message","content":[]}`))
+	}))
+	up.TLS = &tls.Config{Certificates: []tls.Certificate{ca.server}}
+	up.StartTLS()
+	t.Cleanup(up.Close)
+
+	script := filepath.Join(repo, "agent.sh")
+	os.WriteFile(script, []byte(keptBoxScript), 0o755)
+	env = append(env, "AISAN_ANTHROPIC_UPSTREAM="+up.URL, "SSL_CERT_FILE="+ca.pemPath)
+	opts := []string{"--egress", "anthropic"}
+	if withNet {
+		opts = append(opts, "--net")
+	} else {
+		reg := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
+		reg.TLS = &tls.Config{Certificates: []tls.Certificate{ca.server}}
+		reg.StartTLS()
+		t.Cleanup(reg.Close)
+		port := strconv.Itoa(reg.Listener.Addr().(*net.TCPAddr).Port)
+		env = append(env, "AISAN_RESOLVE=registry.test=127.0.0.1")
+		opts = append(opts, "--allow-host", "registry.test:"+port, "--env", "CA="+ca.pemPath, "--env", "P="+port)
+	}
+	t0 := time.Now()
+	r := strict(t, repo, env, opts, "sh", script, "agent")
+	took := time.Since(t0)
+	if r.code != 5 || !strings.Contains(r.stdout, "before:200") {
+		t.Fatalf("aisan run --strict: code %d, stdout %q, stderr %q; want 5 and the agent's own call answered", r.code, r.stdout, r.stderr)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the wrapper took %v to return; it must not wait for the leftovers", took)
+	}
+	t.Logf("wrapper returned after %v", took)
 	e := keeperOnly(t, env)
-	if e.State != "exited" || e.AgentEnd != "" || e.ExitStatus == nil || *e.ExitStatus != 6 {
-		t.Errorf("strict box after its agent exited: %+v, want exited 6, not kept", e)
+	if e.State != "background" || e.Mode != "strict" || e.AgentStatus == nil || *e.AgentStatus != 5 {
+		t.Fatalf("the strict box after its agent exited: %+v; want background, mode strict, agent_status 5", e)
 	}
-	if n := len(inNamespace(e.PidNSInode, "sleep")); n != 0 {
-		t.Errorf("%d leftover sleeps outlived the strict box", n)
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", e.WrapperPID))
+	if !strings.Contains(string(cmdline), "__keep") {
+		t.Fatalf("the holder %d is %q, want the keeper", e.WrapperPID, cmdline)
+	}
+	if bytes.Contains(cmdline, []byte(hostToken)) || bytes.Contains(cmdline, []byte(repo)) {
+		t.Errorf("the keeper's command line carries a secret or project text: %q", cmdline)
+	}
+	want := []string{"slow:200", "after:200"}
+	if !withNet {
+		want = append(want, "host:200")
+	}
+	var logs string
+	waitFor(t, 15*time.Second, "the leftovers' calls in aisan logs", func() bool {
+		logs = aisan(t, env, "", "logs", e.Slot).stdout
+		return strings.Contains(logs, "planted")
+	})
+	if !withNet {
+		sock := strings.TrimSpace(strings.TrimPrefix(lineWith(logs, "sock:"), "sock:"))
+		if fi, err := os.Lstat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
+			t.Errorf("the box's egress socket %q on the host, after the wrapper returned: %v %v", sock, fi, err)
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(logs, w) {
+			t.Errorf("the transcript lacks %q (the call failed, or was cut at the hand-over):\n%s", w, logs)
+		}
+	}
+	mu.Lock()
+	for _, m := range []string{"before", "slow", "after"} {
+		if seen[m] != "Bearer "+hostToken {
+			t.Errorf("the upstream got %q for the %s call; want the host's token", seen[m], m)
+		}
+	}
+	mu.Unlock()
+	if eg := aisan(t, env, "", "logs", "--egress", e.Slot); strings.Count(eg.stdout, "/v1/messages") < 3 || strings.Contains(eg.stdout, hostToken) {
+		t.Errorf("the egress log of the kept box:\n%s", eg.stdout)
+	}
+
+	keeper := e.WrapperPID
+	if r := aisan(t, env, "", "kill", e.Slot); r.code != 0 {
+		t.Fatalf("aisan kill: code %d, stderr %q", r.code, r.stderr)
+	}
+	waitFor(t, 10*time.Second, "the keeper to record the end", func() bool {
+		return keeperOnly(t, env).State == "exited"
+	})
+	e = keeperOnly(t, env)
+	if e.ExitStatus == nil || *e.ExitStatus != 5 {
+		t.Errorf("after aisan kill: %+v; want exited with the agent's status 5", e)
+	}
+	waitFor(t, 5*time.Second, "the keeper to exit", func() bool { return !slotProcRunning(keeper) })
+	if _, err := os.Lstat(filepath.Join(repo, ".git", "commondir")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the commondir the leftover planted is still in place after the box: %v", err)
+	}
+	if logs := aisan(t, env, "", "logs", e.Slot).stdout; !strings.Contains(logs, "moved it to") {
+		t.Errorf("the transcript does not say the planted commondir was moved aside:\n%s", logs)
+	}
+	if sock := strings.TrimSpace(strings.TrimPrefix(lineWith(logs, "sock:"), "sock:")); sock != "" {
+		if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the box's egress socket %s is left after its end: %v", sock, err)
+		}
 	}
 }

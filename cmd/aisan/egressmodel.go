@@ -171,43 +171,50 @@ func (m *modelEgress) clientArgs(eps []jail.Endpoint) []string {
 
 // startModel serves a model backend for the box: on its endpoint's 0600
 // socket, or, with --net, on a host loopback port that requires the
-// per-box token.
-func startModel(ctx context.Context, e jail.Endpoint) (func(), []string, error) {
+// per-box token; or on ln, inherited.
+func startModel(ctx context.Context, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
 	s, err := models.spec(backendName(e))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	egress.OneProc()
 	log, err := openEgressAudit(e.Slot)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var ln net.Listener
 	var baseURL string
-	if e.Socket != "" {
-		ln, err = listenEndpoint(e)
+	switch {
+	case e.Socket != "":
+		if ln == nil {
+			ln, err = listenEndpoint(e)
+		}
 		baseURL = "http://127.0.0.1:" + strconv.Itoa(e.Port)
-	} else {
+	case ln != nil:
+	default:
 		var ok bool
 		if ln, ok = models.early[e.Name]; ok {
 			delete(models.early, e.Name)
 		} else {
 			ln, err = egress.ListenLoopback()
 		}
-		if err == nil {
-			baseURL = "http://" + ln.Addr().String()
-		}
 	}
 	if err != nil {
 		log.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	stop, env, err := s.Start(ln, egress.Options{Token: models.token, Audit: log}, baseURL)
+	if baseURL == "" {
+		baseURL = "http://" + ln.Addr().String()
+	}
+	run, env, err := s.Start(ln, egress.Options{Token: models.token, Audit: log}, baseURL)
 	if err != nil {
 		log.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return func() { stop(); log.Close() }, env, nil
+	return &endpointRun{
+		env: env, ln: ln,
+		stop:  func() { run.Stop(); log.Close() },
+		drain: func(ctx context.Context) { run.Drain(ctx); log.Close() },
+	}, nil
 }
 
 // opencodeProvider picks the opencode provider a strict box serves: one

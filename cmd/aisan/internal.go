@@ -20,7 +20,7 @@ func runStage(_ context.Context, args []string) error {
 const keepCommand = jail.KeepCommand
 
 func runKeep(_ context.Context, _ []string) error {
-	os.Exit(jail.RunKeeper())
+	os.Exit(jail.RunKeeper(jail.KeeperOptions{ResumeEgress: resumeEgress}))
 	return nil
 }
 

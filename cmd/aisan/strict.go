@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -123,52 +122,4 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		return nil, err
 	}
 	return r, nil
-}
-
-// egressStarter serves one built-in backend until stop is called: on
-// the endpoint's socket (in the slot's 0700 run directory), or, when
-// e.Socket is "" (--net), on the host's loopback with a per-box token. env
-// are KEY=VALUE lines for the agent (the address, the token, the client's
-// routing variables); they reach it through a 0600 file, never an argv.
-// This table is where the egress package plugs in: cmd/aisan is the only
-// place that sees both sides.
-type egressStarter func(ctx context.Context, e jail.Endpoint) (stop func(), env []string, err error)
-
-// egressBackends maps each built-in backend to its host service. A name
-// without a starter is recognised but refused as not built yet.
-var egressBackends = map[string]egressStarter{
-	"anthropic":         startModel,
-	"codex":             startModel,
-	"openai":            startModel,
-	"openai-compatible": startModel,
-	"reapi":             startGRPC(false),
-	"grpc":              startGRPC(true),
-	jail.HostsBackend:   startHosts,
-}
-
-// startEgress starts the host service of every built-in endpoint, before
-// the box starts; on failure it stops what it started.
-func startEgress(ctx context.Context, eps []jail.Endpoint) (func(), []string, error) {
-	var stops []func()
-	var env []string
-	stopAll := func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}
-	for _, e := range eps {
-		start := egressBackends[e.Backend]
-		if start == nil {
-			stopAll()
-			return nil, nil, fmt.Errorf("--egress %s: %w", e.Name, jail.ErrNoBackend)
-		}
-		stop, more, err := start(ctx, e)
-		if err != nil {
-			stopAll()
-			return nil, nil, fmt.Errorf("starting the %s egress backend: %w", e.Name, err)
-		}
-		stops = append(stops, stop)
-		env = append(env, more...)
-	}
-	return stopAll, env, nil
 }

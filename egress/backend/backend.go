@@ -343,24 +343,40 @@ func catalogAPI(path, p, envVar string) (string, error) {
 
 // Start serves the backend on ln in the background (ln is an
 // egress.ListenUnix socket, or egress.ListenLoopback with o.Token set for a
-// --net box) and returns what a launcher needs: a stop function, which
-// closes the server and every open stream, and the box's environment for
-// baseURL (the address the box's client dials).
-func (s *Spec) Start(ln net.Listener, o egress.Options, baseURL string) (stop func(), env []string, err error) {
+// --net box) and returns what a launcher needs: the running server, to
+// stop or drain, and the box's environment for baseURL (the address the
+// box's client dials).
+func (s *Spec) Start(ln net.Listener, o egress.Options, baseURL string) (*Running, []string, error) {
 	srv, err := egress.NewServer(s.Backend, o)
 	if err != nil {
 		ln.Close()
 		return nil, nil, err
 	}
-	done := make(chan struct{})
+	r := &Running{srv: srv, ln: ln, done: make(chan struct{})}
 	go func() {
-		defer close(done)
+		defer close(r.done)
 		srv.Serve(ln)
 	}()
-	stop = func() {
-		srv.Close()
-		ln.Close()
-		<-done
-	}
-	return stop, s.BoxEnv(baseURL, o.Token), nil
+	return r, s.BoxEnv(baseURL, o.Token), nil
+}
+
+// Running is a backend being served.
+type Running struct {
+	srv  *egress.Server
+	ln   net.Listener
+	done chan struct{}
+}
+
+// Stop ends it at once, open streams too.
+func (r *Running) Stop() {
+	r.srv.Close()
+	r.ln.Close()
+	<-r.done
+}
+
+// Drain ends it once the requests in flight are answered, or ctx is done.
+func (r *Running) Drain(ctx context.Context) {
+	r.srv.Drain(ctx)
+	r.ln.Close()
+	<-r.done
 }

@@ -136,7 +136,7 @@ func TestStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	stop, benv, err := s.Start(ln, egress.Options{Token: "tok"}, base)
+	run, benv, err := s.Start(ln, egress.Options{Token: "tok"}, base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestStart(t *testing.T) {
 	if resp.StatusCode != 200 || up.Requests()[0].Header.Get("X-Api-Key") != "sk-host" {
 		t.Errorf("status %d", resp.StatusCode)
 	}
-	stop()
+	run.Stop()
 	if _, err := http.DefaultClient.Do(req); err == nil {
 		t.Error("still serving after stop")
 	}

@@ -56,9 +56,11 @@ type Proxy struct {
 
 	mu     sync.Mutex
 	closed bool
-	lns    map[net.Listener]struct{}
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
+	// draining: the listeners are closed on purpose, connections remain.
+	draining bool
+	lns      map[net.Listener]struct{}
+	conns    map[net.Conn]struct{}
+	wg       sync.WaitGroup
 
 	// dial is the one place a connection leaves; tests replace it with one
 	// that refuses anything off this machine.
@@ -102,7 +104,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			if p.isClosed() {
+			if p.isClosed() || p.isDraining() {
 				return nil
 			}
 			var ne net.Error
@@ -121,7 +123,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 		// Counted under the lock that Close takes, so Close's Wait never
 		// races a new handler.
 		p.mu.Lock()
-		if p.closed {
+		if p.closed || p.draining {
 			p.mu.Unlock()
 			c.Close()
 			return nil
@@ -152,6 +154,30 @@ func (p *Proxy) Close() error {
 	p.mu.Unlock()
 	p.wg.Wait()
 	return nil
+}
+
+// Drain stops the proxy taking connections and lets the open ones end by
+// themselves until ctx is done, then cuts what is left as Close does.
+func (p *Proxy) Drain(ctx context.Context) {
+	p.mu.Lock()
+	p.draining = true
+	for l := range p.lns {
+		l.Close()
+	}
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	p.Close()
+}
+
+func (p *Proxy) isDraining() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.draining
 }
 
 type closer interface{ Close() error }

@@ -5,12 +5,14 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha512"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -442,5 +444,66 @@ func TestCloseCutsTunnels(t *testing.T) {
 	}
 	if e := sink.waitFor(t, "CONNECT", hostPort("hold.test", port)); e.Status != 200 {
 		t.Fatalf("audit %+v", e)
+	}
+}
+
+// TestDrainKeepsOpenTunnelsUntilTheDeadline: Drain stops new connections
+// at once, leaves an open tunnel working until its context ends, then
+// cuts it; Serve returns nil.
+func TestDrainKeepsOpenTunnelsUntilTheDeadline(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			io.Copy(c, c) // an echo: the tunnel works while it answers
+			c.Close()
+		}
+	}()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	sock, p := startProxy(t, []string{hostPort("hold.test", port)}, "hold.test=127.0.0.1", &memSink{})
+	c, err := net.Dial("unix", sock)
+	must(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", hostPort("hold.test", port))
+	br := bufio.NewReader(c)
+	for {
+		line, err := br.ReadString('\n')
+		must(t, err)
+		if line == "\r\n" {
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	done := make(chan struct{})
+	go func() { p.Drain(ctx); close(done) }()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := net.Dial("unix", sock); err == nil {
+		t.Error("a new connection was accepted while draining")
+	}
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	io.WriteString(c, "ping")
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(br, got); err != nil || string(got) != "ping" {
+		t.Fatalf("the open tunnel during the drain: %q %v", got, err)
+	}
+	select {
+	case <-done:
+		t.Fatal("Drain returned with a tunnel open before its deadline")
+	case <-time.After(100 * time.Millisecond):
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Drain did not cut the tunnel at its deadline")
+	}
+	if d := time.Since(t0); d < 350*time.Millisecond {
+		t.Errorf("Drain returned after %v, before its deadline", d)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		t.Error("the tunnel is still open after the drain")
 	}
 }

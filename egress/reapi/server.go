@@ -181,6 +181,15 @@ func (s *Server) Close() error {
 	return err
 }
 
+// Drain stops taking connections and lets the streams in flight finish
+// until ctx is done; then it closes what is left.
+func (s *Server) Drain(ctx context.Context) {
+	if s.hs.Shutdown(ctx) != nil {
+		s.hs.Close()
+	}
+	s.up.CloseIdleConnections()
+}
+
 // boxListener caps the box's connections and puts a schemeConn under
 // each.
 type boxListener struct {

@@ -668,3 +668,28 @@ func TestMaxConns(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestDrainFinishesStreamsInFlight: a WaitExecution streaming when the
+// server drains gets every answer; Drain returns once it has.
+func TestDrainFinishesStreamsInFlight(t *testing.T) {
+	up := startUpstream(t)
+	up.waitN, up.waitGap = 4, 150*time.Millisecond
+	up.opName = testInst + "/operations/long"
+	b := newBox(t, up, "operations = \"prefix\"\n", false)
+	ctx, cc := ctxT(t, 30*time.Second), b.client()
+	errc := make(chan error, 1)
+	go func() { errc <- waitLong(ctx, cc, up) }()
+	for end := time.Now().Add(5 * time.Second); len(up.seen()) == 0 && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	t0 := time.Now()
+	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b.srv.Drain(dctx)
+	if err := <-errc; err != nil {
+		t.Fatalf("the stream in flight at the drain: %v", err)
+	}
+	if d := time.Since(t0); d < 200*time.Millisecond || d > 4*time.Second {
+		t.Errorf("Drain returned after %v: not when the stream ended", d)
+	}
+}
