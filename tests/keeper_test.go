@@ -564,3 +564,69 @@ func testKeeperStrict(t *testing.T, withNet bool) {
 		}
 	}
 }
+
+// TestKeeperStrictCannotServe: when the keeper cannot serve a strict
+// box's egress (here the host's Claude login is gone by the time the
+// agent exits, so the keeper's backend cannot start), the box is not
+// handed over: the wrapper goes on serving it and returns once the
+// jail's last process has ended, with the agent's status, the leftover's
+// output and its model call answered (refused for want of a credential,
+// by the wrapper's proxy).
+func TestKeeperStrictCannotServe(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	ca := newTestCA(t, repo, "127.0.0.1")
+	creds := filepath.Join(home, ".claude", ".credentials.json")
+	os.MkdirAll(filepath.Dir(creds), 0o700)
+	login := fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-gone","refreshToken":"sk-ant-ort01-gone","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		time.Now().Add(24*time.Hour).UnixMilli())
+	os.WriteFile(creds, []byte(login), 0o600)
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"type":"message","content":[]}`))
+	}))
+	up.TLS = &tls.Config{Certificates: []tls.Certificate{ca.server}}
+	up.StartTLS()
+	t.Cleanup(up.Close)
+	first, gone := filepath.Join(repo, "first-done"), filepath.Join(repo, "login-gone")
+	call := `curl -sS --max-time 20 -o /dev/null -w "$0:%{http_code}" -H "content-type: application/json" -d "{}" "$ANTHROPIC_BASE_URL/v1/messages"; echo`
+	script := `sh -c '` + call + `' before; : > ` + first + `
+while [ ! -e ` + gone + ` ]; do sleep 0.05; done
+setsid sh -c 'sleep 1.5; ` + call + `' after &
+exit 4`
+	env = append(env, "AISAN_ANTHROPIC_UPSTREAM="+up.URL, "SSL_CERT_FILE="+ca.pemPath)
+	done := make(chan result, 1)
+	go func() { done <- strict(t, repo, env, []string{"--egress", "anthropic"}, "sh", "-c", script) }()
+	// The agent's own call is served; then the login goes, and the agent
+	// is told to exit.
+	waitFor(t, 10*time.Second, "the box's first call", func() bool {
+		_, err := os.Stat(first)
+		return err == nil
+	})
+	if err := os.Rename(creds, creds+".away"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(gone, nil, 0o644)
+	t0 := time.Now()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the wrapper did not return")
+	}
+	took := time.Since(t0)
+	if r.code != 4 || !strings.Contains(r.stdout, "before:200") {
+		t.Fatalf("aisan run --strict: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	after := lineWith(r.stdout, "after:")
+	if after == "" || after == "after:000" {
+		t.Errorf("the leftover's call was not answered by the wrapper (%q); stdout %q", after, r.stdout)
+	}
+	// The leftover sleeps 1.5 s after the agent exits.
+	if took < 1200*time.Millisecond {
+		t.Errorf("the wrapper returned %v after the agent was told to exit, before the leftover ended: it handed over to a keeper that could not serve", took)
+	}
+	e := keeperOnly(t, env)
+	if e.State != "exited" || e.ExitStatus == nil || *e.ExitStatus != 4 {
+		t.Errorf("after the box: %+v; want exited 4", e)
+	}
+}
