@@ -38,7 +38,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,6 +48,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/aisan-dev/aisan/jail/regfile"
 	"github.com/tailscale/hujson"
 )
 
@@ -665,27 +665,17 @@ func readLayer(path string) (data []byte, ok bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("opencode's configuration %s: %w", path, err)
 	}
-	f, err := os.OpenFile(target, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	data, err = regfile.Read(target, maxLayerSize)
+	var nr *regfile.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("opencode's configuration %s: %w", path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, fmt.Errorf("opencode's configuration %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("opencode's configuration %s is not a regular file (%s): remove it, or put a config there", path, fi.Mode().Type())
-	}
-	data, err = io.ReadAll(io.LimitReader(f, maxLayerSize+1))
-	if err != nil {
-		return nil, false, fmt.Errorf("reading opencode's configuration %s: %w", path, err)
-	}
-	if len(data) > maxLayerSize {
+	case errors.As(err, &nr):
+		return nil, false, fmt.Errorf("opencode's configuration %s is not a regular file (%s): remove it, or put a config there", path, nr.Mode.Type())
+	case errors.Is(err, regfile.ErrTooLarge):
 		return nil, false, fmt.Errorf("opencode's configuration %s is larger than %d bytes", path, maxLayerSize)
+	case err != nil:
+		return nil, false, fmt.Errorf("opencode's configuration %s: %w", path, err)
 	}
 	return data, true, nil
 }

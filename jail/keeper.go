@@ -124,10 +124,10 @@ type keepSpec struct {
 
 // keepStrict is what a keeper serves and does for a strict box.
 type keepStrict struct {
-	// Endpoints are the built-in egress endpoints, served on Listeners
-	// inherited sockets (after the Held descriptors), in this order.
+	// Endpoints are the built-in egress endpoints, served on as many
+	// inherited listening sockets (after the Held descriptors), in this
+	// order.
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
-	Listeners int        `json:"listeners,omitempty"`
 	// State is the egress services' own (EgressRun.Handover).
 	State []byte `json:"state,omitempty"`
 	// GitWatch are the files the box must not leave behind
@@ -268,11 +268,11 @@ func RunKeeper(opts KeeperOptions) int {
 	// if that fails, the wrapper is still there to go on serving it.
 	stopEgress := func() {}
 	if ks := sp.Strict; ks != nil && len(ks.Endpoints) > 0 {
-		if opts.ResumeEgress == nil || ks.Listeners != len(ks.Endpoints) {
+		if opts.ResumeEgress == nil {
 			return 1
 		}
 		var files []*os.File
-		for i := range ks.Listeners {
+		for i := range ks.Endpoints {
 			files = append(files, os.NewFile(uintptr(keepFDOutput+sp.Outputs+sp.Held+i), "listener"))
 		}
 		stop, err := opts.ResumeEgress(context.Background(), ks.Endpoints, files, ks.State)

@@ -312,7 +312,7 @@ func TestStrictHandover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2 || ks.Listeners != 2 || len(ks.Endpoints) != 2 || string(ks.State) != `{"token":"t"}` || ks.GitWatch[0] != "/r/.git/config.worktree" {
+	if len(files) != 2 || len(ks.Endpoints) != 2 || string(ks.State) != `{"token":"t"}` || ks.GitWatch[0] != "/r/.git/config.worktree" {
 		t.Fatalf("handover: %+v, %d files", ks, len(files))
 	}
 	drain(context.Background())
@@ -325,7 +325,7 @@ func TestStrictHandover(t *testing.T) {
 	}
 	// A box without built-in endpoints hands over nothing but the sweep.
 	h = &strictHost{gitWatch: []string{"/w"}, say: discard}
-	if ks, files, _, err := h.handover(); err != nil || len(files) != 0 || ks.Listeners != 0 || len(ks.GitWatch) != 1 {
+	if ks, files, _, err := h.handover(); err != nil || len(files) != 0 || len(ks.Endpoints) != 0 || len(ks.GitWatch) != 1 {
 		t.Errorf("no egress: %+v %v %v", ks, files, err)
 	}
 }

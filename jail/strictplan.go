@@ -555,7 +555,7 @@ func (h *strictHost) handover() (*keepStrict, []*os.File, func(context.Context),
 		}
 		return nil, nil, nil, fmt.Errorf("the egress services handed over %d sockets for %d endpoints", len(files), len(h.builtin))
 	}
-	ks.Endpoints, ks.State, ks.Listeners = h.builtin, state, len(files)
+	ks.Endpoints, ks.State = h.builtin, state
 	return ks, files, drain, nil
 }
 

@@ -20,13 +20,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/atomicfile"
+	"github.com/aisan-dev/aisan/jail/regfile"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/pelletier/go-toml/v2"
@@ -67,32 +68,16 @@ func makeStateDir(aisanHome, dir string) error {
 // readStateFile reads a small regular file without following a symlink.
 // A missing file is (nil, nil); a non-regular one errNotRegular.
 func readStateFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := regfile.Read(path, maxStateFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if errors.Is(err, syscall.ELOOP) {
+	case errors.Is(err, syscall.ELOOP) || errors.Is(err, regfile.ErrNotRegular):
 		return nil, errNotRegular
-	}
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > maxStateFile {
+	case errors.Is(err, regfile.ErrTooLarge):
 		return nil, fmt.Errorf("%s is larger than %d bytes; aisan will not read it (move it away to start afresh)", path, maxStateFile)
 	}
-	return data, nil
+	return data, err
 }
 
 // seedState writes what o's agent needs to start offline in its state

@@ -28,7 +28,7 @@ var forbidden = []struct {
 		mod + "/hooks/...":  "what the hooks package knows reaches the jail as data from cmd/aisan",
 	}},
 	{mod + "/egress/...", map[string]string{
-		mod + "/jail":          "egress knows sockets, not mounts (the leaves jail/agent and jail/atomicfile excepted)",
+		mod + "/jail":          "egress knows sockets, not mounts (the leaves jail/agent, jail/atomicfile and jail/regfile excepted)",
 		mod + "/jail/slot":     "egress knows sockets, not slots",
 		mod + "/jail/bindspec": "egress knows sockets, not mounts",
 		mod + "/systemd/...":   "egress does not manage units",
@@ -79,6 +79,9 @@ var forbidden = []struct {
 	}},
 	{mod + "/jail/atomicfile", map[string]string{
 		mod + "/...": "jail/atomicfile is a leaf the others write files through",
+	}},
+	{mod + "/jail/regfile", map[string]string{
+		mod + "/...": "jail/regfile is a leaf the others read files through",
 	}},
 	{mod + "/jail/mcp", map[string]string{
 		mod + "/jail":       "the MCP import is a leaf the strict launcher calls",

@@ -206,14 +206,19 @@ func serveEgress(ctx context.Context, eps []jail.Endpoint, lns []net.Listener) (
 			}
 		}
 		if err != nil {
-			for j := len(runs) - 1; j >= 0; j-- {
-				runs[j].stop()
-			}
+			stopAll(runs)
 			return nil, err
 		}
 		runs = append(runs, run)
 	}
 	return runs, nil
+}
+
+// stopAll stops runs at once, the last started first.
+func stopAll(runs []*endpointRun) {
+	for i := len(runs) - 1; i >= 0; i-- {
+		runs[i].stop()
+	}
 }
 
 // startEgress starts the host service of every built-in endpoint, before
@@ -224,11 +229,7 @@ func startEgress(ctx context.Context, eps []jail.Endpoint) (*jail.EgressRun, err
 		return nil, err
 	}
 	r := &jail.EgressRun{
-		Stop: func() {
-			for i := len(runs) - 1; i >= 0; i-- {
-				runs[i].stop()
-			}
-		},
+		Stop: func() { stopAll(runs) },
 		Handover: func() ([]*os.File, []byte, func(context.Context), error) {
 			var files []*os.File
 			for _, run := range runs {
@@ -278,20 +279,22 @@ func resumeEgress(ctx context.Context, eps []jail.Endpoint, files []*os.File, st
 		ln, err := egress.InheritListener(f, eps[i].Socket)
 		if err != nil {
 			for _, l := range lns {
-				egress.Disown(l)
 				l.Close()
 			}
 			return nil, err
 		}
+		// The socket files stay the wrapper's until the keeper has the
+		// slot (if this fails, the wrapper goes on serving through them);
+		// the slot directory's removal at the box's end takes them.
+		egress.Disown(ln)
 		lns = append(lns, ln)
 	}
 	runs, err := serveEgress(ctx, eps, lns)
 	if err != nil {
+		for _, l := range lns {
+			l.Close()
+		}
 		return nil, err
 	}
-	return func() {
-		for i := len(runs) - 1; i >= 0; i-- {
-			runs[i].stop()
-		}
-	}, nil
+	return func() { stopAll(runs) }, nil
 }

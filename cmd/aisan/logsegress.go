@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/egress/audit"
-	"github.com/aisan-dev/aisan/egress/cred"
+	"github.com/aisan-dev/aisan/jail/regfile"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
 
@@ -29,7 +29,7 @@ func printEgressLog(w io.Writer, slotName string, asJSON bool) error {
 	}
 	var data []byte
 	for _, f := range []string{p + ".1", p} {
-		b, err := cred.ReadRegular(f, maxEgressLog)
+		b, err := regfile.Read(f, maxEgressLog)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

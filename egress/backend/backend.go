@@ -46,6 +46,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/anthropic"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/openai"
+	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
 // Options are the host facts a backend is built from.
@@ -318,7 +319,7 @@ func newCompatible(p string, o Options) (*Spec, error) {
 // model catalog (the models.dev format: {"<provider>": {"api": …, "npm":
 // …}}); only OpenAI-compatible providers can be served.
 func catalogAPI(path, p, envVar string) (string, error) {
-	b, err := cred.ReadRegular(path, 64<<20)
+	b, err := regfile.Read(path, 64<<20)
 	if err != nil {
 		return "", fmt.Errorf("no upstream for provider %q: set %s to its API base URL (opencode's catalog: %w)", p, envVar, err)
 	}

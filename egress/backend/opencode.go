@@ -27,6 +27,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/openai"
 	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/regfile"
 	"github.com/tailscale/hujson"
 )
 
@@ -75,7 +76,7 @@ func opencodeConfig(o Options) (map[string]any, error) {
 		return nil
 	}
 	for _, f := range opencodeConfigFiles(o) {
-		b, err := cred.ReadRegular(f, maxOpencodeConfig)
+		b, err := regfile.Read(f, maxOpencodeConfig)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -11,14 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail/regfile"
 	"github.com/mattn/go-shellwords"
 )
 
@@ -251,7 +250,7 @@ type File struct{ Path string }
 
 // Token reads the file's first line.
 func (f File) Token(context.Context) (Secret, error) {
-	b, err := ReadRegular(f.Path, maxOutput)
+	b, err := regfile.Read(f.Path, maxOutput)
 	if err != nil {
 		return Secret{}, err
 	}
@@ -271,35 +270,6 @@ func (s Static) Token(context.Context) (Secret, error) {
 		return Secret{}, errors.New("no credential")
 	}
 	return s.S, nil
-}
-
-// ReadRegular reads a whole file that must be a regular file no larger
-// than max, opened without following a final symlink and without blocking
-// on a FIFO.
-func ReadRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", path)
-	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("read %s: larger than %d bytes", path, max)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("read %s: larger than %d bytes", path, max)
-	}
-	return b, nil
 }
 
 type limitedBuffer struct {

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+
+	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
 // KeyFromEnv picks an API key source in the documented order: the helper
@@ -48,7 +50,7 @@ type CodexAPIKey struct{ Home string }
 // Token reads the key.
 func (c CodexAPIKey) Token(context.Context) (Secret, error) {
 	path := filepath.Join(c.Home, "auth.json")
-	b, err := ReadRegular(path, maxCredFile)
+	b, err := regfile.Read(path, maxCredFile)
 	if err != nil {
 		return Secret{}, fmt.Errorf("the Codex login: %w", err)
 	}
@@ -78,7 +80,7 @@ var ErrOpencodeOAuth = errors.New("is an OAuth login, which strict mode cannot u
 
 // Token reads the key.
 func (o OpencodeKey) Token(context.Context) (Secret, error) {
-	b, err := ReadRegular(o.Path, maxCredFile)
+	b, err := regfile.Read(o.Path, maxCredFile)
 	if err != nil {
 		return Secret{}, fmt.Errorf("the opencode login: %w", err)
 	}
@@ -105,7 +107,7 @@ func (o OpencodeKey) Token(context.Context) (Secret, error) {
 // auth.json at path holds an API key for (the ones a strict box can be
 // served); OAuth entries are left out. A missing file gives none.
 func OpencodeAPIProviders(path string) ([]string, error) {
-	b, err := ReadRegular(path, maxCredFile)
+	b, err := regfile.Read(path, maxCredFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

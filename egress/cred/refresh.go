@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +13,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/atomicfile"
+	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
 // Rules for refreshing a host login (Claude's subscription, Codex's
@@ -354,7 +356,7 @@ func (f *loginFile[T]) load(path, what string, parse func([]byte) (T, *object, e
 		return v, nil, nil
 	}
 	f.cmu.Unlock()
-	b, err := ReadRegular(path, maxCredFile)
+	b, err := regfile.Read(path, maxCredFile)
 	if err != nil {
 		return zero, nil, fmt.Errorf("the %s: %w", what, err)
 	}

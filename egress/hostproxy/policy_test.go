@@ -7,12 +7,15 @@ import (
 	"testing"
 )
 
-// The addresses in these tables (10.0.0.1, 0.1.2.3, 8.8.8.8, …) are
-// values handed to the pure parsing and classification functions (Parse*,
-// Classify, Check), which open no socket: nothing here is ever dialled,
-// resolved or sent to. The tests that run the proxy dial only through the
-// loopback-only guard in helpers_test.go, which fails the test on any
-// other address.
+// The addresses in these tables are values handed to the pure parsing and
+// classification functions (Parse*, Classify, Check, Decide), which open
+// no socket: nothing here is ever dialled, resolved or sent to. Where a
+// class needs an example from a range (private, this-network, shared),
+// the example is one of its addresses; every public example comes from
+// the documentation ranges (192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24,
+// 2001:db8::/32), which no host answers. The tests that run the proxy
+// dial only through the loopback-only guard in helpers_test.go, which
+// fails the test on any other address.
 
 // patternCases seed FuzzParsePattern too.
 var patternCases = []struct {
@@ -176,16 +179,12 @@ func TestParseTarget(t *testing.T) {
 	}
 }
 
-// The addresses in these tables are parsed and classified, never dialled:
-// Classify, Check and ParseResolve are pure. The tests that run the proxy
-// dial only through the guard in helpers_test.go, which fails the test on
-// any address that is not loopback.
 var classCases = []struct {
 	addr string
 	want Class
 }{
-	{"8.8.8.8", Public},
-	{"2606:4700::1111", Public},
+	{"198.51.100.8", Public},
+	{"2001:db8:2::1111", Public},
 	{"127.0.0.1", Loopback},
 	{"127.255.0.9", Loopback},
 	{"::1", Loopback},
@@ -254,12 +253,12 @@ func TestCheck(t *testing.T) {
 		explicit bool
 		want     string // allowed addresses, or the error's substring after "!"
 	}{
-		{"public", name, addrs("8.8.8.8"), false, "8.8.8.8"},
+		{"public", name, addrs("198.51.100.8"), false, "198.51.100.8"},
 		{"loopback via a bare name or wildcard", name, addrs("127.0.0.1"), false, "!resolves only to loopback addresses, allowed only when named exactly with the port; to allow it, start the box with --allow-host devbox.internal:8080"},
 		{"loopback named exactly", name, addrs("127.0.0.1"), true, "127.0.0.1"},
 		{"mapped loopback named exactly is dialled in IPv4 form", name, addrs("::ffff:127.0.0.1"), true, "127.0.0.1"},
 		{"host's own address", name, addrs("203.0.113.9"), false, "!this host's own"},
-		{"mixed: the inside address is dropped", name, addrs("10.0.0.1", "8.8.4.4"), false, "8.8.4.4"},
+		{"mixed: the inside address is dropped", name, addrs("10.0.0.1", "198.51.100.4"), false, "198.51.100.4"},
 		{"multicast even when explicit", name, addrs("224.0.0.1"), true, "!which no pattern can allow"},
 		{"no address", name, nil, false, "!resolves to no address"},
 		{"address literal", Target{Addr: netip.MustParseAddr("255.255.255.255"), Port: 443}, addrs("255.255.255.255"), true, "!is a broadcast address"},

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/aisan-dev/aisan/egress/cred"
+	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
 // Config is one gRPC backend as its TOML file describes it. Build one with
@@ -198,7 +199,7 @@ const maxConfig = 1 << 20
 // grpc:NAME with generic set) from path, refusing a symlink or anything
 // but a regular file.
 func Load(name string, generic bool, path string) (*Config, error) {
-	data, err := cred.ReadRegular(path, maxConfig)
+	data, err := regfile.Read(path, maxConfig)
 	if err != nil {
 		return nil, fmt.Errorf("egress %s: %w", name, err)
 	}

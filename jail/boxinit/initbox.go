@@ -3,13 +3,13 @@ package boxinit
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/aisan-dev/aisan/jail/regfile"
 	"github.com/aisan-dev/aisan/jail/relay"
 	"golang.org/x/sys/unix"
 )
@@ -53,24 +53,28 @@ func prepareBox(p Payload) ([]string, error) {
 // jail. It must be a regular file that only its owner can read; it is
 // opened without following a symlink and read up to a cap.
 func ReadEnvFile(path string) ([]string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := regfile.Open(path)
+	var nr *regfile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, fmt.Errorf("the environment file %s must be a regular file of mode 0600 (it is %v)", path, nr.Mode)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("opening the environment file %s: %w", path, err)
+		return nil, fmt.Errorf("opening the environment file: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("reading the environment file %s: %w", path, err)
 	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
+	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("the environment file %s must be a regular file of mode 0600 (it is %v)", path, fi.Mode())
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxEnvFile+1))
+	data, err := regfile.ReadAll(f, maxEnvFile)
+	if errors.Is(err, regfile.ErrTooLarge) {
+		return nil, fmt.Errorf("the environment file %s is larger than %d bytes", path, maxEnvFile)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the environment file %s: %w", path, err)
-	}
-	if len(data) > maxEnvFile {
-		return nil, fmt.Errorf("the environment file %s is larger than %d bytes", path, maxEnvFile)
 	}
 	var out []string
 	sc := bufio.NewScanner(bytes.NewReader(data))

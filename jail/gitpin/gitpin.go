@@ -41,8 +41,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
 // Kind is what a pin does.
@@ -313,14 +314,14 @@ func resolve(base, p string) string {
 // readCapped reads a regular file, without following a final symlink,
 // up to max bytes.
 func readCapped(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	f, err := regfile.Open(path)
+	if errors.Is(err, regfile.ErrNotRegular) {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, max))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)

@@ -63,6 +63,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/regfile"
 	slotpkg "github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
 )
@@ -399,7 +400,10 @@ const maxCopy = 256 << 20
 // readOwn reads a regular file of the user's, never through a symlink,
 // never from a FIFO.
 func readOwn(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	f, err := regfile.Open(path)
+	if errors.Is(err, regfile.ErrNotRegular) {
+		return nil, fmt.Errorf("%s is not a regular file of yours", path)
+	}
 	if err != nil {
 		return nil, err
 	}

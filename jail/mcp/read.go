@@ -3,12 +3,12 @@ package mcp
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
 // MaxFileSize caps every host file this package reads. ~/.claude.json
@@ -46,33 +46,19 @@ type Host struct {
 // without following a final symlink and without blocking on a FIFO. A
 // missing file gives a nil slice and no error.
 func readHostFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := regfile.Read(path, MaxFileSize)
+	var nr *regfile.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if errors.Is(err, syscall.ELOOP) {
+	case errors.Is(err, syscall.ELOOP):
 		return nil, fmt.Errorf("reading %s: it is a symlink; aisan reads MCP declarations only from regular files (replace the link with the file)", path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading %s: not a regular file (%s)", path, st.Mode().Type())
-	}
-	if st.Size() > MaxFileSize {
-		return nil, fmt.Errorf("reading %s: %d bytes is more than the %d-byte limit", path, st.Size(), MaxFileSize)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(b) > MaxFileSize {
+	case errors.As(err, &nr):
+		return nil, fmt.Errorf("reading %s: not a regular file (%s)", path, nr.Mode.Type())
+	case errors.Is(err, regfile.ErrTooLarge):
 		return nil, fmt.Errorf("reading %s: more than the %d-byte limit", path, MaxFileSize)
+	case err != nil:
+		return nil, err
 	}
 	if b == nil {
 		b = []byte{}

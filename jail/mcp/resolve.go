@@ -11,7 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
 // ResolveHost holds what [Resolve] needs to know about the host and the box.
@@ -315,18 +316,11 @@ func safePrefix(prefix, home string) bool {
 // interpreter returns the program named by f's "#!" line, or "" when f
 // has none. "/usr/bin/env [-S] [VAR=x] NAME" gives NAME.
 func interpreter(f string) (string, error) {
-	fd, err := os.OpenFile(f, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	fd, err := regfile.Open(f)
 	if err != nil {
 		return "", err
 	}
 	defer fd.Close()
-	st, err := fd.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", f)
-	}
 	head := make([]byte, 512)
 	n, err := io.ReadFull(fd, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
 // Options says how [Print] plays a transcript back.
@@ -217,11 +219,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // the user's, reached without a symlink: the path comes from a record, and
 // a FIFO or a device must never be read (it would hang or consume input).
 func openOwn(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := regfile.Open(path)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symlink, not a transcript aisan wrote", path)
+	}
+	if errors.Is(err, regfile.ErrNotRegular) {
+		return nil, fmt.Errorf("%s is not a regular file of yours, not a transcript aisan wrote", path)
+	}
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s is a symlink, not a transcript aisan wrote", path)
-		}
 		return nil, err
 	}
 	fi, err := f.Stat()
@@ -230,7 +235,7 @@ func openOwn(path string) (*os.File, error) {
 		return nil, err
 	}
 	st, _ := fi.Sys().(*syscall.Stat_t)
-	if !fi.Mode().IsRegular() || st == nil || int(st.Uid) != os.Getuid() {
+	if st == nil || int(st.Uid) != os.Getuid() {
 		f.Close()
 		return nil, fmt.Errorf("%s is not a regular file of yours, not a transcript aisan wrote", path)
 	}
