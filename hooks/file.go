@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/aisan-dev/aisan/jail/agent"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/sibling"
+	"github.com/aisan-dev/aisan/jail/shared/sibling"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -2,7 +2,7 @@ package jail
 
 import (
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"os/exec"
 	"path/filepath"
 	"regexp"

@@ -1,6 +1,6 @@
 package jail
 
-import "github.com/aisan-dev/aisan/jail/sibling"
+import "github.com/aisan-dev/aisan/jail/shared/sibling"
 
 // InitName is the lean binary that runs as each launch's stage and in-jail
 // init (see cmd/aisan-init), installed next to aisan.

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
-	"github.com/aisan-dev/aisan/jail/distro"
 	"github.com/aisan-dev/aisan/jail/history"
+	"github.com/aisan-dev/aisan/jail/shared/distro"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"golang.org/x/sys/unix"

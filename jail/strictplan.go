@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"io"
 	"io/fs"
 	"math/rand/v2"

@@ -26,8 +26,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/aisan-dev/aisan/jail/atomicfile"
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/pelletier/go-toml/v2"

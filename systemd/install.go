@@ -6,7 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"

@@ -28,7 +28,7 @@ var forbidden = []struct {
 		mod + "/hooks/...":  "what the hooks package knows reaches the jail as data from cmd/aisan",
 	}},
 	{mod + "/egress/...", map[string]string{
-		mod + "/jail":          "egress knows sockets, not mounts (the leaves jail/agent, jail/atomicfile and jail/regfile excepted)",
+		mod + "/jail":          "egress knows sockets, not mounts (the leaves jail/agent and jail/shared/... excepted)",
 		mod + "/jail/slot":     "egress knows sockets, not slots",
 		mod + "/jail/bindspec": "egress knows sockets, not mounts",
 		mod + "/systemd/...":   "egress does not manage units",
@@ -71,17 +71,17 @@ var forbidden = []struct {
 	{mod + "/jail/agent", map[string]string{
 		mod + "/...": "jail/agent is a leaf of data that others read",
 	}},
-	{mod + "/jail/distro", map[string]string{
-		mod + "/...": "jail/distro is a leaf of data",
+	{mod + "/jail/shared/distro", map[string]string{
+		mod + "/...": "jail/shared/distro is a leaf of data",
 	}},
-	{mod + "/jail/sibling", map[string]string{
-		mod + "/...": "jail/sibling is a leaf the jail and the hooks share",
+	{mod + "/jail/shared/sibling", map[string]string{
+		mod + "/...": "jail/shared/sibling is a leaf the jail and the hooks share",
 	}},
-	{mod + "/jail/atomicfile", map[string]string{
-		mod + "/...": "jail/atomicfile is a leaf the others write files through",
+	{mod + "/jail/shared/atomicfile", map[string]string{
+		mod + "/...": "jail/shared/atomicfile is a leaf the others write files through",
 	}},
-	{mod + "/jail/regfile", map[string]string{
-		mod + "/...": "jail/regfile is a leaf the others read files through",
+	{mod + "/jail/shared/regfile", map[string]string{
+		mod + "/...": "jail/shared/regfile is a leaf the others read files through",
 	}},
 	{mod + "/jail/mcp", map[string]string{
 		mod + "/jail":       "the MCP import is a leaf the strict launcher calls",
@@ -175,7 +175,7 @@ func TestImportDirections(t *testing.T) {
 			for _, r := range rules {
 				for bad, why := range r {
 					// jail/agent is the one leaf every side may read.
-					if matches(bad, dep) && dep != mod+"/jail/agent" && dep != mod+"/jail/distro" {
+					if matches(bad, dep) && dep != mod+"/jail/agent" && dep != mod+"/jail/shared/distro" {
 						t.Errorf("%s imports %s: %s", pkg, dep, why)
 					}
 				}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/egress/audit"
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
 

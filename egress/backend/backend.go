@@ -46,7 +46,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/anthropic"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/openai"
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Options are the host facts a backend is built from.

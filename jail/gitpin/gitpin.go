@@ -43,7 +43,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Kind is what a pin does.

@@ -63,7 +63,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/agent"
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	slotpkg "github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // MaxFileSize caps every host file this package reads. ~/.claude.json

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // ResolveHost holds what [Resolve] needs to know about the host and the box.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"io/fs"
 	"os"
 	"time"

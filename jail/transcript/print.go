@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Options says how [Print] plays a transcript back.

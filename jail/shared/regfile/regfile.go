@@ -5,7 +5,7 @@
 // taken. Callers tell the cases apart with errors.Is and errors.As and say
 // what they mean for their file.
 //
-// It is a leaf (standard library only), like jail/atomicfile, so that the
+// It is a leaf (standard library only), like jail/shared/atomicfile, so that the
 // jail, its in-box init, the hooks and the egress proxy share it.
 package regfile
 
