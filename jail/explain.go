@@ -2,10 +2,11 @@ package jail
 
 import (
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/boxinit"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
 )

@@ -21,13 +21,14 @@ package jail
 import (
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/aisan-dev/aisan/jail/boxinit"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 )

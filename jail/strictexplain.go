@@ -2,11 +2,12 @@ package jail
 
 import (
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
-	"github.com/aisan-dev/aisan/jail/mcp"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/boxinit"
+	"github.com/aisan-dev/aisan/jail/mcp"
 )
 
 // redacted stands for a secret value in explain's output.

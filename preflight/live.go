@@ -23,6 +23,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
 
@@ -236,7 +237,7 @@ func (e *Env) runLive(ctx context.Context) (liveResult, error) {
 		defer proxy.Close()
 	}
 
-	out, errOut, err := launch(ctx, bw.Path, e.Self, compiled)
+	out, errOut, err := runProbe(ctx, bw.Path, e.Self, compiled)
 	r.markerAlive = unix.Kill(marker, 0) == nil
 	if err != nil {
 		return r, err
@@ -251,9 +252,9 @@ func (e *Env) runLive(ctx context.Context) (liveResult, error) {
 	return r, nil
 }
 
-// launch runs compiled through the real launcher, without a terminal or
+// runProbe runs compiled through the real launcher, without a terminal or
 // a scope, and returns what the jail printed.
-func launch(ctx context.Context, bwrap, self string, compiled jail.Compiled) (stdout []byte, stderr string, err error) {
+func runProbe(ctx context.Context, bwrap, self string, compiled jail.Compiled) (stdout []byte, stderr string, err error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, "", err
@@ -278,8 +279,8 @@ func launch(ctx context.Context, bwrap, self string, compiled jail.Compiled) (st
 	wg.Go(func() { io.Copy(&errBuf, io.LimitReader(errR, 64<<10)) })
 
 	var initPID, stagePID atomic.Int64
-	l := &jail.Launcher{
-		Bwrap: bwrap, Self: jail.InitBinary(self),
+	l := &launch.Launcher{
+		Bwrap: bwrap, Self: launch.InitBinary(self),
 		Stdin: devnull, Stdout: outW, Stderr: errW,
 		NoPTY: true,
 	}
@@ -353,7 +354,7 @@ wait:
 			if goneAt.IsZero() {
 				goneAt = time.Now()
 			} else if time.Since(goneAt) > stageGrace {
-				runErr = &jail.StartError{Status: 1}
+				runErr = &launch.StartError{Status: 1}
 				break wait
 			}
 		}
@@ -362,7 +363,7 @@ wait:
 	errW.Close()
 	wg.Wait()
 	stderr = strings.TrimSpace(errBuf.String())
-	var se *jail.StartError
+	var se *launch.StartError
 	switch {
 	case errors.As(runErr, &se):
 		if stderr != "" {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/agent"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/agent"
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/anthropic"

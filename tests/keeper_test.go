@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 	"golang.org/x/sys/unix"
@@ -127,7 +127,7 @@ func TestKeeperBackground(t *testing.T) {
 	// aisan watch's sweep (the supervisor over this registry) leaves it
 	// alone too, and its reaper calls it busy.
 	ctx := testCtx(t)
-	w := jail.WatchRegistry{Reg: killRegistry(t, ctx, env)}
+	w := launch.WatchRegistry{Reg: killRegistry(t, ctx, env)}
 	sup := &systemd.Supervisor{Registry: w}
 	if events, err := sup.Sweep(ctx); err != nil || len(events) != 0 {
 		t.Errorf("a watch sweep: %v %+v; want nothing done to a background slot", err, events)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
 )
@@ -89,7 +89,7 @@ func runKill(ctx context.Context, args []string) error {
 	// Through the slot's systemd scope when it has one (it holds the
 	// stage, bwrap and the jail, and ends them together), by the jail's
 	// PID namespace otherwise.
-	reg.Killer = jail.Killer(ctx)
+	reg.Killer = launch.Killer(ctx)
 	if *all || *orphans {
 		var killed []string
 		var problems []error

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
 
@@ -69,7 +69,7 @@ func openRegistry() (*slot.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg.Killer = jail.Killer(context.Background())
+	reg.Killer = launch.Killer(context.Background())
 	return reg, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/systemd"
 )
 
@@ -101,19 +102,19 @@ Example:
 `
 
 func runRun(ctx context.Context, args []string) error {
-	return launch(ctx, jail.KindRun, runUsage, args)
+	return launchOrExplain(ctx, jail.KindRun, runUsage, args, false)
 }
 
 func runClaude(ctx context.Context, args []string) error {
-	return launch(ctx, jail.KindClaude, fmt.Sprintf(agentUsage, "claude"), args)
+	return launchOrExplain(ctx, jail.KindClaude, fmt.Sprintf(agentUsage, "claude"), args, false)
 }
 
 func runCodex(ctx context.Context, args []string) error {
-	return launch(ctx, jail.KindCodex, fmt.Sprintf(agentUsage, "codex"), args)
+	return launchOrExplain(ctx, jail.KindCodex, fmt.Sprintf(agentUsage, "codex"), args, false)
 }
 
 func runOpencode(ctx context.Context, args []string) error {
-	return launch(ctx, jail.KindOpencode, fmt.Sprintf(agentUsage, "opencode"), args)
+	return launchOrExplain(ctx, jail.KindOpencode, fmt.Sprintf(agentUsage, "opencode"), args, false)
 }
 
 func runExplain(ctx context.Context, args []string) error {
@@ -135,10 +136,6 @@ func runExplain(ctx context.Context, args []string) error {
 		usage = fmt.Sprintf(agentUsage, kind)
 	}
 	return launchOrExplain(ctx, kind, usage, args[1:], true)
-}
-
-func launch(ctx context.Context, kind jail.Kind, usage string, args []string) error {
-	return launchOrExplain(ctx, kind, usage, args, false)
 }
 
 // launcherFlags are the options every launcher accepts.
@@ -187,9 +184,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 		return err
 	}
 	if explain || lf.explain {
-		return launchError(jail.Explain(os.Stdout, req))
+		return launchError(launch.Explain(os.Stdout, req))
 	}
-	status, err := jail.Launch(ctx, req, jail.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	status, err := launch.Launch(ctx, req, launch.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	if err != nil {
 		return launchError(err)
 	}

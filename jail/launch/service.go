@@ -1,4 +1,4 @@
-package jail
+package launch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )
@@ -27,9 +28,6 @@ const (
 	envServiceSpawned = "AISAN_SERVICE_SPAWNED"
 )
 
-// KindService is the slot kind of headless services.
-const KindService Kind = "service"
-
 // ServiceRequest is what `aisan spawn-service` asks for.
 type ServiceRequest struct {
 	// Name names the service; the slot and the unit are named after it.
@@ -41,7 +39,7 @@ type ServiceRequest struct {
 	// RestartOnFailure restarts the command when it fails.
 	RestartOnFailure bool
 	// Limits are resource caps for the unit.
-	Limits Limits
+	Limits jail.Limits
 }
 
 // serviceSpec is a launch's service identity, read from its environment.
@@ -52,7 +50,7 @@ type serviceSpec struct {
 }
 
 func serviceFromEnv(env []string) *serviceSpec {
-	look := lookupFunc(env)
+	look := jail.Host{Env: env}.LookupEnv
 	name, ok := look(envServiceName)
 	if !ok || name == "" {
 		return nil
@@ -91,7 +89,7 @@ func SpawnService(ctx context.Context, req ServiceRequest) (string, error) {
 	if req.MaxRuntime <= 0 {
 		req.MaxRuntime = systemd.DefaultMaxRuntime
 	}
-	h, err := GatherHost()
+	h, err := jail.GatherHost()
 	if err != nil {
 		return "", err
 	}

@@ -1,10 +1,11 @@
-package jail
+package launch
 
 import (
 	"context"
 	"os"
 	"syscall"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )
@@ -31,7 +32,7 @@ func (w WatchRegistry) LiveSlots(ctx context.Context) ([]systemd.Slot, error) {
 		if !e.End.IsZero() {
 			continue
 		}
-		service := e.Kind == string(KindService)
+		service := e.Kind == string(jail.KindService)
 		if e.State == slot.Exited && !service {
 			continue
 		}

@@ -1,4 +1,4 @@
-package jail
+package launch
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/history"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
@@ -15,7 +16,7 @@ import (
 // [slot.DefaultPrune], and the history copies no live slot can be using
 // (merged into the host files first). Problems are warnings: the launch
 // itself went well.
-func pruneState(h Host, say Say) {
+func pruneState(h jail.Host, say jail.Say) {
 	// At most once an hour: it runs after the agent ended, while the
 	// user's shell waits for the prompt, and the state grows slowly.
 	mark := filepath.Join(h.AisanHome, ".pruned")
@@ -32,9 +33,9 @@ func pruneState(h Host, say Say) {
 		return
 	}
 	live, errs := reg.Prune(slot.DefaultPrune, now)
-	errs = append(errs, history.Prune(h.AisanHome, historyDirs(h), live, slot.DefaultPrune.MaxAge, now)...)
+	errs = append(errs, history.Prune(h.AisanHome, h.HistoryDirs(), live, slot.DefaultPrune.MaxAge, now)...)
 	for _, err := range errs {
-		say(Warning, fmt.Sprintf("pruning old state: %v", err))
+		say(jail.Warning, fmt.Sprintf("pruning old state: %v", err))
 	}
 }
 

@@ -1,11 +1,10 @@
-package jail
+package launch
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"github.com/creack/pty"
@@ -129,7 +131,7 @@ type Stage struct {
 	// Set by Load.
 	transcript io.Writer
 	keepable   bool
-	pins       []Pin
+	pins       []jail.Pin
 	copies     sync.WaitGroup
 	// Set by Release, for Wait.
 	winch     chan os.Signal
@@ -398,7 +400,7 @@ type Outcome struct {
 // jail's output (to the user and to tr, when not nil) start. keepable
 // makes the init report an agent that exits with processes left behind
 // (see [Outcome.Left]) instead of ending the jail.
-func (st *Stage) Load(c Compiled, tr io.Writer, keepable bool) error {
+func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 	st.transcript, st.keepable, st.pins = tr, keepable, c.Pins
 	// On our pty the agent is the foreground job: keyboard signals and
 	// SIGWINCH go to it, and it may read. Without one the jail has no
@@ -946,7 +948,7 @@ func (e *PinError) Hints() []string {
 // step of the last component and checks it: a directory where one is
 // wanted, else a regular file or a socket, owned by us. bwrap then binds
 // the descriptors, so what is mounted is what was checked.
-func OpenPins(pins []Pin) ([]*os.File, error) {
+func OpenPins(pins []jail.Pin) ([]*os.File, error) {
 	var out []*os.File
 	fail := func(err error) ([]*os.File, error) {
 		for _, f := range out {
@@ -966,7 +968,7 @@ func OpenPins(pins []Pin) ([]*os.File, error) {
 			return fail(&PinError{Path: p.Path, Why: err.Error()})
 		}
 		typ := st.Mode & unix.S_IFMT
-		want := map[PinType]uint32{PinDir: unix.S_IFDIR, PinFile: unix.S_IFREG, PinSocket: unix.S_IFSOCK}[p.Type]
+		want := map[jail.PinType]uint32{jail.PinDir: unix.S_IFDIR, jail.PinFile: unix.S_IFREG, jail.PinSocket: unix.S_IFSOCK}[p.Type]
 		var why string
 		switch {
 		case int(st.Uid) != os.Getuid():

@@ -1,4 +1,4 @@
-package jail
+package launch
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package jail
+package launch
 
 import "github.com/aisan-dev/aisan/jail/shared/sibling"
 

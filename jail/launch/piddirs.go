@@ -1,11 +1,14 @@
-package jail
+package launch
 
 import (
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/agent"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/agent"
 )
 
 // pidDirBinds names, for a slot, each agent directory of per-process
@@ -19,12 +22,10 @@ import (
 // it starts a daemon of its own, inside the jail, which then outlives the
 // interactive session as it would unjailed (the jail's keeper holds the
 // slot meanwhile), shows in 'aisan list' and ends with 'aisan kill'.
-func pidDirBinds(h Host, slotName string) []Mount {
-	look := lookupFunc(h.Env)
-	getenv := func(k string) string { v, _ := look(k); return v }
-	var out []Mount
+func pidDirBinds(h jail.Host, slotName string) []jail.Mount {
+	var out []jail.Mount
 	for _, a := range agent.All {
-		cfg := a.Dir(h.Home, getenv)
+		cfg := a.Dir(h.Home, h.Getenv)
 		if len(a.PIDDirs) == 0 || !isDir(cfg) {
 			continue
 		}
@@ -37,8 +38,8 @@ func pidDirBinds(h Host, slotName string) []Mount {
 			if strings.Contains(name, "%d") {
 				name = fmt.Sprintf(name, os.Getuid())
 			}
-			out = append(out, Mount{
-				Kind: Bind,
+			out = append(out, jail.Mount{
+				Kind: jail.Bind,
 				Src:  filepath.Join(h.AisanHome, "pids", slotName, a.Kind+"-"+d.Key),
 				Dst:  filepath.Join(base, name),
 			})
@@ -50,8 +51,8 @@ func pidDirBinds(h Host, slotName string) []Mount {
 // previewPIDDirs is what a launch would bind, for explain and for jails
 // that are not launches (preflight's probe), which create nothing: only
 // directories that exist already.
-func previewPIDDirs(h Host, slotName string) []Mount {
-	var out []Mount
+func previewPIDDirs(h jail.Host, slotName string) []jail.Mount {
+	var out []jail.Mount
 	for _, b := range pidDirBinds(h, slotName) {
 		if isDir(b.Src) && isDir(b.Dst) {
 			out = append(out, b)
@@ -64,9 +65,9 @@ func previewPIDDirs(h Host, slotName string) []Mount {
 // whatever is there belongs to an ended launch, whose PIDs mean nothing
 // now) and the agent's own directory if it is missing, so bwrap has a
 // mount point and creates nothing on the host itself.
-func preparePIDDirs(h Host, slotName string) ([]Mount, error) {
+func preparePIDDirs(h jail.Host, slotName string) ([]jail.Mount, error) {
 	binds := pidDirBinds(h, slotName)
-	var out []Mount
+	var out []jail.Mount
 	for _, b := range binds {
 		if err := os.RemoveAll(b.Src); err != nil {
 			return nil, fmt.Errorf("clearing %s: %w", b.Src, err)
@@ -78,16 +79,29 @@ func preparePIDDirs(h Host, slotName string) ([]Mount, error) {
 		// ours (in the shared /tmp: another user's, or a symlink planted
 		// there), is left alone: nothing is bound over it, and claude
 		// refuses such a directory by itself.
-		if os.MkdirAll(b.Dst, 0o700) == nil && ownDirNoFollow(b.Dst) {
+		if os.MkdirAll(b.Dst, 0o700) == nil && ownedDir(b.Dst, false) {
 			out = append(out, b)
 		}
 	}
 	return out, nil
 }
 
-// ownDirNoFollow reports whether p itself (not a symlink's target) is a
-// directory of ours.
-func ownDirNoFollow(p string) bool {
-	fi, err := os.Lstat(p)
-	return err == nil && fi.Mode()&os.ModeSymlink == 0 && ownDir(p)
+// ownedDir reports whether p is a directory of ours; without follow, p
+// itself (a symlink to one is not).
+func ownedDir(p string, follow bool) bool {
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	fi, err := stat(p)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -1,4 +1,4 @@
-package jail
+package launch
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/gitpin"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
@@ -127,7 +128,7 @@ type keepStrict struct {
 	// Endpoints are the built-in egress endpoints, served on as many
 	// inherited listening sockets (after the Held descriptors), in this
 	// order.
-	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	Endpoints []jail.Endpoint `json:"endpoints,omitempty"`
 	// State is the egress services' own (EgressRun.Handover).
 	State []byte `json:"state,omitempty"`
 	// GitWatch are the files the box must not leave behind
@@ -141,8 +142,8 @@ type KeeperOptions struct {
 	// ResumeEgress serves a kept strict box's built-in endpoints on the
 	// listening sockets its wrapper served them on (files, in the
 	// endpoints' order; the callee dups what it keeps), with the state
-	// the wrapper's [EgressRun.Handover] gave. stop ends them.
-	ResumeEgress func(ctx context.Context, endpoints []Endpoint, files []*os.File, state []byte) (stop func(), err error)
+	// the wrapper's [jail.EgressRun.Handover] gave. stop ends them.
+	ResumeEgress func(ctx context.Context, endpoints []jail.Endpoint, files []*os.File, state []byte) (stop func(), err error)
 }
 
 // The keeper's descriptors.
@@ -367,9 +368,9 @@ func waitPidfd(fd int) {
 
 // noteKept tells a user at a terminal that the jail lives on. Scripts see
 // nothing: unjailed, the agent's leftovers would not be announced either.
-func noteKept(say Say, w *os.File, name string) {
+func noteKept(say jail.Say, w *os.File, name string) {
 	if isTerminal(w) {
-		say(Plain, fmt.Sprintf("processes left by the agent keep running in slot %s; 'aisan kill %s' ends them", name, name))
+		say(jail.Plain, fmt.Sprintf("processes left by the agent keep running in slot %s; 'aisan kill %s' ends them", name, name))
 	}
 }
 

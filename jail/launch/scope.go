@@ -1,4 +1,4 @@
-package jail
+package launch
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )
@@ -29,7 +30,7 @@ type scoper struct {
 // newScoper connects to the user manager. Without one the launch goes on
 // unscoped (said once on stderr), unless AISAN_REQUIRE_SCOPE=1 makes that a
 // refusal.
-func newScoper(ctx context.Context, getenv func(string) string, limits Limits, say Say) (*scoper, error) {
+func newScoper(ctx context.Context, getenv func(string) string, limits jail.Limits, say jail.Say) (*scoper, error) {
 	if getenv(EnvNoScope) == "1" {
 		return nil, nil
 	}
@@ -48,7 +49,7 @@ func newScoper(ctx context.Context, getenv func(string) string, limits Limits, s
 			case isNoManager:
 				hints = nm.Hints()
 			}
-			return nil, WithHints(fmt.Errorf("%w; refusing to launch without a systemd scope because %s=1", err, systemd.EnvRequireScope), hints...)
+			return nil, jail.WithHints(fmt.Errorf("%w; refusing to launch without a systemd scope because %s=1", err, systemd.EnvRequireScope), hints...)
 		}
 		// One short line: the launch works, kills go through the PID
 		// namespace, and preflight has the remedies for those who want a
@@ -57,7 +58,7 @@ func newScoper(ctx context.Context, getenv func(string) string, limits Limits, s
 		if isNoManager {
 			reason = "no systemd user manager (" + nm.Reason + ")"
 		}
-		say(Note, fmt.Sprintf("%s: running without a scope; 'aisan preflight' says how to get one, %s=1 silences this", reason, EnvNoScope))
+		say(jail.Note, fmt.Sprintf("%s: running without a scope; 'aisan preflight' says how to get one, %s=1 silences this", reason, EnvNoScope))
 		return nil, nil
 	}
 	return &scoper{m: m, limits: systemd.Limits(limits)}, nil
@@ -70,7 +71,7 @@ func (s *scoper) close() {
 }
 
 // place starts the slot's scope around pid and records its name.
-func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, say Say) error {
+func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, say jail.Say) error {
 	unit := systemd.UnitName(sl.Name())
 	err := s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pid, s.limits)
 	if errors.Is(err, systemd.ErrUnitExists) {
@@ -94,11 +95,11 @@ func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, say Say) err
 		v1, _ := systemd.V1Controllers()
 		if derr == nil {
 			if err := systemd.CheckDelegation(s.limits, delegated, v1); err != nil {
-				say(Warning, err.Error())
+				say(jail.Warning, err.Error())
 				var h interface{ Hints() []string }
 				if errors.As(err, &h) {
 					for _, l := range h.Hints() {
-						say(Hint, l)
+						say(jail.Hint, l)
 					}
 				}
 			}
@@ -119,7 +120,7 @@ func SlotUnit(rec slot.Record) string {
 	if u == "" || !slot.ValidName(rec.Slot) {
 		return ""
 	}
-	if rec.Kind == string(KindService) {
+	if rec.Kind == string(jail.KindService) {
 		if u == systemd.ServiceName(rec.Slot) {
 			return u
 		}
@@ -182,7 +183,7 @@ func Killer(ctx context.Context) slot.Killer {
 			return err
 		}
 		defer pinned.Close()
-		if sig != syscall.SIGKILL && rec.Kind != string(KindService) {
+		if sig != syscall.SIGKILL && rec.Kind != string(jail.KindService) {
 			// Any other signal is for the agent, which the init forwards
 			// it to; through the scope it would also reach the stage and
 			// bwrap, and end the jail from outside.
@@ -208,7 +209,7 @@ func Killer(ctx context.Context) slot.Killer {
 			return pinned.Signal(sig)
 		}
 		defer m.Close()
-		if rec.Kind == string(KindService) {
+		if rec.Kind == string(jail.KindService) {
 			sctx, cancel := context.WithTimeout(ctx, stopTimeout)
 			defer cancel()
 			// Stopping a unit that is not loaded succeeds; this one

@@ -1,4 +1,4 @@
-package jail
+package launch
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail"
 )
 
 // TestPreparePIDDirs: each per-process directory of Claude's (sessions,
@@ -14,7 +16,7 @@ import (
 // shared directory) is left out rather than bound through.
 func TestPreparePIDDirs(t *testing.T) {
 	tmp := t.TempDir()
-	h := Host{Home: tmp, AisanHome: filepath.Join(tmp, ".aisan"), Env: []string{"HOME=" + tmp}, RuntimeDir: filepath.Join(tmp, "run")}
+	h := jail.Host{Home: tmp, AisanHome: filepath.Join(tmp, ".aisan"), Env: []string{"HOME=" + tmp}, RuntimeDir: filepath.Join(tmp, "run")}
 	for _, d := range []string{filepath.Join(tmp, ".claude"), h.RuntimeDir, filepath.Join(tmp, "elsewhere")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package jail
+package launch
 
 // The host side of a strict box's state directory.
 //
@@ -26,6 +26,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 
@@ -82,7 +83,7 @@ func readStateFile(path string) ([]byte, error) {
 
 // seedState writes what o's agent needs to start offline in its state
 // directory.
-func seedState(o StrictOptions) error {
+func seedState(o jail.StrictOptions) error {
 	projects := []string{o.Cwd}
 	if o.Repo != o.Cwd {
 		projects = append(projects, o.Repo)
