@@ -15,7 +15,7 @@ package jail
 //     it, it is bound read-only again on top, and only the box's own state
 //     directory is reopened.
 //   - The environment starts empty; every variable is listed here.
-//   - Git metadata comes pinned (jail/gitpin), after the repository's bind
+//   - Git metadata comes pinned (jail/strictbox/gitpin), after the repository's bind
 //     and before the user's binds.
 
 import (
@@ -80,7 +80,7 @@ type StrictOptions struct {
 	// GitConfig is a generated gitconfig (identity only) shown at
 	// ~/.gitconfig; "" for none.
 	GitConfig string
-	// GitPins are the repository's git pins (from jail/gitpin).
+	// GitPins are the repository's git pins (from jail/strictbox/gitpin).
 	GitPins []Mount
 	// Binds are the bind specs' mounts; BindPath their path entries.
 	Binds    []Mount

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail/boxinit"
-	"github.com/aisan-dev/aisan/jail/mcp"
+	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
 )
 
 // redacted stands for a secret value in explain's output.

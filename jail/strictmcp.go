@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aisan-dev/aisan/jail/mcp"
+	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
 )
 
 // mcpClients are the agents whose local MCP servers a strict box imports.

@@ -16,10 +16,10 @@ import (
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail/agent"
-	"github.com/aisan-dev/aisan/jail/gitpin"
-	"github.com/aisan-dev/aisan/jail/mcp"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -27,7 +27,7 @@ import (
 // and its arguments.
 type StrictRequest struct {
 	// Binds, BindPath and BindEnv come from the bind spec files
-	// BindFiles (loaded by the caller with jail/bindspec).
+	// BindFiles (loaded by the caller with jail/strictbox/bindspec).
 	Binds     []Mount
 	BindPath  []string
 	BindEnv   []string

@@ -28,10 +28,10 @@ var forbidden = []struct {
 		mod + "/hooks/...":  "what the hooks package knows reaches the jail as data from cmd/aisan",
 	}},
 	{mod + "/egress/...", map[string]string{
-		mod + "/jail":          "egress knows sockets, not mounts (the leaves jail/agent and jail/shared/... excepted)",
-		mod + "/jail/slot":     "egress knows sockets, not slots",
-		mod + "/jail/bindspec": "egress knows sockets, not mounts",
-		mod + "/systemd/...":   "egress does not manage units",
+		mod + "/jail":                    "egress knows sockets, not mounts (the leaves jail/agent and jail/shared/... excepted)",
+		mod + "/jail/slot":               "egress knows sockets, not slots",
+		mod + "/jail/strictbox/bindspec": "egress knows sockets, not mounts",
+		mod + "/systemd/...":             "egress does not manage units",
 	}},
 	{mod + "/guard/...", map[string]string{
 		mod + "/jail":                      "the hook path runs before every tool call: it stays small",
@@ -83,7 +83,7 @@ var forbidden = []struct {
 	{mod + "/jail/shared/regfile", map[string]string{
 		mod + "/...": "jail/shared/regfile is a leaf the others read files through",
 	}},
-	{mod + "/jail/mcp", map[string]string{
+	{mod + "/jail/strictbox/mcp", map[string]string{
 		mod + "/jail":       "the MCP import is a leaf the strict launcher calls",
 		mod + "/egress/...": "the MCP import is a leaf",
 	}},
@@ -155,7 +155,9 @@ func TestImportDirections(t *testing.T) {
 	for _, pkg := range pkgs {
 		var rules []map[string]string
 		for _, f := range forbidden {
-			if matches(f.pkg, pkg) {
+			// For now the strict side joins the jail and egress in
+			// jail/strictbox, below jail/.
+			if matches(f.pkg, pkg) && (f.pkg != mod+"/jail/..." || !matches(mod+"/jail/strictbox", pkg)) {
 				rules = append(rules, f.deps)
 			}
 		}

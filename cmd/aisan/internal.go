@@ -6,6 +6,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/boxinit"
 	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/strictbox"
 )
 
 // stageCommand is the hidden subcommand of a launch's stage process.
@@ -20,7 +21,7 @@ func runStage(_ context.Context, args []string) error {
 const keepCommand = launch.KeepCommand
 
 func runKeep(_ context.Context, _ []string) error {
-	os.Exit(launch.RunKeeper(launch.KeeperOptions{ResumeEgress: resumeEgress}))
+	os.Exit(launch.RunKeeper(launch.KeeperOptions{ResumeEgress: strictbox.ResumeEgress}))
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox"
 )
 
 // maxEgressLog caps what is read of a slot's egress log (and of its
@@ -23,7 +24,7 @@ const maxEgressLog = 64 << 20
 // printEgressLog prints slot's egress log, the rotated generation first:
 // as it is with asJSON, else one readable line per entry.
 func printEgressLog(w io.Writer, slotName string, asJSON bool) error {
-	p, err := egressAuditPath(slotName)
+	p, err := strictbox.AuditPath(slotName)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,8 @@ import (
 
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
-	"github.com/aisan-dev/aisan/jail/bindspec"
+	"github.com/aisan-dev/aisan/jail/strictbox"
+	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 )
 
 // envStrict makes strict mode the default (the shell functions set it).
@@ -65,7 +66,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		}
 		return nil, nil
 	}
-	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: startEgress, MCPEnv: f.mcpEnv}
+	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: strictbox.StartEgress, MCPEnv: f.mcpEnv}
 	for _, e := range f.env {
 		if !bindspec.ValidEnv(e) {
 			return nil, withHint(usageErr("--env %q: not NAME or NAME=VALUE", e), "NAME is letters, digits and _, not starting with a digit")
@@ -83,7 +84,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 				er.Param = abs
 			}
 		}
-		if er.Backend != "" && !explainOnly && egressBackends[er.Backend] == nil {
+		if er.Backend != "" && !explainOnly && !strictbox.HasBackend(er.Backend) {
 			return nil, withHint(fmt.Errorf("--egress %s: %w", er.Name, jail.ErrNoBackend), "relay a host socket instead: --egress NAME=SOCKET")
 		}
 		r.Egress = append(r.Egress, er)
@@ -118,7 +119,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		// explain shows it and the starter serves exactly it.
 		r.Egress = append(r.Egress, jail.EgressRequest{Name: jail.HostsBackend, Backend: jail.HostsBackend, Param: strings.Join(list.Strings(), " ")})
 	}
-	if err := models.plan(kind, f, r, explainOnly); err != nil {
+	if err := strictbox.PlanModels(kind, f.apiKey, f.net, r, explainOnly); err != nil {
 		return nil, err
 	}
 	return r, nil

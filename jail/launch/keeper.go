@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail"
-	"github.com/aisan-dev/aisan/jail/gitpin"
 	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"golang.org/x/sys/unix"
 )

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail"
-	"github.com/aisan-dev/aisan/jail/gitpin"
-	"github.com/aisan-dev/aisan/jail/mcp"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
 )
 
 // strictHost is what a strict launch started on the host for its box.

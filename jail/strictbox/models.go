@@ -1,4 +1,4 @@
-package main
+package strictbox
 
 import (
 	"context"
@@ -67,9 +67,9 @@ func (m *modelEgress) spec(name string) (*backend.Spec, error) {
 // named with --egress, and for an agent launcher the one its client
 // needs, when the host has a credential for it (without one the box
 // starts all the same, and says it has no model).
-func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest, explainOnly bool) error {
-	m.apiKey = f.apiKey
-	if f.net {
+func (m *modelEgress) plan(kind jail.Kind, apiKey, net bool, r *jail.StrictRequest, explainOnly bool) error {
+	m.apiKey = apiKey
+	if net {
 		var b [24]byte
 		rand.Read(b[:])
 		m.token = "aisan-box-" + hex.EncodeToString(b[:])
@@ -109,11 +109,11 @@ func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest
 		// its agent has none.
 		fmt.Fprintf(os.Stderr, "aisan: note: the box has no model endpoint: %v\n", why)
 	}
-	if f.apiKey {
+	if apiKey {
 		r.ClaudeSeed = anthropic.APIKeySeed(placeholderOr(m.token, anthropic.Placeholder))
 	}
 	m.explain, m.kind = explainOnly, kind
-	if f.net && !explainOnly && kind == jail.KindCodex {
+	if net && !explainOnly && kind == jail.KindCodex {
 		for _, e := range r.Egress {
 			if !addressInArgs(e.Backend) {
 				continue
