@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/busproxy"
@@ -19,12 +20,6 @@ type Request struct {
 	Args []string
 	// Limits are resource caps for the jail's scope.
 	Limits Limits
-	// KindEnv, when set, gives the variables the agent kind adds to the
-	// jail's environment, from the user's home, the working directory
-	// and the host environment (opencode's OPENCODE_PERMISSION).
-	KindEnv func(home, cwd string, getenv func(string) string) ([]string, error)
-	// Strict, when set, asks for a strict (allow-list) box.
-	Strict *StrictRequest
 	// Say takes the warnings and notes a launch has for the user (the
 	// command layer prints them); nil drops them.
 	Say Say
@@ -59,19 +54,30 @@ type Session struct {
 	Strict *StrictPlan
 }
 
-// Prepared is what a launch made ready for the jail before planning it:
-// the per-slot history copies and the per-launch directories over the
-// agents' PID-keyed ones. Explain passes what a launch would make.
+// Prepared is what the box's mode gathered and made on the host before
+// the plan, as plain data (explain passes what a launch would make):
+// for a deny-list jail the per-slot history copies, the per-launch
+// directories over the agents' PID-keyed ones and the variables the
+// command layer adds; for a strict box everything its preset is built
+// from.
 type Prepared struct {
 	History []history.Bind
 	PIDDirs []Mount
+	// Env are variables the agent's kind adds to a deny-list jail
+	// (opencode's permission rules, which carry the kill guard: opencode
+	// has no command hooks).
+	Env []string
+	// Strict, when set, plans a strict box: its options as gathered, and
+	// what explain shows besides them.
+	Strict *StrictPlan
 }
 
-// Plan resolves a request for the slot name given, from h alone: it
-// reads nothing from the host.
+// Plan resolves a request for the slot name given, from h and prep
+// alone: it reads nothing from the host and makes nothing, so a plan can
+// be made for a directory that does not exist.
 func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error) {
-	if req.Strict != nil {
-		return planStrict(req, h, slotName)
+	if prep.Strict != nil {
+		return planStrict(req, h, slotName, *prep.Strict)
 	}
 	command, err := req.Command()
 	if err != nil {
@@ -81,10 +87,6 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 	facts := h.Bus
 	facts.SlotDir = slotDir
 	bus, err := busproxy.Decide(busLookup(h), facts)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := extraEnv(req, h)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +108,7 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		Bus:              bus,
 		MaskFile:         filepath.Join(slotDir, "masked-bus"),
 		History:          hist,
-		ExtraEnv:         extra,
+		ExtraEnv:         slices.Clone(prep.Env),
 		Limits:           req.Limits,
 		StateDirs:        h.StateDirs,
 		PIDDirs:          prep.PIDDirs,
@@ -121,21 +123,39 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 	}, nil
 }
 
-// extraEnv is what the request's kind adds to the environment (for
-// opencode, which has no command hooks, its permission rules carry the
-// kill guard); the command layer supplies the function, so that the jail
-// does not depend on the hooks package.
-func extraEnv(req Request, h Host) ([]string, error) {
-	if req.KindEnv == nil {
-		return nil, nil
+// planStrict is Plan for a strict box: the preset over the options its
+// mode gathered, compiled, with what explain must know about the result.
+func planStrict(req Request, h Host, slotName string, sp StrictPlan) (*Session, error) {
+	if sp.Options.Slot != slotName || sp.Options.Kind != req.Kind {
+		return nil, fmt.Errorf("the strict box was prepared for slot %q (%s), not %q (%s)", sp.Options.Slot, sp.Options.Kind, slotName, req.Kind)
 	}
-	look := lookupFunc(h.Env)
-	getenv := func(k string) string { v, _ := look(k); return v }
-	home := getenv("HOME")
-	if home == "" {
-		home = h.Home
+	spec := Strict(sp.Options)
+	// Explain names bwrap's version when an overlay depends on it.
+	sp.BwrapVersion = [3]int{}
+	for _, m := range spec.Mounts {
+		if m.Kind == Overlay {
+			sp.BwrapVersion = h.BwrapVersion
+			break
+		}
 	}
-	return req.KindEnv(home, h.Cwd, getenv)
+	compiled, err := Compile(spec, h)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	if sp.Options.Net {
+		warnings = append(warnings, "--net: this box shares the host's network: the internet, the LAN and VPNs, services on the host's loopback, and abstract-namespace sockets (X11's among them) are all reachable; credential files stay unmounted")
+	}
+	sp.Secret = slices.Clone(sp.Secret)
+	for _, kv := range spec.Env {
+		if k, v, _ := strings.Cut(kv, "="); IsSecret(k, v) {
+			sp.Secret = append(sp.Secret, k)
+		}
+	}
+	return &Session{
+		Request: req, Host: h, Slot: slotName, SlotDir: h.SlotDir(slotName),
+		Spec: spec, Compiled: compiled, Warnings: warnings, Strict: &sp,
+	}, nil
 }
 
 // NotFoundError is a command that is not installed. The jail sees the

@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -47,6 +46,25 @@ type RootEntry struct {
 	// Link is the symlink's target when Path is one ("usr/bin"); "" for
 	// a real directory, bound read-only.
 	Link string `json:",omitempty"`
+}
+
+// StrictPlan is a strict box as its mode gathered it, and what planning
+// found for explain.
+type StrictPlan struct {
+	// Options are the preset's inputs.
+	Options StrictOptions
+	// Secret are variables whose values explain must not print: those
+	// taken from the host's environment (Plan adds the secret-looking
+	// ones of the Spec).
+	Secret []string
+	// BindFiles are the bind specs the options came from.
+	BindFiles []string
+	// MCP are the MCP import's lines for explain; nil when the agent
+	// imports none.
+	MCP []string
+	// BwrapVersion is the host's bwrap when an overlay depends on it
+	// (set by Plan).
+	BwrapVersion [3]int
 }
 
 // StrictOptions are the inputs of the strict presets: what the user
@@ -203,10 +221,9 @@ func Strict(o StrictOptions) Spec {
 		mounts = append(mounts, why(Mount{Kind: ROBind, Src: o.EnvFile, Dst: o.EnvFile}, "egress: addresses and per-box token, read by the init (0600)"))
 	}
 
-	path := slices.Concat(o.PathDirs, o.BindPath, []string{"/usr/local/bin", "/usr/bin", "/bin"})
 	env := []string{
 		"HOME=" + o.Home,
-		"PATH=" + strings.Join(dedup(path), ":"),
+		"PATH=" + o.PATH(),
 	}
 	if o.User != "" {
 		env = append(env, "USER="+o.User, "LOGNAME="+o.User)
@@ -240,7 +257,7 @@ func Strict(o StrictOptions) Spec {
 	}
 	for _, e := range o.Egress {
 		if e.Port != 0 {
-			env = append(env, EgressEnvName(e.Name)+"="+EgressAddress(e))
+			env = append(env, e.Var+"="+e.Address())
 		}
 	}
 	return Spec{
@@ -259,6 +276,12 @@ func Strict(o StrictOptions) Spec {
 		DropCaps:          true,
 		Forbidden:         slices.Clone(o.Forbidden),
 	}
+}
+
+// PATH is the box's search path: the agent's directories, the bind
+// specs' entries, then the system's.
+func (o StrictOptions) PATH() string {
+	return strings.Join(dedup(slices.Concat(o.PathDirs, o.BindPath, []string{"/usr/local/bin", "/usr/bin", "/bin"})), ":")
 }
 
 func dedup(s []string) []string {
@@ -286,85 +309,6 @@ func writableUnder(mounts []Mount, p string) bool {
 		}
 	}
 	return w
-}
-
-// Egress names: a raw relay's name, and the built-in backends' names
-// (answered by the host side of strict mode).
-var (
-	rawEgressName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) })
-	// BuiltinEgress are the built-in backends; a name with a ":" or "="
-	// suffix takes a parameter (openai-compatible:<provider>,
-	// reapi=FILE, grpc:<name>=FILE).
-	BuiltinEgress = []string{"anthropic", "codex", "openai", "openai-compatible", "reapi", "grpc"}
-)
-
-// EgressRequest is one --egress option, parsed.
-type EgressRequest struct {
-	// Name is the endpoint's name (its AISAN_EGRESS_ variable's stem).
-	Name string
-	// Backend is the built-in backend ("" for a raw relay).
-	Backend string
-	// Param is a built-in backend's parameter (provider, file).
-	Param string
-	// Socket is a raw relay's host socket.
-	Socket string
-}
-
-// ParseEgress reads NAME=SOCKET (a raw relay) or a built-in backend.
-func ParseEgress(s string) (EgressRequest, error) {
-	head, rest, hasEq := strings.Cut(s, "=")
-	base, param, hasColon := strings.Cut(head, ":")
-	if slices.Contains(BuiltinEgress, base) {
-		r := EgressRequest{Name: head, Backend: base}
-		switch {
-		case base == "openai-compatible" && hasColon && param != "" && !hasEq:
-			r.Param = param
-		case base == "reapi" && !hasColon && hasEq && rest != "":
-			r.Param = rest
-		case base == "grpc" && hasColon && param != "" && hasEq && rest != "":
-			r.Name, r.Param = head, rest
-		case !hasColon && !hasEq && (base == "anthropic" || base == "codex" || base == "openai"):
-		default:
-			return EgressRequest{}, fmt.Errorf("--egress %q: the built-in backends are anthropic, codex, openai, openai-compatible:<provider>, reapi=FILE and grpc:<name>=FILE", s)
-		}
-		return r, nil
-	}
-	if !hasEq || rest == "" {
-		return EgressRequest{}, fmt.Errorf("--egress %q: give NAME=SOCKET for a raw relay, or a built-in backend (%s)", s, strings.Join(BuiltinEgress, ", "))
-	}
-	if !rawEgressName().MatchString(head) {
-		return EgressRequest{}, fmt.Errorf("--egress %q: a raw relay's name must match [a-z0-9][a-z0-9-]*", s)
-	}
-	if !filepath.IsAbs(rest) {
-		return EgressRequest{}, fmt.Errorf("--egress %q: the socket must be an absolute path", s)
-	}
-	return EgressRequest{Name: head, Socket: filepath.Clean(rest)}, nil
-}
-
-// httpBackends are the built-in backends clients reach over HTTP; the
-// others (and raw relays) are plain TCP or gRPC.
-var httpBackends = []string{"anthropic", "codex", "openai", "openai-compatible", HostsBackend}
-
-// HostsBackend is the host allow-list proxy (--allow-host), an HTTP proxy
-// for CONNECT and plain-HTTP requests. It is not named with --egress.
-const HostsBackend = "hosts"
-
-// EgressAddress is what AISAN_EGRESS_<NAME> holds inside the box:
-// http://127.0.0.1:PORT (no path) for an HTTP backend, 127.0.0.1:PORT for
-// a raw relay or a gRPC backend.
-func EgressAddress(e Endpoint) string {
-	a := "127.0.0.1:" + strconv.Itoa(e.Port)
-	if slices.Contains(httpBackends, e.Backend) {
-		return "http://" + a
-	}
-	return a
-}
-
-// EgressEnvName is the variable that carries an endpoint's address
-// inside the box: AISAN_EGRESS_ and the name upper-cased, "-" and ":" as
-// "_".
-func EgressEnvName(name string) string {
-	return "AISAN_EGRESS_" + strings.NewReplacer("-", "_", ":", "_").Replace(strings.ToUpper(name))
 }
 
 // checkForbidden refuses a mount whose source is, contains or lies inside
@@ -418,7 +362,10 @@ func checkEgress(s Spec) error {
 		if e.Name == "" {
 			return errors.New("an egress endpoint has no name")
 		}
-		v := EgressEnvName(e.Name)
+		v := e.Var
+		if !strings.HasPrefix(v, "AISAN_EGRESS_") {
+			return fmt.Errorf("egress %q: its variable %q is not an AISAN_EGRESS_ one", e.Name, v)
+		}
 		if other, dup := vars[v]; dup {
 			return fmt.Errorf("egress %q and %q both map to %s; rename one", other, e.Name, v)
 		}

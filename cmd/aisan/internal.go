@@ -21,7 +21,7 @@ func runStage(_ context.Context, args []string) error {
 const keepCommand = launch.KeepCommand
 
 func runKeep(_ context.Context, _ []string) error {
-	os.Exit(launch.RunKeeper(launch.KeeperOptions{ResumeEgress: strictbox.ResumeEgress}))
+	os.Exit(launch.RunKeeper(launch.Deny{}, &strictbox.Box{}))
 	return nil
 }
 

@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/user"
+	"path/filepath"
 	"strings"
 
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/systemd"
 )
 
@@ -177,16 +180,14 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 		return err
 	}
 	req := jail.Request{Kind: kind, Args: rest, Limits: limits, Say: say(os.Stderr)}
-	if kind == jail.KindOpencode {
-		req.KindEnv = opencodeEnv
-	}
-	if req.Strict, err = lf.strictRequest(kind, explain || lf.explain); err != nil {
+	mode, err := lf.mode(kind)
+	if err != nil {
 		return err
 	}
 	if explain || lf.explain {
-		return launchError(launch.Explain(os.Stdout, req))
+		return launchError(launch.Explain(os.Stdout, req, mode))
 	}
-	status, err := launch.Launch(ctx, req, launch.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	status, err := launch.Launch(ctx, req, mode, launch.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	if err != nil {
 		return launchError(err)
 	}
@@ -269,6 +270,38 @@ func launchError(err error) error {
 		return withHint(err, "cd to a directory that exists and try again")
 	}
 	return err
+}
+
+// mode is the box the flags ask for: a strict box, or the deny-list jail
+// with what the agent's kind adds to it (opencode's kill rules, which
+// package hooks knows and the jail does not).
+func (lf *launcherFlags) mode(kind jail.Kind) (launch.Mode, error) {
+	opts, err := lf.strictOptions()
+	if err != nil {
+		return nil, err
+	}
+	if opts != nil {
+		return &strictbox.Box{Options: *opts}, nil
+	}
+	if kind != jail.KindOpencode {
+		return launch.Deny{}, nil
+	}
+	cwd, err := os.Getwd()
+	if err == nil {
+		cwd, err = filepath.EvalSymlinks(cwd)
+	}
+	if err != nil {
+		// The launch says the directory is gone.
+		return launch.Deny{}, nil
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		if u, err := user.Current(); err == nil {
+			home = u.HomeDir
+		}
+	}
+	env, err := opencodeEnv(home, cwd, os.Getenv)
+	return launch.Deny{Env: env}, err
 }
 
 // opencodeEnv adds aisan's kill rules to a jailed opencode's permissions,

@@ -6,10 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/aisan-dev/aisan/egress/hostproxy"
-	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 )
@@ -51,10 +49,10 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
 	fs.BoolVar(&f.apiKey, "api-key", false, "")
 }
 
-// strictRequest turns the strict options into the launch's request, or
-// nil for a deny-list jail. Bind specs are read here, so a broken one
-// stops the launch before anything starts.
-func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.StrictRequest, error) {
+// strictOptions turns the strict options into a strict box's, or nil
+// for a deny-list jail. Bind specs are read here, so a broken one stops
+// the launch before anything starts.
+func (f *strictFlags) strictOptions() (*strictbox.Options, error) {
 	if !f.strict {
 		for _, o := range []struct {
 			name string
@@ -66,7 +64,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		}
 		return nil, nil
 	}
-	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: strictbox.StartEgress, MCPEnv: f.mcpEnv}
+	r := &strictbox.Options{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, MCPEnv: f.mcpEnv, APIKey: f.apiKey}
 	for _, e := range f.env {
 		if !bindspec.ValidEnv(e) {
 			return nil, withHint(usageErr("--env %q: not NAME or NAME=VALUE", e), "NAME is letters, digits and _, not starting with a digit")
@@ -74,18 +72,15 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		r.Env = append(r.Env, e)
 	}
 	for _, e := range f.egress {
-		er, err := jail.ParseEgress(e)
+		er, err := strictbox.ParseEgress(e)
 		if err != nil {
 			return nil, withHint(usageErr("%v", err), "aisan run --help lists the options")
 		}
-		if (er.Backend == "reapi" || er.Backend == "grpc") && er.Param != "" {
+		if er.TakesFile() {
 			// FILE as the user meant it: relative to where they are.
 			if abs, err := filepath.Abs(er.Param); err == nil {
 				er.Param = abs
 			}
-		}
-		if er.Backend != "" && !explainOnly && !strictbox.HasBackend(er.Backend) {
-			return nil, withHint(fmt.Errorf("--egress %s: %w", er.Name, jail.ErrNoBackend), "relay a host socket instead: --egress NAME=SOCKET")
 		}
 		r.Egress = append(r.Egress, er)
 	}
@@ -115,12 +110,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		if err != nil {
 			return nil, withHint(usageErr("%v", err), "a pattern is a host name (example.com), one leading wildcard label (*.example.com), either with :PORT, or an exact ADDRESS:PORT")
 		}
-		// The allow-list rides on the endpoint as its parameter, so
-		// explain shows it and the starter serves exactly it.
-		r.Egress = append(r.Egress, jail.EgressRequest{Name: jail.HostsBackend, Backend: jail.HostsBackend, Param: strings.Join(list.Strings(), " ")})
-	}
-	if err := strictbox.PlanModels(kind, f.apiKey, f.net, r, explainOnly); err != nil {
-		return nil, err
+		r.AllowHosts = list.Strings()
 	}
 	return r, nil
 }

@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/slot"
-	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"golang.org/x/sys/unix"
 )
@@ -118,53 +116,22 @@ type keepSpec struct {
 	AgentEnd time.Time `json:"agent_end"`
 	SlotDir  string    `json:"slot_dir"`
 	Outputs  int       `json:"outputs"`
-	Held     int       `json:"held"`
-	// Strict is a strict box's host side, nil for a deny-list jail.
-	Strict *keepStrict `json:"strict,omitempty"`
-}
-
-// keepStrict is what a keeper serves and does for a strict box.
-type keepStrict struct {
-	// Endpoints are the built-in egress endpoints, served on as many
-	// inherited listening sockets (after the Held descriptors), in this
-	// order.
-	Endpoints []jail.Endpoint `json:"endpoints,omitempty"`
-	// State is the egress services' own (EgressRun.Handover).
+	// Mode, Kept and State are the mode's hand-over ([Kept]): the mode
+	// that resumes it, how many descriptors it passed, and its state.
+	Mode  string `json:"mode,omitempty"`
+	Kept  int    `json:"kept"`
 	State []byte `json:"state,omitempty"`
-	// GitWatch are the files the box must not leave behind
-	// (gitpin.Sweep), swept when it ends.
-	GitWatch []string `json:"git_watch,omitempty"`
 }
-
-// KeeperOptions are what the command layer gives a keeper: the parts of
-// a strict box's host side that the jail package does not know.
-type KeeperOptions struct {
-	// ResumeEgress serves a kept strict box's built-in endpoints on the
-	// listening sockets its wrapper served them on (files, in the
-	// endpoints' order; the callee dups what it keeps), with the state
-	// the wrapper's [jail.EgressRun.Handover] gave. stop ends them.
-	ResumeEgress func(ctx context.Context, endpoints []jail.Endpoint, files []*os.File, state []byte) (stop func(), err error)
-}
-
-// The keeper's descriptors.
-const (
-	keepFDSpec = 3 + iota
-	keepFDReady
-	keepFDGo
-	keepFDLock
-	keepFDInit
-	keepFDOutput // and up: Outputs of them, then Held
-)
 
 // startKeeper starts `aisan __keep` for the slot sl, handing it the
-// slot's lock, the jail's init, its output and held (descriptors whose
-// holder keeps a host service of the jail alive: the bus proxy's pipes).
-// For a strict box, strict says what the keeper serves, on listeners.
-// It returns once the keeper has taken the slot over (its record names
-// the keeper, and it serves the box's egress), with the function that
-// lets it start reading the output. self is aisan's own binary, which
-// holds the keeper (the lean aisan-init the jail runs from has none).
-func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, held []*os.File, strict *keepStrict, listeners []*os.File) (func(), error) {
+// slot's lock, the jail's init, its output and what the jail's host
+// services handed over (k: listening sockets, the bus proxy's
+// lifelines). It returns once the keeper has taken the slot over (its
+// record names the keeper, and it serves the jail's host side), with the
+// function that lets it start reading the output. self is aisan's own
+// binary, which holds the keeper (the lean aisan-init the jail runs from
+// has none).
+func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, k Kept) (func(), error) {
 	lock := sl.LockFile()
 	if lock == nil {
 		return nil, errors.New("the slot is not held")
@@ -172,7 +139,7 @@ func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, he
 	rec := sl.Record()
 	spec, err := json.Marshal(keepSpec{
 		Home: home, Slot: sl.Name(), Start: rec.Start, Status: h.Status, AgentEnd: time.Now(),
-		SlotDir: slotDir, Outputs: len(h.Output), Held: len(held), Strict: strict,
+		SlotDir: slotDir, Outputs: len(h.Output), Mode: k.Mode, Kept: len(k.Files), State: k.State,
 	})
 	if err != nil {
 		return nil, err
@@ -199,14 +166,10 @@ func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, he
 		return nil, err
 	}
 	cmd := exec.Command(self, KeepCommand)
-	cmd.ExtraFiles = append([]*os.File{specFile, readyW, goR, lock, initFile}, h.Output...)
-	cmd.ExtraFiles = append(cmd.ExtraFiles, held...)
-	cmd.ExtraFiles = append(cmd.ExtraFiles, listeners...)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
-	if strict != nil {
-		// Its egress services find the host's credentials, CA store and
-		// overrides where this process found them: in the environment.
-		cmd.Env = os.Environ()
+	cmd.ExtraFiles = keepFiles(specFile, readyW, goR, lock, initFile, h.Output, k.Files)
+	cmd.Env = k.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	}
 	// A session of its own: the terminal's hang-up, or its ^C for the
 	// next command, is not for it.
@@ -222,7 +185,7 @@ func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, he
 	go func() {
 		var b [1]byte
 		n, _ := readyR.Read(b[:])
-		got <- n == 1 && b[0] == 'k'
+		got <- n == 1 && b[0] == keepMsgTaken
 	}()
 	ok := false
 	select {
@@ -240,17 +203,17 @@ func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, he
 
 // RunKeeper is `aisan __keep`: it holds a slot whose agent has exited
 // while processes remain in its jail. It inherits from the wrapper the
-// slot's lock, a pidfd of the jail's init, the jail's output and the bus
-// proxy's lifeline; it takes the record over ([slot.Registry.Adopt], so
-// the slot shows as background and is neither orphaned nor free), tells
-// the wrapper, which then returns the agent's status to the shell, and
-// copies the output to the transcript until the jail's last process has
-// ended. For a strict box it first serves the box's egress on the
-// sockets the wrapper passed ([KeeperOptions.ResumeEgress]), and at the
-// end stops it and sweeps the box's git plants. Then it records the end
-// (with the agent's status), removes the slot's runtime directory and
-// releases the slot; its exit closes the proxy's lifeline.
-func RunKeeper(opts KeeperOptions) int {
+// slot's lock, a pidfd of the jail's init, the jail's output and what the
+// jail's host services handed over (keepfds.go). First it resumes those
+// services through the mode that kept them (one of modes, by name), so a
+// keeper that cannot leaves the wrapper serving and waiting as before;
+// then it takes the record over ([slot.Registry.Adopt], so the slot shows
+// as background and is neither orphaned nor free), tells the wrapper,
+// which returns the agent's status to the shell, and copies the output to
+// the transcript until the jail's last process has ended. Then it stops
+// the services, records the end (with the agent's status), removes the
+// slot's runtime directory and releases the slot.
+func RunKeeper(modes ...Mode) int {
 	// Nothing of a terminal's reaches it; a write to a closed pipe is an
 	// error to return, not a death.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP,
@@ -262,41 +225,47 @@ func RunKeeper(opts KeeperOptions) int {
 	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	f.Close()
 	var sp keepSpec
-	if err != nil || json.Unmarshal(data, &sp) != nil || sp.Outputs < 0 || sp.Held < 0 {
+	if err != nil || json.Unmarshal(data, &sp) != nil || sp.Outputs < 0 || sp.Kept < 0 {
 		return 125
 	}
-	// A strict box's egress is served here before the slot is taken:
-	// if that fails, the wrapper is still there to go on serving it.
-	stopEgress := func() {}
-	if ks := sp.Strict; ks != nil && len(ks.Endpoints) > 0 {
-		if opts.ResumeEgress == nil {
-			return 1
+	i := slices.IndexFunc(modes, func(m Mode) bool { return m.Name() == sp.Mode })
+	if i < 0 {
+		return 125
+	}
+	// Nobody is at a terminal to be told: the transcript, which `aisan
+	// logs` shows, says what the services have to say.
+	var out io.Writer = io.Discard
+	say := func(level jail.Level, text string) {
+		if level != jail.Plain {
+			text = string(level) + ": " + text
 		}
-		var files []*os.File
-		for i := range ks.Endpoints {
-			files = append(files, os.NewFile(uintptr(keepFDOutput+sp.Outputs+sp.Held+i), "listener"))
-		}
-		stop, err := opts.ResumeEgress(context.Background(), ks.Endpoints, files, ks.State)
-		for _, f := range files {
-			f.Close()
-		}
-		if err != nil {
-			return 1
-		}
-		stopEgress = stop
+		fmt.Fprintf(out, "\r\naisan: %s\r\n", text)
+	}
+	k := Kept{Mode: sp.Mode, State: sp.State}
+	for i := range sp.Kept {
+		k.Files = append(k.Files, os.NewFile(uintptr(keepFDKept(sp.Outputs, i)), "kept"))
+	}
+	// Served before the slot is taken: if that fails, the wrapper is
+	// still there to go on serving.
+	svc, err := modes[i].Resume(k, say)
+	for _, f := range k.Files {
+		f.Close()
+	}
+	if err != nil {
+		return 1
 	}
 	reg, err := slot.Open(sp.Home)
 	if err != nil {
-		stopEgress()
+		svc.Stop()
 		return 1
 	}
 	sl, err := reg.Adopt(sp.Slot, os.NewFile(keepFDLock, "lock"), sp.Start, sp.Status, sp.AgentEnd)
 	if err != nil {
-		stopEgress()
+		svc.Stop()
 		return 1
 	}
 	ready := os.NewFile(keepFDReady, "ready")
-	ready.Write([]byte{'k'})
+	ready.Write([]byte{keepMsgTaken})
 	ready.Close()
 	// The wrapper closes its end once it has stopped reading the output
 	// (or dies, which closes it too).
@@ -304,7 +273,6 @@ func RunKeeper(opts KeeperOptions) int {
 	io.Copy(io.Discard, goR)
 	goR.Close()
 
-	var out io.Writer = io.Discard
 	tr, err := transcript.Resume(sl.TranscriptPath())
 	if err == nil {
 		out = tr
@@ -319,12 +287,6 @@ func RunKeeper(opts KeeperOptions) int {
 			r.Close()
 		})
 	}
-	for i := range sp.Held {
-		// Read (and drop) whatever comes: the proxy's stderr must not
-		// block, and its readiness pipe says nothing more until it ends.
-		r := os.NewFile(uintptr(keepFDOutput+sp.Outputs+i), "held")
-		go io.Copy(io.Discard, r)
-	}
 
 	waitPidfd(keepFDInit)
 	drained := make(chan struct{})
@@ -333,14 +295,7 @@ func RunKeeper(opts KeeperOptions) int {
 	case <-drained:
 	case <-time.After(keepDrainTimeout):
 	}
-	stopEgress()
-	if ks := sp.Strict; ks != nil {
-		// Nobody is at a terminal to be told: the transcript, which
-		// `aisan logs` shows, says it.
-		for _, m := range gitpin.Sweep(gitpin.Plan{Watch: ks.GitWatch}) {
-			fmt.Fprintf(out, "\r\naisan: warning: %s\r\n", m)
-		}
-	}
+	svc.Stop()
 	if tr != nil {
 		tr.Close()
 	}

@@ -12,16 +12,18 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail"
-	"github.com/aisan-dev/aisan/jail/busproxy"
-	"github.com/aisan-dev/aisan/jail/history"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"golang.org/x/sys/unix"
 )
 
-// Explain resolves req as a launch would, without taking a slot, and
-// prints the result.
-func Explain(w io.Writer, req jail.Request) error {
+// Explain resolves req in mode as a launch would, without taking a slot
+// or making anything, and prints the result.
+func Explain(w io.Writer, req jail.Request, mode Mode) error {
+	if req.Say == nil {
+		req.Say = discard
+	}
 	h, err := jail.GatherHost()
 	if err != nil {
 		return err
@@ -30,22 +32,16 @@ func Explain(w io.Writer, req jail.Request) error {
 	if err != nil {
 		return err
 	}
-	s, err := jail.Plan(req, h, name, jail.Prepared{History: previewHistory(h, name, req.Kind), PIDDirs: previewPIDDirs(h, name)})
+	prep, _, err := mode.Prepare(req, h, name, true)
 	if err != nil {
 		return err
 	}
-	if s.Strict != nil {
-		jail.ExplainStrict(w, s)
-		return nil
+	s, err := jail.Plan(req, h, name, prep)
+	if err != nil {
+		return err
 	}
-	jail.ExplainSpec(w, s.Spec, s.Compiled, s.Slot)
+	jail.Explain(w, s)
 	return nil
-}
-
-// previewHistory names the history binds a launch would make, without
-// creating anything.
-func previewHistory(h jail.Host, name string, kind jail.Kind) []history.Bind {
-	return history.Paths(h.AisanHome, name, string(kind), h.HistoryDirs())
 }
 
 // Stdio are the user's streams.
@@ -56,8 +52,9 @@ type Stdio struct {
 	Quiet bool
 }
 
-// Launch takes a slot for req, starts what the jail needs (the bus proxy,
-// the transcript, the scope) and runs it. It returns the agent's status.
+// Launch takes a slot for req, starts what the jail needs in its mode
+// (the bus proxy, or a strict box's host side; the transcript, the scope)
+// and runs it. It returns the agent's status.
 //
 // A launch is a sequence of phases, each a method below with its inputs
 // in the launch value and its outputs added to it:
@@ -65,8 +62,8 @@ type Stdio struct {
 //	resolve         host facts, the command, service mode
 //	takeSlot        the slot, while the stage starts and the manager
 //	                connection opens (both in parallel)
-//	prepareFiles    runtime dirs, history copies, PID dirs; the plan
-//	startServices   strict host services, the bus proxy, the transcript
+//	prepareFiles    runtime dirs, what the mode prepares; the plan
+//	startServices   the mode's host services, the transcript
 //	startJail       the stage loaded, placed in its scope and released;
 //	                the jail's init recorded
 //	runSession      the agent runs; a keeper takes a jail its agent left
@@ -74,12 +71,12 @@ type Stdio struct {
 //
 // Whatever a phase sets up that must be undone is pushed on l.undo,
 // which runs in reverse when the launch returns.
-func Launch(ctx context.Context, req jail.Request, stdio Stdio) (int, error) {
+func Launch(ctx context.Context, req jail.Request, mode Mode, stdio Stdio) (int, error) {
 	trace("start")
-	l := &launch{ctx: ctx, req: req, stdio: stdio, say: req.Say}
-	if l.say == nil {
-		l.say = discard
+	if req.Say == nil {
+		req.Say = discard
 	}
+	l := &launch{ctx: ctx, req: req, mode: mode, stdio: stdio, say: req.Say}
 	defer l.unwind(0)
 	var err error
 	for _, step := range []func() error{l.resolve, l.takeSlot, l.prepareFiles, l.startServices, l.startJail, l.runSession} {
@@ -106,6 +103,7 @@ func Launch(ctx context.Context, req jail.Request, stdio Stdio) (int, error) {
 type launch struct {
 	ctx   context.Context
 	req   jail.Request
+	mode  Mode
 	stdio Stdio
 	say   jail.Say
 	undo  []func()
@@ -126,14 +124,11 @@ type launch struct {
 	s *jail.Session
 	// startServices
 	tr       *transcript.Writer
-	held     []*os.File
 	keepable bool
-	strict   *strictHost
+	services Services
 	// runSession
 	status int
 	kept   bool
-	// drain ends the wrapper's own egress service of a kept strict box.
-	drain func(context.Context)
 }
 
 // placed is the outcome of putting the stage in its scope.
@@ -199,9 +194,9 @@ func (l *launch) resolve() error {
 		Bwrap: h.Bwrap, Self: InitBinary(self),
 		Stdin: l.stdio.In, Stdout: l.stdio.Out, Stderr: agentErr,
 		Tee: true,
-		// As unjailed, the caller's open descriptors reach the agent;
-		// a strict box starts from nothing of the host's.
-		PassFDs: l.req.Strict == nil,
+		// As unjailed, the caller's open descriptors reach the agent
+		// (a strict box starts from nothing of the host's).
+		PassFDs: l.mode.PassFDs(),
 	}
 	return nil
 }
@@ -297,31 +292,22 @@ func (l *launch) takeSlot() error {
 }
 
 // prepareFiles makes what the jail is planned from: aisan's runtime
-// directory (so that the jail gets it read-only), the per-slot history
-// copies and PID directories of a deny-list jail, the plan itself, and the
-// slot's runtime directory with the bus mask.
+// directory (so that the jail gets it read-only) and what the mode
+// prepares; then the plan itself, and the slot's runtime directory with
+// the bus mask.
 func (l *launch) prepareFiles() error {
 	h, req, sl := l.h, l.req, l.sl
 	if err := privateDir(filepath.Dir(h.SlotDir(sl.Name()))); err != nil {
 		return err
 	}
-	var prep jail.Prepared
-	if req.Strict == nil {
-		// A strict box keeps its history in its own state directory.
-		var err error
-		if prep.History, err = history.Prepare(h.AisanHome, sl.Name(), string(req.Kind), h.Cwd, h.HistoryDirs()); err != nil {
-			return err
-		}
-		l.defer_(func() {
-			if err := history.MergeBack(h.AisanHome, sl.Name(), string(req.Kind), h.HistoryDirs()); err != nil {
-				l.say(jail.Warning, err.Error())
-			}
-		})
-		if prep.PIDDirs, err = preparePIDDirs(h, sl.Name()); err != nil {
-			return err
-		}
+	prep, undo, err := l.mode.Prepare(req, h, sl.Name(), false)
+	if undo != nil {
+		l.defer_(undo)
 	}
-	trace("history prepared")
+	if err != nil {
+		return err
+	}
+	trace("mode prepared")
 	// The state and runtime dirs exist now, made by this launch.
 	h.GatherStateDirs()
 	s, err := jail.Plan(req, h, sl.Name(), prep)
@@ -350,50 +336,33 @@ func (l *launch) prepareFiles() error {
 	return nil
 }
 
-// startServices starts what serves the jail from the host: a strict
-// box's egress proxies, relays and MCP servers, the bus proxy, and the
+// startServices starts what serves the jail from the host (the mode's
+// services, whose variables go to the box's environment file) and the
 // transcript.
 func (l *launch) startServices() error {
 	s := l.s
 	// A session's jail may outlive its agent, under a keeper (see
-	// keeper.go), which takes a strict box's egress services over; a
-	// service's unit ends with its main process, this one.
+	// keeper.go), which takes the services over; a service's unit ends
+	// with its main process, this one.
 	l.keepable = l.req.Kind != jail.KindService
-	if s.Strict != nil {
-		host, err := prepareStrict(l.ctx, s, l.say)
-		if err != nil {
+	svc, err := l.mode.Serve(l.ctx, s, l.keepable)
+	if err != nil {
+		return err
+	}
+	l.services = svc
+	l.defer_(func() {
+		if l.kept {
+			l.drainServices()
+			return
+		}
+		svc.Stop()
+	})
+	if s.Spec.EnvFile != "" {
+		if err := writeEnvFile(s.Spec.EnvFile, svc.Env()); err != nil {
 			return err
 		}
-		l.strict = host
-		l.keepable = l.keepable && host.keepable()
-		l.defer_(func() {
-			if l.kept {
-				l.drainEgress()
-				return
-			}
-			host.end()
-		})
 	}
-	if s.Spec.Bus.Mode == busproxy.Filtered {
-		start := busproxy.Start
-		if l.keepable {
-			start = busproxy.StartKeepable
-		}
-		proxy, err := start(l.ctx, s.Spec.Bus)
-		if err != nil {
-			return err
-		}
-		l.held = proxy.Lifelines()
-		// Closing the readiness pipe ends the proxy (if we die, the
-		// kernel closes it for us); reaping it need not hold up the end
-		// of the launch. A keeper's copy keeps it for the jail.
-		l.defer_(func() {
-			if !l.kept {
-				go proxy.Close()
-			}
-		})
-	}
-	trace("proxy ready")
+	trace("services ready")
 	tr, err := transcript.Open(l.sl.TranscriptPath())
 	if err != nil {
 		return err
@@ -433,9 +402,7 @@ func (l *launch) recordInit(info Info) {
 	if err := l.sl.Update(func(r *slot.Record) {
 		r.InitPID = info.InitPID
 		r.PidNSInode = info.PIDNamespace
-		if l.req.Strict != nil {
-			r.Mode = "strict"
-		}
+		r.Mode = l.mode.Name()
 	}); err != nil {
 		l.say(jail.Warning, fmt.Sprintf("recording slot %s: %v", l.sl.Name(), err))
 	}
@@ -463,42 +430,45 @@ func (l *launch) runSession() error {
 	}
 }
 
-// startKeeper hands the slot, and a strict box's host services, to a
+// startKeeper hands the slot, and the jail's host services, to a
 // keeper.
 func (l *launch) startKeeper(h *Handoff) (func(), error) {
-	if l.strict == nil {
-		return startKeeper(l.self, l.sl, l.h.AisanHome, l.s.SlotDir, *h, l.held, nil, nil)
-	}
-	ks, files, drain, err := l.strict.handover()
+	k, err := l.services.Keep()
 	if err != nil {
 		return nil, err
 	}
-	release, err := startKeeper(l.self, l.sl, l.h.AisanHome, l.s.SlotDir, *h, l.held, ks, files)
-	for _, f := range files {
+	release, err := startKeeper(l.self, l.sl, l.h.AisanHome, l.s.SlotDir, *h, k)
+	for _, f := range k.Files {
 		f.Close()
 	}
-	if err != nil {
-		// The keeper stopped short of serving: we still do, and wait.
-		return nil, err
-	}
-	l.drain = drain
-	return release, nil
+	// On error the keeper stopped short of serving: we still do, and wait.
+	return release, err
 }
 
-// keepDrainGrace bounds how long a wrapper whose box a keeper took over
+// keepDrainGrace bounds how long a wrapper whose jail a keeper took over
 // goes on answering requests that were in flight (the keeper answers the
 // new ones): the shell's prompt waits for it.
 const keepDrainGrace = time.Second
 
-// drainEgress ends the wrapper's egress service of a kept box.
-func (l *launch) drainEgress() {
-	if l.drain == nil {
-		return
-	}
+// drainServices ends the wrapper's share of a kept jail's services.
+func (l *launch) drainServices() {
 	ctx, cancel := context.WithTimeout(context.Background(), keepDrainGrace)
 	defer cancel()
-	l.drain(ctx)
-	trace("egress drained")
+	l.services.Drain(ctx)
+	trace("services drained")
+}
+
+// writeEnvFile writes the box's environment file: KEY=VALUE lines, 0600,
+// through the atomic writer.
+func writeEnvFile(path string, env []string) error {
+	var b strings.Builder
+	for _, kv := range env {
+		if strings.ContainsAny(kv, "\n\x00") {
+			return fmt.Errorf("a host service gave an environment entry with a newline")
+		}
+		b.WriteString(kv + "\n")
+	}
+	return atomicfile.Write(path, []byte(b.String()), atomicfile.Options{Mode: 0o600})
 }
 
 // recordEnd records the agent's end (or, for a kept jail, leaves that to

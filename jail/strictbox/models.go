@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/anthropic"
@@ -16,9 +16,9 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 )
 
-// modelEgress is one launch's model backends: which to serve, with what
-// credential mode, and the per-box token of a --net box. One aisan process
-// launches one box, so it is kept for the process.
+// modelEgress is one box's model backends: which to serve, with what
+// credential mode, and the per-box token of a --net box. It belongs to
+// the box's [Box], one per launch, or to the keeper that took it over.
 type modelEgress struct {
 	apiKey bool
 	// token is the per-box token a --net box's client sends as its
@@ -28,26 +28,19 @@ type modelEgress struct {
 	specs map[string]*backend.Spec
 	// early are the host loopback listeners of a --net launch's endpoints
 	// whose client takes its address as an option (codex's -c base_url),
-	// opened at plan time so the option can name the port; by endpoint name.
+	// opened when the box is prepared so the option can name the port; by
+	// endpoint name.
 	early map[string]net.Listener
-	// explain is set for explain, which listens on nothing.
-	explain bool
-	// kind is the launch's agent; only codex takes client options.
-	kind jail.Kind
 }
 
-var models = &modelEgress{specs: map[string]*backend.Spec{}, early: map[string]net.Listener{}}
+func newModels(apiKey bool) *modelEgress {
+	return &modelEgress{apiKey: apiKey, specs: map[string]*backend.Spec{}, early: map[string]net.Listener{}}
+}
 
-// addressInArgs reports whether backend's client is routed by options
-// that name the endpoint's address.
-func addressInArgs(backend string) bool { return backend == "codex" || backend == "openai" }
-
-// backendName is the egress/backend name of an endpoint.
-func backendName(e jail.Endpoint) string {
-	if e.Param != "" && e.Backend == "openai-compatible" {
-		return e.Backend + ":" + e.Param
-	}
-	return e.Backend
+// modelName is the egress/backend name of an endpoint.
+func modelName(e jail.Endpoint) string {
+	b, _ := backend.Lookup(e.Backend)
+	return b.FullName(e.Param)
 }
 
 // spec builds (once) the backend called name from the host's setup.
@@ -55,7 +48,9 @@ func (m *modelEgress) spec(name string) (*backend.Spec, error) {
 	if s, ok := m.specs[name]; ok {
 		return s, nil
 	}
-	s, err := backend.New(name, backend.Options{APIKey: m.apiKey && name == "anthropic"})
+	base, _, _ := strings.Cut(name, ":")
+	b, _ := backend.Lookup(base)
+	s, err := backend.New(name, backend.Options{APIKey: m.apiKey && b.APIKey})
 	if err != nil {
 		return nil, err
 	}
@@ -63,70 +58,72 @@ func (m *modelEgress) spec(name string) (*backend.Spec, error) {
 	return s, nil
 }
 
-// plan decides the model endpoints of a strict launch: those the user
-// named with --egress, and for an agent launcher the one its client
-// needs, when the host has a credential for it (without one the box
-// starts all the same, and says it has no model).
-func (m *modelEgress) plan(kind jail.Kind, apiKey, net bool, r *jail.StrictRequest, explainOnly bool) error {
-	m.apiKey = apiKey
+// plan adds to reqs the model endpoint the agent kind's client needs,
+// when the user named none for it and the host has a credential for one
+// (without one the box starts all the same, and a launch says why it has
+// no model), and gives the box its per-box token (with the host network)
+// and the Claude state's seed. dry (explain) listens on nothing.
+func (m *modelEgress) plan(kind jail.Kind, reqs []EgressRequest, net, dry bool, say jail.Say) ([]EgressRequest, map[string]any, error) {
 	if net {
 		var b [24]byte
 		rand.Read(b[:])
 		m.token = "aisan-box-" + hex.EncodeToString(b[:])
 	}
-	has := func(backend string) bool {
-		return slices.ContainsFunc(r.Egress, func(e jail.EgressRequest) bool { return e.Backend == backend })
+	named := func(b backend.Info) bool {
+		return slices.ContainsFunc(reqs, func(r EgressRequest) bool { return r.Backend == b.Name })
 	}
-	var candidates []jail.EgressRequest
-	switch kind {
-	case jail.KindClaude:
-		if !has("anthropic") {
-			candidates = []jail.EgressRequest{{Name: "anthropic", Backend: "anthropic"}}
+	var candidates []EgressRequest
+	for _, b := range backend.Builtin {
+		if b.Service != backend.Model || b.Serves != string(kind) {
+			continue
 		}
-	case jail.KindCodex:
-		if !has("codex") && !has("openai") {
-			candidates = []jail.EgressRequest{{Name: "codex", Backend: "codex"}, {Name: "openai", Backend: "openai"}}
+		if named(b) {
+			// The user chose this agent's backend.
+			candidates = nil
+			break
 		}
-	case jail.KindOpencode:
-		if !has("openai-compatible") {
-			if p := opencodeProvider(); p != "" {
-				candidates = []jail.EgressRequest{{Name: "openai-compatible:" + p, Backend: "openai-compatible", Param: p}}
+		r := EgressRequest{Name: b.Name, Backend: b.Name}
+		if b.Param == backend.Provider {
+			p := opencodeProvider(say)
+			if p == "" {
+				continue
 			}
+			r.Name, r.Param = b.FullName(p), p
 		}
+		candidates = append(candidates, r)
 	}
 	var why error
 	for _, c := range candidates {
-		if _, err := m.spec(backendName(jail.Endpoint{Backend: c.Backend, Param: c.Param})); err != nil {
+		if _, err := m.spec(modelName(jail.Endpoint{Backend: c.Backend, Param: c.Param})); err != nil {
 			why = err
 			continue
 		}
-		r.Egress = append(r.Egress, c)
+		reqs = append(reqs, c)
 		why = nil
 		break
 	}
-	if why != nil && !explainOnly {
+	if why != nil && !dry {
 		// explain shows the endpoints the box gets; a launch says why
 		// its agent has none.
-		fmt.Fprintf(os.Stderr, "aisan: note: the box has no model endpoint: %v\n", why)
+		say(jail.Note, fmt.Sprintf("the box has no model endpoint: %v", why))
 	}
-	if apiKey {
-		r.ClaudeSeed = anthropic.APIKeySeed(placeholderOr(m.token, anthropic.Placeholder))
+	var seed map[string]any
+	if m.apiKey {
+		seed = anthropic.APIKeySeed(placeholderOr(m.token, anthropic.Placeholder))
 	}
-	m.explain, m.kind = explainOnly, kind
-	if net && !explainOnly && kind == jail.KindCodex {
-		for _, e := range r.Egress {
-			if !addressInArgs(e.Backend) {
+	if net && !dry {
+		for _, r := range reqs {
+			if b, ok := backend.Lookup(r.Backend); !ok || !b.AddressInArgs || b.Serves != string(kind) {
 				continue
 			}
 			ln, err := egress.ListenLoopback()
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
-			m.early[e.Name] = ln
+			m.early[r.Name] = ln
 		}
 	}
-	r.ClientArgs = m.clientArgs
-	return nil
+	return reqs, seed, nil
 }
 
 func placeholderOr(tok, def string) string {
@@ -136,16 +133,14 @@ func placeholderOr(tok, def string) string {
 	return tok
 }
 
-// clientArgs are the client options that route an agent to its planned
-// endpoints (Codex's custom provider): the in-box port, or with --net the
-// host loopback address plan listened on (explain shows where it goes).
-func (m *modelEgress) clientArgs(eps []jail.Endpoint) []string {
-	if m.kind != jail.KindCodex {
-		return nil
-	}
+// clientArgs are the client options that route an agent of kind to its
+// planned endpoints (Codex's custom provider): the in-box port, or with
+// --net the host loopback address plan listened on (explain, dry, shows
+// where it goes).
+func (m *modelEgress) clientArgs(kind jail.Kind, eps []jail.Endpoint, dry bool) []string {
 	var args []string
 	for _, e := range eps {
-		if !addressInArgs(e.Backend) {
+		if b, ok := backend.Lookup(e.Backend); !ok || !b.AddressInArgs || b.Serves != string(kind) {
 			continue
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(e.Port)
@@ -154,13 +149,13 @@ func (m *modelEgress) clientArgs(eps []jail.Endpoint) []string {
 			switch {
 			case ok:
 				addr = ln.Addr().String()
-			case m.explain:
+			case dry:
 				addr = "127.0.0.1:<port picked at launch>"
 			default:
 				continue
 			}
 		}
-		s, err := m.spec(backendName(e))
+		s, err := m.spec(modelName(e))
 		if err != nil || s.ClientArgs == nil {
 			continue
 		}
@@ -169,11 +164,20 @@ func (m *modelEgress) clientArgs(eps []jail.Endpoint) []string {
 	return args
 }
 
+// closeEarly closes the early listeners no service took (a launch that
+// ended before its box was served).
+func (m *modelEgress) closeEarly() {
+	for name, ln := range m.early {
+		ln.Close()
+		delete(m.early, name)
+	}
+}
+
 // startModel serves a model backend for the box: on its endpoint's 0600
 // socket, or, with --net, on a host loopback port that requires the
 // per-box token; or on ln, inherited.
-func startModel(ctx context.Context, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
-	s, err := models.spec(backendName(e))
+func startModel(_ context.Context, m *modelEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
+	s, err := m.spec(modelName(e))
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +196,8 @@ func startModel(ctx context.Context, e jail.Endpoint, ln net.Listener) (*endpoin
 	case ln != nil:
 	default:
 		var ok bool
-		if ln, ok = models.early[e.Name]; ok {
-			delete(models.early, e.Name)
+		if ln, ok = m.early[e.Name]; ok {
+			delete(m.early, e.Name)
 		} else {
 			ln, err = egress.ListenLoopback()
 		}
@@ -205,7 +209,7 @@ func startModel(ctx context.Context, e jail.Endpoint, ln net.Listener) (*endpoin
 	if baseURL == "" {
 		baseURL = "http://" + ln.Addr().String()
 	}
-	run, env, err := s.Start(ln, egress.Options{Token: models.token, Audit: log}, baseURL)
+	run, env, err := s.Start(ln, egress.Options{Token: m.token, Audit: log}, baseURL)
 	if err != nil {
 		log.Close()
 		return nil, err
@@ -221,13 +225,13 @@ func startModel(ctx context.Context, e jail.Endpoint, ln net.Listener) (*endpoin
 // with an API key in opencode's auth.json (OAuth entries cannot be served:
 // the box would need the token), the host model's when there are several.
 // Otherwise the user names one with --egress openai-compatible:<provider>.
-func opencodeProvider() string {
+func opencodeProvider(say jail.Say) string {
 	p, candidates, err := backend.OpencodeProvider(backend.Options{})
 	switch {
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "aisan: note: %v\n", err)
+		say(jail.Note, err.Error())
 	case len(candidates) > 1:
-		fmt.Fprintf(os.Stderr, "aisan: note: opencode has API keys for %v; name one with --egress openai-compatible:<provider>\n", candidates)
+		say(jail.Note, fmt.Sprintf("opencode has API keys for %v; name one with --egress openai-compatible:<provider>", candidates))
 	}
 	return p
 }

@@ -1,4 +1,4 @@
-package launch
+package strictbox
 
 // The host side of a strict box's state directory.
 //
