@@ -53,8 +53,10 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
 // fails with ELOOP (errors.Is(err, syscall.ELOOP)); a missing file with
 // fs.ErrNotExist; anything else that is not a regular file with a
 // [NotRegularError], without ever waiting for a FIFO's writer.
-func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+func Open(path string) (*os.File, error) { return open(path, syscall.O_NOFOLLOW) }
+
+func open(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -88,8 +90,18 @@ func ReadAll(f *os.File, max int64) ([]byte, error) {
 
 // Read is [Open] and [ReadAll]: the whole regular file at path, of at
 // most max bytes.
-func Read(path string, max int64) ([]byte, error) {
-	f, err := Open(path)
+func Read(path string, max int64) ([]byte, error) { return read(path, max, syscall.O_NOFOLLOW) }
+
+// ReadNamed is [Read] for a file the user names themselves on the command
+// line (a bind spec, or one it includes): a final symlink is followed,
+// because dotfile managers link such files into place, and the user's
+// own configuration is not something a box could have planted. Anything
+// that is not a regular file, or is larger than max, is still refused,
+// and a FIFO never blocks the open.
+func ReadNamed(path string, max int64) ([]byte, error) { return read(path, max, 0) }
+
+func read(path string, max int64, flags int) ([]byte, error) {
+	f, err := open(path, flags)
 	if err != nil {
 		return nil, err
 	}

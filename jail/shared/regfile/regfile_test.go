@@ -54,3 +54,27 @@ func TestReadRefuses(t *testing.T) {
 		t.Errorf("a file of exactly the cap: %d bytes, %v", len(b), err)
 	}
 }
+
+// TestReadNamedFollowsOnlyALink: a file the user names may be a link to a
+// regular file (a dotfile), never to a FIFO; Read refuses the link.
+func TestReadNamedFollowsOnlyALink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "spec.toml")
+	os.WriteFile(real, []byte("x"), 0o600)
+	link := filepath.Join(dir, "link.toml")
+	os.Symlink(real, link)
+	if b, err := ReadNamed(link, 10); err != nil || string(b) != "x" {
+		t.Fatalf("ReadNamed(link): %q %v", b, err)
+	}
+	if _, err := Read(link, 10); !errors.Is(err, syscall.ELOOP) {
+		t.Fatalf("Read(link): %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	os.Symlink(fifo, filepath.Join(dir, "to-fifo"))
+	if _, err := ReadNamed(filepath.Join(dir, "to-fifo"), 10); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("ReadNamed(link to a FIFO): %v", err)
+	}
+}

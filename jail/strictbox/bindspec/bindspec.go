@@ -31,16 +31,15 @@ package bindspec
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
@@ -416,30 +415,12 @@ func highlightLine(p *unstable.Parser, pe *unstable.ParserError) (line int) {
 	return p.Shape(p.Range(pe.Highlight)).Start.Line
 }
 
-// readRegular reads a spec file that is a regular file, capped: a FIFO
-// or a device named by mistake must not hang or flood the launch.
-func readRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxFile)
-	}
-	return data, nil
-}
+// readRegular reads a spec file through the safe reader: a regular file,
+// capped, so that a FIFO or a device named by mistake cannot hang or
+// flood the launch. A final symlink is followed (see regfile.ReadNamed):
+// bind specs are the user's own files, often linked from a dotfiles
+// repository.
+func readRegular(path string) ([]byte, error) { return regfile.ReadNamed(path, maxFile) }
 
 // JailMounts turns the spec's mount entries into jail mounts, each saying
 // which file and line asked for it.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -179,15 +180,15 @@ func checkDir(dir string) error {
 	return nil
 }
 
-// writeInDir replaces dir/name with data, mode 0600, atomically: a new
-// file made with O_EXCL next to it, synced, renamed over the old one, and
-// the directory synced. A symlink at dir/name is replaced, never followed;
-// anything else that is not a regular file is refused.
-func writeInDir(dir, name string, data []byte) (path string, err error) {
+// writeInDir replaces dir/name with data, mode 0600, through the atomic
+// writer, durably (the client reads it at its start). A symlink at
+// dir/name is replaced, never followed; anything else that is not a
+// regular file is refused.
+func writeInDir(dir, name string, data []byte) (string, error) {
 	if err := checkDir(dir); err != nil {
 		return "", err
 	}
-	path = filepath.Join(dir, name)
+	path := filepath.Join(dir, name)
 	if st, err := os.Lstat(path); err == nil {
 		if !st.Mode().IsRegular() && st.Mode().Type() != fs.ModeSymlink {
 			return "", fmt.Errorf("writing %s: a %s is in the way; remove it", path, st.Mode().Type())
@@ -195,35 +196,5 @@ func writeInDir(dir, name string, data []byte) (path string, err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+name+".tmp*")
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return "", fmt.Errorf("syncing %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return "", fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return "", fmt.Errorf("replacing %s: %w", path, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return "", fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err = d.Sync(); err != nil {
-		return "", fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	return path, nil
+	return path, atomicfile.Write(path, data, atomicfile.Options{Mode: 0o600, Sync: true})
 }
