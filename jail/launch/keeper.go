@@ -166,7 +166,12 @@ func startKeeper(self string, sl *slot.Slot, home, slotDir string, h Handoff, k 
 		return nil, err
 	}
 	cmd := exec.Command(self, KeepCommand)
-	cmd.ExtraFiles = keepFiles(specFile, readyW, goR, lock, initFile, h.Output, k.Files)
+	if cmd.ExtraFiles, err = keepFiles(specFile, readyW, goR, lock, initFile, h.Output, k.Files); err != nil {
+		readyW.Close()
+		goR.Close()
+		goW.Close()
+		return nil, err
+	}
 	cmd.Env = k.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}

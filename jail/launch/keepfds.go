@@ -1,6 +1,10 @@
 package launch
 
-import "os"
+import (
+	"os"
+
+	"github.com/aisan-dev/aisan/jail/boxinit"
+)
 
 // The keeper's descriptors, as `aisan __keep` sees them. The wrapper
 // builds its child's list from these numbers (keepFiles), and the keeper
@@ -37,11 +41,12 @@ func keepFDKept(outputs, i int) int { return keepFDOutput + outputs + i }
 
 // keepFiles is the keeper's ExtraFiles: each fixed descriptor at its
 // number, then the outputs and the mode's files.
-func keepFiles(spec, ready, goR, lock, init *os.File, outputs, kept []*os.File) []*os.File {
-	files := make([]*os.File, keepFDOutput-3)
-	for fd, f := range map[int]*os.File{keepFDSpec: spec, keepFDReady: ready, keepFDGo: goR, keepFDLock: lock, keepFDInit: init} {
-		files[fd-3] = f
+func keepFiles(spec, ready, goR, lock, init *os.File, outputs, kept []*os.File) ([]*os.File, error) {
+	files, err := boxinit.AtFDs(map[int]*os.File{keepFDSpec: spec, keepFDReady: ready, keepFDGo: goR, keepFDLock: lock, keepFDInit: init})
+	if err != nil {
+		return nil, err
 	}
-	files = append(files, outputs...)
-	return append(files, kept...)
+	// keepFDOutput follows keepFDInit: outputs and kept files take the
+	// numbers from there.
+	return append(append(files, outputs...), kept...), nil
 }

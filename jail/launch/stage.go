@@ -108,7 +108,8 @@ func (e *InterruptedError) Code() int { return 128 + int(e.Signal) }
 
 // Stage is a jail's stage process, started ahead of the jail: it
 // initialises while the wrapper takes the slot and plans the jail, then
-// waits at its gate until [Stage.Run] hands it the compiled jail.
+// waits at its gate until [Stage.Load] hands it the compiled jail and
+// [Stage.Release] opens the gate.
 type Stage struct {
 	l      *Launcher
 	cmd    *exec.Cmd
@@ -225,7 +226,15 @@ func (l *Launcher) Start() (*Stage, error) {
 	// through, so both are the very file opened above, whatever happens
 	// to its path meanwhile.
 	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(boxinit.FDInit), boxinit.StageCommand, l.Bwrap, strconv.Itoa(len(inherited)))
-	cmd.ExtraFiles = append([]*os.File{st.argsFile, self, st.payloadFile, infoW, readyW, gateR}, inherited...)
+	extra, err := boxinit.AtFDs(map[int]*os.File{
+		boxinit.FDArgs: st.argsFile, boxinit.FDInit: self, boxinit.FDPayload: st.payloadFile,
+		boxinit.FDInfo: infoW, boxinit.FDReady: readyW, boxinit.FDGate: gateR,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The caller's own follow, from FDStageInherited.
+	cmd.ExtraFiles = append(extra, inherited...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
@@ -492,12 +501,12 @@ func (st *Stage) Release() error {
 		var b [1]byte
 		n, _ := st.readyR.Read(b[:])
 		st.readyc <- n == 1
-		// Then one 'z' for each time the agent stops, and 'e' with its
-		// status when it has exited and processes remain.
+		// Then MsgStopped for each time the agent stops, and MsgLeft
+		// with its status when it has exited and processes remain.
 		for n == 1 {
-			if n, _ = st.readyR.Read(b[:]); n == 1 && b[0] == 'z' {
+			if n, _ = st.readyR.Read(b[:]); n == 1 && b[0] == boxinit.MsgStopped {
 				st.stopc <- struct{}{}
-			} else if n == 1 && b[0] == 'e' {
+			} else if n == 1 && b[0] == boxinit.MsgLeft {
 				if n, _ = st.readyR.Read(b[:]); n == 1 {
 					st.exitedc <- int(b[0])
 				}
@@ -711,7 +720,7 @@ func foregroundJob(fd int) bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// abortStage ends the stage from inside Run.
+// abortStage ends a stage that has not been released.
 func (st *Stage) abortStage() {
 	if st.done {
 		return
@@ -925,7 +934,7 @@ func sendGate(gate *os.File, pins []*os.File) error {
 		}
 		oob = unix.UnixRights(fds...)
 	}
-	return unix.Sendmsg(int(gate.Fd()), []byte{'x'}, oob, nil, 0)
+	return unix.Sendmsg(int(gate.Fd()), []byte{boxinit.MsgGo}, oob, nil, 0)
 }
 
 // PinError is a mount source that is not what aisan made: a symlink, a

@@ -12,7 +12,7 @@
 //     listener keeps serving.
 //   - With Pass (a socket served by aisan's own egress), nothing is
 //     copied: the accepted connection itself is sent over the socket
-//     (SCM_RIGHTS, with the byte PassMarker) and the host serves it, so
+//     (SCM_RIGHTS, with the byte fdpass.Marker) and the host serves it, so
 //     no request waits on this process. A raw relay of a user's socket
 //     never passes, as its server would not understand.
 //   - It runs inside the box's init (PID 1), so it imports no HTTP, no
@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/shared/fdpass"
 )
 
 // Relay is one endpoint: the listeners on the box's loopback and the
@@ -40,10 +42,6 @@ type Relay struct {
 	ls   []net.Listener
 	wg   sync.WaitGroup
 }
-
-// PassMarker is the byte sent with a handed-over connection (egress
-// checks the same value).
-const PassMarker = 0xA5
 
 // Listen binds 127.0.0.1:port and, where the box has IPv6 loopback,
 // [::1]:port. Both are bound before it returns, so a caller that starts
@@ -141,7 +139,7 @@ func HandOver(c net.Conn, u *net.UnixConn) error {
 	}
 	var werr error
 	if err := rc.Control(func(fd uintptr) {
-		_, _, werr = u.WriteMsgUnix([]byte{PassMarker}, syscall.UnixRights(int(fd)), nil)
+		_, _, werr = u.WriteMsgUnix([]byte{fdpass.Marker}, syscall.UnixRights(int(fd)), nil)
 	}); err != nil {
 		return err
 	}
