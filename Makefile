@@ -43,6 +43,7 @@ bench:
 
 fmt:
 	gofmt -l -w .
+	$(GO) run golang.org/x/tools/cmd/goimports@v0.51.0 -l -w .
 
 clean:
 	rm -rf bin

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 
 	"golang.org/x/sys/unix"
 )
