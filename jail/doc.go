@@ -1,18 +1,31 @@
 // Package jail describes a box: a plain-data [Spec], the presets that
-// build one, and its compilation into a bubblewrap invocation.
+// build one, and its compilation into a bubblewrap invocation. It runs
+// nothing and, past [GatherHost], reads nothing.
 //
 // # Pipeline
 //
 // Facts first, then decisions: [GatherHost] (with [Host.GatherFacts])
 // reads everything about the machine a plan depends on, once, into one
-// [Host], bwrap's version included (cached by the binary's identity). A
-// preset ([DenyList], [Strict]) is then a pure function from options and
-// that Host to a [Spec]. [Validate] checks the Spec with a list of named
-// checks. [Compile] turns it into bwrap arguments without looking at the
-// host. Package jail/launch runs the result. `aisan explain` prints the same Spec and
-// the same compiled argv that Launch would run, so what a reviewer reads is
-// what runs. (The strict planner still reads the files it plans from, the
-// repository's git layout and the agent's binaries, as it goes.)
+// [Host], bwrap's version included (cached by the binary's identity). The
+// box's mode (package jail/launch) then gathers and makes what its own
+// plan needs and hands it over as plain data, a [Prepared]: a deny-list
+// jail's history copies and PID dirs, or a strict box's options. [Plan]
+// decides from the Host and the Prepared alone: a preset ([DenyList],
+// [Strict]) is a pure function from options to a [Spec], [Validate] checks
+// the Spec with a list of named checks, and [Compile] turns it into bwrap
+// arguments without looking at the host. `aisan explain` prints, with
+// [Explain], the same Spec and the same compiled argv that a launch would
+// run, so what a reviewer reads is what runs.
+//
+// # Where the rest is
+//
+// The runtime (the launch's phases, the stage, the keeper, scopes) is
+// package jail/launch; a strict box's host side (its gathered facts, state
+// seeding, git pins, the MCP import, bind specs and the egress services)
+// is jail/strictbox. Beneath this package are the box's own mechanisms:
+// boxinit (the stage and the in-box init, with the descriptor protocol),
+// relay, busproxy, and the runtime's state (slot, transcript, history).
+// jail/agent and jail/shared hold the leaves every side reads.
 //
 // # Threat model
 //

@@ -54,6 +54,14 @@ type Session struct {
 	Strict *StrictPlan
 }
 
+// maskFile is the empty file in the slot's run directory that a
+// deny-list jail binds over the bus sockets it masks.
+const maskFile = "masked-bus"
+
+// MaskFile is the file the plan binds over masked bus sockets, in the
+// slot's run directory.
+func (s *Session) MaskFile() string { return filepath.Join(s.SlotDir, maskFile) }
+
 // Prepared is what the box's mode gathered and made on the host before
 // the plan, as plain data (explain passes what a launch would make):
 // for a deny-list jail the per-slot history copies, the per-launch
@@ -106,7 +114,7 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		OtherManagerDirs: otherDirs,
 		OtherBusSockets:  otherSockets,
 		Bus:              bus,
-		MaskFile:         filepath.Join(slotDir, "masked-bus"),
+		MaskFile:         filepath.Join(slotDir, maskFile),
 		History:          hist,
 		ExtraEnv:         slices.Clone(prep.Env),
 		Limits:           req.Limits,

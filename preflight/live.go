@@ -221,13 +221,9 @@ func (e *Env) runLive(ctx context.Context) (liveResult, error) {
 
 	// What a launch prepares in the slot's runtime dir: the file that
 	// masks bus sockets, and the proxy's socket.
-	os.RemoveAll(s.SlotDir)
-	if err := os.MkdirAll(s.SlotDir, 0o700); err != nil {
-		return r, fmt.Errorf("creating the probe jail's runtime dir %s: %w", s.SlotDir, err)
-	}
 	defer os.RemoveAll(s.SlotDir)
-	if err := os.WriteFile(filepath.Join(s.SlotDir, "masked-bus"), nil, 0o400); err != nil {
-		return r, fmt.Errorf("creating the bus mask file: %w", err)
+	if err := launch.MakeSlotDir(s); err != nil {
+		return r, err
 	}
 	if spec.Bus.Mode == busproxy.Filtered {
 		proxy, err := busproxy.Start(ctx, spec.Bus)
@@ -342,10 +338,10 @@ wait:
 			}
 			break wait
 		case <-tick.C:
-			// Launcher.Run can wait forever when bwrap exits before
+			// Stage.Wait can wait forever when bwrap exits before
 			// reporting the jail's start (the info pipe's channel is
 			// consumed, then received from again). Once the stage is
-			// gone and Run has not returned, bwrap's own message is the
+			// gone and Wait has not returned, bwrap's own message is the
 			// answer; the blocked goroutine ends with the process.
 			pid := stagePID.Load()
 			if pid <= 0 || initPID.Load() > 0 || unix.Kill(int(pid), 0) != unix.ESRCH {

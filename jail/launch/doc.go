@@ -1,23 +1,33 @@
-// Package launch runs a planned jail: the launch's phases, the stage,
-// the keeper, scopes, services and the watch.
+// Package launch runs a planned jail: the launch's phases, the stage
+// process, the keeper, systemd scopes and services, and the watch.
+// Package jail describes the box; the box's [Mode] says what differs
+// between a deny-list jail ([Deny], here) and a strict box (package
+// jail/strictbox), and this package never asks which one it runs.
 //
 // # A launch
 //
-// [Launch] is a fixed sequence of phases over one launch value (see
-// session.go): resolve (host facts, the command, service mode) → takeSlot
-// (the slot, while the stage process starts and the user manager's
-// connection opens, in parallel; then the scope's placement starts in the
-// background) → prepareFiles (runtime dirs, history copies, PID dirs, the
-// plan) → startServices (a strict box's egress, relays and MCP servers; the
-// bus proxy; the transcript) → startJail (the stage is loaded, waits for
-// its placement, is released, and the init bwrap reports is recorded) →
-// runSession (signals to the agent until the jail ends, or a keeper takes a
-// jail its agent left) → recordEnd. What a phase sets up is undone in
-// reverse, the session's part before the end is recorded. The stage's own
-// side has the same shape ([Stage.Load], [Stage.Release], [Stage.Started],
-// [Stage.Wait], [Stage.HandOff]); nothing calls back into the launcher.
-// Which descriptor means what from the wrapper to the agent is written
-// down once, with its constants, in package boxinit (fds.go).
+// [Launch] (launch.go) is a fixed sequence of phases over one launch
+// value; each phase reads what the earlier ones added to it:
+//
+//	resolve        host facts (jail.GatherHost), the command, service mode
+//	takeSlot       the slot, while the stage starts (stage.go) and the
+//	               user manager's connection opens (scope.go)
+//	prepareFiles   Mode.Prepare (deny.go; strictbox's box.go), then
+//	               jail.Plan, which reads nothing; the slot's run directory
+//	startServices  Mode.Serve, the box's environment file, the transcript
+//	startJail      Stage.Load, the placement in its scope, Stage.Release;
+//	               the init recorded
+//	runAgent       Stage.Wait; a keeper (keeper.go) takes a jail its agent
+//	               left
+//	recordEnd      the record's end, the lock, pruning (prune.go)
+//
+// What a phase sets up is undone in reverse, the jail's part before the
+// end is recorded. The stage's own side has the same shape
+// ([Stage.Load], [Stage.Release], [Stage.Started], [Stage.Wait],
+// [Stage.HandOff]); nothing calls back into the launcher. Which
+// descriptor and which byte means what, from the wrapper to the agent, is
+// written down once in package boxinit (fds.go); from the wrapper to its
+// keeper, in keepfds.go.
 //
 // Three programs start per launch: aisan, and twice the lean aisan-init
 // (the stage, then the jail's PID 1), which links only package boxinit
@@ -35,33 +45,36 @@
 //
 // # Processes left behind
 //
-// The init is PID 1 of the jail: when it exits the kernel kills the rest.
-// So a session's init, when the agent exits and processes remain
-// (every one of them is then its child or a descendant), does not exit: it
-// reports the agent's status to the wrapper on the readiness pipe ('e' and
-// one status byte), then goes on reaping and forwarding signals (to all
-// that is left) until its last child is gone. The wrapper starts a keeper,
-// `aisan __keep` ([RunKeeper]), handing it what must outlive the wrapper:
-// the slot's lock descriptor (the locks belong to the open file, so the
-// slot stays held), a pidfd of the init, the output's read ends (pty
-// master or pipes, which must go on being read), and the bus proxy's
-// lifeline pipes (a keepable proxy has no parent-death signal). The
-// keeper rewrites the record to name itself as holder with the agent's
-// end and status (state background), says so, and the wrapper returns the
-// status to the shell. The jail itself needs nothing of the wrapper: it
-// dies with the stage process, which lives on. When the init exits the
-// keeper finishes the record, removes the slot's runtime directory and
-// releases the slot.
+// The init is PID 1 of the jail: when it exits, the kernel kills the rest.
+// So when the agent exits and processes remain, the init does not exit. It
+// tells the wrapper (boxinit.MsgLeft and the agent's status) and goes on
+// reaping and forwarding signals until its last child is gone.
 //
-// A strict box's keeper also serves its egress. The wrapper hands it
-// duplicates of the egress services' listening sockets and their state
-// ([jail.EgressRun.Handover]); the keeper serves them (through
-// [KeeperOptions.ResumeEgress], which the command layer supplies) before
-// it takes the slot, so a keeper that cannot leaves the wrapper serving
-// and waiting as before. Then the wrapper drains its own service: no new
-// connection, requests in flight answered for up to keepDrainGrace, the
-// socket files left in place for the keeper, which removes them at the
-// end. The keeper ends the services
-// and sweeps the box's git plants when the box ends. Services are not
-// kept: their unit ends with the wrapper, its main process.
+// The wrapper then starts a keeper, `aisan __keep` ([RunKeeper]), and
+// hands it what must outlive the wrapper: the slot's lock, a pidfd of the
+// init, the jail's output (which must go on being read) and what the
+// mode's [Services.Keep] gives. The keeper serves those, takes the slot's
+// record over (state background), and says so; the wrapper returns the
+// agent's status to the shell. The jail needs nothing else of the
+// wrapper: it dies with the stage process, which lives on.
+//
+// When the init exits, the keeper stops the services, records the end,
+// removes the slot's run directory and releases the slot. A headless
+// service is never kept: its unit ends with its main process, the
+// wrapper.
+//
+// # Strict boxes that outlive their agent
+//
+// A deny-list jail's keeper holds the bus proxy's lifelines, which keep
+// the proxy alive. A strict box's keeper serves the box's egress: the
+// wrapper hands it its listening sockets and their state, and the keeper
+// serves them before it takes the slot. A keeper that cannot leaves the
+// wrapper serving and waiting, as if there were none.
+//
+// Once the keeper serves, the wrapper drains ([Services.Drain]): it
+// accepts nothing new and answers what is in flight for up to
+// keepDrainGrace. The socket files stay for the keeper, which removes
+// them with the run directory. At the box's end the keeper's
+// [Services.Stop] also sweeps what the box left that would redirect the
+// host's git.
 package launch

@@ -57,7 +57,7 @@ type Stdio struct {
 // and runs it. It returns the agent's status.
 //
 // A launch is a sequence of phases, each a method below with its inputs
-// in the launch value and its outputs added to it:
+// in the run value and its outputs added to it:
 //
 //	resolve         host facts, the command, service mode
 //	takeSlot        the slot, while the stage starts and the manager
@@ -66,29 +66,29 @@ type Stdio struct {
 //	startServices   the mode's host services, the transcript
 //	startJail       the stage loaded, placed in its scope and released;
 //	                the jail's init recorded
-//	runSession      the agent runs; a keeper takes a jail its agent left
+//	runAgent        the agent runs; a keeper takes a jail its agent left
 //	recordEnd       the record's end, the lock, pruning
 //
-// Whatever a phase sets up that must be undone is pushed on l.undo,
+// Whatever a phase sets up that must be undone is pushed on l.undo (atEnd),
 // which runs in reverse when the launch returns.
 func Launch(ctx context.Context, req jail.Request, mode Mode, stdio Stdio) (int, error) {
 	trace("start")
 	if req.Say == nil {
 		req.Say = discard
 	}
-	l := &launch{ctx: ctx, req: req, mode: mode, stdio: stdio, say: req.Say}
+	l := &run{ctx: ctx, req: req, mode: mode, stdio: stdio, say: req.Say}
 	defer l.unwind(0)
 	var err error
-	for _, step := range []func() error{l.resolve, l.takeSlot, l.prepareFiles, l.startServices, l.startJail, l.runSession} {
+	for _, step := range []func() error{l.resolve, l.takeSlot, l.prepareFiles, l.startServices, l.startJail, l.runAgent} {
 		if err = step(); err != nil {
 			break
 		}
 	}
-	// The session's own undo (the terminal, the jail's files and
-	// services, the placement) comes before the record's end and the
-	// slot's release: the next launch in this worktree may take the name
-	// as soon as it is free.
-	l.unwind(l.session)
+	// The jail's own undo (the terminal, the jail's files and services,
+	// the placement) comes before the record's end and the slot's
+	// release: the next launch in this worktree may take the name as
+	// soon as it is free.
+	l.unwind(l.jailUndo)
 	if l.sl == nil {
 		return l.status, err
 	}
@@ -99,17 +99,17 @@ func Launch(ctx context.Context, req jail.Request, mode Mode, stdio Stdio) (int,
 	return l.status, l.recordEnd()
 }
 
-// launch is one launch's state, filled in phase by phase.
-type launch struct {
+// run is one launch's state, filled in phase by phase.
+type run struct {
 	ctx   context.Context
 	req   jail.Request
 	mode  Mode
 	stdio Stdio
 	say   jail.Say
 	undo  []func()
-	// session is where the session's part of undo starts: it is undone
+	// jailUndo is where the jail's part of undo starts: it is undone
 	// before the slot's end is recorded, the rest after.
-	session int
+	jailUndo int
 
 	// resolve
 	h    jail.Host
@@ -126,7 +126,7 @@ type launch struct {
 	tr       *transcript.Writer
 	keepable bool
 	services Services
-	// runSession
+	// runAgent
 	status int
 	kept   bool
 }
@@ -137,10 +137,11 @@ type placed struct {
 	err error
 }
 
-func (l *launch) defer_(f func()) { l.undo = append(l.undo, f) }
+// atEnd pushes f on the undo stack.
+func (l *run) atEnd(f func()) { l.undo = append(l.undo, f) }
 
 // unwind runs the undo stack down to its first n entries.
-func (l *launch) unwind(n int) {
+func (l *run) unwind(n int) {
 	for len(l.undo) > n {
 		f := l.undo[len(l.undo)-1]
 		l.undo = l.undo[:len(l.undo)-1]
@@ -150,7 +151,7 @@ func (l *launch) unwind(n int) {
 
 // resolve gathers the host facts, checks the command, and turns a launch
 // started by systemd as a service's main process into a headless one.
-func (l *launch) resolve() error {
+func (l *run) resolve() error {
 	if name, ok := (jail.Host{Env: os.Environ()}).LookupEnv("AISAN_JAIL"); ok && name != "" {
 		// aisan's state is read-only in here: a launch could not record
 		// a slot the host can list or kill.
@@ -182,7 +183,7 @@ func (l *launch) resolve() error {
 		if err != nil {
 			return err
 		}
-		l.defer_(func() { devnull.Close() })
+		l.atEnd(func() { devnull.Close() })
 		l.stdio = Stdio{In: devnull, Out: devnull, Err: l.stdio.Err, Quiet: true}
 	}
 	agentErr := l.stdio.Err
@@ -206,7 +207,7 @@ func (l *launch) resolve() error {
 // the connection to the user manager opens. Once both the stage and the
 // slot are there, the placement in the scope starts: it is the slowest
 // step (the manager runs a job), and runs while the jail is prepared.
-func (l *launch) takeSlot() error {
+func (l *run) takeSlot() error {
 	h, req := l.h, l.req
 	type started struct {
 		st  *Stage
@@ -218,7 +219,7 @@ func (l *launch) takeSlot() error {
 		stagec <- started{st, err}
 	}()
 	conn := connectManager(l.ctx, h, req.Limits)
-	l.defer_(conn.discard)
+	l.atEnd(conn.discard)
 	reg, err := slot.Open(h.AisanHome)
 	var sl *slot.Slot
 	if err == nil {
@@ -241,10 +242,10 @@ func (l *launch) takeSlot() error {
 	l.st = sc.st
 	// Signals stay caught until the end is recorded: one that arrives
 	// meanwhile must not cut that short.
-	l.defer_(l.st.StopSignals)
-	l.session = len(l.undo)
-	l.defer_(l.st.Close)
-	l.defer_(l.st.Abort)
+	l.atEnd(l.st.StopSignals)
+	l.jailUndo = len(l.undo)
+	l.atEnd(l.st.Close)
+	l.atEnd(l.st.Abort)
 	if err != nil {
 		return err
 	}
@@ -287,7 +288,7 @@ func (l *launch) takeSlot() error {
 		return *done
 	}
 	// Never leave with the placement still running.
-	l.defer_(func() { l.waitPlaced().sc.close() })
+	l.atEnd(func() { l.waitPlaced().sc.close() })
 	return nil
 }
 
@@ -295,14 +296,14 @@ func (l *launch) takeSlot() error {
 // directory (so that the jail gets it read-only) and what the mode
 // prepares; then the plan itself, and the slot's runtime directory with
 // the bus mask.
-func (l *launch) prepareFiles() error {
+func (l *run) prepareFiles() error {
 	h, req, sl := l.h, l.req, l.sl
 	if err := privateDir(filepath.Dir(h.SlotDir(sl.Name()))); err != nil {
 		return err
 	}
 	prep, undo, err := l.mode.Prepare(req, h, sl.Name(), false)
 	if undo != nil {
-		l.defer_(undo)
+		l.atEnd(undo)
 	}
 	if err != nil {
 		return err
@@ -316,19 +317,15 @@ func (l *launch) prepareFiles() error {
 	}
 	l.s = s
 	trace("planned")
-	// We hold the slot's name, so whatever is here was left by a wrapper
-	// that died: start clean.
-	os.RemoveAll(s.SlotDir)
-	if err := os.Mkdir(s.SlotDir, 0o700); err != nil {
-		return fmt.Errorf("creating the slot's runtime directory %s: %w", s.SlotDir, err)
-	}
-	l.defer_(func() {
+	// We hold the slot's name, so whatever is there was left by a wrapper
+	// that died: MakeSlotDir starts clean.
+	l.atEnd(func() {
 		if !l.kept {
 			os.RemoveAll(s.SlotDir)
 		}
 	})
-	if err := os.WriteFile(filepath.Join(s.SlotDir, "masked-bus"), nil, 0o400); err != nil {
-		return fmt.Errorf("creating the bus mask file: %w", err)
+	if err := MakeSlotDir(s); err != nil {
+		return err
 	}
 	for _, w := range s.Warnings {
 		l.say(jail.Warning, w)
@@ -336,10 +333,24 @@ func (l *launch) prepareFiles() error {
 	return nil
 }
 
+// MakeSlotDir makes the slot's run directory of s afresh (whatever is
+// there is removed), with what every plan binds from it: the empty file
+// that masks bus sockets.
+func MakeSlotDir(s *jail.Session) error {
+	os.RemoveAll(s.SlotDir)
+	if err := os.MkdirAll(s.SlotDir, 0o700); err != nil {
+		return fmt.Errorf("creating the slot's runtime directory %s: %w", s.SlotDir, err)
+	}
+	if err := os.WriteFile(s.MaskFile(), nil, 0o400); err != nil {
+		return fmt.Errorf("creating the bus mask file: %w", err)
+	}
+	return nil
+}
+
 // startServices starts what serves the jail from the host (the mode's
 // services, whose variables go to the box's environment file) and the
 // transcript.
-func (l *launch) startServices() error {
+func (l *run) startServices() error {
 	s := l.s
 	// A session's jail may outlive its agent, under a keeper (see
 	// keeper.go), which takes the services over; a service's unit ends
@@ -350,7 +361,7 @@ func (l *launch) startServices() error {
 		return err
 	}
 	l.services = svc
-	l.defer_(func() {
+	l.atEnd(func() {
 		if l.kept {
 			l.drainServices()
 			return
@@ -367,7 +378,7 @@ func (l *launch) startServices() error {
 	if err != nil {
 		return err
 	}
-	l.defer_(func() { tr.Close() })
+	l.atEnd(func() { tr.Close() })
 	transcript.NoteSize(tr, l.stdio.In)
 	l.tr = tr
 	return nil
@@ -377,7 +388,7 @@ func (l *launch) startServices() error {
 // releases it, and records the jail's init as soon as bwrap reports it:
 // until the record names the init, nothing could find or kill the jail if
 // this process died.
-func (l *launch) startJail() error {
+func (l *run) startJail() error {
 	st := l.st
 	if err := st.Load(l.s.Compiled, l.tr, l.keepable); err != nil {
 		return err
@@ -398,7 +409,7 @@ func (l *launch) startJail() error {
 	return nil
 }
 
-func (l *launch) recordInit(info Info) {
+func (l *run) recordInit(info Info) {
 	if err := l.sl.Update(func(r *slot.Record) {
 		r.InitPID = info.InitPID
 		r.PidNSInode = info.PIDNamespace
@@ -408,10 +419,10 @@ func (l *launch) recordInit(info Info) {
 	}
 }
 
-// runSession waits for the agent. When it exits leaving processes in the
+// runAgent waits for the agent. When it exits leaving processes in the
 // jail, a keeper takes the slot and the agent's status is returned at
 // once; without a keeper the jail's last process is waited for.
-func (l *launch) runSession() error {
+func (l *run) runAgent() error {
 	for {
 		out, err := l.st.Wait()
 		l.status = out.Status
@@ -432,7 +443,7 @@ func (l *launch) runSession() error {
 
 // startKeeper hands the slot, and the jail's host services, to a
 // keeper.
-func (l *launch) startKeeper(h *Handoff) (func(), error) {
+func (l *run) startKeeper(h *Handoff) (func(), error) {
 	k, err := l.services.Keep()
 	if err != nil {
 		return nil, err
@@ -451,7 +462,7 @@ func (l *launch) startKeeper(h *Handoff) (func(), error) {
 const keepDrainGrace = time.Second
 
 // drainServices ends the wrapper's share of a kept jail's services.
-func (l *launch) drainServices() {
+func (l *run) drainServices() {
 	ctx, cancel := context.WithTimeout(context.Background(), keepDrainGrace)
 	defer cancel()
 	l.services.Drain(ctx)
@@ -473,7 +484,7 @@ func writeEnvFile(path string, env []string) error {
 
 // recordEnd records the agent's end (or, for a kept jail, leaves that to
 // the keeper), lets go of the slot and prunes old state.
-func (l *launch) recordEnd() error {
+func (l *run) recordEnd() error {
 	sl := l.sl
 	if l.kept {
 		// The keeper holds the slot now (its copy of the lock), and
