@@ -89,10 +89,7 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
-	o, secret, err := decide(req, h, slotName, b.Options, f)
-	if err != nil {
-		return jail.Prepared{}, nil, err
-	}
+	o, secret := decide(req.Kind, command, h, slotName, b.Options, f)
 	mcpOpts, mcpLines, err := planMCP(req.Kind, h, &o, b.MCPEnv)
 	if err != nil {
 		return jail.Prepared{}, nil, err

@@ -322,14 +322,11 @@ func gather(kind jail.Kind, command []string, h jail.Host, o Options) (facts, er
 	return f, nil
 }
 
-// decide is the strict preset's options for req on host h in the slot
-// named, from what the user asked (o) and what gather found: it reads
-// nothing. secret are the variables whose values it took from the host.
-func decide(req jail.Request, h jail.Host, slotName string, o Options, f facts) (so jail.StrictOptions, secret []string, err error) {
-	command, err := req.Command()
-	if err != nil {
-		return so, nil, err
-	}
+// decide is the strict preset's options for an agent of kind running
+// command on host h in the slot named, from what the user asked (o) and
+// what gather found: it reads nothing. secret are the variables whose
+// values it took from the host.
+func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Options, f facts) (so jail.StrictOptions, secret []string) {
 	var pins []jail.Mount
 	for _, p := range f.git.Pins {
 		switch p.Kind {
@@ -342,7 +339,7 @@ func decide(req jail.Request, h jail.Host, slotName string, o Options, f facts) 
 		}
 	}
 	so = jail.StrictOptions{
-		Kind: req.Kind, Slot: slotName, Command: command,
+		Kind: kind, Slot: slotName, Command: slices.Clone(command),
 		Repo: f.repo, Cwd: h.Cwd, Home: h.Home, User: f.user,
 		HostEnv: h.Env, Root: f.root, ToolDirs: f.toolRO, PathDirs: f.toolPath,
 		GitPins: pins, BindPath: slices.Clone(o.BindPath), Net: o.Net,
@@ -367,13 +364,13 @@ func decide(req jail.Request, h jail.Host, slotName string, o Options, f facts) 
 		}
 		so.ExtraEnv = append(so.ExtraEnv, name+"="+value)
 	}
-	if _, ok := agent.ByKind(string(req.Kind)); ok {
+	if _, ok := agent.ByKind(string(kind)); ok {
 		so.StateDir = filepath.Join(h.AisanHome, "state", f.stateBase)
 		so.ConfigDir = f.configDir
 		so.Instructions, so.HomeInstructions = f.instructions, f.homeInstructions
 		so.Preferences = f.preferences
 	}
-	return so, secret, nil
+	return so, secret
 }
 
 func currentUser(getenv func(string) string) string {

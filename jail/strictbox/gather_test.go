@@ -38,10 +38,7 @@ func TestDecide(t *testing.T) {
 		gitconfig: []byte("[user]\n"), stateBase: "r-1234-claude", configDir: nowhere + "/h/.claude", instructions: []string{"CLAUDE.md"},
 	}
 	o := Options{Env: []string{"TOKEN", "PLAIN=1", "UNSET"}, BindPath: []string{"/opt/x"}}
-	so, secret, err := decide(jail.Request{Kind: jail.KindClaude}, h, "r-1-claude", o, f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	so, secret := decide(jail.KindClaude, []string{"claude"}, h, "r-1-claude", o, f)
 	if strings.Join(so.ExtraEnv, " ") != "TOKEN=s3cret PLAIN=1" || strings.Join(secret, " ") != "TOKEN" {
 		t.Errorf("env %q, secret %q", so.ExtraEnv, secret)
 	}
