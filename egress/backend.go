@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/egress/cred"
+	"github.com/aisan-dev/aisan/egress/policy"
 )
 
 // Route is one request shape a backend lets through: the method, the path
@@ -327,6 +328,23 @@ func (b *Backend) writeRefusal(w http.ResponseWriter, rf *Refusal) int {
 	w.WriteHeader(status)
 	w.Write(body)
 	return status
+}
+
+// bodyRefusal is the refusal of a body the policy refused: where, why,
+// and what the user can do about it, in words the model and the user both
+// read.
+func (b *Backend) bodyRefusal(err error) *Refusal {
+	var pr *policy.Refusal
+	if !errors.As(err, &pr) {
+		return asRefusal(err)
+	}
+	msg := "aisan strict mode refused this request: " + pr.Error()
+	if pr.Known {
+		msg += "; strict mode sends no such request (run the agent without --strict for it)"
+	} else {
+		msg += fmt.Sprintf("; strict mode passes only what its policy lists (aisan explain --policy %s): turn off the agent option that sends this, or use an agent version aisan knows", b.Name)
+	}
+	return &Refusal{Kind: KindPolicy, Reason: msg}
 }
 
 // Objects returns body[key] as a list of objects, for body policies: an

@@ -330,7 +330,7 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		return nil, body, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: " + err.Error()}
 	}
 	if err := s.b.Check(rt, obj); err != nil {
-		return nil, body, asRefusal(err)
+		return nil, body, s.b.bodyRefusal(err)
 	}
 	c, err := s.b.Credential(r.Context())
 	if err != nil {
