@@ -346,26 +346,3 @@ func (b *Backend) bodyRefusal(err error) *Refusal {
 	}
 	return &Refusal{Kind: KindPolicy, Reason: msg}
 }
-
-// Objects returns body[key] as a list of objects, for body policies: an
-// absent or null key is an empty list; anything else that is not a list
-// of objects is a refusal naming the key.
-func Objects(body map[string]any, key string) ([]map[string]any, error) {
-	v, ok := body[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, Refuse("'%s' must be a list", key)
-	}
-	out := make([]map[string]any, len(list))
-	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, Refuse("item %d of '%s' is not an object", i, key)
-		}
-		out[i] = m
-	}
-	return out, nil
-}
