@@ -205,7 +205,7 @@ func startModel(ctx context.Context, e jail.Endpoint, ln net.Listener) (*endpoin
 	if baseURL == "" {
 		baseURL = "http://" + ln.Addr().String()
 	}
-	run, env, err := s.Start(ln, egress.Options{Token: models.token, Audit: log}, baseURL)
+	run, env, err := s.Start(ln, egress.Options{Token: models.token, Audit: refusals.Wrap(e.Slot, log)}, baseURL)
 	if err != nil {
 		log.Close()
 		return nil, err

@@ -190,6 +190,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 		return launchError(jail.Explain(os.Stdout, req))
 	}
 	status, err := jail.Launch(ctx, req, jail.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	if line := refusals.Summary(); line != "" {
+		fmt.Fprintln(os.Stderr, "aisan: note: "+line)
+	}
 	if err != nil {
 		return launchError(err)
 	}
