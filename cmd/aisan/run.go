@@ -87,6 +87,7 @@ Example:
 
 const explainUsage = `
 Usage: aisan explain KIND [--strict ...] [--] [ARG...]
+       aisan explain --policy BACKEND
 
 Prints what 'aisan KIND ARG...' would run, without running it: the slot,
 the namespaces, every mount in the order bwrap applies them, the
@@ -95,9 +96,15 @@ KIND is run, claude, codex or opencode; the launcher's options (--strict,
 --binds, --egress, ...) apply. A box that would be refused prints why and
 exits non-zero.
 
+With --policy, prints the table of request bodies strict mode lets the
+backend's endpoint pass (anthropic, vertex, codex, openai,
+openai-compatible): every field and type at its position; whatever it
+does not list is refused, naming its JSON path.
+
 Example:
   aisan explain claude --continue
   aisan explain claude --strict
+  aisan explain --policy anthropic
 `
 
 func runRun(ctx context.Context, args []string) error {
@@ -123,6 +130,12 @@ func runExplain(ctx context.Context, args []string) error {
 	}
 	if len(args) == 0 {
 		return withHint(usageErr("explain: no kind given"), "aisan explain run|claude|codex|opencode [args...]")
+	}
+	if args[0] == "--policy" || strings.HasPrefix(args[0], "--policy=") {
+		if v, ok := strings.CutPrefix(args[0], "--policy="); ok {
+			return explainPolicy(append([]string{v}, args[1:]...))
+		}
+		return explainPolicy(args[1:])
 	}
 	kind := jail.Kind(args[0])
 	switch kind {
