@@ -89,6 +89,11 @@ type Backend struct {
 	Upstream *url.URL
 	// Routes are the only requests forwarded.
 	Routes []Route
+	// Resolve, when set, replaces Routes for an API whose paths carry a
+	// value (Vertex AI's model): it returns the route to forward, built
+	// from what it checked and the host's own values, never from the
+	// box's spelling.
+	Resolve func(method, path, query string) (Route, bool)
 	// Forward names the request headers copied upstream, in lower case; a
 	// name ending in '*' is a prefix. Credential headers may never appear.
 	Forward []string
@@ -131,7 +136,7 @@ func (b *Backend) validate() error {
 	if err := CheckUpstream(b.Upstream); err != nil {
 		return fmt.Errorf("egress backend %s: %w", b.Name, err)
 	}
-	if len(b.Routes) == 0 || b.Check == nil || b.Credential == nil || b.Error == nil || b.PolicyStatus == 0 || b.MaxBody <= 0 {
+	if len(b.Routes) == 0 && b.Resolve == nil || b.Check == nil || b.Credential == nil || b.Error == nil || b.PolicyStatus == 0 || b.MaxBody <= 0 {
 		return fmt.Errorf("egress backend %s: incomplete definition", b.Name)
 	}
 	for _, f := range b.Forward {
@@ -200,6 +205,9 @@ func (b *Backend) Match(r *http.Request) (Route, bool) {
 	path, query, hasQuery := strings.Cut(r.RequestURI, "?")
 	if hasQuery && query == "" {
 		return Route{}, false
+	}
+	if b.Resolve != nil {
+		return b.Resolve(r.Method, path, query)
 	}
 	for _, rt := range b.Routes {
 		if rt.Method == r.Method && rt.Path == path && rt.Query == query {

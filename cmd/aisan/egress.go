@@ -172,6 +172,7 @@ type endpointRun struct {
 // without a starter is recognised but refused as not built yet.
 var egressBackends = map[string]egressStarter{
 	"anthropic":         startModel,
+	"vertex":            startModel,
 	"codex":             startModel,
 	"openai":            startModel,
 	"openai-compatible": startModel,

@@ -80,7 +80,10 @@ func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest
 	var candidates []jail.EgressRequest
 	switch kind {
 	case jail.KindClaude:
-		if !has("anthropic") {
+		switch {
+		case f.vertex && !has("vertex"):
+			candidates = []jail.EgressRequest{{Name: "vertex", Backend: "vertex"}}
+		case !f.vertex && !has("anthropic") && !has("vertex"):
 			candidates = []jail.EgressRequest{{Name: "anthropic", Backend: "anthropic"}}
 		}
 	case jail.KindCodex:

@@ -30,6 +30,11 @@ Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
   --api-key            reach Anthropic with an API key (AISAN_ANTHROPIC_KEY_COMMAND,
                        AISAN_ANTHROPIC_KEY_FILE or ANTHROPIC_API_KEY on the host)
                        instead of the Claude login
+  --vertex             reach Anthropic's models on Google Cloud's Vertex AI
+                       (--egress vertex) with tokens the host mints from
+                       its Application Default Credentials
+                       (ANTHROPIC_VERTEX_PROJECT_ID, CLOUD_ML_REGION,
+                       AISAN_VERTEX_IMPERSONATE) instead of the Claude login
   --mcp-env NAME       let the user's MCP servers receive variable NAME even
                        when its value looks secret (repeatable; also mcp_env)
   --net                keep the host network (LAN, VPN, host services)
