@@ -36,9 +36,11 @@ func captureBody(r *http.Request, body []byte) {
 // captureAPI names the API a request path belongs to, "" for none.
 func captureAPI(path string) string {
 	switch {
-	case strings.HasSuffix(path, "/messages/count_tokens"), strings.HasSuffix(path, "count-tokens:rawPredict"):
+	case strings.HasSuffix(path, ":rawPredict"), strings.HasSuffix(path, ":streamRawPredict"):
+		return "vertex"
+	case strings.HasSuffix(path, "/messages/count_tokens"):
 		return "count_tokens"
-	case strings.HasSuffix(path, "/messages"), strings.HasSuffix(path, ":rawPredict"), strings.HasSuffix(path, ":streamRawPredict"):
+	case strings.HasSuffix(path, "/messages"):
 		return "messages"
 	case strings.HasSuffix(path, "/responses"), strings.HasSuffix(path, "/responses/compact"):
 		return "responses"

@@ -29,7 +29,18 @@ func seeds(t testing.TB) map[string][]byte {
 }
 
 func TestCapturedBodiesPass(t *testing.T) {
-	n := 0
+	vertex, _ := filepath.Glob("../policy/testdata/vertex/*.json")
+	for _, f := range vertex {
+		b, _ := os.ReadFile(f)
+		obj, err := egress.ParseObject(b)
+		if err == nil {
+			err = VertexPolicy().Check(obj)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	n := len(vertex)
 	for name, b := range seeds(t) {
 		n++
 		if err := check(string(b)); err != nil {

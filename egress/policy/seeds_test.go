@@ -23,7 +23,7 @@ import (
 var importDir = flag.String("import", "", "abbreviate the captured bodies under this directory into testdata")
 
 // seedAPIs are the capture's subdirectories.
-var seedAPIs = []string{"messages", "count_tokens", "responses", "chat"}
+var seedAPIs = []string{"messages", "count_tokens", "vertex", "responses", "chat"}
 
 func TestImportCaptured(t *testing.T) {
 	if *importDir == "" {
