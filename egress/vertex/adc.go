@@ -92,14 +92,14 @@ func (a *ADC) Info() (typ, project, quota string, err error) {
 
 // Mint makes a new access token (see cred.Minted).
 func (a *ADC) Mint(ctx context.Context) (cred.Secret, time.Time, error) {
-	data, err := a.credentialsJSON()
+	data, typ, err := a.credentialsJSON()
 	if err != nil {
 		return cred.Secret{}, time.Time{}, err
 	}
 	hc := &http.Client{Transport: cred.NoRedirectTransport(a.Transport), Timeout: 30 * time.Second}
 	hc = cred.NoRedirects(hc)
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
-	creds, err := google.CredentialsFromJSONWithParams(ctx, data, google.CredentialsParams{Scopes: []string{Scope}})
+	creds, err := google.CredentialsFromJSONWithTypeAndParams(ctx, data, typ, google.CredentialsParams{Scopes: []string{Scope}})
 	if err != nil {
 		return cred.Secret{}, time.Time{}, fmt.Errorf("the Application Default Credentials %s: %v", a.Path, err)
 	}
@@ -117,19 +117,21 @@ func (a *ADC) Mint(ctx context.Context) (cred.Secret, time.Time, error) {
 	return cred.NewSecret(tok.AccessToken), exp, nil
 }
 
-// credentialsJSON is the ADC file as the library is to read it: its token
-// endpoint replaced when TokenURL is set, and wrapped as an impersonated
-// service account when Impersonate is.
-func (a *ADC) credentialsJSON() ([]byte, error) {
+// credentialsJSON is the ADC file as the library is to read it, and its
+// type (one of the three aisan accepts, so the library is told which to
+// expect): its token endpoint replaced when TokenURL is set, and wrapped
+// as an impersonated service account when Impersonate is.
+func (a *ADC) credentialsJSON() ([]byte, google.CredentialsType, error) {
 	b, err := regfile.Read(a.Path, maxADC)
 	if err != nil {
-		return nil, fmt.Errorf("the Application Default Credentials: %w", err)
+		return nil, "", fmt.Errorf("the Application Default Credentials: %w", err)
 	}
 	var f map[string]any
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("the Application Default Credentials %s are not JSON: %v", a.Path, err)
+		return nil, "", fmt.Errorf("the Application Default Credentials %s are not JSON: %v", a.Path, err)
 	}
-	switch t, _ := f["type"].(string); t {
+	t, _ := f["type"].(string)
+	switch t {
 	case "authorized_user", "service_account":
 		a.retarget(f)
 	case "impersonated_service_account":
@@ -140,7 +142,7 @@ func (a *ADC) credentialsJSON() ([]byte, error) {
 			f["service_account_impersonation_url"] = rebase(u, a.IAMURL)
 		}
 	default:
-		return nil, fmt.Errorf("the Application Default Credentials %s are of type %q; aisan mints tokens from an authorized user, a service account key or an impersonated service account", a.Path, t)
+		return nil, "", fmt.Errorf("the Application Default Credentials %s are of type %q; aisan mints tokens from an authorized user, a service account key or an impersonated service account", a.Path, t)
 	}
 	if a.Impersonate != "" {
 		iam := a.IAMURL
@@ -152,8 +154,10 @@ func (a *ADC) credentialsJSON() ([]byte, error) {
 			"service_account_impersonation_url": strings.TrimRight(iam, "/") + "/v1/projects/-/serviceAccounts/" + url.PathEscape(a.Impersonate) + ":generateAccessToken",
 			"source_credentials":                f,
 		}
+		t = "impersonated_service_account"
 	}
-	return json.Marshal(f)
+	out, err := json.Marshal(f)
+	return out, google.CredentialsType(t), err
 }
 
 // retarget points a credential's token endpoint at TokenURL, when set.
