@@ -52,7 +52,7 @@ func loadEgressFile(name string, generic bool, path string) (*reapi.Config, erro
 // box lives. The command runs in / (see reapi.Config.Source), so a
 // relative program path names nothing the file's author could mean.
 func checkCredentialSource(c *reapi.Config, places trust.Places) error {
-	what := func(s string) string { return fmt.Sprintf("%s of egress file %s", s, c.File) }
+	what := func(s string) string { return fmt.Sprintf("%s in egress file %s", s, c.File) }
 	if c.TokenFile != "" {
 		f, err := locateMaybeMissing(c.TokenFile)
 		if err != nil {
@@ -92,7 +92,7 @@ func checkCredentialSource(c *reapi.Config, places trust.Places) error {
 			if err != nil {
 				return fmt.Errorf("%s: token_command: %w", c.File, err)
 			}
-			if err := trust.CheckSource(what("a path token_command is given"), f, places); err != nil {
+			if err := trust.CheckSource(what("a token_command argument"), f, places); err != nil {
 				return err
 			}
 		}
