@@ -200,4 +200,13 @@ func TestTrustStoreOutOfReach(t *testing.T) {
 	if r.stdout != "tried\n" {
 		t.Errorf("a deny-list jail: %q %q", r.stdout, r.stderr)
 	}
+	// Nor by running aisan trust there.
+	os.WriteFile(filepath.Join(repo, "aisan.toml"), []byte("ro = []\n"), 0o644)
+	r = aisanIn(t, repo, env, "", "run", "--", "sh", "-c", `"$0" trust aisan.toml; echo "status=$?"`, aisanBin)
+	if !strings.Contains(r.stdout, "status=1") || strings.Contains(r.stdout, "trusted") {
+		t.Errorf("aisan trust in a deny-list jail: %q %q; want it refused", r.stdout, r.stderr)
+	}
+	if r := aisanIn(t, repo, env, "", "trust", "--list"); strings.Contains(r.stdout, "aisan.toml") {
+		t.Errorf("after aisan trust in a jail, the host lists:\n%s", r.stdout)
+	}
 }
