@@ -207,82 +207,56 @@ func checkAttack(t *testing.T, where, out string) {
 	}
 }
 
-// deployRun runs `aisan ARGS && touch deployed` from a host shell in dir,
-// as a CI script would, and returns its result, how long it took and
-// whether it deployed.
-func deployRun(t *testing.T, dir string, env []string, args ...string) (result, time.Duration, bool) {
+// forgedExitRun runs `aisan ARGS && touch deployed` from a host shell in
+// dir, as a CI script would, where ARGS run the helper that forges "the
+// tests passed" on the init's readiness pipe, then runs two seconds more
+// and fails with 3. The shell must see 3 after the two seconds and never
+// deploy; the slot must have ended with the agent, never handed to a
+// keeper; every attack on the init must be refused.
+func forgedExitRun(t *testing.T, where, dir string, env []string, args ...string) {
 	t.Helper()
 	deployed := filepath.Join(t.TempDir(), "deployed")
-	script := `"$@" && touch "$DEPLOYED"`
 	t0 := time.Now()
-	r := runCmd(t, dir, append(env, "DEPLOYED="+deployed), "", "sh", append([]string{"-c", script, "sh", aisanBin}, args...)...)
+	r := runCmd(t, dir, append(env, "DEPLOYED="+deployed), "", "sh", append([]string{"-c", `"$@" && touch "$DEPLOYED"`, "sh", aisanBin}, args...)...)
 	took := time.Since(t0)
+	checkAttack(t, where, r.stdout)
 	_, err := os.Stat(deployed)
-	return r, took, err == nil
-}
-
-// TestProtocolForgedExitDenyList: a deny-list jail's test run that
-// forges "exited 0" on its init's readiness pipe, then goes on for two
-// seconds and fails with 3. The host's `&& deploy` must see 3 after the
-// two seconds, and never deploy; every attack on the init is refused.
-func TestProtocolForgedExitDenyList(t *testing.T) {
-	requireSlots(t)
-	_, env := testEnv(t)
-	wt := slotWorktree(t)
-	r, took, deployed := deployRun(t, wt, append(env, helperEnv("jail-attack")...), "run", "--", self(), "exit", "3")
-	checkAttack(t, "deny-list jail", r.stdout)
-	if r.code != 3 || deployed || took < 2*time.Second {
-		t.Errorf("aisan run -- <attack; sleep 2; exit 3> && deploy: code %d after %v, deployed %v; want 3 after the two seconds, nothing deployed\nstdout %s\nstderr %s", r.code, took, deployed, r.stdout, r.stderr)
+	if r.code != 3 || err == nil || took < 2*time.Second {
+		t.Errorf("%s: aisan … -- <attack; sleep 2; exit 3> && deploy: code %d after %v, deployed %v; want 3 after the two seconds, nothing deployed\nstdout %s\nstderr %s", where, r.code, took, err == nil, r.stdout, r.stderr)
 	}
 	e := keeperOnly(t, env)
 	if e.State != "exited" || e.AgentEnd != "" || e.ExitStatus == nil || *e.ExitStatus != 3 {
-		t.Errorf("the slot after the run: %+v; want exited 3, never handed to a keeper", e)
+		t.Errorf("%s: the slot after the run: %+v; want exited 3, never handed to a keeper", where, e)
 	}
 }
 
-// TestProtocolForgedExitStrict: the same from a strict box, whose host
-// side (the egress proxy) a forged exit would hand to a keeper while the
-// agent goes on.
+// TestProtocolForgedExitDenyList: a deny-list jail cannot forge its
+// agent's exit.
+func TestProtocolForgedExitDenyList(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	forgedExitRun(t, "deny-list jail", slotWorktree(t), append(env, helperEnv("jail-attack")...), "run", "--", self(), "exit", "3")
+}
+
+// TestProtocolForgedExitStrict: nor can a strict box, whose host side
+// (the egress proxy) a forged exit would hand to a keeper while the agent
+// goes on.
 func TestProtocolForgedExitStrict(t *testing.T) {
 	repo, home, env := strictRepo(t)
-	env = append(env, "AISAN_NO_SCOPE=1")
 	// A login for the egress to serve (no call is made).
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-x","refreshToken":"r","expiresAt":%d,"subscriptionType":"max"}}`,
 		time.Now().Add(time.Hour).UnixMilli())), 0o600)
-	r, took, deployed := deployRun(t, repo, env, "run", "--strict", "--egress", "anthropic", "--env", "AISAN_TEST_HELPER=jail-attack", "--", self(), "exit", "3")
-	checkAttack(t, "strict box", r.stdout)
-	if r.code != 3 || deployed || took < 2*time.Second {
-		t.Errorf("aisan run --strict -- <attack; sleep 2; exit 3> && deploy: code %d after %v, deployed %v; want 3 after the two seconds, nothing deployed\nstdout %s\nstderr %s", r.code, took, deployed, r.stdout, r.stderr)
-	}
-	e := keeperOnly(t, env)
-	if e.State != "exited" || e.AgentEnd != "" || e.ExitStatus == nil || *e.ExitStatus != 3 {
-		t.Errorf("the box's slot after the run: %+v; want exited 3, never handed to a keeper", e)
-	}
+	forgedExitRun(t, "strict box", repo, append(env, "AISAN_NO_SCOPE=1"), "run", "--strict", "--egress", "anthropic", "--env", "AISAN_TEST_HELPER=jail-attack", "--", self(), "exit", "3")
 }
 
 // launchAttacked starts `aisan ARGS` in dir in the background, with the
 // helper attacking from inside and then staying, and waits until the
-// attack is done and the slot shows running with its jail recorded.
+// slot shows running with its jail recorded and the attack is done.
 func launchAttacked(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *syncBuffer, slotEntry) {
 	t.Helper()
-	cmd := exec.Command(aisanBin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), env...), helperEnv("jail-attack")...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	background(t, cmd)
+	cmd, out, e := slotLaunchAisan(t, dir, append(env, helperEnv("jail-attack")...), args...)
 	waitFor(t, 20*time.Second, "the attack from inside", func() bool { return strings.Contains(out.String(), "attacked\n") })
-	var e slotEntry
-	waitFor(t, 10*time.Second, "the slot to show as running with its jail", func() bool {
-		for _, x := range slotList(t, env) {
-			if x.State == "running" && x.InitPID != 0 && x.WrapperPID == cmd.Process.Pid {
-				e = x
-				return true
-			}
-		}
-		return false
-	})
 	return cmd, out, e
 }
 
