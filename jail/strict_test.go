@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,5 +116,34 @@ func TestEgressWithHostNetwork(t *testing.T) {
 	o.Egress = append(o.Egress, Endpoint{Name: "raw", Port: 3000, Socket: "/run/x/egress/raw.sock", Source: "/run/s", Var: "AISAN_EGRESS_RAW"})
 	if _, err := Compile(Strict(o), Host{}); err == nil || !strings.Contains(err.Error(), "raw relay") {
 		t.Fatalf("raw relay with --net: %v", err)
+	}
+}
+
+// A bind spec's writable entry inside aisan's state (the trust store, the
+// records) does not make it writable: the state is bound read-only over
+// it, and the box's own state dir, bound after, stays writable.
+func TestStrictStateNeverWritable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bind Mount
+	}{
+		{"rw inside the state", Mount{Kind: Bind, Src: "/h/.aisan/trust", Dst: "/h/.aisan/trust"}},
+		{"rw over the state", Mount{Kind: Bind, Src: "/h", Dst: "/h"}},
+		{"overlay inside the state", Mount{Kind: Overlay, Src: "/h/.aisan/slots", Dst: "/h/.aisan/slots"}},
+	} {
+		o := strictBase()
+		o.Binds = []Mount{tc.bind}
+		s := Strict(o)
+		bind := slices.IndexFunc(s.Mounts, func(m Mount) bool { return m.Dst == tc.bind.Dst && m.Kind == tc.bind.Kind })
+		ro := slices.IndexFunc(s.Mounts, func(m Mount) bool { return m.Dst == "/h/.aisan" && m.Kind == ROBind })
+		own := slices.IndexFunc(s.Mounts, func(m Mount) bool { return m.Dst == o.StateDir && m.Kind == Bind })
+		if bind < 0 || ro < bind || own < ro {
+			t.Errorf("%s: the bind at %d, the state read-only at %d, the box's own state at %d; want them in that order", tc.name, bind, ro, own)
+		}
+	}
+	o := strictBase()
+	o.Binds = []Mount{{Kind: Bind, Src: "/w/other", Dst: "/w/other"}}
+	if slices.ContainsFunc(Strict(o).Mounts, func(m Mount) bool { return m.Dst == "/h/.aisan" }) {
+		t.Error("the state is bound although nothing writable reaches it")
 	}
 }

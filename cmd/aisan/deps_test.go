@@ -43,7 +43,7 @@ var roles = []struct {
 		"hooks":     "a strict box edits no agent settings outside it",
 		"preflight": "preflight checks the host, not the reverse",
 	}},
-	{"mechanism", []string{mod + "/jail/boxinit", mod + "/jail/relay", mod + "/jail/busproxy", mod + "/jail/slot", mod + "/jail/transcript", mod + "/jail/history"}, map[string]string{
+	{"mechanism", []string{mod + "/jail/boxinit", mod + "/jail/relay", mod + "/jail/busproxy", mod + "/jail/slot", mod + "/jail/transcript", mod + "/jail/history", mod + "/jail/trust"}, map[string]string{
 		"description": "the box's own mechanisms and the runtime's state are beneath the description",
 		"runtime":     "the box's own mechanisms are beneath the runtime",
 		"strict":      "the box's own mechanisms are beneath the strict box",
@@ -158,6 +158,10 @@ var libraries = []struct {
 		mod + "/jail/launch/...":       "the MCP import is a leaf the strict box calls",
 		mod + "/jail/strictbox/gitpin": "the MCP import is a leaf the strict box calls",
 	}},
+	{mod + "/jail/trust", map[string]string{
+		mod + "/jail/slot":               "the trust check is a leaf that the launch, the egress loading and the CLI share",
+		mod + "/jail/strictbox/bindspec": "the trust check reads bytes; what they mean is its callers'",
+	}},
 	{mod + "/jail/relay", map[string]string{
 		"net/http":                         "the in-box relay is a byte pump",
 		"github.com/godbus/dbus/...":       "the in-box relay is a byte pump",
@@ -170,6 +174,7 @@ var libraries = []struct {
 	{mod + "/egress/anthropic", map[string]string{mod + "/egress/openai/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/openai", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/reapi", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/openai/...": "backends are independent"}},
+	{mod + "/egress/policy", map[string]string{mod + "/...": "the policy engine is data and a walk; the backends hold the tables"}},
 	{mod + "/egress/cred", map[string]string{mod + "/egress/anthropic/...": "credential sources serve the backends, not the reverse", mod + "/egress/openai/...": "likewise", mod + "/egress/reapi/...": "likewise"}},
 }
 

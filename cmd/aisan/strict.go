@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
+	"github.com/aisan-dev/aisan/jail/trust"
 )
 
 // envStrict makes strict mode the default (the shell functions set it).
@@ -32,6 +34,7 @@ type strictFlags struct {
 	allowHosts      listFlag
 	mcpEnv          listFlag
 	apiKey          bool
+	vertex          bool
 }
 
 func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
@@ -47,6 +50,7 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
 	fs.Var(&f.allowHosts, "allow-host", "")
 	fs.Var(&f.mcpEnv, "mcp-env", "")
 	fs.BoolVar(&f.apiKey, "api-key", false, "")
+	fs.BoolVar(&f.vertex, "vertex", false, "")
 }
 
 // strictOptions turns the strict options into a strict box's, or nil
@@ -57,14 +61,20 @@ func (f *strictFlags) strictOptions() (*strictbox.Options, error) {
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}, {"vertex", f.vertex}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
 		}
 		return nil, nil
 	}
+	if f.vertex && f.apiKey {
+		return nil, withHint(usageErr("--vertex and --api-key exclude each other"), "--vertex uses the host's Google credentials; --api-key an Anthropic API key")
+	}
 	r := &strictbox.Options{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, MCPEnv: f.mcpEnv, APIKey: f.apiKey}
+	if f.vertex {
+		r.Model = "vertex"
+	}
 	for _, e := range f.env {
 		if !bindspec.ValidEnv(e) {
 			return nil, withHint(usageErr("--env %q: not NAME or NAME=VALUE", e), "NAME is letters, digits and _, not starting with a digit")
@@ -90,7 +100,15 @@ func (f *strictFlags) strictOptions() (*strictbox.Options, error) {
 	allow := append([]string(nil), f.allowHosts...)
 	if len(f.binds) > 0 {
 		home, _ := os.UserHomeDir()
-		spec, err := bindspec.Load(bindspec.Host{Home: home}, f.binds...)
+		read, err := trustedReader("bind spec")
+		if err != nil {
+			return nil, err
+		}
+		spec, err := bindspec.Load(bindspec.Host{Home: home, ReadFile: read}, f.binds...)
+		var refused *trust.RefusedError
+		if errors.As(err, &refused) {
+			return nil, refused
+		}
 		if err != nil {
 			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
 		}

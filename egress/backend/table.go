@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/aisan-dev/aisan/egress/anthropic"
 	"github.com/aisan-dev/aisan/egress/hostproxy"
+	"github.com/aisan-dev/aisan/egress/openai"
+	"github.com/aisan-dev/aisan/egress/policy"
 	"github.com/aisan-dev/aisan/jail/agent"
 )
 
@@ -62,6 +65,12 @@ type Info struct {
 	// APIKey is set when --api-key selects its credential (an API key
 	// instead of the subscription login).
 	APIKey bool
+	// OnRequest is set when it serves its agent only when the user chose
+	// it over the agent's default (claude --strict --vertex).
+	OnRequest bool
+	// Policy is the request bodies it lets pass, as `aisan explain
+	// --policy` prints them; nil for a backend without one.
+	Policy func() *policy.Table
 	// new builds a model backend with its parameter.
 	new func(param string, o Options) (*Spec, error)
 }
@@ -69,13 +78,15 @@ type Info struct {
 // Builtin are the built-in backends, in the order an agent is offered
 // them.
 var Builtin = []Info{
-	{Name: "anthropic", Service: Model, HTTP: true, Serves: agent.Claude.Kind, APIKey: true,
+	{Name: "anthropic", Service: Model, HTTP: true, Serves: agent.Claude.Kind, APIKey: true, Policy: anthropic.Policy,
 		new: func(_ string, o Options) (*Spec, error) { return newAnthropic(o) }},
-	{Name: "codex", Service: Model, HTTP: true, Serves: agent.Codex.Kind, AddressInArgs: true,
+	{Name: "vertex", Service: Model, HTTP: true, Serves: agent.Claude.Kind, OnRequest: true, Policy: anthropic.VertexPolicy,
+		new: func(_ string, o Options) (*Spec, error) { return newVertex(o) }},
+	{Name: "codex", Service: Model, HTTP: true, Serves: agent.Codex.Kind, AddressInArgs: true, Policy: openai.ResponsesPolicy,
 		new: func(_ string, o Options) (*Spec, error) { return newCodex(o) }},
-	{Name: "openai", Service: Model, HTTP: true, Serves: agent.Codex.Kind, AddressInArgs: true,
+	{Name: "openai", Service: Model, HTTP: true, Serves: agent.Codex.Kind, AddressInArgs: true, Policy: openai.ResponsesPolicy,
 		new: func(_ string, o Options) (*Spec, error) { return newOpenAI(o) }},
-	{Name: "openai-compatible", Param: Provider, Service: Model, HTTP: true, Serves: agent.Opencode.Kind,
+	{Name: "openai-compatible", Param: Provider, Service: Model, HTTP: true, Serves: agent.Opencode.Kind, Policy: openai.ChatPolicy,
 		new: newCompatible},
 	{Name: "reapi", Param: File, Service: GRPC},
 	{Name: "grpc", Param: NamedFile, Service: GRPC},

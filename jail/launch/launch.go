@@ -413,6 +413,7 @@ func (l *run) recordInit(info Info) {
 	if err := l.sl.Update(func(r *slot.Record) {
 		r.InitPID = info.InitPID
 		r.PidNSInode = info.PIDNamespace
+		r.InitStart = slot.InitStart(info.InitPID)
 		r.Mode = l.mode.Name()
 	}); err != nil {
 		l.say(jail.Warning, fmt.Sprintf("recording slot %s: %v", l.sl.Name(), err))

@@ -44,6 +44,9 @@ type Options struct {
 	MCPEnv []string
 	// APIKey reaches Anthropic with an API key instead of the login.
 	APIKey bool
+	// Model is the model backend the agent is given instead of its
+	// default one ("vertex" for --vertex); "" for the default.
+	Model string
 }
 
 // modeName is a strict box's mode, as the slot's record and a keeper
@@ -58,7 +61,7 @@ type Box struct {
 	Options
 
 	// Set by Prepare, for Serve.
-	models    *modelEgress
+	egress    *boxEgress
 	git       gitpin.Plan
 	gitconfig []byte
 	mcp       *mcp.Options
@@ -100,9 +103,9 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		// explain shows it and the proxy serves exactly it.
 		reqs = append(reqs, EgressRequest{Name: hostproxy.Backend, Backend: hostproxy.Backend, Param: strings.Join(b.AllowHosts, " ")})
 	}
-	b.models = newModels(b.APIKey)
-	reqs, seed, err := b.models.plan(req.Kind, reqs, b.Net, dry, req.Say)
-	undo := b.models.closeEarly
+	b.egress = newBoxEgress(b.APIKey)
+	reqs, seed, err := b.egress.plan(req.Kind, b.Model, reqs, b.Net, dry, req.Say)
+	undo := b.egress.closeEarly
 	if err != nil {
 		return jail.Prepared{}, undo, err
 	}
@@ -110,7 +113,7 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if o.Egress, err = planEgress(reqs, slotDir, b.Net, slotName); err != nil {
 		return jail.Prepared{}, undo, err
 	}
-	o.AgentArgs = append(o.AgentArgs, b.models.clientArgs(req.Kind, o.Egress, dry)...)
+	o.AgentArgs = append(o.AgentArgs, b.egress.clientArgs(req.Kind, o.Egress, dry)...)
 	o.ClaudeSeed = seed
 	for _, e := range o.Egress {
 		if e.Backend != "" {
@@ -130,6 +133,9 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (launch.Services, error) {
 	say := s.Request.Say
 	o := s.Strict.Options
+	if err := rememberWritable(s.Host.AisanHome, s.Spec); err != nil {
+		return nil, err
+	}
 	if o.StateDir != "" {
 		if err := makeStateDir(s.Host.AisanHome, o.StateDir); err != nil {
 			return nil, err
@@ -157,7 +163,7 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (launch.Servic
 			return nil, err
 		}
 	}
-	svc := &services{models: b.models, gitWatch: b.git.Watch, say: say}
+	svc := &services{egress: b.egress, gitWatch: b.git.Watch, say: say}
 	if len(s.Spec.Egress) == 0 {
 		return svc, nil
 	}
@@ -169,7 +175,7 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (launch.Servic
 			svc.eps = append(svc.eps, e)
 		}
 	}
-	runs, err := serveEgress(ctx, b.models, svc.eps, nil)
+	runs, err := serveEgress(ctx, b.egress, svc.eps, nil)
 	if err != nil {
 		return nil, err
 	}

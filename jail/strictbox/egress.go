@@ -57,7 +57,7 @@ func listenEndpoint(e jail.Endpoint) (net.Listener, error) {
 // endpoint's socket, or on ln, inherited. Names are resolved here, on the
 // host, through AISAN_RESOLVE's overrides first; the box has no DNS of
 // its own.
-func startHosts(_ context.Context, _ *modelEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
+func startHosts(_ context.Context, m *boxEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
 	list, err := hostproxy.ParseList(strings.Fields(e.Param))
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func startHosts(_ context.Context, _ *modelEgress, e jail.Endpoint, ln net.Liste
 			return nil, err
 		}
 	}
-	p := hostproxy.New(hostproxy.Config{Allow: list, Resolver: resolver, Local: local, Audit: log})
+	p := hostproxy.New(hostproxy.Config{Allow: list, Resolver: resolver, Local: local, Audit: m.refusals.Wrap(e.Slot, log)})
 	go p.Serve(ln)
 	return &endpointRun{
 		env: env, ln: ln,
@@ -100,7 +100,7 @@ func startHosts(_ context.Context, _ *modelEgress, e jail.Endpoint, ln net.Liste
 // startGRPC serves a REAPI (reapi=FILE) or any gRPC allow-list
 // (grpc:NAME=FILE) endpoint: prior-knowledge h2c from the box, checked per
 // stream, to the configured TLS upstream with the host's credential.
-func startGRPC(_ context.Context, _ *modelEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
+func startGRPC(_ context.Context, m *boxEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
 	b, _ := backend.Lookup(e.Backend)
 	generic := b.Param == backend.NamedFile
 	name := e.Backend
@@ -110,7 +110,7 @@ func startGRPC(_ context.Context, _ *modelEgress, e jail.Endpoint, ln net.Listen
 	if e.Socket == "" {
 		return nil, fmt.Errorf("--egress %s with --net is not supported yet; drop --net (the box reaches it through its own loopback)", e.Name)
 	}
-	cfg, err := reapi.Load(name, generic, e.Param)
+	cfg, err := loadEgressFile(name, generic, e.Param)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func startGRPC(_ context.Context, _ *modelEgress, e jail.Endpoint, ln net.Listen
 	if err != nil {
 		return nil, err
 	}
-	srv, err := reapi.New(cfg, reapi.Options{Authority: "127.0.0.1:" + strconv.Itoa(e.Port), Audit: log, Source: src})
+	srv, err := reapi.New(cfg, reapi.Options{Authority: "127.0.0.1:" + strconv.Itoa(e.Port), Audit: m.refusals.Wrap(e.Slot, log), Source: src})
 	if err != nil {
 		log.Close()
 		return nil, err
@@ -149,7 +149,7 @@ func startGRPC(_ context.Context, _ *modelEgress, e jail.Endpoint, ln net.Listen
 // for the agent (the address, the token, the client's routing
 // variables); they reach it through a 0600 file, never an argv. This
 // table is where the egress package plugs in.
-type egressStarter func(ctx context.Context, m *modelEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error)
+type egressStarter func(ctx context.Context, m *boxEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error)
 
 // endpointRun is one endpoint being served.
 type endpointRun struct {
@@ -173,7 +173,7 @@ var starters = map[backend.Service]egressStarter{
 // serveEgress starts the host service of every endpoint, on the listener
 // of the same index in lns when given; on failure it stops what it
 // started.
-func serveEgress(ctx context.Context, m *modelEgress, eps []jail.Endpoint, lns []net.Listener) ([]*endpointRun, error) {
+func serveEgress(ctx context.Context, m *boxEgress, eps []jail.Endpoint, lns []net.Listener) ([]*endpointRun, error) {
 	var runs []*endpointRun
 	for i, e := range eps {
 		b, _ := backend.Lookup(e.Backend)

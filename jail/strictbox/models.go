@@ -12,14 +12,16 @@ import (
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/anthropic"
+	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/backend"
 	"github.com/aisan-dev/aisan/jail"
 )
 
-// modelEgress is one box's model backends: which to serve, with what
-// credential mode, and the per-box token of a --net box. It belongs to
-// the box's [Box], one per launch, or to the keeper that took it over.
-type modelEgress struct {
+// boxEgress is one box's egress state: its model backends (which to
+// serve, with what credential mode), the per-box token of a --net box,
+// and the tally of what its services refused. It belongs to the box's
+// [Box], one per launch, or to the keeper that took it over.
+type boxEgress struct {
 	apiKey bool
 	// token is the per-box token a --net box's client sends as its
 	// placeholder credential; "" for a box without network, whose 0600
@@ -31,10 +33,13 @@ type modelEgress struct {
 	// opened when the box is prepared so the option can name the port; by
 	// endpoint name.
 	early map[string]net.Listener
+	// refusals counts what the services refused, for the line said when
+	// they end.
+	refusals *audit.Tally
 }
 
-func newModels(apiKey bool) *modelEgress {
-	return &modelEgress{apiKey: apiKey, specs: map[string]*backend.Spec{}, early: map[string]net.Listener{}}
+func newBoxEgress(apiKey bool) *boxEgress {
+	return &boxEgress{apiKey: apiKey, specs: map[string]*backend.Spec{}, early: map[string]net.Listener{}, refusals: &audit.Tally{}}
 }
 
 // modelName is the egress/backend name of an endpoint.
@@ -44,7 +49,7 @@ func modelName(e jail.Endpoint) string {
 }
 
 // spec builds (once) the backend called name from the host's setup.
-func (m *modelEgress) spec(name string) (*backend.Spec, error) {
+func (m *boxEgress) spec(name string) (*backend.Spec, error) {
 	if s, ok := m.specs[name]; ok {
 		return s, nil
 	}
@@ -62,36 +67,16 @@ func (m *modelEgress) spec(name string) (*backend.Spec, error) {
 // when the user named none for it and the host has a credential for one
 // (without one the box starts all the same, and a launch says why it has
 // no model), and gives the box its per-box token (with the host network)
-// and the Claude state's seed. dry (explain) listens on nothing.
-func (m *modelEgress) plan(kind jail.Kind, reqs []EgressRequest, net, dry bool, say jail.Say) ([]EgressRequest, map[string]any, error) {
+// and the Claude state's seed. model, when set, is the backend the user
+// chose over the agent's default (--vertex). dry (explain) listens on
+// nothing.
+func (m *boxEgress) plan(kind jail.Kind, model string, reqs []EgressRequest, net, dry bool, say jail.Say) ([]EgressRequest, map[string]any, error) {
 	if net {
 		var b [24]byte
 		rand.Read(b[:])
 		m.token = "aisan-box-" + hex.EncodeToString(b[:])
 	}
-	named := func(b backend.Info) bool {
-		return slices.ContainsFunc(reqs, func(r EgressRequest) bool { return r.Backend == b.Name })
-	}
-	var candidates []EgressRequest
-	for _, b := range backend.Builtin {
-		if b.Service != backend.Model || b.Serves != string(kind) {
-			continue
-		}
-		if named(b) {
-			// The user chose this agent's backend.
-			candidates = nil
-			break
-		}
-		r := EgressRequest{Name: b.Name, Backend: b.Name}
-		if b.Param == backend.Provider {
-			p := opencodeProvider(say)
-			if p == "" {
-				continue
-			}
-			r.Name, r.Param = b.FullName(p), p
-		}
-		candidates = append(candidates, r)
-	}
+	candidates := modelCandidates(kind, model, reqs, func() string { return opencodeProvider(say) })
 	var why error
 	for _, c := range candidates {
 		if _, err := m.spec(modelName(jail.Endpoint{Backend: c.Backend, Param: c.Param})); err != nil {
@@ -126,6 +111,40 @@ func (m *modelEgress) plan(kind jail.Kind, reqs []EgressRequest, net, dry bool, 
 	return reqs, seed, nil
 }
 
+// modelCandidates are the model endpoints an agent of kind may be given,
+// in the order they are tried: the backends of the table that serve it
+// by default, or the one the user chose (model); none when the user named
+// one of them with --egress. provider picks opencode's provider, "" for
+// none.
+func modelCandidates(kind jail.Kind, model string, reqs []EgressRequest, provider func() string) []EgressRequest {
+	named := func(b backend.Info) bool {
+		return slices.ContainsFunc(reqs, func(r EgressRequest) bool { return r.Backend == b.Name })
+	}
+	var out []EgressRequest
+	for _, b := range backend.Builtin {
+		if b.Service != backend.Model || b.Serves != string(kind) || model != "" && b.Name != model {
+			continue
+		}
+		if named(b) {
+			// The user named this agent's backend.
+			return nil
+		}
+		if model == "" && b.OnRequest {
+			continue
+		}
+		r := EgressRequest{Name: b.Name, Backend: b.Name}
+		if b.Param == backend.Provider {
+			p := provider()
+			if p == "" {
+				continue
+			}
+			r.Name, r.Param = b.FullName(p), p
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 func placeholderOr(tok, def string) string {
 	if tok == "" {
 		return def
@@ -137,7 +156,7 @@ func placeholderOr(tok, def string) string {
 // planned endpoints (Codex's custom provider): the in-box port, or with
 // --net the host loopback address plan listened on (explain, dry, shows
 // where it goes).
-func (m *modelEgress) clientArgs(kind jail.Kind, eps []jail.Endpoint, dry bool) []string {
+func (m *boxEgress) clientArgs(kind jail.Kind, eps []jail.Endpoint, dry bool) []string {
 	var args []string
 	for _, e := range eps {
 		if b, ok := backend.Lookup(e.Backend); !ok || !b.AddressInArgs || b.Serves != string(kind) {
@@ -166,7 +185,7 @@ func (m *modelEgress) clientArgs(kind jail.Kind, eps []jail.Endpoint, dry bool) 
 
 // closeEarly closes the early listeners no service took (a launch that
 // ended before its box was served).
-func (m *modelEgress) closeEarly() {
+func (m *boxEgress) closeEarly() {
 	for name, ln := range m.early {
 		ln.Close()
 		delete(m.early, name)
@@ -176,7 +195,7 @@ func (m *modelEgress) closeEarly() {
 // startModel serves a model backend for the box: on its endpoint's 0600
 // socket, or, with --net, on a host loopback port that requires the
 // per-box token; or on ln, inherited.
-func startModel(_ context.Context, m *modelEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
+func startModel(_ context.Context, m *boxEgress, e jail.Endpoint, ln net.Listener) (*endpointRun, error) {
 	s, err := m.spec(modelName(e))
 	if err != nil {
 		return nil, err
@@ -209,7 +228,7 @@ func startModel(_ context.Context, m *modelEgress, e jail.Endpoint, ln net.Liste
 	if baseURL == "" {
 		baseURL = "http://" + ln.Addr().String()
 	}
-	run, env, err := s.Start(ln, egress.Options{Token: m.token, Audit: log}, baseURL)
+	run, env, err := s.Start(ln, egress.Options{Token: m.token, Audit: m.refusals.Wrap(e.Slot, log)}, baseURL)
 	if err != nil {
 		log.Close()
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail"
 )
 
 func TestParseEgress(t *testing.T) {
@@ -80,5 +82,41 @@ func TestEndpointFromTable(t *testing.T) {
 		if want := "AISAN_EGRESS_" + strings.NewReplacer("-", "_", ":", "_").Replace(strings.ToUpper(tc.r.Name)); e.Var != want {
 			t.Errorf("%+v: variable %s, want %s", tc.r, e.Var, want)
 		}
+	}
+}
+
+// TestModelCandidates: which model endpoint an agent is offered, from the
+// backend table: its default ones in order, the one the user chose
+// instead (--vertex), none once the user named one.
+func TestModelCandidates(t *testing.T) {
+	names := func(rs []EgressRequest) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	provider := func() string { return "groq" }
+	for _, tc := range []struct {
+		kind  jail.Kind
+		model string
+		named []EgressRequest
+		want  string
+	}{
+		{jail.KindClaude, "", nil, "anthropic"},
+		{jail.KindClaude, "vertex", nil, "vertex"},
+		{jail.KindClaude, "", []EgressRequest{{Name: "vertex", Backend: "vertex"}}, ""},
+		{jail.KindClaude, "vertex", []EgressRequest{{Name: "anthropic", Backend: "anthropic"}}, "vertex"},
+		{jail.KindCodex, "", nil, "codex openai"},
+		{jail.KindCodex, "", []EgressRequest{{Name: "openai", Backend: "openai"}}, ""},
+		{jail.KindOpencode, "", nil, "openai-compatible:groq"},
+		{jail.KindRun, "", nil, ""},
+	} {
+		if got := names(modelCandidates(tc.kind, tc.model, tc.named, provider)); got != tc.want {
+			t.Errorf("%s %q %v: %q, want %q", tc.kind, tc.model, tc.named, got, tc.want)
+		}
+	}
+	if got := modelCandidates(jail.KindOpencode, "", nil, func() string { return "" }); got != nil {
+		t.Errorf("opencode without a provider: %v", got)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // endpoints' egress services and, when the box ends, the sweep of what it
 // left that would redirect host git.
 type services struct {
-	models *modelEgress
+	egress *boxEgress
 	// eps are the built-in endpoints, runs their services, one each.
 	eps  []jail.Endpoint
 	runs []*endpointRun
@@ -65,7 +65,7 @@ func (s *services) Keep() (launch.Kept, error) {
 		}
 		files = append(files, f)
 	}
-	state, err := json.Marshal(kept{APIKey: s.models.apiKey, Token: s.models.token, Endpoints: s.eps, GitWatch: s.gitWatch})
+	state, err := json.Marshal(kept{APIKey: s.egress.apiKey, Token: s.egress.token, Endpoints: s.eps, GitWatch: s.gitWatch})
 	if err != nil {
 		for _, f := range files {
 			f.Close()
@@ -86,14 +86,24 @@ func (s *services) Drain(ctx context.Context) {
 		wg.Go(func() { run.drain(ctx) })
 	}
 	wg.Wait()
+	s.sayRefusals()
 }
 
 // Stop ends the services at once, after the box, and moves aside what the
 // box left that would redirect host git.
 func (s *services) Stop() {
 	stopAll(s.runs)
+	s.sayRefusals()
 	for _, m := range gitpin.Sweep(gitpin.Plan{Watch: s.gitWatch}) {
 		s.say(jail.Warning, m)
+	}
+}
+
+// sayRefusals says, once the services are done, how many requests they
+// refused, the commonest reason and where the whole list is.
+func (s *services) sayRefusals() {
+	if line := s.egress.refusals.Summary(); line != "" {
+		s.say(jail.Note, line)
 	}
 }
 
@@ -108,7 +118,7 @@ func (b *Box) Resume(k launch.Kept, say jail.Say) (launch.Services, error) {
 	if len(k.Files) != len(st.Endpoints) {
 		return nil, fmt.Errorf("%d sockets for %d egress endpoints", len(k.Files), len(st.Endpoints))
 	}
-	m := newModels(st.APIKey)
+	m := newBoxEgress(st.APIKey)
 	m.token = st.Token
 	var lns []net.Listener
 	for i, f := range k.Files {
@@ -132,5 +142,5 @@ func (b *Box) Resume(k launch.Kept, say jail.Say) (launch.Services, error) {
 		}
 		return nil, err
 	}
-	return &services{models: m, eps: st.Endpoints, runs: runs, gitWatch: st.GitWatch, say: say}, nil
+	return &services{egress: m, eps: st.Endpoints, runs: runs, gitWatch: st.GitWatch, say: say}, nil
 }

@@ -76,7 +76,7 @@ func TestServeKeepResume(t *testing.T) {
 	}
 	said := []string{}
 	say := func(_ jail.Level, text string) { said = append(said, text) }
-	b := &Box{models: newModels(false), git: gitpin.Plan{Watch: []string{filepath.Join(dir, "planted")}}}
+	b := &Box{egress: newBoxEgress(false), git: gitpin.Plan{Watch: []string{filepath.Join(dir, "planted")}}}
 	s := &jail.Session{SlotDir: dir, Request: jail.Request{Say: say}, Spec: jail.Spec{Egress: eps}, Strict: &jail.StrictPlan{}}
 	svc, err := b.Serve(context.Background(), s, true)
 	if err != nil {
