@@ -107,6 +107,7 @@ func Notifiable() []os.Signal {
 // reaping, forwarding each signal to every process left, until none is;
 // then it exits with the agent's status.
 func RunInit() int {
+	nameInit()
 	sigs := make(chan os.Signal, 32)
 	// PID 1 ignores signals it has no handler for, even SIGTERM from
 	// outside; registering them is what lets them through. Only then may
