@@ -24,8 +24,12 @@ func nameInit() {
 	}
 	// os.Args[0] is the kernel's copy of argv[0] (the runtime does not
 	// copy it), followed by its NUL: the bytes /proc/self/cmdline shows.
-	argv0 := unsafe.Slice(unsafe.StringData(os.Args[0]), len(os.Args[0]))
+	// With that last NUL overwritten the kernel shows the command line
+	// up to its first NUL instead (as for setproctitle), so the name
+	// reads without a tail of NULs.
+	argv0 := unsafe.Slice(unsafe.StringData(os.Args[0]), len(os.Args[0])+1)
 	n := copy(argv0, InitName)
 	clear(argv0[n:])
+	argv0[len(argv0)-1] = ' '
 	os.Args = []string{InitName}
 }
