@@ -40,6 +40,7 @@ func init() {
 		{name: "kill", short: "kill one slot's jail, every live slot, or orphans", run: runKill},
 		{name: "logs", short: "print a slot's transcript", run: runLogs},
 		{name: "prune", short: "remove ended slots and their transcripts now", run: runPrune},
+		{name: "trust", short: "approve a bind spec or egress file kept where a box can write", run: runTrust},
 		{name: "shell-init", short: "print shell functions that jail claude, codex, opencode", run: runShellInit},
 		{name: "completion", short: "print the shell completion for aisan", run: runCompletion},
 		{name: "spawn-service", short: "run a headless, time-capped command in a jail", run: runSpawnService},

@@ -31,7 +31,7 @@ var strictOptions = []strictOption{
                        credential`},
 	// The keys are bindspec's own list (see strictHelp).
 	{name: "binds", help: `
-  --binds FILE         add a bind spec (TOML; repeatable) with the keys KEYS (the README's strict section shows them)`},
+  --binds FILE         add a bind spec (TOML; repeatable) with the keys KEYS (the README's strict section shows them); one that lies where a box can write needs 'aisan trust FILE'`},
 	{name: "env", help: `
   --env NAME[=VALUE]   pass a variable into the box (repeatable)`},
 	{name: "egress", help: `
