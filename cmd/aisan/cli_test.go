@@ -53,7 +53,7 @@ func TestHelpListsItsFlags(t *testing.T) {
 func TestLauncherHelp(t *testing.T) {
 	want := map[string][]string{
 		"run":      {"--strict", "--binds", "--env", "--egress", "--allow-host", "--net"},
-		"claude":   {"--strict", "--binds", "--env", "--egress", "--allow-host", "--api-key", "--mcp-env", "--net", "--skip-permissions"},
+		"claude":   {"--strict", "--binds", "--env", "--egress", "--allow-host", "--api-key", "--vertex", "--mcp-env", "--net", "--skip-permissions"},
 		"codex":    {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--net", "--skip-permissions"},
 		"opencode": {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--net"},
 	}

@@ -16,5 +16,6 @@ var envTable = []envVar{
 	{"`AISAN_STRICT=1`", "make strict mode the default (`--strict=false` undoes it)"},
 	{"`AISAN_RESOLVE`", "`name=address,…`: the host allow-list proxy resolves these names so"},
 	{"`AISAN_ANTHROPIC_KEY_COMMAND`, `AISAN_ANTHROPIC_KEY_FILE`", "where `--api-key` gets the Anthropic key (a command prints it, or `{\"token\": …, \"expiry\": …}`)"},
-	{"`AISAN_*_UPSTREAM`, `AISAN_ANTHROPIC_TOKEN_URL`, `AISAN_CODEX_TOKEN_URL`", "override the egress upstreams and token endpoints (https only)"},
+	{"`AISAN_*_UPSTREAM`, `AISAN_ANTHROPIC_TOKEN_URL`, `AISAN_CODEX_TOKEN_URL`, `AISAN_VERTEX_TOKEN_URL`, `AISAN_VERTEX_IAM_URL`", "override the egress upstreams and token endpoints (https only)"},
+	{"`AISAN_VERTEX_IMPERSONATE`", "the service account `--vertex` mints tokens as (impersonated with your ADC)"},
 }

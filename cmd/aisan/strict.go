@@ -35,6 +35,7 @@ type strictFlags struct {
 	allowHosts      listFlag
 	mcpEnv          listFlag
 	apiKey          bool
+	vertex          bool
 }
 
 // registerStrict adds the strict-mode options the launcher of kind
@@ -53,6 +54,7 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet, kind jail.Kind) {
 		"allow-host":       func(n string) { fs.Var(&f.allowHosts, n, "") },
 		"mcp-env":          func(n string) { fs.Var(&f.mcpEnv, n, "") },
 		"api-key":          func(n string) { fs.BoolVar(&f.apiKey, n, false, "") },
+		"vertex":           func(n string) { fs.BoolVar(&f.vertex, n, false, "") },
 	}
 	for _, o := range strictOptions {
 		if o.honours(kind) {
@@ -69,12 +71,15 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}, {"vertex", f.vertex}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
 		}
 		return nil, nil
+	}
+	if f.vertex && f.apiKey {
+		return nil, withHint(usageErr("--vertex and --api-key exclude each other"), "--vertex uses the host's Google credentials; --api-key an Anthropic API key")
 	}
 	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: startEgress, MCPEnv: f.mcpEnv}
 	for _, e := range f.env {
