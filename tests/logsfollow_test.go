@@ -118,10 +118,14 @@ func TestLogsFollowClaudeTUI(t *testing.T) {
 	term, cmd := startTUI(t, dir, env, "claude")
 	waitLogs(t, env, slot, 30*time.Second, "❯")
 	f := follow(t, env, slot)
-	turns := []string{"first question", "second question", "third question"}
+	// One word each: Claude Code draws a space by moving the cursor over
+	// it, and the terminal emulator does not always hold a blank there.
+	turns := []string{"first-question", "second-question", "third-question"}
 	for _, q := range turns {
 		submit(t, term, env, slot, q)
 		f.wait(t, 30*time.Second, "Echo: "+strings.ToUpper(q))
+		// The interface takes keys again once it has drawn the answer.
+		time.Sleep(time.Second)
 	}
 	if cmd.Process.Signal(syscall.Signal(0)) != nil {
 		t.Fatalf("claude has exited")
