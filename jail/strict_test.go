@@ -147,3 +147,22 @@ func TestStrictStateNeverWritable(t *testing.T) {
 		t.Error("the state is bound although nothing writable reaches it")
 	}
 }
+
+// TestStrictCodexArgsOnce: the -c overrides aisan adds reach Codex once
+// each, when a backend's client settings repeat aisan's own switches (as
+// explain shows them).
+func TestStrictCodexArgsOnce(t *testing.T) {
+	o := strictBase()
+	o.Kind = KindCodex
+	o.Command = []string{"codex", "exec", "hi"}
+	o.AgentArgs = []string{"-c", `model_provider="aisan"`, "-c", "check_for_update_on_startup=false", "-c", `web_search="disabled"`}
+	cmd := Strict(o).Command
+	for _, kv := range []string{`model_provider="aisan"`, "check_for_update_on_startup=false", `web_search="disabled"`, "analytics.enabled=false"} {
+		if n := slices.Index(cmd, kv); n < 0 || slices.Index(cmd[n+1:], kv) >= 0 {
+			t.Errorf("%s is not in codex's arguments exactly once: %q", kv, cmd)
+		}
+	}
+	if got := cmd[len(cmd)-2:]; !slices.Equal(got, []string{"exec", "hi"}) {
+		t.Errorf("the user's arguments do not come last: %q", cmd)
+	}
+}

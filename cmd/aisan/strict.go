@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/aisan-dev/aisan/egress/hostproxy"
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/jail/trust"
@@ -37,26 +39,35 @@ type strictFlags struct {
 	vertex          bool
 }
 
-func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
+// registerStrict adds the strict-mode options the launcher of kind
+// honours (see strictOptions).
+func (f *strictFlags) registerStrict(fs *flag.FlagSet, kind jail.Kind) {
 	if v, err := strconv.ParseBool(os.Getenv(envStrict)); err == nil {
 		f.strict = v
 	}
-	fs.BoolVar(&f.strict, "strict", f.strict, "")
-	fs.BoolVar(&f.net, "net", false, "")
-	fs.BoolVar(&f.skipPermissions, "skip-permissions", false, "")
-	fs.Var(&f.binds, "binds", "")
-	fs.Var(&f.env, "env", "")
-	fs.Var(&f.egress, "egress", "")
-	fs.Var(&f.allowHosts, "allow-host", "")
-	fs.Var(&f.mcpEnv, "mcp-env", "")
-	fs.BoolVar(&f.apiKey, "api-key", false, "")
-	fs.BoolVar(&f.vertex, "vertex", false, "")
+	vars := map[string]func(name string){
+		"strict":           func(n string) { fs.BoolVar(&f.strict, n, f.strict, "") },
+		"net":              func(n string) { fs.BoolVar(&f.net, n, false, "") },
+		"skip-permissions": func(n string) { fs.BoolVar(&f.skipPermissions, n, false, "") },
+		"binds":            func(n string) { fs.Var(&f.binds, n, "") },
+		"env":              func(n string) { fs.Var(&f.env, n, "") },
+		"egress":           func(n string) { fs.Var(&f.egress, n, "") },
+		"allow-host":       func(n string) { fs.Var(&f.allowHosts, n, "") },
+		"mcp-env":          func(n string) { fs.Var(&f.mcpEnv, n, "") },
+		"api-key":          func(n string) { fs.BoolVar(&f.apiKey, n, false, "") },
+		"vertex":           func(n string) { fs.BoolVar(&f.vertex, n, false, "") },
+	}
+	for _, o := range strictOptions {
+		if o.honours(kind) {
+			vars[o.name](o.name)
+		}
+	}
 }
 
-// strictOptions turns the strict options into a strict box's, or nil
-// for a deny-list jail. Bind specs are read here, so a broken one stops
+// boxOptions turns the strict options of the launcher of kind into a
+// strict box's, or nil for a deny-list jail. Bind specs are read here, so a broken one stops
 // the launch before anything starts.
-func (f *strictFlags) strictOptions() (*strictbox.Options, error) {
+func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 	if !f.strict {
 		for _, o := range []struct {
 			name string
@@ -110,7 +121,7 @@ func (f *strictFlags) strictOptions() (*strictbox.Options, error) {
 			return nil, refused
 		}
 		if err != nil {
-			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
+			return nil, withHint(err, "fix the bind spec; its keys are "+strings.Join(bindspec.Keys(), ", ")+" ('aisan help "+string(kind)+"' and the README's strict section say what each does)")
 		}
 		r.Binds, r.BindPath, r.BindEnv = spec.JailMounts(), spec.PathDirs(), spec.EnvEntries()
 		for _, e := range spec.MCPEnv {

@@ -415,6 +415,9 @@ func (l *run) recordInit(info Info) {
 		r.PidNSInode = info.PIDNamespace
 		r.InitStart = slot.InitStart(info.InitPID)
 		r.Mode = l.mode.Name()
+		if command, err := l.req.Command(); err == nil {
+			r.Command = filepath.Base(command[0])
+		}
 	}); err != nil {
 		l.say(jail.Warning, fmt.Sprintf("recording slot %s: %v", l.sl.Name(), err))
 	}
@@ -487,6 +490,9 @@ func writeEnvFile(path string, env []string) error {
 // the keeper), lets go of the slot and prunes old state.
 func (l *run) recordEnd() error {
 	sl := l.sl
+	if line, ok := sl.TakeKillNote(); ok {
+		l.say(jail.Plain, line)
+	}
 	if l.kept {
 		// The keeper holds the slot now (its copy of the lock), and
 		// records the end when the jail's last process is gone.
