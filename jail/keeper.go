@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail/gitpin"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"golang.org/x/sys/unix"
@@ -130,9 +129,9 @@ type keepStrict struct {
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
 	// State is the egress services' own (EgressRun.Handover).
 	State []byte `json:"state,omitempty"`
-	// GitWatch are the files the box must not leave behind
-	// (gitpin.Sweep), swept when it ends.
-	GitWatch []string `json:"git_watch,omitempty"`
+	// Held is the box's set of copies of what host tools run
+	// (jail/held), collected when it ends.
+	Held string `json:"held,omitempty"`
 }
 
 // KeeperOptions are what the command layer gives a keeper: the parts of
@@ -333,11 +332,11 @@ func RunKeeper(opts KeeperOptions) int {
 	case <-time.After(keepDrainTimeout):
 	}
 	stopEgress()
-	if ks := sp.Strict; ks != nil {
+	if ks := sp.Strict; ks != nil && ks.Held != "" {
 		// Nobody is at a terminal to be told: the transcript, which
-		// `aisan logs` shows, says it.
-		for _, m := range gitpin.Sweep(gitpin.Plan{Watch: ks.GitWatch}) {
-			fmt.Fprintf(out, "\r\naisan: warning: %s\r\n", m)
+		// `aisan logs` shows, says it, and so does `aisan review`.
+		for _, l := range endHeld(ks.Held, sp.Slot) {
+			fmt.Fprintf(out, "\r\naisan: %s: %s\r\n", l.level, l.text)
 		}
 	}
 	if tr != nil {

@@ -15,8 +15,9 @@ package jail
 //     it, it is bound read-only again on top, and only the box's own state
 //     directory is reopened.
 //   - The environment starts empty; every variable is listed here.
-//   - Git metadata comes pinned (jail/gitpin), after the repository's bind
-//     and before the user's binds.
+//   - Git metadata comes pinned (jail/gitpin), after the repository's bind;
+//     then what host tools run (jail/protect): copies whose changes are
+//     held for review, sockets masked; then the user's binds.
 
 import (
 	"errors"
@@ -81,6 +82,10 @@ type StrictOptions struct {
 	GitConfig string
 	// GitPins are the repository's git pins (from jail/gitpin).
 	GitPins []Mount
+	// Protect are the mounts that keep what host tools run out of the
+	// box's reach (from jail/protect): copies held for review, masked
+	// sockets.
+	Protect []Mount
 	// Binds are the bind specs' mounts; BindPath their path entries.
 	Binds    []Mount
 	BindPath []string
@@ -137,6 +142,9 @@ var strictDefaults = []string{
 	"SHELL=/bin/sh",
 }
 
+// repoWhy is the repository's mount's reason.
+const repoWhy = "repo: read-write at its real path"
+
 // Strict is the allow-list box for o.Kind.
 func Strict(o StrictOptions) Spec {
 	why := func(m Mount, w string) Mount { m.Why = w; return m }
@@ -166,8 +174,9 @@ func Strict(o StrictOptions) Spec {
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "--net: name resolution"))
 		}
 	}
-	mounts = append(mounts, why(Mount{Kind: Bind, Src: o.Repo, Dst: o.Repo}, "repo: read-write at its real path"))
+	mounts = append(mounts, why(Mount{Kind: Bind, Src: o.Repo, Dst: o.Repo}, repoWhy))
 	mounts = append(mounts, o.GitPins...)
+	mounts = append(mounts, o.Protect...)
 	mounts = append(mounts, o.Binds...)
 	for _, d := range o.AisanState {
 		if writableUnder(mounts, d) {
@@ -401,6 +410,12 @@ func (e *CredentialError) Error() string { return e.msg }
 
 // Hints says what to do instead.
 func (e *CredentialError) Hints() []string {
+	if e.Mount.Why == repoWhy {
+		return []string{
+			"cd into a project (a directory that holds no credential) and start the box there",
+			"model calls get their credential from the host through --egress; a strict box never holds one",
+		}
+	}
 	return []string{
 		"bind the directories the agent needs one by one, none of which holds " + e.Credential,
 		"model calls get their credential from the host through --egress; a strict box never holds one",

@@ -288,7 +288,7 @@ func TestEgressAddress(t *testing.T) {
 }
 
 // TestStrictHandover: a keeper gets one inherited socket per built-in
-// endpoint, the services' state and the files to sweep; a run that hands
+// endpoint, the services' state and the box's held set; a run that hands
 // over another number of sockets is refused (the wrapper then keeps
 // serving), and the wrapper's drain is what the run gave.
 func TestStrictHandover(t *testing.T) {
@@ -304,7 +304,7 @@ func TestStrictHandover(t *testing.T) {
 		}
 		return files, []byte(`{"token":"t"}`), func(context.Context) { drained = true }, nil
 	}}
-	h := &strictHost{egress: run, builtin: eps, gitWatch: []string{"/r/.git/config.worktree"}, say: discard}
+	h := &strictHost{egress: run, builtin: eps, held: "/h/held/s/1", say: discard}
 	if !h.keepable() {
 		t.Fatal("a run with a hand-over is not keepable")
 	}
@@ -312,7 +312,7 @@ func TestStrictHandover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2 || len(ks.Endpoints) != 2 || string(ks.State) != `{"token":"t"}` || ks.GitWatch[0] != "/r/.git/config.worktree" {
+	if len(files) != 2 || len(ks.Endpoints) != 2 || string(ks.State) != `{"token":"t"}` || ks.Held != "/h/held/s/1" {
 		t.Fatalf("handover: %+v, %d files", ks, len(files))
 	}
 	drain(context.Background())
@@ -323,9 +323,9 @@ func TestStrictHandover(t *testing.T) {
 	if _, _, _, err := h.handover(); err == nil {
 		t.Error("a hand-over of 1 socket for 2 endpoints was taken")
 	}
-	// A box without built-in endpoints hands over nothing but the sweep.
-	h = &strictHost{gitWatch: []string{"/w"}, say: discard}
-	if ks, files, _, err := h.handover(); err != nil || len(files) != 0 || len(ks.Endpoints) != 0 || len(ks.GitWatch) != 1 {
+	// A box without built-in endpoints hands over nothing but its held set.
+	h = &strictHost{held: "/w", say: discard}
+	if ks, files, _, err := h.handover(); err != nil || len(files) != 0 || len(ks.Endpoints) != 0 || ks.Held != "/w" {
 		t.Errorf("no egress: %+v %v %v", ks, files, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/aisan-dev/aisan/jail/boxinit"
 	"github.com/aisan-dev/aisan/jail/mcp"
+	"github.com/aisan-dev/aisan/jail/protect"
 	"io"
 	"slices"
 	"strings"
@@ -55,6 +56,11 @@ func ExplainStrict(w io.Writer, s *Session) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
+
+	fmt.Fprintf(w, "\nwhat host tools run or obey here, at any depth (the box edits copies; 'aisan review' shows what it changed):\n")
+	protect.WriteTable(w)
+	fmt.Fprintf(w, "\nin this repository (held copies in %s):\n", sp.Held)
+	protect.Explain(w, sp.Protect)
 
 	fmt.Fprintf(w, "\negress endpoints (ports are picked anew at each launch):\n")
 	if len(s.Spec.Egress) == 0 {

@@ -15,10 +15,13 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/gitpin"
+	"github.com/aisan-dev/aisan/jail/held"
 	"github.com/aisan-dev/aisan/jail/mcp"
+	"github.com/aisan-dev/aisan/jail/protect"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -94,6 +97,10 @@ type StrictPlan struct {
 	MCPPlan *mcp.Plan
 	// BwrapVersion is the host's bwrap.
 	BwrapVersion [3]int
+	// Protect is how the paths host tools run appear in the box
+	// (jail/protect), Held the set its copies live in (jail/held).
+	Protect protect.Plan
+	Held    string
 }
 
 // systemPrefixes are already visible in every strict box.
@@ -326,10 +333,24 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 	if !filepath.IsAbs(xdgConfig) {
 		xdgConfig = ""
 	}
+	if err := protect.CheckRoot([]string{repo, h.Cwd}, sharedDirs(h, getenv)); err != nil {
+		return nil, err
+	}
 	git, err := gitpin.Make(repo, h.Home, xdgConfig)
 	if err != nil {
 		return nil, fmt.Errorf("strict mode cannot protect this repository's git metadata: %w", err)
 	}
+	trace("git planned")
+	facts, err := protect.Gather(repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch})
+	if err != nil {
+		return nil, err
+	}
+	trace(fmt.Sprintf("repository walked: %d entries, %d sockets", facts.Entries, len(facts.Sockets)))
+	guard, err := protect.Make(facts)
+	if err != nil {
+		return nil, err
+	}
+	heldSet := held.NewSetDir(h.AisanHome, slotName, time.Now())
 	var pins []Mount
 	for _, p := range git.Pins {
 		switch p.Kind {
@@ -349,7 +370,8 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 		Kind: req.Kind, Slot: slotName, Command: command,
 		Repo: repo, Cwd: h.Cwd, Home: h.Home, User: currentUser(getenv),
 		HostEnv: h.Env, Root: rootEntries(), ToolDirs: ro, PathDirs: pathDirs,
-		GitPins: pins, BindPath: slices.Clone(sr.BindPath), Net: sr.Net,
+		GitPins: pins, Protect: protectMounts(guard, heldSet, filepath.Join(slotDir, maskFile)),
+		BindPath: slices.Clone(sr.BindPath), Net: sr.Net,
 		SkipPermissions: sr.SkipPermissions, Forbidden: existingCredentials(h.Home, h.Env),
 		AisanState: []string{h.AisanHome},
 	}
@@ -442,7 +464,7 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
+	warnings := slices.Clone(guard.Notes)
 	if sr.Net {
 		warnings = append(warnings, "--net: this box shares the host's network: the internet, the LAN and VPNs, services on the host's loopback, and abstract-namespace sockets (X11's among them) are all reachable; credential files stay unmounted")
 	}
@@ -454,8 +476,61 @@ func planStrict(req Request, h Host, slotName string) (*Session, error) {
 	return &Session{
 		Request: req, Host: h, Slot: slotName, SlotDir: slotDir,
 		Spec: spec, Compiled: compiled, Warnings: warnings,
-		Strict: &StrictPlan{Options: o, Git: git, GitConfig: gitconfig, Secret: secret, BwrapVersion: version, MCP: mcpOpts, MCPPlan: mcpPlan},
+		Strict: &StrictPlan{Options: o, Git: git, GitConfig: gitconfig, Secret: secret, BwrapVersion: version, MCP: mcpOpts, MCPPlan: mcpPlan,
+			Protect: guard, Held: heldSet},
 	}, nil
+}
+
+// maskFile is the empty read-only file in the slot's run directory that
+// prepareFiles makes for every launch; a strict box's masked sockets are
+// bound to it.
+const maskFile = "masked-bus"
+
+// sharedDirs are where other programs keep sockets and state by design:
+// a strict box neither starts in one nor binds one as its repository.
+// Each is given as named and as its real path.
+func sharedDirs(h Host, getenv func(string) string) []string {
+	dirs := []string{"/tmp", "/var/tmp", "/dev/shm", h.RuntimeDir, fmt.Sprintf("/run/user/%d", os.Getuid())}
+	if rt := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dirs = append(dirs, filepath.Clean(rt))
+	}
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		out = append(out, d)
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// protectMounts turns the protections into mounts: a held item's copy in
+// the set, a shadow's live entries bound back from the host, sockets
+// masked with the empty file mask.
+func protectMounts(p protect.Plan, set, mask string) []Mount {
+	var out []Mount
+	for n, it := range p.Items {
+		switch it.How {
+		case protect.Copy, protect.Create:
+			out = append(out, Mount{Kind: Bind, Src: held.Work(set, n), Dst: it.Path, Why: "protected, held for review (" + it.How.String() + "): " + it.Why})
+		case protect.Shadow:
+			out = append(out, Mount{Kind: Bind, Src: held.Work(set, n), Dst: it.Path, Why: "protected, new entries held for review: " + it.Why})
+			for _, l := range it.Live {
+				q := filepath.Join(it.Path, l)
+				out = append(out, Mount{Kind: Bind, Src: q, Dst: q, Why: "git: an existing submodule's git dir, live"})
+			}
+		case protect.Pin:
+			out = append(out, Mount{Kind: Bind, Src: it.Path, Dst: it.Path, Why: it.Why})
+		case protect.ReadOnly:
+			out = append(out, Mount{Kind: ROBind, Src: it.Path, Dst: it.Path, Why: "protected, read-only: " + it.Why})
+		case protect.Mask:
+			out = append(out, Mount{Kind: ROBind, Src: mask, Dst: it.Path, Why: it.Why})
+		}
+	}
+	return out
 }
 
 func currentUser(getenv func(string) string) string {
@@ -514,21 +589,49 @@ var ErrNoBackend = errors.New("this egress backend is not built yet")
 // strictHost is what a strict launch started on the host for its box.
 type strictHost struct {
 	// egress serves the built-in endpoints; nil when there are none.
-	egress   *EgressRun
-	builtin  []Endpoint
-	gitWatch []string
-	say      Say
+	egress  *EgressRun
+	builtin []Endpoint
+	// held is the set of the box's copies of what host tools run.
+	held string
+	slot string
+	say  Say
 }
 
 // end is what follows the box's end: its services stop, and what it
-// left that would redirect host git is moved aside.
+// changed of what host tools run is held for review.
 func (h *strictHost) end() {
 	if h.egress != nil && h.egress.Stop != nil {
 		h.egress.Stop()
 	}
-	for _, m := range gitpin.Sweep(gitpin.Plan{Watch: h.gitWatch}) {
-		h.say(Warning, m)
+	if h.held != "" {
+		for _, l := range endHeld(h.held, h.slot) {
+			h.say(l.level, l.text)
+		}
 	}
+}
+
+// line is a message for the user.
+type line struct {
+	level Level
+	text  string
+}
+
+// endHeld collects a box's held set once the box has ended (see
+// jail/held) and says what it holds.
+func endHeld(set, slot string) []line {
+	r, err := held.End(set)
+	if err != nil {
+		return []line{{Warning, fmt.Sprintf("collecting what the box changed of what host tools run (%s): %v; 'aisan review' lists it", set, err)}}
+	}
+	var out []line
+	if len(r.Files) > 0 {
+		m, _ := held.ReadManifest(set)
+		out = append(out, line{Warning, r.Summary(m.Repo, slot)})
+	}
+	for _, k := range r.Kept {
+		out = append(out, line{Warning, fmt.Sprintf("%s was made empty for the box's run and the host wrote there since; it is left as it is", k)})
+	}
+	return out
 }
 
 // keepable reports whether a keeper could take the box's services over.
@@ -541,7 +644,7 @@ func (h *strictHost) keepable() bool {
 // the keeper has them), and the function that then ends this process's
 // own service.
 func (h *strictHost) handover() (*keepStrict, []*os.File, func(context.Context), error) {
-	ks := &keepStrict{GitWatch: h.gitWatch}
+	ks := &keepStrict{Held: h.held}
 	if h.egress == nil {
 		return ks, nil, func(context.Context) {}, nil
 	}
@@ -593,7 +696,17 @@ func prepareStrict(ctx context.Context, s *Session, say Say) (*strictHost, error
 			return nil, err
 		}
 	}
-	host := &strictHost{gitWatch: sp.Git.Watch, say: say}
+	host := &strictHost{slot: s.Slot, say: say}
+	if len(sp.Protect.Items) > 0 || len(sp.Protect.Watch) > 0 {
+		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(),
+			Items: sp.Protect.Items, Known: sp.Protect.Known, Watch: sp.Protect.Watch,
+			GitDir: sp.Git.GitDir, CommonDir: sp.Git.CommonDir}
+		if err := held.Prepare(sp.Held, m); err != nil {
+			return nil, err
+		}
+		host.held = sp.Held
+		trace("protected paths copied")
+	}
 	var boxEnv []string
 	if len(s.Spec.Egress) > 0 {
 		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {

@@ -53,6 +53,9 @@ func runList(ctx context.Context, args []string) error {
 	}
 	entries, problems := reg.List()
 	warn(problems)
+	if home, err := slot.Home(); err == nil {
+		noteHeld(home)
+	}
 	if *asJSON {
 		return slot.WriteJSON(os.Stdout, entries)
 	}
