@@ -135,6 +135,37 @@ func parent(root int, rel string) (int, string, error) {
 	return fd, name, err
 }
 
+// makeParent opens the directory holding rel, making the missing ones
+// on the way (never through a symlink).
+func makeParent(root int, rel string) (int, string, error) {
+	dir, _ := filepath.Split(rel)
+	parts := strings.Split(strings.TrimSuffix(dir, "/"), "/")
+	for i := range parts {
+		if dir == "" {
+			break
+		}
+		sub := strings.Join(parts[:i+1], "/")
+		fd, err := openAt(root, sub, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if err == nil {
+			unix.Close(fd)
+			continue
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			return -1, "", err
+		}
+		pfd, name, err := parent(root, sub)
+		if err != nil {
+			return -1, "", err
+		}
+		err = unix.Mkdirat(pfd, name, 0o755)
+		unix.Close(pfd)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return -1, "", err
+		}
+	}
+	return parent(root, rel)
+}
+
 // hostEntry is what the repository holds at p now (content at a
 // temporary copy, for comparing and showing).
 func (b *beneath) hostEntry(p, tmp string) (Entry, error) {
@@ -174,16 +205,20 @@ func (b *beneath) hostEntry(p, tmp string) (Entry, error) {
 		}
 		f := os.NewFile(uintptr(fd), p)
 		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, maxApplied+1))
+		if err != nil {
+			return Entry{}, err
+		}
 		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return Entry{}, err
 		}
-		_, err = io.Copy(out, f)
+		_, err = out.Write(data)
 		out.Close()
 		if err != nil {
 			return Entry{}, err
 		}
-		e.at = tmp
+		e.at, e.data = tmp, data
 	default:
 		e.Mode |= fs.ModeIrregular
 		e.at = ""
@@ -268,7 +303,7 @@ func (b *beneath) write(c Change) error {
 	if err != nil {
 		return err
 	}
-	dfd, name, err := parent(root, rel)
+	dfd, name, err := makeParent(root, rel)
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,10 @@ type Entry struct {
 	Link string
 	Mode fs.FileMode
 	Size int64
-	// at is where its content is (the store, or the host for a conflict).
-	at string
+	// at is where its content is in the store; data holds it instead
+	// for what the host has now.
+	at   string
+	data []byte
 }
 
 // Change is one path the box changed.
@@ -72,6 +74,10 @@ func changes(set string, m Manifest) ([]Change, error) {
 			from = "" // nothing was there
 		}
 		cs, err := compareTrees(from, Work(set, n), it.Path, skip)
+		if it.How == protect.Create && it.Dir {
+			// The directory itself goes without saying.
+			cs = slices.DeleteFunc(cs, func(c Change) bool { return c.Path == it.Path })
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -229,6 +235,9 @@ const maxShown = 1 << 20
 func content(e Entry) (data []byte, text bool) {
 	if !e.Exists || e.Dir || e.Link != "" {
 		return nil, true
+	}
+	if e.data != nil {
+		return e.data, bytes.IndexByte(e.data, 0) < 0
 	}
 	b, err := regfile.Read(e.at, maxShown)
 	if err != nil || bytes.IndexByte(b, 0) >= 0 {
