@@ -1,0 +1,285 @@
+package tests
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The hand-off tests attack from inside a real strict box what the host
+// runs after it: the box plants what a host tool runs or obeys in the
+// repository, then the test takes the user's next step (host git, the
+// real agent CLIs unjailed, the next box) and checks that nothing the box
+// planted ran, that aisan said what it held, that 'aisan review' shows
+// the box's edit, and that --apply writes it (after which the same step
+// runs it: the control that the attack is real).
+
+// review runs 'aisan review SLOT [opts]'.
+func review(t *testing.T, env []string, slot string, opts ...string) result {
+	t.Helper()
+	return aisan(t, env, "", append([]string{"review", slot}, opts...)...)
+}
+
+// checkHeld asserts that the box's stderr says it held each of files
+// (relative paths) for slot, and that 'aisan review' shows each with
+// its marker text.
+func checkHeld(t *testing.T, r result, env []string, slot string, files []string, markers []string) {
+	t.Helper()
+	if !strings.Contains(r.stderr, "held for review") || !strings.Contains(r.stderr, "aisan review "+slot) {
+		t.Errorf("the box's end does not say what it held: %q", r.stderr)
+	}
+	for _, f := range files {
+		if !strings.Contains(r.stderr, f) {
+			t.Errorf("the held line does not name %s: %q", f, r.stderr)
+		}
+	}
+	rv := review(t, env, slot)
+	if rv.code != 0 {
+		t.Fatalf("aisan review %s: exit %d, %s", slot, rv.code, rv.stderr)
+	}
+	for _, m := range append(files, markers...) {
+		if !strings.Contains(rv.stdout, m) {
+			t.Errorf("aisan review %s lacks %q:\n%s", slot, m, rv.stdout)
+		}
+	}
+	if l := aisan(t, env, "", "review"); !strings.Contains(l.stdout, slot) {
+		t.Errorf("aisan review (no slot) does not list %s: %q %q", slot, l.stdout, l.stderr)
+	}
+}
+
+// applyHeld runs 'aisan review SLOT --apply' and expects it to work.
+func applyHeld(t *testing.T, env []string, slot string) {
+	t.Helper()
+	if r := review(t, env, slot, "--apply"); r.code != 0 || !strings.Contains(r.stdout, "applied") {
+		t.Fatalf("aisan review %s --apply: exit %d, %q %q", slot, r.code, r.stdout, r.stderr)
+	}
+	if r := review(t, env, slot); r.code == 0 {
+		t.Errorf("after --apply, the slot still holds changes: %q", r.stdout)
+	}
+}
+
+// absent fails when the box's payload ran.
+func absent(t *testing.T, what string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %s exists: something the box planted ran (%v)", what, filepath.Base(p), err)
+		}
+	}
+}
+
+// present fails when the control did not run the payload.
+func present(t *testing.T, what string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("control, %s: %s does not exist: the payload does not run even once applied, so the test proves nothing", what, filepath.Base(p))
+		}
+	}
+}
+
+// payload is a script that touches marker.
+func payload(t *testing.T, dir, marker string) string {
+	t.Helper()
+	p := filepath.Join(dir, "payload-"+filepath.Base(marker)+".sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestHandoffGitHooksAbsent: a repository without a hooks directory; the
+// box creates one with a pre-commit hook. The host's git commit does not
+// run it; review shows it; once applied, git commit runs it.
+func TestHandoffGitHooksAbsent(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	os.RemoveAll(filepath.Join(repo, ".git", "hooks"))
+	pwned := filepath.Join(t.TempDir(), "PWNED-hook")
+	evil := payload(t, repo, pwned)
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`mkdir -p .git/hooks && cp %q .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo planted`, evil))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box could not write its hook (an agent asked to add one must be able to): exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after the box")
+	absent(t, "host git commit", pwned)
+	if _, err := os.Lstat(filepath.Join(repo, ".git", "hooks")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the run's mount point .git/hooks is left in the repository: %v", err)
+	}
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".git/hooks/pre-commit"}, []string{"+touch " + pwned})
+	// The next box sees the repository's hooks, not the held ones.
+	if n := strict(t, repo, env, nil, "sh", "-c", "ls .git/hooks 2>&1; true"); strings.Contains(n.stdout, "pre-commit") {
+		t.Errorf("the next box sees the held hook: %q", n.stdout)
+	}
+	applyHeld(t, env, slot)
+	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after apply")
+	present(t, "git commit after --apply", pwned)
+}
+
+// TestHandoffGitWorktreeConfig: extensions.worktreeConfig is on and
+// config.worktree does not exist; the box writes one naming an fsmonitor.
+// Host git status does not run it.
+func TestHandoffGitWorktreeConfig(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	hostGit(t, repo, env, "config", "extensions.worktreeConfig", "true")
+	pwned := filepath.Join(t.TempDir(), "PWNED-fsmonitor")
+	evil := payload(t, t.TempDir(), pwned)
+	os.Chmod(filepath.Dir(evil), 0o755)
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`printf '[core]\n\tfsmonitor = %s\n' > .git/config.worktree && echo planted`, evil))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	hostGit(t, repo, env, "status")
+	absent(t, "host git status", pwned)
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".git/config.worktree"}, []string{"fsmonitor = " + evil})
+	applyHeld(t, env, slot)
+	runCmd(t, repo, env, "", "git", "status")
+	present(t, "git status after --apply", pwned)
+}
+
+// TestHandoffGitNewModule: the box makes a new submodule git dir under
+// .git/modules with a core.fsmonitor, its checkout's .git pointer and a
+// gitlink in the index. Host git status at the root does not run it.
+func TestHandoffGitNewModule(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	pwned := filepath.Join(t.TempDir(), "PWNED-module")
+	evil := payload(t, t.TempDir(), pwned)
+	os.Chmod(filepath.Dir(evil), 0o755)
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+git init -q --separate-git-dir .git/modules/x x
+git -C x commit -q --allow-empty -m sub
+git -C x config core.fsmonitor %q
+git update-index --add --cacheinfo 160000,$(git -C x rev-parse HEAD),x
+echo planted`, evil))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	runCmd(t, repo, env, "", "git", "status")
+	absent(t, "host git status", pwned)
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".git/modules/x", "x/.git"}, []string{"fsmonitor = " + evil})
+	applyHeld(t, env, slot)
+	runCmd(t, repo, env, "", "git", "status")
+	present(t, "git status after --apply", pwned)
+}
+
+// TestHandoffStartsNotInSharedDirs: a strict box refuses to start in
+// /tmp or the runtime directory (or a directory holding one) with one
+// line saying to cd into a project; ~ says so too.
+func TestHandoffStartsNotInSharedDirs(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	rt := os.Getenv("XDG_RUNTIME_DIR")
+	if rt == "" {
+		rt = fmt.Sprintf("/run/user/%d", os.Getuid())
+	}
+	for _, dir := range []string{"/tmp", "/var/tmp", rt, "/"} {
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		tag := filepath.Join(repo, "RAN-"+strings.ReplaceAll(dir, "/", "_"))
+		r := strict(t, dir, env, nil, "touch", tag)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code == 0 || !strings.Contains(lines[0], "cd into a project") || !strings.HasPrefix(lines[0], "aisan: error: ") {
+			t.Errorf("strict box in %s: exit %d, stderr %q; want one error line saying to cd into a project", dir, r.code, r.stderr)
+		}
+		absent(t, "a box in "+dir, tag)
+	}
+	// A repository at ~ holds credentials: the hint says the same.
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("fake"), 0o600)
+	r := strict(t, home, append(env, "AISAN_HOME="+filepath.Join(t.TempDir(), "aisan")), nil, "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "hint: cd into a project") {
+		t.Errorf("strict box in ~: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestHandoffSocketsMasked: a Unix socket under the repository (a plain
+// listener, and a tmux server's) is not connectable from the box; the
+// host's tmux never runs the box's command. Outside, both answer.
+func TestHandoffSocketsMasked(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	os.MkdirAll(filepath.Join(repo, "run"), 0o755)
+	sock := filepath.Join(repo, "run", "ctl.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("host-listener\n"))
+			c.Close()
+		}
+	}()
+	if r := runCmd(t, "", helperEnv("connect"), "", self(), sock); strings.TrimSpace(r.stdout) != "host-listener" {
+		t.Fatalf("control: the socket does not answer outside: %q", r.stdout)
+	}
+	r := strict(t, repo, env, helperOpts("connect"), self(), sock)
+	if got := strings.TrimSpace(r.stdout); !strings.HasPrefix(got, "error:") {
+		t.Errorf("the host's socket from inside the box: %q (stderr %q), want an error", got, r.stderr)
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		need(t, "tmux", err)
+	}
+	tsock := filepath.Join(repo, "tmux.sock")
+	if out, err := exec.Command(tmux, "-S", tsock, "new-session", "-d", "sleep 60").CombinedOutput(); err != nil {
+		t.Fatalf("starting a tmux server: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(tmux, "-S", tsock, "kill-server").Run() })
+	pwned := filepath.Join(t.TempDir(), "PWNED-tmux")
+	r = strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`tmux -S %q new-window -d "touch %s" && echo TMUX-OK; true`, tsock, pwned))
+	time.Sleep(300 * time.Millisecond)
+	if strings.Contains(r.stdout, "TMUX-OK") {
+		t.Errorf("the box drove the host's tmux: %q", r.stdout)
+	}
+	absent(t, "tmux from the box", pwned)
+	// Control: the same command outside runs.
+	if out, err := exec.Command(tmux, "-S", tsock, "new-window", "-d", "touch "+pwned).CombinedOutput(); err != nil {
+		t.Fatalf("control: tmux outside: %v %s", err, out)
+	}
+	waitFor(t, 5*time.Second, "the control's tmux window to run", func() bool { _, err := os.Lstat(pwned); return err == nil })
+}
+
+// TestHandoffKeptBoxHeld: a box whose agent leaves a process is kept;
+// what the leftover changes is held when the keeper sees the box end,
+// and the transcript and 'aisan review' say so.
+func TestHandoffKeptBoxHeld(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	os.MkdirAll(filepath.Join(repo, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".claude", "settings.json"), []byte("{}\n"), 0o644)
+	r := strict(t, repo, env, nil, "sh", "-c", `setsid sh -c 'sleep 0.5; echo "{\"hooks\":\"late\"}" > .claude/settings.json; sleep 300' </dev/null >/dev/null 2>&1 & exit 0`)
+	if r.code != 0 {
+		t.Fatalf("exit %d %q", r.code, r.stderr)
+	}
+	e := keeperOnly(t, env)
+	if e.State != "background" {
+		t.Fatalf("the box was not kept: %+v", e)
+	}
+	time.Sleep(time.Second)
+	if k := aisan(t, env, "", "kill", e.Slot); k.code != 0 {
+		t.Fatalf("aisan kill: %d %q", k.code, k.stderr)
+	}
+	waitFor(t, 10*time.Second, "the keeper to record the end", func() bool { return keeperOnly(t, env).State == "exited" })
+	if b, _ := os.ReadFile(filepath.Join(repo, ".claude", "settings.json")); string(b) != "{}\n" {
+		t.Errorf("the leftover's edit reached the repository: %q", b)
+	}
+	if logs := aisan(t, env, "", "logs", e.Slot).stdout; !strings.Contains(logs, "held for review") {
+		t.Errorf("the transcript does not say what was held:\n%s", logs)
+	}
+	rv := review(t, env, e.Slot)
+	if !strings.Contains(rv.stdout, `+{"hooks":"late"}`) {
+		t.Errorf("aisan review: %q %q", rv.stdout, rv.stderr)
+	}
+}
