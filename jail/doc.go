@@ -82,7 +82,9 @@
 // and waiting as before. Then the wrapper drains its own service: no new
 // connection, requests in flight answered for up to keepDrainGrace, the
 // socket files left in place for the keeper, which removes them at the
-// end. The keeper ends the services
-// and sweeps the box's git plants when the box ends. Services are not
-// kept: their unit ends with the wrapper, its main process.
+// end. The keeper ends the services and collects the box's held set
+// (jail/held: what it changed of what host tools run, held for review)
+// when the box ends, as the wrapper does for a box it was not asked to
+// keep. Services are not kept: their unit ends with the wrapper, its main
+// process.
 package jail

@@ -329,7 +329,7 @@ func testAgentHandoff(t *testing.T, a agentHandoff) {
 	s := newScriptedStandIn(t, nil, a.api)
 	// The clients' own kill switches: no packet leaves this machine.
 	agentEnv := append(baseEnv(home), a.setup(t, home, s)...)
-	agentEnv = append(agentEnv, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+	agentEnv = append(agentEnv, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
 	out := t.TempDir()
 	os.Chmod(out, 0o777)
@@ -359,7 +359,7 @@ func testAgentHandoff(t *testing.T, a agentHandoff) {
 // returns its output; it must reach the stand-in and exit 0.
 func runUnjailed(t *testing.T, s *standIn, dir string, env []string, bin string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, strings.NewReader("")
@@ -439,4 +439,39 @@ func TestHandoffOpencode(t *testing.T) {
 		args: []string{"run", "--format", "json", "Say done."},
 		held: []string{"opencode.json", ".opencode/plugin"},
 	})
+}
+
+// TestHandoffWrapperKilled: a box whose wrapper is killed (SIGKILL: no
+// collection at its end) leaves its set open; the next 'aisan review'
+// collects it, removing the run's mount points, and shows the change.
+func TestHandoffWrapperKilled(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	cmd := exec.Command(aisanBin, "run", "--strict", "--", "sh", "-c", `echo x > .envrc; echo written; exec sleep 300`)
+	cmd.Dir, cmd.Env = repo, append(os.Environ(), append(env, "AISAN_NO_SCOPE=1")...)
+	stdout, _ := cmd.StdoutPipe()
+	background(t, cmd)
+	buf := make([]byte, 64)
+	if n, _ := stdout.Read(buf); !strings.Contains(string(buf[:n]), "written") {
+		t.Fatalf("the box did not start: %q", buf[:n])
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+	slot := slotName(repo, "run")
+	// The jail may outlive its wrapper as an orphan; the user ends it.
+	waitFor(t, 10*time.Second, "the wrapper's end to show", func() bool { return slotList(t, env)[slot].State != "running" })
+	aisan(t, env, "", "kill", "--orphans", "--signal", "KILL")
+	waitFor(t, 10*time.Second, "the slot to be over", func() bool { return slotList(t, env)[slot].State == "exited" })
+	if _, err := os.Lstat(filepath.Join(repo, ".envrc")); err != nil {
+		t.Fatalf("want the run's mount point still there before review: %v", err)
+	}
+	l := aisan(t, env, "", "review")
+	if !strings.Contains(l.stderr, ".envrc") || !strings.Contains(l.stdout, slot) {
+		t.Fatalf("aisan review after a killed wrapper: %q %q", l.stdout, l.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(repo, ".envrc")); err == nil {
+		t.Errorf("the box's .envrc is in the repository: %q", b)
+	}
+	if rv := review(t, env, slot); !strings.Contains(rv.stdout, "+x") {
+		t.Errorf("review: %q %q", rv.stdout, rv.stderr)
+	}
 }

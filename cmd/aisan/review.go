@@ -58,6 +58,7 @@ func runReview(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	collectStale(home)
 	if len(names) == 0 {
 		if *apply || *discard {
 			return withHint(usageErr("review: --apply and --discard need a slot"), "run 'aisan review' to list the slots with held changes")
@@ -115,6 +116,38 @@ func runReview(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "aisan: hint: 'aisan review %s --apply' writes these into the repository, --discard drops them\n", name)
 	return nil
+}
+
+// collectStale collects the sets of boxes that ended without their
+// wrapper or keeper collecting them (killed with SIGKILL, a crash): the
+// slot's latest launch is over, or its record is gone.
+func collectStale(home string) {
+	sets, _ := held.List(home, "")
+	reg, err := openRegistry()
+	if err != nil {
+		return
+	}
+	entries, _ := reg.List()
+	state := map[string]slot.State{}
+	for _, e := range entries {
+		state[e.Slot] = e.State
+	}
+	for _, s := range sets {
+		if s.State != held.Open {
+			continue
+		}
+		if st, ok := state[s.Slot]; ok && st != slot.Exited {
+			continue // its box may still run
+		}
+		r, err := held.End(s.Dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "aisan: warning: collecting %s: %v\n", s.Dir, err)
+			continue
+		}
+		if len(r.Files) > 0 {
+			fmt.Fprintf(os.Stderr, "aisan: warning: %s\n", r.Summary(s.Repo, s.Slot))
+		}
+	}
 }
 
 // listHeld prints the slots with held changes.
