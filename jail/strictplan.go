@@ -700,7 +700,7 @@ func prepareStrict(ctx context.Context, s *Session, say Say) (*strictHost, error
 	if len(sp.Protect.Items) > 0 || len(sp.Protect.Watch) > 0 {
 		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(),
 			Items: sp.Protect.Items, Known: sp.Protect.Known, Watch: sp.Protect.Watch,
-			GitDir: sp.Git.GitDir, CommonDir: sp.Git.CommonDir}
+			GitDir: sp.Git.GitDir, CommonDir: sp.Git.CommonDir, Exclude: rootMountFiles(sp.Protect, o.Repo)}
 		if err := held.Prepare(sp.Held, m); err != nil {
 			return nil, err
 		}
@@ -743,6 +743,18 @@ func prepareStrict(ctx context.Context, s *Session, say Say) (*strictHost, error
 		}
 	}
 	return host, nil
+}
+
+// rootMountFiles are the empty files a box's run makes at the
+// repository's root, as git exclude patterns.
+func rootMountFiles(p protect.Plan, repo string) []string {
+	var out []string
+	for _, it := range p.Items {
+		if it.How == protect.Create && !it.Dir && filepath.Dir(it.Path) == repo {
+			out = append(out, "/"+filepath.Base(it.Path))
+		}
+	}
+	return out
 }
 
 // isAgentKind reports whether kind is one of the agent CLIs (not run).

@@ -107,9 +107,13 @@ func TestHandoffGitHooksAbsent(t *testing.T) {
 	os.RemoveAll(filepath.Join(repo, ".git", "hooks"))
 	pwned := filepath.Join(t.TempDir(), "PWNED-hook")
 	evil := payload(t, repo, pwned)
-	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`mkdir -p .git/hooks && cp %q .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo planted`, evil))
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`git status --porcelain --untracked-files=all; mkdir -p .git/hooks && cp %q .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo planted`, evil))
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("the box could not write its hook (an agent asked to add one must be able to): exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	// The run's mount points are nothing the box's git offers to commit.
+	if before, _, _ := strings.Cut(r.stdout, "planted"); strings.TrimSpace(strings.ReplaceAll(before, "?? payload-PWNED-hook.sh", "")) != "" {
+		t.Errorf("git status in the box shows %q", before)
 	}
 	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after the box")
 	absent(t, "host git commit", pwned)

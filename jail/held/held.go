@@ -98,6 +98,11 @@ type Manifest struct {
 	CommonDir string   `json:"common_dir,omitempty"`
 	// Swept are what the end moved out of the repository, as swept/N.
 	Swept []string `json:"swept,omitempty"`
+	// Exclude are patterns added to both copies of the git dir's
+	// info/exclude (the item at CommonDir/info): the empty files made as
+	// mount points at the repository's root, which the box's own git
+	// would otherwise offer to commit.
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // Created is a mount point made for a box's run.
@@ -176,8 +181,28 @@ func Prepare(set string, m Manifest) (err error) {
 				}
 			}
 		}
+		if len(m.Exclude) > 0 && m.CommonDir != "" && it.Path == filepath.Join(m.CommonDir, "info") && it.Held() {
+			for _, dst := range []string{base(set, n), Work(set, n)} {
+				if err := addExclude(filepath.Join(dst, "exclude"), m.Exclude); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return writeManifest(set, m)
+}
+
+// addExclude appends patterns to a copy of info/exclude.
+func addExclude(p string, patterns []string) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("# aisan: empty mount points for this box's run, gone after it\n" + strings.Join(patterns, "\n") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func makeEmpty(p string, dir bool) error {
