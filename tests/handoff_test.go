@@ -162,6 +162,7 @@ func TestHandoffGitNewModule(t *testing.T) {
 	evil := payload(t, t.TempDir(), pwned)
 	os.Chmod(filepath.Dir(evil), 0o755)
 	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+mkdir -p .git/modules
 git init -q --separate-git-dir .git/modules/x x
 git -C x commit -q --allow-empty -m sub
 git -C x config core.fsmonitor %q
