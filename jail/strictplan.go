@@ -666,7 +666,7 @@ func (h *strictHost) handover() (*keepStrict, []*os.File, func(context.Context),
 // slot's run directory exists: the state directory and its seed, the
 // generated gitconfig, the egress services. What it returns ends them
 // after the box, or hands them to a keeper.
-func prepareStrict(ctx context.Context, s *Session, say Say) (*strictHost, error) {
+func prepareStrict(ctx context.Context, s *Session, say Say) (_ *strictHost, err error) {
 	sp := s.Strict
 	o := sp.Options
 	if o.StateDir != "" {
@@ -706,6 +706,13 @@ func prepareStrict(ctx context.Context, s *Session, say Say) (*strictHost, error
 		}
 		host.held = sp.Held
 		trace("protected paths copied")
+		// A launch that fails from here on removes the run's mount points
+		// (and holds nothing: no box ran).
+		defer func() {
+			if err != nil {
+				host.end()
+			}
+		}()
 	}
 	var boxEnv []string
 	if len(s.Spec.Egress) > 0 {
@@ -732,13 +739,17 @@ func prepareStrict(ctx context.Context, s *Session, say Say) (*strictHost, error
 		var b strings.Builder
 		for _, kv := range boxEnv {
 			if strings.ContainsAny(kv, "\n\x00") {
-				host.end()
+				if host.held == "" {
+					host.end()
+				}
 				return nil, fmt.Errorf("an egress backend gave an environment entry with a newline")
 			}
 			b.WriteString(kv + "\n")
 		}
 		if err := atomicfile.Write(s.Spec.EnvFile, []byte(b.String()), atomicfile.Options{Mode: 0o600}); err != nil {
-			host.end()
+			if host.held == "" {
+				host.end()
+			}
 			return nil, err
 		}
 	}

@@ -59,6 +59,13 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 			skip[d] = true
 		}
 	}
+	if git.GitDir != git.CommonDir && git.CommonDir != "" {
+		// A linked worktree's box sees its own private git dir only: the
+		// siblings' are sealed away, and a mask there could not be
+		// mounted.
+		skip[filepath.Join(git.CommonDir, "worktrees")] = false
+		roots = append(roots, git.GitDir)
+	}
 	w, err := walk(roots, skip)
 	if err != nil {
 		return Facts{}, err
@@ -151,8 +158,9 @@ type walked struct {
 }
 
 // walk reads every directory under roots (never following a symlink,
-// never descending into a protected directory, into skip's git dirs only
-// for sockets), several at once.
+// never descending into a protected directory, into skip's git dirs
+// (true) only for sockets, into skip's false entries not at all),
+// several at once.
 func walk(roots []string, skip map[string]bool) (walked, error) {
 	type job struct {
 		dir    string
@@ -228,6 +236,9 @@ func walk(roots []string, skip map[string]bool) (walked, error) {
 						}
 					}
 					if typ == unix.DT_DIR {
+						if s, listed := skip[p]; listed && !s {
+							return // not in the box
+						}
 						inGit := j.inGit || skip[p] || name == ".git"
 						subs = append(subs, job{dir: p, inGit: inGit})
 					}
