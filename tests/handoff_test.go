@@ -56,6 +56,9 @@ func checkHeld(t *testing.T, r result, env []string, slot string, files []string
 	if l := aisan(t, env, "", "review"); !strings.Contains(l.stdout, slot) {
 		t.Errorf("aisan review (no slot) does not list %s: %q %q", slot, l.stdout, l.stderr)
 	}
+	if l := aisan(t, env, "", "list"); !strings.Contains(l.stderr, "held for review in "+slot) {
+		t.Errorf("aisan list does not point at the held changes: %q", l.stderr)
+	}
 }
 
 // applyHeld runs 'aisan review SLOT --apply' and expects it to work.
