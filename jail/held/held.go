@@ -143,6 +143,13 @@ func Prepare(set string, m Manifest) (err error) {
 	if err := os.MkdirAll(filepath.Dir(set), 0o700); err != nil {
 		return fmt.Errorf("creating the held store: %w", err)
 	}
+	// Under the store's lock: a box ending meanwhile in the same
+	// repository sees this one and leaves its mount points to it.
+	unlock, err := lockStore(filepath.Dir(filepath.Dir(set)))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := os.Mkdir(set, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", set, err)
 	}
@@ -361,6 +368,9 @@ func Collect(set string, sweep []string) (Result, error) {
 		return Result{}, err
 	}
 	r := Result{Set: set}
+	if err := handOverOrUndo(set, &m); err != nil {
+		return r, err
+	}
 	r.Kept = undoCreated(m.Created)
 	m.Created = nil
 	for _, w := range m.Watch {
@@ -403,6 +413,57 @@ func files(cs []Change) []string {
 		out = append(out, c.Path)
 	}
 	return out
+}
+
+// handOverOrUndo leaves the run's mount points to another box still
+// running in the same repository, if there is one: removing them now
+// would detach that box's mounts on them (an unlink in one mount
+// namespace does so in every other), and what it then wrote there would
+// land in the repository. The last box to end removes them. A lock on the
+// store keeps two ends from handing over to each other.
+func handOverOrUndo(set string, m *Manifest) error {
+	if len(m.Created) == 0 {
+		return nil
+	}
+	store := filepath.Dir(filepath.Dir(set))
+	unlock, err := lockStore(store)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	sets, _ := List(filepath.Dir(store), "")
+	for _, o := range sets {
+		if o.Dir == set || o.State != Open || o.Repo != m.Repo {
+			continue
+		}
+		om, err := ReadManifest(o.Dir)
+		if err != nil || om.State != Open {
+			continue
+		}
+		om.Created = append(om.Created, m.Created...)
+		if err := writeManifest(o.Dir, om); err != nil {
+			return err
+		}
+		m.Created = nil
+		return nil
+	}
+	return nil
+}
+
+// lockStore takes the held store's lock.
+func lockStore(store string) (func(), error) {
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(store, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }
 
 // moveOut renames p into the store, or copies it there and removes it

@@ -166,3 +166,31 @@ func TestList(t *testing.T) {
 		t.Fatalf("%+v %v", sets, problems)
 	}
 }
+
+// TestMountPointsOutliveTheFirstBox: two boxes in one repository; the
+// first to end leaves the run's mount points to the other (removing them
+// would detach its mounts), which removes them at its end.
+func TestMountPointsOutliveTheFirstBox(t *testing.T) {
+	repo, first := fixture(t)
+	home := filepath.Dir(filepath.Dir(filepath.Dir(first)))
+	second := NewSetDir(home, "repo-2-claude", time.Now())
+	if err := Prepare(second, Manifest{Slot: "repo-2-claude", Repo: repo, Items: []protect.Item{
+		{Path: filepath.Join(repo, ".envrc"), How: protect.Copy},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := End(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(repo, ".envrc")); err != nil {
+		t.Fatalf("the first box's end removed a mount point the second box stands on: %v", err)
+	}
+	if _, err := End(second); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".envrc", "deep"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left after both boxes: %v", p, err)
+		}
+	}
+}
