@@ -118,6 +118,7 @@ func look(p, why string) PathFact {
 	pf := PathFact{Path: p, Why: why}
 	fi, err := os.Lstat(p)
 	if err != nil {
+		pf.Sealed = sealed(filepath.Dir(p))
 		return pf
 	}
 	pf.Exists = true
@@ -147,6 +148,20 @@ func look(p, why string) PathFact {
 		pf.Other = true
 	}
 	return pf
+}
+
+// sealed reports whether this user could not create an entry in dir
+// (nor its missing parents): nothing to protect there.
+func sealed(dir string) bool {
+	for {
+		if _, err := os.Lstat(dir); err == nil {
+			return unix.Access(dir, unix.W_OK) != nil
+		}
+		if dir == "/" || dir == "." {
+			return true
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // walked is what the walk found.

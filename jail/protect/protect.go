@@ -191,7 +191,10 @@ type PathFact struct {
 	Live []string
 	// Shadowed marks a directory of git dirs.
 	Shadowed bool
-	Why      string
+	// Sealed is an absent path whose directory this user cannot write:
+	// the box, which writes as this user, cannot create it either.
+	Sealed bool
+	Why    string
 }
 
 // Facts are what a launch gathered about a repository.
@@ -242,6 +245,7 @@ func Make(f Facts) (Plan, error) {
 			p.Items = append(p.Items, Item{Path: pf.Path, Dir: true, How: Shadow, Live: slices.Clone(pf.Live), Why: pf.Why})
 		case pf.Exists:
 			p.Items = append(p.Items, Item{Path: pf.Path, Dir: pf.Dir, How: pin, Why: pf.Why})
+		case pf.Sealed:
 		default:
 			p.Items = append(p.Items, Item{Path: pf.Path, Dir: pf.Dir, How: Create, Why: pf.Why})
 		}

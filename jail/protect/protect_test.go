@@ -48,6 +48,7 @@ func TestMake(t *testing.T) {
 			{Path: "/r/sub/.git", Exists: true},
 		}}, "read-only /r/sub/.git\npin /r/vendor/x/.git/\n", ""},
 		{"a symlink is refused", Facts{Found: []PathFact{{Path: "/r/.claude", Exists: true, Link: true}}}, "", "is a symlink"},
+		{"what this user cannot create needs no mount point", Facts{Found: []PathFact{{Path: "/r/.envrc", Sealed: true}}}, "", ""},
 		{"something odd is masked", Facts{Found: []PathFact{{Path: "/r/.envrc", Exists: true, Other: true}}}, "mask /r/.envrc\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
