@@ -10,6 +10,7 @@ require (
 	github.com/godbus/dbus/v5 v5.2.4
 	github.com/mattn/go-shellwords v1.0.16
 	github.com/pelletier/go-toml/v2 v2.4.3
+	github.com/rogpeppe/go-internal v1.16.0
 	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0
@@ -21,7 +22,6 @@ require (
 // Test dependencies.
 require (
 	github.com/google/go-cmp v0.7.0
-	github.com/rogpeppe/go-internal v1.16.0
 	google.golang.org/grpc v1.85.0
 )
 

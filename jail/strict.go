@@ -179,7 +179,10 @@ func Strict(o StrictOptions) Spec {
 	mounts = append(mounts, o.Protect...)
 	mounts = append(mounts, o.Binds...)
 	for _, d := range o.AisanState {
-		if writableUnder(mounts, d) {
+		// Also over a writable mount inside it (a bind spec's rw entry
+		// in ~/.aisan): the state, the trust store with it, is never
+		// writable in a box. The box's own state dir is bound after.
+		if writableUnder(mounts, d) || writableWithin(mounts, d) {
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "aisan state: never writable in a box"))
 		}
 	}
@@ -294,6 +297,25 @@ func writableUnder(mounts []Mount, p string) bool {
 		}
 	}
 	return w
+}
+
+// writableWithin reports whether a writable mount so far lies inside p.
+func writableWithin(mounts []Mount, p string) bool {
+	for _, m := range mounts {
+		switch m.Kind {
+		case Bind, DevBind, Overlay:
+			if m.Dst != p && within(m.Dst, p) {
+				return true
+			}
+		case Seal:
+			for _, h := range m.Holes {
+				if within(h, p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Egress names: a raw relay's name, and the built-in backends' names

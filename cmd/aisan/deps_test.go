@@ -83,6 +83,13 @@ var forbidden = []struct {
 	{mod + "/jail/regfile", map[string]string{
 		mod + "/...": "jail/regfile is a leaf the others read files through",
 	}},
+	{mod + "/jail/trust", map[string]string{
+		mod + "/jail":          "the trust check is a leaf that the launch, the egress loading and the CLI share",
+		mod + "/jail/slot":     "the trust check is a leaf",
+		mod + "/jail/bindspec": "the trust check reads bytes; what they mean is its callers'",
+		mod + "/egress/...":    "the trust check is a leaf",
+		mod + "/systemd/...":   "the trust check is a leaf",
+	}},
 	{mod + "/jail/mcp", map[string]string{
 		mod + "/jail":       "the MCP import is a leaf the strict launcher calls",
 		mod + "/egress/...": "the MCP import is a leaf",

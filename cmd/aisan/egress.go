@@ -110,7 +110,7 @@ func startGRPC(generic bool) egressStarter {
 		if e.Socket == "" {
 			return nil, fmt.Errorf("--egress %s with --net is not supported yet; drop --net (the box reaches it through its own loopback)", e.Name)
 		}
-		cfg, err := reapi.Load(name, generic, e.Param)
+		cfg, err := loadEgressFile(name, generic, e.Param)
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,8 @@ Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
   --strict             only the repository, system directories, the agent
                        and what bind specs name; no network route; no
                        credential
-  --binds FILE         add a bind spec (TOML; repeatable)
+  --binds FILE         add a bind spec (TOML; repeatable); one that lies where
+                       a box can write needs 'aisan trust FILE'
   --env NAME[=VALUE]   pass a variable into the box (repeatable)
   --egress NAME=SOCKET relay loopback port AISAN_EGRESS_<NAME> in the box to
                        a host Unix socket (repeatable)

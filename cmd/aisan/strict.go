@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/bindspec"
+	"github.com/aisan-dev/aisan/jail/trust"
 )
 
 // envStrict makes strict mode the default (the shell functions set it).
@@ -94,7 +96,15 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 	allow := append([]string(nil), f.allowHosts...)
 	if len(f.binds) > 0 {
 		home, _ := os.UserHomeDir()
-		spec, err := bindspec.Load(bindspec.Host{Home: home}, f.binds...)
+		read, err := trustedReader("bind spec")
+		if err != nil {
+			return nil, err
+		}
+		spec, err := bindspec.Load(bindspec.Host{Home: home, ReadFile: read}, f.binds...)
+		var refused *trust.RefusedError
+		if errors.As(err, &refused) {
+			return nil, refused
+		}
 		if err != nil {
 			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
 		}
