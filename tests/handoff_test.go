@@ -134,6 +134,31 @@ func TestHandoffGitHooksAbsent(t *testing.T) {
 	present(t, "git commit after --apply", pwned)
 }
 
+// TestHandoffGitHooksPath: core.hooksPath names a directory in the
+// worktree that does not exist yet (husky's .husky/_ before its install);
+// the box creates it with a hook. Host git commit does not run it. (It
+// used to refuse the launch, asking for the directory to be made.)
+func TestHandoffGitHooksPath(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	hostGit(t, repo, env, "config", "core.hooksPath", ".husky/_")
+	pwned := filepath.Join(t.TempDir(), "PWNED-husky")
+	evil := payload(t, repo, pwned)
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`mkdir -p .husky/_ && cp %q .husky/_/pre-commit && echo planted`, evil))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after the box")
+	absent(t, "host git commit", pwned)
+	if _, err := os.Lstat(filepath.Join(repo, ".husky")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the run's mount point .husky is left in the repository: %v", err)
+	}
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".husky/_/pre-commit"}, []string{"+touch " + pwned})
+	applyHeld(t, env, slot)
+	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after apply")
+	present(t, "git commit after --apply", pwned)
+}
+
 // TestHandoffGitWorktreeConfig: extensions.worktreeConfig is on and
 // config.worktree does not exist; the box writes one naming an fsmonitor.
 // Host git status does not run it.
