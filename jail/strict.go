@@ -325,7 +325,7 @@ var (
 	// BuiltinEgress are the built-in backends; a name with a ":" or "="
 	// suffix takes a parameter (openai-compatible:<provider>,
 	// reapi=FILE, grpc:<name>=FILE).
-	BuiltinEgress = []string{"anthropic", "codex", "openai", "openai-compatible", "reapi", "grpc"}
+	BuiltinEgress = []string{"anthropic", "vertex", "codex", "openai", "openai-compatible", "reapi", "grpc"}
 )
 
 // EgressRequest is one --egress option, parsed.
@@ -353,9 +353,9 @@ func ParseEgress(s string) (EgressRequest, error) {
 			r.Param = rest
 		case base == "grpc" && hasColon && param != "" && hasEq && rest != "":
 			r.Name, r.Param = head, rest
-		case !hasColon && !hasEq && (base == "anthropic" || base == "codex" || base == "openai"):
+		case !hasColon && !hasEq && (base == "anthropic" || base == "vertex" || base == "codex" || base == "openai"):
 		default:
-			return EgressRequest{}, fmt.Errorf("--egress %q: the built-in backends are anthropic, codex, openai, openai-compatible:<provider>, reapi=FILE and grpc:<name>=FILE", s)
+			return EgressRequest{}, fmt.Errorf("--egress %q: the built-in backends are anthropic, vertex, codex, openai, openai-compatible:<provider>, reapi=FILE and grpc:<name>=FILE", s)
 		}
 		return r, nil
 	}
@@ -373,7 +373,7 @@ func ParseEgress(s string) (EgressRequest, error) {
 
 // httpBackends are the built-in backends clients reach over HTTP; the
 // others (and raw relays) are plain TCP or gRPC.
-var httpBackends = []string{"anthropic", "codex", "openai", "openai-compatible", HostsBackend}
+var httpBackends = []string{"anthropic", "vertex", "codex", "openai", "openai-compatible", HostsBackend}
 
 // HostsBackend is the host allow-list proxy (--allow-host), an HTTP proxy
 // for CONNECT and plain-HTTP requests. It is not named with --egress.

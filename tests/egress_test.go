@@ -26,6 +26,7 @@ func tlsStandIn(t *testing.T, ca testCA, commands []string, api func(s *standIn,
 	var creds []string
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		captureBody(r, body)
 		mu.Lock()
 		creds = append(creds, fmt.Sprintf("%s %s authorization=%q x-api-key=%q", r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")))
 		mu.Unlock()

@@ -107,6 +107,7 @@ var forbidden = []struct {
 	{mod + "/egress/anthropic", map[string]string{mod + "/egress/openai/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/openai", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/reapi", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/openai/...": "backends are independent"}},
+	{mod + "/egress/policy", map[string]string{mod + "/...": "the policy engine is data and a walk; the backends hold the tables"}},
 	{mod + "/egress/cred", map[string]string{mod + "/egress/anthropic/...": "credential sources serve the backends, not the reverse", mod + "/egress/openai/...": "likewise", mod + "/egress/reapi/...": "likewise"}},
 }
 

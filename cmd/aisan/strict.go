@@ -35,6 +35,7 @@ type strictFlags struct {
 	allowHosts      listFlag
 	mcpEnv          listFlag
 	apiKey          bool
+	vertex          bool
 }
 
 func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
@@ -50,6 +51,7 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
 	fs.Var(&f.allowHosts, "allow-host", "")
 	fs.Var(&f.mcpEnv, "mcp-env", "")
 	fs.BoolVar(&f.apiKey, "api-key", false, "")
+	fs.BoolVar(&f.vertex, "vertex", false, "")
 }
 
 // strictRequest turns the strict options into the launch's request, or
@@ -60,12 +62,15 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}, {"vertex", f.vertex}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
 		}
 		return nil, nil
+	}
+	if f.vertex && f.apiKey {
+		return nil, withHint(usageErr("--vertex and --api-key exclude each other"), "--vertex uses the host's Google credentials; --api-key an Anthropic API key")
 	}
 	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: startEgress, MCPEnv: f.mcpEnv}
 	for _, e := range f.env {
