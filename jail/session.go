@@ -698,6 +698,9 @@ func (l *launch) recordInit(info Info) {
 		if l.req.Strict != nil {
 			r.Mode = "strict"
 		}
+		if command, err := l.req.Command(); err == nil {
+			r.Command = filepath.Base(command[0])
+		}
 	}); err != nil {
 		l.say(Warning, fmt.Sprintf("recording slot %s: %v", l.sl.Name(), err))
 	}
@@ -767,6 +770,9 @@ func (l *launch) drainEgress() {
 // the keeper), lets go of the slot and prunes old state.
 func (l *launch) recordEnd() error {
 	sl := l.sl
+	if line, ok := sl.TakeKillNote(); ok {
+		l.say(Plain, line)
+	}
 	if l.kept {
 		// The keeper holds the slot now (its copy of the lock), and
 		// records the end when the jail's last process is gone.

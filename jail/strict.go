@@ -244,7 +244,7 @@ func Strict(o StrictOptions) Spec {
 		if o.SkipPermissions {
 			pre = append(pre, a.SkipPermissions...)
 		}
-		pre = append(pre, o.AgentArgs...)
+		pre = agent.DropRepeatedConfig(append(pre, o.AgentArgs...))
 		if len(command) > 0 {
 			command = slices.Concat(command[:1], pre, command[1:])
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/boxinit"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -327,5 +328,24 @@ func TestStrictHandover(t *testing.T) {
 	h = &strictHost{held: "/w", say: discard}
 	if ks, files, _, err := h.handover(); err != nil || len(files) != 0 || len(ks.Endpoints) != 0 || ks.Held != "/w" {
 		t.Errorf("no egress: %+v %v %v", ks, files, err)
+	}
+}
+
+// TestStrictCodexArgsOnce: the -c overrides aisan adds reach Codex once
+// each, when a backend's client settings repeat aisan's own switches (as
+// explain shows them).
+func TestStrictCodexArgsOnce(t *testing.T) {
+	o := strictBase()
+	o.Kind = KindCodex
+	o.Command = []string{"codex", "exec", "hi"}
+	o.AgentArgs = []string{"-c", `model_provider="aisan"`, "-c", "check_for_update_on_startup=false", "-c", `web_search="disabled"`}
+	cmd := Strict(o).Command
+	for _, kv := range []string{`model_provider="aisan"`, "check_for_update_on_startup=false", `web_search="disabled"`, "analytics.enabled=false"} {
+		if n := slices.Index(cmd, kv); n < 0 || slices.Index(cmd[n+1:], kv) >= 0 {
+			t.Errorf("%s is not in codex's arguments exactly once: %q", kv, cmd)
+		}
+	}
+	if got := cmd[len(cmd)-2:]; !slices.Equal(got, []string{"exec", "hi"}) {
+		t.Errorf("the user's arguments do not come last: %q", cmd)
 	}
 }

@@ -38,20 +38,29 @@ type strictFlags struct {
 	vertex          bool
 }
 
-func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
+// registerStrict adds the strict-mode options the launcher of kind
+// honours (see strictOptions).
+func (f *strictFlags) registerStrict(fs *flag.FlagSet, kind jail.Kind) {
 	if v, err := strconv.ParseBool(os.Getenv(envStrict)); err == nil {
 		f.strict = v
 	}
-	fs.BoolVar(&f.strict, "strict", f.strict, "")
-	fs.BoolVar(&f.net, "net", false, "")
-	fs.BoolVar(&f.skipPermissions, "skip-permissions", false, "")
-	fs.Var(&f.binds, "binds", "")
-	fs.Var(&f.env, "env", "")
-	fs.Var(&f.egress, "egress", "")
-	fs.Var(&f.allowHosts, "allow-host", "")
-	fs.Var(&f.mcpEnv, "mcp-env", "")
-	fs.BoolVar(&f.apiKey, "api-key", false, "")
-	fs.BoolVar(&f.vertex, "vertex", false, "")
+	vars := map[string]func(name string){
+		"strict":           func(n string) { fs.BoolVar(&f.strict, n, f.strict, "") },
+		"net":              func(n string) { fs.BoolVar(&f.net, n, false, "") },
+		"skip-permissions": func(n string) { fs.BoolVar(&f.skipPermissions, n, false, "") },
+		"binds":            func(n string) { fs.Var(&f.binds, n, "") },
+		"env":              func(n string) { fs.Var(&f.env, n, "") },
+		"egress":           func(n string) { fs.Var(&f.egress, n, "") },
+		"allow-host":       func(n string) { fs.Var(&f.allowHosts, n, "") },
+		"mcp-env":          func(n string) { fs.Var(&f.mcpEnv, n, "") },
+		"api-key":          func(n string) { fs.BoolVar(&f.apiKey, n, false, "") },
+		"vertex":           func(n string) { fs.BoolVar(&f.vertex, n, false, "") },
+	}
+	for _, o := range strictOptions {
+		if o.honours(kind) {
+			vars[o.name](o.name)
+		}
+	}
 }
 
 // strictRequest turns the strict options into the launch's request, or
@@ -111,7 +120,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 			return nil, refused
 		}
 		if err != nil {
-			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
+			return nil, withHint(err, "fix the bind spec; its keys are "+strings.Join(bindspec.Keys(), ", ")+" ('aisan help "+string(kind)+"' and the README's strict section say what each does)")
 		}
 		r.Binds, r.BindPath, r.BindEnv = spec.JailMounts(), spec.PathDirs(), spec.EnvEntries()
 		for _, e := range spec.MCPEnv {

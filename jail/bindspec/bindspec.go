@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,6 +59,9 @@ const (
 )
 
 var knownKeys = []string{KeyInclude, KeyRO, KeyRW, KeyOverlay, KeyTmpfs, KeyPath, KeyEnv, KeyMCPEnv, KeyAllowHosts}
+
+// Keys lists the keys a bind spec may hold, for help and hints.
+func Keys() []string { return slices.Clone(knownKeys) }
 
 // maxFile caps a spec file; a bind spec is a handful of lines.
 const maxFile = 1 << 20

@@ -113,6 +113,7 @@ func RunInit() int {
 		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
 		return 125
 	}
+	nameInit()
 	sigs := make(chan os.Signal, 32)
 	// PID 1 ignores signals it has no handler for, even SIGTERM from
 	// outside; registering them is what lets them through. Only then may
