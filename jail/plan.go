@@ -58,9 +58,13 @@ type Session struct {
 // deny-list jail binds over the bus sockets it masks.
 const maskFile = "masked-bus"
 
-// MaskFile is the file the plan binds over masked bus sockets, in the
-// slot's run directory.
+// MaskFile is the empty file the plan binds over what it masks (bus
+// sockets; a strict box's protected sockets), in the slot's run
+// directory.
 func (s *Session) MaskFile() string { return filepath.Join(s.SlotDir, maskFile) }
+
+// MaskFile is [Session.MaskFile] for the slot named.
+func (h Host) MaskFile(slotName string) string { return filepath.Join(h.SlotDir(slotName), maskFile) }
 
 // Prepared is what the box's mode gathered and made on the host before
 // the plan, as plain data (explain passes what a launch would make):
@@ -114,7 +118,7 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		OtherManagerDirs: otherDirs,
 		OtherBusSockets:  otherSockets,
 		Bus:              bus,
-		MaskFile:         filepath.Join(slotDir, maskFile),
+		MaskFile:         h.MaskFile(slotName),
 		History:          hist,
 		ExtraEnv:         slices.Clone(prep.Env),
 		Limits:           req.Limits,
@@ -150,7 +154,7 @@ func planStrict(req Request, h Host, slotName string, sp StrictPlan) (*Session, 
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
+	warnings := slices.Clone(sp.Notes)
 	if sp.Options.Net {
 		warnings = append(warnings, "--net: this box shares the host's network: the internet, the LAN and VPNs, services on the host's loopback, and abstract-namespace sockets (X11's among them) are all reachable; credential files stay unmounted")
 	}

@@ -87,7 +87,7 @@ func TestPlanStrict(t *testing.T) {
 		Egress:  []Endpoint{{Name: "codex", Backend: "codex", Var: "AISAN_EGRESS_CODEX", HTTP: true}},
 		EnvFile: h.SlotDir("proj-1-codex") + "/box.env", Net: true,
 	}
-	sp := StrictPlan{Options: o, Secret: []string{"FROM_HOST"}, BindFiles: []string{"/b.toml"}, MCP: []string{"none"}}
+	sp := StrictPlan{Options: o, Secret: []string{"FROM_HOST"}, BindFiles: []string{"/b.toml"}, Notes: []string{"a note"}, Explain: "\nMCP servers:\n  none\n"}
 	req := Request{Kind: KindCodex}
 	s, err := Plan(req, h, "proj-1-codex", Prepared{Strict: &sp})
 	if err != nil {
@@ -104,7 +104,7 @@ func TestPlanStrict(t *testing.T) {
 	if len(sp.Secret) != 1 {
 		t.Errorf("Plan changed the gathered secrets: %q", sp.Secret)
 	}
-	if len(s.Warnings) != 1 || !strings.HasPrefix(s.Warnings[0], "--net:") {
+	if len(s.Warnings) != 2 || s.Warnings[0] != "a note" || !strings.HasPrefix(s.Warnings[1], "--net:") {
 		t.Errorf("warnings %q", s.Warnings)
 	}
 	if s.Spec.Namespaces.Net || s.Compiled.EnvFile != o.EnvFile || !slices.Contains(s.Spec.Env, "AISAN_JAIL=proj-1-codex") {

@@ -15,8 +15,10 @@ package jail
 //     it, it is bound read-only again on top, and only the box's own state
 //     directory is reopened.
 //   - The environment starts empty; every variable is listed here.
-//   - Git metadata comes pinned (jail/strictbox/gitpin), after the repository's bind
-//     and before the user's binds.
+//   - Git metadata comes pinned (jail/strictbox/gitpin), after the
+//     repository's bind; then what host tools run (jail/strictbox/protect):
+//     copies whose changes are held for review, sockets masked; then the
+//     user's binds.
 
 import (
 	"errors"
@@ -58,9 +60,13 @@ type StrictPlan struct {
 	Secret []string
 	// BindFiles are the bind specs the options came from.
 	BindFiles []string
-	// MCP are the MCP import's lines for explain; nil when the agent
-	// imports none.
-	MCP []string
+	// Notes are what gathering found that the user should hear (shown
+	// as warnings, before the plan's own).
+	Notes []string
+	// Explain is what explain prints besides the options, rendered by
+	// the mode, which alone knows it: the MCP import, what host tools run
+	// and the box's held copies.
+	Explain string
 	// BwrapVersion is the host's bwrap when an overlay depends on it
 	// (set by Plan).
 	BwrapVersion [3]int
@@ -99,6 +105,10 @@ type StrictOptions struct {
 	GitConfig string
 	// GitPins are the repository's git pins (from jail/strictbox/gitpin).
 	GitPins []Mount
+	// Protect are the mounts that keep what host tools run out of the
+	// box's reach (from jail/strictbox/protect): copies held for review, masked
+	// sockets.
+	Protect []Mount
 	// Binds are the bind specs' mounts; BindPath their path entries.
 	Binds    []Mount
 	BindPath []string
@@ -155,6 +165,9 @@ var strictDefaults = []string{
 	"SHELL=/bin/sh",
 }
 
+// repoWhy is the repository's mount's reason.
+const repoWhy = "repo: read-write at its real path"
+
 // Strict is the allow-list box for o.Kind.
 func Strict(o StrictOptions) Spec {
 	why := func(m Mount, w string) Mount { m.Why = w; return m }
@@ -184,8 +197,9 @@ func Strict(o StrictOptions) Spec {
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "--net: name resolution"))
 		}
 	}
-	mounts = append(mounts, why(Mount{Kind: Bind, Src: o.Repo, Dst: o.Repo}, "repo: read-write at its real path"))
+	mounts = append(mounts, why(Mount{Kind: Bind, Src: o.Repo, Dst: o.Repo}, repoWhy))
 	mounts = append(mounts, o.GitPins...)
+	mounts = append(mounts, o.Protect...)
 	mounts = append(mounts, o.Binds...)
 	for _, d := range o.AisanState {
 		// Also over a writable mount inside it (a bind spec's rw entry
@@ -367,6 +381,12 @@ func (e *CredentialError) Error() string { return e.msg }
 
 // Hints says what to do instead.
 func (e *CredentialError) Hints() []string {
+	if e.Mount.Why == repoWhy {
+		return []string{
+			"cd into a project (a directory that holds no credential) and start the box there",
+			"model calls get their credential from the host through --egress; a strict box never holds one",
+		}
+	}
 	return []string{
 		"bind the directories the agent needs one by one, none of which holds " + e.Credential,
 		"model calls get their credential from the host through --egress; a strict box never holds one",

@@ -43,12 +43,9 @@ func explainStrict(w io.Writer, s *Session) {
 		fmt.Fprintf(w, "  warning: %s\n", warning)
 	}
 
-	if sp.MCP != nil {
-		fmt.Fprintf(w, "\nMCP servers (the user's local ones start inside the box; remote ones are not offered):\n")
-		for _, l := range sp.MCP {
-			fmt.Fprintf(w, "  %s\n", l)
-		}
-	}
+	// The sections only the box's mode knows (its MCP import, what host
+	// tools run and its held copies), as it rendered them.
+	io.WriteString(w, sp.Explain)
 
 	fmt.Fprintf(w, "\negress endpoints (ports are picked anew at each launch):\n")
 	if len(s.Spec.Egress) == 0 {

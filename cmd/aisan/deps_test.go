@@ -43,7 +43,7 @@ var roles = []struct {
 		"hooks":     "a strict box edits no agent settings outside it",
 		"preflight": "preflight checks the host, not the reverse",
 	}},
-	{"mechanism", []string{mod + "/jail/boxinit", mod + "/jail/relay", mod + "/jail/busproxy", mod + "/jail/slot", mod + "/jail/transcript", mod + "/jail/history", mod + "/jail/trust"}, map[string]string{
+	{"mechanism", []string{mod + "/jail/boxinit", mod + "/jail/relay", mod + "/jail/busproxy", mod + "/jail/slot", mod + "/jail/transcript", mod + "/jail/history"}, map[string]string{
 		"description": "the box's own mechanisms and the runtime's state are beneath the description",
 		"runtime":     "the box's own mechanisms are beneath the runtime",
 		"strict":      "the box's own mechanisms are beneath the strict box",
@@ -155,12 +155,30 @@ var libraries = []struct {
 	{mod + "/jail/strictbox/mcp", map[string]string{
 		mod + "/jail":                  "the MCP import is a leaf the strict box calls",
 		mod + "/jail/strictbox":        "the MCP import is a leaf the strict box calls",
-		mod + "/jail/launch/...":       "the MCP import is a leaf the strict box calls",
 		mod + "/jail/strictbox/gitpin": "the MCP import is a leaf the strict box calls",
 	}},
-	{mod + "/jail/trust", map[string]string{
-		mod + "/jail/slot":               "the trust check is a leaf that the launch, the egress loading and the CLI share",
+	// The strict side's helpers beneath strictbox are leaves it calls:
+	// none reaches back up to the box, the launch or the description.
+	{mod + "/jail/strictbox/trust", map[string]string{
+		mod + "/jail":                    "the trust check is a leaf that the launch, the egress loading and the CLI share",
+		mod + "/jail/strictbox":          "the trust check is a leaf",
+		mod + "/jail/slot":               "the trust check is a leaf",
 		mod + "/jail/strictbox/bindspec": "the trust check reads bytes; what they mean is its callers'",
+		mod + "/egress/...":              "the trust check is a leaf",
+	}},
+	{mod + "/jail/strictbox/protect", map[string]string{
+		mod + "/jail":           "what host tools run is decided from gathered facts, for the box's mode",
+		mod + "/jail/strictbox": "protect is a leaf the strict box calls",
+		mod + "/egress/...":     "protect knows paths, not egress",
+	}},
+	{mod + "/jail/strictbox/held", map[string]string{
+		mod + "/jail":           "the held store knows files, not plans",
+		mod + "/jail/strictbox": "held is a leaf the strict box and the review command call",
+		mod + "/egress/...":     "the held store knows files, not egress",
+	}},
+	{mod + "/jail/strictbox/gitpin", map[string]string{
+		mod + "/jail":           "git pins are decided from the repository, for the box's mode",
+		mod + "/jail/strictbox": "gitpin is a leaf the strict box calls",
 	}},
 	{mod + "/jail/relay", map[string]string{
 		"net/http":                         "the in-box relay is a byte pump",

@@ -64,7 +64,13 @@ func runList(ctx context.Context, args []string) error {
 	if *asJSON {
 		return slot.WriteJSON(os.Stdout, entries)
 	}
-	return slot.WriteTable(os.Stdout, entries)
+	if err := slot.WriteTable(os.Stdout, entries); err != nil {
+		return err
+	}
+	if home, err := slot.Home(); err == nil {
+		noteHeld(home)
+	}
+	return nil
 }
 
 // openRegistry opens the registry in the state dir the environment names.

@@ -13,7 +13,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
-	"github.com/aisan-dev/aisan/jail/trust"
+	"github.com/aisan-dev/aisan/jail/strictbox/trust"
 )
 
 // envStrict makes strict mode the default (the shell functions set it).

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/aisan-dev/aisan/jail/strictbox"
-	"github.com/aisan-dev/aisan/jail/trust"
+	"github.com/aisan-dev/aisan/jail/strictbox/trust"
 )
 
 const trustUsage = `

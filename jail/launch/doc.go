@@ -75,6 +75,7 @@
 // accepts nothing new and answers what is in flight for up to
 // keepDrainGrace. The socket files stay for the keeper, which removes
 // them with the run directory. At the box's end the keeper's
-// [Services.Stop] also sweeps what the box left that would redirect the
-// host's git.
+// [Services.Stop] also collects the box's held set (what it changed of
+// what host tools run, held for the user's review), as the wrapper's does
+// for a box nobody kept.
 package launch

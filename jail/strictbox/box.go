@@ -7,13 +7,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+	"github.com/aisan-dev/aisan/jail/strictbox/held"
 	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
 // Options are what the user asked of a strict box, beyond the agent and
@@ -65,6 +68,8 @@ type Box struct {
 	git       gitpin.Plan
 	gitconfig []byte
 	mcp       *mcp.Options
+	guard     protect.Plan
+	held      string
 }
 
 var _ launch.Mode = (*Box)(nil)
@@ -88,12 +93,12 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
-	f, err := gather(req.Kind, command, h, b.Options)
+	f, err := gather(req.Kind, command, h, slotName, b.Options)
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
 	o, secret := decide(req.Kind, command, h, slotName, b.Options, f)
-	mcpOpts, mcpLines, err := planMCP(req.Kind, h, &o, b.MCPEnv)
+	mcpOpts, mcpExplain, err := planMCP(req.Kind, h, &o, b.MCPEnv)
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
@@ -122,15 +127,34 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 			o.EnvFile = filepath.Join(slotDir, "box.env")
 		}
 	}
-	b.git, b.gitconfig, b.mcp = f.git, f.gitconfig, mcpOpts
-	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles), MCP: mcpLines}}, undo, nil
+	b.git, b.gitconfig, b.mcp, b.guard, b.held = f.git, f.gitconfig, mcpOpts, f.guard, f.held
+	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles),
+		Notes: slices.Clone(f.guard.Notes), Explain: explain(mcpExplain, f.guard, f.held)}}, undo, nil
+}
+
+// explain renders what explain shows that only the box's mode knows: the
+// MCP import (lines, nil for none), what host tools run and the box's
+// held copies.
+func explain(mcpLines []string, guard protect.Plan, set string) string {
+	var w strings.Builder
+	if mcpLines != nil {
+		fmt.Fprintf(&w, "\nMCP servers (the user's local ones start inside the box; remote ones are not offered):\n")
+		for _, l := range mcpLines {
+			fmt.Fprintf(&w, "  %s\n", l)
+		}
+	}
+	fmt.Fprintf(&w, "\nwhat host tools run or obey here, at any depth (the box edits copies; 'aisan review' shows what it changed):\n")
+	protect.WriteTable(&w)
+	fmt.Fprintf(&w, "\nin this repository (held copies in %s):\n", set)
+	protect.Explain(&w, guard)
+	return w.String()
 }
 
 // Serve does the host-side steps of a strict launch, once the slot's run
 // directory exists: the state directory and its seed, the MCP import, the
-// generated gitconfig, and the egress services of the built-in
-// endpoints.
-func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (launch.Services, error) {
+// generated gitconfig, the copies of what host tools run (held for review
+// when the box ends), and the egress services of the built-in endpoints.
+func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Services, err error) {
 	say := s.Request.Say
 	o := s.Strict.Options
 	if err := rememberWritable(s.Host.AisanHome, s.Spec); err != nil {
@@ -163,7 +187,24 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (launch.Servic
 			return nil, err
 		}
 	}
-	svc := &services{egress: b.egress, gitWatch: b.git.Watch, say: say}
+	svc := &services{egress: b.egress, slot: s.Slot, say: say}
+	if len(b.guard.Items) > 0 || len(b.guard.Watch) > 0 {
+		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(),
+			Items: b.guard.Items, Known: b.guard.Known, Watch: b.guard.Watch,
+			GitDir: b.git.GitDir, CommonDir: b.git.CommonDir, Exclude: rootMountFiles(b.guard, o.Repo)}
+		if err := held.Prepare(b.held, m); err != nil {
+			return nil, err
+		}
+		svc.held = b.held
+		launch.Trace("protected paths copied")
+		// A launch that fails from here on removes the run's mount points
+		// (and holds nothing: no box ran).
+		defer func() {
+			if err != nil {
+				svc.Stop()
+			}
+		}()
+	}
 	if len(s.Spec.Egress) == 0 {
 		return svc, nil
 	}
@@ -181,4 +222,16 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (launch.Servic
 	}
 	svc.runs = runs
 	return svc, nil
+}
+
+// rootMountFiles are the empty files a box's run makes at the
+// repository's root, as git exclude patterns.
+func rootMountFiles(p protect.Plan, repo string) []string {
+	var out []string
+	for _, it := range p.Items {
+		if it.How == protect.Create && !it.Dir && filepath.Dir(it.Path) == repo {
+			out = append(out, "/"+filepath.Base(it.Path))
+		}
+	}
+	return out
 }

@@ -4,7 +4,8 @@
 // # A strict launch, from the host
 //
 //	Box.Prepare   gather (gather.go) reads the repository's git layout
-//	              (gitpin), the agent's binaries, instruction files and
+//	              (gitpin) and what host tools run in it (protect), the
+//	              agent's binaries, instruction files and
 //	              settings, the credentials that exist and the bind specs'
 //	              sources; decide, a pure function, turns them and the
 //	              user's Options into the strict preset's options; planMCP
@@ -12,15 +13,23 @@
 //	              endpoint and the ports are planned (models.go, request.go)
 //	jail.Plan     the preset, compiled (package jail, which reads nothing)
 //	Box.Serve     the state directory and its seed (state.go), the MCP
-//	              import, the gitconfig, the egress services (egress.go)
+//	              import, the gitconfig, the protected paths' copies
+//	              (held), the egress services (egress.go)
 //	services      Env for the box's environment file; Keep and Resume
 //	              (services.go) hand them to a keeper; Stop ends them and
-//	              sweeps what the box left that would redirect host git
+//	              collects the held set: what the box changed of what host
+//	              tools run, held for 'aisan review'
+//
+// The files that define a box (bind specs, egress files) are read only
+// when no box can write where they lie, or the user approved them
+// (trust, egresstrust.go).
 //
 // Which backends exist, how --egress names them, what serves each and
 // which agent each serves is one table, egress/backend.Builtin.
 //
-// Beneath it: gitpin (the repository's git metadata, pinned), mcp (the
-// user's local MCP servers, imported) and bindspec (the user's bind spec
-// files).
+// Beneath it, the strict side's helpers: gitpin (the repository's git
+// metadata, pinned), protect (what host tools run, kept from the box) and
+// held (the box's copies of it, held for review), mcp (the user's local
+// MCP servers, imported), bindspec (the user's bind spec files) and trust
+// (the user's approvals of files a box could have written).
 package strictbox

@@ -14,7 +14,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
-	"github.com/aisan-dev/aisan/jail/trust"
+	"github.com/aisan-dev/aisan/jail/strictbox/trust"
 )
 
 // loadEgressFile reads the file of an egress backend (reapi=FILE,

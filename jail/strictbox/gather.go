@@ -12,12 +12,16 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+	"github.com/aisan-dev/aisan/jail/strictbox/held"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -239,6 +243,10 @@ type facts struct {
 	repo      string
 	git       gitpin.Plan
 	xdgConfig string
+	// guard is how what host tools run appears in the box (protect),
+	// held the set its copies will live in (held).
+	guard protect.Plan
+	held  string
 	// toolRO and toolPath are the agent's directories (toolDirs).
 	toolRO, toolPath []string
 	user             string
@@ -261,9 +269,9 @@ type facts struct {
 	netBinds []string
 }
 
-// gather reads what a strict box of kind running command is decided
-// from, on host h.
-func gather(kind jail.Kind, command []string, h jail.Host, o Options) (facts, error) {
+// gather reads what a strict box of kind running command in the slot
+// named is decided from, on host h.
+func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Options) (facts, error) {
 	var f facts
 	f.repo = gitpin.Find(h.Cwd)
 	if f.repo == "" {
@@ -275,11 +283,24 @@ func gather(kind jail.Kind, command []string, h jail.Host, o Options) (facts, er
 	if f.xdgConfig = h.Getenv("XDG_CONFIG_HOME"); !filepath.IsAbs(f.xdgConfig) {
 		f.xdgConfig = ""
 	}
+	if err := protect.CheckRoot([]string{f.repo, h.Cwd}, sharedDirs(h)); err != nil {
+		return f, err
+	}
 	git, err := gitpin.Make(f.repo, h.Home, f.xdgConfig)
 	if err != nil {
 		return f, fmt.Errorf("strict mode cannot protect this repository's git metadata: %w", err)
 	}
 	f.git = git
+	launch.Trace("git planned")
+	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch})
+	if err != nil {
+		return f, err
+	}
+	launch.Trace(fmt.Sprintf("repository walked: %d entries, %d sockets", pf.Entries, len(pf.Sockets)))
+	if f.guard, err = protect.Make(pf); err != nil {
+		return f, err
+	}
+	f.held = held.NewSetDir(h.AisanHome, slotName, time.Now())
 	if f.toolRO, f.toolPath, err = toolDirs(command[0], h.Env, 0); err != nil {
 		return f, &jail.NotFoundError{Name: command[0], Kind: kind}
 	}
@@ -342,7 +363,8 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		Kind: kind, Slot: slotName, Command: slices.Clone(command),
 		Repo: f.repo, Cwd: h.Cwd, Home: h.Home, User: f.user,
 		HostEnv: h.Env, Root: f.root, ToolDirs: f.toolRO, PathDirs: f.toolPath,
-		GitPins: pins, BindPath: slices.Clone(o.BindPath), Net: o.Net,
+		GitPins: pins, Protect: protectMounts(f.guard, f.held, h.MaskFile(slotName)),
+		BindPath: slices.Clone(o.BindPath), Net: o.Net,
 		SkipPermissions: o.SkipPermissions, Forbidden: f.credentials,
 		AisanState: []string{h.AisanHome}, Binds: slices.Clone(f.binds), NetBinds: f.netBinds,
 	}
@@ -371,6 +393,53 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		so.Preferences = f.preferences
 	}
 	return so, secret
+}
+
+// sharedDirs are where other programs keep sockets and state by design:
+// a strict box neither starts in one nor binds one as its repository.
+// Each is given as named and as its real path.
+func sharedDirs(h jail.Host) []string {
+	dirs := []string{"/tmp", "/var/tmp", "/dev/shm", h.RuntimeDir, fmt.Sprintf("/run/user/%d", os.Getuid())}
+	if rt := h.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dirs = append(dirs, filepath.Clean(rt))
+	}
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		out = append(out, d)
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// protectMounts turns the protections into mounts: a held item's copy in
+// the set, a shadow's live entries bound back from the host, sockets
+// masked with the empty file mask.
+func protectMounts(p protect.Plan, set, mask string) []jail.Mount {
+	var out []jail.Mount
+	for n, it := range p.Items {
+		switch it.How {
+		case protect.Copy, protect.Create:
+			out = append(out, jail.Mount{Kind: jail.Bind, Src: held.Work(set, n), Dst: it.Path, Why: "protected, held for review (" + it.How.String() + "): " + it.Why})
+		case protect.Shadow:
+			out = append(out, jail.Mount{Kind: jail.Bind, Src: held.Work(set, n), Dst: it.Path, Why: "protected, new entries held for review: " + it.Why})
+			for _, l := range it.Live {
+				q := filepath.Join(it.Path, l)
+				out = append(out, jail.Mount{Kind: jail.Bind, Src: q, Dst: q, Why: "git: an existing submodule's git dir, live"})
+			}
+		case protect.Pin:
+			out = append(out, jail.Mount{Kind: jail.Bind, Src: it.Path, Dst: it.Path, Why: it.Why})
+		case protect.ReadOnly:
+			out = append(out, jail.Mount{Kind: jail.ROBind, Src: it.Path, Dst: it.Path, Why: "protected, read-only: " + it.Why})
+		case protect.Mask:
+			out = append(out, jail.Mount{Kind: jail.ROBind, Src: mask, Dst: it.Path, Why: it.Why})
+		}
+	}
+	return out
 }
 
 func currentUser(getenv func(string) string) string {

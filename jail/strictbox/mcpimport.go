@@ -17,7 +17,8 @@ var mcpClients = map[jail.Kind]mcp.Client{jail.KindClaude: mcp.Claude, jail.Kind
 // (opencode's OPENCODE_CONFIG) and read-only binds of each server's
 // executable and what it resolves to. It returns the options the launch
 // repeats for real (writing the client's config into the state dir) once
-// the state dir exists, and what explain shows of the plan. Remote
+// the state dir exists, and what explain shows of the plan (nil when the
+// agent imports none). Remote
 // servers are not offered in the box.
 func planMCP(kind jail.Kind, h jail.Host, o *jail.StrictOptions, allowEnv []string) (*mcp.Options, []string, error) {
 	client, ok := mcpClients[kind]

@@ -11,32 +11,35 @@ import (
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
-	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+	"github.com/aisan-dev/aisan/jail/strictbox/held"
 )
 
 // services is what serves one strict box from the host: its built-in
-// endpoints' egress services and, when the box ends, the sweep of what it
-// left that would redirect host git.
+// endpoints' egress services and, when the box ends, the collection of
+// its held set (what it changed of what host tools run).
 type services struct {
 	egress *boxEgress
 	// eps are the built-in endpoints, runs their services, one each.
 	eps  []jail.Endpoint
 	runs []*endpointRun
-	// gitWatch are the files the box must not leave behind (gitpin.Sweep).
-	gitWatch []string
-	say      jail.Say
+	// held is the box's set of copies of what host tools run (held),
+	// collected when it ends; "" for none.
+	held string
+	slot string
+	say  jail.Say
 }
 
 // kept is what a keeper needs to serve a box's endpoints again, besides
 // their listening sockets: the launch's credential mode, the --net box's
 // per-box token (a placeholder the box holds, never a credential: the
 // keeper reads those from the host as the wrapper did), the endpoints in
-// the sockets' order, and the files to sweep.
+// the sockets' order, and the held set to collect.
 type kept struct {
 	APIKey    bool            `json:"api_key,omitempty"`
 	Token     string          `json:"token,omitempty"`
 	Endpoints []jail.Endpoint `json:"endpoints,omitempty"`
-	GitWatch  []string        `json:"git_watch,omitempty"`
+	Held      string          `json:"held,omitempty"`
+	Slot      string          `json:"slot,omitempty"`
 }
 
 // Env are the endpoints' variables for the agent (addresses picked at
@@ -65,7 +68,7 @@ func (s *services) Keep() (launch.Kept, error) {
 		}
 		files = append(files, f)
 	}
-	state, err := json.Marshal(kept{APIKey: s.egress.apiKey, Token: s.egress.token, Endpoints: s.eps, GitWatch: s.gitWatch})
+	state, err := json.Marshal(kept{APIKey: s.egress.apiKey, Token: s.egress.token, Endpoints: s.eps, Held: s.held, Slot: s.slot})
 	if err != nil {
 		for _, f := range files {
 			f.Close()
@@ -89,13 +92,25 @@ func (s *services) Drain(ctx context.Context) {
 	s.sayRefusals()
 }
 
-// Stop ends the services at once, after the box, and moves aside what the
-// box left that would redirect host git.
+// Stop ends the services at once, after the box, and collects its held
+// set: what it changed of what host tools run is held for review.
 func (s *services) Stop() {
 	stopAll(s.runs)
 	s.sayRefusals()
-	for _, m := range gitpin.Sweep(gitpin.Plan{Watch: s.gitWatch}) {
-		s.say(jail.Warning, m)
+	if s.held == "" {
+		return
+	}
+	r, err := held.End(s.held)
+	if err != nil {
+		s.say(jail.Warning, fmt.Sprintf("collecting what the box changed of what host tools run (%s): %v; 'aisan review' lists it", s.held, err))
+		return
+	}
+	if len(r.Files) > 0 {
+		m, _ := held.ReadManifest(s.held)
+		s.say(jail.Warning, r.Summary(m.Repo, s.slot))
+	}
+	for _, k := range r.Kept {
+		s.say(jail.Warning, fmt.Sprintf("%s was made empty for the box's run and the host wrote there since; it is left as it is", k))
 	}
 }
 
@@ -142,5 +157,5 @@ func (b *Box) Resume(k launch.Kept, say jail.Say) (launch.Services, error) {
 		}
 		return nil, err
 	}
-	return &services{egress: m, eps: st.Endpoints, runs: runs, gitWatch: st.GitWatch, say: say}, nil
+	return &services{egress: m, eps: st.Endpoints, runs: runs, held: st.Held, slot: st.Slot, say: say}, nil
 }

@@ -2,7 +2,7 @@ package strictbox
 
 import (
 	"github.com/aisan-dev/aisan/jail"
-	"github.com/aisan-dev/aisan/jail/trust"
+	"github.com/aisan-dev/aisan/jail/strictbox/trust"
 )
 
 // rememberWritable records, before anything of the box runs, every host
@@ -11,7 +11,16 @@ import (
 // needs the user's approval, and a credential source there is refused
 // (see package trust).
 func rememberWritable(aisanHome string, s jail.Spec) error {
-	return trust.Open(aisanHome).Remember(boxWritable(s))
+	// aisan's state is a place boxes write already (trust.WhyState); the
+	// per-launch copies of what host tools run (strictbox/held) lie in it and
+	// would only grow the record.
+	var dirs []string
+	for _, d := range boxWritable(s) {
+		if !within(d, aisanHome) {
+			dirs = append(dirs, d)
+		}
+	}
+	return trust.Open(aisanHome).Remember(dirs)
 }
 
 // boxWritable lists the host paths a box is given read-write: the sources

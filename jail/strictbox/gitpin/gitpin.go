@@ -15,20 +15,25 @@
 //
 //   - .git itself is a mount point, so it cannot be renamed aside and a
 //     new one planted in its place.
-//   - config, config.worktree, hooks/ and the pointer files are pinned
-//     read-only; so are a core.hooksPath directory inside the repository
-//     and each submodule's config and hooks under modules/.
+//   - The pointer files are pinned read-only: a box never has a reason to
+//     move a repository's metadata.
+//   - What git reads to decide what to run is listed as [Steer], whether
+//     or not it exists: config, config.worktree, hooks/, info/,
+//     objects/info/alternates, modules/ (a new submodule git dir there,
+//     with a gitlink, makes host git status run its config), a
+//     core.hooksPath inside the repository or a git dir, and config files
+//     the repository's config includes from there. jail/protect decides
+//     how the box sees each: a copy whose changes are held for review.
 //   - A linked worktree sees its own private git dir read-write, the
-//     common dir's objects and refs read-write, the common config and
-//     hooks read-only, and no sibling worktree's dir: the worktrees
-//     directory is sealed around its own.
+//     common dir's objects and refs read-write, and no sibling worktree's
+//     dir: the worktrees directory is sealed around its own.
 //   - Absolute and relative pointers are both followed, on the host, and
 //     must agree with each other; a layout that does not is refused.
 //   - A file that would redirect git but does not exist yet (a "commondir"
 //     in a main git dir) cannot be pinned without creating it on the
-//     host, which a preset never does. Such files are watched instead:
-//     [Sweep] moves aside whatever the box planted there once it ends,
-//     and [Plan] refuses a repository where one is already present.
+//     host. Such files are watched instead: whatever the box planted there
+//     is moved aside once it ends, and [Make] refuses a repository where
+//     one is already present.
 //   - Planning reads the host, runs nothing and creates nothing.
 package gitpin
 
@@ -41,7 +46,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
@@ -79,8 +83,24 @@ type Plan struct {
 	// Pins are the mounts, in order; they come after the repository's
 	// own read-write bind.
 	Pins []Pin
+	// Steer are the paths git reads to decide what to run, existing or
+	// not, in mount order (a parent before what lies in it).
+	Steer []Steer
 	// Watch are files that must not appear while the box runs.
 	Watch []string
+}
+
+// Steer is one path git reads to decide what to run.
+type Steer struct {
+	Path string
+	// Dir is set for a directory.
+	Dir bool
+	// Live, for a directory of git dirs (modules/), are its entries at
+	// planning time: each stays the host's own, and only what is new in
+	// the directory is the box's.
+	Live []string
+	// Why is the reason, for explain.
+	Why string
 }
 
 // maxPointer caps a pointer file (.git, commondir, gitdir).
@@ -148,17 +168,62 @@ func (p *Plan) addIfExists(path, why string) {
 	}
 }
 
-// pinSteering pins what steers git in a common dir.
+// pinSteering lists what steers git in a common dir.
 func (p *Plan) pinSteering(common string) error {
 	planted := filepath.Join(common, "commondir")
 	if _, err := os.Lstat(planted); err == nil {
 		return fmt.Errorf("%s exists: it redirects git to another config and hooks, and git never writes it in a main git dir; inspect it (a box may have planted it), then remove it", planted)
 	}
 	p.Watch = append(p.Watch, planted)
-	for _, f := range []string{"config", "config.worktree", "hooks", "objects/info/alternates"} {
-		p.addIfExists(filepath.Join(common, f), "git pin: what host git reads or runs")
-	}
+	p.Steer = append(p.Steer, GitDirSteer(common)...)
 	return nil
+}
+
+// steerFiles are what git reads in a git dir to decide what to run.
+var steerFiles = []struct {
+	name string
+	dir  bool
+	why  string
+}{
+	{"config", false, "git: config names programs (core.fsmonitor, pagers, drivers, hooksPath)"},
+	{"config.worktree", false, "git: per-worktree config, read with extensions.worktreeConfig"},
+	{"hooks", true, "git: hooks run by commit, merge, checkout, push"},
+	{"info", true, "git: exclude, attributes, sparse-checkout"},
+	{"objects/info/alternates", false, "git: other object stores"},
+}
+
+// GitDirSteer lists the paths of the git dir dir that steer what git
+// runs, whether or not they exist, and its submodules' (see [Steer]).
+func GitDirSteer(dir string) []Steer {
+	var out []Steer
+	for _, f := range steerFiles {
+		out = append(out, Steer{Path: filepath.Join(dir, f.name), Dir: f.dir, Why: f.why})
+	}
+	return append(out, modulesSteer(filepath.Join(dir, "modules"), 0)...)
+}
+
+// modulesSteer lists a modules directory, whose entries are submodule
+// git dirs or (for a submodule named a/b) directories holding them.
+func modulesSteer(dir string, depth int) []Steer {
+	s := Steer{Path: dir, Dir: true, Why: "git: submodule git dirs; a new one with a gitlink runs its config on host git status"}
+	ents, err := os.ReadDir(dir)
+	if err != nil || depth > 6 {
+		return []Steer{s}
+	}
+	var below []Steer
+	for _, e := range ents {
+		s.Live = append(s.Live, e.Name())
+		d := filepath.Join(dir, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil {
+			below = append(below, GitDirSteer(d)...)
+		} else {
+			below = append(below, modulesSteer(d, depth+1)...)
+		}
+	}
+	return append([]Steer{s}, below...)
 }
 
 func (p *Plan) main() error {
@@ -198,15 +263,18 @@ func (p *Plan) linked(dotgit string) error {
 	}
 	p.Pins = append(p.Pins, Pin{Kind: Seal, Path: filepath.Join(common, "worktrees"), Holes: []string{private},
 		Why: "git pin: sibling worktrees' dirs hidden, only this one's open"})
-	for _, f := range []string{"commondir", "gitdir", "config.worktree"} {
-		p.addIfExists(filepath.Join(private, f), "git pin: the worktree's own pointers and config")
+	for _, f := range []string{"commondir", "gitdir"} {
+		p.addIfExists(filepath.Join(private, f), "git pin: the worktree's own pointers")
 	}
+	p.Steer = append(p.Steer, Steer{Path: filepath.Join(private, "config.worktree"), Why: "git: this worktree's own config, read with extensions.worktreeConfig"})
 	return nil
 }
 
-// hooksPath pins a core.hooksPath directory that lies inside the
-// repository (outside it, the box does not see it). The setting is read
-// from the repository's config and the user's global ones, as git would.
+// hooksPath lists a core.hooksPath directory that lies inside the
+// repository or one of its git dirs (elsewhere, the box does not see it),
+// and the config files the repository's config includes from there. The
+// settings are read from the repository's config and the user's global
+// ones, as git would.
 func (p *Plan) hooksPath(home, xdgConfig string) error {
 	files := []string{"/etc/gitconfig"}
 	if xdgConfig != "" {
@@ -217,11 +285,19 @@ func (p *Plan) hooksPath(home, xdgConfig string) error {
 	if home != "" {
 		files = append(files, filepath.Join(home, ".gitconfig"))
 	}
-	files = append(files, filepath.Join(p.CommonDir, "config"))
+	repoFiles := []string{filepath.Join(p.CommonDir, "config"), filepath.Join(p.CommonDir, "config.worktree")}
 	if p.Linked {
-		files = append(files, filepath.Join(p.GitDir, "config.worktree"))
+		repoFiles = append(repoFiles, filepath.Join(p.GitDir, "config.worktree"))
 	}
-	hp, ok := Lookup(ReadConfig(files...), "core.hookspath")
+	seen := p.seeable()
+	for _, f := range repoFiles {
+		for _, inc := range Includes(ReadConfig(f), filepath.Dir(f), home) {
+			if seen(inc) {
+				p.Steer = append(p.Steer, Steer{Path: inc, Why: "git: a config file the repository's config includes"})
+			}
+		}
+	}
+	hp, ok := Lookup(ReadConfig(append(files, repoFiles...)...), "core.hookspath")
 	if !ok || hp == "" {
 		return nil
 	}
@@ -232,17 +308,47 @@ func (p *Plan) hooksPath(home, xdgConfig string) error {
 		hp = filepath.Join(p.Repo, hp)
 	}
 	hp = filepath.Clean(hp)
-	if !within(hp, p.Repo) || within(hp, p.GitDir) || within(hp, p.CommonDir) {
+	if !seen(hp) || hp == filepath.Join(p.CommonDir, "hooks") {
 		return nil
 	}
-	if _, err := os.Lstat(hp); err != nil {
-		return fmt.Errorf("core.hooksPath is %s, inside the repository, and does not exist: the box could create it and plant hooks there; create the directory (it may stay empty) so that aisan can pin it", hp)
-	}
-	p.add(RO, hp, "git pin: core.hooksPath inside the repository")
+	p.Steer = append(p.Steer, Steer{Path: hp, Dir: true, Why: "git: core.hooksPath, inside what the box sees"})
 	return nil
 }
 
-// modules pins the config and hooks of submodule git dirs.
+// seeable reports whether a path lies where the box can write: the
+// repository or its git dirs.
+func (p *Plan) seeable() func(string) bool {
+	return func(x string) bool {
+		return within(x, p.Repo) || within(x, p.GitDir) || within(x, p.CommonDir)
+	}
+}
+
+// Includes are the files the settings include (include.path and
+// includeIf.*.path), as absolute paths: relative to dir (the including
+// file's directory), "~/" to home.
+func Includes(settings []Setting, dir, home string) []string {
+	var out []string
+	for _, s := range settings {
+		if !strings.HasPrefix(s.Key, "include") || !strings.HasSuffix(s.Key, ".path") || s.Value == "" {
+			continue
+		}
+		v := s.Value
+		switch {
+		case strings.HasPrefix(v, "~/"):
+			if home == "" {
+				continue
+			}
+			v = filepath.Join(home, v[2:])
+		case !filepath.IsAbs(v):
+			v = filepath.Join(dir, v)
+		}
+		out = append(out, filepath.Clean(v))
+	}
+	return out
+}
+
+// modules pins the gitdir pointers of submodule checkouts and watches
+// their git dirs' commondir (their steering files are in Steer).
 func (p *Plan) modules() {
 	root := filepath.Join(p.CommonDir, "modules")
 	var walk func(dir string, depth int)
@@ -260,8 +366,6 @@ func (p *Plan) modules() {
 			}
 			d := filepath.Join(dir, e.Name())
 			if _, err := os.Lstat(filepath.Join(d, "HEAD")); err == nil {
-				p.addIfExists(filepath.Join(d, "config"), "git pin: a submodule's config")
-				p.addIfExists(filepath.Join(d, "hooks"), "git pin: a submodule's hooks")
 				// The submodule's checkout points back here through a
 				// .git file in the repository, which host git follows
 				// when it descends into the submodule.
@@ -283,25 +387,6 @@ func (p *Plan) modules() {
 		}
 	}
 	walk(root, 0)
-}
-
-// Sweep moves aside any watched file the box created, so host git never
-// follows it, and says what it moved.
-func Sweep(p Plan) []string {
-	var out []string
-	stamp := time.Now().UTC().Format("20060102T150405Z")
-	for _, w := range p.Watch {
-		if _, err := os.Lstat(w); err != nil {
-			continue
-		}
-		aside := w + ".aisan-quarantined-" + stamp
-		if err := os.Rename(w, aside); err != nil {
-			out = append(out, fmt.Sprintf("the box created %s, which redirects host git, and moving it aside failed: %v; remove it before running git here", w, err))
-			continue
-		}
-		out = append(out, fmt.Sprintf("the box created %s, which would redirect host git; moved it to %s", w, aside))
-	}
-	return out
 }
 
 func resolve(base, p string) string {

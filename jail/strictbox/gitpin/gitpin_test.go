@@ -44,45 +44,70 @@ func pins(p Plan) string {
 	return b.String()
 }
 
+func steer(p Plan) string {
+	var b strings.Builder
+	for _, x := range p.Steer {
+		kind := "file"
+		if x.Dir {
+			kind = "dir"
+		}
+		b.WriteString(kind + " " + strings.TrimPrefix(x.Path, filepath.Dir(p.Repo)))
+		if len(x.Live) > 0 {
+			b.WriteString(" live=" + strings.Join(x.Live, ","))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
 func TestMainRepo(t *testing.T) {
 	r := repo(t)
 	p, err := Make(r, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "rw /main/.git\nro /main/.git/config\nro /main/.git/hooks\n"
+	want := "rw /main/.git\n"
 	if got := pins(p); got != want {
 		t.Fatalf("pins:\n%s\nwant:\n%s", got, want)
+	}
+	// Listed whether or not they exist (a fresh repository has no
+	// config.worktree, alternates or modules).
+	wantSteer := "file /main/.git/config\nfile /main/.git/config.worktree\ndir /main/.git/hooks\ndir /main/.git/info\nfile /main/.git/objects/info/alternates\ndir /main/.git/modules\n"
+	if got := steer(p); got != wantSteer {
+		t.Fatalf("steer:\n%s\nwant:\n%s", got, wantSteer)
 	}
 	if len(p.Watch) != 1 || !strings.HasSuffix(p.Watch[0], "/.git/commondir") {
 		t.Fatalf("watch %q", p.Watch)
 	}
-	// A planted commondir is refused, then swept.
+	// A planted commondir is refused (jail/held sweeps one a box plants).
 	os.WriteFile(p.Watch[0], []byte("/elsewhere\n"), 0o644)
 	if _, err := Make(r, "", ""); err == nil || !strings.Contains(err.Error(), "commondir exists") {
 		t.Fatalf("planted commondir: %v", err)
-	}
-	if msgs := Sweep(p); len(msgs) != 1 || !strings.Contains(msgs[0], "moved it to") {
-		t.Fatalf("sweep: %q", msgs)
-	}
-	if _, err := os.Lstat(p.Watch[0]); err == nil {
-		t.Fatal("commondir still there")
 	}
 }
 
 func TestHooksPathInsideRepo(t *testing.T) {
 	r := repo(t)
 	git(t, r, "config", "core.hooksPath", ".githooks")
-	if _, err := Make(r, "", ""); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Fatalf("missing hooksPath: %v", err)
-	}
-	os.Mkdir(filepath.Join(r, ".githooks"), 0o755)
+	git(t, r, "config", "include.path", "../shared.gitconfig")
+	git(t, r, "config", "includeIf.onbranch:main.path", "/elsewhere/x")
+	// Whether or not the directory exists: the box could create it.
 	p, err := Make(r, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(pins(p), "ro /main/.githooks\n") {
-		t.Fatalf("pins:\n%s", pins(p))
+	for _, want := range []string{"dir /main/.githooks\n", "file /main/shared.gitconfig\n"} {
+		if !strings.Contains(steer(p), want) {
+			t.Errorf("steer lacks %q:\n%s", want, steer(p))
+		}
+	}
+	if strings.Contains(steer(p), "elsewhere") {
+		t.Errorf("an include outside the repository is listed:\n%s", steer(p))
+	}
+	// Inside the git dir, other than hooks/, too.
+	git(t, r, "config", "core.hooksPath", ".git/myhooks")
+	if p, _ = Make(r, "", ""); !strings.Contains(steer(p), "dir /main/.git/myhooks\n") {
+		t.Errorf("hooksPath in .git:\n%s", steer(p))
 	}
 }
 
@@ -100,9 +125,14 @@ func TestLinkedWorktreeBothPointerStyles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "ro /wt/.git\nrw /main/.git\nro /main/.git/config\nro /main/.git/hooks\nseal /main/.git/worktrees +/main/.git/worktrees/wt\nro /main/.git/worktrees/wt/commondir\nro /main/.git/worktrees/wt/gitdir\n"
+		want := "ro /wt/.git\nrw /main/.git\nseal /main/.git/worktrees +/main/.git/worktrees/wt\nro /main/.git/worktrees/wt/commondir\nro /main/.git/worktrees/wt/gitdir\n"
 		if got := pins(p); got != want || !p.Linked {
 			t.Fatalf("relative=%v pins:\n%s\nwant:\n%s", relative, got, want)
+		}
+		for _, w := range []string{"file /main/.git/config\n", "dir /main/.git/hooks\n", "file /main/.git/worktrees/wt/config.worktree\n"} {
+			if !strings.Contains(steer(p), w) {
+				t.Errorf("steer lacks %q:\n%s", w, steer(p))
+			}
 		}
 	}
 }
@@ -151,11 +181,17 @@ func TestSubmodulePinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := pins(p)
-	for _, want := range []string{"ro /main/.git/modules/sub/config\n", "ro /main/.git/modules/sub/hooks\n", "ro /main/sub/.git\n"} {
+	if got := pins(p); !strings.Contains(got, "ro /main/sub/.git\n") {
+		t.Errorf("pins lack the submodule's gitdir pointer:\n%s", got)
+	}
+	got := steer(p)
+	for _, want := range []string{"dir /main/.git/modules live=sub\n", "file /main/.git/modules/sub/config\n", "dir /main/.git/modules/sub/hooks\n", "dir /main/.git/modules/sub/modules\n"} {
 		if !strings.Contains(got, want) {
-			t.Errorf("pins lack %q:\n%s", want, got)
+			t.Errorf("steer lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Index(got, "dir /main/.git/modules live") > strings.Index(got, "/main/.git/modules/sub/config") {
+		t.Errorf("the modules directory comes after what lies in it:\n%s", got)
 	}
 }
 
