@@ -54,9 +54,9 @@ func TestHelpListsItsFlags(t *testing.T) {
 func TestLauncherHelp(t *testing.T) {
 	want := map[string][]string{
 		"run":      {"--strict", "--binds", "--env", "--egress", "--allow-host", "--net"},
-		"claude":   {"--strict", "--binds", "--env", "--egress", "--allow-host", "--api-key", "--vertex", "--mcp-env", "--net", "--skip-permissions"},
-		"codex":    {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--net", "--skip-permissions"},
-		"opencode": {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--net"},
+		"claude":   {"--strict", "--binds", "--env", "--egress", "--allow-host", "--api-key", "--vertex", "--mcp-env", "--no-mcp", "--net", "--skip-permissions"},
+		"codex":    {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--no-mcp", "--net", "--skip-permissions"},
+		"opencode": {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--no-mcp", "--net"},
 	}
 	for kind, opts := range want {
 		c, _ := lookupCommand(kind)

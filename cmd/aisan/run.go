@@ -59,6 +59,8 @@ var strictOptions = []strictOption{
 	{name: "mcp-env", only: []jail.Kind{jail.KindClaude, jail.KindCodex, jail.KindOpencode}, help: `
   --mcp-env NAME       let the user's MCP servers receive variable NAME even
                        when its value looks secret (repeatable; also mcp_env)`},
+	{name: "no-mcp", only: []jail.Kind{jail.KindClaude, jail.KindCodex, jail.KindOpencode}, help: `
+  --no-mcp             import none of the user's MCP servers into the box`},
 	{name: "net", help: `
   --net                keep the host network (LAN, VPN, host services)`},
 	{name: "skip-permissions", only: []jail.Kind{jail.KindClaude, jail.KindCodex}, help: `

@@ -45,6 +45,8 @@ type Options struct {
 	// secret-looking values may be copied into the box (--mcp-env and
 	// the bind specs' mcp_env).
 	MCPEnv []string
+	// NoMCP imports none of the user's MCP servers (--no-mcp).
+	NoMCP bool
 	// APIKey reaches Anthropic with an API key instead of the login.
 	APIKey bool
 	// Model is the model backend the agent is given instead of its
@@ -98,7 +100,7 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		return jail.Prepared{}, nil, err
 	}
 	o, secret := decide(req.Kind, command, h, slotName, b.Options, f)
-	mcpOpts, mcpExplain, err := planMCP(req.Kind, h, &o, b.MCPEnv)
+	mcpOpts, mcpExplain, err := planMCP(req.Kind, h, &o, b.MCPEnv, b.NoMCP)
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
