@@ -169,7 +169,8 @@ func checkOpencodeValue(t *testing.T, s OpencodeSetup) {
 func checkOpencodeBox(t *testing.T, s OpencodeSetup) {
 	t.Helper()
 	box, err := OpencodeBoxRules(s)
-	if err != nil {
+	if err != nil || len(box.Secret) > 0 {
+		// Rules left out for a secret are checked in TestOpencodeBoxSecrets.
 		return
 	}
 	host, _ := effectivePermission(s)
@@ -491,4 +492,21 @@ func FuzzOpencodePermission(f *testing.F) {
 		}
 		checkOpencodeValue(t, s)
 	})
+}
+
+// TestOpencodeBoxSecrets: a rule whose pattern looks like it holds a
+// secret stays out of the box's rules and its OPENCODE_PERMISSION, and is
+// named; the others come in.
+func TestOpencodeBoxSecrets(t *testing.T) {
+	layer := OpencodeLayer{Name: "g", Data: []byte(`{"permission":{"bash":{"curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnop' *":"allow","touch *":"deny"}}}`)}
+	box, err := OpencodeBoxRules(OpencodeSetup{Layers: []OpencodeLayer{layer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(box.Rules+box.Permission, "sk-ant") || !strings.Contains(box.Rules, `"touch *":"deny"`) {
+		t.Errorf("rules %s\npermission %s", box.Rules, box.Permission)
+	}
+	if len(box.Secret) != 1 || strings.Contains(box.Secret[0], "sk-ant") {
+		t.Errorf("secret %q", box.Secret)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/aisan-dev/aisan/jail/shared/secret"
+
 	"github.com/tailscale/hujson"
 )
 
@@ -26,6 +28,9 @@ type OpencodeBox struct {
 	// AgentRules are permission blocks set per agent in layers a box does
 	// not read (not [OpencodeLayer.Shared]): they stay on the host.
 	AgentRules []OpencodeAgentRule
+	// Secret names the rules left out because a key or pattern looks
+	// like it holds a secret: the box's environment would show it.
+	Secret []string
 }
 
 // OpencodeAgentRule is one agent's permission block in a config layer.
@@ -41,6 +46,7 @@ func OpencodeBoxRules(s OpencodeSetup) (OpencodeBox, error) {
 		return OpencodeBox{}, err
 	}
 	var b OpencodeBox
+	eff, b.Secret = withoutSecrets(eff)
 	b.Rules = string(encodeObject(eff))
 	b.Permission = b.Rules
 	if !bashDeniedOutright(eff) {
@@ -69,6 +75,33 @@ func OpencodeBoxRules(s OpencodeSetup) (OpencodeBox, error) {
 		}
 	}
 	return b, nil
+}
+
+// withoutSecrets is perm less the rules whose permission or pattern
+// looks like it holds a secret, and those rules' names.
+func withoutSecrets(perm *jsObject) (*jsObject, []string) {
+	out := &jsObject{present: perm.present}
+	var left []string
+	for _, k := range perm.keys {
+		v := perm.vals[k]
+		if secret.Text(k) {
+			left = append(left, "permission rule for a tool whose name looks like a secret")
+			continue
+		}
+		if v.kind == '{' {
+			kept := &jsObject{present: v.obj.present}
+			for _, pat := range v.obj.keys {
+				if secret.Text(pat) {
+					left = append(left, fmt.Sprintf("permission %q: a pattern that looks like it holds a secret", k))
+					continue
+				}
+				kept.set(pat, v.obj.vals[pat])
+			}
+			v = jsValue{kind: '{', obj: kept}
+		}
+		out.set(k, v)
+	}
+	return out, left
 }
 
 // agentPermissions names the agents of layer l that set a permission

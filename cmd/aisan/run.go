@@ -373,6 +373,7 @@ func (lf *launcherFlags) mode(kind jail.Kind) (launch.Mode, error) {
 		return nil, err
 	}
 	if opts != nil {
+		opts.Rules = boxRules(kind)
 		return &strictbox.Box{Options: *opts}, nil
 	}
 	if kind != jail.KindOpencode {

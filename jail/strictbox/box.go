@@ -47,6 +47,8 @@ type Options struct {
 	MCPEnv []string
 	// NoMCP imports none of the user's MCP servers (--no-mcp).
 	NoMCP bool
+	// Rules reads the user's own agent rules for the box; nil for none.
+	Rules AgentRules
 	// APIKey reaches Anthropic with an API key instead of the login.
 	APIKey bool
 	// Model is the model backend the agent is given instead of its
@@ -72,6 +74,7 @@ type Box struct {
 	mcp       *mcp.Options
 	guard     protect.Plan
 	held      string
+	rules     *BoxRules
 }
 
 var _ launch.Mode = (*Box)(nil)
@@ -104,6 +107,11 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
+	b.mcp = mcpOpts
+	rulesNote, err := b.planRules(h, &o)
+	if err != nil {
+		return jail.Prepared{}, nil, err
+	}
 	reqs := slices.Clone(b.Egress)
 	if len(b.AllowHosts) > 0 {
 		// The allow-list rides on the endpoint as its parameter, so
@@ -129,9 +137,13 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 			o.EnvFile = filepath.Join(slotDir, "box.env")
 		}
 	}
-	b.git, b.gitconfig, b.mcp, b.guard, b.held = f.git, f.gitconfig, mcpOpts, f.guard, f.held
+	b.git, b.gitconfig, b.guard, b.held = f.git, f.gitconfig, f.guard, f.held
+	notes := slices.Clone(f.guard.Notes)
+	if rulesNote != "" {
+		notes = append(notes, rulesNote)
+	}
 	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles),
-		Notes: slices.Clone(f.guard.Notes), Explain: explain(mcpExplain, f.guard, f.held)}}, undo, nil
+		Notes: notes, Explain: explain(mcpExplain, f.guard, f.held)}}, undo, nil
 }
 
 // explain renders what explain shows that only the box's mode knows: the
@@ -166,7 +178,7 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		if err := makeStateDir(s.Host.AisanHome, o.StateDir); err != nil {
 			return nil, err
 		}
-		if err := seedState(o); err != nil {
+		if err := seedState(o, b.rules); err != nil {
 			return nil, err
 		}
 		if b.mcp != nil {

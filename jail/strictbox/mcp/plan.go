@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,9 @@ type Options struct {
 	// Net says the box keeps the host network: then servers that fetch
 	// at start are not reported as needing it.
 	Net bool
+	// OpencodePermission is the user's permission block that opencode's
+	// file carries beside the servers (JSON; nil for none).
+	OpencodePermission json.RawMessage
 	// DryRun reads, decides and resolves but writes nothing (explain).
 	DryRun bool
 }
@@ -77,7 +81,8 @@ func Prepare(o Options) (Plan, error) {
 	case Codex:
 		load, write, file = LoadCodex, WriteCodex, CodexFile
 	case Opencode:
-		load, write, file = LoadOpencode, WriteOpencode, OpencodeFile
+		load, file = LoadOpencode, OpencodeFile
+		write = func(dir string, s []Server) (string, error) { return writeOpencode(dir, s, o.OpencodePermission) }
 	default:
 		return p, fmt.Errorf("mcp import: unknown client %q", o.Client)
 	}
