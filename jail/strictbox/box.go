@@ -181,6 +181,9 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		if err := seedState(o, b.rules); err != nil {
 			return nil, err
 		}
+		if n := resumeNote(o.Kind, o.StateDir); n != "" {
+			say(jail.Note, n)
+		}
 		if b.mcp != nil {
 			// After the seed: Codex's servers are merged into the
 			// config.toml it wrote.

@@ -92,21 +92,18 @@ func (b *Box) planRules(h jail.Host, o *jail.StrictOptions) (string, error) {
 		b.mcp.OpencodePermission = r.OpencodePermission
 	}
 	b.rules = &r
-	return rulesNote(o.Kind, r, o.StateDir), nil
+	return rulesNote(o.Kind, r), nil
 }
 
 // rulesNote is the one note a launch gives about the user's rules: what
 // stays on the host, and for Claude what cannot work through the proxy.
-func rulesNote(kind jail.Kind, r BoxRules, state string) string {
+func rulesNote(kind jail.Kind, r BoxRules) string {
 	var parts []string
 	if len(r.Left) > 0 {
 		parts = append(parts, fmt.Sprintf("not in the box, from %s: %s", r.Source, strings.Join(r.Left, "; ")))
 	}
-	if string(kind) == agent.Claude.Kind {
-		if r.AutoMode {
-			parts = append(parts, "Claude's auto mode asks a classifier that the egress proxy does not serve, so the box asks instead: use allow rules (or acceptEdits), or --skip-permissions")
-		}
-		parts = append(parts, fmt.Sprintf("the box's sessions live in %s, so the resume command Claude prints at exit works as 'aisan claude --strict --resume ID' from this repository, not as 'claude --resume' on the host", state))
+	if string(kind) == agent.Claude.Kind && r.AutoMode {
+		parts = append(parts, "Claude's auto mode asks a classifier that the egress proxy does not serve, so the box asks instead: use allow rules (or acceptEdits), or --skip-permissions")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -131,4 +128,13 @@ func seedRules(m map[string]any, r *BoxRules) {
 func executable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// resumeNote says where a box's Claude sessions are, for the resume
+// command Claude prints at exit; "" for other agents.
+func resumeNote(kind jail.Kind, state string) string {
+	if string(kind) != agent.Claude.Kind || state == "" {
+		return ""
+	}
+	return fmt.Sprintf("the box's Claude sessions live in %s: resume one with 'aisan claude --strict --resume ID' from this repository ('claude --resume' on the host does not see them)", state)
 }

@@ -33,16 +33,19 @@ func TestSeedRules(t *testing.T) {
 }
 
 // TestRulesNote: one note names what stays on the host and where it was
-// read; for Claude it says where resuming works and, with auto mode,
-// what to use instead.
+// read, and with Claude's auto mode what to use instead; Claude's launch
+// says where resuming works.
 func TestRulesNote(t *testing.T) {
-	n := rulesNote(jail.KindClaude, BoxRules{Source: "/h/.claude/settings.json", Left: []string{"a", "b"}, AutoMode: true}, "/h/.aisan/state/x")
-	for _, want := range []string{"from /h/.claude/settings.json: a; b", "auto mode", "--skip-permissions", "/h/.aisan/state/x", "aisan claude --strict --resume"} {
+	n := rulesNote(jail.KindClaude, BoxRules{Source: "/h/.claude/settings.json", Left: []string{"a", "b"}, AutoMode: true})
+	for _, want := range []string{"from /h/.claude/settings.json: a; b", "auto mode", "--skip-permissions"} {
 		if !strings.Contains(n, want) {
 			t.Errorf("note %q lacks %q", n, want)
 		}
 	}
-	if n := rulesNote(jail.KindOpencode, BoxRules{}, "/s"); n != "" {
+	if n := rulesNote(jail.KindOpencode, BoxRules{}); n != "" {
 		t.Errorf("nothing to say, yet %q", n)
+	}
+	if n := resumeNote(jail.KindClaude, "/h/.aisan/state/x"); !strings.Contains(n, "/h/.aisan/state/x") || !strings.Contains(n, "aisan claude --strict --resume") {
+		t.Errorf("resume note %q", n)
 	}
 }
