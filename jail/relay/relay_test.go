@@ -61,7 +61,7 @@ func TestRelayHalfClose(t *testing.T) {
 	r.Serve()
 	defer r.Close()
 	for _, a := range r.Addrs() {
-		c, err := net.DialTimeout("tcp", a.String(), 2*time.Second)
+		c, err := net.DialTimeout("tcp", a, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestRelayDeadSocketClosesClient(t *testing.T) {
 	}
 	r.Serve()
 	defer r.Close()
-	c, err := net.Dial("tcp", r.Addrs()[0].String())
+	c, err := net.Dial("tcp", r.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestRelayPass(t *testing.T) {
 	r.Pass = true
 	r.Serve()
 	defer r.Close()
-	c, err := net.Dial("tcp4", r.Addrs()[0].String())
+	c, err := net.Dial("tcp4", r.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
