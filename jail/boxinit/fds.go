@@ -35,7 +35,7 @@ const (
 //	   │                 ▼
 //	   │              bwrap --args 3          3 args   (memfd, NUL-separated)
 //	   │                 │                    4 init   (aisan-init, or aisan)
-//	   │                 │                    5 payload (memfd, JSON)
+//	   │                 │                    5 payload (memfd, payload.go)
 //	   │                 │                    6 info   (pipe → wrapper)
 //	   │                 │                    7 ready  (pipe → wrapper)
 //	   │                 │                    8… pins  (O_PATH, consumed by bwrap)
