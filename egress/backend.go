@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/egress/cred"
+	"github.com/aisan-dev/aisan/egress/policy"
 )
 
 // Route is one request shape a backend lets through: the method, the path
@@ -88,6 +89,11 @@ type Backend struct {
 	Upstream *url.URL
 	// Routes are the only requests forwarded.
 	Routes []Route
+	// Resolve, when set, replaces Routes for an API whose paths carry a
+	// value (Vertex AI's model): it returns the route to forward, built
+	// from what it checked and the host's own values, never from the
+	// box's spelling.
+	Resolve func(method, path, query string) (Route, bool)
 	// Forward names the request headers copied upstream, in lower case; a
 	// name ending in '*' is a prefix. Credential headers may never appear.
 	Forward []string
@@ -130,7 +136,7 @@ func (b *Backend) validate() error {
 	if err := CheckUpstream(b.Upstream); err != nil {
 		return fmt.Errorf("egress backend %s: %w", b.Name, err)
 	}
-	if len(b.Routes) == 0 || b.Check == nil || b.Credential == nil || b.Error == nil || b.PolicyStatus == 0 || b.MaxBody <= 0 {
+	if len(b.Routes) == 0 && b.Resolve == nil || b.Check == nil || b.Credential == nil || b.Error == nil || b.PolicyStatus == 0 || b.MaxBody <= 0 {
 		return fmt.Errorf("egress backend %s: incomplete definition", b.Name)
 	}
 	for _, f := range b.Forward {
@@ -199,6 +205,9 @@ func (b *Backend) Match(r *http.Request) (Route, bool) {
 	path, query, hasQuery := strings.Cut(r.RequestURI, "?")
 	if hasQuery && query == "" {
 		return Route{}, false
+	}
+	if b.Resolve != nil {
+		return b.Resolve(r.Method, path, query)
 	}
 	for _, rt := range b.Routes {
 		if rt.Method == r.Method && rt.Path == path && rt.Query == query {
@@ -329,25 +338,19 @@ func (b *Backend) writeRefusal(w http.ResponseWriter, rf *Refusal) int {
 	return status
 }
 
-// Objects returns body[key] as a list of objects, for body policies: an
-// absent or null key is an empty list; anything else that is not a list
-// of objects is a refusal naming the key.
-func Objects(body map[string]any, key string) ([]map[string]any, error) {
-	v, ok := body[key]
-	if !ok || v == nil {
-		return nil, nil
+// bodyRefusal is the refusal of a body the policy refused: where, why,
+// and what the user can do about it, in words the model and the user both
+// read.
+func (b *Backend) bodyRefusal(err error) *Refusal {
+	var pr *policy.Refusal
+	if !errors.As(err, &pr) {
+		return asRefusal(err)
 	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, Refuse("'%s' must be a list", key)
+	msg := "aisan strict mode refused this request: " + pr.Error()
+	if pr.Known {
+		msg += "; strict mode sends no such request (run the agent without --strict for it)"
+	} else {
+		msg += fmt.Sprintf("; strict mode passes only what its policy lists (aisan explain --policy %s): turn off the agent option that sends this, or use an agent version aisan knows", b.Name)
 	}
-	out := make([]map[string]any, len(list))
-	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, Refuse("item %d of '%s' is not an object", i, key)
-		}
-		out[i] = m
-	}
-	return out, nil
+	return &Refusal{Kind: KindPolicy, Reason: msg}
 }

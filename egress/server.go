@@ -23,6 +23,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/aisan-dev/aisan/egress/audit"
+	"github.com/aisan-dev/aisan/egress/cred"
 )
 
 // Rules for serving (the order is the order of the checks):
@@ -266,7 +267,7 @@ type retryTransport struct{ s *Server }
 
 func (t retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	base, b := t.s.opt.Transport, t.s.b
-	resp, err := base.RoundTrip(req)
+	resp, err := noRedirect(base.RoundTrip(req))
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || b.Refresh == nil {
 		return resp, err
 	}
@@ -291,7 +292,22 @@ func (t retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	retry.Header = b.outHeader(x.in, c)
 	setBody(retry, x.body)
 	x.cred = c
-	return base.RoundTrip(retry)
+	return noRedirect(base.RoundTrip(retry))
+}
+
+// noRedirect turns an upstream's redirect into a refusal that says so:
+// the request carried the host's credential to the address it was meant
+// for, and neither the proxy nor (through it) the box's client goes on to
+// another.
+func noRedirect(resp *http.Response, err error) (*http.Response, error) {
+	if err != nil {
+		return resp, err
+	}
+	if rerr := cred.Redirected(resp); rerr != nil {
+		resp.Body.Close()
+		return nil, &Refusal{Kind: KindUpstream, Reason: "aisan strict mode: the upstream " + rerr.Error() + "; check the upstream URL (AISAN_*_UPSTREAM)"}
+	}
+	return resp, nil
 }
 
 // admit runs checks 1–5. Every way out that is not a pass is a Refusal,
@@ -330,7 +346,7 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		return nil, body, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: " + err.Error()}
 	}
 	if err := s.b.Check(rt, obj); err != nil {
-		return nil, body, asRefusal(err)
+		return nil, body, s.b.bodyRefusal(err)
 	}
 	c, err := s.b.Credential(r.Context())
 	if err != nil {

@@ -714,3 +714,26 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("timed out")
 }
+
+// TestUpstreamRedirectIsNotFollowed: an upstream that answers a model call
+// with a redirect gets no second request, from the proxy or (through
+// it) from the box's client, which is told why in the API's shape.
+func TestUpstreamRedirectIsNotFollowed(t *testing.T) {
+	elsewhere := egresstest.NewUpstream(t, egresstest.JSON(200, `{}`))
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		f := newFixture(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, elsewhere.URL.String()+"/steal", status)
+		}), egress.Options{})
+		resp := f.do(t, "POST", "/v1/y", nil, `{}`)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 502 || !strings.Contains(string(b), "a redirect to "+elsewhere.URL.Host+", which aisan does not follow") || resp.Header.Get("Location") != "" {
+			t.Errorf("%d: the box got %d %s (Location %q)", status, resp.StatusCode, b, resp.Header.Get("Location"))
+		}
+		if n := len(f.up.Requests()); n != 1 {
+			t.Errorf("%d: the upstream saw %d requests", status, n)
+		}
+	}
+	if n := len(elsewhere.Requests()); n != 0 {
+		t.Errorf("the redirect target saw %d requests", n)
+	}
+}

@@ -694,6 +694,7 @@ func (l *launch) recordInit(info Info) {
 	if err := l.sl.Update(func(r *slot.Record) {
 		r.InitPID = info.InitPID
 		r.PidNSInode = info.PIDNamespace
+		r.InitStart = slot.InitStart(info.InitPID)
 		if l.req.Strict != nil {
 			r.Mode = "strict"
 		}

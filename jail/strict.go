@@ -170,7 +170,10 @@ func Strict(o StrictOptions) Spec {
 	mounts = append(mounts, o.GitPins...)
 	mounts = append(mounts, o.Binds...)
 	for _, d := range o.AisanState {
-		if writableUnder(mounts, d) {
+		// Also over a writable mount inside it (a bind spec's rw entry
+		// in ~/.aisan): the state, the trust store with it, is never
+		// writable in a box. The box's own state dir is bound after.
+		if writableUnder(mounts, d) || writableWithin(mounts, d) {
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "aisan state: never writable in a box"))
 		}
 	}
@@ -287,6 +290,25 @@ func writableUnder(mounts []Mount, p string) bool {
 	return w
 }
 
+// writableWithin reports whether a writable mount so far lies inside p.
+func writableWithin(mounts []Mount, p string) bool {
+	for _, m := range mounts {
+		switch m.Kind {
+		case Bind, DevBind, Overlay:
+			if m.Dst != p && within(m.Dst, p) {
+				return true
+			}
+		case Seal:
+			for _, h := range m.Holes {
+				if within(h, p) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Egress names: a raw relay's name, and the built-in backends' names
 // (answered by the host side of strict mode).
 var (
@@ -294,7 +316,7 @@ var (
 	// BuiltinEgress are the built-in backends; a name with a ":" or "="
 	// suffix takes a parameter (openai-compatible:<provider>,
 	// reapi=FILE, grpc:<name>=FILE).
-	BuiltinEgress = []string{"anthropic", "codex", "openai", "openai-compatible", "reapi", "grpc"}
+	BuiltinEgress = []string{"anthropic", "vertex", "codex", "openai", "openai-compatible", "reapi", "grpc"}
 )
 
 // EgressRequest is one --egress option, parsed.
@@ -322,9 +344,9 @@ func ParseEgress(s string) (EgressRequest, error) {
 			r.Param = rest
 		case base == "grpc" && hasColon && param != "" && hasEq && rest != "":
 			r.Name, r.Param = head, rest
-		case !hasColon && !hasEq && (base == "anthropic" || base == "codex" || base == "openai"):
+		case !hasColon && !hasEq && (base == "anthropic" || base == "vertex" || base == "codex" || base == "openai"):
 		default:
-			return EgressRequest{}, fmt.Errorf("--egress %q: the built-in backends are anthropic, codex, openai, openai-compatible:<provider>, reapi=FILE and grpc:<name>=FILE", s)
+			return EgressRequest{}, fmt.Errorf("--egress %q: the built-in backends are anthropic, vertex, codex, openai, openai-compatible:<provider>, reapi=FILE and grpc:<name>=FILE", s)
 		}
 		return r, nil
 	}
@@ -342,7 +364,7 @@ func ParseEgress(s string) (EgressRequest, error) {
 
 // httpBackends are the built-in backends clients reach over HTTP; the
 // others (and raw relays) are plain TCP or gRPC.
-var httpBackends = []string{"anthropic", "codex", "openai", "openai-compatible", HostsBackend}
+var httpBackends = []string{"anthropic", "vertex", "codex", "openai", "openai-compatible", HostsBackend}
 
 // HostsBackend is the host allow-list proxy (--allow-host), an HTTP proxy
 // for CONNECT and plain-HTTP requests. It is not named with --egress.

@@ -566,6 +566,9 @@ func (h *strictHost) handover() (*keepStrict, []*os.File, func(context.Context),
 func prepareStrict(ctx context.Context, s *Session, say Say) (*strictHost, error) {
 	sp := s.Strict
 	o := sp.Options
+	if err := rememberWritable(s.Host.AisanHome, s.Spec); err != nil {
+		return nil, err
+	}
 	if o.StateDir != "" {
 		if err := makeStateDir(s.Host.AisanHome, o.StateDir); err != nil {
 			return nil, err

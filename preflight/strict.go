@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/agent"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,13 +13,16 @@ import (
 	"github.com/aisan-dev/aisan/egress/anthropic"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/openai"
+	"github.com/aisan-dev/aisan/jail/agent"
 	"golang.org/x/sys/unix"
 )
 
 // StrictChecks are the checks of `aisan preflight --strict`: for each
 // model backend the user has a credential for, that the credential is
 // there, parses and has not expired (naming the file, never its content),
-// that the refresher's lock can be taken, and that the upstream answers.
+// that the refresher's lock could be taken (read, never made: a check that
+// created it would change the user's login directory), and that the
+// upstream answers.
 // A backend the user has no credential for is reported as not set up.
 func StrictChecks() []Check {
 	return []Check{
@@ -55,13 +57,14 @@ func checkClaudeLogin(ctx context.Context, e *Env) Finding {
 		// The parser's message can quote the file; say only what is wrong.
 		return Finding{Status: Fail, Detail: e.tilde(login.Path()) + " cannot be used: it does not parse, or holds no usable token", Fix: "claude   # log in again on the host"}
 	}
-	if lerr := lockUsable(filepath.Join(claudeDir(e), ".oauth_refresh.lock")); lerr != nil {
-		return Finding{Status: Fail, Detail: "the refresh lock cannot be taken: " + lerr.Error(), Fix: "check the permissions of " + e.tilde(claudeDir(e))}
+	lock := filepath.Join(claudeDir(e), ".oauth_refresh.lock")
+	if f, bad := lockFinding(e, lock, lockDirShape); bad {
+		return f
 	}
 	if !exp.IsZero() && time.Now().After(exp) {
 		return Finding{Status: Warn, Detail: fmt.Sprintf("%s: the access token expired at %s; the egress proxy refreshes it at the first request", e.tilde(login.Path()), exp.Local().Format(time.DateTime)), Fix: "claude   # any use on the host refreshes it too"}
 	}
-	return Finding{Status: OK, Detail: fmt.Sprintf("%s parses; the token is valid until %s; the refresh lock is usable", e.tilde(login.Path()), exp.Local().Format(time.DateTime))}
+	return Finding{Status: OK, Detail: fmt.Sprintf("%s parses; the token is valid until %s; a refresh can take its lock", e.tilde(login.Path()), exp.Local().Format(time.DateTime))}
 }
 
 func checkCodexLogin(ctx context.Context, e *Env) Finding {
@@ -72,28 +75,52 @@ func checkCodexLogin(ctx context.Context, e *Env) Finding {
 	if err := login.Check(); err != nil {
 		return Finding{Status: Fail, Detail: e.tilde(login.Path()) + " cannot be used: it does not parse, or holds no ChatGPT login", Fix: "codex login   # on the host"}
 	}
-	if err := lockUsable(filepath.Join(codexHome(e), ".aisan-refresh.lock")); err != nil {
-		return Finding{Status: Fail, Detail: "the refresh lock cannot be taken: " + err.Error(), Fix: "check the permissions of " + e.tilde(codexHome(e))}
+	if f, bad := lockFinding(e, filepath.Join(codexHome(e), ".aisan-refresh.lock"), lockFileShape); bad {
+		return f
 	}
-	return Finding{Status: OK, Detail: e.tilde(login.Path()) + " parses; the refresh lock is usable"}
+	return Finding{Status: OK, Detail: e.tilde(login.Path()) + " parses; a refresh can take its lock"}
 }
 
-// lockUsable takes and releases an exclusive lock on path, creating it as
-// the CLIs do.
-func lockUsable(path string) error {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+// lockShape is the form a refresher's lock takes: the Claude CLI's is a
+// directory (proper-lockfile), aisan's own for Codex a file it flocks.
+type lockShape bool
+
+const (
+	lockDirShape  lockShape = true
+	lockFileShape lockShape = false
+)
+
+// lockFinding reads, and never changes, a refresher's lock and its
+// directory: a lock in a shape its takers would not take, or a directory
+// nobody can make one in, is a finding (bad true) with the fix. Creating
+// the lock to test it would be a change to the user's login directory,
+// and a file where the CLI expects a directory breaks its every refresh.
+func lockFinding(e *Env, path string, shape lockShape) (Finding, bool) {
+	dir := filepath.Dir(path)
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return Finding{Status: Fail, Detail: fmt.Sprintf("no refresh lock can be taken in %s: %v", e.tilde(dir), err), Fix: "check the owner and permissions of " + e.tilde(dir)}, true
+	}
+	var st unix.Stat_t
+	err := unix.Lstat(path, &st)
+	if errors.Is(err, unix.ENOENT) {
+		return Finding{}, false
+	}
 	if err != nil {
-		return err
+		return Finding{Status: Fail, Detail: fmt.Sprintf("the refresh lock %s cannot be read: %v", e.tilde(path), err), Fix: "check the permissions of " + e.tilde(dir)}, true
 	}
-	defer unix.Close(fd)
-	err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-	if errors.Is(err, unix.EWOULDBLOCK) {
-		return nil // held right now by a refresh: usable
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	isFile := st.Mode&unix.S_IFMT == unix.S_IFREG
+	switch {
+	case shape == lockDirShape && !isDir:
+		return Finding{Status: Fail,
+			Detail: e.tilde(path) + " is not a directory: the Claude CLI takes its refresh lock as a directory and cannot refresh while this is there (aisan's proxy removes it once it is a minute old)",
+			Fix:    "rm " + e.tilde(path) + "   # it holds nothing; an older aisan preflight created it"}, true
+	case shape == lockFileShape && !isFile:
+		return Finding{Status: Fail,
+			Detail: e.tilde(path) + " is not a regular file, so aisan cannot lock the Codex login's refresh",
+			Fix:    "rm -r " + e.tilde(path) + "   # aisan's own lock, made again at the next refresh"}, true
 	}
-	if err != nil {
-		return err
-	}
-	return unix.Flock(fd, unix.LOCK_UN)
+	return Finding{}, false
 }
 
 // upstreamCheck makes one request to a backend's upstream (its override

@@ -26,6 +26,7 @@ func tlsStandIn(t *testing.T, ca testCA, commands []string, api func(s *standIn,
 	var creds []string
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		captureBody(r, body)
 		mu.Lock()
 		creds = append(creds, fmt.Sprintf("%s %s authorization=%q x-api-key=%q", r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")))
 		mu.Unlock()
@@ -518,30 +519,29 @@ for name, fds in [("pipe", [r]), ("file", [f.fileno()]), ("listener", [ls.fileno
 req = urllib.request.Request(os.environ["AISAN_EGRESS_ANTHROPIC"] + "/v1/messages?beta=true", method="POST",
     data=b'{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}', headers={"content-type": "application/json"})
 print("status:", urllib.request.urlopen(req, timeout=10).status)
-# The relay keeps nothing of a connection it handed over: the socket the
-# box's loopback accepted for it is not among PID 1's (the init, where the
-# relay runs) while the connection stays open.
-import time
+# The relay keeps nothing of a connection it handed over: when the host's
+# proxy closes its end after its answer, the client here reads the end of
+# the stream. (A copy kept in the init, where the relay runs, would hold
+# the connection open; the init itself is closed to inspection from here.)
 c = socket.create_connection((host, int(port)))
-c.sendall(b"POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
-c.recv(12)
-lport = c.getsockname()[1]
-inode = [f[9] for f in (l.split() for l in open("/proc/net/tcp").read().splitlines()[1:])
-         if int(f[1].split(":")[1], 16) == int(port) and int(f[2].split(":")[1], 16) == lport][0]
-def held():
-    return any(os.readlink("/proc/1/fd/" + fd) == "socket:[%s]" % inode for fd in os.listdir("/proc/1/fd"))
-for _ in range(100):
-    if not held():
-        break
-    time.sleep(0.02)
-print("the relay holds an open connection:", held())
+c.sendall(b"POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+c.settimeout(5)
+ended = False
+try:
+    while c.recv(65536):
+        pass
+    ended = True
+except socket.timeout:
+    pass
+print("the relay holds an open connection:", not ended)
 `
 
 // TestStrictHandOverAttack: from inside a strict box, handing the host's
 // egress proxy anything but the one TCP connection the relay passes ends
 // that socket connection and nothing else; the proxy goes on serving the
 // box, and nothing of the attempts reaches the upstream. The relay (in the
-// box's init) holds no descriptor of a connection it handed over.
+// box's init) holds no descriptor of a connection it handed over: the
+// proxy's close ends it.
 func TestStrictHandOverAttack(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")

@@ -158,6 +158,9 @@ func runHelper(name string, args []string) int {
 	if code, ok := strictHelper(name, args); ok {
 		return code
 	}
+	if code, ok := protocolHelper(name, args); ok {
+		return code
+	}
 	fmt.Fprintln(os.Stderr, "unknown helper", name)
 	return 96
 }

@@ -75,7 +75,13 @@ func slotWorktree(t *testing.T) string {
 // jail recorded.
 func slotLaunch(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *syncBuffer, slotEntry) {
 	t.Helper()
-	cmd := exec.Command(aisanBin, append([]string{"run", "--"}, args...)...)
+	return slotLaunchAisan(t, dir, env, append([]string{"run", "--"}, args...)...)
+}
+
+// slotLaunchAisan is slotLaunch for any launch: 'aisan ARGS'.
+func slotLaunchAisan(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, *syncBuffer, slotEntry) {
+	t.Helper()
+	cmd := exec.Command(aisanBin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	out := &syncBuffer{}

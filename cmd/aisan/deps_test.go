@@ -83,6 +83,13 @@ var forbidden = []struct {
 	{mod + "/jail/regfile", map[string]string{
 		mod + "/...": "jail/regfile is a leaf the others read files through",
 	}},
+	{mod + "/jail/trust", map[string]string{
+		mod + "/jail":          "the trust check is a leaf that the launch, the egress loading and the CLI share",
+		mod + "/jail/slot":     "the trust check is a leaf",
+		mod + "/jail/bindspec": "the trust check reads bytes; what they mean is its callers'",
+		mod + "/egress/...":    "the trust check is a leaf",
+		mod + "/systemd/...":   "the trust check is a leaf",
+	}},
 	{mod + "/jail/mcp", map[string]string{
 		mod + "/jail":       "the MCP import is a leaf the strict launcher calls",
 		mod + "/egress/...": "the MCP import is a leaf",
@@ -100,6 +107,7 @@ var forbidden = []struct {
 	{mod + "/egress/anthropic", map[string]string{mod + "/egress/openai/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/openai", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/reapi", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/openai/...": "backends are independent"}},
+	{mod + "/egress/policy", map[string]string{mod + "/...": "the policy engine is data and a walk; the backends hold the tables"}},
 	{mod + "/egress/cred", map[string]string{mod + "/egress/anthropic/...": "credential sources serve the backends, not the reverse", mod + "/egress/openai/...": "likewise", mod + "/egress/reapi/...": "likewise"}},
 }
 

@@ -30,6 +30,10 @@ func egressAuditPath(slotName string) (string, error) {
 	return filepath.Join(home, "egress", slotName+".jsonl"), nil
 }
 
+// refusals counts what this launch's egress refused, for the line its end
+// prints (one aisan process launches one box).
+var refusals = &audit.Tally{}
+
 // openEgressAudit opens the slot's egress log for appending.
 func openEgressAudit(slotName string) (*audit.File, error) {
 	p, err := egressAuditPath(slotName)
@@ -89,7 +93,7 @@ func startHosts(ctx context.Context, e jail.Endpoint, ln net.Listener) (*endpoin
 			return nil, err
 		}
 	}
-	p := hostproxy.New(hostproxy.Config{Allow: list, Resolver: resolver, Local: local, Audit: log})
+	p := hostproxy.New(hostproxy.Config{Allow: list, Resolver: resolver, Local: local, Audit: refusals.Wrap(e.Slot, log)})
 	go p.Serve(ln)
 	return &endpointRun{
 		env: env, ln: ln,
@@ -110,7 +114,7 @@ func startGRPC(generic bool) egressStarter {
 		if e.Socket == "" {
 			return nil, fmt.Errorf("--egress %s with --net is not supported yet; drop --net (the box reaches it through its own loopback)", e.Name)
 		}
-		cfg, err := reapi.Load(name, generic, e.Param)
+		cfg, err := loadEgressFile(name, generic, e.Param)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +126,7 @@ func startGRPC(generic bool) egressStarter {
 		if err != nil {
 			return nil, err
 		}
-		srv, err := reapi.New(cfg, reapi.Options{Authority: "127.0.0.1:" + strconv.Itoa(e.Port), Audit: log, Source: src})
+		srv, err := reapi.New(cfg, reapi.Options{Authority: "127.0.0.1:" + strconv.Itoa(e.Port), Audit: refusals.Wrap(e.Slot, log), Source: src})
 		if err != nil {
 			log.Close()
 			return nil, err
@@ -168,6 +172,7 @@ type endpointRun struct {
 // without a starter is recognised but refused as not built yet.
 var egressBackends = map[string]egressStarter{
 	"anthropic":         startModel,
+	"vertex":            startModel,
 	"codex":             startModel,
 	"openai":            startModel,
 	"openai-compatible": startModel,

@@ -80,7 +80,10 @@ func (m *modelEgress) plan(kind jail.Kind, f *strictFlags, r *jail.StrictRequest
 	var candidates []jail.EgressRequest
 	switch kind {
 	case jail.KindClaude:
-		if !has("anthropic") {
+		switch {
+		case f.vertex && !has("vertex"):
+			candidates = []jail.EgressRequest{{Name: "vertex", Backend: "vertex"}}
+		case !f.vertex && !has("anthropic") && !has("vertex"):
 			candidates = []jail.EgressRequest{{Name: "anthropic", Backend: "anthropic"}}
 		}
 	case jail.KindCodex:
@@ -205,7 +208,7 @@ func startModel(ctx context.Context, e jail.Endpoint, ln net.Listener) (*endpoin
 	if baseURL == "" {
 		baseURL = "http://" + ln.Addr().String()
 	}
-	run, env, err := s.Start(ln, egress.Options{Token: models.token, Audit: log}, baseURL)
+	run, env, err := s.Start(ln, egress.Options{Token: models.token, Audit: refusals.Wrap(e.Slot, log)}, baseURL)
 	if err != nil {
 		log.Close()
 		return nil, err

@@ -39,6 +39,7 @@ func init() {
 		{name: "list", short: "list slots (jailed agents) and their state", run: runList},
 		{name: "kill", short: "kill one slot's jail, every live slot, or orphans", run: runKill},
 		{name: "logs", short: "print a slot's transcript", run: runLogs},
+		{name: "trust", short: "approve a bind spec or egress file kept where a box can write", run: runTrust},
 		{name: "shell-init", short: "print shell functions that jail claude, codex, opencode", run: runShellInit},
 		{name: "spawn-service", short: "run a headless, time-capped command in a jail", run: runSpawnService},
 		{name: "watch", short: "supervise slots and services (runs as a user unit)", run: runWatch},

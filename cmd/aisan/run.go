@@ -19,7 +19,8 @@ Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
   --strict             only the repository, system directories, the agent
                        and what bind specs name; no network route; no
                        credential
-  --binds FILE         add a bind spec (TOML; repeatable)
+  --binds FILE         add a bind spec (TOML; repeatable); one that lies where
+                       a box can write needs 'aisan trust FILE'
   --env NAME[=VALUE]   pass a variable into the box (repeatable)
   --egress NAME=SOCKET relay loopback port AISAN_EGRESS_<NAME> in the box to
                        a host Unix socket (repeatable)
@@ -30,6 +31,11 @@ Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
   --api-key            reach Anthropic with an API key (AISAN_ANTHROPIC_KEY_COMMAND,
                        AISAN_ANTHROPIC_KEY_FILE or ANTHROPIC_API_KEY on the host)
                        instead of the Claude login
+  --vertex             reach Anthropic's models on Google Cloud's Vertex AI
+                       (--egress vertex) with tokens the host mints from
+                       its Application Default Credentials
+                       (ANTHROPIC_VERTEX_PROJECT_ID, CLOUD_ML_REGION,
+                       AISAN_VERTEX_IMPERSONATE) instead of the Claude login
   --mcp-env NAME       let the user's MCP servers receive variable NAME even
                        when its value looks secret (repeatable; also mcp_env)
   --net                keep the host network (LAN, VPN, host services)
@@ -87,6 +93,7 @@ Example:
 
 const explainUsage = `
 Usage: aisan explain KIND [--strict ...] [--] [ARG...]
+       aisan explain --policy BACKEND
 
 Prints what 'aisan KIND ARG...' would run, without running it: the slot,
 the namespaces, every mount in the order bwrap applies them, the
@@ -95,9 +102,15 @@ KIND is run, claude, codex or opencode; the launcher's options (--strict,
 --binds, --egress, ...) apply. A box that would be refused prints why and
 exits non-zero.
 
+With --policy, prints the table of request bodies strict mode lets the
+backend's endpoint pass (anthropic, vertex, codex, openai,
+openai-compatible): every field and type at its position; whatever it
+does not list is refused, naming its JSON path.
+
 Example:
   aisan explain claude --continue
   aisan explain claude --strict
+  aisan explain --policy anthropic
 `
 
 func runRun(ctx context.Context, args []string) error {
@@ -123,6 +136,12 @@ func runExplain(ctx context.Context, args []string) error {
 	}
 	if len(args) == 0 {
 		return withHint(usageErr("explain: no kind given"), "aisan explain run|claude|codex|opencode [args...]")
+	}
+	if args[0] == "--policy" || strings.HasPrefix(args[0], "--policy=") {
+		if v, ok := strings.CutPrefix(args[0], "--policy="); ok {
+			return explainPolicy(append([]string{v}, args[1:]...))
+		}
+		return explainPolicy(args[1:])
 	}
 	kind := jail.Kind(args[0])
 	switch kind {
@@ -190,6 +209,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 		return launchError(jail.Explain(os.Stdout, req))
 	}
 	status, err := jail.Launch(ctx, req, jail.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	if line := refusals.Summary(); line != "" {
+		fmt.Fprintln(os.Stderr, "aisan: note: "+line)
+	}
 	if err != nil {
 		return launchError(err)
 	}

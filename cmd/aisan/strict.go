@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/bindspec"
+	"github.com/aisan-dev/aisan/jail/trust"
 )
 
 // envStrict makes strict mode the default (the shell functions set it).
@@ -33,6 +35,7 @@ type strictFlags struct {
 	allowHosts      listFlag
 	mcpEnv          listFlag
 	apiKey          bool
+	vertex          bool
 }
 
 func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
@@ -48,6 +51,7 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
 	fs.Var(&f.allowHosts, "allow-host", "")
 	fs.Var(&f.mcpEnv, "mcp-env", "")
 	fs.BoolVar(&f.apiKey, "api-key", false, "")
+	fs.BoolVar(&f.vertex, "vertex", false, "")
 }
 
 // strictRequest turns the strict options into the launch's request, or
@@ -58,12 +62,15 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}, {"vertex", f.vertex}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
 		}
 		return nil, nil
+	}
+	if f.vertex && f.apiKey {
+		return nil, withHint(usageErr("--vertex and --api-key exclude each other"), "--vertex uses the host's Google credentials; --api-key an Anthropic API key")
 	}
 	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: startEgress, MCPEnv: f.mcpEnv}
 	for _, e := range f.env {
@@ -94,7 +101,15 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 	allow := append([]string(nil), f.allowHosts...)
 	if len(f.binds) > 0 {
 		home, _ := os.UserHomeDir()
-		spec, err := bindspec.Load(bindspec.Host{Home: home}, f.binds...)
+		read, err := trustedReader("bind spec")
+		if err != nil {
+			return nil, err
+		}
+		spec, err := bindspec.Load(bindspec.Host{Home: home, ReadFile: read}, f.binds...)
+		var refused *trust.RefusedError
+		if errors.As(err, &refused) {
+			return nil, refused
+		}
 		if err != nil {
 			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
 		}

@@ -13,12 +13,13 @@
 // x-should-retry: false: Claude 2.1.332 shows a 403's message and does not
 // retry it, while a 400 makes it resend about six times with fewer betas.
 //
-// What makes Anthropic's servers act outside the box is refused: tools that
-// run on the provider (web search and fetch, code execution, MCP
-// connectors, tool search, computer use and the other typed tools), any
-// tool type not known to be client-side, mcp_servers, container, and
-// content whose source Anthropic would fetch (url or file sources, container
-// uploads). Everything else is the API's business.
+// The body policy is an allow-list (policy.go, printed by aisan explain
+// --policy anthropic): the fields, content blocks, sources and tools the
+// Claude CLI sends, each at its position. What makes Anthropic's servers
+// act outside the box is refused by name (tools that run on the provider,
+// MCP connectors, containers, url and file sources, stored
+// conversations); anything else the table does not list is refused as
+// unknown, naming its JSON path.
 package anthropic
 
 import (
@@ -151,105 +152,9 @@ func ErrorBody(status int, kind egress.Kind, msg string) []byte {
 	return b
 }
 
-// refusedFields make Anthropic's servers reach out on the box's behalf.
-var refusedFields = []struct{ name, why string }{
-	{"mcp_servers", "makes Anthropic's servers connect to MCP servers"},
-	{"container", "runs code in a container on Anthropic's servers"},
-}
-
-// Check is the body policy for /v1/messages and /v1/messages/count_tokens.
-func Check(_ egress.Route, body map[string]any) error {
-	for _, f := range refusedFields {
-		if _, ok := body[f.name]; ok {
-			return egress.Refuse("the field '%s' %s; the box has no network", f.name, f.why)
-		}
-	}
-	tools, err := egress.Objects(body, "tools")
-	if err != nil {
-		return err
-	}
-	for _, tool := range tools {
-		if err := checkTool(tool); err != nil {
-			return err
-		}
-	}
-	msgs, err := egress.Objects(body, "messages")
-	if err != nil {
-		return err
-	}
-	for _, msg := range msgs {
-		if err := checkContent(msg["content"], 0); err != nil {
-			return err
-		}
-	}
-	return checkContent(body["system"], 0)
-}
-
-func checkTool(tool map[string]any) error {
-	t, has := tool["type"]
-	if !has {
-		return nil // a custom tool: the client runs it
-	}
-	ts, ok := t.(string)
-	if !ok {
-		return egress.Refuse("a tool has a 'type' that is not a string")
-	}
-	if ts == "custom" {
-		return nil
-	}
-	for _, p := range serverToolPrefixes {
-		if strings.HasPrefix(ts, p) {
-			return egress.Refuse("tool type '%s' runs on the provider's servers; the box has no network", ts)
-		}
-	}
-	return egress.Refuse("tool type '%s' is not a client-side tool aisan knows; only custom tools are allowed", ts)
-}
-
-// serverToolPrefixes name Anthropic's typed tools that act on the
-// provider's side (for the message only: every typed tool but custom is
-// refused anyway).
-var serverToolPrefixes = []string{"web_search", "web_fetch", "code_execution", "mcp_toolset", "tool_search_tool", "memory", "computer", "bash", "text_editor"}
-
-// checkContent walks content blocks (and the blocks nested in tool
-// results) for sources Anthropic would fetch.
-func checkContent(c any, depth int) error {
-	blocks, ok := c.([]any)
-	if !ok || depth > 8 {
-		return nil // a string, or absent; the API validates the rest
-	}
-	for _, bv := range blocks {
-		b, ok := bv.(map[string]any)
-		if !ok {
-			continue
-		}
-		switch t, _ := b["type"].(string); t {
-		case "container_upload":
-			return egress.Refuse("content of type 'container_upload' uses a file on Anthropic's servers; the box has no network")
-		case "mcp_tool_use", "server_tool_use":
-			return egress.Refuse("content of type '%s' replays a tool that ran on the provider's servers; the box has no network", t)
-		}
-		if src, ok := b["source"].(map[string]any); ok {
-			switch st, _ := src["type"].(string); st {
-			case "url":
-				return egress.Refuse("a content source of type 'url' makes Anthropic's servers fetch %s; attach the data itself", describeURL(src["url"]))
-			case "file":
-				return egress.Refuse("a content source of type 'file' uses Anthropic's Files API, which strict mode does not allow; attach the data itself")
-			}
-		}
-		if err := checkContent(b["content"], depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func describeURL(v any) string {
-	s, _ := v.(string)
-	if u, err := url.Parse(s); err == nil && u.Host != "" {
-		return "a URL on " + u.Host
-	}
-	return "a URL"
-}
+// Check is the body policy for /v1/messages and /v1/messages/count_tokens:
+// the table of Policy.
+func Check(_ egress.Route, body map[string]any) error { return Policy().Check(body) }
 
 // BoxEnv is the environment the box's Claude needs to send its model calls
 // to baseURL with a placeholder credential of the right kind. token is the

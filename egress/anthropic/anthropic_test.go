@@ -63,42 +63,60 @@ func TestWebSearchSideCallIsRefused(t *testing.T) {
 		m["tool_choice"] = map[string]any{"type": "auto"}
 		nb, _ := json.Marshal(m)
 		err := check(string(nb))
-		if err == nil || err.Error() != "aisan strict mode: tool type 'web_search_20250305' runs on the provider's servers; the box has no network" {
+		if err == nil || err.Error() != `tools[0].type: a tool type "web_search_20250305" is refused: `+whyServer {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
 
+// checkCases are bodies and the refusal each gets ("" passes): every
+// refused shape the issues and the predecessor named, each at the depth
+// where it was found to hide.
 var checkCases = []struct {
-	body, want string // want "" means allowed
+	body, want string
 }{
 	{`{"model":"m","messages":[]}`, ""},
 	{`{"tools":[{"name":"Bash","input_schema":{}}]}`, ""},
 	{`{"tools":[{"type":"custom","name":"x"}]}`, ""},
-	{`{"tools":null}`, ""},
-	{`{"tools":[{"type":"web_fetch_20250910","name":"f"}]}`, "tool type 'web_fetch_20250910' runs on the provider's servers"},
-	{`{"tools":[{"type":"code_execution_20250825"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"mcp_toolset","mcp_server_name":"x"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"tool_search_tool_regex_20251119"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"bash_20250124","name":"bash"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"brand_new_tool_2027"}]}`, "tool type 'brand_new_tool_2027' is not a client-side tool aisan knows"},
-	{`{"tools":[{"type":null}]}`, "not a string"},
-	{`{"tools":[{"type":7}]}`, "not a string"},
-	{`{"tools":{"type":"custom"}}`, "must be a list"},
-	{`{"tools":["x"]}`, "not an object"},
-	{`{"mcp_servers":[{"type":"url","url":"https://x"}]}`, "the field 'mcp_servers'"},
-	{`{"mcp_servers":null}`, "the field 'mcp_servers'"},
-	{`{"container":"cntr_1"}`, "the field 'container'"},
-	{`{"messages":"x"}`, "'messages' must be a list"},
-	{`{"messages":[1]}`, "item 0 of 'messages' is not an object"},
+	{`{"tools":null}`, "tools: must be a list of tool, not null"},
+	{`{"tools":[{"type":"web_fetch_20250910","name":"f"}]}`, `tools[0].type: a tool type "web_fetch_20250910" is refused: it runs on Anthropic's servers`},
+	{`{"tools":[{"type":"code_execution_20250825"}]}`, "it runs on Anthropic's servers"},
+	{`{"tools":[{"type":"mcp_toolset","mcp_server_name":"x"}]}`, "connect to MCP servers"},
+	{`{"tools":[{"type":"tool_search_tool_regex_20251119"}]}`, "it runs on Anthropic's servers"},
+	{`{"tools":[{"type":"bash_20250124","name":"bash"}]}`, `tools[0].type: "bash_20250124" is not a tool type aisan knows here`},
+	{`{"tools":[{"type":"brand_new_tool_2027"}]}`, `"brand_new_tool_2027" is not a tool type aisan knows here`},
+	{`{"tools":[{"type":null}]}`, "tools[0].type: the type of a tool must be a string, not null"},
+	{`{"tools":[{"type":7}]}`, "must be a string, not a number"},
+	{`{"tools":{"type":"custom"}}`, "tools: must be a list of tool, not an object"},
+	{`{"tools":["x"]}`, "tools[0]: must be a tool (an object), not a string"},
+	{`{"tools":[{"name":"x","allowed_callers":["code_execution_20250825"]}]}`, `tools[0].allowed_callers: not a field aisan knows in a custom tool`},
+	{`{"mcp_servers":[{"type":"url","url":"https://x"}]}`, `mcp_servers: this field is refused: it makes Anthropic's servers connect to MCP servers`},
+	{`{"mcp_servers":null}`, `mcp_servers: this field is refused`},
+	{`{"container":"cntr_1"}`, `container: this field is refused: it runs code in a container`},
+	{`{"thread":{"type":"continue","previous_message_id":"m"}}`, `thread: this field is refused: it continues a conversation stored`},
+	{`{"brand_new_field":1}`, `brand_new_field: not a field aisan knows in a body`},
+	{`{"messages":"x"}`, "messages: must be a list of message, not a string"},
+	{`{"messages":[1]}`, "messages[0]: must be a message (an object), not a number"},
 	{`{"messages":[{"role":"user","content":"plain text"}]}`, ""},
+	{`{"messages":[{"role":"tool","content":"x"}]}`, `messages[0].role: "tool" is not one of "user" | "assistant" | "system"`},
 	{`{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}]}]}`, ""},
-	{`{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://evil.example/x?leak=1"}}]}]}`, "fetch a URL on evil.example"},
+	{`{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://evil.example/x?leak=1"}}]}]}`, `messages[0].content[0].source.type: an image source type "url" is refused: Anthropic's servers would fetch the URL`},
+	{`{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA==","url":"https://h"}}]}]}`, `messages[0].content[0].source.url: not a field aisan knows in a base64 image`},
 	{`{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"f"}}]}]}`, "Files API"},
-	{`{"messages":[{"role":"user","content":[{"type":"container_upload","file_id":"f"}]}]}`, "container_upload"},
-	{`{"messages":[{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"web_search","input":{}}]}]}`, "server_tool_use"},
-	{`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"https://h/x"}}]}]}]}`, "fetch a URL on h"},
-	{`{"system":[{"type":"text","text":"x"},{"type":"document","source":{"type":"url","url":"https://h"}}]}`, "fetch a URL"},
+	{`{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"https://h/a.pdf"}}]}]}`, `messages[0].content[0].source.type: a document source type "url" is refused`},
+	{`{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"content","content":[{"type":"image","source":{"type":"url","url":"https://h"}}]}}]}]}`, `messages[0].content[0].source.content[0].source.type: an image source type "url" is refused`},
+	{`{"messages":[{"role":"user","content":[{"type":"container_upload","file_id":"f"}]}]}`, `a content block type "container_upload" is refused`},
+	{`{"messages":[{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"web_search","input":{}}]}]}`, `a content block type "server_tool_use" is refused`},
+	{`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"https://h/x"}}]}]}]}`, `messages[0].content[0].content[0].source.type: an image source type "url" is refused`},
+	{`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"search_result","source":"https://h","title":"t","content":[{"type":"text","text":"x"}],"citations":{"enabled":true}}]}]}]}`, ""},
+	{`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"search_result","source":"s","title":"t","content":[{"type":"document","source":{"type":"url","url":"https://h"}}]}]}]}]}`, `content[0].content[0].content[0].source: not a field aisan knows in a text block`},
+	{`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"tool_reference","tool_name":"Grep"}]}]}]}`, ""},
+	{`{"messages":[{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"type":"web_search_20250305","name":"web_search"}}}]}]}`, `messages[0].content[0].tool.definition.type: a tool type "web_search_20250305" is refused`},
+	{`{"messages":[{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"name":"Lint","input_schema":{"type":"object"}}}}]}]}`, ""},
+	{`{"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"redacted_thinking","data":"d"},{"type":"tool_use","id":"i","name":"Bash","input":{"command":"ls"}}]}]}`, ""},
+	{`{"system":[{"type":"text","text":"x"},{"type":"document","source":{"type":"url","url":"https://h"}}]}`, `system[1].type: "document" is not a system block type aisan knows here`},
+	{`{"system":"x","metadata":{"user_id":"u","extra":1}}`, `metadata.extra: not a field aisan knows in a metadata`},
+	{`{"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]}`, ""},
 }
 
 func TestCheck(t *testing.T) {
@@ -208,55 +226,5 @@ func TestBoxEnv(t *testing.T) {
 	b, _ := json.Marshal(seed)
 	if want := `{"customApiKeyResponses":{"approved":["` + Placeholder[len(Placeholder)-20:] + `"],"rejected":[]}}`; string(b) != want {
 		t.Errorf("seed %s", b)
-	}
-}
-
-func FuzzCheck(f *testing.F) {
-	// The table, not the captured bodies: those are 50 KB each, which
-	// slows mutation to a crawl.
-	for _, tc := range checkCases {
-		f.Add([]byte(tc.body))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		obj, err := egress.ParseObject(b)
-		if err != nil {
-			return
-		}
-		err1 := Check(Routes[0], obj)
-		if err2 := Check(Routes[0], obj); (err1 == nil) != (err2 == nil) {
-			t.Fatal("not deterministic")
-		}
-		if err1 != nil {
-			return
-		}
-		// Whatever passed has only client-side tools and no mcp_servers.
-		if _, ok := obj["mcp_servers"]; ok {
-			t.Fatal("mcp_servers passed")
-		}
-		tools, _ := obj["tools"].([]any)
-		for _, tv := range tools {
-			if ty, ok := tv.(map[string]any)["type"]; ok && ty != "custom" {
-				t.Fatalf("tool type %v passed", ty)
-			}
-		}
-	})
-}
-
-// BenchmarkCheckGenuine is the policy's cost on a real request (about
-// 50 KB): parsing and checking happen on every model call.
-func BenchmarkCheckGenuine(b *testing.B) {
-	body, err := os.ReadFile("testdata/claude-tui-2.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		obj, err := egress.ParseObject(body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := Check(Routes[0], obj); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

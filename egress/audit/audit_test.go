@@ -50,3 +50,27 @@ func TestFileRotatesAndRefusesLinks(t *testing.T) {
 		t.Fatal("opened through a symlink")
 	}
 }
+
+func TestTallySummary(t *testing.T) {
+	var tl Tally
+	if s := tl.Summary(); s != "" {
+		t.Errorf("nothing refused, yet %q", s)
+	}
+	c := &collect{}
+	s := tl.Wrap("proj-1a2b3c4d-claude", c)
+	s.Log(Entry{Status: 200})
+	s.Log(Entry{Status: 403, Refused: "aisan strict mode refused this request: messages[0].content[1].source.type: an image source type \"url\" is refused"})
+	s.Log(Entry{Status: 403, Refused: "aisan strict mode refused this request: messages[4].content[0].source.type: an image source type \"url\" is refused"})
+	s.Log(Entry{Status: 429, Refused: "aisan strict mode: this box is sending requests faster than its rate limit"})
+	want := `strict mode refused 3 requests of this box's; the commonest (2): messages[].content[].source.type: an image source type "url" is refused; the whole list: aisan logs --egress proj-1a2b3c4d-claude`
+	if got := tl.Summary(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if len(c.e) != 4 {
+		t.Errorf("the wrapped sink got %d entries", len(c.e))
+	}
+}
+
+type collect struct{ e []Entry }
+
+func (c *collect) Log(e Entry) { c.e = append(c.e, e) }

@@ -9,6 +9,10 @@
 //	backend            credential (first found)                         upstream (override)
 //	anthropic          $CLAUDE_CONFIG_DIR or ~/.claude/.credentials.json  https://api.anthropic.com (AISAN_ANTHROPIC_UPSTREAM)
 //	anthropic --api-key AISAN_ANTHROPIC_KEY_COMMAND, AISAN_ANTHROPIC_KEY_FILE, ANTHROPIC_API_KEY
+//	vertex             Google ADC: $GOOGLE_APPLICATION_CREDENTIALS or     https://REGION-aiplatform.googleapis.com
+//	                   ~/.config/gcloud/application_default_credentials  (AISAN_VERTEX_UPSTREAM); project and region
+//	                   .json, as AISAN_VERTEX_IMPERSONATE when set        from ANTHROPIC_VERTEX_PROJECT_ID and
+//	                                                                     CLOUD_ML_REGION, as for claude
 //	codex              $CODEX_HOME or ~/.codex/auth.json (ChatGPT mode)   https://chatgpt.com/backend-api/codex (AISAN_CODEX_UPSTREAM)
 //	openai             AISAN_OPENAI_KEY_COMMAND, AISAN_OPENAI_KEY_FILE,   https://api.openai.com/v1 (AISAN_OPENAI_UPSTREAM)
 //	                   OPENAI_API_KEY, the key in Codex's auth.json
@@ -24,7 +28,8 @@
 // and prints the key, or {"token": …, "expiry": <unix seconds>}. The
 // Claude and Codex logins are refreshed on the host before they expire,
 // at AISAN_ANTHROPIC_TOKEN_URL and AISAN_CODEX_TOKEN_URL when those are
-// set. Every upstream must be https; its certificate is checked against
+// set; Google access tokens are minted at AISAN_VERTEX_TOKEN_URL and
+// AISAN_VERTEX_IAM_URL when set. Every upstream must be https; its certificate is checked against
 // the system store (SSL_CERT_FILE and SSL_CERT_DIR apply).
 package backend
 
@@ -46,6 +51,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/anthropic"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/openai"
+	"github.com/aisan-dev/aisan/egress/vertex"
 	"github.com/aisan-dev/aisan/jail/regfile"
 )
 
@@ -108,6 +114,8 @@ func New(name string, o Options) (*Spec, error) {
 	switch {
 	case name == "anthropic":
 		s, err = newAnthropic(o)
+	case name == "vertex":
+		s, err = newVertex(o)
 	case name == "codex":
 		s, err = newCodex(o)
 	case name == "openai":
@@ -119,7 +127,7 @@ func New(name string, o Options) (*Spec, error) {
 		}
 		s, err = newCompatible(p, o)
 	default:
-		return nil, fmt.Errorf("unknown egress backend %q (known: anthropic, codex, openai, openai-compatible:<provider>)", name)
+		return nil, fmt.Errorf("unknown egress backend %q (known: anthropic, vertex, codex, openai, openai-compatible:<provider>)", name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("egress %s: %w", name, err)
@@ -203,6 +211,57 @@ func newAnthropic(o Options) (*Spec, error) {
 		Backend:    anthropic.New(up, anthropic.Subscription, login),
 		BoxEnv:     func(u, t string) []string { return anthropic.BoxEnv(u, t, anthropic.Subscription, plan) },
 		Credential: login.Path(),
+	}, nil
+}
+
+func newVertex(o Options) (*Spec, error) {
+	adc := &vertex.ADC{
+		Path:        vertex.DefaultADCPath(o.Home, o.Getenv),
+		Impersonate: o.Getenv("AISAN_VERTEX_IMPERSONATE"),
+		Transport:   o.Transport,
+	}
+	for _, v := range []struct {
+		name string
+		to   *string
+	}{{"AISAN_VERTEX_TOKEN_URL", &adc.TokenURL}, {"AISAN_VERTEX_IAM_URL", &adc.IAMURL}} {
+		if raw := o.Getenv(v.name); raw != "" {
+			if _, err := egress.ParseUpstream(v.name, raw); err != nil {
+				return nil, err
+			}
+			*v.to = raw
+		}
+	}
+	typ, project, quota, err := adc.Info()
+	if err != nil {
+		return nil, err
+	}
+	c := vertex.Config{Project: o.Getenv("ANTHROPIC_VERTEX_PROJECT_ID"), Region: o.Getenv("CLOUD_ML_REGION")}
+	for _, p := range []string{o.Getenv("GOOGLE_CLOUD_PROJECT"), quota, project} {
+		if c.Project == "" {
+			c.Project = p
+		}
+	}
+	if c.Region == "" {
+		c.Region = "global"
+	}
+	if typ == "authorized_user" {
+		c.QuotaProject = quota
+	}
+	if err := c.Valid(); err != nil {
+		return nil, err
+	}
+	up, err := o.upstream("AISAN_VERTEX_UPSTREAM", vertex.DefaultUpstream(c.Region))
+	if err != nil {
+		return nil, err
+	}
+	from := adc.Path
+	if adc.Impersonate != "" {
+		from += " as " + adc.Impersonate
+	}
+	return &Spec{
+		Backend:    vertex.New(up, c, &cred.Minted{Mint: adc.Mint}),
+		BoxEnv:     func(u, t string) []string { return vertex.BoxEnv(u, t, c) },
+		Credential: from,
 	}, nil
 }
 

@@ -70,6 +70,8 @@ const maxOutput = 64 << 10
 type Command struct {
 	Argv    []string
 	Timeout time.Duration
+	// Dir is the directory it runs in; "" is the caller's.
+	Dir string
 	// Now is time.Now when nil; tests replace it.
 	Now func() time.Time
 
@@ -165,6 +167,7 @@ func (c *Command) run(ctx context.Context) (Secret, time.Time, error) {
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
+	cmd.Dir = c.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second

@@ -181,14 +181,14 @@ func postJSON(ctx context.Context, client *http.Client, url string, body any, ou
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "aisan")
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := NoRedirects(client).Do(req)
 	if err != nil {
 		return fmt.Errorf("token endpoint %s: %w", req.URL.Host, err)
 	}
 	defer resp.Body.Close()
+	if err := Redirected(resp); err != nil {
+		return fmt.Errorf("token endpoint %s: %w", req.URL.Host, err)
+	}
 	rb, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return fmt.Errorf("token endpoint %s: %w", req.URL.Host, err)
@@ -200,6 +200,33 @@ func postJSON(ctx context.Context, client *http.Client, url string, body any, ou
 		return fmt.Errorf("token endpoint %s: unreadable answer: %w", req.URL.Host, err)
 	}
 	return nil
+}
+
+// NoRedirects is c (nil: the default client) answering a redirect with
+// the redirect itself: a request that carries a credential or a refresh
+// token goes to the address it was built for and nowhere else, whatever
+// that address answers. Callers check the answer with [Redirected].
+func NoRedirects(c *http.Client) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	n := *c
+	n.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &n
+}
+
+// Redirected is the error for an answer that redirects, nil otherwise.
+func Redirected(resp *http.Response) error {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return nil
+	}
+	to := "another address"
+	if u, err := resp.Location(); err == nil && u.Host != "" {
+		to = u.Host
+	}
+	return fmt.Errorf("answered %s, a redirect to %s, which aisan does not follow with a credential", resp.Status, to)
 }
 
 // excerpt keeps an error body short and printable; token endpoints answer
@@ -235,7 +262,8 @@ func excerpt(b []byte) string {
 // lockDir takes a lock the way the npm package proper-lockfile does (which
 // the Claude CLI uses): mkdir of the lock path, its mtime refreshed every
 // update while held, and taken over once older than stale (its holder
-// died). The returned release stops the refresh and removes it.
+// died), whatever its shape. The returned release stops the refresh and
+// removes it.
 func lockDir(ctx context.Context, path string, stale, update time.Duration) (release func(), err error) {
 	for {
 		err := os.Mkdir(path, 0o700)
@@ -251,11 +279,11 @@ func lockDir(ctx context.Context, path string, stale, update time.Duration) (rel
 			continue
 		case serr != nil:
 			return nil, fmt.Errorf("lock %s: %w", path, serr)
-		case !st.IsDir():
-			return nil, fmt.Errorf("lock %s: exists and is not a directory", path)
 		case time.Since(st.ModTime()) > stale:
 			// The holder stopped updating it: proper-lockfile treats it
-			// as released, and so do we.
+			// as released, and so do we. A lock that is not a directory
+			// (an older aisan's preflight made one) is no lock the CLI
+			// can take or clear, so it goes too once it is as old.
 			if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 				return nil, fmt.Errorf("lock %s: remove stale lock: %w", path, rerr)
 			}

@@ -241,17 +241,45 @@ func TestClaudeRefreshExactlyOnce(t *testing.T) {
 	}
 }
 
+// TestStaleLockIsTakenOver: a lock whose holder died is taken over, in
+// the shape the CLI leaves (a directory) and in the one an older aisan
+// preflight left (a file, which the CLI itself can never clear); either
+// way the lock is gone once the refresh is done.
 func TestStaleLockIsTakenOver(t *testing.T) {
+	for _, shape := range []string{"directory", "file"} {
+		t.Run(shape, func(t *testing.T) {
+			dir := t.TempDir()
+			e, url := newEndpoint(t, "rt-0")
+			writeClaude(t, dir, "access-0", "rt-0", time.Now().Add(-time.Minute))
+			lock := filepath.Join(dir, ".oauth_refresh.lock")
+			if shape == "directory" {
+				os.Mkdir(lock, 0o755)
+			} else {
+				os.WriteFile(lock, nil, 0o600)
+			}
+			old := time.Now().Add(-2 * time.Minute)
+			os.Chtimes(lock, old, old)
+			c := &cred.ClaudeOAuth{Dir: dir, TokenURL: url, HTTP: client(), LockWait: 5 * time.Second}
+			if tok, err := c.Token(context.Background()); err != nil || tok.Reveal() != "access-1" || e.Calls.Load() != 1 {
+				t.Errorf("%q %v calls %d", tok.Reveal(), err, e.Calls.Load())
+			}
+			if _, err := os.Lstat(lock); err == nil {
+				t.Error("the lock is still there after the refresh")
+			}
+		})
+	}
+}
+
+// TestFreshFileLockIsWaitedFor: a file-shaped lock younger than the CLI's
+// stale time is someone's until then: no refresh goes out meanwhile.
+func TestFreshFileLockIsWaitedFor(t *testing.T) {
 	dir := t.TempDir()
 	e, url := newEndpoint(t, "rt-0")
 	writeClaude(t, dir, "access-0", "rt-0", time.Now().Add(-time.Minute))
-	lock := filepath.Join(dir, ".oauth_refresh.lock")
-	os.Mkdir(lock, 0o755)
-	old := time.Now().Add(-2 * time.Minute)
-	os.Chtimes(lock, old, old)
-	c := &cred.ClaudeOAuth{Dir: dir, TokenURL: url, HTTP: client(), LockWait: 5 * time.Second}
-	if tok, err := c.Token(context.Background()); err != nil || tok.Reveal() != "access-1" || e.Calls.Load() != 1 {
-		t.Errorf("%q %v calls %d", tok.Reveal(), err, e.Calls.Load())
+	os.WriteFile(filepath.Join(dir, ".oauth_refresh.lock"), nil, 0o600)
+	c := &cred.ClaudeOAuth{Dir: dir, TokenURL: url, HTTP: client(), LockWait: 300 * time.Millisecond}
+	if _, err := c.Token(context.Background()); err == nil || !strings.Contains(err.Error(), "still held by another process") || e.Calls.Load() != 0 {
+		t.Errorf("error %v, %d refreshes", err, e.Calls.Load())
 	}
 }
 
@@ -407,5 +435,35 @@ func TestRefreshOutlivesTheRequest(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join(dir, ".credentials.json"))
 	if e.Calls.Load() != 1 || !bytes.Contains(raw, []byte(`"refreshToken":"rt-1"`)) {
 		t.Errorf("the refresh was spent (%d calls) but its result not saved: %s", e.Calls.Load(), raw)
+	}
+}
+
+// TestTokenEndpointRedirectIsNotFollowed: a token endpoint that answers a
+// refresh with a redirect gets the refresh token once, its target never;
+// the refresh fails saying so, and the login file is left as it was.
+func TestTokenEndpointRedirectIsNotFollowed(t *testing.T) {
+	elsewhere := egresstest.NewUpstream(t, egresstest.JSON(200, `{"access_token":"stolen","expires_in":3600}`))
+	for _, status := range []int{302, 307, 308} {
+		dir := t.TempDir()
+		ep := egresstest.NewUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, elsewhere.URL.String()+"/v1/oauth/token", status)
+		}))
+		writeClaude(t, dir, "access-0", "rt-0", time.Now().Add(-time.Minute))
+		before, _ := os.ReadFile(filepath.Join(dir, ".credentials.json"))
+		c := &cred.ClaudeOAuth{Dir: dir, TokenURL: ep.URL.String() + "/v1/oauth/token", HTTP: client(), LockWait: time.Second}
+		_, err := c.Token(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "a redirect to "+elsewhere.URL.Host+", which aisan does not follow") {
+			t.Errorf("%d: %v", status, err)
+		}
+		if n := len(ep.Requests()); n != 1 {
+			t.Errorf("%d: the endpoint saw %d requests", status, n)
+		}
+		after, _ := os.ReadFile(filepath.Join(dir, ".credentials.json"))
+		if string(before) != string(after) {
+			t.Errorf("%d: the login changed", status)
+		}
+	}
+	if n := len(elsewhere.Requests()); n != 0 {
+		t.Errorf("the redirect target saw %d requests", n)
 	}
 }

@@ -18,13 +18,16 @@
 // "web_search_20250305" counts); the chat backend's refusals therefore keep
 // digit runs from reading as such a number (see ChatErrorBody).
 //
-// Refused, because they make the provider act outside the box: tools other
-// than function, custom, namespace (checked inside), client-executed
-// tool_search and the client-side shell and patch tools; stored or
-// background responses and server-side conversations; MCP items and item
-// references; images or files the provider would fetch by URL or take from
-// its Files API. For chat completions: any tool but function, web search
-// options and the search or plugin switches some providers add.
+// The body policies are allow-lists (policy.go, printed by aisan explain
+// --policy codex and --policy openai-compatible): what codex and opencode
+// send, each field, item, part and tool at its position. Refused by name,
+// because they make the provider act outside the box: tools the provider
+// runs (web and file search, code interpreter, hosted shell containers,
+// computer use, image generation, MCP), a tool search it would run,
+// stored or background responses and server-side conversations, MCP items
+// and item references, images or files it would fetch by URL or take from
+// its Files API, and the web-search switches some chat providers add.
+// Anything else not listed is refused as unknown, naming its JSON path.
 package openai
 
 import (
@@ -219,186 +222,12 @@ func NewCompatible(provider string, upstream *url.URL, key cred.Source) *egress.
 	return b
 }
 
-// responsesTools are the tool types the client itself executes.
-var responsesTools = map[string]bool{
-	"function": true, "custom": true, "namespace": true, "tool_search": true,
-	"local_shell": true, "shell": true, "apply_patch": true,
-}
-
-// CheckResponses is the body policy for POST /responses.
+// CheckResponses is the body policy for POST /responses: the table of
+// ResponsesPolicy.
 func CheckResponses(_ egress.Route, body map[string]any) error {
-	if v, ok := body["store"]; ok && v != false && v != nil {
-		return egress.Refuse("'store' must be false: stored responses live on the provider's servers")
-	}
-	if v, ok := body["background"]; ok && v != false && v != nil {
-		return egress.Refuse("background responses run on the provider's servers after the box's request ends")
-	}
-	for _, k := range []string{"conversation", "previous_response_id", "prompt"} {
-		if v, ok := body[k]; ok && v != nil {
-			return egress.Refuse("'%s' refers to state stored on the provider's servers, which strict mode does not use", k)
-		}
-	}
-	if err := checkResponsesTools(body, 0); err != nil {
-		return err
-	}
-	if _, ok := body["input"].(string); ok {
-		return nil
-	}
-	items, err := egress.Objects(body, "input")
-	if err != nil {
-		return err
-	}
-	for _, item := range items {
-		if err := checkInputItem(item); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ResponsesPolicy().Check(body)
 }
 
-// checkResponsesTools checks the tools of parent (the body, a namespace
-// tool or an additional_tools item).
-func checkResponsesTools(parent map[string]any, depth int) error {
-	tools, err := egress.Objects(parent, "tools")
-	if err != nil {
-		return err
-	}
-	if depth > 4 {
-		return egress.Refuse("tool namespaces are nested too deeply")
-	}
-	for i, tool := range tools {
-		t, _ := tool["type"].(string)
-		if !responsesTools[t] {
-			if t == "" {
-				return egress.Refuse("tool %d has no type", i)
-			}
-			return serverTool(t)
-		}
-		switch t {
-		case "namespace":
-			if err := checkResponsesTools(tool, depth+1); err != nil {
-				return err
-			}
-		case "tool_search":
-			if ex, _ := tool["execution"].(string); ex != "client" {
-				return egress.Refuse("tool type 'tool_search' must run in the client ('execution': 'client'); on the provider's servers it searches tools the box did not send")
-			}
-		}
-	}
-	return nil
-}
-
-func serverTool(t string) error {
-	for _, p := range []string{"web_search", "file_search", "code_interpreter", "computer", "image_generation", "mcp"} {
-		if strings.HasPrefix(t, p) {
-			return egress.Refuse("tool type '%s' runs on the provider's servers; the box has no network", t)
-		}
-	}
-	return egress.Refuse("tool type '%s' is not a client-side tool aisan knows; it is refused in case it runs on the provider's servers", t)
-}
-
-func checkInputItem(item map[string]any) error {
-	t, _ := item["type"].(string)
-	switch {
-	case t == "item_reference":
-		return egress.Refuse("input items of type 'item_reference' read responses stored on the provider's servers")
-	case strings.HasPrefix(t, "mcp_"):
-		return egress.Refuse("input items of type '%s' drive MCP servers from the provider's side; the box has no network", t)
-	case t == "additional_tools":
-		if err := checkResponsesTools(item, 0); err != nil {
-			return err
-		}
-	}
-	for _, k := range []string{"content", "output"} {
-		if err := checkParts(item[k], 0); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkParts refuses content the provider would fetch: an image by URL
-// (only data: URLs are inline) or a file by id or URL.
-func checkParts(v any, depth int) error {
-	parts, ok := v.([]any)
-	if !ok || depth > 8 {
-		return nil
-	}
-	for _, pv := range parts {
-		p, ok := pv.(map[string]any)
-		if !ok {
-			continue
-		}
-		if err := checkImageURL(p["image_url"]); err != nil {
-			return err
-		}
-		for _, k := range []string{"file_id", "file_url"} {
-			if s, ok := p[k].(string); ok && s != "" {
-				return egress.Refuse("content with a '%s' makes the provider use a file it stores or fetches; attach the data itself", k)
-			}
-		}
-		if f, ok := p["file"].(map[string]any); ok {
-			if s, ok := f["file_id"].(string); ok && s != "" {
-				return egress.Refuse("content with a 'file_id' makes the provider use a file it stores; attach the data itself")
-			}
-		}
-		if err := checkParts(p["content"], depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkImageURL(v any) error {
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = x
-	case map[string]any:
-		s, _ = x["url"].(string)
-	default:
-		return nil
-	}
-	if s != "" && !strings.HasPrefix(s, "data:") {
-		return egress.Refuse("an image given by URL makes the provider fetch it; only inline (data:) images are allowed")
-	}
-	return nil
-}
-
-// chatRefused are chat-completion fields that make a provider search the
-// web or run plugins.
-var chatRefused = []string{"web_search_options", "plugins", "search_parameters", "enable_search", "web_search", "search"}
-
-// CheckChat is the body policy for POST /chat/completions.
-func CheckChat(_ egress.Route, body map[string]any) error {
-	for _, k := range chatRefused {
-		if v, ok := body[k]; ok && v != nil && v != false {
-			return egress.Refuse("the field '%s' makes the provider search the web or run plugins; the box has no network", k)
-		}
-	}
-	if v, ok := body["store"]; ok && v != false && v != nil {
-		return egress.Refuse("'store' must be false: stored completions live on the provider's servers")
-	}
-	tools, err := egress.Objects(body, "tools")
-	if err != nil {
-		return err
-	}
-	for i, tool := range tools {
-		if t, _ := tool["type"].(string); t != "function" {
-			if t == "" {
-				return egress.Refuse("tool %d has no type; only 'function' tools are allowed", i)
-			}
-			return serverTool(t)
-		}
-	}
-	msgs, err := egress.Objects(body, "messages")
-	if err != nil {
-		return err
-	}
-	for _, msg := range msgs {
-		if err := checkParts(msg["content"], 0); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// CheckChat is the body policy for POST /chat/completions: the table of
+// ChatPolicy.
+func CheckChat(_ egress.Route, body map[string]any) error { return ChatPolicy().Check(body) }

@@ -57,54 +57,78 @@ func TestGenuineRequestsPass(t *testing.T) {
 	}
 }
 
+// responsesCases are bodies and the refusal each gets ("" passes),
+// among them the three the predecessor refused that an earlier policy
+// passed (a tool container without tools, an include of a server-side
+// tool's sources, an input item for a capability no client here uses)
+// and the hosted shell container.
 var responsesCases = []struct{ body, want string }{
 	{`{"model":"m","input":"hi","stream":true,"store":false}`, ""},
 	{`{"tools":[{"type":"function","name":"f"},{"type":"custom","name":"apply_patch"},{"type":"tool_search","execution":"client"}]}`, ""},
 	{`{"tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"f"}]}]}`, ""},
-	{`{"tools":[{"type":"namespace","name":"n","tools":[{"type":"web_search"}]}]}`, "tool type 'web_search' runs on the provider's servers"},
-	{`{"tools":[{"type":"web_search_preview"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"code_interpreter","container":{"type":"auto"}}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"mcp","server_url":"https://x"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"image_generation"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"file_search"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"computer_use_preview"}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"tool_search"}]}`, "must run in the client"},
-	{`{"tools":[{"type":"tool_search","execution":"server"}]}`, "must run in the client"},
-	{`{"tools":[{"type":"quantum_2027"}]}`, "not a client-side tool aisan knows"},
-	{`{"tools":[{"name":"f"}]}`, "has no type"},
-	{`{"tools":"x"}`, "must be a list"},
-	{`{"store":true}`, "'store' must be false"},
-	{`{"background":true}`, "background responses"},
+	{`{"tools":[{"type":"namespace","name":"n","description":"d"}]}`, `tools[0]: a namespace tool needs the field "tools"`},
+	{`{"tools":[{"type":"namespace","name":"n","tools":[{"type":"web_search"}]}]}`, `tools[0].tools[0].type: a tool type "web_search" is refused: the provider runs it`},
+	{`{"tools":[{"type":"web_search_preview"}]}`, `a tool type "web_search_preview" is refused`},
+	{`{"tools":[{"type":"code_interpreter","container":{"type":"auto"}}]}`, `a tool type "code_interpreter" is refused`},
+	{`{"tools":[{"type":"mcp","server_url":"https://x"}]}`, `a tool type "mcp" is refused: it drives MCP servers`},
+	{`{"tools":[{"type":"image_generation"}]}`, "is refused"},
+	{`{"tools":[{"type":"file_search"}]}`, "is refused"},
+	{`{"tools":[{"type":"computer_use_preview"}]}`, "is refused"},
+	{`{"tools":[{"type":"shell"}]}`, ""},
+	{`{"tools":[{"type":"shell","environment":{"type":"local"}}]}`, ""},
+	{`{"tools":[{"type":"shell","environment":{"type":"container_auto"}}]}`, `tools[0].environment.type: a shell environment type "container_auto" is refused: a hosted container`},
+	{`{"tools":[{"type":"shell","environment":{"type":"container_reference","container_id":"c"}}]}`, "a hosted container"},
+	{`{"tools":[{"type":"tool_search"}]}`, `tools[0]: a tool search tool needs the field "execution"`},
+	{`{"tools":[{"type":"tool_search","execution":"server"}]}`, `tools[0].execution: must be client: a tool search the provider runs`},
+	{`{"tools":[{"type":"quantum_2027"}]}`, `tools[0].type: "quantum_2027" is not a tool type aisan knows here`},
+	{`{"tools":[{"name":"f"}]}`, `tools[0]: a tool needs a "type" field`},
+	{`{"tools":"x"}`, "tools: must be a list of tool, not a string"},
+	{`{"store":true}`, "store: must be false: stored responses"},
+	{`{"background":true}`, "background: this field is refused"},
 	{`{"previous_response_id":"resp_1"}`, "stored on the provider's servers"},
 	{`{"conversation":"conv_1"}`, "stored on the provider's servers"},
-	{`{"input":[{"type":"item_reference","id":"x"}]}`, "item_reference"},
-	{`{"input":[{"type":"mcp_approval_response","approve":true}]}`, "MCP"},
-	{`{"input":[{"type":"additional_tools","id":"at_1","role":"developer","tools":[{"type":"web_search"}]}]}`, "runs on the provider's servers"},
+	{`{"include":["reasoning.encrypted_content"]}`, ""},
+	{`{"include":["web_search_call.action.sources"]}`, `include[0]: "web_search_call.action.sources" is not one of "reasoning.encrypted_content"`},
+	{`{"include":["code_interpreter_call.outputs"]}`, "is not one of"},
+	{`{"input":[{"type":"item_reference","id":"x"}]}`, `input[0].type: an input item type "item_reference" is refused`},
+	{`{"input":[{"type":"mcp_approval_response","approve":true}]}`, "drives MCP servers"},
+	{`{"input":[{"type":"computer_call_output","call_id":"c","output":{}}]}`, `an input item type "computer_call_output" is refused`},
+	{`{"input":[{"type":"local_shell_call_output","call_id":"c","output":"x"}]}`, `"local_shell_call_output" is not an input item type aisan knows here`},
+	{`{"input":[{"type":"additional_tools","id":"at_1","role":"developer","tools":[{"type":"web_search"}]}]}`, `input[0].tools[0].type: a tool type "web_search" is refused`},
 	{`{"input":[{"type":"additional_tools","id":"at_1","role":"developer","tools":[{"type":"function","name":"f"}]}]}`, ""},
+	{`{"input":[{"type":"additional_tools","id":"at_1","role":"developer"}]}`, `needs the field "tools"`},
+	{`{"input":[{"type":"tool_search_output","call_id":"c","execution":"client","tools":[{"type":"mcp","server_url":"https://x"}]}]}`, `input[0].tools[0].type: a tool type "mcp" is refused`},
 	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,AA=="}]}]}`, ""},
-	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_image","image_url":"https://evil.example/p.png"}]}]}`, "image given by URL"},
-	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_file","file_id":"file_1"}]}]}`, "'file_id'"},
-	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_file","file_url":"https://x"}]}]}`, "'file_url'"},
-	{`{"input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"http://x"}]}]}`, "image given by URL"},
-	{`{"input":[1]}`, "item 0 of 'input' is not an object"},
-	{`{"input":7}`, "'input' must be a list"},
+	{`{"input":[{"role":"user","content":"untagged"}]}`, ""},
+	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_image","image_url":"https://evil.example/p.png"}]}]}`, `input[0].content[0].image_url: must start with "data:": only inline (data:) images`},
+	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_image","file_id":"file_1"}]}]}`, `input[0].content[0].file_id: this field is refused: it names a file`},
+	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_file","file_id":"file_1"}]}]}`, `input[0].content[0].type: a content part type "input_file" is refused`},
+	{`{"input":[{"type":"message","role":"user","content":[{"type":"input_file","file_url":"https://x"}]}]}`, "input_file"},
+	{`{"input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"http://x"}]}]}`, `input[0].output[0].image_url: must start with "data:"`},
+	{`{"input":[{"type":"web_search_call","action":{"type":"open_page","url":"https://x"}}]}`, `"web_search_call" is refused`},
+	{`{"input":[1]}`, "input[0]: must be an input item (an object), not a number"},
+	{`{"input":7}`, "input: must be string or list of input item, not a number"},
 }
 
 var chatCases = []struct{ body, want string }{
 	{`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}`, ""},
 	{`{"tools":[{"type":"function","function":{"name":"f"}}]}`, ""},
-	{`{"tools":[{"type":"web_search","web_search":{}}]}`, "runs on the provider's servers"},
-	{`{"tools":[{"type":"retrieval"}]}`, "not a client-side tool"},
-	{`{"tools":[{"function":{"name":"f"}}]}`, "has no type"},
-	{`{"web_search_options":{}}`, "'web_search_options'"},
-	{`{"plugins":[{"id":"web"}]}`, "'plugins'"},
-	{`{"enable_search":true}`, "'enable_search'"},
-	{`{"enable_search":false}`, ""},
-	{`{"store":true}`, "'store' must be false"},
-	{`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]}`, "image given by URL"},
+	{`{"tools":[{"type":"web_search","web_search":{}}]}`, `tools[0].type: a tool type "web_search" is refused`},
+	{`{"tools":[{"type":"retrieval"}]}`, `a tool type "retrieval" is refused`},
+	{`{"tools":[{"function":{"name":"f"}}]}`, `tools[0]: a tool needs a "type" field`},
+	{`{"tools":[{"type":"function","function":{"name":"f","url":"https://x"}}]}`, `tools[0].function.url: not a field aisan knows in a function definition`},
+	{`{"web_search_options":{}}`, "web_search_options: this field is refused: it makes the provider search the web"},
+	{`{"plugins":[{"id":"web"}]}`, "plugins: this field is refused"},
+	{`{"enable_search":true}`, "enable_search: this field is refused"},
+	{`{"enable_search":false}`, "enable_search: this field is refused"},
+	{`{"store":true}`, "store: must be false"},
+	{`{"store":false}`, ""},
+	{`{"brand_new_option":1}`, "brand_new_option: not a field aisan knows in a body"},
+	{`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]}`, `messages[0].content[0].image_url.url: must start with "data:"`},
 	{`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AA=="}}]}]}`, ""},
-	{`{"messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"f"}}]}]}`, "'file_id'"},
-	{`{"messages":"x"}`, "must be a list"},
+	{`{"messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"f"}}]}]}`, "messages[0].content[0].file.file_id: this field is refused"},
+	{`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]}]}`, ""},
+	{`{"messages":"x"}`, "messages: must be a list of message, not a string"},
 }
 
 func TestCheckResponses(t *testing.T) { table(t, CheckResponses, responsesCases) }
@@ -121,7 +145,7 @@ func table(t *testing.T, check func(egress.Route, map[string]any) error, cases [
 			}
 			continue
 		}
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "aisan strict mode: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.body, err, tc.want)
 		}
 	}
@@ -243,51 +267,6 @@ func TestOpencodeEnv(t *testing.T) {
 			t.Errorf("missing %s", want)
 		}
 	}
-}
-
-func FuzzCheckResponses(f *testing.F) {
-	for _, tc := range responsesCases {
-		f.Add([]byte(tc.body))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		obj, err := egress.ParseObject(b)
-		if err != nil {
-			return
-		}
-		if CheckResponses(egress.Route{}, obj) != nil {
-			return
-		}
-		if v, ok := obj["store"]; ok && v != false && v != nil {
-			t.Fatal("store passed")
-		}
-		tools, _ := obj["tools"].([]any)
-		for _, tv := range tools {
-			if ty, _ := tv.(map[string]any)["type"].(string); !responsesTools[ty] {
-				t.Fatalf("tool type %q passed", ty)
-			}
-		}
-	})
-}
-
-func FuzzCheckChat(f *testing.F) {
-	for _, tc := range chatCases {
-		f.Add([]byte(tc.body))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		obj, err := egress.ParseObject(b)
-		if err != nil {
-			return
-		}
-		if CheckChat(egress.Route{}, obj) != nil {
-			return
-		}
-		tools, _ := obj["tools"].([]any)
-		for _, tv := range tools {
-			if ty, _ := tv.(map[string]any)["type"].(string); ty != "function" {
-				t.Fatalf("tool type %q passed", ty)
-			}
-		}
-	})
 }
 
 func TestChatRefusalsDoNotReadAsTransient(t *testing.T) {

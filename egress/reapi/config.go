@@ -391,6 +391,10 @@ func (c *Config) Source() (cred.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Not in the launch's directory, the repository a box writes: a
+	// program there (python -m, npx, a .npmrc) would run or read the
+	// box's files.
+	cmd.Dir = "/"
 	return cred.Ahead{C: cmd, Margin: renewMargin}, nil
 }
 

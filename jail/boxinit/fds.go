@@ -44,3 +44,9 @@ const (
 //	   │                 │   writes 7 once its signal handlers are set
 //	   │                 ▼
 //	   └─ signals ──▶ agent (none of the descriptors above)
+//
+// Only the init writes 7 inside the jail: the agent never holds it, and
+// the init makes itself undumpable before anything else runs, so that no
+// process in the jail (all of them the init's own user) can reach it, or
+// anything else of the init's, through /proc/1/fd, /proc/1/mem or ptrace
+// (seal.go). The wrapper therefore believes what arrives on 7.

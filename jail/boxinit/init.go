@@ -107,6 +107,12 @@ func Notifiable() []os.Signal {
 // reaping, forwarding each signal to every process left, until none is;
 // then it exits with the agent's status.
 func RunInit() int {
+	// First of all, before the agent (or anything else in the jail)
+	// exists: see [sealInit].
+	if err := sealInit(); err != nil {
+		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
+		return 125
+	}
 	sigs := make(chan os.Signal, 32)
 	// PID 1 ignores signals it has no handler for, even SIGTERM from
 	// outside; registering them is what lets them through. Only then may

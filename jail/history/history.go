@@ -42,6 +42,10 @@
 //   - Nothing here follows a symlink or reads a FIFO: copies that are not
 //     regular files of the user's are replaced, host files that are not
 //     regular files are refused.
+//   - What a jail hands back is history or nothing: only well-formed
+//     Codex history entries are merged from a copy, at most
+//     maxMergeEntries per launch; every other line is dropped, counted,
+//     and reported when the launch ends ([DroppedError]).
 //   - Per-slot copies of earlier versions (history/<slot>/) are merged into
 //     the host files and removed, Claude's at its slot's next launch, the
 //     rest by [Prune] once their slot is gone.
@@ -168,8 +172,11 @@ func Prepare(aisanHome, slot, kind, worktree string, dirs Dirs) ([]Bind, error) 
 	if err := ensureCopy(copyPath); err != nil {
 		return nil, err
 	}
-	if err := merge(copyPath, host); err != nil {
+	if n, err := merge(copyPath, host, codexEntry); err != nil {
 		return nil, err
+	} else if n > 0 {
+		// Reported by the launch's MergeBack: this one has no voice.
+		addDropped(copyPath, n)
 	}
 	if err := adoptOutside(copyPath, host, filepath.Join(cfg, "sessions"), slotpkg.WorktreeRoot(worktree)); err != nil {
 		return nil, err
@@ -193,7 +200,27 @@ func MergeBack(aisanHome, slot, kind string, dirs Dirs) error {
 		return err
 	}
 	defer unlock()
-	return merge(copyPath, filepath.Join(dirs.of(kind), agents[1].History))
+	host := filepath.Join(dirs.of(kind), agents[1].History)
+	n, err := merge(copyPath, host, codexEntry)
+	if err != nil {
+		return err
+	}
+	if n += takeDropped(copyPath); n > 0 {
+		return &DroppedError{N: n, Host: host}
+	}
+	return nil
+}
+
+// DroppedError reports the lines of a jail's history copy that were not
+// merged into the host file: not well-formed history entries, or past the
+// bound of one launch. The rest was merged; the launch goes on.
+type DroppedError struct {
+	N    int
+	Host string
+}
+
+func (e *DroppedError) Error() string {
+	return fmt.Sprintf("%d line(s) of the jail's codex history were not history entries (or past the %d entries one launch may add) and were not merged into %s", e.N, maxMergeEntries, e.Host)
 }
 
 // retire merges the copy at path into host and removes it (and its
@@ -207,10 +234,15 @@ func retire(path, host string) error {
 		return fmt.Errorf("checking history copy: %w", err)
 	}
 	if fi.Mode().IsRegular() {
-		if err := merge(path, host); err != nil {
+		valid := codexEntry
+		if strings.HasPrefix(filepath.Base(path), agents[0].kind+"-") {
+			valid = nil // an earlier version's Claude copy: Claude wrote it outside any jail's reach
+		}
+		if _, err := merge(path, host, valid); err != nil {
 			return err
 		}
 	}
+	os.Remove(path + ".dropped")
 	os.Remove(markPath(path))
 	os.Remove(path + ".adopted")
 	if err := os.Remove(path); err != nil {
@@ -309,42 +341,47 @@ func flockWait(f *os.File) error {
 func markPath(path string) string { return path + ".merged" }
 
 // merge appends the lines of the copy at path that are new since the last
-// merge, and that host does not hold, to host.
-func merge(path, host string) error {
+// merge, and that host does not hold, to host. With valid set, only lines
+// it accepts are appended, at most maxMergeEntries of them (maxMergeBytes
+// in all); it returns how many it dropped.
+func merge(path, host string, valid func([]byte) bool) (int, error) {
 	data, err := readOwn(path)
 	if err != nil {
-		return fmt.Errorf("reading history copy: %w", err)
+		return 0, fmt.Errorf("reading history copy: %w", err)
 	}
 	done := readMark(markPath(path))
 	if done > int64(len(data)) {
 		done = 0 // the copy was rewritten shorter: judge it whole
 	}
 	if done == int64(len(data)) {
-		return nil
+		return 0, nil
 	}
 	// Only whole lines: the agent may be writing the last one.
 	end := bytes.LastIndexByte(data, '\n') + 1
 	if int64(end) <= done {
-		return nil
+		return 0, nil
 	}
-	fresh := data[done:end]
+	fresh, dropped := data[done:end], 0
+	if valid != nil {
+		fresh, dropped = entries(fresh, valid)
+	}
 	h, err := os.OpenFile(host, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		h, err = os.OpenFile(host, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, 0o600)
 	}
 	if err != nil {
-		return fmt.Errorf("opening host history %s: %w", host, err)
+		return 0, fmt.Errorf("opening host history %s: %w", host, err)
 	}
 	defer h.Close()
 	if fi, err := h.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return fmt.Errorf("host history %s is not a regular file; move it away", host)
+		return 0, fmt.Errorf("host history %s is not a regular file; move it away", host)
 	}
 	if err := flockWait(h); err != nil {
-		return fmt.Errorf("locking host history %s: %w", host, err)
+		return 0, fmt.Errorf("locking host history %s: %w", host, err)
 	}
 	have, err := io.ReadAll(h)
 	if err != nil {
-		return fmt.Errorf("reading host history %s: %w", host, err)
+		return 0, fmt.Errorf("reading host history %s: %w", host, err)
 	}
 	out := NewLines(have, fresh)
 	if len(out) > 0 {
@@ -353,13 +390,118 @@ func merge(path, host string) error {
 		}
 		// One write under the lock: a reader sees whole lines.
 		if _, err := h.Write(out); err != nil {
-			return fmt.Errorf("appending to host history %s: %w", host, err)
+			return 0, fmt.Errorf("appending to host history %s: %w", host, err)
 		}
 		if err := h.Sync(); err != nil {
-			return fmt.Errorf("syncing host history %s: %w", host, err)
+			return 0, fmt.Errorf("syncing host history %s: %w", host, err)
 		}
 	}
-	return writeMark(markPath(path), int64(end))
+	return dropped, writeMark(markPath(path), int64(end))
+}
+
+// What one launch may add to the host's history: a jailed agent writes
+// its copy, and a copy of any size or shape must not become the user's
+// history. A person types far fewer prompts than this in one session.
+const (
+	maxMergeEntries = 10000
+	maxMergeBytes   = 16 << 20
+	maxEntryBytes   = 1 << 20
+)
+
+// entries keeps the lines of fresh that valid accepts, within the bounds
+// of one launch, and counts the others (blank lines are not counted).
+func entries(fresh []byte, valid func([]byte) bool) ([]byte, int) {
+	var out []byte
+	kept, dropped := 0, 0
+	for len(fresh) > 0 {
+		line := fresh
+		if i := bytes.IndexByte(fresh, '\n'); i >= 0 {
+			line, fresh = fresh[:i+1], fresh[i+1:]
+		} else {
+			fresh = nil
+		}
+		body := bytes.TrimRight(line, "\r\n")
+		switch {
+		case len(bytes.TrimSpace(body)) == 0:
+		case len(body) > maxEntryBytes || !valid(body) || kept >= maxMergeEntries || len(out)+len(line) > maxMergeBytes:
+			dropped++
+		default:
+			kept++
+			out = append(out, line...)
+		}
+	}
+	return out, dropped
+}
+
+// codexEntry reports whether line is one entry of Codex's history file,
+// as codex-cli 0.171.0 writes it: a JSON object with exactly its session
+// id (session_id, or conversation_id in other versions: a short string),
+// ts (a non-negative integer, seconds) and text (a string), each once.
+func codexEntry(line []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+		v, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch k {
+		case "session_id", "conversation_id":
+			id, ok := v.(string)
+			if !ok || id == "" || len(id) > 128 {
+				return false
+			}
+		case "ts":
+			n, ok := v.(json.Number)
+			if !ok {
+				return false
+			}
+			if _, err := strconv.ParseUint(string(n), 10, 64); err != nil {
+				return false
+			}
+		case "text":
+			if _, ok := v.(string); !ok {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false
+	}
+	return len(seen) == 3 && seen["ts"] && seen["text"] && (seen["session_id"] != seen["conversation_id"])
+}
+
+// addDropped adds n to the count of dropped lines kept beside the copy at
+// path, for the next MergeBack to report.
+func addDropped(path string, n int) {
+	writeMark(path+".dropped", readMark(path+".dropped")+int64(n))
+}
+
+// takeDropped returns and clears that count.
+func takeDropped(path string) int {
+	n := readMark(path + ".dropped")
+	if n > 0 {
+		os.Remove(path + ".dropped")
+	}
+	return int(n)
 }
 
 // NewLines returns the lines of fresh that are not lines of have, in

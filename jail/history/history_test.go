@@ -1,6 +1,8 @@
 package history
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,7 +243,7 @@ func TestPrune(t *testing.T) {
 	dirs := DirsFor(home, noEnv)
 	os.MkdirAll(dirs.Codex, 0o700)
 	os.MkdirAll(dirs.Claude, 0o700)
-	line := func(s string) string { return `{"text":"` + s + `"}` + "\n" }
+	line := func(s string) string { return `{"session_id":"s","ts":1,"text":"` + s + `"}` + "\n" }
 	write(t, filepath.Join(state, "history", "old-codex", "codex-history.jsonl"), line("old"))
 	write(t, filepath.Join(state, "history", "recent-codex", "codex-history.jsonl"), line("recent"))
 	write(t, filepath.Join(state, "history", "live-codex", "codex-history.jsonl"), line("live"))
@@ -308,5 +310,85 @@ func TestCodexCopyAdoptsOutsidePrompts(t *testing.T) {
 	}
 	if got := read(t, host); strings.Count(got, "three") != 1 || strings.Count(got, "one") != 1 {
 		t.Errorf("merging back duplicated lines: %q", got)
+	}
+}
+
+// TestMergeKeepsOnlyHistory: what a jailed codex hands back is merged
+// into the host's history file only as well-formed history entries;
+// everything else is dropped and counted, and the count is reported by
+// the launch's merge even when an earlier Prepare did the merging.
+func TestMergeKeepsOnlyHistory(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	os.MkdirAll(dirs.Codex, 0o700)
+	host := filepath.Join(dirs.Codex, "history.jsonl")
+	binds, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := binds[0].Src
+	good := `{"session_id":"019a-uuid","ts":1764590000,"text":"fix the build"}` + "\n" +
+		`{"conversation_id":"c","ts":0,"text":"other versions name the id so"}` + "\n"
+	bad := []string{
+		`not json`,
+		`["a","list"]`,
+		`{"session_id":"s","ts":1,"text":"t","extra":"a planted field"}`,
+		`{"session_id":"s","ts":1}`,
+		`{"session_id":"s","ts":-1,"text":"t"}`,
+		`{"session_id":"s","ts":1.5,"text":"t"}`,
+		`{"session_id":"s","ts":"1","text":"t"}`,
+		`{"session_id":7,"ts":1,"text":"t"}`,
+		`{"session_id":"s","ts":1,"text":"t","text":"a second text"}`,
+		`{"session_id":"s","conversation_id":"c","ts":1,"text":"t"}`,
+		`{"session_id":"s","ts":1,"text":"t"} trailing`,
+		`{"session_id":"` + strings.Repeat("x", 200) + `","ts":1,"text":"t"}`,
+		`{"session_id":"s","ts":1,"text":"` + strings.Repeat("y", maxEntryBytes) + `"}`,
+	}
+	appendTo(t, cp, good+strings.Join(bad, "\n")+"\n\n")
+	err = MergeBack(state, "w-12345678-codex", "codex", dirs)
+	var de *DroppedError
+	if !errors.As(err, &de) || de.N != len(bad) || de.Host != host {
+		t.Fatalf("MergeBack: %v, want %d dropped lines reported", err, len(bad))
+	}
+	if got := read(t, host); got != good {
+		t.Errorf("host file:\n%s\nwant only:\n%s", got, good)
+	}
+	// A launcher that died: Prepare merges, the next MergeBack reports.
+	appendTo(t, cp, "garbage\n"+`{"session_id":"a","ts":2,"text":"later"}`+"\n")
+	if _, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := MergeBack(state, "w-12345678-codex", "codex", dirs); !errors.As(err, &de) || de.N != 1 {
+		t.Errorf("the drop Prepare saw was not reported: %v", err)
+	}
+	if err := MergeBack(state, "w-12345678-codex", "codex", dirs); err != nil {
+		t.Errorf("reported twice: %v", err)
+	}
+}
+
+// TestMergeIsBoundedPerLaunch: one launch adds at most maxMergeEntries
+// entries to the host's history; the rest are dropped and counted.
+func TestMergeIsBoundedPerLaunch(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	os.MkdirAll(dirs.Codex, 0o700)
+	binds, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range maxMergeEntries + 5 {
+		fmt.Fprintf(&b, `{"session_id":"s","ts":%d,"text":"prompt %d"}`+"\n", i, i)
+	}
+	appendTo(t, binds[0].Src, b.String())
+	err = MergeBack(state, "w-12345678-codex", "codex", dirs)
+	var de *DroppedError
+	if !errors.As(err, &de) || de.N != 5 {
+		t.Fatalf("MergeBack: %v, want 5 dropped", err)
+	}
+	if n := strings.Count(read(t, filepath.Join(dirs.Codex, "history.jsonl")), "\n"); n != maxMergeEntries {
+		t.Errorf("%d entries merged, want %d", n, maxMergeEntries)
 	}
 }

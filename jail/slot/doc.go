@@ -70,10 +70,13 @@
 // (PID 1 of the jail's namespace, seen from the host): when a namespace's
 // init dies, the kernel kills everything else in it. The PID is verified
 // against the recorded namespace inode through a pidfd, so a reused PID is
-// never signalled, and the init must carry AISAN_JAIL=<slot> in its
-// environment, which the launcher gives it and no other jail can change:
-// a record that borrows another jail's init and namespace is refused with
-// a [*ProofError]. The wrapper is never signalled; it sees the jail end,
+// never signalled, and the init must have the start time the launch
+// recorded: PID, namespace and start time are what aisan saw and the
+// kernel keeps, and nothing in a jail can change them or the record (the
+// jail's init is not dumpable, the state is read-only), so a record that
+// names another process is refused with a [*ProofError]. (Records from
+// before start times were kept are proven by AISAN_JAIL=<slot> in their
+// init's environment instead.) The wrapper is never signalled; it sees the jail end,
 // records the exit status and releases the lock. For an orphan there is no
 // wrapper, so [Registry.KillOrphan] takes the slot's lock, re-reads the
 // record, kills and records the end, all under the lock; a slot whose lock

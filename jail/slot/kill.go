@@ -128,7 +128,7 @@ func (r *Registry) kill(e Entry, sig syscall.Signal) error {
 	// ended and a new one taken the name meanwhile, the recorded init is
 	// gone: the Killer, which verifies it before acting on anything,
 	// says ErrJailGone rather than hit the new jail.
-	err := r.killer()(e.Record, sig)
+	err := r.nameOwner(r.killer()(e.Record, sig), e.Record)
 	if errors.Is(err, ErrJailGone) {
 		return &NotRunningError{Name: e.Slot}
 	}
@@ -197,7 +197,7 @@ func (r *Registry) KillOrphan(name string, sig syscall.Signal) error {
 	if !jailAlive(rec) {
 		return &NotRunningError{Name: name, End: rec.End}
 	}
-	err = r.killer()(rec, sig)
+	err = r.nameOwner(r.killer()(rec, sig), rec)
 	if errors.Is(err, ErrJailGone) {
 		return &NotRunningError{Name: name}
 	}
@@ -217,6 +217,24 @@ func (r *Registry) KillOrphan(name string, sig syscall.Signal) error {
 		return fmt.Errorf("recording the end of slot %q: %w", name, err)
 	}
 	return nil
+}
+
+// nameOwner completes a proof's refusal of rec with the slot whose jail
+// the record named instead, when the registry has that slot: the record
+// of a live slot with the same init (PID, namespace and start time).
+func (r *Registry) nameOwner(err error, rec Record) error {
+	var pe *ProofError
+	if !errors.As(err, &pe) || pe.Owner != "" {
+		return err
+	}
+	start := procStart(strconv.Itoa(pe.PID))
+	entries, _ := r.List()
+	for _, e := range entries {
+		if e.Slot != rec.Slot && e.InitPID == pe.PID && e.PidNSInode == rec.PidNSInode && e.InitStart == start && start != 0 {
+			pe.Owner = e.Slot
+		}
+	}
+	return err
 }
 
 // waitDead waits for rec's jail to disappear.
@@ -301,6 +319,7 @@ func (r *Registry) Stop(name string, grace time.Duration) (killed bool, err erro
 		return false, r.kill(e, syscall.SIGTERM)
 	}
 	in, err := PinInit(e.Record)
+	err = r.nameOwner(err, e.Record)
 	if errors.Is(err, ErrJailGone) {
 		return false, &NotRunningError{Name: e.Slot}
 	}

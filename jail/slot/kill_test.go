@@ -232,6 +232,50 @@ func TestPinInit(t *testing.T) {
 	}
 }
 
+// The proof of a record with a start time is that start time: the
+// recorded one pins the init, any other is refused as a record not to be
+// trusted (nothing signalled), whatever the init's environment says.
+func TestPinInitProvesStartTime(t *testing.T) {
+	jail := needJail(t)
+	pid := jail.Process.Pid
+	ino, err := nsInode(strconv.Itoa(pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := InitStart(pid)
+	if start == 0 {
+		t.Fatalf("InitStart(%d) = 0 for a live process", pid)
+	}
+	rec := Record{Slot: "x", InitPID: pid, PidNSInode: ino, InitStart: start}
+	in, err := PinInit(rec)
+	if err != nil {
+		t.Fatalf("PinInit with the recorded start time: %v", err)
+	}
+	in.Close()
+	testOnlyAcceptUnnamedInit = false
+	t.Cleanup(func() { testOnlyAcceptUnnamedInit = true })
+	if in, err := PinInit(rec); err != nil {
+		t.Errorf("PinInit with the start time, of an init with no AISAN_JAIL: %v; the start time is the proof", err)
+	} else {
+		in.Close()
+	}
+	rec.InitStart = start + 1
+	_, err = PinInit(rec)
+	var pe *ProofError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "not at the recorded") {
+		t.Errorf("PinInit with another start time = %v, want a ProofError naming the start time", err)
+	}
+	// A record without one falls back to the environment, which this
+	// stand-in does not name.
+	rec.InitStart = 0
+	if _, err := PinInit(rec); !errors.As(err, &pe) {
+		t.Errorf("PinInit of a record without a start time, init without AISAN_JAIL = %v, want a ProofError", err)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Errorf("the stand-in jail is gone after refused proofs: %v", err)
+	}
+}
+
 // leaveOrphaned makes s look as a killed wrapper leaves it: its lock free
 // and its recorded holder gone (this test process stays alive, so its
 // start time is replaced by one no live process has).

@@ -64,12 +64,37 @@ func PinInit(rec Record) (*Init, error) {
 		in.Close()
 		return nil, ErrJailGone
 	}
-	if err := in.proveSlot(rec.Slot); err != nil {
+	prove := in.proveStart
+	if rec.InitStart == 0 {
+		// A record from before start times were kept.
+		prove = in.proveSlot
+	}
+	if err := prove(rec); err != nil {
 		in.Close()
 		return nil, err
 	}
 	return in, nil
 }
+
+// proveStart checks that the pinned init is the very process the slot's
+// launch recorded: same PID, namespace and start time, which only the
+// kernel sets. A jail cannot change any of them, nor make a record say
+// another jail's (the state is read-only in every jail), so a record
+// that names another process is caught here.
+func (in *Init) proveStart(rec Record) error {
+	start := procStart(strconv.Itoa(in.pid))
+	if !in.alive() {
+		return ErrJailGone
+	}
+	if start != rec.InitStart {
+		return &ProofError{Slot: rec.Slot, PID: in.pid, Reason: fmt.Sprintf("it started at tick %d, not at the recorded %d", start, rec.InitStart)}
+	}
+	return nil
+}
+
+// InitStart returns the start time of the jail's init, for
+// [Record.InitStart], or 0 when it cannot be read (the init is gone).
+func InitStart(pid int) uint64 { return procStart(strconv.Itoa(pid)) }
 
 // testOnlyAcceptUnnamedInit lets the package's stand-in jails, which are
 // started before their slot has a name, pass proveSlot without an
@@ -83,26 +108,36 @@ var testOnlyAcceptUnnamedInit bool
 type ProofError struct {
 	Slot string
 	PID  int
-	// Owner is the slot the init belongs to, "" when it is no aisan jail.
+	// Owner is the slot the init belongs to, "" when it is no aisan jail
+	// or unknown.
 	Owner string
+	// Reason says what else disproved it, when not the owner.
+	Reason string
 }
 
 func (e *ProofError) Error() string {
+	if e.Reason != "" && e.Owner == "" {
+		return fmt.Sprintf("refusing to signal PID %d for slot %q: %s; the record is not to be trusted", e.PID, e.Slot, e.Reason)
+	}
 	if e.Owner == "" {
 		return fmt.Sprintf("refusing to signal PID %d for slot %q: it is not an aisan jail (no AISAN_JAIL in its environment); the record is not to be trusted", e.PID, e.Slot)
 	}
 	return fmt.Sprintf("refusing to signal PID %d for slot %q: it is the jail of slot %q; the record is not to be trusted", e.PID, e.Slot, e.Owner)
 }
 
-// proveSlot checks that the pinned init is slot's jail: the jail's init
-// is started with AISAN_JAIL=<slot> in its environment, which nothing in
-// another jail can change (it cannot even see that process), so a record
-// that borrows a neighbour's init and namespace is caught here.
+// proveSlot is the proof for records that have no start time (written
+// by an aisan from before start times were kept, whose init is
+// dumpable): the init is started with AISAN_JAIL=<slot> in its
+// environment, which nothing in another jail can change (it cannot even
+// see that process), so a record that borrows a neighbour's init and
+// namespace is caught here. An init of today's is not dumpable, and its
+// environment is closed to the host's same user too.
 //
 // bwrap reports the init's PID before that process has set up the jail
 // and exec'd our init; until then it is a copy of bwrap with bwrap's own
 // environment. A jail caught that early is waited for, briefly.
-func (in *Init) proveSlot(slot string) error {
+func (in *Init) proveSlot(rec Record) error {
+	slot := rec.Slot
 	proc := "/proc/" + strconv.Itoa(in.pid)
 	for deadline := time.Now().Add(startupWait); ; {
 		data, err := os.ReadFile(proc + "/environ")

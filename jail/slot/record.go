@@ -38,6 +38,12 @@ type Record struct {
 	// --info-fd reports it and stat(/proc/InitPID/ns/pid) shows it. It is
 	// what makes InitPID safe to signal.
 	PidNSInode uint64 `json:"pidns_inode,omitempty"`
+	// InitStart is the init's start time (clock ticks since boot, as in
+	// /proc/PID/stat), read when the jail started. With InitPID and
+	// PidNSInode it names the init exactly, by what aisan saw and the
+	// kernel keeps, nothing the jail can write: this is what a kill
+	// proves (see [PinInit]).
+	InitStart uint64 `json:"init_start,omitempty"`
 	// Start is when the slot was acquired.
 	Start time.Time `json:"start"`
 	// End is when the agent ended; zero while it runs, and zero forever if

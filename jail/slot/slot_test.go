@@ -151,13 +151,14 @@ func startJail(deathsig bool) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// recordJail records pid as s's jail init, with its namespace inode.
+// recordJail records pid as s's jail init, with its namespace inode and
+// start time, as a launch does.
 func recordJail(s *Slot, pid int) error {
 	ino, err := nsInode(strconv.Itoa(pid))
 	if err != nil {
 		return err
 	}
-	return s.Update(func(r *Record) { r.InitPID, r.PidNSInode = pid, ino })
+	return s.Update(func(r *Record) { r.InitPID, r.PidNSInode, r.InitStart = pid, ino, InitStart(pid) })
 }
 
 // needJail starts a stand-in jail or skips, saying why; with
