@@ -164,7 +164,20 @@ func accept(l *os.File) (*os.File, error) {
 	if aerr != nil {
 		return nil, acceptError{os.NewSyscallError("accept", aerr)}
 	}
+	tcpDefaults(fd)
 	return os.NewFile(uintptr(fd), "tcp"), nil
+}
+
+// tcpDefaults gives an accepted connection what net gives one: no Nagle
+// delay (a relayed answer written in pieces would otherwise wait for the
+// client's delayed ACK, up to 40 ms) and keep-alive probes after 15
+// idle seconds. They stay with the socket when it is handed over.
+func tcpDefaults(fd int) {
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, 15)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 15)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 9)
 }
 
 // Close stops accepting; connections in flight run on.

@@ -138,6 +138,11 @@ func TestRelayPass(t *testing.T) {
 			return
 		}
 		fds, _ := syscall.ParseUnixRights(&msgs[0])
+		// The relay's defaults for a TCP connection travel with it.
+		if v, err := syscall.GetsockoptInt(fds[0], syscall.IPPROTO_TCP, syscall.TCP_NODELAY); err != nil || v == 0 {
+			got <- fmt.Sprintf("the connection handed over has TCP_NODELAY %d (%v)", v, err)
+			return
+		}
 		f := os.NewFile(uintptr(fds[0]), "passed")
 		c, err := net.FileConn(f)
 		f.Close()
