@@ -5,7 +5,7 @@ package egress
 // Rules:
 //   - The relay of a built-in endpoint does not copy bytes: it sends the
 //     box's accepted TCP connection itself over the socket (SCM_RIGHTS,
-//     with the one byte PassMarker), and the host serves it directly. That
+//     with the one byte fdpass.Marker; the message is jail/shared/fdpass), and the host serves it directly. That
 //     removes the relay's process from every request's path both ways.
 //   - A connection whose first message is anything else is served as the
 //     byte stream it is (a client on the socket itself, as in tests).
@@ -21,11 +21,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-)
 
-// PassMarker is the byte the in-box relay sends with a handed-over
-// connection (jail/relay uses the same value).
-const PassMarker = 0xA5
+	"github.com/aisan-dev/aisan/jail/shared/fdpass"
+)
 
 // boxConn is one accepted connection of a backend socket. Its first read
 // decides what it is: when that brings a handed-over TCP connection, the
@@ -118,7 +116,7 @@ func firstMessage(u *net.UnixConn) (net.Conn, []byte, error) {
 	}
 	fd, ok := oneDescriptor(oob[:oobn], flags)
 	u.Close()
-	if !ok || n != 1 || buf[0] != PassMarker {
+	if !ok || n != 1 || buf[0] != fdpass.Marker {
 		if fd >= 0 {
 			syscall.Close(fd)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/egresstest"
+	"github.com/aisan-dev/aisan/jail/shared/fdpass"
 )
 
 // servedSocket serves the test backend on a fresh socket.
@@ -86,7 +87,7 @@ const smallCall = "POST /v1/y HTTP/1.1\r\nHost: b\r\nContent-Type: application/j
 func TestHandedOverConnection(t *testing.T) {
 	path, up := servedSocket(t)
 	client, f := boxTCP(t)
-	u := send(t, path, []byte{egress.PassMarker}, int(f.Fd()))
+	u := send(t, path, []byte{fdpass.Marker}, int(f.Fd()))
 	u.Close()
 	f.Close()
 	client.SetDeadline(time.Now().Add(5 * time.Second))
@@ -131,10 +132,10 @@ func TestHandOverRefusals(t *testing.T) {
 		data []byte
 		fds  []int
 	}{
-		{"pipe", []byte{egress.PassMarker}, []int{int(pr.Fd())}},
-		{"unix socket", []byte{egress.PassMarker}, []int{sp[0]}},
-		{"listening socket", []byte{egress.PassMarker}, []int{int(lf.Fd())}},
-		{"two descriptors", []byte{egress.PassMarker}, []int{int(tf.Fd()), int(tf.Fd())}},
+		{"pipe", []byte{fdpass.Marker}, []int{int(pr.Fd())}},
+		{"unix socket", []byte{fdpass.Marker}, []int{sp[0]}},
+		{"listening socket", []byte{fdpass.Marker}, []int{int(lf.Fd())}},
+		{"two descriptors", []byte{fdpass.Marker}, []int{int(tf.Fd()), int(tf.Fd())}},
 		{"other bytes", []byte("GET"), []int{int(tf.Fd())}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,7 +148,7 @@ func TestHandOverRefusals(t *testing.T) {
 		})
 	}
 	// A marker without a descriptor is just a stream that is not HTTP.
-	u := send(t, path, []byte{egress.PassMarker, '\r', '\n', '\r', '\n'})
+	u := send(t, path, []byte{fdpass.Marker, '\r', '\n', '\r', '\n'})
 	u.SetReadDeadline(time.Now().Add(5 * time.Second))
 	b := make([]byte, 64)
 	n, _ := u.Read(b)

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/aisan-dev/aisan/egress/audit"
+	"github.com/aisan-dev/aisan/egress/boxconn"
 	"github.com/aisan-dev/aisan/egress/cred"
 )
 
@@ -62,9 +63,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// ErrorLog receives proxy errors (never secrets); nil discards.
 	ErrorLog *log.Logger
-	// MaxConns caps the box's open connections (default 64), so a box
-	// cannot pile up idle connections in the host process; more wait in
-	// the kernel's backlog until one closes.
+	// MaxConns caps the box's open connections (0: boxconn.MaxConns,
+	// the cap every box-facing server shares); more wait in the kernel's
+	// backlog until one closes.
 	MaxConns int
 }
 
@@ -143,9 +144,6 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 	if o.ErrorLog == nil {
 		o.ErrorLog = log.New(io.Discard, "", 0)
 	}
-	if o.MaxConns == 0 {
-		o.MaxConns = 64
-	}
 	s := &Server{b: b, opt: o, lim: rate.NewLimiter(o.Rate, o.Burst)}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -206,7 +204,7 @@ func unwrapURLError(err error) error {
 
 // Serve accepts connections on ln until Close.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.hs.Serve(&limitListener{Listener: ln, sem: make(chan struct{}, s.opt.MaxConns)})
+	err := s.hs.Serve(boxconn.Limit(ln, s.opt.MaxConns))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -419,34 +417,6 @@ func checkToken(h http.Header, tok string) error {
 		return errors.New("the request does not carry the box's token")
 	}
 	return nil
-}
-
-// limitListener holds Accept while sem is full.
-type limitListener struct {
-	net.Listener
-	sem chan struct{}
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	l.sem <- struct{}{}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-}
-
-type limitConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }
 
 type countingWriter struct {

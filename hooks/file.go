@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/agent"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 )
 
 // BackupSuffix is appended to a settings file's name for the copy of its

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/sibling"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/aisan-dev/aisan/jail/shared/sibling"
 
 	"mvdan.cc/sh/v3/syntax"
 )

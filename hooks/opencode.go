@@ -48,7 +48,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/tailscale/hujson"
 )
 

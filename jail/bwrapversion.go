@@ -2,13 +2,15 @@ package jail
 
 import (
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +33,7 @@ func cachedBwrapVersion(bwrap, runtimeDir string) [3]int {
 	}
 	key := fmt.Sprintf("%s %d %d %d %d", bwrap, st.Dev, st.Ino, st.Size, st.Mtim.Nano())
 	dir := filepath.Join(runtimeDir, "aisan")
-	if data, err := readStateFile(filepath.Join(dir, bwrapVersionFile)); err == nil && data != nil {
+	if data, err := regfile.Read(filepath.Join(dir, bwrapVersionFile), 4<<10); err == nil {
 		if k, v, ok := strings.Cut(strings.TrimSuffix(string(data), "\n"), "\n"); ok && k == key {
 			if ver, err := parseBwrapVersion(v); err == nil {
 				return ver

@@ -2,9 +2,10 @@ package jail
 
 import (
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
 	"strconv"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/boxinit"
 )
 
 // Compiled is a Spec turned into bwrap terms.

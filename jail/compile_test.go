@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail/boxinit"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/google/go-cmp/cmp"

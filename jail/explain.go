@@ -2,19 +2,30 @@ package jail
 
 import (
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/aisan-dev/aisan/jail/boxinit"
+
 	"github.com/aisan-dev/aisan/jail/busproxy"
 )
 
-// Explain prints a Spec and its compiled argv for a human reviewer: the
-// namespaces, the mounts in the order bwrap applies them, the environment
-// changes against the host's, the bus decision, and the exact command
-// lines.
-func ExplainSpec(w io.Writer, s Spec, c Compiled, slot string) {
+// Explain prints a planned session for a human reviewer, as `aisan
+// explain` shows it: a strict box with every mount's reason and its
+// egress, or a deny-list jail.
+func Explain(w io.Writer, s *Session) {
+	if s.Strict != nil {
+		explainStrict(w, s)
+		return
+	}
+	explainSpec(w, s.Spec, s.Compiled, s.Slot)
+}
+
+// explainSpec prints a Spec and its compiled argv: the namespaces, the
+// mounts in the order bwrap applies them, the environment changes against
+// the host's, the bus decision, and the exact command lines.
+func explainSpec(w io.Writer, s Spec, c Compiled, slot string) {
 	fmt.Fprintf(w, "slot        %s\n", slot)
 	fmt.Fprintf(w, "command     %s\n", quoteArgv(s.Command))
 	fmt.Fprintf(w, "cwd         %s\n", s.Cwd)

@@ -1,11 +1,13 @@
 package jail
 
 import (
-	"github.com/aisan-dev/aisan/jail/boxinit"
 	"path/filepath"
 
-	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/boxinit"
+
 	"slices"
+
+	"github.com/aisan-dev/aisan/jail/busproxy"
 )
 
 // Kind names the agent a preset is for.
@@ -17,6 +19,9 @@ const (
 	KindClaude   Kind = "claude"
 	KindCodex    Kind = "codex"
 	KindOpencode Kind = "opencode"
+	// KindService is the slot kind of headless services: an ordinary
+	// deny-list launch that systemd starts as a service's main process.
+	KindService Kind = "service"
 )
 
 // DenyOptions are the inputs of the deny-list presets: what the user asked

@@ -1,7 +1,5 @@
 package jail
 
-import "sync"
-
 // Level is what kind of line a message for the user is.
 type Level string
 
@@ -18,35 +16,3 @@ const (
 // lines itself: it hands each to the Say the command layer gave it (see
 // [Request.Say]), which alone decides how it looks and where it goes.
 type Say func(level Level, text string)
-
-// discard is the Say of a request that gave none.
-func discard(Level, string) {}
-
-// sayBuffer keeps what a goroutine said until the launch can say it in
-// its place (the scope's placement runs beside the rest of the launch).
-type sayBuffer struct {
-	mu   sync.Mutex
-	msgs []said
-}
-
-type said struct {
-	level Level
-	text  string
-}
-
-func (b *sayBuffer) say(level Level, text string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.msgs = append(b.msgs, said{level, text})
-}
-
-// replay says what was kept, in order, and forgets it.
-func (b *sayBuffer) replay(to Say) {
-	b.mu.Lock()
-	msgs := b.msgs
-	b.msgs = nil
-	b.mu.Unlock()
-	for _, m := range msgs {
-		to(m.level, m.text)
-	}
-}

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
 )
@@ -108,6 +109,25 @@ type Endpoint struct {
 	Param string `json:",omitempty"`
 	// Slot is the slot the box runs in, for the backend's audit log.
 	Slot string `json:",omitempty"`
+	// Var is the variable that carries the endpoint's address inside the
+	// box (AISAN_EGRESS_<NAME>).
+	Var string
+	// HTTP is set when clients reach the endpoint over HTTP: its address
+	// is then a URL.
+	HTTP bool `json:",omitempty"`
+	// Why says what serves the endpoint, for explain.
+	Why string `json:",omitempty"`
+}
+
+// Address is what the endpoint's variable holds inside the box:
+// http://127.0.0.1:PORT (no path) for an HTTP endpoint, 127.0.0.1:PORT
+// for a raw relay or a gRPC backend.
+func (e Endpoint) Address() string {
+	a := "127.0.0.1:" + strconv.Itoa(e.Port)
+	if e.HTTP {
+		return "http://" + a
+	}
+	return a
 }
 
 // Namespaces selects namespaces for bwrap to unshare.

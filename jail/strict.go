@@ -15,21 +15,22 @@ package jail
 //     it, it is bound read-only again on top, and only the box's own state
 //     directory is reopened.
 //   - The environment starts empty; every variable is listed here.
-//   - Git metadata comes pinned (jail/gitpin), after the repository's bind
-//     and before the user's binds.
+//   - Git metadata comes pinned (jail/strictbox/gitpin), after the
+//     repository's bind; then what host tools run (jail/strictbox/protect):
+//     copies whose changes are held for review, sockets masked; then the
+//     user's binds.
 
 import (
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/boxinit"
 )
 
 // Sizes of a strict box's scratch file systems.
@@ -46,6 +47,29 @@ type RootEntry struct {
 	// Link is the symlink's target when Path is one ("usr/bin"); "" for
 	// a real directory, bound read-only.
 	Link string `json:",omitempty"`
+}
+
+// StrictPlan is a strict box as its mode gathered it, and what planning
+// found for explain.
+type StrictPlan struct {
+	// Options are the preset's inputs.
+	Options StrictOptions
+	// Secret are variables whose values explain must not print: those
+	// taken from the host's environment (Plan adds the secret-looking
+	// ones of the Spec).
+	Secret []string
+	// BindFiles are the bind specs the options came from.
+	BindFiles []string
+	// Notes are what gathering found that the user should hear (shown
+	// as warnings, before the plan's own).
+	Notes []string
+	// Explain is what explain prints besides the options, rendered by
+	// the mode, which alone knows it: the MCP import, what host tools run
+	// and the box's held copies.
+	Explain string
+	// BwrapVersion is the host's bwrap when an overlay depends on it
+	// (set by Plan).
+	BwrapVersion [3]int
 }
 
 // StrictOptions are the inputs of the strict presets: what the user
@@ -79,8 +103,12 @@ type StrictOptions struct {
 	// GitConfig is a generated gitconfig (identity only) shown at
 	// ~/.gitconfig; "" for none.
 	GitConfig string
-	// GitPins are the repository's git pins (from jail/gitpin).
+	// GitPins are the repository's git pins (from jail/strictbox/gitpin).
 	GitPins []Mount
+	// Protect are the mounts that keep what host tools run out of the
+	// box's reach (from jail/strictbox/protect): copies held for review, masked
+	// sockets.
+	Protect []Mount
 	// Binds are the bind specs' mounts; BindPath their path entries.
 	Binds    []Mount
 	BindPath []string
@@ -137,6 +165,9 @@ var strictDefaults = []string{
 	"SHELL=/bin/sh",
 }
 
+// repoWhy is the repository's mount's reason.
+const repoWhy = "repo: read-write at its real path"
+
 // Strict is the allow-list box for o.Kind.
 func Strict(o StrictOptions) Spec {
 	why := func(m Mount, w string) Mount { m.Why = w; return m }
@@ -166,8 +197,9 @@ func Strict(o StrictOptions) Spec {
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "--net: name resolution"))
 		}
 	}
-	mounts = append(mounts, why(Mount{Kind: Bind, Src: o.Repo, Dst: o.Repo}, "repo: read-write at its real path"))
+	mounts = append(mounts, why(Mount{Kind: Bind, Src: o.Repo, Dst: o.Repo}, repoWhy))
 	mounts = append(mounts, o.GitPins...)
+	mounts = append(mounts, o.Protect...)
 	mounts = append(mounts, o.Binds...)
 	for _, d := range o.AisanState {
 		// Also over a writable mount inside it (a bind spec's rw entry
@@ -205,10 +237,9 @@ func Strict(o StrictOptions) Spec {
 		mounts = append(mounts, why(Mount{Kind: ROBind, Src: o.EnvFile, Dst: o.EnvFile}, "egress: addresses and per-box token, read by the init (0600)"))
 	}
 
-	path := slices.Concat(o.PathDirs, o.BindPath, []string{"/usr/local/bin", "/usr/bin", "/bin"})
 	env := []string{
 		"HOME=" + o.Home,
-		"PATH=" + strings.Join(dedup(path), ":"),
+		"PATH=" + o.PATH(),
 	}
 	if o.User != "" {
 		env = append(env, "USER="+o.User, "LOGNAME="+o.User)
@@ -235,14 +266,14 @@ func Strict(o StrictOptions) Spec {
 		if o.SkipPermissions {
 			pre = append(pre, a.SkipPermissions...)
 		}
-		pre = append(pre, o.AgentArgs...)
+		pre = agent.DropRepeatedConfig(append(pre, o.AgentArgs...))
 		if len(command) > 0 {
 			command = slices.Concat(command[:1], pre, command[1:])
 		}
 	}
 	for _, e := range o.Egress {
 		if e.Port != 0 {
-			env = append(env, EgressEnvName(e.Name)+"="+EgressAddress(e))
+			env = append(env, e.Var+"="+e.Address())
 		}
 	}
 	return Spec{
@@ -261,6 +292,12 @@ func Strict(o StrictOptions) Spec {
 		DropCaps:          true,
 		Forbidden:         slices.Clone(o.Forbidden),
 	}
+}
+
+// PATH is the box's search path: the agent's directories, the bind
+// specs' entries, then the system's.
+func (o StrictOptions) PATH() string {
+	return strings.Join(dedup(slices.Concat(o.PathDirs, o.BindPath, []string{"/usr/local/bin", "/usr/bin", "/bin"})), ":")
 }
 
 func dedup(s []string) []string {
@@ -309,85 +346,6 @@ func writableWithin(mounts []Mount, p string) bool {
 	return false
 }
 
-// Egress names: a raw relay's name, and the built-in backends' names
-// (answered by the host side of strict mode).
-var (
-	rawEgressName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) })
-	// BuiltinEgress are the built-in backends; a name with a ":" or "="
-	// suffix takes a parameter (openai-compatible:<provider>,
-	// reapi=FILE, grpc:<name>=FILE).
-	BuiltinEgress = []string{"anthropic", "vertex", "codex", "openai", "openai-compatible", "reapi", "grpc"}
-)
-
-// EgressRequest is one --egress option, parsed.
-type EgressRequest struct {
-	// Name is the endpoint's name (its AISAN_EGRESS_ variable's stem).
-	Name string
-	// Backend is the built-in backend ("" for a raw relay).
-	Backend string
-	// Param is a built-in backend's parameter (provider, file).
-	Param string
-	// Socket is a raw relay's host socket.
-	Socket string
-}
-
-// ParseEgress reads NAME=SOCKET (a raw relay) or a built-in backend.
-func ParseEgress(s string) (EgressRequest, error) {
-	head, rest, hasEq := strings.Cut(s, "=")
-	base, param, hasColon := strings.Cut(head, ":")
-	if slices.Contains(BuiltinEgress, base) {
-		r := EgressRequest{Name: head, Backend: base}
-		switch {
-		case base == "openai-compatible" && hasColon && param != "" && !hasEq:
-			r.Param = param
-		case base == "reapi" && !hasColon && hasEq && rest != "":
-			r.Param = rest
-		case base == "grpc" && hasColon && param != "" && hasEq && rest != "":
-			r.Name, r.Param = head, rest
-		case !hasColon && !hasEq && (base == "anthropic" || base == "vertex" || base == "codex" || base == "openai"):
-		default:
-			return EgressRequest{}, fmt.Errorf("--egress %q: the built-in backends are anthropic, vertex, codex, openai, openai-compatible:<provider>, reapi=FILE and grpc:<name>=FILE", s)
-		}
-		return r, nil
-	}
-	if !hasEq || rest == "" {
-		return EgressRequest{}, fmt.Errorf("--egress %q: give NAME=SOCKET for a raw relay, or a built-in backend (%s)", s, strings.Join(BuiltinEgress, ", "))
-	}
-	if !rawEgressName().MatchString(head) {
-		return EgressRequest{}, fmt.Errorf("--egress %q: a raw relay's name must match [a-z0-9][a-z0-9-]*", s)
-	}
-	if !filepath.IsAbs(rest) {
-		return EgressRequest{}, fmt.Errorf("--egress %q: the socket must be an absolute path", s)
-	}
-	return EgressRequest{Name: head, Socket: filepath.Clean(rest)}, nil
-}
-
-// httpBackends are the built-in backends clients reach over HTTP; the
-// others (and raw relays) are plain TCP or gRPC.
-var httpBackends = []string{"anthropic", "vertex", "codex", "openai", "openai-compatible", HostsBackend}
-
-// HostsBackend is the host allow-list proxy (--allow-host), an HTTP proxy
-// for CONNECT and plain-HTTP requests. It is not named with --egress.
-const HostsBackend = "hosts"
-
-// EgressAddress is what AISAN_EGRESS_<NAME> holds inside the box:
-// http://127.0.0.1:PORT (no path) for an HTTP backend, 127.0.0.1:PORT for
-// a raw relay or a gRPC backend.
-func EgressAddress(e Endpoint) string {
-	a := "127.0.0.1:" + strconv.Itoa(e.Port)
-	if slices.Contains(httpBackends, e.Backend) {
-		return "http://" + a
-	}
-	return a
-}
-
-// EgressEnvName is the variable that carries an endpoint's address
-// inside the box: AISAN_EGRESS_ and the name upper-cased, "-" and ":" as
-// "_".
-func EgressEnvName(name string) string {
-	return "AISAN_EGRESS_" + strings.NewReplacer("-", "_", ":", "_").Replace(strings.ToUpper(name))
-}
-
 // checkForbidden refuses a mount whose source is, contains or lies inside
 // a credential path.
 func checkForbidden(s Spec) error {
@@ -423,6 +381,12 @@ func (e *CredentialError) Error() string { return e.msg }
 
 // Hints says what to do instead.
 func (e *CredentialError) Hints() []string {
+	if e.Mount.Why == repoWhy {
+		return []string{
+			"cd into a project (a directory that holds no credential) and start the box there",
+			"model calls get their credential from the host through --egress; a strict box never holds one",
+		}
+	}
 	return []string{
 		"bind the directories the agent needs one by one, none of which holds " + e.Credential,
 		"model calls get their credential from the host through --egress; a strict box never holds one",
@@ -439,7 +403,10 @@ func checkEgress(s Spec) error {
 		if e.Name == "" {
 			return errors.New("an egress endpoint has no name")
 		}
-		v := EgressEnvName(e.Name)
+		v := e.Var
+		if !strings.HasPrefix(v, "AISAN_EGRESS_") {
+			return fmt.Errorf("egress %q: its variable %q is not an AISAN_EGRESS_ one", e.Name, v)
+		}
 		if other, dup := vars[v]; dup {
 			return fmt.Errorf("egress %q and %q both map to %s; rename one", other, e.Name, v)
 		}

@@ -2,21 +2,21 @@ package jail
 
 import (
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/boxinit"
-	"github.com/aisan-dev/aisan/jail/mcp"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/boxinit"
 )
 
 // redacted stands for a secret value in explain's output.
 const redacted = "<redacted>"
 
-// ExplainStrict prints a strict box for a reviewer: the inputs, the
+// explainStrict prints a strict box for a reviewer: the inputs, the
 // egress endpoints, every mount in argv order with its kind and reason,
 // the complete environment (secret values redacted) and the exact bwrap
 // argv.
-func ExplainStrict(w io.Writer, s *Session) {
+func explainStrict(w io.Writer, s *Session) {
 	sp := s.Strict
 	o := sp.Options
 	net := "none: an own network namespace with only lo"
@@ -33,7 +33,7 @@ func ExplainStrict(w io.Writer, s *Session) {
 	if o.StateDir != "" {
 		fmt.Fprintf(w, "  state       %s\n", o.StateDir)
 	}
-	if files := s.Request.Strict.BindFiles; len(files) > 0 {
+	if files := sp.BindFiles; len(files) > 0 {
 		fmt.Fprintf(w, "  bind specs  %s\n", strings.Join(files, ", "))
 	}
 	if sp.BwrapVersion != ([3]int{}) {
@@ -43,38 +43,21 @@ func ExplainStrict(w io.Writer, s *Session) {
 		fmt.Fprintf(w, "  warning: %s\n", warning)
 	}
 
-	if mp := s.Strict.MCPPlan; mp != nil {
-		fmt.Fprintf(w, "\nMCP servers (the user's local ones start inside the box; remote ones are not offered):\n")
-		if mp.Summary != "" {
-			fmt.Fprintf(w, "  %s\n", mp.Summary)
-		}
-		for _, l := range mcp.Explain(mp.Import) {
-			fmt.Fprintf(w, "  %s\n", l)
-		}
-		for _, l := range mp.Lines {
-			fmt.Fprintf(w, "  %s\n", l)
-		}
-	}
+	// The sections only the box's mode knows (its MCP import, what host
+	// tools run and its held copies), as it rendered them.
+	io.WriteString(w, sp.Explain)
 
 	fmt.Fprintf(w, "\negress endpoints (ports are picked anew at each launch):\n")
 	if len(s.Spec.Egress) == 0 {
 		fmt.Fprintf(w, "  (none)\n")
 	}
 	for _, e := range s.Spec.Egress {
-		what := "built-in backend " + e.Backend
-		switch {
-		case e.Backend == "":
-			what = "raw relay of " + e.Source
-		case e.Backend == HostsBackend:
-			what = "HTTP proxy (CONNECT and plain HTTP) to these hosts only, resolved on the host: " + e.Param
-		case e.Param != "":
-			what += " " + e.Param
-		}
+		what := e.Why
 		if e.Socket == "" {
 			fmt.Fprintf(w, "  %-16s on the host's loopback, address and per-box token given at launch through %s (%s)\n", e.Name, s.Spec.EnvFile, what)
 			continue
 		}
-		fmt.Fprintf(w, "  %-16s 127.0.0.1:%d and [::1]:%d -> %s (%s); inside as %s\n", e.Name, e.Port, e.Port, e.Socket, what, EgressEnvName(e.Name))
+		fmt.Fprintf(w, "  %-16s 127.0.0.1:%d and [::1]:%d -> %s (%s); inside as %s\n", e.Name, e.Port, e.Port, e.Socket, what, e.Var)
 	}
 
 	fmt.Fprintf(w, "\nmounts (in argv order; a later mount shadows an earlier one):\n")

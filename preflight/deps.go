@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
-	"github.com/aisan-dev/aisan/jail/distro"
+	"github.com/aisan-dev/aisan/jail/shared/distro"
 	"github.com/aisan-dev/aisan/systemd"
 )
 

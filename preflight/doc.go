@@ -19,7 +19,7 @@
 // The four denials and the transparency promises are not inferred from
 // configuration: preflight launches one real deny-list jail, through the
 // same planner ([jail.Plan]), compiler ([jail.Compile]), bus proxy and
-// launcher ([jail.Launcher]) the agents get, and runs aisan itself inside
+// launcher ([launch.Launcher]) the agents get, and runs aisan itself inside
 // it ("aisan preflight --probe-inside", see [RunInside]). The inside half
 // tries each denial for real — signal 0 to a marker process started
 // outside, mkdir in its own cgroup, a D-Bus call to

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/aisan-dev/aisan/jail/distro"
+	"github.com/aisan-dev/aisan/jail/shared/distro"
 	"github.com/aisan-dev/aisan/systemd"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail/busproxy"
-	"github.com/aisan-dev/aisan/jail/distro"
+	"github.com/aisan-dev/aisan/jail/shared/distro"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )

@@ -23,6 +23,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
 
@@ -220,13 +221,9 @@ func (e *Env) runLive(ctx context.Context) (liveResult, error) {
 
 	// What a launch prepares in the slot's runtime dir: the file that
 	// masks bus sockets, and the proxy's socket.
-	os.RemoveAll(s.SlotDir)
-	if err := os.MkdirAll(s.SlotDir, 0o700); err != nil {
-		return r, fmt.Errorf("creating the probe jail's runtime dir %s: %w", s.SlotDir, err)
-	}
 	defer os.RemoveAll(s.SlotDir)
-	if err := os.WriteFile(filepath.Join(s.SlotDir, "masked-bus"), nil, 0o400); err != nil {
-		return r, fmt.Errorf("creating the bus mask file: %w", err)
+	if err := launch.MakeSlotDir(s); err != nil {
+		return r, err
 	}
 	if spec.Bus.Mode == busproxy.Filtered {
 		proxy, err := busproxy.Start(ctx, spec.Bus)
@@ -236,7 +233,7 @@ func (e *Env) runLive(ctx context.Context) (liveResult, error) {
 		defer proxy.Close()
 	}
 
-	out, errOut, err := launch(ctx, bw.Path, e.Self, compiled)
+	out, errOut, err := runProbe(ctx, bw.Path, e.Self, compiled)
 	r.markerAlive = unix.Kill(marker, 0) == nil
 	if err != nil {
 		return r, err
@@ -251,9 +248,9 @@ func (e *Env) runLive(ctx context.Context) (liveResult, error) {
 	return r, nil
 }
 
-// launch runs compiled through the real launcher, without a terminal or
+// runProbe runs compiled through the real launcher, without a terminal or
 // a scope, and returns what the jail printed.
-func launch(ctx context.Context, bwrap, self string, compiled jail.Compiled) (stdout []byte, stderr string, err error) {
+func runProbe(ctx context.Context, bwrap, self string, compiled jail.Compiled) (stdout []byte, stderr string, err error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, "", err
@@ -278,8 +275,8 @@ func launch(ctx context.Context, bwrap, self string, compiled jail.Compiled) (st
 	wg.Go(func() { io.Copy(&errBuf, io.LimitReader(errR, 64<<10)) })
 
 	var initPID, stagePID atomic.Int64
-	l := &jail.Launcher{
-		Bwrap: bwrap, Self: jail.InitBinary(self),
+	l := &launch.Launcher{
+		Bwrap: bwrap, Self: launch.InitBinary(self),
 		Stdin: devnull, Stdout: outW, Stderr: errW,
 		NoPTY: true,
 	}
@@ -341,10 +338,10 @@ wait:
 			}
 			break wait
 		case <-tick.C:
-			// Launcher.Run can wait forever when bwrap exits before
+			// Stage.Wait can wait forever when bwrap exits before
 			// reporting the jail's start (the info pipe's channel is
 			// consumed, then received from again). Once the stage is
-			// gone and Run has not returned, bwrap's own message is the
+			// gone and Wait has not returned, bwrap's own message is the
 			// answer; the blocked goroutine ends with the process.
 			pid := stagePID.Load()
 			if pid <= 0 || initPID.Load() > 0 || unix.Kill(int(pid), 0) != unix.ESRCH {
@@ -353,7 +350,7 @@ wait:
 			if goneAt.IsZero() {
 				goneAt = time.Now()
 			} else if time.Since(goneAt) > stageGrace {
-				runErr = &jail.StartError{Status: 1}
+				runErr = &launch.StartError{Status: 1}
 				break wait
 			}
 		}
@@ -362,7 +359,7 @@ wait:
 	errW.Close()
 	wg.Wait()
 	stderr = strings.TrimSpace(errBuf.String())
-	var se *jail.StartError
+	var se *launch.StartError
 	switch {
 	case errors.As(runErr, &se):
 		if stderr != "" {

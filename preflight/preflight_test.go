@@ -18,7 +18,7 @@ import (
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
-	"github.com/aisan-dev/aisan/jail/distro"
+	"github.com/aisan-dev/aisan/jail/shared/distro"
 )
 
 // testEnv is an Env whose environment is vars, with no probe run yet.

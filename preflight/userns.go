@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/aisan-dev/aisan/jail/distro"
+	"github.com/aisan-dev/aisan/jail/shared/distro"
 )
 
 // usernsResult is what running bwrap once showed.

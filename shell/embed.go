@@ -11,6 +11,11 @@
 // to nest jails, and on the host when NO_AISAN is set to anything but the
 // empty string.
 //
+// complete.bash, complete.zsh and complete.fish complete aisan's own
+// command line ("aisan completion", and appended by "aisan shell-init"):
+// at each Tab they ask "aisan __complete", so the candidates come from
+// the command table of the aisan on PATH, never from a copy.
+//
 // The scripts are embedded so that the binary and the functions it prints
 // always come from the same version.
 package shell
@@ -26,6 +31,17 @@ var posix string
 //go:embed aisan.fish
 var fish string
 
+// The completion scripts: each asks "aisan __complete" at every Tab, so
+// what they offer comes from the command table of the aisan on PATH.
+var (
+	//go:embed complete.bash
+	completeBash string
+	//go:embed complete.zsh
+	completeZsh string
+	//go:embed complete.fish
+	completeFish string
+)
+
 // Shells lists the shells [Script] knows, in the order help shows them.
 var Shells = []string{"bash", "zsh", "fish"}
 
@@ -38,4 +54,17 @@ func Script(name string) (string, error) {
 		return fish, nil
 	}
 	return "", fmt.Errorf("no shell integration for %q; supported shells: bash, zsh, fish", name)
+}
+
+// Completion returns the completion script for the named shell.
+func Completion(name string) (string, error) {
+	switch name {
+	case "bash":
+		return completeBash, nil
+	case "zsh":
+		return completeZsh, nil
+	case "fish":
+		return completeFish, nil
+	}
+	return "", fmt.Errorf("no completion for %q; supported shells: bash, zsh, fish", name)
 }

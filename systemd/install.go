@@ -6,12 +6,13 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 )
 
 // Rules for installing the supervisor unit:

@@ -179,7 +179,8 @@ func TestJailSharesHomeTmpAndSockets(t *testing.T) {
 }
 
 // TestJailNoProjectTextOnCommandLines: inside, no command line but the
-// agent's own names the worktree or any agent argument.
+// agent's own names the worktree or any agent argument; the jail's init
+// is called aisan-init and nothing more.
 func TestJailNoProjectTextOnCommandLines(t *testing.T) {
 	requireJail(t)
 	_, env := testEnv(t)
@@ -195,9 +196,13 @@ func TestJailNoProjectTextOnCommandLines(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &cmdlines); err != nil {
 		t.Fatalf("decoding %q: %v", r.stdout, err)
 	}
-	if len(cmdlines) == 0 {
+	if _, ok := cmdlines["1"]; !ok {
 		t.Fatal("saw no other process inside (the jail's init should be there)")
 	}
+	if init := strings.TrimRight(cmdlines["1"], "\x00"); init != "aisan-init" {
+		t.Errorf("PID 1's command line is %q, want aisan-init", cmdlines["1"])
+	}
+	delete(cmdlines, "1")
 	for pid, cl := range cmdlines {
 		for _, secret := range []string{"wtsecretname", "argsecretvalue", "aisan"} {
 			if strings.Contains(cl, secret) {
@@ -310,11 +315,11 @@ func TestJailBadInput(t *testing.T) {
 	if r.code != 2 || !strings.HasPrefix(r.stderr, "aisan: error: unknown command") || !strings.Contains(r.stderr, "aisan: hint:") {
 		t.Errorf("unknown command: %d %q", r.code, r.stderr)
 	}
-	// An unknown option is where the command starts: it runs, is not
-	// found, and the launch reports 127 like a shell.
+	// An option run does not have is a usage error, not a command (one
+	// an agent's launcher does not have goes to the agent).
 	_, env2 := testEnv(t)
 	r = aisan(t, env2, "", "run", "--no-such-option")
-	if r.code != 127 || !strings.Contains(r.stderr, `cannot run "--no-such-option"`) {
+	if r.code != 2 || !strings.Contains(r.stderr, `aisan: error: run: unknown option --no-such-option`) {
 		t.Errorf("run --no-such-option: %d %q", r.code, r.stderr)
 	}
 	r = aisan(t, env, "", "run")

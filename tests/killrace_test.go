@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )
@@ -78,7 +78,7 @@ func killRegistry(t *testing.T, ctx context.Context, env []string) *slot.Registr
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg.Killer = jail.Killer(ctx)
+	reg.Killer = launch.Killer(ctx)
 	return reg
 }
 
@@ -112,7 +112,7 @@ func TestKillWatchSparesRunningSlot(t *testing.T) {
 	cmd, _, e := slotLaunch(t, slotWorktree(t), env, "sleep", "300")
 	killWaitAgent(t, e)
 	ctx := testCtx(t)
-	w := jail.WatchRegistry{Reg: killRegistry(t, ctx, env)}
+	w := launch.WatchRegistry{Reg: killRegistry(t, ctx, env)}
 	err := w.ReapOrphan(ctx, e.Slot)
 	if !errors.Is(err, slot.ErrBusy) {
 		t.Errorf("ReapOrphan(%s) of a running slot = %v; want a busy error", e.Slot, err)
@@ -155,7 +155,7 @@ func TestKillStaleRecordSparesRelaunch(t *testing.T) {
 	if e2.Slot != e1.Slot || e2.Unit != stale.Unit {
 		t.Fatalf("the relaunch is slot %s in %s; want the same slot and scope as before (%s in %s)", e2.Slot, e2.Unit, e1.Slot, stale.Unit)
 	}
-	err := jail.Killer(testCtx(t))(stale, syscall.SIGKILL)
+	err := launch.Killer(testCtx(t))(stale, syscall.SIGKILL)
 	if !errors.Is(err, slot.ErrJailGone) {
 		t.Errorf("Killer(stale record) = %v; want ErrJailGone", err)
 	}
@@ -204,9 +204,9 @@ func TestKillUnitWithoutTheJail(t *testing.T) {
 	requireScopes(t)
 	m := connectManager(t)
 	_, env := testEnv(t)
-	cmd, _, e := slotLaunch(t, slotWorktree(t), append(env, jail.EnvNoScope+"=1"), "sleep", "300")
+	cmd, _, e := slotLaunch(t, slotWorktree(t), append(env, launch.EnvNoScope+"=1"), "sleep", "300")
 	if e.Unit != "" {
-		t.Fatalf("slot %s has unit %s despite %s=1", e.Slot, e.Unit, jail.EnvNoScope)
+		t.Fatalf("slot %s has unit %s despite %s=1", e.Slot, e.Unit, launch.EnvNoScope)
 	}
 	killWaitAgent(t, e)
 	unit := systemd.UnitName(e.Slot)
@@ -394,7 +394,7 @@ func TestKillSlotUnit(t *testing.T) {
 		if c.ok {
 			want = c.unit
 		}
-		if got := jail.SlotUnit(slot.Record{Slot: c.slot, Kind: c.kind, Unit: c.unit}); got != want {
+		if got := launch.SlotUnit(slot.Record{Slot: c.slot, Kind: c.kind, Unit: c.unit}); got != want {
 			t.Errorf("SlotUnit(slot %q, kind %q, unit %q) = %q; want %q", c.slot, c.kind, c.unit, got, want)
 		}
 	}

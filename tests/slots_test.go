@@ -418,7 +418,9 @@ func TestSlotHistory(t *testing.T) {
 	os.Mkdir(bin, 0o755)
 	// Stand-in agents: each prints the history it sees, then adds a line.
 	for _, a := range []string{"claude", "codex"} {
-		fake := "#!/bin/sh\nf=\"$HOME/." + a + "/history.jsonl\"\ncat \"$f\"\necho \"{\\\"text\\\":\\\"$1\\\"}\" >> \"$f\"\n"
+		// Lines in Codex's own shape: the merge back takes history
+		// entries only.
+		fake := "#!/bin/sh\nf=\"$HOME/." + a + "/history.jsonl\"\ncat \"$f\"\necho \"{\\\"session_id\\\":\\\"s\\\",\\\"ts\\\":1,\\\"text\\\":\\\"$1\\\"}\" >> \"$f\"\n"
 		if err := os.WriteFile(filepath.Join(bin, a), []byte(fake), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -427,7 +429,7 @@ func TestSlotHistory(t *testing.T) {
 		}
 	}
 	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"))
-	line := func(s string) string { return `{"text":"` + s + `"}` + "\n" }
+	line := func(s string) string { return `{"session_id":"s","ts":1,"text":"` + s + `"}` + "\n" }
 	host := func(a string) string {
 		data, _ := os.ReadFile(filepath.Join(home, "."+a, "history.jsonl"))
 		return string(data)

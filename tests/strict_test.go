@@ -219,21 +219,26 @@ func TestStrictWritesVanish(t *testing.T) {
 
 // TestStrictGitCannotAttackHost: the box tries each way of making host git
 // run a program of its choosing; then the host runs git status and git
-// commit, and nothing the box chose runs.
+// commit, and nothing the box chose runs. What the box could write (its
+// copies of the hooks and the config, a planted commondir) is held for
+// review; moving .git aside and git's own config writes fail.
 func TestStrictGitCannotAttackHost(t *testing.T) {
 	repo, _, env := strictRepo(t)
-	pwned := filepath.Join(repo, "PWNED")
+	// Outside the repository: the box's own git runs its copies' hooks,
+	// and a mark it left in the repository would prove nothing about the
+	// host.
+	pwned := filepath.Join(t.TempDir(), "PWNED")
 	attack := fmt.Sprintf(`
 set -u
 evil=%[1]q/evil.sh
-printf '#!/bin/sh\ntouch %[2]q\n' > "$evil"; chmod +x "$evil"
+printf '#!/bin/sh\ntouch %[2]q 2>/dev/null; exit 0\n' > "$evil"; chmod +x "$evil"
 try() { if "$@" 2>/dev/null; then echo "ALLOWED: $*"; else echo "refused: $*"; fi; }
 try sh -c 'cp "$0" .git/hooks/pre-commit' "$evil"
 try sh -c 'cp "$0" .git/hooks/post-commit' "$evil"
 try git config core.fsmonitor "$evil"
 try git config core.hooksPath "%[1]s/hooks2"
 try git config core.pager "$evil"
-try sh -c 'echo "[core]" >> .git/config'
+try sh -c 'printf "[core]\n\tfsmonitor = %%s\n" "$0" >> .git/config' "$evil"
 try mv .git .git-aside
 mkdir -p evilgit/hooks evilgit/objects evilgit/refs
 printf '[core]\n\tfsmonitor = %%s\n' "$evil" > evilgit/config
@@ -246,14 +251,18 @@ echo "$PWD/evilgit" > .git/commondir && echo "planted commondir"
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	if strings.Contains(r.stdout, "ALLOWED") {
-		t.Errorf("an attack got through:\n%s", r.stdout)
+	for _, must := range []string{"refused: mv .git", "refused: git config core.fsmonitor"} {
+		if !strings.Contains(r.stdout, must) {
+			t.Errorf("want %q:\n%s", must, r.stdout)
+		}
 	}
 	if !strings.Contains(r.stdout, "box commit ok") {
 		t.Errorf("a commit in the box failed:\n%s\n%s", r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "commondir") || !strings.Contains(r.stderr, "moved it to") {
-		t.Errorf("the planted commondir was not swept: %q", r.stderr)
+	for _, f := range []string{".git/commondir", ".git/config", ".git/hooks/pre-commit", ".git/hooks/post-commit"} {
+		if !strings.Contains(r.stderr, f) || !strings.Contains(r.stderr, "held for review") {
+			t.Errorf("the box's end does not say it held %s: %q", f, r.stderr)
+		}
 	}
 	hostGit(t, repo, env, "status")
 	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "on the host")
@@ -292,18 +301,24 @@ ls %[1]q/.git/worktrees
 test -e %[2]q && echo SIBLING-VISIBLE
 test -e %[1]q/.git/worktrees/sib && echo SIBLING-GITDIR-VISIBLE
 test -e %[1]q/main-only && echo MAIN-WORKTREE-VISIBLE
-echo x > %[1]q/.git/config 2>/dev/null && echo CONFIG-WRITABLE
+echo x >> %[1]q/.git/config 2>/dev/null && echo CONFIG-EDITED
 echo x > .git 2>/dev/null && echo POINTER-WRITABLE
 true`, main, sib))
 			if r.code != 0 || !strings.Contains(r.stdout, "commit-ok") {
 				t.Fatalf("exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
 			}
-			for _, bad := range []string{"SIBLING", "MAIN-WORKTREE-VISIBLE", "CONFIG-WRITABLE", "POINTER-WRITABLE"} {
+			if b, _ := os.ReadFile(filepath.Join(main, ".git/config")); strings.HasSuffix(string(b), "x\n") {
+				t.Errorf("the box's edit of the common config reached it:\n%s", b)
+			}
+			if strings.Contains(r.stdout, "CONFIG-EDITED") && !strings.Contains(r.stderr, ".git/config") {
+				t.Errorf("the box's edit of the common config was not held: %q", r.stderr)
+			}
+			for _, bad := range []string{"SIBLING", "MAIN-WORKTREE-VISIBLE", "POINTER-WRITABLE"} {
 				if strings.Contains(r.stdout, bad) {
 					t.Errorf("%s:\n%s", bad, r.stdout)
 				}
 			}
-			if lines := strings.Fields(strings.ReplaceAll(r.stdout, "commit-ok", "")); len(lines) != 1 || lines[0] != "wt" {
+			if lines := strings.Fields(strings.NewReplacer("commit-ok", "", "CONFIG-EDITED", "").Replace(r.stdout)); len(lines) != 1 || lines[0] != "wt" {
 				t.Errorf("worktrees dir inside lists %q, want only wt", lines)
 			}
 			if log := hostGit(t, wt, env, "log", "-1", "--format=%s"); strings.TrimSpace(log) != "wt from the box" {
@@ -581,21 +596,31 @@ exec %[1]q "$@"`, []string{"run", "say hi"}},
 	}
 }
 
-// TestStrictSubmodulePinned: a submodule's config, hooks and gitdir
-// pointer are read-only in the box, and committing inside it still works.
+// TestStrictSubmodulePinned: a submodule's config and hooks are the box's
+// copies (the host's stay as they were) and its gitdir pointer is
+// read-only; committing inside it still works.
 func TestStrictSubmodulePinned(t *testing.T) {
 	repo, _, env := strictRepo(t)
 	sub := worktree(t)
 	hostGit(t, sub, env, "init", "-q")
 	hostGit(t, sub, env, "commit", "-q", "--allow-empty", "-m", "sub")
 	hostGit(t, repo, env, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+	before, _ := os.ReadFile(filepath.Join(repo, ".git/modules/sub/config"))
 	r := strict(t, repo, env, nil, "sh", "-c", `
-for f in .git/modules/sub/config .git/modules/sub/hooks/post-commit sub/.git; do
-  if echo x >> "$f" 2>/dev/null; then echo "WRITABLE $f"; fi
-done
+for f in .git/modules/sub/config .git/modules/sub/hooks/post-commit; do echo x >> "$f"; done
+if echo x >> sub/.git 2>/dev/null; then echo "WRITABLE sub/.git"; fi
 cd sub && git commit -q --allow-empty -m "in the submodule" && echo sub-commit-ok`)
 	if r.code != 0 || strings.Contains(r.stdout, "WRITABLE") || !strings.Contains(r.stdout, "sub-commit-ok") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(repo, ".git/modules/sub/config")); string(after) != string(before) {
+		t.Errorf("the box's edit of the submodule's config reached it")
+	}
+	if _, err := os.Lstat(filepath.Join(repo, ".git/modules/sub/hooks/post-commit")); err == nil {
+		t.Errorf("the box's submodule hook reached the repository")
+	}
+	if !strings.Contains(r.stderr, ".git/modules/sub/hooks/post-commit") || !strings.Contains(r.stderr, ".git/modules/sub/config") {
+		t.Errorf("the submodule's edits were not held: %q", r.stderr)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,32 +13,118 @@ import (
 
 const mod = "github.com/aisan-dev/aisan"
 
-// forbidden says, for each package pattern (a trailing "/..." includes
-// the subpackages), which imports it must never have, directly or
-// through others, and why. It is the design's import directions as data,
-// in the shape of tailscale's tstest/deptest.
-var forbidden = []struct {
+// roles places every package of the module in one role (a trailing
+// "/..." includes the subpackages), and says which roles it must never
+// import, directly or through others, and why. It is the design's layout
+// (DESIGN.md §2) as data, in the shape of tailscale's tstest/deptest: a
+// new package must be given a role here before the test passes, and no
+// rule has an exception.
+var roles = []struct {
+	name  string
+	pkgs  []string
+	never map[string]string
+}{
+	{"command", []string{mod + "/cmd/..."}, nil},
+	{"description", []string{mod + "/jail"}, map[string]string{
+		"runtime":   "the description of a box is pure: it runs nothing",
+		"strict":    "the description knows a strict box as plain data its mode gathered",
+		"egress":    "the description knows endpoints as data, not the proxy",
+		"hooks":     "what the hooks package knows reaches the jail as data from cmd/aisan",
+		"systemd":   "the description places nothing in units",
+		"preflight": "preflight checks the description, not the reverse",
+	}},
+	{"runtime", []string{mod + "/jail/launch/..."}, map[string]string{
+		"strict":    "the runtime calls the box's mode; it never knows which",
+		"egress":    "the runtime starts what the mode serves; it knows no proxy",
+		"hooks":     "what the hooks package knows reaches the jail as data from cmd/aisan",
+		"preflight": "preflight probes the runtime, not the reverse",
+	}},
+	{"strict", []string{mod + "/jail/strictbox/..."}, map[string]string{
+		"hooks":     "a strict box edits no agent settings outside it",
+		"preflight": "preflight checks the host, not the reverse",
+	}},
+	{"mechanism", []string{mod + "/jail/boxinit", mod + "/jail/relay", mod + "/jail/busproxy", mod + "/jail/slot", mod + "/jail/transcript", mod + "/jail/history"}, map[string]string{
+		"description": "the box's own mechanisms and the runtime's state are beneath the description",
+		"runtime":     "the box's own mechanisms are beneath the runtime",
+		"strict":      "the box's own mechanisms are beneath the strict box",
+		"egress":      "the box's own mechanisms proxy nothing",
+		"hooks":       "the box's own mechanisms edit no agent settings",
+		"systemd":     "the box's own mechanisms place nothing in units",
+		"preflight":   "preflight checks the mechanisms, not the reverse",
+	}},
+	{"egress", []string{mod + "/egress/..."}, map[string]string{
+		"description": "egress knows sockets, not mounts",
+		"runtime":     "egress knows sockets, not launches",
+		"strict":      "the strict box assembles egress, not the reverse",
+		"mechanism":   "egress knows sockets, not slots or inits",
+		"hooks":       "egress edits no agent settings",
+		"systemd":     "egress does not manage units",
+		"preflight":   "preflight checks egress, not the reverse",
+	}},
+	{"leaf", []string{mod + "/jail/agent", mod + "/jail/shared/...", mod + "/jail/jailtest"}, map[string]string{
+		"leaf":        "a shared leaf imports nothing of ours",
+		"description": "a shared leaf imports nothing of ours",
+		"runtime":     "a shared leaf imports nothing of ours",
+		"strict":      "a shared leaf imports nothing of ours",
+		"mechanism":   "a shared leaf imports nothing of ours",
+		"egress":      "a shared leaf imports nothing of ours",
+		"guard":       "a shared leaf imports nothing of ours",
+		"hooks":       "a shared leaf imports nothing of ours",
+		"systemd":     "a shared leaf imports nothing of ours",
+		"preflight":   "a shared leaf imports nothing of ours",
+		"shell":       "a shared leaf imports nothing of ours",
+	}},
+	{"guard", []string{mod + "/guard/..."}, map[string]string{
+		"description": "the hook path runs before every tool call: it stays small",
+		"runtime":     "the hook path stays small",
+		"strict":      "the hook path stays small",
+		"mechanism":   "the hook path stays small",
+		"egress":      "the hook path stays small",
+		"hooks":       "the guard decides; installing it is another role",
+		"systemd":     "the hook path links no systemd",
+		"preflight":   "the hook path runs no host checks",
+	}},
+	{"hooks", []string{mod + "/hooks/..."}, map[string]string{
+		"description": "hooks edit agent settings; the jail is not theirs",
+		"runtime":     "hooks edit agent settings",
+		"strict":      "hooks edit agent settings",
+		"mechanism":   "hooks edit agent settings",
+		"egress":      "hooks edit agent settings",
+		"systemd":     "hooks edit agent settings",
+		"preflight":   "preflight checks the hooks, not the reverse",
+	}},
+	{"systemd", []string{mod + "/systemd/..."}, map[string]string{
+		"description": "the user manager's client knows units, not boxes",
+		"runtime":     "the runtime uses systemd, not the reverse",
+		"strict":      "the user manager's client knows units, not boxes",
+		"mechanism":   "the user manager's client knows units, not slots",
+		"egress":      "the user manager's client proxies nothing",
+		"hooks":       "the user manager's client edits no agent settings",
+		"preflight":   "preflight checks systemd, not the reverse",
+	}},
+	{"shell", []string{mod + "/shell/..."}, map[string]string{
+		"description": "the shell functions are embedded text",
+		"runtime":     "the shell functions are embedded text",
+		"strict":      "the shell functions are embedded text",
+		"mechanism":   "the shell functions are embedded text",
+		"egress":      "the shell functions are embedded text",
+		"hooks":       "the shell functions are embedded text",
+		"systemd":     "the shell functions are embedded text",
+		"preflight":   "the shell functions are embedded text",
+	}},
+	{"preflight", []string{mod + "/preflight/..."}, map[string]string{
+		"strict": "preflight checks the host and probes a deny-list jail; the strict box's assembly is not its own",
+	}},
+	{"tests", []string{mod + "/tests/..."}, nil},
+}
+
+// libraries says, for packages that must stay lean or apart, which other
+// imports (ours or third parties') they must never have, and why.
+var libraries = []struct {
 	pkg  string
 	deps map[string]string
 }{
-	{mod + "/...", map[string]string{
-		mod + "/cmd/...": "nothing imports the command layer",
-	}},
-	{mod + "/jail/...", map[string]string{
-		mod + "/egress/...": "the jail and the egress proxy meet only in cmd/aisan, as plain data",
-		mod + "/hooks/...":  "what the hooks package knows reaches the jail as data from cmd/aisan",
-	}},
-	{mod + "/egress/...", map[string]string{
-		mod + "/jail":          "egress knows sockets, not mounts (the leaves jail/agent, jail/atomicfile and jail/regfile excepted)",
-		mod + "/jail/slot":     "egress knows sockets, not slots",
-		mod + "/jail/bindspec": "egress knows sockets, not mounts",
-		mod + "/systemd/...":   "egress does not manage units",
-	}},
 	{mod + "/guard/...", map[string]string{
-		mod + "/jail":                      "the hook path runs before every tool call: it stays small",
-		mod + "/jail/slot":                 "the hook path stays small",
-		mod + "/egress/...":                "the hook path stays small",
-		mod + "/systemd/...":               "the hook path links no systemd",
 		"github.com/godbus/dbus/...":       "the hook path links no D-Bus",
 		"github.com/coreos/go-systemd/...": "the hook path links no systemd",
 		"github.com/creack/pty":            "the hook path handles no terminal",
@@ -62,43 +149,41 @@ var forbidden = []struct {
 		"crypto/tls":                       "the lean hook binary makes no connections",
 	}},
 	{mod + "/hooks/...", map[string]string{
-		mod + "/jail":                "hooks edit agent settings; the jail is not theirs",
-		mod + "/egress/...":          "hooks edit agent settings",
-		mod + "/systemd/...":         "hooks edit agent settings",
 		"github.com/godbus/dbus/...": "hooks link no D-Bus",
 		"github.com/creack/pty":      "hooks handle no terminal",
 	}},
-	{mod + "/jail/agent", map[string]string{
-		mod + "/...": "jail/agent is a leaf of data that others read",
+	{mod + "/jail/strictbox/mcp", map[string]string{
+		mod + "/jail":                  "the MCP import is a leaf the strict box calls",
+		mod + "/jail/strictbox":        "the MCP import is a leaf the strict box calls",
+		mod + "/jail/strictbox/gitpin": "the MCP import is a leaf the strict box calls",
 	}},
-	{mod + "/jail/distro", map[string]string{
-		mod + "/...": "jail/distro is a leaf of data",
+	// The strict side's helpers beneath strictbox are leaves it calls:
+	// none reaches back up to the box, the launch or the description.
+	{mod + "/jail/strictbox/trust", map[string]string{
+		mod + "/jail":                    "the trust check is a leaf that the launch, the egress loading and the CLI share",
+		mod + "/jail/strictbox":          "the trust check is a leaf",
+		mod + "/jail/slot":               "the trust check is a leaf",
+		mod + "/jail/strictbox/bindspec": "the trust check reads bytes; what they mean is its callers'",
+		mod + "/egress/...":              "the trust check is a leaf",
 	}},
-	{mod + "/jail/sibling", map[string]string{
-		mod + "/...": "jail/sibling is a leaf the jail and the hooks share",
+	{mod + "/jail/strictbox/protect", map[string]string{
+		mod + "/jail":           "what host tools run is decided from gathered facts, for the box's mode",
+		mod + "/jail/strictbox": "protect is a leaf the strict box calls",
+		mod + "/egress/...":     "protect knows paths, not egress",
 	}},
-	{mod + "/jail/atomicfile", map[string]string{
-		mod + "/...": "jail/atomicfile is a leaf the others write files through",
+	{mod + "/jail/strictbox/held", map[string]string{
+		mod + "/jail":           "the held store knows files, not plans",
+		mod + "/jail/strictbox": "held is a leaf the strict box and the review command call",
+		mod + "/egress/...":     "the held store knows files, not egress",
 	}},
-	{mod + "/jail/regfile", map[string]string{
-		mod + "/...": "jail/regfile is a leaf the others read files through",
-	}},
-	{mod + "/jail/trust", map[string]string{
-		mod + "/jail":          "the trust check is a leaf that the launch, the egress loading and the CLI share",
-		mod + "/jail/slot":     "the trust check is a leaf",
-		mod + "/jail/bindspec": "the trust check reads bytes; what they mean is its callers'",
-		mod + "/egress/...":    "the trust check is a leaf",
-		mod + "/systemd/...":   "the trust check is a leaf",
-	}},
-	{mod + "/jail/mcp", map[string]string{
-		mod + "/jail":       "the MCP import is a leaf the strict launcher calls",
-		mod + "/egress/...": "the MCP import is a leaf",
+	{mod + "/jail/strictbox/gitpin", map[string]string{
+		mod + "/jail":           "git pins are decided from the repository, for the box's mode",
+		mod + "/jail/strictbox": "gitpin is a leaf the strict box calls",
 	}},
 	{mod + "/jail/relay", map[string]string{
 		"net/http":                         "the in-box relay is a byte pump",
 		"github.com/godbus/dbus/...":       "the in-box relay is a byte pump",
 		"github.com/coreos/go-systemd/...": "the in-box relay is a byte pump",
-		mod + "/egress/...":                "the in-box relay is a byte pump",
 	}},
 	// Every launch starts the stage and the init: a lean binary, so each
 	// start costs what a small Go program costs.
@@ -113,7 +198,8 @@ var forbidden = []struct {
 
 // leanInit is what the stage and the in-jail init must not link.
 var leanInit = map[string]string{
-	mod + "/jail":                      "the init is a lean binary: package jail links the launcher",
+	mod + "/jail":                      "the init is a lean binary: package jail links the planner",
+	mod + "/jail/launch/...":           "the init is a lean binary: the launcher is aisan's",
 	mod + "/jail/slot":                 "the init keeps no records",
 	mod + "/jail/transcript":           "the init writes no transcripts",
 	mod + "/egress/...":                "the init relays bytes, it proxies nothing",
@@ -137,8 +223,21 @@ func matches(pattern, path string) bool {
 	return path == pattern
 }
 
+// roleOf is the roles the table gives pkg: none for a package outside
+// the module; a module package has exactly one (TestImportDirections
+// checks).
+func roleOf(pkg string) []string {
+	var out []string
+	for _, r := range roles {
+		if slices.ContainsFunc(r.pkgs, func(p string) bool { return matches(p, pkg) }) {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
 // TestImportDirections checks every package of the module against the
-// table, through its whole dependency graph (test files excluded).
+// tables, through its whole dependency graph (test files excluded).
 func TestImportDirections(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	jailtest.Need(t, "the go command, to list dependencies", err)
@@ -160,15 +259,14 @@ func TestImportDirections(t *testing.T) {
 	if len(pkgs) < 10 {
 		t.Fatalf("only %d packages listed", len(pkgs))
 	}
-	checked := 0
+	never := map[string]map[string]string{}
+	for _, r := range roles {
+		never[r.name] = r.never
+	}
 	for _, pkg := range pkgs {
-		var rules []map[string]string
-		for _, f := range forbidden {
-			if matches(f.pkg, pkg) {
-				rules = append(rules, f.deps)
-			}
-		}
-		if len(rules) == 0 {
+		rs := roleOf(pkg)
+		if len(rs) != 1 {
+			t.Errorf("%s has the roles %q: give it exactly one in the roles table", pkg, rs)
 			continue
 		}
 		c := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", pkg)
@@ -181,18 +279,24 @@ func TestImportDirections(t *testing.T) {
 			if dep == pkg {
 				continue
 			}
-			for _, r := range rules {
-				for bad, why := range r {
-					// jail/agent is the one leaf every side may read.
-					if matches(bad, dep) && dep != mod+"/jail/agent" && dep != mod+"/jail/distro" {
+			if ds := roleOf(dep); len(ds) == 1 {
+				if ds[0] == "command" {
+					t.Errorf("%s imports %s: nothing imports the command layer", pkg, dep)
+				}
+				if why, bad := never[rs[0]][ds[0]]; bad {
+					t.Errorf("%s (%s) imports %s (%s): %s", pkg, rs[0], dep, ds[0], why)
+				}
+			}
+			for _, l := range libraries {
+				if !matches(l.pkg, pkg) {
+					continue
+				}
+				for bad, why := range l.deps {
+					if matches(bad, dep) {
 						t.Errorf("%s imports %s: %s", pkg, dep, why)
 					}
 				}
 			}
 		}
-		checked++
-	}
-	if checked < 10 {
-		t.Fatalf("only %d packages checked", checked)
 	}
 }

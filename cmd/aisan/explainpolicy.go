@@ -5,26 +5,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aisan-dev/aisan/egress/anthropic"
-	"github.com/aisan-dev/aisan/egress/openai"
-	"github.com/aisan-dev/aisan/egress/policy"
+	"github.com/aisan-dev/aisan/egress/backend"
 )
-
-// policyTables are the body policies `aisan explain --policy BACKEND`
-// prints, by --egress backend name.
-var policyTables = map[string]func() *policy.Table{
-	"anthropic":         anthropic.Policy,
-	"vertex":            anthropic.VertexPolicy,
-	"codex":             openai.ResponsesPolicy,
-	"openai":            openai.ResponsesPolicy,
-	"openai-compatible": openai.ChatPolicy,
-}
 
 // explainPolicy prints a backend's body policy table.
 func explainPolicy(args []string) error {
 	var names []string
-	for n := range policyTables {
-		names = append(names, n)
+	for _, b := range backend.Builtin {
+		if b.Policy != nil {
+			names = append(names, b.Name)
+		}
 	}
 	slices.Sort(names)
 	hint := "aisan explain --policy " + strings.Join(names, "|")
@@ -33,9 +23,9 @@ func explainPolicy(args []string) error {
 	}
 	// openai-compatible:PROVIDER names the one table of every provider.
 	name, _, _ := strings.Cut(args[0], ":")
-	table, ok := policyTables[name]
-	if !ok {
+	b, ok := backend.Lookup(name)
+	if !ok || b.Policy == nil {
 		return withHint(usageErr("explain --policy: unknown backend %q", args[0]), hint)
 	}
-	return table().Print(os.Stdout)
+	return b.Policy().Print(os.Stdout)
 }

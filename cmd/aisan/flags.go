@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -16,7 +15,8 @@ import (
 func newFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() { fmt.Fprint(os.Stdout, strings.TrimLeft(usage, "\n")) }
+	fs.Usage = func() { showHelp(usage) }
+	noteFlagSet(fs)
 	return fs
 }
 
@@ -32,7 +32,13 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return errHelpShown
 	}
 	if err != nil {
-		return withHint(usageErr("%s: %v", fs.Name(), err), fmt.Sprintf("run 'aisan %s --help' for usage", fs.Name()))
+		hint := fmt.Sprintf("run 'aisan %s --help' for usage", fs.Name())
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+			if n := nearestFlag(fs, strings.TrimLeft(name, "-")); n != "" {
+				hint = fmt.Sprintf("did you mean --%s? ", n) + hint
+			}
+		}
+		return withHint(usageErr("%s: %v", fs.Name(), err), hint)
 	}
 	return nil
 }
@@ -43,4 +49,34 @@ func noArgs(fs *flag.FlagSet) error {
 		return withHint(usageErr("%s: unexpected argument %q", fs.Name(), fs.Arg(0)), fmt.Sprintf("run 'aisan %s --help' for usage", fs.Name()))
 	}
 	return nil
+}
+
+// unknownOption is the error for an option fs does not have, with the
+// nearest one it has, or the launchers that take it.
+func unknownOption(fs *flag.FlagSet, name string) error {
+	err := usageErr("%s: unknown option --%s", fs.Name(), name)
+	for _, o := range strictOptions {
+		if o.name == name && len(o.only) > 0 {
+			var kinds []string
+			for _, k := range o.only {
+				kinds = append(kinds, string(k))
+			}
+			return withHint(err, fmt.Sprintf("--%s is for %s only", name, strings.Join(kinds, ", ")))
+		}
+	}
+	if n := nearestFlag(fs, name); n != "" {
+		return withHint(err, fmt.Sprintf("did you mean --%s? 'aisan %s --help' lists the options", n, fs.Name()))
+	}
+	return withHint(err, fmt.Sprintf("run 'aisan %s --help' for the options", fs.Name()))
+}
+
+// nearestFlag is the flag of fs closest to name, or "".
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage != hiddenFlag {
+			names = append(names, f.Name)
+		}
+	})
+	return nearest(name, names)
 }

@@ -2,30 +2,49 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 )
 
 const helpUsage = `
 Usage: aisan help [COMMAND]
+       aisan help --man
 
 Without COMMAND, lists the commands. With one, shows its help.
+
+Options:
+  --man        print the manual page, aisan(1), in roff; 'make install'
+               installs it, and 'aisan help --man | man -l -' shows it
+               without installing
+  -h, --help   show this help
 `
 
 func runHelp(ctx context.Context, args []string) error {
-	if len(args) == 0 {
+	fs := newFlagSet("help", helpUsage)
+	man := fs.Bool("man", false, "")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *man {
+		if err := noArgs(fs); err != nil {
+			return err
+		}
+		return writeMan(os.Stdout)
+	}
+	switch fs.NArg() {
+	case 0:
 		printUsage(os.Stdout)
 		return nil
-	}
-	if len(args) > 1 {
+	case 1:
+	default:
 		return withHint(usageErr("help: too many arguments"), "aisan help [COMMAND]")
 	}
-	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Print(helpUsage[1:])
+	name := fs.Arg(0)
+	if name == "help" {
+		showHelp(helpUsage)
 		return nil
 	}
 	for _, c := range commands {
-		if c.name == args[0] && !c.hidden {
+		if c.name == name && !c.hidden {
 			err := c.run(ctx, []string{"--help"})
 			if err == nil || err == errHelpShown {
 				return nil
@@ -33,5 +52,5 @@ func runHelp(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	return withHint(usageErr("help: unknown command %q", args[0]), "run 'aisan help' for the list of commands")
+	return unknownCommand("help: ", name)
 }

@@ -4,8 +4,9 @@ import (
 	"context"
 	"os"
 
-	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/boxinit"
+	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/strictbox"
 )
 
 // stageCommand is the hidden subcommand of a launch's stage process.
@@ -17,10 +18,10 @@ func runStage(_ context.Context, args []string) error {
 }
 
 // keepCommand is the hidden subcommand of a slot's background keeper.
-const keepCommand = jail.KeepCommand
+const keepCommand = launch.KeepCommand
 
 func runKeep(_ context.Context, _ []string) error {
-	os.Exit(jail.RunKeeper(jail.KeeperOptions{ResumeEgress: resumeEgress}))
+	os.Exit(launch.RunKeeper(launch.Deny{}, &strictbox.Box{}))
 	return nil
 }
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
 )
@@ -44,7 +45,9 @@ Options:
   -h, --help       show this help
 
 Prints "killed SLOT" for each slot it killed. 'aisan list' shows the
-slots and their state.
+slots and their state. The terminal of a killed agent gets one line
+saying which slot 'aisan kill' ended, from which terminal, with which
+signal.
 
 Example:
   aisan kill myrepo-3f9c2a1b-claude
@@ -89,7 +92,8 @@ func runKill(ctx context.Context, args []string) error {
 	// Through the slot's systemd scope when it has one (it holds the
 	// stage, bwrap and the jail, and ends them together), by the jail's
 	// PID namespace otherwise.
-	reg.Killer = jail.Killer(ctx)
+	reg.Killer = launch.Killer(ctx)
+	reg.By = killerName()
 	if *all || *orphans {
 		var killed []string
 		var problems []error
@@ -132,6 +136,19 @@ func runKill(ctx context.Context, args []string) error {
 		return slotError(failed[0])
 	}
 	return errors.Join(failed...)
+}
+
+// killerName says who is killing, for the line the killed agent's
+// terminal gets: this command, its PID and its terminal.
+func killerName() string {
+	where := ""
+	for fd := range 3 {
+		if t, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && (strings.HasPrefix(t, "/dev/pts/") || strings.HasPrefix(t, "/dev/tty")) {
+			where = " on " + t
+			break
+		}
+	}
+	return fmt.Sprintf("'aisan kill' (PID %d%s)", os.Getpid(), where)
 }
 
 // slotError adds the hint that helps with an unknown or exited slot.

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
 
 const listUsage = `
-Usage: aisan list [--json]
+Usage: aisan list [--running] [--json]
 
 Lists the slots (jailed agents, one per launch) recorded in the state dir,
 $AISAN_HOME (default ~/.aisan), sorted by name:
@@ -27,20 +28,24 @@ $AISAN_HOME (default ~/.aisan), sorted by name:
   UNIT      the systemd unit holding the jail (shown when a slot has one)
 
 A registry file that cannot be read is named on stderr and skipped; it is
-never deleted.
+never deleted. Slots that ended stay listed until they are pruned ('aisan
+prune').
 
 Options:
+  --running   only the live slots: running, background and orphaned
   --json      print a JSON array instead: every record field, plus
               "state" and "idle_seconds"
   -h, --help  show this help
 
 Example:
+  aisan list --running
   aisan list --json | jq -r '.[] | select(.state == "running") | .slot'
 `
 
 func runList(ctx context.Context, args []string) error {
 	fs := newFlagSet("list", listUsage)
 	asJSON := fs.Bool("json", false, "")
+	running := fs.Bool("running", false, "")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -53,10 +58,19 @@ func runList(ctx context.Context, args []string) error {
 	}
 	entries, problems := reg.List()
 	warn(problems)
+	if *running {
+		entries = slices.DeleteFunc(entries, func(e slot.Entry) bool { return e.State == slot.Exited })
+	}
 	if *asJSON {
 		return slot.WriteJSON(os.Stdout, entries)
 	}
-	return slot.WriteTable(os.Stdout, entries)
+	if err := slot.WriteTable(os.Stdout, entries); err != nil {
+		return err
+	}
+	if home, err := slot.Home(); err == nil {
+		noteHeld(home)
+	}
+	return nil
 }
 
 // openRegistry opens the registry in the state dir the environment names.
@@ -69,7 +83,7 @@ func openRegistry() (*slot.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg.Killer = jail.Killer(context.Background())
+	reg.Killer = launch.Killer(context.Background())
 	return reg, nil
 }
 

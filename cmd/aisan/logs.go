@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 	"text/tabwriter"
 
@@ -31,12 +32,14 @@ Options:
                  request or connection the host side answered or refused
   --json         with --egress, the log's JSON lines as they are
   -f, --follow   keep printing as the agent writes, until the slot ends
-  --launches     list the slot's kept launches, numbered from 1 (oldest)
+  --launches     list the slot's kept launches, numbered from 1 (oldest):
+                 start, mode, command, exit status and size
   --launch N     print launch N of that list instead of the latest
   -h, --help     show this help
 
 Each launch keeps its last 16 MiB of output; a slot keeps its last 10
-launches, and slots that ended more than 30 days ago are removed.
+launches, and slots that ended more than 30 days ago are removed ('aisan
+prune' removes ended slots at once).
 
 Example:
   aisan logs -f myrepo-3f9c2a1b-claude
@@ -111,17 +114,35 @@ func runLogs(ctx context.Context, args []string) error {
 	return err
 }
 
-// printLaunches writes one line per kept launch: its number, start, size,
-// and which one is running.
+// printLaunches writes one line per kept launch: its number, start,
+// mode, command, how it ended (or that it runs) and size.
 func printLaunches(w io.Writer, ls []slot.Launch, e slot.Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tSTARTED\tSIZE\t")
+	fmt.Fprintln(tw, "N\tSTARTED\tMODE\tCOMMAND\tSTATUS\tSIZE")
 	for _, l := range ls {
-		note := ""
-		if l.Path == e.Transcript && e.State != slot.Exited {
-			note = string(e.State)
+		info := l.Info
+		status := "-"
+		if l.Path == e.Transcript {
+			cur := slot.InfoOf(e.Record)
+			info = &cur
+			if e.State != slot.Exited {
+				status = string(e.State)
+			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", l.N, l.Start.Local().Format("2006-01-02 15:04:05"), byteSize(l.Size), note)
+		mode, command := "-", "-"
+		if info != nil {
+			mode = "deny-list"
+			if info.Mode != "" {
+				mode = slot.Printable(info.Mode)
+			}
+			if info.Command != "" {
+				command = slot.Printable(info.Command)
+			}
+			if info.ExitStatus != nil && status == "-" {
+				status = strconv.Itoa(*info.ExitStatus)
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", l.N, l.Start.Local().Format("2006-01-02 15:04:05"), mode, command, status, byteSize(l.Size))
 	}
 	return tw.Flush()
 }

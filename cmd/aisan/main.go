@@ -39,8 +39,11 @@ func init() {
 		{name: "list", short: "list slots (jailed agents) and their state", run: runList},
 		{name: "kill", short: "kill one slot's jail, every live slot, or orphans", run: runKill},
 		{name: "logs", short: "print a slot's transcript", run: runLogs},
+		{name: "review", short: "show, apply or drop what strict boxes changed of what host tools run", run: runReview},
+		{name: "prune", short: "remove ended slots and their transcripts now", run: runPrune},
 		{name: "trust", short: "approve a bind spec or egress file kept where a box can write", run: runTrust},
 		{name: "shell-init", short: "print shell functions that jail claude, codex, opencode", run: runShellInit},
+		{name: "completion", short: "print the shell completion for aisan", run: runCompletion},
 		{name: "spawn-service", short: "run a headless, time-capped command in a jail", run: runSpawnService},
 		{name: "watch", short: "supervise slots and services (runs as a user unit)", run: runWatch},
 		{name: "install-service", short: "install and enable the aisan-watch user unit", run: runInstallService},
@@ -53,6 +56,7 @@ func init() {
 		// Internal stages of a launch. They take no user input.
 		{name: stageCommand, hidden: true, run: runStage},
 		{name: keepCommand, hidden: true, run: runKeep},
+		{name: completeCommand, hidden: true, run: runComplete},
 	}
 }
 
@@ -90,25 +94,50 @@ func dispatch(ctx context.Context, args []string) error {
 			return c.run(ctx, args[1:])
 		}
 	}
-	return withHint(usageErr("unknown command %q", name), "run 'aisan help' for the list of commands")
+	return unknownCommand("", name)
 }
 
-func printUsage(w io.Writer) {
-	fmt.Fprint(w, `Usage: aisan <command> [options] [--] [args...]
+// unknownCommand is the error for a command name aisan does not have,
+// with the nearest one it has when there is one (context is "help: "
+// for 'aisan help NAME').
+func unknownCommand(context, name string) error {
+	var names []string
+	for _, c := range commands {
+		if !c.hidden {
+			names = append(names, c.name)
+		}
+	}
+	if n := nearest(name, names); n != "" {
+		return withHint(usageErr("%sunknown command %q; did you mean %q?", context, name, n), "run 'aisan help' for the list of commands")
+	}
+	return withHint(usageErr("%sunknown command %q", context, name), "run 'aisan help' for the list of commands")
+}
 
+// mainSynopsis and mainIntro open 'aisan --help' and the manual page.
+const (
+	mainSynopsis = "aisan <command> [options] [--] [args...]"
+	mainIntro    = `
 aisan runs AI coding agents (Claude Code, Codex, opencode) in bubblewrap
 jails: everything works as outside, except that the agent cannot see or
 signal processes outside its jail, write cgroups, or reach systemd.
 
-Commands:
-`)
+With --strict (or AISAN_STRICT=1) a launcher builds an allow-list box
+instead: the repository, system directories and what bind specs name; no
+network route and no credential inside; the model is reached through a
+proxy on the host that checks each request and adds the credential.
+`
+)
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n%s\nCommands:\n", mainSynopsis, mainIntro)
 	for _, c := range commands {
 		if !c.hidden {
 			fmt.Fprintf(w, "  %-16s %s\n", c.name, c.short)
 		}
 	}
 	fmt.Fprint(w, `
-Run 'aisan help <command>' or 'aisan <command> --help' for a command's options.
+Run 'aisan help <command>' or 'aisan <command> --help' for a command's
+options, and 'aisan help --man' for the manual page.
 `)
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -56,5 +57,52 @@ func TestPackageDocs(t *testing.T) {
 		case n > 1:
 			t.Errorf("package %s has %d package comments (%s); keep one", rel, n, strings.Join(dirs[dir], ", "))
 		}
+	}
+}
+
+// TestOneAtomicWriter: a file is replaced through jail/shared/atomicfile
+// and nowhere else, so every replacement gets its rules (created
+// exclusively, no link followed, renamed over the target): no other
+// non-test code makes a temporary file to rename.
+func TestOneAtomicWriter(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer := filepath.Join(root, "jail", "shared", "atomicfile")
+	checked := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || p == writer || p == filepath.Join(root, "tests")) && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			return err
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && (x.Name == "os" && sel.Sel.Name == "CreateTemp" || x.Name == "ioutil" && sel.Sel.Name == "TempFile") {
+				rel, _ := filepath.Rel(root, p)
+				t.Errorf("%s makes a temporary file itself (%s.%s); replace files through atomicfile.Write", rel, x.Name, sel.Sel.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d files", checked)
 	}
 }

@@ -52,7 +52,7 @@ func runPreflight(ctx context.Context, args []string) error {
 	strict := fs.Bool("strict", false, "")
 	// The inside half of the live probe: aisan runs itself in the probe
 	// jail with this flag. Not a user command, so not in the usage.
-	inside := fs.Bool("probe-inside", false, "")
+	inside := fs.Bool("probe-inside", false, hiddenFlag)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -6,41 +6,116 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/strictbox"
+	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/systemd"
 )
 
-// strictHelp lists the strict-mode options every launcher takes.
-const strictHelp = `
-Strict mode (an allow-list box; AISAN_STRICT=1 makes it the default):
+// strictOption is one strict-mode option of the launchers: its lines in
+// the help, and the launchers that honour it (nil: all of them). Only
+// those get it, in their help and in their flag set.
+type strictOption struct {
+	name string
+	help string
+	only []jail.Kind
+}
+
+var strictOptions = []strictOption{
+	{name: "strict", help: `
   --strict             only the repository, system directories, the agent
                        and what bind specs name; no network route; no
-                       credential
-  --binds FILE         add a bind spec (TOML; repeatable); one that lies where
-                       a box can write needs 'aisan trust FILE'
-  --env NAME[=VALUE]   pass a variable into the box (repeatable)
+                       credential`},
+	// The keys are bindspec's own list (see strictHelp).
+	{name: "binds", help: `
+  --binds FILE         add a bind spec (TOML; repeatable) with the keys KEYS (the README's strict section shows them); one that lies where a box can write needs 'aisan trust FILE'`},
+	{name: "env", help: `
+  --env NAME[=VALUE]   pass a variable into the box (repeatable)`},
+	{name: "egress", help: `
   --egress NAME=SOCKET relay loopback port AISAN_EGRESS_<NAME> in the box to
-                       a host Unix socket (repeatable)
+                       a host Unix socket (repeatable)`},
+	{name: "allow-host", help: `
   --allow-host PATTERN let the box reach this host (example.com,
                        *.example.com, host:PORT, ADDRESS:PORT) through an
                        HTTP proxy on the host that resolves and checks each
-                       name (repeatable; also allow_hosts in a bind spec)
+                       name (repeatable; also allow_hosts in a bind spec)`},
+	{name: "api-key", only: []jail.Kind{jail.KindClaude}, help: `
   --api-key            reach Anthropic with an API key (AISAN_ANTHROPIC_KEY_COMMAND,
                        AISAN_ANTHROPIC_KEY_FILE or ANTHROPIC_API_KEY on the host)
-                       instead of the Claude login
+                       instead of the Claude login`},
+	{name: "vertex", only: []jail.Kind{jail.KindClaude}, help: `
   --vertex             reach Anthropic's models on Google Cloud's Vertex AI
                        (--egress vertex) with tokens the host mints from
                        its Application Default Credentials
                        (ANTHROPIC_VERTEX_PROJECT_ID, CLOUD_ML_REGION,
-                       AISAN_VERTEX_IMPERSONATE) instead of the Claude login
+                       AISAN_VERTEX_IMPERSONATE) instead of the Claude login`},
+	{name: "mcp-env", only: []jail.Kind{jail.KindClaude, jail.KindCodex, jail.KindOpencode}, help: `
   --mcp-env NAME       let the user's MCP servers receive variable NAME even
-                       when its value looks secret (repeatable; also mcp_env)
-  --net                keep the host network (LAN, VPN, host services)
-  --skip-permissions   add the agent's own "no approval prompts" option
-`
+                       when its value looks secret (repeatable; also mcp_env)`},
+	{name: "net", help: `
+  --net                keep the host network (LAN, VPN, host services)`},
+	{name: "skip-permissions", only: []jail.Kind{jail.KindClaude, jail.KindCodex}, help: `
+  --skip-permissions   add the agent's own "no approval prompts" option`},
+}
+
+// honours reports whether the launcher of kind takes o.
+func (o strictOption) honours(kind jail.Kind) bool {
+	return o.only == nil || slices.Contains(o.only, kind)
+}
+
+// strictHelp lists the strict-mode options the launcher of kind takes.
+func strictHelp(kind jail.Kind) string {
+	var b strings.Builder
+	b.WriteString("\nStrict mode (an allow-list box; AISAN_STRICT=1 makes it the default):")
+	for _, o := range strictOptions {
+		if !o.honours(kind) {
+			continue
+		}
+		if !strings.Contains(o.help, "KEYS") {
+			b.WriteString(o.help)
+			continue
+		}
+		text := strings.Replace(strings.TrimPrefix(o.help, "\n"), "KEYS", strings.Join(bindspec.Keys(), ", "), 1)
+		b.WriteString("\n" + fillOption(text, 23, 76))
+	}
+	return b.String() + "\n"
+}
+
+// fillOption wraps an option's one-line help at width, its continuation
+// lines indented to column indent.
+func fillOption(line string, indent, width int) string {
+	head, text := line[:indent], line[indent:]
+	var b strings.Builder
+	b.WriteString(head)
+	col := indent
+	for i, w := range strings.Fields(text) {
+		if i > 0 && col+1+len(w) > width {
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		} else if i > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
+}
+
+// launcherUsage is the help of the launcher of kind.
+func launcherUsage(kind jail.Kind) string {
+	if kind == jail.KindRun {
+		return fmt.Sprintf(runUsage, strictHelp(kind))
+	}
+	return fmt.Sprintf(agentUsage, kind, strictHelp(kind))
+}
 
 const runUsage = `
 Usage: aisan run [options] [--] COMMAND [ARG...]
@@ -56,10 +131,10 @@ everything after reaches COMMAND unchanged.
 Options:
   --explain            print the jail's Spec and bwrap argv, then exit
   --memory-max SIZE    cap memory (e.g. 4G), through the jail's systemd scope
-  --cpu-quota PERCENT  cap CPU (e.g. 150%)
+  --cpu-quota PERCENT  cap CPU (e.g. 150%%)
   --tasks-max N        cap the number of tasks
   -h, --help           show this help
-` + strictHelp + `
+%[1]s
 The exit status is COMMAND's (128+N when it dies of signal N).
 
 Example:
@@ -85,7 +160,7 @@ Options:
   --cpu-quota PERCENT  cap CPU (e.g. 150%%)
   --tasks-max N        cap the number of tasks
   -h, --help           show this help
-` + strictHelp + `
+%[2]s
 Example:
   aisan %[1]s -- --continue
   aisan %[1]s --strict --egress db=/run/user/1000/db.sock
@@ -114,24 +189,24 @@ Example:
 `
 
 func runRun(ctx context.Context, args []string) error {
-	return launch(ctx, jail.KindRun, runUsage, args)
+	return launchOrExplain(ctx, jail.KindRun, launcherUsage(jail.KindRun), args, false)
 }
 
 func runClaude(ctx context.Context, args []string) error {
-	return launch(ctx, jail.KindClaude, fmt.Sprintf(agentUsage, "claude"), args)
+	return launchOrExplain(ctx, jail.KindClaude, launcherUsage(jail.KindClaude), args, false)
 }
 
 func runCodex(ctx context.Context, args []string) error {
-	return launch(ctx, jail.KindCodex, fmt.Sprintf(agentUsage, "codex"), args)
+	return launchOrExplain(ctx, jail.KindCodex, launcherUsage(jail.KindCodex), args, false)
 }
 
 func runOpencode(ctx context.Context, args []string) error {
-	return launch(ctx, jail.KindOpencode, fmt.Sprintf(agentUsage, "opencode"), args)
+	return launchOrExplain(ctx, jail.KindOpencode, launcherUsage(jail.KindOpencode), args, false)
 }
 
 func runExplain(ctx context.Context, args []string) error {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-		fmt.Print(strings.TrimLeft(explainUsage, "\n"))
+		showHelp(explainUsage)
 		return errHelpShown
 	}
 	if len(args) == 0 {
@@ -149,15 +224,7 @@ func runExplain(ctx context.Context, args []string) error {
 	default:
 		return withHint(usageErr("explain: unknown kind %q", args[0]), "aisan explain run|claude|codex|opencode [args...]")
 	}
-	usage := runUsage
-	if kind != jail.KindRun {
-		usage = fmt.Sprintf(agentUsage, kind)
-	}
-	return launchOrExplain(ctx, kind, usage, args[1:], true)
-}
-
-func launch(ctx context.Context, kind jail.Kind, usage string, args []string) error {
-	return launchOrExplain(ctx, kind, usage, args, false)
+	return launchOrExplain(ctx, kind, launcherUsage(kind), args[1:], true)
 }
 
 // launcherFlags are the options every launcher accepts.
@@ -169,10 +236,10 @@ type launcherFlags struct {
 	strictFlags
 }
 
-func (f *launcherFlags) register(fs *flag.FlagSet) {
+func (f *launcherFlags) register(fs *flag.FlagSet, kind jail.Kind) {
 	fs.BoolVar(&f.explain, "explain", false, "")
 	f.registerLimits(fs)
-	f.registerStrict(fs)
+	f.registerStrict(fs, kind)
 }
 
 // registerLimits adds the resource-limit options alone.
@@ -186,8 +253,8 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 	name := string(kind)
 	fs := newFlagSet(name, usage)
 	var lf launcherFlags
-	lf.register(fs)
-	rest, err := splitLauncherArgs(fs, args)
+	lf.register(fs, kind)
+	rest, err := splitLauncherArgs(fs, args, kind == jail.KindRun)
 	if err != nil {
 		return err
 	}
@@ -199,19 +266,14 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 		return err
 	}
 	req := jail.Request{Kind: kind, Args: rest, Limits: limits, Say: say(os.Stderr)}
-	if kind == jail.KindOpencode {
-		req.KindEnv = opencodeEnv
-	}
-	if req.Strict, err = lf.strictRequest(kind, explain || lf.explain); err != nil {
+	mode, err := lf.mode(kind)
+	if err != nil {
 		return err
 	}
 	if explain || lf.explain {
-		return launchError(jail.Explain(os.Stdout, req))
+		return launchError(launch.Explain(os.Stdout, req, mode))
 	}
-	status, err := jail.Launch(ctx, req, jail.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	if line := refusals.Summary(); line != "" {
-		fmt.Fprintln(os.Stderr, "aisan: note: "+line)
-	}
+	status, err := launch.Launch(ctx, req, mode, launch.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	if err != nil {
 		return launchError(err)
 	}
@@ -221,8 +283,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 // splitLauncherArgs consumes aisan's own options from the front of args
 // and returns the rest untouched. Parsing stops at "--" (dropped) or at the
 // first argument that is not one of fs's options, so that an agent option
-// such as --continue passes through without a "--".
-func splitLauncherArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+// such as --continue passes through without a "--". With strictOpts (run,
+// whose COMMAND is never an option) an unknown option is an error.
+func splitLauncherArgs(fs *flag.FlagSet, args []string, strictOpts bool) ([]string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -237,6 +300,9 @@ func splitLauncherArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f := fs.Lookup(name)
+		if f == nil && strictOpts {
+			return nil, unknownOption(fs, name)
+		}
 		if f == nil {
 			return args[i:], nil
 		}
@@ -294,6 +360,38 @@ func launchError(err error) error {
 		return withHint(err, "cd to a directory that exists and try again")
 	}
 	return err
+}
+
+// mode is the box the flags ask for: a strict box, or the deny-list jail
+// with what the agent's kind adds to it (opencode's kill rules, which
+// package hooks knows and the jail does not).
+func (lf *launcherFlags) mode(kind jail.Kind) (launch.Mode, error) {
+	opts, err := lf.boxOptions(kind)
+	if err != nil {
+		return nil, err
+	}
+	if opts != nil {
+		return &strictbox.Box{Options: *opts}, nil
+	}
+	if kind != jail.KindOpencode {
+		return launch.Deny{}, nil
+	}
+	cwd, err := os.Getwd()
+	if err == nil {
+		cwd, err = filepath.EvalSymlinks(cwd)
+	}
+	if err != nil {
+		// The launch says the directory is gone.
+		return launch.Deny{}, nil
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		if u, err := user.Current(); err == nil {
+			home = u.HomeDir
+		}
+	}
+	env, err := opencodeEnv(home, cwd, os.Getenv)
+	return launch.Deny{Env: env}, err
 }
 
 // opencodeEnv adds aisan's kill rules to a jailed opencode's permissions,

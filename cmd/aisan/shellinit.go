@@ -12,7 +12,8 @@ Usage: aisan shell-init bash|zsh|fish
 
 Prints shell functions named claude, codex and opencode that run the
 agent in an aisan jail ('aisan claude -- ARG...'), every argument passed
-through unchanged. Load them from your shell's startup file:
+through unchanged, and aisan's own completion ('aisan completion'). Load
+them from your shell's startup file:
 
   eval "$(aisan shell-init bash)"     # ~/.bashrc
   eval "$(aisan shell-init zsh)"      # ~/.zshrc
@@ -50,6 +51,10 @@ func runShellInit(ctx context.Context, args []string) error {
 	if err != nil {
 		return withHint(usageErr("shell-init: %v", err), hint)
 	}
-	fmt.Print(script)
+	completion, err := shell.Completion(fs.Arg(0))
+	if err != nil {
+		return withHint(usageErr("shell-init: %v", err), hint)
+	}
+	fmt.Print(script, "\n", completion)
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/systemd"
 )
 
@@ -74,7 +74,7 @@ func runSpawnService(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	unit, err := jail.SpawnService(ctx, jail.ServiceRequest{
+	unit, err := launch.SpawnService(ctx, launch.ServiceRequest{
 		Name:             name,
 		Command:          command,
 		MaxRuntime:       *maxRuntime,

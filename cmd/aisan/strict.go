@@ -11,8 +11,9 @@ import (
 
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
-	"github.com/aisan-dev/aisan/jail/bindspec"
-	"github.com/aisan-dev/aisan/jail/trust"
+	"github.com/aisan-dev/aisan/jail/strictbox"
+	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
+	"github.com/aisan-dev/aisan/jail/strictbox/trust"
 )
 
 // envStrict makes strict mode the default (the shell functions set it).
@@ -38,26 +39,35 @@ type strictFlags struct {
 	vertex          bool
 }
 
-func (f *strictFlags) registerStrict(fs *flag.FlagSet) {
+// registerStrict adds the strict-mode options the launcher of kind
+// honours (see strictOptions).
+func (f *strictFlags) registerStrict(fs *flag.FlagSet, kind jail.Kind) {
 	if v, err := strconv.ParseBool(os.Getenv(envStrict)); err == nil {
 		f.strict = v
 	}
-	fs.BoolVar(&f.strict, "strict", f.strict, "")
-	fs.BoolVar(&f.net, "net", false, "")
-	fs.BoolVar(&f.skipPermissions, "skip-permissions", false, "")
-	fs.Var(&f.binds, "binds", "")
-	fs.Var(&f.env, "env", "")
-	fs.Var(&f.egress, "egress", "")
-	fs.Var(&f.allowHosts, "allow-host", "")
-	fs.Var(&f.mcpEnv, "mcp-env", "")
-	fs.BoolVar(&f.apiKey, "api-key", false, "")
-	fs.BoolVar(&f.vertex, "vertex", false, "")
+	vars := map[string]func(name string){
+		"strict":           func(n string) { fs.BoolVar(&f.strict, n, f.strict, "") },
+		"net":              func(n string) { fs.BoolVar(&f.net, n, false, "") },
+		"skip-permissions": func(n string) { fs.BoolVar(&f.skipPermissions, n, false, "") },
+		"binds":            func(n string) { fs.Var(&f.binds, n, "") },
+		"env":              func(n string) { fs.Var(&f.env, n, "") },
+		"egress":           func(n string) { fs.Var(&f.egress, n, "") },
+		"allow-host":       func(n string) { fs.Var(&f.allowHosts, n, "") },
+		"mcp-env":          func(n string) { fs.Var(&f.mcpEnv, n, "") },
+		"api-key":          func(n string) { fs.BoolVar(&f.apiKey, n, false, "") },
+		"vertex":           func(n string) { fs.BoolVar(&f.vertex, n, false, "") },
+	}
+	for _, o := range strictOptions {
+		if o.honours(kind) {
+			vars[o.name](o.name)
+		}
+	}
 }
 
-// strictRequest turns the strict options into the launch's request, or
-// nil for a deny-list jail. Bind specs are read here, so a broken one
-// stops the launch before anything starts.
-func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.StrictRequest, error) {
+// boxOptions turns the strict options of the launcher of kind into a
+// strict box's, or nil for a deny-list jail. Bind specs are read here, so a broken one stops
+// the launch before anything starts.
+func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 	if !f.strict {
 		for _, o := range []struct {
 			name string
@@ -72,7 +82,10 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 	if f.vertex && f.apiKey {
 		return nil, withHint(usageErr("--vertex and --api-key exclude each other"), "--vertex uses the host's Google credentials; --api-key an Anthropic API key")
 	}
-	r := &jail.StrictRequest{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, StartEgress: startEgress, MCPEnv: f.mcpEnv}
+	r := &strictbox.Options{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, MCPEnv: f.mcpEnv, APIKey: f.apiKey}
+	if f.vertex {
+		r.Model = "vertex"
+	}
 	for _, e := range f.env {
 		if !bindspec.ValidEnv(e) {
 			return nil, withHint(usageErr("--env %q: not NAME or NAME=VALUE", e), "NAME is letters, digits and _, not starting with a digit")
@@ -80,18 +93,15 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		r.Env = append(r.Env, e)
 	}
 	for _, e := range f.egress {
-		er, err := jail.ParseEgress(e)
+		er, err := strictbox.ParseEgress(e)
 		if err != nil {
 			return nil, withHint(usageErr("%v", err), "aisan run --help lists the options")
 		}
-		if (er.Backend == "reapi" || er.Backend == "grpc") && er.Param != "" {
+		if er.TakesFile() {
 			// FILE as the user meant it: relative to where they are.
 			if abs, err := filepath.Abs(er.Param); err == nil {
 				er.Param = abs
 			}
-		}
-		if er.Backend != "" && !explainOnly && egressBackends[er.Backend] == nil {
-			return nil, withHint(fmt.Errorf("--egress %s: %w", er.Name, jail.ErrNoBackend), "relay a host socket instead: --egress NAME=SOCKET")
 		}
 		r.Egress = append(r.Egress, er)
 	}
@@ -111,7 +121,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 			return nil, refused
 		}
 		if err != nil {
-			return nil, withHint(err, "fix the bind spec; 'aisan run --help' lists its keys")
+			return nil, withHint(err, "fix the bind spec; its keys are "+strings.Join(bindspec.Keys(), ", ")+" ('aisan help "+string(kind)+"' and the README's strict section say what each does)")
 		}
 		r.Binds, r.BindPath, r.BindEnv = spec.JailMounts(), spec.PathDirs(), spec.EnvEntries()
 		for _, e := range spec.MCPEnv {
@@ -129,12 +139,7 @@ func (f *strictFlags) strictRequest(kind jail.Kind, explainOnly bool) (*jail.Str
 		if err != nil {
 			return nil, withHint(usageErr("%v", err), "a pattern is a host name (example.com), one leading wildcard label (*.example.com), either with :PORT, or an exact ADDRESS:PORT")
 		}
-		// The allow-list rides on the endpoint as its parameter, so
-		// explain shows it and the starter serves exactly it.
-		r.Egress = append(r.Egress, jail.EgressRequest{Name: jail.HostsBackend, Backend: jail.HostsBackend, Param: strings.Join(list.Strings(), " ")})
-	}
-	if err := models.plan(kind, f, r, explainOnly); err != nil {
-		return nil, err
+		r.AllowHosts = list.Strings()
 	}
 	return r, nil
 }

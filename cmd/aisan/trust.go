@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/aisan-dev/aisan/jail"
-	"github.com/aisan-dev/aisan/jail/gitpin"
-	"github.com/aisan-dev/aisan/jail/slot"
-	"github.com/aisan-dev/aisan/jail/trust"
+	"github.com/aisan-dev/aisan/jail/strictbox"
+	"github.com/aisan-dev/aisan/jail/strictbox/trust"
 )
 
 const trustUsage = `
@@ -62,7 +60,7 @@ func runTrust(ctx context.Context, args []string) error {
 	case !*list && len(files) == 0:
 		return withHint(usageErr("trust: no file given"), "aisan trust FILE, --revoke FILE or --list")
 	}
-	store, err := trustStore()
+	store, err := strictbox.TrustStore()
 	if err != nil {
 		return err
 	}
@@ -81,7 +79,7 @@ func runTrust(ctx context.Context, args []string) error {
 		}
 		return joinErrors(failed)
 	}
-	places, err := launchPlaces(store)
+	places, err := strictbox.LaunchPlaces(store)
 	if err != nil {
 		return err
 	}
@@ -135,43 +133,15 @@ func listTrust(store *trust.Store) error {
 	return tw.Flush()
 }
 
-// trustStore is the user's approvals, in aisan's state; every state
-// directory aisan has counts as a place boxes can write.
-func trustStore() (*trust.Store, error) {
-	home, err := slot.Home()
-	if err != nil {
-		return nil, err
-	}
-	var state []string
-	if u, err := os.UserHomeDir(); err == nil {
-		state = append(state, filepath.Join(u, ".aisan"))
-	}
-	if rt := jail.RuntimeDir(os.Getenv); rt != "" {
-		state = append(state, filepath.Join(rt, "aisan"))
-	}
-	return trust.Open(home, state...), nil
-}
-
-// launchPlaces are the places a box can write, as a launch from here
-// sees them: the recorded ones, and this directory and its repository,
-// which the box about to start is given.
-func launchPlaces(store *trust.Store) (trust.Places, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("finding the working directory: %w", err)
-	}
-	return store.Places(wd, gitpin.Find(wd))
-}
-
 // trustedReader reads the files that define a box (what, "bind spec"),
 // each only if no box can write where it lies or the user approved its
 // content: the check sees the very bytes the caller then parses.
 func trustedReader(what string) (func(string) ([]byte, error), error) {
-	store, err := trustStore()
+	store, err := strictbox.TrustStore()
 	if err != nil {
 		return nil, err
 	}
-	places, err := launchPlaces(store)
+	places, err := strictbox.LaunchPlaces(store)
 	if err != nil {
 		return nil, err
 	}

@@ -3,19 +3,37 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"runtime/debug"
 	"strings"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/busproxy"
 )
 
 const versionUsage = `
 Usage: aisan version
+       aisan --version
 
-Prints aisan's version (the module version, or the VCS revision of a
-development build) and the Go version it was built with.
+Prints aisan's version: the module version and the commit it was built
+from (from Go's build information; 'make build' in a git checkout records
+the commit, "+dirty" marks uncommitted changes), the Go version,
+then the bwrap and xdg-dbus-proxy that launches would use (the first in
+PATH) with their versions.
+
+Options:
+  -h, --help   show this help
+
+Example:
+  aisan version
 `
 
-// version is set by the linker for releases (-X main.version=...).
-var version = ""
+// version is set by the linker for releases (-X main.version=...);
+// commit ("HASH" or "HASH+dirty") and commitDate by 'make build', for a
+// checkout Go's own stamping misses (a linked worktree).
+var version, commit, commitDate = "", "", ""
 
 func runVersion(_ context.Context, args []string) error {
 	fs := newFlagSet("version", versionUsage)
@@ -25,21 +43,106 @@ func runVersion(_ context.Context, args []string) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	v, goVersion := version, ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-		if v == "" {
-			v = bi.Main.Version
+	writeVersion(os.Stdout, readVersion(), lookTool)
+	return nil
+}
+
+// buildVersion is what the binary knows of its own build.
+type buildVersion struct {
+	module string // v1.2.3, a pseudo-version, or (devel)
+	commit string // the full hash, "" when not recorded
+	dirty  bool
+	date   string // the commit's date, 2006-01-02, "" when not recorded
+	goVer  string
+}
+
+// readVersion reads the build information Go records in the binary.
+func readVersion() buildVersion {
+	v := buildVersion{module: version, date: commitDate}
+	v.commit, _ = strings.CutSuffix(commit, "+dirty")
+	v.dirty = strings.HasSuffix(commit, "+dirty")
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		if v.module == "" {
+			v.module = "(devel)"
 		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && (v == "" || v == "(devel)") {
-				v = "devel-" + s.Value[:min(12, len(s.Value))]
+		return v
+	}
+	v.goVer = bi.GoVersion
+	if v.module == "" {
+		v.module = bi.Main.Version
+	}
+	if v.module == "" {
+		v.module = "(devel)"
+	}
+	for _, s := range bi.Settings {
+		if commit != "" {
+			break // the linker's word, from git itself
+		}
+		switch s.Key {
+		case "vcs.revision":
+			v.commit = s.Value
+		case "vcs.modified":
+			v.dirty = s.Value == "true"
+		case "vcs.time":
+			if t, err := time.Parse(time.RFC3339, s.Value); err == nil {
+				v.date = t.UTC().Format(time.DateOnly)
 			}
 		}
 	}
-	if v == "" {
-		v = "(devel)"
+	return v
+}
+
+// toolVersion is what one external program says of itself.
+type toolVersion struct {
+	path, version string
+	err           error
+}
+
+// lookTool finds name in PATH and asks it for its version.
+func lookTool(name string) toolVersion {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return toolVersion{err: err}
 	}
-	fmt.Printf("aisan %s (%s)\n", strings.TrimSpace(v), goVersion)
-	return nil
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil {
+		return toolVersion{path: p, err: fmt.Errorf("%s --version: %w", p, err)}
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return toolVersion{path: p, err: fmt.Errorf("%s --version printed nothing", p)}
+	}
+	return toolVersion{path: p, version: f[len(f)-1]}
+}
+
+// writeVersion prints the version lines:
+//
+//	aisan v0.3.1 (commit 0123abcd…, 2026-05-01) go1.26.0
+//	bwrap 0.8.0 /usr/bin/bwrap
+//	xdg-dbus-proxy 0.1.4 /usr/bin/xdg-dbus-proxy
+func writeVersion(w io.Writer, v buildVersion, look func(string) toolVersion) {
+	commit := "commit unknown"
+	if v.commit != "" {
+		commit = "commit " + v.commit
+		if v.dirty {
+			commit += "+dirty"
+		}
+		if v.date != "" {
+			commit += ", " + v.date
+		}
+	}
+	fmt.Fprintf(w, "aisan %s (%s) %s\n", v.module, commit, v.goVer)
+	for _, name := range []string{"bwrap", busproxy.ProxyName} {
+		t := look(name)
+		switch {
+		case t.path == "":
+			fmt.Fprintf(w, "%s not found in PATH\n", name)
+		case t.err != nil:
+			fmt.Fprintf(w, "%s (version unknown: %v) %s\n", name, t.err, t.path)
+		default:
+			fmt.Fprintf(w, "%s %s %s\n", name, t.version, t.path)
+		}
+	}
 }

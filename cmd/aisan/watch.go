@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/systemd"
 )
 
@@ -48,7 +48,7 @@ func runWatch(ctx context.Context, args []string) error {
 	report := func(e systemd.Event) {
 		fmt.Fprintf(os.Stdout, "%s %s\n", time.Now().Format(time.RFC3339), e)
 	}
-	sup, closeFn, err := jail.Supervisor(ctx, report)
+	sup, closeFn, err := launch.Supervisor(ctx, report)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/openai"
 	"github.com/aisan-dev/aisan/egress/vertex"
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Options are the host facts a backend is built from.
@@ -100,45 +100,6 @@ func EnvName(name string) string {
 }
 
 var providerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
-
-// New builds the backend called name.
-func New(name string, o Options) (*Spec, error) {
-	o, err := o.defaults()
-	if err != nil {
-		return nil, fmt.Errorf("egress %s: %w", name, err)
-	}
-	if o.APIKey && name != "anthropic" {
-		return nil, fmt.Errorf("egress %s: --api-key applies to the anthropic backend only", name)
-	}
-	var s *Spec
-	switch {
-	case name == "anthropic":
-		s, err = newAnthropic(o)
-	case name == "vertex":
-		s, err = newVertex(o)
-	case name == "codex":
-		s, err = newCodex(o)
-	case name == "openai":
-		s, err = newOpenAI(o)
-	case strings.HasPrefix(name, "openai-compatible:"):
-		p := strings.TrimPrefix(name, "openai-compatible:")
-		if !providerRE().MatchString(p) {
-			return nil, fmt.Errorf("egress %s: %q is not an opencode provider id", name, p)
-		}
-		s, err = newCompatible(p, o)
-	default:
-		return nil, fmt.Errorf("unknown egress backend %q (known: anthropic, vertex, codex, openai, openai-compatible:<provider>)", name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("egress %s: %w", name, err)
-	}
-	s.EnvName = EnvName(name)
-	inner := s.BoxEnv
-	s.BoxEnv = func(baseURL, token string) []string {
-		return append([]string{s.EnvName + "=" + baseURL}, inner(baseURL, token)...)
-	}
-	return s, nil
-}
 
 // defaults fills in what o leaves to the process.
 func (o Options) defaults() (Options, error) {

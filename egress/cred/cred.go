@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/mattn/go-shellwords"
 )
 

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail/atomicfile"
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Rules for refreshing a host login (Claude's subscription, Codex's

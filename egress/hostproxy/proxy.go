@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/egress/audit"
+	"github.com/aisan-dev/aisan/egress/boxconn"
 )
 
 // Backend is the audit log's backend name for this proxy.
@@ -44,6 +45,10 @@ type Config struct {
 	Audit audit.Sink
 	// Timeouts; zero means the Default… value.
 	HeaderTimeout, ResolveTimeout, DialTimeout, ResponseTimeout time.Duration
+	// MaxConns caps the box's open connections (0: boxconn.MaxConns, the
+	// cap every box-facing server shares); more wait in the kernel's
+	// backlog until one closes.
+	MaxConns int
 }
 
 // Proxy serves the allow-list proxy for one box.
@@ -95,6 +100,7 @@ func New(cfg Config) *Proxy {
 // Serve accepts proxy connections on ln until [Proxy.Close], then returns
 // nil. ln is typically the Unix socket the box's relay connects to.
 func (p *Proxy) Serve(ln net.Listener) error {
+	ln = boxconn.Limit(ln, p.cfg.MaxConns)
 	if !p.track(ln) {
 		ln.Close()
 		return nil

@@ -411,6 +411,34 @@ func TestHeadLimits(t *testing.T) {
 	}
 }
 
+// TestMaxConns: the proxy has the cap every box-facing server has: a
+// connection beyond it is not read until one closes.
+func TestMaxConns(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	must(t, err)
+	p := New(Config{Resolver: Overrides{}.Then(nil), MaxConns: 1})
+	go p.Serve(ln)
+	defer p.Close()
+	first, err := net.Dial("unix", sock)
+	must(t, err)
+	defer first.Close()
+	second, err := net.Dial("unix", sock)
+	must(t, err)
+	defer second.Close()
+	io.WriteString(second, "CONNECT a.test:443 HTTP/1.1\r\n\r\n")
+	second.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := second.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a connection beyond the cap was answered: %v", err)
+	}
+	first.Close()
+	second.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if line, err := bufio.NewReader(second).ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 403 ") {
+		t.Fatalf("once the first closed: %q %v", line, err)
+	}
+}
+
 // TestCloseCutsTunnels: the slot's end stops the proxy even while a box
 // holds a tunnel open to a server that never closes.
 func TestCloseCutsTunnels(t *testing.T) {

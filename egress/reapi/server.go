@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/egress/audit"
+	"github.com/aisan-dev/aisan/egress/boxconn"
 	"github.com/aisan-dev/aisan/egress/cred"
 )
 
@@ -36,7 +37,8 @@ type Options struct {
 	// Dial opens the TCP connection to the upstream; nil means
 	// net.Dialer. Tests map the upstream's name to a loopback server.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// MaxConns caps the box's concurrent connections; 0 means 64.
+	// MaxConns caps the box's concurrent connections; 0 means
+	// boxconn.MaxConns, the cap every box-facing server shares.
 	MaxConns int
 	// MaxHeld caps the bytes the box's streams hold on the host at once
 	// (first messages until they are sent, replay room); 0 means
@@ -63,7 +65,6 @@ type Server struct {
 	mem  *budget
 	hs   *http.Server
 	up   *http.Transport
-	sem  chan struct{}
 }
 
 // New checks opts and prepares both sides; nothing is dialled until the
@@ -85,15 +86,12 @@ func New(cfg *Config, opts Options) (*Server, error) {
 	if opts.Audit == nil {
 		opts.Audit = audit.Discard
 	}
-	if opts.MaxConns <= 0 {
-		opts.MaxConns = 64
-	}
 	if opts.MaxHeld <= 0 {
 		opts.MaxHeld = DefaultMaxHeld
 	}
 	// One stream must always fit, or it would wait forever.
 	opts.MaxHeld = max(opts.MaxHeld, 5+2*cfg.MaxFirstMessage+maxReplay)
-	s := &Server{cfg: cfg, opts: opts, src: src, ops: newOpSet(), mem: newBudget(opts.MaxHeld), sem: make(chan struct{}, opts.MaxConns)}
+	s := &Server{cfg: cfg, opts: opts, src: src, ops: newOpSet(), mem: newBudget(opts.MaxHeld)}
 
 	// The box side: prior-knowledge HTTP/2 only, no HTTP/1 and no Upgrade.
 	var box http.Protocols
@@ -163,7 +161,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 // relay connects to) and serves each as prior-knowledge h2c until ln
 // fails or the server is closed. It returns nil after Close.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.hs.Serve(&boxListener{Listener: ln, sem: s.sem})
+	err := s.hs.Serve(boxconn.Limit(schemeListener{ln}, s.opts.MaxConns))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -190,39 +188,15 @@ func (s *Server) Drain(ctx context.Context) {
 	s.up.CloseIdleConnections()
 }
 
-// boxListener caps the box's connections and puts a schemeConn under
-// each.
-type boxListener struct {
-	net.Listener
-	sem chan struct{}
-}
+// schemeListener puts a schemeConn under each of the box's connections.
+type schemeListener struct{ net.Listener }
 
-func (l *boxListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case l.sem <- struct{}{}:
-			return &boxConn{schemeConn: newSchemeConn(c), sem: l.sem}, nil
-		default:
-			// The box holds MaxConns connections already: turn the next
-			// away rather than queue it unread.
-			c.Close()
-		}
+func (l schemeListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
-}
-
-type boxConn struct {
-	*schemeConn
-	sem  chan struct{}
-	once sync.Once
-}
-
-func (c *boxConn) Close() error {
-	c.once.Do(func() { <-c.sem })
-	return c.schemeConn.Conn.Close()
+	return newSchemeConn(c), nil
 }
 
 // boxTokenOK compares in constant time, so the answer's timing does not

@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -633,7 +635,8 @@ func TestUpstreamDiesMidStream(t *testing.T) {
 	}
 }
 
-// TestMaxConns: connections beyond the cap are closed unread.
+// TestMaxConns: a connection beyond the cap is not served (it waits,
+// unread, in the backlog) until one closes.
 func TestMaxConns(t *testing.T) {
 	up := startUpstream(t)
 	b := newBox(t, up, "", false, func(o *Options) { o.MaxConns = 1 })
@@ -649,12 +652,19 @@ func TestMaxConns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer second.Close()
-	second.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := second.Read(make([]byte, 1)); err != io.EOF {
-		t.Errorf("second connection: %v, want it closed", err)
+	io.WriteString(second, http2.ClientPreface)
+	second.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := second.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("second connection: %v, want it left unread", err)
 	}
 	first.Close()
-	// The slot frees: a client gets through again.
+	// The slot frees: the waiting connection is served (the server's
+	// SETTINGS arrive), and so is a new client.
+	second.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := second.Read(make([]byte, 1)); err != nil {
+		t.Errorf("second connection after the first closed: %v", err)
+	}
+	second.Close()
 	cc := b.client()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

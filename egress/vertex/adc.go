@@ -16,7 +16,7 @@ import (
 	"golang.org/x/oauth2/google"
 
 	"github.com/aisan-dev/aisan/egress/cred"
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Scope is what the minted tokens may do: Vertex AI takes cloud-platform.

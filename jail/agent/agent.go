@@ -72,6 +72,23 @@ type Agent struct {
 	Preferences []string
 	// SkipPermissions are the agent's own "no approval prompts" options.
 	SkipPermissions []string
+	// ProjectFiles are what the agent, started in a project directory,
+	// runs or obeys there without asking: settings with hooks, MCP
+	// servers, plugins. A strict box edits copies of them, held for the
+	// user's review (jail/strictbox/protect).
+	ProjectFiles []ProjectFile
+}
+
+// ProjectFile is one name an agent reads in a project directory (at any
+// depth: the directory it starts in, and for most agents its parents up
+// to the repository's root).
+type ProjectFile struct {
+	// Name is the entry's base name.
+	Name string
+	// Dir is set for a directory, taken whole.
+	Dir bool
+	// Why says what the agent does with it.
+	Why string
 }
 
 // PIDDir is one of an agent's per-process directories.
@@ -123,6 +140,10 @@ var Claude = Agent{
 	},
 	Instructions:    []string{"CLAUDE.md", "agents", "commands", "skills"},
 	SkipPermissions: []string{"--permission-mode", "bypassPermissions"},
+	ProjectFiles: []ProjectFile{
+		{Name: ".claude", Dir: true, Why: "settings whose hooks it runs and whose MCP approvals it follows; commands, agents, skills"},
+		{Name: ".mcp.json", Why: "MCP servers it starts once approved by name, or all of them when settings say so"},
+	},
 }
 
 // Codex is OpenAI's Codex CLI.
@@ -141,6 +162,9 @@ var Codex = Agent{
 	Instructions:    []string{"AGENTS.md"},
 	Preferences:     []string{"model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity"},
 	SkipPermissions: []string{"--dangerously-bypass-approvals-and-sandbox"},
+	ProjectFiles: []ProjectFile{
+		{Name: ".codex", Dir: true, Why: "config.toml of a trusted project (MCP servers it starts, providers), hooks.json, rules, skills"},
+	},
 }
 
 // CodexStrictArgs are the -c overrides that keep Codex from fetching
@@ -174,6 +198,11 @@ var Opencode = Agent{
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
 		"OPENCODE_DISABLE_MODELS_FETCH=1",
 		"npm_config_offline=true",
+	},
+	ProjectFiles: []ProjectFile{
+		{Name: "opencode.json", Why: "config: MCP servers it starts, plugins it loads"},
+		{Name: "opencode.jsonc", Why: "the same, with comments"},
+		{Name: ".opencode", Dir: true, Why: "plugins and tools it loads and runs, its own config, agents, commands, skills"},
 	},
 }
 

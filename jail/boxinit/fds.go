@@ -1,6 +1,11 @@
 package boxinit
 
-// Descriptor numbers the launcher (package jail) uses to hand things to
+import (
+	"fmt"
+	"os"
+)
+
+// Descriptor numbers the launcher (package jail/launch) uses to hand things to
 // the stage, to bwrap and to the in-jail init. They are fixed so that
 // presets can name them and explain shows the numbers a launch uses.
 const (
@@ -22,14 +27,63 @@ const (
 	// in order), which bwrap binds with --bind-fd and closes: they never
 	// reach the init or the agent.
 	FDFirstPin = 8
+	// FDGate is the stage's end of the gate, a socketpair the wrapper
+	// releases it with. The stage closes it before bwrap starts, so the
+	// number is free for FDFirstPin in bwrap.
+	FDGate = 8
+	// FDStageInherited is the first of the caller's own descriptors the
+	// stage receives (a deny-list jail passes them on, as unjailed); bwrap
+	// gets them after the pins, and the init moves them back to their
+	// numbers for the agent.
+	FDStageInherited = FDGate + 1
 )
 
-// The descriptors, from the wrapper down (numbers as each process sees
-// them):
+// The messages, one byte each (runc's syncType, smaller).
+const (
+	// MsgGo, on the gate, wrapper → stage: start bwrap. The pinned
+	// mount sources ride along as SCM_RIGHTS.
+	MsgGo byte = 'x'
+	// MsgReady, on FDReady, init → wrapper, first and once: the init
+	// handles signals, so the wrapper may forward them.
+	MsgReady byte = 'r'
+	// MsgStopped, on FDReady: the agent stopped (^Z); the wrapper stops
+	// as a job would, and resumes the agent when it is continued.
+	MsgStopped byte = 'z'
+	// MsgLeft, on FDReady, then one byte of the agent's status: the agent
+	// exited and processes remain (a keepable jail only).
+	MsgLeft byte = 'e'
+)
+
+// AtFDs is a child's ExtraFiles with each file at its descriptor number
+// (ExtraFiles[i] becomes descriptor 3+i): the order of a child's
+// descriptors follows from the constants, never from a list that must
+// match them. A number below the highest that has no file is a bug.
+func AtFDs(files map[int]*os.File) ([]*os.File, error) {
+	top := 2
+	for fd := range files {
+		top = max(top, fd)
+	}
+	out := make([]*os.File, top-2)
+	for fd, f := range files {
+		if fd < 3 || f == nil {
+			return nil, fmt.Errorf("descriptor %d: no file", fd)
+		}
+		out[fd-3] = f
+	}
+	for i, f := range out {
+		if f == nil {
+			return nil, fmt.Errorf("descriptor %d: no file", i+3)
+		}
+	}
+	return out, nil
+}
+
+// The descriptors and messages, from the wrapper down (numbers as each
+// process sees them):
 //
 //	wrapper ──fork──▶ stage = /proc/self/fd/4 __stage (waits at its gate:
-//	   │                 │  fd 8, a socketpair)
-//	   │                 │  the wrapper sends one byte on the gate, with the
+//	   │                 │  fd 8, a socketpair; the caller's own from 9)
+//	   │                 │  the wrapper sends MsgGo on the gate, with the
 //	   │                 │  pinned sources attached (SCM_RIGHTS), once the
 //	   │                 │  jail is placed in its scope
 //	   │                 ▼
@@ -41,7 +95,10 @@ const (
 //	   │                 │                    8… pins  (O_PATH, consumed by bwrap)
 //	   │                 ▼
 //	   │              init = /proc/self/fd/4 (PID 1): reads 5, closes 4,
-//	   │                 │   writes 7 once its signal handlers are set
+//	   │                 │   writes MsgReady on 7 once its signal handlers
+//	   │                 │   are set; then MsgStopped when the agent stops,
+//	   │                 │   MsgLeft and its status when it exits leaving
+//	   │                 │   processes
 //	   │                 ▼
 //	   └─ signals ──▶ agent (none of the descriptors above)
 //

@@ -101,8 +101,8 @@ func Notifiable() []os.Signal {
 // When it exits the kernel kills whatever else is left in the jail.
 //
 // With Payload.Keep, an agent that exits while other processes remain
-// (`setsid nohup server &`) does not end the jail: the init writes 'e'
-// and the status byte on FDReady, so that the wrapper can return the
+// (`setsid nohup server &`) does not end the jail: the init writes
+// MsgLeft and the status byte on FDReady, so that the wrapper can return the
 // status to the shell and hand the slot to its keeper, and then goes on
 // reaping, forwarding each signal to every process left, until none is;
 // then it exits with the agent's status.
@@ -113,19 +113,20 @@ func RunInit() int {
 		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
 		return 125
 	}
+	nameInit()
 	sigs := make(chan os.Signal, 32)
 	// PID 1 ignores signals it has no handler for, even SIGTERM from
 	// outside; registering them is what lets them through. Only then may
 	// the wrapper send any: it waits for the byte on FDReady.
 	signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, Notifiable()...)...)
 	// The readiness pipe stays open: a stopped agent is reported on it
-	// ('z'), so that the wrapper can stop too and hand the terminal back
+	// (MsgStopped), so that the wrapper can stop too and hand the terminal back
 	// to the shell, as a stopped job does.
 	ready := os.NewFile(FDReady, "ready")
 	if ready != nil {
 		// Ours, not the agent's: it must not inherit it.
 		syscall.CloseOnExec(FDReady)
-		if _, err := ready.Write([]byte{'r'}); err != nil {
+		if !tell(ready, MsgReady) {
 			ready.Close()
 			ready = nil
 		}
@@ -201,7 +202,7 @@ func RunInit() int {
 				if status >= 0 && !reported {
 					// Processes remain (every one of them is our child
 					// or its descendant now).
-					if !p.Keep || ready == nil || func() bool { _, err := ready.Write([]byte{'e', byte(status)}); return err != nil }() {
+					if !p.Keep || !tell(ready, MsgLeft, byte(status)) {
 						return status
 					}
 					reported = true
@@ -216,7 +217,7 @@ func RunInit() int {
 				// the SIGCONT of fg), or resumes the agent at once when
 				// there is no job control. Without a wrapper to tell,
 				// a stop is a pause of no length.
-				if ready == nil || func() bool { _, err := ready.Write([]byte{'z'}); return err != nil }() {
+				if !tell(ready, MsgStopped) {
 					unix.Kill(-agent, unix.SIGCONT)
 				}
 				continue
@@ -228,6 +229,16 @@ func RunInit() int {
 		}
 	}
 	return 125
+}
+
+// tell writes a message to the wrapper on the readiness pipe, reporting
+// whether it got there (false without a pipe).
+func tell(ready *os.File, msg ...byte) bool {
+	if ready == nil {
+		return false
+	}
+	_, err := ready.Write(msg)
+	return err == nil
 }
 
 func readPayload() (Payload, error) {

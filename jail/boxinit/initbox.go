@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aisan-dev/aisan/jail/regfile"
 	"github.com/aisan-dev/aisan/jail/relay"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"golang.org/x/sys/unix"
 )
 

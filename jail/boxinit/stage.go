@@ -14,10 +14,6 @@ import (
 // StageCommand is the argument that makes a process the stage ([RunStage]).
 const StageCommand = "__stage"
 
-// fdGate is the stage's end of the socketpair the wrapper releases it
-// with; the pinned mount sources arrive on it as SCM_RIGHTS.
-const fdGate = 8
-
 // MaxPins bounds the descriptors one gate message may carry.
 const MaxPins = 200
 
@@ -48,15 +44,17 @@ func RunStage(args []string) int {
 		// The wrapper gave up (placement failed, or it died).
 		return 125
 	}
-	files := make([]*os.File, 0, 5+len(pins))
-	for _, fd := range []int{FDArgs, FDInit, FDPayload, FDInfo, FDReady} {
+	// bwrap gets the stage's descriptors below the pins at the same
+	// numbers.
+	files := make([]*os.File, 0, FDFirstPin-3+len(pins)+inherited)
+	for fd := 3; fd < FDFirstPin; fd++ {
 		files = append(files, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
 	}
 	// bwrap finds them at FDFirstPin and up, and the caller's own after
 	// them (the init moves those back to their numbers for the agent).
 	files = append(files, pins...)
 	for i := range inherited {
-		files = append(files, os.NewFile(uintptr(fdGate+1+i), "inherited"))
+		files = append(files, os.NewFile(uintptr(FDStageInherited+i), "inherited"))
 	}
 	cmd := exec.Command(args[0], "--args", strconv.Itoa(FDArgs), "--", InitArgv0)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -79,12 +77,12 @@ func waitGate() (pins []*os.File, ok bool) {
 	var b [1]byte
 	oob := make([]byte, unix.CmsgSpace(MaxPins*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(fdGate, b[:], oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, _, _, err := unix.Recvmsg(FDGate, b[:], oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
-		unix.Close(fdGate)
-		if err != nil || n != 1 {
+		unix.Close(FDGate)
+		if err != nil || n != 1 || b[0] != MsgGo {
 			return nil, false
 		}
 		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])

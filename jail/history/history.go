@@ -67,7 +67,8 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/agent"
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	slotpkg "github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
 )
@@ -572,26 +573,10 @@ func readMark(path string) int64 {
 	return n
 }
 
-// writeMark replaces the mark through a temporary file and a rename, so a
-// crash never leaves one that claims more than was merged.
-func writeMark(path string, n int64) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("recording merged history: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.WriteString(strconv.FormatInt(n, 10) + "\n"); err != nil {
-		return fmt.Errorf("recording merged history: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("recording merged history: %w", err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
+// writeMark replaces the mark atomically, so a crash never leaves one
+// that claims more than was merged.
+func writeMark(path string, n int64) error {
+	if err := atomicfile.Write(path, []byte(strconv.FormatInt(n, 10)+"\n"), atomicfile.Options{Mode: 0o600}); err != nil {
 		return fmt.Errorf("recording merged history: %w", err)
 	}
 	return nil

@@ -12,7 +12,7 @@
 //     listener keeps serving.
 //   - With Pass (a socket served by aisan's own egress), nothing is
 //     copied: the accepted connection itself is sent over the socket
-//     (SCM_RIGHTS, with the byte PassMarker) and the host serves it, so
+//     (SCM_RIGHTS, with the byte fdpass.Marker) and the host serves it, so
 //     no request waits on this process. A raw relay of a user's socket
 //     never passes, as its server would not understand.
 //   - It runs inside the box's init (PID 1), which every launch starts,
@@ -32,6 +32,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/aisan-dev/aisan/jail/shared/fdpass"
 )
 
 // Relay is one endpoint: the listeners on the box's loopback and the
@@ -45,10 +47,6 @@ type Relay struct {
 	ls   []*os.File // listening sockets, named by their address
 	wg   sync.WaitGroup
 }
-
-// PassMarker is the byte sent with a handed-over connection (egress
-// checks the same value).
-const PassMarker = 0xA5
 
 // backlog is the listen queue asked for; the kernel caps it at somaxconn.
 const backlog = 4096
@@ -242,7 +240,7 @@ func handOver(c, u *os.File) error {
 	cerr := cc.Control(func(cfd uintptr) {
 		rights := unix.UnixRights(int(cfd))
 		if err := uc.Write(func(ufd uintptr) bool {
-			serr = unix.Sendmsg(int(ufd), []byte{PassMarker}, rights, nil, 0)
+			serr = unix.Sendmsg(int(ufd), []byte{fdpass.Marker}, rights, nil, 0)
 			return serr != unix.EAGAIN
 		}); err != nil {
 			serr = err

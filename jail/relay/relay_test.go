@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/shared/fdpass"
 )
 
 // unixEcho serves a socket that answers each connection with "hello",
@@ -133,7 +135,7 @@ func TestRelayPass(t *testing.T) {
 		buf, oob := make([]byte, 8), make([]byte, syscall.CmsgSpace(4))
 		n, oobn, _, _, _ := u.ReadMsgUnix(buf, oob)
 		msgs, _ := syscall.ParseSocketControlMessage(oob[:oobn])
-		if n != 1 || buf[0] != PassMarker || len(msgs) != 1 {
+		if n != 1 || buf[0] != fdpass.Marker || len(msgs) != 1 {
 			got <- "no connection handed over"
 			return
 		}

@@ -20,10 +20,12 @@
 // the holder as well as the lock; and a kill signals only an init that
 // proves to be the slot's jail.
 //
-//	slots/<slot>.json              the record (one file per slot, see [Record])
-//	slots/<slot>.lock              held by the wrapper for its whole life
-//	transcripts/<slot>/<time>.log  one transcript per launch
-//	history/<slot>/                per-slot prompt history (package history)
+//	slots/<slot>.json               the record (one file per slot, see [Record])
+//	slots/<slot>.lock               held by the wrapper for its whole life
+//	slots/<slot>.kill               who ended the launch ('aisan kill'), for its wrapper
+//	transcripts/<slot>/<time>.log   one transcript per launch
+//	transcripts/<slot>/<time>.json  what an ended launch was ([LaunchInfo])
+//	history/<slot>/                 per-slot prompt history (package history)
 //
 // Records are written atomically (temporary file, rename), so a reader
 // sees the old record or the new one, never a torn one. They are not

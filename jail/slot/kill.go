@@ -128,6 +128,7 @@ func (r *Registry) kill(e Entry, sig syscall.Signal) error {
 	// ended and a new one taken the name meanwhile, the recorded init is
 	// gone: the Killer, which verifies it before acting on anything,
 	// says ErrJailGone rather than hit the new jail.
+	r.leaveKillNote(e, sig)
 	err := r.nameOwner(r.killer()(e.Record, sig), e.Record)
 	if errors.Is(err, ErrJailGone) {
 		return &NotRunningError{Name: e.Slot}
@@ -326,6 +327,7 @@ func (r *Registry) Stop(name string, grace time.Duration) (killed bool, err erro
 	if err != nil {
 		return false, fmt.Errorf("stopping slot %q: %w", e.Slot, err)
 	}
+	r.leaveKillNote(e, syscall.SIGTERM)
 	err = in.Signal(syscall.SIGTERM)
 	in.Close()
 	if errors.Is(err, ErrJailGone) {

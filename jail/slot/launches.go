@@ -1,6 +1,7 @@
 package slot
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +23,65 @@ type Launch struct {
 	Start time.Time
 	// Size is the transcript's size in bytes, older segment included.
 	Size int64
+	// Info is what was recorded of the launch when it ended; nil for
+	// the launch that is running, for one whose end nobody recorded, and
+	// for launches older than the record of it.
+	Info *LaunchInfo
+}
+
+// LaunchInfo is what the state dir keeps of one ended launch beside its
+// transcript (<stamp>.json): the slot record is rewritten by the next
+// launch, this is not.
+type LaunchInfo struct {
+	Kind       string    `json:"kind"`
+	Mode       string    `json:"mode,omitempty"`
+	Command    string    `json:"command,omitempty"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	ExitStatus *int      `json:"exit_status,omitempty"`
+}
+
+// InfoOf is the launch info of a record.
+func InfoOf(rec Record) LaunchInfo {
+	return LaunchInfo{Kind: rec.Kind, Mode: rec.Mode, Command: rec.Command, Start: rec.Start, End: rec.End, ExitStatus: cloneRecord(rec).ExitStatus}
+}
+
+// launchInfoPath is where the info of the launch whose transcript is at
+// path is kept.
+func launchInfoPath(path string) string {
+	return strings.TrimSuffix(path, ".log") + ".json"
+}
+
+// writeLaunchInfo keeps rec's launch info beside its transcript, when the
+// transcript's directory exists (a launch that failed early has none).
+// It is a courtesy for 'aisan logs --launches': a failure changes nothing
+// else.
+func writeLaunchInfo(rec Record) {
+	if rec.Transcript == "" || !strings.HasSuffix(rec.Transcript, ".log") {
+		return
+	}
+	if fi, err := os.Lstat(filepath.Dir(rec.Transcript)); err != nil || !fi.IsDir() {
+		return
+	}
+	data, err := json.Marshal(InfoOf(rec))
+	if err != nil {
+		return
+	}
+	writeFileAtomic(launchInfoPath(rec.Transcript), append(data, '\n'))
+}
+
+// readLaunchInfo reads the info kept beside the transcript at path, if
+// there is one of aisan's.
+func readLaunchInfo(path string, buf *[]byte) *LaunchInfo {
+	data, err := readFile(launchInfoPath(path), buf)
+	if err != nil {
+		return nil
+	}
+	var li LaunchInfo
+	if json.Unmarshal(data, &li) != nil || li.Kind == "" {
+		return nil
+	}
+	return &li
 }
 
 // stampLayout names transcripts after their launch's start (see
@@ -71,13 +131,14 @@ func (r *Registry) Launches(name string) ([]Launch, error) {
 		i int
 	}
 	var ls []keyed
+	var buf []byte
 	for _, de := range des {
 		start, i, ok := parseLaunchName(de.Name())
 		if !ok || !de.Type().IsRegular() {
 			continue
 		}
 		p := filepath.Join(dir, de.Name())
-		l := Launch{Path: p, Start: start}
+		l := Launch{Path: p, Start: start, Info: readLaunchInfo(p, &buf)}
 		for _, seg := range []string{p, p + ".1"} {
 			if fi, err := os.Lstat(seg); err == nil && fi.Mode().IsRegular() {
 				l.Size += fi.Size()

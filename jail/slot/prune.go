@@ -32,6 +32,13 @@ var DefaultPrune = PrunePolicy{MaxAge: 30 * 24 * time.Hour, MaxSlots: 200, MaxLa
 // lock is held here and its record, read again under the lock, still
 // shows it ended: a launch that takes the name meanwhile keeps it.
 func (r *Registry) Prune(p PrunePolicy, now time.Time) (live []string, errs []error) {
+	_, live, errs = r.PruneNow(p, now)
+	return live, errs
+}
+
+// PruneNow is [Registry.Prune] that also returns the ended slots it
+// removed ('aisan prune').
+func (r *Registry) PruneNow(p PrunePolicy, now time.Time) (removed, live []string, errs []error) {
 	entries, problems := r.List()
 	errs = append(errs, problems...)
 	var ended []Entry
@@ -52,7 +59,11 @@ func (r *Registry) Prune(p PrunePolicy, now time.Time) (live []string, errs []er
 	for i, e := range ended {
 		var err error
 		if i >= p.MaxSlots || now.Sub(endOf(e)) > p.MaxAge {
-			err = r.removeEnded(e)
+			var gone bool
+			gone, err = r.removeEnded(e)
+			if gone {
+				removed = append(removed, e.Slot)
+			}
 		} else {
 			err = r.trimLaunches(e, p.MaxLaunches)
 		}
@@ -60,36 +71,37 @@ func (r *Registry) Prune(p PrunePolicy, now time.Time) (live []string, errs []er
 			errs = append(errs, err)
 		}
 	}
-	return live, errs
+	return removed, live, errs
 }
 
 // underLock runs fn with the slot's lock held and its record re-read,
 // if the slot is still the ended launch e; otherwise it does nothing.
-func (r *Registry) underLock(e Entry, fn func() error) error {
+// ran says whether fn was called.
+func (r *Registry) underLock(e Entry, fn func() error) (ran bool, err error) {
 	lock, err := tryLock(r.lockPath(e.Slot))
 	if errors.Is(err, errLocked) {
-		return nil // being launched right now
+		return false, nil // being launched right now
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer lock.Close()
 	rec, err := readRecord(r.recordPath(e.Slot), e.Slot)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return false, nil
 		}
-		return err
+		return false, err
 	}
 	now, err := r.entry(rec, time.Now())
 	if err != nil || now.State != Exited || !now.Start.Equal(e.Start) {
-		return err
+		return false, err
 	}
-	return fn()
+	return true, fn()
 }
 
 // removeEnded removes an ended slot: transcripts, record, lock file.
-func (r *Registry) removeEnded(e Entry) error {
+func (r *Registry) removeEnded(e Entry) (bool, error) {
 	return r.underLock(e, func() error {
 		if err := os.RemoveAll(filepath.Join(r.home, "transcripts", e.Slot)); err != nil {
 			return fmt.Errorf("pruning transcripts of slot %q: %w", e.Slot, err)
@@ -97,6 +109,7 @@ func (r *Registry) removeEnded(e Entry) error {
 		if err := os.Remove(r.recordPath(e.Slot)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("pruning record of slot %q: %w", e.Slot, err)
 		}
+		os.Remove(r.killNotePath(e.Slot))
 		// Removed while held: a launch that opened it before gets
 		// no lock on it and moves on to another name.
 		os.Remove(r.lockPath(e.Slot))
@@ -121,17 +134,43 @@ func (r *Registry) trimLaunches(e Entry, max int) error {
 	if err != nil || len(ls) <= max {
 		return err
 	}
-	return r.underLock(e, func() error {
-		for _, l := range ls[:len(ls)-max] {
-			if l.Path == e.Transcript {
-				continue
-			}
-			for _, p := range []string{l.Path, l.Path + ".1", transcript.SizesPath(l.Path), transcript.SizesPath(l.Path + ".1")} {
-				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("pruning transcript %s: %w", p, err)
-				}
+	_, err = r.underLock(e, func() error { return removeLaunches(ls[:len(ls)-max], e.Transcript) })
+	return err
+}
+
+// removeLaunches removes the launches ls (transcript segments, size
+// records, launch info), except the one whose transcript is current.
+func removeLaunches(ls []Launch, current string) error {
+	for _, l := range ls {
+		if l.Path == current {
+			continue
+		}
+		for _, p := range []string{l.Path, l.Path + ".1", transcript.SizesPath(l.Path), transcript.SizesPath(l.Path + ".1"), launchInfoPath(l.Path)} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("pruning transcript %s: %w", p, err)
 			}
 		}
+	}
+	return nil
+}
+
+// trimOwnLaunches removes the slot's oldest launches beyond max, never
+// this one's, so that a slot keeps what help promises whenever pruning
+// last ran. The caller holds the slot.
+func (s *Slot) trimOwnLaunches(max int) error {
+	des, err := os.ReadDir(filepath.Dir(s.rec.Transcript))
+	n := 0
+	for _, de := range des {
+		if _, _, ok := parseLaunchName(de.Name()); ok {
+			n++
+		}
+	}
+	if err != nil || n <= max {
 		return nil
-	})
+	}
+	ls, err := s.reg.Launches(s.rec.Slot)
+	if err != nil || len(ls) <= max {
+		return err
+	}
+	return removeLaunches(ls[:len(ls)-max], s.rec.Transcript)
 }

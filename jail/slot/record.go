@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aisan-dev/aisan/jail/atomicfile"
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 
 	"golang.org/x/sys/unix"
 )
@@ -61,6 +62,9 @@ type Record struct {
 	MaxRuntime time.Duration `json:"max_runtime,omitempty"`
 	// Mode is "strict" for an allow-list box, "" for the deny-list jail.
 	Mode string `json:"mode,omitempty"`
+	// Command is the base name of the program the launch ran (claude,
+	// make, …), never its arguments.
+	Command string `json:"command,omitempty"`
 	// AgentEnd is when the agent exited while processes it left behind
 	// kept its jail alive; from then on a keeper process, which
 	// WrapperPID then names, holds the slot until the jail's last process
@@ -209,7 +213,15 @@ func writeRecord(path string, r Record) error {
 	if err != nil {
 		return fmt.Errorf("encoding record for slot %q: %w", r.Slot, err)
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	if err := writeFileAtomic(path, append(data, '\n')); err != nil {
+		return err
+	}
+	if !r.End.IsZero() {
+		// The record goes with the next launch; what 'aisan logs
+		// --launches' shows of this one stays beside its transcript.
+		writeLaunchInfo(r)
+	}
+	return nil
 }
 
 // writeFileAtomic replaces a record (see atomicfile), so a reader sees

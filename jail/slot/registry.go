@@ -29,6 +29,11 @@ type Registry struct {
 	// the recorded init, as [PinInit] lets it.
 	Killer Killer
 
+	// By says who ends slots through this registry (say "'aisan kill'
+	// (PID 4242 on /dev/pts/3)"), for the note a killed launch's wrapper
+	// prints on its terminal. Empty means "'aisan kill'".
+	By string
+
 	// settle bounds how long a kill waits for the jail to die and for the
 	// wrapper to record the end. Tests shorten it.
 	settle time.Duration
@@ -188,15 +193,40 @@ func (r *Registry) start(name, kind, worktree string, lock *os.File) (*Slot, err
 func (r *Registry) newTranscriptPath(name string, now time.Time) (string, error) {
 	dir := filepath.Join(r.home, "transcripts", name)
 	stamp := now.UTC().Format("20060102T150405Z")
-	for i := 1; i <= maxSuffix; i++ {
-		p := filepath.Join(dir, candidate(stamp, i)+".log")
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			return p, nil
-		} else if err != nil {
-			return "", fmt.Errorf("choosing a transcript path: %w", err)
+	exists := func(i int) (bool, error) {
+		_, err := os.Lstat(filepath.Join(dir, candidate(stamp, i)+".log"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("choosing a transcript path: %w", err)
+		}
+		return true, nil
+	}
+	// Launches of one second are numbered in order; pruning may have
+	// removed the first of them, and a new one must still sort last.
+	first, err := exists(1)
+	if err != nil {
+		return "", err
+	}
+	second, err := exists(2)
+	if err != nil {
+		return "", err
+	}
+	if !first && !second {
+		return filepath.Join(dir, candidate(stamp, 1)+".log"), nil
+	}
+	next := 2
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if t, i, ok := parseLaunchName(de.Name()); ok && t.Format(stampLayout) == stamp {
+			next = max(next, i+1)
 		}
 	}
-	return "", fmt.Errorf("no free transcript name in %q", dir)
+	if next > maxSuffix {
+		return "", fmt.Errorf("no free transcript name in %q", dir)
+	}
+	return filepath.Join(dir, candidate(stamp, next)+".log"), nil
 }
 
 // List returns every slot, sorted by name. Files that cannot be used come
@@ -389,12 +419,19 @@ func (s *Slot) Update(fn func(*Record)) error {
 }
 
 // Finish records that the agent ended now with status (128+signal when a
-// signal ended it). Release the slot afterwards.
+// signal ended it), and trims the slot's kept launches to
+// [DefaultPrune]'s. Release the slot afterwards.
 func (s *Slot) Finish(status int) error {
-	return s.Update(func(r *Record) {
+	err := s.Update(func(r *Record) {
 		r.End = time.Now()
 		r.ExitStatus = &status
 	})
+	if err == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		err = s.trimOwnLaunches(DefaultPrune.MaxLaunches)
+	}
+	return err
 }
 
 // Release lets go of the slot's lock. The record stays, for "aisan list"

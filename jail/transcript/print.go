@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aisan-dev/aisan/jail/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Options says how [Print] plays a transcript back.
@@ -32,7 +32,22 @@ type Options struct {
 // it has one. With Follow it then waits for more until Running reports
 // false, reads what was written up to that moment and returns; a
 // cancelled ctx also ends it, without error.
+//
+// Unless Raw, what it writes holds no control character but newline and
+// tab, and no C1 control, whatever the transcript holds (see safeWriter).
 func Print(ctx context.Context, w io.Writer, path string, opt Options) error {
+	if opt.Raw {
+		return printTo(ctx, w, path, opt)
+	}
+	sw := newSafeWriter(w)
+	err := printTo(ctx, sw, path, opt)
+	if cerr := sw.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("printing transcript: %w", cerr)
+	}
+	return err
+}
+
+func printTo(ctx context.Context, w io.Writer, path string, opt Options) error {
 	poll := opt.Poll
 	if poll <= 0 {
 		poll = 200 * time.Millisecond
@@ -49,7 +64,7 @@ func Print(ctx context.Context, w io.Writer, path string, opt Options) error {
 	if err != nil {
 		return fmt.Errorf("opening transcript: %w", err)
 	}
-	p := &player{w: w, raw: opt.Raw}
+	p := &player{w: w, raw: opt.Raw, follow: follow}
 	if old, err := openOwn(path + ".1"); err == nil {
 		err = p.play(old, path+".1")
 		old.Close()
@@ -117,9 +132,10 @@ type sink interface {
 
 // player plays transcript segments, in order, to one writer.
 type player struct {
-	w   io.Writer
-	raw bool
-	r   sink
+	w      io.Writer
+	raw    bool
+	follow bool
+	r      sink
 	// off is the position in the current segment; next indexes the
 	// first of its sizes not yet applied.
 	off  int64
@@ -142,9 +158,9 @@ func (p *player) play(f *os.File, path string) error {
 				// No terminal recorded: the output went through pipes.
 				p.r = newPlain(p.w)
 			case sizes[0].Offset == 0:
-				p.r = NewRenderer(p.w, sizes[0].Cols, sizes[0].Rows)
+				p.r = p.renderer(sizes[0].Cols, sizes[0].Rows)
 			default:
-				p.r = NewRenderer(p.w, DefaultCols, DefaultRows)
+				p.r = p.renderer(DefaultCols, DefaultRows)
 			}
 		}
 	}
@@ -177,6 +193,15 @@ func (p *player) play(f *os.File, path string) error {
 			return fmt.Errorf("reading transcript %s: %w", path, err)
 		}
 	}
+}
+
+// renderer is the terminal a transcript with sizes is played in.
+func (p *player) renderer(cols, rows int) *Renderer {
+	r := NewRenderer(p.w, cols, rows)
+	if p.follow {
+		r.Follow()
+	}
+	return r
 }
 
 func (p *player) close() error {

@@ -54,6 +54,8 @@ type Renderer struct {
 	// fed counts the bytes played; held waits for the next write.
 	fed  int64
 	held []byte
+	// follow is set for a followed transcript (see Follow).
+	follow *following
 }
 
 // NewRenderer returns a Renderer for a window of cols×rows cells writing
@@ -84,7 +86,12 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 	// first, so write it first (as Flush does) rather than at Close.
 	r.emu.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(p ansi.Params) bool {
 		if !r.closing && !r.emu.IsAltScreen() && altMode(p) {
-			r.showRows()
+			if r.follow != nil {
+				r.follow.look(r, true)
+				r.follow.alt = nil
+			} else {
+				r.showRows()
+			}
 			r.altFrame, r.altRows, r.altSeen = "", nil, nil
 		}
 		return false
@@ -93,7 +100,11 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 	r.emu.RegisterCsiHandler(ansi.Command('?', 0, 'l'), func(p ansi.Params) bool {
 		if !r.closing && r.emu.IsAltScreen() && altMode(p) {
 			r.flushScrollback()
-			r.writeText(r.lastAltFrame())
+			if r.follow != nil {
+				r.writeUnseen(r.lastAltFrame())
+			} else {
+				r.writeText(r.lastAltFrame())
+			}
 		}
 		// The end of a synchronized update is a whole frame: the
 		// best moment to see what scrolled.
@@ -156,10 +167,7 @@ func (r *Renderer) scrolledOut() {
 		if strings.TrimSpace(line) == "" || slices.Contains(r.altSeen, line) {
 			continue
 		}
-		r.altSeen = append(r.altSeen, line)
-		if len(r.altSeen) > 2*maxDim {
-			r.altSeen = r.altSeen[len(r.altSeen)-maxDim:]
-		}
+		r.seen(line)
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
@@ -259,8 +267,15 @@ func (r *Renderer) Resize(cols, rows int) {
 // rows above the cursor, which a line-by-line program has finished (for a
 // followed transcript, which must not lag a screen behind). A program that
 // later redraws those rows shows both versions.
+//
+// For a followed transcript (see Follow) it prints the rows that have
+// settled instead.
 func (r *Renderer) Flush() error {
 	r.release()
+	if r.follow != nil {
+		r.follow.look(r, false)
+		return r.err
+	}
 	r.showRows()
 	return r.err
 }
@@ -288,6 +303,9 @@ func (r *Renderer) showRows() {
 // interface was still showing it.
 func (r *Renderer) Close() error {
 	r.release()
+	if r.follow != nil {
+		return r.closeFollowed()
+	}
 	r.flushScrollback()
 	alt := r.emu.IsAltScreen()
 	var altText string
@@ -311,6 +329,38 @@ func (r *Renderer) Close() error {
 	return r.err
 }
 
+// closeFollowed is Close for a followed transcript: what the screens
+// show that was not printed yet.
+func (r *Renderer) closeFollowed() error {
+	if r.emu.IsAltScreen() {
+		r.follow.look(r, true)
+		r.closing = true
+		r.emu.Write([]byte("\x1b[?1049l"))
+	}
+	r.follow.look(r, true)
+	if r.pw != nil {
+		r.pw.Close()
+		<-r.done
+	}
+	return r.err
+}
+
+// writeUnseen writes the lines of a full-screen frame that were not
+// printed lately (a followed transcript).
+func (r *Renderer) writeUnseen(frame string) {
+	var b bytes.Buffer
+	for _, l := range strings.Split(frame, "\n") {
+		l = strings.TrimRight(l, " ")
+		if l == "" || slices.Contains(r.altSeen, l) {
+			continue
+		}
+		r.seen(l)
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	r.write(b.Bytes())
+}
+
 // flushScrollback writes the lines that scrolled off and forgets them.
 func (r *Renderer) flushScrollback() {
 	n := r.emu.ScrollbackLen()
@@ -320,7 +370,7 @@ func (r *Renderer) flushScrollback() {
 	var b bytes.Buffer
 	for _, l := range r.emu.Scrollback().Lines() {
 		line := strings.TrimRight(l.String(), " ")
-		if r.skipShown(line) {
+		if r.follow != nil && r.follow.scrolled(line) || r.follow == nil && r.skipShown(line) {
 			continue
 		}
 		b.WriteString(line)

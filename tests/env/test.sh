@@ -19,11 +19,19 @@ if [ -d "$NPM_DIR/node_modules" ]; then
 	export AISAN_NODE_MODULES=${AISAN_NODE_MODULES:-$NPM_DIR/node_modules}
 fi
 
-echo "== format, vet, staticcheck and unit tests"
+echo "== format, imports, vet, staticcheck and unit tests"
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
 	echo "make test: these files are not gofmt'd (run 'make fmt'):" >&2
 	echo "$unformatted" >&2
+	exit 1
+fi
+# Imports in two groups, the standard library's, then the module's and
+# third parties' (a pinned goimports, like staticcheck below).
+misgrouped=$(go run golang.org/x/tools/cmd/goimports@v0.51.0 -l .)
+if [ -n "$misgrouped" ]; then
+	echo "make test: these files' imports are not grouped as goimports does (run 'make fmt'):" >&2
+	echo "$misgrouped" >&2
 	exit 1
 fi
 go vet ./...

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/held"
+)
+
+const reviewUsage = `
+Usage: aisan review [SLOT [--apply | --discard]]
+
+A strict box works on copies of what host tools run or obey in its
+repository without asking: the agents' project settings, hooks, MCP
+servers and plugins (.claude/, .mcp.json, .codex/, opencode.json,
+.opencode/), .envrc, .vscode/, .devcontainer/, and what git reads to
+decide what to run (.git/config, hooks, info, modules, a core.hooksPath
+in the repository). What the box changed there, and what it planted
+deeper where nothing could be protected while it ran, is held aside when
+it ends instead of reaching the repository.
+
+Without SLOT, lists the slots with held changes. With SLOT, shows them as
+a diff (a/ the repository's at the box's start, b/ the box's).
+
+Options:
+  --apply     write the held changes into the repository and drop them;
+              a file the host changed since the box started is never
+              overwritten: nothing is written, and both versions are shown
+  --discard   drop the held changes
+  -h, --help  show this help
+
+Example:
+  aisan review myrepo-3f9c2a1b-claude
+  aisan review myrepo-3f9c2a1b-claude --apply
+`
+
+func runReview(ctx context.Context, args []string) error {
+	fs := newFlagSet("review", reviewUsage)
+	apply := fs.Bool("apply", false, "")
+	discard := fs.Bool("discard", false, "")
+	names, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(names) > 1 {
+		return withHint(usageErr("review: give at most one slot"), "run 'aisan review --help' for usage")
+	}
+	if *apply && *discard {
+		return withHint(usageErr("review: --apply and --discard exclude each other"), "read the diff first: aisan review SLOT")
+	}
+	home, err := slot.Home()
+	if err != nil {
+		return err
+	}
+	collectStale(home)
+	if len(names) == 0 {
+		if *apply || *discard {
+			return withHint(usageErr("review: --apply and --discard need a slot"), "run 'aisan review' to list the slots with held changes")
+		}
+		return listHeld(home)
+	}
+	name := names[0]
+	if !slot.ValidName(name) {
+		return withHint(usageErr("review: %q is not a slot name", name), "run 'aisan review' to list the slots with held changes")
+	}
+	sets, problems := held.List(home, name)
+	warn(problems)
+	var ready []held.Set
+	for _, s := range sets {
+		if s.State == held.Held {
+			ready = append(ready, s)
+		}
+	}
+	if len(ready) == 0 {
+		if len(sets) > 0 {
+			return withHint(fmt.Errorf("slot %s holds nothing to review yet: its box is still running", name), "run it again once the box has ended ('aisan list' shows it)")
+		}
+		return withHint(fmt.Errorf("slot %s holds no changes", name), "run 'aisan review' to list the slots with held changes")
+	}
+	switch {
+	case *discard:
+		for _, s := range ready {
+			if err := held.Discard(s.Dir); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("dropped the changes held for %s\n", name)
+		return nil
+	case *apply:
+		for _, s := range ready {
+			err := held.Apply(s.Dir)
+			var ce *held.ConflictError
+			if errors.As(err, &ce) {
+				ce.RenderConflicts(os.Stdout)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Printf("applied to %s: %s\n", s.Repo, strings.Join(relTo(s.Repo, s.Files), ", "))
+		}
+		return nil
+	}
+	for _, s := range ready {
+		cs, err := held.Changes(s.Dir)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("# %s: the box of %s (started %s) in %s\n", name, s.Kind, s.Start.Local().Format("2006-01-02 15:04"), s.Repo)
+		held.Render(os.Stdout, s.Repo, cs)
+	}
+	fmt.Fprintf(os.Stderr, "aisan: hint: 'aisan review %s --apply' writes these into the repository, --discard drops them\n", name)
+	return nil
+}
+
+// collectStale collects the sets of boxes that ended without their
+// wrapper or keeper collecting them (killed with SIGKILL, a crash): the
+// slot's latest launch is over, or its record is gone.
+func collectStale(home string) {
+	sets, _ := held.List(home, "")
+	reg, err := openRegistry()
+	if err != nil {
+		return
+	}
+	entries, _ := reg.List()
+	state := map[string]slot.State{}
+	for _, e := range entries {
+		state[e.Slot] = e.State
+	}
+	for _, s := range sets {
+		if s.State != held.Open {
+			continue
+		}
+		if st, ok := state[s.Slot]; ok && st != slot.Exited {
+			continue // its box may still run
+		}
+		r, err := held.End(s.Dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "aisan: warning: collecting %s: %v\n", s.Dir, err)
+			continue
+		}
+		if len(r.Files) > 0 {
+			fmt.Fprintf(os.Stderr, "aisan: warning: %s\n", r.Summary(s.Repo, s.Slot))
+		}
+	}
+}
+
+// listHeld prints the slots with held changes.
+func listHeld(home string) error {
+	sets, problems := held.List(home, "")
+	warn(problems)
+	if len(sets) == 0 {
+		fmt.Fprintln(os.Stderr, "aisan: no held changes")
+		return nil
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SLOT\tSTATE\tSTARTED\tREPOSITORY\tFILES")
+	for _, s := range sets {
+		state := "held"
+		if s.State != held.Held {
+			state = "running"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Slot, state, s.Start.Local().Format("2006-01-02 15:04"), s.Repo, strings.Join(relTo(s.Repo, s.Files), ", "))
+	}
+	return tw.Flush()
+}
+
+// noteHeld tells 'aisan list' users that changes await review.
+func noteHeld(home string) {
+	sets, _ := held.List(home, "")
+	var slots []string
+	for _, s := range sets {
+		if s.State == held.Held && (len(slots) == 0 || slots[len(slots)-1] != s.Slot) {
+			slots = append(slots, s.Slot)
+		}
+	}
+	if len(slots) > 0 {
+		fmt.Fprintf(os.Stderr, "aisan: note: strict boxes left changes to what host tools run, held for review in %s: 'aisan review SLOT' shows them\n", strings.Join(slots, ", "))
+	}
+}
+
+func relTo(repo string, files []string) []string {
+	var out []string
+	for _, f := range files {
+		if r, err := filepath.Rel(repo, f); err == nil && !strings.HasPrefix(r, "..") {
+			f = r
+		}
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+package boxinit
+
+import (
+	"os"
+	"testing"
+)
+
+// TestAtFDs: each file lands at its number; a gap is refused.
+func TestAtFDs(t *testing.T) {
+	a, b := os.NewFile(100, "a"), os.NewFile(101, "b")
+	got, err := AtFDs(map[int]*os.File{4: b, 3: a})
+	if err != nil || len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("%v %v", got, err)
+	}
+	if _, err := AtFDs(map[int]*os.File{3: a, 5: b}); err == nil {
+		t.Fatal("a gap at 4 was taken")
+	}
+}
+
+// TestDescriptorOrder: the stage hands bwrap its descriptors below the
+// pins at their own numbers, and the caller's own come right after the
+// gate: the numbers must stay contiguous for that.
+func TestDescriptorOrder(t *testing.T) {
+	fixed := []int{FDArgs, FDInit, FDPayload, FDInfo, FDReady}
+	for i, fd := range fixed {
+		if fd != 3+i {
+			t.Errorf("descriptor %d is not at %d", fd, 3+i)
+		}
+	}
+	if FDFirstPin != FDReady+1 || FDGate != FDReady+1 || FDStageInherited != FDGate+1 {
+		t.Errorf("pins at %d, gate at %d, inherited from %d after ready at %d", FDFirstPin, FDGate, FDStageInherited, FDReady)
+	}
+}

@@ -1,0 +1,273 @@
+package jail
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/history"
+	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/slot"
+)
+
+// Host is what a launch needs to know about the machine and the user,
+// gathered once by [GatherHost]. Tests build it by hand.
+type Host struct {
+	// Bwrap is the path of bwrap.
+	Bwrap string
+	// Cwd is the real path of the working directory.
+	Cwd string
+	// Env is the process environment.
+	Env []string
+	// Home is the user's home directory.
+	Home string
+	// AisanHome is the state directory.
+	AisanHome string
+	// RuntimeDir is $XDG_RUNTIME_DIR, or when that is unset (after su or
+	// sudo, say) /run/user/UID if it exists and is ours: the user manager
+	// and the bus still listen there, and the jail must hide them.
+	RuntimeDir string
+	// BwrapVersion is bwrap's version as [major, minor, patch] (overlay
+	// mounts depend on it).
+	BwrapVersion [3]int
+	// Bus is what the bus decision needs: xdg-dbus-proxy's path and the
+	// bus sockets that exist (its SlotDir is the planner's to fill in).
+	Bus busproxy.HostFacts
+	// RuntimeSystemd is set when $XDG_RUNTIME_DIR/systemd exists.
+	RuntimeSystemd bool
+	// StdManagerDir and StdBusSocket are the user manager's directory and
+	// the bus socket under /run/user/UID, when $XDG_RUNTIME_DIR points
+	// elsewhere and they exist: the manager listens there all the same.
+	StdManagerDir, StdBusSocket string
+	// StateDirs are aisan's own directories that exist, by their real
+	// paths (see [Host.GatherStateDirs]).
+	StateDirs []string
+}
+
+// MissingError is a dependency that is not installed.
+type MissingError struct {
+	Tool string
+	Err  error
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%s is not installed (not found in PATH)", e.Tool)
+}
+
+func (e *MissingError) Unwrap() error { return e.Err }
+
+// Hints names the command that installs the tool on this distribution.
+func (e *MissingError) Hints() []string {
+	return []string{"install it: " + distro.InstallCommand(distro.Detect(), e.Tool)}
+}
+
+// ErrNoCwd is returned when the working directory no longer exists.
+var ErrNoCwd = errors.New("the current directory no longer exists")
+
+// GatherHost reads the host facts a launch depends on and checks the
+// state directory. It is the only place the planners' facts come from:
+// [Plan] and the presets decide from the Host alone.
+func GatherHost() (Host, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return Host{}, &MissingError{Tool: "bwrap", Err: err}
+	}
+	cwd, err := realCwd()
+	if err != nil {
+		return Host{}, err
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		// HOME unset (cron, some sudo setups): the agents themselves
+		// fall back to the password database, and so do we.
+		u, uerr := user.Current()
+		if uerr != nil || u.HomeDir == "" {
+			return Host{}, fmt.Errorf("finding the home directory: %w; set HOME", err)
+		}
+		home = u.HomeDir
+	}
+	ah, err := slot.Home()
+	if err != nil {
+		return Host{}, err
+	}
+	// A state dir inside the project (claude typed in ~ when ~ is a
+	// dotfiles repository, or AISAN_HOME=./.aisan) is no risk to the
+	// registry, which is read-only in every jail; it is not refused.
+	// preflight still points it out.
+	h := Host{
+		Bwrap:      bwrap,
+		Cwd:        cwd,
+		Env:        os.Environ(),
+		Home:       home,
+		AisanHome:  ah,
+		RuntimeDir: RuntimeDir(os.Getenv),
+	}
+	if err := h.GatherFacts(); err != nil {
+		return Host{}, err
+	}
+	return h, nil
+}
+
+// GatherFacts reads what the planners decide from, for the identity h
+// already has (Bwrap, Env, Home, AisanHome, RuntimeDir): bwrap's version,
+// the bus facts, the user manager's directories and aisan's own dirs.
+// Callers that build a Host themselves (preflight's probe jail) call it
+// too, so that no plan is made from facts nobody read.
+func (h *Host) GatherFacts() error {
+	h.Bus = busproxy.Gather(busLookup(*h), "")
+	h.RuntimeSystemd = h.RuntimeDir != "" && isDir(filepath.Join(h.RuntimeDir, "systemd"))
+	h.StdManagerDir, h.StdBusSocket = "", ""
+	if std := RuntimeDir(func(string) string { return "" }); std != "" && std != h.RuntimeDir {
+		if d := filepath.Join(std, "systemd"); isDir(d) {
+			h.StdManagerDir = d
+		}
+		sock := filepath.Join(std, "bus")
+		if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
+			h.StdBusSocket = sock
+		}
+	}
+	h.GatherStateDirs()
+	// A bwrap that cannot say its version leaves it unknown (zero): only
+	// an overlay needs it, and Compile says so then. The launch itself
+	// reports what is wrong with bwrap far better.
+	if h.Bwrap != "" {
+		h.BwrapVersion = cachedBwrapVersion(h.Bwrap, h.RuntimeDir)
+	}
+	return nil
+}
+
+// busLookup is the environment the bus decision reads: the host's, with
+// the runtime directory aisan settled on.
+func busLookup(h Host) func(string) (string, bool) {
+	env := lookupFunc(h.Env)
+	return func(k string) (string, bool) {
+		if k == "XDG_RUNTIME_DIR" && h.RuntimeDir != "" {
+			return h.RuntimeDir, true
+		}
+		return env(k)
+	}
+}
+
+// GatherStateDirs finds aisan's own directories, by their real paths. Only those
+// that exist are bound: a launch creates its state dir and runtime dir
+// before it plans the jail, and a jail that is not a launch (preflight's
+// probe, explain) has nothing of its own there.
+func (h *Host) GatherStateDirs() {
+	var dirs []string
+	add := func(p string) {
+		if p == "" || !isDir(p) {
+			return
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		for _, d := range dirs {
+			if d == p || strings.HasPrefix(p, d+"/") {
+				return
+			}
+		}
+		dirs = append(dirs, p)
+	}
+	add(h.AisanHome)
+	if h.RuntimeDir != "" {
+		add(filepath.Join(h.RuntimeDir, "aisan"))
+	}
+	// Another state dir of the user's (AISAN_HOME set for this launch
+	// only): its records are acted on by other invocations.
+	if def := filepath.Join(h.Home, ".aisan"); def != h.AisanHome && isDir(def) {
+		add(def)
+	}
+	h.StateDirs = dirs
+}
+
+// SlotDir is the slot's private run directory, for its sockets. Its name
+// is a hash, so no project text reaches the proxy's command line.
+func (h Host) SlotDir(slotName string) string {
+	sum := sha256.Sum256([]byte(h.AisanHome + "\x00" + h.Cwd + "\x00" + slotName))
+	id := hex.EncodeToString(sum[:8])
+	if h.RuntimeDir != "" {
+		return filepath.Join(h.RuntimeDir, "aisan", id)
+	}
+	return filepath.Join(h.AisanHome, "run", id)
+}
+
+func realCwd() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNoCwd, err)
+	}
+	if _, err := os.Stat(wd); err != nil {
+		return "", fmt.Errorf("%w: %s", ErrNoCwd, wd)
+	}
+	real, err := filepath.EvalSymlinks(wd)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrNoCwd, err)
+	}
+	return real, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// LookupEnv is the host environment's value of key; the last entry
+// wins, as in the process that inherits it.
+func (h Host) LookupEnv(key string) (string, bool) { return lookupFunc(h.Env)(key) }
+
+// Getenv is [Host.LookupEnv] without the flag: unset is "".
+func (h Host) Getenv(key string) string {
+	v, _ := h.LookupEnv(key)
+	return v
+}
+
+// HistoryDirs are the agents' configuration directories as the agents in
+// the jail will resolve them (the jail inherits the environment).
+func (h Host) HistoryDirs() history.Dirs { return history.DirsFor(h.Home, h.Getenv) }
+
+func lookupFunc(env []string) func(string) (string, bool) {
+	return func(key string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if len(env[i]) > len(key) && env[i][len(key)] == '=' && env[i][:len(key)] == key {
+				return env[i][len(key)+1:], true
+			}
+		}
+		return "", false
+	}
+}
+
+// RuntimeDir is $XDG_RUNTIME_DIR, or /run/user/UID when the variable is
+// unset and that directory exists and belongs to us: the user manager and
+// the bus listen there all the same, and a jail must hide them.
+//
+// A directory that is not ours is not used: after a plain `su` or
+// `sudo -E`, XDG_RUNTIME_DIR still names the other user's, and neither its
+// user manager nor a directory of ours inside it would work.
+func RuntimeDir(getenv func(string) string) string {
+	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && ownDir(rt) {
+		return rt
+	}
+	p := fmt.Sprintf("/run/user/%d", os.Getuid())
+	if ownDir(p) {
+		return p
+	}
+	return ""
+}
+
+// ownDir reports whether p is a directory owned by this process's user.
+func ownDir(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}

@@ -1,0 +1,1047 @@
+package launch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/boxinit"
+
+	"github.com/aisan-dev/aisan/jail/transcript"
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// Info is what bwrap reports about a started jail.
+type Info struct {
+	// InitPID is the host PID of the jail's init (PID 1 inside).
+	InitPID int `json:"child-pid"`
+	// PIDNamespace is the inode of the jail's PID namespace.
+	PIDNamespace uint64 `json:"pid-namespace"`
+	// MountNamespace is the inode of the jail's mount namespace.
+	MountNamespace uint64 `json:"mnt-namespace"`
+}
+
+// Launcher runs compiled jails. The zero value is not usable: Bwrap and
+// Self are required.
+type Launcher struct {
+	// Bwrap is the path of the bwrap binary.
+	Bwrap string
+	// Self is the binary run, through a descriptor, as the stage and the
+	// in-jail init: aisan-init when installed (see [InitBinary]), or aisan
+	// itself.
+	Self string
+	// Stdin, Stdout and Stderr are the user's streams.
+	Stdin, Stdout, Stderr *os.File
+	// NoPTY keeps the user's streams even when stdin is a terminal.
+	NoPTY bool
+	// PassFDs hands the caller's own open descriptors (those not
+	// close-on-exec) to the agent at the same numbers, as unjailed.
+	// Strict boxes get none.
+	PassFDs bool
+	// Tee copies the jail's output that is not a terminal through pipes
+	// of ours, so that Load's transcript gets it too.
+	Tee bool
+}
+
+// StartError is a jail that bwrap could not set up.
+type StartError struct {
+	// Status is bwrap's exit status.
+	Status int
+	// Stderr is what bwrap printed, when it was captured.
+	Stderr string
+}
+
+func (e *StartError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		return fmt.Sprintf("bwrap could not start the jail (exit status %d)", e.Status)
+	}
+	return fmt.Sprintf("bwrap could not start the jail: %s", lastLine(msg))
+}
+
+// Hints returns the likely fixes for the failure.
+func (e *StartError) Hints() []string {
+	s := e.Stderr
+	switch {
+	case strings.Contains(s, "setting up uid map"), strings.Contains(s, "No permissions to create new namespace"),
+		strings.Contains(s, "Creating new namespace failed"), strings.Contains(s, "Operation not permitted"):
+		return []string{
+			"unprivileged user namespaces look restricted on this host; on Ubuntu 24.04+ (kernel.apparmor_restrict_unprivileged_userns=1) run the distro's /usr/bin/bwrap, whose AppArmor profile grants userns",
+			"check sysctl kernel.unprivileged_userns_clone and user.max_user_namespaces, then run 'aisan preflight'",
+		}
+	}
+	return []string{"run 'aisan preflight' to see what this host is missing"}
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// InterruptedError is a launch that a signal ended before the jail
+// started: nothing ran.
+type InterruptedError struct {
+	Signal syscall.Signal
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("interrupted by %v before the jail started", e.Signal)
+}
+
+// Code is the shell's status for death by that signal.
+func (e *InterruptedError) Code() int { return 128 + int(e.Signal) }
+
+// Stage is a jail's stage process, started ahead of the jail: it
+// initialises while the wrapper takes the slot and plans the jail, then
+// waits at its gate until [Stage.Load] hands it the compiled jail and
+// [Stage.Release] opens the gate.
+type Stage struct {
+	l      *Launcher
+	cmd    *exec.Cmd
+	usePTY bool
+	// inW feeds the user's terminal input to a jail without a pty.
+	inW *os.File
+	// restoreTerm undoes raw mode on the user's terminal (pty sessions).
+	restoreTerm func()
+	// inherit are the numbers of the caller's descriptors passed on.
+	inherit []int
+
+	argsFile, payloadFile *os.File // shared with the stage, filled by Load
+	infoR, readyR, gateW  *os.File
+	ptmx                  *os.File
+	outR, errR            *os.File // tee pipes' read ends; errR nil when shared with outR
+	early                 *headBuffer
+	sigs                  chan os.Signal
+	done                  bool
+
+	// Set by Load.
+	transcript io.Writer
+	keepable   bool
+	pins       []jail.Pin
+	copies     sync.WaitGroup
+	// Set by Release, for Wait.
+	winch     chan os.Signal
+	stopRelay chan struct{}
+	infoc     chan Info
+	readyc    chan bool
+	stopc     chan struct{}
+	exitedc   chan int
+	waited    chan error
+	info      Info
+	pidfd     int
+	ready     bool
+	pending   []syscall.Signal
+}
+
+// Start creates the descriptors a jail needs and starts its stage, which
+// waits at the gate. Call [Stage.Load] or [Stage.Abort] next. From now on
+// the forwarded signals are caught: before the jail starts they cancel
+// the launch, after it they go to the agent.
+func (l *Launcher) Start() (*Stage, error) {
+	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}, pidfd: -1}
+	st.sigs = make(chan os.Signal, 32)
+	signal.Notify(st.sigs, boxinit.Notifiable()...)
+	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
+	// A pty only for a real terminal session (both directions): a
+	// redirected stream must stay what it is, byte for byte.
+	st.usePTY = !l.NoPTY && inTerm && outTerm
+
+	// The stage's copies of its descriptors; ours of them are closed once
+	// it has started, and on any error.
+	var theirs []io.Closer
+	ok := false
+	defer func() {
+		for _, c := range theirs {
+			c.Close()
+		}
+		if !ok {
+			signal.Stop(st.sigs)
+			st.closeOurs()
+		}
+	}()
+	var err error
+	if st.argsFile, err = memfile("args", nil); err != nil {
+		return nil, err
+	}
+	if st.payloadFile, err = memfile("payload", nil); err != nil {
+		return nil, err
+	}
+	self, err := os.Open(l.Self)
+	if err != nil {
+		return nil, fmt.Errorf("opening aisan's own binary %s: %w", l.Self, err)
+	}
+	theirs = append(theirs, self)
+	pipe := func(what string) (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating the %s pipe: %w", what, err)
+		}
+		return r, w, nil
+	}
+	infoR, infoW, err := pipe("info")
+	if err != nil {
+		return nil, err
+	}
+	st.infoR = infoR
+	theirs = append(theirs, infoW)
+	readyR, readyW, err := pipe("readiness")
+	if err != nil {
+		return nil, err
+	}
+	st.readyR = readyR
+	theirs = append(theirs, readyW)
+	// The gate is a socketpair so that the pinned mount sources, opened
+	// only once the jail is planned, can travel with the release.
+	gfds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("creating the gate socket: %w", err)
+	}
+	gateR := os.NewFile(uintptr(gfds[1]), "gate")
+	st.gateW = os.NewFile(uintptr(gfds[0]), "gate")
+	theirs = append(theirs, gateR)
+
+	var inherited []*os.File
+	if l.PassFDs {
+		inherited, st.inherit = callerFiles()
+		for _, f := range inherited {
+			theirs = append(theirs, f)
+		}
+	}
+	// The stage runs from the descriptor the init will be started
+	// through, so both are the very file opened above, whatever happens
+	// to its path meanwhile.
+	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(boxinit.FDInit), boxinit.StageCommand, l.Bwrap, strconv.Itoa(len(inherited)))
+	extra, err := boxinit.AtFDs(map[int]*os.File{
+		boxinit.FDArgs: st.argsFile, boxinit.FDInit: self, boxinit.FDPayload: st.payloadFile,
+		boxinit.FDInfo: infoW, boxinit.FDReady: readyW, boxinit.FDGate: gateR,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The caller's own follow, from FDStageInherited.
+	cmd.ExtraFiles = append(extra, inherited...)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
+	tee := l.Tee
+	teePipe := func() (*os.File, error) {
+		r, w, err := pipe("output")
+		if err != nil {
+			return nil, err
+		}
+		theirs = append(theirs, w)
+		if st.outR == nil {
+			st.outR = r
+		} else {
+			st.errR = r
+		}
+		return w, nil
+	}
+	if st.usePTY {
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			return nil, fmt.Errorf("opening a pty: %w", err)
+		}
+		st.ptmx = ptmx
+		theirs = append(theirs, tty)
+		_ = pty.InheritSize(l.Stdin, ptmx)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		if !errTerm && tee {
+			// stderr redirected: it stays apart from the terminal.
+			st.outR = nil
+			w, err := teePipe()
+			if err != nil {
+				return nil, err
+			}
+			st.errR, st.outR = st.outR, nil
+			cmd.Stderr = w
+		} else if !errTerm {
+			cmd.Stderr = l.Stderr
+		}
+		cmd.SysProcAttr.Setsid = true
+		cmd.SysProcAttr.Setctty = true
+		cmd.SysProcAttr.Ctty = 0
+	} else {
+		// A session of its own, with no controlling terminal: a ^C meant
+		// for us reaches the agent through the init (and does not kill
+		// bwrap on the way), and nothing in the jail can make the user's
+		// terminal type for it (TIOCSTI needs it to be the caller's
+		// controlling terminal) or take it over as a job.
+		cmd.SysProcAttr.Setsid = true
+		if inTerm {
+			// The terminal's input reaches the jail through a pipe, and
+			// only while we are its foreground job: a jail in the
+			// background never reads the user's keystrokes.
+			r, w, err := pipe("input")
+			if err != nil {
+				return nil, err
+			}
+			theirs = append(theirs, r)
+			cmd.Stdin = r
+			st.inW = w
+		}
+		// Streams that are terminals pass through as they are (the agent
+		// must see a terminal there); the others are copied to the
+		// transcript too. stdout and stderr that are one file share one
+		// pipe, so their order survives.
+		if tee && !outTerm {
+			w, err := teePipe()
+			if err != nil {
+				return nil, err
+			}
+			cmd.Stdout = w
+			if !errTerm && sameFile(l.Stdout, l.Stderr) {
+				cmd.Stderr = w
+			}
+		}
+		if tee && !errTerm && cmd.Stderr == l.Stderr {
+			if st.outR == nil {
+				// Keep outR for stdout; stderr gets errR.
+				r, w, err := pipe("output")
+				if err != nil {
+					return nil, err
+				}
+				theirs = append(theirs, w)
+				st.errR = r
+				cmd.Stderr = w
+			} else {
+				w, err := teePipe()
+				if err != nil {
+					return nil, err
+				}
+				cmd.Stderr = w
+			}
+		}
+	}
+	trace("stage starting")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the jail stage %s: %w", l.Self, err)
+	}
+	st.cmd = cmd
+	ok = true
+	return st, nil
+}
+
+// closeOurs closes the wrapper's ends of the stage's descriptors.
+func (st *Stage) closeOurs() {
+	for _, f := range []*os.File{st.argsFile, st.payloadFile, st.infoR, st.readyR, st.gateW, st.ptmx, st.outR, st.errR, st.inW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// Abort sends the waiting stage away without starting a jail.
+func (st *Stage) Abort() {
+	if st == nil || st.done {
+		return
+	}
+	st.abortStage()
+	st.closeOurs()
+	signal.Stop(st.sigs)
+}
+
+// StopSignals ends the catching of forwarded signals that Start began.
+// Call it when the launch's bookkeeping is done: a signal that arrives
+// while the end is recorded must not cut that short.
+func (st *Stage) StopSignals() {
+	if st != nil {
+		signal.Stop(st.sigs)
+	}
+}
+
+// Interrupted reports a signal that arrived while the launch was being
+// prepared, without waiting.
+func (st *Stage) Interrupted() error {
+	select {
+	case s := <-st.sigs:
+		return &InterruptedError{Signal: s.(syscall.Signal)}
+	default:
+		return nil
+	}
+}
+
+// The phases of a jail's run, in order, each called by the launcher with
+// what the previous ones produced:
+//
+//	Launcher.Start   the stage starts and waits at its gate
+//	Stage.Load       the compiled jail and the payload go into the stage's
+//	                 descriptors; the output copies start
+//	  (the caller places the stage in its scope)
+//	Stage.Release    the gate opens: bwrap starts
+//	Stage.Started    bwrap's report: the init's PID and namespaces
+//	  (the caller records them)
+//	Stage.Wait       signals go to the agent until the jail ends, or
+//	                 until its agent exits leaving processes (Outcome.Left)
+//	Stage.HandOff    the jail's output goes to a keeper, after Left
+//	Stage.Close      the terminal and our descriptors are put back
+//
+// Abort, at any point before Release, sends the stage away.
+
+// Outcome is how Wait ended.
+type Outcome struct {
+	// Status is the agent's exit status (128+N when signal N ended it).
+	Status int
+	// Left is set when the agent exited and processes remain in the jail
+	// (only for a jail loaded as keepable): the caller hands it to a
+	// keeper and calls HandOff, or calls Wait again to wait for the last
+	// process itself.
+	Left *Handoff
+}
+
+// Load hands the stage the compiled jail: bwrap's options and the init's
+// payload go into the descriptors the stage holds, and the copies of the
+// jail's output (to the user and to tr, when not nil) start. keepable
+// makes the init report an agent that exits with processes left behind
+// (see [Outcome.Left]) instead of ending the jail.
+func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
+	st.transcript, st.keepable, st.pins = tr, keepable, c.Pins
+	// On our pty the agent is the foreground job: keyboard signals and
+	// SIGWINCH go to it, and it may read. Without one the jail has no
+	// controlling terminal at all.
+	pl := c.Payload(st.usePTY, 0)
+	pl.Keep = keepable
+	if len(st.inherit) > 0 {
+		pl.Inherit, pl.InheritAt = st.inherit, boxinit.FDFirstPin+len(c.Pins)
+	}
+	payload, err := pl.Encode()
+	if err != nil {
+		st.abortStage()
+		return fmt.Errorf("encoding the jail payload: %w", err)
+	}
+	// The stage holds the same open files: what we write here, rewound,
+	// is what bwrap and the init read.
+	if err := fill(st.argsFile, []byte(strings.Join(c.Options, "\x00")+"\x00")); err != nil {
+		st.abortStage()
+		return err
+	}
+	if err := fill(st.payloadFile, payload); err != nil {
+		st.abortStage()
+		return err
+	}
+	if st.outR != nil {
+		st.copyOut(st.outR, st.l.Stdout, false)
+	}
+	if st.errR != nil {
+		st.copyOut(st.errR, st.l.Stderr, false)
+	}
+	return nil
+}
+
+// PID is the stage's process ID: what the caller places in the scope.
+func (st *Stage) PID() int { return st.cmd.Process.Pid }
+
+// Release lets the loaded jail start, once it is placed: a signal that
+// came while the launch was prepared cancels it instead (nothing has run
+// yet). It puts the user's terminal in raw mode for a pty session, sends
+// the pinned mount sources through the gate, and starts relaying the
+// user's input.
+func (st *Stage) Release() error {
+	l := st.l
+	if err := st.Interrupted(); err != nil {
+		st.abortStage()
+		st.copies.Wait()
+		return err
+	}
+	if st.usePTY {
+		st.winch = make(chan os.Signal, 4)
+		signal.Notify(st.winch, syscall.SIGWINCH)
+		restore, err := makeRaw(l.Stdin)
+		if err != nil {
+			st.abortStage()
+			return fmt.Errorf("putting the terminal in raw mode: %w", err)
+		}
+		st.restoreTerm = restore
+	}
+	trace("placed")
+	pins, err := OpenPins(st.pins)
+	if err != nil {
+		st.abortStage()
+		return err
+	}
+	err = sendGate(st.gateW, pins)
+	for _, p := range pins {
+		p.Close()
+	}
+	if err != nil {
+		st.abortStage()
+		return fmt.Errorf("releasing the jail stage: %w", err)
+	}
+	st.gateW.Close()
+	// The jail runs: from here on only its end ends the stage.
+	st.done = true
+
+	st.infoc = make(chan Info, 1)
+	go func() {
+		defer close(st.infoc)
+		var info Info
+		if err := json.NewDecoder(st.infoR).Decode(&info); err == nil && info.InitPID > 0 {
+			st.infoc <- info
+		}
+	}()
+	st.readyc = make(chan bool, 1)
+	st.stopc = make(chan struct{}, 1)
+	st.exitedc = make(chan int, 1)
+	go func() {
+		var b [1]byte
+		n, _ := st.readyR.Read(b[:])
+		st.readyc <- n == 1
+		// Then MsgStopped for each time the agent stops, and MsgLeft
+		// with its status when it has exited and processes remain.
+		for n == 1 {
+			if n, _ = st.readyR.Read(b[:]); n == 1 && b[0] == boxinit.MsgStopped {
+				st.stopc <- struct{}{}
+			} else if n == 1 && b[0] == boxinit.MsgLeft {
+				if n, _ = st.readyR.Read(b[:]); n == 1 {
+					st.exitedc <- int(b[0])
+				}
+			}
+		}
+	}()
+	if st.usePTY {
+		st.copyOut(st.ptmx, l.Stdout, true)
+		go io.Copy(st.ptmx, l.Stdin)
+	}
+	if st.inW != nil {
+		st.stopRelay = make(chan struct{})
+		// A read that races with our going to the background gets EIO
+		// instead of stopping us.
+		signal.Ignore(syscall.SIGTTIN)
+		w := st.inW
+		st.inW = nil
+		go relayTerminal(l.Stdin, w, st.stopRelay)
+	}
+	st.waited = make(chan error, 1)
+	go func() { st.waited <- st.cmd.Wait() }()
+	return nil
+}
+
+// Started waits for bwrap's report of the jail. ok is false when bwrap
+// ended without one (it failed; Wait says how).
+func (st *Stage) Started() (info Info, ok bool) {
+	if st.infoc != nil {
+		st.noteInfo(<-st.infoc)
+	}
+	return st.info, st.info.InitPID > 0
+}
+
+// noteInfo takes bwrap's report (zero when there was none).
+func (st *Stage) noteInfo(i Info) {
+	st.infoc = nil
+	if i.InitPID <= 0 {
+		return
+	}
+	st.info = i
+	trace("jail started")
+	// Pinned, so a signal never reaches a process that reused the PID
+	// after the init was reaped.
+	if fd, err := unix.PidfdOpen(i.InitPID, 0); err == nil {
+		st.pidfd = fd
+	}
+	st.flush()
+}
+
+// deliver sends s to the jail's init, or queues it until the init handles
+// signals (a namespace's PID 1 drops those it has no handler for).
+func (st *Stage) deliver(s syscall.Signal) {
+	if !st.ready || st.info.InitPID <= 0 {
+		st.pending = append(st.pending, s)
+		return
+	}
+	if st.pidfd >= 0 {
+		unix.PidfdSendSignal(st.pidfd, s, nil, 0)
+	} else {
+		unix.Kill(st.info.InitPID, s)
+	}
+}
+
+func (st *Stage) flush() {
+	if st.ready && st.info.InitPID > 0 {
+		p := st.pending
+		st.pending = nil
+		for _, s := range p {
+			st.deliver(s)
+		}
+	}
+}
+
+// Wait forwards signals, stops and window sizes to the agent until the
+// jail ends, and returns the agent's status; or, for a keepable jail,
+// until the agent exits with processes left ([Outcome.Left]).
+func (st *Stage) Wait() (Outcome, error) {
+	l := st.l
+	for {
+		select {
+		case i, ok := <-st.infoc:
+			if ok {
+				st.noteInfo(i)
+			} else {
+				st.infoc = nil
+			}
+		case r := <-st.readyc:
+			st.readyc = nil
+			st.ready = r
+			trace("init ready")
+			st.flush()
+		case sig := <-st.sigs:
+			st.deliver(sig.(syscall.Signal))
+		case <-st.stopc:
+			st.suspend()
+			st.deliver(syscall.SIGCONT)
+		case <-st.winch:
+			_ = pty.InheritSize(l.Stdin, st.ptmx)
+			transcript.NoteSize(st.transcript, st.ptmx)
+		case status := <-st.exitedc:
+			trace("agent exited, processes remain")
+			if st.infoc != nil {
+				st.noteInfo(<-st.infoc)
+			}
+			if st.keepable && st.pidfd >= 0 {
+				return Outcome{Status: status, Left: st.handoff(status)}, nil
+			}
+		case err := <-st.waited:
+			trace("stage exited")
+			status := boxinit.ExitCode(err)
+			// The pipes reach EOF when the jail's last process is gone;
+			// a pty's master reads EIO then.
+			st.copies.Wait()
+			trace("output drained")
+			if st.usePTY && status > 128 {
+				// A killed TUI never undid what it set up; leave the
+				// user's terminal as a shell expects it.
+				l.Stdout.Write([]byte(terminalReset))
+			}
+			if st.infoc != nil {
+				st.noteInfo(<-st.infoc)
+			}
+			if st.readyc != nil {
+				// Every holder of the pipe is gone now: this does not
+				// wait.
+				st.ready = <-st.readyc
+				st.readyc = nil
+			}
+			killed := st.info.InitPID > 0 && status > 128
+			if !st.ready && status != 0 && !killed {
+				// The init never ran: bwrap failed, before or after it
+				// reported the jail. (A jail killed from outside before
+				// its init was up did start; its status is the kill's.)
+				return Outcome{Status: status}, &StartError{Status: status, Stderr: st.early.String()}
+			}
+			return Outcome{Status: status}, nil
+		}
+	}
+}
+
+// Close puts the user's terminal back, stops relaying its input and
+// closes our descriptors. Call it last (it is safe after Abort).
+func (st *Stage) Close() {
+	if st == nil {
+		return
+	}
+	if st.winch != nil {
+		signal.Stop(st.winch)
+	}
+	if st.restoreTerm != nil {
+		st.restoreTerm()
+		st.restoreTerm = nil
+	}
+	if st.stopRelay != nil {
+		close(st.stopRelay)
+		st.stopRelay = nil
+		signal.Reset(syscall.SIGTTIN)
+	}
+	if st.pidfd >= 0 {
+		unix.Close(st.pidfd)
+		st.pidfd = -1
+	}
+	st.closeOurs()
+}
+
+// terminalReset undoes what full-screen agents set on the terminal: the
+// alternate screen, a hidden cursor, mouse tracking (all modes) and
+// bracketed paste. Each sequence is harmless when the mode is off.
+const terminalReset = "\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+
+// suspend follows the agent into a stop, as a job would: when we are a
+// terminal's foreground job, the terminal gets its modes back and we stop
+// (the shell sees the job stopped); the caller resumes the agent once we
+// are continued (fg). Without job control it returns at once.
+func (st *Stage) suspend() {
+	l := st.l
+	interactive := false
+	for _, f := range []*os.File{l.Stdin, l.Stdout, l.Stderr} {
+		if isTerminal(f) && foregroundJob(int(f.Fd())) {
+			interactive = true
+		}
+	}
+	if !interactive {
+		return
+	}
+	if st.usePTY && st.restoreTerm != nil {
+		st.restoreTerm()
+	}
+	// SIGSTOP, not SIGTSTP: we catch that one to forward it, and Go
+	// cannot put its default action back reliably for a moment. The shell
+	// then reports the job stopped (status 147 rather than 148). The stop
+	// reaches every thread a moment after kill returns, so wait for the
+	// SIGCONT of fg rather than take kill's return for it.
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	unix.Kill(unix.Getpid(), unix.SIGSTOP)
+	<-cont
+	signal.Stop(cont)
+	if st.usePTY {
+		if restore, err := makeRaw(l.Stdin); err == nil {
+			st.restoreTerm = restore
+		}
+		_ = pty.InheritSize(l.Stdin, st.ptmx)
+	}
+}
+
+// foregroundJob reports whether fd is our controlling terminal and we are
+// its foreground job.
+func foregroundJob(fd int) bool {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
+
+// abortStage ends a stage that has not been released.
+func (st *Stage) abortStage() {
+	if st.done {
+		return
+	}
+	st.done = true
+	st.gateW.Close()
+	st.cmd.Process.Kill()
+	st.cmd.Wait()
+}
+
+// fill replaces the content of an in-memory file and rewinds it.
+func fill(f *os.File, data []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("resetting the in-memory %s file: %w", f.Name(), err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("writing the in-memory %s file: %w", f.Name(), err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("rewinding the in-memory %s file: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// copyOut copies the jail's output r to the user's w and the transcript
+// until r ends. When the user's side fails (a closed pipe: `| head`), a
+// pipe is closed so the agent gets EPIPE/SIGPIPE as it would without aisan;
+// a pty is drained into the transcript alone, so the agent never blocks.
+func (st *Stage) copyOut(r *os.File, w io.Writer, isPTY bool) {
+	early, tr := st.early, st.transcript
+	st.copies.Add(1)
+	go func() {
+		defer st.copies.Done()
+		buf := make([]byte, 32<<10)
+		userOK := true
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				p := buf[:n]
+				early.Write(p)
+				if tr != nil {
+					tr.Write(p)
+				}
+				if userOK {
+					if _, werr := w.Write(p); werr != nil {
+						userOK = false
+						if !isPTY {
+							r.Close()
+							return
+						}
+					}
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// relayTerminal copies the user's terminal input to the jail's stdin
+// until the terminal's end of file, the jail's stdin closing, or stop. It
+// reads only while this process is the terminal's foreground job (or the
+// terminal is not our controlling one, where no job owns it), so a jail
+// launched in the background cannot read what the user types for others.
+func relayTerminal(tty, w *os.File, stop <-chan struct{}) {
+	defer w.Close()
+	fd := int(tty.Fd())
+	buf := make([]byte, 4096)
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if !foreground(fd) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(pfd, 100); n <= 0 || err != nil {
+			continue
+		}
+		if pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 && pfd[0].Revents&unix.POLLIN == 0 {
+			return // the terminal went away
+		}
+		if !foreground(fd) {
+			continue
+		}
+		n, err := unix.Read(fd, buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			continue
+		}
+		if n == 0 && err == nil {
+			return // ^D: end of file for the jail too
+		}
+		if errors.Is(err, unix.EIO) {
+			// Read from the background after all (the race above).
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) && !errors.Is(err, unix.EAGAIN) {
+			return
+		}
+	}
+}
+
+// foreground reports whether we may read terminal fd: we are its
+// foreground job, or it is not our controlling terminal.
+func foreground(fd int) bool {
+	pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err != nil || pgrp == unix.Getpgrp()
+}
+
+// sameFile reports whether two streams are one open file (2>&1).
+func sameFile(a, b *os.File) bool {
+	var sa, sb unix.Stat_t
+	if a == nil || b == nil || unix.Fstat(int(a.Fd()), &sa) != nil || unix.Fstat(int(b.Fd()), &sb) != nil {
+		return false
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino && sa.Rdev == sb.Rdev
+}
+
+// headBuffer keeps the first bytes written to it, for error reports.
+type headBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	limit int
+}
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if room := h.limit - h.buf.Len(); room > 0 {
+		h.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (h *headBuffer) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.buf.String()
+}
+
+// memfile returns an anonymous in-memory file holding data, positioned at
+// its start. Nothing of it shows in any path or command line.
+func memfile(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("creating an in-memory file for %s: %w", name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing the in-memory %s file: %w", name, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("rewinding the in-memory %s file: %w", name, err)
+	}
+	return f, nil
+}
+
+func isTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// makeRaw puts the terminal in raw mode and returns the function that
+// restores it; the agent's own pty does the line discipline.
+func makeRaw(f *os.File) (func(), error) {
+	fd := int(f.Fd())
+	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil, err
+	}
+	raw := *old
+	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	raw.Oflag &^= unix.OPOST
+	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	raw.Cflag &^= unix.CSIZE | unix.PARENB
+	raw.Cflag |= unix.CS8
+	raw.Cc[unix.VMIN] = 1
+	raw.Cc[unix.VTIME] = 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) })
+	}, nil
+}
+
+// sendGate releases the stage with the pinned sources attached.
+func sendGate(gate *os.File, pins []*os.File) error {
+	var oob []byte
+	if len(pins) > 0 {
+		if len(pins) > boxinit.MaxPins {
+			return fmt.Errorf("%d pinned mounts, more than the %d one launch can pass", len(pins), boxinit.MaxPins)
+		}
+		fds := make([]int, len(pins))
+		for i, p := range pins {
+			fds[i] = int(p.Fd())
+		}
+		oob = unix.UnixRights(fds...)
+	}
+	return unix.Sendmsg(int(gate.Fd()), []byte{boxinit.MsgGo}, oob, nil, 0)
+}
+
+// PinError is a mount source that is not what aisan made: a symlink, a
+// FIFO, a device, or a file of another user's.
+type PinError struct {
+	Path string
+	Why  string
+}
+
+func (e *PinError) Error() string {
+	return fmt.Sprintf("refusing to bind %s into the jail: %s", e.Path, e.Why)
+}
+
+// Hints says what to do.
+func (e *PinError) Hints() []string {
+	return []string{"something replaced a file in aisan's state; move it away (aisan recreates what it needs) and launch again"}
+}
+
+// OpenPins opens each pinned source without following a symlink at any
+// step of the last component and checks it: a directory where one is
+// wanted, else a regular file or a socket, owned by us. bwrap then binds
+// the descriptors, so what is mounted is what was checked.
+func OpenPins(pins []jail.Pin) ([]*os.File, error) {
+	var out []*os.File
+	fail := func(err error) ([]*os.File, error) {
+		for _, f := range out {
+			f.Close()
+		}
+		return nil, err
+	}
+	for _, p := range pins {
+		fd, err := unix.Open(p.Path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fail(&PinError{Path: p.Path, Why: err.Error()})
+		}
+		f := os.NewFile(uintptr(fd), p.Path)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			f.Close()
+			return fail(&PinError{Path: p.Path, Why: err.Error()})
+		}
+		typ := st.Mode & unix.S_IFMT
+		want := map[jail.PinType]uint32{jail.PinDir: unix.S_IFDIR, jail.PinFile: unix.S_IFREG, jail.PinSocket: unix.S_IFSOCK}[p.Type]
+		var why string
+		switch {
+		case int(st.Uid) != os.Getuid():
+			why = fmt.Sprintf("it belongs to uid %d, not to you", st.Uid)
+		case typ != want:
+			why = fmt.Sprintf("it is a %s, not a %s", fileType(typ), p.Type)
+		}
+		if why != "" {
+			f.Close()
+			return fail(&PinError{Path: p.Path, Why: why})
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func fileType(typ uint32) string {
+	switch typ {
+	case unix.S_IFLNK:
+		return "symlink"
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "device"
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFREG:
+		return "regular file"
+	case unix.S_IFSOCK:
+		return "socket"
+	}
+	return "special file"
+}
+
+// callerFiles returns the descriptors this process inherited open without
+// close-on-exec, from 3 up: the caller's own (everything aisan opens is
+// close-on-exec), which an agent run without aisan would have inherited.
+func callerFiles() ([]*os.File, []int) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil, nil
+	}
+	var nums []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 3 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue
+		}
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	files := make([]*os.File, len(nums))
+	for i, n := range nums {
+		// Not os.NewFile: its finalizer would close the caller's
+		// descriptor; a duplicate is ours to lose.
+		d, err := unix.FcntlInt(uintptr(n), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			return nil, nil
+		}
+		files[i] = os.NewFile(uintptr(d), "inherited")
+	}
+	return files, nums
+}

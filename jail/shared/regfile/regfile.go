@@ -1,0 +1,110 @@
+// Package regfile is aisan's one way to read a file it did not just make
+// itself (a login, an agent's settings, a record, a pointer in .git): only
+// a regular file is read, a final symlink is never followed, a FIFO or a
+// device never blocks the open, and nothing beyond the caller's cap is
+// taken. Callers tell the cases apart with errors.Is and errors.As and say
+// what they mean for their file.
+//
+// It is a leaf (standard library only), like jail/shared/atomicfile, so that the
+// jail, its in-box init, the hooks and the egress proxy share it.
+package regfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular matches a [NotRegularError].
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge matches a [TooLargeError].
+var ErrTooLarge = errors.New("file too large")
+
+// NotRegularError is a path that names a directory, FIFO, device or
+// socket. (A final symlink fails the open with ELOOP instead.)
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("read %s: not a regular file (%s)", e.Path, e.Mode.Type())
+}
+
+func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
+
+// TooLargeError is a file larger than the caller's cap.
+type TooLargeError struct {
+	Path string
+	Max  int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("read %s: larger than %d bytes", e.Path, e.Max)
+}
+
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// Open opens path for reading if it is a regular file. A final symlink
+// fails with ELOOP (errors.Is(err, syscall.ELOOP)); a missing file with
+// fs.ErrNotExist; anything else that is not a regular file with a
+// [NotRegularError], without ever waiting for a FIFO's writer.
+func Open(path string) (*os.File, error) { return open(path, syscall.O_NOFOLLOW) }
+
+func open(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return f, nil
+}
+
+// ReadAll reads the rest of f, a file [Open] gave, refusing more than max
+// bytes with a [TooLargeError].
+func ReadAll(f *os.File, max int64) ([]byte, error) {
+	if fi, err := f.Stat(); err == nil && fi.Size() > max {
+		return nil, &TooLargeError{Path: f.Name(), Max: max}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	if int64(len(b)) > max {
+		return nil, &TooLargeError{Path: f.Name(), Max: max}
+	}
+	return b, nil
+}
+
+// Read is [Open] and [ReadAll]: the whole regular file at path, of at
+// most max bytes.
+func Read(path string, max int64) ([]byte, error) { return read(path, max, syscall.O_NOFOLLOW) }
+
+// ReadNamed is [Read] for a file the user names themselves on the command
+// line (a bind spec, or one it includes): a final symlink is followed,
+// because dotfile managers link such files into place, and the user's
+// own configuration is not something a box could have planted. Anything
+// that is not a regular file, or is larger than max, is still refused,
+// and a FIFO never blocks the open.
+func ReadNamed(path string, max int64) ([]byte, error) { return read(path, max, 0) }
+
+func read(path string, max int64, flags int) ([]byte, error) {
+	f, err := open(path, flags)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadAll(f, max)
+}

@@ -1,0 +1,237 @@
+package strictbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aisan-dev/aisan/egress/hostproxy"
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+	"github.com/aisan-dev/aisan/jail/strictbox/held"
+	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+)
+
+// Options are what the user asked of a strict box, beyond the agent and
+// its arguments: the command layer parses them from its flags and the
+// bind specs.
+type Options struct {
+	// Binds, BindPath and BindEnv come from the bind spec files
+	// BindFiles (loaded by the caller with strictbox/bindspec).
+	Binds     []jail.Mount
+	BindPath  []string
+	BindEnv   []string
+	BindFiles []string
+	// Net keeps the host network.
+	Net bool
+	// Env are --env entries: NAME=VALUE, or NAME for the host's value.
+	Env []string
+	// SkipPermissions adds the agent's no-prompt option.
+	SkipPermissions bool
+	// Egress are the --egress endpoints asked for.
+	Egress []EgressRequest
+	// AllowHosts are the host allow-list's patterns (--allow-host and the
+	// bind specs' allow_hosts), as hostproxy.ParseList normalised them;
+	// none: no host proxy.
+	AllowHosts []string
+	// MCPEnv names environment variables of the user's MCP servers whose
+	// secret-looking values may be copied into the box (--mcp-env and
+	// the bind specs' mcp_env).
+	MCPEnv []string
+	// APIKey reaches Anthropic with an API key instead of the login.
+	APIKey bool
+	// Model is the model backend the agent is given instead of its
+	// default one ("vertex" for --vertex); "" for the default.
+	Model string
+}
+
+// modeName is a strict box's mode, as the slot's record and a keeper
+// know it.
+const modeName = "strict"
+
+// Box is a strict box's mode ([launch.Mode]) for one launch: Prepare
+// gathers what its plan is decided from, Serve starts its host side.
+// What Prepare found for Serve stays in the Box, so a Box serves one
+// launch.
+type Box struct {
+	Options
+
+	// Set by Prepare, for Serve.
+	egress    *boxEgress
+	git       gitpin.Plan
+	gitconfig []byte
+	mcp       *mcp.Options
+	guard     protect.Plan
+	held      string
+}
+
+var _ launch.Mode = (*Box)(nil)
+
+// Name is "strict".
+func (b *Box) Name() string { return modeName }
+
+// PassFDs is false: a strict box starts from nothing of the host's.
+func (b *Box) PassFDs() bool { return false }
+
+// Prepare gathers what the box's plan is decided from (the repository's
+// git layout, the agent's binaries, its instruction files and settings,
+// the credentials that exist, the MCP configs), decides the preset's
+// options, and plans the egress endpoints: the model endpoint the agent
+// needs, a port for each, and (with the host network, unless dry) the
+// loopback listeners whose address the client is given as an option.
+// It makes nothing on the host but those listeners, which undo closes
+// when no service took them.
+func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) (jail.Prepared, func(), error) {
+	command, err := req.Command()
+	if err != nil {
+		return jail.Prepared{}, nil, err
+	}
+	f, err := gather(req.Kind, command, h, slotName, b.Options)
+	if err != nil {
+		return jail.Prepared{}, nil, err
+	}
+	o, secret := decide(req.Kind, command, h, slotName, b.Options, f)
+	mcpOpts, mcpExplain, err := planMCP(req.Kind, h, &o, b.MCPEnv)
+	if err != nil {
+		return jail.Prepared{}, nil, err
+	}
+	reqs := slices.Clone(b.Egress)
+	if len(b.AllowHosts) > 0 {
+		// The allow-list rides on the endpoint as its parameter, so
+		// explain shows it and the proxy serves exactly it.
+		reqs = append(reqs, EgressRequest{Name: hostproxy.Backend, Backend: hostproxy.Backend, Param: strings.Join(b.AllowHosts, " ")})
+	}
+	b.egress = newBoxEgress(b.APIKey)
+	reqs, seed, err := b.egress.plan(req.Kind, b.Model, reqs, b.Net, dry, req.Say)
+	undo := b.egress.closeEarly
+	if err != nil {
+		return jail.Prepared{}, undo, err
+	}
+	slotDir := h.SlotDir(slotName)
+	if o.Egress, err = planEgress(reqs, slotDir, b.Net, slotName); err != nil {
+		return jail.Prepared{}, undo, err
+	}
+	o.AgentArgs = append(o.AgentArgs, b.egress.clientArgs(req.Kind, o.Egress, dry)...)
+	o.ClaudeSeed = seed
+	for _, e := range o.Egress {
+		if e.Backend != "" {
+			// Built-in backends may hand the agent a token or an address
+			// picked at start.
+			o.EnvFile = filepath.Join(slotDir, "box.env")
+		}
+	}
+	b.git, b.gitconfig, b.mcp, b.guard, b.held = f.git, f.gitconfig, mcpOpts, f.guard, f.held
+	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles),
+		Notes: slices.Clone(f.guard.Notes), Explain: explain(mcpExplain, f.guard, f.held)}}, undo, nil
+}
+
+// explain renders what explain shows that only the box's mode knows: the
+// MCP import (lines, nil for none), what host tools run and the box's
+// held copies.
+func explain(mcpLines []string, guard protect.Plan, set string) string {
+	var w strings.Builder
+	if mcpLines != nil {
+		fmt.Fprintf(&w, "\nMCP servers (the user's local ones start inside the box; remote ones are not offered):\n")
+		for _, l := range mcpLines {
+			fmt.Fprintf(&w, "  %s\n", l)
+		}
+	}
+	fmt.Fprintf(&w, "\nwhat host tools run or obey here, at any depth (the box edits copies; 'aisan review' shows what it changed):\n")
+	protect.WriteTable(&w)
+	fmt.Fprintf(&w, "\nin this repository (held copies in %s):\n", set)
+	protect.Explain(&w, guard)
+	return w.String()
+}
+
+// Serve does the host-side steps of a strict launch, once the slot's run
+// directory exists: the state directory and its seed, the MCP import, the
+// generated gitconfig, the copies of what host tools run (held for review
+// when the box ends), and the egress services of the built-in endpoints.
+func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Services, err error) {
+	say := s.Request.Say
+	o := s.Strict.Options
+	if err := rememberWritable(s.Host.AisanHome, s.Spec); err != nil {
+		return nil, err
+	}
+	if o.StateDir != "" {
+		if err := makeStateDir(s.Host.AisanHome, o.StateDir); err != nil {
+			return nil, err
+		}
+		if err := seedState(o); err != nil {
+			return nil, err
+		}
+		if b.mcp != nil {
+			// After the seed: Codex's servers are merged into the
+			// config.toml it wrote.
+			p, err := mcp.Prepare(*b.mcp)
+			if err != nil {
+				return nil, fmt.Errorf("importing the user's MCP servers: %w", err)
+			}
+			if p.Summary != "" {
+				say(jail.Plain, p.Summary)
+			}
+			for _, l := range p.Lines {
+				say(jail.Plain, "  "+l)
+			}
+		}
+	}
+	if o.GitConfig != "" {
+		if err := atomicfile.Write(o.GitConfig, b.gitconfig, atomicfile.Options{Mode: 0o600}); err != nil {
+			return nil, err
+		}
+	}
+	svc := &services{egress: b.egress, slot: s.Slot, say: say}
+	if len(b.guard.Items) > 0 || len(b.guard.Watch) > 0 {
+		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(),
+			Items: b.guard.Items, Known: b.guard.Known, Watch: b.guard.Watch,
+			GitDir: b.git.GitDir, CommonDir: b.git.CommonDir, Exclude: rootMountFiles(b.guard, o.Repo)}
+		if err := held.Prepare(b.held, m); err != nil {
+			return nil, err
+		}
+		svc.held = b.held
+		launch.Trace("protected paths copied")
+		// A launch that fails from here on removes the run's mount points
+		// (and holds nothing: no box ran).
+		defer func() {
+			if err != nil {
+				svc.Stop()
+			}
+		}()
+	}
+	if len(s.Spec.Egress) == 0 {
+		return svc, nil
+	}
+	if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the egress socket directory: %w", err)
+	}
+	for _, e := range s.Spec.Egress {
+		if e.Backend != "" {
+			svc.eps = append(svc.eps, e)
+		}
+	}
+	runs, err := serveEgress(ctx, b.egress, svc.eps, nil)
+	if err != nil {
+		return nil, err
+	}
+	svc.runs = runs
+	return svc, nil
+}
+
+// rootMountFiles are the empty files a box's run makes at the
+// repository's root, as git exclude patterns.
+func rootMountFiles(p protect.Plan, repo string) []string {
+	var out []string
+	for _, it := range p.Items {
+		if it.How == protect.Create && !it.Dir && filepath.Dir(it.Path) == repo {
+			out = append(out, "/"+filepath.Base(it.Path))
+		}
+	}
+	return out
+}

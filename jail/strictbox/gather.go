@@ -1,0 +1,510 @@
+package strictbox
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+	"github.com/aisan-dev/aisan/jail/strictbox/held"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// systemPrefixes are already visible in every strict box.
+var systemPrefixes = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+func isSystem(p string) bool {
+	for _, s := range systemPrefixes {
+		if within(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolDirs finds what running name needs beyond the system directories:
+// the directory it is found in (put on PATH), the package it resolves
+// into (a node_modules tree, a native installer's version dir), and its
+// script interpreter, found the same way.
+func toolDirs(name string, env []string, depth int) (ro, path []string, err error) {
+	var p string
+	if strings.Contains(name, "/") {
+		p = name
+	} else {
+		p, err = lookPathIn(name, env)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	p = filepath.Clean(p)
+	if !isSystem(p) {
+		ro = append(ro, filepath.Dir(p))
+		path = append(path, filepath.Dir(p))
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolving %s: %w", p, err)
+	}
+	if !isSystem(real) {
+		dir := filepath.Dir(real)
+		if i := strings.LastIndex(real, "/node_modules/"); i >= 0 {
+			dir = real[:i+len("/node_modules")]
+		}
+		ro = append(ro, dir)
+	}
+	if depth < 2 {
+		if interp := shebang(real); interp != "" {
+			iro, ipath, err := toolDirs(interp, env, depth+1)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s runs with %s: %w", p, interp, err)
+			}
+			ro, path = append(ro, iro...), append(path, ipath...)
+		}
+	}
+	return coverDedup(ro), dedup(path), nil
+}
+
+// coverDedup drops directories another in the list already covers.
+func coverDedup(dirs []string) []string {
+	var out []string
+	for _, d := range dedup(dirs) {
+		covered := false
+		for _, o := range dirs {
+			if o != d && within(d, o) {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func lookPathIn(name string, env []string) (string, error) {
+	path := jail.Host{Env: env}.Getenv("PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q not found in PATH", name)
+}
+
+// shebang returns the interpreter a script names ("node" for
+// "#!/usr/bin/env node"), or "".
+func shebang(p string) string {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	rest, ok := bytes.CutPrefix(line, []byte("#!"))
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(string(rest))
+	if len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) == "env" {
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") {
+				return f
+			}
+		}
+		return ""
+	}
+	return fields[0]
+}
+
+// rootEntries are the top-level system paths as they are on this host.
+func rootEntries() []jail.RootEntry {
+	var out []jail.RootEntry
+	for _, p := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if t, err := os.Readlink(p); err == nil {
+				out = append(out, jail.RootEntry{Path: p, Link: t})
+			}
+			continue
+		}
+		if fi.IsDir() {
+			out = append(out, jail.RootEntry{Path: p})
+		}
+	}
+	return out
+}
+
+// gitIdentityKeys are the global git settings a box gets: who the user
+// is and settings that run nothing and hold no secret.
+var gitIdentityKeys = []string{"user.name", "user.email", "init.defaultbranch", "core.autocrlf", "core.eol", "pull.rebase", "merge.conflictstyle", "diff.algorithm"}
+
+// gitIdentity builds the box's gitconfig from the user's global one, or
+// returns nil when it sets none of gitIdentityKeys.
+func gitIdentity(home, xdgConfig string) []byte {
+	files := []string{filepath.Join(home, ".config", "git", "config")}
+	if xdgConfig != "" {
+		files[0] = filepath.Join(xdgConfig, "git", "config")
+	}
+	files = append(files, filepath.Join(home, ".gitconfig"))
+	settings := gitpin.ReadConfig(files...)
+	var b bytes.Buffer
+	for _, k := range gitIdentityKeys {
+		v, ok := gitpin.Lookup(settings, k)
+		if !ok || strings.ContainsAny(v, "\n\"\\") {
+			continue
+		}
+		sec, name, _ := strings.Cut(k, ".")
+		fmt.Fprintf(&b, "[%s]\n\t%s = \"%s\"\n", sec, name, v)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return append([]byte("# Generated by aisan for a strict box: identity and harmless settings only.\n"), b.Bytes()...)
+}
+
+// maxPreferences caps what is read of the agent's own settings file.
+const maxPreferences = 4 << 20
+
+// codexPreferences are the user's safe Codex settings (plain strings of
+// the keys named) as -c overrides. A file that does not parse gives none.
+func codexPreferences(path string, keys []string) []string {
+	data, err := regfile.Read(path, maxPreferences)
+	if err != nil || len(data) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if toml.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range keys {
+		v, ok := m[k].(string)
+		if !ok || strings.ContainsAny(v, "\"\\\n\r\t") {
+			continue
+		}
+		out = append(out, k+"=\""+v+"\"")
+	}
+	return out
+}
+
+// existingCredentials are the credential paths that exist here, and the
+// real paths they resolve to.
+func existingCredentials(home string, env []string) []string {
+	var out []string
+	for _, c := range agent.Credentials(home, jail.Host{Env: env}.Getenv) {
+		if _, err := os.Lstat(c); err != nil {
+			continue
+		}
+		out = append(out, c)
+		if r, err := filepath.EvalSymlinks(c); err == nil && r != c {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// facts is what a strict box is decided from, read from the host once by
+// gather: its repository's git layout, the agent's binaries, the user's
+// identity, the system's top-level paths, the credentials that exist, the
+// bind specs' sources as bwrap will see them, and the agent's own
+// instruction files and settings.
+type facts struct {
+	repo      string
+	git       gitpin.Plan
+	xdgConfig string
+	// guard is how what host tools run appears in the box (protect),
+	// held the set its copies will live in (held).
+	guard protect.Plan
+	held  string
+	// toolRO and toolPath are the agent's directories (toolDirs).
+	toolRO, toolPath []string
+	user             string
+	root             []jail.RootEntry
+	credentials      []string
+	// binds are the bind specs' mounts, their sources resolved through
+	// every symlink: the credentials are checked against what bwrap binds.
+	binds []jail.Mount
+	// gitconfig is the generated gitconfig's content, nil for none.
+	gitconfig []byte
+	// stateBase names the agent's state directory for this repository
+	// (slot.BaseName of it: the worktree root's real path).
+	stateBase string
+	// configDir is the agent's host configuration directory; the
+	// instruction files and preferences are those found there.
+	configDir                      string
+	instructions, homeInstructions []string
+	preferences                    []string
+	// netBinds are what name resolution needs under /run with --net.
+	netBinds []string
+}
+
+// gather reads what a strict box of kind running command in the slot
+// named is decided from, on host h.
+func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Options) (facts, error) {
+	var f facts
+	f.repo = gitpin.Find(h.Cwd)
+	if f.repo == "" {
+		f.repo = h.Cwd
+	}
+	if r, err := filepath.EvalSymlinks(f.repo); err == nil {
+		f.repo = r
+	}
+	if f.xdgConfig = h.Getenv("XDG_CONFIG_HOME"); !filepath.IsAbs(f.xdgConfig) {
+		f.xdgConfig = ""
+	}
+	if err := protect.CheckRoot([]string{f.repo, h.Cwd}, sharedDirs(h)); err != nil {
+		return f, err
+	}
+	git, err := gitpin.Make(f.repo, h.Home, f.xdgConfig)
+	if err != nil {
+		return f, fmt.Errorf("strict mode cannot protect this repository's git metadata: %w", err)
+	}
+	f.git = git
+	launch.Trace("git planned")
+	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch})
+	if err != nil {
+		return f, err
+	}
+	launch.Trace(fmt.Sprintf("repository walked: %d entries, %d sockets", pf.Entries, len(pf.Sockets)))
+	if f.guard, err = protect.Make(pf); err != nil {
+		return f, err
+	}
+	f.held = held.NewSetDir(h.AisanHome, slotName, time.Now())
+	if f.toolRO, f.toolPath, err = toolDirs(command[0], h.Env, 0); err != nil {
+		return f, &jail.NotFoundError{Name: command[0], Kind: kind}
+	}
+	f.user = currentUser(h.Getenv)
+	f.root = rootEntries()
+	f.credentials = existingCredentials(h.Home, h.Env)
+	for _, m := range o.Binds {
+		if m.Src != "" {
+			if r, err := filepath.EvalSymlinks(m.Src); err == nil {
+				m.Src = r
+			}
+		}
+		f.binds = append(f.binds, m)
+	}
+	f.gitconfig = gitIdentity(h.Home, f.xdgConfig)
+	if a, ok := agent.ByKind(string(kind)); ok {
+		if f.stateBase, err = slot.BaseName(f.repo, string(kind)); err != nil {
+			return f, err
+		}
+		f.configDir = a.Dir(h.Home, h.Getenv)
+		for _, rel := range a.Instructions {
+			if _, err := os.Stat(filepath.Join(f.configDir, rel)); err == nil {
+				f.instructions = append(f.instructions, rel)
+			}
+		}
+		for _, rel := range a.HomeInstructions {
+			if _, err := os.Stat(filepath.Join(h.Home, rel)); err == nil {
+				f.homeInstructions = append(f.homeInstructions, rel)
+			}
+		}
+		if a.Kind == agent.Codex.Kind {
+			f.preferences = codexPreferences(filepath.Join(f.configDir, "config.toml"), a.Preferences)
+		}
+	}
+	if o.Net {
+		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && within(r, "/run") {
+			f.netBinds = append(f.netBinds, filepath.Dir(r))
+		}
+	}
+	return f, nil
+}
+
+// decide is the strict preset's options for an agent of kind running
+// command on host h in the slot named, from what the user asked (o) and
+// what gather found: it reads nothing. secret are the variables whose
+// values it took from the host.
+func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Options, f facts) (so jail.StrictOptions, secret []string) {
+	var pins []jail.Mount
+	for _, p := range f.git.Pins {
+		switch p.Kind {
+		case gitpin.RW:
+			pins = append(pins, jail.Mount{Kind: jail.Bind, Src: p.Path, Dst: p.Path, Why: p.Why})
+		case gitpin.RO:
+			pins = append(pins, jail.Mount{Kind: jail.ROBind, Src: p.Path, Dst: p.Path, Why: p.Why})
+		case gitpin.Seal:
+			pins = append(pins, jail.Mount{Kind: jail.Seal, Dst: p.Path, Holes: slices.Clone(p.Holes), Why: p.Why})
+		}
+	}
+	so = jail.StrictOptions{
+		Kind: kind, Slot: slotName, Command: slices.Clone(command),
+		Repo: f.repo, Cwd: h.Cwd, Home: h.Home, User: f.user,
+		HostEnv: h.Env, Root: f.root, ToolDirs: f.toolRO, PathDirs: f.toolPath,
+		GitPins: pins, Protect: protectMounts(f.guard, f.held, h.MaskFile(slotName)),
+		BindPath: slices.Clone(o.BindPath), Net: o.Net,
+		SkipPermissions: o.SkipPermissions, Forbidden: f.credentials,
+		AisanState: []string{h.AisanHome}, Binds: slices.Clone(f.binds), NetBinds: f.netBinds,
+	}
+	if h.RuntimeDir != "" {
+		so.AisanState = append(so.AisanState, filepath.Join(h.RuntimeDir, "aisan"))
+	}
+	if f.gitconfig != nil {
+		so.GitConfig = filepath.Join(h.SlotDir(slotName), "gitconfig")
+	}
+	for _, e := range slices.Concat(o.BindEnv, o.Env) {
+		name, value, hasValue := strings.Cut(e, "=")
+		if !hasValue {
+			v, ok := h.LookupEnv(name)
+			if !ok {
+				continue
+			}
+			value = v
+			secret = append(secret, name)
+		}
+		so.ExtraEnv = append(so.ExtraEnv, name+"="+value)
+	}
+	if _, ok := agent.ByKind(string(kind)); ok {
+		so.StateDir = filepath.Join(h.AisanHome, "state", f.stateBase)
+		so.ConfigDir = f.configDir
+		so.Instructions, so.HomeInstructions = f.instructions, f.homeInstructions
+		so.Preferences = f.preferences
+	}
+	return so, secret
+}
+
+// sharedDirs are where other programs keep sockets and state by design:
+// a strict box neither starts in one nor binds one as its repository.
+// Each is given as named and as its real path.
+func sharedDirs(h jail.Host) []string {
+	dirs := []string{"/tmp", "/var/tmp", "/dev/shm", h.RuntimeDir, fmt.Sprintf("/run/user/%d", os.Getuid())}
+	if rt := h.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dirs = append(dirs, filepath.Clean(rt))
+	}
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		out = append(out, d)
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// protectMounts turns the protections into mounts: a held item's copy in
+// the set, a shadow's live entries bound back from the host, sockets
+// masked with the empty file mask.
+func protectMounts(p protect.Plan, set, mask string) []jail.Mount {
+	var out []jail.Mount
+	for n, it := range p.Items {
+		switch it.How {
+		case protect.Copy, protect.Create:
+			out = append(out, jail.Mount{Kind: jail.Bind, Src: held.Work(set, n), Dst: it.Path, Why: "protected, held for review (" + it.How.String() + "): " + it.Why})
+		case protect.Shadow:
+			out = append(out, jail.Mount{Kind: jail.Bind, Src: held.Work(set, n), Dst: it.Path, Why: "protected, new entries held for review: " + it.Why})
+			for _, l := range it.Live {
+				q := filepath.Join(it.Path, l)
+				out = append(out, jail.Mount{Kind: jail.Bind, Src: q, Dst: q, Why: "git: an existing submodule's git dir, live"})
+			}
+		case protect.Pin:
+			out = append(out, jail.Mount{Kind: jail.Bind, Src: it.Path, Dst: it.Path, Why: it.Why})
+		case protect.ReadOnly:
+			out = append(out, jail.Mount{Kind: jail.ROBind, Src: it.Path, Dst: it.Path, Why: "protected, read-only: " + it.Why})
+		case protect.Mask:
+			out = append(out, jail.Mount{Kind: jail.ROBind, Src: mask, Dst: it.Path, Why: it.Why})
+		}
+	}
+	return out
+}
+
+func currentUser(getenv func(string) string) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return getenv("USER")
+}
+
+// planEgress gives each endpoint a socket in the slot's run directory and
+// a loopback port, picked anew for every launch: the box's network
+// namespace is its own, so any port is free there, and nothing outside
+// can count on one.
+//
+// With the host network (net) a built-in endpoint gets neither: its host
+// side listens on the host's loopback. A raw relay is planned as in a box
+// of its own, and Validate refuses it.
+func planEgress(reqs []EgressRequest, slotDir string, net bool, slotName string) ([]jail.Endpoint, error) {
+	var out []jail.Endpoint
+	used := map[int]bool{}
+	names := map[string]bool{}
+	for _, r := range reqs {
+		if names[r.Name] {
+			return nil, fmt.Errorf("--egress %s is given twice", r.Name)
+		}
+		names[r.Name] = true
+		e := r.endpoint(slotName)
+		if net && r.Backend != "" {
+			out = append(out, e)
+			continue
+		}
+		port := 0
+		for port == 0 || used[port] {
+			port = 20000 + rand.IntN(40000)
+		}
+		used[port] = true
+		e.Port = port
+		e.Socket = filepath.Join(slotDir, "egress", strings.ReplaceAll(r.Name, ":", "-")+".sock")
+		if r.Backend == "" {
+			fi, err := os.Stat(r.Socket)
+			if err != nil {
+				return nil, fmt.Errorf("--egress %s: %w", r.Name, err)
+			}
+			if fi.Mode().Type() != fs.ModeSocket {
+				return nil, fmt.Errorf("--egress %s: %s is not a Unix socket", r.Name, r.Socket)
+			}
+			e.Source = r.Socket
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// within reports whether p is dir or lies beneath it.
+func within(p, dir string) bool {
+	p, dir = filepath.Clean(p), filepath.Clean(dir)
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// dedup drops empty and repeated entries, keeping the first of each.
+func dedup(s []string) []string {
+	seen := map[string]bool{"": true}
+	return slices.DeleteFunc(slices.Clone(s), func(x string) bool {
+		dup := seen[x]
+		seen[x] = true
+		return dup
+	})
+}

@@ -1,0 +1,57 @@
+package strictbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+)
+
+// TestCodexPreferences: the model settings pass, providers and anything
+// else do not.
+func TestCodexPreferences(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(p, []byte("model = \"gpt-5.5\"\nmodel_provider = \"corp\"\nmodel_reasoning_effort = \"high\"\nmodel_verbosity = \"a\\\"b\"\n[model_providers.corp]\nbase_url = \"https://x\"\nenv_key = \"CORP_KEY\"\n"), 0o600)
+	got := codexPreferences(p, []string{"model", "model_reasoning_effort", "model_verbosity"})
+	if strings.Join(got, " ") != `model="gpt-5.5" model_reasoning_effort="high"` {
+		t.Fatalf("%q", got)
+	}
+}
+
+// TestDecide: a strict box's options from hand-built facts, in a
+// directory that does not exist: the git pins become mounts, --env NAME
+// takes the host's value (and marks it secret), the state directory is
+// per repository and agent, and the bind specs' mounts keep their
+// resolved sources.
+func TestDecide(t *testing.T) {
+	const nowhere = "/nonexistent/aisan-decide"
+	h := jail.Host{Cwd: nowhere + "/r/sub", Home: nowhere + "/h", AisanHome: nowhere + "/h/.aisan", RuntimeDir: nowhere + "/run",
+		Env: []string{"TOKEN=s3cret", "PATH=/usr/bin"}}
+	f := facts{
+		repo:   nowhere + "/r",
+		git:    gitpin.Plan{Pins: []gitpin.Pin{{Path: nowhere + "/r/.git", Kind: gitpin.RW, Why: "git"}, {Path: nowhere + "/r/.git/hooks", Kind: gitpin.RO, Why: "hooks"}}},
+		toolRO: []string{"/opt/tool"}, toolPath: []string{"/opt/tool/bin"}, user: "u",
+		binds:     []jail.Mount{{Kind: jail.ROBind, Src: "/real/data", Dst: "/data", Why: "b.toml:1"}},
+		gitconfig: []byte("[user]\n"), stateBase: "r-1234-claude", configDir: nowhere + "/h/.claude", instructions: []string{"CLAUDE.md"},
+	}
+	o := Options{Env: []string{"TOKEN", "PLAIN=1", "UNSET"}, BindPath: []string{"/opt/x"}}
+	so, secret := decide(jail.KindClaude, []string{"claude"}, h, "r-1-claude", o, f)
+	if strings.Join(so.ExtraEnv, " ") != "TOKEN=s3cret PLAIN=1" || strings.Join(secret, " ") != "TOKEN" {
+		t.Errorf("env %q, secret %q", so.ExtraEnv, secret)
+	}
+	if len(so.GitPins) != 2 || so.GitPins[0].Kind != jail.Bind || so.GitPins[1].Kind != jail.ROBind {
+		t.Errorf("pins %+v", so.GitPins)
+	}
+	if so.GitConfig != filepath.Join(h.SlotDir("r-1-claude"), "gitconfig") || so.Binds[0].Src != "/real/data" {
+		t.Errorf("options %+v", so)
+	}
+	if so.StateDir != h.AisanHome+"/state/r-1234-claude" || so.Instructions[0] != "CLAUDE.md" || so.Command[0] != "claude" {
+		t.Errorf("state %s, instructions %q, command %q", so.StateDir, so.Instructions, so.Command)
+	}
+	if _, err := os.Stat(nowhere); err == nil {
+		t.Fatalf("%s exists", nowhere)
+	}
+}

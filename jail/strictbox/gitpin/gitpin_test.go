@@ -1,0 +1,215 @@
+package gitpin
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
+)
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func repo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		jailtest.Need(t, "git", err)
+	}
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	r := filepath.Join(d, "main")
+	os.Mkdir(r, 0o755)
+	git(t, r, "init", "-q")
+	git(t, r, "commit", "-q", "--allow-empty", "-m", "init")
+	return r
+}
+
+func pins(p Plan) string {
+	var b strings.Builder
+	for _, x := range p.Pins {
+		b.WriteString([]string{"", "rw", "ro", "seal"}[x.Kind] + " " + strings.TrimPrefix(x.Path, filepath.Dir(p.Repo)))
+		for _, h := range x.Holes {
+			b.WriteString(" +" + strings.TrimPrefix(h, filepath.Dir(p.Repo)))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func steer(p Plan) string {
+	var b strings.Builder
+	for _, x := range p.Steer {
+		kind := "file"
+		if x.Dir {
+			kind = "dir"
+		}
+		b.WriteString(kind + " " + strings.TrimPrefix(x.Path, filepath.Dir(p.Repo)))
+		if len(x.Live) > 0 {
+			b.WriteString(" live=" + strings.Join(x.Live, ","))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestMainRepo(t *testing.T) {
+	r := repo(t)
+	p, err := Make(r, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "rw /main/.git\n"
+	if got := pins(p); got != want {
+		t.Fatalf("pins:\n%s\nwant:\n%s", got, want)
+	}
+	// Listed whether or not they exist (a fresh repository has no
+	// config.worktree, alternates or modules).
+	wantSteer := "file /main/.git/config\nfile /main/.git/config.worktree\ndir /main/.git/hooks\ndir /main/.git/info\nfile /main/.git/objects/info/alternates\ndir /main/.git/modules\n"
+	if got := steer(p); got != wantSteer {
+		t.Fatalf("steer:\n%s\nwant:\n%s", got, wantSteer)
+	}
+	if len(p.Watch) != 1 || !strings.HasSuffix(p.Watch[0], "/.git/commondir") {
+		t.Fatalf("watch %q", p.Watch)
+	}
+	// A planted commondir is refused (jail/held sweeps one a box plants).
+	os.WriteFile(p.Watch[0], []byte("/elsewhere\n"), 0o644)
+	if _, err := Make(r, "", ""); err == nil || !strings.Contains(err.Error(), "commondir exists") {
+		t.Fatalf("planted commondir: %v", err)
+	}
+}
+
+func TestHooksPathInsideRepo(t *testing.T) {
+	r := repo(t)
+	git(t, r, "config", "core.hooksPath", ".githooks")
+	git(t, r, "config", "include.path", "../shared.gitconfig")
+	git(t, r, "config", "includeIf.onbranch:main.path", "/elsewhere/x")
+	// Whether or not the directory exists: the box could create it.
+	p, err := Make(r, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"dir /main/.githooks\n", "file /main/shared.gitconfig\n"} {
+		if !strings.Contains(steer(p), want) {
+			t.Errorf("steer lacks %q:\n%s", want, steer(p))
+		}
+	}
+	if strings.Contains(steer(p), "elsewhere") {
+		t.Errorf("an include outside the repository is listed:\n%s", steer(p))
+	}
+	// Inside the git dir, other than hooks/, too.
+	git(t, r, "config", "core.hooksPath", ".git/myhooks")
+	if p, _ = Make(r, "", ""); !strings.Contains(steer(p), "dir /main/.git/myhooks\n") {
+		t.Errorf("hooksPath in .git:\n%s", steer(p))
+	}
+}
+
+func TestLinkedWorktreeBothPointerStyles(t *testing.T) {
+	for _, relative := range []bool{false, true} {
+		r := repo(t)
+		wt := filepath.Join(filepath.Dir(r), "wt")
+		git(t, r, "worktree", "add", "-q", wt)
+		git(t, r, "worktree", "add", "-q", filepath.Join(filepath.Dir(r), "sibling"))
+		if relative {
+			os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: ../main/.git/worktrees/wt\n"), 0o644)
+			os.WriteFile(filepath.Join(r, ".git/worktrees/wt/gitdir"), []byte("../../../../wt/.git\n"), 0o644)
+		}
+		p, err := Make(wt, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "ro /wt/.git\nrw /main/.git\nseal /main/.git/worktrees +/main/.git/worktrees/wt\nro /main/.git/worktrees/wt/commondir\nro /main/.git/worktrees/wt/gitdir\n"
+		if got := pins(p); got != want || !p.Linked {
+			t.Fatalf("relative=%v pins:\n%s\nwant:\n%s", relative, got, want)
+		}
+		for _, w := range []string{"file /main/.git/config\n", "dir /main/.git/hooks\n", "file /main/.git/worktrees/wt/config.worktree\n"} {
+			if !strings.Contains(steer(p), w) {
+				t.Errorf("steer lacks %q:\n%s", w, steer(p))
+			}
+		}
+	}
+}
+
+func TestPoisonedPointersRefused(t *testing.T) {
+	r := repo(t)
+	wt := filepath.Join(filepath.Dir(r), "wt")
+	git(t, r, "worktree", "add", "-q", wt)
+	other := filepath.Join(filepath.Dir(r), "other")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(r, ".git/worktrees/wt/commondir"), []byte(other+"\n"), 0o644)
+	if _, err := Make(wt, "", ""); err == nil || !strings.Contains(err.Error(), "git worktree repair") {
+		t.Fatalf("poisoned commondir: %v", err)
+	}
+	os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+other+"\n"), 0o644)
+	if _, err := Make(wt, "", ""); err == nil || !strings.Contains(err.Error(), "not inside a worktrees directory") {
+		t.Fatalf("poisoned gitdir: %v", err)
+	}
+}
+
+func TestNoGit(t *testing.T) {
+	d := t.TempDir()
+	p, err := Make(d, "", "")
+	if err != nil || len(p.Pins) != 0 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if Find(d) != "" && Find(d) == d {
+		t.Fatal("found a repo in an empty dir")
+	}
+}
+
+func TestReadConfig(t *testing.T) {
+	got := parseConfig([]byte("# c\n[user]\n\tname = \"A \\\"B\\\" C\" # x\n\temail=a@b ; c\n[core]\nhooksPath = .hooks\n[remote \"Origin\"]\n\turl = u\n[flag]\n\ton\n"))
+	for key, want := range map[string]string{"user.name": `A "B" C`, "user.email": "a@b", "core.hookspath": ".hooks", "remote.Origin.url": "u", "flag.on": "true"} {
+		if v, ok := Lookup(got, key); !ok || v != want {
+			t.Errorf("%s = %q (%v), want %q; all: %+v", key, v, ok, want, got)
+		}
+	}
+}
+
+func TestSubmodulePinned(t *testing.T) {
+	sub := repo(t)
+	super := repo(t)
+	git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+	p, err := Make(super, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pins(p); !strings.Contains(got, "ro /main/sub/.git\n") {
+		t.Errorf("pins lack the submodule's gitdir pointer:\n%s", got)
+	}
+	got := steer(p)
+	for _, want := range []string{"dir /main/.git/modules live=sub\n", "file /main/.git/modules/sub/config\n", "dir /main/.git/modules/sub/hooks\n", "dir /main/.git/modules/sub/modules\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("steer lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "dir /main/.git/modules live") > strings.Index(got, "/main/.git/modules/sub/config") {
+		t.Errorf("the modules directory comes after what lies in it:\n%s", got)
+	}
+}
+
+// FuzzParseConfig: any bytes parse without a panic, into keys that are
+// "section.name" and deterministic.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{"", "[user]\n name = a\n", "[a \"b\"]\nk=\"x\\\"y\" ; c\n", "[x.y]\nk\n", "[\n=\n", "[s]\nk = \"unterminated\n", "[s] k = v\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		a, b := parseConfig([]byte(doc)), parseConfig([]byte(doc))
+		if len(a) != len(b) {
+			t.Fatal("not deterministic")
+		}
+		for _, s := range a {
+			if !strings.Contains(s.Key, ".") {
+				t.Fatalf("key %q has no section", s.Key)
+			}
+		}
+	})
+}

@@ -1,0 +1,388 @@
+package held
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+)
+
+// Entry is one side of a change.
+type Entry struct {
+	Exists bool
+	Dir    bool
+	// Link is a symlink's target ("" for anything else).
+	Link string
+	Mode fs.FileMode
+	Size int64
+	// at is where its content is in the store; data holds it instead
+	// for what the host has now.
+	at   string
+	data []byte
+}
+
+// Change is one path the box changed.
+type Change struct {
+	// Path is the repository path.
+	Path string
+	// Old is the host's at launch, New the box's.
+	Old, New Entry
+}
+
+// Kind says what happened: added, deleted or modified.
+func (c Change) Kind() string {
+	switch {
+	case !c.Old.Exists:
+		return "added"
+	case !c.New.Exists:
+		return "deleted"
+	}
+	return "modified"
+}
+
+// Changes lists what set holds, in path order.
+func Changes(set string) ([]Change, error) {
+	m, err := ReadManifest(set)
+	if err != nil {
+		return nil, err
+	}
+	return changes(set, m)
+}
+
+func changes(set string, m Manifest) ([]Change, error) {
+	var out []Change
+	for n, it := range m.Items {
+		if !it.Held() {
+			continue
+		}
+		from, skip := base(set, n), []string(nil)
+		switch it.How {
+		case protect.Shadow:
+			skip = it.Live // the mount points of its live entries
+		case protect.Create:
+			if empty(Work(set, n)) {
+				continue
+			}
+			from = "" // nothing was there
+		}
+		cs, err := compareTrees(from, Work(set, n), it.Path, skip)
+		if it.How == protect.Create && it.Dir {
+			// The directory itself goes without saying.
+			cs = slices.DeleteFunc(cs, func(c Change) bool { return c.Path == it.Path })
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	for n, p := range m.Swept {
+		cs, err := compareTrees("", swept(set, n), p, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	slices.SortStableFunc(out, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// empty reports whether p is an empty directory or an empty file.
+func empty(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return true
+	}
+	if fi.IsDir() {
+		ents, err := os.ReadDir(p)
+		return err == nil && len(ents) == 0
+	}
+	return fi.Mode().IsRegular() && fi.Size() == 0
+}
+
+// tree lists a copy: relative path to entry, without following links.
+func tree(root string) (map[string]Entry, error) {
+	out := map[string]Entry{}
+	if root == "" {
+		return out, nil
+	}
+	if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n++; n > maxTreeEntries {
+			return fmt.Errorf("%s holds more than %d entries", root, maxTreeEntries)
+		}
+		rel, _ := filepath.Rel(root, p)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e := Entry{Exists: true, Mode: fi.Mode(), Size: fi.Size(), at: p}
+		switch {
+		case fi.IsDir():
+			e.Dir = true
+		case fi.Mode()&fs.ModeSymlink != 0:
+			e.Link, _ = os.Readlink(p)
+		case !fi.Mode().IsRegular():
+			return nil // a FIFO or socket the box made: nothing to hold
+		}
+		out[rel] = e
+		return nil
+	})
+	return out, err
+}
+
+// compareTrees lists the changes from the copy at a to the copy at b,
+// which stand for the repository path at; top-level names in skip are
+// left out.
+func compareTrees(a, b, at string, skip []string) ([]Change, error) {
+	ta, err := tree(a)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := tree(b)
+	if err != nil {
+		return nil, err
+	}
+	var rels []string
+	for r := range ta {
+		rels = append(rels, r)
+	}
+	for r := range tb {
+		if _, ok := ta[r]; !ok {
+			rels = append(rels, r)
+		}
+	}
+	var out []Change
+	for _, r := range rels {
+		if top, _, _ := strings.Cut(r, "/"); slices.Contains(skip, top) {
+			continue
+		}
+		ea, eb := ta[r], tb[r]
+		if r == "." && ea.Dir && eb.Dir {
+			continue
+		}
+		same, err := sameEntry(ea, eb)
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			continue
+		}
+		out = append(out, Change{Path: filepath.Join(at, r), Old: ea, New: eb})
+	}
+	return out, nil
+}
+
+func sameEntry(a, b Entry) (bool, error) {
+	switch {
+	case a.Exists != b.Exists || a.Dir != b.Dir || (a.Link == "") != (b.Link == ""):
+		return false, nil
+	case !a.Exists || a.Dir:
+		return true, nil
+	case a.Link != "" || b.Link != "":
+		return a.Link == b.Link, nil
+	case a.Mode.Perm()&0o111 != b.Mode.Perm()&0o111 || a.Size != b.Size:
+		return false, nil
+	}
+	return sameContent(a.at, b.at)
+}
+
+func sameContent(p, q string) (bool, error) {
+	if p == "" || q == "" {
+		return false, nil // not a regular file
+	}
+	f, err := regfile.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	g, err := regfile.Open(q)
+	if err != nil {
+		return false, err
+	}
+	defer g.Close()
+	bf, bg := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		n, errf := io.ReadFull(f, bf)
+		m, errg := io.ReadFull(g, bg)
+		if n != m || !bytes.Equal(bf[:n], bg[:m]) {
+			return false, nil
+		}
+		if errf != nil || errg != nil {
+			return errors.Is(errf, io.EOF) || errors.Is(errf, io.ErrUnexpectedEOF), nil
+		}
+	}
+}
+
+// maxShown caps a file's content shown in a diff.
+const maxShown = 1 << 20
+
+// content reads an entry's bytes for display (nil for none, ok false
+// when it is too large or not text).
+func content(e Entry) (data []byte, text bool) {
+	if !e.Exists || e.Dir || e.Link != "" {
+		return nil, true
+	}
+	if e.data != nil {
+		return e.data, bytes.IndexByte(e.data, 0) < 0
+	}
+	b, err := regfile.Read(e.at, maxShown)
+	if err != nil || bytes.IndexByte(b, 0) >= 0 {
+		return nil, false
+	}
+	return b, true
+}
+
+// describe is one line for an entry that has no text to diff.
+func describe(e Entry) string {
+	switch {
+	case !e.Exists:
+		return "(none)"
+	case e.Dir:
+		return "directory"
+	case e.Link != "":
+		return "symlink to " + quote(e.Link)
+	}
+	return fmt.Sprintf("file, %d bytes, mode %04o", e.Size, e.Mode.Perm())
+}
+
+// quote shows a name with anything unprintable escaped.
+func quote(s string) string {
+	q := fmt.Sprintf("%q", s)
+	return q[1 : len(q)-1]
+}
+
+// Render writes the changes as a unified diff (a/ the host's at launch,
+// b/ the box's), relative to repo; what is not text is described.
+func Render(w io.Writer, repo string, cs []Change) {
+	for _, c := range cs {
+		rel := c.Path
+		if r, err := filepath.Rel(repo, c.Path); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
+		fmt.Fprintf(w, "%s %s\n", c.Kind(), quote(rel))
+		renderPair(w, rel, c.Old, c.New)
+	}
+}
+
+func renderPair(w io.Writer, rel string, a, b Entry) {
+	if a.Exists && b.Exists && a.Link == "" && b.Link == "" && !a.Dir && !b.Dir && a.Mode.Perm() != b.Mode.Perm() {
+		fmt.Fprintf(w, "mode %04o -> %04o\n", a.Mode.Perm(), b.Mode.Perm())
+	}
+	da, ta := content(a)
+	db, tb := content(b)
+	plain := (!a.Exists || (!a.Dir && a.Link == "")) && (!b.Exists || (!b.Dir && b.Link == ""))
+	if !plain || !ta || !tb {
+		fmt.Fprintf(w, "  was: %s\n  now: %s\n", describe(a), describe(b))
+		return
+	}
+	fmt.Fprintf(w, "--- a/%s\n+++ b/%s\n", quote(rel), quote(rel))
+	writeDiff(w, lines(da), lines(db))
+}
+
+func lines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := strings.SplitAfter(string(b), "\n")
+	if s[len(s)-1] == "" {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// maxDiffLines bounds the line diff's table; past it every old line is
+// shown removed and every new one added.
+const maxDiffLines = 4000
+
+// writeDiff writes the lines of a and b as one hunk of a unified diff:
+// an LCS table over at most maxDiffLines lines a side (the files held are
+// small configuration files and scripts), every line shown.
+func writeDiff(w io.Writer, a, b []string) {
+	fmt.Fprintf(w, "@@ -%s +%s @@\n", span(len(a)), span(len(b)))
+	show := func(mark byte, l string) {
+		io.WriteString(w, string(mark)+safeLine(l))
+		if !strings.HasSuffix(l, "\n") {
+			io.WriteString(w, "\n\\ No newline at end of file\n")
+		}
+	}
+	if len(a) > maxDiffLines || len(b) > maxDiffLines {
+		for _, l := range a {
+			show('-', l)
+		}
+		for _, l := range b {
+			show('+', l)
+		}
+		return
+	}
+	// lcs[i][j] is the length of the longest common subsequence of
+	// a[i:] and b[j:].
+	lcs := make([][]int32, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			show(' ', a[i])
+			i, j = i+1, j+1
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			show('-', a[i])
+			i++
+		default:
+			show('+', b[j])
+			j++
+		}
+	}
+}
+
+func span(n int) string {
+	if n == 0 {
+		return "0,0"
+	}
+	return fmt.Sprintf("1,%d", n)
+}
+
+// safeLine keeps tabs and the final newline, and escapes every other
+// control character, so a held file cannot drive the reviewer's terminal.
+func safeLine(l string) string {
+	body, nl := strings.CutSuffix(l, "\n")
+	var b strings.Builder
+	for _, r := range body {
+		switch {
+		case r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0xfffd:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if nl {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

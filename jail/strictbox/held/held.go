@@ -1,0 +1,591 @@
+// Package held keeps what a strict box changed in the paths a host tool
+// runs (jail/protect's plan) aside for the user's review, instead of
+// losing it or letting it reach the repository.
+//
+// # Protocol
+//
+//	launch   Prepare: for each protected path, a copy in the set's
+//	         directory (base/N, the host's at launch; work/N, the box's,
+//	         bound read-write over the path); an empty work/N and a mount
+//	         point in the repository for what does not exist
+//	box      edits work/N only
+//	end      Collect (the wrapper, or the keeper of a kept box): mount
+//	         points made for the run removed, what must not appear swept
+//	         into swept/N, changes listed; a set with none is removed
+//	review   Changes shows base against work; Apply writes the box's
+//	         version where the repository still holds base's, else
+//	         refuses naming both; Discard drops the set
+//
+// A set lives in aisan's state, $AISAN_HOME/held/SLOT/ID, which is
+// read-only in every box, and survives until reviewed.
+//
+// # Rules
+//
+//   - What the box wrote is never trusted: it is read without following a
+//     symlink and never as a FIFO (jail/regfile), and a symlink is held as
+//     a link, shown with its target.
+//   - Applying writes under the repository's real path, resolving each
+//     directory without following a symlink (openat2 RESOLVE_BENEATH and
+//     RESOLVE_NO_SYMLINKS), each file through a new file renamed into
+//     place.
+//   - Applying never clobbers: every change is checked against the
+//     repository first, and one that the host changed since the launch
+//     refuses the whole set.
+package held
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+)
+
+// Dir is the held store's directory under $AISAN_HOME.
+func Dir(aisanHome string) string { return filepath.Join(aisanHome, "held") }
+
+// NewSetDir names a new set's directory for slot: its launch's time and
+// a random suffix.
+func NewSetDir(aisanHome, slot string, now time.Time) string {
+	var b [3]byte
+	rand.Read(b[:])
+	return filepath.Join(Dir(aisanHome), slot, now.UTC().Format("20060102T150405Z")+"-"+hex.EncodeToString(b[:]))
+}
+
+// Work is the box's copy of item n of a set.
+func Work(set string, n int) string { return filepath.Join(set, "work", strconv.Itoa(n)) }
+
+func base(set string, n int) string  { return filepath.Join(set, "base", strconv.Itoa(n)) }
+func swept(set string, n int) string { return filepath.Join(set, "swept", strconv.Itoa(n)) }
+
+// States of a set.
+const (
+	// Open: the box has not ended yet, or nothing collected it.
+	Open = "open"
+	// Held: the box's changes await review.
+	Held = "held"
+)
+
+// Manifest is a set's record, manifest.json in its directory.
+type Manifest struct {
+	Slot  string    `json:"slot"`
+	Kind  string    `json:"kind"`
+	Repo  string    `json:"repo"`
+	Start time.Time `json:"start"`
+	State string    `json:"state"`
+	// Items are the plan's protections, numbered as work/N and base/N.
+	Items []protect.Item `json:"items"`
+	// Created are the mount points made for the run, in creation order.
+	Created []Created `json:"created,omitempty"`
+	// Known, Watch and the git dirs feed the end's sweep.
+	Known     []string `json:"known,omitempty"`
+	Watch     []string `json:"watch,omitempty"`
+	GitDir    string   `json:"git_dir,omitempty"`
+	CommonDir string   `json:"common_dir,omitempty"`
+	// Swept are what the end moved out of the repository, as swept/N.
+	Swept []string `json:"swept,omitempty"`
+	// Exclude are patterns added to both copies of the git dir's
+	// info/exclude (the item at CommonDir/info): the empty files made as
+	// mount points at the repository's root, which the box's own git
+	// would otherwise offer to commit.
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// Created is a mount point made for a box's run.
+type Created struct {
+	Path string `json:"path"`
+	Dir  bool   `json:"dir"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
+}
+
+// maxManifest caps a manifest read back.
+const maxManifest = 4 << 20
+
+// ReadManifest reads set's manifest.
+func ReadManifest(set string) (Manifest, error) {
+	var m Manifest
+	data, err := regfile.Read(filepath.Join(set, "manifest.json"), maxManifest)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("%s/manifest.json does not parse: %w", set, err)
+	}
+	return m, nil
+}
+
+func writeManifest(set string, m Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(set, "manifest.json"), data, atomicfile.Options{Mode: 0o600})
+}
+
+// Prepare makes set for m's items: the copies, the empty copies and their
+// mount points. On an error nothing it made is left.
+func Prepare(set string, m Manifest) (err error) {
+	if err := os.MkdirAll(filepath.Dir(set), 0o700); err != nil {
+		return fmt.Errorf("creating the held store: %w", err)
+	}
+	// Under the store's lock: a box ending meanwhile in the same
+	// repository sees this one and leaves its mount points to it.
+	unlock, err := lockStore(filepath.Dir(filepath.Dir(set)))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := os.Mkdir(set, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", set, err)
+	}
+	defer func() {
+		if err != nil {
+			undoCreated(m.Created)
+			os.RemoveAll(set)
+		}
+	}()
+	for _, d := range []string{"base", "work"} {
+		if err := os.Mkdir(filepath.Join(set, d), 0o700); err != nil {
+			return err
+		}
+	}
+	m.State = Open
+	for n, it := range m.Items {
+		switch it.How {
+		case protect.Copy:
+			for _, dst := range []string{base(set, n), Work(set, n)} {
+				if err := copyTree(it.Path, dst); err != nil {
+					return fmt.Errorf("copying %s for the box: %w", it.Path, err)
+				}
+			}
+		case protect.Create, protect.Shadow:
+			if err := makeEmpty(base(set, n), it.Dir); err != nil {
+				return err
+			}
+			if err := makeEmpty(Work(set, n), it.Dir); err != nil {
+				return err
+			}
+			if it.How == protect.Create {
+				c, err := makeMountPoint(it.Path, it.Dir)
+				m.Created = append(m.Created, c...)
+				if err != nil {
+					return fmt.Errorf("making the mount point %s: %w", it.Path, err)
+				}
+			}
+		}
+		if len(m.Exclude) > 0 && m.CommonDir != "" && it.Path == filepath.Join(m.CommonDir, "info") && it.Held() {
+			for _, dst := range []string{base(set, n), Work(set, n)} {
+				if err := addExclude(filepath.Join(dst, "exclude"), m.Exclude); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return writeManifest(set, m)
+}
+
+// addExclude appends patterns to a copy of info/exclude.
+func addExclude(p string, patterns []string) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("# aisan: empty mount points for this box's run, gone after it\n" + strings.Join(patterns, "\n") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func makeEmpty(p string, dir bool) error {
+	if dir {
+		return os.Mkdir(p, 0o755)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// makeMountPoint creates p (and its missing parents) empty, recording
+// each as it is made.
+func makeMountPoint(p string, dir bool) ([]Created, error) {
+	var missing []string
+	for q := filepath.Dir(p); ; q = filepath.Dir(q) {
+		if _, err := os.Lstat(q); err == nil || q == "/" {
+			break
+		}
+		missing = append([]string{q}, missing...)
+	}
+	var out []Created
+	record := func(q string, isDir bool) error {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(q, &st); err != nil {
+			return err
+		}
+		out = append(out, Created{Path: q, Dir: isDir, Dev: uint64(st.Dev), Ino: st.Ino})
+		return nil
+	}
+	for _, q := range missing {
+		if err := os.Mkdir(q, 0o755); err != nil {
+			return out, err
+		}
+		if err := record(q, true); err != nil {
+			return out, err
+		}
+	}
+	if err := makeEmpty(p, dir); err != nil {
+		return out, err
+	}
+	return out, record(p, dir)
+}
+
+// undoCreated removes the mount points made for a run, deepest first,
+// where each is still the one made and empty. It says which stay.
+func undoCreated(cs []Created) []string {
+	var kept []string
+	for i := len(cs) - 1; i >= 0; i-- {
+		c := cs[i]
+		var st syscall.Stat_t
+		if err := syscall.Lstat(c.Path, &st); err != nil {
+			continue
+		}
+		if uint64(st.Dev) != c.Dev || st.Ino != c.Ino {
+			kept = append(kept, c.Path)
+			continue
+		}
+		var err error
+		if c.Dir {
+			err = syscall.Rmdir(c.Path)
+		} else if st.Size == 0 {
+			err = syscall.Unlink(c.Path)
+		} else {
+			err = errors.New("written to")
+		}
+		if err != nil {
+			kept = append(kept, c.Path)
+		}
+	}
+	return kept
+}
+
+// maxTreeEntries bounds a copy made at launch (the plan keeps larger
+// trees read-only) and what is compared after the box.
+const maxTreeEntries = 100_000
+
+// copyTree copies src (a regular file, a symlink, or a directory of
+// them) to dst, without following a symlink. Other entries are left out.
+func copyTree(src, dst string) error {
+	n := 0
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n++; n > maxTreeEntries {
+			return fmt.Errorf("more than %d entries", maxTreeEntries)
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return os.Mkdir(to, fi.Mode().Perm()|0o700)
+		case d.Type()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(t, to)
+		case d.Type().IsRegular():
+			return copyFile(p, to)
+		}
+		return nil
+	})
+}
+
+func copyFile(from, to string) error {
+	f, err := regfile.Open(from)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, f); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Chmod(fi.Mode().Perm()); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Result is what collecting a set found.
+type Result struct {
+	// Set is the set's directory; "" when nothing was held.
+	Set string
+	// Files are the repository paths the box changed or planted.
+	Files []string
+	// Kept are mount points that could not be removed (the host wrote
+	// there during the run).
+	Kept []string
+}
+
+// Collect ends a set once its box has ended: the run's mount points go,
+// the paths in sweep (protect.NewSince's) and planted watched files are
+// moved into the set, and the changes are listed. A set with nothing to
+// hold is removed.
+func Collect(set string, sweep []string) (Result, error) {
+	m, err := ReadManifest(set)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Set: set}
+	if err := handOverOrUndo(set, &m); err != nil {
+		return r, err
+	}
+	r.Kept = undoCreated(m.Created)
+	m.Created = nil
+	for _, w := range m.Watch {
+		if _, err := os.Lstat(w); err == nil {
+			sweep = append(sweep, w)
+		}
+	}
+	if len(sweep) > 0 {
+		if err := os.MkdirAll(filepath.Join(set, "swept"), 0o700); err != nil {
+			return r, err
+		}
+	}
+	for _, p := range sweep {
+		n := len(m.Swept)
+		if err := moveOut(p, swept(set, n)); err != nil {
+			return r, fmt.Errorf("moving %s (which the box planted) out of the repository: %w", p, err)
+		}
+		m.Swept = append(m.Swept, p)
+	}
+	changes, err := changes(set, m)
+	if err != nil {
+		return r, err
+	}
+	if len(changes) == 0 {
+		return Result{Kept: r.Kept}, os.RemoveAll(set)
+	}
+	r.Files = files(changes)
+	m.State = Held
+	return r, writeManifest(set, m)
+}
+
+// files names the changed paths, an added or removed directory standing
+// for what lies in it.
+func files(cs []Change) []string {
+	var out []string
+	for _, c := range cs {
+		if n := len(out); n > 0 && strings.HasPrefix(c.Path, out[n-1]+"/") {
+			continue
+		}
+		out = append(out, c.Path)
+	}
+	return out
+}
+
+// handOverOrUndo leaves the run's mount points to another box still
+// running in the same repository, if there is one: removing them now
+// would detach that box's mounts on them (an unlink in one mount
+// namespace does so in every other), and what it then wrote there would
+// land in the repository. The last box to end removes them. A lock on the
+// store keeps two ends from handing over to each other.
+func handOverOrUndo(set string, m *Manifest) error {
+	if len(m.Created) == 0 {
+		return nil
+	}
+	store := filepath.Dir(filepath.Dir(set))
+	unlock, err := lockStore(store)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	sets, _ := List(filepath.Dir(store), "")
+	for _, o := range sets {
+		if o.Dir == set || o.State != Open || o.Repo != m.Repo {
+			continue
+		}
+		om, err := ReadManifest(o.Dir)
+		if err != nil || om.State != Open {
+			continue
+		}
+		om.Created = append(om.Created, m.Created...)
+		if err := writeManifest(o.Dir, om); err != nil {
+			return err
+		}
+		m.Created = nil
+		return nil
+	}
+	return nil
+}
+
+// lockStore takes the held store's lock.
+func lockStore(store string) (func(), error) {
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(store, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// moveOut renames p into the store, or copies it there and removes it
+// when the store is on another file system.
+func moveOut(p, to string) error {
+	err := os.Rename(p, to)
+	if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	if err := copyTree(p, to); err != nil {
+		return err
+	}
+	return os.RemoveAll(p)
+}
+
+// Summary is one line naming what a set holds, relative to its repository.
+func (r Result) Summary(repo, slot string) string {
+	var rel []string
+	for _, f := range r.Files {
+		if x, err := filepath.Rel(repo, f); err == nil && !strings.HasPrefix(x, "..") {
+			f = x
+		}
+		rel = append(rel, f)
+	}
+	const most = 6
+	more := ""
+	if len(rel) > most {
+		more = fmt.Sprintf(" and %d more", len(rel)-most)
+		rel = rel[:most]
+	}
+	return fmt.Sprintf("the box changed what host tools run, held for review, not applied: %s%s; 'aisan review %s' shows it, --apply writes it, --discard drops it", strings.Join(rel, ", "), more, slot)
+}
+
+// Set is one held set, as listed.
+type Set struct {
+	Dir string
+	Manifest
+	// Files are the changed repository paths (for a held set).
+	Files []string
+}
+
+// List returns the sets under the store, oldest first per slot; slot ""
+// lists every slot's. A set whose manifest cannot be read is reported
+// and skipped.
+func List(aisanHome, slot string) ([]Set, []error) {
+	root := Dir(aisanHome)
+	slots := []string{slot}
+	if slot == "" {
+		ents, err := os.ReadDir(root)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, []error{err}
+		}
+		slots = nil
+		for _, e := range ents {
+			if e.IsDir() {
+				slots = append(slots, e.Name())
+			}
+		}
+	}
+	var out []Set
+	var problems []error
+	for _, s := range slots {
+		ents, err := os.ReadDir(filepath.Join(root, s))
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				problems = append(problems, err)
+			}
+			continue
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			dir := filepath.Join(root, s, e.Name())
+			m, err := ReadManifest(dir)
+			if err != nil {
+				problems = append(problems, err)
+				continue
+			}
+			set := Set{Dir: dir, Manifest: m}
+			if cs, err := changes(dir, m); err == nil {
+				set.Files = files(cs)
+			}
+			out = append(out, set)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Slot != out[j].Slot {
+			return out[i].Slot < out[j].Slot
+		}
+		return out[i].Start.Before(out[j].Start)
+	})
+	return out, problems
+}
+
+// Discard drops a set.
+func Discard(set string) error {
+	if _, err := ReadManifest(set); err != nil {
+		return err
+	}
+	return os.RemoveAll(set)
+}
+
+// End collects set after its box ended: it finds what the box planted
+// where nothing was protected while it ran (protected names and nested
+// .git entries new since the launch, at any depth) and hands that to
+// [Collect].
+func End(set string) (Result, error) {
+	m, err := ReadManifest(set)
+	if err != nil {
+		return Result{}, err
+	}
+	known := slices.Clone(m.Known)
+	for _, it := range m.Items {
+		known = append(known, it.Path)
+	}
+	for _, c := range m.Created {
+		known = append(known, c.Path)
+	}
+	sweep, err := protect.NewSince(m.Repo, known, protect.GitFacts{GitDir: m.GitDir, CommonDir: m.CommonDir})
+	if err != nil {
+		return Result{}, err
+	}
+	return Collect(set, sweep)
+}

@@ -1,0 +1,40 @@
+package protect
+
+import (
+	"fmt"
+	"io"
+)
+
+// WriteTable prints the table: what is protected, who runs it, why.
+func WriteTable(w io.Writer) {
+	for _, r := range append(Table(), GitRows...) {
+		name := r.Name
+		if r.Dir {
+			name += "/"
+		}
+		fmt.Fprintf(w, "  %-36s %-16s %s\n", name, r.Who, r.Why)
+	}
+}
+
+// Explain prints how each protected path of a plan appears in the box.
+func Explain(w io.Writer, p Plan) {
+	for _, it := range p.Items {
+		name := it.Path
+		if it.Dir {
+			name += "/"
+		}
+		what := map[How]string{
+			Copy:     "a copy; changes held for review",
+			Create:   "absent: an empty copy over a mount point made for the run; what the box puts there is held",
+			Shadow:   "its entries stay live, new ones are held",
+			Pin:      "a mount point over itself",
+			ReadOnly: "read-only",
+			Mask:     "masked",
+		}[it.How]
+		fmt.Fprintf(w, "  %-10s %s: %s\n", it.How, name, what)
+	}
+	for _, w2 := range p.Watch {
+		fmt.Fprintf(w, "  %-10s %s: must not appear; swept into the review\n", "watch", w2)
+	}
+	fmt.Fprintf(w, "  %-10s any other protected name or .git the box creates deeper: swept into the review when it ends\n", "sweep")
+}

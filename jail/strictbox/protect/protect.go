@@ -1,0 +1,357 @@
+// Package protect decides what of a repository a strict box may not
+// change behind the user's back: the paths a host tool runs or obeys
+// without asking the next time the user works there, and the Unix sockets
+// through which a box could drive a host program.
+//
+// # Threat
+//
+// A strict box writes the repository. The user's next unjailed claude,
+// codex or opencode in it runs the project's hooks, plugins and MCP
+// servers; host git runs hooks and the programs its config names; direnv,
+// VS Code and dev containers obey their files. Each of them runs with
+// every credential the box was kept from. And a Unix socket under the
+// repository (a tmux server's, an agent's) answers any process that can
+// reach its path, network namespace or not.
+//
+// # Rules
+//
+//   - One table ([Table]) names what is protected: the agents' project
+//     files (jail/agent, one row per agent), the editors' and
+//     environment tools' files, and what git reads to decide what to run
+//     (jail/gitpin's Steer). A name matches at any depth.
+//   - What exists at launch is copied into aisan's state (jail/held) and
+//     the copy is bound read-write over it: the box works on the copy,
+//     and its changes are held for review when it ends.
+//   - What does not exist at launch, at the repository's root or in a git
+//     dir, gets an empty copy bound over an empty mount point made for the
+//     box's run and removed after it. Deeper, where no mount point can be
+//     foreseen, what the box creates is swept into the review when it
+//     ends ([Plan.Known] says what was there before).
+//   - A copied path is a mount point, so the box can neither rename it
+//     aside nor replace it; a nested repository's .git is made one too.
+//   - Every Unix socket found under the repository (and a linked
+//     worktree's common git dir) is masked with an empty read-only file.
+//   - A tree too large to copy is bound read-only instead, and the launch
+//     says so. A protected name that is a symlink is refused: a mount on
+//     it would land on its target.
+//   - Facts are gathered once ([Gather], a walk bounded by
+//     [MaxEntries]); [Make] decides from them alone.
+package protect
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aisan-dev/aisan/jail/agent"
+)
+
+// Rule is one row of the table: a name a host tool runs or obeys.
+type Rule struct {
+	// Name is the entry's base name.
+	Name string
+	// Dir is set for a directory, taken whole.
+	Dir bool
+	// Who is the tool that reads it.
+	Who string
+	// Why says what the tool does with it.
+	Why string
+}
+
+// others are the rows that belong to no agent.
+var others = []Rule{
+	{Name: ".envrc", Who: "direnv", Why: "a shell script run on cd once allowed"},
+	{Name: ".vscode", Dir: true, Who: "VS Code", Why: "tasks run on folder open, launch configurations, settings naming programs"},
+	{Name: ".devcontainer", Dir: true, Who: "dev containers", Why: "the container and the commands built and run for the project"},
+	{Name: ".devcontainer.json", Who: "dev containers", Why: "the same, as one file"},
+}
+
+// Table is every row: the agents' first, in jail/agent's order.
+func Table() []Rule {
+	var out []Rule
+	for _, a := range agent.All {
+		for _, f := range a.ProjectFiles {
+			out = append(out, Rule{Name: f.Name, Dir: f.Dir, Who: a.Name, Why: f.Why})
+		}
+	}
+	return append(out, others...)
+}
+
+// GitRows are the table's git rows, for explain: what jail/gitpin lists
+// in every git dir.
+var GitRows = []Rule{
+	{Name: ".git/config, config.worktree", Who: "git", Why: "programs named in config (core.fsmonitor, pagers, drivers, hooksPath), and the files it includes from the repository"},
+	{Name: ".git/hooks, core.hooksPath", Dir: true, Who: "git", Why: "hooks run by commit, merge, checkout, push"},
+	{Name: ".git/info, objects/info/alternates", Who: "git", Why: "exclude, attributes, sparse-checkout; other object stores"},
+	{Name: ".git/modules", Dir: true, Who: "git", Why: "submodule git dirs: a new one with a gitlink runs its config on git status"},
+	{Name: ".git pointers", Who: "git", Why: "a .git file, commondir, gitdir: read-only (a new commondir is swept)"},
+	{Name: "nested .git", Who: "git", Why: "a nested repository's git dir: its steering files as above; a new one is swept"},
+}
+
+// ruleFor returns the row whose name is base.
+func ruleFor(base string) (Rule, bool) {
+	for _, r := range Table() {
+		if r.Name == base {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// How is how a protected path appears in the box.
+type How int
+
+const (
+	// Copy binds a copy of the path, made at launch, over it.
+	Copy How = iota + 1
+	// Create binds an empty copy over a mount point made for the box's
+	// run (and removed after it) where nothing exists.
+	Create
+	// Shadow binds a copy of a directory over it, with each of its live
+	// entries bound back from the host: only new entries are the box's.
+	Shadow
+	// Pin binds the path over itself, read-write: a mount point the box
+	// cannot rename aside (a nested repository's .git).
+	Pin
+	// ReadOnly binds the path over itself, read-only.
+	ReadOnly
+	// Mask binds an empty read-only file over a socket.
+	Mask
+)
+
+func (h How) String() string {
+	switch h {
+	case Copy:
+		return "copy"
+	case Create:
+		return "create"
+	case Shadow:
+		return "shadow"
+	case Pin:
+		return "pin"
+	case ReadOnly:
+		return "read-only"
+	case Mask:
+		return "mask"
+	}
+	return "invalid"
+}
+
+// Item is one planned protection.
+type Item struct {
+	// Path is the host path, absolute.
+	Path string
+	// Dir is set for a directory.
+	Dir bool
+	How How
+	// Live are a Shadow's entries that stay the host's.
+	Live []string `json:",omitempty"`
+	// Why is the reason, for explain.
+	Why string
+}
+
+// Held reports whether the box's changes to the item are held for
+// review (it works on a copy).
+func (i Item) Held() bool { return i.How == Copy || i.How == Create || i.How == Shadow }
+
+// Plan is how a repository's protected paths appear in a box.
+type Plan struct {
+	// Items are the protections, in mount order: a directory before what
+	// lies in it.
+	Items []Item
+	// Known are the protected entries and nested .git entries that
+	// existed at launch: anything else of the kind found after the box
+	// is the box's, and swept into the review.
+	Known []string
+	// Watch are files that must not appear (jail/gitpin's), swept too.
+	Watch []string
+	// Notes are what the launch tells the user (a tree bound read-only).
+	Notes []string
+}
+
+// Limits on what is copied at launch. Beyond them a tree is bound
+// read-only: a copy per launch would cost too much.
+const (
+	MaxCopyFiles = 2000
+	MaxCopyBytes = 32 << 20
+)
+
+// PathFact is what Gather found at one path.
+type PathFact struct {
+	Path string
+	// Exists, and as what: a directory, a symlink, or Other (neither a
+	// directory nor a regular file nor a symlink).
+	Exists, Dir, Link, Other bool
+	// Files and Bytes measure a tree (stopping past the copy limits).
+	Files int
+	Bytes int64
+	// Live are a directory of git dirs' entries (jail/gitpin's).
+	Live []string
+	// Shadowed marks a directory of git dirs.
+	Shadowed bool
+	// Sealed is an absent path whose directory this user cannot write:
+	// the box, which writes as this user, cannot create it either.
+	Sealed bool
+	Why    string
+}
+
+// Facts are what a launch gathered about a repository.
+type Facts struct {
+	Repo string
+	// Entries is how many directory entries the walk saw.
+	Entries int
+	// Sockets are the Unix sockets found.
+	Sockets []string
+	// Found are the protected names found by the walk, and the roots'
+	// own candidates (present or not).
+	Found []PathFact
+	// Steer are git's steering paths (jail/gitpin's and those of nested
+	// repositories), present or not.
+	Steer []PathFact
+	// NestedGit are .git entries below the repository's root.
+	NestedGit []PathFact
+	// Watch are jail/gitpin's watched files.
+	Watch []string
+}
+
+// LinkError is a protected name that is a symlink.
+type LinkError struct{ Path string }
+
+func (e *LinkError) Error() string {
+	return fmt.Sprintf("%s is a symlink: strict mode protects what host tools run there with a mount, which would land on the link's target", e.Path)
+}
+
+// Hints says what to do.
+func (e *LinkError) Hints() []string {
+	return []string{"replace the link with a copy of its target (or remove it), then start the box again"}
+}
+
+// Make plans the protections from gathered facts alone.
+func Make(f Facts) (Plan, error) {
+	var p Plan
+	p.Watch = slices.Clone(f.Watch)
+	add := func(pf PathFact, pin How) error {
+		switch {
+		case pf.Exists && pf.Link:
+			return &LinkError{Path: pf.Path}
+		case pf.Exists && pf.Other:
+			p.Items = append(p.Items, Item{Path: pf.Path, How: Mask, Why: pf.Why + " (not a file or directory: masked)"})
+		case pf.Exists && (pf.Files > MaxCopyFiles || pf.Bytes > MaxCopyBytes):
+			p.Items = append(p.Items, Item{Path: pf.Path, Dir: pf.Dir, How: ReadOnly, Why: pf.Why + " (too large to copy: read-only)"})
+			p.Notes = append(p.Notes, fmt.Sprintf("%s is bound read-only in the box: it is too large to copy for review (more than %d files or %d MiB)", pf.Path, MaxCopyFiles, MaxCopyBytes>>20))
+		case pf.Exists && pf.Shadowed:
+			p.Items = append(p.Items, Item{Path: pf.Path, Dir: true, How: Shadow, Live: slices.Clone(pf.Live), Why: pf.Why})
+		case pf.Exists:
+			p.Items = append(p.Items, Item{Path: pf.Path, Dir: pf.Dir, How: pin, Why: pf.Why})
+		case pf.Sealed:
+		default:
+			p.Items = append(p.Items, Item{Path: pf.Path, Dir: pf.Dir, How: Create, Why: pf.Why})
+		}
+		return nil
+	}
+	for _, pf := range f.Found {
+		if err := add(pf, Copy); err != nil {
+			return Plan{}, err
+		}
+		if pf.Exists {
+			p.Known = append(p.Known, pf.Path)
+		}
+	}
+	for _, pf := range f.Steer {
+		if err := add(pf, Copy); err != nil {
+			return Plan{}, err
+		}
+	}
+	for _, g := range f.NestedGit {
+		p.Known = append(p.Known, g.Path)
+		switch {
+		case g.Link:
+			return Plan{}, &LinkError{Path: g.Path}
+		case g.Dir:
+			p.Items = append(p.Items, Item{Path: g.Path, Dir: true, How: Pin, Why: "git: a nested repository's git dir, a mount point so it cannot be renamed aside"})
+		default:
+			p.Items = append(p.Items, Item{Path: g.Path, How: ReadOnly, Why: "git: a nested checkout's gitdir pointer"})
+		}
+	}
+	for _, s := range f.Sockets {
+		p.Items = append(p.Items, Item{Path: s, How: Mask, Why: "socket: a host program's, not connectable from the box"})
+	}
+	// A socket or a nested repository inside a copied tree is the copy's
+	// business (the copy has neither).
+	p.Items = slices.DeleteFunc(p.Items, func(it Item) bool {
+		for _, o := range p.Items {
+			if o.Path != it.Path && (o.How == Copy || o.How == Create) && o.Dir && within(it.Path, o.Path) {
+				return true
+			}
+		}
+		return false
+	})
+	slices.SortStableFunc(p.Items, func(a, b Item) int { return comparePaths(a.Path, b.Path) })
+	p.Items = slices.CompactFunc(p.Items, func(a, b Item) bool { return a.Path == b.Path })
+	slices.Sort(p.Known)
+	return p, nil
+}
+
+// comparePaths orders paths so that a directory comes before what lies
+// in it.
+func comparePaths(a, b string) int {
+	return slices.Compare(strings.Split(a, "/"), strings.Split(b, "/"))
+}
+
+// SharedError is a box asked to start in a directory where other
+// programs keep their sockets and state.
+type SharedError struct {
+	Dir, Shared string
+}
+
+func (e *SharedError) Error() string {
+	what := "is"
+	if e.Dir != e.Shared {
+		what = "holds"
+	}
+	return fmt.Sprintf("a strict box does not start in %s: it %s %s, where other programs keep sockets a box could drive; cd into a project and start it there", e.Dir, what, e.Shared)
+}
+
+// ErrShared matches a [SharedError].
+var ErrShared = errors.New("a shared runtime directory")
+
+func (e *SharedError) Is(target error) bool { return target == ErrShared }
+
+// CheckRoot refuses a repository or working directory that is, or holds,
+// one of shared (/tmp, /var/tmp, /dev/shm, the user's runtime
+// directory…), each given as the caller found it and as its real path.
+func CheckRoot(dirs, shared []string) error {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		for _, s := range shared {
+			if s != "" && within(s, d) {
+				return &SharedError{Dir: d, Shared: s}
+			}
+		}
+	}
+	return nil
+}
+
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// IsProtectedName reports whether base is a name of the table.
+func IsProtectedName(base string) bool {
+	_, ok := ruleFor(base)
+	return ok
+}
+
+// RootCandidates are the table's paths at dir, for Gather: at the
+// repository's root, each gets a mount point when it does not exist.
+func RootCandidates(dir string) []PathFact {
+	var out []PathFact
+	for _, r := range Table() {
+		out = append(out, PathFact{Path: filepath.Join(dir, r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why})
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package protect
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func items(p Plan) string {
+	var b strings.Builder
+	for _, it := range p.Items {
+		b.WriteString(it.How.String() + " " + it.Path)
+		if it.Dir {
+			b.WriteString("/")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestMake(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		facts Facts
+		want  string
+		err   string
+	}{
+		{"existing is copied, absent is created", Facts{Found: []PathFact{
+			{Path: "/r/.claude", Exists: true, Dir: true, Files: 2},
+			{Path: "/r/.envrc"},
+			{Path: "/r/.vscode", Dir: true},
+		}}, "copy /r/.claude/\ncreate /r/.envrc\ncreate /r/.vscode/\n", ""},
+		{"a parent before what lies in it", Facts{Steer: []PathFact{
+			{Path: "/r/.git/modules/sub/config", Exists: true, Files: 1},
+			{Path: "/r/.git/modules", Exists: true, Dir: true, Shadowed: true, Live: []string{"sub"}},
+		}}, "shadow /r/.git/modules/\ncopy /r/.git/modules/sub/config\n", ""},
+		{"too large is read-only", Facts{Found: []PathFact{{Path: "/r/.opencode", Exists: true, Dir: true, Files: MaxCopyFiles + 1}}},
+			"read-only /r/.opencode/\n", ""},
+		{"sockets are masked, but not inside a copy", Facts{
+			Found:   []PathFact{{Path: "/r/.vscode", Exists: true, Dir: true, Files: 1}},
+			Sockets: []string{"/r/tmux.sock", "/r/.vscode/ipc.sock"},
+		}, "copy /r/.vscode/\nmask /r/tmux.sock\n", ""},
+		{"a nested repository is pinned, a pointer read-only", Facts{NestedGit: []PathFact{
+			{Path: "/r/vendor/x/.git", Exists: true, Dir: true},
+			{Path: "/r/sub/.git", Exists: true},
+		}}, "read-only /r/sub/.git\npin /r/vendor/x/.git/\n", ""},
+		{"a symlink is refused", Facts{Found: []PathFact{{Path: "/r/.claude", Exists: true, Link: true}}}, "", "is a symlink"},
+		{"what this user cannot create needs no mount point", Facts{Found: []PathFact{{Path: "/r/.envrc", Sealed: true}}}, "", ""},
+		{"something odd is masked", Facts{Found: []PathFact{{Path: "/r/.envrc", Exists: true, Other: true}}}, "mask /r/.envrc\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Make(tc.facts)
+			if tc.err != "" {
+				var le *LinkError
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &le) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := items(p); got != tc.want {
+				t.Errorf("items:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckRoot(t *testing.T) {
+	shared := []string{"/tmp", "/var/tmp", "/dev/shm", "/run/user/1000"}
+	for _, tc := range []struct {
+		dirs []string
+		bad  bool
+	}{
+		{[]string{"/tmp", "/tmp"}, true},
+		{[]string{"/", "/"}, true},
+		{[]string{"/run/user/1000", "/run/user/1000"}, true},
+		{[]string{"/run", "/run"}, true},
+		{[]string{"/home/u/proj", "/home/u/proj/sub"}, false},
+		{[]string{"/tmp/proj", "/tmp/proj"}, false},
+		{[]string{"/dev", "/dev"}, true},
+		{[]string{"/tmpfoo", "/tmpfoo"}, false},
+	} {
+		err := CheckRoot(tc.dirs, shared)
+		if (err != nil) != tc.bad {
+			t.Errorf("%q: %v, want refused=%v", tc.dirs, err, tc.bad)
+		}
+		if err != nil && (!errors.Is(err, ErrShared) || !strings.Contains(err.Error(), "cd into a project")) {
+			t.Errorf("%q: %v", tc.dirs, err)
+		}
+	}
+}
+
+// TestGather: a walk finds sockets and protected names at any depth,
+// nested repositories, and not what lies in a git dir or a protected
+// directory; the root's candidates are listed whether or not they exist.
+func TestGather(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{".git/hooks", "a/b/.claude", "a/.vscode/deep", "n/.git", ".git/x/.claude"} {
+		os.MkdirAll(filepath.Join(r, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(r, "a/b/.envrc"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(r, ".mcp.json"), []byte("{}"), 0o644)
+	for _, s := range []string{"a/b/ctl.sock", ".git/fsmonitor.ipc", "a/.vscode/deep/in.sock"} {
+		l, err := net.Listen("unix", filepath.Join(r, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+	}
+	f, err := Gather(r, GitFacts{GitDir: filepath.Join(r, ".git"), CommonDir: filepath.Join(r, ".git")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, pf := range f.Found {
+		if pf.Exists {
+			found = append(found, strings.TrimPrefix(pf.Path, r+"/"))
+		}
+	}
+	if got := strings.Join(found, " "); got != ".mcp.json a/.vscode a/b/.claude a/b/.envrc" {
+		t.Errorf("found %q", got)
+	}
+	var socks []string
+	for _, s := range f.Sockets {
+		socks = append(socks, strings.TrimPrefix(s, r+"/"))
+	}
+	if got := strings.Join(socks, " "); got != ".git/fsmonitor.ipc a/b/ctl.sock" {
+		t.Errorf("sockets %q", got)
+	}
+	if len(f.NestedGit) != 1 || f.NestedGit[0].Path != filepath.Join(r, "n/.git") {
+		t.Errorf("nested %+v", f.NestedGit)
+	}
+	if len(f.Found) != len(Table())+3 { // the root's candidates, a/b's two and a's one
+		t.Errorf("found %d entries, want the root's %d candidates and 3 more", len(f.Found), len(Table()))
+	}
+	// What the box plants is new; what was there is not.
+	os.MkdirAll(filepath.Join(r, "x/y/.opencode"), 0o755)
+	os.MkdirAll(filepath.Join(r, "m/.git"), 0o755)
+	p, _ := Make(f)
+	known := p.Known
+	for _, it := range p.Items {
+		known = append(known, it.Path)
+	}
+	got, err := NewSince(r, known, GitFacts{GitDir: filepath.Join(r, ".git")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(r, "m/.git"), filepath.Join(r, "x/y/.opencode")}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("new since: %q, want %q", got, want)
+	}
+}
+
+// FuzzCheckRoot: any paths decide without a panic, and a refusal names
+// a shared directory within the refused one.
+func FuzzCheckRoot(f *testing.F) {
+	f.Add("/tmp", "/tmp")
+	f.Add("/", "/run/user/1")
+	f.Add("/home/u/x", "/tmp")
+	f.Fuzz(func(t *testing.T, dir, shared string) {
+		err := CheckRoot([]string{dir}, []string{shared})
+		var se *SharedError
+		if err != nil && (!errors.As(err, &se) || !within(se.Shared, se.Dir)) {
+			t.Fatalf("%v", err)
+		}
+	})
+}

@@ -1,0 +1,127 @@
+package strictbox
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail"
+)
+
+// TestSeedStateNeverFollowsALink: a symlink the box planted in its state
+// directory is replaced, its target untouched; a regular file that does
+// not parse is refused, not overwritten.
+func TestSeedStateNeverFollowsALink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	state := filepath.Join(dir, "state")
+	os.Mkdir(state, 0o700)
+	os.Symlink(victim, filepath.Join(state, ".claude.json"))
+	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, Cwd: "/w/r", Repo: "/w/r", SkipPermissions: true}
+	if err := seedState(o); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+	b, err := os.ReadFile(filepath.Join(state, ".claude.json"))
+	if err != nil || !strings.Contains(string(b), `"hasCompletedOnboarding": true`) || !strings.Contains(string(b), `"/w/r"`) {
+		t.Fatalf("seed %q %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(state, "settings.json")); !strings.Contains(string(b), "skipDangerousModePermissionPrompt") {
+		t.Fatalf("settings %q", b)
+	}
+	os.WriteFile(filepath.Join(state, ".claude.json"), []byte("{broken"), 0o600)
+	if err := seedState(o); err == nil || !strings.Contains(err.Error(), "does not parse") {
+		t.Fatalf("broken file: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(state, ".claude.json")); string(b) != "{broken" {
+		t.Fatalf("broken file overwritten: %q", b)
+	}
+	codex := filepath.Join(dir, "codex")
+	os.Mkdir(codex, 0o700)
+	os.WriteFile(filepath.Join(codex, "config.toml"), []byte("model = \"m\"\n"), 0o600)
+	if err := seedState(jail.StrictOptions{Kind: jail.KindCodex, StateDir: codex, Cwd: "/w/r", Repo: "/w/r"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(codex, "config.toml")); !strings.Contains(string(b), "trust_level = 'trusted'") || !strings.Contains(string(b), "model = 'm'") {
+		t.Fatalf("codex config %q", b)
+	}
+}
+
+// TestServeKeepResume: a strict box's built-in endpoint is served on its
+// socket, its variables are the box's; a keeper gets one socket per
+// endpoint and the state, and serves the same endpoint on it (here the
+// host allow-list proxy, which needs no credential), while the wrapper's
+// share drains; the keeper's end says what it refused.
+func TestServeKeepResume(t *testing.T) {
+	t.Setenv("AISAN_HOME", t.TempDir())
+	dir, err := os.MkdirTemp("", "sb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	r := EgressRequest{Name: "hosts", Backend: "hosts", Param: "a.example"}
+	eps, err := planEgress([]EgressRequest{r}, dir, false, "s-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := []string{}
+	say := func(_ jail.Level, text string) { said = append(said, text) }
+	b := &Box{egress: newBoxEgress(false)}
+	s := &jail.Session{SlotDir: dir, Request: jail.Request{Say: say}, Spec: jail.Spec{Egress: eps}, Strict: &jail.StrictPlan{}}
+	svc, err := b.Serve(context.Background(), s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := strings.Join(svc.Env(), " "); !strings.Contains(env, "HTTPS_PROXY=http://127.0.0.1:") {
+		t.Fatalf("env %q", env)
+	}
+	k, err := svc.Keep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Mode != "strict" || len(k.Files) != 1 || k.Env == nil {
+		t.Fatalf("kept %+v", k)
+	}
+	kept, err := b.Resume(k, say)
+	for _, f := range k.Files {
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	svc.Drain(ctx)
+	cancel()
+	// The keeper's proxy answers on the socket the wrapper listened on.
+	c, err := net.Dial("unix", eps[0].Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "CONNECT b.example:443 HTTP/1.1\r\nHost: b.example:443\r\n\r\n")
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	c.Close()
+	if !strings.Contains(line, " 403 ") {
+		t.Fatalf("the keeper's proxy answered %q", line)
+	}
+	kept.Stop()
+	// The keeper's end says what its services refused (the CONNECT
+	// above), and nothing of a held set the box did not have.
+	if len(said) != 1 || !strings.HasPrefix(said[0], "strict mode refused 1 request of this box's") {
+		t.Errorf("the keeper's end said %q", said)
+	}
+	// A hand-over with another number of sockets is refused: the wrapper
+	// then keeps serving.
+	k.Files = nil
+	if _, err := b.Resume(k, say); err == nil {
+		t.Error("a hand-over of no socket for one endpoint was taken")
+	}
+}

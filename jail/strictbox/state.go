@@ -1,0 +1,166 @@
+package strictbox
+
+// The host side of a strict box's state directory.
+//
+// Rules:
+//   - The box can write the state directory, so the host never trusts
+//     what is in it: every read opens with O_NOFOLLOW and O_NONBLOCK,
+//     accepts only a regular file and reads at most maxStateFile bytes;
+//     every write goes to a new file created with O_EXCL|O_NOFOLLOW and is
+//     renamed into place (a rename replaces a planted symlink, never what
+//     it points at).
+//   - A file that is not a regular file (a symlink, a FIFO) is replaced; a
+//     regular file that does not parse is left alone and the launch is
+//     refused, because it may be the user's data.
+//   - The seed is what the client needs to start offline without a
+//     prompt, never a credential, and never made by running a host client
+//     against the directory.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
+
+	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// maxStateFile caps what the host reads from a state directory.
+const maxStateFile = 4 << 20
+
+// errNotRegular marks a state file that is something else than a
+// regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// makeStateDir creates dir (inside aisanHome) and its parents, refusing a
+// symlink on the way: a box never writes there, but a user's typo might.
+func makeStateDir(aisanHome, dir string) error {
+	rel, err := filepath.Rel(aisanHome, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("state directory %s is not inside %s", dir, aisanHome)
+	}
+	p := aisanHome
+	for _, part := range strings.Split(rel, "/") {
+		p = filepath.Join(p, part)
+		err := os.Mkdir(p, 0o700)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating the state directory %s: %w", p, err)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("creating the state directory %s: %w", p, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory (a symlink?); remove it and try again", p)
+		}
+	}
+	return nil
+}
+
+// readStateFile reads a small regular file without following a symlink.
+// A missing file is (nil, nil); a non-regular one errNotRegular.
+func readStateFile(path string) ([]byte, error) {
+	data, err := regfile.Read(path, maxStateFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, syscall.ELOOP) || errors.Is(err, regfile.ErrNotRegular):
+		return nil, errNotRegular
+	case errors.Is(err, regfile.ErrTooLarge):
+		return nil, fmt.Errorf("%s is larger than %d bytes; aisan will not read it (move it away to start afresh)", path, maxStateFile)
+	}
+	return data, err
+}
+
+// seedState writes what o's agent needs to start offline in its state
+// directory.
+func seedState(o jail.StrictOptions) error {
+	projects := []string{o.Cwd}
+	if o.Repo != o.Cwd {
+		projects = append(projects, o.Repo)
+	}
+	switch string(o.Kind) {
+	case agent.Claude.Kind:
+		err := mergeJSON(o.StateDir, ".claude.json", func(m map[string]any) {
+			m["hasCompletedOnboarding"] = true
+			setProjects(m, projects, "hasTrustDialogAccepted", true)
+			for k, v := range o.ClaudeSeed {
+				m[k] = v
+			}
+		})
+		if err != nil || !o.SkipPermissions {
+			return err
+		}
+		return mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
+			m["skipDangerousModePermissionPrompt"] = true
+		})
+	case agent.Codex.Kind:
+		return mergeTOML(o.StateDir, "config.toml", func(m map[string]any) {
+			setProjects(m, projects, "trust_level", "trusted")
+		})
+	}
+	return nil
+}
+
+// setProjects sets key to value in m["projects"][p] for each project p,
+// keeping whatever else is there.
+func setProjects(m map[string]any, projects []string, key string, value any) {
+	ps, _ := m["projects"].(map[string]any)
+	if ps == nil {
+		ps = map[string]any{}
+	}
+	for _, p := range projects {
+		e, _ := ps[p].(map[string]any)
+		if e == nil {
+			e = map[string]any{}
+		}
+		e[key] = value
+		ps[p] = e
+	}
+	m["projects"] = ps
+}
+
+func mergeJSON(dir, name string, edit func(map[string]any)) error {
+	return mergeFile(dir, name, func(data []byte, m *map[string]any) error { return json.Unmarshal(data, m) },
+		func(m map[string]any) ([]byte, error) { return json.MarshalIndent(m, "", "  ") }, edit)
+}
+
+func mergeTOML(dir, name string, edit func(map[string]any)) error {
+	return mergeFile(dir, name, func(data []byte, m *map[string]any) error { return toml.Unmarshal(data, m) },
+		func(m map[string]any) ([]byte, error) { return toml.Marshal(m) }, edit)
+}
+
+func mergeFile(dir, name string, decode func([]byte, *map[string]any) error, encode func(map[string]any) ([]byte, error), edit func(map[string]any)) error {
+	path := filepath.Join(dir, name)
+	data, err := readStateFile(path)
+	if err != nil && !errors.Is(err, errNotRegular) {
+		return err
+	}
+	m := map[string]any{}
+	if len(data) > 0 {
+		if err := decode(data, &m); err != nil {
+			return fmt.Errorf("%s does not parse (%v); fix it or move it away, and aisan seeds a new one", path, err)
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+	}
+	edit(m)
+	out, err := encode(m)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
+	if string(out) == string(data) {
+		return nil
+	}
+	return atomicfile.Write(filepath.Join(dir, name), out, atomicfile.Options{Mode: 0o600})
+}
