@@ -95,7 +95,7 @@ func AtFDs(files map[int]*os.File) ([]*os.File, error) {
 //	   │                 ▼
 //	   │              bwrap --args 3          3 args   (memfd, NUL-separated)
 //	   │                 │                    4 init   (aisan-init, or aisan)
-//	   │                 │                    5 payload (pipe ← wrapper, JSON)
+//	   │                 │                    5 payload (pipe ← wrapper, payload.go)
 //	   │                 │                    6 info   (pipe → wrapper)
 //	   │                 │                    7 ready  (pipe → wrapper)
 //	   │                 │                    8… pins  (O_PATH, consumed by bwrap)

@@ -449,7 +449,7 @@ func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 	if len(st.inherit) > 0 {
 		pl.Inherit, pl.InheritAt = st.inherit, boxinit.FDFirstPin+len(c.Pins)
 	}
-	payload, err := json.Marshal(pl)
+	payload, err := pl.Encode()
 	if err != nil {
 		st.abortStage()
 		return fmt.Errorf("encoding the jail payload: %w", err)
