@@ -47,7 +47,7 @@ type ClaudeBox struct {
 	// Left names what stays on the host, and why, one phrase each.
 	Left []string
 	// AutoMode is set when the user's defaultMode is "auto", whose
-	// classifier the box cannot reach.
+	// classifier the box cannot reach: it is left out, and not in Left.
 	AutoMode bool
 }
 
@@ -122,8 +122,8 @@ func (b *ClaudeBox) permissions(raw json.RawMessage, v BoxView) (json.RawMessage
 				return nil, fmt.Errorf("defaultMode is not a string: %w", err)
 			}
 			if mode == "auto" {
+				// The box's note says what to use instead.
 				b.AutoMode = true
-				b.Left = append(b.Left, `defaultMode "auto": its classifier is not reachable through the egress proxy`)
 				continue
 			}
 			out[k] = mode
