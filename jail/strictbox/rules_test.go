@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
 )
 
 // TestSeedRules: the keys the user's rules own are the user's at every
@@ -47,5 +49,49 @@ func TestRulesNote(t *testing.T) {
 	}
 	if n := resumeNote(jail.KindClaude, "/h/.aisan/state/x"); !strings.Contains(n, "/h/.aisan/state/x") || !strings.Contains(n, "aisan claude --strict --resume") {
 		t.Errorf("resume note %q", n)
+	}
+}
+
+// TestPlanRules: the view the rules are read with is the box's (its
+// PATH, its mounts, its state dir; the credentials are not mountable),
+// and what they ask for lands in the plan: the guard bound read-only at
+// its path from its real file, the variables, opencode's first layer.
+func TestPlanRules(t *testing.T) {
+	root := t.TempDir()
+	tools := filepath.Join(root, "tools")
+	os.MkdirAll(tools, 0o755)
+	guard := filepath.Join(root, "real-guard")
+	os.WriteFile(guard, []byte("\x7fELF"), 0o755)
+	os.Symlink(guard, filepath.Join(tools, "aisan-guard"))
+	os.WriteFile(filepath.Join(tools, "hooktool"), []byte("#!/bin/sh\n"), 0o755)
+	o := jail.StrictOptions{Kind: jail.KindOpencode, Repo: "/src/app", Cwd: "/src/app", StateDir: "/st",
+		Forbidden: []string{"/home/u/.ssh"}, BindPath: []string{tools},
+		Binds: []jail.Mount{{Kind: jail.ROBind, Src: tools, Dst: tools}}}
+	var view RulesView
+	b := &Box{Options: Options{Rules: func(v RulesView) (BoxRules, error) {
+		view = v
+		return BoxRules{Binds: []string{filepath.Join(root, "elsewhere", "aisan-guard")}, Env: []string{"OPENCODE_PERMISSION={}"}, OpencodePermission: json.RawMessage(`{"bash":"ask"}`)}, nil
+	}}}
+	os.MkdirAll(filepath.Join(root, "elsewhere"), 0o755)
+	os.Symlink(guard, filepath.Join(root, "elsewhere", "aisan-guard"))
+	b.mcp = &mcp.Options{}
+	if _, err := b.planRules(jail.Host{Home: "/home/u", Cwd: "/src/app"}, &o); err != nil {
+		t.Fatal(err)
+	}
+	if !view.Shows("/src/app/x") || !view.Shows("/st/settings.json") || !view.Shows("/usr/bin/sh") || view.Shows("/home/u/x") || view.Shows(root+"/elsewhere") {
+		t.Error("the view does not show what the box shows")
+	}
+	if p := view.LookPath("hooktool"); p != filepath.Join(tools, "hooktool") {
+		t.Errorf("LookPath(hooktool) = %q", p)
+	}
+	if view.Mountable("/home/u/.ssh/id") == nil || view.Mountable(tools) != nil {
+		t.Error("Mountable does not refuse exactly the credentials")
+	}
+	last := o.Binds[len(o.Binds)-1]
+	if last.Kind != jail.ROBind || last.Src != guard || last.Dst != filepath.Join(root, "elsewhere", "aisan-guard") {
+		t.Errorf("the guard's bind: %+v", last)
+	}
+	if !slices.Contains(o.ExtraEnv, "OPENCODE_PERMISSION={}") || string(b.mcp.OpencodePermission) != `{"bash":"ask"}` {
+		t.Errorf("env %q, opencode layer %s", o.ExtraEnv, b.mcp.OpencodePermission)
 	}
 }
