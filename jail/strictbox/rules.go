@@ -2,6 +2,7 @@ package strictbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,7 +84,9 @@ func (b *Box) planRules(h jail.Host, o *jail.StrictOptions) (string, error) {
 	for _, bin := range r.Binds {
 		src, err := filepath.EvalSymlinks(bin)
 		if err != nil {
-			return "", fmt.Errorf("bringing the user's rules into the box: the guard %s: %w", bin, err)
+			// A stale hook fails in the box as it does on the host.
+			r.Left = append(r.Left, fmt.Sprintf("aisan's guard %s, which a hook runs, is not there (%v): run 'aisan install-hook' again", bin, errors.Unwrap(err)))
+			continue
 		}
 		o.Binds = append(o.Binds, jail.Mount{Kind: jail.ROBind, Src: src, Dst: bin, Why: "rules: aisan's kill guard, which the user's hooks run, read-only"})
 	}

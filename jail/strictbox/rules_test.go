@@ -70,13 +70,17 @@ func TestPlanRules(t *testing.T) {
 	var view RulesView
 	b := &Box{Options: Options{Rules: func(v RulesView) (BoxRules, error) {
 		view = v
-		return BoxRules{Binds: []string{filepath.Join(root, "elsewhere", "aisan-guard")}, Env: []string{"OPENCODE_PERMISSION={}"}, OpencodePermission: json.RawMessage(`{"bash":"ask"}`)}, nil
+		return BoxRules{Binds: []string{filepath.Join(root, "elsewhere", "aisan-guard"), "/gone/aisan-guard"}, Env: []string{"OPENCODE_PERMISSION={}"}, OpencodePermission: json.RawMessage(`{"bash":"ask"}`)}, nil
 	}}}
 	os.MkdirAll(filepath.Join(root, "elsewhere"), 0o755)
 	os.Symlink(guard, filepath.Join(root, "elsewhere", "aisan-guard"))
 	b.mcp = &mcp.Options{}
-	if _, err := b.planRules(jail.Host{Home: "/home/u", Cwd: "/src/app"}, &o); err != nil {
+	note, err := b.planRules(jail.Host{Home: "/home/u", Cwd: "/src/app"}, &o)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(note, "aisan's guard /gone/aisan-guard, which a hook runs, is not there") {
+		t.Errorf("a guard that is gone: note %q", note)
 	}
 	if !view.Shows("/src/app/x") || !view.Shows("/st/settings.json") || !view.Shows("/usr/bin/sh") || view.Shows("/home/u/x") || view.Shows(root+"/elsewhere") {
 		t.Error("the view does not show what the box shows")
