@@ -80,6 +80,9 @@ func strictLong(t *testing.T, dir string, env []string, d time.Duration, opts []
 func TestStrictGoModule(t *testing.T) {
 	needTool(t, "/usr/local/go/bin/go")
 	repo, home, env := strictRepo(t)
+	// go makes its module cache read-only; the host's (~/go/pkg/mod) must
+	// go when the test ends.
+	t.Cleanup(func() { chmodTree(home) })
 	env = append(env, "PATH="+toolPATH(), "GOFLAGS=", "GOPROXY=", "GOMODCACHE=", "GOCACHE=", "GOPATH=", "GOROOT=", "CGO_ENABLED=0")
 
 	// A module proxy in a directory, and the host's own go fetching from
@@ -106,6 +109,9 @@ func TestStrictGoModule(t *testing.T) {
 		t.Fatalf("the host's module cache: %v", err)
 	}
 	os.RemoveAll(proxy) // from now on the host's module cache is the only source
+	// The host's go made its build cache; the box must leave it as it is.
+	hostBuild := filepath.Join(home, ".cache", "go-build")
+	before := treeListing(t, hostBuild)
 
 	start := time.Now()
 	r := strictLong(t, repo, env, 8*time.Minute, []string{"--binds", "go"}, "go", "test", "./...")
@@ -127,8 +133,8 @@ func TestStrictGoModule(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "WRITABLE") || !strings.Contains(r.stdout, "gocache="+home+"/.cache/go-build gomodcache="+home+"/.cache/go-mod") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(home, ".cache", "go-build")); err == nil {
-		t.Errorf("the box wrote the host's build cache %s", filepath.Join(home, ".cache", "go-build"))
+	if after := treeListing(t, hostBuild); after != before {
+		t.Errorf("the box changed the host's build cache %s:\nbefore:\n%s\nafter:\n%s", hostBuild, before, after)
 	}
 	caches, _ := filepath.Glob(filepath.Join(home, ".aisan", "cache", "*", ".cache", "go-build"))
 	if len(caches) != 1 {
@@ -140,6 +146,34 @@ func TestStrictGoModule(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "go version ") {
 		t.Errorf("go from the spec's path, not on the host's PATH: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// chmodTree makes every directory under dir writable, so that it can be
+// removed.
+func chmodTree(dir string) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+}
+
+// treeListing lists the files under dir with their sizes and times, to
+// see whether anything there changed; "" when dir does not exist.
+func treeListing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", p, fi.Size(), fi.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return b.String()
 }
 
 // writeGoModule lays out one module version as a GOPROXY directory.
@@ -199,7 +233,11 @@ func registryStandIn(t *testing.T, ca testCA) (port string, stop func()) {
 	mux.HandleFunc("/simple/uxhello/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<!DOCTYPE html><html><body><a href=\"%s/files/uxhello-1.0-py3-none-any.whl#sha256=%s\">uxhello-1.0-py3-none-any.whl</a></body></html>\n", base, hex.EncodeToString(whlsum[:]))
 	})
-	mux.HandleFunc("/files/uxhello-1.0-py3-none-any.whl", func(w http.ResponseWriter, r *http.Request) { w.Write(whl) })
+	mux.HandleFunc("/files/uxhello-1.0-py3-none-any.whl", func(w http.ResponseWriter, r *http.Request) {
+		// As the real index serves its files: pip caches what may be.
+		w.Header().Set("Cache-Control", "max-age=31536000, public, immutable")
+		w.Write(whl)
+	})
 	srv := &http.Server{Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{ca.server}}}
 	go srv.ServeTLS(ln, "", "")
 	stop = func() { srv.Close() }
@@ -455,7 +493,9 @@ func TestConfigShellFunction(t *testing.T) {
 	}
 	tools := filepath.Join(t.TempDir(), "bin")
 	os.MkdirAll(tools, 0o755)
-	os.WriteFile(filepath.Join(tools, "claude"), []byte("#!/bin/sh\necho \"claude $* config=${CLAUDE_CONFIG_DIR:-host} jail=$AISAN_JAIL\"\n"), 0o755)
+	// The stand-in says where it runs; a strict box's claude gets more
+	// arguments than typed (its MCP configuration), which do not matter.
+	os.WriteFile(filepath.Join(tools, "claude"), []byte("#!/bin/sh\nfor a; do [ \"$a\" = --version ] && v=yes; done\necho \"version=$v config=${CLAUDE_CONFIG_DIR:-host} jail=$AISAN_JAIL\"\n"), 0o755)
 	os.MkdirAll(filepath.Join(home, ".config", "aisan"), 0o755)
 	os.WriteFile(filepath.Join(home, ".config", "aisan", "config.toml"),
 		[]byte(fmt.Sprintf("strict = false\n\n[repo.%q]\nstrict = true\n", filepath.Join(root, "strictrepo"))), 0o644)
@@ -469,10 +509,10 @@ cd "$1/plainrepo" && claude --version
 	if r.code != 0 || len(lines) != 2 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if !strings.HasPrefix(lines[0], "claude --version config="+filepath.Join(home, ".aisan", "state")+"/strictrepo-") {
+	if !strings.HasPrefix(lines[0], "version=yes config="+filepath.Join(home, ".aisan", "state")+"/strictrepo-") {
 		t.Errorf("in the strict repository: %q (stderr %q)", lines[0], r.stderr)
 	}
-	if !strings.HasPrefix(lines[1], "claude --version config=host jail=plainrepo-") {
+	if !strings.HasPrefix(lines[1], "version=yes config=host jail=plainrepo-") {
 		t.Errorf("in the other repository: %q", lines[1])
 	}
 }

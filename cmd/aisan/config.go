@@ -35,8 +35,8 @@ configuration, then its defaults.
 The configuration is $XDG_CONFIG_HOME/aisan/config.toml (by default
 ~/.config/aisan/config.toml). Its keys are the launchers' options (a flag's
 name with _ for -, allow_hosts for --allow-host), limits (as
-AISAN_LIMITS: "memory=4G cpu=200% tasks=512") and bus_talk (as
-AISAN_BUS_TALK); a table [repo."PATH"] holds one repository's, by its real
+AISAN_LIMITS: "memory=4G cpu=200% tasks=512"), bus_talk (as
+AISAN_BUS_TALK), budget and rate (as --budget and --rate); a table [repo."PATH"] holds one repository's, by its real
 path:
 
   strict = false
@@ -72,6 +72,11 @@ var configVars = map[string]string{
 	"limits":      systemd.EnvLimits,
 	"bus_talk":    busproxy.EnvTalk,
 }
+
+// passThroughKeys are keys that reach a launcher only through its option
+// of the same name: budget (tokens, as --budget) and rate ("N/s[,BURST]",
+// as --rate).
+var passThroughKeys = []string{"budget", "rate"}
 
 // configKeyNames are the keys whose name is not the flag's.
 var configKeyNames = map[string]string{"allow-host": "allow_hosts"}
@@ -117,6 +122,12 @@ func configKeys() []config.Key {
 		})
 	}
 	add(config.Key{Name: "bus_talk", Kind: config.List})
+	// The egress limits (issue 29) are keys before their options exist,
+	// so a configuration that sets them parses; applyConfig passes each
+	// to the launcher option of the same name once there is one.
+	for _, k := range passThroughKeys {
+		add(config.Key{Name: k, Kind: config.String})
+	}
 	// The strict options in their help's order, then the others.
 	rank := func(k config.Key) int {
 		for i, o := range strictOptions {

@@ -41,7 +41,7 @@ type Kind int
 const (
 	// Bool is true or false.
 	Bool Kind = iota
-	// String is one string.
+	// String is one string (an integer is taken as its text).
 	String
 	// List is an array of strings (one string is a list of one).
 	List
@@ -260,6 +260,9 @@ func values(n *unstable.Node, k Key) ([]string, error) {
 		return []string{string(n.Data)}, nil
 	case k.Kind != Bool && n.Kind == unstable.String:
 		return []string{string(n.Data)}, nil
+	case k.Kind == String && n.Kind == unstable.Integer:
+		// A count (budget = 200_000) is the option's text as typed.
+		return []string{strings.ReplaceAll(string(n.Data), "_", "")}, nil
 	case k.Kind == List && n.Kind == unstable.Array:
 		out := []string{}
 		it := n.Children()

@@ -162,3 +162,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestIntegerAsString: a String key takes an integer as its text, so a
+// count reads naturally (budget = 200_000); a Bool or List does not.
+func TestIntegerAsString(t *testing.T) {
+	keys := append(testKeys, Key{Name: "budget", Kind: String})
+	c, err := Parse("c.toml", []byte("budget = 200_000\n"), keys, "/home/me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := Resolve(c, keys, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := Lookup(ss, "budget"); len(s.Values) != 1 || s.Values[0] != "200000" {
+		t.Errorf("budget = %q", s.Values)
+	}
+	if _, err := Parse("c.toml", []byte("binds = 3\n"), keys, "/home/me"); err == nil || !strings.Contains(err.Error(), "c.toml:1: binds: must be an array of strings, not Integer") {
+		t.Errorf("a list given an integer: %v", err)
+	}
+}

@@ -61,7 +61,7 @@ func TestShippedSpecs(t *testing.T) {
 			mounts:   []string{"ro /home/u/go/bin", "ro /home/u/go/pkg/mod/cache/download"},
 			path:     []string{"/usr/local/go/bin", "/home/u/go/bin"},
 			caches:   []string{"/home/u/.cache/go-build", "/home/u/.cache/go-mod"},
-			env:      []string{"GOCACHE=/home/u/.cache/go-build", "GOMODCACHE=/home/u/.cache/go-mod", "GOPROXY=file:///home/u/go/pkg/mod/cache/download,https://proxy.golang.org"},
+			env:      []string{"GOCACHE=/home/u/.cache/go-build", "GOMODCACHE=/home/u/.cache/go-mod", "GOFLAGS=-modcacherw", "GOPROXY=file:///home/u/go/pkg/mod/cache/download,https://proxy.golang.org"},
 			skipped:  []string{"ro /usr/local/go: every box shows it already", "ro /home/u/sdk: it does not exist here"},
 			provides: "go"},
 		{name: "node",
