@@ -280,6 +280,9 @@ func (lf *launcherFlags) applyConfig(fs *flag.FlagSet) error {
 			continue
 		}
 		for _, v := range s.Values {
+			if s.Key == "binds" {
+				v = specFromFile(v, s.Source)
+			}
 			if err := fs.Set(name, v); err != nil {
 				return withHint(fmt.Errorf("%s: %s = %q: %w", s.Source, s.Key, v, err), "fix it; 'aisan config' shows where each option comes from")
 			}
@@ -287,6 +290,24 @@ func (lf *launcherFlags) applyConfig(fs *flag.FlagSet) error {
 		lf.configured = append(lf.configured, s.Key+" ("+s.Source.String()+")")
 	}
 	return nil
+}
+
+// specFromFile resolves a bind spec the configuration names by a relative
+// path against the configuration's directory, so that it means the same
+// file in every repository; shipped names, absolute paths and ~/… stay.
+func specFromFile(v string, src config.Source) string {
+	if src.From != config.FromRepo && src.From != config.FromDefaults {
+		return v
+	}
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" || bindspec.IsShipped(p) || filepath.IsAbs(p) || p == "~" || strings.HasPrefix(p, "~/") {
+			continue
+		}
+		parts[i] = filepath.Join(filepath.Dir(src.File), p)
+	}
+	return strings.Join(parts, ",")
 }
 
 // flagOfKey is the option of fs a key sets; "" when fs has none (a key

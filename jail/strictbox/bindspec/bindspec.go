@@ -246,7 +246,12 @@ func Load(h Host, files ...string) (Spec, error) {
 			}
 			continue
 		}
-		abs, err := filepath.Abs(f)
+		// "~/…" expands here too: a name from the configuration or a
+		// variable met no shell.
+		abs, err := expandHome(f, h.Home)
+		if err == nil {
+			abs, err = filepath.Abs(abs)
+		}
 		if err != nil {
 			return Spec{}, &Error{File: f, Err: err}
 		}
