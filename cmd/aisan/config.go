@@ -257,6 +257,7 @@ func (lf *launcherFlags) applyConfig(fs *flag.FlagSet) error {
 	}
 	if s, _ := config.Lookup(ss, "strict"); s.Source.From != config.FromFlag && s.Source.From != config.Unset {
 		lf.strict = s.Bool()
+		lf.configured = append(lf.configured, "strict ("+s.Source.String()+")")
 	}
 	for _, s := range ss {
 		switch s.Source.From {
