@@ -276,3 +276,23 @@ func TestGatherFacts(t *testing.T) {
 		t.Errorf("FactNames starts %s", got)
 	}
 }
+
+// TestGatherFactsFnm: fnm puts a per-shell link to the version's
+// installation on PATH; NODE_HOME is the installation it leads to, which
+// lasts beyond the shell.
+func TestGatherFactsFnm(t *testing.T) {
+	home := t.TempDir()
+	inst := filepath.Join(home, ".local", "share", "fnm", "node-versions", "v22.1.0", "installation")
+	os.MkdirAll(filepath.Join(inst, "bin"), 0o755)
+	os.WriteFile(filepath.Join(inst, "bin", "node"), []byte("#!/bin/sh\n"), 0o755)
+	shells := filepath.Join(home, ".local", "state", "fnm_multishells")
+	os.MkdirAll(shells, 0o755)
+	link := filepath.Join(shells, "12345_1700000000000")
+	if err := os.Symlink(inst, link); err != nil {
+		t.Fatal(err)
+	}
+	f := GatherFacts([]string{"PATH=" + filepath.Join(link, "bin") + ":/usr/bin"}, home)
+	if f["NODE_HOME"] != inst {
+		t.Errorf("NODE_HOME = %q, want %q", f["NODE_HOME"], inst)
+	}
+}
