@@ -13,6 +13,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
 	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
@@ -54,6 +55,13 @@ type Options struct {
 	// Model is the model backend the agent is given instead of its
 	// default one ("vertex" for --vertex); "" for the default.
 	Model string
+	// Caches are the bind specs' cache entries: directories in the box's
+	// home it keeps as its own, per repository (toolchain.go).
+	Caches []Cache
+	// Facts are the host's facts the bind specs were loaded with
+	// (bindspec.GatherFacts); nil when none were, and gathered when
+	// explain needs them.
+	Facts bindspec.Facts
 }
 
 // modeName is a strict box's mode, as the slot's record and a keeper
@@ -85,6 +93,10 @@ func (b *Box) Name() string { return modeName }
 // PassFDs is false: a strict box starts from nothing of the host's.
 func (b *Box) PassFDs() bool { return false }
 
+// CheckCommand leaves the command to Prepare: the box's PATH, on which
+// the init finds it, is known once the box is planned (toolchain.go).
+func (b *Box) CheckCommand(string, jail.Kind, jail.Host) error { return nil }
+
 // Prepare gathers what the box's plan is decided from (the repository's
 // git layout, the agent's binaries, its instruction files and settings,
 // the credentials that exist, the MCP configs), decides the preset's
@@ -109,6 +121,10 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	}
 	b.mcp = mcpOpts
 	rulesNote, err := b.planRules(h, &o)
+	if err != nil {
+		return jail.Prepared{}, nil, err
+	}
+	tc, err := planToolchain(req.Kind, command[0], h, o, f, b.Options, dry)
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
@@ -138,12 +154,12 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		}
 	}
 	b.git, b.gitconfig, b.guard, b.held = f.git, f.gitconfig, f.guard, f.held
-	notes := slices.Clone(f.guard.Notes)
+	notes := slices.Concat(tc.notes, f.guard.Notes)
 	if rulesNote != "" {
 		notes = append(notes, rulesNote)
 	}
 	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles),
-		Notes: notes, Explain: explain(mcpExplain, f.guard, f.held)}}, undo, nil
+		Notes: notes, Explain: tc.explain + explain(mcpExplain, f.guard, f.held)}}, undo, nil
 }
 
 // explain renders what explain shows that only the box's mode knows: the
@@ -172,6 +188,9 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 	say := s.Request.Say
 	o := s.Strict.Options
 	if err := rememberWritable(s.Host.AisanHome, s.Spec); err != nil {
+		return nil, err
+	}
+	if err := makeCacheDirs(s.Host.AisanHome, s.Spec.Mounts); err != nil {
 		return nil, err
 	}
 	if o.StateDir != "" {
