@@ -34,8 +34,16 @@ const maxHeader = 64 << 10
 
 // Config is a proxy's policy and host facts, as plain data.
 type Config struct {
-	// Allow is the allow-list; empty allows nothing.
+	// Allow is the allow-list the box was launched with; empty allows
+	// nothing (until a grant).
 	Allow List
+	// Live, when not nil, is the list to serve instead of Allow: a
+	// running box's list as a hand-over passes it on, with its grants and
+	// their lapse times. Entries that lapsed already are dropped.
+	Live []Entry
+	// Slot names the box in the command a refusal tells the user to run
+	// ("" leaves the command out).
+	Slot string
 	// Resolver looks names up on the host side; nil means [HostResolver].
 	// Wrap it with [Overrides.Then] for AISAN_RESOLVE.
 	Resolver Resolver
@@ -66,6 +74,11 @@ type Proxy struct {
 	lns      map[net.Listener]struct{}
 	conns    map[net.Conn]struct{}
 	wg       sync.WaitGroup
+	// live is the allow-list as it stands (grants.go); tunnels are the
+	// connections open through it, each re-judged when an entry goes.
+	live    []Entry
+	lapses  map[Pattern]*time.Timer
+	tunnels map[*tunnel]struct{}
 
 	// dial is the one place a connection leaves; tests replace it with one
 	// that refuses anything off this machine.
@@ -93,8 +106,11 @@ func New(cfg Config) *Proxy {
 	def(&cfg.ResponseTimeout, DefaultResponseTimeout)
 	var d net.Dialer
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Proxy{cfg: cfg, ctx: ctx, cancel: cancel, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+	p := &Proxy{cfg: cfg, ctx: ctx, cancel: cancel, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+		lapses: map[Pattern]*time.Timer{}, tunnels: map[*tunnel]struct{}{},
 		dial: func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }}
+	p.startLive()
+	return p
 }
 
 // Serve accepts proxy connections on ln until [Proxy.Close], then returns
@@ -151,6 +167,9 @@ func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	p.cancel()
+	for _, t := range p.lapses {
+		t.Stop()
+	}
 	for l := range p.lns {
 		l.Close()
 	}
@@ -222,16 +241,21 @@ func (p *Proxy) isClosed() bool {
 }
 
 // RefusedError is a policy refusal: Reason says what was refused and Hint
-// is the pattern that would allow it (empty when none can).
+// is the pattern that would allow it (empty when none can). Slot, when
+// set, is the running box's, which the user can grant it to.
 type RefusedError struct {
 	Target Target
 	Reason string
 	Hint   string
+	Slot   string
 }
 
 func (e *RefusedError) Error() string {
-	if e.Hint == "" {
+	switch {
+	case e.Hint == "":
 		return e.Reason
+	case e.Slot != "":
+		return fmt.Sprintf("%s; the user can allow it while the box runs with: aisan allow %s --host %s (or start the box with --allow-host %s)", e.Reason, e.Slot, e.Hint, e.Hint)
 	}
 	return fmt.Sprintf("%s; to allow it, start the box with --allow-host %s (or allow_hosts = [%q] in a bind spec)", e.Reason, e.Hint, e.Hint)
 }
@@ -263,8 +287,12 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 	if err != nil {
 		return t, nil, err
 	}
-	explicit, err := Decide(p.cfg.Allow, t)
+	explicit, err := Decide(p.list(), t)
 	if err != nil {
+		var rf *RefusedError
+		if errors.As(err, &rf) {
+			rf.Slot = p.cfg.Slot
+		}
 		return t, nil, err
 	}
 	addrs := []netip.Addr{t.Addr}
@@ -379,7 +407,12 @@ func (p *Proxy) refuse(c net.Conn, start time.Time, method, path string, status 
 }
 
 func (p *Proxy) log(start time.Time, method, path string, status int, up, down int64, err error) {
+	p.logNote(start, method, path, status, up, down, err, "")
+}
+
+func (p *Proxy) logNote(start time.Time, method, path string, status int, up, down int64, err error, note string) {
 	e := audit.Entry{
+		Note:      note,
 		Time:      start,
 		Backend:   Backend,
 		Method:    clip(method),
@@ -408,13 +441,16 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 		p.refuse(c, start, req.Method, pathOf(t, req.Host), statusOf(err), err)
 		return
 	}
-	if !p.track(up) {
-		up.Close()
+	tn, err := p.open(t, c, up)
+	if tn == nil {
+		if err != nil {
+			p.refuse(c, start, req.Method, t.String(), http.StatusForbidden, err)
+		}
 		return
 	}
-	defer p.untrack(up)
+	defer p.shut(tn)
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		p.log(start, req.Method, t.String(), http.StatusOK, 0, 0, nil)
+		p.logTunnel(tn, start, req.Method, http.StatusOK, 0, 0)
 		return
 	}
 	// Bytes the client sent after the CONNECT head (an eager TLS hello)
@@ -426,7 +462,7 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 		early = int64(w)
 	}
 	sent, got := pump(c, up)
-	p.log(start, req.Method, t.String(), http.StatusOK, early+sent, got, nil)
+	p.logTunnel(tn, start, req.Method, http.StatusOK, early+sent, got)
 }
 
 // pump copies both ways until both directions end, passing each EOF on as
@@ -488,11 +524,14 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 		p.refuse(c, start, req.Method, pathOf(t, authority), statusOf(err), err)
 		return
 	}
-	if !p.track(up) {
-		up.Close()
+	tn, err := p.open(t, c, up)
+	if tn == nil {
+		if err != nil {
+			p.refuse(c, start, req.Method, t.String(), http.StatusForbidden, err)
+		}
 		return
 	}
-	defer p.untrack(up)
+	defer p.shut(tn)
 	dropHop(req.Header)
 	// The upstream sees the host that was decided on, whatever Host header
 	// the client also sent.
@@ -515,5 +554,5 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 	resp.Close = true
 	cw := &countWriter{w: c}
 	resp.Write(cw)
-	p.log(start, req.Method, t.String(), resp.StatusCode, upw.n, cw.n, nil)
+	p.logTunnel(tn, start, req.Method, resp.StatusCode, upw.n, cw.n)
 }
