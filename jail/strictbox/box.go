@@ -227,6 +227,13 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		}
 	}
 	svc := &services{egress: b.egress, slot: s.Slot, say: say, controlPath: filepath.Join(s.SlotDir, "control.sock")}
+	var snap *Snapshot
+	if b.snapshot != nil {
+		// Before the run's mount points are made in the repository:
+		// they are aisan's, not the box's changes.
+		snap = b.snapshot()
+		launch.Trace("repository snapshot taken")
+	}
 	if len(b.guard.Items) > 0 || len(b.guard.Watch) > 0 {
 		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(),
 			Items: b.guard.Items, Known: b.guard.Known, Watch: b.guard.Watch,
@@ -248,8 +255,7 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		return nil, err
 	}
 	if b.snapshot != nil {
-		svc.receipt = startReceipt(s.Slot, b.repo, b.snapshot(), svc.held, b.egress)
-		launch.Trace("repository snapshot taken")
+		svc.receipt = startReceipt(s.Slot, b.repo, snap, svc.held, b.egress)
 	}
 	if len(s.Spec.Egress) > 0 {
 		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {

@@ -130,14 +130,27 @@ func cgroupDir(data []byte) string {
 		if !ok || !strings.HasPrefix(p, "/") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
 			continue
 		}
-		return filepath.Join("/sys/fs/cgroup", p)
+		return filepath.Join(cgroup2Root(), p)
 	}
 	return ""
 }
 
+// cgroup2Root is where the unified hierarchy is mounted: /sys/fs/cgroup,
+// or /sys/fs/cgroup/unified on a host that keeps the v1 controllers.
+func cgroup2Root() string {
+	var st unix.Statfs_t
+	if unix.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+		return "/sys/fs/cgroup"
+	}
+	return "/sys/fs/cgroup/unified"
+}
+
 // readCgroupUse reads a cgroup's peak memory (memory.peak, kernels from
-// 5.19; else memory.current) and CPU time (usage_usec of cpu.stat).
+// 5.19; else memory.current; where the cgroup has no memory controller,
+// the resident memory of its processes now) and CPU time (usage_usec of
+// cpu.stat, which every cgroup has).
 func readCgroupUse(dir string) (peak, cpu int64) {
+	peak = -1
 	for _, f := range []string{"memory.peak", "memory.current"} {
 		if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
 			if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
@@ -145,6 +158,9 @@ func readCgroupUse(dir string) (peak, cpu int64) {
 				break
 			}
 		}
+	}
+	if peak < 0 {
+		peak = residentOf(dir)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "cpu.stat")); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(b))
@@ -164,4 +180,33 @@ func pidNSOf(pid string) (uint64, error) {
 		return 0, err
 	}
 	return st.Ino, nil
+}
+
+// residentOf is the resident memory of the processes in cgroup dir and
+// its children, from /proc/PID/statm.
+func residentOf(dir string) int64 {
+	var sum int64
+	page := int64(os.Getpagesize())
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		for _, pid := range strings.Fields(string(b)) {
+			statm, err := os.ReadFile("/proc/" + pid + "/statm")
+			if err != nil {
+				continue
+			}
+			if f := strings.Fields(string(statm)); len(f) > 1 {
+				if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					sum += n * page
+				}
+			}
+		}
+		return nil
+	})
+	return sum
 }
