@@ -12,7 +12,6 @@ package guard
 
 import (
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -487,23 +486,4 @@ func (c *checker) packageRunner(st site, name string, args []arg) {
 	case name == "bun":
 		c.interpreter(st, name, args)
 	}
-}
-
-// killFile reports whether writing to a file signals or freezes
-// processes: a cgroup's cgroup.kill or cgroup.freeze, or the kernel's
-// SysRq trigger.
-func killFile(name string) string {
-	if !strings.Contains(name, "sysrq") && !strings.Contains(name, "cgroup.") {
-		return ""
-	}
-	p := path.Clean(name)
-	switch {
-	case p == "/proc/sysrq-trigger":
-		return "/proc/sysrq-trigger makes the kernel signal, kill or stop every process on the machine"
-	case baseName(p) == "cgroup.kill":
-		return "writing to cgroup.kill kills every process in that cgroup and below it, which may hold the user's and the other agents' work"
-	case baseName(p) == "cgroup.freeze":
-		return "writing to cgroup.freeze stops every process in that cgroup and below it, which may hold the user's and the other agents' work"
-	}
-	return ""
 }

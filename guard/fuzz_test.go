@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -54,4 +55,47 @@ func hasLiteralKillCall(cmd string) bool {
 		return !found
 	})
 	return found
+}
+
+// FuzzHookInputFast holds the fast reading of the hook input to
+// encoding/json's: whatever the fast path accepts, the decoder reads the
+// same way, without an error.
+func FuzzHookInputFast(f *testing.F) {
+	for _, s := range []string{
+		`{"tool_name":"Bash","tool_input":{"command":"pkill node"}}`,
+		`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo \"hi\"\n","description":"x"},"cwd":"/tmp"}`,
+		`{"tool_name":"Bash","Tool_Name":"x","tool_input":{"command":"ls"}}`,
+		`{"tool_name":"Bash","tool_name":"shell","tool_input":{"command":"ls"}}`,
+		`{"tool_name":"Bash","tool_input":{"command":["pkill","node"]}}`,
+		`{"tool_name":"Bash","tool_input":{"command":null}}`,
+		`{"tool_name":null,"tool_input":null}`,
+		`{"tool_name":"Bash","tool_input":"ls"}`,
+		`{"tool_name":5}`,
+		`{"tool_n\u0061me":"Bash","tool_input":{"command":"ls"}}`,
+		`{"tool_name":"Bash","tool_input":{"command":"\u00e9\ud83d\ude00"}}`,
+		"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"a\xffb\"}}",
+		`{"tool_name":"Bash","tool_input":{"nested":{"command":"x"},"command":"ls"}} `,
+		`{ "tool_name" : "Bash" , "tool_input" : { "command" : "ls" } }`,
+		`{}`,
+		`{"a":[1,{"b":"}"}],"tool_name":"Bash","tool_input":{"command":"ls"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		trimmed := bytes.TrimSpace(data)
+		if len(trimmed) == 0 || trimmed[0] != '{' {
+			return
+		}
+		fast, ok := parseHookFast(trimmed)
+		if !ok {
+			return
+		}
+		slow, err := parseHookJSON(trimmed)
+		if err != nil {
+			t.Fatalf("the fast path read %q as %+v; encoding/json fails: %v", data, fast, err)
+		}
+		if fast != slow {
+			t.Fatalf("the fast path read %q as %+v; encoding/json as %+v", data, fast, slow)
+		}
+	})
 }

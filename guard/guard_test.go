@@ -57,6 +57,16 @@ func TestGuardReasons(t *testing.T) {
 		{"${X:-pkill} node", "${X:-pkill} node", "its command name is computed at run time and its text names pkill"},
 		{"$k -KILL 42", "$k -KILL 42", "its command name is computed at run time and it passes the signal option -KILL, as kill would"},
 		{"kill -9 -1 )", "kill -9 -1 )", `the guard cannot parse this command, and "kill" appears in it as a word`},
+		{"IFS=,; c=pkill,node; $c", "$c", "pkill picks its victims by name or attribute, not by PID, so it can hit processes that are not yours"},
+		{"IFS=,; t=-9,-1; kill $t", "kill $t", "it signals every process you may signal (target -1)"},
+		{"python3 -c \"import psutil; [p.kill() for p in psutil.process_iter() if p.name() == 'node']\"",
+			"python3 -c \"import psutil; [p.kill() for p in psutil.process_iter() if p.name() == 'node']\"",
+			"its code lists processes (psutil) and calls kill on what it finds, which kills by name in two steps"},
+		{"node -e \"require('ps-list')().then(l => l.forEach(p => process.kill(p.pid)))\"",
+			"node -e \"require('ps-list')().then(l => l.forEach(p => process.kill(p.pid)))\"",
+			"its code lists processes (ps-list) and calls kill on what it finds, which kills by name in two steps"},
+		{"aisan kill --all", "aisan kill --all", "aisan kill --all ends every jail on this machine, the other agents' and the user's own included"},
+		{"aisan kill codex-1", "aisan kill codex-1", "aisan kill codex-1 ends a jail that is not this one (the guard runs outside any jail), with the work of whoever runs in it"},
 	}
 	for _, tt := range tests {
 		v := Check(tt.cmd)
@@ -264,6 +274,57 @@ func TestGuardOwnSessionsFollowTheSlot(t *testing.T) {
 		}
 		if v := New().Check(cmd); v.Allow {
 			t.Errorf("outside a jail, %q is allowed", cmd)
+		}
+	}
+}
+
+// TestGuardKillFileReasons checks that a file that kills, reached through
+// a computed path, is refused with the reason the written-out path gets.
+func TestGuardKillFileReasons(t *testing.T) {
+	tests := []struct{ cmd, file string }{
+		{"echo 1 > \"$(find /sys/fs/cgroup -name cgroup.kill | head -1)\"", "/sys/fs/cgroup/x/cgroup.kill"},
+		{"f=$(ls /sys/fs/cgroup/*/cgroup.freeze); echo 1 > $f", "/sys/fs/cgroup/x/cgroup.freeze"},
+		{"echo 1 > \"$(printf '%s/cgroup.%s' /sys/fs/cgroup kill)\"", "/sys/fs/cgroup/x/cgroup.kill"},
+		{"t=$(find / -name sysrq-trigger); echo b > $t", "/proc/sysrq-trigger"},
+	}
+	for _, tt := range tests {
+		want := Check("echo 1 > " + tt.file).Reason
+		got := Check(tt.cmd)
+		_, wantWhy, _ := strings.Cut(want, "`: ")
+		_, gotWhy, _ := strings.Cut(got.Reason, "`: ")
+		if got.Allow || gotWhy != wantWhy {
+			t.Errorf("Check(%q): %q\n\twant the reason of a written-out path: %q", tt.cmd, got.Reason, want)
+		}
+	}
+}
+
+// TestGuardAisanKillFollowsTheSlot checks that aisan kill may end the
+// jail the guard runs in, named or as $AISAN_JAIL, and no other; outside
+// a jail every slot is another's.
+func TestGuardAisanKillFollowsTheSlot(t *testing.T) {
+	tests := []struct {
+		cmd   string
+		slot  string
+		allow bool
+	}{
+		{"aisan kill claude-2", "claude-2", true},
+		{"aisan kill \"$AISAN_JAIL\"", "claude-2", true},
+		{"aisan kill ${AISAN_JAIL}", "claude-2", true},
+		{"aisan kill --grace 2s claude-2", "claude-2", true},
+		{"aisan kill --signal KILL -- claude-2", "claude-2", true},
+		{"aisan kill claude-2", "codex-1", false},
+		{"aisan kill claude-2 codex-1", "claude-2", false},
+		{"aisan kill \"$AISAN_JAIL\"", "", false},
+		{"AISAN_JAIL=codex-1; aisan kill \"$AISAN_JAIL\"", "claude-2", false},
+		{"aisan kill ${AISAN_JAIL/2/1}", "claude-2", false},
+		{"aisan kill claude-2", "", false},
+		{"aisan kill --all", "claude-2", false},
+		{"aisan kill --orphans", "claude-2", false},
+	}
+	for _, tt := range tests {
+		v := New(WithSlot(tt.slot)).Check(tt.cmd)
+		if v.Allow != tt.allow {
+			t.Errorf("in slot %q, Check(%q).Allow = %v, want %v (%s)", tt.slot, tt.cmd, v.Allow, tt.allow, v.Reason)
 		}
 	}
 }

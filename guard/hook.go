@@ -64,6 +64,15 @@ func ParseHookInput(data []byte) (HookInput, error) {
 	if trimmed[0] != '{' {
 		return HookInput{}, errors.New("hook input is not a JSON object")
 	}
+	if in, ok := parseHookFast(trimmed); ok {
+		return in, nil
+	}
+	return parseHookJSON(trimmed)
+}
+
+// parseHookJSON is ParseHookInput through encoding/json: every input
+// the fast path leaves, and the errors.
+func parseHookJSON(trimmed []byte) (HookInput, error) {
 	var raw struct {
 		Event     string          `json:"hook_event_name"`
 		Tool      string          `json:"tool_name"`

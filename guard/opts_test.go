@@ -101,19 +101,19 @@ func TestLexCode(t *testing.T) {
 		code string
 		want string
 	}{
-		{langJS, "execSync('npm test') // was: pkill -f jest", "i:execSync p:( s:npm test p:)"},
-		{langJS, "/* pkill */ x(`a ${b} c`)", "i:x p:( t:a " + codeVar + " c p:)"},
-		{langPython, "os.system(f\"kill {pid}\")  # pkill", "i:os.system p:( s:kill " + codeVar + " p:)"},
-		{langPython, "r'''a\\nb'''", `s:a\nb`},
-		{langPerl, "print `ls`; qx(pkill x)", "i:print x:ls p:; x:pkill x"},
-		{langRuby, "%x(pkill x) # kill", "x:pkill x"},
-		{langRuby, `system("kill #{pid}")`, "i:system p:( s:kill " + codeVar + " p:)"},
-		{langAwk, `{ system("kill " $2) }`, "p:{ i:system p:( s:kill  i:$2 p:) p:}"},
+		{langJS, "execSync('npm test') // was: pkill -f jest", "name:execSync punct:( string:npm test punct:)"},
+		{langJS, "/* pkill */ x(`a ${b} c`)", "name:x punct:( template:a " + codeVar + " c punct:)"},
+		{langPython, "os.system(f\"kill {pid}\")  # pkill", "name:os.system punct:( string:kill " + codeVar + " punct:)"},
+		{langPython, "r'''a\\nb'''", `string:a\nb`},
+		{langPerl, "print `ls`; qx(pkill x)", "name:print shell:ls punct:; shell:pkill x"},
+		{langRuby, "%x(pkill x) # kill", "shell:pkill x"},
+		{langRuby, `system("kill #{pid}")`, "name:system punct:( string:kill " + codeVar + " punct:)"},
+		{langAwk, `{ system("kill " $2) }`, "punct:{ name:system punct:( string:kill  name:$2 punct:) punct:}"},
 	}
 	for _, tt := range tests {
 		var got []string
 		for _, tok := range lexCode(tt.l, tt.code) {
-			got = append(got, fmt.Sprintf("%c:%s", tok.kind, tok.text))
+			got = append(got, fmt.Sprintf("%s:%s", tok.kind, tok.text))
 		}
 		if g := strings.Join(got, " "); g != tt.want {
 			t.Errorf("lexCode(%q) = %q, want %q", tt.code, g, tt.want)

@@ -8,7 +8,11 @@ package guard
 //   - fuser is refused with -k (or --kill), and so are the port-kill
 //     helpers (kill-port, fkill, …), run directly or through npx, pnpm dlx,
 //     yarn dlx, bunx or npm exec. Writing to cgroup.kill, cgroup.freeze or
-//     /proc/sysrq-trigger (a redirection, tee, cp, dd of=) is refused.
+//     /proc/sysrq-trigger (a redirection, tee, cp, dd of=) is refused, and
+//     so is writing to a path computed at run time from text that names
+//     one of them (killfile.go).
+//   - aisan kill --all and --orphans are refused, and so is aisan kill of
+//     any slot but the jail the guard runs in (aisan.go).
 //   - kill is refused when a target is -1, 0 or a negative process group
 //     (read as bash reads a number: surrounding whitespace and a + sign
 //     allowed; and for a lone kill -1, which reads like one), when a
@@ -45,6 +49,8 @@ package guard
 //     Conflicts= or a stop-propagating property is refused.
 //   - A program the input copies or links (cp, ln, install, mv, rsync,
 //     dd) runs, under its new name, as the program it is (track.go).
+//   - Unquoted expansions are split into words as bash splits them, at
+//     blanks and at whatever the input assigns to IFS (ifs.go).
 //   - A command word only known at run time is refused when its text names
 //     a kill tool, when it passes a named signal, or when kill with the same
 //     arguments would be refused. Values the input assigns are tried too,
@@ -67,7 +73,8 @@ package guard
 //     checked as a script, a list of words as a command; when the command
 //     is built out of sight, each string of the code is checked as a
 //     command line. Code that reads a PID listing and calls kill is
-//     refused. Makefiles that make reads from stdin or from a file the
+//     refused, and so is code that lists processes itself (psutil,
+//     ps-list, /proc, a pgrep it runs) and signals what it finds. Makefiles that make reads from stdin or from a file the
 //     input writes are checked recipe by recipe. Arguments, data and
 //     comments are not code.
 //   - Text that does not parse is checked up to the error, statement by
@@ -89,7 +96,7 @@ import (
 // specialNames lists every command name the rules below treat specially.
 // A command word that is a glob is matched against it.
 var specialNames = []string{
-	"alias", "ash", "at", "awk", "bash", "batch", "builtin", "bun", "bunx", "busctl", "busybox", "cd", "chroot", "chrt",
+	"aisan", "alias", "ash", "at", "awk", "bash", "batch", "builtin", "bun", "bunx", "busctl", "busybox", "cd", "chroot", "chrt",
 	"command", "cp", "crontab", "csh", "dash", "dbus-run-session", "dbus-send", "dd", "docker", "doas", "env", "eval",
 	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "gmake", "install",
 	"ionice", "kill", "kill-port", "killall", "killall5", "killport", "ksh", "ksh93", "lksh", "ln", "loginctl", "ltrace",
@@ -211,18 +218,20 @@ func (c *checker) dynamic(st site, args []arg) {
 		return
 	}
 	for _, cand := range n.cands {
-		words := []string{cand}
+		ways := [][]string{{cand}}
 		if n.split {
-			words = strings.Fields(cand)
+			ways = splitWays(cand, n.seps)
 		}
-		if len(words) == 0 {
-			continue
+		for _, words := range ways {
+			if len(words) == 0 {
+				continue
+			}
+			alt := make([]arg, 0, len(words)+len(args)-1)
+			for _, w := range words {
+				alt = append(alt, knownArg(w))
+			}
+			c.examine(st, append(alt, args[1:]...))
 		}
-		alt := make([]arg, 0, len(words)+len(args)-1)
-		for _, w := range words {
-			alt = append(alt, knownArg(w))
-		}
-		c.examine(st, append(alt, args[1:]...))
 	}
 }
 
@@ -289,6 +298,8 @@ func (c *checker) byName(st site, name string, rest []arg) {
 	case "docker", "podman", "nerdctl", "pm2", "supervisorctl", "zellij":
 		d, _ := daemonOf(name)
 		c.daemonCommand(st, name, d, rest)
+	case "aisan":
+		c.aisan(st, rest)
 	case "crontab":
 		c.crontab(st, rest)
 	case "make", "gmake":
@@ -304,8 +315,8 @@ func (c *checker) byName(st site, name string, rest []arg) {
 		c.writeArgs(rest, st.text)
 	case "dd":
 		for _, a := range rest {
-			if a.known && strings.HasPrefix(a.text, "of=") {
-				if why := killFile(a.text[3:]); why != "" {
+			if out, ok := ddOutput(a); ok {
+				if why := c.fileTargetWhy(out); why != "" {
 					c.denyInstead(st.text, why, insteadKernel)
 				}
 			}
@@ -461,6 +472,7 @@ func killSignals(args []arg) bool {
 // targets exist); lone1 when the only word after the options is the
 // signal -1, which reads like a target.
 func killTargets(args []arg) (targets []arg, lone1, quiet bool) {
+	args = splitOnce(args)
 	sig, sawSig := "", false
 	i := 0
 options:
@@ -508,18 +520,6 @@ options:
 	return args[min(i, len(args)):], lone1, false
 }
 
-// writeArgs refuses tee, cp and their kin writing to a file that kills.
-func (c *checker) writeArgs(args []arg, text string) {
-	for _, a := range args {
-		if a.known && !strings.HasPrefix(a.text, "-") {
-			if why := killFile(a.text); why != "" {
-				c.denyInstead(text, why, insteadKernel)
-				return
-			}
-		}
-	}
-}
-
 // whitespace is what bash skips around a number.
 const whitespace = " \t\n\v\f\r"
 
@@ -534,7 +534,7 @@ func targetWhy(t arg) string {
 		return fmt.Sprintf("it signals a whole process group (negative target %s)", t.text)
 	}
 	for _, cand := range t.cands {
-		for _, f := range strings.Fields(cand) {
+		for _, f := range splitFields(cand, t.seps) { // at every separator: the most fields
 			if why := pidWhy(f); why != "" {
 				return why
 			}

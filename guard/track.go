@@ -188,6 +188,7 @@ type varInfo struct {
 	// it in any case and surroundings.
 	named   string
 	namedCI bool
+	file    string // a file that kills, named in what is assigned (killfile.go)
 }
 
 // fileInfo is what the input writes to a file.
@@ -197,9 +198,10 @@ type fileInfo struct {
 	opaque []string // source of writers whose output is not known
 }
 
-// writes records the text that a statement such as cat > run.sh <<EOF
-// or echo … >> run.sh puts in a file, so that running the file later in
-// the same input can be checked.
+// writes refuses output redirections to a file that kills, and records
+// the text that a statement such as cat > run.sh <<EOF or echo … >>
+// run.sh puts in a file, so that running the file later in the same input
+// can be checked.
 func (c *checker) writes(fr *frame, s *syntax.Stmt) {
 	for _, r := range s.Redirs {
 		switch r.Op {
@@ -207,7 +209,7 @@ func (c *checker) writes(fr *frame, s *syntax.Stmt) {
 		default:
 			continue
 		}
-		if why := killFile(dequote(fr.slice(r.Word))); why != "" {
+		if why := c.fileTargetWhy(c.word(fr, r.Word)); why != "" {
 			c.denyInstead(fr.slice(s), why, insteadKernel)
 			return
 		}
@@ -362,10 +364,14 @@ func (c *checker) assign(name string, a arg) {
 	}
 }
 
-// notice records whether assigned text names a kill tool.
+// notice records whether assigned text names a kill tool or a file that
+// kills.
 func (v *varInfo) notice(s string) {
 	if v.named == "" {
 		v.named = mentionedKillWord(s)
+	}
+	if v.file == "" {
+		v.file = mentionedKillFile(s)
 	}
 	v.namedCI = v.namedCI || strings.Contains(strings.ToLower(dequote(s)), "kill")
 }
@@ -405,8 +411,9 @@ func (c *checker) inputArg(src feed) arg {
 // variables carry PIDs.
 func (c *checker) read(name string, args []arg, in feed) {
 	value := arg{pids: in.pids}
+	seps := c.ifsSeps()
 	for _, t := range in.texts {
-		for _, f := range strings.Fields(t) {
+		for _, f := range splitFields(t, seps) {
 			if len(value.cands) < maxCands {
 				value.cands = append(value.cands, f)
 			}

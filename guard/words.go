@@ -23,11 +23,13 @@ type arg struct {
 	text    string   // value after quote removal; a dynamic part keeps its source text
 	known   bool     // text is exactly the value the command will get
 	lead    string   // the fixed text before the first dynamic part
+	tail    string   // the fixed text after the last dynamic part
 	pids    bool     // part of the value comes from a PID-listing command
 	cands   []string // values the word may take, as far as the input shows
 	pat     string   // text with quoted characters backslash-escaped, for globs and braces
 	meta    bool     // has unquoted glob or brace characters
 	split   bool     // a lone unquoted expansion, so field splitting applies
+	seps    string   // for a split word: what IFS may hold besides blanks (ifs.go)
 	src     string   // the word as written
 	feed    *feed    // for a lone <(…), what the substitution writes
 	out     *feed    // for a lone $(…), what the substitution prints
@@ -56,6 +58,13 @@ func (c *checker) fields(fr *frame, words []*syntax.Word) []arg {
 			continue
 		}
 		a := c.word(fr, w)
+		if a.split {
+			a.seps = c.ifsSeps()
+			if ws := splitKnown(a); ws != nil {
+				out = append(out, ws...)
+				continue
+			}
+		}
 		if a.meta && a.known && strings.IndexByte(a.pat, '{') >= 0 {
 			if ws := expandBraces(a.pat, maxFields); len(ws) > 1 || ws[0] != a.pat {
 				for _, p := range ws {
@@ -160,7 +169,7 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 	if !c.step(a.src, 1) && c.overBudget() {
 		return arg{text: a.src, src: a.src, pids: true}
 	}
-	var text, pat, lead strings.Builder
+	var text, pat, lead, tail strings.Builder
 	inLead := true
 	// cands is every value the word may take, as far as the input shows;
 	// nil once a part has no known values or there are too many.
@@ -184,6 +193,7 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 	addLit := func(v, p string) {
 		text.WriteString(v)
 		pat.WriteString(p)
+		tail.WriteString(v)
 		if inLead {
 			lead.WriteString(v)
 		}
@@ -192,6 +202,7 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 	addDyn := func(src string, vals []string) {
 		a.known = false
 		inLead = false
+		tail.Reset()
 		text.WriteString(src)
 		pat.WriteString(escapeGlob(src))
 		extend(vals)
@@ -260,6 +271,7 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 				text.WriteString(s)
 				pat.WriteString(s)
 				inLead = false
+				tail.Reset()
 				cands = nil
 			default:
 				addDyn(fr.slice(p), nil)
@@ -267,7 +279,7 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 		}
 	}
 	walk(w.Parts, false)
-	a.text, a.pat, a.lead = text.String(), pat.String(), lead.String()
+	a.text, a.pat, a.lead, a.tail = text.String(), pat.String(), lead.String(), tail.String()
 	if a.meta && (c.track.inProc || pidPath(a.text)) {
 		a.pids = true // a glob over /proc lists PIDs
 	}

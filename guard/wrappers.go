@@ -250,7 +250,9 @@ func (c *checker) find(st site, args []arg) {
 					}
 				}
 			}
-			c.examine(st.withIn(feed{}), cmd)
+			for _, alt := range foundAlternatives(cmd, findNames(args)) {
+				c.examine(st.withIn(feed{}), alt)
+			}
 			i = j
 		}
 	}
@@ -315,6 +317,30 @@ func foundFile(word arg, names []string) arg {
 		}
 	}
 	return a
+}
+
+// foundAlternatives is cmd as it runs for each file find may find: {} in
+// a later word (sh -c 'echo 1 > {}') stands for one of the names at a
+// time. cmd itself comes first.
+func foundAlternatives(cmd []arg, names []string) [][]arg {
+	alts := [][]arg{cmd}
+	has := false
+	for _, a := range cmd[min(1, len(cmd)):] {
+		has = has || strings.Contains(a.text, "{}")
+	}
+	if !has {
+		return alts
+	}
+	for _, n := range names[:min(len(names), maxCands)] {
+		alt := append([]arg(nil), cmd...)
+		for k := 1; k < len(alt); k++ {
+			if strings.Contains(alt[k].text, "{}") && (alt[k].known || alt[k].pids) {
+				alt[k] = knownArg(strings.ReplaceAll(alt[k].text, "{}", n))
+			}
+		}
+		alts = append(alts, alt)
+	}
+	return alts
 }
 
 // fdExec runs the command of fd -x / -X.

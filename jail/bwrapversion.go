@@ -15,51 +15,66 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// bwrapVersionFile caches bwrap's version in aisan's runtime directory
-// (read-only in every jail), keyed by the binary's identity: asking costs
-// a process start on every launch, and the answer changes only when bwrap
-// is replaced.
-const bwrapVersionFile = "bwrap-version"
+// A tool's version is cached in aisan's runtime directory (read-only in
+// every jail) as "<name>-version", keyed by the binary's identity: asking
+// costs a process start on every launch and every 'aisan version', and
+// the answer changes only when the binary is replaced.
+const versionFileSuffix = "-version"
+
+// bwrapVersionFile is bwrap's cache file.
+const bwrapVersionFile = "bwrap" + versionFileSuffix
 
 // cachedBwrapVersion is bwrap's version, from the cache when it names
-// this very binary (device, inode, size, mtime), else asked and cached.
-// runtimeDir "" (no runtime directory) asks every time. The zero version
-// means bwrap would not say.
+// this very binary, else asked and cached. The zero version means bwrap
+// would not say.
 func cachedBwrapVersion(bwrap, runtimeDir string) [3]int {
-	var st unix.Stat_t
-	if unix.Stat(bwrap, &st) != nil || runtimeDir == "" {
-		v, _ := bwrapVersion(bwrap)
-		return v
-	}
-	key := fmt.Sprintf("%s %d %d %d %d", bwrap, st.Dev, st.Ino, st.Size, st.Mtim.Nano())
-	dir := filepath.Join(runtimeDir, "aisan")
-	if data, err := regfile.Read(filepath.Join(dir, bwrapVersionFile), 4<<10); err == nil {
-		if k, v, ok := strings.Cut(strings.TrimSuffix(string(data), "\n"), "\n"); ok && k == key {
-			if ver, err := parseBwrapVersion(v); err == nil {
-				return ver
-			}
-		}
-	}
-	ver, err := bwrapVersion(bwrap)
+	line, err := ToolVersion(bwrap, runtimeDir)
 	if err != nil {
 		return [3]int{}
 	}
-	if ownDir(dir) {
-		// Only into a directory a launch made (nothing is created for
-		// explain's sake); a cache that cannot be written is asked again
-		// next time.
-		_ = atomicfile.Write(filepath.Join(dir, bwrapVersionFile), []byte(key+"\n"+versionString(ver)+"\n"), atomicfile.Options{Mode: 0o600})
-	}
-	return ver
+	v, _ := parseBwrapVersion(line)
+	return v
 }
 
-// bwrapVersion asks bwrap for its version.
-func bwrapVersion(bwrap string) ([3]int, error) {
-	out, err := exec.Command(bwrap, "--version").Output()
-	if err != nil {
-		return [3]int{}, fmt.Errorf("asking %s for its version: %w", bwrap, err)
+// ToolVersion is the first line bin prints for --version, from the cache
+// in runtimeDir's aisan directory when the cache names this very binary
+// (path, device, inode, size, mtime), else asked and cached. runtimeDir ""
+// (no runtime directory) asks every time; the cache is written only into
+// a directory a launch made, never followed through a symlink.
+func ToolVersion(bin, runtimeDir string) (string, error) {
+	var st unix.Stat_t
+	if unix.Stat(bin, &st) != nil || runtimeDir == "" {
+		return askVersion(bin)
 	}
-	return parseBwrapVersion(string(out))
+	key := fmt.Sprintf("%s %d %d %d %d", bin, st.Dev, st.Ino, st.Size, st.Mtim.Nano())
+	dir := filepath.Join(runtimeDir, "aisan")
+	file := filepath.Join(dir, filepath.Base(bin)+versionFileSuffix)
+	if data, err := regfile.Read(file, 4<<10); err == nil {
+		if k, v, ok := strings.Cut(strings.TrimSuffix(string(data), "\n"), "\n"); ok && k == key && v != "" {
+			return v, nil
+		}
+	}
+	line, err := askVersion(bin)
+	if err != nil {
+		return "", err
+	}
+	if ownDir(dir) {
+		_ = atomicfile.Write(file, []byte(key+"\n"+line+"\n"), atomicfile.Options{Mode: 0o600})
+	}
+	return line, nil
+}
+
+// askVersion runs bin --version and returns its first non-empty line.
+func askVersion(bin string) (string, error) {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("asking %s for its version: %w", bin, err)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if line = strings.TrimSpace(line); line == "" {
+		return "", fmt.Errorf("%s --version printed nothing", bin)
+	}
+	return line, nil
 }
 
 var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`) })

@@ -71,3 +71,27 @@ func TestBwrapVersionCache(t *testing.T) {
 		t.Fatal("the cache created aisan's runtime dir")
 	}
 }
+
+// TestToolVersionPerTool: each tool has its own cache entry, so asking
+// for one never answers with another's version.
+func TestToolVersionPerTool(t *testing.T) {
+	dir := t.TempDir()
+	runtime := filepath.Join(dir, "run")
+	if err := os.MkdirAll(filepath.Join(runtime, "aisan"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, line := range map[string]string{"bwrap": "bubblewrap 0.11.0", "xdg-dbus-proxy": "xdg-dbus-proxy 0.1.6"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+line+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if got, err := ToolVersion(p, runtime); err != nil || got != line {
+				t.Fatalf("%s: %q, %v; want %q", name, got, err, line)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(runtime, "aisan", name+versionFileSuffix)); err != nil {
+			t.Errorf("%s: no cache entry: %v", name, err)
+		}
+	}
+}

@@ -76,9 +76,9 @@ var ErrNoCwd = errors.New("the current directory no longer exists")
 // state directory. It is the only place the planners' facts come from:
 // [Plan] and the presets decide from the Host alone.
 func GatherHost() (Host, error) {
-	bwrap, err := exec.LookPath("bwrap")
+	bwrap, err := FindBwrap()
 	if err != nil {
-		return Host{}, &MissingError{Tool: "bwrap", Err: err}
+		return Host{}, err
 	}
 	cwd, err := realCwd()
 	if err != nil {
@@ -114,6 +114,17 @@ func GatherHost() (Host, error) {
 		return Host{}, err
 	}
 	return h, nil
+}
+
+// FindBwrap is the bwrap in PATH that every launch runs (a
+// *[MissingError] when there is none). A launch looks for it first, to
+// start its stage before it gathers the rest.
+func FindBwrap() (string, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", &MissingError{Tool: "bwrap", Err: err}
+	}
+	return bwrap, nil
 }
 
 // GatherFacts reads what the planners decide from, for the identity h

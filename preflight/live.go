@@ -300,6 +300,8 @@ func runProbe(ctx context.Context, bwrap, self string, compiled jail.Compiled) (
 			done <- ran{0, err}
 			return
 		}
+		// No scope to wait for: the probe runs once bwrap has set it up.
+		st.Admit()
 		if err := st.Release(); err != nil {
 			done <- ran{0, err}
 			return

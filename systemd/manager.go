@@ -246,37 +246,47 @@ func (m *Manager) Version(ctx context.Context) (string, error) {
 	return s, nil
 }
 
-// StartScope creates the transient scope unit around the running process
-// pid and waits until systemd has moved pid into it. description names the
-// slot ("aisan jail for slot myrepo-3f9c2a1b"); l sets its limits.
+// StartScope creates the transient scope unit around the running
+// processes pids and waits until systemd has moved them into it.
+// description names the slot ("aisan jail for slot myrepo-3f9c2a1b"); l
+// sets its limits.
 //
-// Only pid moves: children it forked before the call stay where they are.
-// A launcher therefore starts a process that blocks (on a pipe) before it
-// forks or execs anything, calls StartScope, and only then lets it exec
-// bwrap. Everything bwrap forks afterwards is born in the scope.
+// Only the processes named move: children they forked before the call
+// stay where they are. A launcher therefore names every process that
+// exists and holds them (on a pipe) before any of them forks or execs
+// what it must not run outside the scope; it releases them once
+// StartScope returned. Everything they fork afterwards is born in the
+// scope.
 //
 // If a failed unit of the same name is left over, StartScope resets it and
 // tries once more; if a live one holds the name, the error wraps
-// [ErrUnitExists]. On any error the caller must assume pid may or may not
-// be in the scope, and kill it rather than run the jail.
-func (m *Manager) StartScope(ctx context.Context, unit, description string, pid int, l Limits) error {
+// [ErrUnitExists]. On any error the caller must assume each process may
+// or may not be in the scope, and kill them rather than run the jail.
+func (m *Manager) StartScope(ctx context.Context, unit, description string, pids []int, l Limits) error {
 	if !strings.HasSuffix(unit, scopeSuffix) {
 		return fmt.Errorf("starting scope %q: the name does not end in %s", unit, scopeSuffix)
 	}
-	if pid <= 0 {
-		return fmt.Errorf("starting scope %s: invalid pid %d", unit, pid)
+	if len(pids) == 0 {
+		return fmt.Errorf("starting scope %s: no process to put in it", unit)
+	}
+	ids := make([]uint32, len(pids))
+	for i, pid := range pids {
+		if pid <= 0 {
+			return fmt.Errorf("starting scope %s: invalid pid %d", unit, pid)
+		}
+		ids[i] = uint32(pid)
 	}
 	props := []sd.Property{
 		sd.PropDescription(description),
-		sd.PropPids(uint32(pid)),
+		sd.PropPids(ids...),
 	}
 	props = append(props, l.properties()...)
-	return m.startTransient(ctx, unit, props, pid)
+	return m.startTransient(ctx, unit, props, pids[0])
 }
 
 // startTransient starts a transient unit with mode "fail" (what
-// systemd-run uses) and waits for the job. pid is the process a scope
-// adopts, 0 for a service; it only improves error messages.
+// systemd-run uses) and waits for the job. pid is the (first) process a
+// scope adopts, 0 for a service; it only improves error messages.
 func (m *Manager) startTransient(ctx context.Context, unit string, props []sd.Property, pid int) error {
 	for retried := false; ; retried = true {
 		ch, err := m.startJob(ctx, unit, props)

@@ -41,7 +41,14 @@ func TestLeanInit(t *testing.T) {
 			}
 			return false
 		})
-		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", e.InitPID))
+		// bwrap records the init's PID before its child has set the jail
+		// up and exec'd the init: until then it runs bwrap.
+		var exe string
+		var err error
+		waitFor(t, 10*time.Second, "the init's exec", func() bool {
+			exe, err = os.Readlink(fmt.Sprintf("/proc/%d/exe", e.InitPID))
+			return err != nil || filepath.Base(exe) != "bwrap"
+		})
 		syscall.Kill(e.InitPID, syscall.SIGKILL)
 		slotWait(t, cmd)
 		if err != nil {

@@ -96,7 +96,7 @@ func killVictimScope(t *testing.T, m *systemd.Manager, unit string) int {
 	t.Helper()
 	p := startStaged(t, "exec sleep 300")
 	stoppedAtCleanup(t, m, unit)
-	if err := m.StartScope(testCtx(t), unit, "aisan test victim", p.cmd.Process.Pid, systemd.Limits{}); err != nil {
+	if err := m.StartScope(testCtx(t), unit, "aisan test victim", []int{p.cmd.Process.Pid}, systemd.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	p.release()

@@ -224,6 +224,7 @@ var leanInit = map[string]string{
 	mod + "/egress/...":                "the init relays bytes, it proxies nothing",
 	mod + "/systemd/...":               "the init places nothing in units",
 	"net/http":                         "the init is a lean binary",
+	"net":                              "the init's relay uses raw sockets: net's initialisation would cost every start",
 	"github.com/godbus/dbus/...":       "the init links no D-Bus",
 	"github.com/coreos/go-systemd/...": "the init links no systemd",
 	"github.com/creack/pty":            "the wrapper owns the terminal",

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
 )
 
@@ -99,21 +100,18 @@ type toolVersion struct {
 	err           error
 }
 
-// lookTool finds name in PATH and asks it for its version.
+// lookTool finds name in PATH and asks it for its version (cached by the
+// binary's identity, as launches cache bwrap's).
 func lookTool(name string) toolVersion {
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return toolVersion{err: err}
 	}
-	out, err := exec.Command(p, "--version").Output()
+	line, err := jail.ToolVersion(p, jail.RuntimeDir(os.Getenv))
 	if err != nil {
-		return toolVersion{path: p, err: fmt.Errorf("%s --version: %w", p, err)}
+		return toolVersion{path: p, err: err}
 	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	f := strings.Fields(line)
-	if len(f) == 0 {
-		return toolVersion{path: p, err: fmt.Errorf("%s --version printed nothing", p)}
-	}
 	return toolVersion{path: p, version: f[len(f)-1]}
 }
 

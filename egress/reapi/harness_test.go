@@ -345,6 +345,18 @@ func tokenScript(t testing.TB, dir string, fail bool) (script, countFile string)
 // up.
 func newBox(t testing.TB, up *upstream, extra string, fail bool, edit ...func(*Options)) *box {
 	t.Helper()
+	return newBoxOn(t, up, extra, fail, func(sock string) (net.Listener, error) {
+		ln, err := net.Listen("unix", sock)
+		if err == nil {
+			err = os.Chmod(sock, 0o600)
+		}
+		return ln, err
+	}, edit...)
+}
+
+// newBoxOn is newBox serving on the socket that listen opens.
+func newBoxOn(t testing.TB, up *upstream, extra string, fail bool, listen func(sock string) (net.Listener, error), edit ...func(*Options)) *box {
+	t.Helper()
 	dir := t.TempDir()
 	script, count := tokenScript(t, dir, fail)
 	text := fmt.Sprintf("upstream = %q\ntoken_command = %q\n%s", upAddr, script, extra)
@@ -379,11 +391,8 @@ func newBox(t testing.TB, up *upstream, extra string, fail bool, edit ...func(*O
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "reapi.sock")
-	ln, err := net.Listen("unix", sock)
+	ln, err := listen(sock)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(sock, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

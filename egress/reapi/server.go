@@ -213,17 +213,24 @@ func boxTokenOK(values []string, token string) bool {
 // does not allocate 64 KiB a stream.
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
+// bodyReaders hold the buffers a streaming request is read from the box
+// through. Large reads drain the box's window in few steps (the server
+// sends WINDOW_UPDATE as the handler reads), and a pool spares each
+// ByteStream Write its own 256 KiB.
+var bodyReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
+
 // stream is one gRPC call on its way through: its audit entry and what
 // admit learned.
 type stream struct {
 	w        http.ResponseWriter
 	r        *http.Request
 	e        audit.Entry
-	held     int     // bytes taken from the budget
-	raw      []byte  // the first message as received
-	streamUp bool    // the request has more than one message
-	body     *upBody // the upstream request body, once sent
-	answered bool    // the upstream's answer has begun
+	held     int           // bytes taken from the budget
+	raw      []byte        // the first message as received
+	streamUp bool          // the request has more than one message
+	body     *upBody       // the upstream request body, once sent
+	br       *bufio.Reader // the box's body, buffered, for a streaming request
+	answered bool          // the upstream's answer has begun
 }
 
 // refuse answers the box with a gRPC status; reason goes to the audit log
@@ -241,7 +248,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		s.mem.release(st.held)
 		if st.body != nil {
+			st.body.detach()
 			st.e.BytesUp = st.body.sent()
+		}
+		if st.br != nil {
+			st.br.Reset(nil)
+			bodyReaders.Put(st.br)
 		}
 		st.e.MS = float64(time.Since(start).Microseconds()) / 1000
 		s.opts.Audit.Log(st.e)
@@ -342,9 +354,9 @@ func (s *Server) forward(st *stream, tok cred.Secret) (*http.Response, error) {
 	r := st.r
 	var rest io.Reader = http.NoBody
 	if st.streamUp {
-		// Large reads drain the box's window in few steps; the transport
-		// then sends them frame by frame.
-		rest = bufio.NewReaderSize(r.Body, 256<<10)
+		st.br = bodyReaders.Get().(*bufio.Reader)
+		st.br.Reset(r.Body)
+		rest = st.br
 	}
 	st.body = newUpBody(st.raw, rest)
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "https://"+s.cfg.Upstream+r.RequestURI, st.body.view())

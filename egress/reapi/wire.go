@@ -251,8 +251,28 @@ func (b *upBody) sent() int64 {
 	return b.taken
 }
 
+// Sizes that decide how a DATA frame leaves in TLS records.
+const (
+	tlsRecord   = 16 << 10 // the most plaintext one TLS record carries
+	frameHeader = 9        // an HTTP/2 frame header
+)
+
+// recordFit shortens a read of the request body so that the DATA frame
+// the transport makes of it fills whole TLS records. The transport reads
+// as much as one frame may carry (16 KiB with gRPC's servers) and sends
+// it as one frame, which with its header is 9 bytes over a record:
+// crypto/tls would send it as a full record and a 9-byte one, each sealed
+// and written on its own, and the upstream would read and open both.
+func recordFit(p []byte) []byte {
+	if n := len(p) + frameHeader; n > tlsRecord {
+		return p[:len(p)-n%tlsRecord]
+	}
+	return p
+}
+
 func (v *upView) Read(p []byte) (int, error) {
 	b := v.b
+	p = recordFit(p)
 	for {
 		b.mu.Lock()
 		switch {
@@ -310,6 +330,28 @@ func (v *upView) Read(p []byte) (int, error) {
 
 // Close leaves the box's stream open: the handler owns it.
 func (v *upView) Close() error { return nil }
+
+// errDetached is what a view reads once the handler has ended.
+var errDetached = errors.New("request body read after its stream ended")
+
+// detach ends every view's access to the box's stream, waiting for a
+// read in progress: the transport may go on reading the request body
+// after the handler has returned, and the handler's buffer goes back to
+// its pool.
+func (b *upBody) detach() {
+	b.restMu.Lock()
+	defer b.restMu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rest = eofReader{}
+	if b.end == nil {
+		b.end = errDetached
+	}
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // opScanner watches Execute's response stream for operation names
 // (google.longrunning.Operation field 1) without holding more than a

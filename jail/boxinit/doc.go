@@ -1,8 +1,8 @@
 // Package boxinit is what runs between aisan's wrapper and the agent: the
-// stage ([RunStage]), which waits at its gate until the wrapper has placed
-// it in the jail's scope and then becomes bwrap's parent, and the jail's
-// PID 1 ([RunInit]), which starts the agent, forwards signals to it, reaps
-// orphans and reports the agent's stops and status. The descriptor
+// stage ([RunStage]), which waits at its gate until the wrapper has
+// planned the jail and then becomes bwrap's parent, and the jail's PID 1
+// ([RunInit]), which starts the agent once the wrapper admits it, forwards
+// signals to it, reaps orphans and reports the agent's stops and status. The descriptor
 // protocol the three share is written down once, in fds.go.
 //
 // It is linked into the lean aisan-init binary (cmd/aisan-init) as well as

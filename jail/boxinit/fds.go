@@ -15,7 +15,13 @@ const (
 	// stage is started through it, and bwrap runs it inside the jail as
 	// /proc/self/fd/4.
 	FDInit = 4
-	// FDPayload carries the agent's command to the in-jail init.
+	// FDPayload carries the agent's command to the in-jail init: the
+	// read end of a pipe whose only write end the wrapper holds. The init
+	// reads it to its end before it starts the agent, so the pipe is also
+	// the agent's gate: the wrapper writes and closes it once the jail's
+	// processes are in their scope (at once when there is none), and a
+	// wrapper that dies first leaves the init an empty payload, so no
+	// agent ever runs outside its scope.
 	FDPayload = 5
 	// FDInfo receives bwrap's --info-fd JSON.
 	FDInfo = 6
@@ -85,18 +91,22 @@ func AtFDs(files map[int]*os.File) ([]*os.File, error) {
 //	   │                 │  fd 8, a socketpair; the caller's own from 9)
 //	   │                 │  the wrapper sends MsgGo on the gate, with the
 //	   │                 │  pinned sources attached (SCM_RIGHTS), once the
-//	   │                 │  jail is placed in its scope
+//	   │                 │  jail is planned
 //	   │                 ▼
 //	   │              bwrap --args 3          3 args   (memfd, NUL-separated)
 //	   │                 │                    4 init   (aisan-init, or aisan)
-//	   │                 │                    5 payload (memfd, JSON)
+//	   │                 │                    5 payload (pipe ← wrapper, payload.go)
 //	   │                 │                    6 info   (pipe → wrapper)
 //	   │                 │                    7 ready  (pipe → wrapper)
 //	   │                 │                    8… pins  (O_PATH, consumed by bwrap)
 //	   │                 ▼
-//	   │              init = /proc/self/fd/4 (PID 1): reads 5, closes 4,
-//	   │                 │   writes MsgReady on 7 once its signal handlers
-//	   │                 │   are set; then MsgStopped when the agent stops,
+//	   │              init = /proc/self/fd/4 (PID 1): writes MsgReady on 7
+//	   │                 │   once its signal handlers are set; reads 5 to
+//	   │                 │   its end (the wrapper writes the payload and
+//	   │                 │   closes it once bwrap's report (6) let it place
+//	   │                 │   the stage, bwrap and the init in the jail's
+//	   │                 │   scope; without a scope, before MsgGo), closes
+//	   │                 │   4; then MsgStopped on 7 when the agent stops,
 //	   │                 │   MsgLeft and its status when it exits leaving
 //	   │                 │   processes
 //	   │                 ▼

@@ -1,7 +1,6 @@
 package boxinit
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,43 +13,44 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Payload is what the wrapper hands the in-jail init through FDPayload.
+// Payload is what the wrapper hands the in-jail init through FDPayload,
+// in the wire form of payload.go.
 type Payload struct {
 	// Argv is the agent's command, as bytes: arguments need not be UTF-8,
 	// and must arrive exactly as given.
-	Argv [][]byte `json:"argv"`
+	Argv [][]byte
 	// Foreground makes the agent the terminal's foreground job, so that
 	// keyboard signals and SIGWINCH reach the agent and not bwrap, and so
 	// that it may read the terminal.
-	Foreground bool `json:"foreground,omitempty"`
+	Foreground bool
 	// Ctty is the descriptor (0, 1 or 2) that is the terminal, with
 	// Foreground.
-	Ctty int `json:"ctty,omitempty"`
+	Ctty int
 	// Relays are the egress listeners to start before the agent.
-	Relays []PayloadRelay `json:"relays,omitempty"`
+	Relays []PayloadRelay
 	// EnvFile is read into the agent's environment (see [Spec.EnvFile]).
-	EnvFile string `json:"env_file,omitempty"`
+	EnvFile string
 	// NewSessionKeyring: see [Spec.NewSessionKeyring].
-	NewSessionKeyring bool `json:"new_session_keyring,omitempty"`
+	NewSessionKeyring bool
 	// Inherit are the caller's own descriptors (deny-list jails): the
 	// numbers the agent must find them at, as unjailed. The init finds
 	// them at InheritAt and up, in that order, past the descriptors of
 	// aisan's own protocol.
-	Inherit   []int `json:"inherit,omitempty"`
-	InheritAt int   `json:"inherit_at,omitempty"`
+	Inherit   []int
+	InheritAt int
 	// Keep asks the init to outlive an agent that leaves processes
 	// behind: it reports the agent's status on FDReady and stays until
 	// the last of them is gone (see [RunInit]).
-	Keep bool `json:"keep,omitempty"`
+	Keep bool
 }
 
 // PayloadRelay is one loopback port and the socket it relays to.
 type PayloadRelay struct {
-	Port   int    `json:"port"`
-	Socket string `json:"socket"`
+	Port   int
+	Socket string
 	// Pass hands connections over to the socket's server (aisan's own
 	// egress) instead of copying them (jail/relay).
-	Pass bool `json:"pass,omitempty"`
+	Pass bool
 }
 
 // NewPayload builds the payload for argv.
@@ -252,8 +252,8 @@ func readPayload() (Payload, error) {
 	if err != nil {
 		return Payload{}, fmt.Errorf("reading payload: %w", err)
 	}
-	var p Payload
-	if err := json.Unmarshal(data, &p); err != nil {
+	p, err := DecodePayload(data)
+	if err != nil {
 		return Payload{}, fmt.Errorf("decoding payload: %w", err)
 	}
 	if len(p.Argv) == 0 {

@@ -18,11 +18,12 @@ const StageCommand = "__stage"
 const MaxPins = 200
 
 // RunStage is the process between the wrapper and bwrap. It exists so
-// that the jail can be placed in a systemd scope before anything in it can
-// fork (the stage blocks on the gate until the wrapper says go), and so
 // that the jail's life is tied to the stage, not to the wrapper: a wrapper
 // that dies leaves an orphan that `aisan kill --orphans` can find, instead
-// of a half-dead terminal.
+// of a half-dead terminal; and so that it is started, ready to run bwrap,
+// while the wrapper plans the jail (it blocks on the gate until the
+// wrapper says go). The wrapper places it, bwrap and the init in the
+// jail's scope before the init starts the agent (fds.go).
 //
 // args is [bwrap path].
 func RunStage(args []string) int {

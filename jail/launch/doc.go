@@ -9,17 +9,26 @@
 // [Launch] (launch.go) is a fixed sequence of phases over one launch
 // value; each phase reads what the earlier ones added to it:
 //
-//	resolve        host facts (jail.GatherHost), the command, service mode
-//	takeSlot       the slot, while the stage starts (stage.go) and the
-//	               user manager's connection opens (scope.go)
+//	resolve        the stage's start (stage.go) and the user manager's
+//	               connection (scope.go), both in the background; host
+//	               facts (jail.GatherHost), the command, service mode
+//	takeSlot       the slot, while the stage goes on starting
 //	prepareFiles   Mode.Prepare (deny.go; strictbox's box.go), then
 //	               jail.Plan, which reads nothing; the slot's run directory
 //	startServices  Mode.Serve, the box's environment file, the transcript
-//	startJail      Stage.Load, the placement in its scope, Stage.Release;
-//	               the init recorded
+//	startJail      Stage.Load, Stage.Release: bwrap sets the jail up while
+//	               the manager places the stage, bwrap and the init in the
+//	               jail's scope; then Stage.Admit lets the init start the
+//	               agent, and the init is recorded
 //	runAgent       Stage.Wait; a keeper (keeper.go) takes a jail its agent
 //	               left
 //	recordEnd      the record's end, the lock, pruning (prune.go)
+//
+// Nothing waits for what it does not need: the stage starts before the
+// host facts are read, the signals are caught beside it, and the scope's
+// job runs beside bwrap's setup. Only the agent waits for the scope, so
+// that everything it starts is born there; a launch without a user
+// manager admits the agent before bwrap runs.
 //
 // What a phase sets up is undone in reverse, the jail's part before the
 // end is recorded. The stage's own side has the same shape

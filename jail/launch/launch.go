@@ -59,13 +59,15 @@ type Stdio struct {
 // A launch is a sequence of phases, each a method below with its inputs
 // in the run value and its outputs added to it:
 //
-//	resolve         host facts, the command, service mode
-//	takeSlot        the slot, while the stage starts and the manager
-//	                connection opens (both in parallel)
+//	resolve         the stage's start and the manager connection (both
+//	                in the background); host facts, the command, service
+//	                mode
+//	takeSlot        the slot, while the stage goes on starting
 //	prepareFiles    runtime dirs, what the mode prepares; the plan
 //	startServices   the mode's host services, the transcript
-//	startJail       the stage loaded, placed in its scope and released;
-//	                the jail's init recorded
+//	startJail       the stage loaded and released; the jail's processes
+//	                placed in its scope while bwrap sets it up; the agent
+//	                admitted and the jail's init recorded
 //	runAgent        the agent runs; a keeper takes a jail its agent left
 //	recordEnd       the record's end, the lock, pruning
 //
@@ -112,14 +114,15 @@ type run struct {
 	jailUndo int
 
 	// resolve
-	h    jail.Host
-	self string // aisan's own binary
-	svc  *serviceSpec
-	lr   *Launcher
+	h     jail.Host
+	self  string // aisan's own binary
+	svc   *serviceSpec
+	lr    *Launcher
+	stage *stageStart
+	conn  *managerConn
 	// takeSlot
-	sl         *slot.Slot
-	st         *Stage
-	waitPlaced func() placed
+	sl *slot.Slot
+	st *Stage
 	// prepareFiles
 	s *jail.Session
 	// startServices
@@ -129,12 +132,6 @@ type run struct {
 	// runAgent
 	status int
 	kept   bool
-}
-
-// placed is the outcome of putting the stage in its scope.
-type placed struct {
-	sc  *scoper
-	err error
 }
 
 // atEnd pushes f on the undo stack.
@@ -149,32 +146,26 @@ func (l *run) unwind(n int) {
 	}
 }
 
-// resolve gathers the host facts, checks the command, and turns a launch
-// started by systemd as a service's main process into a headless one.
+// resolve starts the stage and the connection to the user manager, which
+// take a while and need nothing of the plan, gathers the host facts,
+// checks the command, and turns a launch started by systemd as a
+// service's main process into a headless one.
 func (l *run) resolve() error {
-	if name, ok := (jail.Host{Env: os.Environ()}).LookupEnv("AISAN_JAIL"); ok && name != "" {
+	env := jail.Host{Env: os.Environ()}
+	if name, ok := env.LookupEnv("AISAN_JAIL"); ok && name != "" {
 		// aisan's state is read-only in here: a launch could not record
 		// a slot the host can list or kill.
 		return fmt.Errorf("refusing to launch from inside the jail of slot %s: aisan's state is read-only here, so a new jail could not be listed or killed from the host; start it from a shell outside the jail", name)
 	}
-	h, err := jail.GatherHost()
+	bwrap, err := jail.FindBwrap()
 	if err != nil {
-		return err
-	}
-	trace("host facts")
-	command, err := l.req.Command()
-	if err != nil {
-		return err
-	}
-	if err := findCommand(command[0], l.req.Kind, h.Env); err != nil {
 		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding aisan's own binary: %w", err)
 	}
-	l.svc = serviceFromEnv(h.Env)
-	h.Env = withoutServiceEnv(h.Env)
+	l.svc = serviceFromEnv(env.Env)
 	if l.svc != nil {
 		// systemd started us as a service's main process. Headless: the
 		// output goes to the transcript only.
@@ -190,36 +181,42 @@ func (l *run) resolve() error {
 	if l.stdio.Quiet {
 		agentErr = l.stdio.Out
 	}
-	l.h, l.self = h, self
+	l.self = self
 	l.lr = &Launcher{
-		Bwrap: h.Bwrap, Self: InitBinary(self),
+		Bwrap: bwrap, Self: InitBinary(self),
 		Stdin: l.stdio.In, Stdout: l.stdio.Out, Stderr: agentErr,
 		Tee: true,
 		// As unjailed, the caller's open descriptors reach the agent
 		// (a strict box starts from nothing of the host's).
 		PassFDs: l.mode.PassFDs(),
 	}
+	// The stage's start (even forking it takes a while) and the
+	// manager's connection run beside everything up to the release.
+	l.stage = startStage(l.lr)
+	l.atEnd(l.stage.discard)
+	l.conn = connectManager(l.ctx, env, l.req.Limits)
+	l.atEnd(l.conn.discard)
+	h, err := jail.GatherHost()
+	if err != nil {
+		return err
+	}
+	trace("host facts")
+	h.Env = withoutServiceEnv(h.Env)
+	command, err := l.req.Command()
+	if err != nil {
+		return err
+	}
+	if err := findCommand(command[0], l.req.Kind, h.Env); err != nil {
+		return err
+	}
+	l.h = h
 	return nil
 }
 
-// takeSlot acquires the slot while the stage process starts (it
-// initialises and waits at its gate; even forking it takes a while) and
-// the connection to the user manager opens. Once both the stage and the
-// slot are there, the placement in the scope starts: it is the slowest
-// step (the manager runs a job), and runs while the jail is prepared.
+// takeSlot acquires the slot, while the stage started by resolve goes on
+// starting (it initialises and waits at its gate).
 func (l *run) takeSlot() error {
 	h, req := l.h, l.req
-	type started struct {
-		st  *Stage
-		err error
-	}
-	stagec := make(chan started, 1)
-	go func() {
-		st, err := l.lr.Start()
-		stagec <- started{st, err}
-	}()
-	conn := connectManager(l.ctx, h, req.Limits)
-	l.atEnd(conn.discard)
 	reg, err := slot.Open(h.AisanHome)
 	var sl *slot.Slot
 	if err == nil {
@@ -232,14 +229,15 @@ func (l *run) takeSlot() error {
 	if errors.Is(err, syscall.EROFS) {
 		err = fmt.Errorf("refusing to launch: the state dir %s is read-only here, as it is inside every aisan jail, so a new jail could not be listed or killed from the host (%w)", h.AisanHome, err)
 	}
-	sc := <-stagec
-	if sc.err != nil {
+	trace("slot acquired")
+	st, serr := l.stage.wait()
+	if serr != nil {
 		if sl != nil {
 			sl.Abandon()
 		}
-		return sc.err
+		return serr
 	}
-	l.st = sc.st
+	l.st = st
 	// Signals stay caught until the end is recorded: one that arrives
 	// meanwhile must not cut that short.
 	l.atEnd(l.st.StopSignals)
@@ -262,34 +260,41 @@ func (l *run) takeSlot() error {
 			return err
 		}
 	}
-	trace("slot acquired")
-	placement := make(chan placed, 1)
-	pid := l.st.PID()
-	go func() {
-		sc, err := conn.wait()
-		if err == nil && sc == nil && req.Limits != (jail.Limits{}) {
-			conn.said.say(jail.Warning, "the resource limits are not applied: this jail has no systemd scope")
-		}
-		if err == nil && sc != nil {
-			if err = sc.place(l.ctx, sl, pid, conn.said.say); err != nil {
-				sc.close()
-				sc = nil
-			}
-		}
-		placement <- placed{sc: sc, err: err}
-	}()
-	var done *placed
-	l.waitPlaced = func() placed {
-		if done == nil {
-			p := <-placement
-			done = &p
-			conn.said.replay(l.say)
-		}
-		return *done
-	}
-	// Never leave with the placement still running.
-	l.atEnd(func() { l.waitPlaced().sc.close() })
 	return nil
+}
+
+// stageStart is a stage being started in the background.
+type stageStart struct {
+	done  chan struct{}
+	st    *Stage
+	err   error
+	taken bool
+}
+
+// startStage starts lr's stage in the background.
+func startStage(lr *Launcher) *stageStart {
+	s := &stageStart{done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.st, s.err = lr.Start()
+	}()
+	return s
+}
+
+// wait returns the stage; the caller owns it from then on.
+func (s *stageStart) wait() (*Stage, error) {
+	<-s.done
+	s.taken = true
+	return s.st, s.err
+}
+
+// discard sends away a stage nobody took (a launch that failed early).
+func (s *stageStart) discard() {
+	<-s.done
+	if !s.taken && s.st != nil {
+		s.st.Abort()
+		s.st.Close()
+	}
 }
 
 // prepareFiles makes what the jail is planned from: aisan's runtime
@@ -384,33 +389,89 @@ func (l *run) startServices() error {
 	return nil
 }
 
-// startJail loads the stage, waits for its placement in the scope,
-// releases it, and records the jail's init as soon as bwrap reports it:
-// until the record names the init, nothing could find or kill the jail if
-// this process died.
+// startJail loads the stage and releases it. bwrap sets the jail up
+// while the user manager places it in its scope: the scope's job no longer
+// waits for bwrap, nor bwrap for the job. Only the agent waits: the init
+// holds it until the stage, bwrap and the init are all in the scope, so
+// that everything the agent starts is born there. Without a scope the
+// agent is admitted at once. The jail's init is recorded as soon as it is
+// admitted: until the record names it, nothing could find or kill the
+// jail if this process died (before, the jail dies with us).
 func (l *run) startJail() error {
 	st := l.st
 	if err := st.Load(l.s.Compiled, l.tr, l.keepable); err != nil {
 		return err
 	}
-	p := l.waitPlaced()
-	trace("placed in scope")
-	if p.err != nil {
+	sc, err := l.conn.wait()
+	l.conn.said.replay(l.say)
+	if err != nil {
 		st.Abort()
-		st.copies.Wait()
-		return p.err
+		return err
+	}
+	if sc == nil {
+		if l.req.Limits != (jail.Limits{}) {
+			l.say(jail.Warning, "the resource limits are not applied: this jail has no systemd scope")
+		}
+		st.Admit()
+	} else {
+		l.atEnd(sc.close)
 	}
 	if err := st.Release(); err != nil {
 		return err
 	}
-	if info, ok := st.Started(); ok {
-		l.recordInit(info)
+	info, ok := st.Started()
+	if !ok {
+		// bwrap failed; Wait says how.
+		return nil
 	}
+	if sc == nil {
+		l.recordInit(info, "")
+		return nil
+	}
+	return l.place(sc, info)
+}
+
+// place puts the released jail's processes in its scope, then admits the
+// agent. A jail that could not be placed is killed before its agent ran.
+func (l *run) place(sc *scoper, info Info) error {
+	st := l.st
+	pids, err := st.Held()
+	unit := ""
+	if err == nil {
+		unit, err = sc.place(l.ctx, l.sl, pids)
+	}
+	if err == nil {
+		err = inScope(unit, pids)
+	}
+	if err == nil && !st.StillHeld() {
+		err = errors.New("placing the jail in a systemd scope: a process of the jail ended while it was placed")
+	}
+	if err == nil {
+		// A signal meant for the launch ends it before the agent runs,
+		// as one before the release does.
+		err = st.Interrupted()
+	}
+	if err != nil {
+		st.Kill()
+		st.Wait()
+		return err
+	}
+	// The record names the init and its scope together; a jail whose
+	// wrapper died before this point ended with it (its init got no
+	// payload).
+	st.Admit()
+	l.recordInit(info, unit)
+	sc.checkLimits(l.ctx, l.say)
 	return nil
 }
 
-func (l *run) recordInit(info Info) {
+// recordInit records the jail's init, and the scope it is in when unit
+// is not "".
+func (l *run) recordInit(info Info, unit string) {
 	if err := l.sl.Update(func(r *slot.Record) {
+		if unit != "" {
+			r.Unit = unit
+		}
 		r.InitPID = info.InitPID
 		r.PidNSInode = info.PIDNamespace
 		r.InitStart = slot.InitStart(info.InitPID)
@@ -575,7 +636,7 @@ type managerConn struct {
 }
 
 // connectManager starts connecting to the user manager (or deciding that
-// there is none) for a launch on host h.
+// there is none) for a launch with the environment of h.
 func connectManager(ctx context.Context, h jail.Host, limits jail.Limits) *managerConn {
 	getenv := managerEnv(h)
 	c := &managerConn{done: make(chan struct{}), said: &sayBuffer{}}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -70,10 +71,11 @@ func (s *scoper) close() {
 	}
 }
 
-// place starts the slot's scope around pid and records its name.
-func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, say jail.Say) error {
+// place starts the scope of slot sl around the jail's held processes
+// ([Stage.Held]) and returns its unit's name.
+func (s *scoper) place(ctx context.Context, sl *slot.Slot, pids []int) (string, error) {
 	unit := systemd.UnitName(sl.Name())
-	err := s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pid, s.limits)
+	err := s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pids, s.limits)
 	if errors.Is(err, systemd.ErrUnitExists) {
 		// Slot names are unique within one state directory; a second
 		// one (another AISAN_HOME) can hold a live slot of the same
@@ -81,31 +83,50 @@ func (s *scoper) place(ctx context.Context, sl *slot.Slot, pid int, say jail.Say
 		var b [4]byte
 		rand.Read(b[:])
 		unit = systemd.UnitName(sl.Name() + "-" + hex.EncodeToString(b[:]))
-		err = s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pid, s.limits)
+		err = s.m.StartScope(ctx, unit, "aisan jail for slot "+sl.Name(), pids, s.limits)
 	}
 	trace("scope started")
 	if err != nil {
-		return fmt.Errorf("placing the jail in a systemd scope: %w", err)
+		return "", fmt.Errorf("placing the jail in a systemd scope: %w", err)
 	}
-	if err := sl.Update(func(r *slot.Record) { r.Unit = unit }); err != nil {
-		return err
-	}
-	if !s.limits.IsZero() {
-		delegated, derr := s.m.DelegatedControllers(ctx)
-		v1, _ := systemd.V1Controllers()
-		if derr == nil {
-			if err := systemd.CheckDelegation(s.limits, delegated, v1); err != nil {
-				say(jail.Warning, err.Error())
-				var h interface{ Hints() []string }
-				if errors.As(err, &h) {
-					for _, l := range h.Hints() {
-						say(jail.Hint, l)
-					}
-				}
-			}
+	return unit, nil
+}
+
+// inScope checks that each of pids is in unit's cgroup, as /proc says.
+func inScope(unit string, pids []int) error {
+	for _, pid := range pids {
+		cg, err := systemd.ProcCgroup(pid)
+		if err != nil {
+			return fmt.Errorf("placing the jail in a systemd scope: %w", err)
+		}
+		if path.Base(cg) != unit {
+			return fmt.Errorf("placing the jail in a systemd scope: process %d is in %s, not in %s", pid, cg, unit)
 		}
 	}
 	return nil
+}
+
+// checkLimits says when the scope's limits cannot take effect, for want
+// of delegated cgroup controllers. It runs once the agent has started:
+// the answer changes nothing of the launch.
+func (s *scoper) checkLimits(ctx context.Context, say jail.Say) {
+	if s.limits.IsZero() {
+		return
+	}
+	delegated, err := s.m.DelegatedControllers(ctx)
+	if err != nil {
+		return
+	}
+	v1, _ := systemd.V1Controllers()
+	if err := systemd.CheckDelegation(s.limits, delegated, v1); err != nil {
+		say(jail.Warning, err.Error())
+		var h interface{ Hints() []string }
+		if errors.As(err, &h) {
+			for _, l := range h.Hints() {
+				say(jail.Hint, l)
+			}
+		}
+	}
 }
 
 // SlotUnit returns the systemd unit that rec's jail runs in, as far as

@@ -109,7 +109,8 @@ func (e *InterruptedError) Code() int { return 128 + int(e.Signal) }
 // Stage is a jail's stage process, started ahead of the jail: it
 // initialises while the wrapper takes the slot and plans the jail, then
 // waits at its gate until [Stage.Load] hands it the compiled jail and
-// [Stage.Release] opens the gate.
+// [Stage.Release] opens the gate. The jail's init then holds the agent
+// until [Stage.Admit].
 type Stage struct {
 	l      *Launcher
 	cmd    *exec.Cmd
@@ -121,18 +122,22 @@ type Stage struct {
 	// inherit are the numbers of the caller's descriptors passed on.
 	inherit []int
 
-	argsFile, payloadFile *os.File // shared with the stage, filled by Load
-	infoR, readyR, gateW  *os.File
-	ptmx                  *os.File
-	outR, errR            *os.File // tee pipes' read ends; errR nil when shared with outR
-	early                 *headBuffer
-	sigs                  chan os.Signal
-	done                  bool
+	argsFile             *os.File // shared with the stage, filled by Load
+	payloadW             *os.File // the payload pipe's write end, until Admit
+	infoR, readyR, gateW *os.File
+	ptmx                 *os.File
+	outR, errR           *os.File // tee pipes' read ends; errR nil when shared with outR
+	early                *headBuffer
+	sigs                 chan os.Signal
+	// caught is closed once sigs receives the forwarded signals.
+	caught chan struct{}
+	done   bool
 
 	// Set by Load.
 	transcript io.Writer
 	keepable   bool
 	pins       []jail.Pin
+	payload    []byte
 	copies     sync.WaitGroup
 	// Set by Release, for Wait.
 	winch     chan os.Signal
@@ -144,18 +149,27 @@ type Stage struct {
 	waited    chan error
 	info      Info
 	pidfd     int
+	bwrapfd   int // set by Held
 	ready     bool
 	pending   []syscall.Signal
 }
 
 // Start creates the descriptors a jail needs and starts its stage, which
 // waits at the gate. Call [Stage.Load] or [Stage.Abort] next. From now on
-// the forwarded signals are caught: before the jail starts they cancel
+// the forwarded signals are caught: before the agent starts they cancel
 // the launch, after it they go to the agent.
 func (l *Launcher) Start() (*Stage, error) {
-	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}, pidfd: -1}
+	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}, pidfd: -1, bwrapfd: -1}
 	st.sigs = make(chan os.Signal, 32)
-	signal.Notify(st.sigs, boxinit.Notifiable()...)
+	// The runtime takes a round trip to its signal thread for each
+	// signal it is told to catch, a millisecond or two for all of them:
+	// that runs beside the stage's start, and whatever reads st.sigs (or
+	// stops them) waits for it first.
+	st.caught = make(chan struct{})
+	go func() {
+		signal.Notify(st.sigs, boxinit.Notifiable()...)
+		close(st.caught)
+	}()
 	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
 	// A pty only for a real terminal session (both directions): a
 	// redirected stream must stay what it is, byte for byte.
@@ -170,15 +184,12 @@ func (l *Launcher) Start() (*Stage, error) {
 			c.Close()
 		}
 		if !ok {
-			signal.Stop(st.sigs)
+			st.stopSignals()
 			st.closeOurs()
 		}
 	}()
 	var err error
 	if st.argsFile, err = memfile("args", nil); err != nil {
-		return nil, err
-	}
-	if st.payloadFile, err = memfile("payload", nil); err != nil {
 		return nil, err
 	}
 	self, err := os.Open(l.Self)
@@ -199,6 +210,15 @@ func (l *Launcher) Start() (*Stage, error) {
 	}
 	st.infoR = infoR
 	theirs = append(theirs, infoW)
+	// The init reads the agent's command from this pipe to its end: only
+	// we hold the write end, and close it in Admit (a wrapper that dies
+	// first gives the init an empty payload, and no agent runs).
+	payloadR, payloadW, err := pipe("payload")
+	if err != nil {
+		return nil, err
+	}
+	st.payloadW = payloadW
+	theirs = append(theirs, payloadR)
 	readyR, readyW, err := pipe("readiness")
 	if err != nil {
 		return nil, err
@@ -227,7 +247,7 @@ func (l *Launcher) Start() (*Stage, error) {
 	// to its path meanwhile.
 	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(boxinit.FDInit), boxinit.StageCommand, l.Bwrap, strconv.Itoa(len(inherited)))
 	extra, err := boxinit.AtFDs(map[int]*os.File{
-		boxinit.FDArgs: st.argsFile, boxinit.FDInit: self, boxinit.FDPayload: st.payloadFile,
+		boxinit.FDArgs: st.argsFile, boxinit.FDInit: self, boxinit.FDPayload: payloadR,
 		boxinit.FDInfo: infoW, boxinit.FDReady: readyW, boxinit.FDGate: gateR,
 	})
 	if err != nil {
@@ -339,7 +359,7 @@ func (l *Launcher) Start() (*Stage, error) {
 
 // closeOurs closes the wrapper's ends of the stage's descriptors.
 func (st *Stage) closeOurs() {
-	for _, f := range []*os.File{st.argsFile, st.payloadFile, st.infoR, st.readyR, st.gateW, st.ptmx, st.outR, st.errR, st.inW} {
+	for _, f := range []*os.File{st.argsFile, st.payloadW, st.infoR, st.readyR, st.gateW, st.ptmx, st.outR, st.errR, st.inW} {
 		if f != nil {
 			f.Close()
 		}
@@ -353,7 +373,7 @@ func (st *Stage) Abort() {
 	}
 	st.abortStage()
 	st.closeOurs()
-	signal.Stop(st.sigs)
+	st.stopSignals()
 }
 
 // StopSignals ends the catching of forwarded signals that Start began.
@@ -361,13 +381,19 @@ func (st *Stage) Abort() {
 // while the end is recorded must not cut that short.
 func (st *Stage) StopSignals() {
 	if st != nil {
-		signal.Stop(st.sigs)
+		st.stopSignals()
 	}
 }
 
+func (st *Stage) stopSignals() {
+	<-st.caught
+	signal.Stop(st.sigs)
+}
+
 // Interrupted reports a signal that arrived while the launch was being
-// prepared, without waiting.
+// prepared, without waiting (but for Start's catching of them).
 func (st *Stage) Interrupted() error {
+	<-st.caught
 	select {
 	case s := <-st.sigs:
 		return &InterruptedError{Signal: s.(syscall.Signal)}
@@ -380,18 +406,22 @@ func (st *Stage) Interrupted() error {
 // what the previous ones produced:
 //
 //	Launcher.Start   the stage starts and waits at its gate
-//	Stage.Load       the compiled jail and the payload go into the stage's
-//	                 descriptors; the output copies start
-//	  (the caller places the stage in its scope)
-//	Stage.Release    the gate opens: bwrap starts
+//	Stage.Load       the compiled jail goes into the stage's descriptors,
+//	                 the payload is made ready; the output copies start
+//	Stage.Release    the gate opens: bwrap starts and sets the jail up;
+//	                 its init holds the agent
 //	Stage.Started    bwrap's report: the init's PID and namespaces
-//	  (the caller records them)
+//	  (the caller records them, and places Held's processes in the
+//	  jail's scope)
+//	Stage.Admit      the init gets the payload and starts the agent
+//	                 (without a scope, the caller admits before Release)
 //	Stage.Wait       signals go to the agent until the jail ends, or
 //	                 until its agent exits leaving processes (Outcome.Left)
 //	Stage.HandOff    the jail's output goes to a keeper, after Left
 //	Stage.Close      the terminal and our descriptors are put back
 //
-// Abort, at any point before Release, sends the stage away.
+// Abort, at any point before Release, sends the stage away; Kill, after
+// Release and before Admit, ends the jail before its agent ever ran.
 
 // Outcome is how Wait ended.
 type Outcome struct {
@@ -404,11 +434,11 @@ type Outcome struct {
 	Left *Handoff
 }
 
-// Load hands the stage the compiled jail: bwrap's options and the init's
-// payload go into the descriptors the stage holds, and the copies of the
-// jail's output (to the user and to tr, when not nil) start. keepable
-// makes the init report an agent that exits with processes left behind
-// (see [Outcome.Left]) instead of ending the jail.
+// Load hands the stage the compiled jail: bwrap's options go into the
+// descriptor the stage holds, the init's payload is kept for [Stage.Admit],
+// and the copies of the jail's output (to the user and to tr, when not
+// nil) start. keepable makes the init report an agent that exits with
+// processes left behind (see [Outcome.Left]) instead of ending the jail.
 func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 	st.transcript, st.keepable, st.pins = tr, keepable, c.Pins
 	// On our pty the agent is the foreground job: keyboard signals and
@@ -419,21 +449,18 @@ func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 	if len(st.inherit) > 0 {
 		pl.Inherit, pl.InheritAt = st.inherit, boxinit.FDFirstPin+len(c.Pins)
 	}
-	payload, err := json.Marshal(pl)
+	payload, err := pl.Encode()
 	if err != nil {
 		st.abortStage()
 		return fmt.Errorf("encoding the jail payload: %w", err)
 	}
-	// The stage holds the same open files: what we write here, rewound,
-	// is what bwrap and the init read.
+	// The stage holds the same open file: what we write here, rewound,
+	// is what bwrap reads.
 	if err := fill(st.argsFile, []byte(strings.Join(c.Options, "\x00")+"\x00")); err != nil {
 		st.abortStage()
 		return err
 	}
-	if err := fill(st.payloadFile, payload); err != nil {
-		st.abortStage()
-		return err
-	}
+	st.payload = payload
 	if st.outR != nil {
 		st.copyOut(st.outR, st.l.Stdout, false)
 	}
@@ -443,14 +470,48 @@ func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 	return nil
 }
 
-// PID is the stage's process ID: what the caller places in the scope.
+// PID is the stage's process ID.
 func (st *Stage) PID() int { return st.cmd.Process.Pid }
 
-// Release lets the loaded jail start, once it is placed: a signal that
-// came while the launch was prepared cancels it instead (nothing has run
-// yet). It puts the user's terminal in raw mode for a pty session, sends
-// the pinned mount sources through the gate, and starts relaying the
-// user's input.
+// Admit lets the agent start: the init, which bwrap has started in the
+// jail, reads the payload to its end and runs the agent's command. A
+// jail that has a scope is admitted once its processes are in it; one
+// without, at once (before Release, and the init never waits). Admit
+// after Load; a second call does nothing.
+func (st *Stage) Admit() {
+	w := st.payloadW
+	if w == nil {
+		return
+	}
+	st.payloadW = nil
+	p := st.payload
+	// A payload larger than the pipe holds is read by an init that may
+	// not run yet.
+	go func() {
+		w.Write(p)
+		w.Close()
+	}()
+	trace("admitted")
+}
+
+// Kill ends a released jail whose agent was not admitted: nothing of the
+// agent's ever ran. Wait then returns the stage's status.
+func (st *Stage) Kill() {
+	if st.payloadW != nil {
+		st.payloadW.Close()
+		st.payloadW = nil
+	}
+	if st.pidfd >= 0 {
+		unix.PidfdSendSignal(st.pidfd, unix.SIGKILL, nil, 0)
+	}
+	st.cmd.Process.Kill()
+}
+
+// Release lets the loaded jail start: a signal that came while the launch
+// was prepared cancels it instead (nothing has run yet). It puts the
+// user's terminal in raw mode for a pty session, sends the pinned mount
+// sources through the gate, and starts relaying the user's input. The
+// agent starts once admitted.
 func (st *Stage) Release() error {
 	l := st.l
 	if err := st.Interrupted(); err != nil {
@@ -468,7 +529,6 @@ func (st *Stage) Release() error {
 		}
 		st.restoreTerm = restore
 	}
-	trace("placed")
 	pins, err := OpenPins(st.pins)
 	if err != nil {
 		st.abortStage()
@@ -483,6 +543,7 @@ func (st *Stage) Release() error {
 		return fmt.Errorf("releasing the jail stage: %w", err)
 	}
 	st.gateW.Close()
+	trace("released")
 	// The jail runs: from here on only its end ends the stage.
 	st.done = true
 
@@ -538,6 +599,68 @@ func (st *Stage) Started() (info Info, ok bool) {
 		st.noteInfo(<-st.infoc)
 	}
 	return st.info, st.info.InitPID > 0
+}
+
+// Held are the processes of a started jail that hold its agent: the
+// stage, bwrap and the init, which is bwrap's only child and starts
+// nothing before it is admitted. Placing all of them in a scope before
+// [Stage.Admit] puts every process of the jail's agent there from its
+// birth. [Stage.StillHeld] then tells whether each still runs, so that
+// none of the PIDs can have named another process meanwhile.
+func (st *Stage) Held() ([]int, error) {
+	if st.info.InitPID <= 0 || st.pidfd < 0 {
+		return nil, errors.New("bwrap reported no jail")
+	}
+	stage, init := st.PID(), st.info.InitPID
+	bwrap, err := parentOf(init)
+	if err == nil {
+		var up int
+		if up, err = parentOf(bwrap); err == nil && up != stage {
+			err = fmt.Errorf("its parent is PID %d, not the stage (PID %d)", up, stage)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding the jail's bwrap, the parent of its init (PID %d): %w", init, err)
+	}
+	if st.bwrapfd < 0 {
+		if st.bwrapfd, err = unix.PidfdOpen(bwrap, 0); err != nil {
+			st.bwrapfd = -1
+			return nil, fmt.Errorf("pinning the jail's bwrap (PID %d): %w", bwrap, err)
+		}
+	}
+	return []int{stage, bwrap, init}, nil
+}
+
+// StillHeld reports whether the processes [Stage.Held] named all still
+// run. (The stage is our child: its PID stays its own until we reap it.)
+func (st *Stage) StillHeld() bool {
+	return st.bwrapfd >= 0 && !exited(st.bwrapfd) && st.pidfd >= 0 && !exited(st.pidfd)
+}
+
+// parentOf is the parent PID of pid, from /proc/PID/stat.
+func parentOf(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// "pid (comm) state ppid …": comm may hold anything but its ")" is
+	// the last one.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	return strconv.Atoi(f[1])
+}
+
+// exited reports whether the process behind pidfd has exited.
+func exited(pidfd int) bool {
+	p := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(p, 0)
+	return err != nil || n > 0
 }
 
 // noteInfo takes bwrap's report (zero when there was none).
@@ -665,9 +788,11 @@ func (st *Stage) Close() {
 		st.stopRelay = nil
 		signal.Reset(syscall.SIGTTIN)
 	}
-	if st.pidfd >= 0 {
-		unix.Close(st.pidfd)
-		st.pidfd = -1
+	for _, fd := range []*int{&st.pidfd, &st.bwrapfd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
 	}
 	st.closeOurs()
 }

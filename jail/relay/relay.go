@@ -15,18 +15,23 @@
 //     (SCM_RIGHTS, with the byte fdpass.Marker) and the host serves it, so
 //     no request waits on this process. A raw relay of a user's socket
 //     never passes, as its server would not understand.
-//   - It runs inside the box's init (PID 1), so it imports no HTTP, no
-//     D-Bus and nothing of the host side.
+//   - It runs inside the box's init (PID 1), which every launch starts,
+//     plain ones included: it imports no HTTP, no D-Bus and nothing of
+//     the host side, and not even the net package, whose initialisation
+//     every start of the init would pay. The sockets are the kernel's,
+//     made with golang.org/x/sys/unix and served through os.File, which
+//     waits on the runtime's poller as net does.
 package relay
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"os"
 	"strconv"
 	"sync"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/aisan-dev/aisan/jail/shared/fdpass"
 )
@@ -39,9 +44,12 @@ type Relay struct {
 	// Pass hands each connection over instead of copying it; set it
 	// before Serve.
 	Pass bool
-	ls   []net.Listener
+	ls   []*os.File // listening sockets, named by their address
 	wg   sync.WaitGroup
 }
+
+// backlog is the listen queue asked for; the kernel caps it at somaxconn.
+const backlog = 4096
 
 // Listen binds 127.0.0.1:port and, where the box has IPv6 loopback,
 // [::1]:port. Both are bound before it returns, so a caller that starts
@@ -52,12 +60,12 @@ func Listen(port int, socket string) (*Relay, error) {
 	}
 	r := &Relay{Socket: socket}
 	p := strconv.Itoa(port)
-	l4, err := net.Listen("tcp4", "127.0.0.1:"+p)
+	l4, err := listen(unix.AF_INET, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}, "127.0.0.1:"+p)
 	if err != nil {
 		return nil, fmt.Errorf("listening on 127.0.0.1:%s for %s: %w", p, socket, err)
 	}
 	r.ls = append(r.ls, l4)
-	l6, err := net.Listen("tcp6", "[::1]:"+p)
+	l6, err := listen(unix.AF_INET6, &unix.SockaddrInet6{Port: port, Addr: [16]byte{15: 1}}, "[::1]:"+p)
 	switch {
 	case err == nil:
 		r.ls = append(r.ls, l6)
@@ -70,15 +78,44 @@ func Listen(port int, socket string) (*Relay, error) {
 	return r, nil
 }
 
-func noIPv6(err error) bool {
-	return errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT)
+// listen opens a listening TCP socket as the net package does (address
+// reuse, IPv6 only on the IPv6 one), non-blocking, so that os.File
+// serves it through the poller.
+func listen(family int, sa unix.Sockaddr, addr string) (*os.File, error) {
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("setsockopt", err)
+	}
+	if family == unix.AF_INET6 {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {
+			unix.Close(fd)
+			return nil, os.NewSyscallError("setsockopt", err)
+		}
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("bind", err)
+	}
+	if err := unix.Listen(fd, backlog); err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("listen", err)
+	}
+	return os.NewFile(uintptr(fd), addr), nil
 }
 
-// Addrs are the listening addresses.
-func (r *Relay) Addrs() []net.Addr {
-	var out []net.Addr
+func noIPv6(err error) bool {
+	return errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT)
+}
+
+// Addrs are the listening addresses, host:port.
+func (r *Relay) Addrs() []string {
+	var out []string
 	for _, l := range r.ls {
-		out = append(out, l.Addr())
+		out = append(out, l.Name())
 	}
 	return out
 }
@@ -90,17 +127,55 @@ func (r *Relay) Serve() {
 		go func() {
 			defer r.wg.Done()
 			for {
-				c, err := l.Accept()
-				if err != nil {
-					if errors.Is(err, net.ErrClosed) {
-						return
-					}
-					continue
+				c, err := accept(l)
+				var aerr acceptError
+				switch {
+				case errors.As(err, &aerr):
+					continue // this connection failed, not the listener
+				case err != nil:
+					return // closed
 				}
 				go r.pump(c)
 			}
 		}()
 	}
+}
+
+// acceptError is accept4's own failure, for one connection; any other
+// error of accept means the listener is closed.
+type acceptError struct{ error }
+
+// accept waits on the poller for the next connection of l.
+func accept(l *os.File) (*os.File, error) {
+	rc, err := l.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var fd int
+	var aerr error
+	if err := rc.Read(func(lfd uintptr) bool {
+		fd, _, aerr = unix.Accept4(int(lfd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		return aerr != unix.EAGAIN
+	}); err != nil {
+		return nil, err
+	}
+	if aerr != nil {
+		return nil, acceptError{os.NewSyscallError("accept", aerr)}
+	}
+	tcpDefaults(fd)
+	return os.NewFile(uintptr(fd), "tcp"), nil
+}
+
+// tcpDefaults gives an accepted connection what net gives one: no Nagle
+// delay (a relayed answer written in pieces would otherwise wait for the
+// client's delayed ACK, up to 40 ms) and keep-alive probes after 15
+// idle seconds. They stay with the socket when it is handed over.
+func tcpDefaults(fd int) {
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, 15)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 15)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 9)
 }
 
 // Close stops accepting; connections in flight run on.
@@ -112,57 +187,84 @@ func (r *Relay) Close() error {
 	return nil
 }
 
-func (r *Relay) pump(c net.Conn) {
+func (r *Relay) pump(c *os.File) {
 	defer c.Close()
-	u, err := net.Dial("unix", r.Socket)
+	u, err := dialUnix(r.Socket)
 	if err != nil {
 		return
 	}
 	defer u.Close()
 	if r.Pass {
-		HandOver(c, u.(*net.UnixConn))
+		handOver(c, u)
 		return
 	}
-	Pump(c, u)
+	pump(c, u)
 }
 
-// HandOver sends c itself over u for the far end to serve; the caller
-// then closes its own copies (the far end's keeps the connection open).
-func HandOver(c net.Conn, u *net.UnixConn) error {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return fmt.Errorf("relay: cannot hand over a %T", c)
+// dialUnix connects to the socket at path. The connect blocks (a full
+// listen queue waits instead of failing); the socket is then made
+// non-blocking for the poller.
+func dialUnix(path string) (*os.File, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
 	}
-	rc, err := sc.SyscallConn()
+	for {
+		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err == nil {
+		err = unix.SetNonblock(fd, true)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("connect %s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// handOver sends c itself over u for the far end to serve; the caller
+// then closes its own copies (the far end's keeps the connection open).
+func handOver(c, u *os.File) error {
+	cc, err := c.SyscallConn()
 	if err != nil {
 		return err
 	}
-	var werr error
-	if err := rc.Control(func(fd uintptr) {
-		_, _, werr = u.WriteMsgUnix([]byte{fdpass.Marker}, syscall.UnixRights(int(fd)), nil)
-	}); err != nil {
+	uc, err := u.SyscallConn()
+	if err != nil {
 		return err
 	}
-	return werr
+	var serr error
+	cerr := cc.Control(func(cfd uintptr) {
+		rights := unix.UnixRights(int(cfd))
+		if err := uc.Write(func(ufd uintptr) bool {
+			serr = unix.Sendmsg(int(ufd), []byte{fdpass.Marker}, rights, nil, 0)
+			return serr != unix.EAGAIN
+		}); err != nil {
+			serr = err
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return serr
 }
 
-// halfCloser is a connection whose write side can be shut alone.
-type halfCloser interface {
-	CloseWrite() error
-}
-
-// Pump copies a to b and b to a until both directions reach EOF, shutting
+// pump copies a to b and b to a until both directions reach EOF, shutting
 // the write side of each destination as its source ends. It returns when
 // both copies are done.
-func Pump(a, b net.Conn) {
+func pump(a, b *os.File) {
 	var wg sync.WaitGroup
 	wg.Add(2)
-	cp := func(dst, src net.Conn) {
+	cp := func(dst, src *os.File) {
 		defer wg.Done()
 		_, err := io.Copy(dst, src)
-		if hc, ok := dst.(halfCloser); ok && err == nil {
-			hc.CloseWrite()
-		} else {
+		if err == nil {
+			err = closeWrite(dst)
+		}
+		if err != nil {
 			// An error either way ends both directions.
 			dst.Close()
 			src.Close()
@@ -171,4 +273,17 @@ func Pump(a, b net.Conn) {
 	go cp(b, a)
 	go cp(a, b)
 	wg.Wait()
+}
+
+// closeWrite shuts the write side of a socket.
+func closeWrite(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.Shutdown(int(fd), unix.SHUT_WR) }); err != nil {
+		return err
+	}
+	return serr
 }

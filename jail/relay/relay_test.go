@@ -63,7 +63,7 @@ func TestRelayHalfClose(t *testing.T) {
 	r.Serve()
 	defer r.Close()
 	for _, a := range r.Addrs() {
-		c, err := net.DialTimeout("tcp", a.String(), 2*time.Second)
+		c, err := net.DialTimeout("tcp", a, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestRelayDeadSocketClosesClient(t *testing.T) {
 	}
 	r.Serve()
 	defer r.Close()
-	c, err := net.Dial("tcp", r.Addrs()[0].String())
+	c, err := net.Dial("tcp", r.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +140,11 @@ func TestRelayPass(t *testing.T) {
 			return
 		}
 		fds, _ := syscall.ParseUnixRights(&msgs[0])
+		// The relay's defaults for a TCP connection travel with it.
+		if v, err := syscall.GetsockoptInt(fds[0], syscall.IPPROTO_TCP, syscall.TCP_NODELAY); err != nil || v == 0 {
+			got <- fmt.Sprintf("the connection handed over has TCP_NODELAY %d (%v)", v, err)
+			return
+		}
 		f := os.NewFile(uintptr(fds[0]), "passed")
 		c, err := net.FileConn(f)
 		f.Close()
@@ -160,7 +165,7 @@ func TestRelayPass(t *testing.T) {
 	r.Pass = true
 	r.Serve()
 	defer r.Close()
-	c, err := net.Dial("tcp4", r.Addrs()[0].String())
+	c, err := net.Dial("tcp4", r.Addrs()[0])
 	if err != nil {
 		t.Fatal(err)
 	}

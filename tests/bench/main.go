@@ -2,10 +2,13 @@
 // same run, so the figures are ratios against a floor measured on the same
 // machine at the same moment.
 //
-//	go run ./tests/bench -aisan /path/to/aisan [-runs 30] [-guard-only]
+//	go run ./tests/bench -aisan /path/to/aisan -empty /path/to/empty [-runs 30] [-rows FILE] [-guard-only] [-starts-only]
 //
 // Each variant runs `true` in a jail; runs of all variants are interleaved
-// so that a slow moment of the machine hits every variant alike.
+// so that a slow moment of the machine hits every variant alike. The
+// process starts of aisan, aisan-init and aisan-guard are timed against an
+// empty Go program (-empty) built the same way. With -rows, the figures of
+// issue #27's table are appended to FILE for make bench's summary.
 package main
 
 import (
@@ -42,12 +45,23 @@ func main() {
 	aisan := flag.String("aisan", "aisan", "the aisan binary to measure")
 	runs := flag.Int("runs", 30, "runs per variant (at least 20)")
 	guardOnly := flag.Bool("guard-only", false, "measure only the guard hook's latency (no jail, no user manager)")
+	empty := flag.String("empty", "", "an empty Go program built as aisan is, the floor of the process starts")
+	startsOnly := flag.Bool("starts-only", false, "measure only the process starts (no jail, no user manager)")
+	rows := flag.String("rows", "", "append issue #27's figures to this file, tab-separated")
 	flag.Parse()
 	if *runs < 20 {
 		*runs = 20
 	}
 	if *guardOnly {
 		guardLatency(*aisan, *runs*2)
+		return
+	}
+	if *empty == "" {
+		fmt.Fprintln(os.Stderr, "bench: -empty is required: an empty Go program built as aisan is (bench.sh builds one)")
+		os.Exit(2)
+	}
+	if *startsOnly {
+		writeFigures(*rows, processStarts(*aisan, *empty, *runs*10))
 		return
 	}
 	bwrap, err := exec.LookPath("bwrap")
@@ -82,6 +96,7 @@ func main() {
 	if !hasManager {
 		vs[5].skip = "no systemd user manager in this environment"
 	}
+	strictFirst := len(vs)
 	vs = append(vs, strictVariants(*aisan, bwrap, len(vs))...)
 	procStart := len(vs)
 	vs = append(vs, pipelineVariants(bwrap)...)
@@ -102,6 +117,7 @@ func main() {
 		}
 	}
 	guardLatency(*aisan, *runs*2)
+	starts := processStarts(*aisan, *empty, *runs*10)
 
 	fmt.Printf("launch overhead, %d interleaved runs each (median):\n", *runs)
 	for j, v := range vs {
@@ -124,8 +140,10 @@ func main() {
 		}
 		fmt.Println(line)
 	}
-	printPipeline(vs, times, pipelineFigures{plain: 2, full: 5, floor: 0}, procStart, procStart+1, procStart+2)
-	agentVersionDelta(*aisan, *runs/2)
+	// In the order of issue #27's table; bench.sh adds REAPI's row.
+	table := printPipeline(vs, times, pipelineFigures{plain: 2, full: 5, floor: 0}, procStart, procStart+1, procStart+2)
+	table = append(table, agentVersionDelta(*aisan, *runs/2), strictFigure(vs, times, strictFirst))
+	writeFigures(*rows, append(table, starts...))
 }
 
 func once(v variant) (time.Duration, error) {

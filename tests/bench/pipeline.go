@@ -43,19 +43,21 @@ func pipelineVariants(bwrap string) []variant {
 // printPipeline prints the figures. times holds the launch variants'
 // samples by index; procStart, scope and stock are the indices of the rows
 // pipelineVariants added.
-func printPipeline(vs []variant, times [][]time.Duration, f pipelineFigures, procStart, scope, stock int) {
-	fmt.Println("launch pipeline (issue #11):")
-	ratio := func(name string, num, den time.Duration, target float64, how string) {
+// It returns the figures issue #27 restates: the plain launch against bare
+// bwrap and the full launch against the stock tools.
+func printPipeline(vs []variant, times [][]time.Duration, f pipelineFigures, procStart, scope, stock int) []figure {
+	fmt.Println("launch pipeline (issues #11, #27):")
+	ratio := func(name string, num, den time.Duration, target float64, how string) figure {
+		fig := figure{name: name, target: fmt.Sprintf("<= %.1fx", target), floor: how}
 		if num <= 0 || den <= 0 {
 			fmt.Printf("  %-62s skipped\n", name)
-			return
+			fig.skipped = "no user manager or a tool missing"
+			return fig
 		}
 		r := float64(num) / float64(den)
-		verdict := "ok"
-		if r > target {
-			verdict = "OVER TARGET"
-		}
-		fmt.Printf("  %-62s %5.2fx (target <= %.1fx; %s) %s\n", name, r, target, how, verdict)
+		fig.value, fig.ok = fmt.Sprintf("%.2fx", r), r <= target
+		fmt.Printf("  %-62s %5.2fx (target <= %.1fx; %s) %s\n", name, r, target, how, fig.verdict())
+		return fig
 	}
 	med := func(i int) time.Duration {
 		if vs[i].skip != "" {
@@ -64,7 +66,7 @@ func printPipeline(vs []variant, times [][]time.Duration, f pipelineFigures, pro
 		return median(times[i])
 	}
 	plain, full, floor := med(f.plain), med(f.full), med(f.floor)
-	ratio("aisan run -- true (no pty, bus masked, no scope) / bare bwrap", plain, floor, 2.0,
+	plainFig := ratio("aisan run -- true (no pty, bus masked, no scope) / bare bwrap", plain, floor, 2.0,
 		fmt.Sprintf("%.2f / %.2f ms", ms(plain), ms(floor)))
 	// What a scope costs to start, without the process systemd-run is.
 	scopeStart := med(scope) - med(procStart)
@@ -77,8 +79,9 @@ func printPipeline(vs []variant, times [][]time.Duration, f pipelineFigures, pro
 	}
 	ratio("full launch / (plain launch + a scope's start)", full, den, 1.0,
 		fmt.Sprintf("%.2f / (%.2f + %.2f) ms", ms(full), ms(plain), ms(scopeStart)))
-	ratio("full launch / stock tools (systemd-run --scope, script, bwrap)", full, med(stock), 0.6,
+	stockFig := ratio("full launch / stock tools (systemd-run --scope, script, bwrap)", full, med(stock), 0.6,
 		fmt.Sprintf("%.2f / %.2f ms", ms(full), ms(med(stock))))
+	return []figure{plainFig, stockFig}
 }
 
 // agentVersionDelta measures `claude --version` typed into bash with
@@ -86,35 +89,37 @@ func printPipeline(vs []variant, times [][]time.Duration, f pipelineFigures, pro
 // against the same with NO_AISAN=1, interleaved. The agent comes from
 // AISAN_BENCH_AGENT_DIR (the test npm tree by default); without it the row
 // is skipped and says why.
-func agentVersionDelta(aisan string, runs int) {
+func agentVersionDelta(aisan string, runs int) figure {
 	const name = "claude --version via the shell function, minus NO_AISAN=1"
+	const target = 15 * time.Millisecond
+	fig := figure{name: name, target: fmt.Sprintf("<= +%d ms", target.Milliseconds())}
+	skip := func(why string) figure {
+		fmt.Printf("  %-62s skipped: %s\n", name, why)
+		fig.skipped = why
+		return fig
+	}
 	dir := os.Getenv("AISAN_BENCH_AGENT_DIR")
 	if dir == "" {
 		dir = "/opt/aisan-test-npm/node_modules/.bin"
 	}
 	if _, err := os.Stat(filepath.Join(dir, "claude")); err != nil {
-		fmt.Printf("  %-62s skipped: no claude in %s (set AISAN_BENCH_AGENT_DIR)\n", name, dir)
-		return
+		return skip(fmt.Sprintf("no claude in %s (set AISAN_BENCH_AGENT_DIR)", dir))
 	}
 	if os.Getenv("XDG_RUNTIME_DIR") == "" || os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
-		fmt.Printf("  %-62s skipped: no user manager and session bus here\n", name)
-		return
+		return skip("no user manager and session bus here")
 	}
 	init, err := exec.Command(aisan, "shell-init", "bash").Output()
 	if err != nil {
-		fmt.Printf("  %-62s skipped: aisan shell-init bash: %v\n", name, err)
-		return
+		return skip(fmt.Sprintf("aisan shell-init bash: %v", err))
 	}
 	tmp, err := os.MkdirTemp("", "aisan-bench-shell-")
 	if err != nil {
-		fmt.Printf("  %-62s skipped: %v\n", name, err)
-		return
+		return skip(err.Error())
 	}
 	defer os.RemoveAll(tmp)
 	initFile := filepath.Join(tmp, "init.bash")
 	if err := os.WriteFile(initFile, init, 0o644); err != nil {
-		fmt.Printf("  %-62s skipped: %v\n", name, err)
-		return
+		return skip(err.Error())
 	}
 	path := filepath.Dir(aisan) + ":" + dir + ":" + os.Getenv("PATH")
 	run := func(extra ...string) (time.Duration, error) {
@@ -132,23 +137,20 @@ func agentVersionDelta(aisan string, runs int) {
 	for i := 0; i < runs+2; i++ {
 		j, err := run()
 		if err != nil {
-			fmt.Printf("  %-62s failed: %v\n", name, err)
-			return
+			return skip(fmt.Sprintf("failed: %v", err))
 		}
 		b, err := run("NO_AISAN=1")
 		if err != nil {
-			fmt.Printf("  %-62s failed: %v\n", name, err)
-			return
+			return skip(fmt.Sprintf("failed: %v", err))
 		}
 		if i >= 2 {
 			jailed, bare = append(jailed, j), append(bare, b)
 		}
 	}
 	d := median(jailed) - median(bare)
-	verdict := "ok"
-	if d > 20*time.Millisecond {
-		verdict = "OVER TARGET"
-	}
-	fmt.Printf("  %-62s %+6.1f ms (target <= +20 ms; %.1f against %.1f ms, %d runs) %s\n",
-		name, ms(d), ms(median(jailed)), ms(median(bare)), runs, verdict)
+	fig.value, fig.ok = fmt.Sprintf("%+.1f ms", ms(d)), d <= target
+	fig.floor = fmt.Sprintf("%.1f against %.1f ms", ms(median(jailed)), ms(median(bare)))
+	fmt.Printf("  %-62s %+6.1f ms (target <= +%d ms; %s, %d runs) %s\n",
+		name, ms(d), target.Milliseconds(), fig.floor, runs, fig.verdict())
+	return fig
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-shellwords"
 )
@@ -86,4 +87,20 @@ func stubSocket() (string, error) {
 		return "", err
 	}
 	return sock, nil
+}
+
+// strictFigure is issue #27's strict row: the plain strict launch against
+// the same box's argv run by bwrap directly. first is the index of that
+// floor among the variants.
+func strictFigure(vs []variant, times [][]time.Duration, first int) figure {
+	fig := figure{name: "aisan run --strict -- true / the same box's bare bwrap", target: "<= 2.0x"}
+	if vs[first].skip != "" || vs[first+1].skip != "" {
+		fig.skipped = vs[first].skip
+		return fig
+	}
+	floor, m := median(times[first]), median(times[first+1])
+	r := float64(m) / float64(floor)
+	fig.value, fig.ok = fmt.Sprintf("%.2fx", r), r <= 2.0
+	fig.floor = fmt.Sprintf("%.2f / %.2f ms", ms(m), ms(floor))
+	return fig
 }
