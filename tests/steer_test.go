@@ -241,6 +241,7 @@ func TestSteerGrantLapse(t *testing.T) {
 	if out := b.do(fetch); !strings.Contains(out, "403") {
 		t.Errorf("the host after its grant lapsed: %q, want refused again", out)
 	}
+	waitFor(t, 5*time.Second, "list --json to show the lapsed grant gone", func() bool { return len(b.state().Hosts) == 0 })
 	// Granted again without --for, then denied.
 	b.steer("allow", b.slot, "--host", host)
 	if out := b.do(fetch); !strings.Contains(out, "code=200") {
@@ -388,7 +389,14 @@ func TestSteerRate(t *testing.T) {
 	if st := b.state(); st.Rate != "50/s,20" {
 		t.Errorf("list --json rate after the change %q", st.Rate)
 	}
+	b.do("echo made > made-by-box.txt")
 	b.end()
+	// The launch returned before comparing the repository; the receipt
+	// is finished beside it, and the report then names the file.
+	waitFor(t, 15*time.Second, "the receipt to name the box's file", func() bool {
+		r := aisan(t, env, "", "report", b.slot, "--json")
+		return strings.Contains(r.stdout, `"path": "made-by-box.txt"`) && !strings.Contains(r.stdout, "changes_unknown")
+	})
 }
 
 // TestSteerReport: the report of a strict launch that changed files,
@@ -441,7 +449,7 @@ exit 3`
 	var j result
 	waitFor(t, 10*time.Second, "the receipt's end", func() bool {
 		j = aisan(t, env, "", "report", e.Slot, "--json")
-		return j.code == 0 && strings.Contains(j.stdout, `"left_end"`)
+		return j.code == 0 && strings.Contains(j.stdout, `"left_end"`) && !strings.Contains(j.stdout, "changes_unknown")
 	})
 	if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil {
 		t.Fatalf("report --json does not parse: %v\n%s", err, j.stdout)

@@ -59,6 +59,7 @@ func init() {
 		// Internal stages of a launch. They take no user input.
 		{name: stageCommand, hidden: true, run: runStage},
 		{name: keepCommand, hidden: true, run: runKeep},
+		{name: receiptCommand, hidden: true, run: runReceipt},
 		{name: completeCommand, hidden: true, run: runComplete},
 	}
 }

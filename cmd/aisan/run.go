@@ -380,7 +380,7 @@ func (lf *launcherFlags) mode(kind jail.Kind) (launch.Mode, error) {
 		return nil, err
 	}
 	if opts != nil {
-		return &strictbox.Box{Options: *opts}, nil
+		return &strictbox.Box{Options: *opts, FinishCommand: receiptFinisher()}, nil
 	}
 	if kind != jail.KindOpencode {
 		return launch.Deny{}, nil

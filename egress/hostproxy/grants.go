@@ -98,6 +98,7 @@ func (tn *tunnel) why() string {
 // startLive sets the list up from the config: Live when given (its
 // lapsed grants dropped, the rest set to lapse), else Allow.
 func (p *Proxy) startLive() {
+	defer p.changed(false)
 	if p.cfg.Live == nil {
 		for _, pt := range p.cfg.Allow {
 			p.live = append(p.live, Entry{Pattern: pt})
@@ -116,19 +117,29 @@ func (p *Proxy) startLive() {
 	}
 }
 
-// list is the allow-list as it stands.
-func (p *Proxy) list() List {
+// list is the allow-list as it stands, and its generation: a request
+// decided on one generation is opened without a second look unless the
+// list lost a pattern since. The list is never changed in place, so it
+// is read without a copy.
+func (p *Proxy) list() (List, uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.listLocked()
+	return p.cur, p.gen
 }
 
-func (p *Proxy) listLocked() List {
+func (p *Proxy) listLocked() List { return p.cur }
+
+// changed rebuilds the list served from live after a change; a pattern
+// gone (narrowed) starts a new generation. The caller holds mu.
+func (p *Proxy) changed(narrowed bool) {
 	l := make(List, len(p.live))
 	for i, e := range p.live {
 		l[i] = e.Pattern
 	}
-	return l
+	p.cur = l
+	if narrowed {
+		p.gen++
+	}
 }
 
 // Live is the allow-list as it stands, with its grants' lapse times.
@@ -154,6 +165,7 @@ func (p *Proxy) Grant(pt Pattern, until time.Time) string {
 		said = "granted again"
 	default:
 		p.live = append(p.live, Entry{Pattern: pt, Until: until, Granted: true})
+		p.changed(false)
 		said = "granted"
 	}
 	if t, ok := p.lapses[pt]; ok {
@@ -211,6 +223,9 @@ func (p *Proxy) lapse(pt Pattern, until time.Time) {
 		tn.sever(why)
 	}
 	p.logNote(time.Now(), "LAPSE", pt.String(), 0, 0, 0, nil, fmt.Sprintf("the grant lapsed; %d open connections cut", len(cut)))
+	if p.cfg.Lapsed != nil {
+		p.cfg.Lapsed()
+	}
 }
 
 // schedule sets pt's grant to lapse at until; the caller holds mu.
@@ -232,6 +247,7 @@ func (p *Proxy) index(pt Pattern) int {
 func (p *Proxy) remove(i int) {
 	pt := p.live[i].Pattern
 	p.live = append(p.live[:i:i], p.live[i+1:]...)
+	p.changed(true)
 	if t, ok := p.lapses[pt]; ok {
 		t.Stop()
 		delete(p.lapses, pt)
@@ -265,8 +281,10 @@ func (p *Proxy) allows(l List, t Target, addr netip.Addr) bool {
 // open registers a connection the box asked for t, just dialled as up
 // for client c. The list is judged again under the same lock a denial
 // takes, so a connection is either refused here or cut by the denial.
-// A nil tunnel with a nil error is a proxy closing.
-func (p *Proxy) open(t Target, c, up net.Conn) (*tunnel, error) {
+// A nil tunnel with a nil error is a proxy closing. gen is the list's
+// generation the request was decided on: unless a pattern left the list
+// since, the decision stands without a second look.
+func (p *Proxy) open(t Target, gen uint64, c, up net.Conn) (*tunnel, error) {
 	tn := &tunnel{target: t, client: c, up: up}
 	if a, ok := up.RemoteAddr().(*net.TCPAddr); ok {
 		tn.addr, _ = netip.AddrFromSlice(a.IP)
@@ -278,7 +296,7 @@ func (p *Proxy) open(t Target, c, up net.Conn) (*tunnel, error) {
 		up.Close()
 		return nil, nil
 	}
-	if !p.allows(p.listLocked(), t, tn.addr) {
+	if p.gen != gen && !p.allows(p.listLocked(), t, tn.addr) {
 		up.Close()
 		return nil, &RefusedError{Target: t, Reason: fmt.Sprintf("%s left this box's host allow-list while it was being reached", t)}
 	}

@@ -44,6 +44,9 @@ type Config struct {
 	// Slot names the box in the command a refusal tells the user to run
 	// ("" leaves the command out).
 	Slot string
+	// Lapsed, when set, is called after a grant lapsed (outside the
+	// proxy's lock), so that what shows the list can follow.
+	Lapsed func()
 	// Resolver looks names up on the host side; nil means [HostResolver].
 	// Wrap it with [Overrides.Then] for AISAN_RESOLVE.
 	Resolver Resolver
@@ -77,6 +80,8 @@ type Proxy struct {
 	// live is the allow-list as it stands (grants.go); tunnels are the
 	// connections open through it, each re-judged when an entry goes.
 	live    []Entry
+	cur     List
+	gen     uint64
 	lapses  map[Pattern]*time.Timer
 	tunnels map[*tunnel]struct{}
 
@@ -281,19 +286,21 @@ type errFailed struct{ error }
 
 func (e errFailed) Unwrap() error { return e.error }
 
-// connect decides authority and, when allowed, dials the checked address.
-func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint16) (Target, net.Conn, error) {
+// connect decides authority and, when allowed, dials the checked
+// address; gen is the generation of the list it decided on.
+func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint16) (Target, net.Conn, uint64, error) {
 	t, err := ParseTarget(authority, defaultPort)
 	if err != nil {
-		return t, nil, err
+		return t, nil, 0, err
 	}
-	explicit, err := Decide(p.list(), t)
+	list, gen := p.list()
+	explicit, err := Decide(list, t)
 	if err != nil {
 		var rf *RefusedError
 		if errors.As(err, &rf) {
 			rf.Slot = p.cfg.Slot
 		}
-		return t, nil, err
+		return t, nil, gen, err
 	}
 	addrs := []netip.Addr{t.Addr}
 	if !t.Addr.IsValid() {
@@ -303,12 +310,12 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", t.Name)
 		cancel()
 		if err != nil {
-			return t, nil, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
+			return t, nil, gen, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
 		}
 	}
 	addrs, err = Check(t, addrs, explicit, p.cfg.Local)
 	if err != nil {
-		return t, nil, err
+		return t, nil, gen, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
 	defer cancel()
@@ -318,11 +325,11 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		// exactly where Check looked.
 		c, err := p.dial(dctx, netip.AddrPortFrom(a, t.Port).String())
 		if err == nil {
-			return t, c, nil
+			return t, c, gen, nil
 		}
 		errs = append(errs, err)
 	}
-	return t, nil, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
+	return t, nil, gen, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
 }
 
 type limitReader struct {
@@ -436,12 +443,12 @@ func pathOf(t Target, authority string) string {
 }
 
 func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *http.Request, start time.Time) {
-	t, up, err := p.connect(ctx, req.Host, 0)
+	t, up, gen, err := p.connect(ctx, req.Host, 0)
 	if err != nil {
 		p.refuse(c, start, req.Method, pathOf(t, req.Host), statusOf(err), err)
 		return
 	}
-	tn, err := p.open(t, c, up)
+	tn, err := p.open(t, gen, c, up)
 	if tn == nil {
 		if err != nil {
 			p.refuse(c, start, req.Method, t.String(), http.StatusForbidden, err)
@@ -519,12 +526,12 @@ func (c *countWriter) Write(b []byte) (int, error) {
 // one request a connection keeps the decision and the log line together.
 func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *http.Request, start time.Time) {
 	authority := req.URL.Host
-	t, up, err := p.connect(ctx, authority, 80)
+	t, up, gen, err := p.connect(ctx, authority, 80)
 	if err != nil {
 		p.refuse(c, start, req.Method, pathOf(t, authority), statusOf(err), err)
 		return
 	}
-	tn, err := p.open(t, c, up)
+	tn, err := p.open(t, gen, c, up)
 	if tn == nil {
 		if err != nil {
 			p.refuse(c, start, req.Method, t.String(), http.StatusForbidden, err)

@@ -68,6 +68,11 @@ const modeName = "strict"
 // launch.
 type Box struct {
 	Options
+	// FinishCommand is the argv (the receipt's path is appended) that
+	// completes a launch's receipt once the box ended, so that the
+	// launch need not wait for git ([FinishReceipt]); nil does it in
+	// process.
+	FinishCommand []string
 
 	// Set by Prepare, for Serve.
 	egress    *boxEgress
@@ -226,14 +231,7 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 			return nil, err
 		}
 	}
-	svc := &services{egress: b.egress, slot: s.Slot, say: say, controlPath: filepath.Join(s.SlotDir, "control.sock")}
-	var snap *Snapshot
-	if b.snapshot != nil {
-		// Before the run's mount points are made in the repository:
-		// they are aisan's, not the box's changes.
-		snap = b.snapshot()
-		launch.Trace("repository snapshot taken")
-	}
+	svc := &services{egress: b.egress, slot: s.Slot, say: say, controlPath: filepath.Join(s.SlotDir, "control.sock"), finish: b.FinishCommand}
 	if len(b.guard.Items) > 0 || len(b.guard.Watch) > 0 {
 		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(),
 			Items: b.guard.Items, Known: b.guard.Known, Watch: b.guard.Watch,
@@ -254,8 +252,12 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 	if err := b.egress.steer.serve(); err != nil {
 		return nil, err
 	}
+	launch.Trace("steering served")
 	if b.snapshot != nil {
-		svc.receipt = startReceipt(s.Slot, b.repo, snap, svc.held, b.egress)
+		// The snapshot ran beside the steps above; the run's mount
+		// points, which it may have seen, are aisan's, not the box's.
+		svc.receipt = startReceipt(s.Slot, b.repo, b.snapshot(), madePaths(b.guard, b.repo), svc.held, b.egress)
+		launch.Trace("repository snapshot taken")
 	}
 	if len(s.Spec.Egress) > 0 {
 		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
@@ -288,6 +290,21 @@ func rootMountFiles(p protect.Plan, repo string) []string {
 	for _, it := range p.Items {
 		if it.How == protect.Create && !it.Dir && filepath.Dir(it.Path) == repo {
 			out = append(out, "/"+filepath.Base(it.Path))
+		}
+	}
+	return out
+}
+
+// madePaths are the mount points the run makes in the repository, as
+// repository paths.
+func madePaths(p protect.Plan, repo string) []string {
+	var out []string
+	for _, it := range p.Items {
+		if it.How != protect.Create {
+			continue
+		}
+		if rel, err := filepath.Rel(repo, it.Path); err == nil && filepath.IsLocal(rel) {
+			out = append(out, filepath.ToSlash(rel))
 		}
 	}
 	return out

@@ -30,9 +30,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -53,7 +55,10 @@ type Receipt struct {
 	// Snapshot is the repository at launch, until the end compares it;
 	// Changes are what the box changed of it, or ChangesErr why that is
 	// not known.
-	Snapshot   *Snapshot    `json:"snapshot,omitempty"`
+	Snapshot *Snapshot `json:"snapshot,omitempty"`
+	// Made are the mount points the run made in the repository, left
+	// out of both sides of the comparison.
+	Made       []string     `json:"made,omitempty"`
 	Changes    []FileChange `json:"changes,omitempty"`
 	Compared   bool         `json:"compared,omitempty"`
 	ChangesErr string       `json:"changes_error,omitempty"`
@@ -233,6 +238,8 @@ type status struct {
 	Head      string
 	Changed   []string
 	Untracked []string
+	// Added are the changed paths staged as new (not in the commit).
+	Added []string
 }
 
 // parseStatus reads git status --porcelain=v2 -z --branch output.
@@ -256,6 +263,9 @@ func parseStatus(out []byte) (status, error) {
 				return status{}, fmt.Errorf("git status: bad entry %q", r)
 			}
 			st.Changed = append(st.Changed, f[8])
+			if f[1][0] == 'A' {
+				st.Added = append(st.Added, f[8])
+			}
 		case strings.HasPrefix(r, "2 "):
 			f := strings.SplitN(r, " ", 10)
 			if len(f) != 10 || f[9] == "" || i+1 >= len(recs) {
@@ -263,6 +273,7 @@ func parseStatus(out []byte) (status, error) {
 			}
 			i++
 			st.Changed = append(st.Changed, f[9], recs[i])
+			st.Added = append(st.Added, f[9])
 		case strings.HasPrefix(r, "u "):
 			f := strings.SplitN(r, " ", 11)
 			if len(f) != 11 || f[10] == "" {
@@ -336,7 +347,7 @@ func startSnapshot(repo string) func() *Snapshot {
 }
 
 // compare lists what changed in repo since snap.
-func compare(repo string, snap *Snapshot) ([]FileChange, error) {
+func compare(repo string, snap *Snapshot, made []string) ([]FileChange, error) {
 	if snap == nil {
 		return nil, errors.New("no snapshot of the repository was taken at launch")
 	}
@@ -352,7 +363,9 @@ func compare(repo string, snap *Snapshot) ([]FileChange, error) {
 	// What git sees differ from the launch's commit now (committed in
 	// the box or not), with how.
 	differs := map[string]string{}
-	if snap.Head != "" {
+	switch {
+	case snap.Head != "" && st.Head != snap.Head:
+		// Commits made since: git's diff against the launch's commit.
 		out, err := git(ctx, repo, "diff", "--name-status", "-z", "--no-renames", "--ignore-submodules=all", snap.Head, "--")
 		if err != nil {
 			return nil, err
@@ -360,21 +373,36 @@ func compare(repo string, snap *Snapshot) ([]FileChange, error) {
 		if differs, err = parseNameStatus(out); err != nil {
 			return nil, err
 		}
-	} else {
-		// No commit at launch: what it had is all in the snapshot.
+	default:
+		// The same commit (or none at launch): what git sees changed
+		// now is what differs from it; a path the snapshot did not
+		// have is one the box changed, and its fingerprint then says
+		// how.
 		for _, p := range st.Changed {
-			differs[p] = "added"
+			differs[p] = ""
 		}
 	}
 	for _, p := range st.Untracked {
 		differs[p] = "added"
 	}
+	for _, p := range made {
+		delete(differs, p)
+	}
 	var out []FileChange
 	budget := int64(maxHashed)
 	for p, how := range differs {
-		if _, ok := snap.Files[p]; !ok {
-			out = append(out, FileChange{Path: p, How: how})
+		if _, ok := snap.Files[p]; ok {
+			continue
 		}
+		if how == "" {
+			how = "modified"
+			if _, err := os.Lstat(filepath.Join(repo, p)); errors.Is(err, fs.ErrNotExist) {
+				how = "deleted"
+			} else if !tracked(st, p) {
+				how = "added"
+			}
+		}
+		out = append(out, FileChange{Path: p, How: how})
 	}
 	for p, was := range snap.Files {
 		now := fingerprint(filepath.Join(repo, p), &budget)
@@ -393,6 +421,10 @@ func compare(repo string, snap *Snapshot) ([]FileChange, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
+
+// tracked reports whether git had p at the commit checked out: a path
+// staged as added was not.
+func tracked(st status, p string) bool { return !slices.Contains(st.Added, p) }
 
 // parseNameStatus reads git diff --name-status -z --no-renames output.
 func parseNameStatus(out []byte) (map[string]string, error) {
@@ -510,13 +542,18 @@ type receiptOf struct {
 }
 
 // startReceipt writes the receipt of a box beginning to be served.
-func startReceipt(slotName, repo string, snap *Snapshot, held string, m *boxEgress) *receiptOf {
+func startReceipt(slotName, repo string, snap *Snapshot, made []string, held string, m *boxEgress) *receiptOf {
 	start := m.steer.start
 	path, err := newReceiptPath(slotName, start)
 	if err != nil {
 		return nil
 	}
-	r := &Receipt{Slot: slotName, Start: start, Repo: repo, Snapshot: snap, Held: held, Credentials: m.credentials()}
+	if snap != nil {
+		for _, p := range made {
+			delete(snap.Files, p)
+		}
+	}
+	r := &Receipt{Slot: slotName, Start: start, Repo: repo, Snapshot: snap, Made: made, Held: held, Credentials: m.credentials()}
 	if writeReceipt(path, r) != nil {
 		return nil
 	}
@@ -547,24 +584,84 @@ func (ro *receiptOf) kept(slotName string, st State) {
 }
 
 // end completes the receipt once the box has ended and its held set is
-// collected.
-func (ro *receiptOf) end(slotName string, st State, keeper bool) {
+// collected. With finish (an argv), the comparison with the repository,
+// which runs git, is left to that command, started on its own so that
+// the launch returns without waiting for it ([FinishReceipt]).
+func (ro *receiptOf) end(slotName string, st State, keeper bool, finish []string) {
 	if ro == nil {
 		return
 	}
 	r := ro.r
 	r.End, r.State = time.Now(), &st
 	r.PeakMemory, r.CPUMicros = ro.use.end()
-	if r.Repo != "" {
-		ch, err := compare(r.Repo, r.Snapshot)
+	if keeper && len(r.Left) > 0 {
+		r.LeftEnd = howLeftEnded(slotName)
+	}
+	if len(finish) > 0 && r.Repo != "" {
+		if writeReceipt(ro.path, r) == nil && detach(append(slices.Clone(finish), ro.path)) == nil {
+			return
+		}
+	}
+	finishReceipt(r)
+	writeReceipt(ro.path, r)
+}
+
+// finishReceipt compares the repository with the launch's snapshot.
+func finishReceipt(r *Receipt) {
+	if r.Repo != "" && r.Snapshot != nil {
+		ch, err := compare(r.Repo, r.Snapshot, r.Made)
 		r.Changes, r.Compared = ch, err == nil
 		if err != nil {
 			r.ChangesErr = err.Error()
 		}
 	}
 	r.Snapshot = nil
-	if keeper && len(r.Left) > 0 {
-		r.LeftEnd = howLeftEnded(slotName)
+}
+
+// ReceiptCommand is the hidden subcommand that finishes a receipt: the
+// argv a launch is given ([Box.FinishCommand]) names it.
+const ReceiptCommand = "__receipt"
+
+// FinishReceipt is 'aisan __receipt PATH': it completes the receipt at
+// path, which a launch that has ended left to it. Its path must be one
+// of the state dir's receipts.
+func FinishReceipt(args []string) int {
+	if len(args) != 1 {
+		return 2
 	}
-	writeReceipt(ro.path, r)
+	home, err := slot.Home()
+	if err != nil {
+		return 1
+	}
+	rel, err := filepath.Rel(filepath.Join(home, "receipts"), args[0])
+	if err != nil || !filepath.IsLocal(rel) {
+		return 2
+	}
+	r, err := readReceipt(args[0])
+	if err != nil || r.End.IsZero() || r.Snapshot == nil {
+		return 1
+	}
+	finishReceipt(r)
+	if writeReceipt(args[0], r) != nil {
+		return 1
+	}
+	return 0
+}
+
+// detach starts argv in a session of its own, its output discarded, and
+// does not wait for it.
+func detach(argv []string) error {
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
 }

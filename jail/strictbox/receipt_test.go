@@ -26,7 +26,7 @@ var statusCases = []struct {
 		"2 R. N... 100644 100644 100644 bbbb bbbb R100 new name.go\x00old name.go\x00" +
 		"u UU N... 100644 100644 100644 100644 cccc dddd eeee conflict.go\x00" +
 		"? notes.txt\x00! ignored.log\x00",
-		status{Head: "0123abcd", Changed: []string{"src/main.go", "new name.go", "old name.go", "conflict.go"}, Untracked: []string{"notes.txt"}}, ""},
+		status{Head: "0123abcd", Changed: []string{"src/main.go", "new name.go", "old name.go", "conflict.go"}, Untracked: []string{"notes.txt"}, Added: []string{"new name.go"}}, ""},
 	{"1 .M N... 100644\x00", status{}, "bad entry"},
 	{"2 R. N... 100644 100644 100644 bbbb bbbb R100 new\x00", status{}, "bad rename"},
 	{"u UU x\x00", status{}, "bad conflict"},
@@ -128,7 +128,7 @@ func TestCompareRepository(t *testing.T) {
 	write("commit.go", "committed in the box\n")
 	runGit(t, repo, "commit", "-q", "-m", "box", "--only", "commit.go")
 	write("dirty-reverted.go", "dirty-reverted.go\n")
-	got, err := compare(repo, snap)
+	got, err := compare(repo, snap, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +138,20 @@ func TestCompareRepository(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("changes %+v, want %+v", got, want)
+	}
+	// With the commit unchanged, git's status alone says what changed:
+	// a tracked file edited, a new file staged, one deleted, one left
+	// untracked; and the run's mount points are left out.
+	snap = takeSnapshot(repo)
+	write("keep.go", "edited\n")
+	write("staged.go", "new\n")
+	runGit(t, repo, "add", "staged.go")
+	os.Remove(filepath.Join(repo, "edit.go"))
+	write(".envrc", "")
+	got, err = compare(repo, snap, []string{".envrc"})
+	want = []FileChange{{"edit.go", "deleted"}, {"keep.go", "modified"}, {"staged.go", "added"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("changes with the same commit %+v %v, want %+v", got, err, want)
 	}
 	// Outside a repository there is no snapshot, and the receipt says why.
 	if s := takeSnapshot(t.TempDir()); s.Err == "" {

@@ -107,6 +107,8 @@ func BuildReport(slotName string, li slot.LaunchInfo, running bool, now time.Tim
 		rep.ChangesUnknown = r.ChangesErr
 	case r.End.IsZero():
 		rep.ChangesUnknown = "the box runs: its changes are compared when it ends"
+	default:
+		rep.ChangesUnknown = "the box has ended and its changes are being compared; ask again in a moment"
 	}
 	rep.Held, rep.HeldState = held, heldState
 	if r.State != nil {

@@ -37,6 +37,9 @@ type services struct {
 	// keeper's services (nobody is at a terminal to be told of it).
 	receipt *receiptOf
 	keeper  bool
+	// finish is the command that completes the receipt out of process
+	// (nil: in this one, as a keeper does: nobody waits for it).
+	finish []string
 }
 
 // kept is what a keeper needs to serve a box's endpoints again, besides
@@ -139,10 +142,12 @@ func (s *services) Stop() {
 	}
 	stopAll(s.runs)
 	s.egress.steer.stop()
+	launch.Trace("services stopped")
 	s.sayRefusals()
 	s.collectHeld()
 	// After the held set: the repository is as the box leaves it.
-	s.receipt.end(s.slot, s.egress.steer.State(), s.keeper)
+	s.receipt.end(s.slot, s.egress.steer.State(), s.keeper, s.finish)
+	launch.Trace("receipt written")
 	s.sayReport()
 }
 

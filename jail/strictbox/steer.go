@@ -279,7 +279,8 @@ func (s *steer) hostsRequest(req control.Request) control.Response {
 	if err != nil {
 		return control.Refuse(err, "a pattern is a host name (example.com), one leading wildcard label (*.example.com), either with :PORT, or an exact ADDRESS:PORT")
 	}
-	defer s.changed()
+	// Written at once: 'aisan list' right after shows the change.
+	defer s.write()
 	if req.Op == control.OpDenyHost {
 		n, err := p.Deny(pt)
 		if err != nil {
@@ -305,6 +306,7 @@ func (s *steer) budget(req control.Request) control.Response {
 		}
 	}
 	s.meter.SetBudget(n)
+	s.write()
 	text := fmt.Sprintf("budget %d tokens, %d spent", n, spent)
 	if n == 0 {
 		text = fmt.Sprintf("no budget; %d tokens spent", spent)
@@ -323,7 +325,7 @@ func (s *steer) rate(req control.Request) control.Response {
 	}
 	s.limit.SetLimit(rate.Limit(req.Rate))
 	s.limit.SetBurst(burst)
-	s.changed()
+	s.write()
 	text := "rate " + egress.FormatRate(rate.Limit(req.Rate), burst)
 	s.note("RATE", "", "set by 'aisan allow': "+text)
 	return control.Response{OK: true, Text: text}
