@@ -480,3 +480,19 @@ exit 3`
 		t.Errorf("a secret in the report")
 	}
 }
+
+// TestSteerReportLine: a strict launch on a terminal ends with one line
+// naming 'aisan report' for its slot; one whose output is not a terminal
+// does not print it.
+func TestSteerReportLine(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	term := newTerminal(t, 24, 120)
+	cmd := exec.Command(aisanBin, "run", "--strict", "--", "true")
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), append(env, "AISAN_NO_SCOPE=1")...)
+	term.start(cmd)
+	term.expect("what the box did (files, hosts, tokens, processes): aisan report proj-")
+	if r := strict(t, repo, env, nil, "true"); r.code != 0 || strings.Contains(r.stderr, "aisan report") {
+		t.Errorf("off a terminal: code %d, stderr %q; want no pointer to the report", r.code, r.stderr)
+	}
+}
