@@ -18,7 +18,7 @@ import (
 // after its retry-after, so a limit met is a pause, not an error.
 const (
 	DefaultRate  rate.Limit = 2
-	DefaultBurst            = 60
+	DefaultBurst int        = 60
 )
 
 // MaxRate and MaxBurst bound what --rate accepts: beyond them a limit

@@ -175,7 +175,7 @@ func (p *Proxy) Grant(pt Pattern, until time.Time) string {
 	note := "until the box ends"
 	if !until.IsZero() {
 		p.schedule(pt, until)
-		note = fmt.Sprintf("until %s (for %s)", until.Local().Format(time.TimeOnly), until.Sub(time.Now()).Round(time.Second))
+		note = fmt.Sprintf("until %s (for %s)", until.Local().Format(time.TimeOnly), time.Until(until).Round(time.Second))
 	}
 	p.mu.Unlock()
 	p.logNote(time.Now(), "GRANT", pt.String(), 0, 0, 0, nil, "granted by 'aisan allow', "+note)

@@ -42,7 +42,7 @@ func Listen(path string) (*Listener, error) {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	ln.SetUnlinkOnClose(false)
-	if err := os.Chmod(tmp, 0o600); err == nil {
+	if err = os.Chmod(tmp, 0o600); err == nil {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
