@@ -348,10 +348,12 @@ func TestSteerBudget(t *testing.T) {
 	if out := b.do(modelCall(false)); !strings.Contains(out, "budget is spent") {
 		t.Errorf("the call past the raised budget: %q", out)
 	}
-	list := b.steer("list")
-	if !strings.Contains(list, "TOKENS") || !strings.Contains(list, "150 (in 90, out 60, cache 0) of 150") {
-		t.Errorf("aisan list:\n%s", list)
-	}
+	// The state file follows the calls within a moment.
+	var list string
+	waitFor(t, 5*time.Second, "aisan list to show the tokens", func() bool {
+		list = b.steer("list")
+		return strings.Contains(list, "TOKENS") && strings.Contains(list, "150 (in 90, out 60, cache 0) of 150")
+	})
 	logs := b.steer("logs", "--egress", b.slot)
 	for _, w := range []string{"tokens 50 (input 30, output 20)", "budget is spent", "BUDGET"} {
 		if !strings.Contains(logs, w) {
@@ -359,6 +361,17 @@ func TestSteerBudget(t *testing.T) {
 		}
 	}
 	b.end()
+	// The receipt: calls, tokens and refusals per backend, and where the
+	// credential came from, by name only.
+	rep := b.steer("report", b.slot)
+	for _, w := range []string{"anthropic", "3 calls, 2 refused; tokens 150 (input 90, output 60)", ".claude/.credentials.json"} {
+		if !strings.Contains(rep, w) {
+			t.Errorf("aisan report lacks %q:\n%s", w, rep)
+		}
+	}
+	if strings.Contains(rep, "sk-ant") {
+		t.Errorf("a secret in the report:\n%s", rep)
+	}
 }
 
 // TestSteerRate: a rate set with --rate holds (a burst of two, then
@@ -421,6 +434,10 @@ exit 3`
 		t.Fatalf("the launch: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	e := keeperOnly(t, env)
+	// The keeper holds the box now, and takes grants for it.
+	if g := aisan(t, env, "", "allow", e.Slot, "--host", "far.test:"+port); g.code != 0 || !strings.Contains(g.stdout, "granted") {
+		t.Errorf("aisan allow on a kept box: code %d, stdout %q, stderr %q", g.code, g.stdout, g.stderr)
+	}
 	if k := aisan(t, env, "", "kill", e.Slot); k.code != 0 {
 		t.Fatalf("aisan kill: %d %q", k.code, k.stderr)
 	}
@@ -471,7 +488,7 @@ exit 3`
 		t.Errorf("report resources: peak %d B, CPU %.3f s; want both from the scope", rep.PeakMemory, rep.CPUSeconds)
 	}
 	text := aisan(t, env, "", "report", e.Slot)
-	for _, w := range []string{"modified tracked.txt", "added    added.txt", "far.test:" + port, "refused 1", "sleep", "ended by", "peak memory"} {
+	for _, w := range []string{"modified tracked.txt", "added    added.txt", "far.test:" + port, "refused 1", "sleep", "ended by", "peak memory", "GRANT far.test:" + port} {
 		if !strings.Contains(text.stdout, w) {
 			t.Errorf("aisan report lacks %q:\n%s", w, text.stdout)
 		}

@@ -253,12 +253,6 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		return nil, err
 	}
 	launch.Trace("steering served")
-	if b.snapshot != nil {
-		// The snapshot ran beside the steps above; the run's mount
-		// points, which it may have seen, are aisan's, not the box's.
-		svc.receipt = startReceipt(s.Slot, b.repo, b.snapshot(), madePaths(b.guard, b.repo), svc.held, b.egress)
-		launch.Trace("repository snapshot taken")
-	}
 	if len(s.Spec.Egress) > 0 {
 		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
 			return nil, fmt.Errorf("creating the egress socket directory: %w", err)
@@ -279,6 +273,13 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		stopAll(svc.runs)
 		b.egress.steer.stop()
 		return nil, err
+	}
+	if b.snapshot != nil {
+		// The snapshot ran beside the steps above (the run's mount
+		// points, which it may have seen, are aisan's, not the box's);
+		// the backends served name their credentials.
+		svc.receipt = startReceipt(s.Slot, b.repo, b.snapshot(), madePaths(b.guard, b.repo), svc.held, b.egress)
+		launch.Trace("repository snapshot taken")
 	}
 	return svc, nil
 }
