@@ -98,8 +98,11 @@ type StrictOptions struct {
 	// ToolDirs are host directories holding the agent's binary, its
 	// interpreter and what they resolve to, bound read-only.
 	ToolDirs []string
-	// PathDirs are prepended to PATH (the agent's command directories).
+	// PathDirs are the agent's command directories, for PATH.
 	PathDirs []string
+	// HostPath are the host's PATH directories, in the host's order: the
+	// box's PATH keeps those it shows (see PATH).
+	HostPath []string
 	// GitConfig is a generated gitconfig (identity only) shown at
 	// ~/.gitconfig; "" for none.
 	GitConfig string
@@ -109,7 +112,8 @@ type StrictOptions struct {
 	// box's reach (from jail/strictbox/protect): copies held for review, masked
 	// sockets.
 	Protect []Mount
-	// Binds are the bind specs' mounts; BindPath their path entries.
+	// Binds are the bind specs' mounts and the box's own caches;
+	// BindPath the specs' path entries.
 	Binds    []Mount
 	BindPath []string
 	// ExtraEnv are NAME=VALUE entries from --env and bind specs.
@@ -170,6 +174,68 @@ const repoWhy = "repo: read-write at its real path"
 
 // Strict is the allow-list box for o.Kind.
 func Strict(o StrictOptions) Spec {
+	mounts := strictMounts(o)
+	a, isAgent := agent.ByKind(string(o.Kind))
+	env := []string{
+		"HOME=" + o.Home,
+		"PATH=" + strings.Join(boxPath(o, mounts), ":"),
+	}
+	if o.User != "" {
+		env = append(env, "USER="+o.User, "LOGNAME="+o.User)
+	}
+	for _, kv := range o.HostEnv {
+		if k, _, _ := strings.Cut(kv, "="); passEnv().MatchString(k) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, strictDefaults...)
+	command := slices.Clone(o.Command)
+	if isAgent {
+		if o.StateDir != "" {
+			env = append(env, a.StateEnv+"="+o.StateDir)
+		}
+		env = append(env, a.StrictEnv...)
+		var pre []string
+		if a.Kind == agent.Codex.Kind {
+			pre = append(pre, agent.CodexStrictArgs...)
+			for _, p := range o.Preferences {
+				pre = append(pre, "-c", p)
+			}
+		}
+		if o.SkipPermissions {
+			pre = append(pre, a.SkipPermissions...)
+		}
+		pre = agent.DropRepeatedConfig(append(pre, o.AgentArgs...))
+		if len(command) > 0 {
+			command = slices.Concat(command[:1], pre, command[1:])
+		}
+	}
+	for _, e := range o.Egress {
+		if e.Port != 0 {
+			env = append(env, e.Var+"="+e.Address())
+		}
+	}
+	return Spec{
+		Namespaces:        Namespaces{PID: true, Net: !o.Net, IPC: true, UTS: true},
+		Mounts:            mounts,
+		ClearEnv:          true,
+		Env:               boxinit.MergeEnv(env, o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot}),
+		Command:           command,
+		Cwd:               o.Cwd,
+		DieWithParent:     true,
+		AsPID1:            true,
+		InfoFD:            boxinit.FDInfo,
+		Egress:            slices.Clone(o.Egress),
+		EnvFile:           o.EnvFile,
+		NewSessionKeyring: true,
+		DropCaps:          true,
+		Forbidden:         slices.Clone(o.Forbidden),
+	}
+}
+
+// strictMounts are the strict box's mounts, in the order bwrap applies
+// them.
+func strictMounts(o StrictOptions) []Mount {
 	why := func(m Mount, w string) Mount { m.Why = w; return m }
 	mounts := []Mount{why(Mount{Kind: ROBind, Src: "/usr", Dst: "/usr"}, "system: programs and libraries")}
 	for _, r := range o.Root {
@@ -236,68 +302,62 @@ func Strict(o StrictOptions) Spec {
 	if o.EnvFile != "" {
 		mounts = append(mounts, why(Mount{Kind: ROBind, Src: o.EnvFile, Dst: o.EnvFile}, "egress: addresses and per-box token, read by the init (0600)"))
 	}
-
-	env := []string{
-		"HOME=" + o.Home,
-		"PATH=" + o.PATH(),
-	}
-	if o.User != "" {
-		env = append(env, "USER="+o.User, "LOGNAME="+o.User)
-	}
-	for _, kv := range o.HostEnv {
-		if k, _, _ := strings.Cut(kv, "="); passEnv().MatchString(k) {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, strictDefaults...)
-	command := slices.Clone(o.Command)
-	if isAgent {
-		if o.StateDir != "" {
-			env = append(env, a.StateEnv+"="+o.StateDir)
-		}
-		env = append(env, a.StrictEnv...)
-		var pre []string
-		if a.Kind == agent.Codex.Kind {
-			pre = append(pre, agent.CodexStrictArgs...)
-			for _, p := range o.Preferences {
-				pre = append(pre, "-c", p)
-			}
-		}
-		if o.SkipPermissions {
-			pre = append(pre, a.SkipPermissions...)
-		}
-		pre = agent.DropRepeatedConfig(append(pre, o.AgentArgs...))
-		if len(command) > 0 {
-			command = slices.Concat(command[:1], pre, command[1:])
-		}
-	}
-	for _, e := range o.Egress {
-		if e.Port != 0 {
-			env = append(env, e.Var+"="+e.Address())
-		}
-	}
-	return Spec{
-		Namespaces:        Namespaces{PID: true, Net: !o.Net, IPC: true, UTS: true},
-		Mounts:            mounts,
-		ClearEnv:          true,
-		Env:               boxinit.MergeEnv(env, o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot}),
-		Command:           command,
-		Cwd:               o.Cwd,
-		DieWithParent:     true,
-		AsPID1:            true,
-		InfoFD:            boxinit.FDInfo,
-		Egress:            slices.Clone(o.Egress),
-		EnvFile:           o.EnvFile,
-		NewSessionKeyring: true,
-		DropCaps:          true,
-		Forbidden:         slices.Clone(o.Forbidden),
-	}
+	return mounts
 }
 
-// PATH is the box's search path: the agent's directories, the bind
-// specs' entries, then the system's.
+// systemPath ends every box's PATH.
+var systemPath = []string{"/usr/local/bin", "/usr/bin", "/bin"}
+
+// PATH is the box's search path (see boxPath).
 func (o StrictOptions) PATH() string {
-	return strings.Join(dedup(slices.Concat(o.PathDirs, o.BindPath, []string{"/usr/local/bin", "/usr/bin", "/bin"})), ":")
+	return strings.Join(boxPath(o, strictMounts(o)), ":")
+}
+
+// BoxPath is the box's search path, one directory an entry.
+func (o StrictOptions) BoxPath() []string { return boxPath(o, strictMounts(o)) }
+
+// Shows reports whether the box shows the host's p: the last mount that
+// covers it binds a host path (a tmpfs, or nothing, hides it).
+func (o StrictOptions) Shows(p string) bool { return shows(strictMounts(o), p) }
+
+// boxPath is the box's search path, given its mounts: the host's PATH
+// order is kept for every entry the box shows (or that the agent's
+// directories or a bind spec's path names); what the agent's directories
+// and the bind specs add beyond the host's PATH comes first, in their
+// order; the system's directories end it.
+func boxPath(o StrictOptions, mounts []Mount) []string {
+	named := slices.Concat(o.PathDirs, o.BindPath)
+	var front, host []string
+	for _, d := range named {
+		if !slices.Contains(o.HostPath, d) {
+			front = append(front, d)
+		}
+	}
+	for _, d := range o.HostPath {
+		if slices.Contains(named, d) || shows(mounts, d) {
+			host = append(host, d)
+		}
+	}
+	return dedup(slices.Concat(front, host, systemPath))
+}
+
+// shows reports whether, under mounts, the box shows the host's p: the
+// last mount that covers p binds something of the host's there (a system
+// symlink counts: it points into /usr).
+func shows(mounts []Mount, p string) bool {
+	v := false
+	for _, m := range mounts {
+		if !within(p, m.Dst) {
+			continue
+		}
+		switch m.Kind {
+		case Bind, ROBind, DevBind, Overlay, Symlink:
+			v = true
+		default:
+			v = false
+		}
+	}
+	return v
 }
 
 func dedup(s []string) []string {

@@ -166,3 +166,57 @@ func TestStrictCodexArgsOnce(t *testing.T) {
 		t.Errorf("the user's arguments do not come last: %q", cmd)
 	}
 }
+
+// TestBoxPath: the box's PATH keeps the host's order for every directory
+// the box shows (the system's, the repository's, a bind spec's), drops
+// what it hides (the home's tmpfs), puts what the agent and the specs add
+// beyond the host's PATH first, and always ends with the system's.
+func TestBoxPath(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(*StrictOptions)
+		want  string
+		shows map[string]bool
+	}{
+		{name: "fixed when the host has nothing", edit: func(*StrictOptions) {}, want: "/usr/local/bin:/usr/bin:/bin"},
+		{name: "host order for what the box shows", edit: func(o *StrictOptions) {
+			o.HostPath = []string{"/h/.nvm/v22/bin", "/usr/local/go/bin", "/w/r/node_modules/.bin", "/opt/x/bin", "/usr/bin", "/bin"}
+		}, want: "/usr/local/go/bin:/w/r/node_modules/.bin:/usr/bin:/bin:/usr/local/bin",
+			shows: map[string]bool{"/h/.nvm/v22/bin": false, "/usr/local/go/bin": true, "/w/r": true, "/opt/x/bin": false, "/tmp/x": false}},
+		{name: "a bind spec's ro shows a host entry in its place", edit: func(o *StrictOptions) {
+			o.HostPath = []string{"/usr/local/go/bin", "/h/.nvm/v22/bin", "/usr/bin"}
+			o.Binds = []Mount{{Kind: ROBind, Src: "/h/.nvm/v22", Dst: "/h/.nvm/v22"}}
+		}, want: "/usr/local/go/bin:/h/.nvm/v22/bin:/usr/bin:/usr/local/bin:/bin"},
+		{name: "a tmpfs over it hides it again", edit: func(o *StrictOptions) {
+			o.HostPath = []string{"/h/.nvm/v22/bin", "/usr/bin"}
+			o.Binds = []Mount{{Kind: ROBind, Src: "/h/.nvm/v22", Dst: "/h/.nvm/v22"}, {Kind: Tmpfs, Dst: "/h/.nvm"}}
+		}, want: "/usr/bin:/usr/local/bin:/bin"},
+		{name: "a spec's path beyond the host's comes first; one on it keeps its place", edit: func(o *StrictOptions) {
+			o.HostPath = []string{"/usr/local/go/bin", "/h/.local/bin", "/usr/bin"}
+			o.BindPath = []string{"/opt/sdk/bin", "/h/.local/bin"}
+		}, want: "/opt/sdk/bin:/usr/local/go/bin:/h/.local/bin:/usr/bin:/usr/local/bin:/bin"},
+		{name: "the agent's directories", edit: func(o *StrictOptions) {
+			o.HostPath = []string{"/h/.nvm/v22/bin", "/usr/bin"}
+			o.ToolDirs = []string{"/h/.nvm/v22/bin", "/h/.nvm/v22/lib/node_modules"}
+			o.PathDirs = []string{"/h/.nvm/v22/bin", "/opt/agent/bin"}
+		}, want: "/opt/agent/bin:/h/.nvm/v22/bin:/usr/bin:/usr/local/bin:/bin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := strictBase()
+			o.Root = []RootEntry{{Path: "/bin", Link: "usr/bin"}}
+			tc.edit(&o)
+			if got := o.PATH(); got != tc.want {
+				t.Errorf("PATH %s, want %s", got, tc.want)
+			}
+			env := Strict(o).Env
+			if !slices.Contains(env, "PATH="+tc.want) {
+				t.Errorf("the box's environment has another PATH: %q", env)
+			}
+			for p, want := range tc.shows {
+				if o.Shows(p) != want {
+					t.Errorf("Shows(%s) = %v", p, !want)
+				}
+			}
+		})
+	}
+}

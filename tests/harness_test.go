@@ -201,6 +201,25 @@ func testEnv(t testing.TB) (home string, env []string) {
 		cmd := exec.Command(aisanBin, "kill", "--all", "--signal", "KILL")
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Run()
+		// A killed slot's wrapper or keeper still collects what its box
+		// left for review; removing the state under it would race.
+		// Wait for the writers to finish, then remove it ourselves.
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			list := exec.Command(aisanBin, "list", "--running", "--json")
+			list.Env = cmd.Env
+			out, err := list.Output()
+			if err != nil || !strings.Contains(string(out), `"slot"`) {
+				break
+			}
+		}
+		state := filepath.Join(home, ".aisan")
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			err := os.RemoveAll(state)
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	})
 	return home, env
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/shell"
 )
 
@@ -217,6 +218,13 @@ func (c completer) values(cmd command, placeholder, cur string) ([]candidate, fa
 			}
 		}
 		return filter(cands, cur), thenNone
+	case p == "SPEC":
+		// A shipped spec by name, or a file.
+		var cands []candidate
+		for _, n := range bindspec.Shipped() {
+			cands = append(cands, candidate{n, "the shipped bind spec for " + n})
+		}
+		return filter(cands, cur), thenFiles
 	case p == "COMMAND" && cmd.name == "help":
 		return filter(commandCandidates(), cur), thenNone
 	case p == "COMMAND":

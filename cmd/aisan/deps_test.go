@@ -77,6 +77,7 @@ var roles = []struct {
 		"systemd":     "the control channel imports nothing of ours",
 		"preflight":   "the control channel imports nothing of ours",
 		"shell":       "the control channel imports nothing of ours",
+		"config":      "the control channel imports nothing of ours",
 	}},
 	{"leaf", []string{mod + "/jail/agent", mod + "/jail/shared/...", mod + "/jail/jailtest"}, map[string]string{
 		"leaf":        "a shared leaf imports nothing of ours",
@@ -91,6 +92,7 @@ var roles = []struct {
 		"preflight":   "a shared leaf imports nothing of ours",
 		"shell":       "a shared leaf imports nothing of ours",
 		"control":     "a shared leaf imports nothing of ours",
+		"config":      "a shared leaf imports nothing of ours",
 	}},
 	{"guard", []string{mod + "/guard/..."}, map[string]string{
 		"description": "the hook path runs before every tool call: it stays small",
@@ -130,6 +132,20 @@ var roles = []struct {
 		"hooks":       "the shell functions are embedded text",
 		"systemd":     "the shell functions are embedded text",
 		"preflight":   "the shell functions are embedded text",
+	}},
+	{"config", []string{mod + "/jail/config"}, map[string]string{
+		"description": "the configuration is parsed and weighed alone; the command layer applies it",
+		"runtime":     "the configuration is parsed and weighed alone; the command layer applies it",
+		"strict":      "the command layer reads the file through the trust check and hands over its bytes",
+		"mechanism":   "the configuration knows keys, not slots or inits",
+		"egress":      "the configuration knows keys, not proxies",
+		"leaf":        "the configuration needs nothing of ours",
+		"guard":       "the configuration knows keys, not commands",
+		"hooks":       "the configuration edits no agent settings",
+		"systemd":     "the configuration places nothing in units",
+		"preflight":   "the configuration checks nothing on the host",
+		"shell":       "the configuration knows keys, not shells",
+		"control":     "the configuration knows keys, not running boxes",
 	}},
 	{"preflight", []string{mod + "/preflight/..."}, map[string]string{
 		"strict": "preflight checks the host and probes a deny-list jail; the strict box's assembly is not its own",

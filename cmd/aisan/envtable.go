@@ -14,6 +14,8 @@ var envTable = []envVar{
 	{"`AISAN_JAIL`", "set inside a jail to the slot's name; the shell functions do not nest"},
 	{"`AISAN_TRACE=1`", "print where a launch spends its time"},
 	{"`AISAN_STRICT=1`", "make strict mode the default (`--strict=false` undoes it)"},
+	{"`AISAN_BINDS`", "bind specs for strict launches, as `--binds` takes them (`go,node,~/specs/db.toml`)"},
+	{"`AISAN_ALLOW_HOSTS`", "hosts a strict box may reach, as `--allow-host` takes them, separated by commas or spaces"},
 	{"`AISAN_RESOLVE`", "`name=address,…`: the host allow-list proxy resolves these names so"},
 	{"`AISAN_ANTHROPIC_KEY_COMMAND`, `AISAN_ANTHROPIC_KEY_FILE`", "where `--api-key` gets the Anthropic key (a command prints it, or `{\"token\": …, \"expiry\": …}`)"},
 	{"`AISAN_*_UPSTREAM`, `AISAN_ANTHROPIC_TOKEN_URL`, `AISAN_CODEX_TOKEN_URL`, `AISAN_VERTEX_TOKEN_URL`, `AISAN_VERTEX_IAM_URL`", "override the egress upstreams and token endpoints (https only)"},

@@ -45,6 +45,7 @@ func init() {
 		{name: "review", short: "show, apply or drop what strict boxes changed of what host tools run", run: runReview},
 		{name: "prune", short: "remove ended slots and their transcripts now", run: runPrune},
 		{name: "trust", short: "approve a bind spec or egress file kept where a box can write", run: runTrust},
+		{name: "config", short: "print the launch options in effect here and where each comes from", run: runConfig},
 		{name: "shell-init", short: "print shell functions that jail claude, codex, opencode", run: runShellInit},
 		{name: "completion", short: "print the shell completion for aisan", run: runCompletion},
 		{name: "spawn-service", short: "run a headless, time-capped command in a jail", run: runSpawnService},

@@ -35,7 +35,7 @@ var strictOptions = []strictOption{
                        credential`},
 	// The keys are bindspec's own list (see strictHelp).
 	{name: "binds", help: `
-  --binds FILE         add a bind spec (TOML; repeatable) with the keys KEYS (the README's strict section shows them); one that lies where a box can write needs 'aisan trust FILE'`},
+  --binds SPEC         add a bind spec (repeatable): a shipped one by name (SHIPPED; go,node for two), or a TOML file with the keys KEYS (the README's strict section shows them); a file that lies where a box can write needs 'aisan trust FILE'`},
 	{name: "env", help: `
   --env NAME[=VALUE]   pass a variable into the box (repeatable)`},
 	{name: "egress", help: `
@@ -92,6 +92,7 @@ func strictHelp(kind jail.Kind) string {
 			continue
 		}
 		text := strings.Replace(strings.TrimPrefix(o.help, "\n"), "KEYS", strings.Join(bindspec.Keys(), ", "), 1)
+		text = strings.Replace(text, "SHIPPED", strings.Join(bindspec.Shipped(), ", "), 1)
 		b.WriteString("\n" + fillOption(text, 23, 76))
 	}
 	return b.String() + "\n"
@@ -148,7 +149,7 @@ The exit status is COMMAND's (128+N when it dies of signal N).
 
 Example:
   aisan run -- make test
-  aisan run --strict --binds ~/.config/aisan/go.toml -- go test ./...
+  aisan run --strict --binds go -- go test ./...
 `
 
 const agentUsage = `
@@ -243,6 +244,12 @@ type launcherFlags struct {
 	cpuQuota  string
 	tasksMax  string
 	strictFlags
+	// limits are the default caps (AISAN_LIMITS' format) and limitsFrom
+	// where they came from (applyConfig); "" reads AISAN_LIMITS.
+	limits, limitsFrom string
+	// configured names the options set from a variable or the
+	// configuration, for errors.
+	configured []string
 }
 
 func (f *launcherFlags) register(fs *flag.FlagSet, kind jail.Kind) {
@@ -267,6 +274,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 	if err != nil {
 		return err
 	}
+	if err := lf.applyConfig(fs); err != nil {
+		return err
+	}
 	if kind == jail.KindRun && len(rest) == 0 {
 		return withHint(usageErr("run: no command given"), "aisan run [options] -- COMMAND [ARG...]")
 	}
@@ -277,6 +287,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 	req := jail.Request{Kind: kind, Args: rest, Limits: limits, Say: say(os.Stderr)}
 	mode, err := lf.mode(kind)
 	if err != nil {
+		if len(lf.configured) > 0 {
+			return withHint(err, "set from the environment or the configuration: "+strings.Join(lf.configured, ", ")+"; 'aisan config' shows them")
+		}
 		return err
 	}
 	if explain || lf.explain {
@@ -334,9 +347,13 @@ func splitLauncherArgs(fs *flag.FlagSet, args []string, strictOpts bool) ([]stri
 }
 
 func parseLimits(lf launcherFlags) (jail.Limits, error) {
-	defaults, err := systemd.ParseLimits(os.Getenv(systemd.EnvLimits))
+	text, from := lf.limits, lf.limitsFrom
+	if from == "" {
+		text, from = os.Getenv(systemd.EnvLimits), systemd.EnvLimits
+	}
+	defaults, err := systemd.ParseLimits(text)
 	if err != nil {
-		return jail.Limits{}, withHint(fmt.Errorf("%s: %w", systemd.EnvLimits, err), "fix or unset "+systemd.EnvLimits+", e.g. memory=4G cpu=200% tasks=512")
+		return jail.Limits{}, withHint(fmt.Errorf("%s: %w", from, err), "fix or unset it, e.g. memory=4G cpu=200% tasks=512")
 	}
 	var flags systemd.Limits
 	for _, f := range []struct {

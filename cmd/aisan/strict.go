@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/aisan-dev/aisan/egress"
@@ -45,11 +44,9 @@ type strictFlags struct {
 // registerStrict adds the strict-mode options the launcher of kind
 // honours (see strictOptions).
 func (f *strictFlags) registerStrict(fs *flag.FlagSet, kind jail.Kind) {
-	if v, err := strconv.ParseBool(os.Getenv(envStrict)); err == nil {
-		f.strict = v
-	}
+	// AISAN_STRICT and the configuration come in through applyConfig.
 	vars := map[string]func(name string){
-		"strict":           func(n string) { fs.BoolVar(&f.strict, n, f.strict, "") },
+		"strict":           func(n string) { fs.BoolVar(&f.strict, n, false, "") },
 		"net":              func(n string) { fs.BoolVar(&f.net, n, false, "") },
 		"skip-permissions": func(n string) { fs.BoolVar(&f.skipPermissions, n, false, "") },
 		"binds":            func(n string) { fs.Var(&f.binds, n, "") },
@@ -87,7 +84,7 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 	if f.vertex && f.apiKey {
 		return nil, withHint(usageErr("--vertex and --api-key exclude each other"), "--vertex uses the host's Google credentials; --api-key an Anthropic API key")
 	}
-	r := &strictbox.Options{Net: f.net, SkipPermissions: f.skipPermissions, BindFiles: f.binds, MCPEnv: f.mcpEnv, APIKey: f.apiKey}
+	r := &strictbox.Options{Net: f.net, SkipPermissions: f.skipPermissions, MCPEnv: f.mcpEnv, APIKey: f.apiKey}
 	if f.vertex {
 		r.Model = "vertex"
 	}
@@ -128,21 +125,32 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 		return nil, withHint(usageErr("%v", err), "use either --net or --allow-host")
 	}
 	allow := append([]string(nil), f.allowHosts...)
-	if len(f.binds) > 0 {
+	if binds := bindNames(f.binds); len(binds) > 0 {
 		home, _ := os.UserHomeDir()
 		read, err := trustedReader("bind spec")
 		if err != nil {
 			return nil, err
 		}
-		spec, err := bindspec.Load(bindspec.Host{Home: home, ReadFile: read}, f.binds...)
+		env := os.Environ()
+		r.Facts = bindspec.GatherFacts(env, home)
+		spec, err := bindspec.Load(bindspec.Host{Home: home, ReadFile: read, Facts: r.Facts,
+			PATH: filepath.SplitList(os.Getenv("PATH")), System: strictbox.SystemDirs()}, binds...)
 		var refused *trust.RefusedError
 		if errors.As(err, &refused) {
 			return nil, refused
 		}
+		var hostExec *bindspec.HostExecError
+		if errors.As(err, &hostExec) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, withHint(err, "fix the bind spec; its keys are "+strings.Join(bindspec.Keys(), ", ")+" ('aisan help "+string(kind)+"' and the README's strict section say what each does)")
 		}
+		r.BindFiles = spec.Files
 		r.Binds, r.BindPath, r.BindEnv = spec.JailMounts(), spec.PathDirs(), spec.EnvEntries()
+		for _, c := range spec.Caches {
+			r.Caches = append(r.Caches, strictbox.Cache{Path: c.Value, Why: "bind spec " + c.Where()})
+		}
 		for _, e := range spec.MCPEnv {
 			r.MCPEnv = append(r.MCPEnv, e.Value)
 		}
@@ -161,4 +169,19 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 		r.AllowHosts = list.Strings()
 	}
 	return r, nil
+}
+
+// bindNames are the --binds values, each split at its commas: "go,node"
+// names two shipped specs (a file whose name holds a comma cannot be
+// given).
+func bindNames(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }

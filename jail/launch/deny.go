@@ -30,6 +30,12 @@ func (Deny) Name() string { return "" }
 // PassFDs is true: as unjailed, the caller's descriptors reach the agent.
 func (Deny) PassFDs() bool { return true }
 
+// CheckCommand finds name as the jail's init will: on the host's PATH,
+// which the jail keeps, or as a path.
+func (Deny) CheckCommand(name string, kind jail.Kind, h jail.Host) error {
+	return findCommand(name, kind, h.Env)
+}
+
 // Prepare copies the agent's history into the slot's own (merged back by
 // undo when the launch ends) and makes the per-launch directories over
 // the agents' PID-keyed ones; dry names what it would make.

@@ -206,7 +206,7 @@ func (l *run) resolve() error {
 	if err != nil {
 		return err
 	}
-	if err := findCommand(command[0], l.req.Kind, h.Env); err != nil {
+	if err := l.mode.CheckCommand(command[0], l.req.Kind, h); err != nil {
 		return err
 	}
 	l.h = h

@@ -20,6 +20,11 @@ type Mode interface {
 	// PassFDs reports whether the caller's open descriptors reach the
 	// agent, as they would unjailed.
 	PassFDs() bool
+	// CheckCommand checks, before a slot is taken, that the command
+	// name can run as the jail will run it: the deny-list jail finds it
+	// on the host's PATH; a strict box, whose PATH is its own, finds it
+	// in Prepare.
+	CheckCommand(name string, kind jail.Kind, h jail.Host) error
 	// Prepare reads and makes on the host what the plan is decided from,
 	// once the slot is held, and returns it as plain data for
 	// [jail.Plan]: for a deny-list jail the history copies and PID dirs,

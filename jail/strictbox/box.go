@@ -13,6 +13,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
 	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
@@ -56,6 +57,13 @@ type Options struct {
 	Budget int64
 	Rate   float64
 	Burst  int
+	// Caches are the bind specs' cache entries: directories in the box's
+	// home it keeps as its own, per repository (toolchain.go).
+	Caches []Cache
+	// Facts are the host's facts the bind specs were loaded with
+	// (bindspec.GatherFacts); nil when none were, and gathered when
+	// explain needs them.
+	Facts bindspec.Facts
 }
 
 // modeName is a strict box's mode, as the slot's record and a keeper
@@ -94,6 +102,10 @@ func (b *Box) Name() string { return modeName }
 // PassFDs is false: a strict box starts from nothing of the host's.
 func (b *Box) PassFDs() bool { return false }
 
+// CheckCommand leaves the command to Prepare: the box's PATH, on which
+// the init finds it, is known once the box is planned (toolchain.go).
+func (b *Box) CheckCommand(string, jail.Kind, jail.Host) error { return nil }
+
 // Prepare gathers what the box's plan is decided from (the repository's
 // git layout, the agent's binaries, its instruction files and settings,
 // the credentials that exist, the MCP configs), decides the preset's
@@ -113,6 +125,10 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	}
 	o, secret := decide(req.Kind, command, h, slotName, b.Options, f)
 	mcpOpts, mcpExplain, err := planMCP(req.Kind, h, &o, b.MCPEnv)
+	if err != nil {
+		return jail.Prepared{}, nil, err
+	}
+	tc, err := planToolchain(req.Kind, command[0], h, o, f, b.Options, dry)
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
@@ -151,7 +167,7 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		b.repo, b.snapshot = o.Repo, startSnapshot(o.Repo)
 	}
 	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles),
-		Notes: slices.Clone(f.guard.Notes), Explain: explain(mcpExplain, f.guard, f.held) + b.explainLimits(slotName)}}, undo, nil
+		Notes: slices.Concat(tc.notes, f.guard.Notes), Explain: tc.explain + explain(mcpExplain, f.guard, f.held) + b.explainLimits(slotName)}}, undo, nil
 }
 
 // explainLimits says what limits the box's model calls and what can be
@@ -202,6 +218,9 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 	say := s.Request.Say
 	o := s.Strict.Options
 	if err := rememberWritable(s.Host.AisanHome, s.Spec); err != nil {
+		return nil, err
+	}
+	if err := makeCacheDirs(s.Host.AisanHome, s.Spec.Mounts); err != nil {
 		return nil, err
 	}
 	if o.StateDir != "" {

@@ -40,12 +40,16 @@ func isSystem(p string) bool {
 // toolDirs finds what running name needs beyond the system directories:
 // the directory it is found in (put on PATH), the package it resolves
 // into (a node_modules tree, a native installer's version dir), and its
-// script interpreter, found the same way.
-func toolDirs(name string, env []string, depth int) (ro, path []string, err error) {
+// script interpreter, found the same way. A name with a slash is a path
+// (relative ones against cwd), any other is looked up on the host's PATH.
+func toolDirs(name, cwd string, env []string, depth int) (ro, path []string, err error) {
 	var p string
-	if strings.Contains(name, "/") {
+	switch {
+	case filepath.IsAbs(name):
 		p = name
-	} else {
+	case strings.Contains(name, "/"):
+		p = filepath.Join(cwd, name)
+	default:
 		p, err = lookPathIn(name, env)
 		if err != nil {
 			return nil, nil, err
@@ -69,7 +73,7 @@ func toolDirs(name string, env []string, depth int) (ro, path []string, err erro
 	}
 	if depth < 2 {
 		if interp := shebang(real); interp != "" {
-			iro, ipath, err := toolDirs(interp, env, depth+1)
+			iro, ipath, err := toolDirs(interp, cwd, env, depth+1)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s runs with %s: %w", p, interp, err)
 			}
@@ -247,11 +251,19 @@ type facts struct {
 	// held the set its copies will live in (held).
 	guard protect.Plan
 	held  string
-	// toolRO and toolPath are the agent's directories (toolDirs).
+	// toolRO and toolPath are the agent's directories (toolDirs), as
+	// the host finds it; none when the host does not.
 	toolRO, toolPath []string
-	user             string
-	root             []jail.RootEntry
-	credentials      []string
+	// hostPath are the host's PATH directories that exist, in order;
+	// found is where the command and the toolchains' commands are, in
+	// those and the other directories the box's PATH may hold.
+	hostPath []string
+	found    found
+	// cacheBase names the repository's caches in aisan's state.
+	cacheBase   string
+	user        string
+	root        []jail.RootEntry
+	credentials []string
 	// binds are the bind specs' mounts, their sources resolved through
 	// every symlink: the credentials are checked against what bwrap binds.
 	binds []jail.Mount
@@ -301,8 +313,8 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		return f, err
 	}
 	f.held = held.NewSetDir(h.AisanHome, slotName, time.Now())
-	if f.toolRO, f.toolPath, err = toolDirs(command[0], h.Env, 0); err != nil {
-		return f, &jail.NotFoundError{Name: command[0], Kind: kind}
+	if err := gatherCommand(&f, kind, command[0], h, o); err != nil {
+		return f, err
 	}
 	f.user = currentUser(h.Getenv)
 	f.root = rootEntries()
@@ -362,7 +374,7 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	so = jail.StrictOptions{
 		Kind: kind, Slot: slotName, Command: slices.Clone(command),
 		Repo: f.repo, Cwd: h.Cwd, Home: h.Home, User: f.user,
-		HostEnv: h.Env, Root: f.root, ToolDirs: f.toolRO, PathDirs: f.toolPath,
+		HostEnv: h.Env, Root: f.root, PathDirs: f.toolPath, HostPath: f.hostPath,
 		GitPins: pins, Protect: protectMounts(f.guard, f.held, h.MaskFile(slotName)),
 		BindPath: slices.Clone(o.BindPath), Net: o.Net,
 		SkipPermissions: o.SkipPermissions, Forbidden: f.credentials,
@@ -370,6 +382,15 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	}
 	if h.RuntimeDir != "" {
 		so.AisanState = append(so.AisanState, filepath.Join(h.RuntimeDir, "aisan"))
+	}
+	so.Binds = append(so.Binds, cacheMounts(h.AisanHome, f.cacheBase, h.Home, o.Caches)...)
+	// The command's directories, unless the box shows them already (the
+	// repository, a bind spec's ro, the system's): a read-only bind over
+	// a script in the repository would make its directory read-only.
+	for _, d := range f.toolRO {
+		if !so.Shows(d) {
+			so.ToolDirs = append(so.ToolDirs, d)
+		}
 	}
 	if f.gitconfig != nil {
 		so.GitConfig = filepath.Join(h.SlotDir(slotName), "gitconfig")

@@ -192,3 +192,48 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestREADMEExample: the bind spec the README shows loads on a host
+// where its paths exist, with every toolchain fact and a usual PATH, and
+// nothing in it makes what the host runs writable.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "\nA bind spec says what else of the host a box gets.")
+	_, rest, ok2 := strings.Cut(rest, "```toml\n")
+	example, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README's bind spec example is gone")
+	}
+	h := memHost(map[string]string{"/specs/a.toml": example, "/specs/common.toml": ""})
+	h.Facts = GatherFacts([]string{"PATH=/home/u/.local/bin:/home/u/.cargo/bin:/usr/bin"}, "/home/u")
+	h.PATH = []string{"/home/u/.local/bin", "/home/u/.cargo/bin", "/usr/bin"}
+	h.RealPath = func(p string) (string, error) { return p, nil }
+	s, err := Load(h, "/specs/a.toml")
+	if err != nil {
+		t.Fatalf("the README's example: %v", err)
+	}
+	for _, m := range s.Mounts {
+		if m.Key == KeyRWHostExec {
+			t.Errorf("the README's example writes what the host runs: %s", m.Where())
+		}
+	}
+	// Its rw entry pointed at the host's build cache once: that must fail.
+	h2 := h
+	h2.ReadFile = func(string) ([]byte, error) { return []byte("rw = [\"~/.cache/go-build\"]\n"), nil }
+	var he *HostExecError
+	if _, err := Load(h2, "/specs/old.toml"); !errors.As(err, &he) {
+		t.Errorf("rw of the host's Go build cache: %v", err)
+	}
+}
+
+// TestLoadHomeName: a spec named "~/…" (from the configuration or a
+// variable, which no shell expanded) is the file in the home.
+func TestLoadHomeName(t *testing.T) {
+	s, err := Load(memHost(map[string]string{"/home/u/specs/db.toml": "env = [\"DB=1\"]\n"}), "~/specs/db.toml")
+	if err != nil || len(s.Env) != 1 || s.Files[0] != "~/specs/db.toml" {
+		t.Fatalf("~/specs/db.toml: %v %+v", err, s)
+	}
+}

@@ -1,0 +1,182 @@
+package bindspec
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aisan-dev/aisan/jail"
+)
+
+// Facts are what a spec's {NAME} stands for on this host: where each
+// toolchain, cache and configuration directory lives here. A name the
+// host has no value for maps to "".
+type Facts map[string]string
+
+// factRule says where one fact comes from: the host variable env when it
+// holds an absolute path, else the real path of the command cmd found
+// first on the host's PATH, up directories above it, else def (which may
+// name earlier facts and "~").
+type factRule struct {
+	name string
+	env  string
+	cmd  string
+	up   int
+	def  string
+}
+
+// factRules are the facts, in the order they are worked out: a default
+// names only facts above it. They follow each tool's own rules for its
+// directories (the variable, then its default).
+var factRules = []factRule{
+	{name: "HOME"},
+	{name: "XDG_CONFIG_HOME", env: "XDG_CONFIG_HOME", def: "~/.config"},
+	{name: "XDG_CACHE_HOME", env: "XDG_CACHE_HOME", def: "~/.cache"},
+	{name: "XDG_DATA_HOME", env: "XDG_DATA_HOME", def: "~/.local/share"},
+	{name: "GOROOT", env: "GOROOT", cmd: "go", up: 2},
+	{name: "GOPATH", env: "GOPATH", def: "~/go"},
+	{name: "GOBIN", env: "GOBIN", def: "{GOPATH}/bin"},
+	{name: "GOMODCACHE", env: "GOMODCACHE", def: "{GOPATH}/pkg/mod"},
+	{name: "GOCACHE", env: "GOCACHE", def: "{XDG_CACHE_HOME}/go-build"},
+	{name: "NODE_HOME", cmd: "node", up: 2},
+	{name: "NVM_DIR", env: "NVM_DIR", def: "~/.nvm"},
+	{name: "FNM_DIR", env: "FNM_DIR", def: "{XDG_DATA_HOME}/fnm"},
+	{name: "NPM_CACHE", env: "npm_config_cache", def: "~/.npm"},
+	{name: "PYENV_ROOT", env: "PYENV_ROOT", def: "~/.pyenv"},
+	{name: "UV_DIR", cmd: "uv", up: 1},
+	{name: "UV_PYTHON", env: "UV_PYTHON_INSTALL_DIR", def: "{XDG_DATA_HOME}/uv/python"},
+	{name: "UV_CACHE", env: "UV_CACHE_DIR", def: "{XDG_CACHE_HOME}/uv"},
+	{name: "PIP_CACHE", env: "PIP_CACHE_DIR", def: "{XDG_CACHE_HOME}/pip"},
+	{name: "RUSTUP_HOME", env: "RUSTUP_HOME", def: "~/.rustup"},
+	{name: "CARGO_HOME", env: "CARGO_HOME", def: "~/.cargo"},
+}
+
+// FactNames lists the facts a spec may name, in the table's order.
+func FactNames() []string {
+	var out []string
+	for _, r := range factRules {
+		out = append(out, r.name)
+	}
+	return out
+}
+
+// GatherFacts works the facts out for the user whose home is home and
+// whose environment is env: it reads variables, looks commands up on the
+// PATH in env and follows their symbolic links. A fact found from a
+// command is never "/", the home or a directory above it: a tool that
+// resolves there (a shim manager's binary in ~/bin) names no install
+// directory a spec could bind.
+func GatherFacts(env []string, home string) Facts {
+	h := jail.Host{Env: env}
+	f := Facts{}
+	for _, r := range factRules {
+		if r.name == "HOME" {
+			f[r.name] = home
+			continue
+		}
+		if v := firstPath(h.Getenv(r.env)); r.env != "" && v != "" {
+			f[r.name] = v
+			continue
+		}
+		if r.cmd != "" {
+			f[r.name] = commandDir(r.cmd, h.Getenv("PATH"), r.up, home)
+			continue
+		}
+		if r.def != "" {
+			v, missing, err := expandFacts(r.def, f)
+			if err == nil && len(missing) == 0 {
+				if v, err = expandHome(v, home); err == nil {
+					f[r.name] = v
+				}
+			}
+		}
+	}
+	return f
+}
+
+// firstPath is the first entry of a list variable (GOPATH), when it is an
+// absolute path.
+func firstPath(v string) string {
+	v, _, _ = strings.Cut(v, string(os.PathListSeparator))
+	if !filepath.IsAbs(v) {
+		return ""
+	}
+	return filepath.Clean(v)
+}
+
+// commandDir is the directory up levels above the real path of cmd, found
+// first on path; "" when there is none or it is too broad to bind.
+func commandDir(cmd, path string, up int, home string) string {
+	p := LookPath(cmd, path)
+	if p == "" {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	for range up {
+		real = filepath.Dir(real)
+	}
+	if real == "/" || (home != "" && within(home, real)) {
+		return ""
+	}
+	return real
+}
+
+// LookPath finds the executable name on path (a PATH value) as a shell
+// would, ignoring entries that are not absolute; "" when there is none.
+func LookPath(name, path string) string {
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+var factRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([A-Z][A-Z0-9_]*)\}`) })
+
+// expandFacts replaces every {NAME} in s with its fact. A name that is
+// no fact is an error (a typo must not bind something else); a fact the
+// host has no value for is listed in missing.
+func expandFacts(s string, f Facts) (out string, missing []string, err error) {
+	var bad string
+	out = factRef().ReplaceAllStringFunc(s, func(m string) string {
+		name := m[1 : len(m)-1]
+		if !slices.ContainsFunc(factRules, func(r factRule) bool { return r.name == name }) {
+			if bad == "" {
+				bad = name
+			}
+			return m
+		}
+		v := f[name]
+		if v == "" && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if bad != "" {
+		return "", nil, &unknownFactError{name: bad}
+	}
+	return out, missing, nil
+}
+
+type unknownFactError struct{ name string }
+
+func (e *unknownFactError) Error() string {
+	return "{" + e.name + "} is not a fact aisan knows; the facts are " + strings.Join(FactNames(), ", ")
+}
+
+// within reports whether p is dir or lies beneath it.
+func within(p, dir string) bool {
+	p, dir = filepath.Clean(p), filepath.Clean(dir)
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}

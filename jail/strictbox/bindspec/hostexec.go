@@ -1,0 +1,190 @@
+package bindspec
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// What the host executes, kept out of a box's writable reach.
+//
+// A box that can write a file the host runs (a shell's rc file, a user
+// unit, a command on PATH, a build cache the host's compiler links from)
+// acts on the host the next time the user logs in, opens a shell or
+// builds. So an rw entry that is, holds or lies inside one of these is
+// refused, naming the line, unless the spec lists it under rw_host_exec,
+// which says that this is meant. ro, overlay (writes vanish), tmpfs and
+// cache (a directory of the box's own) need no such care.
+
+// reach is how far a host-exec entry reaches.
+type reach int
+
+const (
+	// itself: the path and every directory above it (binding one of
+	// those read-write lets the box replace the path).
+	itself reach = iota
+	// tree: also everything inside it.
+	tree
+)
+
+// hostExec is one row of the table: a path (with ~ and {FACT}), how far
+// it reaches, and who runs it.
+type hostExec struct {
+	path  string
+	reach reach
+	why   string
+}
+
+// hostExecTable is the one list of what the host executes from the
+// user's home. The host's PATH directories are added to it at load time.
+var hostExecTable = []hostExec{
+	// Shells read these at start.
+	{"~/.profile", itself, "login shells run it"},
+	{"~/.bashrc", itself, "bash runs it"},
+	{"~/.bash_profile", itself, "bash runs it"},
+	{"~/.bash_login", itself, "bash runs it"},
+	{"~/.bash_logout", itself, "bash runs it"},
+	{"~/.zshenv", itself, "zsh runs it"},
+	{"~/.zshrc", itself, "zsh runs it"},
+	{"~/.zprofile", itself, "zsh runs it"},
+	{"~/.zlogin", itself, "zsh runs it"},
+	{"~/.zlogout", itself, "zsh runs it"},
+	{"~/.oh-my-zsh", tree, "zsh runs it"},
+	{"~/.kshrc", itself, "ksh runs it"},
+	{"~/.mkshrc", itself, "mksh runs it"},
+	{"~/.tcshrc", itself, "tcsh runs it"},
+	{"~/.cshrc", itself, "csh runs it"},
+	{"~/.xprofile", itself, "the display manager runs it"},
+	{"~/.xinitrc", itself, "startx runs it"},
+	{"~/.xsession", itself, "the display manager runs it"},
+	{"~/.pam_environment", itself, "PAM reads it at login"},
+	{"~/.ssh/rc", itself, "sshd runs it at login"},
+	// ~/.config as a whole holds the startup files of shells and desktop
+	// programs; the known ones inside it are listed for what they are.
+	{"{XDG_CONFIG_HOME}", itself, "it holds the startup files of shells, editors and desktop programs"},
+	{"{XDG_CONFIG_HOME}/fish", tree, "fish runs it"},
+	{"{XDG_CONFIG_HOME}/zsh", tree, "zsh runs it"},
+	{"{XDG_CONFIG_HOME}/bash", tree, "bash runs it"},
+	{"{XDG_CONFIG_HOME}/systemd", tree, "systemd user units: the user manager runs them"},
+	{"{XDG_CONFIG_HOME}/autostart", tree, "the desktop session runs it"},
+	{"{XDG_CONFIG_HOME}/environment.d", tree, "the user manager reads it into every session"},
+	{"{XDG_CONFIG_HOME}/git", tree, "git's global config and hooks: git runs what they name"},
+	{"{XDG_CONFIG_HOME}/nvim", tree, "neovim runs it"},
+	{"{XDG_CONFIG_HOME}/direnv", tree, "direnv runs it in every directory"},
+	{"{XDG_CONFIG_HOME}/go", tree, "go reads its environment from it"},
+	{"{XDG_CONFIG_HOME}/aisan", tree, "aisan's configuration: it decides what every box gets"},
+	{"~/.gitconfig", itself, "git's global config: git runs what it names"},
+	{"~/.vimrc", itself, "vim runs it"},
+	{"~/.vim", tree, "vim runs it"},
+	{"~/.emacs", itself, "emacs runs it"},
+	{"~/.emacs.d", tree, "emacs runs it"},
+	{"{XDG_DATA_HOME}/systemd", tree, "systemd user units: the user manager runs them"},
+	{"{XDG_DATA_HOME}/applications", tree, "desktop entries: the desktop runs what they name"},
+	{"~/.local/bin", tree, "commands on your PATH"},
+	{"~/bin", tree, "commands on your PATH"},
+	// The toolchains' caches and homes: the host's builds link and run
+	// what is there without checking it again.
+	{"{GOCACHE}", tree, "go links what its build cache holds"},
+	{"{GOMODCACHE}", tree, "go builds the modules there without checking them again"},
+	{"{GOBIN}", tree, "go install puts commands there"},
+	{"{CARGO_HOME}", tree, "cargo's home: its commands, registry and config"},
+	{"{RUSTUP_HOME}", tree, "rustup's toolchains"},
+	{"{NPM_CACHE}", tree, "npm installs from its cache without fetching again"},
+	{"{NVM_DIR}", tree, "nvm's node versions and their global packages"},
+	{"{FNM_DIR}", tree, "fnm's node versions"},
+	{"{PYENV_ROOT}", tree, "pyenv's pythons and shims"},
+	{"{PIP_CACHE}", tree, "pip installs wheels from its cache"},
+	{"{UV_CACHE}", tree, "uv installs from its cache"},
+	{"{UV_PYTHON}", tree, "uv's pythons"},
+	{"~/.gradle", tree, "gradle runs its init scripts"},
+	{"~/.m2", tree, "maven builds with what its repository holds"},
+}
+
+// HostExecError is an rw entry that would let a box write what the host
+// runs.
+type HostExecError struct {
+	// Entry is the rw entry, Path the host-executed path it reaches and
+	// Why who runs it.
+	Entry Entry
+	Path  string
+	Why   string
+}
+
+func (e *HostExecError) Error() string {
+	what := "holds " + e.Path
+	switch {
+	case e.Path == e.Entry.Value:
+		what = "is " + e.Path
+	case within(e.Entry.Value, e.Path):
+		what = "lies inside " + e.Path
+	}
+	return fmt.Sprintf("%s would let a box write what the host runs: it %s (%s)", e.Entry.Value, what, e.Why)
+}
+
+// Hints says what to use instead.
+func (e *HostExecError) Hints() []string {
+	return []string{
+		"give the box its own directory with cache = [...] (kept per repository in aisan's state), or use ro, tmpfs or overlay",
+		"if the box really must write it, list it under rw_host_exec instead of rw",
+	}
+}
+
+// hostExecPaths is the table with ~ and facts expanded, and the host's
+// PATH directories: rows whose facts the host lacks are left out.
+func hostExecPaths(home string, facts Facts, path []string) []hostExec {
+	var out []hostExec
+	for _, r := range hostExecTable {
+		p, missing, err := expandFacts(r.path, facts)
+		if err != nil || len(missing) > 0 {
+			continue
+		}
+		if p, err = expandHome(p, home); err != nil || !filepath.IsAbs(p) {
+			continue
+		}
+		out = append(out, hostExec{path: filepath.Clean(p), reach: r.reach, why: r.why})
+	}
+	for _, d := range path {
+		if filepath.IsAbs(d) {
+			out = append(out, hostExec{path: filepath.Clean(d), reach: tree, why: "a directory on your PATH"})
+		}
+	}
+	return out
+}
+
+// checkHostExec refuses e when it reaches a path of table: it is the
+// path, holds it, or (for a tree) lies inside it. Each side is compared
+// as named and as its real path (realPath), so a link does not hide one.
+func checkHostExec(e Entry, table []hostExec, realPath func(string) (string, error)) error {
+	names := func(p string) []string {
+		out := []string{p}
+		if r, err := realPath(p); err == nil && r != p {
+			out = append(out, r)
+		}
+		return out
+	}
+	srcs := names(e.Value)
+	for _, r := range table {
+		for _, t := range names(r.path) {
+			for _, s := range srcs {
+				if within(t, s) || (r.reach == tree && within(s, t)) {
+					return &HostExecError{Entry: e, Path: r.path, Why: r.why}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// HostExecTable lists the table's rows as written ("PATH  (why)"), for
+// the README and explain.
+func HostExecTable() []string {
+	var out []string
+	for _, r := range hostExecTable {
+		p := r.path
+		if r.reach == tree {
+			p += "/…"
+		}
+		out = append(out, fmt.Sprintf("%s (%s)", p, strings.TrimSpace(r.why)))
+	}
+	return out
+}

@@ -1,0 +1,185 @@
+package strictbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aisan-dev/aisan/jail"
+)
+
+// toolFacts are facts for a box in /w/r whose host has nvm's node first on
+// PATH, Go under /usr/local/go and a system node.
+func toolFacts() (jail.Host, facts) {
+	h := jail.Host{Cwd: "/w/r/sub", Home: "/h", AisanHome: "/h/.aisan", Env: []string{"PATH=/h/.nvm/v99/bin:/usr/local/go/bin:/usr/bin"}}
+	f := facts{
+		repo: "/w/r", user: "u", stateBase: "r-1-run",
+		hostPath: []string{"/h/.nvm/v99/bin", "/usr/local/go/bin", "/usr/bin"},
+		found: found{
+			"node": {{dir: "/h/.nvm/v99/bin", real: "/h/.nvm/v99/bin/node"}, {dir: "/usr/bin", real: "/usr/bin/node"}},
+			"go":   {{dir: "/usr/local/go/bin", real: "/usr/local/go/bin/go"}},
+			"make": {{dir: "/usr/bin", real: "/usr/bin/make"}},
+		},
+	}
+	return h, f
+}
+
+// TestCommandInTheBoxPath: a command is found on the box's PATH (with the
+// host's order kept), not the host's; one the box lacks is refused with
+// where the host has it and the spec that brings it.
+func TestCommandInTheBoxPath(t *testing.T) {
+	h, f := toolFacts()
+	for _, tc := range []struct {
+		name, cmd string
+		edit      func(*Options, *facts)
+		err       string
+		hint      string
+	}{
+		{name: "go under /usr is shown", cmd: "go"},
+		{name: "a system command", cmd: "make"},
+		{name: "nvm's node is not shown", cmd: "node"},
+		{name: "missing everywhere", cmd: "cargo", err: `cannot run "cargo": not found in PATH`, hint: "--binds rust brings cargo where this host has it installed"},
+		{name: "no spec brings it", cmd: "mytool", err: `cannot run "mytool"`,
+			hint: "the box's PATH is /usr/local/go/bin:/usr/bin:/usr/local/bin:/bin; 'aisan explain run --strict' shows what of yours it lacks"},
+		{name: "a path needs no lookup", cmd: "./run.sh"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, f := h, f
+			f.found = maps(f.found)
+			o := Options{}
+			if tc.edit != nil {
+				tc.edit(&o, &f)
+			}
+			so, _ := decide(jail.KindRun, []string{tc.cmd}, h, "r-1-run", o, f)
+			err := checkCommand(jail.KindRun, tc.cmd, so, f)
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var nf *jail.NotFoundError
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &nf) || nf.Code() != 127 {
+				t.Fatalf("error %v, want %q (127)", err, tc.err)
+			}
+			var hinted interface{ Hints() []string }
+			errors.As(err, &hinted)
+			if !slices.Contains(hinted.Hints(), tc.hint) {
+				t.Fatalf("hints %q, want %q", hinted.Hints(), tc.hint)
+			}
+		})
+	}
+}
+
+func maps(f found) found {
+	out := found{}
+	for k, v := range f {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+// TestSwapsNamed: nvm's node first on the host's PATH but hidden in the
+// box would silently become /usr/bin/node: the launch names it, with the
+// spec that brings the host's; once a spec shows it, no swap is left.
+func TestSwapsNamed(t *testing.T) {
+	h, f := toolFacts()
+	so, _ := decide(jail.KindRun, []string{"sh"}, h, "r-1-run", Options{}, f)
+	notes := swapNotes(swaps(so, f), nil)
+	want := "in the box, node is /usr/bin/node, not /h/.nvm/v99/bin/node as on your PATH; --binds node brings yours"
+	if len(notes) != 1 || notes[0] != want {
+		t.Fatalf("notes %q, want %q", notes, want)
+	}
+	o := Options{Binds: []jail.Mount{{Kind: jail.ROBind, Src: "/h/.nvm/v99", Dst: "/h/.nvm/v99"}}}
+	f.binds = o.Binds
+	so, _ = decide(jail.KindRun, []string{"sh"}, h, "r-1-run", o, f)
+	if ss := swaps(so, f); len(ss) != 0 {
+		t.Fatalf("swaps with nvm's node shown: %+v", ss)
+	}
+	// With the node spec loaded, a swap left (another node of a spec's
+	// path first) is named without suggesting the spec again.
+	if n := swapNotes([]swap{{name: "node", host: "/a/node", box: "/b/node"}}, []string{"aisan:node.toml"}); n[0] != "in the box, node is /b/node, not /a/node as on your PATH" {
+		t.Fatalf("note %q", n)
+	}
+	if got := so.PATH(); !strings.HasPrefix(got, "/h/.nvm/v99/bin:/usr/local/go/bin:") {
+		t.Fatalf("PATH %s does not keep the host's order", got)
+	}
+}
+
+// TestRelativeCommands: ./run.sh and .venv/bin/python resolve against the
+// working directory; what lies in the repository needs no bind (a
+// read-only bind over it would make it read-only), what lies elsewhere is
+// bound.
+func TestRelativeCommands(t *testing.T) {
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, ".venv", "bin"), 0o755)
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	os.Symlink("/usr/bin/env", filepath.Join(repo, ".venv", "bin", "python"))
+	os.WriteFile(filepath.Join(repo, "notexec"), nil, 0o644)
+	tools := t.TempDir()
+	os.WriteFile(filepath.Join(tools, "t"), []byte("#!/bin/sh\n"), 0o755)
+	h := jail.Host{Cwd: repo, Home: "/h", AisanHome: "/h/.aisan", Env: []string{"PATH=/usr/bin"}}
+	for _, tc := range []struct {
+		cmd   string
+		tools []string
+		err   string
+	}{
+		{cmd: "./run.sh"}, {cmd: "run.sh", err: "not found in PATH"}, {cmd: ".venv/bin/python"},
+		{cmd: filepath.Join(tools, "t"), tools: []string{tools}},
+		{cmd: "./gone", err: `cannot run "./gone": no such file or directory`},
+		{cmd: "./notexec", err: "permission denied"},
+	} {
+		f := facts{repo: repo}
+		err := gatherCommand(&f, jail.KindRun, tc.cmd, h, Options{})
+		var so jail.StrictOptions
+		if err == nil {
+			so, _ = decide(jail.KindRun, []string{tc.cmd}, h, "r-1-run", Options{}, f)
+			err = checkCommand(jail.KindRun, tc.cmd, so, f)
+		}
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.cmd, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.cmd, err)
+			continue
+		}
+		if !slices.Equal(so.ToolDirs, tc.tools) {
+			t.Errorf("%s: tool dirs %q, want %q", tc.cmd, so.ToolDirs, tc.tools)
+		}
+		for _, m := range jail.Strict(so).Mounts {
+			if !filepath.IsAbs(m.Dst) {
+				t.Errorf("%s: mount %+v is not absolute", tc.cmd, m)
+			}
+		}
+	}
+}
+
+// TestCacheMounts: each cache is a directory in aisan's state, per
+// repository, mirroring its path in the home; the box never gets the
+// host's.
+func TestCacheMounts(t *testing.T) {
+	h, f := toolFacts()
+	f.cacheBase = "r-1234"
+	o := Options{Caches: []Cache{{Path: "/h/.cache/go-build", Why: "aisan:go.toml:15"}, {Path: "/h/.npm", Why: "aisan:node.toml:10"}}}
+	so, _ := decide(jail.KindRun, []string{"go"}, h, "r-1-run", o, f)
+	var got []string
+	for _, m := range so.Binds {
+		got = append(got, m.Kind.String()+" "+m.Src+" "+m.Dst)
+	}
+	want := []string{"bind /h/.aisan/cache/r-1234/.cache/go-build /h/.cache/go-build", "bind /h/.aisan/cache/r-1234/.npm /h/.npm"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("binds %q, want %q", got, want)
+	}
+	spec := jail.Strict(so)
+	for _, m := range spec.Mounts {
+		if m.Kind == jail.ROBind && m.Dst == h.AisanHome {
+			t.Fatalf("the caches made aisan's state read-only again over the home: %+v", spec.Mounts)
+		}
+	}
+}
