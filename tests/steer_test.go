@@ -335,8 +335,13 @@ func TestSteerBudget(t *testing.T) {
 	if strings.Contains(out, "status=200") || strings.Contains(out, "status=429") {
 		t.Errorf("the call past the budget has status %q; want one clients do not retry", out)
 	}
-	st := b.state()
-	if s := st.Backends["anthropic"]; st.Budget != 100 || s.Tokens.Input != 60 || s.Tokens.Output != 40 || s.Calls != 2 {
+	// The slot's state file follows the calls within a moment.
+	var st steerState
+	waitFor(t, 5*time.Second, "list --json to show the calls", func() bool {
+		st = b.state()
+		return st.Backends["anthropic"].Calls == 2
+	})
+	if s := st.Backends["anthropic"]; st.Budget != 100 || s.Tokens.Input != 60 || s.Tokens.Output != 40 {
 		t.Errorf("list --json steer: %+v", st)
 	}
 	if said := b.steer("allow", b.slot, "--budget", "+50"); !strings.Contains(said, "budget 150 tokens, 100 spent") {
