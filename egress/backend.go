@@ -51,6 +51,8 @@ const (
 	KindCredential
 	// KindUpstream is an upstream that could not be reached.
 	KindUpstream
+	// KindBudget is a box whose token budget is spent.
+	KindBudget
 )
 
 // Refusal is an error a policy returns to refuse a request; its Reason is
@@ -118,6 +120,9 @@ type Backend struct {
 	// the credential (pure: out is the request being built, in what the
 	// box sent).
 	Adjust func(out, in http.Header, c Credential)
+	// Usage reads the tokens a call used from its answer (see usage.go);
+	// nil for an API whose answers report none.
+	Usage UsageFunc
 	// Error renders a refusal in the API's error shape.
 	Error func(status int, kind Kind, msg string) []byte
 	// PolicyStatus is the status of a policy refusal, chosen so that the

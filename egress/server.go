@@ -32,19 +32,22 @@ import (
 //     must be present and carry it; else 401.
 //  2. Method, path and query must be one of the backend's routes, exactly;
 //     else refused before the body is read.
-//  3. The per-box rate limit; else 429 with retry-after.
-//  4. The body: JSON content type, no content encoding, at most MaxBody
+//  3. The box's token budget: once the tokens counted reach it, every
+//     call is refused (not retried), saying how the user raises it.
+//  4. The per-box rate limit; else 429 with retry-after.
+//  5. The body: JSON content type, no content encoding, at most MaxBody
 //     bytes (413), strict JSON object, then the backend's body policy.
-//  5. Only then the credential is read (or refreshed).
-//  6. The request is rebuilt from the route, the header allow-list, the
+//  6. Only then the credential is read (or refreshed).
+//  7. The request is rebuilt from the route, the header allow-list, the
 //     checked bytes and the credential, and the answer streamed back with
-//     only the allowed response headers.
-//  7. A 401 from the upstream, for a backend whose credential refreshes,
+//     only the allowed response headers, its usage counted on the way
+//     (usage.go); a stream already running is never cut, budget or not.
+//  8. A 401 from the upstream, for a backend whose credential refreshes,
 //     forces one refresh (shared with every other request that saw the
 //     same token refused) and one retry with the new credential and the
 //     same buffered body; a refresh that fails is a refusal, and a second
 //     401 goes back to the client as it came.
-// Any error or panic in 1–5 is a refusal in the API's own shape; nothing
+// Any error or panic in 1–6 is a refusal in the API's own shape; nothing
 // refused reaches the upstream.
 
 // Options configure one served backend for one box.
@@ -56,9 +59,19 @@ type Options struct {
 	// Audit receives one entry per request; nil discards.
 	Audit audit.Sink
 	// Rate and Burst limit requests per box (default 2/s, burst 60: a
-	// Claude /context sends about 25 count_tokens calls at once).
+	// Claude /context sends about 25 count_tokens calls at once), when
+	// Limiter is nil.
 	Rate  rate.Limit
 	Burst int
+	// Limiter, when set, is the box's request rate, shared by its
+	// backends and changed while they serve.
+	Limiter *rate.Limiter
+	// Meter, when set, counts the calls and tokens of the box's model
+	// backends and holds its budget.
+	Meter *Meter
+	// Slot names the box in the commands a refusal tells the user to run
+	// ("" leaves the name out).
+	Slot string
 	// Transport reaches the upstream; nil means NewUpstreamTransport's.
 	Transport http.RoundTripper
 	// ErrorLog receives proxy errors (never secrets); nil discards.
@@ -122,6 +135,8 @@ type exchange struct {
 	// refused is the reason the exchange was refused after admission (a
 	// failed refresh), for the audit line.
 	refused string
+	// tokens are what the answer reported the call used.
+	tokens *audit.Tokens
 }
 
 // NewServer checks the backend definition and builds its server.
@@ -133,10 +148,10 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 		o.Audit = audit.Discard
 	}
 	if o.Rate == 0 {
-		o.Rate = 2
+		o.Rate = DefaultRate
 	}
 	if o.Burst == 0 {
-		o.Burst = 60
+		o.Burst = DefaultBurst
 	}
 	if o.Transport == nil {
 		o.Transport = NewUpstreamTransport(UpstreamOptions{})
@@ -144,7 +159,11 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 	if o.ErrorLog == nil {
 		o.ErrorLog = log.New(io.Discard, "", 0)
 	}
-	s := &Server{b: b, opt: o, lim: rate.NewLimiter(o.Rate, o.Burst)}
+	lim := o.Limiter
+	if lim == nil {
+		lim = rate.NewLimiter(o.Rate, o.Burst)
+	}
+	s := &Server{b: b, opt: o, lim: lim}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			x := pr.In.Context().Value(exchangeKey).(*exchange)
@@ -159,6 +178,17 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 		BufferPool:    copyBuffers,
 		ModifyResponse: func(resp *http.Response) error {
 			b.filterResponse(resp.Header)
+			if x, ok := resp.Request.Context().Value(exchangeKey).(*exchange); ok {
+				countUsage(resp, b.Usage, func(t audit.Tokens, got bool) {
+					if !got {
+						return
+					}
+					x.tokens = &t
+					if o.Meter != nil {
+						o.Meter.add(b.Name, t)
+					}
+				})
+			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -255,7 +285,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		e.MS = float64(time.Since(start).Microseconds()) / 1000
 		e.Refused = x.refused
+		e.Tokens = x.tokens
 	}()
+	if s.opt.Meter != nil {
+		s.opt.Meter.forwarded(s.b.Name)
+	}
 	s.proxy.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), exchangeKey, x)))
 }
 
@@ -308,7 +342,7 @@ func noRedirect(resp *http.Response, err error) (*http.Response, error) {
 	return resp, nil
 }
 
-// admit runs checks 1–5. Every way out that is not a pass is a Refusal,
+// admit runs checks 1–6. Every way out that is not a pass is a Refusal,
 // panics included.
 func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) {
 	defer func() {
@@ -326,6 +360,11 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 	if !ok {
 		return nil, nil, &Refusal{Kind: KindPolicy, Reason: fmt.Sprintf("aisan strict mode: %s %s is not a request this box may send to %s", r.Method, r.RequestURI, s.b.Name)}
 	}
+	if m := s.opt.Meter; m != nil {
+		if budget, spent, out := m.spentOut(); out {
+			return nil, nil, &Refusal{Kind: KindBudget, Reason: fmt.Sprintf("aisan strict mode: this box's token budget is spent (%d tokens counted, budget %d); the user can raise it with: %s", spent, budget, s.steer("--budget +N"))}
+		}
+	}
 	now := time.Now()
 	if res := s.lim.ReserveN(now, 1); !res.OK() || res.DelayFrom(now) > 0 {
 		d := time.Second
@@ -333,7 +372,7 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 			d = res.DelayFrom(now)
 			res.CancelAt(now)
 		}
-		return nil, nil, &Refusal{Kind: KindRate, Reason: "aisan strict mode: this box is sending requests faster than its rate limit", RetryAfter: d}
+		return nil, nil, &Refusal{Kind: KindRate, Reason: fmt.Sprintf("aisan strict mode: this box is sending requests faster than its rate limit (%s); retry after the time in retry-after, or the user can raise it with: %s", FormatRate(s.lim.Limit(), s.lim.Burst()), s.steer("--rate N/s,BURST")), RetryAfter: d}
 	}
 	body, rf = s.readBody(r)
 	if rf != nil {
@@ -356,6 +395,14 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		return nil, body, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the host credential is not usable: " + err.Error()}
 	}
 	return &exchange{route: rt, in: r.Header, body: body, cred: c}, body, nil
+}
+
+// steer is the command that changes this box's option opt while it runs.
+func (s *Server) steer(opt string) string {
+	if s.opt.Slot == "" {
+		return "aisan allow SLOT " + opt
+	}
+	return "aisan allow " + s.opt.Slot + " " + opt
 }
 
 func asRefusal(err error) *Refusal {

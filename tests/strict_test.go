@@ -434,9 +434,11 @@ func TestStrictEgressRelay(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
+	// The relay's socket, and the host proxy's every box gets (with an
+	// empty list unless hosts are granted).
 	socks := strings.Fields(r.stdout)
-	if len(socks) != 1 || !strings.HasSuffix(socks[0], "/egress/stub.sock") {
-		t.Errorf("sockets inside: %q, want only this box's egress socket", socks)
+	if len(socks) != 2 || !strings.HasSuffix(socks[0], "/egress/hosts.sock") || !strings.HasSuffix(socks[1], "/egress/stub.sock") {
+		t.Errorf("sockets inside: %q, want only this box's egress sockets", socks)
 	}
 	if strings.Contains(r.stdout, other) || strings.Contains(r.stdout, sock) {
 		t.Errorf("a host socket path is visible: %q", r.stdout)

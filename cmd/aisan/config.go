@@ -73,11 +73,6 @@ var configVars = map[string]string{
 	"bus_talk":    busproxy.EnvTalk,
 }
 
-// passThroughKeys are keys that reach a launcher only through its option
-// of the same name: budget (tokens, as --budget) and rate ("N/s[,BURST]",
-// as --rate).
-var passThroughKeys = []string{"budget", "rate"}
-
 // configKeyNames are the keys whose name is not the flag's.
 var configKeyNames = map[string]string{"allow-host": "allow_hosts"}
 
@@ -122,12 +117,6 @@ func configKeys() []config.Key {
 		})
 	}
 	add(config.Key{Name: "bus_talk", Kind: config.List})
-	// The egress limits (issue 29) are keys before their options exist,
-	// so a configuration that sets them parses; applyConfig passes each
-	// to the launcher option of the same name once there is one.
-	for _, k := range passThroughKeys {
-		add(config.Key{Name: k, Kind: config.String})
-	}
 	// The strict options in their help's order, then the others.
 	rank := func(k config.Key) int {
 		for i, o := range strictOptions {

@@ -32,12 +32,14 @@ var roles = []struct {
 		"hooks":     "what the hooks package knows reaches the jail as data from cmd/aisan",
 		"systemd":   "the description places nothing in units",
 		"preflight": "preflight checks the description, not the reverse",
+		"control":   "the description is steered by nothing",
 	}},
 	{"runtime", []string{mod + "/jail/launch/..."}, map[string]string{
 		"strict":    "the runtime calls the box's mode; it never knows which",
 		"egress":    "the runtime starts what the mode serves; it knows no proxy",
 		"hooks":     "what the hooks package knows reaches the jail as data from cmd/aisan",
 		"preflight": "preflight probes the runtime, not the reverse",
+		"control":   "the runtime calls the box's mode; steering a running box is the mode's",
 	}},
 	{"strict", []string{mod + "/jail/strictbox/..."}, map[string]string{
 		"hooks":     "a strict box edits no agent settings outside it",
@@ -51,6 +53,7 @@ var roles = []struct {
 		"hooks":       "the box's own mechanisms edit no agent settings",
 		"systemd":     "the box's own mechanisms place nothing in units",
 		"preflight":   "preflight checks the mechanisms, not the reverse",
+		"control":     "the box's own mechanisms are steered by nothing",
 	}},
 	{"egress", []string{mod + "/egress/..."}, map[string]string{
 		"description": "egress knows sockets, not mounts",
@@ -60,6 +63,21 @@ var roles = []struct {
 		"hooks":       "egress edits no agent settings",
 		"systemd":     "egress does not manage units",
 		"preflight":   "preflight checks egress, not the reverse",
+		"control":     "egress is steered through the strict box, which holds the control channel",
+	}},
+	{"control", []string{mod + "/jail/control"}, map[string]string{
+		"description": "the control channel carries requests; what they change is the box's",
+		"runtime":     "the control channel carries requests; what they change is the box's",
+		"strict":      "the strict box serves the control channel, not the reverse",
+		"mechanism":   "the control channel carries requests and keeps no state",
+		"egress":      "the control channel carries requests; the strict box applies them to egress",
+		"leaf":        "the control channel imports nothing of ours",
+		"guard":       "the control channel imports nothing of ours",
+		"hooks":       "the control channel imports nothing of ours",
+		"systemd":     "the control channel imports nothing of ours",
+		"preflight":   "the control channel imports nothing of ours",
+		"shell":       "the control channel imports nothing of ours",
+		"config":      "the control channel imports nothing of ours",
 	}},
 	{"leaf", []string{mod + "/jail/agent", mod + "/jail/shared/...", mod + "/jail/jailtest"}, map[string]string{
 		"leaf":        "a shared leaf imports nothing of ours",
@@ -73,6 +91,7 @@ var roles = []struct {
 		"systemd":     "a shared leaf imports nothing of ours",
 		"preflight":   "a shared leaf imports nothing of ours",
 		"shell":       "a shared leaf imports nothing of ours",
+		"control":     "a shared leaf imports nothing of ours",
 		"config":      "a shared leaf imports nothing of ours",
 	}},
 	{"guard", []string{mod + "/guard/..."}, map[string]string{
@@ -84,6 +103,7 @@ var roles = []struct {
 		"hooks":       "the guard decides; installing it is another role",
 		"systemd":     "the hook path links no systemd",
 		"preflight":   "the hook path runs no host checks",
+		"control":     "the hook path stays small",
 	}},
 	{"hooks", []string{mod + "/hooks/..."}, map[string]string{
 		"description": "hooks edit agent settings; the jail is not theirs",
@@ -125,6 +145,7 @@ var roles = []struct {
 		"systemd":     "the configuration places nothing in units",
 		"preflight":   "the configuration checks nothing on the host",
 		"shell":       "the configuration knows keys, not shells",
+		"control":     "the configuration knows keys, not running boxes",
 	}},
 	{"preflight", []string{mod + "/preflight/..."}, map[string]string{
 		"strict": "preflight checks the host and probes a deny-list jail; the strict box's assembly is not its own",

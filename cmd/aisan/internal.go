@@ -25,6 +25,26 @@ func runKeep(_ context.Context, _ []string) error {
 	return nil
 }
 
+// receiptCommand is the hidden subcommand that finishes a strict
+// launch's receipt after the launch has returned.
+const receiptCommand = strictbox.ReceiptCommand
+
+func runReceipt(_ context.Context, args []string) error {
+	os.Exit(strictbox.FinishReceipt(args))
+	return nil
+}
+
+// receiptFinisher is the argv that finishes a receipt: this binary's
+// hidden command (nil when this binary cannot be named: the receipt is
+// then finished in the launch).
+func receiptFinisher() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe, receiptCommand}
+}
+
 func isInit() bool { return boxinit.IsInit(os.Args) }
 
 func runInit() int { return boxinit.RunInit() }

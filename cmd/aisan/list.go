@@ -26,6 +26,9 @@ $AISAN_HOME (default ~/.aisan), sorted by name:
   IDLE      time since the agent last printed anything
   WORKTREE  the directory it runs in
   UNIT      the systemd unit holding the jail (shown when a slot has one)
+  TOKENS    a strict box's model tokens of its latest launch (input,
+            output and cache), and its budget when it has one (shown
+            when a strict slot is listed)
 
 A registry file that cannot be read is named on stderr and skipped; it is
 never deleted. Slots that ended stay listed until they are pruned ('aisan
@@ -34,7 +37,9 @@ prune').
 Options:
   --running   only the live slots: running, background and orphaned
   --json      print a JSON array instead: every record field, plus
-              "state" and "idle_seconds"
+              "state" and "idle_seconds", and for a strict box "steer":
+              its rate, budget, host allow-list and calls and tokens
+              per backend
   -h, --help  show this help
 
 Example:
@@ -61,10 +66,11 @@ func runList(ctx context.Context, args []string) error {
 	if *running {
 		entries = slices.DeleteFunc(entries, func(e slot.Entry) bool { return e.State == slot.Exited })
 	}
+	states := strictStates(entries)
 	if *asJSON {
-		return slot.WriteJSON(os.Stdout, entries)
+		return writeListJSON(os.Stdout, entries, states)
 	}
-	if err := slot.WriteTable(os.Stdout, entries); err != nil {
+	if err := writeListTable(os.Stdout, entries, states); err != nil {
 		return err
 	}
 	if home, err := slot.Home(); err == nil {

@@ -22,12 +22,14 @@ import (
 // rotated generation).
 const maxEgressLog = 64 << 20
 
-// printEgressLog prints slot's egress log, the rotated generation first:
-// as it is with asJSON, else one readable line per entry.
-func printEgressLog(w io.Writer, slotName string, asJSON bool) error {
+// errNoEgressLog is returned by readEgressLog for a slot without one.
+var errNoEgressLog = errors.New("no egress log")
+
+// readEgressLog reads slot's egress log, the rotated generation first.
+func readEgressLog(slotName string) ([]byte, error) {
 	p, err := strictbox.AuditPath(slotName)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var data []byte
 	for _, f := range []string{p + ".1", p} {
@@ -36,12 +38,25 @@ func printEgressLog(w io.Writer, slotName string, asJSON bool) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("reading the egress log: %w", err)
+			return nil, fmt.Errorf("reading the egress log: %w", err)
 		}
 		data = append(data, b...)
 	}
 	if data == nil {
-		return withHint(fmt.Errorf("slot %s has no egress log", slotName), "only strict boxes with egress endpoints or --allow-host keep one")
+		return nil, errNoEgressLog
+	}
+	return data, nil
+}
+
+// printEgressLog prints slot's egress log, the rotated generation first:
+// as it is with asJSON, else one readable line per entry.
+func printEgressLog(w io.Writer, slotName string, asJSON bool) error {
+	data, err := readEgressLog(slotName)
+	if errors.Is(err, errNoEgressLog) {
+		return withHint(fmt.Errorf("slot %s has no egress log", slotName), "only strict boxes keep one")
+	}
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		_, err := w.Write(data)
@@ -57,9 +72,22 @@ func printEgressLog(w io.Writer, slotName string, asJSON bool) error {
 			fmt.Fprintf(tw, "(unreadable line: %s)\n", slot.Printable(string(bytes.TrimSpace(line))))
 			continue
 		}
+		if e.Status == 0 && e.Note != "" {
+			// A change made from outside the box: a grant, a lapse, a
+			// denial, the budget or the rate set.
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t%s\n", e.Time.Local().Format(time.DateTime), slot.Printable(e.Backend),
+				slot.Printable(e.Method), slot.Printable(e.Path), slot.Printable(e.Note))
+			continue
+		}
 		verdict := strconv.Itoa(e.Status)
 		if e.Refused != "" {
 			verdict += " refused: " + e.Refused
+		}
+		if e.Tokens != nil {
+			verdict += ", tokens " + tokensLine(*e.Tokens)
+		}
+		if e.Note != "" {
+			verdict += " (" + e.Note + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tup %d B, down %d B, %.1f ms\t%s\n",
 			e.Time.Local().Format(time.DateTime), slot.Printable(e.Backend), slot.Printable(e.Method),

@@ -39,6 +39,9 @@ func init() {
 		{name: "list", short: "list slots (jailed agents) and their state", run: runList},
 		{name: "kill", short: "kill one slot's jail, every live slot, or orphans", run: runKill},
 		{name: "logs", short: "print a slot's transcript", run: runLogs},
+		{name: "allow", short: "grant a running strict box a host, budget or rate", run: runAllow},
+		{name: "deny", short: "take a host off a running strict box's allow-list", run: runDeny},
+		{name: "report", short: "summarise one launch of a slot: files, hosts, tokens, processes", run: runReport},
 		{name: "review", short: "show, apply or drop what strict boxes changed of what host tools run", run: runReview},
 		{name: "prune", short: "remove ended slots and their transcripts now", run: runPrune},
 		{name: "trust", short: "approve a bind spec or egress file kept where a box can write", run: runTrust},
@@ -57,6 +60,7 @@ func init() {
 		// Internal stages of a launch. They take no user input.
 		{name: stageCommand, hidden: true, run: runStage},
 		{name: keepCommand, hidden: true, run: runKeep},
+		{name: receiptCommand, hidden: true, run: runReceipt},
 		{name: completeCommand, hidden: true, run: runComplete},
 	}
 }

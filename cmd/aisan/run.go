@@ -45,7 +45,8 @@ var strictOptions = []strictOption{
   --allow-host PATTERN let the box reach this host (example.com,
                        *.example.com, host:PORT, ADDRESS:PORT) through an
                        HTTP proxy on the host that resolves and checks each
-                       name (repeatable; also allow_hosts in a bind spec)`},
+                       name (repeatable; also allow_hosts in a bind spec;
+                       'aisan allow SLOT --host' grants one while it runs)`},
 	{name: "api-key", only: []jail.Kind{jail.KindClaude}, help: `
   --api-key            reach Anthropic with an API key (AISAN_ANTHROPIC_KEY_COMMAND,
                        AISAN_ANTHROPIC_KEY_FILE or ANTHROPIC_API_KEY on the host)
@@ -61,6 +62,14 @@ var strictOptions = []strictOption{
                        when its value looks secret (repeatable; also mcp_env)`},
 	{name: "no-mcp", only: []jail.Kind{jail.KindClaude, jail.KindCodex, jail.KindOpencode}, help: `
   --no-mcp             import none of the user's MCP servers into the box`},
+	{name: "budget", help: `
+  --budget TOKENS      refuse model calls once they used TOKENS (500k, 2M),
+                       counting input, output and cache; 'aisan allow SLOT
+                       --budget +N' raises it while the box runs`},
+	{name: "rate", help: `
+  --rate N/s[,BURST]   the box's request rate to its model backends
+                       (default 2/s,60; 'aisan allow SLOT --rate' changes
+                       it while the box runs)`},
 	{name: "net", help: `
   --net                keep the host network (LAN, VPN, host services)`},
 	{name: "skip-permissions", only: []jail.Kind{jail.KindClaude, jail.KindCodex}, help: `
@@ -391,7 +400,7 @@ func (lf *launcherFlags) mode(kind jail.Kind) (launch.Mode, error) {
 	}
 	if opts != nil {
 		opts.Rules = boxRules(kind)
-		return &strictbox.Box{Options: *opts}, nil
+		return &strictbox.Box{Options: *opts, FinishCommand: receiptFinisher()}, nil
 	}
 	if kind != jail.KindOpencode {
 		return launch.Deny{}, nil

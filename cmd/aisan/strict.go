@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/strictbox"
@@ -37,6 +38,8 @@ type strictFlags struct {
 	noMCP           bool
 	apiKey          bool
 	vertex          bool
+	budget          string
+	rate            string
 }
 
 // registerStrict adds the strict-mode options the launcher of kind
@@ -55,6 +58,8 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet, kind jail.Kind) {
 		"no-mcp":           func(n string) { fs.BoolVar(&f.noMCP, n, false, "") },
 		"api-key":          func(n string) { fs.BoolVar(&f.apiKey, n, false, "") },
 		"vertex":           func(n string) { fs.BoolVar(&f.vertex, n, false, "") },
+		"budget":           func(n string) { fs.StringVar(&f.budget, n, "", "") },
+		"rate":             func(n string) { fs.StringVar(&f.rate, n, "", "") },
 	}
 	for _, o := range strictOptions {
 		if o.honours(kind) {
@@ -71,7 +76,7 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"no-mcp", f.noMCP}, {"api-key", f.apiKey}, {"vertex", f.vertex}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"no-mcp", f.noMCP}, {"api-key", f.apiKey}, {"vertex", f.vertex}, {"budget", f.budget != ""}, {"rate", f.rate != ""}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
@@ -84,6 +89,20 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 	r := &strictbox.Options{Net: f.net, SkipPermissions: f.skipPermissions, MCPEnv: f.mcpEnv, NoMCP: f.noMCP, APIKey: f.apiKey}
 	if f.vertex {
 		r.Model = "vertex"
+	}
+	if f.budget != "" {
+		n, _, err := egress.ParseTokens(f.budget, false)
+		if err != nil {
+			return nil, withHint(usageErr("--budget: %v", err), "--budget 2M caps the box at two million tokens; 'aisan allow SLOT --budget +N' raises it while it runs")
+		}
+		r.Budget = n
+	}
+	if f.rate != "" {
+		rt, burst, err := egress.ParseRate(f.rate)
+		if err != nil {
+			return nil, withHint(usageErr("--rate: %v", err), fmt.Sprintf("the default is %s", egress.FormatRate(egress.DefaultRate, egress.DefaultBurst)))
+		}
+		r.Rate, r.Burst = float64(rt), burst
 	}
 	for _, e := range f.env {
 		if !bindspec.ValidEnv(e) {

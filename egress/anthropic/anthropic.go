@@ -92,6 +92,7 @@ func New(upstream *url.URL, kind Kind, src cred.Source) *egress.Backend {
 		Return:       Return,
 		MaxBody:      MaxBody,
 		Check:        Check,
+		Usage:        Usage,
 		Error:        ErrorBody,
 		PolicyStatus: http.StatusForbidden,
 	}

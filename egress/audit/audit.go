@@ -23,6 +23,39 @@ type Entry struct {
 	BytesDown int64     `json:"bytes_down"`
 	MS        float64   `json:"ms"`
 	Refused   string    `json:"refused"`
+	// Tokens are what a model call used, as its API reported them; nil
+	// when the answer reported none (or the request is no model call).
+	Tokens *Tokens `json:"tokens,omitempty"`
+	// Note says what changed from outside the box (a host granted,
+	// lapsed or denied; the budget or the rate set) or what happened to
+	// a connection besides its status (cut when its grant ended).
+	Note string `json:"note,omitempty"`
+}
+
+// Tokens are the tokens one model call used, or a sum of calls'. Input
+// is what the model read afresh; prompt tokens served from the
+// provider's cache are CacheRead, and those written to it
+// CacheCreation, so that the four add up to everything the call was
+// billed for.
+type Tokens struct {
+	Input         int64 `json:"input"`
+	Output        int64 `json:"output"`
+	CacheRead     int64 `json:"cache_read,omitempty"`
+	CacheCreation int64 `json:"cache_creation,omitempty"`
+}
+
+// Total is every token counted.
+func (t Tokens) Total() int64 { return t.Input + t.Output + t.CacheRead + t.CacheCreation }
+
+// Add is t plus u.
+func (t Tokens) Add(u Tokens) Tokens {
+	return Tokens{t.Input + u.Input, t.Output + u.Output, t.CacheRead + u.CacheRead, t.CacheCreation + u.CacheCreation}
+}
+
+// Max is the larger of t and u in each count: what a call used, when
+// its answer reports running totals (a stream's events do).
+func (t Tokens) Max(u Tokens) Tokens {
+	return Tokens{max(t.Input, u.Input), max(t.Output, u.Output), max(t.CacheRead, u.CacheRead), max(t.CacheCreation, u.CacheCreation)}
 }
 
 // Sink receives entries. Backends take a Sink, not a file, so tests can

@@ -34,8 +34,19 @@ const maxHeader = 64 << 10
 
 // Config is a proxy's policy and host facts, as plain data.
 type Config struct {
-	// Allow is the allow-list; empty allows nothing.
+	// Allow is the allow-list the box was launched with; empty allows
+	// nothing (until a grant).
 	Allow List
+	// Live, when not nil, is the list to serve instead of Allow: a
+	// running box's list as a hand-over passes it on, with its grants and
+	// their lapse times. Entries that lapsed already are dropped.
+	Live []Entry
+	// Slot names the box in the command a refusal tells the user to run
+	// ("" leaves the command out).
+	Slot string
+	// Lapsed, when set, is called after a grant lapsed (outside the
+	// proxy's lock), so that what shows the list can follow.
+	Lapsed func()
 	// Resolver looks names up on the host side; nil means [HostResolver].
 	// Wrap it with [Overrides.Then] for AISAN_RESOLVE.
 	Resolver Resolver
@@ -66,6 +77,13 @@ type Proxy struct {
 	lns      map[net.Listener]struct{}
 	conns    map[net.Conn]struct{}
 	wg       sync.WaitGroup
+	// live is the allow-list as it stands (grants.go); tunnels are the
+	// connections open through it, each re-judged when an entry goes.
+	live    []Entry
+	cur     List
+	gen     uint64
+	lapses  map[Pattern]*time.Timer
+	tunnels map[*tunnel]struct{}
 
 	// dial is the one place a connection leaves; tests replace it with one
 	// that refuses anything off this machine.
@@ -93,8 +111,11 @@ func New(cfg Config) *Proxy {
 	def(&cfg.ResponseTimeout, DefaultResponseTimeout)
 	var d net.Dialer
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Proxy{cfg: cfg, ctx: ctx, cancel: cancel, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+	p := &Proxy{cfg: cfg, ctx: ctx, cancel: cancel, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{},
+		lapses: map[Pattern]*time.Timer{}, tunnels: map[*tunnel]struct{}{},
 		dial: func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }}
+	p.startLive()
+	return p
 }
 
 // Serve accepts proxy connections on ln until [Proxy.Close], then returns
@@ -151,6 +172,9 @@ func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	p.cancel()
+	for _, t := range p.lapses {
+		t.Stop()
+	}
 	for l := range p.lns {
 		l.Close()
 	}
@@ -222,16 +246,21 @@ func (p *Proxy) isClosed() bool {
 }
 
 // RefusedError is a policy refusal: Reason says what was refused and Hint
-// is the pattern that would allow it (empty when none can).
+// is the pattern that would allow it (empty when none can). Slot, when
+// set, is the running box's, which the user can grant it to.
 type RefusedError struct {
 	Target Target
 	Reason string
 	Hint   string
+	Slot   string
 }
 
 func (e *RefusedError) Error() string {
-	if e.Hint == "" {
+	switch {
+	case e.Hint == "":
 		return e.Reason
+	case e.Slot != "":
+		return fmt.Sprintf("%s; the user can allow it while the box runs with: aisan allow %s --host %s (or start the box with --allow-host %s)", e.Reason, e.Slot, e.Hint, e.Hint)
 	}
 	return fmt.Sprintf("%s; to allow it, start the box with --allow-host %s (or allow_hosts = [%q] in a bind spec)", e.Reason, e.Hint, e.Hint)
 }
@@ -257,15 +286,21 @@ type errFailed struct{ error }
 
 func (e errFailed) Unwrap() error { return e.error }
 
-// connect decides authority and, when allowed, dials the checked address.
-func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint16) (Target, net.Conn, error) {
+// connect decides authority and, when allowed, dials the checked
+// address; gen is the generation of the list it decided on.
+func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint16) (Target, net.Conn, uint64, error) {
 	t, err := ParseTarget(authority, defaultPort)
 	if err != nil {
-		return t, nil, err
+		return t, nil, 0, err
 	}
-	explicit, err := Decide(p.cfg.Allow, t)
+	list, gen := p.list()
+	explicit, err := Decide(list, t)
 	if err != nil {
-		return t, nil, err
+		var rf *RefusedError
+		if errors.As(err, &rf) {
+			rf.Slot = p.cfg.Slot
+		}
+		return t, nil, gen, err
 	}
 	addrs := []netip.Addr{t.Addr}
 	if !t.Addr.IsValid() {
@@ -275,12 +310,12 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", t.Name)
 		cancel()
 		if err != nil {
-			return t, nil, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
+			return t, nil, gen, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
 		}
 	}
 	addrs, err = Check(t, addrs, explicit, p.cfg.Local)
 	if err != nil {
-		return t, nil, err
+		return t, nil, gen, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
 	defer cancel()
@@ -290,11 +325,11 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		// exactly where Check looked.
 		c, err := p.dial(dctx, netip.AddrPortFrom(a, t.Port).String())
 		if err == nil {
-			return t, c, nil
+			return t, c, gen, nil
 		}
 		errs = append(errs, err)
 	}
-	return t, nil, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
+	return t, nil, gen, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
 }
 
 type limitReader struct {
@@ -379,7 +414,12 @@ func (p *Proxy) refuse(c net.Conn, start time.Time, method, path string, status 
 }
 
 func (p *Proxy) log(start time.Time, method, path string, status int, up, down int64, err error) {
+	p.logNote(start, method, path, status, up, down, err, "")
+}
+
+func (p *Proxy) logNote(start time.Time, method, path string, status int, up, down int64, err error, note string) {
 	e := audit.Entry{
+		Note:      note,
 		Time:      start,
 		Backend:   Backend,
 		Method:    clip(method),
@@ -403,18 +443,21 @@ func pathOf(t Target, authority string) string {
 }
 
 func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *http.Request, start time.Time) {
-	t, up, err := p.connect(ctx, req.Host, 0)
+	t, up, gen, err := p.connect(ctx, req.Host, 0)
 	if err != nil {
 		p.refuse(c, start, req.Method, pathOf(t, req.Host), statusOf(err), err)
 		return
 	}
-	if !p.track(up) {
-		up.Close()
+	tn, err := p.open(t, gen, c, up)
+	if tn == nil {
+		if err != nil {
+			p.refuse(c, start, req.Method, t.String(), http.StatusForbidden, err)
+		}
 		return
 	}
-	defer p.untrack(up)
+	defer p.shut(tn)
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-		p.log(start, req.Method, t.String(), http.StatusOK, 0, 0, nil)
+		p.logTunnel(tn, start, req.Method, http.StatusOK, 0, 0)
 		return
 	}
 	// Bytes the client sent after the CONNECT head (an eager TLS hello)
@@ -426,7 +469,7 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 		early = int64(w)
 	}
 	sent, got := pump(c, up)
-	p.log(start, req.Method, t.String(), http.StatusOK, early+sent, got, nil)
+	p.logTunnel(tn, start, req.Method, http.StatusOK, early+sent, got)
 }
 
 // pump copies both ways until both directions end, passing each EOF on as
@@ -483,16 +526,19 @@ func (c *countWriter) Write(b []byte) (int, error) {
 // one request a connection keeps the decision and the log line together.
 func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *http.Request, start time.Time) {
 	authority := req.URL.Host
-	t, up, err := p.connect(ctx, authority, 80)
+	t, up, gen, err := p.connect(ctx, authority, 80)
 	if err != nil {
 		p.refuse(c, start, req.Method, pathOf(t, authority), statusOf(err), err)
 		return
 	}
-	if !p.track(up) {
-		up.Close()
+	tn, err := p.open(t, gen, c, up)
+	if tn == nil {
+		if err != nil {
+			p.refuse(c, start, req.Method, t.String(), http.StatusForbidden, err)
+		}
 		return
 	}
-	defer p.untrack(up)
+	defer p.shut(tn)
 	dropHop(req.Header)
 	// The upstream sees the host that was decided on, whatever Host header
 	// the client also sent.
@@ -515,5 +561,5 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 	resp.Close = true
 	cw := &countWriter{w: c}
 	resp.Write(cw)
-	p.log(start, req.Method, t.String(), resp.StatusCode, upw.n, cw.n, nil)
+	p.logTunnel(tn, start, req.Method, resp.StatusCode, upw.n, cw.n)
 }

@@ -89,6 +89,8 @@ func ErrorBody(status int, kind egress.Kind, msg string) []byte {
 		t, code = "server_error", "upstream_unreachable"
 	case egress.KindTooLarge:
 		code = "request_too_large"
+	case egress.KindBudget:
+		code = "aisan_budget_spent"
 	}
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": t, "param": nil, "code": code}})
 	return b
@@ -136,6 +138,7 @@ func breakDigitRuns(s string) string {
 
 func base(name string, upstream *url.URL, routes []egress.Route, fwd []string, check func(egress.Route, map[string]any) error) *egress.Backend {
 	return &egress.Backend{
+		Usage:        ResponsesUsage,
 		Name:         name,
 		Upstream:     upstream,
 		Routes:       routes,
@@ -216,6 +219,7 @@ func NewOpenAI(upstream *url.URL, key cred.Source) *egress.Backend {
 // its API key.
 func NewCompatible(provider string, upstream *url.URL, key cred.Source) *egress.Backend {
 	b := base("openai-compatible:"+provider, upstream, ChatRoutes, ChatForward, CheckChat)
+	b.Usage = ChatUsage
 	b.PolicyStatus = http.StatusForbidden
 	b.Error = ChatErrorBody
 	b.Credential = bearer(key)

@@ -139,6 +139,7 @@ func New(upstream *url.URL, c Config, src *cred.Minted) *egress.Backend {
 			}
 			return headers(tok), nil
 		},
+		Usage:        anthropic.Usage,
 		Error:        anthropic.ErrorBody,
 		PolicyStatus: http.StatusForbidden,
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,6 +64,16 @@ func TestAdopt(t *testing.T) {
 	}
 	if held, err := lockHeld(reg.lockPath(s.Name())); err != nil || !held {
 		t.Fatalf("lock held after the wrapper released: %v %v", held, err)
+	}
+	// 'aisan kill' leaves a background slot a note too, which its
+	// keeper reads (for the launch's receipt) without taking it.
+	reg.By = "'aisan kill' (PID 7)"
+	reg.leaveKillNote(e, syscall.SIGTERM)
+	if by, sig, ok := reg.KillNote(s.Name(), e.Start); !ok || by != reg.By || sig != "SIGTERM" {
+		t.Errorf("the background slot's kill note: %q %q %v", by, sig, ok)
+	}
+	if _, _, ok := reg.KillNote(s.Name(), e.Start.Add(-time.Hour)); ok {
+		t.Errorf("another launch's note was read as this one's")
 	}
 	s2, err := reg.Acquire(wt, "run")
 	if err != nil {

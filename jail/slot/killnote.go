@@ -14,10 +14,12 @@ import (
 )
 
 // A kill note tells a wrapper who ended its agent: 'aisan kill' leaves
-// one beside the slot's record before it signals a running slot, and the
-// wrapper, when its agent has ended, reads it (for its own launch only),
-// removes it and says so in one line on its terminal. The note lives in
-// the state dir, which no jail can write, so no agent can forge one.
+// one beside the slot's record before it signals a running or background
+// slot, and the wrapper, when its agent has ended, reads it (for its own
+// launch only), removes it and says so in one line on its terminal; a
+// background slot's keeper reads it for the launch's receipt. The note
+// lives in the state dir, which no jail can write, so no agent can forge
+// one.
 
 // killNote is the file slots/<slot>.kill.
 type killNote struct {
@@ -35,8 +37,8 @@ func (r *Registry) killNotePath(name string) string {
 // leaveKillNote records, before the signal, that r.By ends e's launch
 // with sig. A note that cannot be written changes nothing else.
 func (r *Registry) leaveKillNote(e Entry, sig syscall.Signal) {
-	if e.State != Running {
-		return // a background or orphaned jail has no terminal of its own
+	if e.State != Running && e.State != Background {
+		return // an orphaned jail has no one to read it
 	}
 	by := r.By
 	if by == "" {
@@ -65,6 +67,16 @@ func (r *Registry) readKillNote(name string) (killNote, bool) {
 		return killNote{}, false
 	}
 	return n, true
+}
+
+// KillNote says who ended the launch of slot name that started at start,
+// and with what signal, when 'aisan kill' left a note for it.
+func (r *Registry) KillNote(name string, start time.Time) (by, signal string, ok bool) {
+	n, ok := r.readKillNote(name)
+	if !ok || !n.Start.Equal(start) {
+		return "", "", false
+	}
+	return n.By, n.Signal, true
 }
 
 // TakeKillNote returns the line that says who ended this launch, when

@@ -55,6 +55,12 @@ type Options struct {
 	// Model is the model backend the agent is given instead of its
 	// default one ("vertex" for --vertex); "" for the default.
 	Model string
+	// Budget caps the tokens the box's model calls may use (--budget), 0
+	// for no cap; Rate and Burst are its request rate (--rate), 0 for
+	// the default. All three can be changed while it runs.
+	Budget int64
+	Rate   float64
+	Burst  int
 	// Caches are the bind specs' cache entries: directories in the box's
 	// home it keeps as its own, per repository (toolchain.go).
 	Caches []Cache
@@ -74,6 +80,11 @@ const modeName = "strict"
 // launch.
 type Box struct {
 	Options
+	// FinishCommand is the argv (the receipt's path is appended) that
+	// completes a launch's receipt once the box ended, so that the
+	// launch need not wait for git ([FinishReceipt]); nil does it in
+	// process.
+	FinishCommand []string
 
 	// Set by Prepare, for Serve.
 	egress    *boxEgress
@@ -83,6 +94,9 @@ type Box struct {
 	guard     protect.Plan
 	held      string
 	rules     *BoxRules
+	// snapshot waits for git's view of the repository at launch.
+	snapshot func() *Snapshot
+	repo     string
 }
 
 var _ launch.Mode = (*Box)(nil)
@@ -129,12 +143,15 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		return jail.Prepared{}, nil, err
 	}
 	reqs := slices.Clone(b.Egress)
-	if len(b.AllowHosts) > 0 {
-		// The allow-list rides on the endpoint as its parameter, so
-		// explain shows it and the proxy serves exactly it.
+	if !b.Net {
+		// Every box without the host network gets the host proxy, with
+		// an empty list unless the launch named hosts, so that a host can
+		// be granted while it runs. The allow-list rides on the endpoint
+		// as its parameter, so explain shows it and the proxy serves
+		// exactly it.
 		reqs = append(reqs, EgressRequest{Name: hostproxy.Backend, Backend: hostproxy.Backend, Param: strings.Join(b.AllowHosts, " ")})
 	}
-	b.egress = newBoxEgress(b.APIKey)
+	b.egress = newBoxEgress(b.APIKey, newSteer(slotName, b.Options, nil))
 	reqs, seed, err := b.egress.plan(req.Kind, b.Model, reqs, b.Net, dry, req.Say)
 	undo := b.egress.closeEarly
 	if err != nil {
@@ -158,8 +175,35 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if rulesNote != "" {
 		notes = append(notes, rulesNote)
 	}
+	if !dry {
+		// For the receipt, beside the rest of the launch; Serve waits
+		// for it before the box can change anything.
+		b.repo, b.snapshot = o.Repo, startSnapshot(o.Repo)
+	}
 	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles),
-		Notes: notes, Explain: tc.explain + explain(mcpExplain, f.guard, f.held)}}, undo, nil
+		Notes: notes, Explain: tc.explain + explain(mcpExplain, f.guard, f.held) + b.explainLimits(slotName)}}, undo, nil
+}
+
+// explainLimits says what limits the box's model calls and what can be
+// changed while it runs.
+func (b *Box) explainLimits(slotName string) string {
+	st := b.egress.steer.State()
+	budget := "none (--budget TOKENS sets one)"
+	if st.Budget > 0 {
+		budget = fmt.Sprintf("%d tokens, counted over every model call (input, output, cache reads and writes)", st.Budget)
+	}
+	var w strings.Builder
+	fmt.Fprintf(&w, "\nlimits (changed while the box runs with 'aisan allow %s ...'):\n", slotName)
+	fmt.Fprintf(&w, "  rate        %s requests (--rate N/s,BURST; shared by the box's model backends)\n", st.Rate)
+	fmt.Fprintf(&w, "  budget      %s\n", budget)
+	if b.Net {
+		fmt.Fprintf(&w, "  hosts       every host (--net)\n")
+	} else if len(b.AllowHosts) == 0 {
+		fmt.Fprintf(&w, "  hosts       none yet (--allow-host PATTERN, or --host PATTERN while it runs)\n")
+	} else {
+		fmt.Fprintf(&w, "  hosts       %s (more with --host PATTERN while it runs)\n", strings.Join(b.AllowHosts, ", "))
+	}
+	return w.String()
 }
 
 // explain renders what explain shows that only the box's mode knows: the
@@ -223,7 +267,7 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 			return nil, err
 		}
 	}
-	svc := &services{egress: b.egress, slot: s.Slot, say: say}
+	svc := &services{egress: b.egress, slot: s.Slot, say: say, controlPath: filepath.Join(s.SlotDir, "control.sock"), finish: b.FinishCommand}
 	if len(b.guard.Items) > 0 || len(b.guard.Watch) > 0 {
 		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(),
 			Items: b.guard.Items, Known: b.guard.Known, Watch: b.guard.Watch,
@@ -241,22 +285,38 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 			}
 		}()
 	}
-	if len(s.Spec.Egress) == 0 {
-		return svc, nil
-	}
-	if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
-		return nil, fmt.Errorf("creating the egress socket directory: %w", err)
-	}
-	for _, e := range s.Spec.Egress {
-		if e.Backend != "" {
-			svc.eps = append(svc.eps, e)
-		}
-	}
-	runs, err := serveEgress(ctx, b.egress, svc.eps, nil)
-	if err != nil {
+	if err := b.egress.steer.serve(); err != nil {
 		return nil, err
 	}
-	svc.runs = runs
+	launch.Trace("steering served")
+	if len(s.Spec.Egress) > 0 {
+		if err := os.Mkdir(filepath.Join(s.SlotDir, "egress"), 0o700); err != nil {
+			return nil, fmt.Errorf("creating the egress socket directory: %w", err)
+		}
+		for _, e := range s.Spec.Egress {
+			if e.Backend != "" {
+				svc.eps = append(svc.eps, e)
+			}
+		}
+		runs, err := serveEgress(ctx, b.egress, svc.eps, nil)
+		if err != nil {
+			b.egress.steer.stop()
+			return nil, err
+		}
+		svc.runs = runs
+	}
+	if svc.control, err = startControl(b.egress.steer, svc.controlPath, nil); err != nil {
+		stopAll(svc.runs)
+		b.egress.steer.stop()
+		return nil, err
+	}
+	if b.snapshot != nil {
+		// The snapshot ran beside the steps above (the run's mount
+		// points, which it may have seen, are aisan's, not the box's);
+		// the backends served name their credentials.
+		svc.receipt = startReceipt(s.Slot, b.repo, b.snapshot(), madePaths(b.guard, b.repo), svc.held, b.egress)
+		launch.Trace("repository snapshot taken")
+	}
 	return svc, nil
 }
 
@@ -267,6 +327,21 @@ func rootMountFiles(p protect.Plan, repo string) []string {
 	for _, it := range p.Items {
 		if it.How == protect.Create && !it.Dir && filepath.Dir(it.Path) == repo {
 			out = append(out, "/"+filepath.Base(it.Path))
+		}
+	}
+	return out
+}
+
+// madePaths are the mount points the run makes in the repository, as
+// repository paths.
+func madePaths(p protect.Plan, repo string) []string {
+	var out []string
+	for _, it := range p.Items {
+		if it.How != protect.Create {
+			continue
+		}
+		if rel, err := filepath.Rel(repo, it.Path); err == nil && filepath.IsLocal(rel) {
+			out = append(out, filepath.ToSlash(rel))
 		}
 	}
 	return out

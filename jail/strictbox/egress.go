@@ -88,7 +88,8 @@ func startHosts(_ context.Context, m *boxEgress, e jail.Endpoint, ln net.Listene
 			return nil, err
 		}
 	}
-	p := hostproxy.New(hostproxy.Config{Allow: list, Resolver: resolver, Local: local, Audit: m.refusals.Wrap(e.Slot, log)})
+	p := hostproxy.New(hostproxy.Config{Allow: list, Live: m.live, Slot: e.Slot, Lapsed: m.steer.changed, Resolver: resolver, Local: local, Audit: m.refusals.Wrap(e.Slot, log)})
+	m.steer.setHosts(p)
 	go p.Serve(ln)
 	return &endpointRun{
 		env: env, ln: ln,

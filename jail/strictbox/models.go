@@ -14,6 +14,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/anthropic"
 	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/backend"
+	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
 )
 
@@ -36,10 +37,16 @@ type boxEgress struct {
 	// refusals counts what the services refused, for the line said when
 	// they end.
 	refusals *audit.Tally
+	// steer is what may change while the box runs: its budget and rate
+	// (shared by its model servers) and its host allow-list.
+	steer *steer
+	// live is the host allow-list a keeper takes over, grants included;
+	// nil serves the launch's.
+	live []hostproxy.Entry
 }
 
-func newBoxEgress(apiKey bool) *boxEgress {
-	return &boxEgress{apiKey: apiKey, specs: map[string]*backend.Spec{}, early: map[string]net.Listener{}, refusals: &audit.Tally{}}
+func newBoxEgress(apiKey bool, s *steer) *boxEgress {
+	return &boxEgress{apiKey: apiKey, specs: map[string]*backend.Spec{}, early: map[string]net.Listener{}, refusals: &audit.Tally{}, steer: s}
 }
 
 // modelName is the egress/backend name of an endpoint.
@@ -228,7 +235,8 @@ func startModel(_ context.Context, m *boxEgress, e jail.Endpoint, ln net.Listene
 	if baseURL == "" {
 		baseURL = "http://" + ln.Addr().String()
 	}
-	run, env, err := s.Start(ln, egress.Options{Token: m.token, Audit: m.refusals.Wrap(e.Slot, log)}, baseURL)
+	run, env, err := s.Start(ln, egress.Options{Token: m.token, Audit: m.refusals.Wrap(e.Slot, log),
+		Meter: m.steer.meter, Limiter: m.steer.limit, Slot: e.Slot}, baseURL)
 	if err != nil {
 		log.Close()
 		return nil, err

@@ -9,9 +9,12 @@ import (
 	"sync"
 
 	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/control"
 	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
+	"golang.org/x/sys/unix"
 )
 
 // services is what serves one strict box from the host: its built-in
@@ -27,6 +30,16 @@ type services struct {
 	held string
 	slot string
 	say  jail.Say
+	// control serves the control channel on controlPath.
+	control     *controlRun
+	controlPath string
+	// receipt is the launch's, for 'aisan report'; keeper marks a
+	// keeper's services (nobody is at a terminal to be told of it).
+	receipt *receiptOf
+	keeper  bool
+	// finish is the command that completes the receipt out of process
+	// (nil: in this one, as a keeper does: nobody waits for it).
+	finish []string
 }
 
 // kept is what a keeper needs to serve a box's endpoints again, besides
@@ -40,6 +53,13 @@ type kept struct {
 	Endpoints []jail.Endpoint `json:"endpoints,omitempty"`
 	Held      string          `json:"held,omitempty"`
 	Slot      string          `json:"slot,omitempty"`
+	// Steer is the box's steerable state as it stands (grants, budget,
+	// rate, what it spent); Control the control socket, whose listener
+	// is the last of the files.
+	Steer   *State `json:"steer,omitempty"`
+	Control string `json:"control,omitempty"`
+	// Receipt is the launch's receipt file.
+	Receipt string `json:"receipt,omitempty"`
 }
 
 // Env are the endpoints' variables for the agent (addresses picked at
@@ -58,22 +78,37 @@ func (s *services) Env() []string {
 // store and overrides where this process found them.
 func (s *services) Keep() (launch.Kept, error) {
 	var files []*os.File
-	for _, run := range s.runs {
-		f, err := egress.ListenerFile(run.ln)
-		if err != nil {
-			for _, f := range files {
-				f.Close()
-			}
-			return launch.Kept{}, err
-		}
-		files = append(files, f)
-	}
-	state, err := json.Marshal(kept{APIKey: s.egress.apiKey, Token: s.egress.token, Endpoints: s.eps, Held: s.held, Slot: s.slot})
-	if err != nil {
+	fail := func(err error) (launch.Kept, error) {
 		for _, f := range files {
 			f.Close()
 		}
 		return launch.Kept{}, err
+	}
+	for _, run := range s.runs {
+		f, err := egress.ListenerFile(run.ln)
+		if err != nil {
+			return fail(err)
+		}
+		files = append(files, f)
+	}
+	k := kept{APIKey: s.egress.apiKey, Token: s.egress.token, Endpoints: s.eps, Held: s.held, Slot: s.slot}
+	st := s.egress.steer.State()
+	k.Steer = &st
+	if s.receipt != nil {
+		s.receipt.kept(s.slot, st)
+		k.Receipt = s.receipt.path
+	}
+	if s.control != nil {
+		f, err := s.control.file()
+		if err != nil {
+			return fail(err)
+		}
+		files = append(files, f)
+		k.Control = s.controlPath
+	}
+	state, err := json.Marshal(k)
+	if err != nil {
+		return fail(err)
 	}
 	return launch.Kept{Mode: modeName, Files: files, State: state, Env: os.Environ()}, nil
 }
@@ -83,20 +118,42 @@ func (s *services) Keep() (launch.Kept, error) {
 // done, and the socket files stay for the keeper, which removes them with
 // the slot's run directory.
 func (s *services) Drain(ctx context.Context) {
+	if s.control != nil {
+		// The keeper answers from now on; its state carries what this
+		// one changed.
+		s.control.drain()
+	}
 	var wg sync.WaitGroup
 	for _, run := range s.runs {
 		egress.Disown(run.ln)
 		wg.Go(func() { run.drain(ctx) })
 	}
 	wg.Wait()
+	s.egress.steer.detach()
 	s.sayRefusals()
+	s.sayReport()
 }
 
 // Stop ends the services at once, after the box, and collects its held
 // set: what it changed of what host tools run is held for review.
 func (s *services) Stop() {
+	if s.control != nil {
+		s.control.stop()
+	}
 	stopAll(s.runs)
+	s.egress.steer.stop()
+	launch.Trace("services stopped")
 	s.sayRefusals()
+	s.collectHeld()
+	// After the held set: the repository is as the box leaves it.
+	s.receipt.end(s.slot, s.egress.steer.State(), s.keeper, s.finish)
+	launch.Trace("receipt written")
+	s.sayReport()
+}
+
+// collectHeld ends the box's held set: what it changed of what host
+// tools run is held for review.
+func (s *services) collectHeld() {
 	if s.held == "" {
 		return
 	}
@@ -112,6 +169,20 @@ func (s *services) Stop() {
 	for _, k := range r.Kept {
 		s.say(jail.Warning, fmt.Sprintf("%s was made empty for the box's run and the host wrote there since; it is left as it is", k))
 	}
+}
+
+// sayReport points a user at a terminal at the launch's receipt.
+func (s *services) sayReport() {
+	if s.keeper || s.receipt == nil || !onTerminal() {
+		return
+	}
+	s.say(jail.Note, fmt.Sprintf("what the box did (files, hosts, tokens, processes): aisan report %s", s.slot))
+}
+
+// onTerminal reports whether aisan's own messages go to a terminal.
+func onTerminal() bool {
+	_, err := unix.IoctlGetTermios(2, unix.TCGETS)
+	return err == nil
 }
 
 // sayRefusals says, once the services are done, how many requests they
@@ -130,13 +201,24 @@ func (b *Box) Resume(k launch.Kept, say jail.Say) (launch.Services, error) {
 	if err := json.Unmarshal(k.State, &st); err != nil {
 		return nil, fmt.Errorf("the kept egress state: %w", err)
 	}
-	if len(k.Files) != len(st.Endpoints) {
-		return nil, fmt.Errorf("%d sockets for %d egress endpoints", len(k.Files), len(st.Endpoints))
+	want := len(st.Endpoints)
+	if st.Control != "" {
+		want++
 	}
-	m := newBoxEgress(st.APIKey)
+	if len(k.Files) != want {
+		return nil, fmt.Errorf("%d sockets for %d egress endpoints and the control socket", len(k.Files), want)
+	}
+	sr := newSteer(st.Slot, Options{}, st.Steer)
+	m := newBoxEgress(st.APIKey, sr)
 	m.token = st.Token
+	if st.Steer != nil && !st.Steer.Net {
+		m.live = st.Steer.Hosts
+		if m.live == nil {
+			m.live = []hostproxy.Entry{}
+		}
+	}
 	var lns []net.Listener
-	for i, f := range k.Files {
+	for i, f := range k.Files[:len(st.Endpoints)] {
 		ln, err := egress.InheritListener(f, st.Endpoints[i].Socket)
 		if err != nil {
 			for _, l := range lns {
@@ -150,12 +232,35 @@ func (b *Box) Resume(k launch.Kept, say jail.Say) (launch.Services, error) {
 		egress.Disown(ln)
 		lns = append(lns, ln)
 	}
-	runs, err := serveEgress(context.Background(), m, st.Endpoints, lns)
-	if err != nil {
+	closeAll := func() {
 		for _, l := range lns {
 			l.Close()
 		}
+	}
+	if err := sr.serve(); err != nil {
+		closeAll()
 		return nil, err
 	}
-	return &services{egress: m, eps: st.Endpoints, runs: runs, held: st.Held, slot: st.Slot, say: say}, nil
+	runs, err := serveEgress(context.Background(), m, st.Endpoints, lns)
+	if err != nil {
+		closeAll()
+		sr.stop()
+		return nil, err
+	}
+	svc := &services{egress: m, eps: st.Endpoints, runs: runs, held: st.Held, slot: st.Slot, say: say, controlPath: st.Control,
+		receipt: resumeReceipt(st.Receipt), keeper: true}
+	if st.Control != "" {
+		ln, err := control.Inherit(k.Files[len(k.Files)-1], st.Control)
+		if err == nil {
+			// Until the keeper has the slot, the wrapper's is the file.
+			ln.Disown()
+			svc.control, err = startControl(sr, st.Control, ln)
+		}
+		if err != nil {
+			stopAll(runs)
+			sr.stop()
+			return nil, err
+		}
+	}
+	return svc, nil
 }

@@ -3,6 +3,8 @@ package strictbox
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/control"
 )
 
 // TestSeedStateNeverFollowsALink: a symlink the box planted in its state
@@ -58,11 +61,29 @@ func TestSeedStateNeverFollowsALink(t *testing.T) {
 
 // TestServeKeepResume: a strict box's built-in endpoint is served on its
 // socket, its variables are the box's; a keeper gets one socket per
-// endpoint and the state, and serves the same endpoint on it (here the
-// host allow-list proxy, which needs no credential), while the wrapper's
-// share drains; the keeper's end says what it refused.
+// endpoint, the control socket and the state, and serves the same
+// endpoint on it (here the host allow-list proxy, which needs no
+// credential), with the host granted through the control socket before
+// the hand-over and the budget set, while the wrapper's share drains;
+// the keeper's end says what it refused.
 func TestServeKeepResume(t *testing.T) {
 	t.Setenv("AISAN_HOME", t.TempDir())
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	granted := fmt.Sprintf("c.example:%d", up.Addr().(*net.TCPAddr).Port)
+	t.Setenv("AISAN_RESOLVE", "c.example=127.0.0.1")
 	dir, err := os.MkdirTemp("", "sb")
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +96,8 @@ func TestServeKeepResume(t *testing.T) {
 	}
 	said := []string{}
 	say := func(_ jail.Level, text string) { said = append(said, text) }
-	b := &Box{egress: newBoxEgress(false)}
-	s := &jail.Session{SlotDir: dir, Request: jail.Request{Say: say}, Spec: jail.Spec{Egress: eps}, Strict: &jail.StrictPlan{}}
+	b := &Box{egress: newBoxEgress(false, newSteer("s-1", Options{Budget: 1000}, nil))}
+	s := &jail.Session{Slot: "s-1", SlotDir: dir, Request: jail.Request{Say: say}, Spec: jail.Spec{Egress: eps}, Strict: &jail.StrictPlan{}}
 	svc, err := b.Serve(context.Background(), s, true)
 	if err != nil {
 		t.Fatal(err)
@@ -84,11 +105,18 @@ func TestServeKeepResume(t *testing.T) {
 	if env := strings.Join(svc.Env(), " "); !strings.Contains(env, "HTTPS_PROXY=http://127.0.0.1:") {
 		t.Fatalf("env %q", env)
 	}
+	ctl := filepath.Join(dir, "control.sock")
+	if resp, err := control.Call(ctl, control.Request{Op: control.OpAllowHost, Host: granted}); err != nil || !resp.OK {
+		t.Fatalf("granting through the control socket: %+v %v", resp, err)
+	}
+	if resp, err := control.Call(ctl, control.Request{Op: control.OpBudget, Tokens: 500, Add: true}); err != nil || !resp.OK || resp.Text != "budget 1500 tokens, 0 spent" {
+		t.Fatalf("raising the budget: %+v %v", resp, err)
+	}
 	k, err := svc.Keep()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.Mode != "strict" || len(k.Files) != 1 || k.Env == nil {
+	if k.Mode != "strict" || len(k.Files) != 2 || k.Env == nil {
 		t.Fatalf("kept %+v", k)
 	}
 	kept, err := b.Resume(k, say)
@@ -112,7 +140,30 @@ func TestServeKeepResume(t *testing.T) {
 	if !strings.Contains(line, " 403 ") {
 		t.Fatalf("the keeper's proxy answered %q", line)
 	}
+	// The grant made through the wrapper holds in the keeper, and the
+	// keeper answers on the control socket, with the budget as raised.
+	c, err = net.Dial("unix", eps[0].Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", granted, granted)
+	line, _ = bufio.NewReader(c).ReadString('\n')
+	c.Close()
+	if !strings.Contains(line, " 200 ") {
+		t.Fatalf("the keeper refused the granted host: %q", line)
+	}
+	resp, err := control.Call(ctl, control.Request{Op: control.OpStatus})
+	var st State
+	if err != nil || json.Unmarshal(resp.State, &st) != nil || st.Budget != 1500 || len(st.Hosts) != 2 {
+		t.Fatalf("the keeper's status: %+v %v %+v", resp, err, st)
+	}
 	kept.Stop()
+	if _, err := control.Call(ctl, control.Request{Op: control.OpStatus}); !errors.Is(err, control.ErrNoBox) {
+		t.Errorf("the keeper's control socket answers after its end: %v", err)
+	}
+	if st, err := ReadState("s-1"); err != nil || st.Budget != 1500 {
+		t.Errorf("the state file: %+v %v", st, err)
+	}
 	// The keeper's end says what its services refused (the CONNECT
 	// above), and nothing of a held set the box did not have.
 	if len(said) != 1 || !strings.HasPrefix(said[0], "strict mode refused 1 request of this box's") {

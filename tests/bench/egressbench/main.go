@@ -100,7 +100,9 @@ func serveProxy(sock, up string, plain, stdlib bool) error {
 	}
 	defer log.Close()
 	fmt.Println("ready")
-	o := egress.Options{Rate: rate.Inf, Audit: log}
+	// Counted and limited as the launcher does (a meter shared by the
+	// box's backends), at a rate that never refuses.
+	o := egress.Options{Limiter: rate.NewLimiter(rate.Inf, 1), Meter: egress.NewMeter(egress.MeterState{}), Audit: log}
 	if stdlib {
 		o.Transport = egress.NewTransport()
 	} else {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox"
+)
+
+// strictStates reads the state file of each strict slot's latest launch
+// (what it spent, its limits), by slot; a slot without one is absent.
+func strictStates(entries []slot.Entry) map[string]strictbox.State {
+	out := map[string]strictbox.State{}
+	for _, e := range entries {
+		if e.Mode != "strict" {
+			continue
+		}
+		st, err := strictbox.ReadState(e.Slot)
+		// The state file is the latest launch's: it starts serving a
+		// moment after the slot is taken.
+		if err != nil || st.Start.Before(e.Start.Add(-time.Second)) {
+			continue
+		}
+		out[e.Slot] = st
+	}
+	return out
+}
+
+// writeListJSON is slot.WriteJSON with each strict slot's state as
+// "steer".
+func writeListJSON(w io.Writer, entries []slot.Entry, states map[string]strictbox.State) error {
+	var buf bytes.Buffer
+	if err := slot.WriteJSON(&buf, entries); err != nil {
+		return err
+	}
+	if len(states) == 0 {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
+	var objs []map[string]json.RawMessage
+	if err := json.Unmarshal(buf.Bytes(), &objs); err != nil {
+		return fmt.Errorf("encoding slot list: %w", err)
+	}
+	for i, e := range entries {
+		if st, ok := states[e.Slot]; ok {
+			b, err := json.Marshal(st)
+			if err != nil {
+				return fmt.Errorf("encoding slot list: %w", err)
+			}
+			objs[i]["steer"] = b
+		}
+	}
+	data, err := json.MarshalIndent(objs, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding slot list: %w", err)
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// writeListTable is slot.WriteTable with a TOKENS column when a strict
+// slot is listed.
+func writeListTable(w io.Writer, entries []slot.Entry, states map[string]strictbox.State) error {
+	strict := false
+	for _, e := range entries {
+		strict = strict || e.Mode == "strict"
+	}
+	if !strict {
+		return slot.WriteTable(w, entries)
+	}
+	var buf bytes.Buffer
+	if err := slot.WriteTable(&buf, entries); err != nil {
+		return err
+	}
+	// The table's rows are its entries in order, after the header; the
+	// column goes last, so that the others keep their places.
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	width := 0
+	for _, l := range lines {
+		width = max(width, len([]rune(l)))
+	}
+	var out strings.Builder
+	for i, l := range lines {
+		cell := "TOKENS"
+		if i > 0 {
+			cell = tokensCell(entries[i-1], states)
+		}
+		fmt.Fprintf(&out, "%s%s  %s\n", l, strings.Repeat(" ", width-len([]rune(l))), cell)
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+// tokensCell is the TOKENS cell of e: total spent (input, output,
+// cache) and the budget, "-" for a deny-list slot.
+func tokensCell(e slot.Entry, states map[string]strictbox.State) string {
+	st, ok := states[e.Slot]
+	if !ok {
+		return "-"
+	}
+	var in, outT, cache int64
+	for _, b := range st.Backends {
+		in += b.Tokens.Input
+		outT += b.Tokens.Output
+		cache += b.Tokens.CacheRead + b.Tokens.CacheCreation
+	}
+	cell := fmt.Sprintf("%s (in %s, out %s, cache %s)", tokenCount(st.Spent()), tokenCount(in), tokenCount(outT), tokenCount(cache))
+	if st.Budget > 0 {
+		cell += " of " + tokenCount(st.Budget)
+	}
+	return cell
+}

@@ -1,0 +1,260 @@
+package egress
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+
+	"github.com/aisan-dev/aisan/egress/audit"
+)
+
+// Rules for counting tokens (what a budget is measured in):
+//
+//   - Only what the upstream reports is counted: the usage object of a
+//     JSON answer, or of the events of a stream (an Anthropic
+//     message_start and message_delta, an OpenAI Responses
+//     response.completed, a Chat Completions chunk that carries usage,
+//     which OpenAI sends when the client asked with include_usage). A
+//     call whose answer reports nothing counts nothing.
+//   - The answer reaches the client as it comes: the counter reads the
+//     bytes as they pass, keeping only the line (an event's data) or the
+//     JSON answer in hand, up to maxUsageDoc; a longer one is skipped.
+//   - Counts within one call are running totals: the call used the
+//     largest value seen of each.
+//   - A compressed answer is not read (the proxy never decodes one).
+
+// UsageFunc reads the tokens a model call used from one JSON document of
+// its answer: the whole body of a JSON answer, or the data of one event
+// of a stream. ok is false when the document reports no usage. It must be
+// pure and must not keep doc.
+type UsageFunc func(doc []byte) (t audit.Tokens, ok bool)
+
+// maxUsageDoc caps what is held of one event's data or of a JSON answer
+// while its usage is looked for.
+const maxUsageDoc = 8 << 20
+
+// usageMarker is in every document that reports usage: the key, quotes
+// included, which inside a JSON string would read \"usage\".
+var usageMarker = []byte(`"usage"`)
+
+// countUsage wraps resp's body so that the tokens its answer reports are
+// read as the body passes, and done is called once with them when the
+// body ends or is closed. Answers it cannot read are left as they are.
+func countUsage(resp *http.Response, parse UsageFunc, done func(audit.Tokens, bool)) {
+	if parse == nil || resp.Body == nil || resp.Body == http.NoBody {
+		return
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	var sse bool
+	switch mt {
+	case "text/event-stream":
+		sse = true
+	case "application/json":
+	default:
+		return
+	}
+	resp.Body = &usageBody{rc: resp.Body, parse: parse, sse: sse, done: done}
+}
+
+// usageBody is an answer's body that reads its usage on the way through.
+type usageBody struct {
+	rc    io.ReadCloser
+	parse UsageFunc
+	sse   bool
+	// doc is the current line (a stream) or the answer so far (JSON);
+	// over is set once it passed maxUsageDoc, and it is then dropped.
+	doc  []byte
+	over bool
+	t    audit.Tokens
+	got  bool
+	done func(audit.Tokens, bool)
+	once sync.Once
+}
+
+func (u *usageBody) Read(p []byte) (int, error) {
+	n, err := u.rc.Read(p)
+	if n > 0 {
+		u.scan(p[:n])
+	}
+	if err == io.EOF {
+		u.finish()
+	}
+	return n, err
+}
+
+func (u *usageBody) Close() error {
+	err := u.rc.Close()
+	u.finish()
+	return err
+}
+
+func (u *usageBody) scan(b []byte) {
+	if !u.sse {
+		u.keep(b)
+		return
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			u.keep(b)
+			return
+		}
+		u.keep(b[:i])
+		u.line()
+		b = b[i+1:]
+	}
+}
+
+func (u *usageBody) keep(b []byte) {
+	if u.over {
+		return
+	}
+	if len(u.doc)+len(b) > maxUsageDoc {
+		u.over, u.doc = true, nil
+		return
+	}
+	u.doc = append(u.doc, b...)
+}
+
+// line ends a line of a stream: the data of an event that may report
+// usage is read.
+func (u *usageBody) line() {
+	l := bytes.TrimSuffix(u.doc, []byte("\r"))
+	if data, ok := bytes.CutPrefix(l, []byte("data:")); ok && !u.over && bytes.Contains(data, usageMarker) {
+		u.read(bytes.TrimPrefix(data, []byte(" ")))
+	}
+	u.doc, u.over = u.doc[:0], false
+}
+
+func (u *usageBody) read(doc []byte) {
+	if t, ok := u.parse(doc); ok {
+		u.t, u.got = u.t.Max(t), true
+	}
+}
+
+func (u *usageBody) finish() {
+	u.once.Do(func() {
+		switch {
+		case u.sse && len(u.doc) > 0:
+			u.line() // a last event without its newline
+		case !u.sse && !u.over && bytes.Contains(u.doc, usageMarker):
+			u.read(u.doc)
+		}
+		u.doc = nil
+		u.done(u.t, u.got)
+	})
+}
+
+// Meter is one box's spend: the calls its model backends forwarded and
+// the tokens their answers reported, per backend, and its budget. Every
+// model server of the box shares it (Options.Meter); the box's budget is
+// spent when the tokens of all its backends together reach it.
+type Meter struct {
+	mu       sync.Mutex
+	budget   int64
+	spent    int64
+	backends map[string]Spend
+	onChange func()
+}
+
+// Spend is what one backend's calls used.
+type Spend struct {
+	// Calls are the requests forwarded to the upstream (each read the
+	// host's credential).
+	Calls int64 `json:"calls"`
+	// Counted are the calls whose answer reported usage.
+	Counted int64        `json:"counted"`
+	Tokens  audit.Tokens `json:"tokens"`
+}
+
+// MeterState is a meter as data: for a keeper that goes on counting, and
+// for the slot's state file.
+type MeterState struct {
+	// Budget is the tokens the box may use, 0 for no cap.
+	Budget   int64            `json:"budget,omitempty"`
+	Backends map[string]Spend `json:"backends,omitempty"`
+}
+
+// NewMeter is a meter that starts from st.
+func NewMeter(st MeterState) *Meter {
+	m := &Meter{budget: st.Budget, backends: map[string]Spend{}}
+	for name, s := range st.Backends {
+		m.backends[name] = s
+		m.spent += s.Tokens.Total()
+	}
+	return m
+}
+
+// OnChange sets f to be called (outside the meter's lock) after every
+// change.
+func (m *Meter) OnChange(f func()) {
+	m.mu.Lock()
+	m.onChange = f
+	m.mu.Unlock()
+}
+
+func (m *Meter) update(f func()) {
+	m.mu.Lock()
+	f()
+	notify := m.onChange
+	m.mu.Unlock()
+	if notify != nil {
+		notify()
+	}
+}
+
+// forwarded counts a call of backend's that reached the upstream.
+func (m *Meter) forwarded(backend string) {
+	m.update(func() {
+		s := m.backends[backend]
+		s.Calls++
+		m.backends[backend] = s
+	})
+}
+
+// add counts the tokens a call of backend's reported.
+func (m *Meter) add(backend string, t audit.Tokens) {
+	m.update(func() {
+		s := m.backends[backend]
+		s.Counted++
+		s.Tokens = s.Tokens.Add(t)
+		m.backends[backend] = s
+		m.spent += t.Total()
+	})
+}
+
+// SetBudget makes n the budget (0: no cap).
+func (m *Meter) SetBudget(n int64) { m.update(func() { m.budget = n }) }
+
+// Budget and Spent are the budget (0: none) and the tokens counted.
+func (m *Meter) Budget() (budget, spent int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.budget, m.spent
+}
+
+// State is the meter as data.
+func (m *Meter) State() MeterState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := MeterState{Budget: m.budget}
+	if len(m.backends) > 0 {
+		st.Backends = make(map[string]Spend, len(m.backends))
+		for k, v := range m.backends {
+			st.Backends[k] = v
+		}
+	}
+	return st
+}
+
+// spentOut reports whether a budget is set and reached.
+func (m *Meter) spentOut() (budget, spent int64, out bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.budget, m.spent, m.budget > 0 && m.spent >= m.budget
+}

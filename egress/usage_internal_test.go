@@ -1,0 +1,103 @@
+package egress
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/aisan-dev/aisan/egress/audit"
+)
+
+// testUsage reads {"usage":{"in":N,"out":N}}, as a backend's UsageFunc.
+func testUsage(doc []byte) (audit.Tokens, bool) {
+	var d struct {
+		Usage *struct{ In, Out int64 } `json:"usage"`
+	}
+	if json.Unmarshal(doc, &d) != nil || d.Usage == nil {
+		return audit.Tokens{}, false
+	}
+	return audit.Tokens{Input: max(d.Usage.In, 0), Output: max(d.Usage.Out, 0)}, true
+}
+
+// readUsage passes body through countUsage in pieces of the given sizes
+// (cycled) and returns what came out and what was counted.
+func readUsage(t testing.TB, ct string, body []byte, sizes []int) ([]byte, audit.Tokens, bool) {
+	resp := &http.Response{Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(bytes.NewReader(body))}
+	var got audit.Tokens
+	var ok, called bool
+	countUsage(resp, testUsage, func(t audit.Tokens, o bool) { got, ok, called = t, o, true })
+	var out []byte
+	for i := 0; ; i++ {
+		n := 1
+		if len(sizes) > 0 {
+			n = max(sizes[i%len(sizes)], 1)
+		}
+		buf := make([]byte, n)
+		m, err := resp.Body.Read(buf)
+		out = append(out, buf[:m]...)
+		if err != nil {
+			break
+		}
+	}
+	resp.Body.Close()
+	if !called {
+		t.Fatal("done was not called")
+	}
+	return out, got, ok
+}
+
+var streamSeeds = []string{
+	"event: a\ndata: {\"usage\":{\"in\":10,\"out\":1}}\n\nevent: b\ndata: {\"x\":\"\\\"usage\\\"\"}\n\nevent: c\r\ndata:{\"usage\":{\"out\":7}}\r\n\r\n",
+	"data: {\"usage\":{\"in\":3}}",
+	"data: {\"usage\":null}\n\n",
+	": comment \"usage\"\n\ndata: [DONE]\n\n",
+	"",
+}
+
+func TestUsageStream(t *testing.T) {
+	out, got, ok := readUsage(t, "text/event-stream", []byte(streamSeeds[0]), []int{3, 1, 40})
+	if string(out) != streamSeeds[0] || !ok || got != (audit.Tokens{Input: 10, Output: 7}) {
+		t.Fatalf("got %q %+v %v", out, got, ok)
+	}
+	if _, got, ok := readUsage(t, "text/event-stream", []byte(streamSeeds[1]), nil); !ok || got.Input != 3 {
+		t.Errorf("a last event without a newline: %+v %v", got, ok)
+	}
+	if _, _, ok := readUsage(t, "application/json; charset=utf-8", []byte(`{"usage":{"in":1}}`), []int{5}); !ok {
+		t.Error("a JSON answer's usage was not read")
+	}
+	long := append([]byte("data: {\"usage\":{\"in\":1},\"pad\":\""), bytes.Repeat([]byte("x"), maxUsageDoc)...)
+	long = append(long, "\"}\n\ndata: {\"usage\":{\"out\":2}}\n\n"...)
+	if out, got, ok := readUsage(t, "text/event-stream", long, []int{1 << 16}); len(out) != len(long) || !ok || got != (audit.Tokens{Output: 2}) {
+		t.Errorf("an over-long event: %d bytes out, %+v %v", len(out), got, ok)
+	}
+	resp := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}, "Content-Encoding": {"gzip"}}, Body: io.NopCloser(bytes.NewReader(nil))}
+	body := resp.Body
+	countUsage(resp, testUsage, func(audit.Tokens, bool) {})
+	if resp.Body != body {
+		t.Error("a compressed answer was wrapped")
+	}
+}
+
+// FuzzUsageStream: however a stream is cut into reads, it passes through
+// unchanged and counts the same as read whole.
+func FuzzUsageStream(f *testing.F) {
+	for _, s := range streamSeeds {
+		f.Add([]byte(s), []byte{1, 7, 200})
+	}
+	f.Fuzz(func(t *testing.T, body, cuts []byte) {
+		sizes := make([]int, len(cuts))
+		for i, c := range cuts {
+			sizes[i] = int(c)
+		}
+		out, got, ok := readUsage(t, "text/event-stream", body, sizes)
+		if !bytes.Equal(out, body) {
+			t.Fatalf("the stream changed on its way")
+		}
+		_, whole, wok := readUsage(t, "text/event-stream", body, []int{len(body) + 1})
+		if got != whole || ok != wok {
+			t.Fatalf("cut %v counts %+v %v, whole %+v %v", sizes, got, ok, whole, wok)
+		}
+	})
+}

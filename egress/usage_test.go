@@ -1,0 +1,251 @@
+package egress_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/anthropic"
+	"github.com/aisan-dev/aisan/egress/audit"
+	"github.com/aisan-dev/aisan/egress/egresstest"
+)
+
+// meterFixture serves testBackend, reading usage as the Messages API
+// reports it, with a meter.
+func meterFixture(t *testing.T, h http.Handler, o egress.Options) *fixture {
+	t.Helper()
+	f := &fixture{up: egresstest.NewUpstream(t, h), src: &egresstest.Source{Value: realToken}, audit: &egresstest.Collect{}}
+	o.Audit = f.audit
+	b := testBackend(f.up.URL, f.src)
+	b.Usage = anthropic.Usage
+	f.client = egresstest.Serve(t, b, o)
+	return f
+}
+
+// TestUsageCounted: the tokens of a JSON answer and of a stream are
+// counted per call, in the audit line and the box's meter, and the
+// answer reaches the client byte for byte.
+func TestUsageCounted(t *testing.T) {
+	m := egress.NewMeter(egress.MeterState{})
+	stream := egresstest.Anthropic()
+	f := meterFixture(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/y" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"type":"message","content":[],"usage":{"input_tokens":3,"output_tokens":4,"cache_read_input_tokens":100,"cache_creation_input_tokens":7}}`)
+			return
+		}
+		stream.ServeHTTP(w, r)
+	}), egress.Options{Meter: m})
+	resp := f.do(t, "POST", "/v1/y", nil, `{}`)
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"cache_read_input_tokens":100`) {
+		t.Fatalf("JSON answer altered: %s", b)
+	}
+	resp = f.do(t, "POST", "/v1/x?beta=true", nil, `{"model":"m"}`)
+	b, _ = io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), "message_stop") {
+		t.Fatalf("stream altered: %s", b)
+	}
+	es := f.audit.Entries()
+	if len(es) != 2 || es[0].Tokens == nil || *es[0].Tokens != (audit.Tokens{Input: 3, Output: 4, CacheRead: 100, CacheCreation: 7}) ||
+		es[1].Tokens == nil || *es[1].Tokens != (audit.Tokens{Input: 10, Output: 5}) {
+		t.Fatalf("audit tokens: %+v", es)
+	}
+	st := m.State()
+	if s := st.Backends["test"]; s.Calls != 2 || s.Counted != 2 || s.Tokens.Total() != 129 {
+		t.Errorf("meter %+v", st)
+	}
+	if _, spent := m.Budget(); spent != 129 {
+		t.Errorf("spent %d, want 129", spent)
+	}
+}
+
+// TestBudgetRefusesTheNextCallNotTheStream: a stream that takes the box
+// past its budget runs to its end; the next call is refused in the
+// API's shape, not retried, saying how to raise the budget; raised, it
+// passes again.
+func TestBudgetRefusesTheNextCallNotTheStream(t *testing.T) {
+	m := egress.NewMeter(egress.MeterState{Budget: 20})
+	release := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		fl := w.(http.Flusher)
+		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":15,\"output_tokens\":1}}}\n\n")
+		fl.Flush()
+		<-release
+		io.WriteString(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":30}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+		fl.Flush()
+	})
+	f := meterFixture(t, h, egress.Options{Meter: m, Slot: "proj-1a2b3c4d-claude"})
+	resp := f.do(t, "POST", "/v1/y", nil, `{}`)
+	br := bufio.NewReader(resp.Body)
+	if line, _ := br.ReadString('\n'); !strings.Contains(line, "message_start") {
+		t.Fatalf("first event %q", line)
+	}
+	close(release)
+	rest, _ := io.ReadAll(br)
+	if !strings.Contains(string(rest), "message_stop") {
+		t.Fatalf("the stream was cut: %q", rest)
+	}
+	resp.Body.Close()
+	if _, spent := m.Budget(); spent != 45 {
+		t.Fatalf("spent %d, want 45", spent)
+	}
+	resp = f.do(t, "POST", "/v1/y", nil, `{}`)
+	b, _ := io.ReadAll(resp.Body)
+	var shape struct {
+		Kind    int
+		Message string
+	}
+	json.Unmarshal(b, &shape)
+	if resp.StatusCode != 403 || egress.Kind(shape.Kind) != egress.KindBudget || resp.Header.Get("X-Should-Retry") != "false" ||
+		!strings.Contains(shape.Message, "budget is spent (45 tokens counted, budget 20)") || !strings.Contains(shape.Message, "aisan allow proj-1a2b3c4d-claude --budget +N") {
+		t.Fatalf("over budget: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	if n := len(f.up.Requests()); n != 1 {
+		t.Fatalf("the upstream saw %d calls; the refused one must not reach it", n)
+	}
+	if es := f.audit.Entries(); es[len(es)-1].Refused == "" {
+		t.Errorf("the refusal is not in the audit line: %+v", es[len(es)-1])
+	}
+	m.SetBudget(100)
+	if resp := f.do(t, "POST", "/v1/y", nil, `{}`); resp.StatusCode != 200 {
+		t.Fatalf("after raising the budget: %d", resp.StatusCode)
+	}
+}
+
+// TestSharedLimiterChangesLive: a box's backends share one limiter, and
+// raising it on the running servers lets the next call through; the
+// refusal names the rate and the command.
+func TestSharedLimiterChangesLive(t *testing.T) {
+	lim := rate.NewLimiter(0.1, 1)
+	f := meterFixture(t, egresstest.JSON(200, `{}`), egress.Options{Limiter: lim, Slot: "s-1"})
+	if resp := f.do(t, "POST", "/v1/y", nil, `{}`); resp.StatusCode != 200 {
+		t.Fatalf("first: %d", resp.StatusCode)
+	}
+	resp := f.do(t, "POST", "/v1/y", nil, `{}`)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "(0.1/s,1)") || !strings.Contains(string(b), "aisan allow s-1 --rate") {
+		t.Fatalf("second: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	lim.SetLimit(100)
+	lim.SetBurst(10)
+	time.Sleep(20 * time.Millisecond)
+	if resp := f.do(t, "POST", "/v1/y", nil, `{}`); resp.StatusCode != 200 {
+		t.Fatalf("after raising the rate: %d", resp.StatusCode)
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		r     rate.Limit
+		burst int
+		err   string
+	}{
+		{"2/s", 2, 0, ""},
+		{"0.5/s,10", 0.5, 10, ""},
+		{" 10/s , 100 ", 10, 100, ""},
+		{"2", 0, 0, "ends in /s"},
+		{"2/m", 0, 0, "ends in /s"},
+		{"0/s", 0, 0, "more than 0"},
+		{"-1/s", 0, 0, "more than 0"},
+		{"NaN/s", 0, 0, "not a number"},
+		{"Inf/s", 0, 0, "not a number"},
+		{"5000/s", 0, 0, "at most"},
+		{"2/s,0", 0, 0, "1 to"},
+		{"2/s,+3", 0, 0, "whole number"},
+		{"2/s,x", 0, 0, "whole number"},
+	} {
+		r, b, err := egress.ParseRate(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || r != c.r || b != c.burst {
+			t.Errorf("%q: %v %d %v", c.in, r, b, err)
+		}
+		if r2, b2, err := egress.ParseRate(egress.FormatRate(r, max(b, 1))); err != nil || r2 != r || b2 != max(b, 1) {
+			t.Errorf("%q does not read back: %v %d %v", c.in, r2, b2, err)
+		}
+	}
+}
+
+func TestMeterState(t *testing.T) {
+	m := egress.NewMeter(egress.MeterState{Budget: 50, Backends: map[string]egress.Spend{"a": {Calls: 2, Counted: 1, Tokens: audit.Tokens{Input: 5, Output: 5}}}})
+	if b, s := m.Budget(); b != 50 || s != 10 {
+		t.Fatalf("restored meter: budget %d spent %d", b, s)
+	}
+	n := 0
+	m.OnChange(func() { n++ })
+	m.SetBudget(60)
+	if n != 1 || m.State().Budget != 60 {
+		t.Errorf("change not seen: %d %+v", n, m.State())
+	}
+}
+
+func TestParseTokens(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		plusOK bool
+		n      int64
+		plus   bool
+		err    string
+	}{
+		{"500000", false, 500000, false, ""},
+		{"500k", false, 500000, false, ""},
+		{"2M", false, 2000000, false, ""},
+		{"0", false, 0, false, ""},
+		{"+100k", true, 100000, true, ""},
+		{"+100k", false, 0, false, "a + is for raising"},
+		{"+0", true, 0, false, "raises nothing"},
+		{"1.5M", false, 0, false, "whole number"},
+		{"-5", true, 0, false, "whole number"},
+		{"", false, 0, false, "whole number"},
+		{"k", false, 0, false, "whole number"},
+		{"99999999999999999", false, 0, false, "whole number"},
+		{"2000000000M", false, 0, false, "more tokens"},
+	} {
+		n, plus, err := egress.ParseTokens(c.in, c.plusOK)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %d %v %v, want %q", c.in, n, plus, err, c.err)
+			}
+			continue
+		}
+		if err != nil || n != c.n || plus != c.plus {
+			t.Errorf("%q: %d %v %v", c.in, n, plus, err)
+		}
+	}
+}
+
+// FuzzParseRateAndTokens: no input panics either parser, what they take
+// is in bounds, and a rate reads back as it is written.
+func FuzzParseRateAndTokens(f *testing.F) {
+	for _, s := range []string{"2/s", "0.5/s,10", "1e3/s,1", "+500k", "2M", "0", " 7 /s , 9 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if r, b, err := egress.ParseRate(s); err == nil {
+			if r <= 0 || r > egress.MaxRate || b < 0 || b > egress.MaxBurst {
+				t.Fatalf("%q: out of bounds %v %d", s, r, b)
+			}
+			if r2, b2, err := egress.ParseRate(egress.FormatRate(r, max(b, 1))); err != nil || r2 != r || b2 != max(b, 1) {
+				t.Fatalf("%q does not read back: %v %d %v", s, r2, b2, err)
+			}
+		}
+		if n, _, err := egress.ParseTokens(s, true); err == nil && (n < 0 || n > 1e15) {
+			t.Fatalf("%q: %d tokens", s, n)
+		}
+	})
+}

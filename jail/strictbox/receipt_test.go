@@ -1,0 +1,185 @@
+package strictbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
+)
+
+// statusCases are git status --porcelain=v2 -z --branch outputs and what
+// parseStatus reads of each; they seed FuzzParseStatus.
+var statusCases = []struct {
+	out  string
+	want status
+	err  string
+}{
+	{"", status{}, ""},
+	{"# branch.oid (initial)\x00# branch.head main\x00? a b.txt\x00", status{Untracked: []string{"a b.txt"}}, ""},
+	{"# branch.oid 0123abcd\x00# branch.head main\x00# branch.ab +0 -0\x00" +
+		"1 .M N... 100644 100644 100644 aaaa aaaa src/main.go\x00" +
+		"2 R. N... 100644 100644 100644 bbbb bbbb R100 new name.go\x00old name.go\x00" +
+		"u UU N... 100644 100644 100644 100644 cccc dddd eeee conflict.go\x00" +
+		"? notes.txt\x00! ignored.log\x00",
+		status{Head: "0123abcd", Changed: []string{"src/main.go", "new name.go", "old name.go", "conflict.go"}, Untracked: []string{"notes.txt"}, Added: []string{"new name.go"}}, ""},
+	{"1 .M N... 100644\x00", status{}, "bad entry"},
+	{"2 R. N... 100644 100644 100644 bbbb bbbb R100 new\x00", status{}, "bad rename"},
+	{"u UU x\x00", status{}, "bad conflict"},
+	{"x what\x00", status{}, "unknown entry"},
+}
+
+func TestParseStatus(t *testing.T) {
+	for _, c := range statusCases {
+		got, err := parseStatus([]byte(c.out))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want %q", c.out, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: %+v %v, want %+v", c.out, got, err, c.want)
+		}
+	}
+	m, err := parseNameStatus([]byte("M\x00a.go\x00A\x00b c\x00D\x00d\x00"))
+	if err != nil || !reflect.DeepEqual(m, map[string]string{"a.go": "modified", "b c": "added", "d": "deleted"}) {
+		t.Errorf("parseNameStatus: %v %v", m, err)
+	}
+	for _, bad := range []string{"M\x00", "Z\x00a\x00", "M\x00\x00"} {
+		if _, err := parseNameStatus([]byte(bad)); err == nil {
+			t.Errorf("parseNameStatus(%q) took it", bad)
+		}
+	}
+}
+
+// FuzzParseStatus: no output of git's makes the parsers panic, and every
+// path read is non-empty.
+func FuzzParseStatus(f *testing.F) {
+	for _, c := range statusCases {
+		f.Add([]byte(c.out))
+	}
+	f.Add([]byte("M\x00a\x00D\x00b\x00"))
+	f.Fuzz(func(t *testing.T, out []byte) {
+		if st, err := parseStatus(out); err == nil {
+			for _, p := range append(st.Changed, st.Untracked...) {
+				if p == "" {
+					t.Fatalf("%q read to an empty path", out)
+				}
+			}
+		}
+		if m, err := parseNameStatus(out); err == nil {
+			for p := range m {
+				if p == "" {
+					t.Fatalf("%q read to an empty path", out)
+				}
+			}
+		}
+	})
+}
+
+func runGit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestCompareRepository: against the snapshot at launch, the files the
+// box added, changed (committed or not), deleted and reverted are listed
+// as such, and what was already changed at launch and left alone is not.
+func TestCompareRepository(t *testing.T) {
+	_, err := exec.LookPath("git")
+	jailtest.Need(t, "git", err)
+	repo := t.TempDir()
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runGit(t, repo, "init", "-q")
+	for _, p := range []string{"keep.go", "edit.go", "gone.go", "commit.go", "dirty-kept.go", "dirty-reverted.go"} {
+		write(p, p+"\n")
+	}
+	write(".gitignore", "*.log\n")
+	runGit(t, repo, "add", ".")
+	runGit(t, repo, "commit", "-q", "-m", "one")
+	// Changed before the launch: one left as it is, one the box reverts;
+	// an untracked file left alone.
+	write("dirty-kept.go", "user's edit\n")
+	write("dirty-reverted.go", "user's edit\n")
+	write("untracked-kept.txt", "user's\n")
+	snap := takeSnapshot(repo)
+	if snap.Err != "" || snap.Head == "" || len(snap.Files) != 3 {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	// The box.
+	write("edit.go", "changed\n")
+	os.Remove(filepath.Join(repo, "gone.go"))
+	write("new/added.go", "new\n")
+	write("build.log", "ignored\n")
+	write("commit.go", "committed in the box\n")
+	runGit(t, repo, "commit", "-q", "-m", "box", "--only", "commit.go")
+	write("dirty-reverted.go", "dirty-reverted.go\n")
+	got, err := compare(repo, snap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FileChange{
+		{"commit.go", "modified"}, {"dirty-reverted.go", "modified"}, {"edit.go", "modified"},
+		{"gone.go", "deleted"}, {"new/added.go", "added"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("changes %+v, want %+v", got, want)
+	}
+	// With the commit unchanged, git's status alone says what changed:
+	// a tracked file edited, a new file staged, one deleted, one left
+	// untracked; and the run's mount points are left out.
+	snap = takeSnapshot(repo)
+	write("keep.go", "edited\n")
+	write("staged.go", "new\n")
+	runGit(t, repo, "add", "staged.go")
+	os.Remove(filepath.Join(repo, "edit.go"))
+	write(".envrc", "")
+	got, err = compare(repo, snap, []string{".envrc"})
+	want = []FileChange{{"edit.go", "deleted"}, {"keep.go", "modified"}, {"staged.go", "added"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("changes with the same commit %+v %v, want %+v", got, err, want)
+	}
+	// Outside a repository there is no snapshot, and the receipt says why.
+	if s := takeSnapshot(t.TempDir()); s.Err == "" {
+		t.Errorf("a snapshot outside git: %+v", s)
+	}
+}
+
+func TestReceiptFound(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("AISAN_HOME", home)
+	start := time.Date(2026, 5, 2, 10, 11, 12, 345000000, time.UTC)
+	for i := range keptReceipts + 2 {
+		p, err := newReceiptPath("s-1", start.Add(time.Duration(i)*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeReceipt(p, &Receipt{Slot: "s-1", Start: start.Add(time.Duration(i) * time.Hour)})
+	}
+	ents, _ := os.ReadDir(receiptDir(home, "s-1"))
+	if len(ents) != keptReceipts {
+		t.Errorf("%d receipts kept, want %d", len(ents), keptReceipts)
+	}
+	last := start.Add(time.Duration(keptReceipts+1) * time.Hour)
+	r, err := FindReceipt("s-1", last.Truncate(time.Second), time.Time{})
+	if err != nil || r == nil || !r.Start.Equal(last) {
+		t.Errorf("found %+v %v", r, err)
+	}
+	if r, _ := FindReceipt("s-1", start, start.Add(time.Minute)); r != nil {
+		t.Errorf("a pruned launch's receipt was found: %+v", r)
+	}
+}
