@@ -432,13 +432,24 @@ func parseOurs(raw json.RawMessage, installing Hook) (Handler, bool) {
 	if !ok {
 		return Handler{}, false
 	}
+	var a []string
 	if args, ok := fields["args"]; ok {
-		var a []string
 		if json.Unmarshal(args, &a) != nil {
 			return Handler{}, false
 		}
-		if runsGuard(append([]string{cmd}, a...), installing) {
-			return Handler{Command: cmd, Args: a, Binary: cmd}, true
+		if a == nil {
+			a = []string{}
+		}
+	}
+	return oursCommand(cmd, a, installing)
+}
+
+// oursCommand reads a command handler's command and args (nil for the
+// shell form) as one of ours (see isOurs).
+func oursCommand(cmd string, args []string, installing Hook) (Handler, bool) {
+	if args != nil {
+		if runsGuard(append([]string{cmd}, args...), installing) {
+			return Handler{Command: cmd, Args: args, Binary: cmd}, true
 		}
 		return Handler{}, false
 	}
@@ -446,6 +457,15 @@ func parseOurs(raw json.RawMessage, installing Hook) (Handler, bool) {
 		return Handler{Command: cmd, Binary: words[0]}, true
 	}
 	return Handler{}, false
+}
+
+// GuardBinary reports whether a command hook handler, its command and
+// args (nil for the shell form), runs aisan's guard, and the binary it
+// starts as written: what a strict box must be able to run for the
+// user's kill guard to hold in it.
+func GuardBinary(command string, args []string) (binary string, ok bool) {
+	h, ok := oursCommand(command, args, Hook{})
+	return h.Binary, ok
 }
 
 // runsGuard reports whether argv starts the guard: the lean guard alone,

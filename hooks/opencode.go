@@ -64,6 +64,10 @@ type OpencodeLayer struct {
 	// Data is the layer's JSONC text as read, before opencode replaces
 	// {env:NAME} in it.
 	Data []byte
+	// Shared is set for a layer in the project (from the directory
+	// opencode starts in up to its worktree's root) or in the managed
+	// directory: what any opencode started there reads, in a box too.
+	Shared bool
 }
 
 // OpencodeSetup is everything opencode builds its permission rules from,
@@ -544,13 +548,14 @@ func GatherOpencode(home, cwd string, getenv func(string) string) (OpencodeSetup
 		return OpencodeSetup{}, fmt.Errorf("HOME %q is not an absolute path, so opencode's config files cannot be found", home)
 	}
 	s := OpencodeSetup{Permission: getenv("OPENCODE_PERMISSION"), Getenv: getenv}
+	shared := map[string]bool{}
 	add := func(path string) error {
 		data, ok, err := readLayer(path)
 		if err != nil {
 			return err
 		}
 		if ok {
-			s.Layers = append(s.Layers, OpencodeLayer{Name: path, Data: data})
+			s.Layers = append(s.Layers, OpencodeLayer{Name: path, Data: data, Shared: shared[path]})
 		}
 		return nil
 	}
@@ -578,10 +583,16 @@ func GatherOpencode(home, cwd string, getenv func(string) string) (OpencodeSetup
 		found := up(cwd, stop, "opencode.jsonc", "opencode.json")
 		slices.Reverse(found)
 		paths = append(paths, found...)
+		for _, p := range found {
+			shared[p] = true
+		}
 	}
 	dirs := []string{global}
 	if project {
-		dirs = append(dirs, up(cwd, stop, ".opencode")...)
+		for _, d := range up(cwd, stop, ".opencode") {
+			dirs = append(dirs, d)
+			shared[filepath.Join(d, "opencode.json")], shared[filepath.Join(d, "opencode.jsonc")] = true, true
+		}
 	}
 	ocHome := home
 	if h := getenv("OPENCODE_TEST_HOME"); h != "" {
@@ -616,6 +627,7 @@ func GatherOpencode(home, cwd string, getenv func(string) string) (OpencodeSetup
 	}
 	if exists(managed) {
 		for _, f := range []string{"opencode.json", "opencode.jsonc"} {
+			shared[filepath.Join(managed, f)] = true
 			if err := add(filepath.Join(managed, f)); err != nil {
 				return OpencodeSetup{}, err
 			}

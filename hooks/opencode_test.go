@@ -18,9 +18,12 @@ import (
 //
 //	-- env --        KEY=VALUE lines: the environment, OPENCODE_PERMISSION included
 //	-- layer NAME -- a config layer, in the order opencode merges them
+//	                 ("project layer NAME" for one a box reads itself)
 //	-- want --       the bash rules opencode ends up with from the user's
 //	                 layers, then OPENCODE_PERMISSION=… for the jail, or
-//	                 "unchanged", or "error: …"
+//	                 "unchanged", or "error: …"; then what a strict box
+//	                 gets: its first layer's rules, its
+//	                 OPENCODE_PERMISSION, the agents' rules left out
 type opencodeCase struct {
 	ar    *txtar.Archive
 	setup OpencodeSetup
@@ -36,9 +39,10 @@ func readOpencodeCase(t *testing.T, path string) opencodeCase {
 	c := opencodeCase{ar: ar}
 	env := map[string]string{}
 	for _, f := range ar.Files {
-		switch name, ok := strings.CutPrefix(f.Name, "layer "); {
+		name, shared := strings.CutPrefix(f.Name, "project ")
+		switch name, ok := strings.CutPrefix(name, "layer "); {
 		case ok:
-			c.setup.Layers = append(c.setup.Layers, OpencodeLayer{Name: name, Data: f.Data})
+			c.setup.Layers = append(c.setup.Layers, OpencodeLayer{Name: name, Data: f.Data, Shared: shared})
 		case f.Name == "env":
 			for _, line := range strings.Split(strings.TrimSpace(string(f.Data)), "\n") {
 				k, v, _ := strings.Cut(line, "=")
@@ -75,6 +79,12 @@ func describe(s OpencodeSetup) []byte {
 		b.WriteString("unchanged\n")
 	default:
 		fmt.Fprintf(&b, "OPENCODE_PERMISSION=%s\n", v)
+	}
+	if box, err := OpencodeBoxRules(s); err == nil {
+		fmt.Fprintf(&b, "strict box:\n  rules %s\n  OPENCODE_PERMISSION=%s\n", box.Rules, box.Permission)
+		for _, a := range box.AgentRules {
+			fmt.Fprintf(&b, "  left out: agent %q of %s\n", a.Agent, a.Layer)
+		}
 	}
 	return b.Bytes()
 }
@@ -113,6 +123,7 @@ func TestOpencodeGolden(t *testing.T) {
 // checkOpencodeValue checks the properties every result must have.
 func checkOpencodeValue(t *testing.T, s OpencodeSetup) {
 	t.Helper()
+	checkOpencodeBox(t, s)
 	v, set, err := OpencodePermission(s)
 	if err != nil || !set {
 		return
@@ -148,6 +159,48 @@ func checkOpencodeValue(t *testing.T, s OpencodeSetup) {
 	again, _, err := OpencodePermission(OpencodeSetup{Layers: s.Layers, Getenv: s.Getenv, Permission: v})
 	if err != nil || !strings.HasPrefix(again, strings.TrimSuffix(v, "}")) {
 		t.Errorf("fed back, %s gives %s, %v", v, again, err)
+	}
+}
+
+// checkOpencodeBox checks what a strict box gets: its rules, as its only
+// layer, are the host's rules in the host's order; its
+// OPENCODE_PERMISSION over them adds aisan's two kill rules at the end
+// and nothing else (or none, when bash is denied outright).
+func checkOpencodeBox(t *testing.T, s OpencodeSetup) {
+	t.Helper()
+	box, err := OpencodeBoxRules(s)
+	if err != nil || len(box.Secret) > 0 {
+		// Rules left out for a secret are checked in TestOpencodeBoxSecrets.
+		return
+	}
+	host, _ := effectivePermission(s)
+	layer := OpencodeLayer{Name: "box", Data: []byte(`{"permission":` + box.Rules + `}`)}
+	inBox, err := effectivePermission(OpencodeSetup{Layers: []OpencodeLayer{layer}})
+	if err != nil {
+		t.Fatalf("the box's rules do not read back: %v\n%s", err, box.Rules)
+	}
+	if got, want := opencodeRules(inBox), opencodeRules(host); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the box's rules differ from the host's:\n got %v\nwant %v", got, want)
+	}
+	final, err := effectivePermission(OpencodeSetup{Layers: []OpencodeLayer{layer}, Permission: box.Permission})
+	if err != nil {
+		t.Fatalf("the box's OPENCODE_PERMISSION does not read back: %v\n%s", err, box.Permission)
+	}
+	rules, want := opencodeRules(final), opencodeRules(host)
+	if bashDeniedOutright(host) {
+		if fmt.Sprint(rules) != fmt.Sprint(want) {
+			t.Errorf("with bash denied outright the box's rules changed:\n got %v\nwant %v", rules, want)
+		}
+		return
+	}
+	n := len(opencodeDenied)
+	if len(rules) != len(want)+n || fmt.Sprint(rules[:len(want)]) != fmt.Sprint(want) {
+		t.Fatalf("the box's final rules %v are not the host's %v and the kill rules", rules, want)
+	}
+	for i, r := range rules[len(want):] {
+		if !wildcardMatch("bash", r.Permission) || r.Pattern != opencodeDenied[i] || r.Action != "deny" {
+			t.Errorf("the box's rule %d from the end is %+v", n-i, r)
+		}
 	}
 }
 
@@ -308,6 +361,20 @@ managed/opencode.json`
 	if string(s.Layers[1].Data) != `{"permission":{"bash":"ask"}}` {
 		t.Errorf("the symlinked global config reads %q", s.Layers[1].Data)
 	}
+	var shared []string
+	for _, l := range s.Layers {
+		if l.Shared {
+			shared = append(shared, strings.TrimPrefix(l.Name, root+"/"))
+		}
+	}
+	if got, want := strings.Join(shared, "\n"), `proj/repo/opencode.json
+proj/repo/opencode.jsonc
+proj/repo/sub/opencode.json
+proj/repo/sub/.opencode/opencode.jsonc
+proj/repo/.opencode/opencode.json
+managed/opencode.json`; got != want {
+		t.Errorf("shared layers (the project's, the managed one):\n%s\nwant:\n%s", got, want)
+	}
 
 	env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "TRUE"
 	env["XDG_CONFIG_HOME"] = filepath.Join(root, "xdg")
@@ -425,4 +492,21 @@ func FuzzOpencodePermission(f *testing.F) {
 		}
 		checkOpencodeValue(t, s)
 	})
+}
+
+// TestOpencodeBoxSecrets: a rule whose pattern looks like it holds a
+// secret stays out of the box's rules and its OPENCODE_PERMISSION, and is
+// named; the others come in.
+func TestOpencodeBoxSecrets(t *testing.T) {
+	layer := OpencodeLayer{Name: "g", Data: []byte(`{"permission":{"bash":{"curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnop' *":"allow","touch *":"deny"}}}`)}
+	box, err := OpencodeBoxRules(OpencodeSetup{Layers: []OpencodeLayer{layer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(box.Rules+box.Permission, "sk-ant") || !strings.Contains(box.Rules, `"touch *":"deny"`) {
+		t.Errorf("rules %s\npermission %s", box.Rules, box.Permission)
+	}
+	if len(box.Secret) != 1 || strings.Contains(box.Secret[0], "sk-ant") {
+		t.Errorf("secret %q", box.Secret)
+	}
 }

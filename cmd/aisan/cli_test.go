@@ -54,9 +54,9 @@ func TestHelpListsItsFlags(t *testing.T) {
 func TestLauncherHelp(t *testing.T) {
 	want := map[string][]string{
 		"run":      {"--strict", "--binds", "--env", "--egress", "--allow-host", "--budget", "--rate", "--net"},
-		"claude":   {"--strict", "--binds", "--env", "--egress", "--allow-host", "--api-key", "--vertex", "--mcp-env", "--budget", "--rate", "--net", "--skip-permissions"},
-		"codex":    {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--budget", "--rate", "--net", "--skip-permissions"},
-		"opencode": {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--budget", "--rate", "--net"},
+		"claude":   {"--strict", "--binds", "--env", "--egress", "--allow-host", "--api-key", "--vertex", "--mcp-env", "--no-mcp", "--budget", "--rate", "--net", "--skip-permissions"},
+		"codex":    {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--no-mcp", "--budget", "--rate", "--net", "--skip-permissions"},
+		"opencode": {"--strict", "--binds", "--env", "--egress", "--allow-host", "--mcp-env", "--no-mcp", "--budget", "--rate", "--net"},
 	}
 	for kind, opts := range want {
 		c, _ := lookupCommand(kind)

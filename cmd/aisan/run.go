@@ -60,6 +60,8 @@ var strictOptions = []strictOption{
 	{name: "mcp-env", only: []jail.Kind{jail.KindClaude, jail.KindCodex, jail.KindOpencode}, help: `
   --mcp-env NAME       let the user's MCP servers receive variable NAME even
                        when its value looks secret (repeatable; also mcp_env)`},
+	{name: "no-mcp", only: []jail.Kind{jail.KindClaude, jail.KindCodex, jail.KindOpencode}, help: `
+  --no-mcp             import none of the user's MCP servers into the box`},
 	{name: "budget", help: `
   --budget TOKENS      refuse model calls once they used TOKENS (500k, 2M),
                        counting input, output and cache; 'aisan allow SLOT
@@ -397,6 +399,7 @@ func (lf *launcherFlags) mode(kind jail.Kind) (launch.Mode, error) {
 		return nil, err
 	}
 	if opts != nil {
+		opts.Rules = boxRules(kind)
 		return &strictbox.Box{Options: *opts, FinishCommand: receiptFinisher()}, nil
 	}
 	if kind != jail.KindOpencode {

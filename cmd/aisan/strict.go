@@ -35,6 +35,7 @@ type strictFlags struct {
 	egress          listFlag
 	allowHosts      listFlag
 	mcpEnv          listFlag
+	noMCP           bool
 	apiKey          bool
 	vertex          bool
 	budget          string
@@ -54,6 +55,7 @@ func (f *strictFlags) registerStrict(fs *flag.FlagSet, kind jail.Kind) {
 		"egress":           func(n string) { fs.Var(&f.egress, n, "") },
 		"allow-host":       func(n string) { fs.Var(&f.allowHosts, n, "") },
 		"mcp-env":          func(n string) { fs.Var(&f.mcpEnv, n, "") },
+		"no-mcp":           func(n string) { fs.BoolVar(&f.noMCP, n, false, "") },
 		"api-key":          func(n string) { fs.BoolVar(&f.apiKey, n, false, "") },
 		"vertex":           func(n string) { fs.BoolVar(&f.vertex, n, false, "") },
 		"budget":           func(n string) { fs.StringVar(&f.budget, n, "", "") },
@@ -74,7 +76,7 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 		for _, o := range []struct {
 			name string
 			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"api-key", f.apiKey}, {"vertex", f.vertex}, {"budget", f.budget != ""}, {"rate", f.rate != ""}} {
+		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"no-mcp", f.noMCP}, {"api-key", f.apiKey}, {"vertex", f.vertex}, {"budget", f.budget != ""}, {"rate", f.rate != ""}} {
 			if o.set {
 				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
 			}
@@ -84,7 +86,7 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 	if f.vertex && f.apiKey {
 		return nil, withHint(usageErr("--vertex and --api-key exclude each other"), "--vertex uses the host's Google credentials; --api-key an Anthropic API key")
 	}
-	r := &strictbox.Options{Net: f.net, SkipPermissions: f.skipPermissions, MCPEnv: f.mcpEnv, APIKey: f.apiKey}
+	r := &strictbox.Options{Net: f.net, SkipPermissions: f.skipPermissions, MCPEnv: f.mcpEnv, NoMCP: f.noMCP, APIKey: f.apiKey}
 	if f.vertex {
 		r.Model = "vertex"
 	}

@@ -46,6 +46,10 @@ type Options struct {
 	// secret-looking values may be copied into the box (--mcp-env and
 	// the bind specs' mcp_env).
 	MCPEnv []string
+	// NoMCP imports none of the user's MCP servers (--no-mcp).
+	NoMCP bool
+	// Rules reads the user's own agent rules for the box; nil for none.
+	Rules AgentRules
 	// APIKey reaches Anthropic with an API key instead of the login.
 	APIKey bool
 	// Model is the model backend the agent is given instead of its
@@ -89,6 +93,7 @@ type Box struct {
 	mcp       *mcp.Options
 	guard     protect.Plan
 	held      string
+	rules     *BoxRules
 	// snapshot waits for git's view of the repository at launch.
 	snapshot func() *Snapshot
 	repo     string
@@ -124,7 +129,12 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		return jail.Prepared{}, nil, err
 	}
 	o, secret := decide(req.Kind, command, h, slotName, b.Options, f)
-	mcpOpts, mcpExplain, err := planMCP(req.Kind, h, &o, b.MCPEnv)
+	mcpOpts, mcpExplain, err := planMCP(req.Kind, h, &o, b.MCPEnv, b.NoMCP)
+	if err != nil {
+		return jail.Prepared{}, nil, err
+	}
+	b.mcp = mcpOpts
+	rulesNote, err := b.planRules(h, &o)
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
@@ -160,14 +170,18 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 			o.EnvFile = filepath.Join(slotDir, "box.env")
 		}
 	}
-	b.git, b.gitconfig, b.mcp, b.guard, b.held = f.git, f.gitconfig, mcpOpts, f.guard, f.held
+	b.git, b.gitconfig, b.guard, b.held = f.git, f.gitconfig, f.guard, f.held
+	notes := slices.Concat(tc.notes, f.guard.Notes)
+	if rulesNote != "" {
+		notes = append(notes, rulesNote)
+	}
 	if !dry {
 		// For the receipt, beside the rest of the launch; Serve waits
 		// for it before the box can change anything.
 		b.repo, b.snapshot = o.Repo, startSnapshot(o.Repo)
 	}
 	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles),
-		Notes: slices.Concat(tc.notes, f.guard.Notes), Explain: tc.explain + explain(mcpExplain, f.guard, f.held) + b.explainLimits(slotName)}}, undo, nil
+		Notes: notes, Explain: tc.explain + explain(mcpExplain, f.guard, f.held) + b.explainLimits(slotName)}}, undo, nil
 }
 
 // explainLimits says what limits the box's model calls and what can be
@@ -227,8 +241,11 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		if err := makeStateDir(s.Host.AisanHome, o.StateDir); err != nil {
 			return nil, err
 		}
-		if err := seedState(o); err != nil {
+		if err := seedState(o, b.rules); err != nil {
 			return nil, err
+		}
+		if n := resumeNote(o.Kind, o.StateDir); n != "" {
+			say(jail.Note, n)
 		}
 		if b.mcp != nil {
 			// After the seed: Codex's servers are merged into the

@@ -18,24 +18,15 @@ var mcpClients = map[jail.Kind]mcp.Client{jail.KindClaude: mcp.Claude, jail.Kind
 // executable and what it resolves to. It returns the options the launch
 // repeats for real (writing the client's config into the state dir) once
 // the state dir exists, and what explain shows of the plan (nil when the
-// agent imports none). Remote
-// servers are not offered in the box.
-func planMCP(kind jail.Kind, h jail.Host, o *jail.StrictOptions, allowEnv []string) (*mcp.Options, []string, error) {
+// agent imports none). Remote servers are not offered in the box; none
+// are with --no-mcp (none).
+func planMCP(kind jail.Kind, h jail.Host, o *jail.StrictOptions, allowEnv []string, none bool) (*mcp.Options, []string, error) {
 	client, ok := mcpClients[kind]
 	if !ok || o.StateDir == "" {
 		return nil, nil, nil
 	}
 	boxPath := o.PATH()
-	covered := slices.Concat([]string{"/usr", "/etc", o.Repo}, o.ToolDirs)
-	for _, r := range o.Root {
-		// /bin, /lib… as the box has them (the merged-/usr links too).
-		covered = append(covered, r.Path)
-	}
-	for _, m := range o.Binds {
-		if m.Kind == jail.Bind || m.Kind == jail.ROBind || m.Kind == jail.Overlay {
-			covered = append(covered, m.Dst)
-		}
-	}
+	visible := boxShows(*o)
 	opts := mcp.Options{
 		Client: client,
 		Host: mcp.Host{
@@ -48,25 +39,13 @@ func planMCP(kind jail.Kind, h jail.Host, o *jail.StrictOptions, allowEnv []stri
 		StateDir:    o.StateDir,
 		BoxStateDir: o.StateDir,
 		Resolve: mcp.ResolveHost{
-			PATH: boxPath,
-			Covered: func(p string) bool {
-				for _, c := range covered {
-					if within(p, c) {
-						return true
-					}
-				}
-				return false
-			},
-			Check: func(p string) error {
-				for _, f := range o.Forbidden {
-					if within(f, p) || within(p, f) {
-						return fmt.Errorf("%s would expose the credential %s", p, f)
-					}
-				}
-				return nil
-			},
-			Home: h.Home, Project: h.Cwd, Repo: o.Repo,
+			PATH: boxPath, HostPATH: h.Getenv("PATH"),
+			Covered: visible,
+			Check:   func(p string) error { return exposes(p, o.Forbidden) },
+			Home:    h.Home, Project: h.Cwd, Repo: o.Repo,
 		},
+		None:   none,
+		Net:    o.Net,
 		DryRun: true,
 	}
 	p, err := mcp.Prepare(opts)
@@ -84,10 +63,48 @@ func planMCP(kind jail.Kind, h jail.Host, o *jail.StrictOptions, allowEnv []stri
 	opts.DryRun = false
 	// Not nil: explain shows the section whenever the agent imports.
 	lines := []string{}
+	if none {
+		lines = append(lines, "none imported (--no-mcp)")
+	}
 	if p.Summary != "" {
 		lines = append(lines, p.Summary)
 	}
 	lines = append(lines, mcp.Explain(p.Import)...)
 	lines = append(lines, p.Lines...)
 	return &opts, lines, nil
+}
+
+// boxShows is what a box of o shows of the host at the same place, as
+// planned so far: the system directories, the repository, the agent's
+// directories and every bind.
+func boxShows(o jail.StrictOptions) func(p string) bool {
+	shown := slices.Concat([]string{"/usr", "/etc", o.Repo}, o.ToolDirs)
+	for _, r := range o.Root {
+		// /bin, /lib… as the box has them (the merged-/usr links too).
+		shown = append(shown, r.Path)
+	}
+	for _, m := range o.Binds {
+		if m.Kind == jail.Bind || m.Kind == jail.ROBind || m.Kind == jail.Overlay {
+			shown = append(shown, m.Dst)
+		}
+	}
+	return func(p string) bool {
+		for _, c := range shown {
+			if within(p, c) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// exposes refuses a path to bind that is, holds or lies in one of the
+// credential paths.
+func exposes(p string, credentials []string) error {
+	for _, f := range credentials {
+		if within(f, p) || within(p, f) {
+			return fmt.Errorf("%s would expose the credential %s", p, f)
+		}
+	}
+	return nil
 }

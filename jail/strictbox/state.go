@@ -82,8 +82,9 @@ func readStateFile(path string) ([]byte, error) {
 }
 
 // seedState writes what o's agent needs to start offline in its state
-// directory.
-func seedState(o jail.StrictOptions) error {
+// directory, and the user's rules (nil for none) where the agent reads
+// them.
+func seedState(o jail.StrictOptions, rules *BoxRules) error {
 	projects := []string{o.Cwd}
 	if o.Repo != o.Cwd {
 		projects = append(projects, o.Repo)
@@ -97,11 +98,14 @@ func seedState(o jail.StrictOptions) error {
 				m[k] = v
 			}
 		})
-		if err != nil || !o.SkipPermissions {
+		if err != nil || (!o.SkipPermissions && rules == nil) {
 			return err
 		}
 		return mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
-			m["skipDangerousModePermissionPrompt"] = true
+			seedRules(m, rules)
+			if o.SkipPermissions {
+				m["skipDangerousModePermissionPrompt"] = true
+			}
 		})
 	case agent.Codex.Kind:
 		return mergeTOML(o.StateDir, "config.toml", func(m map[string]any) {

@@ -146,7 +146,7 @@ func claudeEntry(name string, raw json.RawMessage, src Source) result {
 	}
 	switch {
 	case slices.Contains(claudeRemote, typ):
-		return dropped(Claude, name, src, "remote ("+typ+")")
+		return remote(Claude, name, src, "remote ("+typ+")")
 	case typ != "" && typ != "stdio":
 		return dropped(Claude, name, src, fmt.Sprintf("unknown type %q", typ))
 	}
@@ -176,6 +176,13 @@ type result struct {
 
 func dropped(c Client, name string, src Source, reason string) result {
 	return result{dropped: &Dropped{Name: name, Client: c, Source: src, Reason: reason}}
+}
+
+// remote is a server reached over the network: it stays on the host.
+func remote(c Client, name string, src Source, reason string) result {
+	r := dropped(c, name, src, reason)
+	r.dropped.Detail = "it is served over the network, which the box does not reach"
+	return r
 }
 
 // collect turns the per-name results into an Import sorted by name, so

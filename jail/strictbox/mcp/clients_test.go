@@ -140,8 +140,8 @@ func TestRealClientsAcceptGeneratedConfigs(t *testing.T) {
 		if len(withheld) != 1 {
 			t.Errorf("%s: withheld %+v, want the one secret", c.client, withheld)
 		}
-		if _, err := Resolve(kept.Servers, rh); err != nil {
-			t.Fatal(err)
+		if res := Resolve(kept.Servers, rh); len(res.Unrunnable) != 0 {
+			t.Fatal(res.Unrunnable[0].Err)
 		}
 		p, err := c.write(state, kept.Servers)
 		if err != nil {

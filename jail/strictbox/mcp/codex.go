@@ -56,7 +56,7 @@ func codexEntry(name string, v any, src Source) result {
 	case hasURL && hasCmd:
 		return dropped(Codex, name, src, "invalid: both command and url")
 	case hasURL:
-		return dropped(Codex, name, src, "remote (streamable http)")
+		return remote(Codex, name, src, "remote (streamable http)")
 	}
 	s := Server{Name: name, Client: Codex, Source: src}
 	if s.Command, ok = cmd.(string); !ok || s.Command == "" {

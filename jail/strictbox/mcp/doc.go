@@ -23,12 +23,17 @@
 //     The host files are never written.
 //  5. [Resolve] finds each server's executable in the box PATH, follows
 //     symlinks, "#!" interpreter lines and virtualenv interpreter chains,
-//     and returns the read-only binds the box needs. A command that cannot
-//     be found is an error naming the server and its file.
+//     and returns the read-only binds the box needs. A server whose
+//     command cannot be found or run in the box is dropped, with the
+//     reason and the bind spec lines that would bring it ([Unrunnable]).
 //
 // [Prepare] runs these steps for one client and returns what the launcher
 // applies to the box (argv, env, binds, links, report lines); with DryRun
 // it writes nothing, for explain, which prints [Lines] and [Explain].
+// Nothing the user declared stops a launch: a host file that cannot be
+// read imports nothing, a server that cannot run is dropped, a server
+// that fetches its package at start ([NeedsNetwork]) is named, and each
+// is one report line.
 //
 // # Rules
 //

@@ -3,6 +3,8 @@ package mcp
 import (
 	"fmt"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/shared/secret"
 )
 
 // Client names an agent CLI whose MCP declarations this package reads.
@@ -63,6 +65,10 @@ type Dropped struct {
 	// Reason is a short phrase such as "remote (http)", "disabled" or
 	// "not approved in host settings".
 	Reason string
+	// Detail is the whole reason when the phrase is not all of it
+	// (a server that cannot run in the box says why), and Fix what
+	// would make it run; both "" when there is nothing more to say.
+	Detail, Fix string
 }
 
 // Import is what a parser found in one client's host configuration.
@@ -98,14 +104,21 @@ type Passed struct {
 func Lines(imp Import, withheld []Withheld, passed []Passed) []string {
 	var out []string
 	for _, d := range imp.Dropped {
-		out = append(out, fmt.Sprintf("%s mcp server %q from %s not imported: %s", d.Client, d.Name, d.Source.File, d.Reason))
+		line := fmt.Sprintf("%s mcp server %q from %s not imported: %s", d.Client, d.Name, d.Source.File, d.Reason)
+		if d.Detail != "" {
+			line += ": " + d.Detail
+		}
+		if d.Fix != "" {
+			line += "; " + d.Fix
+		}
+		out = append(out, line)
 	}
 	for _, w := range withheld {
 		out = append(out, fmt.Sprintf("%s mcp server %q from %s: env %s looks like a secret (by its %s) and is not copied; allow it with mcp_env", w.Client, w.Server, w.Source.File, w.Name, w.Why))
 	}
 	for _, s := range imp.Servers {
 		for i, a := range s.Args {
-			if argLooksSecret(a) {
+			if secret.Arg(a) {
 				out = append(out, fmt.Sprintf("%s mcp server %q from %s: argument %d looks like a secret and is copied as written; move it into env and allow it with mcp_env", s.Client, s.Name, s.Source.File, i+1))
 			}
 		}
@@ -131,14 +144,14 @@ func Redacted(s Server) Server {
 	c.Args = make([]string, len(s.Args))
 	for i, a := range s.Args {
 		c.Args[i] = a
-		if argLooksSecret(a) {
+		if secret.Arg(a) {
 			c.Args[i] = "[redacted]"
 		}
 	}
 	c.Env = make([]EnvVar, len(s.Env))
 	for i, e := range s.Env {
 		c.Env[i] = e
-		if _, secret := LooksSecret(e.Name, e.Value); secret {
+		if _, looks := secret.Looks(e.Name, e.Value); looks {
 			c.Env[i].Value = "[redacted]"
 		}
 	}

@@ -105,7 +105,7 @@ func opencodeEntry(name string, v any, src Source) result {
 	switch t, _ := e["type"].(string); t {
 	case "local":
 	case "remote":
-		return dropped(Opencode, name, src, "remote")
+		return remote(Opencode, name, src, "remote")
 	default:
 		return dropped(Opencode, name, src, fmt.Sprintf("unknown type %q", t))
 	}

@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -19,6 +21,15 @@ type Options struct {
 	BoxStateDir string
 	// Resolve describes the box PATH and what the box already shows.
 	Resolve ResolveHost
+	// None imports nothing (--no-mcp): the client's config is still
+	// written, empty, so that the box's client reads no other.
+	None bool
+	// Net says the box keeps the host network: then servers that fetch
+	// at start are not reported as needing it.
+	Net bool
+	// OpencodePermission is the user's permission block that opencode's
+	// file carries beside the servers (JSON; nil for none).
+	OpencodePermission json.RawMessage
 	// DryRun reads, decides and resolves but writes nothing (explain).
 	DryRun bool
 }
@@ -54,6 +65,11 @@ type Plan struct {
 // DryRun) write the client's config into StateDir. For Codex, call it
 // after whatever else writes StateDir/config.toml, since it merges into
 // that file.
+//
+// Nothing of the user's makes it fail: a host file that cannot be read
+// imports nothing from that client, and a server that cannot run in the
+// box is dropped; both are reported in [Plan.Lines]. It fails only on the
+// options and on writing the box's own file.
 func Prepare(o Options) (Plan, error) {
 	var p Plan
 	var load func(Host) (Import, error)
@@ -65,25 +81,36 @@ func Prepare(o Options) (Plan, error) {
 	case Codex:
 		load, write, file = LoadCodex, WriteCodex, CodexFile
 	case Opencode:
-		load, write, file = LoadOpencode, WriteOpencode, OpencodeFile
+		load, file = LoadOpencode, OpencodeFile
+		write = func(dir string, s []Server) (string, error) { return writeOpencode(dir, s, o.OpencodePermission) }
 	default:
 		return p, fmt.Errorf("mcp import: unknown client %q", o.Client)
 	}
 	if !filepath.IsAbs(o.StateDir) || !filepath.IsAbs(o.BoxStateDir) {
 		return p, fmt.Errorf("mcp import: state dir %q (box %q) is not absolute", o.StateDir, o.BoxStateDir)
 	}
-	imp, err := load(o.Host)
-	if err != nil {
-		return p, err
+	imp := Import{Client: o.Client}
+	var unread []string
+	if !o.None {
+		var err error
+		if imp, err = load(o.Host); err != nil {
+			imp = Import{Client: o.Client}
+			unread = append(unread, fmt.Sprintf("%s: no mcp server imported: %v; fix the file (or pass --no-mcp)", o.Client, err))
+		}
 	}
 	p.Import, p.Withheld, p.Passed = FilterEnv(imp, o.AllowEnv)
-	p.Summary = Summary(p.Import)
-	p.Lines = Lines(p.Import, p.Withheld, p.Passed)
-	res, err := Resolve(p.Import.Servers, o.Resolve)
-	if err != nil {
-		return p, err
-	}
+	res := Resolve(p.Import.Servers, o.Resolve)
+	p.Import = dropUnrunnable(p.Import, res.Unrunnable)
 	p.Binds, p.Symlinks = res.Binds, res.Symlinks
+	p.Summary = Summary(p.Import)
+	p.Lines = append(unread, Lines(p.Import, p.Withheld, p.Passed)...)
+	if !o.Net {
+		for _, s := range p.Import.Servers {
+			if why := NeedsNetwork(s); why != "" {
+				p.Lines = append(p.Lines, fmt.Sprintf("%s mcp server %q from %s %s; the box has no network, so it starts only if that is installed already (name its command instead) or --allow-host lets the box reach it", s.Client, s.Name, s.Source.File, why))
+			}
+		}
+	}
 	boxFile := filepath.Join(o.BoxStateDir, file)
 	switch o.Client {
 	case Claude:
@@ -92,11 +119,33 @@ func Prepare(o Options) (Plan, error) {
 		p.Env = []string{"OPENCODE_CONFIG=" + boxFile}
 	}
 	if !o.DryRun {
+		var err error
 		if p.ConfigPath, err = write(o.StateDir, p.Import.Servers); err != nil {
 			return p, err
 		}
 	}
 	return p, nil
+}
+
+// dropUnrunnable moves the servers that cannot run in the box from
+// imp's kept ones to its dropped ones, with why and the fix.
+func dropUnrunnable(imp Import, bad []Unrunnable) Import {
+	if len(bad) == 0 {
+		return imp
+	}
+	out := imp
+	out.Servers = nil
+	out.Dropped = slices.Clone(imp.Dropped)
+	for _, s := range imp.Servers {
+		i := slices.IndexFunc(bad, func(u Unrunnable) bool { return u.Server == s.Name })
+		if i < 0 {
+			out.Servers = append(out.Servers, s)
+			continue
+		}
+		out.Dropped = append(out.Dropped, Dropped{Name: s.Name, Client: s.Client, Source: s.Source,
+			Reason: "cannot run in the box", Detail: bad[i].Why, Fix: bad[i].Fix})
+	}
+	return out
 }
 
 // Explain returns one line per kept server for explain: where it came

@@ -3,6 +3,7 @@ package mcp
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestPrepare(t *testing.T) {
 					t.Errorf("args (-want +got):\n%s", d)
 				}
 				want := []string{
-					`claude mcp server "w" from ` + H + `/.claude.json not imported: remote (sse)`,
+					`claude mcp server "w" from ` + H + `/.claude.json not imported: remote (sse): it is served over the network, which the box does not reach`,
 					`claude mcp server "a" from ` + H + `/.claude.json: argument 1 looks like a secret and is copied as written; move it into env and allow it with mcp_env`,
 					`claude mcp server "a" from ` + H + `/.claude.json receives env GH_TOKEN (allowed by mcp_env)`,
 				}
@@ -81,14 +82,45 @@ func TestPrepare(t *testing.T) {
 	if _, err := Prepare(Options{Client: Claude, Host: Host{Home: H}, StateDir: "s", BoxStateDir: "/s"}); err == nil {
 		t.Error("a relative state dir was accepted")
 	}
-	// A command that is not on the box PATH stops the launch, naming the
-	// server and its file, before anything is written.
-	os.Remove(root + "/state/" + ClaudeFile)
-	_, err := Prepare(Options{Client: Claude, Host: Host{Home: H}, StateDir: root + "/state", BoxStateDir: "/s", Resolve: ResolveHost{PATH: "/nonexistent"}})
-	if err == nil || !strings.Contains(err.Error(), `mcp server "a" (declared in `+H+`/.claude.json)`) {
-		t.Errorf("missing command: %v", err)
+	// A command that is not on the box PATH drops its server, with the
+	// server, its file and the bind spec lines that would bring it; the
+	// launch goes on with an empty config.
+	hostBin := root + "/hostbin"
+	writeTree(t, root, map[string]string{"hostbin/tool": "\x7fELF"})
+	p, err := Prepare(Options{Client: Claude, Host: Host{Home: H}, StateDir: root + "/state", BoxStateDir: "/s", Resolve: ResolveHost{PATH: "/nonexistent", HostPATH: hostBin}})
+	if err != nil {
+		t.Fatalf("a server that cannot run stopped the import: %v", err)
 	}
-	if _, err := os.Stat(root + "/state/" + ClaudeFile); err == nil {
-		t.Error("the config was written although the command was not found")
+	if len(p.Import.Servers) != 0 || !strings.Contains(p.Summary, "a (cannot run in the box; "+H+"/.claude.json)") {
+		t.Errorf("import %+v, summary %q", p.Import, p.Summary)
+	}
+	want := `claude mcp server "a" from ` + H + `/.claude.json not imported: cannot run in the box: command "tool" is not on the box PATH (/nonexistent); tool is in ` + hostBin + ` on the host: ro = ["` + hostBin + `"] and path = ["` + hostBin + `"] in a bind spec (--binds FILE) let the box run it`
+	if !slices.Contains(p.Lines, want) {
+		t.Errorf("lines %q\nlack %q", p.Lines, want)
+	}
+	if b, err := os.ReadFile(p.ConfigPath); err != nil || strings.Contains(string(b), "tool") {
+		t.Errorf("the written config: %v\n%s", err, b)
+	}
+	// A host file that does not parse imports nothing, and says so.
+	writeTree(t, root, map[string]string{"home/.claude.json": `{"mcpServers": `})
+	p, err = Prepare(Options{Client: Claude, Host: Host{Home: H}, StateDir: root + "/state", BoxStateDir: "/s", Resolve: rh})
+	if err != nil || len(p.Import.Servers) != 0 || len(p.Lines) != 1 || !strings.Contains(p.Lines[0], H+"/.claude.json") || !strings.Contains(p.Lines[0], "no mcp server imported") {
+		t.Errorf("a broken ~/.claude.json: %v, lines %q", err, p.Lines)
+	}
+	// --no-mcp imports nothing, and still gives Claude its empty config.
+	writeTree(t, root, map[string]string{"home/.claude.json": `{"mcpServers":{"a":{"command":"tool"}}}`})
+	p, err = Prepare(Options{Client: Claude, Host: Host{Home: H}, StateDir: root + "/state", BoxStateDir: "/s", Resolve: rh, None: true})
+	if err != nil || len(p.Import.Servers) != 0 || p.Summary != "" || len(p.Lines) != 0 || len(p.Args) != 3 || len(p.Binds) != 0 {
+		t.Errorf("--no-mcp: %v, %+v", err, p)
+	}
+	// A server that fetches its package at start says it needs the
+	// network, unless the box has it.
+	writeTree(t, root, map[string]string{"home/.claude.json": `{"mcpServers":{"e":{"command":"sh","args":["-c","npx -y x"]},"n":{"command":"npx","args":["-y","@scope/server"]}}}`, "home/bin/npx": "\x7fELF", "home/bin/sh": "\x7fELF"})
+	p, _ = Prepare(Options{Client: Claude, Host: Host{Home: H}, StateDir: root + "/state", BoxStateDir: "/s", Resolve: rh, DryRun: true})
+	if len(p.Lines) != 1 || !strings.Contains(p.Lines[0], `mcp server "n"`) || !strings.Contains(p.Lines[0], "runs npx") || !strings.Contains(p.Lines[0], "--allow-host") {
+		t.Errorf("npx: lines %q", p.Lines)
+	}
+	if p, _ = Prepare(Options{Client: Claude, Host: Host{Home: H}, StateDir: root + "/state", BoxStateDir: "/s", Resolve: rh, DryRun: true, Net: true}); len(p.Lines) != 0 {
+		t.Errorf("npx with the host network: lines %q", p.Lines)
 	}
 }

@@ -20,6 +20,9 @@ type ResolveHost struct {
 	// PATH is the box's PATH. Its directories are host directories that
 	// the box shows at the same place.
 	PATH string
+	// HostPATH is the host's PATH, searched only to say which bind spec
+	// lines would bring a command the box PATH lacks.
+	HostPATH string
 	// LookPath finds an executable named name in the directories of path,
 	// on the host, and returns where it found it (not resolved). Nil
 	// means a plain search for an executable regular file.
@@ -71,12 +74,30 @@ type Resolution struct {
 	// Symlinks are links to create in the box, in order, that no bind
 	// already provides.
 	Symlinks []Symlink
-	// Commands has one entry per server, in the order given.
+	// Commands has one entry per server that runs, in the order given.
 	Commands []Resolved
+	// Unrunnable are the servers whose command cannot run in the box, in
+	// the order given: nothing is bound for them, and the caller drops
+	// them.
+	Unrunnable []Unrunnable
 }
 
-// NotFoundError is returned when a server's command (or its interpreter)
-// cannot be found.
+// Unrunnable is a server whose command cannot run in the box.
+type Unrunnable struct {
+	Server string
+	Client Client
+	Source Source
+	// Err says why: a *[NotFoundError], or the credential check's
+	// refusal, naming the server; Why says it without the name.
+	Err error
+	Why string
+	// Fix are the bind spec lines that would make it run ("" when there
+	// are none: a missing file, a path aisan will not bind).
+	Fix string
+}
+
+// NotFoundError is why a server's command (or its interpreter) cannot be
+// found or run in the box.
 type NotFoundError struct {
 	Server  string
 	Client  Client
@@ -87,10 +108,28 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("%s mcp server %q (declared in %s): command %q is not on the box PATH (%s): %v", e.Client, e.Server, e.File, e.Command, e.PATH, e.Err)
+	return fmt.Sprintf("%s mcp server %q (declared in %s): %s", e.Client, e.Server, e.File, e.why())
+}
+
+// why is the error without the server's name.
+func (e *NotFoundError) why() string {
+	var le *lookupError
+	if errors.As(e.Err, &le) && le.name == e.Command {
+		return fmt.Sprintf("command %q is not on the box PATH (%s)", e.Command, e.PATH)
+	}
+	return fmt.Sprintf("command %q cannot run in the box: %v", e.Command, e.Err)
 }
 
 func (e *NotFoundError) Unwrap() error { return e.Err }
+
+// lookupError is a name the box PATH does not hold.
+type lookupError struct {
+	name string
+	err  error
+}
+
+func (e *lookupError) Error() string { return e.err.Error() }
+func (e *lookupError) Unwrap() error { return e.err }
 
 // maxInterpreters bounds "#!" recursion (a script run by a script run by
 // a binary), which also stops loops.
@@ -100,10 +139,12 @@ const maxInterpreters = 8
 // for a command with a slash), follows its symlinks, its "#!" line (with
 // "/usr/bin/env NAME" looked up in the box PATH again) and the links of
 // the interpreter (a virtualenv's bin/python), and returns the binds and
-// links the box needs. What a bind covers is decided by [BindRoot]. The
-// first server whose command cannot be found gives a *[NotFoundError];
-// a path refused by h.Check gives that error, naming the server.
-func Resolve(servers []Server, h ResolveHost) (Resolution, error) {
+// links the box needs. What a bind covers is decided by [BindRoot]. A
+// server whose command cannot be found or run in the box, or whose
+// resolution would bind a path h.Check refuses, is listed in
+// [Resolution.Unrunnable] with the reason, and nothing is bound for it:
+// one server never stops the others, nor the launch.
+func Resolve(servers []Server, h ResolveHost) Resolution {
 	if h.LookPath == nil {
 		h.LookPath = lookPath
 	}
@@ -111,42 +152,36 @@ func Resolve(servers []Server, h ResolveHost) (Resolution, error) {
 	var res Resolution
 	for _, s := range servers {
 		rs := Resolved{Server: s.Name, Client: s.Client, Source: s.Source}
-		fail := func(err error) (Resolution, error) {
-			return Resolution{}, &NotFoundError{Server: s.Name, Client: s.Client, File: s.Source.File, Command: s.Command, PATH: h.PATH, Err: err}
+		nb, nl := len(r.binds), len(r.links)
+		drop := func(err error, why, fix string) {
+			r.binds, r.links, r.pending = r.binds[:nb], r.links[:nl], nil
+			res.Unrunnable = append(res.Unrunnable, Unrunnable{Server: s.Name, Client: s.Client, Source: s.Source, Err: err, Why: why, Fix: fix})
 		}
-		if strings.Contains(s.Command, "$") {
-			return fail(errors.New("it is a variable reference, which aisan does not expand on the host; write the command literally"))
+		notFound := func(err error) {
+			nf := &NotFoundError{Server: s.Name, Client: s.Client, File: s.Source.File, Command: s.Command, PATH: h.PATH, Err: err}
+			drop(nf, nf.why(), r.fix(err))
 		}
-		var p string
-		if strings.Contains(s.Command, "/") {
-			p = s.Command
-			if !filepath.IsAbs(p) {
-				if h.Project == "" {
-					return fail(errors.New("a relative command needs the project directory"))
-				}
-				p = filepath.Join(h.Project, p)
-			}
-		} else {
-			var err error
-			if p, err = h.LookPath(s.Command, h.PATH); err != nil {
-				return fail(err)
-			}
-		}
-		rs.Path = p
-		chain, err := r.walk(p, 0, s.Source.InRepo && strings.Contains(s.Command, "/"))
+		chain, err := r.command(s)
 		if err != nil {
-			return fail(err)
+			notFound(err)
+			continue
 		}
-		rs.Chain = chain
-		res.Commands = append(res.Commands, rs)
+		refused := false
 		for _, p := range r.pending {
 			if h.Check != nil {
 				if err := h.Check(p); err != nil {
-					return Resolution{}, fmt.Errorf("%s mcp server %q (declared in %s): %w", s.Client, s.Name, s.Source.File, err)
+					drop(fmt.Errorf("%s mcp server %q (declared in %s): %w", s.Client, s.Name, s.Source.File, err), err.Error(), "")
+					refused = true
+					break
 				}
 			}
 		}
+		if refused {
+			continue
+		}
 		r.pending = nil
+		rs.Path, rs.Chain = chain[0], chain
+		res.Commands = append(res.Commands, rs)
 	}
 	res.Binds = foldBinds(r.binds)
 	for _, l := range r.links {
@@ -154,7 +189,52 @@ func Resolve(servers []Server, h ResolveHost) (Resolution, error) {
 			res.Symlinks = append(res.Symlinks, l)
 		}
 	}
-	return res, nil
+	return res
+}
+
+// command resolves one server's command: the chain of paths it runs
+// through, its first the command as found.
+func (r *resolver) command(s Server) ([]string, error) {
+	if strings.Contains(s.Command, "$") {
+		return nil, errors.New("it is a variable reference, which aisan does not expand on the host; write the command literally")
+	}
+	var p string
+	if strings.Contains(s.Command, "/") {
+		p = s.Command
+		if !filepath.IsAbs(p) {
+			if r.h.Project == "" {
+				return nil, errors.New("a relative command needs the project directory")
+			}
+			p = filepath.Join(r.h.Project, p)
+		}
+	} else {
+		var err error
+		if p, err = r.h.LookPath(s.Command, r.h.PATH); err != nil {
+			return nil, &lookupError{name: s.Command, err: err}
+		}
+	}
+	return r.walk(p, 0, s.Source.InRepo && strings.Contains(s.Command, "/"))
+}
+
+// fix is the bind spec lines that would let the box PATH find the name a
+// lookup missed: its directory on the host PATH, read-only and on the
+// box PATH. "" when the host PATH lacks it too, or err is no lookup.
+func (r *resolver) fix(err error) string {
+	var le *lookupError
+	if !errors.As(err, &le) || r.h.HostPATH == "" {
+		return ""
+	}
+	p, err := lookPath(le.name, r.h.HostPATH)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(p)
+	if r.h.Home != "" {
+		if rel, ok := strings.CutPrefix(dir, r.h.Home+"/"); ok {
+			dir = "~/" + rel
+		}
+	}
+	return fmt.Sprintf(`%s is in %s on the host: ro = [%q] and path = [%q] in a bind spec (--binds FILE) let the box run it`, le.name, dir, dir, dir)
 }
 
 type resolver struct {
@@ -234,7 +314,7 @@ func (r *resolver) walk(p string, depth int, boxChosen bool) ([]string, error) {
 	if !filepath.IsAbs(interp) {
 		found, err := r.h.LookPath(interp, r.h.PATH)
 		if err != nil {
-			return nil, fmt.Errorf("interpreter %q of %s: %w", interp, cur, err)
+			return nil, &lookupError{name: interp, err: fmt.Errorf("interpreter %q of %s is not on the box PATH: %w", interp, cur, err)}
 		}
 		interp = found
 		// The box PATH, not the script, chose this file.

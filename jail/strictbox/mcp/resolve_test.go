@@ -134,9 +134,9 @@ func TestResolve(t *testing.T) {
 		{Name: "repo", Source: Source{File: root + "/repo/.mcp.json", InRepo: true}, Command: "./ok.sh"},
 		{Name: "sys", Source: src, Command: "sh"},
 	}
-	res, err := Resolve(servers, h)
-	if err != nil {
-		t.Fatal(err)
+	res := Resolve(servers, h)
+	if len(res.Unrunnable) != 0 {
+		t.Fatalf("unrunnable: %+v", res.Unrunnable)
 	}
 	rel := func(s string) string { return strings.ReplaceAll(s, root, "$ROOT") }
 	var binds []string
@@ -190,9 +190,15 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestResolveErrors(t *testing.T) {
+// TestResolveDrops: a server whose command cannot run in the box is
+// dropped with its reason (naming it and its file), and what fixes it
+// when a bind spec line would; nothing is bound for it, and the servers
+// beside it resolve as before.
+func TestResolveDrops(t *testing.T) {
 	root, h := resolveTree(t)
 	H := root + "/home"
+	writeTree(t, root, map[string]string{"home/.cargo/bin/cargotool": "\x7fELF", "home/.cargo/bin/nodeish": "#!/usr/bin/env nvmnode\n", "home/.nvm/bin/nvmnode": "\x7fELF"})
+	h.HostPATH = H + "/.cargo/bin:" + H + "/.nvm/bin:/usr/bin"
 	src := Source{File: "/h/.codex/config.toml"}
 	repoSrc := Source{File: root + "/repo/opencode.json", InRepo: true}
 	tests := []struct {
@@ -200,38 +206,91 @@ func TestResolveErrors(t *testing.T) {
 		server   Server
 		notFound bool
 		want     string
+		fix      string
 	}{
 		{"not on PATH", Server{Name: "gone", Client: Codex, Source: src, Command: "nosuch"}, true,
-			`codex mcp server "gone" (declared in /h/.codex/config.toml): command "nosuch" is not on the box PATH`},
-		{"a variable", Server{Name: "v", Source: src, Command: "${BIN}/x"}, true, "variable reference"},
-		{"missing absolute", Server{Name: "a", Source: src, Command: H + "/nope"}, true, "no such file"},
-		{"a missing interpreter", Server{Name: "i", Source: src, Command: "noint"}, true, `interpreter "nosuchinterp"`},
-		{"an interpreter loop", Server{Name: "l", Source: src, Command: "loop1"}, true, "nested interpreters"},
-		{"credential path", Server{Name: "c", Source: src, Command: "sshlink"}, false, `mcp server "c" (declared in /h/.codex/config.toml): ` + H + `/.ssh/tool is a credential path`},
-		{"a repo script's interpreter", Server{Name: "r", Source: src, Command: root + "/repo/run.sh"}, true, "aisan binds nothing that a file in the repository names"},
-		{"a repo link out", Server{Name: "e", Source: src, Command: root + "/repo/escape"}, true, "aisan binds nothing that a file in the repository names"},
-		{"a repo config's absolute command", Server{Name: "x", Source: repoSrc, Command: H + "/bin/plain"}, true, "aisan binds nothing that a file in the repository names"},
-		{"a directory", Server{Name: "d", Source: src, Command: H + "/bin"}, true, "not a regular file"},
-		{"not executable", Server{Name: "x", Source: src, Command: H + "/notes.txt"}, true, "not executable"},
+			`codex mcp server "gone" (declared in /h/.codex/config.toml): command "nosuch" is not on the box PATH`, ""},
+		{"on the host PATH only", Server{Name: "cargo", Client: Claude, Source: src, Command: "cargotool"}, true,
+			`command "cargotool" is not on the box PATH`, `cargotool is in ~/.cargo/bin on the host: ro = ["~/.cargo/bin"] and path = ["~/.cargo/bin"] in a bind spec (--binds FILE) let the box run it`},
+		{"an interpreter on the host PATH only", Server{Name: "nvm", Client: Claude, Source: src, Command: H + "/.cargo/bin/nodeish"}, true,
+			`interpreter "nvmnode"`, `nvmnode is in ~/.nvm/bin on the host: ro = ["~/.nvm/bin"] and path = ["~/.nvm/bin"]`},
+		{"a variable", Server{Name: "v", Source: src, Command: "${BIN}/x"}, true, "variable reference", ""},
+		{"missing absolute", Server{Name: "a", Source: src, Command: H + "/nope"}, true, "no such file", ""},
+		{"a missing interpreter", Server{Name: "i", Source: src, Command: "noint"}, true, `interpreter "nosuchinterp"`, ""},
+		{"an interpreter loop", Server{Name: "l", Source: src, Command: "loop1"}, true, "nested interpreters", ""},
+		{"credential path", Server{Name: "c", Source: src, Command: "sshlink"}, false, `mcp server "c" (declared in /h/.codex/config.toml): ` + H + `/.ssh/tool is a credential path`, ""},
+		{"a repo script's interpreter", Server{Name: "r", Source: src, Command: root + "/repo/run.sh"}, true, "aisan binds nothing that a file in the repository names", ""},
+		{"a repo link out", Server{Name: "e", Source: src, Command: root + "/repo/escape"}, true, "aisan binds nothing that a file in the repository names", ""},
+		{"a repo config's absolute command", Server{Name: "x", Source: repoSrc, Command: H + "/bin/plain"}, true, "aisan binds nothing that a file in the repository names", ""},
+		{"a directory", Server{Name: "d", Source: src, Command: H + "/bin"}, true, "not a regular file", ""},
+		{"not executable", Server{Name: "x", Source: src, Command: H + "/notes.txt"}, true, "not executable", ""},
 	}
+	fine := Resolve([]Server{{Name: "fine", Command: "sh"}, {Name: "plain", Command: "plain"}}, h)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Resolve([]Server{{Name: "fine", Command: "sh"}, tt.server}, h)
+			res := Resolve([]Server{{Name: "fine", Command: "sh"}, tt.server, {Name: "plain", Command: "plain"}}, h)
+			if len(res.Unrunnable) != 1 {
+				t.Fatalf("unrunnable %+v, want the one server", res.Unrunnable)
+			}
+			u := res.Unrunnable[0]
 			var nf *NotFoundError
-			if err == nil || !strings.Contains(err.Error(), tt.want) || errors.As(err, &nf) != tt.notFound {
+			if err := u.Err; !strings.Contains(err.Error(), tt.want) || errors.As(err, &nf) != tt.notFound {
 				t.Fatalf("err = %v; want one containing %q (NotFoundError %v)", err, tt.want, tt.notFound)
+			}
+			if u.Server != tt.server.Name || u.Source != tt.server.Source || u.Why == "" || strings.Contains(u.Why, "mcp server") {
+				t.Errorf("unrunnable %+v names the wrong server, or its why repeats the name", u)
 			}
 			if tt.notFound && (nf.Server != tt.server.Name || nf.File != tt.server.Source.File) {
 				t.Errorf("NotFoundError names %q/%q", nf.Server, nf.File)
+			}
+			if !strings.Contains(u.Fix, tt.fix) || (tt.fix == "") != (u.Fix == "") {
+				t.Errorf("fix %q, want %q", u.Fix, tt.fix)
+			}
+			if d := cmp.Diff(fine.Binds, res.Binds); d != "" {
+				t.Errorf("a dropped server changed the binds (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(fine.Symlinks, res.Symlinks); d != "" {
+				t.Errorf("a dropped server changed the links (-want +got):\n%s", d)
+			}
+			if len(res.Commands) != 2 {
+				t.Errorf("commands %+v, want the two others", res.Commands)
 			}
 		})
 	}
 	// A repo config may still name a command on the box PATH: the PATH, not
 	// the repository, decides where that points.
-	if _, err := Resolve([]Server{{Name: "ok", Source: repoSrc, Command: "plain"}}, h); err != nil {
-		t.Errorf("a PATH command from a repo config: %v", err)
+	if res := Resolve([]Server{{Name: "ok", Source: repoSrc, Command: "plain"}}, h); len(res.Unrunnable) != 0 {
+		t.Errorf("a PATH command from a repo config: %+v", res.Unrunnable)
 	}
-	if _, err := Resolve([]Server{{Name: "gone", Command: "nosuch"}}, h); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("not found does not wrap fs.ErrNotExist: %v", err)
+	if res := Resolve([]Server{{Name: "gone", Command: "nosuch"}}, h); len(res.Unrunnable) != 1 || !errors.Is(res.Unrunnable[0].Err, fs.ErrNotExist) {
+		t.Errorf("not found does not wrap fs.ErrNotExist: %+v", res.Unrunnable)
+	}
+}
+
+func TestNeedsNetwork(t *testing.T) {
+	for _, tt := range []struct {
+		cmd  string
+		args []string
+		want string
+	}{
+		{"npx", []string{"-y", "@modelcontextprotocol/server-everything"}, "runs npx"},
+		{"/usr/bin/npx", []string{"pkg"}, "runs npx"},
+		{"uvx", []string{"mcp-server-git"}, "runs uvx"},
+		{"pipx", []string{"run", "x"}, "runs pipx run"},
+		{"pnpm", []string{"dlx", "x"}, "runs pnpm dlx"},
+		{"npm", []string{"exec", "--", "x"}, "runs npm exec"},
+		{"uv", []string{"tool", "run", "x"}, "runs uv tool"},
+		{"uv", []string{"run", "--with", "x", "y"}, "runs uv run"},
+		{"docker", []string{"run", "-i", "--rm", "img"}, "runs docker"},
+		{"deno", []string{"run", "-A", "npm:pkg"}, "runs deno on npm:"},
+		{"uv", []string{"run", "server.py"}, ""},
+		{"npm", []string{"run", "mcp"}, ""},
+		{"node", []string{"server.js"}, ""},
+		{"deno", []string{"run", "server.ts"}, ""},
+		{"/home/u/.local/bin/my-mcp", nil, ""},
+	} {
+		if got := NeedsNetwork(Server{Command: tt.cmd, Args: tt.args}); !strings.HasPrefix(got, tt.want) || (tt.want == "") != (got == "") {
+			t.Errorf("NeedsNetwork(%s %q) = %q, want %q…", tt.cmd, tt.args, got, tt.want)
+		}
 	}
 }

@@ -94,6 +94,13 @@ type opencodeOut struct {
 // OpencodeConfig renders servers as an opencode config file for
 // $OPENCODE_CONFIG.
 func OpencodeConfig(servers []Server) ([]byte, error) {
+	return opencodeConfig(servers, nil)
+}
+
+// opencodeConfig is [OpencodeConfig] with the user's permission block
+// (nil for none): the box's first config layer, so that the rules keep
+// the host's order (see hooks.OpencodeBox).
+func opencodeConfig(servers []Server, permission json.RawMessage) ([]byte, error) {
 	out := map[string]opencodeOut{}
 	for _, s := range servers {
 		o := opencodeOut{Type: "local", Command: append([]string{s.Command}, s.Args...), Environment: envMap(s.Env), Enabled: true}
@@ -102,7 +109,11 @@ func OpencodeConfig(servers []Server) ([]byte, error) {
 		}
 		out[s.Name] = o
 	}
-	return marshalJSON(map[string]any{"$schema": "https://opencode.ai/config.json", "mcp": out})
+	top := map[string]any{"$schema": "https://opencode.ai/config.json", "mcp": out}
+	if permission != nil {
+		top["permission"] = permission
+	}
+	return marshalJSON(top)
 }
 
 // WriteClaude writes [ClaudeConfig] to dir/[ClaudeFile] and returns its
@@ -118,7 +129,11 @@ func WriteClaude(dir string, servers []Server) (string, error) {
 // WriteOpencode writes [OpencodeConfig] to dir/[OpencodeFile] and returns
 // its path, the value for OPENCODE_CONFIG (as the box sees dir).
 func WriteOpencode(dir string, servers []Server) (string, error) {
-	b, err := OpencodeConfig(servers)
+	return writeOpencode(dir, servers, nil)
+}
+
+func writeOpencode(dir string, servers []Server, permission json.RawMessage) (string, error) {
+	b, err := opencodeConfig(servers, permission)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,101 @@
+package strictbox
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
+)
+
+// TestSeedRules: the keys the user's rules own are the user's at every
+// launch, whatever the box wrote into its settings since; the box's
+// other settings stay; a key the user no longer sets is removed.
+func TestSeedRules(t *testing.T) {
+	state := t.TempDir()
+	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, Cwd: "/w/r", Repo: "/w/r"}
+	settings := filepath.Join(state, "settings.json")
+	os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]},"hooks":{"Stop":[]},"theme":"dark"}`), 0o600)
+	r := &BoxRules{Keys: []string{"permissions", "hooks"}, Settings: map[string]json.RawMessage{"permissions": json.RawMessage(`{"deny":["Bash(touch:*)"]}`)}}
+	if err := seedState(o, r); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	b, _ := os.ReadFile(settings)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got["hooks"]; ok || got["theme"] != "dark" || !strings.Contains(string(b), `"Bash(touch:*)"`) || strings.Contains(string(b), `"Bash"`) {
+		t.Errorf("the box's settings after the seed:\n%s", b)
+	}
+}
+
+// TestRulesNote: one note names what stays on the host and where it was
+// read, and with Claude's auto mode what to use instead; Claude's launch
+// says where resuming works.
+func TestRulesNote(t *testing.T) {
+	n := rulesNote(jail.KindClaude, BoxRules{Source: "/h/.claude/settings.json", Left: []string{"a", "b"}, AutoMode: true})
+	for _, want := range []string{"from /h/.claude/settings.json: a; b", "auto mode", "--skip-permissions"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("note %q lacks %q", n, want)
+		}
+	}
+	if n := rulesNote(jail.KindOpencode, BoxRules{}); n != "" {
+		t.Errorf("nothing to say, yet %q", n)
+	}
+	if n := resumeNote(jail.KindClaude, "/h/.aisan/state/x"); !strings.Contains(n, "/h/.aisan/state/x") || !strings.Contains(n, "aisan claude --strict --resume") {
+		t.Errorf("resume note %q", n)
+	}
+}
+
+// TestPlanRules: the view the rules are read with is the box's (its
+// PATH, its mounts, its state dir; the credentials are not mountable),
+// and what they ask for lands in the plan: the guard bound read-only at
+// its path from its real file, the variables, opencode's first layer.
+func TestPlanRules(t *testing.T) {
+	root := t.TempDir()
+	tools := filepath.Join(root, "tools")
+	os.MkdirAll(tools, 0o755)
+	guard := filepath.Join(root, "real-guard")
+	os.WriteFile(guard, []byte("\x7fELF"), 0o755)
+	os.Symlink(guard, filepath.Join(tools, "aisan-guard"))
+	os.WriteFile(filepath.Join(tools, "hooktool"), []byte("#!/bin/sh\n"), 0o755)
+	o := jail.StrictOptions{Kind: jail.KindOpencode, Repo: "/src/app", Cwd: "/src/app", StateDir: "/st",
+		Forbidden: []string{"/home/u/.ssh"}, BindPath: []string{tools},
+		Binds: []jail.Mount{{Kind: jail.ROBind, Src: tools, Dst: tools}}}
+	var view RulesView
+	b := &Box{Options: Options{Rules: func(v RulesView) (BoxRules, error) {
+		view = v
+		return BoxRules{Binds: []string{filepath.Join(root, "elsewhere", "aisan-guard"), "/gone/aisan-guard"}, Env: []string{"OPENCODE_PERMISSION={}"}, OpencodePermission: json.RawMessage(`{"bash":"ask"}`)}, nil
+	}}}
+	os.MkdirAll(filepath.Join(root, "elsewhere"), 0o755)
+	os.Symlink(guard, filepath.Join(root, "elsewhere", "aisan-guard"))
+	b.mcp = &mcp.Options{}
+	note, err := b.planRules(jail.Host{Home: "/home/u", Cwd: "/src/app"}, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(note, "aisan's guard /gone/aisan-guard, which a hook runs, is not there") {
+		t.Errorf("a guard that is gone: note %q", note)
+	}
+	if !view.Shows("/src/app/x") || !view.Shows("/st/settings.json") || !view.Shows("/usr/bin/sh") || view.Shows("/home/u/x") || view.Shows(root+"/elsewhere") {
+		t.Error("the view does not show what the box shows")
+	}
+	if p := view.LookPath("hooktool"); p != filepath.Join(tools, "hooktool") {
+		t.Errorf("LookPath(hooktool) = %q", p)
+	}
+	if view.Mountable("/home/u/.ssh/id") == nil || view.Mountable(tools) != nil {
+		t.Error("Mountable does not refuse exactly the credentials")
+	}
+	last := o.Binds[len(o.Binds)-1]
+	if last.Kind != jail.ROBind || last.Src != guard || last.Dst != filepath.Join(root, "elsewhere", "aisan-guard") {
+		t.Errorf("the guard's bind: %+v", last)
+	}
+	if !slices.Contains(o.ExtraEnv, "OPENCODE_PERMISSION={}") || string(b.mcp.OpencodePermission) != `{"bash":"ask"}` {
+		t.Errorf("env %q, opencode layer %s", o.ExtraEnv, b.mcp.OpencodePermission)
+	}
+}

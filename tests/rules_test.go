@@ -1,0 +1,165 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// claudeRulesSettings are the user's Claude settings the rules tests
+// use: a deny rule, and a hook whose script lives in the home, which no
+// box shows.
+func claudeRulesSettings(t *testing.T, home string) {
+	t.Helper()
+	hook := filepath.Join(home, "hooks", "notify.sh")
+	os.MkdirAll(filepath.Dir(hook), 0o755)
+	os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	settings := map[string]any{
+		"permissions": map[string]any{"deny": []string{"Bash(touch:*)"}},
+		"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{
+			map[string]any{"type": "command", "command": hook},
+		}}}},
+	}
+	b, _ := json.MarshalIndent(settings, "", "  ")
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClaudeUserDenyHolds: the real claude, told to skip its prompts,
+// refuses a command the user's permissions.deny names, in the deny-list
+// jail and in a strict box alike; in the box aisan's kill guard, which
+// the user installed with install-hook, refuses a broadcast kill too, and
+// the launch names the hook the box cannot run.
+func TestClaudeUserDenyHolds(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	const touched = "denied-by-the-user"
+	commands := []string{"touch " + touched, "pkill -f aisan-rules-test-nothing"}
+	check := func(t *testing.T, repo string, s *standIn, r jailedRun) {
+		t.Helper()
+		if err := claudeDone(r.stdout); err != nil {
+			t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+		}
+		if _, err := os.Stat(filepath.Join(repo, touched)); err == nil {
+			t.Errorf("%q ran although the user's settings deny it", commands[0])
+		}
+		if res, _ := s.resultOf(0); !strings.Contains(res, "denied") {
+			t.Errorf("the model was not told the command is denied: %q", res)
+		}
+	}
+	t.Run("jailed", func(t *testing.T) {
+		requireJail(t)
+		repo := worktree(t)
+		home, _ := testEnv(t)
+		s := newScriptedStandIn(t, commands[:1], anthropicAPI)
+		env := append(jailEnv(home, bin), claudeSetup(t, home, s)...)
+		claudeRulesSettings(t, home)
+		r := runJailed(t, repo, append(env, "AISAN_NO_SCOPE=1"), "claude", "--", "--dangerously-skip-permissions", "-p", "Run the shell command you are given.", "--output-format", "json")
+		check(t, repo, s, r)
+	})
+	t.Run("strict", func(t *testing.T) {
+		repo, home, env := strictRepo(t)
+		claudeRulesSettings(t, home)
+		if r := aisan(t, env, "", "install-hook", "--claude"); r.code != 0 {
+			t.Fatalf("install-hook: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
+			`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+			time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+		ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
+		env = append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+		r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+		check(t, repo, s, r)
+		if res, _ := s.resultOf(1); !carriesReason(res, guardReasonsIn(t, slotName(repo, "claude"), commands[1])) {
+			t.Errorf("aisan's kill guard did not refuse %q in the box: %q", commands[1], res)
+		}
+		hook := filepath.Join(home, "hooks", "notify.sh")
+		if !strings.Contains(r.stderr, "Stop hook \""+hook+"\": "+hook+" is not in the box") || !strings.Contains(r.stderr, `ro = ["~/hooks"]`) {
+			t.Errorf("the launch did not name the hook the box cannot run:\n%s", r.stderr)
+		}
+		if !strings.Contains(r.stderr, "aisan claude --strict --resume") {
+			t.Errorf("the launch did not say where the box's sessions resume:\n%s", r.stderr)
+		}
+	})
+}
+
+// TestStrictOpencodeAsks: the user's "bash": "ask" reaches opencode in a
+// strict box: the real opencode there builds a ruleset that asks for
+// bash, with aisan's kill rules after it.
+func TestStrictOpencodeAsks(t *testing.T) {
+	bin := nodeBin(t, "opencode")
+	repo, home, _ := strictRepo(t)
+	writeFiles(t, home, map[string]string{".config/opencode/opencode.jsonc": "{\n  // the user's own rule\n  \"permission\": {\"bash\": \"ask\"},\n}\n"})
+	r := runJailed(t, repo, append(jailEnv(home, bin), "AISAN_NO_SCOPE=1"), "opencode", "--strict", "--", "debug", "agent", "build")
+	if r.code != 0 {
+		t.Fatalf("opencode debug agent build in the box: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var agent struct {
+		Permission []opencodeRule `json:"permission"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &agent); err != nil {
+		t.Fatalf("opencode printed no agent (%v):\n%s", err, r.stdout)
+	}
+	if got := ocEvaluate(agent.Permission, "bash", "npm test"); got != "ask" {
+		t.Errorf("in the box opencode does %q for bash, want ask; rules %+v", got, agent.Permission)
+	}
+	if got := ocEvaluate(agent.Permission, "bash", "pkill -f node"); got != "deny" {
+		t.Errorf("in the box opencode does %q for a pkill, want aisan's deny", got)
+	}
+}
+
+// TestStrictMCPNeverStopsALaunch: a server whose command the box cannot
+// run (a bare name from ~/.local/bin) is dropped with a note naming it,
+// its file and the bind spec line that would bring it, and the launch
+// goes on; --no-mcp imports nothing, not even a server that would run.
+func TestStrictMCPNeverStopsALaunch(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, _ := strictRepo(t)
+	local := filepath.Join(home, ".local", "bin")
+	os.MkdirAll(local, 0o755)
+	os.WriteFile(filepath.Join(local, "far-mcp"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	claudeJSON := filepath.Join(home, ".claude.json")
+	os.WriteFile(claudeJSON, []byte(`{"mcpServers": {"far": {"command": "far-mcp"}, "near": {"command": "sh", "args": ["-c", "cat"]}, "fetched": {"command": "npx", "args": ["-y", "some-mcp"]}}}`), 0o600)
+	env := append(jailEnv(home, bin), "PATH="+bin+":"+local+":"+os.Getenv("PATH"), "AISAN_NO_SCOPE=1")
+	mcpFile := func() string {
+		t.Helper()
+		matches, _ := filepath.Glob(filepath.Join(home, ".aisan", "state", "*", "aisan-mcp.json"))
+		if len(matches) != 1 {
+			t.Fatalf("the box's MCP config: %q", matches)
+		}
+		b, _ := os.ReadFile(matches[0])
+		return string(b)
+	}
+
+	r := runJailed(t, repo, env, "claude", "--strict", "--", "--version")
+	if r.code != 0 || strings.TrimSpace(r.stdout) == "" {
+		t.Fatalf("a server the box cannot run stopped the launch: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	want := `claude mcp server "far" from ` + claudeJSON + ` not imported: cannot run in the box: command "far-mcp" is not on the box PATH`
+	if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, `ro = ["~/.local/bin"] and path = ["~/.local/bin"]`) {
+		t.Errorf("the launch did not name the dropped server, its file and the fix:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, `"fetched"`) || !strings.Contains(r.stderr, "runs npx") {
+		t.Errorf("the launch did not say the npx server needs the network:\n%s", r.stderr)
+	}
+	if f := mcpFile(); !strings.Contains(f, `"near"`) || strings.Contains(f, `"far"`) {
+		t.Errorf("the box's MCP config:\n%s", f)
+	}
+
+	r = runJailed(t, repo, env, "claude", "--strict", "--no-mcp", "--", "--version")
+	if r.code != 0 {
+		t.Fatalf("--no-mcp: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "far") || strings.Contains(r.stderr, "mcp server") {
+		t.Errorf("--no-mcp still spoke of the user's servers:\n%s", r.stderr)
+	}
+	if f := mcpFile(); strings.Contains(f, `"near"`) {
+		t.Errorf("--no-mcp still gave the box a server:\n%s", f)
+	}
+}
