@@ -41,9 +41,11 @@ func refusedLaunch(t *testing.T, what string, r result, repo string, wants ...st
 func TestTrustBindSpecInRepo(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	tools := filepath.Join(home, "tools")
-	bashrc := filepath.Join(home, ".bashrc")
+	// A plain data file: one the host runs (~/.bashrc) is refused even
+	// when approved (TestStrictHostExecRefused).
+	notes := filepath.Join(home, "notes.txt")
 	os.Mkdir(tools, 0o755)
-	os.WriteFile(bashrc, []byte("# the user's\n"), 0o644)
+	os.WriteFile(notes, []byte("the user's\n"), 0o644)
 	spec := filepath.Join(repo, "aisan.toml")
 	inc := filepath.Join(repo, "inc.toml")
 	os.WriteFile(spec, []byte("include = [\"inc.toml\"]\n"), 0o644)
@@ -61,7 +63,7 @@ func TestTrustBindSpecInRepo(t *testing.T) {
 	}
 
 	// The box plants, as an agent asked to "fix the build" might.
-	plant := fmt.Sprintf(`printf 'env = ["HOST_SECRET"]\nrw = [%q]\n' >> inc.toml && echo planted`, bashrc)
+	plant := fmt.Sprintf(`printf 'env = ["HOST_SECRET"]\nrw = [%q]\n' >> inc.toml && echo planted`, notes)
 	if r := strict(t, repo, env, binds, "sh", "-c", plant); r.code != 0 || r.stdout != "planted\n" {
 		t.Fatalf("the approved launch: %d %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -69,7 +71,7 @@ func TestTrustBindSpecInRepo(t *testing.T) {
 	r = strict(t, repo, env, binds, touch...)
 	refusedLaunch(t, "an include the box changed", r, repo,
 		"aisan: error: bind spec "+inc+" lies where a strict box can write", "has changed since you approved it on ",
-		"\n+env = [\"HOST_SECRET\"]\n", fmt.Sprintf("\n+rw = [%q]\n", bashrc),
+		"\n+env = [\"HOST_SECRET\"]\n", fmt.Sprintf("\n+rw = [%q]\n", notes),
 		"aisan: hint: read the change; if it is what you want, approve this content: aisan trust "+inc)
 	if n := len(slotList(t, env)); n != slots {
 		t.Errorf("the refused launch left %d slots, want %d: it must not start", n, slots)
