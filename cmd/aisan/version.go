@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -107,7 +108,13 @@ func lookTool(name string) toolVersion {
 	if err != nil {
 		return toolVersion{err: err}
 	}
-	line, err := jail.ToolVersion(p, jail.RuntimeDir(os.Getenv))
+	rt := jail.RuntimeDir(os.Getenv)
+	if rt != "" {
+		// The runtime directory is ours and a launch makes the same
+		// directory: 'aisan version' keeps its cache there too.
+		_ = os.Mkdir(filepath.Join(rt, "aisan"), 0o700)
+	}
+	line, err := jail.ToolVersion(p, rt)
 	if err != nil {
 		return toolVersion{path: p, err: err}
 	}
