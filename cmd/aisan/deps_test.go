@@ -139,7 +139,6 @@ var roles = []struct {
 		"strict":      "the command layer reads the file through the trust check and hands over its bytes",
 		"mechanism":   "the configuration knows keys, not slots or inits",
 		"egress":      "the configuration knows keys, not proxies",
-		"leaf":        "the configuration needs nothing of ours",
 		"guard":       "the configuration knows keys, not commands",
 		"hooks":       "the configuration edits no agent settings",
 		"systemd":     "the configuration places nothing in units",

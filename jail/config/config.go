@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aisan-dev/aisan/jail/shared/fileerr"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
@@ -115,28 +116,8 @@ type Setting struct {
 	Source Source
 }
 
-// Error is a problem at a place in the configuration.
-type Error struct {
-	File string
-	Line int    // 0 for the file as a whole
-	Key  string // "" when no key is involved
-	Err  error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, ": %s", e.Key)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	return b.String()
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a problem at a place in the configuration: file, line, key.
+type Error = fileerr.Error
 
 // value is one key's value in one section, and its line.
 type value struct {

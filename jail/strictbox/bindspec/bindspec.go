@@ -58,6 +58,7 @@ import (
 	"sync"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/shared/fileerr"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
@@ -168,37 +169,8 @@ type Spec struct {
 	Files []string
 }
 
-// Error is a problem at a place in a spec file.
-type Error struct {
-	File string
-	Line int    // 0 when the problem is the file as a whole
-	Key  string // "" when no key is involved
-	Err  error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, ": %s", e.Key)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	return b.String()
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// Hints are those of the problem itself (a host-executed path's).
-func (e *Error) Hints() []string {
-	var h interface{ Hints() []string }
-	if errors.As(e.Err, &h) {
-		return h.Hints()
-	}
-	return nil
-}
+// Error is a problem at a place in a spec file: file, line, key.
+type Error = fileerr.Error
 
 // ErrCycle is wrapped by an include cycle's error.
 var ErrCycle = errors.New("include cycle")
