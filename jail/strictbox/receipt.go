@@ -483,16 +483,8 @@ func processesIn(ns uint64, initPID int) []Process {
 
 // leftInBox lists the processes in slotName's box besides its init.
 func leftInBox(slotName string) []Process {
-	home, err := slot.Home()
-	if err != nil {
-		return nil
-	}
-	reg, err := slot.Open(home)
-	if err != nil {
-		return nil
-	}
-	e, err := reg.Lookup(slotName)
-	if err != nil {
+	_, e, ok := slotRecord(slotName)
+	if !ok {
 		return nil
 	}
 	return processesIn(e.PidNSInode, e.InitPID)
@@ -501,16 +493,8 @@ func leftInBox(slotName string) []Process {
 // howLeftEnded says how a kept box's leftovers ended: by 'aisan kill'
 // (its note names who, with which signal) or by themselves.
 func howLeftEnded(slotName string) string {
-	home, err := slot.Home()
-	if err != nil {
-		return ""
-	}
-	reg, err := slot.Open(home)
-	if err != nil {
-		return ""
-	}
-	e, err := reg.Lookup(slotName)
-	if err != nil {
+	reg, e, ok := slotRecord(slotName)
+	if !ok {
 		return ""
 	}
 	if by, sig, ok := reg.KillNote(slotName, e.Start); ok {
@@ -664,4 +648,19 @@ func detach(argv []string) error {
 		return err
 	}
 	return cmd.Process.Release()
+}
+
+// slotRecord is the user's registry and slotName's record in it, if
+// there is one.
+func slotRecord(slotName string) (*slot.Registry, slot.Entry, bool) {
+	home, err := slot.Home()
+	if err != nil {
+		return nil, slot.Entry{}, false
+	}
+	reg, err := slot.Open(home)
+	if err != nil {
+		return nil, slot.Entry{}, false
+	}
+	e, err := reg.Lookup(slotName)
+	return reg, e, err == nil
 }

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
-	"github.com/aisan-dev/aisan/jail/slot"
 )
 
 // The receipt's peak memory and CPU time are the box's cgroup's (its
@@ -99,16 +98,8 @@ func (u *scopeUse) sample() {
 // /proc entry names it, once the init is known and still the one the
 // record names (its PID namespace); "" until then.
 func boxCgroup(slotName string) string {
-	home, err := slot.Home()
-	if err != nil {
-		return ""
-	}
-	reg, err := slot.Open(home)
-	if err != nil {
-		return ""
-	}
-	e, err := reg.Lookup(slotName)
-	if err != nil || e.InitPID <= 0 || e.PidNSInode == 0 {
+	_, e, ok := slotRecord(slotName)
+	if !ok || e.InitPID <= 0 || e.PidNSInode == 0 {
 		return ""
 	}
 	pid := strconv.Itoa(e.InitPID)
