@@ -1,13 +1,13 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/egresstest"
 )
 
 // seeds are every body the real Claude CLI sent in the test suite: the
@@ -63,27 +63,12 @@ func FuzzCheck(f *testing.F) {
 	// Every captured body with its long lists cut to two elements (whole,
 	// they are 50 KB each, which slows mutation to a crawl), and the table.
 	for _, b := range seeds(f) {
-		f.Add(trimmed(f, b))
+		f.Add(egresstest.TrimmedBody(f, b))
 	}
 	for _, tc := range checkCases {
 		f.Add([]byte(tc.body))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		obj, err := egress.ParseObject(b)
-		if err != nil {
-			return
-		}
-		err1 := Check(Routes[0], obj)
-		if err2 := Check(Routes[0], obj); (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
-			t.Fatalf("two answers: %v, %v", err1, err2)
-		}
-		if err1 != nil {
-			return
-		}
-		if why := danger(obj, ""); why != "" {
-			t.Fatalf("passed: %s", why)
-		}
-	})
+	f.Fuzz(egresstest.PolicyFuzz(func(obj map[string]any) error { return Check(Routes[0], obj) }, danger))
 }
 
 // free are the fields whose values are the client's own data (a tool's
@@ -127,36 +112,4 @@ func danger(v any, key string) string {
 		}
 	}
 	return ""
-}
-
-// trimmed is body b with every list cut to its first two elements.
-func trimmed(t testing.TB, b []byte) []byte {
-	obj, err := egress.ParseObject(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cut func(any) any
-	cut = func(v any) any {
-		switch x := v.(type) {
-		case []any:
-			if len(x) > 2 {
-				x = x[:2]
-			}
-			for i := range x {
-				x[i] = cut(x[i])
-			}
-			return x
-		case map[string]any:
-			for k := range x {
-				x[k] = cut(x[k])
-			}
-		case string:
-			if len(x) > 64 {
-				return x[:64]
-			}
-		}
-		return v
-	}
-	out, _ := json.Marshal(cut(obj))
-	return out
 }

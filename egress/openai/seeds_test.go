@@ -1,13 +1,13 @@
 package openai
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/egresstest"
 )
 
 // seeds are every body the real client sent in the test suite: the
@@ -44,43 +44,22 @@ func TestCapturedBodiesPass(t *testing.T) {
 
 func FuzzCheckResponses(f *testing.F) {
 	for _, b := range seeds(f, "codex", "responses") {
-		f.Add(trimmed(f, b))
+		f.Add(egresstest.TrimmedBody(f, b))
 	}
 	for _, tc := range responsesCases {
 		f.Add([]byte(tc.body))
 	}
-	f.Fuzz(fuzzOne(CheckResponses, responsesDanger))
+	f.Fuzz(egresstest.PolicyFuzz(func(obj map[string]any) error { return CheckResponses(egress.Route{}, obj) }, responsesDanger))
 }
 
 func FuzzCheckChat(f *testing.F) {
 	for _, b := range seeds(f, "opencode", "chat") {
-		f.Add(trimmed(f, b))
+		f.Add(egresstest.TrimmedBody(f, b))
 	}
 	for _, tc := range chatCases {
 		f.Add([]byte(tc.body))
 	}
-	f.Fuzz(fuzzOne(CheckChat, chatDanger))
-}
-
-// fuzzOne: whatever the policy passes holds nothing the independent look
-// danger finds, and the check answers the same every time.
-func fuzzOne(check func(egress.Route, map[string]any) error, danger func(any, string) string) func(*testing.T, []byte) {
-	return func(t *testing.T, b []byte) {
-		obj, err := egress.ParseObject(b)
-		if err != nil {
-			return
-		}
-		err1 := check(egress.Route{}, obj)
-		if err2 := check(egress.Route{}, obj); (err1 == nil) != (err2 == nil) || err1 != nil && err1.Error() != err2.Error() {
-			t.Fatalf("two answers: %v, %v", err1, err2)
-		}
-		if err1 != nil {
-			return
-		}
-		if why := danger(obj, ""); why != "" {
-			t.Fatalf("passed: %s", why)
-		}
-	}
+	f.Fuzz(egresstest.PolicyFuzz(func(obj map[string]any) error { return CheckChat(egress.Route{}, obj) }, chatDanger))
 }
 
 // free are the fields whose values are the client's own data.
@@ -180,37 +159,4 @@ func chatDanger(v any, key string) string {
 		}
 	}
 	return ""
-}
-
-// trimmed is body b with every list cut to its first two elements and
-// every string to 64 bytes, so mutation stays quick.
-func trimmed(t testing.TB, b []byte) []byte {
-	obj, err := egress.ParseObject(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cut func(any) any
-	cut = func(v any) any {
-		switch x := v.(type) {
-		case []any:
-			if len(x) > 2 {
-				x = x[:2]
-			}
-			for i := range x {
-				x[i] = cut(x[i])
-			}
-			return x
-		case map[string]any:
-			for k := range x {
-				x[k] = cut(x[k])
-			}
-		case string:
-			if len(x) > 64 {
-				return x[:64]
-			}
-		}
-		return v
-	}
-	out, _ := json.Marshal(cut(obj))
-	return out
 }
