@@ -32,6 +32,7 @@ import (
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail/shared/fileerr"
+	"github.com/aisan-dev/aisan/jail/shared/tomlpos"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
@@ -162,18 +163,12 @@ func Parse(path string, data []byte, keys []Key, home string) (*File, error) {
 	f := &File{Path: path, defaults: section{values: map[string]value{}}}
 	var p unstable.Parser
 	p.Reset(data)
-	lineOf := func(n *unstable.Node) int {
-		if n == nil || n.Raw.Length == 0 {
-			return 0
-		}
-		return p.Shape(n.Raw).Start.Line
-	}
 	cur := &f.defaults
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table:
-			parts, line := keyParts(e, lineOf)
+			parts, line := tomlpos.Key(&p, e)
 			if len(parts) != 2 || parts[0] != "repo" {
 				return nil, &Error{File: path, Line: line, Key: strings.Join(parts, "."), Err: errors.New(`the only tables are repository sections, [repo."/path/to/repository"]`)}
 			}
@@ -189,10 +184,10 @@ func Parse(path string, data []byte, keys []Key, home string) (*File, error) {
 			f.repos = append(f.repos, section{repo: repo, line: line, values: map[string]value{}})
 			cur = &f.repos[len(f.repos)-1]
 		case unstable.ArrayTable:
-			parts, line := keyParts(e, lineOf)
+			parts, line := tomlpos.Key(&p, e)
 			return nil, &Error{File: path, Line: line, Key: strings.Join(parts, "."), Err: errors.New("arrays of tables are not part of aisan's configuration")}
 		case unstable.KeyValue:
-			parts, line := keyParts(e, lineOf)
+			parts, line := tomlpos.Key(&p, e)
 			name := strings.Join(parts, ".")
 			k, ok := lookup(keys, name)
 			if !ok {
@@ -211,7 +206,7 @@ func Parse(path string, data []byte, keys []Key, home string) (*File, error) {
 	if err := p.Error(); err != nil {
 		var pe *unstable.ParserError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: path, Line: highlightLine(&p, pe), Err: fmt.Errorf("not valid TOML: %s", pe.Message)}
+			return nil, &Error{File: path, Line: tomlpos.ErrorLine(&p, pe), Err: fmt.Errorf("not valid TOML: %s", pe.Message)}
 		}
 		return nil, &Error{File: path, Err: fmt.Errorf("not valid TOML: %w", err)}
 	}
@@ -278,33 +273,6 @@ func unknownKey(keys []Key, name string) error {
 		}
 	}
 	return errors.New("unknown key; the keys are " + strings.Join(names, ", "))
-}
-
-// keyParts is an expression's dotted key and the line it starts on.
-func keyParts(e *unstable.Node, lineOf func(*unstable.Node) int) ([]string, int) {
-	k := e.Key()
-	var parts []string
-	line := 0
-	for k.Next() {
-		parts = append(parts, string(k.Node().Data))
-		if line == 0 {
-			line = lineOf(k.Node())
-		}
-	}
-	return parts, line
-}
-
-// highlightLine is the line a parser error points at, or 0.
-func highlightLine(p *unstable.Parser, pe *unstable.ParserError) (line int) {
-	if len(pe.Highlight) == 0 {
-		return 0
-	}
-	defer func() {
-		if recover() != nil {
-			line = 0
-		}
-	}()
-	return p.Shape(p.Range(pe.Highlight)).Start.Line
 }
 
 // Inputs are what Resolve weighs besides the file.

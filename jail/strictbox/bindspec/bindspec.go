@@ -60,6 +60,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/shared/fileerr"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/tomlpos"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
@@ -520,24 +521,20 @@ type keyValues struct {
 func parse(name string, data []byte) (out []keyValues, err error) {
 	var p unstable.Parser
 	p.Reset(data)
-	lineOf := func(n *unstable.Node) int {
-		if n.Raw.Length == 0 {
-			return 0
-		}
-		return p.Shape(n.Raw).Start.Line
-	}
 	seen := map[string]int{}
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.KeyValue:
 		case unstable.Table, unstable.ArrayTable:
-			key, line := keyOf(e, lineOf)
+			parts, line := tomlpos.Key(&p, e)
+			key := strings.Join(parts, ".")
 			return nil, &Error{File: name, Line: line, Key: key, Err: errors.New("tables are not part of a bind spec; use top-level keys (" + strings.Join(knownKeys, ", ") + ")")}
 		default:
 			continue
 		}
-		key, line := keyOf(e, lineOf)
+		parts, line := tomlpos.Key(&p, e)
+		key := strings.Join(parts, ".")
 		known := false
 		for _, kk := range knownKeys {
 			known = known || kk == key
@@ -558,13 +555,13 @@ func parse(name string, data []byte) (out []keyValues, err error) {
 		for it.Next() {
 			n := it.Node()
 			if n.Kind != unstable.String {
-				l := lineOf(n)
+				l := tomlpos.Line(&p, n)
 				if l == 0 {
 					l = line
 				}
 				return nil, &Error{File: name, Line: l, Key: key, Err: fmt.Errorf("entries must be strings, not %s", n.Kind)}
 			}
-			l := lineOf(n)
+			l := tomlpos.Line(&p, n)
 			if l == 0 {
 				l = line
 			}
@@ -575,40 +572,11 @@ func parse(name string, data []byte) (out []keyValues, err error) {
 	if err := p.Error(); err != nil {
 		var pe *unstable.ParserError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: name, Line: highlightLine(&p, pe), Err: fmt.Errorf("not valid TOML: %s", pe.Message)}
+			return nil, &Error{File: name, Line: tomlpos.ErrorLine(&p, pe), Err: fmt.Errorf("not valid TOML: %s", pe.Message)}
 		}
 		return nil, &Error{File: name, Err: fmt.Errorf("not valid TOML: %w", err)}
 	}
 	return out, nil
-}
-
-// keyOf is an expression's dotted key and the line it starts on.
-func keyOf(e *unstable.Node, lineOf func(*unstable.Node) int) (string, int) {
-	k := e.Key()
-	var parts []string
-	line := 0
-	for k.Next() {
-		parts = append(parts, string(k.Node().Data))
-		if line == 0 {
-			line = lineOf(k.Node())
-		}
-	}
-	return strings.Join(parts, "."), line
-}
-
-// highlightLine is the line a parser error points at, or 0. The
-// parser's highlights are slices of its input; should one not be, the
-// line is unknown rather than a crash.
-func highlightLine(p *unstable.Parser, pe *unstable.ParserError) (line int) {
-	if len(pe.Highlight) == 0 {
-		return 0
-	}
-	defer func() {
-		if recover() != nil {
-			line = 0
-		}
-	}()
-	return p.Shape(p.Range(pe.Highlight)).Start.Line
 }
 
 // readRegular reads a spec file through the safe reader: a regular file,
