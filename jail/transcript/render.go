@@ -56,6 +56,8 @@ type Renderer struct {
 	held []byte
 	// follow is set for a followed transcript (see Follow).
 	follow *following
+	// osc takes out what the emulator would misread (see oscFilter).
+	osc oscFilter
 }
 
 // NewRenderer returns a Renderer for a window of cols×rows cells writing
@@ -217,7 +219,7 @@ func (r *Renderer) Write(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	r.held = append(r.held, p...)
+	r.held = append(r.held, r.osc.filter(p)...)
 	i := bytes.LastIndexFunc(r.held, func(c rune) bool { return c < utf8.RuneSelf })
 	if i < 0 && len(r.held) < maxHeld {
 		return len(p), nil

@@ -105,6 +105,12 @@ var renderTests = []struct{ name, in, want string }{
 	{"alternate screen at the end", "shell\r\n\x1b[?1049hstill open", "shell\nstill open\n"},
 	{"main screen below the cursor after the app", "top\r\nprompt\x1b[?1049happ\x1b[?1049l!\r\n", "top\napp\nprompt!\n"},
 	{"cursor position query", "a\x1b[6nb\x1b[cc\r\n", "abc\n"},
+	// A title holds a byte 0x9C in its UTF-8, which the emulator's parser
+	// takes for the end of the command.
+	{"window title", "a\x1b]0;\u2733 Claude Code\x07b\x1b]2;\u25d0 x\x1b\\c\r\n", "abc\n"},
+	{"hyperlink", "\x1b]8;;http://x/\x1b\\link\x1b]8;;\x1b\\\r\n", "link\n"},
+	{"command cut by an escape", "a\x1b]0;t\x1b[1mb\r\n", "ab\n"},
+	{"escape then not a command", "a\x1b\x1b[1mb\x1b(Bc\r\n", "abc\n"},
 }
 
 // altFrame draws frame i of a full-screen view: a title, four lines of
