@@ -294,3 +294,13 @@ func TestRoff(t *testing.T) {
 		}
 	}
 }
+
+// long is the option's long name ("--follow"), or its only one.
+func (o helpOption) long() string {
+	for _, n := range o.names {
+		if strings.HasPrefix(n, "--") {
+			return n
+		}
+	}
+	return o.names[0]
+}

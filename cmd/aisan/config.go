@@ -272,19 +272,3 @@ func flagOfKey(fs *flag.FlagSet, key string) string {
 func isStrictOption(name string) bool {
 	return name != "strict" && slices.ContainsFunc(strictOptions, func(o strictOption) bool { return o.name == name })
 }
-
-// configJSON is 'aisan config --json'.
-type configJSON struct {
-	Configuration string        `json:"configuration"`
-	Exists        bool          `json:"exists"`
-	Repository    string        `json:"repository"`
-	Section       string        `json:"section,omitempty"`
-	Settings      []settingJSON `json:"settings"`
-}
-
-type settingJSON struct {
-	Key   string `json:"key"`
-	Value any    `json:"value"`
-	From  string `json:"from"`
-	Where string `json:"where,omitempty"`
-}

@@ -141,3 +141,19 @@ func printConfigJSON(path string, exists bool, repo, section string, ss []config
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
+
+// configJSON is 'aisan config --json'.
+type configJSON struct {
+	Configuration string        `json:"configuration"`
+	Exists        bool          `json:"exists"`
+	Repository    string        `json:"repository"`
+	Section       string        `json:"section,omitempty"`
+	Settings      []settingJSON `json:"settings"`
+}
+
+type settingJSON struct {
+	Key   string `json:"key"`
+	Value any    `json:"value"`
+	From  string `json:"from"`
+	Where string `json:"where,omitempty"`
+}

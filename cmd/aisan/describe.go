@@ -117,16 +117,6 @@ type helpOption struct {
 	takesValue bool
 }
 
-// long is the option's long name ("--follow"), or its only one.
-func (o helpOption) long() string {
-	for _, n := range o.names {
-		if strings.HasPrefix(n, "--") {
-			return n
-		}
-	}
-	return o.names[0]
-}
-
 // optionLine matches the start of an option line: names, then an
 // optional metavar, then the description.
 // (Compiled on first use: aisan's start stays cheap.)
