@@ -1,4 +1,4 @@
-package transcript
+package playback
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/aisan-dev/aisan/jail/transcript"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
 )
@@ -257,7 +258,7 @@ func (r *Renderer) feed(p []byte) {
 
 // Resize changes the emulated window, as the recorded terminal changed.
 func (r *Renderer) Resize(cols, rows int) {
-	if cols < 1 || rows < 1 || cols > maxDim || rows > maxDim {
+	if cols < 1 || rows < 1 || cols > transcript.MaxDim || rows > transcript.MaxDim {
 		return
 	}
 	r.release()

@@ -1,4 +1,4 @@
-package transcript
+package playback
 
 // maxOSC bounds an operating system command: one never ended gives the
 // output back after this many bytes rather than swallowing the rest.
