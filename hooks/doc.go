@@ -19,7 +19,8 @@
 //     in the indentation the file already uses.
 //   - Ours is recognised by its command, whatever the directory: the lean
 //     guard "<dir>/aisan-guard" that [LeanGuard] finds beside aisan, the
-//     fallback "<dir>/aisan guard", the exec form of either, or the exact
+//     fallback "<dir>/aisan guard" (or "<dir>/aisan-full guard", as the
+//     full binary writes it), the exec form of either, or the exact
 //     command the installing binary writes (a copy named otherwise, such as
 //     aisan-dev). Installing from a new binary, or in the other form,
 //     replaces the old entry instead of adding a second one, and

@@ -29,6 +29,11 @@ const Matcher = "Bash"
 // the hook alone, without the rest of aisan, so that it starts fast.
 const GuardName = "aisan-guard"
 
+// FullName is the file name of the full aisan binary (cmd/aisan without
+// the front's build tag), which installs the hook when the front hands
+// install-hook to it, and so is the binary of its guard subcommand.
+const FullName = "aisan-full"
+
 // Hook is the handler aisan installs: the lean guard binary when there is
 // one, or else the guard subcommand of the aisan binary.
 type Hook struct {
@@ -521,7 +526,7 @@ func Find(src []byte) ([]Handler, error) {
 // isAisan reports whether path names an aisan binary: one called aisan, the
 // running binary, or installing.
 func isAisan(path, installing string) bool {
-	if filepath.Base(path) == "aisan" {
+	if b := filepath.Base(path); b == "aisan" || b == FullName {
 		return true
 	}
 	if self := selfBinary(); self != "" && filepath.Clean(path) == self {

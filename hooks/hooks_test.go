@@ -362,6 +362,7 @@ func TestIsOurs(t *testing.T) {
 		ours    bool
 	}{
 		{`{"type":"command","command":"/usr/local/bin/aisan guard"}`, true},
+		{`{"type":"command","command":"/usr/local/bin/aisan-full guard"}`, true},
 		{`{"type":"command","command":"'/opt/x y/aisan' guard","timeout":5}`, true},
 		{`{"type":"command","command":"\"/opt/x y/aisan\" guard"}`, true},
 		{`{"type":"command","command":"aisan guard"}`, true},

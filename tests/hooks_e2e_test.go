@@ -750,6 +750,11 @@ func TestHookInstallForms(t *testing.T) {
 	dir := t.TempDir()
 	alone := filepath.Join(dir, "aisan")
 	copyExec(t, aisanBin, alone, 0o755)
+	// The front hands install-hook to aisan-full beside it, which
+	// registers its own guard subcommand: the hook never goes through the
+	// front.
+	full := filepath.Join(dir, "aisan-full")
+	copyExec(t, filepath.Join(filepath.Dir(aisanBin), "aisan-full"), full, 0o755)
 	commands := func() []string {
 		t.Helper()
 		data, err := os.ReadFile(settings)
@@ -793,14 +798,14 @@ func TestHookInstallForms(t *testing.T) {
 
 	// No lean guard beside this aisan: its guard subcommand.
 	r := runCmd(t, "", env, "", alone, "install-hook", "--claude")
-	check(r, "", alone+" guard")
-	refuses(alone + " guard")
+	check(r, "", full+" guard")
+	refuses(full + " guard")
 
 	// One that is not executable is passed over, and named.
 	guardFile := filepath.Join(dir, "aisan-guard")
 	copyExec(t, lean, guardFile, 0o644)
 	r = runCmd(t, "", env, "", alone, "install-hook", "--claude")
-	check(r, "aisan: note: the hook runs 'aisan guard', which starts slower than the lean guard: "+guardFile+" is not executable: permission denied\n", alone+" guard")
+	check(r, "aisan: note: the hook runs 'aisan guard', which starts slower than the lean guard: "+guardFile+" is not executable: permission denied\n", full+" guard")
 
 	// Made executable, it replaces the subcommand in place.
 	if err := os.Chmod(guardFile, 0o755); err != nil {
@@ -816,7 +821,7 @@ func TestHookInstallForms(t *testing.T) {
 
 	// And the copy without a lean guard takes it back to the subcommand.
 	os.Remove(guardFile)
-	check(runCmd(t, "", env, "", alone, "install-hook", "--claude"), "", alone+" guard")
+	check(runCmd(t, "", env, "", alone, "install-hook", "--claude"), "", full+" guard")
 
 	if r := aisan(t, env, "", "uninstall-hook", "--claude"); r.code != 0 {
 		t.Fatalf("uninstall-hook: exit %d: %s", r.code, r.stderr)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/aisan-dev/aisan/hooks"
 )
 
 // aisan is built twice from this package (see the Makefile):
@@ -25,7 +27,7 @@ import (
 // front and works on its own under any name.
 
 // fullBinary is the full build's name, beside the front.
-const fullBinary = "aisan-full"
+const fullBinary = hooks.FullName
 
 // errHandOver is what a command the front does not link returns; main
 // then execs the full binary with the same arguments. The full build
