@@ -20,6 +20,9 @@ export CGO_ENABLED ?= 0
 
 .PHONY: build deps install test unit bench fmt clean
 
+# aisan is the front (build tag aisanfront: the deny-list launchers and
+# what starts often), aisan-full everything else, strict boxes included:
+# the front execs it for what it does not link (cmd/aisan/handover.go).
 # aisan-init is the stage and the jail's PID 1, aisan-guard the guard hook
 # alone: small binaries for what starts on every launch and before every
 # shell command. aisan uses them when they sit next to it (and does their
@@ -27,7 +30,8 @@ export CGO_ENABLED ?= 0
 # help texts and the README's environment table, printed by the binary
 # just built.
 build:
-	$(GO) build -trimpath -buildvcs=$(VCS) -ldflags '$(LDFLAGS)' -o bin/aisan ./cmd/aisan
+	$(GO) build -trimpath -buildvcs=$(VCS) -tags aisanfront -ldflags '$(LDFLAGS)' -o bin/aisan ./cmd/aisan
+	$(GO) build -trimpath -buildvcs=$(VCS) -ldflags '$(LDFLAGS)' -o bin/aisan-full ./cmd/aisan
 	$(GO) build -trimpath -buildvcs=$(VCS) -o bin/aisan-init ./cmd/aisan-init
 	$(GO) build -trimpath -buildvcs=$(VCS) -o bin/aisan-guard ./cmd/aisan-guard
 	bin/aisan help --man > bin/aisan.1.tmp && mv bin/aisan.1.tmp bin/aisan.1
@@ -41,6 +45,7 @@ deps:
 
 install: deps build
 	install -D -m 0755 bin/aisan $(DESTDIR)$(PREFIX)/bin/aisan
+	install -D -m 0755 bin/aisan-full $(DESTDIR)$(PREFIX)/bin/aisan-full
 	install -D -m 0755 bin/aisan-init $(DESTDIR)$(PREFIX)/bin/aisan-init
 	install -D -m 0755 bin/aisan-guard $(DESTDIR)$(PREFIX)/bin/aisan-guard
 	install -D -m 0644 bin/aisan.1 $(DESTDIR)$(PREFIX)/share/man/man1/aisan.1

@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // The TUI tests drive the real Claude Code interface on a real terminal
@@ -35,8 +37,7 @@ func waitLogs(t *testing.T, env []string, slot string, d time.Duration, want ...
 	var out string
 	deadline := time.Now().Add(d)
 	for {
-		// Claude Code puts a no-break space after its prompt sign.
-		out = strings.ReplaceAll(aisan(t, env, "", "logs", slot).stdout, "\u00a0", " ")
+		out = screen(t, env, slot)
 		ok := true
 		for _, w := range want {
 			ok = ok && strings.Contains(out, w)
@@ -109,20 +110,147 @@ func typeLine(term *terminal, text string) {
 	term.master.Write([]byte("\r"))
 }
 
-// submit types text until the interface shows it (keys typed before it
-// reads the terminal are lost), then Enter.
-func submit(t *testing.T, term *terminal, env []string, slot, text string) {
+// tuiKind is what the test reads on an agent's screen to type into it.
+type tuiKind struct {
+	// sign starts the line of the input box, in column 0, followed by a
+	// space and what is typed there; the last such line in 'aisan logs'
+	// is the box (earlier ones are past prompts).
+	sign string
+	// idle matches the box's line while it is empty and takes keys.
+	idle *regexp.Regexp
+}
+
+var tuiKinds = map[string]tuiKind{
+	"claude": {sign: "❯", idle: regexp.MustCompile(`^❯\s*$`)},
+	"codex":  {sign: "›", idle: regexp.MustCompile(`^› Ask Codex`)},
+}
+
+// screen is 'aisan logs SLOT' with Claude Code's no-break space after
+// its prompt sign read as a space.
+func screen(t *testing.T, env []string, slot string) string {
 	t.Helper()
-	for i := 0; i < 20; i++ {
+	return strings.ReplaceAll(aisan(t, env, "", "logs", slot).stdout, "\u00a0", " ")
+}
+
+// inputLine is the last line of out that starts with the prompt sign, as
+// the box shows it, or "" before the box is drawn.
+func (k tuiKind) inputLine(out string) string {
+	lines := strings.Split(out, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], k.sign) {
+			return strings.TrimRight(lines[i], " ")
+		}
+	}
+	return ""
+}
+
+// holds reports whether the input box in out shows text. Blanks do not
+// count: an interface may draw one by moving the cursor over the cell.
+func (k tuiKind) holds(out, text string) bool {
+	blanks := func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}
+	return strings.Map(blanks, k.inputLine(out)) == strings.Map(blanks, k.sign+text)
+}
+
+// submit types text into the input box of the agent of kind in slot,
+// Enter, and waits for answer in 'aisan logs'.
+//
+// The keys go only to a box already drawn and empty: bytes typed earlier
+// are echoed by the inner terminal before the interface turns the echo
+// off, so the text shows while the interface may take it late or lose
+// the Enter. The text counts as typed once the box's own line holds it.
+// An Enter that a busy interface dropped leaves the text in the box: it
+// is pressed again then, never while the box is empty, so a prompt is
+// sent once and an agent that does not answer still fails the test.
+func submit(t *testing.T, term *terminal, env []string, kind, slot, text, answer string) {
+	t.Helper()
+	k := tuiKinds[kind]
+	waitReady(t, env, kind, slot)
+	for i := 0; ; i++ {
 		term.master.Write([]byte(text))
-		time.Sleep(time.Second)
-		if strings.Contains(aisan(t, env, "", "logs", slot).stdout, text) {
-			term.master.Write([]byte("\r"))
+		if pollScreen(t, env, slot, 10*time.Second, func(out string) bool { return k.holds(out, text) }) != "" {
+			break
+		}
+		if i == 3 {
+			t.Fatalf("the input box does not show %q after typing it %d times:\n%s", text, i+1, screen(t, env, slot))
+		}
+		t.Logf("the input box does not show %q: clearing it and typing again", text)
+		term.master.Write([]byte("\x15"))
+		waitScreen(t, env, slot, 10*time.Second, "the input box cleared", func(out string) bool {
+			return k.idle.MatchString(k.inputLine(out))
+		})
+	}
+	// A moment between text and Enter: an interface takes a fast burst
+	// for a paste, which Enter inside it does not send.
+	time.Sleep(300 * time.Millisecond)
+	for i := 0; ; i++ {
+		term.master.Write([]byte("\r"))
+		out := pollScreen(t, env, slot, 10*time.Second, func(out string) bool {
+			return strings.Contains(out, answer) || !k.holds(out, text)
+		})
+		if strings.Contains(out, answer) {
 			return
 		}
-		term.master.Write([]byte("\x15")) // clear what may have arrived
+		if out == "" {
+			if i == 3 {
+				t.Fatalf("the prompt %q stays in the input box after Enter %d times:\n%s", text, i+1, screen(t, env, slot))
+			}
+			t.Logf("the prompt %q stays in the input box after Enter: pressing it again", text)
+			continue
+		}
+		// The box took the prompt: the answer is the agent's to give.
+		waitLogs(t, env, slot, time.Minute, answer)
+		return
 	}
-	t.Fatalf("the interface never showed what was typed, %q", text)
+}
+
+// waitReady waits for the agent of kind to run in slot and to show its
+// input box empty, taking keys. The slot's earlier launch, whose screen
+// 'aisan logs' shows until this one runs, does not count.
+func waitReady(t *testing.T, env []string, kind, slot string) {
+	t.Helper()
+	waitFor(t, time.Minute, slot+" running in aisan list --json", func() bool {
+		var entries []struct{ Slot, State string }
+		json.Unmarshal([]byte(aisan(t, env, "", "list", "--json").stdout), &entries)
+		for _, e := range entries {
+			if e.Slot == slot && e.State == "running" {
+				return true
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+		return false
+	})
+	k := tuiKinds[kind]
+	waitScreen(t, env, slot, time.Minute, "an empty input box", func(out string) bool {
+		return k.idle.MatchString(k.inputLine(out))
+	})
+}
+
+// pollScreen returns 'aisan logs SLOT' as soon as ok holds for it, or ""
+// if it does not within d.
+func pollScreen(t *testing.T, env []string, slot string, d time.Duration, ok func(string) bool) string {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(200 * time.Millisecond) {
+		if out := screen(t, env, slot); ok(out) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			return ""
+		}
+	}
+}
+
+// waitScreen waits up to d for ok to hold for 'aisan logs SLOT', which
+// shows what.
+func waitScreen(t *testing.T, env []string, slot string, d time.Duration, what string, ok func(string) bool) {
+	t.Helper()
+	if pollScreen(t, env, slot, d, ok) == "" {
+		t.Fatalf("aisan logs %s does not show %s after %v:\n%s", slot, what, d, screen(t, env, slot))
+	}
 }
 
 // waitExit waits for the launch to end.
@@ -146,8 +274,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd) {
 func exchange(t *testing.T, dir string, env []string, kind, slot, prompt, quit string, want ...string) {
 	t.Helper()
 	term, cmd := startTUI(t, dir, env, kind)
-	submit(t, term, env, slot, prompt)
-	waitLogs(t, env, slot, 30*time.Second, prompt, "Done.")
+	submit(t, term, env, kind, slot, prompt, "Done.")
 	typeLine(term, quit)
 	waitExit(t, cmd)
 	out := aisan(t, env, "", "logs", slot).stdout
@@ -194,8 +321,8 @@ func TestAgentClaudeTUI(t *testing.T) {
 	// A second claude in the worktree: the up-arrow offers the prompts,
 	// the latest (/exit) first.
 	term, cmd := startTUI(t, dir, env, "claude")
-	waitLogs(t, env, slot, 30*time.Second, "❯")
-	upArrowShows(t, term, env, slot, "History 2/2", "❯ /exit")
+	waitReady(t, env, "claude", slot)
+	upArrowShows(t, term, env, "claude", slot, "History 2/2", "❯ /exit")
 	term.master.Write([]byte("\x1b[A"))
 	waitLogs(t, env, slot, 30*time.Second, "History 1/2", "❯ hello from the jail")
 	term.master.Write([]byte("\x15"))
@@ -204,23 +331,36 @@ func TestAgentClaudeTUI(t *testing.T) {
 	waitExit(t, cmd)
 }
 
-// upArrowShows presses the up-arrow until the interface answers (a key
-// typed before it reads the terminal is lost), then waits for want.
-func upArrowShows(t *testing.T, term *terminal, env []string, slot string, want ...string) {
+// upArrowShows presses the up-arrow in the agent of kind in slot until
+// 'aisan logs' holds every one of want. It presses again only while the
+// input box shows what it did before: a key the interface took but has
+// not drawn yet must not be followed by a second one, which would step
+// past want.
+func upArrowShows(t *testing.T, term *terminal, env []string, kind, slot string, want ...string) {
 	t.Helper()
-	for i := 0; i < 20; i++ {
-		term.master.Write([]byte("\x1b[A"))
-		time.Sleep(time.Second)
-		out := strings.ReplaceAll(aisan(t, env, "", "logs", slot).stdout, "\u00a0", " ")
-		ok := true
+	k := tuiKinds[kind]
+	has := func(out string) bool {
 		for _, w := range want {
-			ok = ok && strings.Contains(out, w)
+			if !strings.Contains(out, w) {
+				return false
+			}
 		}
-		if ok {
+		return true
+	}
+	before := k.inputLine(screen(t, env, slot))
+	for i := 0; ; i++ {
+		term.master.Write([]byte("\x1b[A"))
+		out := pollScreen(t, env, slot, 5*time.Second, func(out string) bool {
+			return has(out) || k.inputLine(out) != before
+		})
+		if out != "" {
+			waitLogs(t, env, slot, 30*time.Second, want...)
 			return
 		}
+		if i == 5 {
+			t.Fatalf("the up-arrow does not bring back %q:\n%s", want, screen(t, env, slot))
+		}
 	}
-	t.Fatalf("the up-arrow does not bring back %q:\n%s", want, aisan(t, env, "", "logs", slot).stdout)
 }
 
 // TestAgentCodexTUI: a prompt typed into a jailed codex reads as text in
@@ -274,10 +414,10 @@ func TestAgentCodexTUI(t *testing.T) {
 	}
 
 	term, cmd := startTUI(t, sub, env, "codex")
-	waitLogs(t, env, slot, 30*time.Second, "Ask Codex")
-	upArrowShows(t, term, env, slot, "› hello from the codex jail")
+	waitReady(t, env, "codex", slot)
+	upArrowShows(t, term, env, "codex", slot, "› hello from the codex jail")
 	// Then what was typed outside the jail, in this worktree.
-	upArrowShows(t, term, env, slot, "› typed outside the jail")
+	upArrowShows(t, term, env, "codex", slot, "› typed outside the jail")
 	term.master.Write([]byte("\x15"))
 	time.Sleep(300 * time.Millisecond)
 	typeLine(term, "/quit")

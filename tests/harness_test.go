@@ -32,10 +32,11 @@ func TestMain(m *testing.M) {
 		}
 		cleanup = func() { os.RemoveAll(dir) }
 		aisanBin = filepath.Join(dir, "aisan")
-		// aisan-init and aisan-guard beside it, as installed: launches
-		// run the first as their stage and in-jail init, install-hook
-		// registers the second.
-		cmd := exec.Command("go", "build", "-o", dir+"/", "../cmd/aisan", "../cmd/aisan-init", "../cmd/aisan-guard")
+		// Laid out as installed: the front, the full binary it hands
+		// strict launches and most commands to, aisan-init (the stage
+		// and in-jail init) and aisan-guard (what install-hook
+		// registers).
+		cmd := exec.Command("bash", "env/build.sh", dir)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "building aisan:", err)

@@ -116,13 +116,13 @@ func TestLogsFollowClaudeTUI(t *testing.T) {
 	slot := slotName(dir, "claude")
 
 	term, cmd := startTUI(t, dir, env, "claude")
-	waitLogs(t, env, slot, 30*time.Second, "❯")
+	waitReady(t, env, "claude", slot)
 	f := follow(t, env, slot)
 	// One word each: Claude Code draws a space by moving the cursor over
 	// it, and the terminal emulator does not always hold a blank there.
 	turns := []string{"first-question", "second-question", "third-question"}
 	for _, q := range turns {
-		submit(t, term, env, slot, q)
+		submit(t, term, env, "claude", slot, q, "Echo: "+strings.ToUpper(q))
 		f.wait(t, 30*time.Second, "Echo: "+strings.ToUpper(q))
 		// The interface takes keys again once it has drawn the answer.
 		time.Sleep(time.Second)

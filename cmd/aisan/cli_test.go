@@ -1,3 +1,5 @@
+//go:build !aisanfront
+
 package main
 
 import (
@@ -291,4 +293,14 @@ func TestRoff(t *testing.T) {
 			t.Errorf("roff(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// long is the option's long name ("--follow"), or its only one.
+func (o helpOption) long() string {
+	for _, n := range o.names {
+		if strings.HasPrefix(n, "--") {
+			return n
+		}
+	}
+	return o.names[0]
 }

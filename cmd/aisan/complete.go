@@ -74,6 +74,9 @@ func runComplete(_ context.Context, args []string) error {
 	}
 	c := completer{live: liveSlots, all: allSlots}
 	cands, then := c.complete(args[:len(args)-1], args[len(args)-1])
+	if then == thenHandOver {
+		return errHandOver
+	}
 	w := io.Writer(os.Stdout)
 	for _, cd := range cands {
 		// A description is one line of text, whatever the help says.
@@ -93,6 +96,9 @@ const (
 	thenNone     fallback = "none"
 	thenFiles    fallback = "files"
 	thenCommands fallback = "commands"
+	// thenHandOver: the command is not linked into the front; the full
+	// binary completes it (handover.go).
+	thenHandOver fallback = ""
 )
 
 // completer completes aisan command lines. The slot lists are functions
@@ -119,6 +125,9 @@ func (c completer) complete(before []string, cur string) ([]candidate, fallback)
 // completeArgs completes the arguments of one command, as its help
 // describes them.
 func (c completer) completeArgs(cmd command, d helpDoc, before []string, cur string) ([]candidate, fallback) {
+	if d.handedOver {
+		return nil, thenHandOver
+	}
 	// Walk what was typed: options (and the values they took) and
 	// positional arguments. A launcher's options end at its first
 	// argument; the others take options anywhere before "--".

@@ -45,7 +45,7 @@ var roles = []struct {
 		"hooks":     "a strict box edits no agent settings outside it",
 		"preflight": "preflight checks the host, not the reverse",
 	}},
-	{"mechanism", []string{mod + "/jail/boxinit", mod + "/jail/relay", mod + "/jail/busproxy", mod + "/jail/slot", mod + "/jail/transcript", mod + "/jail/history"}, map[string]string{
+	{"mechanism", []string{mod + "/jail/boxinit", mod + "/jail/relay", mod + "/jail/busproxy", mod + "/jail/slot", mod + "/jail/transcript/...", mod + "/jail/history"}, map[string]string{
 		"description": "the box's own mechanisms and the runtime's state are beneath the description",
 		"runtime":     "the box's own mechanisms are beneath the runtime",
 		"strict":      "the box's own mechanisms are beneath the strict box",
@@ -214,6 +214,11 @@ var libraries = []struct {
 		mod + "/jail":           "git pins are decided from the repository, for the box's mode",
 		mod + "/jail/strictbox": "gitpin is a leaf the strict box calls",
 	}},
+	// A launch writes transcripts; playing them back is 'aisan logs''.
+	{mod + "/jail/launch/...", map[string]string{
+		mod + "/jail/transcript/playback": "a launch records; playing back is aisan logs'",
+		"github.com/charmbracelet/...":    "a launch emulates no terminal: the front starts on every launch",
+	}},
 	{mod + "/jail/relay", map[string]string{
 		"net/http":                         "the in-box relay is a byte pump",
 		"github.com/godbus/dbus/...":       "the in-box relay is a byte pump",
@@ -330,6 +335,50 @@ func TestImportDirections(t *testing.T) {
 						t.Errorf("%s imports %s: %s", pkg, dep, why)
 					}
 				}
+			}
+		}
+	}
+}
+
+// frontNever is what the front (cmd/aisan built with the aisanfront tag,
+// handover.go) must not link: it starts on every launch and every
+// shell-function call, and what a deny-list launch never uses is the
+// full binary's.
+var frontNever = map[string]string{
+	mod + "/egress/...":               "a deny-list launch proxies nothing; strict boxes are the full binary's",
+	mod + "/jail/strictbox":           "strict boxes are the full binary's",
+	mod + "/jail/transcript/playback": "aisan logs is the full binary's",
+	mod + "/preflight/...":            "preflight is the full binary's",
+	mod + "/guard/...":                "the guard is aisan-guard's (or the full binary's 'aisan guard')",
+	"github.com/charmbracelet/...":    "the front emulates no terminal",
+	"golang.org/x/net/...":            "the front speaks no HTTP/2",
+	"golang.org/x/oauth2/...":         "the front fetches no tokens",
+	"google.golang.org/protobuf/...":  "the front speaks no protobuf",
+	"net/http":                        "the front makes no requests",
+	"crypto/tls":                      "the front makes no connections",
+	"github.com/mattn/go-shellwords":  "the front splits no MCP commands",
+	"github.com/pelletier/go-toml/v2": "the front reads TOML through the unstable parser only (jail/config)",
+}
+
+// TestFrontLinks checks the front's whole dependency graph against
+// frontNever.
+func TestFrontLinks(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	jailtest.Need(t, "the go command, to list dependencies", err)
+	cmd := exec.Command(gobin, "list", "-deps", "-tags", "aisanfront", "-f", "{{.ImportPath}}", mod+"/cmd/aisan")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("only %d packages listed", len(deps))
+	}
+	for _, dep := range deps {
+		for bad, why := range frontNever {
+			if matches(bad, dep) {
+				t.Errorf("the front links %s: %s", dep, why)
 			}
 		}
 	}

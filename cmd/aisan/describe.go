@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -55,9 +56,10 @@ func describe(c command) helpDoc {
 	saved := helpCapture
 	helpCapture = &capturedHelp{}
 	defer func() { helpCapture = saved }()
-	c.run(context.Background(), []string{"--help"})
+	err := c.run(context.Background(), []string{"--help"})
 	d := parseHelp(helpCapture.text)
 	d.name = c.name
+	d.handedOver = errors.Is(err, errHandOver)
 	if n := len(helpCapture.flagSets); n > 0 {
 		d.flags = helpCapture.flagSets[n-1]
 		for i := range d.options {
@@ -86,6 +88,9 @@ type helpDoc struct {
 	options []helpOption
 	// flags is the flag set the command parses with, when it has one.
 	flags *flag.FlagSet
+	// handedOver marks a command the front does not link: its help is
+	// the full binary's (handover.go).
+	handedOver bool
 }
 
 // blockKind says what a paragraph of help text is.
@@ -110,16 +115,6 @@ type helpOption struct {
 	text    string
 	// takesValue is the flag set's word on it (the metavar's otherwise).
 	takesValue bool
-}
-
-// long is the option's long name ("--follow"), or its only one.
-func (o helpOption) long() string {
-	for _, n := range o.names {
-		if strings.HasPrefix(n, "--") {
-			return n
-		}
-	}
-	return o.names[0]
 }
 
 // optionLine matches the start of an option line: names, then an

@@ -80,3 +80,26 @@ func nearestFlag(fs *flag.FlagSet, name string) string {
 	})
 	return nearest(name, names)
 }
+
+// parseInterspersed parses fs's flags wherever they appear among the
+// positional arguments ("aisan logs SLOT -f" as well as "aisan logs -f
+// SLOT"), and returns the positional ones. After "--" everything is
+// positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// flag stops at a non-flag, or consumes "--" and stops after it.
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

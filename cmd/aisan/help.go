@@ -28,6 +28,11 @@ func runHelp(ctx context.Context, args []string) error {
 		if err := noArgs(fs); err != nil {
 			return err
 		}
+		if frontBuild {
+			// The manual describes every command, most of which the
+			// front does not link.
+			return errHandOver
+		}
 		return writeMan(os.Stdout)
 	}
 	switch fs.NArg() {

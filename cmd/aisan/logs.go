@@ -1,3 +1,5 @@
+//go:build !aisanfront
+
 package main
 
 import (
@@ -12,7 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/aisan-dev/aisan/jail/slot"
-	"github.com/aisan-dev/aisan/jail/transcript"
+	"github.com/aisan-dev/aisan/jail/transcript/playback"
 )
 
 const logsUsage = `
@@ -99,7 +101,7 @@ func runLogs(ctx context.Context, args []string) error {
 		}
 		path = ls[*launch-1].Path
 	}
-	err = transcript.Print(ctx, os.Stdout, path, transcript.Options{
+	err = playback.Print(ctx, os.Stdout, path, playback.Options{
 		Raw:     *raw,
 		Follow:  follow && path == e.Transcript,
 		Running: func() bool { return reg.SameRun(e) },
@@ -161,27 +163,4 @@ func byteSize(n int64) string {
 		v, suffix = v/unit, s
 	}
 	return fmt.Sprintf("%.1f %s", v, suffix)
-}
-
-// parseInterspersed parses fs's flags wherever they appear among the
-// positional arguments ("aisan logs SLOT -f" as well as "aisan logs -f
-// SLOT"), and returns the positional ones. After "--" everything is
-// positional.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		// flag stops at a non-flag, or consumes "--" and stops after it.
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

@@ -78,6 +78,9 @@ func mainWithCode(args []string, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGPIPE)
 	defer cancel()
 	err := dispatch(ctx, args)
+	if errors.Is(err, errHandOver) {
+		err = execFull(args)
+	}
 	return report(err, stderr)
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
-	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/systemd"
 )
@@ -394,13 +393,11 @@ func launchError(err error) error {
 // with what the agent's kind adds to it (opencode's kill rules, which
 // package hooks knows and the jail does not).
 func (lf *launcherFlags) mode(kind jail.Kind) (launch.Mode, error) {
-	opts, err := lf.boxOptions(kind)
-	if err != nil {
-		return nil, err
+	if lf.strict {
+		return lf.strictMode(kind)
 	}
-	if opts != nil {
-		opts.Rules = boxRules(kind)
-		return &strictbox.Box{Options: *opts, FinishCommand: receiptFinisher()}, nil
+	if err := lf.needsStrict(); err != nil {
+		return nil, err
 	}
 	if kind != jail.KindOpencode {
 		return launch.Deny{}, nil

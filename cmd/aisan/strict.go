@@ -1,8 +1,10 @@
+//go:build !aisanfront
+
 package main
 
 import (
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,78 +13,26 @@ import (
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/jail/strictbox/trust"
 )
 
-// envStrict makes strict mode the default (the shell functions set it).
-const envStrict = "AISAN_STRICT"
-
-// listFlag is a repeatable string option.
-type listFlag []string
-
-func (l *listFlag) String() string     { return fmt.Sprint(*l) }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// strictFlags are the strict-mode options of every launcher.
-type strictFlags struct {
-	strict          bool
-	net             bool
-	skipPermissions bool
-	binds           listFlag
-	env             listFlag
-	egress          listFlag
-	allowHosts      listFlag
-	mcpEnv          listFlag
-	noMCP           bool
-	apiKey          bool
-	vertex          bool
-	budget          string
-	rate            string
-}
-
-// registerStrict adds the strict-mode options the launcher of kind
-// honours (see strictOptions).
-func (f *strictFlags) registerStrict(fs *flag.FlagSet, kind jail.Kind) {
-	// AISAN_STRICT and the configuration come in through applyConfig.
-	vars := map[string]func(name string){
-		"strict":           func(n string) { fs.BoolVar(&f.strict, n, false, "") },
-		"net":              func(n string) { fs.BoolVar(&f.net, n, false, "") },
-		"skip-permissions": func(n string) { fs.BoolVar(&f.skipPermissions, n, false, "") },
-		"binds":            func(n string) { fs.Var(&f.binds, n, "") },
-		"env":              func(n string) { fs.Var(&f.env, n, "") },
-		"egress":           func(n string) { fs.Var(&f.egress, n, "") },
-		"allow-host":       func(n string) { fs.Var(&f.allowHosts, n, "") },
-		"mcp-env":          func(n string) { fs.Var(&f.mcpEnv, n, "") },
-		"no-mcp":           func(n string) { fs.BoolVar(&f.noMCP, n, false, "") },
-		"api-key":          func(n string) { fs.BoolVar(&f.apiKey, n, false, "") },
-		"vertex":           func(n string) { fs.BoolVar(&f.vertex, n, false, "") },
-		"budget":           func(n string) { fs.StringVar(&f.budget, n, "", "") },
-		"rate":             func(n string) { fs.StringVar(&f.rate, n, "", "") },
+// strictMode is the strict box the flags ask for.
+func (lf *launcherFlags) strictMode(kind jail.Kind) (launch.Mode, error) {
+	opts, err := lf.boxOptions(kind)
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range strictOptions {
-		if o.honours(kind) {
-			vars[o.name](o.name)
-		}
-	}
+	opts.Rules = boxRules(kind)
+	return &strictbox.Box{Options: *opts, FinishCommand: receiptFinisher()}, nil
 }
 
 // boxOptions turns the strict options of the launcher of kind into a
-// strict box's, or nil for a deny-list jail. Bind specs are read here, so a broken one stops
-// the launch before anything starts.
+// strict box's. Bind specs are read here, so a broken one stops the
+// launch before anything starts.
 func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
-	if !f.strict {
-		for _, o := range []struct {
-			name string
-			set  bool
-		}{{"net", f.net}, {"skip-permissions", f.skipPermissions}, {"binds", len(f.binds) > 0}, {"env", len(f.env) > 0}, {"egress", len(f.egress) > 0}, {"allow-host", len(f.allowHosts) > 0}, {"mcp-env", len(f.mcpEnv) > 0}, {"no-mcp", f.noMCP}, {"api-key", f.apiKey}, {"vertex", f.vertex}, {"budget", f.budget != ""}, {"rate", f.rate != ""}} {
-			if o.set {
-				return nil, withHint(usageErr("--%s needs --strict", o.name), "add --strict (or set AISAN_STRICT=1)")
-			}
-		}
-		return nil, nil
-	}
 	if f.vertex && f.apiKey {
 		return nil, withHint(usageErr("--vertex and --api-key exclude each other"), "--vertex uses the host's Google credentials; --api-key an Anthropic API key")
 	}
@@ -186,4 +136,20 @@ func bindNames(values []string) []string {
 		}
 	}
 	return out
+}
+
+func runReceipt(_ context.Context, args []string) error {
+	os.Exit(strictbox.FinishReceipt(args))
+	return nil
+}
+
+// receiptFinisher is the argv that finishes a receipt: this binary's
+// hidden command (nil when this binary cannot be named: the receipt is
+// then finished in the launch).
+func receiptFinisher() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe, receiptCommand}
 }

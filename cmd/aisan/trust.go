@@ -1,3 +1,5 @@
+//go:build !aisanfront
+
 package main
 
 import (
@@ -8,8 +10,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/trust"
+	"github.com/aisan-dev/aisan/jail/strictbox/truststore"
 )
 
 const trustUsage = `
@@ -60,7 +62,7 @@ func runTrust(ctx context.Context, args []string) error {
 	case !*list && len(files) == 0:
 		return withHint(usageErr("trust: no file given"), "aisan trust FILE, --revoke FILE or --list")
 	}
-	store, err := strictbox.TrustStore()
+	store, err := truststore.Open()
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func runTrust(ctx context.Context, args []string) error {
 		}
 		return joinErrors(failed)
 	}
-	places, err := strictbox.LaunchPlaces(store)
+	places, err := truststore.LaunchPlaces(store)
 	if err != nil {
 		return err
 	}
@@ -137,11 +139,11 @@ func listTrust(store *trust.Store) error {
 // each only if no box can write where it lies or the user approved its
 // content: the check sees the very bytes the caller then parses.
 func trustedReader(what string) (func(string) ([]byte, error), error) {
-	store, err := strictbox.TrustStore()
+	store, err := truststore.Open()
 	if err != nil {
 		return nil, err
 	}
-	places, err := strictbox.LaunchPlaces(store)
+	places, err := truststore.LaunchPlaces(store)
 	if err != nil {
 		return nil, err
 	}

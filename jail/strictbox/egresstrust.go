@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,8 @@ import (
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/reapi"
 	"github.com/aisan-dev/aisan/jail"
-	"github.com/aisan-dev/aisan/jail/slot"
-	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/strictbox/trust"
+	"github.com/aisan-dev/aisan/jail/strictbox/truststore"
 )
 
 // loadEgressFile reads the file of an egress backend (reapi=FILE,
@@ -24,7 +22,7 @@ import (
 // box starts, and in a keeper again (which then finds the box's changes,
 // if the box could make any, and stops short of serving).
 func loadEgressFile(name string, generic bool, path string) (*reapi.Config, error) {
-	store, err := TrustStore()
+	store, err := truststore.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -121,32 +119,4 @@ func locateMaybeMissing(path string) (trust.File, error) {
 	}
 	target := filepath.Join(dir.Target, filepath.Base(path))
 	return trust.File{Path: abs, Target: target, Hops: append(dir.Hops, target)}, nil
-}
-
-// TrustStore is the user's approvals, in aisan's state; every state
-// directory aisan has counts as a place boxes can write.
-func TrustStore() (*trust.Store, error) {
-	home, err := slot.Home()
-	if err != nil {
-		return nil, err
-	}
-	var state []string
-	if u, err := os.UserHomeDir(); err == nil {
-		state = append(state, filepath.Join(u, ".aisan"))
-	}
-	if rt := jail.RuntimeDir(os.Getenv); rt != "" {
-		state = append(state, filepath.Join(rt, "aisan"))
-	}
-	return trust.Open(home, state...), nil
-}
-
-// LaunchPlaces are the places a box can write, as a launch from here
-// sees them: the recorded ones, and this directory and its repository,
-// which the box about to start is given.
-func LaunchPlaces(store *trust.Store) (trust.Places, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("finding the working directory: %w", err)
-	}
-	return store.Places(wd, gitpin.Find(wd))
 }

@@ -602,10 +602,6 @@ func finishReceipt(r *Receipt) {
 	r.Snapshot = nil
 }
 
-// ReceiptCommand is the hidden subcommand that finishes a receipt: the
-// argv a launch is given ([Box.FinishCommand]) names it.
-const ReceiptCommand = "__receipt"
-
 // FinishReceipt is 'aisan __receipt PATH': it completes the receipt at
 // path, which a launch that has ended left to it. Its path must be one
 // of the state dir's receipts.

@@ -5,10 +5,10 @@ import (
 	"strconv"
 )
 
-// maxDim bounds a recorded dimension: no terminal is wider or taller, and
+// MaxDim bounds a recorded dimension: no terminal is wider or taller, and
 // a larger value (a corrupt record) would make the emulator allocate
 // without limit.
-const maxDim = 4096
+const MaxDim = 4096
 
 // Size is one window size change of a transcript segment.
 type Size struct {
@@ -48,7 +48,7 @@ func ParseSizes(data []byte) []Size {
 		cols, err2 := strconv.Atoi(string(f[1]))
 		rows, err3 := strconv.Atoi(string(f[2]))
 		if err1 != nil || err2 != nil || err3 != nil || off < 0 ||
-			cols < 1 || rows < 1 || cols > maxDim || rows > maxDim {
+			cols < 1 || rows < 1 || cols > MaxDim || rows > MaxDim {
 			continue
 		}
 		if n := len(out); n > 0 && off < out[n-1].Offset {

@@ -1,13 +1,10 @@
-// Package transcript keeps what a jailed agent printed, and plays it back.
+// Package transcript keeps what a jailed agent printed.
 //
 // The launcher copies the agent's pty to the user's terminal and, through a
 // [Writer], to the launch's transcript file, as it happens; each window
-// size the terminal takes is recorded beside it ([NoteSize]). "aisan logs"
-// plays the file back with [Print]: by default through a [Renderer], a
-// terminal emulator (github.com/charmbracelet/x/vt) of the recorded sizes,
-// so that what a full-screen agent drew — prompts, answers, everything it
-// pushed into scrollback — reads as text; raw on request; and following
-// the file until the launch ends.
+// size the terminal takes is recorded beside it ([NoteSize]). Playing a
+// transcript back ("aisan logs") is package playback's: it links a
+// terminal emulator, which nothing on a launch's path needs.
 //
 // # Files
 //
@@ -132,9 +129,9 @@ func (w *Writer) rotate() error {
 	return nil
 }
 
-// maxSizes caps a segment's size record: a resize storm must not grow it
+// MaxSizes caps a segment's size record: a resize storm must not grow it
 // without bound (the rendering then keeps the last size recorded).
-const maxSizes = 64 << 10
+const MaxSizes = 64 << 10
 
 // Resize records that the window became cols×rows at this point of the
 // output, so that playback wraps and redraws as the terminal did.
@@ -158,7 +155,7 @@ func (w *Writer) recordSize(cols, rows int) {
 		w.win = f
 	}
 	line := formatSize(Size{Offset: w.n, Cols: cols, Rows: rows})
-	if w.winN+int64(len(line)) > maxSizes {
+	if w.winN+int64(len(line)) > MaxSizes {
 		return
 	}
 	n, _ := w.win.WriteString(line)

@@ -18,8 +18,8 @@ chmod 755 "$OUT"
 # a millisecond slower here than a copy of it (its pages are still the
 # linker's), so the launch rows run copies, as make install makes them.
 mkdir "$OUT/build"
-go build -o "$OUT/build/" ./cmd/aisan ./cmd/aisan-init ./cmd/aisan-guard
-install -m 0755 "$OUT/build/aisan" "$OUT/build/aisan-init" "$OUT/build/aisan-guard" "$OUT/"
+bash tests/env/build.sh "$OUT/build"
+install -m 0755 "$OUT/build/aisan" "$OUT/build/aisan-full" "$OUT/build/aisan-init" "$OUT/build/aisan-guard" "$OUT/"
 rm -rf "$OUT/build"
 # The floor of a process start: an empty Go program, built and installed
 # the same way (static, the same flags), measured in the same run.

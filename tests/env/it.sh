@@ -11,9 +11,7 @@ pattern=${1:-.}
 shift || true
 OUT=$(mktemp -d /tmp/aisan-it.XXXXXX)
 chmod 755 "$OUT"
-go build -o "$OUT/aisan" ./cmd/aisan
-go build -o "$OUT/aisan-init" ./cmd/aisan-init
-go build -o "$OUT/aisan-guard" ./cmd/aisan-guard
+bash tests/env/build.sh "$OUT"
 go test -c -o "$OUT/integration.test" ./tests
 cp -r tests "$OUT/src"
 chmod -R a+rX "$OUT"

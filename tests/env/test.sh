@@ -35,16 +35,18 @@ if [ -n "$misgrouped" ]; then
 	exit 1
 fi
 go vet ./...
+# cmd/aisan is also built as the front (build tag aisanfront): vet and
+# check that build too.
+go vet -tags aisanfront ./cmd/aisan
 # A pinned staticcheck, fetched from the module proxy like every other
 # dependency; its findings fail the run.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags aisanfront ./cmd/aisan
 go test -count=1 $(go list ./... | grep -v /tests$)
 
 OUT=$(mktemp -d /tmp/aisan-test.XXXXXX)
 chmod 755 "$OUT"
-go build -o "$OUT/aisan" ./cmd/aisan
-go build -o "$OUT/aisan-init" ./cmd/aisan-init
-go build -o "$OUT/aisan-guard" ./cmd/aisan-guard
+bash tests/env/build.sh "$OUT"
 go test -c -o "$OUT/integration.test" ./tests
 cp -r tests "$OUT/src"
 chmod -R a+rX "$OUT"

@@ -1,4 +1,4 @@
-package transcript
+package playback
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/transcript"
 )
 
 // Options says how [Print] plays a transcript back.
@@ -149,9 +150,9 @@ func (p *player) play(f *os.File, path string) error {
 	if p.buf == nil {
 		p.buf = make([]byte, 32<<10)
 	}
-	var sizes []Size
+	var sizes []transcript.Size
 	if !p.raw {
-		sizes = readSizes(SizesPath(path))
+		sizes = readSizes(transcript.SizesPath(path))
 		if p.r == nil {
 			switch {
 			case len(sizes) == 0:
@@ -215,17 +216,17 @@ func (p *player) close() error {
 }
 
 // readSizes reads a segment's size record, if it has one of ours.
-func readSizes(path string) []Size {
+func readSizes(path string) []transcript.Size {
 	f, err := openOwn(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSizes))
+	data, err := io.ReadAll(io.LimitReader(f, transcript.MaxSizes))
 	if err != nil {
 		return nil
 	}
-	return ParseSizes(data)
+	return transcript.ParseSizes(data)
 }
 
 // sleep waits d, or returns false when ctx ends first.

@@ -1,9 +1,11 @@
-package transcript
+package playback
 
 import (
 	"bytes"
 	"slices"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/transcript"
 )
 
 // A followed transcript ('aisan logs -f') is printed while the agent
@@ -221,7 +223,7 @@ func align(prev []settleRow, cur []string) []int {
 // seen remembers a line printed from the alternate screen.
 func (r *Renderer) seen(line string) {
 	r.altSeen = append(r.altSeen, line)
-	if len(r.altSeen) > 2*maxDim {
-		r.altSeen = r.altSeen[len(r.altSeen)-maxDim:]
+	if len(r.altSeen) > 2*transcript.MaxDim {
+		r.altSeen = r.altSeen[len(r.altSeen)-transcript.MaxDim:]
 	}
 }

@@ -1,4 +1,4 @@
-package transcript
+package playback
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/aisan-dev/aisan/jail/transcript"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
 )
@@ -56,6 +57,8 @@ type Renderer struct {
 	held []byte
 	// follow is set for a followed transcript (see Follow).
 	follow *following
+	// osc takes out what the emulator would misread (see oscFilter).
+	osc oscFilter
 }
 
 // NewRenderer returns a Renderer for a window of cols×rows cells writing
@@ -217,7 +220,7 @@ func (r *Renderer) Write(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	r.held = append(r.held, p...)
+	r.held = append(r.held, r.osc.filter(p)...)
 	i := bytes.LastIndexFunc(r.held, func(c rune) bool { return c < utf8.RuneSelf })
 	if i < 0 && len(r.held) < maxHeld {
 		return len(p), nil
@@ -255,7 +258,7 @@ func (r *Renderer) feed(p []byte) {
 
 // Resize changes the emulated window, as the recorded terminal changed.
 func (r *Renderer) Resize(cols, rows int) {
-	if cols < 1 || rows < 1 || cols > maxDim || rows > maxDim {
+	if cols < 1 || rows < 1 || cols > transcript.MaxDim || rows > transcript.MaxDim {
 		return
 	}
 	r.release()

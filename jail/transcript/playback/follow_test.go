@@ -1,4 +1,4 @@
-package transcript
+package playback
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/aisan-dev/aisan/jail/transcript"
 )
 
 // followed plays a followed transcript: steps of output, each followed
@@ -189,7 +191,7 @@ func TestPrintHostile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(SizesPath(sized), []byte("0 80 24\n"), 0o600)
+	os.WriteFile(transcript.SizesPath(sized), []byte("0 80 24\n"), 0o600)
 	for _, p := range []string{plain, sized} {
 		for _, follow := range []bool{false, true} {
 			var out bytes.Buffer
