@@ -57,45 +57,59 @@ func hasLiteralKillCall(cmd string) bool {
 	return found
 }
 
-// FuzzHookInputFast holds the fast reading of the hook input to
-// encoding/json's: whatever the fast path accepts, the decoder reads the
-// same way, without an error.
-func FuzzHookInputFast(f *testing.F) {
+// FuzzHookInput holds ParseHookInput to encoding/json's reading of the
+// same fields (parseHookReference): for any input both fail, or both
+// succeed with the same result.
+func FuzzHookInput(f *testing.F) {
 	for _, s := range []string{
 		`{"tool_name":"Bash","tool_input":{"command":"pkill node"}}`,
 		`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo \"hi\"\n","description":"x"},"cwd":"/tmp"}`,
 		`{"tool_name":"Bash","Tool_Name":"x","tool_input":{"command":"ls"}}`,
 		`{"tool_name":"Bash","tool_name":"shell","tool_input":{"command":"ls"}}`,
-		`{"tool_name":"Bash","tool_input":{"command":["pkill","node"]}}`,
+		`{"tool_name":"Bash","tool_name":null,"tool_input":{"command":"ls"},"tool_input":null}`,
+		`{"hoo\u212a_event_name":"x","tool_input":{"COMMAND":"ls","command":null}}`,
+		`{"tool_name":"Bash","tool_input":{"command":["pkill",null,"node"]}}`,
+		`{"tool_name":"Bash","tool_input":{"command":["pkill",7]}}`,
+		`{"tool_name":"Bash","tool_input":{"command":[]}}`,
 		`{"tool_name":"Bash","tool_input":{"command":null}}`,
 		`{"tool_name":null,"tool_input":null}`,
 		`{"tool_name":"Bash","tool_input":"ls"}`,
 		`{"tool_name":5}`,
 		`{"tool_n\u0061me":"Bash","tool_input":{"command":"ls"}}`,
-		`{"tool_name":"Bash","tool_input":{"command":"\u00e9\ud83d\ude00"}}`,
-		"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"a\xffb\"}}",
+		`{"tool_name":"Bash","tool_input":{"command":"\u00e9\ud83d\ude00\ud83d\u0041\udc00"}}`,
+		"{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"a\xffb\xed\xa0\x80\"}}",
 		`{"tool_name":"Bash","tool_input":{"nested":{"command":"x"},"command":"ls"}} `,
 		`{ "tool_name" : "Bash" , "tool_input" : { "command" : "ls" } }`,
 		`{}`,
-		`{"a":[1,{"b":"}"}],"tool_name":"Bash","tool_input":{"command":"ls"}}`,
+		`{"a":[1,-0.5e+3,true,false,null,{"b":"}"}],"tool_name":"Bash","tool_input":{"command":"ls"}}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1,}`, `{"a":[1,]}`, `{"a" 1}`, `{"a":"\x"}`, `{"a":"\u12"}`,
+		`{"tool_name":"Bash","tool_name":7}`, `{"tool_input":{"command":"x"},"tool_input":"ls"}`,
+		`{"tool_input":"ls","tool_input":{"command":"x"}}`, `{"tool_input":{"command":["a"],"Command":"b"}}`,
+		`{"a":tru}`, `{"tool_name":"Bash"} {}`, "{\"a\":\"\t\"}", `{"a":[[[[[[[[[[[[]]]]]]]]]]]]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		trimmed := bytes.TrimSpace(data)
-		if len(trimmed) == 0 || trimmed[0] != '{' {
-			return
+		got, err := ParseHookInput(data)
+		want, refErr := parseHookReference(data)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("ParseHookInput(%q) = %+v, %v; encoding/json: %+v, %v", data, got, err, want, refErr)
 		}
-		fast, ok := parseHookFast(trimmed)
-		if !ok {
-			return
+		if got != want {
+			t.Fatalf("ParseHookInput(%q) = %+v; encoding/json reads %+v", data, got, want)
 		}
-		slow, err := parseHookJSON(trimmed)
-		if err != nil {
-			t.Fatalf("the fast path read %q as %+v; encoding/json fails: %v", data, fast, err)
-		}
-		if fast != slow {
-			t.Fatalf("the fast path read %q as %+v; encoding/json as %+v", data, fast, slow)
+	})
+}
+
+// FuzzDenyOutput holds DenyOutput to encoding/json's encoding of the
+// same object.
+func FuzzDenyOutput(f *testing.F) {
+	for _, s := range []string{"", "use kill <PID> & more", "a\"b\\c\n\t\r\b\f\x00\x1f\x7f", "\u2028\u2029\xff\xed\xa0\x80é😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, reason string) {
+		if got, want := DenyOutput(reason), denyOutputReference(reason); !bytes.Equal(got, want) {
+			t.Fatalf("DenyOutput(%q) =\n%s\nencoding/json writes\n%s", reason, got, want)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package guard
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +51,8 @@ func (in HookInput) RunsShell() bool {
 
 // ParseHookInput decodes a PreToolUse hook input. Unknown fields are
 // ignored; fields of the wrong type, input that is not one JSON object, and
-// input over MaxHookInput bytes are errors.
+// input over MaxHookInput bytes are errors. It reads what encoding/json
+// would read into HookInput's fields (hookjson.go).
 func ParseHookInput(data []byte) (HookInput, error) {
 	if len(data) > MaxHookInput {
 		return HookInput{}, ErrHookInputTooLarge
@@ -64,60 +64,85 @@ func ParseHookInput(data []byte) (HookInput, error) {
 	if trimmed[0] != '{' {
 		return HookInput{}, errors.New("hook input is not a JSON object")
 	}
-	if in, ok := parseHookFast(trimmed); ok {
-		return in, nil
+	var in HookInput
+	var toolInput []byte // the last tool_input, read once the whole input is known to be JSON
+	r := &jsonReader{b: trimmed}
+	err := r.object(func(key string) error {
+		var field *string
+		switch {
+		case sameName(key, "hook_event_name"):
+			field = &in.Event
+		case sameName(key, "tool_name"):
+			field = &in.Tool
+		case sameName(key, "tool_input"):
+			raw, err := r.skip()
+			toolInput = raw
+			return err
+		default:
+			_, err := r.skip()
+			return err
+		}
+		s, isString, err := r.stringOrNull()
+		if errors.Is(err, errNotString) {
+			return fmt.Errorf("%q is neither a string nor null", key)
+		}
+		if isString { // null leaves the field as it was
+			*field = s
+		}
+		return err
+	})
+	if r.space(); err == nil && r.i < len(r.b) {
+		err = fmt.Errorf("%w after the top-level value", r.syntaxError())
 	}
-	return parseHookJSON(trimmed)
-}
-
-// parseHookJSON is ParseHookInput through encoding/json: every input
-// the fast path leaves, and the errors.
-func parseHookJSON(trimmed []byte) (HookInput, error) {
-	var raw struct {
-		Event     string          `json:"hook_event_name"`
-		Tool      string          `json:"tool_name"`
-		ToolInput json.RawMessage `json:"tool_input"`
-	}
-	if err := json.Unmarshal(trimmed, &raw); err != nil {
+	if err != nil {
 		return HookInput{}, fmt.Errorf("decode hook input: %w", err)
 	}
-	in := HookInput{Event: raw.Event, Tool: raw.Tool}
-	if len(raw.ToolInput) == 0 || string(raw.ToolInput) == "null" {
+	if toolInput == nil || string(toolInput) == "null" {
 		return in, nil
 	}
-	if raw.ToolInput[0] != '{' {
+	if toolInput[0] != '{' {
 		return HookInput{}, errors.New("hook input tool_input is not a JSON object")
 	}
-	var ti struct {
-		Command json.RawMessage `json:"command"`
-	}
-	if err := json.Unmarshal(raw.ToolInput, &ti); err != nil {
+	var command []byte
+	r = &jsonReader{b: toolInput}
+	err = r.object(func(key string) error {
+		raw, err := r.skip()
+		if sameName(key, "command") {
+			command = raw
+		}
+		return err
+	})
+	if err != nil {
 		return HookInput{}, fmt.Errorf("decode hook input tool_input: %w", err)
 	}
-	if len(ti.Command) == 0 || string(ti.Command) == "null" {
+	if command == nil || string(command) == "null" {
 		return in, nil
 	}
-	cmd, err := commandLine(ti.Command)
+	in.Command, err = commandLine(command)
 	if err != nil {
 		return HookInput{}, err
 	}
-	in.Command, in.HasCommand = cmd, true
+	in.HasCommand = true
 	return in, nil
 }
 
-// commandLine turns tool_input.command, a string or a list of strings,
-// into one bash command line.
-func commandLine(raw json.RawMessage) (string, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
+// commandLine turns tool_input.command, a string or a list of strings
+// (null for ""), into one bash command line.
+func commandLine(raw []byte) (string, error) {
+	r := &jsonReader{b: raw}
+	if raw[0] == '"' {
+		return r.str()
 	}
-	var argv []string
-	if err := json.Unmarshal(raw, &argv); err != nil {
-		return "", errors.New("decode hook input tool_input.command: neither a string nor a list of strings")
+	var words []string
+	err := errors.New("decode hook input tool_input.command: neither a string nor a list of strings")
+	if raw[0] != '[' || r.array(func() error {
+		w, _, err := r.stringOrNull()
+		words = append(words, w)
+		return err
+	}) != nil {
+		return "", err
 	}
-	words := make([]string, len(argv))
-	for i, w := range argv {
+	for i, w := range words {
 		q, err := syntax.Quote(w, syntax.LangBash)
 		if err != nil {
 			return "", fmt.Errorf("quote argv word %q: %w", w, err)
@@ -131,22 +156,9 @@ func commandLine(raw json.RawMessage) (string, error) {
 // with reason, followed by a newline. Claude Code and Codex both accept it;
 // it holds no other keys, since Codex rejects unknown ones.
 func DenyOutput(reason string) []byte {
-	type specific struct {
-		HookEventName            string `json:"hookEventName"`
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-	}
-	out := struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
-	}{specific{"PreToolUse", "deny", reason}}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // keep <PID> readable
-	if err := enc.Encode(out); err != nil {
-		// Three strings always encode; keep the fallback valid anyway.
-		return []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"aisan guard refused this command"}}` + "\n")
-	}
-	return b.Bytes()
+	b := []byte(`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":`)
+	b = jsonQuote(b, reason)
+	return append(b, "}}\n"...)
 }
 
 // HookReadTimeout bounds the wait for the hook input in [RunHook]. The

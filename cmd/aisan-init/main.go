@@ -10,7 +10,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/aisan-dev/aisan/jail/boxinit"
@@ -27,10 +26,12 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == boxinit.StageCommand {
 		os.Exit(boxinit.RunStage(os.Args[2:]))
 	}
+	// Written directly: fmt would allocate its printer state (and fault
+	// in the pages for it) to print one constant.
 	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
-		fmt.Print(usage)
+		os.Stdout.WriteString(usage)
 		return
 	}
-	fmt.Fprint(os.Stderr, usage)
+	os.Stderr.WriteString(usage)
 	os.Exit(2)
 }

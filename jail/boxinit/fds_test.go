@@ -2,6 +2,7 @@ package boxinit
 
 import (
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -29,5 +30,11 @@ func TestDescriptorOrder(t *testing.T) {
 	}
 	if FDFirstPin != FDReady+1 || FDGate != FDReady+1 || FDStageInherited != FDGate+1 {
 		t.Errorf("pins at %d, gate at %d, inherited from %d after ready at %d", FDFirstPin, FDGate, FDStageInherited, FDReady)
+	}
+}
+
+func TestInitArgv0(t *testing.T) {
+	if want := "/proc/self/fd/" + strconv.Itoa(FDInit); InitArgv0 != want {
+		t.Errorf("InitArgv0 is %q, want %q", InitArgv0, want)
 	}
 }

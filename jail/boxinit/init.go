@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -62,8 +61,10 @@ func NewPayload(argv []string, foreground bool, ctty int) Payload {
 	return p
 }
 
-// InitArgv0 is how the init appears in the jail's process list.
-var InitArgv0 = "/proc/self/fd/" + strconv.Itoa(FDInit)
+// InitArgv0 is how the init appears in the jail's process list: its
+// executable at FDInit (a constant, so that no start pays for building it;
+// TestInitArgv0 holds the two together).
+const InitArgv0 = "/proc/self/fd/4"
 
 // IsInit reports whether this process was started by bwrap as the jail's
 // init. bwrap runs our binary through its descriptor, so argv is exactly
@@ -155,25 +156,15 @@ func RunInit() int {
 		fmt.Fprintf(os.Stderr, "aisan: error: cannot run %q in the jail: %v\n", argv[0], err)
 		return 127
 	}
-	cmd := &exec.Cmd{
-		Path:       path,
-		Args:       argv,
-		Env:        env,
-		Stdin:      os.Stdin,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
-		ExtraFiles: inheritedFiles(p),
-		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:    true,
-			Foreground: p.Foreground,
-			Ctty:       p.Ctty,
-		},
-	}
-	if err := cmd.Start(); err != nil {
+	agent, err := spawn(path, argv, env, agentFiles(p), &syscall.SysProcAttr{
+		Setpgid:    true,
+		Foreground: p.Foreground,
+		Ctty:       p.Ctty,
+	})
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "aisan: error: cannot run %q in the jail: %v\n", argv[0], err)
 		return 126
 	}
-	agent := cmd.Process.Pid
 	// status is the agent's, once it has exited; reported says the
 	// wrapper has been told that others remain.
 	status, reported := -1, false
@@ -262,26 +253,26 @@ func readPayload() (Payload, error) {
 	return p, nil
 }
 
-// inheritedFiles places the caller's descriptors for the agent at the
-// numbers they had outside; every other number from 3 up to the highest
-// is closed in the agent. Their copies at InheritAt are close-on-exec, so
-// the agent has each once.
-func inheritedFiles(p Payload) []*os.File {
-	if len(p.Inherit) == 0 {
-		return nil
-	}
-	top := 0
+// agentFiles is the agent's descriptors for [spawn]: the init's 0, 1
+// and 2, and the caller's own at the numbers they had outside; every
+// other number from 3 up to the highest is closed in the agent. Their
+// copies at InheritAt are close-on-exec, so the agent has each once.
+func agentFiles(p Payload) []int {
+	top := 2
 	for _, n := range p.Inherit {
 		top = max(top, n)
 	}
-	files := make([]*os.File, top-2)
+	files := []int{0, 1, 2}
+	for range top - 2 {
+		files = append(files, closed)
+	}
 	for i, n := range p.Inherit {
 		if n < 3 {
 			continue
 		}
 		fd := p.InheritAt + i
 		syscall.CloseOnExec(fd)
-		files[n-3] = os.NewFile(uintptr(fd), "inherited")
+		files[n] = fd
 	}
 	return files
 }

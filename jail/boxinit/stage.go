@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 
@@ -47,34 +46,39 @@ func RunStage(args []string) int {
 	}
 	// bwrap gets the stage's descriptors below the pins at the same
 	// numbers.
-	files := make([]*os.File, 0, FDFirstPin-3+len(pins)+inherited)
-	for fd := 3; fd < FDFirstPin; fd++ {
-		files = append(files, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
+	files := make([]int, 0, FDFirstPin+len(pins)+inherited)
+	for fd := range FDFirstPin {
+		files = append(files, fd)
 	}
 	// bwrap finds them at FDFirstPin and up, and the caller's own after
 	// them (the init moves those back to their numbers for the agent).
 	files = append(files, pins...)
 	for i := range inherited {
-		files = append(files, os.NewFile(uintptr(FDStageInherited+i), "inherited"))
+		files = append(files, FDStageInherited+i)
 	}
-	cmd := exec.Command(args[0], "--args", strconv.Itoa(FDArgs), "--", InitArgv0)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = files
-	cmd.Env = os.Environ()
-	if err := cmd.Start(); err != nil {
+	argv := []string{args[0], "--args", strconv.Itoa(FDArgs), "--", InitArgv0}
+	pid, err := spawn(args[0], argv, os.Environ(), files, nil)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "aisan: error: starting %s: %v\n", args[0], err)
 		return 127
 	}
-	for _, f := range files {
-		f.Close()
+	// bwrap holds them now; the stage keeping them would hold the pipes
+	// open past bwrap's end.
+	for _, fd := range files[3:] {
+		unix.Close(fd)
 	}
-	return ExitCode(cmd.Wait())
+	status, err := waitExit(pid)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "aisan: error: internal stage: waiting for %s: %v\n", args[0], err)
+		return 125
+	}
+	return status
 }
 
 // waitGate blocks until the wrapper releases the stage and returns the
 // pinned mount sources it sent along. ok is false when the wrapper closed
 // the gate instead.
-func waitGate() (pins []*os.File, ok bool) {
+func waitGate() (pins []int, ok bool) {
 	var b [1]byte
 	oob := make([]byte, unix.CmsgSpace(MaxPins*4))
 	for {
@@ -95,9 +99,7 @@ func waitGate() (pins []*os.File, ok bool) {
 			if err != nil {
 				return nil, false
 			}
-			for _, fd := range fds {
-				pins = append(pins, os.NewFile(uintptr(fd), "pin"))
-			}
+			pins = append(pins, fds...)
 		}
 		return pins, true
 	}
