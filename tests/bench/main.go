@@ -216,7 +216,9 @@ func guardLatency(aisan string, runs int) {
 		fmt.Fprintf(os.Stderr, "bench: no lean guard to measure (%s): build it with make build\n", why)
 		os.Exit(1)
 	}
-	dir, err := installCopies(bin, lean)
+	// The fallback hook is the full binary's guard subcommand: the front
+	// hands install-hook to aisan-full, which names itself.
+	dir, err := installCopies(bin, lean, filepath.Join(filepath.Dir(bin), hooks.FullName))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -240,7 +242,7 @@ func guardLatency(aisan string, runs int) {
 		h      hooks.Hook
 	}{
 		{"aisan-guard, the hook install-hook writes", true, hooks.Hook{Binary: bin, Guard: lean}},
-		{"aisan guard, the fallback (for information)", false, hooks.Hook{Binary: bin}},
+		{"aisan-full guard, the fallback (for information)", false, hooks.Hook{Binary: filepath.Join(dir, hooks.FullName)}},
 	} {
 		cmd, err := r.h.Command()
 		if err != nil {
