@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/aisan-dev/aisan/hooks"
+	"github.com/aisan-dev/aisan/jail/shared/sibling"
 )
 
 // aisan is built twice from this package (see the Makefile):
@@ -35,14 +36,23 @@ const fullBinary = hooks.FullName
 var errHandOver = errors.New("handed over to " + fullBinary)
 
 // execFull replaces this process by the full binary beside it, with args
-// and the same environment. It returns only on failure.
+// and the same environment. It returns only on failure. The full binary
+// must be as hard to swap as this one (package sibling's rule): the front
+// runs it for every strict launch.
 func execFull(args []string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding aisan's own binary, to run %s beside it: %w", fullBinary, err)
 	}
-	full := filepath.Join(filepath.Dir(self), fullBinary)
+	hint := "install aisan with 'make install' (it installs aisan and " + fullBinary + " side by side), or build it: go build -o " +
+		filepath.Join(filepath.Dir(self), fullBinary) + " ./cmd/aisan"
+	full, err := sibling.Binary(self, fullBinary)
+	if err != nil {
+		return withHint(fmt.Errorf("this command is in %s, which aisan will not run: %w", fullBinary, err), hint)
+	}
+	if full == "" {
+		return withHint(fmt.Errorf("this command is in %s, which is not installed beside %s", fullBinary, self), hint)
+	}
 	err = syscall.Exec(full, append([]string{os.Args[0]}, args...), os.Environ())
-	return withHint(fmt.Errorf("this command is in %s, which could not be run: %w", full, err),
-		"install aisan with 'make install' (it installs aisan and "+fullBinary+" side by side), or build it: go build -o "+full+" ./cmd/aisan")
+	return withHint(fmt.Errorf("this command is in %s, which could not be run: %w", full, err), hint)
 }

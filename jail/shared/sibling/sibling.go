@@ -1,6 +1,6 @@
-// Package sibling finds the small helper programs aisan installs next to
-// itself (aisan-init, aisan-guard) and decides, by one rule, whether one
-// may run in aisan's place: a program that aisan would start on every
+// Package sibling finds the programs aisan installs next to itself
+// (aisan-init, aisan-guard, and aisan-full beside the front) and decides,
+// by one rule, whether one may run in aisan's place: a program that aisan would start on every
 // launch or tool call must be as hard to swap as aisan itself.
 //
 // It is a leaf (standard library and x/sys/unix only), so that the jail
