@@ -1,12 +1,11 @@
 // Package hooks registers aisan's kill guard with the agents: a PreToolUse
 // hook for the Bash tool in Claude Code's settings.json and in Codex's
-// hooks.json, and for opencode bash permission rules that go after every
-// rule of the user's (the rules of that part open hooks/opencode.go; it
-// edits no file, it reads opencode's config layers and sets a variable).
-// For a strict box, whose agent reads none of the user's files, it also
-// reads the user's rules as data: Claude's permissions and the hooks the
-// box can run (claudebox.go), opencode's merged permission block
-// (opencodebox.go); the box seeds them into its own state.
+// hooks.json; opencode's bash permission rules, which go after every rule
+// of the user's, are package hooks/opencode's (it edits no file, it reads
+// opencode's config layers and sets a variable). For a strict box, whose
+// agent reads none of the user's files, it also reads Claude's rules as
+// data: its permissions and the hooks the box can run (claudebox.go); the
+// box seeds them into its own state.
 //
 // The files it edits are the user's, hand-edited and shared with the agents,
 // which rewrite them too. So every edit follows the same rules.

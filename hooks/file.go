@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/aisan-dev/aisan/hooks/jsonfile"
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 )
@@ -75,7 +76,7 @@ func UninstallFile(path string) (Result, error) {
 // editFile applies edit to the file at path following the package rules:
 // refuse untouched on error, backup, then atomic replace.
 func editFile(path string, create bool, edit func([]byte) ([]byte, bool, error)) (Result, error) {
-	target, err := resolve(path)
+	target, err := jsonfile.Resolve(path)
 	if err != nil {
 		return Result{Path: path}, err
 	}
@@ -136,34 +137,6 @@ func editFile(path string, create bool, edit func([]byte) ([]byte, bool, error))
 	}
 	res.Changed = true
 	return res, nil
-}
-
-// resolve follows symlinks from path to the file to edit, which may not
-// exist yet (a dangling link is where the file will be created).
-func resolve(path string) (string, error) {
-	for hops := 0; ; hops++ {
-		fi, err := os.Lstat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return path, nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			return path, nil
-		}
-		if hops == 40 {
-			return "", fmt.Errorf("resolving %q: too many levels of symbolic links", path)
-		}
-		dest, err := os.Readlink(path)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(path), dest)
-		}
-		path = dest
-	}
 }
 
 // fileOwner is the owner a rewritten file keeps (nil: a new file, ours).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aisan-dev/aisan/hooks/jsonfile"
 	"github.com/aisan-dev/aisan/jail/shared/sibling"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -28,11 +29,6 @@ const Matcher = "Bash"
 // GuardName is the file name of the lean guard binary (cmd/aisan-guard):
 // the hook alone, without the rest of aisan, so that it starts fast.
 const GuardName = "aisan-guard"
-
-// FullName is the file name of the full aisan binary (cmd/aisan without
-// the front's build tag), which installs the hook when the front hands
-// install-hook to it, and so is the binary of its guard subcommand.
-const FullName = "aisan-full"
 
 // Hook is the handler aisan installs: the lean guard binary when there is
 // one, or else the guard subcommand of the aisan binary.
@@ -172,7 +168,7 @@ type doc struct {
 func openDoc(src []byte) (*doc, error) {
 	d := &doc{l: detectLayout(src), root: &object{}, hooks: &object{}, hooksAt: -1, groupsAt: -1}
 	if len(bytes.TrimSpace(src)) > 0 {
-		if err := checkSyntax(src); err != nil {
+		if err := jsonfile.CheckSyntax(src); err != nil {
 			return nil, err
 		}
 		raw := bytes.TrimSpace(src)
@@ -526,7 +522,7 @@ func Find(src []byte) ([]Handler, error) {
 // isAisan reports whether path names an aisan binary: one called aisan, the
 // running binary, or installing.
 func isAisan(path, installing string) bool {
-	if b := filepath.Base(path); b == "aisan" || b == FullName {
+	if b := filepath.Base(path); b == "aisan" || b == sibling.FullName {
 		return true
 	}
 	if self := selfBinary(); self != "" && filepath.Clean(path) == self {

@@ -6,46 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/aisan-dev/aisan/hooks/jsonfile"
 )
 
-// ParseError reports a settings file that is not valid JSON. Line and
-// Column are 1-based and point at the byte the parser stopped at; Column
-// counts bytes.
-type ParseError struct {
-	Line, Column int
-	Err          error
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("line %d, column %d: %v", e.Line, e.Column, e.Err)
-}
-
-func (e *ParseError) Unwrap() error { return e.Err }
-
-// checkSyntax reports whether src is one valid JSON value, with the
-// position of the first error.
-func checkSyntax(src []byte) error {
-	var v json.RawMessage
-	err := json.Unmarshal(src, &v)
-	if err == nil {
-		return nil
-	}
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return err
-	}
-	// Offset counts the bytes read, the offending one included.
-	off := int(se.Offset) - 1
-	if off < 0 {
-		off = 0
-	}
-	if off > len(src) {
-		off = len(src)
-	}
-	line := 1 + bytes.Count(src[:off], []byte("\n"))
-	col := off - bytes.LastIndexByte(src[:off], '\n')
-	return &ParseError{Line: line, Column: col, Err: err}
-}
+// ParseError is a settings file that is not valid JSON, with the
+// position of the first error (package jsonfile).
+type ParseError = jsonfile.ParseError
 
 // object is a JSON object opened one level deep: its members in the order
 // they were written, each value kept as the bytes it was written as, so an
@@ -60,7 +27,7 @@ type member struct {
 	value  json.RawMessage // as written, without surrounding space
 }
 
-// parseObject opens raw, which must be valid JSON (see checkSyntax).
+// parseObject opens raw, which must be valid JSON (see jsonfile.CheckSyntax).
 func parseObject(raw []byte) (*object, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/aisan-dev/aisan/hooks"
+	"github.com/aisan-dev/aisan/hooks/opencode"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
@@ -66,11 +67,11 @@ func claudeBoxRules(file string, v strictbox.RulesView) (strictbox.BoxRules, err
 // in cwd.
 func opencodeBoxRules(home, cwd string, getenv func(string) string) (strictbox.BoxRules, error) {
 	r := strictbox.BoxRules{Source: "opencode's configuration"}
-	setup, err := hooks.GatherOpencode(home, cwd, getenv)
+	setup, err := opencode.Gather(home, cwd, getenv)
 	if err != nil {
 		return r, err
 	}
-	b, err := hooks.OpencodeBoxRules(setup)
+	b, err := opencode.BoxRules(setup)
 	if err != nil {
 		return r, withHint(err, "fix it, or unset it: the box takes opencode's permission rules from every layer")
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail/shared/sibling"
 )
 
@@ -28,7 +27,7 @@ import (
 // front and works on its own under any name.
 
 // fullBinary is the full build's name, beside the front.
-const fullBinary = hooks.FullName
+const fullBinary = sibling.FullName
 
 // errHandOver is what a command the front does not link returns; main
 // then execs the full binary with the same arguments. The full build

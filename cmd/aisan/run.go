@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aisan-dev/aisan/hooks"
+	"github.com/aisan-dev/aisan/hooks/opencode"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
@@ -427,11 +427,11 @@ func opencodeEnv(home, cwd string, getenv func(string) string) ([]string, error)
 	fail := func(err error) error {
 		return fmt.Errorf("%w (aisan adds its kill rules after opencode's own, so it reads them all: fix it, or unset it)", err)
 	}
-	setup, err := hooks.GatherOpencode(home, cwd, getenv)
+	setup, err := opencode.Gather(home, cwd, getenv)
 	if err != nil {
 		return nil, fail(err)
 	}
-	v, set, err := hooks.OpencodePermission(setup)
+	v, set, err := opencode.Permission(setup)
 	switch {
 	case err != nil:
 		return nil, fail(err)

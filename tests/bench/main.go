@@ -26,6 +26,7 @@ import (
 	"github.com/mattn/go-shellwords"
 
 	"github.com/aisan-dev/aisan/hooks"
+	"github.com/aisan-dev/aisan/jail/shared/sibling"
 )
 
 type variant struct {
@@ -218,7 +219,7 @@ func guardLatency(aisan string, runs int) {
 	}
 	// The fallback hook is the full binary's guard subcommand: the front
 	// hands install-hook to aisan-full, which names itself.
-	dir, err := installCopies(bin, lean, filepath.Join(filepath.Dir(bin), hooks.FullName))
+	dir, err := installCopies(bin, lean, filepath.Join(filepath.Dir(bin), sibling.FullName))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -242,7 +243,7 @@ func guardLatency(aisan string, runs int) {
 		h      hooks.Hook
 	}{
 		{"aisan-guard, the hook install-hook writes", true, hooks.Hook{Binary: bin, Guard: lean}},
-		{"aisan-full guard, the fallback (for information)", false, hooks.Hook{Binary: filepath.Join(dir, hooks.FullName)}},
+		{"aisan-full guard, the fallback (for information)", false, hooks.Hook{Binary: filepath.Join(dir, sibling.FullName)}},
 	} {
 		cmd, err := r.h.Command()
 		if err != nil {

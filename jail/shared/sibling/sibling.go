@@ -18,6 +18,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// FullName is the file name of the full aisan binary (cmd/aisan built
+// without the front's tag), which the front runs for what it does not
+// link, and which install-hook runs in.
+const FullName = "aisan-full"
+
 // Binary returns <dir of self>/name when it is there and as trustworthy
 // as self: a regular file (not a symlink) that self's owner or root owns,
 // that nobody else may write, in a directory nobody else may write, and

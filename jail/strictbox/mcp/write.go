@@ -99,7 +99,7 @@ func OpencodeConfig(servers []Server) ([]byte, error) {
 
 // opencodeConfig is [OpencodeConfig] with the user's permission block
 // (nil for none): the box's first config layer, so that the rules keep
-// the host's order (see hooks.OpencodeBox).
+// the host's order (see opencode.Box in hooks/opencode).
 func opencodeConfig(servers []Server, permission json.RawMessage) ([]byte, error) {
 	out := map[string]opencodeOut{}
 	for _, s := range servers {

@@ -1,4 +1,12 @@
-package hooks
+// Package opencode reads opencode's permission rules from every config
+// layer opencode reads, and adds aisan's kill rules after them: as
+// OPENCODE_PERMISSION for a jailed opencode ([Permission]), and as data
+// for a strict box's ([BoxRules]). It edits no file.
+//
+// It is apart from package hooks so that a deny-list launch of opencode
+// reads these rules without linking the shell parser that hooks' editor
+// of Claude's and Codex's settings uses.
+package opencode
 
 // Rules for the opencode permission (opencode has no command hooks; its
 // permission rules are what it offers instead):
@@ -48,6 +56,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/aisan-dev/aisan/hooks/jsonfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/tailscale/hujson"
 )
@@ -56,8 +65,8 @@ import (
 // opencode's wildcard syntax, where "pkill *" also matches a bare "pkill".
 var opencodeDenied = []string{"pkill *", "killall *"}
 
-// OpencodeLayer is one source of opencode configuration.
-type OpencodeLayer struct {
+// Layer is one source of opencode configuration.
+type Layer struct {
 	// Name is where the layer comes from: a file's path, or
 	// OPENCODE_CONFIG_CONTENT.
 	Name string
@@ -70,19 +79,19 @@ type OpencodeLayer struct {
 	Shared bool
 }
 
-// OpencodeSetup is everything opencode builds its permission rules from,
-// as [GatherOpencode] finds it.
-type OpencodeSetup struct {
+// Setup is everything opencode builds its permission rules from,
+// as [Gather] finds it.
+type Setup struct {
 	// Layers are the configuration layers in the order opencode merges
 	// them; a later one wins.
-	Layers []OpencodeLayer
+	Layers []Layer
 	// Permission is OPENCODE_PERMISSION, "" when it is unset.
 	Permission string
 	// Getenv reads the environment opencode will see, for {env:NAME}.
 	Getenv func(string) string
 }
 
-// OpencodePermission returns the OPENCODE_PERMISSION for a jailed opencode
+// Permission returns the OPENCODE_PERMISSION for a jailed opencode
 // whose setup is s: the user's own value with a "bash*" key appended that
 // denies "pkill *" and "killall *" (see the rules at the top of this
 // file). set is false when the environment should stay as it is: the
@@ -90,7 +99,7 @@ type OpencodeSetup struct {
 //
 // The user's value is kept byte for byte, less surrounding space; the key
 // is "bash*", or "bash**" and so on when a layer uses that key already.
-func OpencodePermission(s OpencodeSetup) (value string, set bool, err error) {
+func Permission(s Setup) (value string, set bool, err error) {
 	eff, err := effectivePermission(s)
 	if err != nil {
 		return "", false, err
@@ -129,7 +138,7 @@ func bug(err error) error {
 
 // effectivePermission is the permission block opencode builds from s,
 // keys in the order opencode holds them.
-func effectivePermission(s OpencodeSetup) (*jsObject, error) {
+func effectivePermission(s Setup) (*jsObject, error) {
 	getenv := s.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -172,7 +181,7 @@ func effectivePermission(s OpencodeSetup) (*jsObject, error) {
 // parseLayer reads the permission and tools blocks of one config layer,
 // as opencode would after replacing {env:NAME} in its text. An empty
 // layer is an empty config, as it is to opencode.
-func parseLayer(l OpencodeLayer, getenv func(string) string) (perm, tools *jsObject, err error) {
+func parseLayer(l Layer, getenv func(string) string) (perm, tools *jsObject, err error) {
 	perm, tools = &jsObject{}, &jsObject{}
 	if len(l.Data) == 0 {
 		return perm, tools, nil
@@ -234,7 +243,7 @@ var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\
 // strict JSON and merges as it is: anything but an object would turn into
 // junk keys there, so it is refused.
 func parseEnvPermission(src []byte) (*jsObject, error) {
-	if err := checkSyntax(src); err != nil {
+	if err := jsonfile.CheckSyntax(src); err != nil {
 		return nil, fmt.Errorf("parsing OPENCODE_PERMISSION: %w", err)
 	}
 	if err := checkNesting(src); err != nil {
@@ -524,7 +533,7 @@ func kindName(k byte) string {
 // and a file that is not must not hold up a launch.
 const maxLayerSize = 1 << 20
 
-// GatherOpencode reads the config layers opencode reads, in its order:
+// Gather reads the config layers opencode reads, in its order:
 // the global directory ($XDG_CONFIG_HOME/opencode, default
 // ~/.config/opencode: config.json, opencode.json, opencode.jsonc), the
 // file OPENCODE_CONFIG names, opencode.json and opencode.jsonc in every
@@ -539,15 +548,15 @@ const maxLayerSize = 1 << 20
 // symlink is followed to its end (dotfile managers link configs) and the
 // end opened without following; a FIFO, a device or a directory where a
 // config should be is an error.
-func GatherOpencode(home, cwd string, getenv func(string) string) (OpencodeSetup, error) {
+func Gather(home, cwd string, getenv func(string) string) (Setup, error) {
 	// Relative, they would name files of whatever directory we run in.
 	if !filepath.IsAbs(cwd) {
-		return OpencodeSetup{}, bug(fmt.Errorf("opencode's directory %q is not an absolute path", cwd))
+		return Setup{}, bug(fmt.Errorf("opencode's directory %q is not an absolute path", cwd))
 	}
 	if !filepath.IsAbs(home) {
-		return OpencodeSetup{}, fmt.Errorf("HOME %q is not an absolute path, so opencode's config files cannot be found", home)
+		return Setup{}, fmt.Errorf("HOME %q is not an absolute path, so opencode's config files cannot be found", home)
 	}
-	s := OpencodeSetup{Permission: getenv("OPENCODE_PERMISSION"), Getenv: getenv}
+	s := Setup{Permission: getenv("OPENCODE_PERMISSION"), Getenv: getenv}
 	shared := map[string]bool{}
 	add := func(path string) error {
 		data, ok, err := readLayer(path)
@@ -555,7 +564,7 @@ func GatherOpencode(home, cwd string, getenv func(string) string) (OpencodeSetup
 			return err
 		}
 		if ok {
-			s.Layers = append(s.Layers, OpencodeLayer{Name: path, Data: data, Shared: shared[path]})
+			s.Layers = append(s.Layers, Layer{Name: path, Data: data, Shared: shared[path]})
 		}
 		return nil
 	}
@@ -615,11 +624,11 @@ func GatherOpencode(home, cwd string, getenv func(string) string) (OpencodeSetup
 	}
 	for _, p := range paths {
 		if err := add(p); err != nil {
-			return OpencodeSetup{}, err
+			return Setup{}, err
 		}
 	}
 	if c := getenv("OPENCODE_CONFIG_CONTENT"); c != "" {
-		s.Layers = append(s.Layers, OpencodeLayer{Name: "OPENCODE_CONFIG_CONTENT", Data: []byte(c)})
+		s.Layers = append(s.Layers, Layer{Name: "OPENCODE_CONFIG_CONTENT", Data: []byte(c)})
 	}
 	managed := "/etc/opencode"
 	if m := getenv("OPENCODE_TEST_MANAGED_CONFIG_DIR"); m != "" {
@@ -629,7 +638,7 @@ func GatherOpencode(home, cwd string, getenv func(string) string) (OpencodeSetup
 		for _, f := range []string{"opencode.json", "opencode.jsonc"} {
 			shared[filepath.Join(managed, f)] = true
 			if err := add(filepath.Join(managed, f)); err != nil {
-				return OpencodeSetup{}, err
+				return Setup{}, err
 			}
 		}
 	}
@@ -673,7 +682,7 @@ func exists(p string) bool {
 // readLayer reads the config file at path; ok is false when there is
 // none, as for opencode.
 func readLayer(path string) (data []byte, ok bool, err error) {
-	target, err := resolve(path)
+	target, err := jsonfile.Resolve(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("opencode's configuration %s: %w", path, err)
 	}

@@ -1,4 +1,4 @@
-package hooks
+package opencode
 
 import (
 	"bytes"
@@ -10,42 +10,42 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// OpencodeBox is what a strict box's opencode needs of the user's
+// Box is what a strict box's opencode needs of the user's
 // permission rules: the box does not read the host's global config,
 // OPENCODE_CONFIG, OPENCODE_CONFIG_CONTENT or OPENCODE_PERMISSION, so the
 // rules those layers add come in as data.
-type OpencodeBox struct {
+type Box struct {
 	// Rules is the permission block opencode builds from every layer of
 	// the setup, as a JSON object whose keys (and patterns) are in
 	// opencode's order: given as the box's first config layer, it keeps
 	// that order wherever the box's own layers name the same keys.
 	Rules string
 	// Permission is Rules with aisan's kill rules after them (see
-	// [OpencodePermission]), for the box's OPENCODE_PERMISSION, which
+	// [Permission]), for the box's OPENCODE_PERMISSION, which
 	// opencode merges after every layer: the values are the host's
 	// whatever the box's copies of the project's files say.
 	Permission string
 	// AgentRules are permission blocks set per agent in layers a box does
-	// not read (not [OpencodeLayer.Shared]): they stay on the host.
-	AgentRules []OpencodeAgentRule
+	// not read (not [Layer.Shared]): they stay on the host.
+	AgentRules []AgentRule
 	// Secret names the rules left out because a key or pattern looks
 	// like it holds a secret: the box's environment would show it.
 	Secret []string
 }
 
-// OpencodeAgentRule is one agent's permission block in a config layer.
-type OpencodeAgentRule struct {
+// AgentRule is one agent's permission block in a config layer.
+type AgentRule struct {
 	Agent, Layer string
 }
 
-// OpencodeBoxRules reads the permission rules of s for a strict box. Its
-// errors are those of [OpencodePermission].
-func OpencodeBoxRules(s OpencodeSetup) (OpencodeBox, error) {
+// BoxRules reads the permission rules of s for a strict box. Its
+// errors are those of [Permission].
+func BoxRules(s Setup) (Box, error) {
 	eff, err := effectivePermission(s)
 	if err != nil {
-		return OpencodeBox{}, err
+		return Box{}, err
 	}
-	var b OpencodeBox
+	var b Box
 	eff, b.Secret = withoutSecrets(eff)
 	b.Rules = string(encodeObject(eff))
 	b.Permission = b.Rules
@@ -68,10 +68,10 @@ func OpencodeBoxRules(s OpencodeSetup) (OpencodeBox, error) {
 		}
 		agents, err := agentPermissions(l, getenv)
 		if err != nil {
-			return OpencodeBox{}, err
+			return Box{}, err
 		}
 		for _, a := range agents {
-			b.AgentRules = append(b.AgentRules, OpencodeAgentRule{Agent: a, Layer: l.Name})
+			b.AgentRules = append(b.AgentRules, AgentRule{Agent: a, Layer: l.Name})
 		}
 	}
 	return b, nil
@@ -106,7 +106,7 @@ func withoutSecrets(perm *jsObject) (*jsObject, []string) {
 
 // agentPermissions names the agents of layer l that set a permission
 // block of their own.
-func agentPermissions(l OpencodeLayer, getenv func(string) string) ([]string, error) {
+func agentPermissions(l Layer, getenv func(string) string) ([]string, error) {
 	if len(bytes.TrimSpace(l.Data)) == 0 {
 		return nil, nil
 	}

@@ -1,8 +1,9 @@
-package hooks
+package opencode
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-// opencodeCase is one testdata/opencode/*.txtar file:
+var update = flag.Bool("update", false, "rewrite the want sections of testdata")
+
+// opencodeCase is one testdata/*.txtar file:
 //
 //	-- env --        KEY=VALUE lines: the environment, OPENCODE_PERMISSION included
 //	-- layer NAME -- a config layer, in the order opencode merges them
@@ -26,7 +29,7 @@ import (
 //	                 OPENCODE_PERMISSION, the agents' rules left out
 type opencodeCase struct {
 	ar    *txtar.Archive
-	setup OpencodeSetup
+	setup Setup
 	want  []byte
 }
 
@@ -42,7 +45,7 @@ func readOpencodeCase(t *testing.T, path string) opencodeCase {
 		name, shared := strings.CutPrefix(f.Name, "project ")
 		switch name, ok := strings.CutPrefix(name, "layer "); {
 		case ok:
-			c.setup.Layers = append(c.setup.Layers, OpencodeLayer{Name: name, Data: f.Data, Shared: shared})
+			c.setup.Layers = append(c.setup.Layers, Layer{Name: name, Data: f.Data, Shared: shared})
 		case f.Name == "env":
 			for _, line := range strings.Split(strings.TrimSpace(string(f.Data)), "\n") {
 				k, v, _ := strings.Cut(line, "=")
@@ -60,7 +63,7 @@ func readOpencodeCase(t *testing.T, path string) opencodeCase {
 }
 
 // describe is what a want section says about s.
-func describe(s OpencodeSetup) []byte {
+func describe(s Setup) []byte {
 	var b bytes.Buffer
 	eff, err := effectivePermission(s)
 	if err == nil {
@@ -71,7 +74,7 @@ func describe(s OpencodeSetup) []byte {
 			}
 		}
 	}
-	v, set, err := OpencodePermission(s)
+	v, set, err := Permission(s)
 	switch {
 	case err != nil:
 		fmt.Fprintf(&b, "error: %v\n", err)
@@ -80,7 +83,7 @@ func describe(s OpencodeSetup) []byte {
 	default:
 		fmt.Fprintf(&b, "OPENCODE_PERMISSION=%s\n", v)
 	}
-	if box, err := OpencodeBoxRules(s); err == nil {
+	if box, err := BoxRules(s); err == nil {
 		fmt.Fprintf(&b, "strict box:\n  rules %s\n  OPENCODE_PERMISSION=%s\n", box.Rules, box.Permission)
 		for _, a := range box.AgentRules {
 			fmt.Fprintf(&b, "  left out: agent %q of %s\n", a.Agent, a.Layer)
@@ -93,7 +96,7 @@ func describe(s OpencodeSetup) []byte {
 // what a jailed opencode gets. Every value set must keep the user's
 // OPENCODE_PERMISSION, end with our denies and be stable when fed back.
 func TestOpencodeGolden(t *testing.T) {
-	paths, err := filepath.Glob("testdata/opencode/*.txtar")
+	paths, err := filepath.Glob("testdata/*.txtar")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no cases: %v", err)
 	}
@@ -121,14 +124,14 @@ func TestOpencodeGolden(t *testing.T) {
 }
 
 // checkOpencodeValue checks the properties every result must have.
-func checkOpencodeValue(t *testing.T, s OpencodeSetup) {
+func checkOpencodeValue(t *testing.T, s Setup) {
 	t.Helper()
 	checkOpencodeBox(t, s)
-	v, set, err := OpencodePermission(s)
+	v, set, err := Permission(s)
 	if err != nil || !set {
 		return
 	}
-	final, err := effectivePermission(OpencodeSetup{Layers: s.Layers, Getenv: s.Getenv, Permission: v})
+	final, err := effectivePermission(Setup{Layers: s.Layers, Getenv: s.Getenv, Permission: v})
 	if err != nil {
 		t.Fatalf("the value set does not read back: %v\n%s", err, v)
 	}
@@ -142,7 +145,7 @@ func checkOpencodeValue(t *testing.T, s OpencodeSetup) {
 			t.Errorf("rule %d from the end is %+v, want a deny of %q for bash\nvalue %s", n-i, r, opencodeDenied[i], v)
 		}
 	}
-	user, err := effectivePermission(OpencodeSetup{Layers: s.Layers, Getenv: s.Getenv, Permission: s.Permission})
+	user, err := effectivePermission(Setup{Layers: s.Layers, Getenv: s.Getenv, Permission: s.Permission})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +159,7 @@ func checkOpencodeValue(t *testing.T, s OpencodeSetup) {
 			t.Errorf("the user's OPENCODE_PERMISSION %s is not kept at the start of %s", u, v)
 		}
 	}
-	again, _, err := OpencodePermission(OpencodeSetup{Layers: s.Layers, Getenv: s.Getenv, Permission: v})
+	again, _, err := Permission(Setup{Layers: s.Layers, Getenv: s.Getenv, Permission: v})
 	if err != nil || !strings.HasPrefix(again, strings.TrimSuffix(v, "}")) {
 		t.Errorf("fed back, %s gives %s, %v", v, again, err)
 	}
@@ -166,23 +169,23 @@ func checkOpencodeValue(t *testing.T, s OpencodeSetup) {
 // layer, are the host's rules in the host's order; its
 // OPENCODE_PERMISSION over them adds aisan's two kill rules at the end
 // and nothing else (or none, when bash is denied outright).
-func checkOpencodeBox(t *testing.T, s OpencodeSetup) {
+func checkOpencodeBox(t *testing.T, s Setup) {
 	t.Helper()
-	box, err := OpencodeBoxRules(s)
+	box, err := BoxRules(s)
 	if err != nil || len(box.Secret) > 0 {
 		// Rules left out for a secret are checked in TestOpencodeBoxSecrets.
 		return
 	}
 	host, _ := effectivePermission(s)
-	layer := OpencodeLayer{Name: "box", Data: []byte(`{"permission":` + box.Rules + `}`)}
-	inBox, err := effectivePermission(OpencodeSetup{Layers: []OpencodeLayer{layer}})
+	layer := Layer{Name: "box", Data: []byte(`{"permission":` + box.Rules + `}`)}
+	inBox, err := effectivePermission(Setup{Layers: []Layer{layer}})
 	if err != nil {
 		t.Fatalf("the box's rules do not read back: %v\n%s", err, box.Rules)
 	}
 	if got, want := opencodeRules(inBox), opencodeRules(host); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the box's rules differ from the host's:\n got %v\nwant %v", got, want)
 	}
-	final, err := effectivePermission(OpencodeSetup{Layers: []OpencodeLayer{layer}, Permission: box.Permission})
+	final, err := effectivePermission(Setup{Layers: []Layer{layer}, Permission: box.Permission})
 	if err != nil {
 		t.Fatalf("the box's OPENCODE_PERMISSION does not read back: %v\n%s", err, box.Permission)
 	}
@@ -329,14 +332,14 @@ func TestGatherOpencode(t *testing.T) {
 		"OPENCODE_PERMISSION":              `{"edit":"ask"}`,
 	}
 	getenv := func(k string) string { return env[k] }
-	names := func(s OpencodeSetup) string {
+	names := func(s Setup) string {
 		var n []string
 		for _, l := range s.Layers {
 			n = append(n, strings.TrimPrefix(l.Name, root+"/"))
 		}
 		return strings.Join(n, "\n")
 	}
-	s, err := GatherOpencode(home, cwd, getenv)
+	s, err := Gather(home, cwd, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +382,7 @@ managed/opencode.json`; got != want {
 	env["OPENCODE_DISABLE_PROJECT_CONFIG"] = "TRUE"
 	env["XDG_CONFIG_HOME"] = filepath.Join(root, "xdg")
 	env["OPENCODE_CONFIG_DIR"] = filepath.Join(root, "proj")
-	s, err = GatherOpencode(home, cwd, getenv)
+	s, err = Gather(home, cwd, getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +421,7 @@ func TestGatherOpencodeRefuses(t *testing.T) {
 			if err := make(p); err != nil {
 				t.Fatal(err)
 			}
-			_, err := GatherOpencode(t.TempDir(), cwd, func(string) string { return "" })
+			_, err := Gather(t.TempDir(), cwd, func(string) string { return "" })
 			if err == nil || !strings.Contains(err.Error(), p) {
 				t.Fatalf("error %v, want one naming %s", err, p)
 			}
@@ -448,18 +451,18 @@ func BenchmarkOpencodeLaunch(b *testing.B) {
 	}
 	getenv := func(string) string { return "" }
 	for b.Loop() {
-		s, err := GatherOpencode(home, cwd, getenv)
+		s, err := Gather(home, cwd, getenv)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := OpencodePermission(s); err != nil {
+		if _, _, err := Permission(s); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func FuzzOpencodePermission(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/opencode/*.txtar")
+	paths, _ := filepath.Glob("testdata/*.txtar")
 	for _, path := range paths {
 		ar, err := txtar.ParseFile(path)
 		if err != nil {
@@ -481,9 +484,9 @@ func FuzzOpencodePermission(f *testing.F) {
 		f.Add(layer, perm)
 	}
 	f.Fuzz(func(t *testing.T, layer, perm []byte) {
-		s := OpencodeSetup{Layers: []OpencodeLayer{{Name: "fuzz.jsonc", Data: layer}}, Permission: string(perm)}
-		v1, set1, err1 := OpencodePermission(s)
-		v2, set2, err2 := OpencodePermission(s)
+		s := Setup{Layers: []Layer{{Name: "fuzz.jsonc", Data: layer}}, Permission: string(perm)}
+		v1, set1, err1 := Permission(s)
+		v2, set2, err2 := Permission(s)
 		if v1 != v2 || set1 != set2 || fmt.Sprint(err1) != fmt.Sprint(err2) {
 			t.Fatalf("not deterministic: %q %v %v / %q %v %v", v1, set1, err1, v2, set2, err2)
 		}
@@ -498,8 +501,8 @@ func FuzzOpencodePermission(f *testing.F) {
 // secret stays out of the box's rules and its OPENCODE_PERMISSION, and is
 // named; the others come in.
 func TestOpencodeBoxSecrets(t *testing.T) {
-	layer := OpencodeLayer{Name: "g", Data: []byte(`{"permission":{"bash":{"curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnop' *":"allow","touch *":"deny"}}}`)}
-	box, err := OpencodeBoxRules(OpencodeSetup{Layers: []OpencodeLayer{layer}})
+	layer := Layer{Name: "g", Data: []byte(`{"permission":{"bash":{"curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnop' *":"allow","touch *":"deny"}}}`)}
+	box, err := BoxRules(Setup{Layers: []Layer{layer}})
 	if err != nil {
 		t.Fatal(err)
 	}
