@@ -13,10 +13,7 @@ import (
 // missing and how to install it.
 func TestFrontHandsOver(t *testing.T) {
 	_, env := testEnv(t)
-	full := filepath.Join(filepath.Dir(aisanBin), "aisan-full")
-	if _, err := os.Stat(full); err != nil {
-		need(t, "aisan-full beside the aisan under test (tests/env/build.sh lays them out)", err)
-	}
+	full := beside(t, "aisan-full")
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)

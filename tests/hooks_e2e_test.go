@@ -95,18 +95,24 @@ func (m marker) killCommand() string {
 	return fmt.Sprintf("pkill -f '[%s]%s'", m.name[:1], m.name[1:])
 }
 
-// leanGuard is the lean guard binary beside the aisan under test, which
-// install-hook registers; the suite's build puts it there.
+// leanGuard is the aisan-guard installed beside the aisan under test.
 func leanGuard(t *testing.T) string {
+	t.Helper()
+	return beside(t, "aisan-guard")
+}
+
+// beside is the program name installed beside the aisan under test (as
+// tests/env/build.sh and make install lay them out).
+func beside(t *testing.T, name string) string {
 	t.Helper()
 	bin, err := filepath.EvalSymlinks(aisanBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lean := filepath.Join(filepath.Dir(bin), "aisan-guard")
-	_, err = os.Stat(lean)
-	need(t, "aisan-guard next to the aisan under test (tests/env/it.sh builds it there)", err)
-	return lean
+	p := filepath.Join(filepath.Dir(bin), name)
+	_, err = os.Stat(p)
+	need(t, name+" next to the aisan under test (tests/env/it.sh builds it there)", err)
+	return p
 }
 
 // guardReasons runs the guard the way an agent would on command and
@@ -754,7 +760,7 @@ func TestHookInstallForms(t *testing.T) {
 	// registers its own guard subcommand: the hook never goes through the
 	// front.
 	full := filepath.Join(dir, "aisan-full")
-	copyExec(t, filepath.Join(filepath.Dir(aisanBin), "aisan-full"), full, 0o755)
+	copyExec(t, beside(t, "aisan-full"), full, 0o755)
 	commands := func() []string {
 		t.Helper()
 		data, err := os.ReadFile(settings)

@@ -62,13 +62,12 @@ func runLogs(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	launchSet := false
-	fs.Visit(func(f *flag.Flag) { launchSet = launchSet || f.Name == "launch" })
-	switch {
-	case *listLaunches && (launchSet || *raw || follow):
+	launchSet, err := launchGiven("logs", fs, *launch)
+	if *listLaunches && (launchSet || *raw || follow) {
 		return withHint(usageErr("logs: --launches lists; it takes no --launch, --raw or --follow"), "aisan logs --launches SLOT")
-	case launchSet && *launch < 1:
-		return withHint(usageErr("logs: --launch %d: launches are numbered from 1", *launch), "aisan logs --launches SLOT lists them")
+	}
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(names) == 0:
@@ -96,10 +95,11 @@ func runLogs(ctx context.Context, args []string) error {
 		if *listLaunches {
 			return printLaunches(os.Stdout, ls, e)
 		}
-		if *launch > len(ls) {
-			return withHint(fmt.Errorf("slot %s has %d kept launches, not %d", e.Slot, len(ls), *launch), "aisan logs --launches "+e.Slot+" lists them")
+		l, err := nthLaunch(ls, e.Slot, *launch)
+		if err != nil {
+			return err
 		}
-		path = ls[*launch-1].Path
+		path = l.Path
 	}
 	err = playback.Print(ctx, os.Stdout, path, playback.Options{
 		Raw:     *raw,
@@ -163,4 +163,24 @@ func byteSize(n int64) string {
 		v, suffix = v/unit, s
 	}
 	return fmt.Sprintf("%.1f %s", v, suffix)
+}
+
+// launchGiven reports whether cmd's flag set fs was given --launch, whose
+// value is n, and refuses a number no launch has.
+func launchGiven(cmd string, fs *flag.FlagSet, n int) (bool, error) {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "launch" })
+	if set && n < 1 {
+		return true, withHint(usageErr("%s: --launch %d: launches are numbered from 1", cmd, n), "aisan logs --launches SLOT lists them")
+	}
+	return set, nil
+}
+
+// nthLaunch is launch n (from 1) of the slot's kept launches ls, as
+// 'aisan logs --launches' numbers them.
+func nthLaunch(ls []slot.Launch, slotName string, n int) (slot.Launch, error) {
+	if n > len(ls) {
+		return slot.Launch{}, withHint(fmt.Errorf("slot %s has %d kept launches, not %d", slotName, len(ls), n), "aisan logs --launches "+slotName+" lists them")
+	}
+	return ls[n-1], nil
 }

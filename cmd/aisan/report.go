@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -56,10 +55,9 @@ func runReport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	launchSet := false
-	fs.Visit(func(f *flag.Flag) { launchSet = launchSet || f.Name == "launch" })
-	if launchSet && *launch < 1 {
-		return withHint(usageErr("report: --launch %d: launches are numbered from 1", *launch), "aisan logs --launches SLOT lists them")
+	launchSet, err := launchGiven("report", fs, *launch)
+	if err != nil {
+		return err
 	}
 	name, err := oneSlot("report", names)
 	if err != nil {
@@ -79,10 +77,10 @@ func runReport(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *launch > len(ls) {
-			return withHint(fmt.Errorf("slot %s has %d kept launches, not %d", e.Slot, len(ls), *launch), "aisan logs --launches "+e.Slot+" lists them")
+		l, err := nthLaunch(ls, e.Slot, *launch)
+		if err != nil {
+			return err
 		}
-		l := ls[*launch-1]
 		if l.Path != e.Transcript {
 			running = false
 			if l.Info == nil {

@@ -195,15 +195,7 @@ func (p *Proxy) Deny(pt Pattern) (int, error) {
 		}
 		return 0, fmt.Errorf("%s: %w, which has %s", pt, ErrNotListed, strings.Join(l.Strings(), ", "))
 	}
-	p.remove(i)
-	cut := p.judgeLocked()
-	p.mu.Unlock()
-	why := "cut: " + pt.String() + " was denied by 'aisan deny'"
-	for _, tn := range cut {
-		tn.sever(why)
-	}
-	p.logNote(time.Now(), "DENY", pt.String(), 0, 0, 0, nil, fmt.Sprintf("denied by 'aisan deny'; %d open connections cut", len(cut)))
-	return len(cut), nil
+	return p.dropLocked(i, "DENY", pt.String()+" was denied by 'aisan deny'", "denied by 'aisan deny'"), nil
 }
 
 // lapse ends the grant of pt that was to lapse at until (unless granted
@@ -215,14 +207,7 @@ func (p *Proxy) lapse(pt Pattern, until time.Time) {
 		p.mu.Unlock()
 		return
 	}
-	p.remove(i)
-	cut := p.judgeLocked()
-	p.mu.Unlock()
-	why := "cut: the grant of " + pt.String() + " lapsed"
-	for _, tn := range cut {
-		tn.sever(why)
-	}
-	p.logNote(time.Now(), "LAPSE", pt.String(), 0, 0, 0, nil, fmt.Sprintf("the grant lapsed; %d open connections cut", len(cut)))
+	p.dropLocked(i, "LAPSE", "the grant of "+pt.String()+" lapsed", "the grant lapsed")
 	if p.cfg.Lapsed != nil {
 		p.cfg.Lapsed()
 	}
@@ -241,6 +226,22 @@ func (p *Proxy) index(pt Pattern) int {
 		}
 	}
 	return -1
+}
+
+// dropLocked takes entry i off the list, with p.mu held, which it
+// releases; then it cuts the connections that what remains no longer
+// allows, each saying why, and logs the change as event, with note and
+// the count cut. It returns that count.
+func (p *Proxy) dropLocked(i int, event, why, note string) int {
+	pt := p.live[i].Pattern
+	p.remove(i)
+	cut := p.judgeLocked()
+	p.mu.Unlock()
+	for _, tn := range cut {
+		tn.sever("cut: " + why)
+	}
+	p.logNote(time.Now(), event, pt.String(), 0, 0, 0, nil, fmt.Sprintf("%s; %d open connections cut", note, len(cut)))
+	return len(cut)
 }
 
 // remove drops entry i and its lapse; the caller holds mu.
