@@ -1,8 +1,11 @@
 package boxinit
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -31,5 +34,27 @@ func TestReadEnvFile(t *testing.T) {
 	os.WriteFile(bad, []byte("A=1\nnoequals\n"), 0o600)
 	if _, err := ReadEnvFile(bad); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("bad line: %v", err)
+	}
+}
+
+// TestReadEnvFileLines: lines split as bufio.ScanLines splits them (a
+// carriage return before the newline dropped, the last line with or
+// without one).
+func TestReadEnvFileLines(t *testing.T) {
+	dir := t.TempDir()
+	for i, data := range []string{"A=1", "A=1\r\nB=2\r\n", "\n\nA=1\n\r\nB=\r\r\n", "A=1\nB=2\r", "A=x\ry\n"} {
+		path := filepath.Join(dir, strconv.Itoa(i))
+		os.WriteFile(path, []byte(data), 0o600)
+		var want []string
+		sc := bufio.NewScanner(strings.NewReader(data))
+		for sc.Scan() {
+			if sc.Text() != "" {
+				want = append(want, sc.Text())
+			}
+		}
+		got, err := ReadEnvFile(path)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%q: %q %v, want %q", data, got, err, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package boxinit
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -119,4 +120,15 @@ func FuzzDecodePayload(f *testing.F) {
 			t.Fatalf("decoded %q as %+v; its encoding decodes as %+v, %v", data, p, q, err)
 		}
 	})
+}
+
+// TestForeignPayloadQuote: a payload of another format is quoted in the
+// refusal by its first 20 characters, as fmt's %.20q quotes them.
+func TestForeignPayloadQuote(t *testing.T) {
+	for _, data := range []string{"", "short", `{"argv":["dHJ1ZQ=="],"foreground":true}`, "ünïcødé and more than twenty", "\xff\xfe binary \x00 bytes and a tail"} {
+		_, err := DecodePayload([]byte(data))
+		if want := fmt.Sprintf("(it starts %.20q)", []byte(data)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("DecodePayload(%q) = %v, want %s in it", data, err, want)
+		}
+	}
 }

@@ -2,10 +2,7 @@ package boxinit
 
 import (
 	"errors"
-	"os/exec"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // The one mapping from how a process ended to the status a shell would
@@ -14,7 +11,7 @@ import (
 // it.
 
 // statusCode maps a wait status.
-func statusCode(ws unix.WaitStatus) int {
+func statusCode(ws syscall.WaitStatus) int {
 	if ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}
@@ -27,12 +24,22 @@ func ExitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	var ee *exec.ExitError
+	var ee exitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
-			return statusCode(unix.WaitStatus(ws))
+			return statusCode(ws)
 		}
 		return ee.ExitCode()
 	}
 	return 125
+}
+
+// exitError is what [ExitCode] needs of an [exec.ExitError], the one error
+// that has these methods (through its [os.ProcessState]). Matching the
+// methods instead of the type keeps os/exec out of the init, which links
+// this package and starts on every launch.
+type exitError interface {
+	error
+	Sys() any
+	ExitCode() int
 }
