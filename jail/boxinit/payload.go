@@ -146,7 +146,9 @@ func (r *payloadReader) num() int {
 	}
 	n, err := strconv.Atoi(string(f))
 	if err != nil {
+		// Atoi's out-of-range value would be taken as a count.
 		r.err = errors.New("the payload has " + strconv.Quote(string(f)) + " where a number belongs")
+		return 0
 	}
 	return n
 }

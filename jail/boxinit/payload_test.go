@@ -92,6 +92,8 @@ func TestDecodePayloadErrors(t *testing.T) {
 		{string(good) + "x\x00", "past its last field"},
 		{strings.Replace(string(good), "\x001\x00", "\x00yes\x00", 1), "where 0 or 1 belongs"},
 		{payloadFormat + "\x000\x000\x00\x000\x000\x000\x00999\x00", "room for fewer"},
+		// A count past int's range: Atoi's clamped value is no count.
+		{payloadFormat + "\x000\x000\x00\x000\x000\x000\x0099999999999999999999999\x00", "where a number belongs"},
 		{payloadFormat + "\x000\x00x\x00", "where a number belongs"},
 	} {
 		if _, err := DecodePayload([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want) {
