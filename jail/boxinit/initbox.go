@@ -80,9 +80,15 @@ func ReadEnvFile(path string) ([]string, error) {
 	if err != nil {
 		return nil, errwrap.Wrap("reading the environment file "+path, err)
 	}
+	return envLines(path, data)
+}
+
+// envLines is the environment file's KEY=VALUE lines, empty ones
+// skipped. It splits them as bufio.ScanLines does: at each newline,
+// without a carriage return before it, the last line with or without a
+// newline.
+func envLines(path string, data []byte) ([]string, error) {
 	var out []string
-	// Lines as bufio.ScanLines splits them: at each newline, without a
-	// carriage return before it, the last one with or without a newline.
 	for n := 1; len(data) > 0; n++ {
 		line, rest, _ := bytes.Cut(data, []byte{'\n'})
 		data = rest
