@@ -18,7 +18,7 @@ func statusCode(ws syscall.WaitStatus) int {
 	return ws.ExitStatus()
 }
 
-// ExitCode maps what [exec.Cmd.Wait] returned: 0 for nil, the process's
+// ExitCode maps what [os/exec.Cmd.Wait] returned: 0 for nil, the process's
 // status for an exit, 125 (the shell's "could not run") for anything else.
 func ExitCode(err error) int {
 	if err == nil {
@@ -34,10 +34,10 @@ func ExitCode(err error) int {
 	return 125
 }
 
-// exitError is what [ExitCode] needs of an [exec.ExitError], the one error
-// that has these methods (through its [os.ProcessState]). Matching the
-// methods instead of the type keeps os/exec out of the init, which links
-// this package and starts on every launch.
+// exitError is what [ExitCode] needs of an [os/exec.ExitError], the one
+// error that has these methods (through its [os.ProcessState]). Matching
+// the methods instead of the type keeps os/exec out of the init, which
+// links this package and starts on every launch.
 type exitError interface {
 	error
 	Sys() any
