@@ -113,28 +113,40 @@ func (b *batchConn) writeAll(p []byte) error {
 	return nil
 }
 
-// Close sends what is waiting (as a kernel's buffer would), then closes.
+// closeFlush bounds how long Close lets the writer send what is waiting,
+// as a kernel would after close; the transport itself forces a close
+// that takes longer than this.
+const closeFlush = 250 * time.Millisecond
+
+// Close sends what is waiting (for at most closeFlush), then closes; a
+// second Close closes at once.
 func (b *batchConn) Close() error {
 	b.mu.Lock()
+	again := b.closing
 	b.closing = true
 	b.work.Signal()
 	b.mu.Unlock()
-	select {
-	case <-b.done:
-	case <-time.After(time.Second):
+	if !again {
+		t := time.NewTimer(closeFlush)
+		select {
+		case <-b.done:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	b.mu.Lock()
 	if b.err == nil {
 		b.err = errBatchClosed
 	}
 	b.room.Broadcast()
-	b.work.Signal()
 	b.mu.Unlock()
 	return b.Conn.Close()
 }
 
-// SetWriteDeadline is the writer's to set (byteTimeout); the transport's
-// own deadline would race with it.
+// SetWriteDeadline is the writer's to set (byteTimeout): a caller's
+// deadline would apply to whatever write the writer is in, not to its
+// own bytes.
 func (b *batchConn) SetWriteDeadline(time.Time) error { return nil }
 
+// SetDeadline sets the read deadline only, for the same reason.
 func (b *batchConn) SetDeadline(t time.Time) error { return b.Conn.SetReadDeadline(t) }
