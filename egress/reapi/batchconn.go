@@ -14,8 +14,10 @@ import (
 // a receiver wake-up per 16 KiB. batchConn hands writes to a goroutine of
 // its own instead: while it is in a write, later writes gather behind it
 // and go out together, so a busy stream leaves in large segments and the
-// stream's goroutine goes on reading the box meanwhile; an idle
-// connection's write leaves at once, as before.
+// stream's goroutine goes on reading the box meanwhile. A small write on
+// an idle connection (headers, a unary request, a ping, a window
+// update) is written by its caller at once, as before, so no hand-off
+// adds to a short call's latency.
 //
 // The bytes waiting here are bounded (maxBatch, after which Write waits
 // for the writer); an error of the writer is returned by every later
@@ -31,13 +33,21 @@ type batchConn struct {
 	work    sync.Cond // signalled when there is something to write
 	pending []byte
 	spare   []byte
+	busy    bool // the writer is in a write
 	err     error
 	closing bool
 	done    chan struct{}
 }
 
-// maxBatch bounds what one connection holds before the writer takes it.
-const maxBatch = 256 << 10
+const (
+	// maxBatch bounds what one connection holds before the writer takes
+	// it.
+	maxBatch = 256 << 10
+	// maxDirect is the largest write its caller makes itself when the
+	// writer is idle: below a full TLS record, so a bulk stream's frames
+	// go to the writer.
+	maxDirect = 8 << 10
+)
 
 var errBatchClosed = errors.New("connection closed")
 
@@ -53,6 +63,20 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	defer b.wmu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(p) <= maxDirect && !b.busy && len(b.pending) == 0 && b.err == nil && !b.closing {
+		// Nothing is queued and wmu keeps other writes out: p goes now,
+		// in order.
+		b.busy = true
+		b.mu.Unlock()
+		n, err := b.writeAll(p)
+		b.mu.Lock()
+		b.busy = false
+		if err != nil {
+			b.err = err
+			b.room.Broadcast()
+		}
+		return n, err
+	}
 	n := 0
 	for len(p) > 0 {
 		for b.err == nil && !b.closing && len(b.pending) >= maxBatch {
@@ -87,10 +111,12 @@ func (b *batchConn) run() {
 		}
 		out := b.pending
 		b.pending = b.spare[:0]
+		b.busy = true
 		b.room.Broadcast()
 		b.mu.Unlock()
-		err := b.writeAll(out)
+		_, err := b.writeAll(out)
 		b.mu.Lock()
+		b.busy = false
 		b.spare = out[:0]
 		if err != nil {
 			b.err = err
@@ -99,18 +125,21 @@ func (b *batchConn) run() {
 	}
 }
 
-func (b *batchConn) writeAll(p []byte) error {
-	for len(p) > 0 {
+// writeAll writes p, failing only when a write makes no progress for
+// the byte timeout.
+func (b *batchConn) writeAll(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
 		if b.byteTimeout > 0 {
 			b.Conn.SetWriteDeadline(time.Now().Add(b.byteTimeout))
 		}
-		n, err := b.Conn.Write(p)
-		p = p[n:]
+		n, err := b.Conn.Write(p[done:])
+		done += n
 		if err != nil && !(n > 0 && errors.Is(err, os.ErrDeadlineExceeded)) {
-			return err
+			return done, err
 		}
 	}
-	return nil
+	return done, nil
 }
 
 // closeFlush bounds how long Close lets the writer send what is waiting,

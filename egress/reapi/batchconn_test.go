@@ -140,3 +140,37 @@ func TestBatchConnByteTimeout(t *testing.T) {
 		t.Errorf("later Write: %v", err)
 	}
 }
+
+// A small write on an idle connection is written by its caller, so it
+// returns only once the peer has it, and fails by the byte timeout.
+func TestBatchConnSmallWriteDirect(t *testing.T) {
+	c, s := net.Pipe()
+	defer s.Close()
+	b := newBatchConn(c, time.Minute)
+	defer b.Close()
+	returned := make(chan error, 1)
+	go func() {
+		_, err := b.Write([]byte("ping"))
+		returned <- err
+	}()
+	select {
+	case err := <-returned:
+		t.Fatalf("the write returned (%v) before the peer read it", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != "ping" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if err := <-returned; err != nil {
+		t.Fatal(err)
+	}
+
+	c2, s2 := net.Pipe()
+	defer s2.Close()
+	b2 := newBatchConn(c2, 50*time.Millisecond)
+	defer b2.Close()
+	if _, err := b2.Write([]byte("ping")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a small write nobody reads: %v, want a deadline error", err)
+	}
+}
