@@ -33,6 +33,17 @@ func (lf *launcherFlags) strictMode(jail.Kind) (launch.Mode, error) { return nil
 
 func explainPolicy([]string) error { return errHandOver }
 
+// handOverEarly: a launch its command line makes strict goes to the full
+// binary at once, before the front reads any configuration, since the
+// full binary reads it all again. (A launch the configuration makes strict
+// is handed over by strictMode.)
+func (lf *launcherFlags) handOverEarly() error {
+	if lf.strict {
+		return errHandOver
+	}
+	return nil
+}
+
 // keeperModes: the front launches deny-list jails only; a strict box's
 // keeper is started by the full binary that launched it.
 func keeperModes() []launch.Mode { return []launch.Mode{launch.Deny{}} }

@@ -13,6 +13,9 @@ import (
 // frontBuild: this is the full binary.
 const frontBuild = false
 
+// handOverEarly: the full binary launches every mode itself.
+func (*launcherFlags) handOverEarly() error { return nil }
+
 // keeperModes are the modes a keeper this binary starts may take over:
 // both.
 func keeperModes() []launch.Mode { return []launch.Mode{launch.Deny{}, &strictbox.Box{}} }

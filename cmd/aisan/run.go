@@ -275,6 +275,9 @@ func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []s
 	if err != nil {
 		return err
 	}
+	if err := lf.handOverEarly(); err != nil {
+		return err
+	}
 	if err := lf.applyConfig(fs); err != nil {
 		return err
 	}

@@ -178,7 +178,7 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if !dry {
 		// For the receipt, beside the rest of the launch; Serve waits
 		// for it before the box can change anything.
-		b.repo, b.snapshot = o.Repo, startSnapshot(o.Repo)
+		b.repo, b.snapshot = o.Repo, startSnapshot(o.Repo, f.git.GitDir != "")
 	}
 	return jail.Prepared{Strict: &jail.StrictPlan{Options: o, Secret: secret, BindFiles: slices.Clone(b.BindFiles),
 		Notes: notes, Explain: tc.explain + explain(mcpExplain, f.guard, f.held) + b.explainLimits(slotName)}}, undo, nil

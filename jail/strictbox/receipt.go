@@ -333,8 +333,13 @@ func takeSnapshot(repo string) *Snapshot {
 }
 
 // startSnapshot takes the snapshot beside the rest of the launch; the
-// function it returns waits for it.
-func startSnapshot(repo string) func() *Snapshot {
+// function it returns waits for it. Without a git dir (isGit false) there
+// is nothing git could tell, and no git is run, now or at the end.
+func startSnapshot(repo string, isGit bool) func() *Snapshot {
+	if !isGit {
+		s := &Snapshot{Err: repo + " is not a git repository (no .git in it or above it)"}
+		return func() *Snapshot { return s }
+	}
 	done := make(chan *Snapshot, 1)
 	go func() { done <- takeSnapshot(repo) }()
 	var s *Snapshot
@@ -581,7 +586,7 @@ func (ro *receiptOf) end(slotName string, st State, keeper bool, finish []string
 	if keeper && len(r.Left) > 0 {
 		r.LeftEnd = howLeftEnded(slotName)
 	}
-	if len(finish) > 0 && r.Repo != "" {
+	if len(finish) > 0 && r.Repo != "" && r.Snapshot != nil && r.Snapshot.Err == "" {
 		if writeReceipt(ro.path, r) == nil && detach(append(slices.Clone(finish), ro.path)) == nil {
 			return
 		}

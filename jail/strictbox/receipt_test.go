@@ -183,3 +183,32 @@ func TestReceiptFound(t *testing.T) {
 		t.Errorf("a pruned launch's receipt was found: %+v", r)
 	}
 }
+
+// A box outside a git repository runs no git: its receipt says why there
+// are no changes, finished at once, without a finishing command.
+func TestReceiptOutsideGit(t *testing.T) {
+	t.Setenv("AISAN_HOME", t.TempDir())
+	repo := t.TempDir()
+	snap := startSnapshot(repo, false)()
+	if !strings.Contains(snap.Err, repo) || !strings.Contains(snap.Err, "not a git repository") {
+		t.Fatalf("snapshot outside git: %+v", snap)
+	}
+	path, err := newReceiptPath("s-1", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := &receiptOf{path: path, r: &Receipt{Slot: "s-1", Repo: repo, Snapshot: snap}, use: watchScope("s-1", 0, 0)}
+	marker := filepath.Join(t.TempDir(), "finisher-ran")
+	ro.end("s-1", State{}, false, []string{"/bin/sh", "-c", ": >" + marker})
+	r, err := readReceipt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Snapshot != nil || r.Compared || !strings.Contains(r.ChangesErr, "not a git repository") || r.End.IsZero() {
+		t.Errorf("receipt outside git: %+v", r)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a finishing command was started for a box outside git")
+	}
+}
