@@ -83,7 +83,6 @@ type File struct {
 
 	mu   sync.Mutex
 	f    *os.File
-	raw  bool // f takes raw writes (rawwrite.go)
 	size int64
 	err  error
 }
@@ -109,7 +108,7 @@ func (l *File) open() error {
 		f.Close()
 		return fmt.Errorf("egress audit log %s: not a regular file", l.Path)
 	}
-	l.f, l.size, l.raw = f, st.Size(), rawWritable(f)
+	l.f, l.size = f, st.Size()
 	return nil
 }
 
@@ -136,12 +135,7 @@ func (l *File) Log(e Entry) {
 			return
 		}
 	}
-	var n int
-	if l.raw {
-		n, err = writeRaw(l.f, b)
-	} else {
-		n, err = l.f.Write(b)
-	}
+	n, err := l.f.Write(b)
 	l.size += int64(n)
 	if err != nil && l.err == nil {
 		l.err = err
