@@ -56,6 +56,7 @@ func (c *boxConn) Read(p []byte) (int, error) {
 			tc.SetReadDeadline(c.deadline)
 			c.conn = tc
 		}
+		c.conn = rawIO(c.conn)
 		c.prefix = prefix
 		if err != nil {
 			c.mu.Unlock()

@@ -36,6 +36,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // UpstreamOptions tune NewUpstreamTransport; the zero value is what the
@@ -219,14 +220,17 @@ func (t *upstreamTransport) dial(ctx context.Context, addr, host string) (*upCon
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
-	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, Config: cfg}
 	hctx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
-	nc, err := d.DialContext(hctx, "tcp", addr)
+	nc, err := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext(hctx, "tcp", addr)
 	if err != nil {
 		return nil, &url.Error{Op: "dial", URL: "https://" + addr, Err: err}
 	}
-	tc := nc.(*tls.Conn)
+	tc := tls.Client(rawIO(nc), cfg)
+	if err := tc.HandshakeContext(hctx); err != nil {
+		nc.Close()
+		return nil, &url.Error{Op: "dial", URL: "https://" + addr, Err: err}
+	}
 	if p := tc.ConnectionState().NegotiatedProtocol; p != "" && p != "http/1.1" {
 		tc.Close()
 		return nil, fmt.Errorf("upstream %s chose protocol %q, not HTTP/1.1", addr, p)
@@ -278,8 +282,9 @@ func quiet(c syscall.Conn) bool {
 	ok := false
 	var b [1]byte
 	rc.Read(func(fd uintptr) bool {
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		ok = errors.Is(err, syscall.EAGAIN)
+		// Raw, as the socket's reads and writes are (rawio.go).
+		_, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		ok = e == syscall.EAGAIN
 		return true
 	})
 	return ok

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -36,10 +38,59 @@ func instanceMessage(s string) []byte {
 	return protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), s)
 }
 
+// byteStreamWrite is the one method grpc-call streams.
+const byteStreamWrite = "/google.bytestream.ByteStream/Write"
+
+// blobByte is byte i of the blobs grpc-call writes.
+func blobByte(i int) byte { return byte(i * 7 % 251) }
+
+// writeBlob streams a blob of size bytes to ByteStream Write in 1 MiB
+// messages, the first naming resource, and returns the committed size.
+func writeBlob(ctx context.Context, conn *grpc.ClientConn, resource string, size int) (uint64, error) {
+	s, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, byteStreamWrite, grpc.ForceCodec(rawCodec{}))
+	if err != nil {
+		return 0, err
+	}
+	chunk := make([]byte, 1<<20)
+	for off := 0; off < size; off += len(chunk) {
+		var m []byte
+		if off == 0 {
+			m = protowire.AppendString(protowire.AppendTag(m, 1, protowire.BytesType), resource)
+		}
+		m = protowire.AppendVarint(protowire.AppendTag(m, 2, protowire.VarintType), uint64(off))
+		n := min(len(chunk), size-off)
+		if off+n == size {
+			m = protowire.AppendVarint(protowire.AppendTag(m, 3, protowire.VarintType), 1)
+		}
+		for i := range n {
+			chunk[i] = blobByte(off + i)
+		}
+		m = protowire.AppendBytes(protowire.AppendTag(m, 10, protowire.BytesType), chunk[:n])
+		if err := s.SendMsg(&m); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.CloseSend(); err != nil {
+		return 0, err
+	}
+	var resp []byte
+	if err := s.RecvMsg(&resp); err != nil {
+		return 0, err
+	}
+	_, _, n := protowire.ConsumeTag(resp)
+	if n < 0 {
+		return 0, fmt.Errorf("bad WriteResponse %x", resp)
+	}
+	v, _ := protowire.ConsumeVarint(resp[n:])
+	return v, nil
+}
+
 // grpcHelper is the gRPC client run inside boxes: grpc-call
 // LABEL=METHOD@INSTANCE... dials $AISAN_EGRESS_REAPI (h2c), makes each call
 // with one message naming INSTANCE and the box's own "authorization"
-// header, and prints "LABEL: code=N message".
+// header, and prints "LABEL: code=N message". ByteStream Write is
+// streamed instead: INSTANCE is the resource name, whose last segment is
+// the size written, and the line ends with "committed=N".
 func grpcHelper(name string, args []string) (int, bool) {
 	if name != "grpc-call" {
 		return 0, false
@@ -53,8 +104,20 @@ func grpcHelper(name string, args []string) (int, bool) {
 	for _, a := range args {
 		label, call, _ := strings.Cut(a, "=")
 		method, inst, _ := strings.Cut(call, "@")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		limit := 10 * time.Second
+		if method == byteStreamWrite {
+			limit = time.Minute
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer box-own-token")
+		if method == byteStreamWrite {
+			size, _ := strconv.Atoi(inst[strings.LastIndexByte(inst, '/')+1:])
+			committed, err := writeBlob(ctx, conn, inst, size)
+			cancel()
+			st, _ := status.FromError(err)
+			fmt.Printf("%s: code=%d %s committed=%d\n", label, st.Code(), st.Message(), committed)
+			continue
+		}
 		in, out := instanceMessage(inst), []byte(nil)
 		err = conn.Invoke(ctx, method, &in, &out, grpc.ForceCodec(rawCodec{}))
 		cancel()
@@ -70,6 +133,49 @@ type grpcUpstream struct {
 	mu    sync.Mutex
 	calls []string // method, authorization
 	addr  string
+	// written is what ByteStream Write received: its size and whether
+	// every byte was the one grpc-call sent.
+	written int
+	intact  bool
+}
+
+// receiveBlob reads a ByteStream Write to its end, checking each byte.
+func (u *grpcUpstream) receiveBlob(stream grpc.ServerStream, msg []byte) error {
+	total, intact := 0, true
+	for {
+		for len(msg) > 0 {
+			num, typ, n := protowire.ConsumeTag(msg)
+			if n < 0 {
+				return fmt.Errorf("bad WriteRequest")
+			}
+			msg = msg[n:]
+			if num == 10 && typ == protowire.BytesType {
+				data, m := protowire.ConsumeBytes(msg)
+				for i, c := range data {
+					intact = intact && c == blobByte(total+i)
+				}
+				total += len(data)
+				n = m
+			} else {
+				n = protowire.ConsumeFieldValue(num, typ, msg)
+			}
+			if n < 0 {
+				return fmt.Errorf("bad WriteRequest")
+			}
+			msg = msg[n:]
+		}
+		msg = nil
+		if err := stream.RecvMsg(&msg); err == io.EOF {
+			break
+		} else if err != nil {
+			return err
+		}
+	}
+	u.mu.Lock()
+	u.written, u.intact = total, intact
+	u.mu.Unlock()
+	reply := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), uint64(total))
+	return stream.SendMsg(&reply)
 }
 
 func startGRPCUpstream(t *testing.T, ca testCA) *grpcUpstream {
@@ -91,6 +197,9 @@ func startGRPCUpstream(t *testing.T, ca testCA) *grpcUpstream {
 			u.mu.Lock()
 			u.calls = append(u.calls, method+" "+strings.Join(md.Get("authorization"), ","))
 			u.mu.Unlock()
+			if method == byteStreamWrite {
+				return u.receiveBlob(stream, msg)
+			}
 			reply := []byte{}
 			return stream.SendMsg(&reply)
 		}),
@@ -126,6 +235,7 @@ func TestStrictREAPI(t *testing.T) {
 	env = append(env, "SSL_CERT_FILE="+ca.pemPath)
 
 	const inst = "projects/p/instances/default"
+	const blobSize = 48<<20 + 12345
 	const v2 = "/build.bazel.remote.execution.v2."
 	calls := []string{
 		"caps=" + v2 + "Capabilities/GetCapabilities@" + inst,
@@ -133,28 +243,37 @@ func TestStrictREAPI(t *testing.T) {
 		"foreign=/some.Other/Method@" + inst,
 		"poison=" + v2 + "ActionCache/UpdateActionResult@" + inst,
 		"instance=" + v2 + "ContentAddressableStorage/FindMissingBlobs@projects/other/instances/x",
+		// Bulk data: many 1 MiB messages in 16 KiB frames, joined and
+		// batched on the way; every byte must arrive as sent.
+		"write=" + byteStreamWrite + "@" + inst + "/uploads/u1/blobs/0123/" + strconv.Itoa(blobSize),
 	}
 	opts := append(helperOpts("grpc-call"), "--egress", "reapi="+conf)
 	r := strict(t, repo, env, opts, append([]string{self()}, calls...)...)
 	if r.code != 0 {
 		t.Fatalf("box: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	for what, want := range map[string]string{"caps:": "code=0", "cas:": "code=0", "foreign:": "code=7", "poison:": "code=7", "instance:": "code=7"} {
+	for what, want := range map[string]string{"caps:": "code=0", "cas:": "code=0", "foreign:": "code=7", "poison:": "code=7", "instance:": "code=7",
+		"write:": "code=0  committed=" + strconv.Itoa(blobSize)} {
 		if l := lineWith(r.stdout, what); !strings.Contains(l, want) {
 			t.Errorf("%s %q; want %s\n%s", what, l, want, r.stdout)
 		}
 	}
 	seen := up.seen()
-	if len(seen) != 2 {
-		t.Errorf("the upstream saw %q; want exactly the two allowed calls", seen)
+	if len(seen) != 3 {
+		t.Errorf("the upstream saw %q; want exactly the three allowed calls", seen)
 	}
+	up.mu.Lock()
+	if up.written != blobSize || !up.intact {
+		t.Errorf("ByteStream Write: the upstream got %d bytes (intact %v); want %d as sent", up.written, up.intact, blobSize)
+	}
+	up.mu.Unlock()
 	for _, s := range seen {
 		if !strings.HasSuffix(s, " Bearer host-token-123") || strings.Contains(s, "box-own-token") {
 			t.Errorf("the upstream got %q; want the host's credential only", s)
 		}
 	}
-	if b, _ := os.ReadFile(count); strings.Count(string(b), "run") > 2 {
-		t.Errorf("the credential command ran %d times for 2 allowed calls", strings.Count(string(b), "run"))
+	if b, _ := os.ReadFile(count); strings.Count(string(b), "run") > 3 {
+		t.Errorf("the credential command ran %d times for 3 allowed calls", strings.Count(string(b), "run"))
 	}
 
 	// A failing credential command: UNAUTHENTICATED.

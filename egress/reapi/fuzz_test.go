@@ -3,6 +3,7 @@ package reapi
 import (
 	"bytes"
 	"compress/gzip"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -117,7 +118,10 @@ func FuzzCheckFirstMessage(f *testing.F) {
 }
 
 // FuzzSchemeConn: arbitrary frames after the preface never panic the
-// reader, and whatever it passes on still parses as HTTP/2 frames.
+// reader, and whatever it passes on still parses as HTTP/2 frames; when
+// the reader takes all of it, every stream's DATA bytes and END_STREAM
+// flags reach the server as sent, in frames no larger than the read
+// buffer or the largest frame sent.
 func FuzzSchemeConn(f *testing.F) {
 	var b bytes.Buffer
 	fr := http2.NewFramer(&b, nil)
@@ -130,10 +134,34 @@ func FuzzSchemeConn(f *testing.F) {
 	fr.WriteContinuation(3, true, nil)
 	f.Add(b.Bytes())
 	f.Add([]byte{0, 0, 1, 1, 4, 0, 0, 0, 1, 0x3f})
+	var joined bytes.Buffer
+	jf := http2.NewFramer(&joined, nil)
+	jf.WriteData(1, false, []byte("ab"))
+	jf.WriteData(1, false, []byte("cd"))
+	jf.WriteDataPadded(1, false, []byte("e"), []byte{0})
+	jf.WriteData(1, true, []byte("f"))
+	jf.WriteData(3, false, []byte("g"))
+	f.Add(joined.Bytes())
 	f.Fuzz(func(t *testing.T, frames []byte) {
-		out, _ := through(append([]byte(http2.ClientPreface), frames...))
+		out, err := through(append([]byte(http2.ClientPreface), frames...))
 		if len(out) < len(http2.ClientPreface) {
 			return
+		}
+		if err == nil {
+			// Nothing was refused: the whole input went through.
+			wantData, wantEnds, wantLongest, okIn := streamData(frames)
+			gotData, gotEnds, longest, okOut := streamData(out[len(http2.ClientPreface):])
+			if okIn && !okOut {
+				t.Fatal("whole frames in, a broken frame out")
+			}
+			if okIn {
+				if !maps.Equal(gotData, wantData) || !maps.EqualFunc(gotEnds, wantEnds, slices.Equal) {
+					t.Fatalf("DATA changed: got %v %v, want %v %v", gotData, gotEnds, wantData, wantEnds)
+				}
+				if longest > max(wantLongest, boxReadBuffer) {
+					t.Fatalf("a %d-byte DATA frame from frames of at most %d", longest, wantLongest)
+				}
+			}
 		}
 		rd := http2.NewFramer(nil, bytes.NewReader(out[len(http2.ClientPreface):]))
 		rd.SetMaxReadFrameSize(1 << 24)

@@ -3,8 +3,12 @@ package reapi
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/net/http2"
@@ -143,5 +147,107 @@ func TestSchemeConnRefuses(t *testing.T) {
 				t.Errorf("got %v, want a protocol error", err)
 			}
 		})
+	}
+}
+
+// streamData is what a server makes of the DATA frames in b (frames
+// after the preface): each stream's payload, padding stripped, and the
+// offsets in it where END_STREAM came; longest is the largest DATA frame.
+// ok is false when b does not end on a frame boundary or a padded frame
+// is malformed.
+func streamData(b []byte) (data map[uint32]string, ends map[uint32][]int, longest int, ok bool) {
+	data, ends = map[uint32]string{}, map[uint32][]int{}
+	for len(b) > 0 {
+		if len(b) < h2Header {
+			return nil, nil, 0, false
+		}
+		n := frameLen(b)
+		if len(b) < h2Header+n {
+			return nil, nil, 0, false
+		}
+		typ, flags, id := b[3], b[4], uint32(b[5])<<24|uint32(b[6])<<16|uint32(b[7])<<8|uint32(b[8])
+		payload := b[h2Header : h2Header+n]
+		b = b[h2Header+n:]
+		if typ != frameData {
+			continue
+		}
+		if flags&flagPadded != 0 {
+			if len(payload) < 1 || int(payload[0]) > len(payload)-1 {
+				return nil, nil, 0, false
+			}
+			payload = payload[1 : len(payload)-int(payload[0])]
+		}
+		longest = max(longest, n)
+		data[id] += string(payload)
+		if flags&flagEndStream != 0 {
+			ends[id] = append(ends[id], len(data[id]))
+		}
+	}
+	return data, ends, longest, true
+}
+
+func TestSchemeConnJoinsData(t *testing.T) {
+	var in bytes.Buffer
+	in.WriteString(http2.ClientPreface)
+	fr := http2.NewFramer(&in, nil)
+	chunk := bytes.Repeat([]byte("d"), 16<<10)
+	for range 5 {
+		fr.WriteData(1, false, chunk)
+	}
+	fr.WriteData(1, true, chunk[:7])
+	fr.WriteData(3, false, chunk)
+	fr.WriteDataPadded(3, false, chunk[:100], make([]byte, 5))
+	fr.WriteData(3, false, chunk)
+	fr.WritePing(false, [8]byte{})
+	fr.WriteData(3, false, chunk)
+	fr.WriteData(3, false, nil)
+	fr.WriteData(3, true, chunk)
+	for range 40 {
+		fr.WriteData(5, false, chunk[:10])
+	}
+	// More than the read buffer holds: never one frame.
+	for range 20 {
+		fr.WriteData(7, false, chunk)
+	}
+
+	out, err := through(in.Bytes())
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	rest := out[len(http2.ClientPreface):]
+	var sizes []string
+	var frames7 int
+	for b := rest; len(b) > 0; b = b[h2Header+frameLen(b):] {
+		if b[8] == 7 {
+			// Where the read buffer's fills end decides the joins.
+			frames7++
+			continue
+		}
+		sizes = append(sizes, fmt.Sprintf("%d:%d:%d", b[8], frameLen(b), b[4]))
+	}
+	if frames7 < 2 || frames7 >= 20 {
+		t.Errorf("stream 7's 20 frames of 16 KiB became %d", frames7)
+	}
+	want := []string{
+		"1:81927:1", // five 16 KiB frames and the short last one, END_STREAM kept
+		"3:16384:0", // not joined to a padded frame
+		"3:106:8",   // the padded frame as sent
+		"3:16384:0",
+		"0:8:0", // PING ends the run
+		"3:16384:0",
+		"3:0:0", // an empty frame is passed as it is
+		"3:16384:1",
+		"5:330:0", "5:70:0", // at most 1+maxJoin frames become one
+	}
+	if strings.Join(sizes, " ") != strings.Join(want, " ") {
+		t.Errorf("frames (stream:length:flags)\n got %v\nwant %v", sizes, want)
+	}
+	wantData, wantEnds, _, _ := streamData(in.Bytes()[len(http2.ClientPreface):])
+	gotData, gotEnds, longest, ok := streamData(rest)
+	if !ok || !maps.Equal(gotData, wantData) || !maps.EqualFunc(gotEnds, wantEnds, slices.Equal) {
+		t.Errorf("DATA changed by joining")
+	}
+	if longest > boxReadBuffer || boxReadBuffer > maxReadFrame {
+		t.Errorf("joined frame of %d bytes (read buffer %d, server's limit %d)", longest, boxReadBuffer, maxReadFrame)
 	}
 }

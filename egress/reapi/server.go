@@ -103,6 +103,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams:          256,
 			MaxDecoderHeaderTableSize:     headerTableSize,
+			MaxReadFrameSize:              maxReadFrame,
 			MaxReceiveBufferPerStream:     2 << 20,
 			MaxReceiveBufferPerConnection: 3 << 20,
 			// A relay whose box died without closing is found by ping.
@@ -130,9 +131,12 @@ func New(cfg *Config, opts Options) (*Server, error) {
 			if err != nil {
 				return nil, fmt.Errorf("dial upstream %s: %w", addr, err)
 			}
-			c := tls.Client(raw, tlsConf.Clone())
+			// Writes leave in batches (see batchConn), which also
+			// applies the byte timeout the transport would.
+			bc := newBatchConn(raw, time.Minute)
+			c := tls.Client(bc, tlsConf.Clone())
 			if err := c.HandshakeContext(ctx); err != nil {
-				raw.Close()
+				bc.Close()
 				return nil, fmt.Errorf("TLS to upstream %s: %w", addr, err)
 			}
 			if p := c.ConnectionState().NegotiatedProtocol; p != "h2" {
@@ -149,9 +153,8 @@ func New(cfg *Config, opts Options) (*Server, error) {
 			MaxReceiveBufferPerStream:   2 << 20,
 			// Pings find an upstream connection that died silently, so
 			// a long WaitExecution fails instead of hanging.
-			SendPingTimeout:  30 * time.Second,
-			PingTimeout:      15 * time.Second,
-			WriteByteTimeout: time.Minute,
+			SendPingTimeout: 30 * time.Second,
+			PingTimeout:     15 * time.Second,
 		},
 	}
 	return s, nil

@@ -8,10 +8,13 @@
 // -> loopback TLS stand-in upstream. "Direct" is the same client talking
 // TLS to the stand-in. Figures: added latency of a small non-streaming
 // request (p50, p99), extra delay per SSE event (p50), and the proxy's peak
-// RSS while 8 streams run at once. "Before" is the same checked proxy as
-// it was until it had its own upstream client, took the relay's
-// connections over and ran on one processor: net/http's Transport, a
-// relay copying bytes, GOMAXPROCS as the machine has.
+// RSS while 8 streams run at once; and, since a shared machine's load
+// moves latency more than work, the proxy's CPU time and context switches
+// per request and per event (its own getrusage, asked over a pipe).
+// "Before" is the same checked proxy as it was until it had its own
+// upstream client, took the relay's connections over and ran on one
+// processor: net/http's Transport, a relay copying bytes, GOMAXPROCS as
+// the machine has.
 package main
 
 import (
@@ -34,6 +37,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -74,6 +78,7 @@ func serveProxy(sock, up string, plain, stdlib bool) error {
 	if err != nil {
 		return err
 	}
+	go answerUsage()
 	if plain {
 		ln, err := net.Listen("unix", sock)
 		if err != nil {
@@ -109,6 +114,41 @@ func serveProxy(sock, up string, plain, stdlib bool) error {
 		egress.OneProc() // as the launcher does
 	}
 	return egress.Serve(context.Background(), ln, b, o)
+}
+
+// answerUsage answers each line on stdin with this process's CPU time
+// (µs) and its context switches so far, for the figures per call.
+func answerUsage() {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		cpu := ru.Utime.Sec*1e6 + ru.Utime.Usec + ru.Stime.Sec*1e6 + ru.Stime.Usec
+		fmt.Printf("%d %d\n", cpu, ru.Nvcsw+ru.Nivcsw)
+	}
+}
+
+// usage is a proxy child's CPU time and context switches so far.
+type usage struct{ cpu, csw int64 }
+
+// child is a proxy process and the pipes to ask it for its usage.
+type child struct {
+	*exec.Cmd
+	in  io.Writer
+	out *bufio.Reader
+}
+
+func (c *child) usage() usage {
+	var u usage
+	fmt.Fprintln(c.in)
+	l, _ := c.out.ReadString('\n')
+	fmt.Sscan(l, &u.cpu, &u.csw)
+	return u
+}
+
+// perCall words what a child spent between two usages over n calls.
+func perCall(a, b usage, n int) string {
+	return fmt.Sprintf("%.0f µs CPU, %.1f context switches", float64(b.cpu-a.cpu)/float64(n), float64(b.csw-a.csw)/float64(n))
 }
 
 // upstreamHandler answers a request with "stream": true with max_tokens
@@ -178,23 +218,25 @@ func run(n, streams int) error {
 	defer up.Close()
 	up.Record(false)
 
-	start := func(name string, extra ...string) (*exec.Cmd, string, error) {
+	start := func(name string, extra ...string) (*child, string, error) {
 		sock := filepath.Join(dir, name+".sock")
 		self, _ := os.Executable()
-		child := exec.Command(self, append([]string{"-proxy", sock, "-upstream", up.URL.String()}, extra...)...)
-		child.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
-		child.Stderr = os.Stderr
-		out, _ := child.StdoutPipe()
-		if err := child.Start(); err != nil {
+		c := &child{Cmd: exec.Command(self, append([]string{"-proxy", sock, "-upstream", up.URL.String()}, extra...)...)}
+		c.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
+		c.Stderr = os.Stderr
+		out, _ := c.StdoutPipe()
+		c.in, _ = c.StdinPipe()
+		if err := c.Start(); err != nil {
 			return nil, "", err
 		}
-		if l, _ := bufio.NewReader(out).ReadString('\n'); l != "ready\n" {
-			child.Process.Kill()
+		c.out = bufio.NewReader(out)
+		if l, _ := c.out.ReadString('\n'); l != "ready\n" {
+			c.Process.Kill()
 			return nil, "", fmt.Errorf("proxy did not start: %q", l)
 		}
 		// Only the checked proxy as it is now takes handed-over connections.
 		addr, err := boxRelay(sock, len(extra) == 0)
-		return child, addr, err
+		return c, addr, err
 	}
 	child, addr, err := start("anthropic")
 	if err != nil {
@@ -253,6 +295,7 @@ func run(n, streams int) error {
 		}
 	}
 	var dp, dd, dq, ds []time.Duration
+	u0, s0 := child.usage(), stdChild.usage()
 	for i := 0; i < n; i++ {
 		a, err := do(viaProxy, proxyURL)
 		if err != nil {
@@ -272,6 +315,7 @@ func run(n, streams int) error {
 		}
 		dp, dd, dq, ds = append(dp, a), append(dd, b), append(dq, c), append(ds, e)
 	}
+	u1, s1 := child.usage(), stdChild.usage()
 	p50 := ms(pct(dp, 50) - pct(dd, 50))
 	p99 := ms(pct(dp, 99) - pct(dd, 99))
 	fmt.Printf("small request, direct      p50 %.3f ms  p99 %.3f ms\n", ms(pct(dd, 50)), ms(pct(dd, 99)))
@@ -280,6 +324,7 @@ func run(n, streams int) error {
 	fmt.Printf("small request, before      p50 %.3f ms  p99 %.3f ms (the checked proxy over net/http's Transport, copying relay)\n", ms(pct(ds, 50)), ms(pct(ds, 99)))
 	fmt.Printf("added latency, before      p50 %+.3f ms  p99 %+.3f ms\n", ms(pct(ds, 50)-pct(dd, 50)), ms(pct(ds, 99)-pct(dd, 99)))
 	fmt.Printf("added latency              p50 %+.3f ms (target <= +0.25)  p99 %+.3f ms (target <= +0.8)\n", p50, p99)
+	fmt.Printf("proxy per request: %s (before: %s)\n", perCall(u0, u1, n), perCall(s0, s1, n))
 
 	// SSE: per-event delay from the upstream's send to the client's read.
 	sse := func(c *http.Client, u string, cnt int, gap time.Duration) ([]time.Duration, error) {
@@ -313,6 +358,7 @@ func run(n, streams int) error {
 		return lat, nil
 	}
 	var sp, sd, sq, ss []time.Duration
+	u0, s0 = child.usage(), stdChild.usage()
 	for i := 0; i < streams; i++ {
 		a, err := sse(viaProxy, proxyURL, 50, 2*time.Millisecond)
 		if err != nil {
@@ -332,8 +378,10 @@ func run(n, streams int) error {
 		}
 		sp, sd, sq, ss = append(sp, a...), append(sd, b...), append(sq, c...), append(ss, e...)
 	}
+	u1, s1 = child.usage(), stdChild.usage()
 	fmt.Printf("SSE per-event delay p50: direct %.3f ms, via proxy %.3f ms, bare proxy %.3f ms, before %.3f ms\n", ms(pct(sd, 50)), ms(pct(sp, 50)), ms(pct(sq, 50)), ms(pct(ss, 50)))
 	fmt.Printf("SSE extra delay per event  p50 %+.3f ms (target <= +0.08)\n", ms(pct(sp, 50)-pct(sd, 50)))
+	fmt.Printf("proxy per event (with its stream's share): %s (before: %s)\n", perCall(u0, u1, len(sp)), perCall(s0, s1, len(ss)))
 
 	// RSS: 8 streams at once through the proxy, sampled every 50 ms.
 	idle := rss(child.Process.Pid)
