@@ -26,8 +26,8 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == boxinit.StageCommand {
 		os.Exit(boxinit.RunStage(os.Args[2:]))
 	}
-	// Written directly: fmt would allocate its printer state (and fault
-	// in the pages for it) to print one constant.
+	// Written directly: aisan-init links no fmt (TestInitLinks in
+	// cmd/aisan), as every start pays for what the binary links.
 	if len(os.Args) == 2 && (os.Args[1] == "--help" || os.Args[1] == "-h") {
 		os.Stdout.WriteString(usage)
 		return

@@ -225,9 +225,9 @@ var libraries = []struct {
 		"github.com/coreos/go-systemd/...": "the in-box relay is a byte pump",
 	}},
 	// Every launch starts the stage and the init: a lean binary, so each
-	// start costs what a small Go program costs.
+	// start costs what a small Go program costs. (cmd/aisan-init itself:
+	// TestInitLinks.)
 	{mod + "/jail/boxinit", leanInit},
-	{mod + "/cmd/aisan-init", leanInit},
 	{mod + "/egress/anthropic", map[string]string{mod + "/egress/openai/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/openai", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
 	{mod + "/egress/reapi", map[string]string{mod + "/egress/anthropic/...": "backends are independent", mod + "/egress/openai/...": "backends are independent"}},
@@ -251,6 +251,43 @@ var leanInit = map[string]string{
 	"github.com/charmbracelet/...":     "the init renders nothing",
 	"google.golang.org/protobuf/...":   "the init is a lean binary",
 	"github.com/pelletier/go-toml/...": "the init parses no TOML",
+	// What each start of the init would pay for in package initialisation
+	// and pages faulted in, for work the init does not do. (context stays:
+	// os/signal links it, and PID 1 must handle signals.)
+	"fmt":                   "the init writes its few messages itself (errwrap, complain): fmt's printer links reflect",
+	"reflect":               "the init decodes its payload by hand; nothing it does needs reflection",
+	"encoding/json":         "the payload is NUL-separated fields (boxinit/payload.go), not JSON",
+	"encoding/binary":       "it links reflect",
+	"golang.org/x/sys/unix": "the syscall package has every call the init and its relay make; x/sys/unix links encoding/binary, and so reflect",
+	"os/exec":               "the init starts its children with syscall.ForkExec and finds the agent with its own PATH walk (boxinit/lookpath.go)",
+	"path/filepath":         "the init joins a PATH entry with path, as filepath does on Linux",
+	"bufio":                 "the environment file is read whole and split by hand",
+	"sort":                  "slices sorts without sort's interface",
+	"regexp":                "the init matches no patterns",
+}
+
+// TestInitLinks checks the whole dependency graph of aisan-init, the
+// binary every launch starts twice, against leanInit.
+func TestInitLinks(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	jailtest.Need(t, "the go command, to list dependencies", err)
+	cmd := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", mod+"/cmd/aisan-init")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("only %d packages listed", len(deps))
+	}
+	for _, dep := range deps {
+		for bad, why := range leanInit {
+			if matches(bad, dep) {
+				t.Errorf("aisan-init links %s: %s", dep, why)
+			}
+		}
+	}
 }
 
 // matches reports whether path is named by pattern ("x/..." means x and

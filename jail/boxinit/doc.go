@@ -7,6 +7,10 @@
 //
 // It is linked into the lean aisan-init binary (cmd/aisan-init) as well as
 // into aisan, so it imports nothing heavy: each launch starts it twice.
+// Not even fmt, reflect, os/exec or golang.org/x/sys/unix: its messages
+// are put together with strconv and jail/shared/errwrap, and the system
+// calls are the syscall package's (cmd/aisan's TestInitLinks keeps the
+// list).
 // Package jail builds the inputs ([Payload], the descriptors) and reads
 // the outputs; this package never imports jail.
 package boxinit

@@ -1,8 +1,9 @@
 package boxinit
 
 import (
-	"fmt"
+	"errors"
 	"os"
+	"strconv"
 )
 
 // Descriptor numbers the launcher (package jail/launch) uses to hand things to
@@ -72,13 +73,13 @@ func AtFDs(files map[int]*os.File) ([]*os.File, error) {
 	out := make([]*os.File, top-2)
 	for fd, f := range files {
 		if fd < 3 || f == nil {
-			return nil, fmt.Errorf("descriptor %d: no file", fd)
+			return nil, errors.New("descriptor " + strconv.Itoa(fd) + ": no file")
 		}
 		out[fd-3] = f
 	}
 	for i, f := range out {
 		if f == nil {
-			return nil, fmt.Errorf("descriptor %d: no file", i+3)
+			return nil, errors.New("descriptor " + strconv.Itoa(i+3) + ": no file")
 		}
 	}
 	return out, nil

@@ -2,14 +2,13 @@ package boxinit
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/aisan-dev/aisan/jail/shared/errwrap"
 )
 
 // Payload is what the wrapper hands the in-jail init through FDPayload,
@@ -111,7 +110,7 @@ func RunInit() int {
 	// First of all, before the agent (or anything else in the jail)
 	// exists: see [sealInit].
 	if err := sealInit(); err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
+		complain("jail init: " + err.Error())
 		return 125
 	}
 	nameInit()
@@ -135,25 +134,21 @@ func RunInit() int {
 
 	p, err := readPayload()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
+		complain("jail init: " + err.Error())
 		return 125
 	}
 	env, err := prepareBox(p)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: jail init: %v\n", err)
+		complain("jail init: " + err.Error())
 		return 125
 	}
 	argv := make([]string, len(p.Argv))
 	for i, a := range p.Argv {
 		argv[i] = string(a)
 	}
-	path, err := exec.LookPath(argv[0])
-	if errors.Is(err, exec.ErrDot) {
-		// A relative PATH entry: the shell would run it, so do we.
-		err = nil
-	}
+	path, err := lookPath(argv[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: cannot run %q in the jail: %v\n", argv[0], err)
+		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
 		return 127
 	}
 	agent, err := spawn(path, argv, env, agentFiles(p), &syscall.SysProcAttr{
@@ -162,7 +157,7 @@ func RunInit() int {
 		Ctty:       p.Ctty,
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: cannot run %q in the jail: %v\n", argv[0], err)
+		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
 		return 126
 	}
 	// status is the agent's, once it has exited; reported says the
@@ -174,18 +169,18 @@ func RunInit() int {
 			if status >= 0 {
 				// The agent is gone: the signal is for what is left.
 				// From PID 1 of the namespace, -1 is all of it but us.
-				unix.Kill(-1, s)
+				syscall.Kill(-1, s)
 				continue
 			}
-			if unix.Kill(-agent, s) != nil {
-				unix.Kill(agent, s)
+			if syscall.Kill(-agent, s) != nil {
+				syscall.Kill(agent, s)
 			}
 			continue
 		}
 		for {
-			var ws unix.WaitStatus
-			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
-			if status >= 0 && errors.Is(err, unix.ECHILD) {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|syscall.WUNTRACED, nil)
+			if status >= 0 && errors.Is(err, syscall.ECHILD) {
 				// The jail's last process is gone.
 				return status
 			}
@@ -209,7 +204,7 @@ func RunInit() int {
 				// there is no job control. Without a wrapper to tell,
 				// a stop is a pause of no length.
 				if !tell(ready, MsgStopped) {
-					unix.Kill(-agent, unix.SIGCONT)
+					syscall.Kill(-agent, syscall.SIGCONT)
 				}
 				continue
 			}
@@ -220,6 +215,12 @@ func RunInit() int {
 		}
 	}
 	return 125
+}
+
+// complain writes an "aisan: error:" line for msg on standard error.
+// (Not fmt: see [errwrap].)
+func complain(msg string) {
+	os.Stderr.WriteString("aisan: error: " + msg + "\n")
 }
 
 // tell writes a message to the wrapper on the readiness pipe, reporting
@@ -235,20 +236,20 @@ func tell(ready *os.File, msg ...byte) bool {
 func readPayload() (Payload, error) {
 	f := os.NewFile(FDPayload, "payload")
 	if f == nil {
-		return Payload{}, fmt.Errorf("no payload descriptor %d", FDPayload)
+		return Payload{}, errors.New("no payload descriptor " + strconv.Itoa(FDPayload))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 256<<20))
 	f.Close()
-	unix.Close(FDInit)
+	syscall.Close(FDInit)
 	if err != nil {
-		return Payload{}, fmt.Errorf("reading payload: %w", err)
+		return Payload{}, errwrap.Wrap("reading payload", err)
 	}
 	p, err := DecodePayload(data)
 	if err != nil {
-		return Payload{}, fmt.Errorf("decoding payload: %w", err)
+		return Payload{}, errwrap.Wrap("decoding payload", err)
 	}
 	if len(p.Argv) == 0 {
-		return Payload{}, fmt.Errorf("payload has no command")
+		return Payload{}, errors.New("payload has no command")
 	}
 	return p, nil
 }

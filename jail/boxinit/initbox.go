@@ -1,21 +1,25 @@
 package boxinit
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/aisan-dev/aisan/jail/relay"
+	"github.com/aisan-dev/aisan/jail/shared/errwrap"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
-	"golang.org/x/sys/unix"
 )
 
 // maxEnvFile caps the init's environment file.
 const maxEnvFile = 1 << 20
+
+// keyctlJoinSessionKeyring is keyctl's KEYCTL_JOIN_SESSION_KEYRING, which
+// the syscall package does not name.
+const keyctlJoinSessionKeyring = 1
 
 // prepareBox does, inside the jail and before the agent starts, what a
 // strict box asks of its init: a session keyring of its own, the egress
@@ -26,8 +30,8 @@ func prepareBox(p Payload) ([]string, error) {
 	if p.NewSessionKeyring {
 		// A NULL name makes the kernel create an anonymous keyring; a
 		// name, even "", could join an existing one.
-		if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
-			return nil, fmt.Errorf("joining a session keyring of the jail's own: %w", errno)
+		if _, _, errno := syscall.Syscall(syscall.SYS_KEYCTL, keyctlJoinSessionKeyring, 0, 0); errno != 0 {
+			return nil, errwrap.Wrap("joining a session keyring of the jail's own", errno)
 		}
 	}
 	for _, r := range p.Relays {
@@ -56,40 +60,48 @@ func ReadEnvFile(path string) ([]string, error) {
 	f, err := regfile.Open(path)
 	var nr *regfile.NotRegularError
 	if errors.As(err, &nr) {
-		return nil, fmt.Errorf("the environment file %s must be a regular file of mode 0600 (it is %v)", path, nr.Mode)
+		return nil, errors.New("the environment file " + path + " must be a regular file of mode 0600 (it is " + nr.Mode.String() + ")")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening the environment file: %w", err)
+		return nil, errwrap.Wrap("opening the environment file", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("reading the environment file %s: %w", path, err)
+		return nil, errwrap.Wrap("reading the environment file "+path, err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("the environment file %s must be a regular file of mode 0600 (it is %v)", path, fi.Mode())
+		return nil, errors.New("the environment file " + path + " must be a regular file of mode 0600 (it is " + fi.Mode().String() + ")")
 	}
 	data, err := regfile.ReadAll(f, maxEnvFile)
 	if errors.Is(err, regfile.ErrTooLarge) {
-		return nil, fmt.Errorf("the environment file %s is larger than %d bytes", path, maxEnvFile)
+		return nil, errors.New("the environment file " + path + " is larger than " + strconv.Itoa(maxEnvFile) + " bytes")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the environment file %s: %w", path, err)
+		return nil, errwrap.Wrap("reading the environment file "+path, err)
 	}
+	return envLines(path, data)
+}
+
+// envLines is the environment file's KEY=VALUE lines, empty ones
+// skipped. It splits them as bufio.ScanLines does: at each newline,
+// without a carriage return before it, the last line with or without a
+// newline.
+func envLines(path string, data []byte) ([]string, error) {
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), maxEnvFile)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" {
+	for n := 1; len(data) > 0; n++ {
+		line, rest, _ := bytes.Cut(data, []byte{'\n'})
+		data = rest
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) == 0 {
 			continue
 		}
-		if k, _, ok := strings.Cut(line, "="); !ok || k == "" {
-			return nil, fmt.Errorf("the environment file %s, line %d, is not KEY=VALUE", path, n)
+		if k, _, ok := bytes.Cut(line, []byte{'='}); !ok || len(k) == 0 {
+			return nil, errors.New("the environment file " + path + ", line " + strconv.Itoa(n) + ", is not KEY=VALUE")
 		}
-		out = append(out, line)
+		out = append(out, string(line))
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // MergeEnv overlays KEY=VALUE lists, later lists winning, and returns the

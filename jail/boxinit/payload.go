@@ -19,7 +19,6 @@ package boxinit
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -30,9 +29,10 @@ const payloadFormat = "aisan-payload/1"
 // or a path, which no process could be given.
 func (p Payload) Encode() ([]byte, error) {
 	b := append([]byte(payloadFormat), 0)
-	str := func(s string) error {
+	// what names the field in the refusal.
+	str := func(what, s string) error {
 		if strings.IndexByte(s, 0) >= 0 {
-			return fmt.Errorf("%q holds a NUL byte, which no program can be given", s)
+			return errors.New(what + " " + strconv.Quote(s) + " holds a NUL byte, which no program can be given")
 		}
 		b = append(append(b, s...), 0)
 		return nil
@@ -47,8 +47,8 @@ func (p Payload) Encode() ([]byte, error) {
 	}
 	flag(p.Foreground)
 	num(p.Ctty)
-	if err := str(p.EnvFile); err != nil {
-		return nil, fmt.Errorf("the environment file %w", err)
+	if err := str("the environment file", p.EnvFile); err != nil {
+		return nil, err
 	}
 	flag(p.NewSessionKeyring)
 	flag(p.Keep)
@@ -60,15 +60,15 @@ func (p Payload) Encode() ([]byte, error) {
 	num(len(p.Relays))
 	for _, r := range p.Relays {
 		num(r.Port)
-		if err := str(r.Socket); err != nil {
-			return nil, fmt.Errorf("the relay socket %w", err)
+		if err := str("the relay socket", r.Socket); err != nil {
+			return nil, err
 		}
 		flag(r.Pass)
 	}
 	num(len(p.Argv))
 	for _, a := range p.Argv {
 		if bytes.IndexByte(a, 0) >= 0 {
-			return nil, fmt.Errorf("the argument %q holds a NUL byte, which no program can be given", a)
+			return nil, errors.New("the argument " + strconv.Quote(string(a)) + " holds a NUL byte, which no program can be given")
 		}
 		b = append(append(b, a...), 0)
 	}
@@ -79,7 +79,7 @@ func (p Payload) Encode() ([]byte, error) {
 func DecodePayload(data []byte) (Payload, error) {
 	r := payloadReader{rest: data}
 	if f := r.field(); r.err != nil || string(f) != payloadFormat {
-		return Payload{}, fmt.Errorf("the payload is not %s (it starts %.20q): aisan and its aisan-init come from different builds; install both from one (make install)", payloadFormat, data)
+		return Payload{}, errors.New("the payload is not " + payloadFormat + " (it starts " + strconv.Quote(head(data, 20)) + "): aisan and its aisan-init come from different builds; install both from one (make install)")
 	}
 	var p Payload
 	p.Foreground = r.flag()
@@ -104,6 +104,18 @@ func DecodePayload(data []byte) (Payload, error) {
 		return Payload{}, errors.New("the payload goes on past its last field")
 	}
 	return p, nil
+}
+
+// head is data's first n characters, as fmt's %.20q would quote them.
+func head(data []byte, n int) string {
+	s := string(data)
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 // payloadReader takes fields off the front of a payload; the first
@@ -134,7 +146,9 @@ func (r *payloadReader) num() int {
 	}
 	n, err := strconv.Atoi(string(f))
 	if err != nil {
-		r.err = fmt.Errorf("the payload has %q where a number belongs", f)
+		// Atoi's out-of-range value would be taken as a count.
+		r.err = errors.New("the payload has " + strconv.Quote(string(f)) + " where a number belongs")
+		return 0
 	}
 	return n
 }
@@ -143,7 +157,7 @@ func (r *payloadReader) num() int {
 func (r *payloadReader) count() int {
 	n := r.num()
 	if r.err == nil && (n < 0 || n > len(r.rest)) {
-		r.err = fmt.Errorf("the payload announces %d items and has room for fewer", n)
+		r.err = errors.New("the payload announces " + strconv.Itoa(n) + " items and has room for fewer")
 		return 0
 	}
 	return n
@@ -152,7 +166,7 @@ func (r *payloadReader) count() int {
 func (r *payloadReader) flag() bool {
 	f := r.field()
 	if r.err == nil && string(f) != "0" && string(f) != "1" {
-		r.err = fmt.Errorf("the payload has %q where 0 or 1 belongs", f)
+		r.err = errors.New("the payload has " + strconv.Quote(string(f)) + " where 0 or 1 belongs")
 	}
 	return string(f) == "1"
 }

@@ -1,6 +1,7 @@
 package boxinit
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -91,6 +92,8 @@ func TestDecodePayloadErrors(t *testing.T) {
 		{string(good) + "x\x00", "past its last field"},
 		{strings.Replace(string(good), "\x001\x00", "\x00yes\x00", 1), "where 0 or 1 belongs"},
 		{payloadFormat + "\x000\x000\x00\x000\x000\x000\x00999\x00", "room for fewer"},
+		// A count past int's range: Atoi's clamped value is no count.
+		{payloadFormat + "\x000\x000\x00\x000\x000\x000\x0099999999999999999999999\x00", "where a number belongs"},
 		{payloadFormat + "\x000\x00x\x00", "where a number belongs"},
 	} {
 		if _, err := DecodePayload([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -119,4 +122,15 @@ func FuzzDecodePayload(f *testing.F) {
 			t.Fatalf("decoded %q as %+v; its encoding decodes as %+v, %v", data, p, q, err)
 		}
 	})
+}
+
+// TestForeignPayloadQuote: a payload of another format is quoted in the
+// refusal by its first 20 characters, as fmt's %.20q quotes them.
+func TestForeignPayloadQuote(t *testing.T) {
+	for _, data := range []string{"", "short", `{"argv":["dHJ1ZQ=="],"foreground":true}`, "ünïcødé and more than twenty", "\xff\xfe binary \x00 bytes and a tail"} {
+		_, err := DecodePayload([]byte(data))
+		if want := fmt.Sprintf("(it starts %.20q)", []byte(data)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("DecodePayload(%q) = %v, want %s in it", data, err, want)
+		}
+	}
 }

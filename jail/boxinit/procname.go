@@ -2,9 +2,8 @@ package boxinit
 
 import (
 	"os"
+	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // InitName is what the jail's PID 1 is called in ps, top and
@@ -18,7 +17,7 @@ const InitName = "aisan-init"
 // bounds needs a capability the jail has not). The name is a constant:
 // nothing of the project shows above the agent.
 func nameInit() {
-	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(unsafe.StringData(InitName+"\x00"))), 0, 0, 0)
+	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(unsafe.StringData(InitName+"\x00"))), 0)
 	if len(os.Args) != 1 || len(os.Args[0]) < len(InitName) {
 		return
 	}

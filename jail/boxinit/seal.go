@@ -1,9 +1,9 @@
 package boxinit
 
 import (
-	"fmt"
+	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/aisan-dev/aisan/jail/shared/errwrap"
 )
 
 // sealInit makes the init undumpable. Everything in a jail runs as the
@@ -21,8 +21,8 @@ import (
 // The flag is the process's and survives every thread the Go runtime
 // starts; exec would reset it, and the init never execs.
 func sealInit() error {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("making the init undumpable: %w", err)
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); errno != 0 {
+		return errwrap.Wrap("making the init undumpable", errno)
 	}
 	return nil
 }

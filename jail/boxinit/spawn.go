@@ -3,8 +3,6 @@ package boxinit
 import (
 	"errors"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // The stage starts bwrap and the init starts the agent with
@@ -36,9 +34,9 @@ func spawn(path string, argv, env []string, files []int, sys *syscall.SysProcAtt
 // shell reports it.
 func waitExit(pid int) (int, error) {
 	for {
-		var ws unix.WaitStatus
-		_, err := unix.Wait4(pid, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if err != nil {

@@ -2,12 +2,10 @@ package boxinit
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // StageCommand is the argument that makes a process the stage ([RunStage]).
@@ -27,12 +25,12 @@ const MaxPins = 200
 // args is [bwrap path].
 func RunStage(args []string) int {
 	if len(args) != 2 {
-		fmt.Fprintln(os.Stderr, "aisan: error: internal stage started without a bwrap path and a descriptor count")
+		complain("internal stage started without a bwrap path and a descriptor count")
 		return 125
 	}
 	inherited, err := strconv.Atoi(args[1])
 	if err != nil || inherited < 0 {
-		fmt.Fprintln(os.Stderr, "aisan: error: internal stage: bad descriptor count")
+		complain("internal stage: bad descriptor count")
 		return 125
 	}
 	// bwrap's --die-with-parent watches the thread that forked it; keep
@@ -59,17 +57,17 @@ func RunStage(args []string) int {
 	argv := []string{args[0], "--args", strconv.Itoa(FDArgs), "--", InitArgv0}
 	pid, err := spawn(args[0], argv, os.Environ(), files, nil)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: starting %s: %v\n", args[0], err)
+		complain("starting " + args[0] + ": " + err.Error())
 		return 127
 	}
 	// bwrap holds them now; the stage keeping them would hold the pipes
 	// open past bwrap's end.
 	for _, fd := range files[3:] {
-		unix.Close(fd)
+		syscall.Close(fd)
 	}
 	status, err := waitExit(pid)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "aisan: error: internal stage: waiting for %s: %v\n", args[0], err)
+		complain("internal stage: waiting for " + args[0] + ": " + err.Error())
 		return 125
 	}
 	return status
@@ -80,22 +78,22 @@ func RunStage(args []string) int {
 // the gate instead.
 func waitGate() (pins []int, ok bool) {
 	var b [1]byte
-	oob := make([]byte, unix.CmsgSpace(MaxPins*4))
+	oob := make([]byte, syscall.CmsgSpace(MaxPins*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(FDGate, b[:], oob, unix.MSG_CMSG_CLOEXEC)
-		if errors.Is(err, unix.EINTR) {
+		n, oobn, _, _, err := syscall.Recvmsg(FDGate, b[:], oob, syscall.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
-		unix.Close(FDGate)
+		syscall.Close(FDGate)
 		if err != nil || n != 1 || b[0] != MsgGo {
 			return nil, false
 		}
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
 		if err != nil {
 			return nil, false
 		}
 		for _, m := range msgs {
-			fds, err := unix.ParseUnixRights(&m)
+			fds, err := syscall.ParseUnixRights(&m)
 			if err != nil {
 				return nil, false
 			}

@@ -2,10 +2,7 @@ package boxinit
 
 import (
 	"errors"
-	"os/exec"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // The one mapping from how a process ended to the status a shell would
@@ -14,25 +11,35 @@ import (
 // it.
 
 // statusCode maps a wait status.
-func statusCode(ws unix.WaitStatus) int {
+func statusCode(ws syscall.WaitStatus) int {
 	if ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
 }
 
-// ExitCode maps what [exec.Cmd.Wait] returned: 0 for nil, the process's
+// ExitCode maps what [os/exec.Cmd.Wait] returned: 0 for nil, the process's
 // status for an exit, 125 (the shell's "could not run") for anything else.
 func ExitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	var ee *exec.ExitError
+	var ee exitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
-			return statusCode(unix.WaitStatus(ws))
+			return statusCode(ws)
 		}
 		return ee.ExitCode()
 	}
 	return 125
+}
+
+// exitError is what [ExitCode] needs of an [os/exec.ExitError], the one
+// error that has these methods (through its [os.ProcessState]). Matching
+// the methods instead of the type keeps os/exec out of the init, which
+// links this package and starts on every launch.
+type exitError interface {
+	error
+	Sys() any
+	ExitCode() int
 }

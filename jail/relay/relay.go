@@ -19,20 +19,22 @@
 //     plain ones included: it imports no HTTP, no D-Bus and nothing of
 //     the host side, and not even the net package, whose initialisation
 //     every start of the init would pay. The sockets are the kernel's,
-//     made with golang.org/x/sys/unix and served through os.File, which
-//     waits on the runtime's poller as net does.
+//     made with the syscall package and served through os.File, which
+//     waits on the runtime's poller as net does. (Not
+//     golang.org/x/sys/unix: it links encoding/binary and with it
+//     reflect, and not fmt: both would cost every start of the init.)
 package relay
 
 import (
 	"errors"
-	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/aisan-dev/aisan/jail/shared/errwrap"
 	"github.com/aisan-dev/aisan/jail/shared/fdpass"
 )
 
@@ -56,16 +58,16 @@ const backlog = 4096
 // the agent afterwards never races the listener.
 func Listen(port int, socket string) (*Relay, error) {
 	if port <= 0 || port > 65535 {
-		return nil, fmt.Errorf("relay port %d out of range", port)
+		return nil, errors.New("relay port " + strconv.Itoa(port) + " out of range")
 	}
 	r := &Relay{Socket: socket}
 	p := strconv.Itoa(port)
-	l4, err := listen(unix.AF_INET, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}, "127.0.0.1:"+p)
+	l4, err := listen(syscall.AF_INET, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}, "127.0.0.1:"+p)
 	if err != nil {
-		return nil, fmt.Errorf("listening on 127.0.0.1:%s for %s: %w", p, socket, err)
+		return nil, errwrap.Wrap("listening on 127.0.0.1:"+p+" for "+socket, err)
 	}
 	r.ls = append(r.ls, l4)
-	l6, err := listen(unix.AF_INET6, &unix.SockaddrInet6{Port: port, Addr: [16]byte{15: 1}}, "[::1]:"+p)
+	l6, err := listen(syscall.AF_INET6, &syscall.SockaddrInet6{Port: port, Addr: [16]byte{15: 1}}, "[::1]:"+p)
 	switch {
 	case err == nil:
 		r.ls = append(r.ls, l6)
@@ -73,7 +75,7 @@ func Listen(port int, socket string) (*Relay, error) {
 		// A kernel or box without IPv6 loopback: 127.0.0.1 alone.
 	default:
 		l4.Close()
-		return nil, fmt.Errorf("listening on [::1]:%s for %s: %w", p, socket, err)
+		return nil, errwrap.Wrap("listening on [::1]:"+p+" for "+socket, err)
 	}
 	return r, nil
 }
@@ -81,34 +83,34 @@ func Listen(port int, socket string) (*Relay, error) {
 // listen opens a listening TCP socket as the net package does (address
 // reuse, IPv6 only on the IPv6 one), non-blocking, so that os.File
 // serves it through the poller.
-func listen(family int, sa unix.Sockaddr, addr string) (*os.File, error) {
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+func listen(family int, sa syscall.Sockaddr, addr string) (*os.File, error) {
+	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		unix.Close(fd)
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+		syscall.Close(fd)
 		return nil, os.NewSyscallError("setsockopt", err)
 	}
-	if family == unix.AF_INET6 {
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {
-			unix.Close(fd)
+	if family == syscall.AF_INET6 {
+		if err := syscall.SetsockoptInt(fd, syscall.IPPROTO_IPV6, syscall.IPV6_V6ONLY, 1); err != nil {
+			syscall.Close(fd)
 			return nil, os.NewSyscallError("setsockopt", err)
 		}
 	}
-	if err := unix.Bind(fd, sa); err != nil {
-		unix.Close(fd)
+	if err := syscall.Bind(fd, sa); err != nil {
+		syscall.Close(fd)
 		return nil, os.NewSyscallError("bind", err)
 	}
-	if err := unix.Listen(fd, backlog); err != nil {
-		unix.Close(fd)
+	if err := syscall.Listen(fd, backlog); err != nil {
+		syscall.Close(fd)
 		return nil, os.NewSyscallError("listen", err)
 	}
 	return os.NewFile(uintptr(fd), addr), nil
 }
 
 func noIPv6(err error) bool {
-	return errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT)
+	return errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT)
 }
 
 // Addrs are the listening addresses, host:port.
@@ -154,8 +156,8 @@ func accept(l *os.File) (*os.File, error) {
 	var fd int
 	var aerr error
 	if err := rc.Read(func(lfd uintptr) bool {
-		fd, _, aerr = unix.Accept4(int(lfd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		return aerr != unix.EAGAIN
+		fd, _, aerr = syscall.Accept4(int(lfd), syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
+		return aerr != syscall.EAGAIN
 	}); err != nil {
 		return nil, err
 	}
@@ -171,11 +173,11 @@ func accept(l *os.File) (*os.File, error) {
 // client's delayed ACK, up to 40 ms) and keep-alive probes after 15
 // idle seconds. They stay with the socket when it is handed over.
 func tcpDefaults(fd int) {
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, 15)
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 15)
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 9)
+	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
+	syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE, 1)
+	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_KEEPIDLE, 15)
+	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_KEEPINTVL, 15)
+	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_KEEPCNT, 9)
 }
 
 // Close stops accepting; connections in flight run on.
@@ -205,22 +207,22 @@ func (r *Relay) pump(c *os.File) {
 // listen queue waits instead of failing); the socket is then made
 // non-blocking for the poller.
 func dialUnix(path string) (*os.File, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
 	for {
-		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
-		if err != unix.EINTR {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err != syscall.EINTR {
 			break
 		}
 	}
 	if err == nil {
-		err = unix.SetNonblock(fd, true)
+		err = syscall.SetNonblock(fd, true)
 	}
 	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("connect %s: %w", path, err)
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "connect", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
@@ -238,10 +240,10 @@ func handOver(c, u *os.File) error {
 	}
 	var serr error
 	cerr := cc.Control(func(cfd uintptr) {
-		rights := unix.UnixRights(int(cfd))
+		rights := syscall.UnixRights(int(cfd))
 		if err := uc.Write(func(ufd uintptr) bool {
-			serr = unix.Sendmsg(int(ufd), []byte{fdpass.Marker}, rights, nil, 0)
-			return serr != unix.EAGAIN
+			serr = syscall.Sendmsg(int(ufd), []byte{fdpass.Marker}, rights, nil, 0)
+			return serr != syscall.EAGAIN
 		}); err != nil {
 			serr = err
 		}
@@ -282,7 +284,7 @@ func closeWrite(f *os.File) error {
 		return err
 	}
 	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.Shutdown(int(fd), unix.SHUT_WR) }); err != nil {
+	if err := rc.Control(func(fd uintptr) { serr = syscall.Shutdown(int(fd), syscall.SHUT_WR) }); err != nil {
 		return err
 	}
 	return serr

@@ -11,10 +11,10 @@ package regfile
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -32,7 +32,7 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("read %s: not a regular file (%s)", e.Path, e.Mode.Type())
+	return "read " + e.Path + ": not a regular file (" + e.Mode.Type().String() + ")"
 }
 
 func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
@@ -44,10 +44,18 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("read %s: larger than %d bytes", e.Path, e.Max)
+	return "read " + e.Path + ": larger than " + strconv.FormatInt(e.Max, 10) + " bytes"
 }
 
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// readError says what failed reading path, and wraps why. It is not
+// fmt.Errorf because the jail's init reads its environment file through
+// this package, and fmt would cost every start of the init (see
+// cmd/aisan-init).
+func readError(path string, err error) error {
+	return &fs.PathError{Op: "read", Path: path, Err: err}
+}
 
 // Open opens path for reading if it is a regular file. A final symlink
 // fails with ELOOP (errors.Is(err, syscall.ELOOP)); a missing file with
@@ -58,12 +66,12 @@ func Open(path string) (*os.File, error) { return open(path, syscall.O_NOFOLLOW)
 func open(path string, flags int) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, readError(path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, readError(path, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
@@ -80,7 +88,7 @@ func ReadAll(f *os.File, max int64) ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Name(), err)
+		return nil, readError(f.Name(), err)
 	}
 	if int64(len(b)) > max {
 		return nil, &TooLargeError{Path: f.Name(), Max: max}
