@@ -269,9 +269,22 @@ var leanInit = map[string]string{
 // TestInitLinks checks the whole dependency graph of aisan-init, the
 // binary every launch starts twice, against leanInit.
 func TestInitLinks(t *testing.T) {
+	for _, dep := range linkedBy(t, mod+"/cmd/aisan-init") {
+		for bad, why := range leanInit {
+			if matches(bad, dep) {
+				t.Errorf("aisan-init links %s: %s", dep, why)
+			}
+		}
+	}
+}
+
+// linkedBy is every package the go command lists for building pkg with
+// the go list arguments given before it.
+func linkedBy(t *testing.T, args ...string) []string {
+	t.Helper()
 	gobin, err := exec.LookPath("go")
 	jailtest.Need(t, "the go command, to list dependencies", err)
-	cmd := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}", mod+"/cmd/aisan-init")
+	cmd := exec.Command(gobin, append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, args...)...)
 	cmd.Dir = filepath.Join("..", "..")
 	out, err := cmd.Output()
 	if err != nil {
@@ -281,13 +294,7 @@ func TestInitLinks(t *testing.T) {
 	if len(deps) < 10 {
 		t.Fatalf("only %d packages listed", len(deps))
 	}
-	for _, dep := range deps {
-		for bad, why := range leanInit {
-			if matches(bad, dep) {
-				t.Errorf("aisan-init links %s: %s", dep, why)
-			}
-		}
-	}
+	return deps
 }
 
 // matches reports whether path is named by pattern ("x/..." means x and
@@ -402,19 +409,7 @@ var frontNever = map[string]string{
 // TestFrontLinks checks the front's whole dependency graph against
 // frontNever.
 func TestFrontLinks(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	jailtest.Need(t, "the go command, to list dependencies", err)
-	cmd := exec.Command(gobin, "list", "-deps", "-tags", "aisanfront", "-f", "{{.ImportPath}}", mod+"/cmd/aisan")
-	cmd.Dir = filepath.Join("..", "..")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 10 {
-		t.Fatalf("only %d packages listed", len(deps))
-	}
-	for _, dep := range deps {
+	for _, dep := range linkedBy(t, "-tags", "aisanfront", mod+"/cmd/aisan") {
 		for bad, why := range frontNever {
 			if matches(bad, dep) {
 				t.Errorf("the front links %s: %s", dep, why)
