@@ -106,6 +106,14 @@ func rawRW(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 	}
 }
 
+// rawPeek is recv(2) of one byte with MSG_PEEK|MSG_DONTWAIT on fd: what a
+// pooled connection's idle check asks, raw like the socket's reads.
+func rawPeek(fd uintptr) syscall.Errno {
+	var b [1]byte
+	_, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	return e
+}
+
 // opError words an error as net.Conn's own methods do, so callers that
 // look for net.ErrClosed, a timeout or ECONNRESET still find it.
 func (s *rawSocket) opError(op string, err error) error {

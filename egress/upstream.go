@@ -36,7 +36,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 )
 
 // UpstreamOptions tune NewUpstreamTransport; the zero value is what the
@@ -280,11 +279,8 @@ func quiet(c syscall.Conn) bool {
 		return false
 	}
 	ok := false
-	var b [1]byte
 	rc.Read(func(fd uintptr) bool {
-		// Raw, as the socket's reads and writes are (rawio.go).
-		_, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-		ok = e == syscall.EAGAIN
+		ok = rawPeek(fd) == syscall.EAGAIN
 		return true
 	})
 	return ok
