@@ -76,9 +76,6 @@ func Compile(spec Spec, host Host) (Compiled, error) {
 			o = append(o, n.flag)
 		}
 	}
-	if spec.DieWithParent {
-		o = append(o, "--die-with-parent")
-	}
 	if spec.AsPID1 {
 		o = append(o, "--as-pid-1")
 	}

@@ -19,11 +19,11 @@
 //
 // # Where the rest is
 //
-// The runtime (the launch's phases, the stage, the keeper, scopes) is
+// The runtime (the launch's phases, the keeper, scopes) is
 // package jail/launch; a strict box's host side (its gathered facts, state
 // seeding, git pins, the MCP import, bind specs and the egress services)
 // is jail/strictbox. Beneath this package are the box's own mechanisms:
-// boxinit (the stage and the in-box init, with the descriptor protocol),
+// boxinit (the in-box init, with the descriptor protocol),
 // relay, busproxy, and the runtime's state (slot, transcript, history).
 // jail/agent and jail/shared hold the leaves every side reads.
 //

@@ -115,17 +115,16 @@ func DenyList(o DenyOptions) Spec {
 
 	env := boxinit.MergeEnv(o.Bus.ApplyEnv(o.Env), o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot})
 	return Spec{
-		Namespaces:    Namespaces{PID: true},
-		Mounts:        mounts,
-		ClearEnv:      true,
-		Env:           env,
-		Command:       slices.Clone(o.Command),
-		Cwd:           o.Cwd,
-		DieWithParent: true,
-		AsPID1:        true,
-		InfoFD:        boxinit.FDInfo,
-		Limits:        o.Limits,
-		Bus:           o.Bus,
+		Namespaces: Namespaces{PID: true},
+		Mounts:     mounts,
+		ClearEnv:   true,
+		Env:        env,
+		Command:    slices.Clone(o.Command),
+		Cwd:        o.Cwd,
+		AsPID1:     true,
+		InfoFD:     boxinit.FDInfo,
+		Limits:     o.Limits,
+		Bus:        o.Bus,
 	}
 }
 

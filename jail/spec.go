@@ -35,10 +35,6 @@ type Spec struct {
 	// Cwd is the working directory inside the jail.
 	Cwd string
 
-	// DieWithParent kills the jail when the process that started bwrap
-	// dies.
-	DieWithParent bool
-
 	// AsPID1 makes the command the jail's PID 1 instead of bwrap's own
 	// reaper; our init plays that role so that signals sent from outside
 	// reach it and it forwards them to the agent.

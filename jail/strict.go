@@ -222,7 +222,6 @@ func Strict(o StrictOptions) Spec {
 		Env:               boxinit.MergeEnv(env, o.ExtraEnv, []string{"AISAN_JAIL=" + o.Slot}),
 		Command:           command,
 		Cwd:               o.Cwd,
-		DieWithParent:     true,
 		AsPID1:            true,
 		InfoFD:            boxinit.FDInfo,
 		Egress:            slices.Clone(o.Egress),

@@ -32,11 +32,11 @@ import (
 // says it was not proven.
 const liveTimeout = 10 * time.Second
 
-// The stage watch: how often to look for a stage that is gone while the
+// The bwrap watch: how often to look for a bwrap that is gone while the
 // launcher has not returned, and how long to give the launcher after.
 const (
-	stageWatchInterval = 20 * time.Millisecond
-	stageGrace         = 300 * time.Millisecond
+	bwrapWatchInterval = 20 * time.Millisecond
+	bwrapGrace         = 300 * time.Millisecond
 )
 
 // planResult is the probe jail as the real planner resolves it.
@@ -274,7 +274,7 @@ func runProbe(ctx context.Context, bwrap, self string, compiled jail.Compiled) (
 	wg.Go(func() { io.Copy(&outBuf, io.LimitReader(outR, 4<<20)) })
 	wg.Go(func() { io.Copy(&errBuf, io.LimitReader(errR, 64<<10)) })
 
-	var initPID, stagePID atomic.Int64
+	var initPID, bwrapPID atomic.Int64
 	l := &launch.Launcher{
 		Bwrap: bwrap, Self: launch.InitBinary(self),
 		Stdin: devnull, Stdout: outW, Stderr: errW,
@@ -286,8 +286,8 @@ func runProbe(ctx context.Context, bwrap, self string, compiled jail.Compiled) (
 	}
 	done := make(chan ran, 1)
 	go func() {
-		// The launch phases with nothing between them but noting the
-		// stage's and the init's PIDs, which a timeout kills.
+		// The launch phases with nothing between them but noting
+		// bwrap's and the init's PIDs, which a timeout kills.
 		st, err := l.Start()
 		if err != nil {
 			done <- ran{0, err}
@@ -295,7 +295,6 @@ func runProbe(ctx context.Context, bwrap, self string, compiled jail.Compiled) (
 		}
 		defer st.StopSignals()
 		defer st.Close()
-		stagePID.Store(int64(st.PID()))
 		if err := st.Load(compiled, nil, false); err != nil {
 			done <- ran{0, err}
 			return
@@ -306,6 +305,7 @@ func runProbe(ctx context.Context, bwrap, self string, compiled jail.Compiled) (
 			done <- ran{0, err}
 			return
 		}
+		bwrapPID.Store(int64(st.PID()))
 		if info, ok := st.Started(); ok {
 			initPID.Store(int64(info.InitPID))
 		}
@@ -313,7 +313,7 @@ func runProbe(ctx context.Context, bwrap, self string, compiled jail.Compiled) (
 		done <- ran{out.Status, err}
 	}()
 	status, runErr := 0, error(nil)
-	tick := time.NewTicker(stageWatchInterval)
+	tick := time.NewTicker(bwrapWatchInterval)
 	defer tick.Stop()
 	var goneAt time.Time
 wait:
@@ -325,9 +325,9 @@ wait:
 		case <-ctx.Done():
 			// The launcher waits for the jail however long it takes;
 			// the jail's init is PID 1 of its namespace, and killing it
-			// ends everything in it. Killing the stage ends a bwrap that
-			// never started the jail (--die-with-parent).
-			for _, pid := range []int64{initPID.Load(), stagePID.Load()} {
+			// ends everything in it. Killing bwrap ends one that never
+			// started the jail.
+			for _, pid := range []int64{initPID.Load(), bwrapPID.Load()} {
 				if pid > 0 {
 					unix.Kill(int(pid), syscall.SIGKILL)
 				}
@@ -342,16 +342,16 @@ wait:
 		case <-tick.C:
 			// Stage.Wait can wait forever when bwrap exits before
 			// reporting the jail's start (the info pipe's channel is
-			// consumed, then received from again). Once the stage is
-			// gone and Wait has not returned, bwrap's own message is the
+			// consumed, then received from again). Once bwrap is gone
+			// and Wait has not returned, bwrap's own message is the
 			// answer; the blocked goroutine ends with the process.
-			pid := stagePID.Load()
+			pid := bwrapPID.Load()
 			if pid <= 0 || initPID.Load() > 0 || unix.Kill(int(pid), 0) != unix.ESRCH {
 				continue
 			}
 			if goneAt.IsZero() {
 				goneAt = time.Now()
-			} else if time.Since(goneAt) > stageGrace {
+			} else if time.Since(goneAt) > bwrapGrace {
 				runErr = &launch.StartError{Status: 1}
 				break wait
 			}

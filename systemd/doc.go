@@ -16,9 +16,10 @@
 //
 // StartTransientUnit moves only the PIDs it is given, and returns before
 // it has moved them; children forked earlier stay outside. So the launcher
-// starts a stage process that blocks on a pipe before it can fork, calls
-// [Manager.StartScope] with its PID, which waits for the start job's result
-// (bounded by a timeout), and only then lets it exec bwrap. A start that
+// starts bwrap, whose one child, the jail's init, blocks on a pipe before
+// it forks anything; calls [Manager.StartScope] with the PIDs of both,
+// which waits for the start job's result (bounded by a timeout); and only
+// then lets the init start the agent. A start that
 // finds a failed unit of the same name resets it and retries once
 // ([ErrUnitExists] when a live one holds the name).
 //

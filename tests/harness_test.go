@@ -33,9 +33,8 @@ func TestMain(m *testing.M) {
 		cleanup = func() { os.RemoveAll(dir) }
 		aisanBin = filepath.Join(dir, "aisan")
 		// Laid out as installed: the front, the full binary it hands
-		// strict launches and most commands to, aisan-init (the stage
-		// and in-jail init) and aisan-guard (what install-hook
-		// registers).
+		// strict launches and most commands to, aisan-init (the in-jail
+		// init) and aisan-guard (what install-hook registers).
 		cmd := exec.Command("bash", "env/build.sh", dir)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {

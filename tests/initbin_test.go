@@ -11,8 +11,8 @@ import (
 )
 
 // TestLeanInit: a launch runs aisan-init, installed next to aisan, as the
-// jail's PID 1 and as the stage; aisan alone (copied without it) still
-// launches, with itself in both roles.
+// jail's PID 1; aisan alone (copied without it) still launches, with
+// itself as the init.
 func TestLeanInit(t *testing.T) {
 	requireJail(t)
 	lean := filepath.Join(filepath.Dir(aisanBin), "aisan-init")
@@ -23,8 +23,6 @@ func TestLeanInit(t *testing.T) {
 	env = append(env, "AISAN_NO_SCOPE=1")
 	// The init is undumpable, so nothing inside the jail may read its
 	// /proc/1/exe; the host, which owns the jail's user namespace, can.
-	// The stage is started through the same descriptor bwrap runs the
-	// init from, so the init's executable names both.
 	initExe := func(bin string) string {
 		t.Helper()
 		cmd := exec.Command(bin, "run", "--", "sleep", "300")

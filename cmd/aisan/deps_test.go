@@ -224,8 +224,8 @@ var libraries = []struct {
 		"github.com/godbus/dbus/...":       "the in-box relay is a byte pump",
 		"github.com/coreos/go-systemd/...": "the in-box relay is a byte pump",
 	}},
-	// Every launch starts the stage and the init: a lean binary, so each
-	// start costs what a small Go program costs. (cmd/aisan-init itself:
+	// Every launch starts the init: a lean binary, so its start costs
+	// what a small Go program costs. (cmd/aisan-init itself:
 	// TestInitLinks.)
 	{mod + "/jail/boxinit", leanInit},
 	{mod + "/egress/anthropic", map[string]string{mod + "/egress/openai/...": "backends are independent", mod + "/egress/reapi/...": "backends are independent"}},
@@ -235,7 +235,7 @@ var libraries = []struct {
 	{mod + "/egress/cred", map[string]string{mod + "/egress/anthropic/...": "credential sources serve the backends, not the reverse", mod + "/egress/openai/...": "likewise", mod + "/egress/reapi/...": "likewise"}},
 }
 
-// leanInit is what the stage and the in-jail init must not link.
+// leanInit is what the in-jail init must not link.
 var leanInit = map[string]string{
 	mod + "/jail":                      "the init is a lean binary: package jail links the planner",
 	mod + "/jail/launch/...":           "the init is a lean binary: the launcher is aisan's",
@@ -267,7 +267,7 @@ var leanInit = map[string]string{
 }
 
 // TestInitLinks checks the whole dependency graph of aisan-init, the
-// binary every launch starts twice, against leanInit.
+// binary every launch starts, against leanInit.
 func TestInitLinks(t *testing.T) {
 	for _, dep := range linkedBy(t, mod+"/cmd/aisan-init") {
 		for bad, why := range leanInit {

@@ -13,7 +13,7 @@ import (
 // aisan is built twice from this package (see the Makefile):
 //
 //	aisan       the front (build tag aisanfront): the deny-list launchers,
-//	            the stage and the keeper, and the commands that link
+//	            the keeper, and the commands that link
 //	            nothing more; front.go lists those it hands over. It links
 //	            no proxy, no terminal emulator and no TLS, so that every
 //	            launch and every shell-function call starts a small Go

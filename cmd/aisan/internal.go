@@ -8,14 +8,6 @@ import (
 	"github.com/aisan-dev/aisan/jail/launch"
 )
 
-// stageCommand is the hidden subcommand of a launch's stage process.
-const stageCommand = boxinit.StageCommand
-
-func runStage(_ context.Context, args []string) error {
-	os.Exit(boxinit.RunStage(args))
-	return nil
-}
-
 // keepCommand is the hidden subcommand of a slot's background keeper.
 const keepCommand = launch.KeepCommand
 

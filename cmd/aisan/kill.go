@@ -89,8 +89,8 @@ func runKill(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Through the slot's systemd scope when it has one (it holds the
-	// stage, bwrap and the jail, and ends them together), by the jail's
+	// Through the slot's systemd scope when it has one (it holds bwrap
+	// and the jail, and ends them together), by the jail's
 	// PID namespace otherwise.
 	reg.Killer = launch.Killer(ctx)
 	reg.By = killerName()

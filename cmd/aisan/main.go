@@ -57,8 +57,7 @@ func init() {
 		{name: "preflight", short: "prove on this host that the jail holds", run: runPreflight},
 		{name: "version", short: "print the version", run: runVersion},
 		{name: "help", short: "show help for a command", run: runHelp},
-		// Internal stages of a launch. They take no user input.
-		{name: stageCommand, hidden: true, run: runStage},
+		// Internal steps of a launch. They take no user input.
 		{name: keepCommand, hidden: true, run: runKeep},
 		{name: receiptCommand, hidden: true, run: runReceipt},
 		{name: completeCommand, hidden: true, run: runComplete},

@@ -7,14 +7,13 @@ import (
 )
 
 // Descriptor numbers the launcher (package jail/launch) uses to hand things to
-// the stage, to bwrap and to the in-jail init. They are fixed so that
+// bwrap and to the in-jail init. They are fixed so that
 // presets can name them and explain shows the numbers a launch uses.
 const (
 	// FDArgs carries bwrap's options (NUL-separated) for --args.
 	FDArgs = 3
-	// FDInit is the init's executable (aisan-init, or aisan itself): the
-	// stage is started through it, and bwrap runs it inside the jail as
-	// /proc/self/fd/4.
+	// FDInit is the init's executable (aisan-init, or aisan itself),
+	// which bwrap runs inside the jail as /proc/self/fd/4.
 	FDInit = 4
 	// FDPayload carries the agent's command to the in-jail init: the
 	// read end of a pipe whose only write end the wrapper holds. The init
@@ -32,24 +31,14 @@ const (
 	FDReady = 7
 	// FDFirstPin is the first of the pinned mount sources (Compiled.Pins,
 	// in order), which bwrap binds with --bind-fd and closes: they never
-	// reach the init or the agent.
+	// reach the init or the agent. The caller's own descriptors (a
+	// deny-list jail passes them on, as unjailed) follow the pins, and
+	// the init moves them back to their numbers for the agent.
 	FDFirstPin = 8
-	// FDGate is the stage's end of the gate, a socketpair the wrapper
-	// releases it with. The stage closes it before bwrap starts, so the
-	// number is free for FDFirstPin in bwrap.
-	FDGate = 8
-	// FDStageInherited is the first of the caller's own descriptors the
-	// stage receives (a deny-list jail passes them on, as unjailed); bwrap
-	// gets them after the pins, and the init moves them back to their
-	// numbers for the agent.
-	FDStageInherited = FDGate + 1
 )
 
 // The messages, one byte each (runc's syncType, smaller).
 const (
-	// MsgGo, on the gate, wrapper → stage: start bwrap. The pinned
-	// mount sources ride along as SCM_RIGHTS.
-	MsgGo byte = 'x'
 	// MsgReady, on FDReady, init → wrapper, first and once: the init
 	// handles signals, so the wrapper may forward them.
 	MsgReady byte = 'r'
@@ -88,25 +77,21 @@ func AtFDs(files map[int]*os.File) ([]*os.File, error) {
 // The descriptors and messages, from the wrapper down (numbers as each
 // process sees them):
 //
-//	wrapper ──fork──▶ stage = /proc/self/fd/4 __stage (waits at its gate:
-//	   │                 │  fd 8, a socketpair; the caller's own from 9)
-//	   │                 │  the wrapper sends MsgGo on the gate, with the
-//	   │                 │  pinned sources attached (SCM_RIGHTS), once the
-//	   │                 │  jail is planned
-//	   │                 ▼
-//	   │              bwrap --args 3          3 args   (memfd, NUL-separated)
+//	wrapper ──fork, once the jail is planned──▶ bwrap --args 3
+//	   │                 │                    3 args   (memfd, NUL-separated)
 //	   │                 │                    4 init   (aisan-init, or aisan)
 //	   │                 │                    5 payload (pipe ← wrapper, payload.go)
 //	   │                 │                    6 info   (pipe → wrapper)
 //	   │                 │                    7 ready  (pipe → wrapper)
-//	   │                 │                    8… pins  (O_PATH, consumed by bwrap)
+//	   │                 │                    8… pins  (O_PATH, consumed by bwrap),
+//	   │                 │                       then the caller's own
 //	   │                 ▼
 //	   │              init = /proc/self/fd/4 (PID 1): writes MsgReady on 7
 //	   │                 │   once its signal handlers are set; reads 5 to
 //	   │                 │   its end (the wrapper writes the payload and
 //	   │                 │   closes it once bwrap's report (6) let it place
-//	   │                 │   the stage, bwrap and the init in the jail's
-//	   │                 │   scope; without a scope, before MsgGo), closes
+//	   │                 │   bwrap and the init in the jail's scope;
+//	   │                 │   without a scope, before bwrap starts), closes
 //	   │                 │   4; then MsgStopped on 7 when the agent stops,
 //	   │                 │   MsgLeft and its status when it exits leaving
 //	   │                 │   processes

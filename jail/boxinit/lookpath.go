@@ -15,7 +15,7 @@ import (
 // found through a relative PATH entry is run (the shell would run it),
 // where LookPath returns exec.ErrDot. It is not os/exec itself because
 // os/exec brings path/filepath and its own package state (its settings
-// and error values) into a binary that starts twice on every launch, for
+// and error values) into a binary that starts on every launch, for
 // this one walk. TestLookPathAsExec holds the two together.
 func lookPath(file string) (string, error) {
 	switch file {

@@ -24,5 +24,13 @@ func sealInit() error {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0); errno != 0 {
 		return errwrap.Wrap("making the init undumpable", errno)
 	}
+	// The jail ends with bwrap, its parent: the kernel kills the init,
+	// and with it everything in the namespace, when bwrap dies. bwrap's
+	// own --die-with-parent cannot say that: it would tie bwrap to the
+	// wrapper, which starts it and must be free to exit while the jail
+	// goes on under a keeper.
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); errno != 0 {
+		return errwrap.Wrap("tying the init to bwrap", errno)
+	}
 	return nil
 }

@@ -1,19 +1,15 @@
 package boxinit
 
-import (
-	"errors"
-	"syscall"
-)
+import "syscall"
 
-// The stage starts bwrap and the init starts the agent with
-// syscall.ForkExec, not os/exec: os.StartProcess's first use in a
-// process probes the kernel's pidfd support (pidfd_open, waitid,
-// pidfd_send_signal and a throwaway clone that must exit before it goes
-// on), which measured 0.7-1.2 ms on a loaded 2-core VM, and both
-// processes start exactly one child in their whole life. The child is
-// set up the same way (ForkExec is what os.StartProcess calls), and the
-// descriptors are passed as they arrived, never switched to blocking
-// mode as os.File.Fd would.
+// The init starts the agent with syscall.ForkExec, not os/exec:
+// os.StartProcess's first use in a process probes the kernel's pidfd
+// support (pidfd_open, waitid, pidfd_send_signal and a throwaway clone
+// that must exit before it goes on), which measured 0.7-1.2 ms on a
+// loaded 2-core VM, and the init starts exactly one child in its whole
+// life. The child is set up the same way (ForkExec is what
+// os.StartProcess calls), and the descriptors are passed as they
+// arrived, never switched to blocking mode as os.File.Fd would.
 
 // closed, at a position of spawn's files, closes that descriptor in the
 // child.
@@ -28,20 +24,4 @@ func spawn(path string, argv, env []string, files []int, sys *syscall.SysProcAtt
 		fds[i] = uintptr(fd) // closed becomes ^uintptr(0), which ForkExec closes
 	}
 	return syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: fds, Sys: sys})
-}
-
-// waitExit waits for the child pid to end and returns its status as a
-// shell reports it.
-func waitExit(pid int) (int, error) {
-	for {
-		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		return statusCode(ws), nil
-	}
 }

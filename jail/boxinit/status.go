@@ -6,9 +6,8 @@ import (
 )
 
 // The one mapping from how a process ended to the status a shell would
-// report, used by the init (the agent's status), the stage (bwrap's) and
-// the wrapper (the stage's): the exit code, or 128+N when signal N ended
-// it.
+// report, used by the init (the agent's status) and the wrapper
+// (bwrap's): the exit code, or 128+N when signal N ended it.
 
 // statusCode maps a wait status.
 func statusCode(ws syscall.WaitStatus) int {

@@ -1,5 +1,6 @@
 // Package launch runs a planned jail: the launch's phases, the stage
-// process, the keeper, systemd scopes and services, and the watch.
+// (the jail's descriptors and bwrap), the keeper, systemd scopes and
+// services, and the watch.
 // Package jail describes the box; the box's [Mode] says what differs
 // between a deny-list jail ([Deny], here) and a strict box (package
 // jail/strictbox), and this package never asks which one it runs.
@@ -9,23 +10,24 @@
 // [Launch] (launch.go) is a fixed sequence of phases over one launch
 // value; each phase reads what the earlier ones added to it:
 //
-//	resolve        the stage's start (stage.go) and the user manager's
-//	               connection (scope.go), both in the background; host
-//	               facts (jail.GatherHost), the command, service mode
-//	takeSlot       the slot, while the stage goes on starting
+//	resolve        the stage's descriptors (stage.go) and the user
+//	               manager's connection (scope.go), both in the
+//	               background; host facts (jail.GatherHost), the command,
+//	               service mode
+//	takeSlot       the slot
 //	prepareFiles   Mode.Prepare (deny.go; strictbox's box.go), then
 //	               jail.Plan, which reads nothing; the slot's run directory
 //	startServices  Mode.Serve, the box's environment file, the transcript
-//	startJail      Stage.Load, Stage.Release: bwrap sets the jail up while
-//	               the manager places the stage, bwrap and the init in the
-//	               jail's scope; then Stage.Admit lets the init start the
+//	startJail      Stage.Load, Stage.Release: bwrap starts and sets the
+//	               jail up while the manager places bwrap and the init in
+//	               the jail's scope; then Stage.Admit lets the init start the
 //	               agent, and the init is recorded
 //	runAgent       Stage.Wait; a keeper (keeper.go) takes a jail its agent
 //	               left
 //	recordEnd      the record's end, the lock, pruning (prune.go)
 //
-// Nothing waits for what it does not need: the stage starts before the
-// host facts are read, the signals are caught beside it, and the scope's
+// Nothing waits for what it does not need: the stage's descriptors are
+// made while the host facts are read, the signals are caught beside them, and the scope's
 // job runs beside bwrap's setup. Only the agent waits for the scope, so
 // that everything it starts is born there; a launch without a user
 // manager admits the agent before bwrap runs.
@@ -38,10 +40,13 @@
 // written down once in package boxinit (fds.go); from the wrapper to its
 // keeper, in keepfds.go.
 //
-// Three programs start per launch: aisan, and twice the lean aisan-init
-// (the stage, then the jail's PID 1), which links only package boxinit
-// and the in-box relay, so that each start costs what a small Go program
-// costs rather than what the whole aisan binary does.
+// Three programs start per launch: aisan, bwrap (aisan's own child,
+// started at the release) and the lean aisan-init as the jail's PID 1,
+// which links only package boxinit and the in-box relay, so that its
+// start costs what a small Go program costs rather than what the whole
+// aisan binary does. (A stage process, an aisan-init started ahead to
+// fork bwrap, used to sit between aisan and bwrap: on two cores its start
+// ran into the release rather than beside the planning.)
 //
 // # No project text above the agent
 //
@@ -65,7 +70,8 @@
 // mode's [Services.Keep] gives. The keeper serves those, takes the slot's
 // record over (state background), and says so; the wrapper returns the
 // agent's status to the shell. The jail needs nothing else of the
-// wrapper: it dies with the stage process, which lives on.
+// wrapper: it dies with bwrap (the init asks for that, see boxinit's
+// seal.go), which lives on, reparented, when the wrapper exits.
 //
 // When the init exits, the keeper stops the services, records the end,
 // removes the slot's run directory and releases the slot. A headless

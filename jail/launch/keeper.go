@@ -49,7 +49,7 @@ const drainWindow = 30 * time.Millisecond
 const keepReadyTimeout = 5 * time.Second
 
 // keepDrainTimeout bounds the keeper's last read of the output once the
-// jail has ended (the stage and bwrap close their copies just after).
+// jail has ended (bwrap closes its copies just after).
 const keepDrainTimeout = 2 * time.Second
 
 // handoff is what a keeper needs of the jail whose agent exited with

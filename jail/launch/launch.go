@@ -59,14 +59,15 @@ type Stdio struct {
 // A launch is a sequence of phases, each a method below with its inputs
 // in the run value and its outputs added to it:
 //
-//	resolve         the stage's start and the manager connection (both
-//	                in the background); host facts, the command, service
-//	                mode
-//	takeSlot        the slot, while the stage goes on starting
+//	resolve         the jail's descriptors and the manager connection
+//	                (both in the background); host facts, the command,
+//	                service mode
+//	takeSlot        the slot
 //	prepareFiles    runtime dirs, what the mode prepares; the plan
 //	startServices   the mode's host services, the transcript
-//	startJail       the stage loaded and released; the jail's processes
-//	                placed in its scope while bwrap sets it up; the agent
+//	startJail       the stage loaded and released (bwrap starts); the
+//	                jail's processes placed in its scope while bwrap sets
+//	                it up; the agent
 //	                admitted and the jail's init recorded
 //	runAgent        the agent runs; a keeper takes a jail its agent left
 //	recordEnd       the record's end, the lock, pruning
@@ -146,8 +147,8 @@ func (l *run) unwind(n int) {
 	}
 }
 
-// resolve starts the stage and the connection to the user manager, which
-// take a while and need nothing of the plan, gathers the host facts,
+// resolve starts making the jail's descriptors and the connection to the
+// user manager, which take a while and need nothing of the plan, gathers the host facts,
 // checks the command, and turns a launch started by systemd as a
 // service's main process into a headless one.
 func (l *run) resolve() error {
@@ -190,8 +191,8 @@ func (l *run) resolve() error {
 		// (a strict box starts from nothing of the host's).
 		PassFDs: l.mode.PassFDs(),
 	}
-	// The stage's start (even forking it takes a while) and the
-	// manager's connection run beside everything up to the release.
+	// The stage's descriptors and the manager's connection are made
+	// beside everything up to the release.
 	l.stage = startStage(l.lr)
 	l.atEnd(l.stage.discard)
 	l.conn = connectManager(l.ctx, env, l.req.Limits)
@@ -213,8 +214,8 @@ func (l *run) resolve() error {
 	return nil
 }
 
-// takeSlot acquires the slot, while the stage started by resolve goes on
-// starting (it initialises and waits at its gate).
+// takeSlot acquires the slot, while resolve's goroutine makes the jail's
+// descriptors.
 func (l *run) takeSlot() error {
 	h, req := l.h, l.req
 	reg, err := slot.Open(h.AisanHome)
@@ -263,7 +264,7 @@ func (l *run) takeSlot() error {
 	return nil
 }
 
-// stageStart is a stage being started in the background.
+// stageStart is a stage being made in the background.
 type stageStart struct {
 	done  chan struct{}
 	st    *Stage
@@ -271,7 +272,7 @@ type stageStart struct {
 	taken bool
 }
 
-// startStage starts lr's stage in the background.
+// startStage makes lr's stage in the background.
 func startStage(lr *Launcher) *stageStart {
 	s := &stageStart{done: make(chan struct{})}
 	go func() {
@@ -288,7 +289,7 @@ func (s *stageStart) wait() (*Stage, error) {
 	return s.st, s.err
 }
 
-// discard sends away a stage nobody took (a launch that failed early).
+// discard gives up a stage nobody took (a launch that failed early).
 func (s *stageStart) discard() {
 	<-s.done
 	if !s.taken && s.st != nil {
@@ -392,7 +393,7 @@ func (l *run) startServices() error {
 // startJail loads the stage and releases it. bwrap sets the jail up
 // while the user manager places it in its scope: the scope's job no longer
 // waits for bwrap, nor bwrap for the job. Only the agent waits: the init
-// holds it until the stage, bwrap and the init are all in the scope, so
+// holds it until bwrap and the init are both in the scope, so
 // that everything the agent starts is born there. Without a scope the
 // agent is admitted at once. The jail's init is recorded as soon as it is
 // admitted: until the record names it, nothing could find or kill the

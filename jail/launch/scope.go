@@ -184,7 +184,7 @@ const stopTimeout = 30 * time.Second
 // in that unit's cgroup ([slot.Init.InUnit]); then:
 //
 //   - a session's scope gets sig on every process (KillUnit), which ends
-//     the stage, bwrap and the jail together;
+//     bwrap and the jail together;
 //   - a service's unit is stopped (StopUnit): systemd sends SIGTERM, the
 //     wrapper (the unit's main process) forwards it and records the end,
 //     and a stopped service is not restarted, as one whose jail was
@@ -206,8 +206,8 @@ func Killer(ctx context.Context) slot.Killer {
 		defer pinned.Close()
 		if sig != syscall.SIGKILL && rec.Kind != string(jail.KindService) {
 			// Any other signal is for the agent, which the init forwards
-			// it to; through the scope it would also reach the stage and
-			// bwrap, and end the jail from outside.
+			// it to; through the scope it would also reach bwrap, and end
+			// the jail from outside.
 			return pinned.Signal(sig)
 		}
 		in, err := pinned.InUnit(unit)

@@ -39,7 +39,7 @@ type Info struct {
 type Launcher struct {
 	// Bwrap is the path of the bwrap binary.
 	Bwrap string
-	// Self is the binary run, through a descriptor, as the stage and the
+	// Self is the binary bwrap runs, through a descriptor, as the
 	// in-jail init: aisan-init when installed (see [InitBinary]), or aisan
 	// itself.
 	Self string
@@ -106,13 +106,18 @@ func (e *InterruptedError) Error() string {
 // Code is the shell's status for death by that signal.
 func (e *InterruptedError) Code() int { return 128 + int(e.Signal) }
 
-// Stage is a jail's stage process, started ahead of the jail: it
-// initialises while the wrapper takes the slot and plans the jail, then
-// waits at its gate until [Stage.Load] hands it the compiled jail and
-// [Stage.Release] opens the gate. The jail's init then holds the agent
-// until [Stage.Admit].
+// Stage is a jail being staged: its descriptors are made ahead, while
+// the wrapper takes the slot and plans the jail; [Stage.Load] fills them
+// with the compiled jail and [Stage.Release] starts bwrap on them. The
+// jail's init then holds the agent until [Stage.Admit].
+//
+// bwrap is the wrapper's own child, started only at the release. (It
+// used to be started by a stage process of its own, a second Go start
+// meant to run beside the planning; on two cores that start was still
+// going on when the plan was ready, and cost every launch 5-9 ms.)
 type Stage struct {
-	l      *Launcher
+	l *Launcher
+	// cmd is bwrap's command, made by Start and started by Release.
 	cmd    *exec.Cmd
 	usePTY bool
 	// inW feeds the user's terminal input to a jail without a pty.
@@ -122,13 +127,18 @@ type Stage struct {
 	// inherit are the numbers of the caller's descriptors passed on.
 	inherit []int
 
-	argsFile             *os.File // shared with the stage, filled by Load
-	payloadW             *os.File // the payload pipe's write end, until Admit
-	infoR, readyR, gateW *os.File
-	ptmx                 *os.File
-	outR, errR           *os.File // tee pipes' read ends; errR nil when shared with outR
-	early                *headBuffer
-	sigs                 chan os.Signal
+	argsFile      *os.File // bwrap's options, filled by Load
+	payloadW      *os.File // the payload pipe's write end, until Admit
+	infoR, readyR *os.File
+	ptmx          *os.File
+	outR, errR    *os.File // tee pipes' read ends; errR nil when shared with outR
+	// bwrap's descriptors from FDArgs up to FDFirstPin, and the caller's
+	// own that follow the pins; theirs holds every descriptor that is
+	// bwrap's alone, closed here once it has started (or is abandoned).
+	fixed, inherited []*os.File
+	theirs           []io.Closer
+	early            *headBuffer
+	sigs             chan os.Signal
 	// caught is closed once sigs receives the forwarded signals.
 	caught chan struct{}
 	done   bool
@@ -154,36 +164,45 @@ type Stage struct {
 	pending   []syscall.Signal
 }
 
-// Start creates the descriptors a jail needs and starts its stage, which
-// waits at the gate. Call [Stage.Load] or [Stage.Abort] next. From now on
-// the forwarded signals are caught: before the agent starts they cancel
-// the launch, after it they go to the agent.
+// Start creates the descriptors a jail needs and bwrap's command. Call
+// [Stage.Load] or [Stage.Abort] next. From now on the forwarded signals
+// are caught: before the agent starts they cancel the launch, after it
+// they go to the agent.
 func (l *Launcher) Start() (*Stage, error) {
 	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}, pidfd: -1, bwrapfd: -1}
 	st.sigs = make(chan os.Signal, 32)
 	// The runtime takes a round trip to its signal thread for each
 	// signal it is told to catch, a millisecond or two for all of them:
-	// that runs beside the stage's start, and whatever reads st.sigs (or
+	// that runs beside the planning, and whatever reads st.sigs (or
 	// stops them) waits for it first.
 	st.caught = make(chan struct{})
 	go func() {
 		signal.Notify(st.sigs, boxinit.Notifiable()...)
 		close(st.caught)
 	}()
+	// The first process os/exec starts probes the kernel's pidfd support
+	// (pidfd_open, waitid, pidfd_send_signal and a throwaway clone), half
+	// a millisecond or more; FindProcess makes the same probe, here
+	// beside the planning rather than in front of bwrap at the release.
+	go func() {
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Release()
+		}
+	}()
 	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
 	// A pty only for a real terminal session (both directions): a
 	// redirected stream must stay what it is, byte for byte.
 	st.usePTY = !l.NoPTY && inTerm && outTerm
 
-	// The stage's copies of its descriptors; ours of them are closed once
-	// it has started, and on any error.
+	// bwrap's copies of its descriptors, which the release closes once
+	// it has started; all of them are closed here on any error.
 	var theirs []io.Closer
 	ok := false
 	defer func() {
-		for _, c := range theirs {
-			c.Close()
-		}
 		if !ok {
+			for _, c := range theirs {
+				c.Close()
+			}
 			st.stopSignals()
 			st.closeOurs()
 		}
@@ -225,36 +244,25 @@ func (l *Launcher) Start() (*Stage, error) {
 	}
 	st.readyR = readyR
 	theirs = append(theirs, readyW)
-	// The gate is a socketpair so that the pinned mount sources, opened
-	// only once the jail is planned, can travel with the release.
-	gfds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("creating the gate socket: %w", err)
-	}
-	gateR := os.NewFile(uintptr(gfds[1]), "gate")
-	st.gateW = os.NewFile(uintptr(gfds[0]), "gate")
-	theirs = append(theirs, gateR)
 
-	var inherited []*os.File
 	if l.PassFDs {
-		inherited, st.inherit = callerFiles()
-		for _, f := range inherited {
+		st.inherited, st.inherit = callerFiles()
+		for _, f := range st.inherited {
 			theirs = append(theirs, f)
 		}
 	}
-	// The stage runs from the descriptor the init will be started
-	// through, so both are the very file opened above, whatever happens
-	// to its path meanwhile.
-	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(boxinit.FDInit), boxinit.StageCommand, l.Bwrap, strconv.Itoa(len(inherited)))
-	extra, err := boxinit.AtFDs(map[int]*os.File{
+	// bwrap runs the init through the descriptor of the file opened
+	// above, whatever happens to its path meanwhile.
+	cmd := exec.Command(l.Bwrap, "--args", strconv.Itoa(boxinit.FDArgs), "--", boxinit.InitArgv0)
+	if st.fixed, err = boxinit.AtFDs(map[int]*os.File{
 		boxinit.FDArgs: st.argsFile, boxinit.FDInit: self, boxinit.FDPayload: payloadR,
-		boxinit.FDInfo: infoW, boxinit.FDReady: readyW, boxinit.FDGate: gateR,
-	})
-	if err != nil {
+		boxinit.FDInfo: infoW, boxinit.FDReady: readyW,
+	}); err != nil {
 		return nil, err
 	}
-	// The caller's own follow, from FDStageInherited.
-	cmd.ExtraFiles = append(extra, inherited...)
+	if len(st.fixed) != boxinit.FDFirstPin-3 {
+		return nil, fmt.Errorf("bug: bwrap's descriptors end at %d, not before the first pin (%d)", 3+len(st.fixed), boxinit.FDFirstPin)
+	}
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
@@ -348,25 +356,31 @@ func (l *Launcher) Start() (*Stage, error) {
 			}
 		}
 	}
-	trace("stage starting")
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the jail stage %s: %w", l.Self, err)
-	}
 	st.cmd = cmd
+	st.theirs = theirs
 	ok = true
 	return st, nil
 }
 
-// closeOurs closes the wrapper's ends of the stage's descriptors.
+// closeTheirs closes our copies of what only bwrap may hold: once it
+// has them, or when it never will.
+func (st *Stage) closeTheirs() {
+	for _, c := range st.theirs {
+		c.Close()
+	}
+	st.theirs = nil
+}
+
+// closeOurs closes the wrapper's ends of the jail's descriptors.
 func (st *Stage) closeOurs() {
-	for _, f := range []*os.File{st.argsFile, st.payloadW, st.infoR, st.readyR, st.gateW, st.ptmx, st.outR, st.errR, st.inW} {
+	for _, f := range []*os.File{st.argsFile, st.payloadW, st.infoR, st.readyR, st.ptmx, st.outR, st.errR, st.inW} {
 		if f != nil {
 			f.Close()
 		}
 	}
 }
 
-// Abort sends the waiting stage away without starting a jail.
+// Abort gives up a jail that was not released: nothing was started.
 func (st *Stage) Abort() {
 	if st == nil || st.done {
 		return
@@ -405,11 +419,11 @@ func (st *Stage) Interrupted() error {
 // The phases of a jail's run, in order, each called by the launcher with
 // what the previous ones produced:
 //
-//	Launcher.Start   the stage starts and waits at its gate
-//	Stage.Load       the compiled jail goes into the stage's descriptors,
+//	Launcher.Start   the jail's descriptors and bwrap's command are made
+//	Stage.Load       the compiled jail goes into bwrap's descriptors,
 //	                 the payload is made ready; the output copies start
-//	Stage.Release    the gate opens: bwrap starts and sets the jail up;
-//	                 its init holds the agent
+//	Stage.Release    bwrap starts and sets the jail up; its init holds
+//	                 the agent
 //	Stage.Started    bwrap's report: the init's PID and namespaces
 //	  (the caller records them, and places Held's processes in the
 //	  jail's scope)
@@ -420,7 +434,7 @@ func (st *Stage) Interrupted() error {
 //	Stage.HandOff    the jail's output goes to a keeper, after Left
 //	Stage.Close      the terminal and our descriptors are put back
 //
-// Abort, at any point before Release, sends the stage away; Kill, after
+// Abort, at any point before Release, gives the jail up; Kill, after
 // Release and before Admit, ends the jail before its agent ever ran.
 
 // Outcome is how Wait ended.
@@ -434,8 +448,8 @@ type Outcome struct {
 	Left *Handoff
 }
 
-// Load hands the stage the compiled jail: bwrap's options go into the
-// descriptor the stage holds, the init's payload is kept for [Stage.Admit],
+// Load fills the jail's descriptors with the compiled jail: bwrap's
+// options go into the descriptor it reads them from, the init's payload is kept for [Stage.Admit],
 // and the copies of the jail's output (to the user and to tr, when not
 // nil) start. keepable makes the init report an agent that exits with
 // processes left behind (see [Outcome.Left]) instead of ending the jail.
@@ -454,8 +468,8 @@ func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 		st.abortStage()
 		return fmt.Errorf("encoding the jail payload: %w", err)
 	}
-	// The stage holds the same open file: what we write here, rewound,
-	// is what bwrap reads.
+	// bwrap gets the same open file: what we write here, rewound, is
+	// what it reads.
 	if err := fill(st.argsFile, []byte(strings.Join(c.Options, "\x00")+"\x00")); err != nil {
 		st.abortStage()
 		return err
@@ -470,8 +484,13 @@ func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 	return nil
 }
 
-// PID is the stage's process ID.
-func (st *Stage) PID() int { return st.cmd.Process.Pid }
+// PID is bwrap's process ID, once Release has started it (0 before).
+func (st *Stage) PID() int {
+	if st.cmd.Process == nil {
+		return 0
+	}
+	return st.cmd.Process.Pid
+}
 
 // Admit lets the agent start: the init, which bwrap has started in the
 // jail, reads the payload to its end and runs the agent's command. A
@@ -495,7 +514,7 @@ func (st *Stage) Admit() {
 }
 
 // Kill ends a released jail whose agent was not admitted: nothing of the
-// agent's ever ran. Wait then returns the stage's status.
+// agent's ever ran. Wait then returns bwrap's status.
 func (st *Stage) Kill() {
 	if st.payloadW != nil {
 		st.payloadW.Close()
@@ -509,9 +528,9 @@ func (st *Stage) Kill() {
 
 // Release lets the loaded jail start: a signal that came while the launch
 // was prepared cancels it instead (nothing has run yet). It puts the
-// user's terminal in raw mode for a pty session, sends the pinned mount
-// sources through the gate, and starts relaying the user's input. The
-// agent starts once admitted.
+// user's terminal in raw mode for a pty session, starts bwrap with the
+// pinned mount sources, and starts relaying the user's input. The agent
+// starts once admitted.
 func (st *Stage) Release() error {
 	l := st.l
 	if err := st.Interrupted(); err != nil {
@@ -534,17 +553,28 @@ func (st *Stage) Release() error {
 		st.abortStage()
 		return err
 	}
-	err = sendGate(st.gateW, pins)
+	// bwrap finds the pins at FDFirstPin and up, and the caller's own
+	// after them (the init moves those back to their numbers for the
+	// agent).
+	st.cmd.ExtraFiles = slices.Concat(st.fixed, pins, st.inherited)
+	err = st.cmd.Start()
 	for _, p := range pins {
 		p.Close()
 	}
 	if err != nil {
 		st.abortStage()
-		return fmt.Errorf("releasing the jail stage: %w", err)
+		return fmt.Errorf("starting %s: %w", l.Bwrap, err)
 	}
-	st.gateW.Close()
+	// bwrap holds them now; our copies would hold the pipes open past
+	// its end.
+	st.closeTheirs()
+	// Pinned before Wait may reap it, so that its PID can only be its
+	// own (Held, StillHeld).
+	if fd, err := unix.PidfdOpen(st.cmd.Process.Pid, 0); err == nil {
+		st.bwrapfd = fd
+	}
 	trace("released")
-	// The jail runs: from here on only its end ends the stage.
+	// The jail runs: from here on only its end ends it.
 	st.done = true
 
 	st.infoc = make(chan Info, 1)
@@ -601,9 +631,9 @@ func (st *Stage) Started() (info Info, ok bool) {
 	return st.info, st.info.InitPID > 0
 }
 
-// Held are the processes of a started jail that hold its agent: the
-// stage, bwrap and the init, which is bwrap's only child and starts
-// nothing before it is admitted. Placing all of them in a scope before
+// Held are the processes of a started jail that hold its agent: bwrap
+// and the init, which is bwrap's only child and starts nothing before it
+// is admitted. Placing all of them in a scope before
 // [Stage.Admit] puts every process of the jail's agent there from its
 // birth. [Stage.StillHeld] then tells whether each still runs, so that
 // none of the PIDs can have named another process meanwhile.
@@ -611,28 +641,23 @@ func (st *Stage) Held() ([]int, error) {
 	if st.info.InitPID <= 0 || st.pidfd < 0 {
 		return nil, errors.New("bwrap reported no jail")
 	}
-	stage, init := st.PID(), st.info.InitPID
-	bwrap, err := parentOf(init)
-	if err == nil {
-		var up int
-		if up, err = parentOf(bwrap); err == nil && up != stage {
-			err = fmt.Errorf("its parent is PID %d, not the stage (PID %d)", up, stage)
-		}
+	bwrap, init := st.PID(), st.info.InitPID
+	if st.bwrapfd < 0 {
+		return nil, fmt.Errorf("the jail's bwrap (PID %d) could not be pinned when it started", bwrap)
+	}
+	up, err := parentOf(init)
+	if err == nil && up != bwrap {
+		err = fmt.Errorf("its parent is PID %d, not bwrap (PID %d)", up, bwrap)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("finding the jail's bwrap, the parent of its init (PID %d): %w", init, err)
+		return nil, fmt.Errorf("checking the jail's init (PID %d): %w", init, err)
 	}
-	if st.bwrapfd < 0 {
-		if st.bwrapfd, err = unix.PidfdOpen(bwrap, 0); err != nil {
-			st.bwrapfd = -1
-			return nil, fmt.Errorf("pinning the jail's bwrap (PID %d): %w", bwrap, err)
-		}
-	}
-	return []int{stage, bwrap, init}, nil
+	return []int{bwrap, init}, nil
 }
 
 // StillHeld reports whether the processes [Stage.Held] named all still
-// run. (The stage is our child: its PID stays its own until we reap it.)
+// run. (bwrap's pidfd is opened before anything may reap it, and the
+// init's as soon as bwrap reports it.)
 func (st *Stage) StillHeld() bool {
 	return st.bwrapfd >= 0 && !exited(st.bwrapfd) && st.pidfd >= 0 && !exited(st.pidfd)
 }
@@ -738,7 +763,7 @@ func (st *Stage) Wait() (Outcome, error) {
 				return Outcome{Status: status, Left: st.handoff(status)}, nil
 			}
 		case err := <-st.waited:
-			trace("stage exited")
+			trace("bwrap exited")
 			status := boxinit.ExitCode(err)
 			// The pipes reach EOF when the jail's last process is gone;
 			// a pty's master reads EIO then.
@@ -845,15 +870,13 @@ func foregroundJob(fd int) bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
-// abortStage ends a stage that has not been released.
+// abortStage gives up a jail that has not been released.
 func (st *Stage) abortStage() {
 	if st.done {
 		return
 	}
 	st.done = true
-	st.gateW.Close()
-	st.cmd.Process.Kill()
-	st.cmd.Wait()
+	st.closeTheirs()
 }
 
 // fill replaces the content of an in-memory file and rewinds it.
@@ -1044,22 +1067,6 @@ func makeRaw(f *os.File) (func(), error) {
 	return func() {
 		once.Do(func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) })
 	}, nil
-}
-
-// sendGate releases the stage with the pinned sources attached.
-func sendGate(gate *os.File, pins []*os.File) error {
-	var oob []byte
-	if len(pins) > 0 {
-		if len(pins) > boxinit.MaxPins {
-			return fmt.Errorf("%d pinned mounts, more than the %d one launch can pass", len(pins), boxinit.MaxPins)
-		}
-		fds := make([]int, len(pins))
-		for i, p := range pins {
-			fds[i] = int(p.Fd())
-		}
-		oob = unix.UnixRights(fds...)
-	}
-	return unix.Sendmsg(int(gate.Fd()), []byte{boxinit.MsgGo}, oob, nil, 0)
 }
 
 // PinError is a mount source that is not what aisan made: a symlink, a

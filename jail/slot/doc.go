@@ -62,8 +62,7 @@
 // no lock, so "aisan list" never makes a concurrent launch believe a name is
 // taken; flock(2) has no test operation.
 //
-// The lock file is opened close-on-exec. If the stage process or bwrap
-// inherited it, a killed wrapper would leave the lock held by the jail, and
+// The lock file is opened close-on-exec. If bwrap inherited it, a killed wrapper would leave the lock held by the jail, and
 // the slot would look running forever.
 //
 // # Killing

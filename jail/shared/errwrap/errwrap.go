@@ -1,6 +1,5 @@
 // Package errwrap is fmt.Errorf's "%w" for the programs that start on
-// every launch and must not link fmt (the stage and the jail's init,
-// cmd/aisan-init): an error that says what failed, on what, in front of
+// every launch and must not link fmt (the jail's init, cmd/aisan-init): an error that says what failed, on what, in front of
 // the error that made it fail, which errors.Is and errors.As still reach.
 //
 // It is a leaf of jail/shared, and imports nothing at all.
