@@ -118,33 +118,45 @@ func (r *Registry) Launches(name string) ([]Launch, error) {
 	if !ValidName(name) {
 		return nil, &UnknownSlotError{Name: name}
 	}
-	dir := filepath.Join(r.home, "transcripts", name)
+	ls, err := launchFiles(filepath.Join(r.home, "transcripts", name))
+	if err != nil {
+		return nil, fmt.Errorf("listing the launches of slot %q: %w", name, err)
+	}
+	var buf []byte
+	for i := range ls {
+		l := &ls[i]
+		l.Info = readLaunchInfo(l.Path, &buf)
+		for _, seg := range []string{l.Path, l.Path + ".1"} {
+			if fi, err := os.Lstat(seg); err == nil && fi.Mode().IsRegular() {
+				l.Size += fi.Size()
+			}
+		}
+	}
+	return ls, nil
+}
+
+// launchFiles lists the launches whose transcripts are in dir, oldest
+// first, numbered, from their names alone: no Info, no Size. A missing
+// dir has none.
+func launchFiles(dir string) ([]Launch, error) {
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing the launches of slot %q: %w", name, err)
+		return nil, err
 	}
 	type keyed struct {
 		l Launch
 		i int
 	}
 	var ls []keyed
-	var buf []byte
 	for _, de := range des {
 		start, i, ok := parseLaunchName(de.Name())
 		if !ok || !de.Type().IsRegular() {
 			continue
 		}
-		p := filepath.Join(dir, de.Name())
-		l := Launch{Path: p, Start: start, Info: readLaunchInfo(p, &buf)}
-		for _, seg := range []string{p, p + ".1"} {
-			if fi, err := os.Lstat(seg); err == nil && fi.Mode().IsRegular() {
-				l.Size += fi.Size()
-			}
-		}
-		ls = append(ls, keyed{l, i})
+		ls = append(ls, keyed{Launch{Path: filepath.Join(dir, de.Name()), Start: start}, i})
 	}
 	sort.Slice(ls, func(a, b int) bool {
 		if !ls[a].l.Start.Equal(ls[b].l.Start) {

@@ -119,20 +119,10 @@ func (r *Registry) removeEnded(e Entry) (bool, error) {
 
 // trimLaunches removes an ended slot's oldest transcripts beyond max.
 func (r *Registry) trimLaunches(e Entry, max int) error {
-	// Counting names is enough to know there is nothing to do.
-	des, err := os.ReadDir(filepath.Join(r.home, "transcripts", e.Slot))
-	n := 0
-	for _, de := range des {
-		if _, _, ok := parseLaunchName(de.Name()); ok {
-			n++
-		}
-	}
-	if err != nil || n <= max {
-		return nil
-	}
-	ls, err := r.Launches(e.Slot)
+	// Their names say which are oldest: nothing else is read.
+	ls, err := launchFiles(filepath.Join(r.home, "transcripts", e.Slot))
 	if err != nil || len(ls) <= max {
-		return err
+		return nil
 	}
 	_, err = r.underLock(e, func() error { return removeLaunches(ls[:len(ls)-max], e.Transcript) })
 	return err
@@ -158,19 +148,11 @@ func removeLaunches(ls []Launch, current string) error {
 // this one's, so that a slot keeps what help promises whenever pruning
 // last ran. The caller holds the slot.
 func (s *Slot) trimOwnLaunches(max int) error {
-	des, err := os.ReadDir(filepath.Dir(s.rec.Transcript))
-	n := 0
-	for _, de := range des {
-		if _, _, ok := parseLaunchName(de.Name()); ok {
-			n++
-		}
-	}
-	if err != nil || n <= max {
-		return nil
-	}
-	ls, err := s.reg.Launches(s.rec.Slot)
+	// It runs as every launch ends, while the shell waits: the names
+	// alone say which are oldest.
+	ls, err := launchFiles(filepath.Dir(s.rec.Transcript))
 	if err != nil || len(ls) <= max {
-		return err
+		return nil
 	}
 	return removeLaunches(ls[:len(ls)-max], s.rec.Transcript)
 }
