@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,4 +128,55 @@ func TestTwoStreamsOneFile(t *testing.T) {
 	if err != nil || string(out) != want {
 		t.Fatalf("2>&1: %v\n%s\nwant\n%s", err, out, want)
 	}
+}
+
+// TestJailEndsWithBwrap: bwrap is the wrapper's own child and runs
+// without --die-with-parent (the jail must outlive a wrapper that hands
+// it to a keeper), so the jail's init asks the kernel to kill it when
+// bwrap dies. bwrap killed from the host ends the whole jail, the agent
+// and what it started, and the wrapper returns.
+func TestJailEndsWithBwrap(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", "sleep 300 & echo started; wait")
+	cmd.Dir = slotWorktree(t)
+	cmd.Env = append(os.Environ(), append(env, "AISAN_NO_SCOPE=1")...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	background(t, cmd)
+	waitFor(t, 20*time.Second, "the agent to start", func() bool { return strings.Contains(out.String(), "started") })
+	var e slotEntry
+	waitFor(t, 10*time.Second, "the slot to show as running", func() bool {
+		for _, x := range slotList(t, env) {
+			if x.State == "running" && x.InitPID != 0 && x.WrapperPID == cmd.Process.Pid {
+				e = x
+				return true
+			}
+		}
+		return false
+	})
+	pids := jailPIDs(t, e.PidNSInode)
+	if len(pids) < 3 {
+		t.Fatalf("the jail shows %d processes; want the init, the shell and its sleeper", len(pids))
+	}
+	bwrap, err := parentPID(e.InitPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(bwrap), "comm"))
+	if up, err := parentPID(bwrap); strings.TrimSpace(string(comm)) != "bwrap" || err != nil || up != cmd.Process.Pid {
+		t.Fatalf("the init's parent %d is %q with parent %d (%v); want bwrap, the wrapper's (%d) child", bwrap, comm, up, err, cmd.Process.Pid)
+	}
+	if err := syscall.Kill(bwrap, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	slotWait(t, cmd)
+	waitFor(t, 5*time.Second, "every process of the jail to end with bwrap", func() bool {
+		for _, p := range pids {
+			if slotProcRunning(p) {
+				return false
+			}
+		}
+		return true
+	})
 }
