@@ -86,15 +86,16 @@ func AtFDs(files map[int]*os.File) ([]*os.File, error) {
 //	   │                 │                    8… pins  (O_PATH, consumed by bwrap),
 //	   │                 │                       then the caller's own
 //	   │                 ▼
-//	   │              init = /proc/self/fd/4 (PID 1): writes MsgReady on 7
-//	   │                 │   once its signal handlers are set; reads 5 to
-//	   │                 │   its end (the wrapper writes the payload and
-//	   │                 │   closes it once bwrap's report (6) let it place
-//	   │                 │   bwrap and the init in the jail's scope;
-//	   │                 │   without a scope, before bwrap starts), closes
-//	   │                 │   4; then MsgStopped on 7 when the agent stops,
-//	   │                 │   MsgLeft and its status when it exits leaving
-//	   │                 │   processes
+//	   │              init = /proc/self/fd/4 (PID 1): reads 5 to its end
+//	   │                 │   (the wrapper writes the payload and closes it
+//	   │                 │   once bwrap's report (6) let it place bwrap and
+//	   │                 │   the init in the jail's scope; without a scope,
+//	   │                 │   before bwrap starts), closes 4, starts the
+//	   │                 │   agent, and writes MsgReady on 7 once its
+//	   │                 │   signal handlers are set (first, whatever
+//	   │                 │   follows); then MsgStopped on 7 when the agent
+//	   │                 │   stops, MsgLeft and its status when it exits
+//	   │                 │   leaving processes
 //	   │                 ▼
 //	   └─ signals ──▶ agent (none of the descriptors above)
 //

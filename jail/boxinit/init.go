@@ -114,11 +114,19 @@ func RunInit() int {
 		return 125
 	}
 	nameInit()
-	sigs := make(chan os.Signal, 32)
 	// PID 1 ignores signals it has no handler for, even SIGTERM from
-	// outside; registering them is what lets them through. Only then may
-	// the wrapper send any: it waits for the byte on FDReady.
-	signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, Notifiable()...)...)
+	// outside; registering them is what lets them through. The runtime
+	// takes a round trip to its signal thread for each one, about a
+	// millisecond for all of them here, so that runs beside the payload's
+	// read and the agent's start. The wrapper sends none before the byte
+	// on FDReady, which follows; a SIGCHLD that comes before is not
+	// lost either: the loop below reaps once as soon as it begins.
+	sigs := make(chan os.Signal, 32)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, append([]os.Signal{syscall.SIGCHLD}, Notifiable()...)...)
+		close(notified)
+	}()
 	// The readiness pipe stays open: a stopped agent is reported on it
 	// (MsgStopped), so that the wrapper can stop too and hand the terminal back
 	// to the shell, as a stopped job does.
@@ -126,7 +134,14 @@ func RunInit() int {
 	if ready != nil {
 		// Ours, not the agent's: it must not inherit it.
 		syscall.CloseOnExec(FDReady)
-		if !tell(ready, MsgReady) {
+	}
+	// announce tells the wrapper that signals reach us now, before
+	// anything else it may hear on FDReady and before any status of
+	// ours, a failure's too: a status without it means the jail never
+	// started.
+	announce := func() {
+		<-notified
+		if ready != nil && !tell(ready, MsgReady) {
 			ready.Close()
 			ready = nil
 		}
@@ -134,11 +149,13 @@ func RunInit() int {
 
 	p, err := readPayload()
 	if err != nil {
+		announce()
 		complain("jail init: " + err.Error())
 		return 125
 	}
 	env, err := prepareBox(p)
 	if err != nil {
+		announce()
 		complain("jail init: " + err.Error())
 		return 125
 	}
@@ -148,6 +165,7 @@ func RunInit() int {
 	}
 	path, err := lookPath(argv[0])
 	if err != nil {
+		announce()
 		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
 		return 127
 	}
@@ -156,10 +174,13 @@ func RunInit() int {
 		Foreground: p.Foreground,
 		Ctty:       p.Ctty,
 	})
+	announce()
 	if err != nil {
 		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
 		return 126
 	}
+	// What the agent did before the handlers were in place.
+	sigs <- syscall.SIGCHLD
 	// status is the agent's, once it has exited; reported says the
 	// wrapper has been told that others remain.
 	status, reported := -1, false
