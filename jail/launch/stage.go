@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -118,7 +117,7 @@ func (e *InterruptedError) Code() int { return 128 + int(e.Signal) }
 type Stage struct {
 	l *Launcher
 	// cmd is bwrap's command, made by Start and started by Release.
-	cmd    *exec.Cmd
+	cmd    *bwrapCmd
 	usePTY bool
 	// inW feeds the user's terminal input to a jail without a pty.
 	inW *os.File
@@ -156,10 +155,11 @@ type Stage struct {
 	readyc    chan bool
 	stopc     chan struct{}
 	exitedc   chan int
-	waited    chan error
+	waited    chan int // bwrap's status
 	info      Info
 	pidfd     int
-	bwrapfd   int // set by Held
+	bwrapPID  int // set by Release
+	bwrapfd   int // set by Release
 	ready     bool
 	pending   []syscall.Signal
 }
@@ -179,15 +179,6 @@ func (l *Launcher) Start() (*Stage, error) {
 	go func() {
 		signal.Notify(st.sigs, boxinit.Notifiable()...)
 		close(st.caught)
-	}()
-	// The first process os/exec starts probes the kernel's pidfd support
-	// (pidfd_open, waitid, pidfd_send_signal and a throwaway clone), half
-	// a millisecond or more; FindProcess makes the same probe, here
-	// beside the planning rather than in front of bwrap at the release.
-	go func() {
-		if p, err := os.FindProcess(os.Getpid()); err == nil {
-			p.Release()
-		}
 	}()
 	inTerm, outTerm, errTerm := isTerminal(l.Stdin), isTerminal(l.Stdout), isTerminal(l.Stderr)
 	// A pty only for a real terminal session (both directions): a
@@ -253,7 +244,7 @@ func (l *Launcher) Start() (*Stage, error) {
 	}
 	// bwrap runs the init through the descriptor of the file opened
 	// above, whatever happens to its path meanwhile.
-	cmd := exec.Command(l.Bwrap, "--args", strconv.Itoa(boxinit.FDArgs), "--", boxinit.InitArgv0)
+	cmd := &bwrapCmd{Path: l.Bwrap, Args: []string{l.Bwrap, "--args", strconv.Itoa(boxinit.FDArgs), "--", boxinit.InitArgv0}}
 	if st.fixed, err = boxinit.AtFDs(map[int]*os.File{
 		boxinit.FDArgs: st.argsFile, boxinit.FDInit: self, boxinit.FDPayload: payloadR,
 		boxinit.FDInfo: infoW, boxinit.FDReady: readyW,
@@ -485,12 +476,7 @@ func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 }
 
 // PID is bwrap's process ID, once Release has started it (0 before).
-func (st *Stage) PID() int {
-	if st.cmd.Process == nil {
-		return 0
-	}
-	return st.cmd.Process.Pid
-}
+func (st *Stage) PID() int { return st.bwrapPID }
 
 // Admit lets the agent start: the init, which bwrap has started in the
 // jail, reads the payload to its end and runs the agent's command. A
@@ -520,10 +506,11 @@ func (st *Stage) Kill() {
 		st.payloadW.Close()
 		st.payloadW = nil
 	}
-	if st.pidfd >= 0 {
-		unix.PidfdSendSignal(st.pidfd, unix.SIGKILL, nil, 0)
+	for _, fd := range []int{st.pidfd, st.bwrapfd} {
+		if fd >= 0 {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		}
 	}
-	st.cmd.Process.Kill()
 }
 
 // Release lets the loaded jail start: a signal that came while the launch
@@ -557,7 +544,7 @@ func (st *Stage) Release() error {
 	// after them (the init moves those back to their numbers for the
 	// agent).
 	st.cmd.ExtraFiles = slices.Concat(st.fixed, pins, st.inherited)
-	err = st.cmd.Start()
+	st.bwrapPID, st.bwrapfd, err = st.cmd.start()
 	for _, p := range pins {
 		p.Close()
 	}
@@ -568,11 +555,6 @@ func (st *Stage) Release() error {
 	// bwrap holds them now; our copies would hold the pipes open past
 	// its end.
 	st.closeTheirs()
-	// Pinned before Wait may reap it, so that its PID can only be its
-	// own (Held, StillHeld).
-	if fd, err := unix.PidfdOpen(st.cmd.Process.Pid, 0); err == nil {
-		st.bwrapfd = fd
-	}
 	trace("released")
 	// The jail runs: from here on only its end ends it.
 	st.done = true
@@ -617,8 +599,8 @@ func (st *Stage) Release() error {
 		st.inW = nil
 		go relayTerminal(l.Stdin, w, st.stopRelay)
 	}
-	st.waited = make(chan error, 1)
-	go func() { st.waited <- st.cmd.Wait() }()
+	st.waited = make(chan int, 1)
+	go func() { st.waited <- waitStatus(st.bwrapPID) }()
 	return nil
 }
 
@@ -642,9 +624,6 @@ func (st *Stage) Held() ([]int, error) {
 		return nil, errors.New("bwrap reported no jail")
 	}
 	bwrap, init := st.PID(), st.info.InitPID
-	if st.bwrapfd < 0 {
-		return nil, fmt.Errorf("the jail's bwrap (PID %d) could not be pinned when it started", bwrap)
-	}
 	up, err := parentOf(init)
 	if err == nil && up != bwrap {
 		err = fmt.Errorf("its parent is PID %d, not bwrap (PID %d)", up, bwrap)
@@ -656,8 +635,8 @@ func (st *Stage) Held() ([]int, error) {
 }
 
 // StillHeld reports whether the processes [Stage.Held] named all still
-// run. (bwrap's pidfd is opened before anything may reap it, and the
-// init's as soon as bwrap reports it.)
+// run. (bwrap's pidfd comes with its start, before anything may reap it,
+// and the init's as soon as bwrap reports it.)
 func (st *Stage) StillHeld() bool {
 	return st.bwrapfd >= 0 && !exited(st.bwrapfd) && st.pidfd >= 0 && !exited(st.pidfd)
 }
@@ -762,9 +741,8 @@ func (st *Stage) Wait() (Outcome, error) {
 			if st.keepable && st.pidfd >= 0 {
 				return Outcome{Status: status, Left: st.handoff(status)}, nil
 			}
-		case err := <-st.waited:
+		case status := <-st.waited:
 			trace("bwrap exited")
-			status := boxinit.ExitCode(err)
 			// The pipes reach EOF when the jail's last process is gone;
 			// a pty's master reads EIO then.
 			st.copies.Wait()
@@ -1176,4 +1154,61 @@ func callerFiles() ([]*os.File, []int) {
 		files[i] = os.NewFile(uintptr(d), "inherited")
 	}
 	return files, nums
+}
+
+// bwrapCmd is bwrap's command, as Start makes it and Release starts it.
+type bwrapCmd struct {
+	Path                  string
+	Args, Env             []string
+	Stdin, Stdout, Stderr *os.File // nil is /dev/null
+	ExtraFiles            []*os.File
+	SysProcAttr           *syscall.SysProcAttr
+}
+
+// start starts the command and returns its PID and a pidfd of it. It is
+// what os/exec does, but the pidfd comes from the clone itself (CLONE_PIDFD),
+// so no wait can reap bwrap before it is pinned, and there is no probe of
+// the kernel's pidfd support: os/exec's first start in a process makes
+// one (pidfd_open, waitid, pidfd_send_signal and a throwaway clone), half
+// a millisecond or more in front of bwrap.
+func (c *bwrapCmd) start() (pid, pidfd int, err error) {
+	files := make([]uintptr, 0, 3+len(c.ExtraFiles))
+	for _, f := range []*os.File{c.Stdin, c.Stdout, c.Stderr} {
+		if f == nil {
+			null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+			if err != nil {
+				return 0, -1, err
+			}
+			defer null.Close()
+			f = null
+		}
+		files = append(files, f.Fd())
+	}
+	for _, f := range c.ExtraFiles {
+		files = append(files, f.Fd())
+	}
+	sys := *c.SysProcAttr
+	pidfd = -1
+	sys.PidFD = &pidfd
+	pid, err = syscall.ForkExec(c.Path, c.Args, &syscall.ProcAttr{Env: c.Env, Files: files, Sys: &sys})
+	if err != nil {
+		return 0, -1, err
+	}
+	return pid, pidfd, nil
+}
+
+// waitStatus waits for our child pid to end and returns its status as a
+// shell reports it (125 when waiting fails).
+func waitStatus(pid int) int {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 125
+		}
+		return boxinit.StatusOf(ws)
+	}
 }
