@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"syscall"
 
@@ -107,6 +108,12 @@ func Notifiable() []os.Signal {
 // reaping, forwarding each signal to every process left, until none is;
 // then it exits with the agent's status.
 func RunInit() int {
+	// A session keyring joined for a strict box (prepareBox) is the
+	// joining thread's, and the agent inherits the keyrings of the thread
+	// that forks it: both must be one thread, whatever the runtime does
+	// meanwhile (the payload's read may park this goroutine; the signals
+	// are registered on another). The init never unlocks it.
+	runtime.LockOSThread()
 	// First of all, before the agent (or anything else in the jail)
 	// exists: see [sealInit].
 	if err := sealInit(); err != nil {
