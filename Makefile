@@ -23,7 +23,7 @@ export CGO_ENABLED ?= 0
 # aisan is the front (build tag aisanfront: the deny-list launchers and
 # what starts often), aisan-full everything else, strict boxes included:
 # the front execs it for what it does not link (cmd/aisan/handover.go).
-# aisan-init is the stage and the jail's PID 1, aisan-guard the guard hook
+# aisan-init is the jail's PID 1, aisan-guard the guard hook
 # alone: small binaries for what starts on every launch and before every
 # shell command. aisan uses them when they sit next to it (and does their
 # work itself when they do not). The manual page, aisan(1), is aisan's own
