@@ -113,7 +113,7 @@ func (e *InterruptedError) Code() int { return 128 + int(e.Signal) }
 // bwrap is the wrapper's own child, started only at the release. (It
 // used to be started by a stage process of its own, a second Go start
 // meant to run beside the planning; on two cores that start was still
-// going on when the plan was ready, and cost every launch 5-9 ms.)
+// going on when the plan was ready.)
 type Stage struct {
 	l *Launcher
 	// cmd is bwrap's command, made by Start and started by Release.
@@ -440,9 +440,9 @@ type Outcome struct {
 }
 
 // Load fills the jail's descriptors with the compiled jail: bwrap's
-// options go into the descriptor it reads them from, the init's payload is kept for [Stage.Admit],
-// and the copies of the jail's output (to the user and to tr, when not
-// nil) start. keepable makes the init report an agent that exits with
+// options go into the descriptor it reads them from, the init's payload
+// is kept for [Stage.Admit], and the copies of the jail's output (to the
+// user and to tr, when not nil) start. keepable makes the init report an agent that exits with
 // processes left behind (see [Outcome.Left]) instead of ending the jail.
 func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 	st.transcript, st.keepable, st.pins = tr, keepable, c.Pins
