@@ -48,6 +48,10 @@ const (
 	// MsgLeft, on FDReady, then one byte of the agent's status: the agent
 	// exited and processes remain (a keepable jail only).
 	MsgLeft byte = 'e'
+	// MsgDone, on FDReady, then one byte of the agent's status: the init
+	// is about to exit with it, and the jail with it (never after
+	// MsgLeft).
+	MsgDone byte = 'd'
 )
 
 // AtFDs is a child's ExtraFiles with each file at its descriptor number
@@ -95,7 +99,8 @@ func AtFDs(files map[int]*os.File) ([]*os.File, error) {
 //	   │                 │   signal handlers are set (first, whatever
 //	   │                 │   follows); then MsgStopped on 7 when the agent
 //	   │                 │   stops, MsgLeft and its status when it exits
-//	   │                 │   leaving processes
+//	   │                 │   leaving processes, or MsgDone and its status
+//	   │                 │   just before the init's own exit
 //	   │                 ▼
 //	   └─ signals ──▶ agent (none of the descriptors above)
 //

@@ -191,6 +191,15 @@ func RunInit() int {
 	// status is the agent's, once it has exited; reported says the
 	// wrapper has been told that others remain.
 	status, reported := -1, false
+	// end returns the agent's status for the init's own exit, and tells
+	// the wrapper first, unless a keeper has the jail: it records the end
+	// while the kernel takes the jail down.
+	end := func() int {
+		if !reported {
+			tell(ready, MsgDone, byte(status))
+		}
+		return status
+	}
 	for sig := range sigs {
 		if sig != syscall.SIGCHLD {
 			s := sig.(syscall.Signal)
@@ -210,14 +219,14 @@ func RunInit() int {
 			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|syscall.WUNTRACED, nil)
 			if status >= 0 && errors.Is(err, syscall.ECHILD) {
 				// The jail's last process is gone.
-				return status
+				return end()
 			}
 			if pid <= 0 || err != nil {
 				if status >= 0 && !reported {
 					// Processes remain (every one of them is our child
 					// or its descendant now).
 					if !p.Keep || !tell(ready, MsgLeft, byte(status)) {
-						return status
+						return end()
 					}
 					reported = true
 				}
@@ -238,7 +247,7 @@ func RunInit() int {
 			}
 			status = statusCode(ws)
 			if !p.Keep {
-				return status
+				return end()
 			}
 		}
 	}

@@ -133,6 +133,9 @@ type run struct {
 	// runAgent
 	status int
 	kept   bool
+	// finished is the record's end, when the init reported the agent's
+	// status before the jail was down (finishEarly).
+	finished chan error
 }
 
 // atEnd pushes f on the undo stack.
@@ -489,6 +492,7 @@ func (l *run) recordInit(info Info, unit string) {
 // jail, a keeper takes the slot and the agent's status is returned at
 // once; without a keeper the jail's last process is waited for.
 func (l *run) runAgent() error {
+	l.st.AgentEnded = l.finishEarly
 	for {
 		out, err := l.st.Wait()
 		l.status = out.Status
@@ -505,6 +509,14 @@ func (l *run) runAgent() error {
 		l.kept = true
 		return nil
 	}
+}
+
+// finishEarly records the agent's end as soon as the init reports it,
+// beside the jail's teardown and bwrap's exit.
+func (l *run) finishEarly(status int) {
+	done := make(chan error, 1)
+	l.finished = done
+	go func() { done <- l.sl.Finish(status) }()
 }
 
 // startKeeper hands the slot, and the jail's host services, to a
@@ -563,7 +575,13 @@ func (l *run) recordEnd() error {
 		pruneState(l.h, l.say)
 		return nil
 	}
-	if err := sl.Finish(l.status); err != nil {
+	var err error
+	if l.finished != nil {
+		err = <-l.finished
+	} else {
+		err = sl.Finish(l.status)
+	}
+	if err != nil {
 		l.say(jail.Warning, fmt.Sprintf("recording the end of slot %s: %v", sl.Name(), err))
 	}
 	sl.Release()

@@ -141,6 +141,10 @@ type Stage struct {
 	// caught is closed once sigs receives the forwarded signals.
 	caught chan struct{}
 	done   bool
+	// AgentEnded, when set before Wait, is called (on Wait's goroutine)
+	// as soon as the init reports the agent's status, before the jail
+	// has been taken down; not for a jail its agent left to a keeper.
+	AgentEnded func(status int)
 
 	// Set by Load.
 	transcript io.Writer
@@ -155,7 +159,10 @@ type Stage struct {
 	readyc    chan bool
 	stopc     chan struct{}
 	exitedc   chan int
-	waited    chan int // bwrap's status
+	donec     chan int      // the agent's status, MsgDone's
+	readDone  chan struct{} // closed when FDReady has nothing more
+	agentEnd  int           // what donec gave, or -1
+	waited    chan int      // bwrap's status
 	info      Info
 	pidfd     int
 	bwrapPID  int // set by Release
@@ -169,7 +176,7 @@ type Stage struct {
 // are caught: before the agent starts they cancel the launch, after it
 // they go to the agent.
 func (l *Launcher) Start() (*Stage, error) {
-	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}, pidfd: -1, bwrapfd: -1}
+	st := &Stage{l: l, early: &headBuffer{limit: 8 << 10}, pidfd: -1, bwrapfd: -1, agentEnd: -1}
 	st.sigs = make(chan os.Signal, 32)
 	// The runtime takes a round trip to its signal thread for each
 	// signal it is told to catch, a millisecond or two for all of them:
@@ -570,18 +577,26 @@ func (st *Stage) Release() error {
 	st.readyc = make(chan bool, 1)
 	st.stopc = make(chan struct{}, 1)
 	st.exitedc = make(chan int, 1)
+	st.donec = make(chan int, 1)
+	st.readDone = make(chan struct{})
 	go func() {
+		defer close(st.readDone)
 		var b [1]byte
 		n, _ := st.readyR.Read(b[:])
 		st.readyc <- n == 1
-		// Then MsgStopped for each time the agent stops, and MsgLeft
-		// with its status when it has exited and processes remain.
+		// Then MsgStopped for each time the agent stops; MsgLeft with
+		// its status when it has exited and processes remain, or
+		// MsgDone with it when the init is about to exit.
 		for n == 1 {
 			if n, _ = st.readyR.Read(b[:]); n == 1 && b[0] == boxinit.MsgStopped {
 				st.stopc <- struct{}{}
-			} else if n == 1 && b[0] == boxinit.MsgLeft {
+			} else if n == 1 && (b[0] == boxinit.MsgLeft || b[0] == boxinit.MsgDone) {
+				to := st.exitedc
+				if b[0] == boxinit.MsgDone {
+					to = st.donec
+				}
 				if n, _ = st.readyR.Read(b[:]); n == 1 {
-					st.exitedc <- int(b[0])
+					to <- int(b[0])
 				}
 			}
 		}
@@ -733,6 +748,13 @@ func (st *Stage) Wait() (Outcome, error) {
 		case <-st.winch:
 			_ = pty.InheritSize(l.Stdin, st.ptmx)
 			transcript.NoteSize(st.transcript, st.ptmx)
+		case status := <-st.donec:
+			st.donec = nil
+			st.agentEnd = status
+			trace("agent exited")
+			if st.AgentEnded != nil {
+				st.AgentEnded(status)
+			}
 		case status := <-st.exitedc:
 			trace("agent exited, processes remain")
 			if st.infoc != nil {
@@ -760,6 +782,18 @@ func (st *Stage) Wait() (Outcome, error) {
 				// wait.
 				st.ready = <-st.readyc
 				st.readyc = nil
+			}
+			<-st.readDone // nor does this
+			if st.donec != nil {
+				select {
+				case st.agentEnd = <-st.donec:
+				default:
+				}
+			}
+			if st.agentEnd >= 0 {
+				// The init's word: it exited with that status, which
+				// bwrap passes on unless something killed it since.
+				status = st.agentEnd
 			}
 			killed := st.info.InitPID > 0 && status > 128
 			if !st.ready && status != 0 && !killed {
