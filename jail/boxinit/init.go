@@ -108,12 +108,6 @@ func Notifiable() []os.Signal {
 // reaping, forwarding each signal to every process left, until none is;
 // then it exits with the agent's status.
 func RunInit() int {
-	// A session keyring joined for a strict box (prepareBox) is the
-	// joining thread's, and the agent inherits the keyrings of the thread
-	// that forks it: both must be one thread, whatever the runtime does
-	// meanwhile (the payload's read may park this goroutine; the signals
-	// are registered on another). The init never unlocks it.
-	runtime.LockOSThread()
 	// First of all, before the agent (or anything else in the jail)
 	// exists: see [sealInit].
 	if err := sealInit(); err != nil {
@@ -159,6 +153,15 @@ func RunInit() int {
 		announce()
 		complain("jail init: " + err.Error())
 		return 125
+	}
+	if p.NewSessionKeyring {
+		// The session keyring prepareBox joins is the joining thread's,
+		// and the agent inherits the keyrings of the thread that forks
+		// it: both must be this one, whatever the runtime does meanwhile
+		// (a syscall that loses its processor may resume the goroutine
+		// on another thread). Only a strict box joins one; locking costs
+		// the others a thread hand-over.
+		runtime.LockOSThread()
 	}
 	env, err := prepareBox(p)
 	if err != nil {
