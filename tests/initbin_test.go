@@ -29,16 +29,7 @@ func TestLeanInit(t *testing.T) {
 		cmd.Dir = slotWorktree(t)
 		cmd.Env = append(os.Environ(), env...)
 		background(t, cmd)
-		var e slotEntry
-		waitFor(t, 20*time.Second, "the slot to show as running with its jail", func() bool {
-			for _, x := range slotList(t, env) {
-				if x.State == "running" && x.InitPID != 0 && x.WrapperPID == cmd.Process.Pid {
-					e = x
-					return true
-				}
-			}
-			return false
-		})
+		e := slotRunningFor(t, env, cmd)
 		// bwrap records the init's PID before its child has set the jail
 		// up and exec'd the init: until then it runs bwrap.
 		var exe string

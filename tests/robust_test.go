@@ -138,23 +138,9 @@ func TestTwoStreamsOneFile(t *testing.T) {
 func TestJailEndsWithBwrap(t *testing.T) {
 	requireJail(t)
 	_, env := testEnv(t)
-	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", "sleep 300 & echo started; wait")
-	cmd.Dir = slotWorktree(t)
-	cmd.Env = append(os.Environ(), append(env, "AISAN_NO_SCOPE=1")...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	background(t, cmd)
+	env = append(env, "AISAN_NO_SCOPE=1")
+	cmd, out, e := slotLaunchAisan(t, slotWorktree(t), env, "run", "--", "sh", "-c", "sleep 300 & echo started; wait")
 	waitFor(t, 20*time.Second, "the agent to start", func() bool { return strings.Contains(out.String(), "started") })
-	var e slotEntry
-	waitFor(t, 10*time.Second, "the slot to show as running", func() bool {
-		for _, x := range slotList(t, env) {
-			if x.State == "running" && x.InitPID != 0 && x.WrapperPID == cmd.Process.Pid {
-				e = x
-				return true
-			}
-		}
-		return false
-	})
 	pids := jailPIDs(t, e.PidNSInode)
 	if len(pids) < 3 {
 		t.Fatalf("the jail shows %d processes; want the init, the shell and its sleeper", len(pids))

@@ -87,6 +87,13 @@ func slotLaunchAisan(t *testing.T, dir string, env []string, args ...string) (*e
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	background(t, cmd)
+	return cmd, out, slotRunningFor(t, env, cmd)
+}
+
+// slotRunningFor waits for the slot whose wrapper is cmd to show as
+// running with its jail's init, and returns its entry.
+func slotRunningFor(t *testing.T, env []string, cmd *exec.Cmd) slotEntry {
+	t.Helper()
 	var e slotEntry
 	waitFor(t, 20*time.Second, "the slot to show as running with its jail", func() bool {
 		for _, x := range slotList(t, env) {
@@ -97,7 +104,7 @@ func slotLaunchAisan(t *testing.T, dir string, env []string, args ...string) (*e
 		}
 		return false
 	})
-	return cmd, out, e
+	return e
 }
 
 type syncBuffer struct {

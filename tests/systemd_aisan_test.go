@@ -195,16 +195,7 @@ func TestScopeAisanFirstFork(t *testing.T) {
 		if paused != nil {
 			<-paused
 		}
-		var e slotEntry
-		waitFor(t, 10*time.Second, "the slot to show as running", func() bool {
-			for _, x := range slotList(t, env) {
-				if x.State == "running" && x.InitPID != 0 && x.WrapperPID == cmd.Process.Pid {
-					e = x
-					return true
-				}
-			}
-			return false
-		})
+		e := slotRunningFor(t, env, cmd)
 		if e.Unit == "" || e.Unit != systemd.UnitName(e.Slot) {
 			t.Fatalf("run %d: slot %s records unit %q", i, e.Slot, e.Unit)
 		}
