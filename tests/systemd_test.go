@@ -71,8 +71,9 @@ func stoppedAtCleanup(t *testing.T, m *systemd.Manager, unit string) {
 	})
 }
 
-// stagedProcess starts sh blocked on a pipe, as the launcher's stage
-// process is: it runs script only after release is called.
+// stagedProcess starts sh blocked on a pipe, as the jail's init waits on
+// its payload before it starts the agent: it runs script only after
+// release is called.
 type stagedProcess struct {
 	cmd     *exec.Cmd
 	release func()
