@@ -136,58 +136,17 @@ func RunInit() int {
 		// Ours, not the agent's: it must not inherit it.
 		syscall.CloseOnExec(FDReady)
 	}
-	// announce tells the wrapper that signals reach us now, before
-	// anything else it may hear on FDReady and before any status of
-	// ours, a failure's too: a status without it means the jail never
-	// started.
-	announce := func() {
-		<-notified
-		if ready != nil && !tell(ready, MsgReady) {
-			ready.Close()
-			ready = nil
-		}
+	p, agent, code := startAgent()
+	// Now that signals reach us, the wrapper may send them: it hears so
+	// before anything else on FDReady, and before any status of ours, a
+	// failure's too (a status without it means the jail never started).
+	<-notified
+	if ready != nil && !tell(ready, MsgReady) {
+		ready.Close()
+		ready = nil
 	}
-
-	p, err := readPayload()
-	if err != nil {
-		announce()
-		complain("jail init: " + err.Error())
-		return 125
-	}
-	if p.NewSessionKeyring {
-		// The session keyring prepareBox joins is the joining thread's,
-		// and the agent inherits the keyrings of the thread that forks
-		// it: both must be this one, whatever the runtime does meanwhile
-		// (a syscall that loses its processor may resume the goroutine
-		// on another thread). Only a strict box joins one; locking costs
-		// the others a thread hand-over.
-		runtime.LockOSThread()
-	}
-	env, err := prepareBox(p)
-	if err != nil {
-		announce()
-		complain("jail init: " + err.Error())
-		return 125
-	}
-	argv := make([]string, len(p.Argv))
-	for i, a := range p.Argv {
-		argv[i] = string(a)
-	}
-	path, err := lookPath(argv[0])
-	if err != nil {
-		announce()
-		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
-		return 127
-	}
-	agent, err := spawn(path, argv, env, agentFiles(p), &syscall.SysProcAttr{
-		Setpgid:    true,
-		Foreground: p.Foreground,
-		Ctty:       p.Ctty,
-	})
-	announce()
-	if err != nil {
-		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
-		return 126
+	if agent < 0 {
+		return code
 	}
 	// What the agent did before the handlers were in place.
 	sigs <- syscall.SIGCHLD
@@ -255,6 +214,49 @@ func RunInit() int {
 		}
 	}
 	return 125
+}
+
+// startAgent reads the payload, prepares the box and starts the agent.
+// On failure it says why and returns agent -1 and the exit code.
+func startAgent() (p Payload, agent, code int) {
+	p, err := readPayload()
+	if err != nil {
+		complain("jail init: " + err.Error())
+		return p, -1, 125
+	}
+	if p.NewSessionKeyring {
+		// The session keyring prepareBox joins is the joining thread's,
+		// and the agent inherits the keyrings of the thread that forks
+		// it: both must be this one, whatever the runtime does meanwhile
+		// (a syscall that loses its processor may resume the goroutine
+		// on another thread). Only a strict box joins one; locking costs
+		// the others a thread hand-over.
+		runtime.LockOSThread()
+	}
+	env, err := prepareBox(p)
+	if err != nil {
+		complain("jail init: " + err.Error())
+		return p, -1, 125
+	}
+	argv := make([]string, len(p.Argv))
+	for i, a := range p.Argv {
+		argv[i] = string(a)
+	}
+	path, err := lookPath(argv[0])
+	if err != nil {
+		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
+		return p, -1, 127
+	}
+	agent, err = Spawn(path, argv, env, agentFiles(p), &syscall.SysProcAttr{
+		Setpgid:    true,
+		Foreground: p.Foreground,
+		Ctty:       p.Ctty,
+	})
+	if err != nil {
+		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
+		return p, -1, 126
+	}
+	return p, agent, 0
 }
 
 // complain writes an "aisan: error:" line for msg on standard error.

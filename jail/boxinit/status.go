@@ -13,6 +13,3 @@ func statusCode(ws syscall.WaitStatus) int {
 	}
 	return ws.ExitStatus()
 }
-
-// StatusOf is the status a shell reports for a child that ended with ws.
-func StatusOf(ws syscall.WaitStatus) int { return statusCode(ws) }

@@ -615,7 +615,13 @@ func (st *Stage) Release() error {
 		go relayTerminal(l.Stdin, w, st.stopRelay)
 	}
 	st.waited = make(chan int, 1)
-	go func() { st.waited <- waitStatus(st.bwrapPID) }()
+	go func() {
+		status, err := boxinit.WaitExit(st.bwrapPID)
+		if err != nil {
+			status = 125
+		}
+		st.waited <- status
+	}()
 	return nil
 }
 
@@ -1200,13 +1206,12 @@ type bwrapCmd struct {
 }
 
 // start starts the command and returns its PID and a pidfd of it. It is
-// what os/exec does, but the pidfd comes from the clone itself (CLONE_PIDFD),
-// so no wait can reap bwrap before it is pinned, and there is no probe of
-// the kernel's pidfd support: os/exec's first start in a process makes
-// one (pidfd_open, waitid, pidfd_send_signal and a throwaway clone), half
-// a millisecond or more in front of bwrap.
+// what os/exec does, through boxinit.Spawn, but the pidfd comes from the
+// clone itself (CLONE_PIDFD), so no wait can reap bwrap before it is
+// pinned, and there is no probe of the kernel's pidfd support in front
+// of bwrap (see boxinit.Spawn).
 func (c *bwrapCmd) start() (pid, pidfd int, err error) {
-	files := make([]uintptr, 0, 3+len(c.ExtraFiles))
+	files := make([]int, 0, 3+len(c.ExtraFiles))
 	for _, f := range []*os.File{c.Stdin, c.Stdout, c.Stderr} {
 		if f == nil {
 			null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
@@ -1216,33 +1221,16 @@ func (c *bwrapCmd) start() (pid, pidfd int, err error) {
 			defer null.Close()
 			f = null
 		}
-		files = append(files, f.Fd())
+		files = append(files, int(f.Fd()))
 	}
 	for _, f := range c.ExtraFiles {
-		files = append(files, f.Fd())
+		files = append(files, int(f.Fd()))
 	}
 	sys := *c.SysProcAttr
 	pidfd = -1
 	sys.PidFD = &pidfd
-	pid, err = syscall.ForkExec(c.Path, c.Args, &syscall.ProcAttr{Env: c.Env, Files: files, Sys: &sys})
-	if err != nil {
+	if pid, err = boxinit.Spawn(c.Path, c.Args, c.Env, files, &sys); err != nil {
 		return 0, -1, err
 	}
 	return pid, pidfd, nil
-}
-
-// waitStatus waits for our child pid to end and returns its status as a
-// shell reports it (125 when waiting fails).
-func waitStatus(pid int) int {
-	for {
-		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil {
-			return 125
-		}
-		return boxinit.StatusOf(ws)
-	}
 }
