@@ -46,8 +46,8 @@ func explainSpec(w io.Writer, s Spec, c Compiled, slot string) {
 	}
 
 	fmt.Fprintf(w, "\nsession bus: %s\n", s.Bus)
-	if argv := busproxy.Argv(s.Bus); argv != nil {
-		fmt.Fprintf(w, "  proxy argv: %s\n", quoteArgv(argv))
+	if argv := busproxy.Argv(s.Bus.Behind()); argv != nil {
+		fmt.Fprintf(w, "  proxy argv (started on the jail's first connection): %s\n", quoteArgv(argv))
 	}
 	for _, warning := range s.Bus.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warning)

@@ -838,51 +838,110 @@ func TestAisanRunBusAbstract(t *testing.T) {
 	}
 }
 
-// TestAisanRunBusWrapperKilled SIGKILLs aisan run and expects its proxy to
-// be gone within a second.
-func TestAisanRunBusWrapperKilled(t *testing.T) {
+// TestAisanRunBusOnDemand: a launch starts no proxy until something in
+// the jail connects to the bus. The agent is running and has not touched
+// the bus: no xdg-dbus-proxy (and no relay) runs under aisan. Then it
+// calls a service, which answers through a proxy that aisan's relay
+// started; and when aisan is SIGKILLed, the relay and the proxy are gone
+// within a second.
+func TestAisanRunBusOnDemand(t *testing.T) {
 	b := newBus(t, false)
-	_, env := testEnv(t)
-	cmd := exec.Command(aisanBin, "run", "--", "sleep", "60")
-	cmd.Env = append(os.Environ(), append(env, busproxy.EnvAddress+"="+b.addr)...)
+	b.service(t, busNotifyName)
+	dir := t.TempDir()
+	up, flag, out := filepath.Join(dir, "up"), filepath.Join(dir, "go"), filepath.Join(dir, "out")
+	call := strings.Join(busServerInfo, " ")
+	script := fmt.Sprintf(`touch %[1]s; while [ ! -e %[2]s ]; do sleep 0.02; done; %[3]s > %[4]s 2>&1; echo status=$? >> %[4]s; exec sleep 60`, up, flag, call, out)
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), busAisanEnv(t, b)...)
 	background(t, cmd)
-	var proxyPid int
-	waitFor(t, 20*time.Second, "aisan run to start xdg-dbus-proxy", func() bool {
-		proxyPid = busChildNamed(cmd.Process.Pid, busproxy.ProxyName)
-		return proxyPid != 0
-	})
-	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	aisanPid := cmd.Process.Pid
+	waitFor(t, 20*time.Second, "the jail's agent to start", func() bool { _, err := os.Stat(up); return err == nil })
+	// Without the gate the proxy is up before bwrap even starts; give a
+	// late one time to show anyway.
+	time.Sleep(300 * time.Millisecond)
+	if pid := busDescendantNamed(aisanPid, busproxy.ProxyName); pid != 0 {
+		t.Fatalf("xdg-dbus-proxy (pid %d) runs under aisan before anything in the jail used the bus", pid)
+	}
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, fmt.Sprintf("proxy %d to exit after aisan's SIGKILL", proxyPid), func() bool { return busProcessGone(proxyPid) })
+	var got string
+	waitFor(t, 20*time.Second, "the bus call in the jail", func() bool {
+		data, _ := os.ReadFile(out)
+		got = string(data)
+		return strings.Contains(got, "status=")
+	})
+	if !strings.Contains(got, "status=0") || !strings.Contains(got, busNotifyServer) {
+		t.Fatalf("the jail's first bus call did not get its answer:\n%s", got)
+	}
+	proxyPid := busDescendantNamed(aisanPid, busproxy.ProxyName)
+	if proxyPid == 0 {
+		t.Fatal("the bus answered, but no xdg-dbus-proxy runs under aisan")
+	}
+	relayPid := busParent(proxyPid)
+	if relayPid == aisanPid || relayPid == 0 {
+		t.Fatalf("the proxy's parent is %d, aisan is %d: want aisan's relay in between", relayPid, aisanPid)
+	}
+	if err := syscall.Kill(aisanPid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Second, fmt.Sprintf("relay %d and proxy %d to exit after aisan's SIGKILL", relayPid, proxyPid), func() bool {
+		return busProcessGone(relayPid) && busProcessGone(proxyPid)
+	})
 }
 
-// busChildNamed returns the PID of a child of parent whose comm is name, or 0.
-func busChildNamed(parent int, name string) int {
+// busDescendantNamed returns the PID of a live process under root whose
+// comm is name, or 0.
+func busDescendantNamed(root int, name string) int {
+	children := map[int][]int{}
+	names := map[int]string{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || busProcessGone(pid) {
 			continue
 		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		fields := strings.Fields(s[close+1:])
-		if len(fields) < 2 || s[open+1:close] != name || busProcessGone(pid) {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(fields[1]); ppid == parent {
-			return pid
+		comm, ppid := busStat(pid)
+		names[pid] = comm
+		children[ppid] = append(children[ppid], pid)
+	}
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			if names[c] == name {
+				return c
+			}
+			queue = append(queue, c)
 		}
 	}
 	return 0
+}
+
+// busParent is pid's parent, or 0.
+func busParent(pid int) int {
+	_, ppid := busStat(pid)
+	return ppid
+}
+
+// busStat reads pid's comm and parent from /proc/PID/stat.
+func busStat(pid int) (comm string, ppid int) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", 0
+	}
+	s := string(data)
+	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || close < open {
+		return "", 0
+	}
+	fields := strings.Fields(s[close+1:])
+	if len(fields) < 2 {
+		return "", 0
+	}
+	ppid, _ = strconv.Atoi(fields[1])
+	return s[open+1 : close], ppid
 }
 
 func TestAisanExplainBus(t *testing.T) {
@@ -893,7 +952,8 @@ func TestAisanExplainBus(t *testing.T) {
 	}
 	for _, want := range []string{
 		"session bus: filtered (talk: " + busproxy.DefaultTalk + ")",
-		"proxy argv:",
+		"proxy argv (started on the jail's first connection):",
+		"/bus-filter --filter",
 		"--filter",
 		"--talk=org.freedesktop.portal.*",
 		b.addr,

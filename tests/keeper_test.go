@@ -376,24 +376,34 @@ func TestKeeperKeepsBus(t *testing.T) {
 	if a := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); !strings.HasPrefix(a, "unix:path="+os.Getenv("XDG_RUNTIME_DIR")+"/") {
 		need(t, "a session bus in $XDG_RUNTIME_DIR", fmt.Errorf("DBUS_SESSION_BUS_ADDRESS=%q", a))
 	}
-	_, env := testEnv(t)
 	call := strings.Join(busListNames, " ")
-	r := aisanIn(t, slotWorktree(t), env, "", "run", "--", "sh", "-c",
-		``+call+` >/dev/null && echo bus-before; setsid sh -c 'sleep 1; `+call+` >/dev/null 2>&1 && echo bus-alive || echo bus-dead; exec sleep 300' & exit 0`)
-	if r.code != 0 || !strings.Contains(r.stdout, "bus-before") {
-		t.Fatalf("aisan run: code %d, stdout %q, stderr %q; want the bus answering the agent", r.code, r.stdout, r.stderr)
-	}
-	e := keeperOnly(t, env)
-	var logs string
-	waitFor(t, 10*time.Second, "the leftover's bus call", func() bool {
-		logs = aisan(t, env, "", "logs", e.Slot).stdout
-		return strings.Contains(logs, "bus-alive") || strings.Contains(logs, "bus-dead")
-	})
-	if !strings.Contains(logs, "bus-alive") {
-		t.Errorf("after the wrapper returned the jail's bus is gone:\n%s", logs)
-	}
-	if r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot); r.code != 0 {
-		t.Fatalf("aisan kill: %d %s", r.code, r.stderr)
+	// The agent uses the bus, or leaves it to the leftover alone: then
+	// nothing has connected before the hand-over, and the keeper's bus
+	// must still answer.
+	for name, before := range map[string]string{
+		"used by the agent": call + ` >/dev/null && echo bus-before; `,
+		"first used after":  `echo bus-before; `,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, env := testEnv(t)
+			r := aisanIn(t, slotWorktree(t), env, "", "run", "--", "sh", "-c",
+				before+`setsid sh -c 'sleep 1; `+call+` >/dev/null 2>&1 && echo bus-alive || echo bus-dead; exec sleep 300' & exit 0`)
+			if r.code != 0 || !strings.Contains(r.stdout, "bus-before") {
+				t.Fatalf("aisan run: code %d, stdout %q, stderr %q; want the bus answering the agent", r.code, r.stdout, r.stderr)
+			}
+			e := keeperOnly(t, env)
+			var logs string
+			waitFor(t, 10*time.Second, "the leftover's bus call", func() bool {
+				logs = aisan(t, env, "", "logs", e.Slot).stdout
+				return strings.Contains(logs, "bus-alive") || strings.Contains(logs, "bus-dead")
+			})
+			if !strings.Contains(logs, "bus-alive") {
+				t.Errorf("after the wrapper returned the jail's bus is gone:\n%s", logs)
+			}
+			if r := aisan(t, env, "", "kill", "--signal", "KILL", e.Slot); r.code != 0 {
+				t.Fatalf("aisan kill: %d %s", r.code, r.stderr)
+			}
+		})
 	}
 }
 

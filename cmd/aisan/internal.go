@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/aisan-dev/aisan/jail/boxinit"
+	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/launch"
 )
 
@@ -21,6 +22,15 @@ func runKeep(_ context.Context, _ []string) error {
 // receiptCommand is the hidden subcommand that finishes a strict
 // launch's receipt after the launch has returned (receiptFinisher).
 const receiptCommand = "__receipt"
+
+// busRelayCommand is the hidden subcommand that relays a jail's session
+// bus to its proxy, started on the jail's first connection.
+const busRelayCommand = busproxy.RelayCommand
+
+func runBusRelay(_ context.Context, args []string) error {
+	os.Exit(busproxy.RunRelay(args))
+	return nil
+}
 
 func isInit() bool { return boxinit.IsInit(os.Args) }
 

@@ -60,6 +60,7 @@ func init() {
 		// Internal steps of a launch. They take no user input.
 		{name: keepCommand, hidden: true, run: runKeep},
 		{name: receiptCommand, hidden: true, run: runReceipt},
+		{name: busRelayCommand, hidden: true, run: runBusRelay},
 		{name: completeCommand, hidden: true, run: runComplete},
 	}
 }

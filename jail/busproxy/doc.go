@@ -42,13 +42,18 @@
 //
 // # Lifetime
 //
-// The proxy lives exactly as long as the launch that started it. [Start]
-// hands it the write end of a pipe (xdg-dbus-proxy's --fd protocol, as
-// flatpak uses it) and keeps the only read end, close-on-exec so that
-// neither bwrap nor the agent inherits it. The proxy writes one byte when
-// it listens, which [Start] waits for, and exits when the read end closes:
-// on [Proxy.Close], or when the launcher dies, even by SIGKILL. A
+// A proxy lives exactly as long as what started it. [Start] hands it the
+// write end of a pipe (xdg-dbus-proxy's --fd protocol, as flatpak uses
+// it) and keeps the only read end, close-on-exec so that neither bwrap nor
+// the agent inherits it. The proxy writes one byte when it listens, which
+// [Start] waits for, and exits when the read end closes: on
+// [Proxy.Close], or when its starter dies, even by SIGKILL. A
 // parent-death signal on the proxy is a second guard.
+//
+// A launch does not start it itself: it opens a [Gate] (gate.go), and
+// the proxy starts behind it, under a relay process, when something in
+// the jail first connects. The relay ends when the launch, or the keeper
+// it handed the jail to, lets go of the relay's lifeline.
 //
 // The proxy's argv ([Argv]) holds the host bus address, a socket path in
 // the slot's runtime directory and the allowed names; the launcher chooses

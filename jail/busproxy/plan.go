@@ -189,8 +189,10 @@ type Plan struct {
 	Talk []string
 	// Proxy is the path of xdg-dbus-proxy (Filtered only).
 	Proxy string
-	// ProxySocket is where the proxy listens on the host: SlotDir/bus
-	// (Filtered only).
+	// ProxySocket is the socket the jail's clients reach on the host:
+	// SlotDir/bus, a launch's gate, with the proxy behind it on
+	// SlotDir/bus-filter ([Plan.Behind]); or the proxy's own when [Start]
+	// runs it directly (Filtered only).
 	ProxySocket string
 	// JailSocket is where the proxy's socket appears inside the jail: the
 	// first host socket, so that clients which ignore
@@ -385,9 +387,10 @@ func Decide(lookupEnv func(string) (string, bool), facts HostFacts) (Plan, error
 	}
 	p.Proxy = facts.ProxyPath
 	p.ProxySocket = filepath.Join(facts.SlotDir, "bus")
-	if len(p.ProxySocket) > maxSocketPath {
+	// The longer of the two: the proxy's own, behind the gate.
+	if f := filterSocket(p.ProxySocket); len(f) > maxSocketPath {
 		return Plan{}, fmt.Errorf("the bus proxy's socket path %q is %d bytes, more than the %d a Unix socket address holds; use a shorter slot runtime dir",
-			p.ProxySocket, len(p.ProxySocket), maxSocketPath)
+			f, len(f), maxSocketPath)
 	}
 	p.JailSocket = p.ProxySocket
 	if len(p.HostSockets) > 0 {

@@ -35,7 +35,6 @@ type Proxy struct {
 
 	cmd     *exec.Cmd
 	sync    *os.File // the read end; closing it tells the proxy to exit
-	stderrR *os.File // with StartKeepable: the read end of its stderr
 	stderr  *tailBuffer
 	exited  chan struct{}
 	waitErr error // set before exited is closed
@@ -59,19 +58,19 @@ type Proxy struct {
 // own process group, so a Ctrl-C on the terminal does not take the bus
 // away from a running jail.
 func Start(ctx context.Context, plan Plan) (*Proxy, error) {
-	return start(ctx, plan, false)
-}
-
-func start(ctx context.Context, plan Plan, keepable bool) (*Proxy, error) {
 	if plan.Mode != Filtered {
 		return nil, fmt.Errorf("bug: starting the bus proxy for a %s plan", plan.Mode)
 	}
+	return start(ctx, Argv(plan), plan.ProxySocket)
+}
+
+// start runs the proxy's argv, which listens on sock.
+func start(ctx context.Context, argv []string, sock string) (*Proxy, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultReadyTimeout)
 		defer cancel()
 	}
-	argv := Argv(plan)
 
 	// os.Pipe uses pipe2(O_CLOEXEC): neither end leaks into a child
 	// unless passed on purpose.
@@ -84,13 +83,6 @@ func start(ctx context.Context, plan Plan, keepable bool) (*Proxy, error) {
 	cmd.ExtraFiles = []*os.File{w} // descriptor SyncFD in the child
 	cmd.Stderr = p.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if keepable {
-		if err := p.keepable(cmd); err != nil {
-			r.Close()
-			w.Close()
-			return nil, err
-		}
-	}
 	p.cmd = cmd
 
 	// Pdeathsig fires when the forking thread exits, not the process; keep
@@ -103,12 +95,8 @@ func start(ctx context.Context, plan Plan, keepable bool) (*Proxy, error) {
 	// Our copy of the write end must go now: while it is open, a proxy that
 	// dies before it is ready would leave the read below waiting forever.
 	w.Close()
-	if f, ok := cmd.Stderr.(*os.File); ok {
-		f.Close()
-	}
 	if err != nil {
 		r.Close()
-		p.closeStderr()
 		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
 	}
 	go func() {
@@ -145,7 +133,7 @@ func start(ctx context.Context, plan Plan, keepable bool) (*Proxy, error) {
 		<-p.exited
 		r.Close()
 		return nil, fmt.Errorf("waiting for %s to listen on %s: %w; its stderr: %s",
-			argv[0], plan.ProxySocket, ctx.Err(), p.stderrText())
+			argv[0], sock, ctx.Err(), p.stderrText())
 	}
 }
 
@@ -170,7 +158,6 @@ func (p *Proxy) Close() error {
 		case <-p.exited:
 			// It died under the jail; the reason is more useful than nothing.
 			p.sync.Close()
-			p.closeStderr()
 			if p.waitErr != nil {
 				p.closeErr = fmt.Errorf("bus proxy (pid %d) had exited on its own (%v): %s", p.Pid(), p.waitErr, p.stderrText())
 			}
@@ -178,7 +165,6 @@ func (p *Proxy) Close() error {
 		default:
 		}
 		p.sync.Close()
-		defer p.closeStderr()
 		timer := time.NewTimer(closeGrace)
 		defer timer.Stop()
 		select {

@@ -3,7 +3,6 @@ package launch
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 
@@ -14,7 +13,7 @@ import (
 )
 
 // Deny is the deny-list jail's [Mode]: per-slot history copies and
-// per-launch PID directories before the plan, the filtered bus proxy
+// per-launch PID directories before the plan, a filtered bus's gate
 // while it runs.
 type Deny struct {
 	// Env are variables the command layer adds for the agent's kind
@@ -60,70 +59,65 @@ func (d Deny) Prepare(req jail.Request, h jail.Host, slot string, dry bool) (jai
 	return prep, undo, err
 }
 
-// Serve starts the session bus proxy a filtered bus needs. A keepable one
-// has no parent-death signal: its lifelines, which a keeper holds, keep it.
-func (Deny) Serve(ctx context.Context, s *jail.Session, keepable bool) (Services, error) {
+// Serve opens the gate of a filtered bus: the socket the jail's clients
+// connect to, behind which the proxy starts on the first connection.
+// (keepable needs nothing more: a keeper takes the relay's lifeline.)
+func (Deny) Serve(_ context.Context, s *jail.Session, _ bool) (Services, error) {
 	if s.Spec.Bus.Mode != busproxy.Filtered {
 		return busServices{}, nil
 	}
-	start := busproxy.Start
-	if keepable {
-		start = busproxy.StartKeepable
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding aisan's own binary for the bus relay: %w", err)
 	}
-	proxy, err := start(ctx, s.Spec.Bus)
+	gate, err := busproxy.OpenGate(s.Spec.Bus)
 	if err != nil {
 		return nil, err
 	}
-	return busServices{proxy}, nil
+	gate.Watch(self)
+	return busServices{gate}, nil
 }
 
-// Resume reads (and drops) whatever comes on the proxy's lifelines: its
-// stderr must not block, and its readiness pipe says nothing more until
-// it ends. The keeper's exit closes them, which ends the proxy.
+// Resume holds the bus relay's lifeline, which keeps the relay and its
+// proxy serving the jail until the keeper exits.
 func (Deny) Resume(k Kept, _ jail.Say) (Services, error) {
-	for _, f := range k.Files {
-		// Our own copy: the caller closes the ones it passed.
-		d, err := dupFile(f)
-		if err != nil {
-			return nil, err
-		}
-		go io.Copy(io.Discard, d)
+	if len(k.Files) == 0 {
+		return busServices{}, nil
 	}
-	return busServices{}, nil
+	// Our own copy: the caller closes the ones it passed.
+	d, err := dupFile(k.Files[0])
+	if err != nil {
+		return nil, err
+	}
+	return busServices{busproxy.Lifeline(d)}, nil
 }
 
-// busServices is a deny-list jail's host side: the bus proxy, if any.
-type busServices struct{ proxy *busproxy.Proxy }
+// busServices is a deny-list jail's host side: a filtered bus's gate, if
+// any.
+type busServices struct{ gate *busproxy.Gate }
 
 func (busServices) Env() []string { return nil }
 
-// Keep hands the keeper duplicates of the proxy's lifelines.
+// Keep hands the keeper the bus relay's lifeline.
 func (b busServices) Keep() (Kept, error) {
-	var k Kept
-	if b.proxy == nil {
-		return k, nil
+	if b.gate == nil {
+		return Kept{}, nil
 	}
-	for _, f := range b.proxy.Lifelines() {
-		d, err := dupFile(f)
-		if err != nil {
-			for _, f := range k.Files {
-				f.Close()
-			}
-			return Kept{}, err
-		}
-		k.Files = append(k.Files, d)
+	f, err := b.gate.Keep()
+	if err != nil {
+		return Kept{}, err
 	}
-	return k, nil
+	return Kept{Files: []*os.File{f}}, nil
 }
 
-// Drain leaves the proxy to the keeper: it serves the jail to its end.
+// Drain leaves the bus to the keeper: it serves the jail to its end.
 func (busServices) Drain(context.Context) {}
 
-// Stop closes the proxy's readiness pipe, which ends it (if we die, the
-// kernel closes it for us); reaping it need not hold up the launch's end.
+// Stop closes the gate and the relay's lifeline, which ends the relay and
+// its proxy (if we die, the kernel closes it for us).
 func (b busServices) Stop() {
-	if b.proxy != nil {
-		go b.proxy.Close()
+	if b.gate != nil {
+		b.gate.Close()
 	}
 }
 

@@ -80,8 +80,9 @@
 //
 // # Strict boxes that outlive their agent
 //
-// A deny-list jail's keeper holds the bus proxy's lifelines, which keep
-// the proxy alive. A strict box's keeper serves the box's egress: the
+// A deny-list jail's keeper holds the lifeline of its bus relay, which
+// keeps the relay and the proxy behind it alive (the wrapper starts them
+// at the hand-over if nothing had used the bus yet). A strict box's keeper serves the box's egress: the
 // wrapper hands it its listening sockets and their state, and the keeper
 // serves them before it takes the slot. A keeper that cannot leaves the
 // wrapper serving and waiting, as if there were none.

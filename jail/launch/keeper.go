@@ -125,8 +125,8 @@ type keepSpec struct {
 
 // startKeeper starts `aisan __keep` for the slot sl, handing it the
 // slot's lock, the jail's init, its output and what the jail's host
-// services handed over (k: listening sockets, the bus proxy's
-// lifelines). It returns once the keeper has taken the slot over (its
+// services handed over (k: listening sockets, the bus relay's
+// lifeline). It returns once the keeper has taken the slot over (its
 // record names the keeper, and it serves the jail's host side), with the
 // function that lets it start reading the output. self is aisan's own
 // binary, which holds the keeper (the lean aisan-init the jail runs from

@@ -21,7 +21,7 @@ import (
 //	   8…        the jail's output (pty master, or the stdout and stderr
 //	             pipes): keepSpec.Outputs of them
 //	   then      what the mode's Services.Keep handed over (listening
-//	             sockets, the bus proxy's lifelines): keepSpec.Kept of them
+//	             sockets, the bus relay's lifeline): keepSpec.Kept of them
 const (
 	keepFDSpec = 3 + iota
 	keepFDReady

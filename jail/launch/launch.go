@@ -52,9 +52,9 @@ type Stdio struct {
 	Quiet bool
 }
 
-// Launch takes a slot for req, starts what the jail needs in its mode
-// (the bus proxy, or a strict box's host side; the transcript, the scope)
-// and runs it. It returns the agent's status.
+// Launch takes a slot for req, starts what the jail needs in its mode (a
+// filtered bus's gate, or a strict box's host side; the transcript, the
+// scope) and runs it. It returns the agent's status.
 //
 // A launch is a sequence of phases, each a method below with its inputs
 // in the run value and its outputs added to it:

@@ -33,7 +33,7 @@ type Mode interface {
 	// returned with an error too.
 	Prepare(req jail.Request, h jail.Host, slot string, dry bool) (prep jail.Prepared, undo func(), err error)
 	// Serve starts what serves the jail from the host, once the slot's
-	// run directory exists: the bus proxy; or a strict box's state
+	// run directory exists: a filtered bus's gate; or a strict box's state
 	// directory, MCP import and egress services. keepable says a keeper
 	// may take them over when the agent leaves processes behind.
 	Serve(ctx context.Context, s *jail.Session, keepable bool) (Services, error)
