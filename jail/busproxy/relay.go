@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,6 +63,9 @@ func RunRelay(args []string) int {
 			if errors.Is(err, net.ErrClosed) {
 				return 0
 			}
+			// Out of descriptors, most likely: the jail's clients
+			// wait in the backlog meanwhile.
+			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		go relayConn(c, filter)
