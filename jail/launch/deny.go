@@ -66,15 +66,13 @@ func (Deny) Serve(_ context.Context, s *jail.Session, _ bool) (Services, error) 
 	if s.Spec.Bus.Mode != busproxy.Filtered {
 		return busServices{}, nil
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("finding aisan's own binary for the bus relay: %w", err)
-	}
 	gate, err := busproxy.OpenGate(s.Spec.Bus)
 	if err != nil {
 		return nil, err
 	}
-	gate.Watch(self)
+	// The relay runs from this very binary, even if an upgrade has
+	// replaced the file at its path since we started.
+	gate.Watch("/proc/self/exe")
 	return busServices{gate}, nil
 }
 
