@@ -108,6 +108,9 @@ func (b busServices) Keep() (Kept, error) {
 	return Kept{Files: []*os.File{f}}, nil
 }
 
+// Ended: the bus has nothing to finish before Stop.
+func (busServices) Ended(bool) {}
+
 // Drain leaves the bus to the keeper: it serves the jail to its end.
 func (busServices) Drain(context.Context) {}
 

@@ -514,6 +514,9 @@ func (l *run) runAgent() error {
 // finishEarly records the agent's end as soon as the init reports it,
 // beside the jail's teardown and bwrap's exit.
 func (l *run) finishEarly(status int) {
+	// The init of a keepable jail reports the end only once the jail's
+	// last process is gone (MsgDone); any other only that the agent has.
+	l.services.Ended(l.keepable)
 	done := make(chan error, 1)
 	l.finished = done
 	go func() { done <- l.sl.Finish(status) }()

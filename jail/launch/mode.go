@@ -56,6 +56,12 @@ type Services interface {
 	// nothing new is accepted, and what is in flight is answered until
 	// ctx is done.
 	Drain(ctx context.Context)
+	// Ended is told, while the jail is taken down, that its agent has
+	// exited; empty says nothing is left running in it, so nothing there
+	// can write any more: work that must follow the box's last write may
+	// start now, beside the teardown. What it has to say waits for Stop,
+	// which comes after the jail's last output.
+	Ended(empty bool)
 	// Stop ends them at once, after the jail.
 	Stop()
 }

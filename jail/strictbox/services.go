@@ -40,6 +40,16 @@ type services struct {
 	// finish is the command that completes the receipt out of process
 	// (nil: in this one, as a keeper does: nobody waits for it).
 	finish []string
+	// collected is closed when the held set's collection, started by
+	// Ended once the box was empty, is done; said is what it had to say.
+	collected chan struct{}
+	said      []saying
+}
+
+// saying is one message kept for later.
+type saying struct {
+	level jail.Level
+	text  string
 }
 
 // kept is what a keeper needs to serve a box's endpoints again, besides
@@ -144,30 +154,54 @@ func (s *services) Stop() {
 	s.egress.steer.stop()
 	launch.Trace("services stopped")
 	s.sayRefusals()
-	s.collectHeld()
+	if s.collected != nil {
+		<-s.collected
+		for _, m := range s.said {
+			s.say(m.level, m.text)
+		}
+	} else {
+		s.collectHeld(s.say)
+	}
+	launch.Trace("held set collected")
 	// After the held set: the repository is as the box leaves it.
 	s.receipt.end(s.slot, s.egress.steer.State(), s.keeper, s.finish)
 	launch.Trace("receipt written")
 	s.sayReport()
 }
 
+// Ended collects the held set beside the box's teardown once nothing is
+// left running in the box: nothing there can change it any more. Its
+// messages are kept for Stop, after the box's last output.
+func (s *services) Ended(empty bool) {
+	if !empty || s.held == "" || s.collected != nil {
+		return
+	}
+	s.collected = make(chan struct{})
+	go func() {
+		defer close(s.collected)
+		s.collectHeld(func(level jail.Level, text string) {
+			s.said = append(s.said, saying{level, text})
+		})
+	}()
+}
+
 // collectHeld ends the box's held set: what it changed of what host
 // tools run is held for review.
-func (s *services) collectHeld() {
+func (s *services) collectHeld(say jail.Say) {
 	if s.held == "" {
 		return
 	}
 	r, err := held.End(s.held)
 	if err != nil {
-		s.say(jail.Warning, fmt.Sprintf("collecting what the box changed of what host tools run (%s): %v; 'aisan review' lists it", s.held, err))
+		say(jail.Warning, fmt.Sprintf("collecting what the box changed of what host tools run (%s): %v; 'aisan review' lists it", s.held, err))
 		return
 	}
 	if len(r.Files) > 0 {
 		m, _ := held.ReadManifest(s.held)
-		s.say(jail.Warning, r.Summary(m.Repo, s.slot))
+		say(jail.Warning, r.Summary(m.Repo, s.slot))
 	}
 	for _, k := range r.Kept {
-		s.say(jail.Warning, fmt.Sprintf("%s was made empty for the box's run and the host wrote there since; it is left as it is", k))
+		say(jail.Warning, fmt.Sprintf("%s was made empty for the box's run and the host wrote there since; it is left as it is", k))
 	}
 }
 
