@@ -81,10 +81,10 @@ func relayConn(c *net.UnixConn, filter string) {
 		c.Close()
 		return
 	}
-	Relay(c, up)
+	carry(c, up)
 }
 
-// Relay copies a and b into each other, bytes and the descriptors passed
+// carry copies a and b into each other, bytes and the descriptors passed
 // with them (D-Bus passes file descriptors in messages), until both
 // directions have ended; then it closes both. Each chunk is written with
 // the descriptors that came with it, so they reach the other side with
@@ -92,7 +92,7 @@ func relayConn(c *net.UnixConn, filter string) {
 // Other control messages (credentials) are not carried: the other side
 // asks the kernel whom it talks to. A chunk whose descriptors did not all
 // fit ends the connection rather than pass a message without them.
-func Relay(a, b *net.UnixConn) {
+func carry(a, b *net.UnixConn) {
 	done := make(chan struct{})
 	go func() {
 		pump(b, a)

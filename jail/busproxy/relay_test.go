@@ -32,14 +32,14 @@ func unixPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
 }
 
 // TestRelayCarriesDescriptors: a client's bytes and the descriptor sent
-// with them reach the far side through Relay, and so do the answer and
+// with them reach the far side through carry, and so do the answer and
 // the end of each direction; the relay keeps no copy of the descriptor.
 func TestRelayCarriesDescriptors(t *testing.T) {
 	client, relayIn := unixPair(t)
 	relayOut, server := unixPair(t)
 	done := make(chan struct{})
 	go func() {
-		Relay(relayIn, relayOut)
+		carry(relayIn, relayOut)
 		close(done)
 	}()
 
@@ -92,7 +92,7 @@ func TestRelayCarriesDescriptors(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("Relay did not return after both sides ended")
+		t.Fatal("carry did not return after both sides ended")
 	}
 }
 
@@ -120,7 +120,7 @@ func TestRelayRefusesTruncatedDescriptors(t *testing.T) {
 	relayOOB = unix.CmsgSpace(4) // room for one descriptor
 	client, relayIn := unixPair(t)
 	relayOut, server := unixPair(t)
-	go Relay(relayIn, relayOut)
+	go carry(relayIn, relayOut)
 	f, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
