@@ -170,6 +170,11 @@ func rights(oob []byte) (fds []int, ok bool) {
 		if m.Header.Level != unix.SOL_SOCKET || m.Header.Type != unix.SCM_RIGHTS {
 			continue
 		}
+		if len(m.Data)%4 != 0 {
+			// Not whole descriptors (ParseUnixRights would index past
+			// the end): the kernel never sends this.
+			return fds, false
+		}
 		got, err := unix.ParseUnixRights(&m)
 		if err != nil {
 			return fds, false

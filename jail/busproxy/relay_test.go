@@ -139,3 +139,28 @@ func TestRelayRefusesTruncatedDescriptors(t *testing.T) {
 		t.Fatalf("the client read %q, %v; want its connection ended too", data, err)
 	}
 }
+
+// FuzzRights: reading the descriptors out of any control buffer never
+// panics, and a buffer that parses as rights gives back exactly them.
+func FuzzRights(f *testing.F) {
+	f.Add(unix.UnixRights(3, 4))
+	f.Add([]byte{1, 2, 3})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, oob []byte) {
+		fds, ok := rights(oob)
+		if !ok {
+			return
+		}
+		var want int
+		msgs, _ := unix.ParseSocketControlMessage(oob)
+		for _, m := range msgs {
+			if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_RIGHTS {
+				got, _ := unix.ParseUnixRights(&m)
+				want += len(got)
+			}
+		}
+		if len(fds) != want {
+			t.Errorf("rights gave %d descriptors, the buffer holds %d", len(fds), want)
+		}
+	})
+}
