@@ -890,6 +890,54 @@ func TestAisanRunBusOnDemand(t *testing.T) {
 	})
 }
 
+// TestAisanRunBusAfterUpgrade: the relay starts from the binary that
+// made the launch, even when the file at its path was replaced after the
+// launch began (an upgrade): the jail's first bus call, made after the
+// swap, answers, and the new file is never run.
+func TestAisanRunBusAfterUpgrade(t *testing.T) {
+	b := newBus(t, false)
+	b.service(t, busNotifyName)
+	data, err := os.ReadFile(aisanBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "aisan")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	up, flag, out, ran := filepath.Join(dir, "up"), filepath.Join(dir, "go"), filepath.Join(dir, "out"), filepath.Join(dir, "new-binary-ran")
+	call := strings.Join(busServerInfo, " ")
+	script := fmt.Sprintf(`touch %[1]s; while [ ! -e %[2]s ]; do sleep 0.02; done; %[3]s > %[4]s 2>&1; echo status=$? >> %[4]s`, up, flag, call, out)
+	cmd := exec.Command(bin, "run", "--", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), busAisanEnv(t, b, "AISAN_NO_SCOPE=1")...)
+	background(t, cmd)
+	waitFor(t, 20*time.Second, "the jail's agent to start", func() bool { _, err := os.Stat(up); return err == nil })
+	// The upgrade: a new file renamed over the old path.
+	next := bin + ".new"
+	if err := os.WriteFile(next, []byte("#!/bin/sh\ntouch "+ran+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	waitFor(t, 30*time.Second, "the bus call in the jail", func() bool {
+		data, _ := os.ReadFile(out)
+		got = string(data)
+		return strings.Contains(got, "status=")
+	})
+	if !strings.Contains(got, "status=0") || !strings.Contains(got, busNotifyServer) {
+		t.Errorf("after the upgrade the jail's first bus call did not get its answer:\n%s", got)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the relay ran the file now at aisan's path, not the binary that launched")
+	}
+}
+
 // busDescendantNamed returns the PID of a live process under root whose
 // comm is name, or 0.
 func busDescendantNamed(root int, name string) int {
