@@ -847,31 +847,15 @@ func TestAisanRunBusAbstract(t *testing.T) {
 func TestAisanRunBusOnDemand(t *testing.T) {
 	b := newBus(t, false)
 	b.service(t, busNotifyName)
-	dir := t.TempDir()
-	up, flag, out := filepath.Join(dir, "up"), filepath.Join(dir, "go"), filepath.Join(dir, "out")
-	call := strings.Join(busServerInfo, " ")
-	script := fmt.Sprintf(`touch %[1]s; while [ ! -e %[2]s ]; do sleep 0.02; done; %[3]s > %[4]s 2>&1; echo status=$? >> %[4]s; exec sleep 60`, up, flag, call, out)
-	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", script)
-	cmd.Env = append(os.Environ(), busAisanEnv(t, b)...)
-	background(t, cmd)
-	aisanPid := cmd.Process.Pid
-	waitFor(t, 20*time.Second, "the jail's agent to start", func() bool { _, err := os.Stat(up); return err == nil })
+	j := startBusOnCue(t, aisanBin, busAisanEnv(t, b), "exec sleep 60")
+	aisanPid := j.cmd.Process.Pid
 	// Without the gate the proxy is up before bwrap even starts; give a
 	// late one time to show anyway.
 	time.Sleep(300 * time.Millisecond)
 	if pid := busDescendantNamed(aisanPid, busproxy.ProxyName); pid != 0 {
 		t.Fatalf("xdg-dbus-proxy (pid %d) runs under aisan before anything in the jail used the bus", pid)
 	}
-	if err := os.WriteFile(flag, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var got string
-	waitFor(t, 20*time.Second, "the bus call in the jail", func() bool {
-		data, _ := os.ReadFile(out)
-		got = string(data)
-		return strings.Contains(got, "status=")
-	})
-	if !strings.Contains(got, "status=0") || !strings.Contains(got, busNotifyServer) {
+	if got := j.call(t); !strings.Contains(got, "status=0") || !strings.Contains(got, busNotifyServer) {
 		t.Fatalf("the jail's first bus call did not get its answer:\n%s", got)
 	}
 	proxyPid := busDescendantNamed(aisanPid, busproxy.ProxyName)
@@ -902,17 +886,11 @@ func TestAisanRunBusAfterUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "aisan")
+	bin, ran := filepath.Join(dir, "aisan"), filepath.Join(dir, "new-binary-ran")
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	up, flag, out, ran := filepath.Join(dir, "up"), filepath.Join(dir, "go"), filepath.Join(dir, "out"), filepath.Join(dir, "new-binary-ran")
-	call := strings.Join(busServerInfo, " ")
-	script := fmt.Sprintf(`touch %[1]s; while [ ! -e %[2]s ]; do sleep 0.02; done; %[3]s > %[4]s 2>&1; echo status=$? >> %[4]s`, up, flag, call, out)
-	cmd := exec.Command(bin, "run", "--", "sh", "-c", script)
-	cmd.Env = append(os.Environ(), busAisanEnv(t, b, "AISAN_NO_SCOPE=1")...)
-	background(t, cmd)
-	waitFor(t, 20*time.Second, "the jail's agent to start", func() bool { _, err := os.Stat(up); return err == nil })
+	j := startBusOnCue(t, bin, busAisanEnv(t, b, "AISAN_NO_SCOPE=1"), "")
 	// The upgrade: a new file renamed over the old path.
 	next := bin + ".new"
 	if err := os.WriteFile(next, []byte("#!/bin/sh\ntouch "+ran+"\nexit 1\n"), 0o755); err != nil {
@@ -921,21 +899,51 @@ func TestAisanRunBusAfterUpgrade(t *testing.T) {
 	if err := os.Rename(next, bin); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(flag, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var got string
-	waitFor(t, 30*time.Second, "the bus call in the jail", func() bool {
-		data, _ := os.ReadFile(out)
-		got = string(data)
-		return strings.Contains(got, "status=")
-	})
-	if !strings.Contains(got, "status=0") || !strings.Contains(got, busNotifyServer) {
+	if got := j.call(t); !strings.Contains(got, "status=0") || !strings.Contains(got, busNotifyServer) {
 		t.Errorf("after the upgrade the jail's first bus call did not get its answer:\n%s", got)
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("the relay ran the file now at aisan's path, not the binary that launched")
 	}
+}
+
+// busOnCue is a jail whose agent makes its first bus call only when the
+// test says so.
+type busOnCue struct {
+	cmd       *exec.Cmd
+	flag, out string
+}
+
+// startBusOnCue starts `bin run` with an agent that waits for the cue,
+// then calls the notification service and prints its status, then runs
+// after (a shell command, or nothing); it returns once the agent runs.
+func startBusOnCue(t *testing.T, bin string, env []string, after string) busOnCue {
+	t.Helper()
+	dir := t.TempDir()
+	up := filepath.Join(dir, "up")
+	j := busOnCue{flag: filepath.Join(dir, "go"), out: filepath.Join(dir, "out")}
+	script := fmt.Sprintf(`touch %[1]s; while [ ! -e %[2]s ]; do sleep 0.02; done; %[3]s > %[4]s 2>&1; echo status=$? >> %[4]s; %[5]s`,
+		up, j.flag, strings.Join(busServerInfo, " "), j.out, after)
+	j.cmd = exec.Command(bin, "run", "--", "sh", "-c", script)
+	j.cmd.Env = append(os.Environ(), env...)
+	background(t, j.cmd)
+	waitFor(t, 20*time.Second, "the jail's agent to start", func() bool { _, err := os.Stat(up); return err == nil })
+	return j
+}
+
+// call gives the cue and returns what the bus call printed.
+func (j busOnCue) call(t *testing.T) string {
+	t.Helper()
+	if err := os.WriteFile(j.flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	waitFor(t, 30*time.Second, "the bus call in the jail", func() bool {
+		data, _ := os.ReadFile(j.out)
+		got = string(data)
+		return strings.Contains(got, "status=")
+	})
+	return got
 }
 
 // busDescendantNamed returns the PID of a live process under root whose

@@ -71,12 +71,10 @@ type Gate struct {
 	argv []string // the proxy's, listening on filter
 	// filter is where the proxy listens.
 	filter string
-	self   string // the binary that runs RelayCommand
 
 	mu       sync.Mutex
 	state    gateState
-	lifeline *os.File // the write end, once relaying
-	relay    *exec.Cmd
+	lifeline *os.File      // the write end, once relaying
 	watched  chan struct{} // closed when the watch has ended
 }
 
@@ -103,10 +101,14 @@ func OpenGate(plan Plan) (*Gate, error) {
 	return &Gate{ln: ln, argv: Argv(behind), filter: behind.ProxySocket}, nil
 }
 
+// relayBinary is what the relay runs from: this very binary (both of
+// aisan's builds have RelayCommand), even if an upgrade has replaced the
+// file at its path since it started.
+const relayBinary = "/proc/self/exe"
+
 // Watch waits in the background for the first connection, then starts
-// the relay from self (aisan's own binary) with RelayCommand.
-func (g *Gate) Watch(self string) {
-	g.self = self
+// the relay.
+func (g *Gate) Watch() {
 	g.watched = make(chan struct{})
 	go g.watch()
 }
@@ -120,8 +122,8 @@ func (g *Gate) watch() {
 		return
 	}
 	// Wait for a pending connection without taking it: the relay
-	// accepts it. The runtime's poller wakes us; a deadline (Keep,
-	// Close) ends the wait.
+	// accepts it. The runtime's poller wakes us; Close's deadline, or
+	// the listener closed when Keep starts the relay, ends the wait.
 	err = rc.Read(func(fd uintptr) bool {
 		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
 		return err == nil && n > 0
@@ -152,7 +154,7 @@ func (g *Gate) startRelay() error {
 		return fmt.Errorf("creating the bus relay's lifeline: %w", err)
 	}
 	defer r.Close()
-	cmd := exec.Command(g.self, append([]string{RelayCommand, g.filter, "--"}, g.argv...)...)
+	cmd := exec.Command(relayBinary, append([]string{RelayCommand, g.filter, "--"}, g.argv...)...)
 	cmd.ExtraFiles = []*os.File{g.ln, r} // relayFDGate, relayFDLifeline
 	// What it has to say reaches our stderr through a pipe of ours: it
 	// may outlive us under a keeper, and must not hold the caller's
@@ -170,14 +172,14 @@ func (g *Gate) startRelay() error {
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		pr.Close()
-		return fmt.Errorf("starting the bus relay %s: %w", g.self, err)
+		return fmt.Errorf("starting the bus relay: %w", err)
 	}
 	go func() {
 		io.Copy(os.Stderr, pr)
 		pr.Close()
 	}()
 	go cmd.Wait()
-	g.relay, g.lifeline = cmd, w
+	g.lifeline = w
 	g.ln.Close()
 	return nil
 }
@@ -207,9 +209,15 @@ func (g *Gate) Keep() (*os.File, error) {
 	return f, nil
 }
 
-// Lifeline is a keeper's gate: it holds the lifeline [Gate.Keep] handed
-// over (it takes f) until [Gate.Close].
-func Lifeline(f *os.File) *Gate { return &Gate{state: gateRelaying, lifeline: f} }
+// Lifeline is a keeper's gate: it holds its own copy of the lifeline
+// [Gate.Keep] handed over until [Gate.Close].
+func Lifeline(f *os.File) (*Gate, error) {
+	d, err := dupCloexec(f)
+	if err != nil {
+		return nil, fmt.Errorf("taking over the session bus's lifeline: %w", err)
+	}
+	return &Gate{state: gateRelaying, lifeline: d}, nil
+}
 
 // Close ends the gate: no relay starts any more, and a running one (with
 // its proxy) exits once no keeper holds its lifeline either. Close may be

@@ -2,14 +2,12 @@ package launch
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"slices"
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/history"
-	"golang.org/x/sys/unix"
 )
 
 // Deny is the deny-list jail's [Mode]: per-slot history copies and
@@ -70,9 +68,7 @@ func (Deny) Serve(_ context.Context, s *jail.Session, _ bool) (Services, error) 
 	if err != nil {
 		return nil, err
 	}
-	// The relay runs from this very binary, even if an upgrade has
-	// replaced the file at its path since we started.
-	gate.Watch("/proc/self/exe")
+	gate.Watch()
 	return busServices{gate}, nil
 }
 
@@ -82,12 +78,11 @@ func (Deny) Resume(k Kept, _ jail.Say) (Services, error) {
 	if len(k.Files) == 0 {
 		return busServices{}, nil
 	}
-	// Our own copy: the caller closes the ones it passed.
-	d, err := dupFile(k.Files[0])
+	gate, err := busproxy.Lifeline(k.Files[0])
 	if err != nil {
 		return nil, err
 	}
-	return busServices{busproxy.Lifeline(d)}, nil
+	return busServices{gate}, nil
 }
 
 // busServices is a deny-list jail's host side: a filtered bus's gate, if
@@ -120,13 +115,4 @@ func (b busServices) Stop() {
 	if b.gate != nil {
 		b.gate.Close()
 	}
-}
-
-// dupFile is a close-on-exec duplicate of f.
-func dupFile(f *os.File) (*os.File, error) {
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 3)
-	if err != nil {
-		return nil, fmt.Errorf("duplicating %s: %w", f.Name(), err)
-	}
-	return os.NewFile(uintptr(fd), f.Name()), nil
 }

@@ -449,8 +449,9 @@ type Outcome struct {
 // Load fills the jail's descriptors with the compiled jail: bwrap's
 // options go into the descriptor it reads them from, the init's payload
 // is kept for [Stage.Admit], and the copies of the jail's output (to the
-// user and to tr, when not nil) start. keepable makes the init report an agent that exits with
-// processes left behind (see [Outcome.Left]) instead of ending the jail.
+// user and to tr, when not nil) start. keepable makes the init report an
+// agent that exits with processes left behind (see [Outcome.Left])
+// instead of ending the jail.
 func (st *Stage) Load(c jail.Compiled, tr io.Writer, keepable bool) error {
 	st.transcript, st.keepable, st.pins = tr, keepable, c.Pins
 	// On our pty the agent is the foreground job: keyboard signals and
