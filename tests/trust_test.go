@@ -1,10 +1,12 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -182,6 +184,76 @@ func TestTrustCredentialSourceInRepo(t *testing.T) {
 	if _, err := os.Stat(pwned); err == nil {
 		t.Error("the host ran the token_command program from the repository")
 	}
+}
+
+// TestTrustSealedProgramWithLinks: a token_command program with a second
+// hard link is run when no box can write it by any name (another user's,
+// writable by no group or other, as Debian's perl is: perl and
+// perl5.N.N are one file), and refused when it is the user's own, whose
+// other name may lie anywhere.
+func TestTrustSealedProgramWithLinks(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "rbe.test")
+	up := startGRPCUpstream(t, ca)
+	env = append(env, "SSL_CERT_FILE="+ca.pemPath)
+	sealed := sealedLinkedProgram(t)
+	own := filepath.Join(dir, "token")
+	os.WriteFile(own, []byte("#!/bin/sh\necho own-token\n"), 0o755)
+	if err := os.Link(own, filepath.Join(dir, "token.again")); err != nil {
+		t.Fatal(err)
+	}
+	call := "caps=/build.bazel.remote.execution.v2.Capabilities/GetCapabilities@i"
+	for _, tc := range []struct {
+		name, file, command string
+		refused             bool
+	}{
+		{"another user's", "sealed.toml", sealed.command, false},
+		{"the user's own", "own.toml", own, true},
+	} {
+		conf := filepath.Join(dir, tc.file)
+		os.WriteFile(conf, []byte(fmt.Sprintf("upstream = %q\ninstance = \"i\"\ntoken_command = %q\n", up.addr, tc.command)), 0o600)
+		r := strict(t, repo, env, append(helperOpts("grpc-call"), "--egress", "reapi="+conf), self(), call)
+		if tc.refused {
+			refusedLaunch(t, tc.name, r, repo, "the token_command program in egress file "+conf,
+				"lies where a strict box can write ("+dir+": a file with 2 hard links")
+			continue
+		}
+		if r.code != 0 || !strings.Contains(r.stdout, "caps: code=0") {
+			t.Fatalf("%s (%s, %d links): exit %d, stdout %q, stderr %q", tc.name, sealed.path, sealed.links, r.code, r.stdout, r.stderr)
+		}
+		if seen := up.seen(); len(seen) != 1 || !strings.HasSuffix(seen[0], " Bearer sealed-token") {
+			t.Errorf("%s: the upstream saw %q; want one call with the token the program printed", tc.name, seen)
+		}
+	}
+}
+
+// linkedProgram is a program the test user cannot write, with more than
+// one hard link, and a token_command that runs it to print sealed-token.
+type linkedProgram struct {
+	path, command string
+	links         uint64
+}
+
+// sealedLinkedProgram finds such a program among the system's: Debian
+// installs perl under two names of one file.
+func sealedLinkedProgram(t *testing.T) linkedProgram {
+	t.Helper()
+	for _, c := range []struct{ path, args string }{
+		{"/usr/bin/perl", `-e 'print "sealed-token\n"'`},
+		{"/usr/bin/dash", `-c 'echo sealed-token'`},
+	} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			continue
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Nlink > 1 && int(st.Uid) != os.Geteuid() && fi.Mode().Perm()&0o022 == 0 {
+			return linkedProgram{path: c.path, command: c.path + " " + c.args, links: uint64(st.Nlink)}
+		}
+	}
+	need(t, "a system program with a second hard link (Debian's /usr/bin/perl)", errors.New("none found"))
+	return linkedProgram{}
 }
 
 // TestTrustStoreOutOfReach: nothing in a deny-list jail or a strict box

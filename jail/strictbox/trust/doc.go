@@ -21,7 +21,8 @@
 // what the caller adds (the launch's own repository and working
 // directory). A file is inside them when its path, any symbolic link on
 // the way to it, or its target is; a file with a second hard link counts
-// as inside too, since its other name may be anywhere.
+// as inside too, since its other name may be anywhere, unless it is
+// another user's and no box may write it by any name.
 //
 // A credential source (a token file, a token command's program and the
 // files it is given) is read or run while the box lives, after any

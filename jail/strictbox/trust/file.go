@@ -23,6 +23,11 @@ type File struct {
 	Hops []string
 	// Links is the target's hard-link count.
 	Links uint64
+	// Sealed says no box can write the target's content by any name:
+	// another user owns it, no group or other may write it, and aisan
+	// does not run as root. Its other hard links then lend a box
+	// nothing (Debian's perl, for one, has two).
+	Sealed bool
 	// Data is the content, read once: what is checked is what is used.
 	Data []byte
 }
@@ -53,7 +58,7 @@ func ReadFile(path string, max int64) (File, error) {
 		return File{}, err
 	}
 	// The file read, not the one looked at a moment before.
-	f.Links = links(fi)
+	f.Links, f.Sealed = links(fi), sealed(fi, os.Geteuid())
 	return f, nil
 }
 
@@ -81,7 +86,16 @@ func Locate(path string) (File, error) {
 	if err != nil {
 		return File{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	return File{Path: named, Target: target, Hops: hops, Links: links(fi)}, nil
+	return File{Path: named, Target: target, Hops: hops, Links: links(fi), Sealed: sealed(fi, os.Geteuid())}, nil
+}
+
+// sealed reports whether a process of user euid, and so a box, cannot
+// write fi's content: another user owns it and its mode lets no group or
+// other write. Permissions belong to the inode, so this holds for every
+// name it has. Root may write anything.
+func sealed(fi fs.FileInfo, euid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && euid != 0 && int(st.Uid) != euid && fi.Mode().Perm()&0o022 == 0
 }
 
 // links is a regular file's hard-link count (0 for anything else: a

@@ -53,14 +53,15 @@ func within(p, dir string) bool {
 // Holds reports which place holds f: the first of its path as named, the
 // links on the way and its target that lies in one. A file with another
 // hard link is held wherever that name is, which cannot be known: it
-// counts as held by its own directory.
+// counts as held by its own directory, unless no box could write it by
+// any name (it is sealed).
 func (ps Places) Holds(f File) (Place, bool) {
 	for _, p := range append([]string{f.Path}, f.Hops...) {
 		if pl, ok := ps.Holder(p); ok {
 			return pl, true
 		}
 	}
-	if f.Links > 1 {
+	if f.Links > 1 && !f.Sealed {
 		return Place{Path: filepath.Dir(f.Target), Why: fmt.Sprintf("a file with %d hard links, any of which a box may write", f.Links)}, true
 	}
 	return Place{}, false

@@ -2,11 +2,13 @@ package trust
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,10 +28,51 @@ func TestHolds(t *testing.T) {
 		{"named in a place, target outside", File{Path: "/w/repo/a.toml", Hops: []string{"/w/repo/a.toml", "/h/x.toml"}, Links: 1}, "/w/repo"},
 		{"target in a place", File{Path: "/h/a.toml", Hops: []string{"/h/a.toml", "/h/.aisan/state/x/a.toml"}, Links: 1}, "/h/.aisan"},
 		{"a second hard link", File{Path: "/h/a.toml", Target: "/h/a.toml", Hops: []string{"/h/a.toml"}, Links: 2}, "/h"},
+		{"a sealed file's second hard link", File{Path: "/usr/bin/perl", Target: "/usr/bin/perl", Hops: []string{"/usr/bin/perl"}, Links: 2, Sealed: true}, ""},
+		{"a sealed file in a place", File{Path: "/w/repo/tool", Target: "/w/repo/tool", Hops: []string{"/w/repo/tool"}, Links: 2, Sealed: true}, "/w/repo"},
 	} {
 		pl, held := ps.Holds(tc.f)
 		if held != (tc.want != "") || pl.Path != tc.want {
 			t.Errorf("%s: Holds = %+v, %v; want %q", tc.name, pl, held, tc.want)
+		}
+	}
+}
+
+// A file is sealed only when its owner is another user, no group or
+// other may write it, and the caller is not root.
+func TestSealed(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stat := func() (fs.FileInfo, int) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi, int(fi.Sys().(*syscall.Stat_t).Uid)
+	}
+	fi, owner := stat()
+	other := owner + 1000
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode
+		euid int
+		want bool
+	}{
+		{"another user's, 0644", 0o644, other, true},
+		{"another user's, 0755", 0o755, other, true},
+		{"the caller's own", 0o644, owner, false},
+		{"group-writable", 0o664, other, false},
+		{"world-writable", 0o646, other, false},
+		{"the caller is root", 0o644, 0, false},
+	} {
+		if err := os.Chmod(p, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ = stat()
+		if got := sealed(fi, tc.euid); got != tc.want {
+			t.Errorf("%s: sealed = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
