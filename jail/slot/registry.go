@@ -260,37 +260,39 @@ func (r *Registry) List() ([]Entry, []error) {
 		names = append(names, name)
 	}
 	now := time.Now()
-	type result struct {
-		e   Entry
-		err error
-	}
-	results := make([]result, len(names))
+	entries := make([]Entry, len(names))
+	errs := make([]error, len(names))
 	workers := min(runtime.GOMAXPROCS(0), len(names)/64+1)
 	var wg sync.WaitGroup
+	// Each worker takes a contiguous run of names, so that no two write
+	// the same cache line of entries or errs.
+	per := (len(names) + workers - 1) / workers
 	for w := range workers {
 		wg.Go(func() {
 			buf := make([]byte, 4096)
-			for i := w; i < len(names); i += workers {
+			for i := w * per; i < min((w+1)*per, len(names)); i++ {
 				rec, err := readRecordBuf(r.recordPath(names[i]), names[i], &buf)
 				if err == nil {
-					results[i].e, err = r.entry(rec, now)
+					entries[i], err = r.entry(rec, now)
 				}
-				results[i].err = err
+				errs[i] = err
 			}
 		})
 	}
 	wg.Wait()
-	var entries []Entry
-	for _, res := range results {
+	// Kept in place: a list of a thousand slots allocates no second copy.
+	kept := entries[:0]
+	for i, err := range errs {
 		switch {
-		case res.err == nil:
-			entries = append(entries, res.e)
-		case errors.Is(res.err, fs.ErrNotExist):
+		case err == nil:
+			kept = append(kept, entries[i])
+		case errors.Is(err, fs.ErrNotExist):
 			// Abandoned while we listed.
 		default:
-			problems = append(problems, res.err)
+			problems = append(problems, err)
 		}
 	}
+	entries = kept
 	// ReadDir sorts by file name, and "<slot>.json" sorts like "<slot>"
 	// except where a name continues with a character below '.'; sort
 	// anyway so the promise holds.
