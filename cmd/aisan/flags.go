@@ -13,9 +13,14 @@ import (
 // fs.Usage prints the usage; the flag package's own call on a bad flag
 // does not (an error is one line and a pointer to --help, not a page).
 func newFlagSet(name, usage string) *flag.FlagSet {
+	return newFlagSetFunc(name, func() string { return usage })
+}
+
+// newFlagSetFunc is newFlagSet for a help that is put together when shown.
+func newFlagSetFunc(name string, usage func() string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() { showHelp(usage) }
+	fs.Usage = func() { showHelp(usage()) }
 	noteFlagSet(fs)
 	return fs
 }

@@ -200,19 +200,19 @@ Example:
 `
 
 func runRun(ctx context.Context, args []string) error {
-	return launchOrExplain(ctx, jail.KindRun, launcherUsage(jail.KindRun), args, false)
+	return launchOrExplain(ctx, jail.KindRun, args, false)
 }
 
 func runClaude(ctx context.Context, args []string) error {
-	return launchOrExplain(ctx, jail.KindClaude, launcherUsage(jail.KindClaude), args, false)
+	return launchOrExplain(ctx, jail.KindClaude, args, false)
 }
 
 func runCodex(ctx context.Context, args []string) error {
-	return launchOrExplain(ctx, jail.KindCodex, launcherUsage(jail.KindCodex), args, false)
+	return launchOrExplain(ctx, jail.KindCodex, args, false)
 }
 
 func runOpencode(ctx context.Context, args []string) error {
-	return launchOrExplain(ctx, jail.KindOpencode, launcherUsage(jail.KindOpencode), args, false)
+	return launchOrExplain(ctx, jail.KindOpencode, args, false)
 }
 
 func runExplain(ctx context.Context, args []string) error {
@@ -235,7 +235,7 @@ func runExplain(ctx context.Context, args []string) error {
 	default:
 		return withHint(usageErr("explain: unknown kind %q", args[0]), "aisan explain run|claude|codex|opencode [args...]")
 	}
-	return launchOrExplain(ctx, kind, launcherUsage(kind), args[1:], true)
+	return launchOrExplain(ctx, kind, args[1:], true)
 }
 
 // launcherFlags are the options every launcher accepts.
@@ -266,9 +266,11 @@ func (f *launcherFlags) registerLimits(fs *flag.FlagSet) {
 	fs.StringVar(&f.tasksMax, "tasks-max", "", "")
 }
 
-func launchOrExplain(ctx context.Context, kind jail.Kind, usage string, args []string, explain bool) error {
+func launchOrExplain(ctx context.Context, kind jail.Kind, args []string, explain bool) error {
 	name := string(kind)
-	fs := newFlagSet(name, usage)
+	// The help is put together only when it is shown: every launch
+	// parses these flags, few ask for --help.
+	fs := newFlagSetFunc(name, func() string { return launcherUsage(kind) })
 	var lf launcherFlags
 	lf.register(fs, kind)
 	rest, err := splitLauncherArgs(fs, args, kind == jail.KindRun)
