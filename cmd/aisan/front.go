@@ -17,7 +17,6 @@ var (
 	runReview        = handOver
 	runTrust         = handOver
 	runConfig        = handOver
-	runList          = handOver
 	runLogs          = handOver
 	runGuard         = handOver
 	runInstallHook   = handOver

@@ -1,13 +1,14 @@
-//go:build !aisanfront
-
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/held"
 )
 
 const listUsage = `
@@ -77,4 +78,18 @@ func runList(ctx context.Context, args []string) error {
 		noteHeld(home)
 	}
 	return nil
+}
+
+// noteHeld tells 'aisan list' users that changes await review.
+func noteHeld(home string) {
+	sets, _ := held.List(home, "")
+	var slots []string
+	for _, s := range sets {
+		if s.State == held.Held && (len(slots) == 0 || slots[len(slots)-1] != s.Slot) {
+			slots = append(slots, s.Slot)
+		}
+	}
+	if len(slots) > 0 {
+		fmt.Fprintf(os.Stderr, "aisan: note: strict boxes left changes to what host tools run, held for review in %s: 'aisan review SLOT' shows them\n", strings.Join(slots, ", "))
+	}
 }

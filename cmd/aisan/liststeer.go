@@ -1,5 +1,3 @@
-//go:build !aisanfront
-
 package main
 
 import (
@@ -7,22 +5,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/slot"
-	"github.com/aisan-dev/aisan/jail/strictbox"
+	"github.com/aisan-dev/aisan/jail/strictbox/boxstate"
 )
 
 // strictStates reads the state file of each strict slot's latest launch
 // (what it spent, its limits), by slot; a slot without one is absent.
-func strictStates(entries []slot.Entry) map[string]strictbox.State {
-	out := map[string]strictbox.State{}
+func strictStates(entries []slot.Entry) map[string]boxstate.Summary {
+	out := map[string]boxstate.Summary{}
 	for _, e := range entries {
 		if e.Mode != "strict" {
 			continue
 		}
-		st, err := strictbox.ReadState(e.Slot)
+		st, err := boxstate.Read(e.Slot)
 		// The state file is the latest launch's: it starts serving a
 		// moment after the slot is taken.
 		if err != nil || st.Start.Before(e.Start.Add(-time.Second)) {
@@ -35,7 +34,7 @@ func strictStates(entries []slot.Entry) map[string]strictbox.State {
 
 // writeListJSON is slot.WriteJSON with each strict slot's state as
 // "steer".
-func writeListJSON(w io.Writer, entries []slot.Entry, states map[string]strictbox.State) error {
+func writeListJSON(w io.Writer, entries []slot.Entry, states map[string]boxstate.Summary) error {
 	var buf bytes.Buffer
 	if err := slot.WriteJSON(&buf, entries); err != nil {
 		return err
@@ -50,11 +49,7 @@ func writeListJSON(w io.Writer, entries []slot.Entry, states map[string]strictbo
 	}
 	for i, e := range entries {
 		if st, ok := states[e.Slot]; ok {
-			b, err := json.Marshal(st)
-			if err != nil {
-				return fmt.Errorf("encoding slot list: %w", err)
-			}
-			objs[i]["steer"] = b
+			objs[i]["steer"] = st.Raw
 		}
 	}
 	data, err := json.MarshalIndent(objs, "", "  ")
@@ -67,7 +62,7 @@ func writeListJSON(w io.Writer, entries []slot.Entry, states map[string]strictbo
 
 // writeListTable is slot.WriteTable with a TOKENS column when a strict
 // slot is listed.
-func writeListTable(w io.Writer, entries []slot.Entry, states map[string]strictbox.State) error {
+func writeListTable(w io.Writer, entries []slot.Entry, states map[string]boxstate.Summary) error {
 	strict := false
 	for _, e := range entries {
 		strict = strict || e.Mode == "strict"
@@ -100,20 +95,31 @@ func writeListTable(w io.Writer, entries []slot.Entry, states map[string]strictb
 
 // tokensCell is the TOKENS cell of e: total spent (input, output,
 // cache) and the budget, "-" for a deny-list slot.
-func tokensCell(e slot.Entry, states map[string]strictbox.State) string {
+func tokensCell(e slot.Entry, states map[string]boxstate.Summary) string {
 	st, ok := states[e.Slot]
 	if !ok {
 		return "-"
 	}
 	var in, outT, cache int64
-	for _, b := range st.Backends {
-		in += b.Tokens.Input
-		outT += b.Tokens.Output
-		cache += b.Tokens.CacheRead + b.Tokens.CacheCreation
+	for _, t := range st.Tokens {
+		in += t.Input
+		outT += t.Output
+		cache += t.CacheRead + t.CacheCreation
 	}
 	cell := fmt.Sprintf("%s (in %s, out %s, cache %s)", tokenCount(st.Spent()), tokenCount(in), tokenCount(outT), tokenCount(cache))
 	if st.Budget > 0 {
 		cell += " of " + tokenCount(st.Budget)
 	}
 	return cell
+}
+
+// tokenCount writes n the way budgets are written: 950, 12.5k, 2.1M.
+func tokenCount(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 1000000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
 }

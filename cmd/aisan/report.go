@@ -265,17 +265,6 @@ func tokensLine(t audit.Tokens) string {
 	return out + ")"
 }
 
-// tokenCount writes n the way budgets are written: 950, 12.5k, 2.1M.
-func tokenCount(n int64) string {
-	switch {
-	case n < 1000:
-		return strconv.FormatInt(n, 10)
-	case n < 1000000:
-		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
-	}
-	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
-}
-
 func sortedKeys(m map[string]string) []string {
 	var ks []string
 	for k := range m {

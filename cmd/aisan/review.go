@@ -172,20 +172,6 @@ func listHeld(home string) error {
 	return tw.Flush()
 }
 
-// noteHeld tells 'aisan list' users that changes await review.
-func noteHeld(home string) {
-	sets, _ := held.List(home, "")
-	var slots []string
-	for _, s := range sets {
-		if s.State == held.Held && (len(slots) == 0 || slots[len(slots)-1] != s.Slot) {
-			slots = append(slots, s.Slot)
-		}
-	}
-	if len(slots) > 0 {
-		fmt.Fprintf(os.Stderr, "aisan: note: strict boxes left changes to what host tools run, held for review in %s: 'aisan review SLOT' shows them\n", strings.Join(slots, ", "))
-	}
-}
-
 func relTo(repo string, files []string) []string {
 	var out []string
 	for _, f := range files {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/control"
+	"github.com/aisan-dev/aisan/jail/strictbox/boxstate"
 )
 
 // TestSeedStateNeverFollowsALink: a symlink the box planted in its state
@@ -161,7 +162,7 @@ func TestServeKeepResume(t *testing.T) {
 	if _, err := control.Call(ctl, control.Request{Op: control.OpStatus}); !errors.Is(err, control.ErrNoBox) {
 		t.Errorf("the keeper's control socket answers after its end: %v", err)
 	}
-	if st, err := ReadState("s-1"); err != nil || st.Budget != 1500 {
+	if st, err := boxstate.Read("s-1"); err != nil || st.Budget != 1500 {
 		t.Errorf("the state file: %+v %v", st, err)
 	}
 	// The keeper's end says what its services refused (the CONNECT

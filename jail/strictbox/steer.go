@@ -32,8 +32,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/control"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
-	"github.com/aisan-dev/aisan/jail/shared/regfile"
-	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/boxstate"
 )
 
 // State is what may be steered of a running strict box, and what it has
@@ -65,32 +64,9 @@ func (s State) Spent() int64 {
 	return n
 }
 
-// StatePath is where a slot's state file is: in the state dir, which no
-// box can write.
-func StatePath(slotName string) (string, error) {
-	home, err := slot.Home()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, "egress", slotName+".state.json"), nil
-}
-
-// ReadState reads a slot's state file; a missing one is fs.ErrNotExist.
-func ReadState(slotName string) (State, error) {
-	p, err := StatePath(slotName)
-	if err != nil {
-		return State{}, err
-	}
-	data, err := regfile.Read(p, 1<<20)
-	if err != nil {
-		return State{}, err
-	}
-	var st State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return State{}, fmt.Errorf("the state file %s: %w", p, err)
-	}
-	return st, nil
-}
+// StatePath is where a slot's state file is (see package boxstate,
+// which reads it for 'aisan list').
+func StatePath(slotName string) (string, error) { return boxstate.Path(slotName) }
 
 // ControlSocket is the control socket of the slot the host h launched
 // (its Cwd the slot's worktree).

@@ -52,7 +52,7 @@ func TestSealed(t *testing.T) {
 		}
 		return fi, int(fi.Sys().(*syscall.Stat_t).Uid)
 	}
-	fi, owner := stat()
+	_, owner := stat()
 	other := owner + 1000
 	for _, tc := range []struct {
 		name string
@@ -70,7 +70,7 @@ func TestSealed(t *testing.T) {
 		if err := os.Chmod(p, tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		fi, _ = stat()
+		fi, _ := stat()
 		if got := sealed(fi, tc.euid); got != tc.want {
 			t.Errorf("%s: sealed = %v, want %v", tc.name, got, tc.want)
 		}
