@@ -147,7 +147,7 @@ func (c *ClaudeOAuth) refreshLocked(ctx context.Context, needs func(claudeLogin)
 	// request goes away: a refresh token spent on a request we then
 	// abandoned would be lost, and with it the user's login.
 	ctx = context.WithoutCancel(ctx)
-	l, top, done, err := c.file.underLock(c.read, needs)
+	l, top, done, err := c.file.underLock(c.Path(), "Claude login", c.parse, needs)
 	if err != nil || done {
 		return l, err
 	}

@@ -202,7 +202,7 @@ func (c *CodexChatGPT) refreshLocked(ctx context.Context, needs func(codexFile) 
 	// request goes away: a refresh token spent on a request we then
 	// abandoned would be lost, and with it the user's login.
 	ctx = context.WithoutCancel(ctx)
-	f, top, done, err := c.file.underLock(c.read, needs)
+	f, top, done, err := c.file.underLock(c.Path(), "Codex login", c.parse, needs)
 	if err != nil || done {
 		return f, err
 	}

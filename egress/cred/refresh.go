@@ -370,7 +370,7 @@ type expiring interface {
 func fresh(now, exp time.Time) bool { return exp.IsZero() || now.Add(RefreshMargin).Before(exp) }
 
 // load returns the login in path, parsing the file only when it changed
-// (top is nil then: a write-back must load after forget).
+// (top is nil then: a write-back takes its object from underLock).
 func (f *loginFile[T]) load(path, what string, parse func([]byte) (T, *object, error)) (T, *object, error) {
 	var zero T
 	st, err := stampOf(path)
@@ -384,6 +384,12 @@ func (f *loginFile[T]) load(path, what string, parse func([]byte) (T, *object, e
 		return v, nil, nil
 	}
 	f.cmu.Unlock()
+	return f.parseFile(path, what, st, parse)
+}
+
+// parseFile reads and parses the file stamped st, and caches the login.
+func (f *loginFile[T]) parseFile(path, what string, st fileStamp, parse func([]byte) (T, *object, error)) (T, *object, error) {
+	var zero T
 	b, err := regfile.Read(path, maxCredFile)
 	if err != nil {
 		return zero, nil, fmt.Errorf("the %s: %w", what, err)
@@ -460,10 +466,18 @@ func (f *loginFile[T]) force(now func() time.Time, read func() (T, *object, erro
 
 // underLock re-reads the file after the cross-process lock was taken: the
 // file is the truth, and whoever held the lock before may have refreshed.
-// done is true when the login no longer needs a refresh.
-func (f *loginFile[T]) underLock(read func() (T, *object, error), needs func(T) bool) (v T, top *object, done bool, err error) {
-	f.forget()
-	v, top, err = read()
+// done is true when the login no longer needs a refresh. It parses the
+// file whatever the cache holds, so that top, the object a refresh writes
+// back, is never missing: a request that loads the login meanwhile (it
+// takes no lock) may fill the cache at any moment, and a refresh whose
+// write-back then failed would have spent the refresh token for nothing,
+// losing the user's login.
+func (f *loginFile[T]) underLock(path, what string, parse func([]byte) (T, *object, error), needs func(T) bool) (v T, top *object, done bool, err error) {
+	st, err := stampOf(path)
+	if err != nil {
+		return v, nil, false, fmt.Errorf("the %s %s: %w (log in on the host)", what, path, err)
+	}
+	v, top, err = f.parseFile(path, what, st, parse)
 	if err != nil {
 		return v, nil, false, err
 	}
