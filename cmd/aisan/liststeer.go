@@ -101,10 +101,10 @@ func tokensCell(e slot.Entry, states map[string]boxstate.Summary) string {
 		return "-"
 	}
 	var in, outT, cache int64
-	for _, t := range st.Tokens {
-		in += t.Input
-		outT += t.Output
-		cache += t.CacheRead + t.CacheCreation
+	for _, b := range st.Backends {
+		in += b.Tokens.Input
+		outT += b.Tokens.Output
+		cache += b.Tokens.CacheRead + b.Tokens.CacheCreation
 	}
 	cell := fmt.Sprintf("%s (in %s, out %s, cache %s)", tokenCount(st.Spent()), tokenCount(in), tokenCount(outT), tokenCount(cache))
 	if st.Budget > 0 {

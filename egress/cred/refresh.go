@@ -373,9 +373,9 @@ func fresh(now, exp time.Time) bool { return exp.IsZero() || now.Add(RefreshMarg
 // (top is nil then: a write-back takes its object from underLock).
 func (f *loginFile[T]) load(path, what string, parse func([]byte) (T, *object, error)) (T, *object, error) {
 	var zero T
-	st, err := stampOf(path)
+	st, err := stampLogin(path, what)
 	if err != nil {
-		return zero, nil, fmt.Errorf("the %s %s: %w (log in on the host)", what, path, err)
+		return zero, nil, err
 	}
 	f.cmu.Lock()
 	if f.ok && st == f.stamp {
@@ -385,6 +385,15 @@ func (f *loginFile[T]) load(path, what string, parse func([]byte) (T, *object, e
 	}
 	f.cmu.Unlock()
 	return f.parseFile(path, what, st, parse)
+}
+
+// stampLogin is the login file's stamp, taken before it is read.
+func stampLogin(path, what string) (fileStamp, error) {
+	st, err := stampOf(path)
+	if err != nil {
+		return st, fmt.Errorf("the %s %s: %w (log in on the host)", what, path, err)
+	}
+	return st, nil
 }
 
 // parseFile reads and parses the file stamped st, and caches the login.
@@ -473,9 +482,9 @@ func (f *loginFile[T]) force(now func() time.Time, read func() (T, *object, erro
 // write-back then failed would have spent the refresh token for nothing,
 // losing the user's login.
 func (f *loginFile[T]) underLock(path, what string, parse func([]byte) (T, *object, error), needs func(T) bool) (v T, top *object, done bool, err error) {
-	st, err := stampOf(path)
+	st, err := stampLogin(path, what)
 	if err != nil {
-		return v, nil, false, fmt.Errorf("the %s %s: %w (log in on the host)", what, path, err)
+		return v, nil, false, err
 	}
 	v, top, err = f.parseFile(path, what, st, parse)
 	if err != nil {

@@ -12,30 +12,27 @@ import (
 const goodRecord = `{"slot": "repo-0123abcd-claude", "kind": "claude", "worktree": "/w/repo", "wrapper_pid": 42, "start": "2025-01-01T00:00:00Z", "transcript": ""}`
 
 func TestParseRecord(t *testing.T) {
+	const slot = "repo-0123abcd-claude"
 	for _, tc := range []struct {
-		name, data, err string
+		name, slot, data, err string
 	}{
-		{"a record", goodRecord, ""},
-		{"a record and a newline", goodRecord + "\n", ""},
-		{"a record and white space", goodRecord + " \t\r\n\n", ""},
-		{"trailing data", goodRecord + "\n{}", "trailing data after the record"},
-		{"trailing garbage", goodRecord + "x", "trailing data after the record"},
-		{"two records", goodRecord + goodRecord, "trailing data after the record"},
-		{"an unknown field", strings.Replace(goodRecord, `"kind"`, `"extra": 1, "kind"`, 1), "unknown field"},
-		{"another slot's", goodRecord, `names slot "repo-0123abcd-claude", not "other"`},
-		{"no kind", strings.Replace(goodRecord, `"claude"`, `""`, 1), "lacks the kind"},
-		{"truncated", goodRecord[:40], "unexpected EOF"},
-		{"empty", "", "EOF"},
+		{"a record", slot, goodRecord, ""},
+		{"a record and a newline", slot, goodRecord + "\n", ""},
+		{"a record and white space", slot, goodRecord + " \t\r\n\n", ""},
+		{"trailing data", slot, goodRecord + "\n{}", "trailing data after the record"},
+		{"trailing garbage", slot, goodRecord + "x", "trailing data after the record"},
+		{"two records", slot, goodRecord + goodRecord, "trailing data after the record"},
+		{"an unknown field", slot, strings.Replace(goodRecord, `"kind"`, `"extra": 1, "kind"`, 1), "unknown field"},
+		{"another slot's", "other", goodRecord, `names slot "repo-0123abcd-claude", not "other"`},
+		{"no kind", slot, strings.Replace(goodRecord, `"claude"`, `""`, 1), "lacks the kind"},
+		{"truncated", slot, goodRecord[:40], "unexpected EOF"},
+		{"empty", slot, "", "EOF"},
 	} {
-		name := "repo-0123abcd-claude"
-		if tc.name == "another slot's" {
-			name = "other"
-		}
-		r, err := parseRecord("/s/"+name+".json", name, []byte(tc.data))
+		r, err := parseRecord("/s/"+tc.slot+".json", tc.slot, []byte(tc.data))
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.err == "" && (r.Slot != name || r.WrapperPID != 42 || !r.Start.Equal(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))):
+		case tc.err == "" && (r.Slot != tc.slot || r.WrapperPID != 42 || !r.Start.Equal(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))):
 			t.Errorf("%s: parsed %+v", tc.name, r)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: error %v, want one with %q", tc.name, err, tc.err)

@@ -64,10 +64,6 @@ func (s State) Spent() int64 {
 	return n
 }
 
-// StatePath is where a slot's state file is (see package boxstate,
-// which reads it for 'aisan list').
-func StatePath(slotName string) (string, error) { return boxstate.Path(slotName) }
-
 // ControlSocket is the control socket of the slot the host h launched
 // (its Cwd the slot's worktree).
 func ControlSocket(h jail.Host, slotName string) string {
@@ -122,7 +118,7 @@ func newSteer(slotName string, o Options, kept *State) *steer {
 // serve opens the slot's egress log for the steering's own lines and
 // starts writing the state file.
 func (s *steer) serve() error {
-	p, err := StatePath(s.slot)
+	p, err := boxstate.Path(s.slot) // read by 'aisan list'
 	if err != nil {
 		return err
 	}

@@ -37,12 +37,12 @@ func TestStateFileReadsAsBoxState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Start.Equal(start) || got.Budget != st.Budget || got.Spent() != st.Spent() || len(got.Tokens) != 2 {
+	if !got.Start.Equal(start) || got.Budget != st.Budget || got.Spent() != st.Spent() || len(got.Backends) != 2 {
 		t.Errorf("boxstate read %+v from %s", got, data)
 	}
 	for name, b := range st.Backends {
 		w := b.Tokens
-		if g := got.Tokens[name]; g != (boxstate.Tokens{Input: w.Input, Output: w.Output, CacheRead: w.CacheRead, CacheCreation: w.CacheCreation}) {
+		if g := got.Backends[name].Tokens; g != (boxstate.Tokens{Input: w.Input, Output: w.Output, CacheRead: w.CacheRead, CacheCreation: w.CacheCreation}) {
 			t.Errorf("%s: boxstate read %+v, the file holds %+v", name, g, w)
 		}
 	}

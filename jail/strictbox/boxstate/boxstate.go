@@ -47,20 +47,25 @@ func (t Tokens) Total() int64 { return t.Input + t.Output + t.CacheRead + t.Cach
 // Summary is what a listing shows of a state file.
 type Summary struct {
 	// Start is when the box's host side started serving it.
-	Start time.Time
+	Start time.Time `json:"start"`
 	// Budget is the box's token budget, 0 for none.
-	Budget int64
-	// Tokens are the tokens counted, per backend.
-	Tokens map[string]Tokens
+	Budget int64 `json:"budget"`
+	// Backends are the tokens counted, per backend.
+	Backends map[string]Backend `json:"backends"`
 	// Raw is the file's JSON object, as written.
-	Raw json.RawMessage
+	Raw json.RawMessage `json:"-"`
+}
+
+// Backend is what a listing shows of one backend's spending.
+type Backend struct {
+	Tokens Tokens `json:"tokens"`
 }
 
 // Spent is every token counted, over all backends.
 func (s Summary) Spent() int64 {
 	var n int64
-	for _, t := range s.Tokens {
-		n += t.Total()
+	for _, b := range s.Backends {
+		n += b.Tokens.Total()
 	}
 	return n
 }
@@ -84,22 +89,10 @@ func Read(slotName string) (Summary, error) {
 
 // Parse reads a state file's content.
 func Parse(data []byte) (Summary, error) {
-	var f struct {
-		Start    time.Time `json:"start"`
-		Budget   int64     `json:"budget"`
-		Backends map[string]struct {
-			Tokens Tokens `json:"tokens"`
-		} `json:"backends"`
-	}
-	if err := json.Unmarshal(data, &f); err != nil {
+	var s Summary
+	if err := json.Unmarshal(data, &s); err != nil {
 		return Summary{}, err
 	}
-	s := Summary{Start: f.Start, Budget: f.Budget, Raw: json.RawMessage(data)}
-	if len(f.Backends) > 0 {
-		s.Tokens = make(map[string]Tokens, len(f.Backends))
-		for name, b := range f.Backends {
-			s.Tokens[name] = b.Tokens
-		}
-	}
+	s.Raw = data
 	return s, nil
 }

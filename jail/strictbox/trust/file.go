@@ -58,7 +58,7 @@ func ReadFile(path string, max int64) (File, error) {
 		return File{}, err
 	}
 	// The file read, not the one looked at a moment before.
-	f.Links, f.Sealed = links(fi), sealed(fi, os.Geteuid())
+	f.setInode(fi)
 	return f, nil
 }
 
@@ -86,7 +86,15 @@ func Locate(path string) (File, error) {
 	if err != nil {
 		return File{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	return File{Path: named, Target: target, Hops: hops, Links: links(fi), Sealed: sealed(fi, os.Geteuid())}, nil
+	f := File{Path: named, Target: target, Hops: hops}
+	f.setInode(fi)
+	return f, nil
+}
+
+// setInode records what the target's inode says of its other names: its
+// link count, and whether a box could write it by any of them.
+func (f *File) setInode(fi fs.FileInfo) {
+	f.Links, f.Sealed = links(fi), sealed(fi, os.Geteuid())
 }
 
 // sealed reports whether a process of user euid, and so a box, cannot
