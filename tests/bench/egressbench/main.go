@@ -11,6 +11,9 @@
 // RSS while 8 streams run at once; and, since a shared machine's load
 // moves latency more than work, the proxy's CPU time and context switches
 // per request and per event (its own getrusage, asked over a pipe).
+// "One hop" is the floor of any process put between the client and the
+// upstream: a relay that copies the direct client's TLS bytes both ways,
+// on one processor as the proxy runs.
 // "Before" is the same checked proxy as it was until it had its own
 // upstream client, took the relay's connections over and ran on one
 // processor: net/http's Transport, a relay copying bytes, GOMAXPROCS as
@@ -57,9 +60,17 @@ func main() {
 	plain := flag.Bool("plain", false, "internal: serve a bare httputil.ReverseProxy instead (the floor)")
 	stdlib := flag.Bool("stdlib", false, "internal: serve the checked proxy over net/http's Transport (as before the proxy had its own)")
 	upstream := flag.String("upstream", "", "internal: the stand-in's URL")
+	hop := flag.String("hop", "", "internal: copy bytes between a loopback port and this address (the one-hop floor)")
 	n := flag.Int("n", 2000, "small requests per side")
 	streams := flag.Int("streams", 20, "SSE streams per side")
 	flag.Parse()
+	if *hop != "" {
+		if err := serveHop(*hop); err != nil {
+			fmt.Fprintln(os.Stderr, "egressbench hop:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *proxyMode != "" {
 		if err := serveProxy(*proxyMode, *upstream, *plain, *stdlib); err != nil {
 			fmt.Fprintln(os.Stderr, "egressbench proxy:", err)
@@ -114,6 +125,51 @@ func serveProxy(sock, up string, plain, stdlib bool) error {
 		egress.OneProc() // as the launcher does
 	}
 	return egress.Serve(context.Background(), ln, b, o)
+}
+
+// serveHop copies bytes between each connection to a loopback port and a
+// connection of its own to up, and prints the port's address.
+func serveHop(up string) error {
+	egress.OneProc()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Println(ln.Addr())
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.Dial("tcp", up)
+			if err != nil {
+				return
+			}
+			defer u.Close()
+			go copyConn(u, c)
+			copyConn(c, u)
+		}()
+	}
+}
+
+// copyConn copies with a read and a write per chunk, as the proxy's
+// relay does, not through splice.
+func copyConn(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	dst.(*net.TCPConn).CloseWrite()
 }
 
 // answerUsage answers each line on stdin with this process's CPU time
@@ -255,6 +311,25 @@ func run(n, streams int) error {
 	}
 	defer stdChild.Process.Kill()
 	stdURL := "http://" + stdAddr + "/v1/messages?beta=true"
+	self, _ := os.Executable()
+	hopCmd := exec.Command(self, "-hop", up.URL.Host)
+	hopCmd.Stderr = os.Stderr
+	hopOut, _ := hopCmd.StdoutPipe()
+	if err := hopCmd.Start(); err != nil {
+		return err
+	}
+	defer hopCmd.Process.Kill()
+	hopAddr, _ := bufio.NewReader(hopOut).ReadString('\n')
+	hopAddr = strings.TrimSpace(hopAddr)
+	if hopAddr == "" {
+		return fmt.Errorf("the hop did not start")
+	}
+	// The direct client's requests, TLS and all, through the hop.
+	hopped := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: egresstest.Pool()}, MaxIdleConnsPerHost: 16, DisableCompression: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp4", hopAddr)
+		}}}
 	viaProxy := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
 	// The direct client speaks HTTP/1.1 over TLS, as the clients' own
 	// fetch implementations do by default.
@@ -293,8 +368,11 @@ func run(n, streams int) error {
 		if _, err := do(viaProxy, stdURL); err != nil {
 			return fmt.Errorf("stdlib: %w", err)
 		}
+		if _, err := do(hopped, directURL); err != nil {
+			return fmt.Errorf("one hop: %w", err)
+		}
 	}
-	var dp, dd, dq, ds []time.Duration
+	var dp, dd, dq, ds, dh []time.Duration
 	u0, s0 := child.usage(), stdChild.usage()
 	for i := 0; i < n; i++ {
 		a, err := do(viaProxy, proxyURL)
@@ -313,7 +391,11 @@ func run(n, streams int) error {
 		if err != nil {
 			return err
 		}
-		dp, dd, dq, ds = append(dp, a), append(dd, b), append(dq, c), append(ds, e)
+		h, err := do(hopped, directURL)
+		if err != nil {
+			return err
+		}
+		dp, dd, dq, ds, dh = append(dp, a), append(dd, b), append(dq, c), append(ds, e), append(dh, h)
 	}
 	u1, s1 := child.usage(), stdChild.usage()
 	p50 := ms(pct(dp, 50) - pct(dd, 50))
@@ -322,6 +404,8 @@ func run(n, streams int) error {
 	fmt.Printf("small request, via proxy   p50 %.3f ms  p99 %.3f ms\n", ms(pct(dp, 50)), ms(pct(dp, 99)))
 	fmt.Printf("small request, bare proxy  p50 %.3f ms  p99 %.3f ms (plain ReverseProxy over net/http's Transport, copying relay)\n", ms(pct(dq, 50)), ms(pct(dq, 99)))
 	fmt.Printf("small request, before      p50 %.3f ms  p99 %.3f ms (the checked proxy over net/http's Transport, copying relay)\n", ms(pct(ds, 50)), ms(pct(ds, 99)))
+	fmt.Printf("small request, one hop     p50 %.3f ms  p99 %.3f ms (the direct client through a process that only copies bytes)\n", ms(pct(dh, 50)), ms(pct(dh, 99)))
+	fmt.Printf("added latency, one hop     p50 %+.3f ms  p99 %+.3f ms (the floor of any proxy on this machine)\n", ms(pct(dh, 50)-pct(dd, 50)), ms(pct(dh, 99)-pct(dd, 99)))
 	fmt.Printf("added latency, before      p50 %+.3f ms  p99 %+.3f ms\n", ms(pct(ds, 50)-pct(dd, 50)), ms(pct(ds, 99)-pct(dd, 99)))
 	fmt.Printf("added latency              p50 %+.3f ms (target <= +0.25)  p99 %+.3f ms (target <= +0.8)\n", p50, p99)
 	fmt.Printf("proxy per request: %s (before: %s)\n", perCall(u0, u1, n), perCall(s0, s1, n))
@@ -357,7 +441,7 @@ func run(n, streams int) error {
 		}
 		return lat, nil
 	}
-	var sp, sd, sq, ss []time.Duration
+	var sp, sd, sq, ss, sh []time.Duration
 	u0, s0 = child.usage(), stdChild.usage()
 	for i := 0; i < streams; i++ {
 		a, err := sse(viaProxy, proxyURL, 50, 2*time.Millisecond)
@@ -376,11 +460,15 @@ func run(n, streams int) error {
 		if err != nil {
 			return fmt.Errorf("sse before: %w", err)
 		}
-		sp, sd, sq, ss = append(sp, a...), append(sd, b...), append(sq, c...), append(ss, e...)
+		h, err := sse(hopped, directURL, 50, 2*time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("sse one hop: %w", err)
+		}
+		sp, sd, sq, ss, sh = append(sp, a...), append(sd, b...), append(sq, c...), append(ss, e...), append(sh, h...)
 	}
 	u1, s1 = child.usage(), stdChild.usage()
-	fmt.Printf("SSE per-event delay p50: direct %.3f ms, via proxy %.3f ms, bare proxy %.3f ms, before %.3f ms\n", ms(pct(sd, 50)), ms(pct(sp, 50)), ms(pct(sq, 50)), ms(pct(ss, 50)))
-	fmt.Printf("SSE extra delay per event  p50 %+.3f ms (target <= +0.08)\n", ms(pct(sp, 50)-pct(sd, 50)))
+	fmt.Printf("SSE per-event delay p50: direct %.3f ms, via proxy %.3f ms, bare proxy %.3f ms, before %.3f ms, one hop %.3f ms\n", ms(pct(sd, 50)), ms(pct(sp, 50)), ms(pct(sq, 50)), ms(pct(ss, 50)), ms(pct(sh, 50)))
+	fmt.Printf("SSE extra delay per event  p50 %+.3f ms (target <= +0.08); one hop's: %+.3f ms (the floor)\n", ms(pct(sp, 50)-pct(sd, 50)), ms(pct(sh, 50)-pct(sd, 50)))
 	fmt.Printf("proxy per event (with its stream's share): %s (before: %s)\n", perCall(u0, u1, len(sp)), perCall(s0, s1, len(ss)))
 
 	// RSS: 8 streams at once through the proxy, sampled every 50 ms.
