@@ -65,11 +65,8 @@ func main() {
 	streams := flag.Int("streams", 20, "SSE streams per side")
 	flag.Parse()
 	if *hop != "" {
-		if err := serveHop(*hop); err != nil {
-			fmt.Fprintln(os.Stderr, "egressbench hop:", err)
-			os.Exit(1)
-		}
-		return
+		fmt.Fprintln(os.Stderr, "egressbench hop:", serveHop(*hop))
+		os.Exit(1)
 	}
 	if *proxyMode != "" {
 		if err := serveProxy(*proxyMode, *upstream, *plain, *stdlib); err != nil {
@@ -128,7 +125,8 @@ func serveProxy(sock, up string, plain, stdlib bool) error {
 }
 
 // serveHop copies bytes between each connection to a loopback port and a
-// connection of its own to up, and prints the port's address.
+// connection of its own to up, and prints the port's address. It returns
+// only when it fails.
 func serveHop(up string) error {
 	egress.OneProc()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
