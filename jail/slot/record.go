@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -92,18 +93,8 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // readRecord reads and checks the record for name at path. A file that
 // does not parse, or that names another slot, is a *CorruptError.
 func readRecord(path, name string) (Record, error) {
-	var buf []byte
-	return readRecordBuf(path, name, &buf)
-}
-
-// readRecordBuf is readRecord reading through *buf, which it grows as
-// needed, so that listing many records does not allocate a buffer each.
-func readRecordBuf(path, name string, buf *[]byte) (Record, error) {
-	data, err := readFile(path, buf)
-	if err != nil {
-		return Record{}, err
-	}
-	return parseRecord(path, name, data)
+	var rr recordReader
+	return rr.read(path, name)
 }
 
 // readRecordBytes is readRecord that also returns the file's bytes.
@@ -119,20 +110,56 @@ func readRecordBytes(path, name string) (Record, []byte, error) {
 
 // parseRecord decodes data, read from path, as the record for name.
 func parseRecord(path, name string, data []byte) (Record, error) {
-	var r Record
-	dec := json.NewDecoder(bytes.NewReader(data))
-	// Only what aisan writes is acted on: another tool's file dropped in
-	// the registry, or a hand-written one, is skipped with a warning.
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return Record{}, &CorruptError{Path: path, Err: err}
+	var rr recordReader
+	return rr.parse(path, name, data)
+}
+
+// recordReader reads records one after another through one buffer and one
+// JSON decoder. Listing gives each of its workers one: a decoder and its
+// read buffer per record were half of what a list of a thousand slots
+// allocated, and on a machine where fresh memory costs a page fault, about
+// a tenth of its time.
+//
+// The decoder sees the records as one stream of JSON values. Each decode
+// stops at its record's closing brace (an object's end needs no look
+// ahead), and a record counts only when nothing but white space follows it
+// in its file. A decoder that failed, or that might hold bytes of a file
+// beyond its record, is dropped, so that no record is ever read with
+// another one's bytes.
+type recordReader struct {
+	buf  []byte
+	dec  *json.Decoder
+	rest recordBytes
+}
+
+// recordBytes is the decoder's source: the unread part of the record in
+// hand, then io.EOF until the next one.
+type recordBytes struct{ b []byte }
+
+func (r *recordBytes) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
 	}
-	// What follows the record must be white space. Checked on the bytes
-	// rather than with dec.More, which grows the decoder's buffer to
-	// look: listing a thousand records, that doubled what a list
-	// allocates.
-	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
-		return Record{}, &CorruptError{Path: path, Err: errors.New("trailing data after the record")}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// read reads the record for name at path.
+func (rr *recordReader) read(path, name string) (Record, error) {
+	data, err := readFile(path, &rr.buf)
+	if err != nil {
+		return Record{}, err
+	}
+	return rr.parse(path, name, data)
+}
+
+// parse decodes data, read from path, as the record for name.
+func (rr *recordReader) parse(path, name string, data []byte) (Record, error) {
+	r, err := rr.decode(data)
+	if err != nil {
+		rr.dec = nil
+		return Record{}, &CorruptError{Path: path, Err: err}
 	}
 	if r.Slot != name {
 		return Record{}, &CorruptError{Path: path, Err: fmt.Errorf("it names slot %q, not %q", r.Slot, name)}
@@ -142,6 +169,43 @@ func parseRecord(path, name string, data []byte) (Record, error) {
 	}
 	return r, nil
 }
+
+// decode decodes the one JSON object data must hold.
+func (rr *recordReader) decode(data []byte) (Record, error) {
+	if rr.dec == nil {
+		rr.dec = json.NewDecoder(&rr.rest)
+		// Only what aisan writes is acted on: another tool's file dropped
+		// in the registry, or a hand-written one, is skipped with a
+		// warning.
+		rr.dec.DisallowUnknownFields()
+	}
+	rr.rest.b = data
+	var r Record
+	if err := rr.dec.Decode(&r); err != nil {
+		return Record{}, err
+	}
+	// What follows the record must be white space: what the decoder
+	// read past it, and what it did not read.
+	var b [64]byte
+	for buffered := rr.dec.Buffered(); ; {
+		n, err := buffered.Read(b[:])
+		if !blank(b[:n]) {
+			return Record{}, errTrailing
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !blank(rr.rest.b) {
+		return Record{}, errTrailing
+	}
+	return r, nil
+}
+
+var errTrailing = errors.New("trailing data after the record")
+
+// blank reports whether b is all white space, as JSON counts it.
+func blank(b []byte) bool { return len(bytes.TrimLeft(b, " \t\r\n")) == 0 }
 
 // maxRecord caps what is read of one record: a real record is a few
 // hundred bytes, and a huge file must not stall "aisan list".

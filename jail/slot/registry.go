@@ -269,9 +269,9 @@ func (r *Registry) List() ([]Entry, []error) {
 	per := (len(names) + workers - 1) / workers
 	for w := range workers {
 		wg.Go(func() {
-			buf := make([]byte, 4096)
+			var rr recordReader
 			for i := w * per; i < min((w+1)*per, len(names)); i++ {
-				rec, err := readRecordBuf(r.recordPath(names[i]), names[i], &buf)
+				rec, err := rr.read(r.recordPath(names[i]), names[i])
 				if err == nil {
 					entries[i], err = r.entry(rec, now)
 				}
