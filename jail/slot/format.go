@@ -53,32 +53,39 @@ func WriteTable(w io.Writer, entries []Entry) error {
 	// writes, not one system call per cell.
 	bw := bufio.NewWriter(w)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "SLOT\tKIND\tSTATE\tIDLE\tWORKTREE")
+	// Each row is built in one reused buffer and written whole: through
+	// fmt, a list of a thousand slots made five allocations a row.
+	line := []byte("SLOT\tKIND\tSTATE\tIDLE\tWORKTREE")
 	if units {
-		fmt.Fprint(tw, "\tUNIT")
+		line = append(line, "\tUNIT"...)
 	}
-	fmt.Fprintln(tw)
+	tw.Write(append(line, '\n'))
 	for _, e := range entries {
-		state, idle := string(e.State), "-"
-		if e.State == Exited && e.ExitStatus != nil {
-			state += " (" + strconv.Itoa(*e.ExitStatus) + ")"
-		}
-		if e.State != Exited {
-			idle = Age(e.Idle)
-		}
 		kind := e.Kind
 		if e.Mode != "" {
 			kind += "/" + e.Mode
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", Printable(e.Slot), Printable(kind), state, idle, Printable(e.Worktree))
+		line = append(line[:0], Printable(e.Slot)...)
+		line = append(append(line, '\t'), Printable(kind)...)
+		line = append(append(line, '\t'), e.State...)
+		if e.State == Exited && e.ExitStatus != nil {
+			line = strconv.AppendInt(append(line, " ("...), int64(*e.ExitStatus), 10)
+			line = append(line, ')')
+		}
+		idle := "-"
+		if e.State != Exited {
+			idle = Age(e.Idle)
+		}
+		line = append(append(line, '\t'), idle...)
+		line = append(append(line, '\t'), Printable(e.Worktree)...)
 		if units {
 			unit := e.Unit
 			if unit == "" {
 				unit = "-"
 			}
-			fmt.Fprint(tw, "\t"+Printable(unit))
+			line = append(append(line, '\t'), Printable(unit)...)
 		}
-		fmt.Fprintln(tw)
+		tw.Write(append(line, '\n'))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
