@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -238,7 +239,7 @@ func (r *Registry) newTranscriptPath(name string, now time.Time) (string, error)
 // goroutine per CPU: "aisan list" over 1,000 slots must stay fast enough
 // for a prompt or status line.
 func (r *Registry) List() ([]Entry, []error) {
-	des, err := os.ReadDir(r.slotsDir())
+	fns, err := readNames(r.slotsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -247,8 +248,7 @@ func (r *Registry) List() ([]Entry, []error) {
 	}
 	var names []string
 	var problems []error
-	for _, de := range des {
-		fn := de.Name()
+	for _, fn := range fns {
 		name, ok := strings.CutSuffix(fn, ".json")
 		if !ok || strings.HasPrefix(fn, ".") {
 			continue
@@ -298,6 +298,20 @@ func (r *Registry) List() ([]Entry, []error) {
 	// anyway so the promise holds.
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Slot < entries[j].Slot })
 	return entries, problems
+}
+
+// readNames returns the names in dir, sorted. Names are all a list needs
+// of the directory: os.ReadDir's entry per name was a seventh of what
+// listing a thousand slots allocated.
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	slices.Sort(names)
+	return names, err
 }
 
 // entry decides rec's state and idle age.
