@@ -3,9 +3,12 @@ package slot
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"text/tabwriter"
 	"time"
 )
 
@@ -48,4 +51,64 @@ func TestWriteTable(t *testing.T) {
 	if !bytes.Equal(got.Bytes(), want) {
 		t.Errorf("the table differs from %s (go test -update rewrites it):\n%s", golden, got.Bytes())
 	}
+}
+
+// FuzzWriteTable: the table is laid out as text/tabwriter lays out the
+// same cells, whatever the records hold.
+func FuzzWriteTable(f *testing.F) {
+	f.Add("repo-0123abcd-claude", "claude", "", "/home/u/repo", "", 0, int64(0), uint8(0))
+	f.Add("a", "run\x07", "strict", "/w/\x1b[31m\t", "aisan-a.scope", 130, int64(time.Hour), uint8(1))
+	f.Add("é", "", "x", "/w/répo\xff", "-", -1, int64(50*time.Hour), uint8(3))
+	f.Fuzz(func(t *testing.T, slot, kind, mode, worktree, unit string, status int, idle int64, state uint8) {
+		states := []State{Exited, Running, Background, Orphaned}
+		e := Entry{Record: Record{Slot: slot, Kind: kind, Mode: mode, Worktree: worktree, Unit: unit, ExitStatus: &status}, State: states[int(state)%len(states)], Idle: time.Duration(idle)}
+		other := Entry{Record: Record{Slot: "repo-0123abcd-codex", Kind: "codex", Worktree: "/home/u/repo"}, State: Running, Idle: time.Minute}
+		for _, entries := range [][]Entry{{e}, {other, e}, {e, other}} {
+			var got, want bytes.Buffer
+			if err := WriteTable(&got, entries); err != nil {
+				t.Fatal(err)
+			}
+			tabwriterTable(&want, entries)
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("got\n%q\ntabwriter's\n%q", got.Bytes(), want.Bytes())
+			}
+		}
+	})
+}
+
+// tabwriterTable is WriteTable's table made with text/tabwriter.
+func tabwriterTable(b *bytes.Buffer, entries []Entry) {
+	units := false
+	for _, e := range entries {
+		units = units || e.Unit != ""
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "SLOT\tKIND\tSTATE\tIDLE\tWORKTREE")
+	if units {
+		fmt.Fprint(tw, "\tUNIT")
+	}
+	fmt.Fprintln(tw)
+	for _, e := range entries {
+		state, idle := string(e.State), "-"
+		if e.State == Exited && e.ExitStatus != nil {
+			state += " (" + strconv.Itoa(*e.ExitStatus) + ")"
+		}
+		if e.State != Exited {
+			idle = Age(e.Idle)
+		}
+		kind := e.Kind
+		if e.Mode != "" {
+			kind += "/" + e.Mode
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", Printable(e.Slot), Printable(kind), state, idle, Printable(e.Worktree))
+		if units {
+			unit := e.Unit
+			if unit == "" {
+				unit = "-"
+			}
+			fmt.Fprint(tw, "\t"+Printable(unit))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }
