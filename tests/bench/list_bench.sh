@@ -35,6 +35,9 @@ for i in $(seq 1 "$n"); do
 		"$slot" "$i" "$((1000 + i))" "$end" "$transcript" >"$AISAN_HOME/slots/$slot.json"
 done
 
+# The registry was just written: let the kernel write it back now rather
+# than while list is timed.
+sync
 lines=$("$AISAN_BIN" list | wc -l)
 if [ "$lines" != $((n + 1)) ]; then
 	echo "aisan list printed $lines lines, want $((n + 1)) (a header and $n slots)" >&2
