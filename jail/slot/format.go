@@ -49,6 +49,12 @@ func WriteJSON(w io.Writer, entries []Entry) error {
 // tabwriter, a list of a thousand slots spent about a twentieth of its
 // time, mostly on the memory for the cells it keeps.
 func WriteTable(w io.Writer, entries []Entry) error {
+	cells, cols := tableCells(entries)
+	return writeColumns(w, cells, cols)
+}
+
+// tableCells returns the table's cells, the header's first, cols to a row.
+func tableCells(entries []Entry) (cells []string, cols int) {
 	units := false
 	for _, e := range entries {
 		units = units || e.Unit != ""
@@ -57,8 +63,8 @@ func WriteTable(w io.Writer, entries []Entry) error {
 	if units {
 		header = append(header, "UNIT")
 	}
-	cols := len(header)
-	cells := make([]string, 0, (len(entries)+1)*cols)
+	cols = len(header)
+	cells = make([]string, 0, (len(entries)+1)*cols)
 	cells = append(cells, header...)
 	for _, e := range entries {
 		state, idle := string(e.State), "-"
@@ -81,7 +87,7 @@ func WriteTable(w io.Writer, entries []Entry) error {
 			cells = append(cells, Printable(unit))
 		}
 	}
-	return writeColumns(w, cells, cols)
+	return cells, cols
 }
 
 // writeColumns writes cells, cols to a row, as lines of columns: each cell

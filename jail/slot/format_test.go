@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -54,7 +54,8 @@ func TestWriteTable(t *testing.T) {
 }
 
 // FuzzWriteTable: the table is laid out as text/tabwriter lays out the
-// same cells, whatever the records hold.
+// same cells, whatever the records hold. (What the cells say is
+// TestWriteTable's.)
 func FuzzWriteTable(f *testing.F) {
 	f.Add("repo-0123abcd-claude", "claude", "", "/home/u/repo", "", 0, int64(0), uint8(0))
 	f.Add("a", "run\x07", "strict", "/w/\x1b[31m\t", "aisan-a.scope", 130, int64(time.Hour), uint8(1))
@@ -76,39 +77,12 @@ func FuzzWriteTable(f *testing.F) {
 	})
 }
 
-// tabwriterTable is WriteTable's table made with text/tabwriter.
+// tabwriterTable lays the table's cells out with text/tabwriter.
 func tabwriterTable(b *bytes.Buffer, entries []Entry) {
-	units := false
-	for _, e := range entries {
-		units = units || e.Unit != ""
-	}
+	cells, cols := tableCells(entries)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "SLOT\tKIND\tSTATE\tIDLE\tWORKTREE")
-	if units {
-		fmt.Fprint(tw, "\tUNIT")
-	}
-	fmt.Fprintln(tw)
-	for _, e := range entries {
-		state, idle := string(e.State), "-"
-		if e.State == Exited && e.ExitStatus != nil {
-			state += " (" + strconv.Itoa(*e.ExitStatus) + ")"
-		}
-		if e.State != Exited {
-			idle = Age(e.Idle)
-		}
-		kind := e.Kind
-		if e.Mode != "" {
-			kind += "/" + e.Mode
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", Printable(e.Slot), Printable(kind), state, idle, Printable(e.Worktree))
-		if units {
-			unit := e.Unit
-			if unit == "" {
-				unit = "-"
-			}
-			fmt.Fprint(tw, "\t"+Printable(unit))
-		}
-		fmt.Fprintln(tw)
+	for i := 0; i < len(cells); i += cols {
+		fmt.Fprintln(tw, strings.Join(cells[i:i+cols], "\t"))
 	}
 	tw.Flush()
 }
