@@ -293,7 +293,7 @@ func (r *Registry) List() ([]Entry, []error) {
 		}
 	}
 	entries = kept
-	// ReadDir sorts by file name, and "<slot>.json" sorts like "<slot>"
+	// readNames sorts by file name, and "<slot>.json" sorts like "<slot>"
 	// except where a name continues with a character below '.'; sort
 	// anyway so the promise holds.
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Slot < entries[j].Slot })
