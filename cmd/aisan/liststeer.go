@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/slot"
@@ -70,27 +69,17 @@ func writeListTable(w io.Writer, entries []slot.Entry, states map[string]boxstat
 	if !strict {
 		return slot.WriteTable(w, entries)
 	}
-	var buf bytes.Buffer
-	if err := slot.WriteTable(&buf, entries); err != nil {
-		return err
-	}
-	// The table's rows are its entries in order, after the header; the
-	// column goes last, so that the others keep their places.
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	width := 0
-	for _, l := range lines {
-		width = max(width, len([]rune(l)))
-	}
-	var out strings.Builder
-	for i, l := range lines {
+	// The column goes last, so that the others keep their places.
+	cells, cols := slot.TableCells(entries)
+	out := make([]string, 0, len(cells)/cols*(cols+1))
+	for i := 0; i < len(cells); i += cols {
 		cell := "TOKENS"
 		if i > 0 {
-			cell = tokensCell(entries[i-1], states)
+			cell = tokensCell(entries[i/cols-1], states)
 		}
-		fmt.Fprintf(&out, "%s%s  %s\n", l, strings.Repeat(" ", width-len([]rune(l))), cell)
+		out = append(append(out, cells[i:i+cols]...), cell)
 	}
-	_, err := io.WriteString(w, out.String())
-	return err
+	return slot.WriteColumns(w, out, cols+1)
 }
 
 // tokensCell is the TOKENS cell of e: total spent (input, output,

@@ -49,12 +49,14 @@ func WriteJSON(w io.Writer, entries []Entry) error {
 // tabwriter, a list of a thousand slots spent about a twentieth of its
 // time, mostly on the memory for the cells it keeps.
 func WriteTable(w io.Writer, entries []Entry) error {
-	cells, cols := tableCells(entries)
-	return writeColumns(w, cells, cols)
+	cells, cols := TableCells(entries)
+	return WriteColumns(w, cells, cols)
 }
 
-// tableCells returns the table's cells, the header's first, cols to a row.
-func tableCells(entries []Entry) (cells []string, cols int) {
+// TableCells returns the cells of WriteTable's table, the header's first,
+// cols to a row: a caller that adds a column lays them out with
+// WriteColumns.
+func TableCells(entries []Entry) (cells []string, cols int) {
 	units := false
 	for _, e := range entries {
 		units = units || e.Unit != ""
@@ -90,10 +92,10 @@ func tableCells(entries []Entry) (cells []string, cols int) {
 	return cells, cols
 }
 
-// writeColumns writes cells, cols to a row, as lines of columns: each cell
+// WriteColumns writes cells, cols to a row, as lines of columns: each cell
 // but a row's last padded with spaces to its column's widest cell, in
 // runes, plus two.
-func writeColumns(w io.Writer, cells []string, cols int) error {
+func WriteColumns(w io.Writer, cells []string, cols int) error {
 	const padding = 2
 	width := make([]int, cols-1)
 	size := 0
@@ -104,10 +106,13 @@ func writeColumns(w io.Writer, cells []string, cols int) error {
 		}
 		size += len(c)
 	}
+	// At most: a cell's padding is never more than its column's width
+	// plus the padding, and each row ends in a newline.
+	rows := len(cells) / cols
 	for _, n := range width {
-		size += (n + padding) * (len(cells) / cols)
+		size += (n + padding) * rows
 	}
-	out := make([]byte, 0, size+len(cells)/cols)
+	out := make([]byte, 0, size+rows)
 	for i, c := range cells {
 		out = append(out, c...)
 		if col := i % cols; col < cols-1 {

@@ -79,7 +79,7 @@ func FuzzWriteTable(f *testing.F) {
 
 // tabwriterTable lays the table's cells out with text/tabwriter.
 func tabwriterTable(b *bytes.Buffer, entries []Entry) {
-	cells, cols := tableCells(entries)
+	cells, cols := TableCells(entries)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for i := 0; i < len(cells); i += cols {
 		fmt.Fprintln(tw, strings.Join(cells[i:i+cols], "\t"))
