@@ -82,7 +82,7 @@ func runList(ctx context.Context, args []string) error {
 
 // noteHeld tells 'aisan list' users that changes await review.
 func noteHeld(home string) {
-	sets, _ := held.List(home, "")
+	sets, _ := held.Manifests(home, "")
 	var slots []string
 	for _, s := range sets {
 		if s.State == held.Held && (len(slots) == 0 || slots[len(slots)-1] != s.Slot) {

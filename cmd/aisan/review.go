@@ -124,7 +124,7 @@ func runReview(ctx context.Context, args []string) error {
 // wrapper or keeper collecting them (killed with SIGKILL, a crash): the
 // slot's latest launch is over, or its record is gone.
 func collectStale(home string) {
-	sets, _ := held.List(home, "")
+	sets, _ := held.Manifests(home, "")
 	reg, err := openRegistry()
 	if err != nil {
 		return

@@ -431,7 +431,7 @@ func handOverOrUndo(set string, m *Manifest) error {
 		return err
 	}
 	defer unlock()
-	sets, _ := List(filepath.Dir(store), "")
+	sets, _ := Manifests(filepath.Dir(store), "")
 	for _, o := range sets {
 		if o.Dir == set || o.State != Open || o.Repo != m.Repo {
 			continue
@@ -509,6 +509,19 @@ type Set struct {
 // lists every slot's. A set whose manifest cannot be read is reported
 // and skipped.
 func List(aisanHome, slot string) ([]Set, []error) {
+	sets, problems := Manifests(aisanHome, slot)
+	for i, set := range sets {
+		if cs, err := changes(set.Dir, set.Manifest); err == nil {
+			sets[i].Files = files(cs)
+		}
+	}
+	return sets, problems
+}
+
+// Manifests is List without each set's Files. What a set holds is read
+// from its copies, file by file: only what shows it needs that, not what
+// looks for sets in a state (every box's end, 'aisan list').
+func Manifests(aisanHome, slot string) ([]Set, []error) {
 	root := Dir(aisanHome)
 	slots := []string{slot}
 	if slot == "" {
@@ -543,11 +556,7 @@ func List(aisanHome, slot string) ([]Set, []error) {
 				problems = append(problems, err)
 				continue
 			}
-			set := Set{Dir: dir, Manifest: m}
-			if cs, err := changes(dir, m); err == nil {
-				set.Files = files(cs)
-			}
-			out = append(out, set)
+			out = append(out, Set{Dir: dir, Manifest: m})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {

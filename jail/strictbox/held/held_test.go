@@ -3,6 +3,7 @@ package held
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,6 +166,11 @@ func TestList(t *testing.T) {
 	if len(problems) != 0 || len(sets) != 1 || sets[0].State != Open || sets[0].Slot != "repo-1-claude" {
 		t.Fatalf("%+v %v", sets, problems)
 	}
+	// The same sets, without reading what they hold.
+	only, problems := Manifests(home, "")
+	if len(problems) != 0 || len(only) != 1 || only[0].Dir != sets[0].Dir || only[0].State != Open || only[0].Files != nil {
+		t.Fatalf("%+v %v", only, problems)
+	}
 }
 
 // TestMountPointsOutliveTheFirstBox: two boxes in one repository; the
@@ -191,6 +197,45 @@ func TestMountPointsOutliveTheFirstBox(t *testing.T) {
 	for _, p := range []string{".envrc", "deep"} {
 		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s left after both boxes: %v", p, err)
+		}
+	}
+}
+
+// BenchmarkEndBesideHeldSets ends a box's set while eight others wait
+// for review, each holding a changed copy of a 300-file directory: the
+// figure is the end of one box, which must not grow with what the others
+// hold.
+func BenchmarkEndBesideHeldSets(b *testing.B) {
+	d, _ := filepath.EvalSymlinks(b.TempDir())
+	repo, home := filepath.Join(d, "repo"), filepath.Join(d, "home")
+	dir := filepath.Join(repo, ".claude")
+	os.MkdirAll(dir, 0o755)
+	for i := range 300 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", i)), bytes.Repeat([]byte{'a' + byte(i%26)}, 2048), 0o644)
+	}
+	// A new file's mount point is made for each run, and removed or
+	// handed over to another running box at its end.
+	items := []protect.Item{{Path: dir, Dir: true, How: protect.Copy}, {Path: filepath.Join(repo, ".envrc"), How: protect.Create}}
+	prepare := func(slot string) string {
+		set := NewSetDir(home, slot, time.Now())
+		if err := Prepare(set, Manifest{Slot: slot, Repo: repo, Items: items}); err != nil {
+			b.Fatal(err)
+		}
+		return set
+	}
+	for i := range 8 {
+		set := prepare(fmt.Sprintf("repo-%d-claude", i))
+		os.WriteFile(filepath.Join(Work(set, 0), "f000"), []byte("changed"), 0o644)
+		if r, err := End(set); err != nil || len(r.Files) != 1 {
+			b.Fatalf("held set %d: %+v %v", i, r, err)
+		}
+	}
+	for b.Loop() {
+		b.StopTimer()
+		set := prepare("repo-9-claude")
+		b.StartTimer()
+		if r, err := End(set); err != nil || len(r.Files) != 0 {
+			b.Fatalf("%+v %v", r, err)
 		}
 	}
 }
