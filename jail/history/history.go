@@ -669,18 +669,27 @@ func adoptOutside(path, host, sessions, root string) error {
 	if end <= from {
 		return nil
 	}
-	var picked []byte
-	var cwds map[string]string
+	type sessionLine struct {
+		id   string
+		line []byte
+	}
+	var lines []sessionLine
+	ids := make(map[string]bool)
 	for _, line := range bytes.SplitAfter(hostData[from:end], []byte("\n")) {
 		var l outsideLine
 		if json.Unmarshal(line, &l) != nil || l.SessionID == "" {
 			continue
 		}
-		if cwds == nil {
-			cwds = sessionDirs(sessions)
-		}
-		if cwd, ok := cwds[l.SessionID]; ok && within(cwd, root) {
-			picked = append(picked, line...)
+		lines = append(lines, sessionLine{l.SessionID, line})
+		ids[l.SessionID] = true
+	}
+	var picked []byte
+	if len(lines) > 0 {
+		cwds := sessionDirs(sessions, ids)
+		for _, l := range lines {
+			if cwd, ok := cwds[l.id]; ok && within(cwd, root) {
+				picked = append(picked, l.line...)
+			}
 		}
 	}
 	if len(picked) > 0 {
@@ -713,33 +722,97 @@ func adoptOutside(path, host, sessions, root string) error {
 // maxMetaLine bounds what is read of a session log's first line.
 const maxMetaLine = 1 << 20
 
-// sessionDirs maps Codex session ids to the directory each session ran
-// in, from the first line of each session log under dir.
-func sessionDirs(dir string) map[string]string {
+// sessionDirs maps the Codex sessions in ids to the directory each ran
+// in, from the first line of its session log under dir. Codex names a
+// log rollout-<time>-<id>.jsonl, so only the logs named for a session in
+// ids are opened: a user's sessions directory keeps every session ever
+// run, and each log's first line holds the session's instructions. A
+// log whose name carries no id is read only for an id no name carries;
+// one named for a session speaks for that session alone.
+func sessionDirs(dir string, ids map[string]bool) map[string]string {
 	out := make(map[string]string)
+	var others []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || !strings.HasPrefix(d.Name(), "rollout-") || !strings.HasSuffix(d.Name(), ".jsonl") {
+		if err != nil || !d.Type().IsRegular() {
 			return nil
 		}
-		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if err != nil {
+		name := d.Name()
+		if !strings.HasPrefix(name, "rollout-") || !strings.HasSuffix(name, ".jsonl") {
 			return nil
 		}
-		defer f.Close()
-		line, _ := bufio.NewReaderSize(io.LimitReader(f, maxMetaLine), 64<<10).ReadBytes('\n')
-		var meta struct {
-			Type    string `json:"type"`
-			Payload struct {
-				ID  string `json:"id"`
-				Cwd string `json:"cwd"`
-			} `json:"payload"`
-		}
-		if json.Unmarshal(line, &meta) == nil && meta.Type == "session_meta" && meta.Payload.ID != "" && meta.Payload.Cwd != "" {
-			out[meta.Payload.ID] = filepath.Clean(meta.Payload.Cwd)
+		switch id := logID(name); {
+		case id == "":
+			others = append(others, p)
+		case ids[id]:
+			if cwd, ok := sessionDir(p, id); ok {
+				out[id] = cwd
+			}
 		}
 		return nil
 	})
+	for _, p := range others {
+		if len(out) == len(ids) {
+			break
+		}
+		if id, cwd, ok := sessionMeta(p); ok && ids[id] && out[id] == "" {
+			out[id] = cwd
+		}
+	}
 	return out
+}
+
+// logID is the session id a log's name carries: the UUID between the
+// time and ".jsonl" ("" when the name ends otherwise).
+func logID(name string) string {
+	const n = len("00000000-0000-0000-0000-000000000000")
+	base, ok := strings.CutSuffix(name, ".jsonl")
+	if !ok || len(base) < len("rollout-")+n || base[len(base)-n-1] != '-' {
+		return ""
+	}
+	id := base[len(base)-n:]
+	for i, c := range id {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return ""
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+			return ""
+		}
+	}
+	return id
+}
+
+// sessionDir is the directory the session id ran in, from its log at p;
+// a log whose first line names another session is not id's.
+func sessionDir(p, id string) (string, bool) {
+	got, cwd, ok := sessionMeta(p)
+	return cwd, ok && got == id
+}
+
+// sessionMeta reads the session id and directory from the first line of
+// the session log at p.
+func sessionMeta(p string) (id, cwd string, ok bool) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return "", "", false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", "", false // swapped since the walk saw a file
+	}
+	line, _ := bufio.NewReaderSize(io.LimitReader(f, maxMetaLine), 64<<10).ReadBytes('\n')
+	var meta struct {
+		Type    string `json:"type"`
+		Payload struct {
+			ID  string `json:"id"`
+			Cwd string `json:"cwd"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &meta) != nil || meta.Type != "session_meta" || meta.Payload.ID == "" || meta.Payload.Cwd == "" {
+		return "", "", false
+	}
+	return meta.Payload.ID, filepath.Clean(meta.Payload.Cwd), true
 }
 
 // within reports whether p is dir or below it.

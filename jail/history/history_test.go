@@ -392,3 +392,105 @@ func TestMergeIsBoundedPerLaunch(t *testing.T) {
 		t.Errorf("%d entries merged, want %d", n, maxMergeEntries)
 	}
 }
+
+// TestAdoptReadsTheLogsNamedForItsSessions: a session log is found by the
+// id in its name, as Codex names it, and another log's first line does
+// not move a session that one names. (Reading every log, the decoy below,
+// walked after the real one, would put "wanted" outside the worktree.)
+func TestAdoptReadsTheLogsNamedForItsSessions(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	wt := filepath.Join(dir, "wt")
+	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	const wanted, other = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0199a1b2-c3d4-7e5f-8a9b-ffffffffffff"
+	logAt := func(day, name, id, cwd string) {
+		write(t, filepath.Join(dirs.Codex, "sessions", "2026", "12", day, name),
+			`{"timestamp":"x","type":"session_meta","payload":{"id":"`+id+`","cwd":"`+cwd+`","instructions":"`+strings.Repeat("x", 4096)+`"}}`+"\n")
+	}
+	logAt("01", "rollout-2026-12-01T10-00-00-"+wanted+".jsonl", wanted, wt)
+	logAt("02", "rollout-2026-12-02T10-00-00-"+other+".jsonl", wanted, wt+"-other")
+	// A log named for one session that says it is another is neither's.
+	logAt("03", "rollout-2026-12-03T10-00-00-"+other+".jsonl", "0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee", wt)
+	line := func(id, text string) string { return `{"session_id":"` + id + `","ts":1,"text":"` + text + `"}` + "\n" }
+	write(t, filepath.Join(dirs.Codex, "history.jsonl"), line(wanted, "mine")+line("0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee", "not mine"))
+	binds, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, binds[0].Src), line(wanted, "mine"); got != want {
+		t.Errorf("copy %q, want %q", got, want)
+	}
+}
+
+// BenchmarkAdoptAmongManySessions is a codex launch's Prepare after a
+// session of its worktree added one line to the host history, with 2,000
+// other sessions' logs (each first line 16 KiB of instructions) beside.
+func BenchmarkAdoptAmongManySessions(b *testing.B) {
+	dir := b.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	wt := filepath.Join(dir, "wt")
+	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	instructions := strings.Repeat("x", 16<<10)
+	id := func(i int) string { return fmt.Sprintf("0199a1b2-c3d4-7e5f-8a9b-%012d", i) }
+	for i := range 2000 {
+		p := filepath.Join(dirs.Codex, "sessions", "2026", fmt.Sprintf("%02d", 1+i/200), fmt.Sprintf("%02d", 1+i%28),
+			"rollout-2026-12-01T10-00-00-"+id(i)+".jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte(`{"type":"session_meta","payload":{"id":"`+id(i)+`","cwd":"`+wt+`","instructions":"`+instructions+`"}}`+"\n"), 0o600)
+	}
+	host := filepath.Join(dirs.Codex, "history.jsonl")
+	os.WriteFile(host, nil, 0o600)
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		f, _ := os.OpenFile(host, os.O_WRONLY|os.O_APPEND, 0)
+		fmt.Fprintf(f, `{"session_id":"%s","ts":1,"text":"prompt %d"}`+"\n", id(i%2000), i)
+		f.Close()
+		b.StartTimer()
+		if _, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestLogID(t *testing.T) {
+	for name, want := range map[string]string{
+		"rollout-2026-12-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+		"rollout-2026-12-01T10-00-00-0199A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B.jsonl": "0199A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B",
+		"rollout-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl":                     "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+		"rollout-2026-12-01T10-00-00-here.jsonl":                                 "",
+		"rollout-2026-12-01T10-00-00-01HXYZABCDEFGHJKMNPQRSTVWX.jsonl":           "",
+		"rollout-2026-12-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5g.jsonl": "",
+		"rollout-2026-12-01T10-00-00-0199a1b2xc3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl": "",
+		"rollout-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b":                           "",
+		"0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl":                             "",
+		"rollout-.jsonl": "",
+	} {
+		if got := logID(name); got != want {
+			t.Errorf("logID(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// FuzzLogID: an id is the end of the name, before ".jsonl", after a "-",
+// and shaped as a UUID; a name is never misread as another's.
+func FuzzLogID(f *testing.F) {
+	f.Add("rollout-2026-12-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
+	f.Add("rollout-2026-12-01T10-00-00-here.jsonl")
+	f.Add("rollout-.jsonl")
+	f.Fuzz(func(t *testing.T, name string) {
+		id := logID(name)
+		if id == "" {
+			return
+		}
+		if !strings.HasSuffix(name, "-"+id+".jsonl") || len(id) != 36 || strings.Count(id, "-") != 4 {
+			t.Fatalf("logID(%q) = %q", name, id)
+		}
+		for _, c := range strings.ReplaceAll(id, "-", "") {
+			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+				t.Fatalf("logID(%q) = %q", name, id)
+			}
+		}
+	})
+}
