@@ -561,6 +561,33 @@ func readOwn(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxCopy))
 }
 
+// readOwnFrom is readOwn from offset from, or from the start when the
+// file is now shorter than from (it was rewritten), and the offset it
+// read from.
+func readOwnFrom(path string, from int64) ([]byte, int64, error) {
+	f, err := regfile.Open(path)
+	if errors.Is(err, regfile.ErrNotRegular) {
+		return nil, 0, fmt.Errorf("%s is not a regular file of yours", path)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if !ownRegular(fi) {
+		return nil, 0, fmt.Errorf("%s is not a regular file of yours", path)
+	}
+	size := min(fi.Size(), maxCopy)
+	if from > size {
+		from = 0
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, from, size-from))
+	return data, from, err
+}
+
 func readMark(path string) int64 {
 	data, err := readOwn(path)
 	if err != nil {
@@ -656,26 +683,25 @@ type outsideLine struct {
 // typed in sessions that ran in root (or below it), from where the last
 // look stopped. sessions is Codex's session log directory.
 func adoptOutside(path, host, sessions, root string) error {
-	hostData, err := readOwn(host)
+	seenMark := path + ".adopted"
+	// Only what was added since: the host file holds the user's whole
+	// Codex past, and every codex launch looks.
+	tail, from, err := readOwnFrom(host, readMark(seenMark))
 	if err != nil {
 		return nil // no host history to adopt from
 	}
-	seenMark := path + ".adopted"
-	from := readMark(seenMark)
-	if from > int64(len(hostData)) {
-		from = 0 // the host file was rewritten shorter
-	}
-	end := int64(bytes.LastIndexByte(hostData, '\n') + 1)
-	if end <= from {
+	whole := bytes.LastIndexByte(tail, '\n') + 1
+	if whole == 0 {
 		return nil
 	}
+	end := from + int64(whole)
 	type sessionLine struct {
 		id   string
 		line []byte
 	}
 	var lines []sessionLine
 	ids := make(map[string]bool)
-	for _, line := range bytes.SplitAfter(hostData[from:end], []byte("\n")) {
+	for _, line := range bytes.SplitAfter(tail[:whole], []byte("\n")) {
 		var l outsideLine
 		if json.Unmarshal(line, &l) != nil || l.SessionID == "" {
 			continue

@@ -494,3 +494,59 @@ func FuzzLogID(f *testing.F) {
 		}
 	})
 }
+
+// TestAdoptAfterTheHostFileShrank: a host file rewritten shorter than
+// where the last look stopped is looked at again from its start.
+func TestAdoptAfterTheHostFileShrank(t *testing.T) {
+	dir := t.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	wt := filepath.Join(dir, "wt")
+	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	const here, there = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0199a1b2-c3d4-7e5f-8a9b-ffffffffffff"
+	for id, cwd := range map[string]string{here: wt, there: wt + "-other"} {
+		write(t, filepath.Join(dirs.Codex, "sessions", "2026", "12", "01", "rollout-2026-12-01T10-00-00-"+id+".jsonl"),
+			`{"type":"session_meta","payload":{"id":"`+id+`","cwd":"`+cwd+`"}}`+"\n")
+	}
+	line := func(id, text string) string { return `{"session_id":"` + id + `","ts":1,"text":"` + text + `"}` + "\n" }
+	host := filepath.Join(dirs.Codex, "history.jsonl")
+	write(t, host, line(there, "a long prompt typed in another worktree")+line(there, "and another"))
+	binds, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, binds[0].Src); got != "" {
+		t.Fatalf("copy %q, want it empty", got)
+	}
+	write(t, host, line(here, "mine"))
+	if _, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, binds[0].Src), line(here, "mine"); got != want {
+		t.Errorf("copy %q, want %q", got, want)
+	}
+}
+
+// BenchmarkPrepareBesideLongHistory is a codex launch's Prepare when the
+// host history (8 MiB, 40,000 prompts) has nothing new since the last.
+func BenchmarkPrepareBesideLongHistory(b *testing.B) {
+	dir := b.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	wt := filepath.Join(dir, "wt")
+	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	var h strings.Builder
+	for i := range 40000 {
+		fmt.Fprintf(&h, `{"session_id":"0199a1b2-c3d4-7e5f-8a9b-%012d","ts":%d,"text":"%s"}`+"\n", i%500, i, strings.Repeat("p", 150))
+	}
+	os.MkdirAll(dirs.Codex, 0o700)
+	os.WriteFile(filepath.Join(dirs.Codex, "history.jsonl"), []byte(h.String()), 0o600)
+	if _, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
