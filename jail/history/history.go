@@ -346,23 +346,19 @@ func markPath(path string) string { return path + ".merged" }
 // it accepts are appended, at most maxMergeEntries of them (maxMergeBytes
 // in all); it returns how many it dropped.
 func merge(path, host string, valid func([]byte) bool) (int, error) {
-	data, err := readOwn(path)
+	// What the copy gained since the last merge (all of it when it was
+	// rewritten shorter: it is judged whole then).
+	tail, done, err := readOwnFrom(path, readMark(markPath(path)))
 	if err != nil {
 		return 0, fmt.Errorf("reading history copy: %w", err)
 	}
-	done := readMark(markPath(path))
-	if done > int64(len(data)) {
-		done = 0 // the copy was rewritten shorter: judge it whole
-	}
-	if done == int64(len(data)) {
-		return 0, nil
-	}
 	// Only whole lines: the agent may be writing the last one.
-	end := bytes.LastIndexByte(data, '\n') + 1
-	if int64(end) <= done {
+	whole := bytes.LastIndexByte(tail, '\n') + 1
+	if whole == 0 {
 		return 0, nil
 	}
-	fresh, dropped := data[done:end], 0
+	end := done + int64(whole)
+	fresh, dropped := tail[:whole], 0
 	if valid != nil {
 		fresh, dropped = entries(fresh, valid)
 	}
@@ -397,7 +393,7 @@ func merge(path, host string, valid func([]byte) bool) (int, error) {
 			return 0, fmt.Errorf("syncing host history %s: %w", host, err)
 		}
 	}
-	return dropped, writeMark(markPath(path), int64(end))
+	return dropped, writeMark(markPath(path), end)
 }
 
 // What one launch may add to the host's history: a jailed agent writes

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,18 @@ func TestCodexCopyMergesBack(t *testing.T) {
 	}
 	if got := read(t, host); got != want {
 		t.Errorf("after a trimmed copy, host file:\n%s\nwant:\n%s", got, want)
+	}
+	// Trimmed again, now shorter than what was merged: judged whole.
+	short := `{"session_id":"a","ts":5,"text":"3"}` + "\n"
+	if mark, err := strconv.Atoi(strings.TrimSpace(read(t, markPath(cp)))); err != nil || len(short) >= mark {
+		t.Fatalf("the case needs a copy shorter than its merge mark (%d, %v)", mark, err)
+	}
+	write(t, cp, short)
+	if err := MergeBack(state, "w-12345678-codex", "codex", dirs); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, host); got != want+short {
+		t.Errorf("after a copy shorter than its mark, host file:\n%s\nwant:\n%s", got, want+short)
 	}
 }
 
@@ -546,6 +559,34 @@ func BenchmarkPrepareBesideLongHistory(b *testing.B) {
 	}
 	for b.Loop() {
 		if _, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMergeBackLongCopy is a codex launch's end when its worktree's
+// copy (8 MiB, 40,000 prompts) gained nothing since the last merge.
+func BenchmarkMergeBackLongCopy(b *testing.B) {
+	dir := b.TempDir()
+	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
+	dirs := DirsFor(home, noEnv)
+	os.MkdirAll(dirs.Codex, 0o700)
+	binds, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c strings.Builder
+	for i := range 40000 {
+		fmt.Fprintf(&c, `{"session_id":"s","ts":%d,"text":"%s"}`+"\n", i, strings.Repeat("p", 150))
+	}
+	os.WriteFile(binds[0].Src, []byte(c.String()), 0o600)
+	// More than one launch may add: the rest is dropped, and merged.
+	var dropped *DroppedError
+	if err := MergeBack(state, "w-12345678-codex", "codex", dirs); !errors.As(err, &dropped) {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := MergeBack(state, "w-12345678-codex", "codex", dirs); err != nil {
 			b.Fatal(err)
 		}
 	}
