@@ -383,20 +383,13 @@ func TestMergeKeepsOnlyHistory(t *testing.T) {
 // TestMergeIsBoundedPerLaunch: one launch adds at most maxMergeEntries
 // entries to the host's history; the rest are dropped and counted.
 func TestMergeIsBoundedPerLaunch(t *testing.T) {
-	dir := t.TempDir()
-	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	dirs := DirsFor(home, noEnv)
-	os.MkdirAll(dirs.Codex, 0o700)
-	binds, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	state, dirs, copyPath := codexCopy(t)
 	var b strings.Builder
 	for i := range maxMergeEntries + 5 {
 		fmt.Fprintf(&b, `{"session_id":"s","ts":%d,"text":"prompt %d"}`+"\n", i, i)
 	}
-	appendTo(t, binds[0].Src, b.String())
-	err = MergeBack(state, "w-12345678-codex", "codex", dirs)
+	appendTo(t, copyPath, b.String())
+	err := MergeBack(state, "w-12345678-codex", "codex", dirs)
 	var de *DroppedError
 	if !errors.As(err, &de) || de.N != 5 {
 		t.Fatalf("MergeBack: %v, want 5 dropped", err)
@@ -406,32 +399,69 @@ func TestMergeIsBoundedPerLaunch(t *testing.T) {
 	}
 }
 
+// codexFixture is a state dir, a worktree and the agents' directories
+// under a home of their own, for codex launches.
+func codexFixture(tb testing.TB) (state, wt string, dirs Dirs) {
+	tb.Helper()
+	dir := tb.TempDir()
+	wt = filepath.Join(dir, "wt")
+	if err := os.MkdirAll(filepath.Join(wt, ".git"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return filepath.Join(dir, "state"), wt, DirsFor(filepath.Join(dir, "home"), noEnv)
+}
+
+// codexCopy is a codex slot's history copy, prepared in a fixture.
+func codexCopy(tb testing.TB) (state string, dirs Dirs, copyPath string) {
+	tb.Helper()
+	state, _, dirs = codexFixture(tb)
+	if err := os.MkdirAll(dirs.Codex, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	binds, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return state, dirs, binds[0].Src
+}
+
+// sessionLog writes a Codex session log at rel under the sessions
+// directory, whose first line says session id ran in cwd, with pad bytes
+// of instructions (as Codex puts them there).
+func sessionLog(tb testing.TB, dirs Dirs, rel, id, cwd string, pad int) {
+	tb.Helper()
+	p := filepath.Join(dirs.Codex, "sessions", rel)
+	meta := `{"timestamp":"x","type":"session_meta","payload":{"id":"` + id + `","cwd":"` + cwd + `","instructions":"` + strings.Repeat("x", pad) + `"}}` + "\n"
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(meta), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// historyLine is a line of Codex's history typed in session id.
+func historyLine(id, text string) string {
+	return `{"session_id":"` + id + `","ts":1,"text":"` + text + `"}` + "\n"
+}
+
 // TestAdoptReadsTheLogsNamedForItsSessions: a session log is found by the
 // id in its name, as Codex names it, and another log's first line does
 // not move a session that one names. (Reading every log, the decoy below,
 // walked after the real one, would put "wanted" outside the worktree.)
 func TestAdoptReadsTheLogsNamedForItsSessions(t *testing.T) {
-	dir := t.TempDir()
-	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	dirs := DirsFor(home, noEnv)
-	wt := filepath.Join(dir, "wt")
-	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	state, wt, dirs := codexFixture(t)
 	const wanted, other = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0199a1b2-c3d4-7e5f-8a9b-ffffffffffff"
-	logAt := func(day, name, id, cwd string) {
-		write(t, filepath.Join(dirs.Codex, "sessions", "2026", "12", day, name),
-			`{"timestamp":"x","type":"session_meta","payload":{"id":"`+id+`","cwd":"`+cwd+`","instructions":"`+strings.Repeat("x", 4096)+`"}}`+"\n")
-	}
-	logAt("01", "rollout-2026-12-01T10-00-00-"+wanted+".jsonl", wanted, wt)
-	logAt("02", "rollout-2026-12-02T10-00-00-"+other+".jsonl", wanted, wt+"-other")
+	sessionLog(t, dirs, "2026/12/01/rollout-2026-12-01T10-00-00-"+wanted+".jsonl", wanted, wt, 4096)
+	sessionLog(t, dirs, "2026/12/02/rollout-2026-12-02T10-00-00-"+other+".jsonl", wanted, wt+"-other", 4096)
 	// A log named for one session that says it is another is neither's.
-	logAt("03", "rollout-2026-12-03T10-00-00-"+other+".jsonl", "0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee", wt)
-	line := func(id, text string) string { return `{"session_id":"` + id + `","ts":1,"text":"` + text + `"}` + "\n" }
-	write(t, filepath.Join(dirs.Codex, "history.jsonl"), line(wanted, "mine")+line("0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee", "not mine"))
+	sessionLog(t, dirs, "2026/12/03/rollout-2026-12-03T10-00-00-"+other+".jsonl", "0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee", wt, 4096)
+	write(t, filepath.Join(dirs.Codex, "history.jsonl"), historyLine(wanted, "mine")+historyLine("0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee", "not mine"))
 	binds, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := read(t, binds[0].Src), line(wanted, "mine"); got != want {
+	if got, want := read(t, binds[0].Src), historyLine(wanted, "mine"); got != want {
 		t.Errorf("copy %q, want %q", got, want)
 	}
 }
@@ -440,18 +470,10 @@ func TestAdoptReadsTheLogsNamedForItsSessions(t *testing.T) {
 // session of its worktree added one line to the host history, with 2,000
 // other sessions' logs (each first line 16 KiB of instructions) beside.
 func BenchmarkAdoptAmongManySessions(b *testing.B) {
-	dir := b.TempDir()
-	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	dirs := DirsFor(home, noEnv)
-	wt := filepath.Join(dir, "wt")
-	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
-	instructions := strings.Repeat("x", 16<<10)
+	state, wt, dirs := codexFixture(b)
 	id := func(i int) string { return fmt.Sprintf("0199a1b2-c3d4-7e5f-8a9b-%012d", i) }
 	for i := range 2000 {
-		p := filepath.Join(dirs.Codex, "sessions", "2026", fmt.Sprintf("%02d", 1+i/200), fmt.Sprintf("%02d", 1+i%28),
-			"rollout-2026-12-01T10-00-00-"+id(i)+".jsonl")
-		os.MkdirAll(filepath.Dir(p), 0o700)
-		os.WriteFile(p, []byte(`{"type":"session_meta","payload":{"id":"`+id(i)+`","cwd":"`+wt+`","instructions":"`+instructions+`"}}`+"\n"), 0o600)
+		sessionLog(b, dirs, fmt.Sprintf("2026/%02d/%02d/rollout-2026-12-01T10-00-00-%s.jsonl", 1+i/200, 1+i%28, id(i)), id(i), wt, 16<<10)
 	}
 	host := filepath.Join(dirs.Codex, "history.jsonl")
 	os.WriteFile(host, nil, 0o600)
@@ -511,19 +533,13 @@ func FuzzLogID(f *testing.F) {
 // TestAdoptAfterTheHostFileShrank: a host file rewritten shorter than
 // where the last look stopped is looked at again from its start.
 func TestAdoptAfterTheHostFileShrank(t *testing.T) {
-	dir := t.TempDir()
-	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	dirs := DirsFor(home, noEnv)
-	wt := filepath.Join(dir, "wt")
-	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	state, wt, dirs := codexFixture(t)
 	const here, there = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0199a1b2-c3d4-7e5f-8a9b-ffffffffffff"
 	for id, cwd := range map[string]string{here: wt, there: wt + "-other"} {
-		write(t, filepath.Join(dirs.Codex, "sessions", "2026", "12", "01", "rollout-2026-12-01T10-00-00-"+id+".jsonl"),
-			`{"type":"session_meta","payload":{"id":"`+id+`","cwd":"`+cwd+`"}}`+"\n")
+		sessionLog(t, dirs, "2026/12/01/rollout-2026-12-01T10-00-00-"+id+".jsonl", id, cwd, 0)
 	}
-	line := func(id, text string) string { return `{"session_id":"` + id + `","ts":1,"text":"` + text + `"}` + "\n" }
 	host := filepath.Join(dirs.Codex, "history.jsonl")
-	write(t, host, line(there, "a long prompt typed in another worktree")+line(there, "and another"))
+	write(t, host, historyLine(there, "a long prompt typed in another worktree")+historyLine(there, "and another"))
 	binds, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs)
 	if err != nil {
 		t.Fatal(err)
@@ -531,11 +547,11 @@ func TestAdoptAfterTheHostFileShrank(t *testing.T) {
 	if got := read(t, binds[0].Src); got != "" {
 		t.Fatalf("copy %q, want it empty", got)
 	}
-	write(t, host, line(here, "mine"))
+	write(t, host, historyLine(here, "mine"))
 	if _, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := read(t, binds[0].Src), line(here, "mine"); got != want {
+	if got, want := read(t, binds[0].Src), historyLine(here, "mine"); got != want {
 		t.Errorf("copy %q, want %q", got, want)
 	}
 }
@@ -543,11 +559,7 @@ func TestAdoptAfterTheHostFileShrank(t *testing.T) {
 // BenchmarkPrepareBesideLongHistory is a codex launch's Prepare when the
 // host history (8 MiB, 40,000 prompts) has nothing new since the last.
 func BenchmarkPrepareBesideLongHistory(b *testing.B) {
-	dir := b.TempDir()
-	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	dirs := DirsFor(home, noEnv)
-	wt := filepath.Join(dir, "wt")
-	os.MkdirAll(filepath.Join(wt, ".git"), 0o755)
+	state, wt, dirs := codexFixture(b)
 	var h strings.Builder
 	for i := range 40000 {
 		fmt.Fprintf(&h, `{"session_id":"0199a1b2-c3d4-7e5f-8a9b-%012d","ts":%d,"text":"%s"}`+"\n", i%500, i, strings.Repeat("p", 150))
@@ -567,19 +579,12 @@ func BenchmarkPrepareBesideLongHistory(b *testing.B) {
 // BenchmarkMergeBackLongCopy is a codex launch's end when its worktree's
 // copy (8 MiB, 40,000 prompts) gained nothing since the last merge.
 func BenchmarkMergeBackLongCopy(b *testing.B) {
-	dir := b.TempDir()
-	home, state := filepath.Join(dir, "home"), filepath.Join(dir, "state")
-	dirs := DirsFor(home, noEnv)
-	os.MkdirAll(dirs.Codex, 0o700)
-	binds, err := Prepare(state, "w-12345678-codex", "codex", "/w", dirs)
-	if err != nil {
-		b.Fatal(err)
-	}
+	state, dirs, copyPath := codexCopy(b)
 	var c strings.Builder
 	for i := range 40000 {
 		fmt.Fprintf(&c, `{"session_id":"s","ts":%d,"text":"%s"}`+"\n", i, strings.Repeat("p", 150))
 	}
-	os.WriteFile(binds[0].Src, []byte(c.String()), 0o600)
+	os.WriteFile(copyPath, []byte(c.String()), 0o600)
 	// More than one launch may add: the rest is dropped, and merged.
 	var dropped *DroppedError
 	if err := MergeBack(state, "w-12345678-codex", "codex", dirs); !errors.As(err, &dropped) {
