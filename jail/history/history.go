@@ -536,30 +536,10 @@ func NewLines(have, fresh []byte) []byte {
 // maxCopy bounds what is read of a copy or mark.
 const maxCopy = 256 << 20
 
-// readOwn reads a regular file of the user's, never through a symlink,
-// never from a FIFO.
-func readOwn(path string) ([]byte, error) {
-	f, err := regfile.Open(path)
-	if errors.Is(err, regfile.ErrNotRegular) {
-		return nil, fmt.Errorf("%s is not a regular file of yours", path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !ownRegular(fi) {
-		return nil, fmt.Errorf("%s is not a regular file of yours", path)
-	}
-	return io.ReadAll(io.LimitReader(f, maxCopy))
-}
-
-// readOwnFrom is readOwn from offset from, or from the start when the
-// file is now shorter than from (it was rewritten), and the offset it
-// read from.
+// readOwnFrom reads a regular file of the user's, never through a
+// symlink, never from a FIFO, from offset from on (from the start when
+// the file is now shorter than from: it was rewritten), and returns the
+// offset it read from.
 func readOwnFrom(path string, from int64) ([]byte, int64, error) {
 	f, err := regfile.Open(path)
 	if errors.Is(err, regfile.ErrNotRegular) {
@@ -585,7 +565,7 @@ func readOwnFrom(path string, from int64) ([]byte, int64, error) {
 }
 
 func readMark(path string) int64 {
-	data, err := readOwn(path)
+	data, _, err := readOwnFrom(path, 0)
 	if err != nil {
 		return 0
 	}
@@ -766,7 +746,8 @@ func sessionDirs(dir string, ids map[string]bool) map[string]string {
 		case id == "":
 			others = append(others, p)
 		case ids[id]:
-			if cwd, ok := sessionDir(p, id); ok {
+			// A log whose first line names another session is not id's.
+			if got, cwd, ok := sessionMeta(p); ok && got == id {
 				out[id] = cwd
 			}
 		}
@@ -803,13 +784,6 @@ func logID(name string) string {
 		}
 	}
 	return id
-}
-
-// sessionDir is the directory the session id ran in, from its log at p;
-// a log whose first line names another session is not id's.
-func sessionDir(p, id string) (string, bool) {
-	got, cwd, ok := sessionMeta(p)
-	return cwd, ok && got == id
 }
 
 // sessionMeta reads the session id and directory from the first line of

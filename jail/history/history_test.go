@@ -454,9 +454,12 @@ func TestAdoptReadsTheLogsNamedForItsSessions(t *testing.T) {
 	const wanted, other = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0199a1b2-c3d4-7e5f-8a9b-ffffffffffff"
 	sessionLog(t, dirs, "2026/12/01/rollout-2026-12-01T10-00-00-"+wanted+".jsonl", wanted, wt, 4096)
 	sessionLog(t, dirs, "2026/12/02/rollout-2026-12-02T10-00-00-"+other+".jsonl", wanted, wt+"-other", 4096)
-	// A log named for one session that says it is another is neither's.
-	sessionLog(t, dirs, "2026/12/03/rollout-2026-12-03T10-00-00-"+other+".jsonl", "0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee", wt, 4096)
-	write(t, filepath.Join(dirs.Codex, "history.jsonl"), historyLine(wanted, "mine")+historyLine("0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee", "not mine"))
+	// A log named for one session that says it is another is neither's,
+	// whichever of the two is looked for.
+	const unknown = "0199a1b2-c3d4-7e5f-8a9b-eeeeeeeeeeee"
+	sessionLog(t, dirs, "2026/12/03/rollout-2026-12-03T10-00-00-"+other+".jsonl", unknown, wt, 4096)
+	sessionLog(t, dirs, "2026/12/04/rollout-2026-12-04T10-00-00-"+unknown+".jsonl", other, wt, 4096)
+	write(t, filepath.Join(dirs.Codex, "history.jsonl"), historyLine(wanted, "mine")+historyLine(unknown, "not mine"))
 	binds, err := Prepare(state, "wt-12345678-codex", "codex", wt, dirs)
 	if err != nil {
 		t.Fatal(err)
