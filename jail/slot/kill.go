@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -50,6 +51,15 @@ func jailAlive(rec Record) bool {
 		return false
 	}
 	if own, err := ownPidNS(); err != nil || own == rec.PidNSInode {
+		return false
+	}
+	// No process has the PID: the common answer for an old record, and a
+	// signal-less kill says so without a path walk through /proc (listing
+	// a thousand ended slots asks it a thousand times). Any other answer,
+	// EPERM included, is settled by the namespace below.
+	// (A number past a pid_t is no process's: the kernel would read it
+	// truncated, perhaps as -1, "every process".)
+	if rec.InitPID > math.MaxInt32 || errors.Is(unix.Kill(rec.InitPID, 0), unix.ESRCH) {
 		return false
 	}
 	pid := strconv.Itoa(rec.InitPID)
