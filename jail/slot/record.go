@@ -94,7 +94,9 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // does not parse, or that names another slot, is a *CorruptError.
 func readRecord(path, name string) (Record, error) {
 	var rr recordReader
-	return rr.read(path, name)
+	var r Record
+	err := rr.read(path, name, &r)
+	return r, err
 }
 
 // readRecordBytes is readRecord that also returns the file's bytes.
@@ -111,7 +113,9 @@ func readRecordBytes(path, name string) (Record, []byte, error) {
 // parseRecord decodes data, read from path, as the record for name.
 func parseRecord(path, name string, data []byte) (Record, error) {
 	var rr recordReader
-	return rr.parse(path, name, data)
+	var r Record
+	err := rr.parse(path, name, data, &r)
+	return r, err
 }
 
 // recordReader reads records one after another through one buffer and one
@@ -145,33 +149,39 @@ func (r *recordBytes) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// read reads the record for name at path.
-func (rr *recordReader) read(path, name string) (Record, error) {
+// read reads the record for name at path into *r: the caller's memory,
+// so that a list of a thousand slots decodes each record where it is kept
+// instead of into one more copy. *r is the zero Record on error.
+func (rr *recordReader) read(path, name string, r *Record) error {
 	data, err := readFile(path, &rr.buf)
 	if err != nil {
-		return Record{}, err
+		*r = Record{}
+		return err
 	}
-	return rr.parse(path, name, data)
+	return rr.parse(path, name, data, r)
 }
 
-// parse decodes data, read from path, as the record for name.
-func (rr *recordReader) parse(path, name string, data []byte) (Record, error) {
-	r, err := rr.decode(data)
+// parse decodes data, read from path, as the record for name into *r
+// (the zero Record on error).
+func (rr *recordReader) parse(path, name string, data []byte, r *Record) error {
+	err := rr.decode(data, r)
 	if err != nil {
 		rr.dec = nil
-		return Record{}, &CorruptError{Path: path, Err: err}
+		err = &CorruptError{Path: path, Err: err}
+	} else if r.Slot != name {
+		err = &CorruptError{Path: path, Err: fmt.Errorf("it names slot %q, not %q", r.Slot, name)}
+	} else if r.Kind == "" || r.WrapperPID <= 0 || r.Start.IsZero() {
+		err = &CorruptError{Path: path, Err: errors.New("it lacks the kind, wrapper PID or start time every aisan record has")}
 	}
-	if r.Slot != name {
-		return Record{}, &CorruptError{Path: path, Err: fmt.Errorf("it names slot %q, not %q", r.Slot, name)}
+	if err != nil {
+		*r = Record{}
 	}
-	if r.Kind == "" || r.WrapperPID <= 0 || r.Start.IsZero() {
-		return Record{}, &CorruptError{Path: path, Err: errors.New("it lacks the kind, wrapper PID or start time every aisan record has")}
-	}
-	return r, nil
+	return err
 }
 
-// decode decodes the one JSON object data must hold.
-func (rr *recordReader) decode(data []byte) (Record, error) {
+// decode decodes the one JSON object data must hold into *r, whatever
+// *r held before.
+func (rr *recordReader) decode(data []byte, r *Record) error {
 	if rr.dec == nil {
 		rr.dec = json.NewDecoder(&rr.rest)
 		// Only what aisan writes is acted on: another tool's file dropped
@@ -180,9 +190,9 @@ func (rr *recordReader) decode(data []byte) (Record, error) {
 		rr.dec.DisallowUnknownFields()
 	}
 	rr.rest.b = data
-	var r Record
-	if err := rr.dec.Decode(&r); err != nil {
-		return Record{}, err
+	*r = Record{}
+	if err := rr.dec.Decode(r); err != nil {
+		return err
 	}
 	// What follows the record must be white space: what the decoder
 	// read past it, and what it did not read.
@@ -190,16 +200,16 @@ func (rr *recordReader) decode(data []byte) (Record, error) {
 	for buffered := rr.dec.Buffered(); ; {
 		n, err := buffered.Read(b[:])
 		if !blank(b[:n]) {
-			return Record{}, errTrailing
+			return errTrailing
 		}
 		if err != nil {
 			break
 		}
 	}
 	if !blank(rr.rest.b) {
-		return Record{}, errTrailing
+		return errTrailing
 	}
-	return r, nil
+	return nil
 }
 
 var errTrailing = errors.New("trailing data after the record")

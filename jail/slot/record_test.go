@@ -63,7 +63,7 @@ func TestRecordReaderInSequence(t *testing.T) {
 	for _, a := range cases {
 		for _, b := range cases {
 			var rr recordReader
-			rr.parse("/s/a.json", a.slot, []byte(a.data))
+			rr.parse("/s/a.json", a.slot, []byte(a.data), new(Record))
 			if diff := sameParse(&rr, b.slot, []byte(b.data)); diff != "" {
 				t.Errorf("%s after %s: %s", b.name, a.name, diff)
 			}
@@ -74,7 +74,8 @@ func TestRecordReaderInSequence(t *testing.T) {
 // sameParse parses data with rr and with a fresh reader, and says how
 // the two differ ("" when they do not).
 func sameParse(rr *recordReader, slot string, data []byte) string {
-	got, gerr := rr.parse("/s/b.json", slot, data)
+	var got Record
+	gerr := rr.parse("/s/b.json", slot, data, &got)
 	want, werr := parseRecord("/s/b.json", slot, data)
 	switch {
 	case (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error():

@@ -271,9 +271,9 @@ func (r *Registry) List() ([]Entry, []error) {
 		wg.Go(func() {
 			var rr recordReader
 			for i := w * per; i < min((w+1)*per, len(names)); i++ {
-				rec, err := rr.read(r.recordPath(names[i]), names[i])
+				err := rr.read(r.recordPath(names[i]), names[i], &entries[i].Record)
 				if err == nil {
-					entries[i], err = r.entry(rec, now)
+					entries[i], err = r.entry(entries[i].Record, now)
 				}
 				errs[i] = err
 			}
