@@ -44,6 +44,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 )
@@ -69,7 +70,11 @@ var others = []Rule{
 }
 
 // Table is every row: the agents' first, in jail/agent's order.
-func Table() []Rule {
+func Table() []Rule { return slices.Clone(table()) }
+
+// table is the table, built once: the walk looks up the name of every
+// entry of the repository (rowByName), tens of thousands in a real one.
+var table = sync.OnceValue(func() []Rule {
 	var out []Rule
 	for _, a := range agent.All {
 		for _, f := range a.ProjectFiles {
@@ -77,7 +82,18 @@ func Table() []Rule {
 		}
 	}
 	return append(out, others...)
-}
+})
+
+// rowByName indexes the table by name; a name's first row wins.
+var rowByName = sync.OnceValue(func() map[string]Rule {
+	m := map[string]Rule{}
+	for _, r := range table() {
+		if _, dup := m[r.Name]; !dup {
+			m[r.Name] = r
+		}
+	}
+	return m
+})
 
 // GitRows are the table's git rows, for explain: what jail/gitpin lists
 // in every git dir.
@@ -92,12 +108,8 @@ var GitRows = []Rule{
 
 // ruleFor returns the row whose name is base.
 func ruleFor(base string) (Rule, bool) {
-	for _, r := range Table() {
-		if r.Name == base {
-			return r, true
-		}
-	}
-	return Rule{}, false
+	r, ok := rowByName()[base]
+	return r, ok
 }
 
 // How is how a protected path appears in the box.
@@ -350,7 +362,7 @@ func IsProtectedName(base string) bool {
 // repository's root, each gets a mount point when it does not exist.
 func RootCandidates(dir string) []PathFact {
 	var out []PathFact
-	for _, r := range Table() {
+	for _, r := range table() {
 		out = append(out, PathFact{Path: filepath.Join(dir, r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why})
 	}
 	return out

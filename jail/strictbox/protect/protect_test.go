@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -168,4 +169,60 @@ func FuzzCheckRoot(f *testing.F) {
 			t.Fatalf("%v", err)
 		}
 	})
+}
+
+// TestTableIsACopy: the walk looks names up in the table built once, so
+// what a caller does with Table's rows must not reach it.
+func TestTableIsACopy(t *testing.T) {
+	rows := Table()
+	if len(rows) == 0 {
+		t.Fatal("empty table")
+	}
+	name := rows[0].Name
+	rows[0].Name = "not-a-protected-name"
+	if !IsProtectedName(name) || IsProtectedName("not-a-protected-name") {
+		t.Errorf("changing Table's rows changed the lookup of %q", name)
+	}
+	for _, r := range Table() {
+		got, ok := ruleFor(r.Name)
+		if !ok {
+			t.Errorf("ruleFor(%q) finds no row", r.Name)
+			continue
+		}
+		// A name's first row speaks for it.
+		for _, first := range Table() {
+			if first.Name == r.Name {
+				if got != first {
+					t.Errorf("ruleFor(%q) = %+v, want the first row %+v", r.Name, got, first)
+				}
+				break
+			}
+		}
+	}
+}
+
+// BenchmarkGather walks a repository of 200 directories of 40 files
+// each, a protected name among them now and then: every entry's name is
+// looked up in the table.
+func BenchmarkGather(b *testing.B) {
+	r := b.TempDir()
+	for i := range 200 {
+		d := filepath.Join(r, "pkg", strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for j := range 40 {
+			if err := os.WriteFile(filepath.Join(d, "f"+strconv.Itoa(j)+".go"), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if i%50 == 0 {
+			os.WriteFile(filepath.Join(d, ".envrc"), nil, 0o644)
+		}
+	}
+	for b.Loop() {
+		if _, err := Gather(r, GitFacts{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
