@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
@@ -77,16 +75,40 @@ func askVersion(bin string) (string, error) {
 	return line, nil
 }
 
-var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`) })
-
+// parseBwrapVersion finds the first MAJOR.MINOR[.PATCH] in bwrap's
+// answer ("bubblewrap 0.8.0"), as the pattern (\d+)\.(\d+)(?:\.(\d+))?
+// would (FuzzParseBwrapVersion holds the two together): every launch
+// reads it, and compiling the pattern cost more than the rest of the read.
 func parseBwrapVersion(s string) ([3]int, error) {
-	m := versionRE().FindStringSubmatch(s)
-	if m == nil {
-		return [3]int{}, fmt.Errorf("no version in bwrap's answer %q", strings.TrimSpace(s))
+	for i := 0; i < len(s); i++ {
+		if v, ok := versionAt(s[i:]); ok {
+			return v, nil
+		}
 	}
-	var v [3]int
-	for i := range 3 {
-		v[i], _ = strconv.Atoi(m[i+1])
+	return [3]int{}, fmt.Errorf("no version in bwrap's answer %q", strings.TrimSpace(s))
+}
+
+// versionAt reads MAJOR.MINOR[.PATCH] at the start of s.
+func versionAt(s string) (v [3]int, ok bool) {
+	number := func() (int, bool) {
+		n := 0
+		for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+			n++
+		}
+		x, _ := strconv.Atoi(s[:n])
+		s = s[n:]
+		return x, n > 0
 	}
-	return v, nil
+	if v[0], ok = number(); !ok || !strings.HasPrefix(s, ".") {
+		return v, false
+	}
+	s = s[1:]
+	if v[1], ok = number(); !ok {
+		return v, false
+	}
+	if strings.HasPrefix(s, ".") {
+		s = s[1:]
+		v[2], _ = number() // none: the optional part is not there
+	}
+	return v, true
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/busproxy"
@@ -157,12 +156,6 @@ func planStrict(req Request, h Host, slotName string, sp StrictPlan) (*Session, 
 	warnings := slices.Clone(sp.Notes)
 	if sp.Options.Net {
 		warnings = append(warnings, "--net: this box shares the host's network: the internet, the LAN and VPNs, services on the host's loopback, and abstract-namespace sockets (X11's among them) are all reachable; credential files stay unmounted")
-	}
-	sp.Secret = slices.Clone(sp.Secret)
-	for _, kv := range spec.Env {
-		if k, v, _ := strings.Cut(kv, "="); IsSecret(k, v) {
-			sp.Secret = append(sp.Secret, k)
-		}
 	}
 	return &Session{
 		Request: req, Host: h, Slot: slotName, SlotDir: h.SlotDir(slotName),

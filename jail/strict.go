@@ -24,10 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/boxinit"
@@ -54,9 +52,9 @@ type RootEntry struct {
 type StrictPlan struct {
 	// Options are the preset's inputs.
 	Options StrictOptions
-	// Secret are variables whose values explain must not print: those
-	// taken from the host's environment (Plan adds the secret-looking
-	// ones of the Spec).
+	// Secret are variables whose values explain must not print, of those
+	// taken from the host's environment (SecretNames adds the
+	// secret-looking ones of the Spec).
 	Secret []string
 	// BindFiles are the bind specs the options came from.
 	BindFiles []string
@@ -155,9 +153,31 @@ type StrictOptions struct {
 	ClaudeSeed map[string]any
 }
 
-// passEnv are host variables a strict box keeps: the terminal, the
-// locale and the time zone. Nothing else crosses.
-var passEnv = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(TERM|COLORTERM|LANG|LANGUAGE|LC_[A-Z_]+|TZ)$`) })
+// passEnv reports whether a strict box keeps the host's variable name:
+// the terminal, the locale (LC_ and capitals or underscores) and the
+// time zone. Nothing else crosses.
+func passEnv(name string) bool {
+	switch name {
+	case "TERM", "COLORTERM", "LANG", "LANGUAGE", "TZ":
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "LC_")
+	return ok && rest != "" && strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == ""
+}
+
+// SecretNames are the variables of env whose values explain must not
+// print: sp.Secret, and every one that looks like a credential
+// (IsSecret). Only explain prints a box's environment, so only explain
+// asks.
+func (sp *StrictPlan) SecretNames(env []string) []string {
+	out := slices.Clone(sp.Secret)
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); IsSecret(k, v) && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // strictDefaults are variables every strict box sets.
 var strictDefaults = []string{
@@ -184,7 +204,7 @@ func Strict(o StrictOptions) Spec {
 		env = append(env, "USER="+o.User, "LOGNAME="+o.User)
 	}
 	for _, kv := range o.HostEnv {
-		if k, _, _ := strings.Cut(kv, "="); passEnv().MatchString(k) {
+		if k, _, _ := strings.Cut(kv, "="); passEnv(k) {
 			env = append(env, kv)
 		}
 	}

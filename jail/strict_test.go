@@ -1,7 +1,9 @@
 package jail
 
 import (
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,13 +89,75 @@ func TestRedactOptions(t *testing.T) {
 }
 
 func TestParseBwrapVersion(t *testing.T) {
-	v, err := parseBwrapVersion("bubblewrap 0.8.0\n")
-	if err != nil || v != [3]int{0, 8, 0} {
-		t.Fatalf("%v %v", v, err)
+	for _, c := range []struct {
+		in   string
+		want [3]int
+		ok   bool
+	}{
+		{"bubblewrap 0.8.0\n", [3]int{0, 8, 0}, true},
+		{"bubblewrap 0.11.1", [3]int{0, 11, 1}, true},
+		{"bwrap 1.2", [3]int{1, 2, 0}, true},
+		{"v1.2.", [3]int{1, 2, 0}, true},
+		{"x 1.a 2.3.4", [3]int{2, 3, 4}, true},
+		{"1..2.3", [3]int{2, 3, 0}, true},
+		{"nothing", [3]int{}, false},
+		{"1. 2", [3]int{}, false},
+	} {
+		v, err := parseBwrapVersion(c.in)
+		if (err == nil) != c.ok || v != c.want {
+			t.Errorf("parseBwrapVersion(%q) = %v, %v; want %v (ok %v)", c.in, v, err, c.want, c.ok)
+		}
 	}
-	if _, err := parseBwrapVersion("nothing"); err == nil {
-		t.Fatal("accepted no version")
+}
+
+// bwrapVersionPattern is what parseBwrapVersion reads, as a pattern: the
+// reference the fuzzer holds it to.
+var bwrapVersionPattern = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+
+func FuzzParseBwrapVersion(f *testing.F) {
+	for _, s := range []string{"bubblewrap 0.8.0\n", "1.2", "1..2.3", "a9.9.9.9", "1.2.x", "99999999999999999999.1"} {
+		f.Add(s)
 	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want [3]int
+		m := bwrapVersionPattern.FindStringSubmatch(s)
+		for i := 0; m != nil && i < 3; i++ {
+			want[i], _ = strconv.Atoi(m[i+1])
+		}
+		got, err := parseBwrapVersion(s)
+		if (err == nil) != (m != nil) || got != want {
+			t.Fatalf("parseBwrapVersion(%q) = %v, %v; the pattern says %v (match %v)", s, got, err, want, m != nil)
+		}
+	})
+}
+
+// TestPassEnv: the terminal, the locale and the time zone cross into a
+// strict box, nothing else.
+func TestPassEnv(t *testing.T) {
+	for name, want := range map[string]bool{
+		"TERM": true, "COLORTERM": true, "LANG": true, "LANGUAGE": true, "TZ": true,
+		"LC_ALL": true, "LC_CTYPE": true, "LC_X_Y": true, "LC__": true,
+		"LC_": false, "LC_all": false, "LC_1": false, "TERMINFO": false, "XTERM": false,
+		"LANGS": false, "HOME": false, "": false, "lc_all": false, "term": false,
+	} {
+		if got := passEnv(name); got != want {
+			t.Errorf("passEnv(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// passEnvPattern is passEnv as a pattern, for the fuzzer.
+var passEnvPattern = regexp.MustCompile(`^(TERM|COLORTERM|LANG|LANGUAGE|LC_[A-Z_]+|TZ)$`)
+
+func FuzzPassEnv(f *testing.F) {
+	for _, s := range []string{"TERM", "LC_ALL", "LC_", "LC_a", "TZ\n", "LANGUAGES"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if got, want := passEnv(name), passEnvPattern.MatchString(name); got != want {
+			t.Fatalf("passEnv(%q) = %v, the pattern says %v", name, got, want)
+		}
+	})
 }
 
 // TestEgressWithHostNetwork: with --net a built-in endpoint has no relay

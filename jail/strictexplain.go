@@ -74,10 +74,11 @@ func explainStrict(w io.Writer, s *Session) {
 		}
 	}
 
+	secret := sp.SecretNames(s.Spec.Env)
 	fmt.Fprintf(w, "\nenvironment (complete: the box starts empty):\n")
 	for _, kv := range s.Spec.Env {
 		k, v, _ := strings.Cut(kv, "=")
-		if slices.Contains(sp.Secret, k) {
+		if slices.Contains(secret, k) {
 			v = redacted
 		}
 		fmt.Fprintf(w, "  %s=%s\n", k, v)
@@ -89,7 +90,7 @@ func explainStrict(w io.Writer, s *Session) {
 	fmt.Fprintf(w, "\nnamespaces: user (implied by bwrap), %s; no capabilities; own session keyring\n", strings.Join(ns, ", "))
 
 	fmt.Fprintf(w, "\nbwrap argv (options reach bwrap through --args %d, never on a command line):\n  bwrap\n", boxinit.FDArgs)
-	for _, group := range groupOptions(RedactOptions(s.Compiled.Options, sp.Secret)) {
+	for _, group := range groupOptions(RedactOptions(s.Compiled.Options, secret)) {
 		fmt.Fprintf(w, "  %s\n", quoteArgv(group))
 	}
 	fmt.Fprintf(w, "  -- %s\n", quoteArgv(s.Compiled.Command))
