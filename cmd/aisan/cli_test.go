@@ -304,3 +304,26 @@ func (o helpOption) long() string {
 	}
 	return o.names[0]
 }
+
+// TestPrintsOnly: only commands that read and print go without the
+// SIGPIPE handler; every launcher and every command that changes state
+// keeps it, so that a closed pipe cannot end it halfway.
+func TestPrintsOnly(t *testing.T) {
+	want := map[string]bool{
+		"list": true, "version": true, "help": true, "completion": true, "shell-init": true, completeCommand: true,
+		"--help": true, "-h": true, "--version": true, "no-such-command": true,
+	}
+	for _, c := range commands {
+		if got := printsOnly([]string{c.name}); got != want[c.name] {
+			t.Errorf("printsOnly(%q) = %v, want %v", c.name, got, want[c.name])
+		}
+	}
+	for name := range want {
+		if !printsOnly([]string{name, "x"}) {
+			t.Errorf("printsOnly(%q) = false", name)
+		}
+	}
+	if !printsOnly(nil) {
+		t.Error("printsOnly(nil) = false: the usage only prints")
+	}
+}
