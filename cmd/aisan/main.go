@@ -27,9 +27,9 @@ type command struct {
 	// printsOnly: the command reads and prints, and changes nothing, so
 	// a reader that goes away may end it as it ends cat (SIGPIPE). The
 	// others turn SIGPIPE into an error and a cancelled context, so that
-	// a launch outlives a closed pipe and cleans up after its jail; the
-	// handler costs a start a runtime thread and a round trip to it, a
-	// tenth of what 'aisan version' takes.
+	// a launch outlives a closed pipe and cleans up after its jail.
+	// Registering that handler starts a runtime thread and waits for it:
+	// a tenth of what 'aisan version' takes.
 	printsOnly bool
 }
 
