@@ -76,6 +76,9 @@ type Stdio struct {
 // which runs in reverse when the launch returns.
 func Launch(ctx context.Context, req jail.Request, mode Mode, stdio Stdio) (int, error) {
 	trace("start")
+	// The slot's record codec is built beside the host facts, not when
+	// the slot is taken (see slot.Warm).
+	go slot.Warm()
 	if req.Say == nil {
 		req.Say = discard
 	}

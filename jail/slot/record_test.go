@@ -152,3 +152,12 @@ func BenchmarkList(b *testing.B) {
 		}
 	}
 }
+
+// TestWarmRecordIsARecord: Warm's sample is a record aisan would read,
+// so that warming decodes what a launch decodes.
+func TestWarmRecordIsARecord(t *testing.T) {
+	if _, err := parseRecord("/s/w.json", "w", warmRecord); err != nil {
+		t.Fatal(err)
+	}
+	Warm()
+}
