@@ -222,9 +222,13 @@ func git(ctx context.Context, repo string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// gitStatus is git's view of the repository now.
+// gitStatus is git's view of the repository now. Of the branch it reads
+// only the commit: --no-ahead-behind spares git counting the commits
+// between the branch and its upstream, a walk of the history that made a
+// snapshot of a branch 20,000 commits behind take 92 ms instead of 8
+// (BenchmarkSnapshotFarBehind), at each launch's start and end.
 func gitStatus(ctx context.Context, repo string) (status, error) {
-	out, err := git(ctx, repo, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=all")
+	out, err := git(ctx, repo, "status", "--porcelain=v2", "-z", "--branch", "--no-ahead-behind", "--untracked-files=all", "--ignore-submodules=all")
 	if err != nil {
 		return status{}, err
 	}

@@ -1,6 +1,7 @@
 package strictbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ var statusCases = []struct {
 		"u UU N... 100644 100644 100644 100644 cccc dddd eeee conflict.go\x00" +
 		"? notes.txt\x00! ignored.log\x00",
 		status{Head: "0123abcd", Changed: []string{"src/main.go", "new name.go", "old name.go", "conflict.go"}, Untracked: []string{"notes.txt"}, Added: []string{"new name.go"}}, ""},
+	{"# branch.oid 0123abcd\x00# branch.head topic\x00# branch.upstream origin/main\x00# branch.ab +? -?\x00", status{Head: "0123abcd"}, ""},
 	{"1 .M N... 100644\x00", status{}, "bad entry"},
 	{"2 R. N... 100644 100644 100644 bbbb bbbb R100 new\x00", status{}, "bad rename"},
 	{"u UU x\x00", status{}, "bad conflict"},
@@ -210,5 +212,41 @@ func TestReceiptOutsideGit(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("a finishing command was started for a box outside git")
+	}
+}
+
+// BenchmarkSnapshotFarBehind takes the launch's snapshot on a branch
+// 20,000 commits behind its upstream, as a long-lived branch of a busy
+// repository is.
+func BenchmarkSnapshotFarBehind(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("no git")
+	}
+	repo := b.TempDir()
+	const n = 20000
+	var in strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&in, "commit refs/heads/main\nmark :%d\ncommitter t <t@example.invalid> %d +0000\ndata 1\nc\n", i, 1600000000+i)
+		if i > 1 {
+			fmt.Fprintf(&in, "from :%d\n", i-1)
+		}
+		in.WriteString("\n")
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"fast-import", "--quiet"}} {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Stdin = strings.NewReader(in.String())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, args := range [][]string{{"checkout", "-q", "-b", "topic", "main~19990"}, {"branch", "-q", "--set-upstream-to=main"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for b.Loop() {
+		if s := takeSnapshot(repo); s.Err != "" || s.Head == "" {
+			b.Fatalf("snapshot %+v", s)
+		}
 	}
 }
