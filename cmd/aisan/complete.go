@@ -270,12 +270,8 @@ func isLauncher(name string) bool {
 
 // lookupCommand finds a visible command by name.
 func lookupCommand(name string) (command, bool) {
-	for _, c := range commands {
-		if c.name == name && !c.hidden {
-			return c, true
-		}
-	}
-	return command{}, false
+	c, ok := findCommand(name)
+	return c, ok && !c.hidden
 }
 
 // commandCandidates are the visible commands.

@@ -48,14 +48,12 @@ func runHelp(ctx context.Context, args []string) error {
 		showHelp(helpUsage)
 		return nil
 	}
-	for _, c := range commands {
-		if c.name == name && !c.hidden {
-			err := c.run(ctx, []string{"--help"})
-			if err == nil || err == errHelpShown {
-				return nil
-			}
-			return err
+	if c, ok := lookupCommand(name); ok {
+		err := c.run(ctx, []string{"--help"})
+		if err == nil || err == errHelpShown {
+			return nil
 		}
+		return err
 	}
 	return unknownCommand("help: ", name)
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail"
@@ -95,22 +96,31 @@ func mainWithCode(args []string, stderr io.Writer) int {
 	return report(err, stderr)
 }
 
+// helpFlags and versionFlags are what aisan takes in a command's place
+// for its usage and its version.
+var (
+	helpFlags    = []string{"-h", "-help", "--help"}
+	versionFlags = []string{"-version", "--version"}
+)
+
+// findCommand is the table's row called name, hidden rows included.
+func findCommand(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
 // printsOnly reports whether args name a command that only prints
 // (command.printsOnly), the flags for help and the version included.
 func printsOnly(args []string) bool {
-	if len(args) == 0 {
-		return true // the usage, on stderr
+	if len(args) == 0 || slices.Contains(helpFlags, args[0]) || slices.Contains(versionFlags, args[0]) {
+		return true // the usage (on stderr without a command), the version
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "-version", "--version":
-		return true
-	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			return c.printsOnly
-		}
-	}
-	return true // an unknown command's error
+	c, ok := findCommand(args[0])
+	return !ok || c.printsOnly // an unknown command's error only prints
 }
 
 func dispatch(ctx context.Context, args []string) error {
@@ -119,17 +129,15 @@ func dispatch(ctx context.Context, args []string) error {
 		return usageErr("no command given")
 	}
 	name := args[0]
-	switch name {
-	case "-h", "-help", "--help":
+	switch {
+	case slices.Contains(helpFlags, name):
 		printUsage(os.Stdout)
 		return nil
-	case "-version", "--version":
+	case slices.Contains(versionFlags, name):
 		return runVersion(ctx, nil)
 	}
-	for _, c := range commands {
-		if c.name == name {
-			return c.run(ctx, args[1:])
-		}
+	if c, ok := findCommand(name); ok {
+		return c.run(ctx, args[1:])
 	}
 	return unknownCommand("", name)
 }

@@ -84,12 +84,19 @@ func FuzzParseStatus(f *testing.F) {
 	})
 }
 
-func runGit(t *testing.T, dir string, args ...string) {
-	t.Helper()
+func runGit(tb testing.TB, dir string, args ...string) {
+	tb.Helper()
+	runGitIn(tb, dir, "", args...)
+}
+
+// runGitIn is runGit with stdin.
+func runGitIn(tb testing.TB, dir, stdin string, args ...string) {
+	tb.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid", "GIT_CONFIG_GLOBAL=/dev/null")
+	cmd.Stdin = strings.NewReader(stdin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
+		tb.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
 
@@ -219,9 +226,8 @@ func TestReceiptOutsideGit(t *testing.T) {
 // 20,000 commits behind its upstream, as a long-lived branch of a busy
 // repository is.
 func BenchmarkSnapshotFarBehind(b *testing.B) {
-	if _, err := exec.LookPath("git"); err != nil {
-		b.Skip("no git")
-	}
+	_, err := exec.LookPath("git")
+	jailtest.Need(b, "git", err)
 	repo := b.TempDir()
 	const n = 20000
 	var in strings.Builder
@@ -232,18 +238,10 @@ func BenchmarkSnapshotFarBehind(b *testing.B) {
 		}
 		in.WriteString("\n")
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"fast-import", "--quiet"}} {
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Stdin = strings.NewReader(in.String())
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	for _, args := range [][]string{{"checkout", "-q", "-b", "topic", "main~19990"}, {"branch", "-q", "--set-upstream-to=main"}} {
-		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	runGit(b, repo, "init", "-q")
+	runGitIn(b, repo, in.String(), "fast-import", "--quiet")
+	runGit(b, repo, "checkout", "-q", "-b", "topic", "main~19990")
+	runGit(b, repo, "branch", "-q", "--set-upstream-to=main")
 	for b.Loop() {
 		if s := takeSnapshot(repo); s.Err != "" || s.Head == "" {
 			b.Fatalf("snapshot %+v", s)
