@@ -13,10 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A tool's version is cached in aisan's runtime directory (read-only in
-// every jail) as "<name>-version", keyed by the binary's identity: asking
-// costs a process start on every launch and every 'aisan version', and
-// the answer changes only when the binary is replaced.
+// A tool's version is cached in aisan's run directory ([RunDir],
+// read-only in every jail) as "<name>-version", keyed by the binary's
+// identity: asking costs a process start on every launch and every
+// 'aisan version', and the answer changes only when the binary is
+// replaced.
 const versionFileSuffix = "-version"
 
 // bwrapVersionFile is bwrap's cache file.
@@ -25,8 +26,8 @@ const bwrapVersionFile = "bwrap" + versionFileSuffix
 // cachedBwrapVersion is bwrap's version, from the cache when it names
 // this very binary, else asked and cached. The zero version means bwrap
 // would not say.
-func cachedBwrapVersion(bwrap, runtimeDir string) [3]int {
-	line, err := ToolVersion(bwrap, runtimeDir)
+func cachedBwrapVersion(bwrap, runDir string) [3]int {
+	line, err := ToolVersion(bwrap, runDir)
 	if err != nil {
 		return [3]int{}
 	}
@@ -35,18 +36,17 @@ func cachedBwrapVersion(bwrap, runtimeDir string) [3]int {
 }
 
 // ToolVersion is the first line bin prints for --version, from the cache
-// in runtimeDir's aisan directory when the cache names this very binary
-// (path, device, inode, size, mtime), else asked and cached. runtimeDir ""
-// (no runtime directory) asks every time; the cache is written only into
-// a directory a launch made, never followed through a symlink.
-func ToolVersion(bin, runtimeDir string) (string, error) {
+// in runDir (see [RunDir]) when the cache names this very binary (path,
+// device, inode, size, mtime), else asked and cached. runDir "" asks
+// every time; the cache is written only into a directory of this user's
+// that exists, never followed through a symlink.
+func ToolVersion(bin, runDir string) (string, error) {
 	var st unix.Stat_t
-	if unix.Stat(bin, &st) != nil || runtimeDir == "" {
+	if unix.Stat(bin, &st) != nil || runDir == "" {
 		return askVersion(bin)
 	}
 	key := fmt.Sprintf("%s %d %d %d %d", bin, st.Dev, st.Ino, st.Size, st.Mtim.Nano())
-	dir := filepath.Join(runtimeDir, "aisan")
-	file := filepath.Join(dir, filepath.Base(bin)+versionFileSuffix)
+	file := filepath.Join(runDir, filepath.Base(bin)+versionFileSuffix)
 	if data, err := regfile.Read(file, 4<<10); err == nil {
 		if k, v, ok := strings.Cut(strings.TrimSuffix(string(data), "\n"), "\n"); ok && k == key && v != "" {
 			return v, nil
@@ -56,7 +56,7 @@ func ToolVersion(bin, runtimeDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if ownDir(dir) {
+	if ownDir(runDir) {
 		_ = atomicfile.Write(file, []byte(key+"\n"+line+"\n"), atomicfile.Options{Mode: 0o600})
 	}
 	return line, nil

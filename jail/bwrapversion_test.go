@@ -13,8 +13,8 @@ import (
 // symlink is neither followed nor its target changed.
 func TestBwrapVersionCache(t *testing.T) {
 	dir := t.TempDir()
-	runtime := filepath.Join(dir, "run")
-	if err := os.MkdirAll(filepath.Join(runtime, "aisan"), 0o700); err != nil {
+	runtime := filepath.Join(dir, "run", "aisan")
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	count := filepath.Join(dir, "asked")
@@ -48,7 +48,7 @@ func TestBwrapVersionCache(t *testing.T) {
 	// A symlink planted as the cache: not read, its target untouched.
 	target := filepath.Join(dir, "target")
 	os.WriteFile(target, []byte("precious"), 0o600)
-	cache := filepath.Join(runtime, "aisan", bwrapVersionFile)
+	cache := filepath.Join(runtime, bwrapVersionFile)
 	os.Remove(cache)
 	if err := os.Symlink(target, cache); err != nil {
 		t.Fatal(err)
@@ -59,16 +59,35 @@ func TestBwrapVersionCache(t *testing.T) {
 	if data, _ := os.ReadFile(target); string(data) != "precious" {
 		t.Fatalf("the symlink's target was written: %q", data)
 	}
-	// No runtime directory: asked each time, nothing written.
+	// No run directory: asked each time, nothing written.
 	cachedBwrapVersion(bwrap, "")
 	if asked() != 4 {
-		t.Fatalf("without a runtime dir: asked %d times", asked())
+		t.Fatalf("without a run dir: asked %d times", asked())
 	}
-	// A directory not made by a launch gets no cache.
-	other := filepath.Join(dir, "other")
+	// A run directory that does not exist gets no cache, and is not made.
+	other := filepath.Join(dir, "other", "run")
 	cachedBwrapVersion(bwrap, other)
-	if _, err := os.Stat(filepath.Join(other, "aisan")); err == nil {
-		t.Fatal("the cache created aisan's runtime dir")
+	if _, err := os.Stat(other); err == nil {
+		t.Fatal("the cache created aisan's run dir")
+	}
+}
+
+// TestRunDir: the runtime directory's "aisan" when there is one, else the
+// state directory's "run"; a launch's slot directories live there.
+func TestRunDir(t *testing.T) {
+	tests := []struct{ runtime, home, want string }{
+		{"/run/user/1000", "/home/u/.aisan", "/run/user/1000/aisan"},
+		{"", "/home/u/.aisan", "/home/u/.aisan/run"},
+		{"", "/srv/state", "/srv/state/run"},
+	}
+	for _, tt := range tests {
+		h := Host{RuntimeDir: tt.runtime, AisanHome: tt.home, Cwd: "/p"}
+		if got := h.RunDir(); got != tt.want {
+			t.Errorf("RunDir(%q, %q) = %q, want %q", tt.runtime, tt.home, got, tt.want)
+		}
+		if got := filepath.Dir(h.SlotDir("s")); got != tt.want {
+			t.Errorf("SlotDir(%q, %q) is in %q, want %q", tt.runtime, tt.home, got, tt.want)
+		}
 	}
 }
 
@@ -76,8 +95,8 @@ func TestBwrapVersionCache(t *testing.T) {
 // for one never answers with another's version.
 func TestToolVersionPerTool(t *testing.T) {
 	dir := t.TempDir()
-	runtime := filepath.Join(dir, "run")
-	if err := os.MkdirAll(filepath.Join(runtime, "aisan"), 0o700); err != nil {
+	runtime := filepath.Join(dir, "run", "aisan")
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for name, line := range map[string]string{"bwrap": "bubblewrap 0.11.0", "xdg-dbus-proxy": "xdg-dbus-proxy 0.1.6"} {
@@ -90,7 +109,7 @@ func TestToolVersionPerTool(t *testing.T) {
 				t.Fatalf("%s: %q, %v; want %q", name, got, err, line)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(runtime, "aisan", name+versionFileSuffix)); err != nil {
+		if _, err := os.Stat(filepath.Join(runtime, name+versionFileSuffix)); err != nil {
 			t.Errorf("%s: no cache entry: %v", name, err)
 		}
 	}

@@ -150,7 +150,7 @@ func (h *Host) GatherFacts() error {
 	// an overlay needs it, and Compile says so then. The launch itself
 	// reports what is wrong with bwrap far better.
 	if h.Bwrap != "" {
-		h.BwrapVersion = cachedBwrapVersion(h.Bwrap, h.RuntimeDir)
+		h.BwrapVersion = cachedBwrapVersion(h.Bwrap, h.RunDir())
 	}
 	return nil
 }
@@ -203,11 +203,35 @@ func (h *Host) GatherStateDirs() {
 // is a hash, so no project text reaches the proxy's command line.
 func (h Host) SlotDir(slotName string) string {
 	sum := sha256.Sum256([]byte(h.AisanHome + "\x00" + h.Cwd + "\x00" + slotName))
-	id := hex.EncodeToString(sum[:8])
-	if h.RuntimeDir != "" {
-		return filepath.Join(h.RuntimeDir, "aisan", id)
+	return filepath.Join(h.RunDir(), hex.EncodeToString(sum[:8]))
+}
+
+// RunDir is aisan's run directory: the slots' run directories and the
+// tools' version caches live there.
+func (h Host) RunDir() string { return RunDir(h.RuntimeDir, h.AisanHome) }
+
+// UserRunDir is [RunDir] for this process's environment, "" when
+// neither directory can be named.
+func UserRunDir() string {
+	if rt := RuntimeDir(os.Getenv); rt != "" {
+		return RunDir(rt, "")
 	}
-	return filepath.Join(h.AisanHome, "run", id)
+	home, err := slot.Home()
+	if err != nil {
+		return ""
+	}
+	return RunDir("", home)
+}
+
+// RunDir is aisan's run directory for a runtime directory and a state
+// directory: "aisan" in the runtime directory, or "run" in the state
+// directory when there is no runtime directory (root on a server, a
+// login without a session). Both are read-only in every jail.
+func RunDir(runtimeDir, aisanHome string) string {
+	if runtimeDir != "" {
+		return filepath.Join(runtimeDir, "aisan")
+	}
+	return filepath.Join(aisanHome, "run")
 }
 
 func realCwd() (string, error) {

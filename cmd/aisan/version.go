@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -108,13 +107,13 @@ func lookTool(name string) toolVersion {
 	if err != nil {
 		return toolVersion{err: err}
 	}
-	rt := jail.RuntimeDir(os.Getenv)
-	if rt != "" {
-		// The runtime directory is ours and a launch makes the same
-		// directory: 'aisan version' keeps its cache there too.
-		_ = os.Mkdir(filepath.Join(rt, "aisan"), 0o700)
+	// The launches' run directory holds the cache; 'aisan version' makes
+	// it as a launch would, but not the directories above it.
+	run := jail.UserRunDir()
+	if run != "" {
+		_ = os.Mkdir(run, 0o700)
 	}
-	line, err := jail.ToolVersion(p, rt)
+	line, err := jail.ToolVersion(p, run)
 	if err != nil {
 		return toolVersion{path: p, err: err}
 	}
