@@ -59,9 +59,20 @@ const (
 // shown to the client (and so to the model and the user) and written to
 // the audit log, so it must be readable and must never hold a secret.
 type Refusal struct {
-	Kind       Kind
-	Reason     string
+	Kind   Kind
+	Reason string
+	// Detail is what the host's egress log records beyond Reason and the
+	// box never sees (a credential command's own output: cred.Detail).
+	Detail     string
 	RetryAfter time.Duration // KindRate only
+}
+
+// logged is what the egress log records of the refusal.
+func (r *Refusal) logged() string {
+	if r.Detail == "" {
+		return r.Reason
+	}
+	return r.Reason + " (the command said: " + r.Detail + ")"
 }
 
 func (r *Refusal) Error() string { return r.Reason }

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"os"
 	"path/filepath"
@@ -178,6 +179,13 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 		BufferPool:    copyBuffers,
 		ModifyResponse: func(resp *http.Response) error {
 			b.filterResponse(resp.Header)
+			// Trailers pass the same list: the ones announced now, and
+			// those the transport sets as the body ends, which
+			// ReverseProxy then copies to the box.
+			b.filterResponse(resp.Trailer)
+			if resp.Body != nil && resp.Body != http.NoBody {
+				resp.Body = &trailerFilter{ReadCloser: resp.Body, resp: resp, b: b}
+			}
 			if x, ok := resp.Request.Context().Value(exchangeKey).(*exchange); ok {
 				countUsage(resp, b.Usage, func(t audit.Tokens, got bool) {
 					if !got {
@@ -198,7 +206,7 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 				rf = &Refusal{Kind: KindUpstream, Reason: fmt.Sprintf("aisan strict mode: the upstream %s could not be reached: %v", b.Upstream.Host, unwrapURLError(err))}
 			}
 			if x, ok := r.Context().Value(exchangeKey).(*exchange); ok {
-				x.refused = rf.Reason
+				x.refused = rf.logged()
 			}
 			b.writeRefusal(w, rf)
 		},
@@ -277,7 +285,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x, body, rf := s.admit(r)
 	e.BytesUp = int64(len(body))
 	if rf != nil {
-		e.Refused = rf.Reason
+		e.Refused = rf.logged()
 		s.b.writeRefusal(cw, rf)
 		return
 	}
@@ -299,6 +307,7 @@ type retryTransport struct{ s *Server }
 
 func (t retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	base, b := t.s.opt.Transport, t.s.b
+	req = noTrace(req)
 	resp, err := noRedirect(base.RoundTrip(req))
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || b.Refresh == nil {
 		return resp, err
@@ -311,7 +320,7 @@ func (t retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		resp.Body.Close()
 		t.s.opt.ErrorLog.Printf("egress %s: refresh after 401: %v", b.Name, err)
-		return nil, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the upstream refused the host's login and refreshing it failed: " + err.Error()}
+		return nil, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the upstream refused the host's login and refreshing it failed: " + err.Error(), Detail: cred.Detail(err)}
 	}
 	if c.equal(x.cred) {
 		return resp, nil // nothing new to try: the client sees the upstream's answer
@@ -392,7 +401,7 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		if errors.As(err, &r) {
 			return nil, body, r
 		}
-		return nil, body, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the host credential is not usable: " + err.Error()}
+		return nil, body, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the host credential is not usable: " + err.Error(), Detail: cred.Detail(err)}
 	}
 	return &exchange{route: rt, in: r.Header, body: body, cred: c}, body, nil
 }
@@ -610,4 +619,40 @@ func ListenLoopback() (net.Listener, error) {
 		return nil, fmt.Errorf("egress loopback listener: %w", err)
 	}
 	return ln, nil
+}
+
+// trailerFilter keeps an answer's trailers to the backend's Return list
+// once its body ends: the transport fills resp.Trailer when it reads the
+// last chunk, after ModifyResponse has run.
+type trailerFilter struct {
+	io.ReadCloser
+	resp *http.Response
+	b    *Backend
+}
+
+func (t *trailerFilter) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if err != nil {
+		t.b.filterResponse(t.resp.Trailer)
+	}
+	return n, err
+}
+
+// noTrace is req without the client trace ReverseProxy adds: a transport
+// reports each informational (1xx) answer to it (net/http's does), and
+// ReverseProxy's hook copies that answer's headers to the box, past the
+// Return list. Without a trace net/http's Transport skips 1xx answers.
+func noTrace(req *http.Request) *http.Request {
+	return req.WithContext(untraced{req.Context()})
+}
+
+// untraced is a context whose values are its parent's but a client trace.
+type untraced struct{ context.Context }
+
+func (c untraced) Value(key any) any {
+	v := c.Context.Value(key)
+	if _, ok := v.(*httptrace.ClientTrace); ok {
+		return nil
+	}
+	return v
 }

@@ -33,10 +33,10 @@ var boxAttacks = []struct {
 		`{"model":"gpt-5-codex","input":"run it","stream":true,"store":false,"tools":[{"type":"shell","environment":{"type":"container_auto"}}]}`,
 		`tools[0].environment.type: a shell environment type \"container_auto\" is refused`},
 	{"empty namespace", "AISAN_EGRESS_OPENAI", "/responses",
-		`{"model":"gpt-5-codex","input":"hi","tools":[{"type":"namespace","name":"web"}]}`,
+		`{"model":"gpt-5-codex","input":"hi","store":false,"tools":[{"type":"namespace","name":"web"}]}`,
 		`tools[0]: a namespace tool needs the field \"tools\"`},
 	{"server sources", "AISAN_EGRESS_OPENAI", "/responses",
-		`{"model":"gpt-5-codex","input":"hi","include":["web_search_call.action.sources"]}`,
+		`{"model":"gpt-5-codex","input":"hi","store":false,"include":["web_search_call.action.sources"]}`,
 		`include[0]: \"web_search_call.action.sources\" is not one of`},
 }
 

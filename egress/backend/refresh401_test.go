@@ -92,7 +92,7 @@ func newRefreshFixture(t *testing.T, name string, login *rotatingLogin) *refresh
 		os.WriteFile(filepath.Join(dir, "auth.json"), auth, 0o600)
 		vars["AISAN_CODEX_UPSTREAM"] = up.URL.String()
 		vars["AISAN_CODEX_TOKEN_URL"] = up.URL.String() + "/oauth/token"
-		target, body = "/responses", `{"model":"m","input":[],"stream":true}`
+		target, body = "/responses", `{"model":"m","input":[],"stream":true,"store":false}`
 	}
 	s, err := backend.New(name, backend.Options{Home: home, Getenv: func(k string) string { return vars[k] }, Transport: egresstest.Transport()})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -160,6 +161,33 @@ func (c *Command) Invalidate() {
 	c.mu.Unlock()
 }
 
+// CommandError is a credential command that failed. Its message names
+// the command and how it ended; what the command printed (Output, its
+// first line of standard error) is kept apart: it may quote what it was
+// given or name host paths, so only the host's own log records it
+// ([Detail]), never an answer to the box.
+type CommandError struct {
+	Name   string // the command's file name
+	Err    error
+	Output string
+}
+
+func (e *CommandError) Error() string {
+	return fmt.Sprintf("credential command %s failed: %v", e.Name, e.Err)
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// Detail is what err says beyond its message for the host's own log: a
+// failed credential command's output, "" when there is none.
+func Detail(err error) string {
+	var ce *CommandError
+	if errors.As(err, &ce) {
+		return ce.Output
+	}
+	return ""
+}
+
 func (c *Command) run(ctx context.Context) (Secret, time.Time, error) {
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -176,15 +204,11 @@ func (c *Command) run(ctx context.Context) (Secret, time.Time, error) {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Stdin = nil
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg != "" {
-			msg = ": " + firstLine(msg)
-		}
-		return Secret{}, time.Time{}, fmt.Errorf("credential command %s failed: %w%s", c.Argv[0], err, msg)
+		return Secret{}, time.Time{}, &CommandError{Name: filepath.Base(c.Argv[0]), Err: err, Output: firstLine(strings.TrimSpace(errb.String()))}
 	}
 	tok, exp, err := ParseToken(out.Bytes(), c.now())
 	if err != nil {
-		return Secret{}, time.Time{}, fmt.Errorf("credential command %s: %w", c.Argv[0], err)
+		return Secret{}, time.Time{}, fmt.Errorf("credential command %s: %w", filepath.Base(c.Argv[0]), err)
 	}
 	return tok, exp, nil
 }

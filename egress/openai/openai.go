@@ -39,6 +39,7 @@ import (
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/cred"
+	"github.com/aisan-dev/aisan/egress/policy"
 )
 
 // Upstream defaults (overrides: AISAN_CODEX_UPSTREAM, AISAN_OPENAI_UPSTREAM).
@@ -233,5 +234,18 @@ func CheckResponses(_ egress.Route, body map[string]any) error {
 }
 
 // CheckChat is the body policy for POST /chat/completions: the table of
-// ChatPolicy.
-func CheckChat(_ egress.Route, body map[string]any) error { return ChatPolicy().Check(body) }
+// ChatPolicy, and a stream must ask for its usage. Without
+// stream_options.include_usage a stream reports no usage, and the box's
+// calls would count nothing against its budget.
+func CheckChat(_ egress.Route, body map[string]any) error {
+	if err := ChatPolicy().Check(body); err != nil {
+		return err
+	}
+	if body["stream"] == true {
+		if _, ok := body["stream_options"]; !ok {
+			return &policy.Refusal{Path: "stream_options", Known: true,
+				Why: "a stream needs stream_options.include_usage true: " + whyUsage}
+		}
+	}
+	return nil
+}

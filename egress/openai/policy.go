@@ -24,6 +24,7 @@ const (
 	whyStore     = "stored responses live on the provider's servers"
 	whyExec      = "a tool search the provider runs searches tools the box did not send"
 	whySearch    = "it makes the provider search the web or run plugins"
+	whyUsage     = "the box's tokens are counted from the usage its stream reports"
 )
 
 var (
@@ -73,7 +74,8 @@ func responsesTable() *policy.Table {
 		Name: "OpenAI Responses",
 		Root: "body",
 		Shapes: []policy.Shape{
-			{Name: "body", Fields: body},
+			{Name: "body", Fields: body, Required: []string{"store"},
+				Note: "store must be sent: the API stores a response that does not say false"},
 			{Name: "reasoning", Fields: P("effort", str, "summary", str, "context", str)},
 			{Name: "text", Fields: P("verbosity", policy.Enum("low", "medium", "high"), "format", obj("text format"))},
 			{Name: "json schema format", Fields: P("type", policy.Enum("json_schema"), "name", str, "schema", anyJSON, "strict", boolean, "description", str)},
@@ -292,7 +294,8 @@ func chatTable() *policy.Table {
 		Root: "body",
 		Shapes: []policy.Shape{
 			{Name: "body", Fields: body},
-			{Name: "stream options", Fields: P("include_usage", boolean)},
+			{Name: "stream options", Fields: P("include_usage", policy.Lit(true, whyUsage)), Required: []string{"include_usage"},
+				Note: "a call with stream true must send it: the box's tokens are counted from the usage its stream reports"},
 			{Name: "thinking", Fields: P("type", policy.Enum("enabled", "disabled"), "clear_thinking", boolean, "budget_tokens", num),
 				Note: "the reasoning switch of providers that take one (opencode's catalog sets it)"},
 			{Name: "named tool choice", Fields: P("type", policy.Enum("function"), "function", obj("function name"))},

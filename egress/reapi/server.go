@@ -292,7 +292,11 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// The helper's own words stay on the host: the box learns only
 		// that the host has no credential.
-		st.refuse(codeUnauthenticated, "credential: "+err.Error(),
+		logged := "credential: " + err.Error()
+		if d := cred.Detail(err); d != "" {
+			logged += " (the command said: " + d + ")"
+		}
+		st.refuse(codeUnauthenticated, logged,
 			"the host has no credential for "+s.cfg.Upstream+" (its token command or file failed; see the egress audit log)")
 		return
 	}
