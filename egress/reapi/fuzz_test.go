@@ -108,8 +108,10 @@ func FuzzCheckFirstMessage(f *testing.F) {
 			ok = v == inst
 		case MatchResource:
 			ok = strings.HasPrefix(v, inst+"/") && !slices.Contains(strings.Split(v, "/"), "..")
+		case MatchPrefix:
+			ok = v == inst || strings.HasPrefix(v, inst+"/") && !slices.Contains(strings.Split(v, "/"), "..")
 		case MatchOperation:
-			ok = ops[v] || usePrefix && strings.HasPrefix(v, inst+"/operations/")
+			ok = ops[v] || usePrefix && strings.HasPrefix(v, inst+"/operations/") && !slices.Contains(strings.Split(v, "/"), "..")
 		}
 		if !ok {
 			t.Fatalf("%s allowed with %q", method, v)

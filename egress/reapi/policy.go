@@ -114,7 +114,7 @@ func checkFirstMessage(c *Config, method string, msg []byte, ops opsChecker) err
 			return nil
 		}
 	case MatchPrefix:
-		if v == inst || strings.HasPrefix(v, inst+"/") {
+		if rest, ok := strings.CutPrefix(v, inst+"/"); v == inst || ok && cleanPath(rest) {
 			return nil
 		}
 	case MatchResource:
@@ -128,7 +128,7 @@ func checkFirstMessage(c *Config, method string, msg []byte, ops opsChecker) err
 		if ops != nil && ops.Own(v) {
 			return nil
 		}
-		if c.Operations == OpsPrefix && strings.HasPrefix(v, inst+"/operations/") && len(v) > len(inst)+len("/operations/") {
+		if rest, ok := strings.CutPrefix(v, inst+"/operations/"); c.Operations == OpsPrefix && ok && cleanPath(rest) {
 			return nil
 		}
 		return deny("operation %q not permitted: not under instance %q and not one this box started", clip(v), inst)

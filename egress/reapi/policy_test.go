@@ -127,6 +127,9 @@ func TestCheckFirstMessage(t *testing.T) {
 	ops := fakeOps{"operations/mine": true}
 	s := func(n protowire.Number, v string) []byte { return appendString(nil, n, v) }
 	cat := func(b ...[]byte) []byte { return bytes.Join(b, nil) }
+	// A rule of match "prefix" on Execute stands for any method a user
+	// adds with one.
+	prefixed := testConfig(t, "[[rule]]\nmethod = \""+executeMethod+"\"\nfield = 1\nmatch = \"prefix\"\n")
 	for _, tc := range []struct {
 		name   string
 		c      *Config
@@ -162,6 +165,12 @@ func TestCheckFirstMessage(t *testing.T) {
 		{"bare prefix op", prefix, pkgOps + "GetOperation", s(1, testInst+"/operations/"), "operation"},
 		{"own op in prefix mode", prefix, pkgOps + "WaitOperation", s(1, "operations/mine"), ""},
 		{"other instance op", prefix, pkgOps + "WaitOperation", s(1, "projects/p/instances/other/operations/x"), "operation"},
+		{"prefix rule instance", prefixed, executeMethod, s(1, testInst), ""},
+		{"prefix rule below", prefixed, executeMethod, s(1, testInst+"/a/b"), ""},
+		{"prefix rule dotdot", prefixed, executeMethod, s(1, testInst+"/../other/a"), "instance not permitted"},
+		{"prefix rule empty segment", prefixed, executeMethod, s(1, testInst+"//a"), "instance not permitted"},
+		{"prefixed op dotdot", prefix, pkgOps + "GetOperation", s(1, testInst+"/operations/../../other/operations/x"), "operation"},
+		{"prefixed op empty segment", prefix, pkgOps + "GetOperation", s(1, testInst+"/operations//x"), "operation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wantDenial(t, checkFirstMessage(tc.c, tc.method, tc.msg, ops), tc.want)
