@@ -89,12 +89,19 @@ type Snapshot struct {
 	Files map[string]string `json:"files"`
 	// Err says why there is no snapshot (not a git repository, no git).
 	Err string `json:"error,omitempty"`
+	// Hidden are the paths the index marked skip-worktree or
+	// assume-unchanged: git status and git diff say nothing of them
+	// whatever their content. null when git could not tell (then every
+	// such path at the end counts as the box's).
+	Hidden []string `json:"hidden"`
 }
 
 // FileChange is one file a box changed.
 type FileChange struct {
 	Path string `json:"path"`
-	// How is added, modified or deleted.
+	// How is added, modified or deleted; or hidden: marked in the index
+	// since the launch so that git status and git diff do not show it
+	// (skip-worktree or assume-unchanged), whatever it holds now.
 	How string `json:"how"`
 }
 
@@ -329,6 +336,9 @@ func takeSnapshot(repo string) *Snapshot {
 		return &Snapshot{Err: err.Error()}
 	}
 	s := &Snapshot{Head: st.Head, Files: map[string]string{}}
+	if h, err := hiddenPaths(ctx, repo); err == nil {
+		s.Hidden = append([]string{}, h...)
+	}
 	budget := int64(maxHashed)
 	for _, p := range append(st.Changed, st.Untracked...) {
 		s.Files[p] = fingerprint(filepath.Join(repo, p), &budget)
@@ -427,8 +437,49 @@ func compare(repo string, snap *Snapshot, made []string) ([]FileChange, error) {
 		}
 		out = append(out, FileChange{Path: p, How: how})
 	}
+	// What git status cannot show: a path marked since the launch is the
+	// box's doing (it hides an edit from the user's review), whatever it
+	// holds.
+	hidden, err := hiddenPaths(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range hidden {
+		if snap.Hidden != nil && slices.Contains(snap.Hidden, p) {
+			continue
+		}
+		i := slices.IndexFunc(out, func(c FileChange) bool { return c.Path == p })
+		if i < 0 {
+			out = append(out, FileChange{Path: p})
+			i = len(out) - 1
+		}
+		out[i].How = "hidden"
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// hiddenPaths lists the index's entries that git status and git diff
+// skip: skip-worktree (ls-files -v tags them S) or assume-unchanged
+// (a lowercase tag).
+func hiddenPaths(ctx context.Context, repo string) ([]string, error) {
+	out, err := git(ctx, repo, "ls-files", "-v", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var hidden []string
+	for rec := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if len(rec) < 3 || rec[1] != ' ' {
+			if rec == "" {
+				continue
+			}
+			return nil, fmt.Errorf("git ls-files: bad entry %q", rec)
+		}
+		if tag := rec[0]; tag == 'S' || tag >= 'a' && tag <= 'z' {
+			hidden = append(hidden, rec[2:])
+		}
+	}
+	return hidden, nil
 }
 
 // tracked reports whether git had p at the commit checked out: a path

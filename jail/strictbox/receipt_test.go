@@ -162,6 +162,25 @@ func TestCompareRepository(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("changes with the same commit %+v %v, want %+v", got, err, want)
 	}
+	// An edit the box hid from git status (skip-worktree,
+	// assume-unchanged) is still reported; a path hidden before the
+	// launch (a sparse checkout's) is not the box's.
+	runGit(t, repo, "add", "-A")
+	runGit(t, repo, "commit", "-q", "-m", "two")
+	runGit(t, repo, "update-index", "--skip-worktree", "dirty-kept.go")
+	snap = takeSnapshot(repo)
+	write("keep.go", "hidden edit\n")
+	runGit(t, repo, "update-index", "--skip-worktree", "keep.go")
+	write("staged.go", "assumed\n")
+	runGit(t, repo, "update-index", "--assume-unchanged", "staged.go")
+	if out, err := exec.Command("git", "-C", repo, "status", "--porcelain").Output(); err != nil || len(out) != 0 {
+		t.Fatalf("git status shows the hidden edits: %q %v", out, err)
+	}
+	got, err = compare(repo, snap, nil)
+	want = []FileChange{{"keep.go", "hidden"}, {"staged.go", "hidden"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("changes hidden from git status %+v %v, want %+v", got, err, want)
+	}
 	// Outside a repository there is no snapshot, and the receipt says why.
 	if s := takeSnapshot(t.TempDir()); s.Err == "" {
 		t.Errorf("a snapshot outside git: %+v", s)
