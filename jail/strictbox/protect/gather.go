@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"golang.org/x/sys/unix"
@@ -17,6 +20,9 @@ import (
 // MaxEntries bounds the walk: a tree with more entries is refused, since
 // what lies past the bound could not be protected.
 const MaxEntries = 1_000_000
+
+// maxEntries is the walk's bound: MaxEntries, but for tests.
+var maxEntries = MaxEntries
 
 // walkers is how many directories are read at once.
 const walkers = 4
@@ -170,13 +176,78 @@ type walked struct {
 	sockets   []string
 	names     []string // protected names, not descended into
 	nestedGit []string
+	// gitDirs are directories (not the roots, not in a git dir) that git
+	// would take for a git dir of their own: see [isGitDir].
+	gitDirs []string
+	// unreadable are directories that could not be read, outside git
+	// dirs (inGitUnreadable: within them).
+	unreadable, inGitUnreadable []Unreadable
+	// unread are directories left unread once the walk passed
+	// MaxEntries; over says it did.
+	unread []string
+	over   bool
 }
 
-// walk reads every directory under roots (never following a symlink,
+// Unreadable is a directory the walk could not read: what lies in it
+// was not looked at.
+type Unreadable struct {
+	Path string
+	Err  error
+}
+
+// UnreadableError refuses a launch: a directory under the repository
+// cannot be read, so a socket or a file host tools run could lie in it
+// unseen, neither masked nor protected.
+type UnreadableError struct{ Dirs []Unreadable }
+
+func (e *UnreadableError) Error() string {
+	var names []string
+	for _, d := range e.Dirs {
+		names = append(names, fmt.Sprintf("%s (%v)", quote(d.Path), d.Err))
+	}
+	const most = 5
+	more := ""
+	if len(names) > most {
+		more = fmt.Sprintf(" and %d more", len(names)-most)
+		names = names[:most]
+	}
+	return fmt.Sprintf("strict mode cannot read %s%s: it looks at every directory of the repository at launch (for sockets and files host tools run), and what it cannot read it can neither mask nor protect", strings.Join(names, ", "), more)
+}
+
+// Hints says what to do.
+func (e *UnreadableError) Hints() []string {
+	return []string{fmt.Sprintf("make it readable (chmod u+rx %s) or move it out of the repository, then start the box again", quote(e.Dirs[0].Path))}
+}
+
+// quote shows a path with anything unprintable escaped, as the review's
+// diff does: a name can come from a box.
+func quote(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// walk reads every directory under roots as walkAll does, and refuses a
+// tree it could not read whole: one past MaxEntries, or with a directory
+// it cannot read.
+func walk(roots []string, skip map[string]bool) (walked, error) {
+	w := walkAll(roots, skip)
+	if w.over {
+		return walked{}, &TooLargeError{Root: roots[0], Limit: maxEntries}
+	}
+	if u := slices.Concat(w.unreadable, w.inGitUnreadable); len(u) > 0 {
+		slices.SortFunc(u, func(a, b Unreadable) int { return strings.Compare(a.Path, b.Path) })
+		return walked{}, &UnreadableError{Dirs: u}
+	}
+	return w, nil
+}
+
+// walkAll reads every directory under roots (never following a symlink,
 // never descending into a protected directory, into skip's git dirs
 // (true) only for sockets, into skip's false entries not at all),
-// several at once.
-func walk(roots []string, skip map[string]bool) (walked, error) {
+// several at once. Past MaxEntries it reads no deeper and lists what it
+// left unread; a directory it cannot read it lists too: it never takes
+// one for empty.
+func walkAll(roots []string, skip map[string]bool) walked {
 	type job struct {
 		dir    string
 		inGit  bool
@@ -186,7 +257,6 @@ func walk(roots []string, skip map[string]bool) (walked, error) {
 		mu      sync.Mutex
 		w       walked
 		pending sync.WaitGroup
-		over    bool
 	)
 	var queue []job
 	var qmu sync.Mutex
@@ -223,10 +293,17 @@ func walk(roots []string, skip map[string]bool) (walked, error) {
 				}
 				var local walked
 				var subs []job
-				n := readDir(j.dir, buf, func(name string, typ byte) {
+				var gitNames int
+				n, err := readDir(j.dir, buf, func(name string, typ byte) {
 					p := filepath.Join(j.dir, name)
 					if typ == unix.DT_UNKNOWN {
 						typ = lstatType(p)
+					}
+					switch name {
+					case "HEAD":
+						gitNames |= 1
+					case "objects", "refs", "commondir":
+						gitNames |= 2
 					}
 					switch typ {
 					case unix.DT_SOCK:
@@ -258,13 +335,32 @@ func walk(roots []string, skip map[string]bool) (walked, error) {
 						subs = append(subs, job{dir: p, inGit: inGit})
 					}
 				})
+				if err != nil {
+					u := Unreadable{Path: blocker(j.dir, roots), Err: err}
+					if j.inGit {
+						local.inGitUnreadable = append(local.inGitUnreadable, u)
+					} else {
+						local.unreadable = append(local.unreadable, u)
+					}
+				}
+				if gitNames == 3 && !j.inGit && !j.isRoot && isGitDir(j.dir) {
+					local.gitDirs = append(local.gitDirs, j.dir)
+				}
 				mu.Lock()
 				w.entries += n
 				w.sockets = append(w.sockets, local.sockets...)
 				w.names = append(w.names, local.names...)
 				w.nestedGit = append(w.nestedGit, local.nestedGit...)
-				stop := w.entries > MaxEntries
-				over = over || stop
+				w.gitDirs = append(w.gitDirs, local.gitDirs...)
+				w.unreadable = append(w.unreadable, local.unreadable...)
+				w.inGitUnreadable = append(w.inGitUnreadable, local.inGitUnreadable...)
+				stop := w.entries > maxEntries
+				w.over = w.over || stop
+				if stop {
+					for _, s := range subs {
+						w.unread = append(w.unread, s.dir)
+					}
+				}
 				mu.Unlock()
 				if !stop {
 					for _, s := range subs {
@@ -284,22 +380,88 @@ func walk(roots []string, skip map[string]bool) (walked, error) {
 	qmu.Unlock()
 	qcond.Broadcast()
 	workers.Wait()
-	if over {
-		return walked{}, &TooLargeError{Root: roots[0], Limit: MaxEntries}
-	}
-	for _, s := range []*[]string{&w.sockets, &w.names, &w.nestedGit} {
+	for _, s := range []*[]string{&w.sockets, &w.names, &w.nestedGit, &w.gitDirs, &w.unread} {
 		slices.Sort(*s)
 	}
-	return w, nil
+	for _, u := range []*[]Unreadable{&w.unreadable, &w.inGitUnreadable} {
+		slices.SortFunc(*u, func(a, b Unreadable) int { return strings.Compare(a.Path, b.Path) })
+		*u = slices.CompactFunc(*u, func(a, b Unreadable) bool { return a.Path == b.Path })
+	}
+	return w
+}
+
+// blocker is the directory to name for dir that cannot be opened: the
+// highest of its ancestors (below a root) that this user cannot pass
+// through (one that can be listed, not searched, hides its
+// subdirectories), else dir itself.
+func blocker(dir string, roots []string) string {
+	out := dir
+	for p := filepath.Dir(dir); !slices.Contains(roots, dir) && p != dir && p != "/"; dir, p = p, filepath.Dir(p) {
+		if unix.Access(p, unix.X_OK) != nil {
+			out = p
+		}
+		if slices.Contains(roots, p) {
+			break
+		}
+	}
+	return out
+}
+
+// isGitDir reports whether git would take dir for a git dir, as its
+// setup.c is_git_directory does: a HEAD that is a ref or a symref, and
+// objects/ and refs/ (or a commondir file pointing at them). It errs on
+// the side of yes: a HEAD of the right shape and any of the others.
+func isGitDir(dir string) bool {
+	head := filepath.Join(dir, "HEAD")
+	fi, err := os.Lstat(head)
+	if err != nil {
+		return false
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := os.Readlink(head)
+		return err == nil && strings.HasPrefix(t, "refs/")
+	case !fi.Mode().IsRegular():
+		return false
+	}
+	fd, err := unix.Open(head, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		// Unreadable: git could not read it either, but the owner can
+		// make it readable; count it.
+		return true
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 256)
+	n, _ := unix.Read(fd, b)
+	if n < 0 {
+		n = 0
+	}
+	s := string(b[:n])
+	if rest, ok := strings.CutPrefix(s, "ref:"); ok {
+		return strings.HasPrefix(strings.TrimLeft(rest, " \t"), "refs/")
+	}
+	hex := 0
+	for hex < len(s) && strings.IndexByte("0123456789abcdef", s[hex]) >= 0 {
+		hex++
+	}
+	return hex >= 40
 }
 
 // readDir calls fn for each entry of dir (but . and ..) with its type as
 // getdents gives it, and returns how many there were. A directory that
-// cannot be opened gives none.
-func readDir(dir string, buf []byte, fn func(name string, typ byte)) int {
+// cannot be opened or read is an error, never taken for an empty one:
+// what lies in it was not seen. One that is gone, or is no directory
+// now, is not (it holds nothing any more).
+func readDir(dir string, buf []byte, fn func(name string, typ byte)) (int, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return 0, nil
+	}
 	if err != nil {
-		return 0
+		if sealedAway(dir) {
+			return 0, nil
+		}
+		return 0, err
 	}
 	defer unix.Close(fd)
 	n := 0
@@ -308,15 +470,18 @@ func readDir(dir string, buf []byte, fn func(name string, typ byte)) int {
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
-		if err != nil || m <= 0 {
-			return n
+		if err != nil {
+			return n, err
+		}
+		if m <= 0 {
+			return n, nil
 		}
 		b := buf[:m]
 		for len(b) >= 19 {
 			// struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name.
 			reclen := int(b[16]) | int(b[17])<<8
 			if reclen < 19 || reclen > len(b) {
-				return n
+				return n, fmt.Errorf("a malformed directory entry")
 			}
 			typ := b[18]
 			name := b[19:reclen]
@@ -332,6 +497,19 @@ func readDir(dir string, buf []byte, fn func(name string, typ byte)) int {
 			fn(s, typ)
 		}
 	}
+}
+
+// sealedAway reports whether dir belongs to another user and this one
+// cannot even pass through it: neither a box (run as this user, which
+// cannot change its mode) nor anything it starts can reach or create an
+// entry in it, so there is nothing to protect or sweep there (a
+// database container's data directory, say).
+func sealedAway(dir string) bool {
+	var st unix.Stat_t
+	if unix.Lstat(dir, &st) != nil {
+		return false
+	}
+	return int(st.Uid) != os.Getuid() && unix.Access(dir, unix.X_OK) != nil
 }
 
 func lstatType(p string) byte {
@@ -352,10 +530,29 @@ func lstatType(p string) byte {
 	return unix.DT_UNKNOWN
 }
 
+// Span is a box's run: from its launch to its end.
+type Span struct{ Start, End time.Time }
+
+// Since is what the end's sweep found in the repository.
+type Since struct {
+	// Paths are the entries the box planted: protected names and nested
+	// .git entries not in known, and the HEAD and config of a directory
+	// it turned into a git dir.
+	Paths []string
+	// Unreadable are directories (outside git dirs) the sweep could not
+	// read: the box may have planted anything in them.
+	Unreadable []Unreadable
+	// Unread are the directories left unread past MaxEntries.
+	Unread []string
+}
+
 // NewSince are the protected names and nested .git entries found after a
 // box that are not in known (what existed at launch, and the plan's own
-// paths), for the end's sweep.
-func NewSince(repo string, known []string, git GitFacts) ([]string, error) {
+// paths), the directories it made git dirs of, and what the sweep could
+// not look into, for the end's sweep. An entry changed after run.End
+// (the user's, after the box) is left alone; so is a git dir whose HEAD
+// is older than run.Start (it was one at launch).
+func NewSince(repo string, known []string, git GitFacts, run Span) Since {
 	roots := []string{repo}
 	skip := map[string]bool{}
 	for _, d := range []string{git.GitDir, git.CommonDir} {
@@ -363,16 +560,41 @@ func NewSince(repo string, known []string, git GitFacts) ([]string, error) {
 			skip[d] = true
 		}
 	}
-	w, err := walk(roots, skip)
-	if err != nil {
-		return nil, err
+	w := walkAll(roots, skip)
+	after := func(p string, t time.Time) bool {
+		var st unix.Stat_t
+		if t.IsZero() || unix.Lstat(p, &st) != nil {
+			return false
+		}
+		return time.Unix(st.Ctim.Unix()).After(t)
 	}
-	var out []string
+	var s Since
 	for _, p := range slices.Concat(w.names, w.nestedGit) {
-		if !slices.Contains(known, p) {
-			out = append(out, p)
+		if !slices.Contains(known, p) && !after(p, run.End) {
+			s.Paths = append(s.Paths, p)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	for _, d := range w.gitDirs {
+		head := filepath.Join(d, "HEAD")
+		if slices.Contains(known, d) || !after(head, run.Start) || after(head, run.End) {
+			continue
+		}
+		// Without its HEAD, git no longer takes the directory for a git
+		// dir; its config is what would run. The rest (objects, refs,
+		// and whatever the directory held before) stays where it is.
+		s.Paths = append(s.Paths, head)
+		if _, err := os.Lstat(filepath.Join(d, "config")); err == nil {
+			s.Paths = append(s.Paths, filepath.Join(d, "config"))
+		}
+	}
+	for _, u := range w.unreadable {
+		if !after(u.Path, run.End) {
+			s.Unreadable = append(s.Unreadable, u)
+		}
+	}
+	slices.SortFunc(s.Unreadable, func(a, b Unreadable) int { return strings.Compare(a.Path, b.Path) })
+	s.Unread = w.unread
+	slices.Sort(s.Paths)
+	s.Paths = slices.Compact(s.Paths)
+	return s
 }

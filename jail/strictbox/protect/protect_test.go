@@ -147,10 +147,7 @@ func TestGather(t *testing.T) {
 	for _, it := range p.Items {
 		known = append(known, it.Path)
 	}
-	got, err := NewSince(r, known, GitFacts{GitDir: filepath.Join(r, ".git")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := NewSince(r, known, GitFacts{GitDir: filepath.Join(r, ".git")}, Span{}).Paths
 	if want := []string{filepath.Join(r, "m/.git"), filepath.Join(r, "x/y/.opencode")}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("new since: %q, want %q", got, want)
 	}
