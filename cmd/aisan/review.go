@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
@@ -91,6 +92,11 @@ func runReview(ctx context.Context, args []string) error {
 			if err := held.Discard(s.Dir); err != nil {
 				return err
 			}
+			for _, u := range s.Unchecked {
+				if u.Parked != "" {
+					fmt.Fprintf(os.Stderr, "aisan: warning: %s stays where the box's end renamed it aside, at %s: aisan could not read it; look into it, then remove it or rename it back\n", held.Quote(u.Path), held.Quote(u.Parked))
+				}
+			}
 		}
 		fmt.Printf("dropped the changes held for %s\n", name)
 		return nil
@@ -104,7 +110,7 @@ func runReview(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("applied to %s: %s\n", s.Repo, strings.Join(relTo(s.Repo, s.Files), ", "))
+			fmt.Printf("applied to %s: %s\n", held.Quote(s.Repo), strings.Join(relTo(s.Repo, s.Files), ", "))
 		}
 		return nil
 	}
@@ -113,7 +119,10 @@ func runReview(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("# %s: the box of %s (started %s) in %s\n", name, s.Kind, s.Start.Local().Format("2006-01-02 15:04"), s.Repo)
+		fmt.Printf("# %s: the box of %s (started %s) in %s\n", name, s.Kind, s.Start.Local().Format("2006-01-02 15:04"), held.Quote(s.Repo))
+		for _, l := range held.UncheckedLines(s.Repo, name, s.Unchecked) {
+			fmt.Printf("# %s\n", l)
+		}
 		held.Render(os.Stdout, s.Repo, cs)
 	}
 	fmt.Fprintf(os.Stderr, "aisan: hint: 'aisan review %s --apply' writes these into the repository, --discard drops them\n", name)
@@ -131,8 +140,10 @@ func collectStale(home string) {
 	}
 	entries, _ := reg.List()
 	state := map[string]slot.State{}
+	ended := map[string]time.Time{}
 	for _, e := range entries {
 		state[e.Slot] = e.State
+		ended[e.Slot] = e.End
 	}
 	for _, s := range sets {
 		if s.State != held.Open {
@@ -141,13 +152,19 @@ func collectStale(home string) {
 		if st, ok := state[s.Slot]; ok && st != slot.Exited {
 			continue // its box may still run
 		}
-		r, err := held.End(s.Dir)
+		// What changed after the box ended is the user's: the sweep
+		// leaves it. Without a recorded end (the box was killed), now.
+		end := ended[s.Slot]
+		if end.IsZero() || end.Before(s.Start) {
+			end = time.Now()
+		}
+		r, err := held.EndAt(s.Dir, end)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "aisan: warning: collecting %s: %v\n", s.Dir, err)
+			fmt.Fprintf(os.Stderr, "aisan: warning: collecting %s: %s\n", s.Dir, held.Quote(err.Error()))
 			continue
 		}
-		if len(r.Files) > 0 {
-			fmt.Fprintf(os.Stderr, "aisan: warning: %s\n", r.Summary(s.Repo, s.Slot))
+		for _, l := range r.Lines(s.Repo, s.Slot) {
+			fmt.Fprintf(os.Stderr, "aisan: warning: %s\n", l)
 		}
 	}
 }
@@ -167,18 +184,24 @@ func listHeld(home string) error {
 		if s.State != held.Held {
 			state = "running"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Slot, state, s.Start.Local().Format("2006-01-02 15:04"), s.Repo, strings.Join(relTo(s.Repo, s.Files), ", "))
+		files := relTo(s.Repo, s.Files)
+		if len(s.Unchecked) > 0 {
+			files = append(files, fmt.Sprintf("(%d paths NOT CHECKED)", len(s.Unchecked)))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Slot, state, s.Start.Local().Format("2006-01-02 15:04"), held.Quote(s.Repo), strings.Join(files, ", "))
 	}
 	return tw.Flush()
 }
 
+// relTo names files relative to repo, escaped: a box chose them, and
+// they must not reach the terminal raw.
 func relTo(repo string, files []string) []string {
 	var out []string
 	for _, f := range files {
 		if r, err := filepath.Rel(repo, f); err == nil && !strings.HasPrefix(r, "..") {
 			f = r
 		}
-		out = append(out, f)
+		out = append(out, held.Quote(f))
 	}
 	return out
 }

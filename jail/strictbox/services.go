@@ -193,15 +193,16 @@ func (s *services) collectHeld(say jail.Say) {
 	}
 	r, err := held.End(s.held)
 	if err != nil {
-		say(jail.Warning, fmt.Sprintf("collecting what the box changed of what host tools run (%s): %v; 'aisan review' lists it", s.held, err))
+		say(jail.Warning, fmt.Sprintf("collecting what the box changed of what host tools run (%s): %s; 'aisan review' lists it", s.held, held.Quote(err.Error())))
 		return
 	}
-	if len(r.Files) > 0 {
-		m, _ := held.ReadManifest(s.held)
-		say(jail.Warning, r.Summary(m.Repo, s.slot))
+	m, _ := held.ReadManifest(s.held)
+	// Each line on its own, names escaped: the box chose them.
+	for _, l := range r.Lines(m.Repo, s.slot) {
+		say(jail.Warning, l)
 	}
 	for _, k := range r.Kept {
-		say(jail.Warning, fmt.Sprintf("%s was made empty for the box's run and the host wrote there since; it is left as it is", k))
+		say(jail.Warning, fmt.Sprintf("%s was made empty for the box's run and the host wrote there since; it is left as it is", held.Quote(k)))
 	}
 }
 

@@ -112,7 +112,7 @@ func (b *beneath) split(p string) (int, string, error) {
 		}
 	}
 	if best == "" || p == best {
-		return -1, "", fmt.Errorf("%s lies outside the repository", p)
+		return -1, "", fmt.Errorf("%s lies outside the repository", quote(p))
 	}
 	return b.fds[best], strings.TrimPrefix(p, best+"/"), nil
 }
@@ -178,7 +178,7 @@ func (b *beneath) hostEntry(p, tmp string) (Entry, error) {
 		return Entry{}, nil
 	}
 	if err != nil {
-		return Entry{}, fmt.Errorf("resolving %s: %w", p, err)
+		return Entry{}, fmt.Errorf("resolving %s: %w", quote(p), err)
 	}
 	defer unix.Close(dfd)
 	var st unix.Stat_t
@@ -242,6 +242,9 @@ func Apply(set string) error {
 	if err != nil {
 		return err
 	}
+	if err := unreadable(set, m, cs); err != nil {
+		return err
+	}
 	b, err := openRoots(m)
 	if err != nil {
 		return err
@@ -284,15 +287,77 @@ func Apply(set string) error {
 			continue
 		}
 		if err := b.write(c); err != nil {
-			return fmt.Errorf("applying %s: %w (the set is kept; what was written stays)", c.Path, err)
+			return fmt.Errorf("applying %s: %w (the set is kept; what was written stays)", quote(c.Path), err)
 		}
 	}
 	slices.Reverse(removals)
 	for _, c := range removals {
 		if err := b.remove(c); err != nil {
-			return fmt.Errorf("removing %s: %w (the set is kept)", c.Path, err)
+			return fmt.Errorf("removing %s: %w (the set is kept)", quote(c.Path), err)
 		}
 	}
+	return removeSet(set)
+}
+
+// UnreadableError refuses to apply a set that holds what could not be
+// read: what it is was never shown, so it cannot have been reviewed.
+type UnreadableError struct {
+	Set   string
+	Paths []string
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("not applied: the box left %s unreadable, so the review could not show it", strings.Join(e.Paths, ", "))
+}
+
+// Hints says what to do.
+func (e *UnreadableError) Hints() []string {
+	return []string{fmt.Sprintf("look at it yourself (the box's copy is in %s, an unreadable directory renamed aside stays where the review says), copy what you want by hand, then drop the set with --discard", quote(e.Set))}
+}
+
+// unreadable refuses a set holding an entry it could not read, or a
+// directory renamed aside.
+func unreadable(set string, m Manifest, cs []Change) error {
+	var names []string
+	for _, c := range cs {
+		if c.New.Unread != "" {
+			names = append(names, quote(relTo(m.Repo, c.Path)))
+		}
+	}
+	for _, u := range m.Unchecked {
+		if u.Parked != "" {
+			names = append(names, quote(relTo(m.Repo, u.Path)))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &UnreadableError{Set: set, Paths: names}
+}
+
+// relTo is p relative to repo when it lies in it.
+func relTo(repo, p string) string {
+	if r, err := filepath.Rel(repo, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// removeSet removes a set's directory. A directory the box left
+// unreadable in its copies (in aisan's store, not the repository) is
+// made readable first: nothing else could remove it.
+func removeSet(set string) error {
+	err := os.RemoveAll(set)
+	if err == nil {
+		return nil
+	}
+	filepath.WalkDir(set, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			// Before the walk reads it.
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
 	return os.RemoveAll(set)
 }
 

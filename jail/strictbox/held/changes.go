@@ -13,6 +13,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+	"golang.org/x/sys/unix"
 )
 
 // Entry is one side of a change.
@@ -23,6 +24,10 @@ type Entry struct {
 	Link string
 	Mode fs.FileMode
 	Size int64
+	// Unread says why the content could not be read ("" when it could):
+	// the box made it unreadable, or too large to list. It is held as it
+	// is, shown as such and never applied.
+	Unread string
 	// at is where its content is in the store; data holds it instead
 	// for what the host has now.
 	at   string
@@ -76,7 +81,7 @@ func changes(set string, m Manifest) ([]Change, error) {
 		cs, err := compareTrees(from, Work(set, n), it.Path, skip)
 		if it.How == protect.Create && it.Dir {
 			// The directory itself goes without saying.
-			cs = slices.DeleteFunc(cs, func(c Change) bool { return c.Path == it.Path })
+			cs = slices.DeleteFunc(cs, func(c Change) bool { return c.Path == it.Path && c.New.Unread == "" })
 		}
 		if err != nil {
 			return nil, err
@@ -108,6 +113,9 @@ func empty(p string) bool {
 }
 
 // tree lists a copy: relative path to entry, without following links.
+// What it cannot read (a directory the box made unreadable, past
+// maxTreeEntries) it lists as an entry marked Unread instead of failing:
+// the box must not be able to keep its own set from being collected.
 func tree(root string) (map[string]Entry, error) {
 	out := map[string]Entry{}
 	if root == "" {
@@ -118,16 +126,31 @@ func tree(root string) (map[string]Entry, error) {
 	}
 	n := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(root, p)
 		if err != nil {
-			return err
+			if d == nil {
+				return err // root itself: the store failing
+			}
+			e := out[rel]
+			e.Exists, e.Dir, e.at = true, true, p
+			e.Unread = "cannot be read: " + bare(err).Error()
+			if fi, ierr := d.Info(); ierr == nil {
+				e.Mode = fi.Mode()
+			}
+			out[rel] = e
+			return filepath.SkipDir
 		}
 		if n++; n > maxTreeEntries {
-			return fmt.Errorf("%s holds more than %d entries", root, maxTreeEntries)
+			e := out["."]
+			e.Exists, e.Dir, e.at = true, true, root
+			e.Unread = fmt.Sprintf("holds more than %d entries; not listed", maxTreeEntries)
+			out["."] = e
+			return filepath.SkipAll
 		}
-		rel, _ := filepath.Rel(root, p)
 		fi, err := d.Info()
 		if err != nil {
-			return err
+			out[rel] = Entry{Exists: true, at: p, Unread: "cannot be read: " + bare(err).Error()}
+			return nil
 		}
 		e := Entry{Exists: true, Mode: fi.Mode(), Size: fi.Size(), at: p}
 		switch {
@@ -137,11 +160,21 @@ func tree(root string) (map[string]Entry, error) {
 			e.Link, _ = os.Readlink(p)
 		case !fi.Mode().IsRegular():
 			return nil // a FIFO or socket the box made: nothing to hold
+		case unix.Access(p, unix.R_OK) != nil:
+			e.Unread = "cannot be read: the box left it without read permission"
 		}
 		out[rel] = e
 		return nil
 	})
 	return out, err
+}
+
+// bare is err without the store's path a *PathError adds.
+func bare(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
 }
 
 // compareTrees lists the changes from the copy at a to the copy at b,
@@ -171,12 +204,14 @@ func compareTrees(a, b, at string, skip []string) ([]Change, error) {
 			continue
 		}
 		ea, eb := ta[r], tb[r]
-		if r == "." && ea.Dir && eb.Dir {
+		if r == "." && ea.Dir && eb.Dir && eb.Unread == "" {
 			continue
 		}
 		same, err := sameEntry(ea, eb)
 		if err != nil {
-			return nil, err
+			// A file the box made unreadable: held as it is.
+			eb.Unread = err.Error()
+			same = false
 		}
 		if same {
 			continue
@@ -188,6 +223,8 @@ func compareTrees(a, b, at string, skip []string) ([]Change, error) {
 
 func sameEntry(a, b Entry) (bool, error) {
 	switch {
+	case a.Unread != "" || b.Unread != "":
+		return false, nil
 	case a.Exists != b.Exists || a.Dir != b.Dir || (a.Link == "") != (b.Link == ""):
 		return false, nil
 	case !a.Exists || a.Dir:
@@ -233,6 +270,9 @@ const maxShown = 1 << 20
 // content reads an entry's bytes for display (nil for none, ok false
 // when it is too large or not text).
 func content(e Entry) (data []byte, text bool) {
+	if e.Unread != "" {
+		return nil, false
+	}
 	if !e.Exists || e.Dir || e.Link != "" {
 		return nil, true
 	}
@@ -251,6 +291,10 @@ func describe(e Entry) string {
 	switch {
 	case !e.Exists:
 		return "(none)"
+	case e.Unread != "" && e.Dir:
+		return fmt.Sprintf("directory, mode %04o, not looked into: %s", e.Mode.Perm(), quote(e.Unread))
+	case e.Unread != "":
+		return fmt.Sprintf("mode %04o, not read: %s", e.Mode.Perm(), quote(e.Unread))
 	case e.Dir:
 		return "directory"
 	case e.Link != "":
@@ -259,11 +303,15 @@ func describe(e Entry) string {
 	return fmt.Sprintf("file, %d bytes, mode %04o", e.Size, e.Mode.Perm())
 }
 
-// quote shows a name with anything unprintable escaped.
-func quote(s string) string {
+// Quote shows a name with anything unprintable escaped, as the diff
+// does: whatever aisan prints of a name or path a box chose goes
+// through it, so the name cannot drive the user's terminal.
+func Quote(s string) string {
 	q := fmt.Sprintf("%q", s)
 	return q[1 : len(q)-1]
 }
+
+func quote(s string) string { return Quote(s) }
 
 // Render writes the changes as a unified diff (a/ the host's at launch,
 // b/ the box's), relative to repo; what is not text is described.

@@ -9,9 +9,11 @@
 //	         bound read-write over the path); an empty work/N and a mount
 //	         point in the repository for what does not exist
 //	box      edits work/N only
-//	end      Collect (the wrapper, or the keeper of a kept box): mount
-//	         points made for the run removed, what must not appear swept
-//	         into swept/N, changes listed; a set with none is removed
+//	end      Collect (the wrapper, or the keeper of a kept box), once:
+//	         mount points made for the run removed, what must not appear
+//	         swept into swept/N, what the sweep could not read or reach
+//	         recorded as unchecked, changes listed; a set with none and
+//	         nothing unchecked is removed, any other is held
 //	review   Changes shows base against work; Apply writes the box's
 //	         version where the repository still holds base's, else
 //	         refuses naming both; Discard drops the set
@@ -98,6 +100,11 @@ type Manifest struct {
 	CommonDir string   `json:"common_dir,omitempty"`
 	// Swept are what the end moved out of the repository, as swept/N.
 	Swept []string `json:"swept,omitempty"`
+	// Ended is when the box ended, as its end's sweep took it: what
+	// changed in the repository after it is the user's.
+	Ended time.Time `json:"ended,omitzero"`
+	// Unchecked are what the end's sweep could not check or hold.
+	Unchecked []Unchecked `json:"unchecked,omitempty"`
 	// Exclude are patterns added to both copies of the git dir's
 	// info/exclude (the item at CommonDir/info): the empty files made as
 	// mount points at the repository's root, which the box's own git
@@ -356,6 +363,21 @@ type Result struct {
 	// Kept are mount points that could not be removed (the host wrote
 	// there during the run).
 	Kept []string
+	// Unchecked are what the sweep could not check or hold: planted
+	// files may lie there still.
+	Unchecked []Unchecked
+}
+
+// Unchecked is a repository path the end's sweep could not check or hold,
+// and why: what the box planted there may be there still.
+type Unchecked struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+	// Parked is where an unreadable directory was renamed aside to, in
+	// its own parent: host tools no longer reach what it holds under
+	// its name, and the store could not take it without a change of its
+	// mode (a directory moved to another parent must be writable).
+	Parked string `json:"parked,omitempty"`
 }
 
 // Collect ends a set once its box has ended: the run's mount points go,
@@ -363,22 +385,36 @@ type Result struct {
 // moved into the set, and the changes are listed. A set with nothing to
 // hold is removed.
 func Collect(set string, sweep []string) (Result, error) {
+	return collect(set, protect.Since{Paths: sweep}, time.Now())
+}
+
+// collect is Collect with the whole of the sweep's findings. Once it has
+// read the manifest it does not stop half-way: what it cannot move or
+// read it records in the set (which is then held, never removed) and
+// goes on, so the set reaches its final state in this one call and no
+// later sweep (which could take what the user made since) runs for it.
+func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	m, err := ReadManifest(set)
 	if err != nil {
 		return Result{}, err
+	}
+	if m.State != Open {
+		return Result{}, fmt.Errorf("%s was collected already (it is %s)", set, m.State)
 	}
 	r := Result{Set: set}
 	if err := handOverOrUndo(set, &m); err != nil {
 		return r, err
 	}
+	m.Ended = ended
 	r.Kept = undoCreated(m.Created)
 	m.Created = nil
+	sweep := slices.Clone(s.Paths)
 	for _, w := range m.Watch {
 		if _, err := os.Lstat(w); err == nil {
 			sweep = append(sweep, w)
 		}
 	}
-	if len(sweep) > 0 {
+	if len(sweep) > 0 || len(s.Unreadable) > 0 {
 		if err := os.MkdirAll(filepath.Join(set, "swept"), 0o700); err != nil {
 			return r, err
 		}
@@ -386,20 +422,53 @@ func Collect(set string, sweep []string) (Result, error) {
 	for _, p := range sweep {
 		n := len(m.Swept)
 		if err := moveOut(p, swept(set, n)); err != nil {
-			return r, fmt.Errorf("moving %s (which the box planted) out of the repository: %w", p, err)
+			m.Unchecked = append(m.Unchecked, Unchecked{Path: p, Why: fmt.Sprintf("the box planted it, and it could not be moved out of the repository (%v)", err)})
+			continue
 		}
 		m.Swept = append(m.Swept, p)
 	}
+	for _, u := range s.Unreadable {
+		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
+	}
+	for _, d := range s.Unread {
+		m.Unchecked = append(m.Unchecked, Unchecked{Path: d, Why: fmt.Sprintf("not looked into: the repository held more than %d entries after the box", protect.MaxEntries)})
+	}
 	changes, err := changes(set, m)
 	if err != nil {
-		return r, err
+		// changes reads what it can and marks the rest; this is the
+		// store itself failing. Hold the set all the same.
+		m.Unchecked = append(m.Unchecked, Unchecked{Path: set, Why: fmt.Sprintf("what the set holds could not be listed (%v)", err)})
 	}
-	if len(changes) == 0 {
+	r.Unchecked = m.Unchecked
+	if len(changes) == 0 && len(m.Unchecked) == 0 {
 		return Result{Kept: r.Kept}, os.RemoveAll(set)
 	}
 	r.Files = files(changes)
 	m.State = Held
 	return r, writeManifest(set, m)
+}
+
+// holdUnreadable takes a directory the sweep could not read out of
+// host tools' way: into the set when it can be moved there as it is,
+// else renamed aside in its own parent (which needs no change of its
+// mode). Either way the set says so; what it holds was not looked at.
+func holdUnreadable(set string, m *Manifest, u protect.Unreadable) Unchecked {
+	why := fmt.Sprintf("the sweep could not read it (%v), so what the box planted in it is not known", u.Err)
+	if u.Path == m.Repo {
+		return Unchecked{Path: u.Path, Why: why + "; nothing in the repository was checked"}
+	}
+	n := len(m.Swept)
+	if err := os.Rename(u.Path, swept(set, n)); err == nil {
+		m.Swept = append(m.Swept, u.Path)
+		return Unchecked{Path: u.Path, Why: why + "; moved into the held set as it is"}
+	}
+	var b [3]byte
+	rand.Read(b[:])
+	aside := u.Path + ".aisan-unreadable-" + hex.EncodeToString(b[:])
+	if err := os.Rename(u.Path, aside); err != nil {
+		return Unchecked{Path: u.Path, Why: fmt.Sprintf("%s; it could not be moved aside either (%v)", why, err)}
+	}
+	return Unchecked{Path: u.Path, Why: why + "; renamed aside", Parked: aside}
 }
 
 // files names the changed paths, an added or removed directory standing
@@ -479,14 +548,16 @@ func moveOut(p, to string) error {
 	return os.RemoveAll(p)
 }
 
-// Summary is one line naming what a set holds, relative to its repository.
-func (r Result) Summary(repo, slot string) string {
+// Summary is Lines as one text.
+func (r Result) Summary(repo, slot string) string { return strings.Join(r.Lines(repo, slot), "\n") }
+
+// Lines are one line naming what a set holds, relative to its
+// repository, every name escaped (the box chose them), and one line per
+// path the sweep could not check.
+func (r Result) Lines(repo, slot string) []string {
 	var rel []string
 	for _, f := range r.Files {
-		if x, err := filepath.Rel(repo, f); err == nil && !strings.HasPrefix(x, "..") {
-			f = x
-		}
-		rel = append(rel, f)
+		rel = append(rel, quote(relTo(repo, f)))
 	}
 	const most = 6
 	more := ""
@@ -494,7 +565,35 @@ func (r Result) Summary(repo, slot string) string {
 		more = fmt.Sprintf(" and %d more", len(rel)-most)
 		rel = rel[:most]
 	}
-	return fmt.Sprintf("the box changed what host tools run, held for review, not applied: %s%s; 'aisan review %s' shows it, --apply writes it, --discard drops it", strings.Join(rel, ", "), more, slot)
+	var lines []string
+	if len(rel) > 0 {
+		lines = append(lines, fmt.Sprintf("the box changed what host tools run, held for review, not applied: %s%s; 'aisan review %s' shows it, --apply writes it, --discard drops it", strings.Join(rel, ", "), more, slot))
+	}
+	if len(r.Unchecked) > 0 {
+		lines = append(lines, UncheckedLines(repo, slot, r.Unchecked)...)
+	}
+	return lines
+}
+
+// UncheckedLines say, one line each, where the end's sweep could not
+// look for what the box planted: files host tools run may lie there.
+func UncheckedLines(repo, slot string, us []Unchecked) []string {
+	const most = 10
+	var out []string
+	for i, u := range us {
+		if i == most {
+			out = append(out, fmt.Sprintf("and %d more paths were not checked; 'aisan review %s' lists them", len(us)-most, slot))
+			break
+		}
+		l := fmt.Sprintf("NOT CHECKED: %s: %s", quote(relTo(repo, u.Path)), quote(u.Why))
+		if u.Parked != "" {
+			l += " to " + quote(relTo(repo, u.Parked)) + "; look into it before a host tool does (it may hold a git config, hooks or agent settings the box planted), then remove it or rename it back"
+		} else {
+			l += "; files host tools run (.git, .claude/, .envrc, ...) may lie there: look before running git or an agent there"
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // Set is one held set, as listed.
@@ -573,17 +672,26 @@ func Discard(set string) error {
 	if _, err := ReadManifest(set); err != nil {
 		return err
 	}
-	return os.RemoveAll(set)
+	return removeSet(set)
 }
 
-// End collects set after its box ended: it finds what the box planted
-// where nothing was protected while it ran (protected names and nested
-// .git entries new since the launch, at any depth) and hands that to
-// [Collect].
-func End(set string) (Result, error) {
+// End collects set after its box ended, now: see [EndAt].
+func End(set string) (Result, error) { return EndAt(set, time.Now()) }
+
+// EndAt collects set after its box ended at ended: it finds what the
+// box planted where nothing was protected while it ran (protected names
+// and nested .git entries new since the launch, at any depth, and git
+// dirs made of plain directories) and hands that to [Collect]. What
+// changed after ended is the user's, never swept. A directory it cannot
+// read, or a tree too large to walk, is recorded in the set, which is
+// then held, never taken for clean.
+func EndAt(set string, ended time.Time) (Result, error) {
 	m, err := ReadManifest(set)
 	if err != nil {
 		return Result{}, err
+	}
+	if m.State != Open {
+		return Result{}, fmt.Errorf("%s was collected already (it is %s)", set, m.State)
 	}
 	known := slices.Clone(m.Known)
 	for _, it := range m.Items {
@@ -592,9 +700,6 @@ func End(set string) (Result, error) {
 	for _, c := range m.Created {
 		known = append(known, c.Path)
 	}
-	sweep, err := protect.NewSince(m.Repo, known, protect.GitFacts{GitDir: m.GitDir, CommonDir: m.CommonDir})
-	if err != nil {
-		return Result{}, err
-	}
-	return Collect(set, sweep)
+	s := protect.NewSince(m.Repo, known, protect.GitFacts{GitDir: m.GitDir, CommonDir: m.CommonDir}, protect.Span{Start: m.Start, End: ended})
+	return collect(set, s, ended)
 }
