@@ -272,7 +272,14 @@ func (c *checker) crontab(st site, args []arg) {
 		case f.known:
 			if ff, ok := c.fileFeed(f.text); ok {
 				src = ff
+				break
 			}
+			fallthrough
+		default:
+			// The guard reads no files: entries it cannot see run later,
+			// outside every jail, where it is the only check.
+			c.denyInstead(st.text, "it installs cron entries from a file the guard cannot see, and they run later outside every jail", insteadLater)
+			return
 		}
 	}
 	c.later(func() {
@@ -369,8 +376,12 @@ func busMethod(iface, method string, args []arg) bool {
 	case "StopUnit", "KillUnit", "RestartUnit", "TryRestartUnit", "ReloadOrRestartUnit", "ReloadOrTryRestartUnit",
 		"QueueSignalUnit", "FreezeUnit", "KillUnitSubgroup", "EnqueueMarkedJobs", "Exit", "Reboot", "SoftReboot",
 		"PowerOff", "Halt", "KExec", "SwitchRoot", "KillSession", "TerminateSession", "KillUser", "TerminateUser",
-		"TerminateSeat", "LockSessions":
+		"TerminateSeat", "LockSessions", "SetUnitProperties":
+		// SetUnitProperties kills by effect: MemoryMax=1 or TasksMax=1
+		// on a unit ends or starves what runs in it.
 		return true
+	case "SetProperties":
+		return iface == "" || strings.Contains(iface, "systemd1") || !strings.Contains(iface, ".")
 	case "Stop", "Kill", "Restart", "TryRestart", "ReloadOrRestart", "ReloadOrTryRestart", "QueueSignal", "Freeze", "Terminate":
 		return iface == "" || strings.Contains(iface, "systemd1") || strings.Contains(iface, "login1") || !strings.Contains(iface, ".")
 	case "StartUnit", "StartUnitReplace", "EnqueueUnitJob", "StartTransientUnit":

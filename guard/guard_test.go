@@ -278,6 +278,40 @@ func TestGuardOwnSessionsFollowTheSlot(t *testing.T) {
 	}
 }
 
+// TestGuardSessionsNamedOnTheJailVariable checks that $AISAN_JAIL counts as
+// the jail's name only where the input leaves it alone and the name is
+// built on it, not merely contains it.
+func TestGuardSessionsNamedOnTheJailVariable(t *testing.T) {
+	// The naming the refusal asks for, built on the jail's variable: the
+	// jail's own in any jail, unknown outside one.
+	for _, cmd := range []string{
+		`tmux kill-session -t "$AISAN_JAIL-dev"`,
+		`tmux kill-session -t "${AISAN_JAIL}-dev:1"`,
+		`tmux kill-session -t "$AISAN_JAIL"`,
+		`screen -S "$AISAN_JAIL-dev" -X quit`,
+		`zellij kill-session "$AISAN_JAIL-x"`,
+	} {
+		for _, slot := range []string{"claude-2", "codex-1"} {
+			if v := New(WithSlot(slot)).Check(cmd); !v.Allow {
+				t.Errorf("in jail %s, %q is refused: %s", slot, cmd, v.Reason)
+			}
+		}
+		if v := New().Check(cmd); v.Allow {
+			t.Errorf("outside a jail, %q is allowed", cmd)
+		}
+	}
+	for _, cmd := range []string{
+		`AISAN_JAIL=main; tmux kill-session -t "$AISAN_JAIL-dev"`,
+		`tmux kill-session -t "x$AISAN_JAIL"`,
+		`tmux kill-session -t "$AISAN_JAIL$X"`,
+		`tmux kill-session -t "${AISAN_JAIL:-main}"`,
+	} {
+		if v := New(WithSlot("claude-2")).Check(cmd); v.Allow {
+			t.Errorf("in jail claude-2, %q is allowed", cmd)
+		}
+	}
+}
+
 // TestGuardKillFileReasons checks that a file that kills, reached through
 // a computed path, is refused with the reason the written-out path gets.
 func TestGuardKillFileReasons(t *testing.T) {

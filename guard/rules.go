@@ -98,14 +98,14 @@ import (
 var specialNames = []string{
 	"aisan", "alias", "ash", "at", "awk", "bash", "batch", "builtin", "bun", "bunx", "busctl", "busybox", "cd", "chroot", "chrt",
 	"command", "cp", "crontab", "csh", "dash", "dbus-run-session", "dbus-send", "dd", "docker", "doas", "env", "eval",
-	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "gmake", "install",
+	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "git", "gmake", "install",
 	"ionice", "kill", "kill-port", "killall", "killall5", "killport", "ksh", "ksh93", "lksh", "ln", "loginctl", "ltrace",
 	"make", "mapfile", "mawk", "mksh", "mv", "nawk", "nerdctl", "nice", "node", "nohup", "npm", "npx", "nsenter",
 	"parallel", "perl", "php", "pm2", "pnpm", "podman", "oksh", "pdksh", "pkill", "pnpx", "posh", "printf", "prlimit",
 	"python", "python3", "qdbus", "rbash", "read", "readarray", "rsync", "ruby", "runuser",
-	"screen", "script", "set", "setpriv", "setsid", "sg", "sh", "shift", "skill", "source", "ssh",
+	"screen", "script", "sed", "set", "setpriv", "setsid", "sg", "sh", "shift", "skill", "source", "ssh",
 	"stdbuf", "strace", "su", "sudo", "supervisorctl", "systemctl", "systemd-inhibit", "systemd-run", "taskset",
-	"tclsh", "tcsh", "tee", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch",
+	"tclsh", "tcsh", "tee", "vim", "less", "emacs", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch",
 	"xargs", "xvfb-run", "yarn", "yash", "zellij", "zsh",
 }
 
@@ -192,6 +192,10 @@ func (c *checker) dynamic(st site, args []arg) {
 		return
 	}
 	if n.cands == nil || n.array || n.partial {
+		if w := skeletonKillWord(n.skel); w != "" {
+			c.deny(st.text, fmt.Sprintf("its command name is computed at run time, and its fixed parts spell %s if the parts computed at run time are empty or fill the gaps", w))
+			return
+		}
 		if v, w := c.refKillWord(n); w != "" {
 			c.deny(st.text, fmt.Sprintf("its command name is computed at run time from $%s, and what the input assigns to %s names %s", v, v, w))
 			return
@@ -420,6 +424,16 @@ func (c *checker) byName(st site, name string, rest []arg) {
 		c.examine(st, rest)
 	case "read", "mapfile", "readarray":
 		c.read(name, rest, st.in)
+	case "git":
+		c.git(st, rest, 0)
+	case "sed", "gsed":
+		c.sed(st, rest)
+	case "vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim", "gview", "nvi", "evim":
+		c.vim(st, rest)
+	case "less", "more":
+		c.less(st, rest)
+	case "emacs", "emacsclient", "emacs-nox", "emacs-gtk":
+		c.emacs(st, name, rest)
 	case "tee":
 		for _, a := range rest {
 			if a.known && !strings.HasPrefix(a.text, "-") {
@@ -433,6 +447,9 @@ func (c *checker) byName(st site, name string, rest []arg) {
 			return
 		}
 		if spec, ok := wrapper(name); ok {
+			if spec.assigns {
+				c.envAssigns(st, rest)
+			}
 			for _, inner := range unwrap(rest, spec) {
 				c.examine(st, inner)
 			}
@@ -681,7 +698,9 @@ func systemctlVerb(args []arg) string {
 	switch verb.text {
 	case "stop", "kill", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart",
 		"condrestart", "force-reload", "isolate", "exit", "halt", "poweroff", "reboot",
-		"kexec", "soft-reboot", "freeze", "default", "rescue", "emergency":
+		"kexec", "soft-reboot", "freeze", "default", "rescue", "emergency", "set-property":
+		// set-property kills by effect: MemoryMax=1M or TasksMax=1 ends
+		// or starves what runs in the unit.
 		return verb.text
 	case "disable", "mask":
 		if now {
@@ -964,7 +983,7 @@ func (c *checker) tmuxKill(name string, opts []opt) string {
 			return "tmux %s -a ends every other session, the user's included"
 		}
 		t, ok := optVal(opts, "t")
-		if !ok || !c.ownSession(tmuxSession(t)) {
+		if !ok || !c.ownSession(tmuxSession(c.jailNamed(t))) {
 			return "tmux %s ends a session this command line did not start, which may be the user's"
 		}
 	case "kill-window", "kill-pane":
@@ -1233,6 +1252,58 @@ func (c *checker) interpreter(st site, name string, args []arg) {
 		src.pids = src.pids || a.pids
 		c.code(st.withIn(src), langOf(name), a.text, stdinCode, 0)
 	}
+}
+
+// skeletonKillWord returns the tool that kills by name which a command
+// word of unknown value may spell, given its fixed text cut at each
+// dynamic part (arg.skel), or "". Each dynamic part may be empty or hold
+// anything, so pk${X}ill and pk$(true)ill spell pkill whatever the
+// guard knows of X; failing closed is the point. Only the part after the
+// last fixed slash names the program; dynamic parts are taken to hold no
+// slash, or ./bin/$tool would match everything. kill itself is left to
+// the rule for its arguments (kill <PID> is fine), and fewer than two
+// fixed characters say too little to refuse on.
+func skeletonKillWord(skel []string) string {
+	if len(skel) < 2 {
+		return ""
+	}
+	for i := len(skel) - 1; i >= 0; i-- {
+		if j := strings.LastIndexByte(skel[i], '/'); j >= 0 {
+			skel = append([]string{skel[i][j+1:]}, skel[i+1:]...)
+			break
+		}
+	}
+	n := 0
+	for _, s := range skel {
+		n += len(s)
+	}
+	if n < 2 || len(skel) < 2 {
+		return ""
+	}
+	for _, w := range [...]string{"pkill", "killall", "killall5", "skill"} {
+		if gapsMatch(w, skel) {
+			return w
+		}
+	}
+	return ""
+}
+
+// gapsMatch reports whether s is skel's pieces in order with anything
+// (or nothing) between them: the glob skel[0]*skel[1]*…*skel[n-1].
+func gapsMatch(s string, skel []string) bool {
+	first, last := skel[0], skel[len(skel)-1]
+	if len(first)+len(last) > len(s) || !strings.HasPrefix(s, first) || !strings.HasSuffix(s, last) {
+		return false
+	}
+	mid := s[len(first) : len(s)-len(last)]
+	for _, p := range skel[1 : len(skel)-1] {
+		i := strings.Index(mid, p)
+		if i < 0 {
+			return false
+		}
+		mid = mid[i+len(p):]
+	}
+	return true
 }
 
 // mentionedKillWord returns a kill tool named in s, or "".

@@ -42,6 +42,7 @@ func (t *tracked) addSession(a arg) {
 // starts it, or its name is the jail's own name or starts with it and a
 // dash (claude-2-dev in the jail claude-2).
 func (c *checker) ownSession(a arg) bool {
+	a = c.jailNamed(a)
 	if !a.known || a.text == "" {
 		return false
 	}
@@ -49,6 +50,24 @@ func (c *checker) ownSession(a arg) bool {
 		return true
 	}
 	return c.slot != "" && (a.text == c.slot || strings.HasPrefix(a.text, c.slot+"-"))
+}
+
+// jailNamed resolves a word that builds a name on $AISAN_JAIL, such as
+// "$AISAN_JAIL-dev", to the name it has in the jail the guard runs in:
+// the naming the refusals tell the agent to use. Where the input sets
+// AISAN_JAIL itself, or the guard runs outside a jail, a is returned as
+// it is.
+func (c *checker) jailNamed(a arg) arg {
+	if a.known || c.slot == "" || len(a.refs) != 1 || a.refs[0] != "AISAN_JAIL" ||
+		c.vars["AISAN_JAIL"] != nil || a.opRef || a.array || a.pids {
+		return a
+	}
+	for _, ref := range [...]string{"${AISAN_JAIL}", "$AISAN_JAIL"} {
+		if strings.Count(a.text, "$") == 1 && strings.Count(a.text, ref) == 1 {
+			return knownArg(strings.Replace(a.text, ref, c.slot, 1))
+		}
+	}
+	return a
 }
 
 // copySpec reads the options of the programs that copy or link files.
@@ -189,6 +208,7 @@ type varInfo struct {
 	named   string
 	namedCI bool
 	file    string // a file that kills, named in what is assigned (killfile.go)
+	integer bool   // declared with -i: what is assigned is evaluated as arithmetic
 }
 
 // fileInfo is what the input writes to a file.
@@ -314,13 +334,58 @@ func (c *checker) arithAssign(fr *frame, op syntax.BinAritOperator, x, y syntax.
 	c.assign(name, arg{text: src, src: src, zero: true})
 }
 
+// integerArg is what a variable with the integer attribute holds after
+// a assigned to it: each value evaluated as arithmetic. A value that does
+// not evaluate, or that is not known, may be 0 or negative.
+func (c *checker) integerArg(a arg) arg {
+	out := arg{text: a.text, src: a.src, pids: a.pids, zero: a.zero}
+	vals := a.cands
+	if a.known {
+		vals = []string{a.text}
+	}
+	for _, s := range vals {
+		n, ok := c.arithText(s)
+		if !ok {
+			out.cands = nil
+			break
+		}
+		out.cands = append(out.cands, strconv.FormatInt(n, 10))
+	}
+	switch {
+	case out.cands == nil:
+		out.zero = true
+	case a.known:
+		out.text, out.known, out.cands = out.cands[0], true, nil
+	}
+	return out
+}
+
+// arithText evaluates text as bash arithmetic, where the input fixes
+// what it reads.
+func (c *checker) arithText(s string) (int64, bool) {
+	if n, ok := parseArithNum(strings.TrimSpace(s)); ok {
+		return n, true
+	}
+	if len(s) > maxOpLen || !c.step(s, 1+len(s)/16) {
+		return 0, false
+	}
+	x, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Arithmetic(strings.NewReader(s))
+	if err != nil || x == nil {
+		return 0, false
+	}
+	return c.arith(&frame{src: s, base: -1}, x, 0)
+}
+
 // assignNode records an assignment, of a word or of an array.
 func (c *checker) assignNode(fr *frame, as *syntax.Assign) {
 	if as.Name == nil {
 		return
 	}
-	if as.Value != nil {
+	switch {
+	case as.Value != nil:
 		c.assign(as.Name.Value, c.word(fr, as.Value))
+	case !as.Naked && as.Array == nil:
+		c.assign(as.Name.Value, knownArg("")) // X= empties X
 	}
 	if as.Array != nil || as.Index != nil {
 		c.varInfo(as.Name.Value).array = true
@@ -348,6 +413,9 @@ func (c *checker) varInfo(name string) *varInfo {
 // assign records what a variable may hold.
 func (c *checker) assign(name string, a arg) {
 	v := c.varInfo(name)
+	if v.integer {
+		a = c.integerArg(a)
+	}
 	v.pids = v.pids || a.pids
 	v.zero = v.zero || a.zero
 	if a.known {

@@ -372,9 +372,23 @@ func (c *checker) command(fr *frame, cmd syntax.Command, in feed) {
 		body := &frame{src: fr.src, base: fr.base}
 		c.stmt(body, x.Body, feed{})
 	case *syntax.DeclClause:
+		// declare -i (and typeset, local, export -i) gives the names that
+		// follow the integer attribute: what is assigned to them then is
+		// arithmetic, so declare -i a=0-1 makes $a -1. Options only known
+		// at run time might hold -i too.
+		integer := false
 		for _, as := range x.Args {
 			c.nested(fr, as)
+			if as.Naked && as.Name == nil && as.Value != nil {
+				f := c.word(fr, as.Value)
+				integer = integer || !f.known || strings.HasPrefix(f.text, "-") && strings.IndexByte(f.text, 'i') >= 0
+				continue
+			}
+			if integer && as.Name != nil {
+				c.varInfo(as.Name.Value).integer = true
+			}
 			c.assignNode(fr, as)
+			c.shellVarNode(fr, x, as)
 		}
 	case *syntax.TimeClause:
 		c.stmt(fr, skipDashDash(x.Stmt), in)
@@ -416,6 +430,17 @@ func (c *checker) nested(fr *frame, node syntax.Node) {
 	})
 }
 
+// shellVarNode checks an assignment, made by the statement n, to a
+// variable whose value a program runs as a shell command.
+func (c *checker) shellVarNode(fr *frame, n syntax.Node, as *syntax.Assign) {
+	if as.Name == nil || as.Value == nil || c.stopped() {
+		return
+	}
+	if _, ok := shellVarText(as.Name.Value, ""); ok {
+		c.shellVar(site{fr: fr, text: fr.slice(n), off: fr.offset(n)}, as.Name.Value, c.word(fr, as.Value))
+	}
+}
+
 // skipDashDash drops the -- that bash's time keyword accepts before its
 // command (time -- cmd, time -p -- cmd), which the parser leaves as the
 // command's first word.
@@ -438,6 +463,7 @@ func (c *checker) call(fr *frame, x *syntax.CallExpr, in feed) {
 	for _, as := range x.Assigns {
 		c.nested(fr, as)
 		c.assignNode(fr, as)
+		c.shellVarNode(fr, x, as)
 	}
 	if len(x.Args) == 0 {
 		return

@@ -38,6 +38,10 @@ type arg struct {
 	opRef   bool     // an expansion applies an operator to a variable: ${x,,}, ${x%X}
 	array   bool     // expands an array or an element of one
 	partial bool     // cands lack values the input assigns: there were too many to keep
+	// skel is the fixed text of a word with dynamic parts, cut at each
+	// of them: pk${X}ill gives ["pk", "ill"]. A command word that is not
+	// resolved is matched against the kill tools through it (skeleton).
+	skel []string
 }
 
 func knownArg(s string) arg {
@@ -169,7 +173,8 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 	if !c.step(a.src, 1) && c.overBudget() {
 		return arg{text: a.src, src: a.src, pids: true}
 	}
-	var text, pat, lead, tail strings.Builder
+	var text, pat, lead, tail, seg strings.Builder
+	var skel []string
 	inLead := true
 	// cands is every value the word may take, as far as the input shows;
 	// nil once a part has no known values or there are too many.
@@ -194,15 +199,23 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 		text.WriteString(v)
 		pat.WriteString(p)
 		tail.WriteString(v)
+		seg.WriteString(v)
 		if inLead {
 			lead.WriteString(v)
 		}
 		extend([]string{v})
 	}
+	cut := func() {
+		if len(skel) < maxCands {
+			skel = append(skel, seg.String())
+		}
+		seg.Reset()
+	}
 	addDyn := func(src string, vals []string) {
 		a.known = false
 		inLead = false
 		tail.Reset()
+		cut()
 		text.WriteString(src)
 		pat.WriteString(escapeGlob(src))
 		extend(vals)
@@ -272,6 +285,7 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 				pat.WriteString(s)
 				inLead = false
 				tail.Reset()
+				cut()
 				cands = nil
 			default:
 				addDyn(fr.slice(p), nil)
@@ -285,6 +299,8 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 	}
 	if !a.known {
 		a.cands = cands
+		cut()
+		a.skel = skel
 	}
 	c.lone(fr, w, &a)
 	return a

@@ -597,6 +597,13 @@ func (c *checker) at(args []arg, in feed, off int) {
 		return // list, remove or show jobs
 	}
 	if f, ok := optVal(opts, "f"); ok {
+		_, seen := c.fileFeed(f.text)
+		if !seen && f.feed == nil && !(f.known && (strings.HasPrefix(f.text, "/dev/") || strings.HasPrefix(f.text, "/proc/self/fd/"))) {
+			// The guard reads no files, and the job runs later outside
+			// every jail, where the guard is the only check.
+			c.denyInstead(joinTexts(append([]arg{knownArg("at")}, args...)), "it schedules a job from a file the guard cannot see, which runs later outside every jail", insteadLater)
+			return
+		}
 		c.scriptFile(f, in, off, nil)
 		return
 	}
