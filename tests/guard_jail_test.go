@@ -11,8 +11,10 @@ import (
 // an agent there runs it before a shell command: the guard learns its
 // slot only from the jail's AISAN_JAIL. It refuses aisan kill --all,
 // --orphans and aisan kill of another slot, and lets the agent end its
-// own jail, by name or as $AISAN_JAIL. The same own-slot command from
-// outside any jail is refused, so the answer inside comes from the jail.
+// own jail, by name or as $AISAN_JAIL, and a tmux session named on
+// $AISAN_JAIL. Kills that once got through from inside a jail are
+// refused. The same own-slot command from outside any jail is refused,
+// so the answer inside comes from the jail.
 func TestGuardInJailKnowsItsSlot(t *testing.T) {
 	requireJail(t)
 	_, env := testEnv(t)
@@ -31,6 +33,13 @@ func TestGuardInJailKnowsItsSlot(t *testing.T) {
 		hook("other", `"aisan kill someone-elses-slot"`),
 		hook("ownvar", `'aisan kill \"$AISAN_JAIL\"'`),
 		hook("ownname", `"aisan kill $AISAN_JAIL"`),
+		// The session naming the refusals ask for, and kills the guard
+		// once let through from inside a jail.
+		hook("tmuxown", `'tmux kill-session -t \"$AISAN_JAIL-dev\"'`),
+		hook("pieces", `'pk${X}ill -f m'`),
+		hook("declint", `'declare -i a=0-1; kill -9 $a'`),
+		hook("gitalias", `'git -c alias.x=\"!pkill m\" x'`),
+		hook("sede", `'sed \"1e pkill m\" f'`),
 	}, "\n")
 	r := aisan(t, env, "", "run", "--", "sh", "-c", script)
 	if r.code != 0 {
@@ -40,7 +49,8 @@ func TestGuardInJailKnowsItsSlot(t *testing.T) {
 	if slot == nil {
 		t.Fatalf("no AISAN_JAIL inside the jail:\n%s", r.stdout)
 	}
-	for name, want := range map[string]string{"all": "2", "orphans": "2", "other": "2", "ownvar": "0", "ownname": "0"} {
+	for name, want := range map[string]string{"all": "2", "orphans": "2", "other": "2", "ownvar": "0", "ownname": "0",
+		"tmuxown": "0", "pieces": "2", "declint": "2", "gitalias": "2", "sede": "2"} {
 		if !strings.Contains(r.stdout, name+"="+want+"\n") {
 			t.Errorf("inside jail %s, the guard on %q: want exit %s\n%s", slot[1], name, want, r.stdout)
 		}
