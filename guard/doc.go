@@ -30,14 +30,17 @@
 // subshells, groups, the bodies of if, for, while, case and functions,
 // command and process substitutions, and the text handed to another shell
 // (sh -c, eval, trap, here-documents and pipes into a shell, watch, ssh,
-// su -c, parallel, at) or to a tmux or screen server. Wrappers such as
+// su -c, parallel, at), to a tmux or screen server, or to a program that
+// runs shell commands of its own (git aliases and pagers, sed's e, vim
+// -c, less +!, emacs --eval, PROMPT_COMMAND). Wrappers such as
 // sudo, env, timeout, nohup, xargs and find -exec are looked through to the
 // command they start. Names are compared after quote removal, brace
 // expansion and by basename, so \pkill, "pkill", a name split by empty
 // quotes, p{k..k}ill and /usr/bin/pkill all count as pkill.
 //
 // A word whose value is only known at run time is treated as unknown, never
-// as harmless. The guard tracks what it can see in the same input: values
+// as harmless: a command word such as pk${X}ill is read through its fixed
+// text, each run-time part standing for anything or nothing. The guard tracks what it can see in the same input: values
 // assigned to variables and arrays (and what ${x,,}, ${x%pat}, ${x/a/b}
 // make of them), defaults in ${X:-…}, positional parameters of functions,
 // sh -c scripts and set --, constant arithmetic, what echo and printf

@@ -202,6 +202,14 @@ func (c *checker) sed(st site, args []arg) {
 		}
 		runs, ok := sedRuns(s)
 		for _, r := range runs {
+			if strings.TrimSpace(r) == "" {
+				// A bare e runs the pattern space: the input's lines,
+				// where the input shows them.
+				for _, t := range st.in.texts {
+					c.hiddenScript(st, "sed", t)
+				}
+				continue
+			}
 			c.hiddenScript(st, "sed", r)
 		}
 		if !ok && strings.IndexByte(s, 'e') >= 0 {
@@ -383,6 +391,15 @@ func sedRuns(s string) (runs []string, ok bool) {
 		}
 	}
 	return runs, false
+}
+
+// man runs its pager (-P, --pager) through a shell.
+func (c *checker) man(st site, args []arg) {
+	opts, _ := parseOpts(args, optSpec{vals: "CMPpELmSesr", permute: true, long: []string{"config-file=", "manpath=",
+		"pager=", "preprocessor=", "locale=", "systems=", "sections=", "extension=", "prompt=", "html=", "encoding="}})
+	for _, v := range optVals(opts, "P", "pager", "html") {
+		c.hiddenScript(st, "man --pager", v.text)
+	}
 }
 
 // vim checks the Ex commands vim, nvim, ex and view run at start-up (-c,

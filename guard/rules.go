@@ -22,18 +22,21 @@ package guard
 //     variable or array, read,
 //     mapfile, a file or function the input fills, or the input of xargs
 //     or parallel, and when a target is computed ($((…)) that does not
-//     come out positive, $#, $?, expr) and so may be 0 or negative.
+//     come out positive, $#, $?, expr, what is assigned to a variable
+//     declared -i, which bash evaluates as arithmetic) and so may be 0 or
+//     negative.
 //     Options are read as bash's kill reads them, and the last signal
 //     given counts: kill -l and signal 0 are always fine; so are
 //     kill <PID>, kill %job and kill "$pid".
 //   - systemctl --user stop, kill, restart, isolate and their kin are
-//     refused, and so is starting exit.target and its kin or any job in
+//     refused, and so is set-property (MemoryMax=1M kills by effect), and so is starting exit.target and its kin or any job in
 //     isolate mode; long options are matched as getopt_long matches them,
 //     prefixes included. loginctl terminate-* and kill-* are refused, and
 //     so are the same methods called over busctl, dbus-send, gdbus and
-//     qdbus (daemons.go).
+//     qdbus, and SetUnitProperties (daemons.go).
 //   - tmux kill-server is refused; kill-session unless the session is the
-//     agent's own (the input starts it, or it is named after the jail);
+//     agent's own (the input starts it, or it is named after the jail,
+//     as written or as "$AISAN_JAIL-…");
 //     kill-pane and kill-window with -a; detach-client -P. The shell
 //     commands that tmux runs (run-shell, new-session, new-window,
 //     split-window, respawn-pane, if-shell, display-popup, pipe-pane,
@@ -45,25 +48,35 @@ package guard
 //     pm2, supervisorctl and zellij follow their tables in daemons.go.
 //   - What crontab and at install and what systemd-run starts (unless
 //     --scope runs it in place) runs later outside the jail, where a PID
-//     is the host's: there even kill <PID> is refused. systemd-run with
-//     Conflicts= or a stop-propagating property is refused.
+//     is the host's: there even kill <PID> is refused, and so is crontab
+//     FILE or at -f FILE for a file the input does not write.
+//     systemd-run with Conflicts= or a stop-propagating property is
+//     refused.
 //   - A program the input copies or links (cp, ln, install, mv, rsync,
 //     dd) runs, under its new name, as the program it is (track.go).
 //   - Unquoted expansions are split into words as bash splits them, at
 //     blanks and at whatever the input assigns to IFS (ifs.go).
 //   - A command word only known at run time is refused when its text names
 //     a kill tool, when it passes a named signal, or when kill with the same
-//     arguments would be refused. Values the input assigns are tried too,
-//     through ${x,,}, ${x%pat}, ${x/a/b} and the like; when the values are
-//     not known, or the word expands an array, what the input assigns to
-//     its variables as written is searched for a kill word instead.
+//     arguments would be refused, or when its fixed parts spell pkill,
+//     killall or skill with each run-time part empty or filling a gap
+//     (pk${X}ill, pk$(true)ill) and its value is not known. Values the
+//     input assigns are tried too, through ${x,,}, ${x%pat}, ${x/a/b} and
+//     the like; when the values are not known, or the word expands an
+//     array, what the input assigns to its variables as written is
+//     searched for a kill word instead.
 //   - Text that a shell will run is checked as a script: sh -c and its
 //     kin, eval, trap, alias, here-documents, here-strings, /dev/fd/N and
 //     pipes into a shell (with the output of echo and printf worked out,
 //     escapes and formats included), watch, ssh, su -c, script -c,
-//     parallel, at, npx -c, tmux send-keys. Wrappers (sudo, env, timeout,
-//     nohup, xargs, find -exec, xvfb-run, …) are seen through to the
-//     command they start.
+//     parallel, at, npx -c, tmux send-keys; and the shell text hidden in
+//     other programs (hidden.go): git -c and git config values (aliases
+//     with !, core.pager, core.sshCommand, …), git rebase --exec and its
+//     kin, sed's e command and s///e, vim -c and +cmd, less +cmd, man -P,
+//     emacs --eval, and variables that programs run or expand
+//     (PROMPT_COMMAND, PS1, GIT_PAGER, EDITOR, …), wherever they are
+//     assigned. Wrappers (sudo, env, timeout, nohup, xargs, find -exec,
+//     xvfb-run, …) are seen through to the command they start.
 //   - A script that the same input writes (cat > run.sh <<EOF, echo … >
 //     x.sh, tee) is checked where the input runs it (bash run.sh, ./run.sh,
 //     source, sh < run.sh, cat run.sh | sh, python3 x.py).
@@ -430,6 +443,8 @@ func (c *checker) byName(st site, name string, rest []arg) {
 		c.sed(st, rest)
 	case "vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim", "gview", "nvi", "evim":
 		c.vim(st, rest)
+	case "man":
+		c.man(st, rest)
 	case "less", "more":
 		c.less(st, rest)
 	case "emacs", "emacsclient", "emacs-nox", "emacs-gtk":

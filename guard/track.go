@@ -336,7 +336,9 @@ func (c *checker) arithAssign(fr *frame, op syntax.BinAritOperator, x, y syntax.
 
 // integerArg is what a variable with the integer attribute holds after
 // a assigned to it: each value evaluated as arithmetic. A value that does
-// not evaluate, or that is not known, may be 0 or negative.
+// not evaluate, or an unknown one with fixed text around it ($n-1), may
+// be 0 or negative. A lone unknown expansion (local -i pid=$1) is as
+// unknown as it is without the attribute, and kill "$pid" is fine.
 func (c *checker) integerArg(a arg) arg {
 	out := arg{text: a.text, src: a.src, pids: a.pids, zero: a.zero}
 	vals := a.cands
@@ -352,6 +354,10 @@ func (c *checker) integerArg(a arg) arg {
 		out.cands = append(out.cands, strconv.FormatInt(n, 10))
 	}
 	switch {
+	case len(vals) == 0:
+		for _, seg := range a.skel {
+			out.zero = out.zero || seg != ""
+		}
 	case out.cands == nil:
 		out.zero = true
 	case a.known:
@@ -380,6 +386,9 @@ func (c *checker) arithText(s string) (int64, bool) {
 func (c *checker) assignNode(fr *frame, as *syntax.Assign) {
 	if as.Name == nil {
 		return
+	}
+	if as.Append && c.vars[as.Name.Value] != nil && c.vars[as.Name.Value].integer {
+		c.varInfo(as.Name.Value).zero = true // a+=-5 adds: the sum is not among the values
 	}
 	switch {
 	case as.Value != nil:
