@@ -80,7 +80,7 @@ var gitGlobal = optSpec{vals: "cC", long: []string{"config-env=", "exec-path=", 
 // line (rebase --exec, submodule foreach, bisect run, filter-branch's
 // filters, difftool --extcmd, grep --open-files-in-pager).
 func (c *checker) git(st site, args []arg, depth int) {
-	if depth > 4 || !c.step(st.text, len(args)) {
+	if depth > 4 || !c.step(st.text, len(args)) || !gitMayRun(args) {
 		return
 	}
 	opts, ops := parseOpts(args, gitGlobal)
@@ -147,6 +147,24 @@ func (c *checker) git(st site, args []arg, depth int) {
 			c.hiddenScript(st, "git grep --open-files-in-pager", v.text)
 		}
 	}
+}
+
+// gitMayRun is a quick look for a git command line that git() reads any
+// further: one with -c or a subcommand that runs a command line. Most
+// calls (git status, git commit -m …) pass it without an allocation.
+func gitMayRun(args []arg) bool {
+	for _, a := range args {
+		switch t := a.text; {
+		case !a.known:
+			// A word only known at run time is nothing git() can read.
+		case strings.HasPrefix(t, "-c"):
+			return true
+		case t == "config", t == "rebase", t == "submodule", t == "bisect", t == "filter-branch",
+			t == "difftool", t == "mergetool", t == "grep":
+			return true
+		}
+	}
+	return false
 }
 
 // gitConfig checks one configuration value given to git. An alias that

@@ -173,8 +173,13 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 	if !c.step(a.src, 1) && c.overBudget() {
 		return arg{text: a.src, src: a.src, pids: true}
 	}
-	var text, pat, lead, tail, seg strings.Builder
-	var skel []string
+	var text, pat, lead, tail strings.Builder
+	// The pieces of fixed text between dynamic parts, as offsets into
+	// text, kept on the stack: most words need no skeleton. Past the
+	// array's end the middle pieces are dropped, which lets the skeleton
+	// match more, never less.
+	var pieces [16][2]int
+	npieces, segStart := 0, 0
 	inLead := true
 	// cands is every value the word may take, as far as the input shows;
 	// nil once a part has no known values or there are too many.
@@ -199,17 +204,14 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 		text.WriteString(v)
 		pat.WriteString(p)
 		tail.WriteString(v)
-		seg.WriteString(v)
 		if inLead {
 			lead.WriteString(v)
 		}
 		extend([]string{v})
 	}
 	cut := func() {
-		if len(skel) < maxCands {
-			skel = append(skel, seg.String())
-		}
-		seg.Reset()
+		pieces[min(npieces, len(pieces)-1)] = [2]int{segStart, text.Len()}
+		npieces = min(npieces+1, len(pieces))
 	}
 	addDyn := func(src string, vals []string) {
 		a.known = false
@@ -217,6 +219,7 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 		tail.Reset()
 		cut()
 		text.WriteString(src)
+		segStart = text.Len()
 		pat.WriteString(escapeGlob(src))
 		extend(vals)
 	}
@@ -281,11 +284,12 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 			case *syntax.ExtGlob:
 				a.meta = true
 				s := fr.slice(p)
+				cut()
 				text.WriteString(s)
+				segStart = text.Len()
 				pat.WriteString(s)
 				inLead = false
 				tail.Reset()
-				cut()
 				cands = nil
 			default:
 				addDyn(fr.slice(p), nil)
@@ -300,7 +304,16 @@ func (c *checker) word(fr *frame, w *syntax.Word) arg {
 	if !a.known {
 		a.cands = cands
 		cut()
-		a.skel = skel
+		t, fixed := text.String(), 0
+		for _, p := range pieces[:npieces] {
+			fixed += p[1] - p[0]
+		}
+		if fixed > 0 {
+			a.skel = make([]string, npieces)
+			for i, p := range pieces[:npieces] {
+				a.skel[i] = t[p[0]:p[1]]
+			}
+		}
 	}
 	c.lone(fr, w, &a)
 	return a
