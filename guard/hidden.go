@@ -10,7 +10,11 @@ package guard
 // 's/kill/stop/' and vim file run nothing of the kind.
 
 import (
+	"maps"
+	"slices"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // hiddenScript checks text that program hands to a shell, and words the
@@ -39,8 +43,8 @@ func shellVarText(name, value string) (string, bool) {
 		return strings.TrimLeft(value, "|-"), true
 	case "PS0", "PS1", "PS2", "PS4":
 		return ": " + value, true
-	case "GIT_CONFIG_PARAMETERS": // 'alias.x=!cmd' …, as git -c gives them
-		return strings.ReplaceAll(value, "=!", "="), true
+	case "GIT_CONFIG_PARAMETERS", "BASH_ENV", "ENV": // read by shellVar
+		return "", true
 	}
 	if strings.HasPrefix(name, "GIT_CONFIG_VALUE_") {
 		return strings.TrimPrefix(value, "!"), true
@@ -53,9 +57,43 @@ func shellVarText(name, value string) (string, bool) {
 // log, export EDITOR=…). The assignment is checked where it is made: the
 // program that reads it may come later or be started by another.
 func (c *checker) shellVar(st site, name string, value arg) {
-	if t, ok := shellVarText(name, value.text); ok {
-		c.hiddenScript(st, name, t)
+	switch name {
+	case "GIT_CONFIG_PARAMETERS":
+		// 'key'='value' 'key=value' …, quoted as the shell quotes, as
+		// git -c passes them on.
+		for _, w := range c.shellWords(value.text) {
+			key, val, _ := strings.Cut(w, "=")
+			c.gitConfig(st, key, val, 0)
+		}
+	case "BASH_ENV", "ENV": // a file bash or sh sources first
+		if value.known {
+			for _, t := range c.written(value.text) {
+				c.hiddenScript(st, name, t)
+			}
+		}
+	default:
+		if t, ok := shellVarText(name, value.text); ok {
+			c.hiddenScript(st, name, t)
+		}
 	}
+}
+
+// shellWords splits text into words as the shell would, quotes removed.
+func (c *checker) shellWords(text string) []string {
+	r := c.parse(": " + text)
+	if r.err != nil || len(r.file.Stmts) == 0 {
+		return strings.Fields(dequote(text))
+	}
+	call, ok := r.file.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok {
+		return nil
+	}
+	fr := &frame{src: ": " + text, base: -1}
+	var out []string
+	for _, w := range call.Args[1:] {
+		out = append(out, c.word(fr, w).text)
+	}
+	return out
 }
 
 // envAssigns checks the NAME=value words that env and sudo put in the
@@ -80,13 +118,30 @@ var gitGlobal = optSpec{vals: "cC", long: []string{"config-env=", "exec-path=", 
 // line (rebase --exec, submodule foreach, bisect run, filter-branch's
 // filters, difftool --extcmd, grep --open-files-in-pager).
 func (c *checker) git(st site, args []arg, depth int) {
-	if depth > 4 || !c.step(st.text, len(args)) || !gitMayRun(args) {
+	if depth > 4 || !c.step(st.text, len(args)) {
+		return
+	}
+	if depth == 0 && len(c.files) > 0 {
+		c.gitConfigFiles(st)
+	}
+	if !gitMayRun(args) {
 		return
 	}
 	opts, ops := parseOpts(args, gitGlobal)
-	for _, v := range optVals(opts, "c") {
-		key, val, _ := strings.Cut(v.text, "=")
-		c.gitConfig(st, key, val, depth)
+	for _, o := range opts {
+		switch {
+		case o.is("c"):
+			key, val, _ := strings.Cut(o.val.text, "=")
+			c.gitConfig(st, key, val, depth)
+		case o.is("config-env"):
+			// --config-env=key=VAR takes the value from $VAR.
+			key, env, _ := strings.Cut(o.val.text, "=")
+			if v := c.vars[env]; v != nil {
+				for _, val := range v.values {
+					c.gitConfig(st, key, val, depth)
+				}
+			}
+		}
 	}
 	if len(ops) == 0 || !ops[0].known {
 		return
@@ -157,7 +212,7 @@ func gitMayRun(args []arg) bool {
 		switch t := a.text; {
 		case !a.known:
 			// A word only known at run time is nothing git() can read.
-		case strings.HasPrefix(t, "-c"):
+		case strings.HasPrefix(t, "-c"), strings.HasPrefix(t, "--config-env"):
 			return true
 		case t == "config", t == "rebase", t == "submodule", t == "bisect", t == "filter-branch",
 			t == "difftool", t == "mergetool", t == "grep":
@@ -165,6 +220,24 @@ func gitMayRun(args []arg) bool {
 		}
 	}
 	return false
+}
+
+// gitConfigFiles checks the values in git configuration files that the
+// input writes (.git/config, ~/.gitconfig, $XDG_CONFIG_HOME/git/config),
+// for git reads them whatever its arguments.
+func (c *checker) gitConfigFiles(st site) {
+	for _, name := range slices.Sorted(maps.Keys(c.files)) { // sorted: the same answer every time
+		if !strings.HasSuffix(name, "gitconfig") && !strings.HasSuffix(name, "git/config") {
+			continue
+		}
+		for _, t := range c.files[name].texts {
+			for _, line := range strings.Split(t, "\n") {
+				if key, val, ok := strings.Cut(line, "="); ok {
+					c.gitConfig(st, strings.TrimSpace(key), strings.Trim(strings.TrimSpace(val), `"`), 1)
+				}
+			}
+		}
+	}
 }
 
 // gitConfig checks one configuration value given to git. An alias that
@@ -197,38 +270,47 @@ func (c *checker) sed(st site, args []arg) {
 	if hasOpt(opts, "sandbox") {
 		return
 	}
-	var scripts []string
+	// GNU sed joins the -e and -f scripts with newlines: an e command
+	// may end one -e and its command line start the next.
+	var joined []string
 	given := false
 	for _, o := range opts {
 		switch {
 		case o.is("e", "expression"):
 			given = true
-			scripts = append(scripts, o.val.text)
+			joined = append(joined, o.val.text)
 		case o.is("f", "file"):
 			given = true
 			if o.val.known {
-				scripts = append(scripts, c.written(o.val.text)...)
+				joined = append(joined, c.written(o.val.text)...)
 			}
 		}
 	}
+	files := ops
 	if !given && len(ops) > 0 {
-		scripts = append(scripts, ops[0].text)
+		joined, files = append(joined, ops[0].text), ops[1:]
 	}
+	// What e runs of the pattern space: the input's lines, where the
+	// input shows them (piped, or a file it writes).
+	data := st.in.texts
+	for _, f := range files {
+		if f.known {
+			data = append(data[:len(data):len(data)], c.written(f.text)...)
+		}
+	}
+	scripts := []string{strings.Join(joined, "\n")}
 	for _, s := range scripts {
 		if c.stopped() {
 			return
 		}
 		runs, ok := sedRuns(s)
 		for _, r := range runs {
-			if strings.TrimSpace(r) == "" {
-				// A bare e runs the pattern space: the input's lines,
-				// where the input shows them.
-				for _, t := range st.in.texts {
-					c.hiddenScript(st, "sed", t)
-				}
-				continue
-			}
+			// e and s///e run the pattern space, which is the input's
+			// line where a bare e or no match leaves it so.
 			c.hiddenScript(st, "sed", r)
+			for _, t := range data {
+				c.hiddenScript(st, "sed", t)
+			}
 		}
 		if !ok && strings.IndexByte(s, 'e') >= 0 {
 			if w := coarseKillWord(s); w != "" {
@@ -423,7 +505,21 @@ func (c *checker) man(st site, args []arg) {
 // vim checks the Ex commands vim, nvim, ex and view run at start-up (-c,
 // --cmd, +cmd): ! and :r !, :w !, :{range}! hand the rest to a shell,
 // and system(), :terminal and the job functions run their strings.
-func (c *checker) vim(st site, args []arg) {
+func (c *checker) vim(st site, name string, args []arg) {
+	// In Ex mode (ex, vim -e, -E, -es) what vim reads on stdin is Ex
+	// commands; with - it is the text to edit.
+	exMode, edit := name == "ex", false
+	for _, a := range args {
+		exMode = exMode || a.known && len(a.text) > 1 && a.text[0] == '-' && a.text[1] != '-' && strings.ContainsAny(a.text, "eE")
+		edit = edit || a.known && a.text == "-"
+	}
+	if exMode && !edit {
+		for _, t := range st.in.texts {
+			for _, line := range strings.Split(t, "\n") {
+				c.exCommand(st, name, line)
+			}
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.known {

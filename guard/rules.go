@@ -442,7 +442,7 @@ func (c *checker) byName(st site, name string, rest []arg) {
 	case "sed", "gsed":
 		c.sed(st, rest)
 	case "vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim", "gview", "nvi", "evim":
-		c.vim(st, rest)
+		c.vim(st, name, rest)
 	case "man":
 		c.man(st, rest)
 	case "less", "more":

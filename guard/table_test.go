@@ -723,6 +723,20 @@ var denyCases = []string{
 	"crontab \"$F\"",
 	"at -f f now",
 	"at -f \"$F\" now",
+	"c=pk${X}ill; $c m",
+	"a=(pk$(true)ill m); \"${a[@]}\"",
+	"CMD='!pkill m'; git --config-env=alias.x=CMD x",
+	"printf '[alias]\\n x = !pkill m\\n' >> .git/config; git x",
+	"env GIT_CONFIG_PARAMETERS=\"'alias.x=!pkill m'\" git x",
+	"GIT_CONFIG_PARAMETERS=\"'core.pager'='pkill m'\" git log",
+	"sed -e 1e -e 'pkill m' f",
+	"echo pkill m | sed 's/x/y/e'",
+	"echo 'pkill m' > c.txt; sed e c.txt",
+	"echo '!pkill m' | vim -es",
+	"echo '!pkill m' | ex",
+	"PROMPT_COMMAND=('pkill m')",
+	"echo 'pkill m' > /tmp/e.sh; BASH_ENV=/tmp/e.sh bash -c true",
+	"c=pk; ${c}${X}ill m",
 }
 
 // allowCases must all be allowed.
@@ -1050,6 +1064,10 @@ var allowCases = []string{
 	"aisan logs codex-1",
 	"grep -n 'aisan kill --all' README.md",
 	// Near misses of the cases above: they run nothing that kills.
+	"echo '!pkill m' | vim -",
+	"echo hi | sed 's/x/y/'",
+	"GIT_CONFIG_PARAMETERS=\"'core.pager'='less'\" git log",
+	"printf '[user]\\n name = Kill Bill\\n' >> ~/.gitconfig; git log",
 	"declare -i a; read a; kill $a",
 	"f() { local -i pid=$1; kill $pid; }; f 1234",
 	"echo hi | sed e",

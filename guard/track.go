@@ -438,6 +438,11 @@ func (c *checker) assign(name string, a arg) {
 	v.notice(a.src)
 	if !a.known {
 		v.notice(a.text)
+		if v.named == "" {
+			// c=pk${X}ill; $c m: the value is not known, but its fixed
+			// parts spell a kill tool.
+			v.named = skeletonKillWord(a.skel)
+		}
 	}
 }
 

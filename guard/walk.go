@@ -433,11 +433,22 @@ func (c *checker) nested(fr *frame, node syntax.Node) {
 // shellVarNode checks an assignment, made by the statement n, to a
 // variable whose value a program runs as a shell command.
 func (c *checker) shellVarNode(fr *frame, n syntax.Node, as *syntax.Assign) {
-	if as.Name == nil || as.Value == nil || c.stopped() {
+	if as.Name == nil || c.stopped() {
 		return
 	}
-	if _, ok := shellVarText(as.Name.Value, ""); ok {
-		c.shellVar(site{fr: fr, text: fr.slice(n), off: fr.offset(n)}, as.Name.Value, c.word(fr, as.Value))
+	if _, ok := shellVarText(as.Name.Value, ""); !ok {
+		return
+	}
+	st := site{fr: fr, text: fr.slice(n), off: fr.offset(n)}
+	if as.Value != nil {
+		c.shellVar(st, as.Name.Value, c.word(fr, as.Value))
+	}
+	if as.Array != nil { // PROMPT_COMMAND=(…) runs each element
+		for _, el := range as.Array.Elems {
+			if el.Value != nil {
+				c.shellVar(st, as.Name.Value, c.word(fr, el.Value))
+			}
+		}
 	}
 }
 
