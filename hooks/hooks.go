@@ -450,12 +450,12 @@ func parseOurs(raw json.RawMessage, installing Hook) (Handler, bool) {
 func oursCommand(cmd string, args []string, installing Hook) (Handler, bool) {
 	if args != nil {
 		if runsGuard(append([]string{cmd}, args...), installing) {
-			return Handler{Command: cmd, Args: args, Binary: cmd}, true
+			return Handler{Command: cmd, Args: args, Binary: cmd, Argv: append([]string{cmd}, args...)}, true
 		}
 		return Handler{}, false
 	}
 	if words, ok := simpleCommand(cmd); ok && runsGuard(words, installing) {
-		return Handler{Command: cmd, Binary: words[0]}, true
+		return Handler{Command: cmd, Binary: words[0], Argv: words}, true
 	}
 	return Handler{}, false
 }
@@ -491,6 +491,12 @@ type Handler struct {
 	// Binary is the binary it starts (aisan or the lean aisan-guard), as
 	// written: an absolute path, or a name the shell looks up in PATH.
 	Binary string
+	// Argv is what the agent starts: Binary, then "guard" or nothing.
+	// The name says only that the handler claims to be the guard: a jail
+	// can write a hook whose program is called aisan-guard, so whoever
+	// runs the guard outside the agent identifies Binary as one of
+	// aisan's own files first (sibling.Own) and runs that file instead.
+	Argv []string
 }
 
 // Find returns the hooks of ours in src that run for the Bash tool (their
@@ -520,7 +526,8 @@ func Find(src []byte) ([]Handler, error) {
 }
 
 // isAisan reports whether path names an aisan binary: one called aisan, the
-// running binary, or installing.
+// running binary, or installing. A name only: enough to find and edit the
+// handlers install-hook wrote, never a reason to run one (see Handler.Argv).
 func isAisan(path, installing string) bool {
 	if b := filepath.Base(path); b == "aisan" || b == sibling.FullName {
 		return true

@@ -202,9 +202,9 @@ func TestFind(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Handler{
-		{Command: "'/opt/x y/aisan' guard", Binary: "/opt/x y/aisan"},
-		{Command: "/usr/local/bin/aisan", Args: []string{"guard"}, Binary: "/usr/local/bin/aisan"},
-		{Command: "/usr/local/bin/aisan-guard", Binary: "/usr/local/bin/aisan-guard"},
+		{Command: "'/opt/x y/aisan' guard", Binary: "/opt/x y/aisan", Argv: []string{"/opt/x y/aisan", "guard"}},
+		{Command: "/usr/local/bin/aisan", Args: []string{"guard"}, Binary: "/usr/local/bin/aisan", Argv: []string{"/usr/local/bin/aisan", "guard"}},
+		{Command: "/usr/local/bin/aisan-guard", Binary: "/usr/local/bin/aisan-guard", Argv: []string{"/usr/local/bin/aisan-guard"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Find:\n got %+v\nwant %+v", got, want)

@@ -16,6 +16,7 @@ import (
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/shared/sibling"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )
@@ -165,10 +166,17 @@ func worktreeRoot(dir string) string {
 
 // hookState is what one agent's settings files say about the guard.
 type hookState struct {
-	installed string          // the first file holding the hook
-	disabled  string          // the first file with "disableAllHooks": true
-	broken    []string        // files that do not parse
-	handlers  []hooks.Handler // the hooks of ours that run for Bash, in every file
+	installed string      // the first file holding the hook
+	disabled  string      // the first file with "disableAllHooks": true
+	broken    []string    // files that do not parse
+	handlers  []foundHook // the hooks of ours that run for Bash, in every file
+}
+
+// foundHook is a handler that claims to run the guard, and the file
+// holding it.
+type foundHook struct {
+	hooks.Handler
+	file string
 }
 
 func readHookState(files []settingsFile) hookState {
@@ -189,7 +197,9 @@ func readHookState(files []settingsFile) hookState {
 			st.installed = f.path
 		}
 		if hs, err := hooks.Find(src); err == nil {
-			st.handlers = append(st.handlers, hs...)
+			for _, h := range hs {
+				st.handlers = append(st.handlers, foundHook{h, f.path})
+			}
 		}
 		var top struct {
 			DisableAllHooks bool `json:"disableAllHooks"`
@@ -209,6 +219,11 @@ func checkGuardHook(ctx context.Context, e *Env) Finding {
 	var (
 		problems, fixes, ok []string
 	)
+	addFix := func(f string) {
+		if !slices.Contains(fixes, f) {
+			fixes = append(fixes, f)
+		}
+	}
 	for _, a := range []struct {
 		name  string
 		files []settingsFile
@@ -226,15 +241,20 @@ func checkGuardHook(ctx context.Context, e *Env) Finding {
 			fixes = append(fixes, "fix the JSON in "+e.tilde(st.broken[0])+", then: aisan install-hook")
 		case st.installed == "":
 			problems = append(problems, a.name+": not installed")
-			if !slices.Contains(fixes, "aisan install-hook") {
-				fixes = append(fixes, "aisan install-hook")
-			}
+			addFix("aisan install-hook")
 		default:
-			if why := e.hookRefuses(ctx, st.handlers); why != "" {
+			guards, foreign := e.ownGuards(st.handlers)
+			if len(foreign) > 0 {
+				// A program that only carries aisan's name: the agent
+				// runs it before every shell command, and preflight
+				// runs none of it.
+				problems = append(problems, a.name+": "+foreign[0].why)
+				addFix("remove the hook that runs " + e.tilde(foreign[0].bin) + " from " + e.tilde(foreign[0].file) + ", then: aisan install-hook")
+				continue
+			}
+			if why := e.hookRefuses(ctx, guards); why != "" {
 				problems = append(problems, a.name+": "+why)
-				if !slices.Contains(fixes, "aisan install-hook") {
-					fixes = append(fixes, "aisan install-hook")
-				}
+				addFix("aisan install-hook")
 				continue
 			}
 			ok = append(ok, a.name+" ("+e.tilde(st.installed)+")")
@@ -254,24 +274,112 @@ const hookSample = `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_inp
 // milliseconds.
 const hookTimeout = 3 * time.Second
 
-// hookRefuses runs the hooks of ours the way the agent does, once, on a
+// ownGuard is a hook whose program is one of aisan's own binaries, or
+// what keeps it from being tried: argv is what preflight runs (the
+// trusted binary, then the hook's arguments), why what is wrong with it.
+type ownGuard struct {
+	argv []string
+	why  string
+}
+
+// foreignHook is a hook named like aisan's guard whose program is some
+// other file.
+type foreignHook struct {
+	file, bin, why string
+}
+
+// ownGuards sorts the hooks that claim to run the guard, without running
+// any: those whose program is one of aisan's own binaries (the same file
+// as the running aisan or a sibling it trusts; see sibling.Own), those
+// whose program is missing or not executable (the agent lets commands
+// through), and the foreign ones. A name proves nothing: any jail can
+// write a project's .claude or .codex and plant a script called aisan
+// there, and preflight runs outside every jail.
+func (e *Env) ownGuards(hs []foundHook) (guards []ownGuard, foreign []foreignHook) {
+	var own sibling.Own
+	var ownErr error
+	if e.Self == "" {
+		ownErr = errors.New("the running aisan binary cannot be found")
+	} else {
+		own, ownErr = sibling.Mine(e.Self, hooks.GuardName, sibling.FullName, "aisan")
+	}
+	for _, h := range hs {
+		bin := h.Binary
+		if !strings.Contains(bin, "/") {
+			// What the shell would find; looking is not running.
+			p, err := exec.LookPath(bin)
+			if err != nil {
+				guards = append(guards, ownGuard{why: fmt.Sprintf("the hook runs %s, which is not in PATH", bin)})
+				continue
+			}
+			bin = p
+		}
+		st, err := os.Stat(bin)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			guards = append(guards, ownGuard{why: fmt.Sprintf("the hook runs %s, which does not exist", e.tilde(bin))})
+			continue
+		case err != nil:
+			guards = append(guards, ownGuard{why: fmt.Sprintf("the hook runs %s: %v", e.tilde(bin), err)})
+			continue
+		case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
+			guards = append(guards, ownGuard{why: fmt.Sprintf("the hook runs %s, which is not an executable file", e.tilde(bin))})
+			continue
+		}
+		trusted := ""
+		if ownErr == nil {
+			trusted, err = own.Identify(bin)
+		}
+		if trusted == "" {
+			why := fmt.Sprintf("%s has a hook that runs %s, which is not aisan's guard (not the same file as %s); preflight did not run it",
+				e.tilde(h.file), e.tilde(bin), e.tildeAll(own.Paths()))
+			switch {
+			case ownErr != nil:
+				why = fmt.Sprintf("%s has a hook that runs %s, which preflight cannot tell is aisan's guard (%v); preflight did not run it", e.tilde(h.file), e.tilde(bin), ownErr)
+			case err != nil:
+				why = fmt.Sprintf("%s has a hook that runs %s, which is not aisan's guard (%v); preflight did not run it", e.tilde(h.file), e.tilde(bin), err)
+			}
+			foreign = append(foreign, foreignHook{file: h.file, bin: bin, why: why})
+			continue
+		}
+		guards = append(guards, ownGuard{argv: append([]string{trusted}, h.Argv[1:]...)})
+	}
+	return guards, foreign
+}
+
+// tildeAll is paths, each as [Env.tilde] shows it, joined with "or".
+func (e *Env) tildeAll(paths []string) string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, e.tilde(p))
+	}
+	if len(out) == 0 {
+		return "any binary of aisan's"
+	}
+	return strings.Join(out, " or ")
+}
+
+// hookRefuses runs aisan's own guard the way each hook would, once, on a
 // command the guard refuses. It returns "" when one of them refuses it
 // (exit status 2), and else what is wrong with the first: the agent lets
 // a command through when its hook cannot start, exits with another
 // status or times out.
-func (e *Env) hookRefuses(ctx context.Context, hs []hooks.Handler) string {
-	if len(hs) == 0 {
+func (e *Env) hookRefuses(ctx context.Context, gs []ownGuard) string {
+	if len(gs) == 0 {
 		return "the hook's matcher does not select the Bash tool"
 	}
 	first := ""
 	var tried []string
-	for _, h := range hs {
-		key := h.Command + "\x00" + strings.Join(h.Args, "\x00")
-		if slices.Contains(tried, key) {
-			continue
+	for _, g := range gs {
+		why := g.why
+		if why == "" {
+			key := strings.Join(g.argv, "\x00")
+			if slices.Contains(tried, key) {
+				continue
+			}
+			tried = append(tried, key)
+			why = e.runGuard(ctx, g.argv)
 		}
-		tried = append(tried, key)
-		why := e.runHook(ctx, h)
 		if why == "" {
 			return ""
 		}
@@ -282,38 +390,18 @@ func (e *Env) hookRefuses(ctx context.Context, hs []hooks.Handler) string {
 	return first
 }
 
-// runHook checks that h's binary is an executable file, then runs h with
-// hookSample on stdin and expects exit status 2. It returns "" or what
-// went wrong.
-func (e *Env) runHook(ctx context.Context, h hooks.Handler) string {
-	bin := h.Binary
-	if !strings.Contains(bin, "/") {
-		p, err := exec.LookPath(bin)
-		if err != nil {
-			return fmt.Sprintf("the hook runs %s, which is not in PATH", bin)
-		}
-		bin = p
-	}
-	st, err := os.Stat(bin)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Sprintf("the hook runs %s, which does not exist", e.tilde(bin))
-	case err != nil:
-		return fmt.Sprintf("the hook runs %s: %v", e.tilde(bin), err)
-	case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
-		return fmt.Sprintf("the hook runs %s, which is not an executable file", e.tilde(bin))
-	}
+// runGuard runs argv, whose program is one of aisan's own binaries
+// (never a command line from a settings file), with hookSample on stdin
+// and expects exit status 2. It returns "" or what went wrong.
+func (e *Env) runGuard(ctx context.Context, argv []string) string {
 	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", h.Command)
-	if h.Args != nil {
-		cmd = exec.CommandContext(ctx, h.Command, h.Args...)
-	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = strings.NewReader(hookSample)
 	if e.Cwd != "" {
 		cmd.Dir = e.Cwd
 	}
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

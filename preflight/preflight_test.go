@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -457,10 +458,12 @@ func TestCheckGuardHook(t *testing.T) {
 		t.Errorf("fix %q", f.Fix)
 	}
 
-	// A stand-in for aisan guard: it reads the input and refuses.
+	// A stand-in for aisan guard: it reads the input and refuses. It is
+	// the running aisan too, the only program preflight may run.
 	bin := filepath.Join(t.TempDir(), "aisan")
 	guardScript := "#!/bin/sh\ncat >/dev/null\nexit 2\n"
 	os.WriteFile(bin, []byte(guardScript), 0o755)
+	e.Self = bin
 	src, _, err := hooks.Install(nil, hooks.Hook{Binary: bin, Timeout: hooks.DefaultTimeout})
 	if err != nil {
 		t.Fatal(err)
@@ -502,6 +505,106 @@ func TestCheckGuardHook(t *testing.T) {
 	checkFinding(t, f, Warn, `disabled by "disableAllHooks": true in `+local)
 	if want := `remove "disableAllHooks": true from ` + local; f.Fix != want {
 		t.Errorf("fix %q, want %q", f.Fix, want)
+	}
+}
+
+// TestGuardHookPlanted: a hook whose program is called like aisan's but
+// is another file (one a jail planted in the project) is reported with
+// its path and never run, whichever settings file holds it and however
+// it reaches the file; aisan's own guard beside it is still run.
+func TestGuardHookPlanted(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		// plant returns the path the hook names, given the project dir,
+		// the planted script and the real aisan.
+		plant  func(proj, script, self string) string
+		file   string // the settings file under the project
+		format string // the hook, %s the quoted path
+	}{
+		{"codex project hooks.json", func(proj, script, _ string) string { return script }, ".codex/hooks.json",
+			`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"%s guard"}]}]}}`},
+		{"claude project lean guard", func(proj, script, _ string) string {
+			p := filepath.Join(filepath.Dir(script), "aisan-guard")
+			os.Rename(script, p)
+			return p
+		}, ".claude/settings.json",
+			`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"%s"}]}]}}`},
+		{"exec form", func(proj, script, _ string) string { return script }, ".claude/settings.local.json",
+			`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"%s","args":["guard"]}]}]}}`},
+		{"symlink to the script", func(proj, script, _ string) string {
+			p := filepath.Join(proj, "bin", "aisan")
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.Symlink(script, p)
+			return p
+		}, ".codex/hooks.json",
+			`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"%s guard"}]}]}}`},
+		{"a copy in the project", func(proj, script, _ string) string {
+			p := filepath.Join(proj, "aisan")
+			b, _ := os.ReadFile(script)
+			os.WriteFile(p, b, 0o755)
+			return p
+		}, ".codex/hooks.json",
+			`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"%s guard"}]}]}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := testEnv(t, nil)
+			os.MkdirAll(filepath.Join(e.Home, ".claude"), 0o755)
+			os.MkdirAll(filepath.Join(e.Home, ".codex"), 0o755)
+			// aisan's own guard, installed in the user's files: it refuses.
+			self := filepath.Join(t.TempDir(), "aisan")
+			os.WriteFile(self, []byte("#!/bin/sh\ncat >/dev/null\nexit 2\n"), 0o755)
+			e.Self = self
+			for _, f := range []string{".claude/settings.json", ".codex/hooks.json"} {
+				src, _, err := hooks.Install(nil, hooks.Hook{Binary: self, Timeout: hooks.DefaultTimeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(e.Home, f), src, 0o644)
+			}
+			// The planted program leaves a marker when it runs.
+			e.Cwd = t.TempDir()
+			marker := filepath.Join(t.TempDir(), "ran")
+			script := filepath.Join(t.TempDir(), "aisan")
+			os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\nexit 2\n"), 0o755)
+			named := tt.plant(e.Cwd, script, self)
+			settings := filepath.Join(e.Cwd, tt.file)
+			os.MkdirAll(filepath.Dir(settings), 0o755)
+			os.WriteFile(settings, []byte(fmt.Sprintf(tt.format, named)), 0o644)
+
+			f := checkGuardHook(ctx, e)
+			checkFinding(t, f, Warn, settings+" has a hook that runs "+named+", which is not aisan's guard")
+			if !strings.Contains(f.Detail, "preflight did not run it") {
+				t.Errorf("detail %q does not say the program was not run", f.Detail)
+			}
+			if !strings.Contains(f.Fix, "from "+settings) {
+				t.Errorf("fix %q does not name %s", f.Fix, settings)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatalf("preflight ran the planted %s", named)
+			}
+		})
+	}
+}
+
+// TestGuardHookRunsOwnBinary: a hook that names aisan's own binary by
+// another path (a symlink to it, or PATH) counts as aisan's, and what
+// preflight runs is the trusted file, not the hook's command line.
+func TestGuardHookRunsOwnBinary(t *testing.T) {
+	e := testEnv(t, nil)
+	os.MkdirAll(filepath.Join(e.Home, ".claude"), 0o755)
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "args")
+	self := filepath.Join(dir, "aisan")
+	os.WriteFile(self, []byte("#!/bin/sh\ncat >/dev/null\necho \"$0 $*\" >"+marker+"\nexit 2\n"), 0o755)
+	e.Self = self
+	link := filepath.Join(t.TempDir(), "aisan")
+	os.Symlink(self, link)
+	src := fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"%s guard"}]}]}}`, link)
+	os.WriteFile(filepath.Join(e.Home, ".claude", "settings.json"), []byte(src), 0o644)
+	checkFinding(t, checkGuardHook(context.Background(), e), OK, "installed for Claude Code")
+	if b, _ := os.ReadFile(marker); string(b) != self+" guard\n" {
+		t.Errorf("preflight ran %q, want %q", b, self+" guard\n")
 	}
 }
 
