@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/history"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
 	"github.com/aisan-dev/aisan/jail/slot"
@@ -167,7 +168,8 @@ func busLookup(h Host) func(string) (string, bool) {
 	}
 }
 
-// GatherStateDirs finds aisan's own directories, by their real paths. Only those
+// GatherStateDirs finds aisan's own directories (the state dir, the run
+// dir, the configuration dir), by their real paths. Only those
 // that exist are bound: a launch creates its state dir and runtime dir
 // before it plans the jail, and a jail that is not a launch (preflight's
 // probe, explain) has nothing of its own there.
@@ -195,6 +197,14 @@ func (h *Host) GatherStateDirs() {
 	// only): its records are acted on by other invocations.
 	if def := filepath.Join(h.Home, ".aisan"); def != h.AisanHome && isDir(def) {
 		add(def)
+	}
+	// The configuration sets the next launch's options (strict, binds,
+	// egress sockets): a jail that could write it would choose how the
+	// next box is built. Where this launch reads it, and where an aisan
+	// started without XDG_CONFIG_HOME would.
+	add(config.Dir(h.Getenv, h.Home))
+	if h.Home != "" {
+		add(config.DefaultDir(h.Home))
 	}
 	h.StateDirs = dirs
 }

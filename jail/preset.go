@@ -65,10 +65,11 @@ type DenyOptions struct {
 	// Limits go to the jail's systemd scope.
 	Limits Limits
 	// StateDirs are aisan's own directories (the state dir, the runtime
-	// dir's aisan/ and, when AISAN_HOME points elsewhere, ~/.aisan), as
-	// real paths: bound read-only over themselves, so that no jail can edit
-	// what "aisan kill", "list" and "watch" act on, nor swap a neighbour's
-	// bus proxy socket.
+	// dir's aisan/, when AISAN_HOME points elsewhere ~/.aisan, and the
+	// configuration dir), as real paths: bound read-only over themselves,
+	// so that no jail can edit what "aisan kill", "list" and "watch" act
+	// on, swap a neighbour's bus proxy socket, or rewrite the
+	// configuration the next launch reads.
 	StateDirs []string
 }
 

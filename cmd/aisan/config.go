@@ -99,14 +99,11 @@ func flagKind(f *flag.Flag) config.Kind {
 
 // configPath is the configuration file's name.
 func configPath() (string, error) {
-	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "aisan", "config.toml"), nil
-	}
 	home, err := os.UserHomeDir()
-	if err != nil {
+	if x := os.Getenv("XDG_CONFIG_HOME"); err != nil && !filepath.IsAbs(x) {
 		return "", fmt.Errorf("finding the configuration: %w", err)
 	}
-	return filepath.Join(home, ".config", "aisan", "config.toml"), nil
+	return filepath.Join(config.Dir(os.Getenv, home), config.FileName), nil
 }
 
 // loadConfig reads the configuration, when there is one, through the
