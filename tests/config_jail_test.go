@@ -65,3 +65,61 @@ func TestConfigReadOnlyInJail(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictEgressRefusesManager: a raw egress relay to the user
+// manager's private socket, or to the session bus, is refused before any
+// box starts, whether the configuration names it (a jail can no longer
+// write it there, but a file from before may hold it), --egress names it,
+// or a symbolic link in the home leads to it.
+func TestStrictEgressRefusesManager(t *testing.T) {
+	requireUserManager(t)
+	rt := os.Getenv("XDG_RUNTIME_DIR")
+	private := filepath.Join(rt, "systemd", "private")
+	if _, err := os.Stat(private); err != nil {
+		need(t, "the user manager's private socket", err)
+	}
+	repo, home, _ := strictRepo(t)
+	env, files := configEnv(t, "egress = [\"sysd="+private+"\"]\n")
+	env = append(env, "HOME="+home)
+
+	// From inside a deny-list jail, the configuration cannot be changed.
+	r := aisanIn(t, repo, env, "", "run", "--", "sh", "-c", `printf 'egress = ["x=/tmp/x"]\n' >"$1" 2>/dev/null && echo wrote || echo refused`, "attack", files[0])
+	if strings.TrimSpace(r.stdout) != "refused" {
+		t.Errorf("writing an egress line into the configuration from a jail: %q, %q", r.stdout, r.stderr)
+	}
+
+	link := filepath.Join(home, "innocent.sock")
+	if err := os.Symlink(private, link); err != nil {
+		t.Fatal(err)
+	}
+	bus := filepath.Join(rt, "bus")
+	for _, tt := range []struct {
+		name string
+		opts []string
+		what string
+	}{
+		{"configured", nil, "user manager"},
+		{"--egress", []string{"--egress", "sysd=" + private}, "user manager"},
+		{"--egress through a link", []string{"--egress", "sysd=" + link}, "user manager"},
+		{"--egress to the session bus", []string{"--egress", "bus=" + bus}, "session bus"},
+	} {
+		if tt.what == "session bus" {
+			if _, err := os.Stat(bus); err != nil {
+				continue // no bus socket at its standard place here
+			}
+		}
+		e := env
+		if tt.opts != nil {
+			// The configuration is the one under attack; a flag alone here.
+			e = append(env, "XDG_CONFIG_HOME="+t.TempDir())
+		}
+		r := strict(t, repo, e, tt.opts, "sh", "-c", "echo BOX-RAN")
+		if r.code == 0 || strings.Contains(r.stdout, "BOX-RAN") {
+			t.Errorf("%s: the box started (code %d, stdout %q)", tt.name, r.code, r.stdout)
+			continue
+		}
+		if !strings.Contains(r.stderr, tt.what) || !strings.Contains(r.stderr, "never relays it") {
+			t.Errorf("%s: stderr %q; want a refusal naming the %s", tt.name, r.stderr, tt.what)
+		}
+	}
+}

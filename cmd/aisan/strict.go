@@ -14,6 +14,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/jail/strictbox/trust"
@@ -64,6 +65,16 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 		er, err := strictbox.ParseEgress(e)
 		if err != nil {
 			return nil, withHint(usageErr("%v", err), "aisan run --help lists the options")
+		}
+		if er.Socket != "" {
+			// A raw line to the user manager or a bus would hand the box
+			// the host; the box's relay uses the resolved path.
+			home, _ := slot.Home()
+			real, err := strictbox.CheckRawSocket(er.Name, er.Socket, strictbox.SocketHost{Getenv: os.Getenv, AisanHome: home, UID: os.Getuid()})
+			if err != nil {
+				return nil, err
+			}
+			er.Socket = real
 		}
 		if er.TakesFile() {
 			// FILE as the user meant it: relative to where they are.
