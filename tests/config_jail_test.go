@@ -123,3 +123,25 @@ func TestStrictEgressRefusesManager(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDirMadeBeforeJail: a home without aisan's configuration dir
+// gets it from the launch, read-only in the jail, so that the jail
+// cannot create a configuration for the next launch either.
+func TestConfigDirMadeBeforeJail(t *testing.T) {
+	requireSlots(t)
+	wt := slotWorktree(t)
+	home, env := testEnv(t)
+	env = append(env, "XDG_CONFIG_HOME=")
+	dir := filepath.Join(home, ".config", "aisan")
+	r := aisanIn(t, wt, env, "", "run", "--", "sh", "-c",
+		`mkdir -p "$1" 2>/dev/null; printf 'strict = false\n' >"$1/config.toml" 2>/dev/null && echo wrote || echo refused`, "attack", dir)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "refused" {
+		t.Errorf("creating a configuration from inside a jail: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config.toml")); err == nil {
+		t.Error("the jail created the configuration")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the configuration dir after the launch: %v, %v; want a directory, mode 0700", fi, err)
+	}
+}

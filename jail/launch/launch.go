@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
@@ -321,7 +322,15 @@ func (l *run) prepareFiles() error {
 		return err
 	}
 	trace("mode prepared")
-	// The state and runtime dirs exist now, made by this launch.
+	// aisan's configuration dir is bound read-only into the jail only
+	// when it exists: made now when missing, so that no jail can create
+	// a configuration the next launch would read.
+	if d := config.Dir(h.Getenv, h.Home); d != "" {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("creating aisan's configuration dir %s (every jail gets it read-only): %w", d, err)
+		}
+	}
+	// The state, runtime and configuration dirs exist now.
 	h.GatherStateDirs()
 	s, err := jail.Plan(req, h, sl.Name(), prep)
 	if err != nil {
