@@ -309,6 +309,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		return f, err
 	}
 	launch.Trace(fmt.Sprintf("repository walked: %d entries, %d sockets", pf.Entries, len(pf.Sockets)))
+	pf.Mounted = gitMounted(f.repo, git)
 	if f.guard, err = protect.Make(pf); err != nil {
 		return f, err
 	}
@@ -355,6 +356,19 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	return f, nil
 }
 
+// gitMounted are the paths a box has as mount points before the
+// protections: the repository and the git pins (a sealed directory's
+// holes too). protect.Make pins the directories above a protected path
+// up to the nearest of them.
+func gitMounted(repo string, git gitpin.Plan) []string {
+	out := []string{repo}
+	for _, p := range git.Pins {
+		out = append(out, p.Path)
+		out = append(out, p.Holes...)
+	}
+	return out
+}
+
 // decide is the strict preset's options for an agent of kind running
 // command on host h in the slot named, from what the user asked (o) and
 // what gather found: it reads nothing. secret are the variables whose
@@ -375,7 +389,7 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		Kind: kind, Slot: slotName, Command: slices.Clone(command),
 		Repo: f.repo, Cwd: h.Cwd, Home: h.Home, User: f.user,
 		HostEnv: h.Env, Root: f.root, PathDirs: f.toolPath, HostPath: f.hostPath,
-		GitPins: pins, Protect: protectMounts(f.guard, f.held, h.MaskFile(slotName)),
+		GitPins: pins, Protect: remountCovered(protectMounts(f.guard, f.held, h.MaskFile(slotName)), pins),
 		BindPath: slices.Clone(o.BindPath), Net: o.Net,
 		SkipPermissions: o.SkipPermissions, Forbidden: f.credentials,
 		AisanState: []string{h.AisanHome}, Binds: slices.Clone(f.binds), NetBinds: f.netBinds,
@@ -458,6 +472,32 @@ func protectMounts(p protect.Plan, set, mask string) []jail.Mount {
 			out = append(out, jail.Mount{Kind: jail.ROBind, Src: it.Path, Dst: it.Path, Why: "protected, read-only: " + it.Why})
 		case protect.Mask:
 			out = append(out, jail.Mount{Kind: jail.ROBind, Src: mask, Dst: it.Path, Why: it.Why})
+		}
+	}
+	return out
+}
+
+// remountCovered appends again each git pin that a protection mounted
+// after it covers without mounting it itself: a bind over a directory
+// shows the host's directory, without the mounts made in it before. (The
+// plan covers the one kind this can be, a nested checkout's gitdir
+// pointer below a pinned parent, by listing it too; this keeps it so.)
+func remountCovered(protect, pins []jail.Mount) []jail.Mount {
+	out := protect
+	for _, g := range pins {
+		covered, again := false, false
+		for _, m := range protect {
+			switch {
+			case m.Dst == g.Dst, within(m.Dst, g.Dst):
+				// Mounted again, or it holds a protection that
+				// mounting it again would hide.
+				again = true
+			case within(g.Dst, m.Dst):
+				covered = true
+			}
+		}
+		if covered && !again {
+			out = append(out, g)
 		}
 	}
 	return out

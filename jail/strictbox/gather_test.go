@@ -55,3 +55,32 @@ func TestDecide(t *testing.T) {
 		t.Fatalf("%s exists", nowhere)
 	}
 }
+
+// TestRemountCovered: a git pin that a later protection covers without
+// mounting it again is mounted again after it; one mounted again, or
+// holding a protection, is not.
+func TestRemountCovered(t *testing.T) {
+	ptr := jail.Mount{Kind: jail.ROBind, Src: "/r/lib/x/.git", Dst: "/r/lib/x/.git"}
+	dotgit := jail.Mount{Kind: jail.Bind, Src: "/r/.git", Dst: "/r/.git"}
+	lib := jail.Mount{Kind: jail.Bind, Src: "/r/lib", Dst: "/r/lib"}
+	hooks := jail.Mount{Kind: jail.Bind, Src: "/set/work/0", Dst: "/r/.git/hooks"}
+	for _, tc := range []struct {
+		name          string
+		protect, pins []jail.Mount
+		want          []string
+	}{
+		{"covered pointer mounted again", []jail.Mount{lib}, []jail.Mount{dotgit, ptr}, []string{"/r/lib", "/r/lib/x/.git"}},
+		{"listed by the plan too", []jail.Mount{lib, ptr}, []jail.Mount{ptr}, []string{"/r/lib", "/r/lib/x/.git"}},
+		{"a pin holding a protection stays first", []jail.Mount{hooks}, []jail.Mount{dotgit}, []string{"/r/.git/hooks"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, m := range remountCovered(tc.protect, tc.pins) {
+				got = append(got, m.Dst)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("mounts %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

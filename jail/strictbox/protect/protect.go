@@ -29,6 +29,14 @@
 //     ends ([Plan.Known] says what was there before).
 //   - A copied path is a mount point, so the box can neither rename it
 //     aside nor replace it; a nested repository's .git is made one too.
+//   - So is every directory between a protected path and the repository
+//     (or git dir) it lies in: the end trusts what it finds at a path that
+//     was protected at launch by its name, and renaming a parent would
+//     carry the protected path away and leave its name free for the
+//     box's own. A mount point cannot be renamed, removed or replaced
+//     (EBUSY), nor can anything above it. The cost is that a rename
+//     between two such directories fails with EXDEV, as between any two
+//     mounts (mv copies instead; git mv fails).
 //   - Every Unix socket found under the repository (and a linked
 //     worktree's common git dir) is masked with an empty read-only file.
 //   - A tree too large to copy is bound read-only instead, and the launch
@@ -125,7 +133,8 @@ const (
 	// entries bound back from the host: only new entries are the box's.
 	Shadow
 	// Pin binds the path over itself, read-write: a mount point the box
-	// cannot rename aside (a nested repository's .git).
+	// cannot rename aside (a nested repository's .git, a directory above
+	// a protected path).
 	Pin
 	// ReadOnly binds the path over itself, read-only.
 	ReadOnly
@@ -226,6 +235,11 @@ type Facts struct {
 	NestedGit []PathFact
 	// Watch are jail/gitpin's watched files.
 	Watch []string
+	// Mounted are the paths the box has as mount points whatever Make
+	// plans: the repository itself and jail/gitpin's pins (its git dirs).
+	// The directories above a protected path are pinned up to the
+	// nearest of them (Repo counts when Mounted is empty).
+	Mounted []string
 }
 
 // LinkError is a protected name that is a symlink.
@@ -287,7 +301,9 @@ func Make(f Facts) (Plan, error) {
 			p.Items = append(p.Items, Item{Path: g.Path, How: ReadOnly, Why: "git: a nested checkout's gitdir pointer"})
 		}
 	}
+	sockets := map[string]bool{}
 	for _, s := range f.Sockets {
+		sockets[s] = true
 		p.Items = append(p.Items, Item{Path: s, How: Mask, Why: "socket: a host program's, not connectable from the box"})
 	}
 	// A socket or a nested repository inside a copied tree is the copy's
@@ -300,10 +316,52 @@ func Make(f Facts) (Plan, error) {
 		}
 		return false
 	})
+	p.Items = append(p.Items, parents(p.Items, sockets, f.Mounted, f.Repo)...)
 	slices.SortStableFunc(p.Items, func(a, b Item) int { return comparePaths(a.Path, b.Path) })
 	p.Items = slices.CompactFunc(p.Items, func(a, b Item) bool { return a.Path == b.Path })
 	slices.Sort(p.Known)
 	return p, nil
+}
+
+// parentWhy is a pinned parent's reason, for explain.
+const parentWhy = "a directory above a protected path: a mount point, so the box cannot rename it and plant its own in its place"
+
+// parents pins the directories between each protected item (but a
+// socket's mask: renaming a socket's directory moves the mask with it)
+// and the nearest mount point above it: an item, a Shadow's live entry,
+// or one of mounted (or repo). A directory that lies in none of those is
+// outside what the box sees writable, and left alone. Parents of a path
+// made for the run (Create) may not exist yet: jail/held makes them
+// with the path, before the box starts.
+func parents(items []Item, sockets map[string]bool, mounted []string, repo string) []Item {
+	roots := slices.Clone(mounted)
+	if repo != "" {
+		roots = append(roots, repo)
+	}
+	stop := map[string]bool{}
+	for _, r := range roots {
+		stop[filepath.Clean(r)] = true
+	}
+	for _, it := range items {
+		stop[it.Path] = true
+		for _, l := range it.Live {
+			stop[filepath.Join(it.Path, l)] = true
+		}
+	}
+	inRoot := func(d string) bool {
+		return slices.ContainsFunc(roots, func(r string) bool { return within(d, r) })
+	}
+	var out []Item
+	for _, it := range items {
+		if it.How == Mask && sockets[it.Path] {
+			continue
+		}
+		for d := filepath.Dir(it.Path); !stop[d] && inRoot(d); d = filepath.Dir(d) {
+			stop[d] = true
+			out = append(out, Item{Path: d, Dir: true, How: Pin, Why: parentWhy})
+		}
+	}
+	return out
 }
 
 // comparePaths orders paths so that a directory comes before what lies

@@ -51,6 +51,35 @@ func TestMake(t *testing.T) {
 		{"a symlink is refused", Facts{Found: []PathFact{{Path: "/r/.claude", Exists: true, Link: true}}}, "", "is a symlink"},
 		{"what this user cannot create needs no mount point", Facts{Found: []PathFact{{Path: "/r/.envrc", Sealed: true}}}, "", ""},
 		{"something odd is masked", Facts{Found: []PathFact{{Path: "/r/.envrc", Exists: true, Other: true}}}, "mask /r/.envrc\n", ""},
+		{"the parents of a nested .claude are pinned up to the repository", Facts{Repo: "/r", Found: []PathFact{
+			{Path: "/r/pkgs/a/.claude", Exists: true, Dir: true, Files: 1},
+			{Path: "/r/pkgs/b/.envrc", Exists: true, Files: 1},
+			{Path: "/r/.mcp.json"},
+		}}, "create /r/.mcp.json\npin /r/pkgs/\npin /r/pkgs/a/\ncopy /r/pkgs/a/.claude/\npin /r/pkgs/b/\ncopy /r/pkgs/b/.envrc\n", ""},
+		{"a nested repository's parents, and its git dir's up to the pinned .git", Facts{Repo: "/r", Mounted: []string{"/r", "/r/.git"},
+			NestedGit: []PathFact{{Path: "/r/lib/sub/.git", Exists: true, Dir: true}},
+			Steer: []PathFact{
+				{Path: "/r/.git/hooks", Dir: true},
+				{Path: "/r/.git/objects/info/alternates"},
+				{Path: "/r/lib/sub/.git/config", Exists: true, Files: 1},
+				{Path: "/r/lib/sub/.git/objects/info/alternates"},
+			}},
+			"create /r/.git/hooks/\npin /r/.git/objects/\npin /r/.git/objects/info/\ncreate /r/.git/objects/info/alternates\n" +
+				"pin /r/lib/\npin /r/lib/sub/\npin /r/lib/sub/.git/\ncopy /r/lib/sub/.git/config\npin /r/lib/sub/.git/objects/\npin /r/lib/sub/.git/objects/info/\ncreate /r/lib/sub/.git/objects/info/alternates\n", ""},
+		{"a hooksPath made for the run gets its parent pinned too", Facts{Repo: "/r", Steer: []PathFact{{Path: "/r/.husky/_", Dir: true}}},
+			"pin /r/.husky/\ncreate /r/.husky/_/\n", ""},
+		{"a shadow's live entries are mount points already", Facts{Repo: "/r", Mounted: []string{"/r", "/r/.git"}, Steer: []PathFact{
+			{Path: "/r/.git/modules", Exists: true, Dir: true, Shadowed: true, Live: []string{"m"}},
+			{Path: "/r/.git/modules/m/objects/info/alternates"},
+		}}, "shadow /r/.git/modules/\npin /r/.git/modules/m/objects/\npin /r/.git/modules/m/objects/info/\ncreate /r/.git/modules/m/objects/info/alternates\n", ""},
+		{"a socket's directory is not pinned, nor is a path outside the box's mounts", Facts{Repo: "/r", Mounted: []string{"/r", "/c"},
+			Sockets: []string{"/r/run/a/tmux.sock"},
+			Steer:   []PathFact{{Path: "/c/objects/info/alternates", Exists: true, Files: 1}, {Path: "/elsewhere/x/hooks", Exists: true, Dir: true, Files: 1}},
+		}, "pin /c/objects/\npin /c/objects/info/\ncopy /c/objects/info/alternates\ncopy /elsewhere/x/hooks/\nmask /r/run/a/tmux.sock\n", ""},
+		{"nothing inside a copy, so no parent there", Facts{Repo: "/r", Found: []PathFact{
+			{Path: "/r/.vscode", Exists: true, Dir: true, Files: 3},
+			{Path: "/r/.vscode/x/.envrc", Exists: true, Files: 1},
+		}}, "copy /r/.vscode/\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := Make(tc.facts)

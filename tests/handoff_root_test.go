@@ -1,0 +1,129 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The parent tests rename, from inside a real strict box, the directory
+// above a protected path and plant the box's own at the freed name, then
+// take the host's next step: the end trusts what it finds at a name
+// protected at launch, so the rename must fail (each such directory is a
+// mount point in the box), the host must not run what was planted, and
+// the user's own files must stay where they were.
+
+// renameAttack is a box script that renames from aside and then plants;
+// it prints "renamed" when the rename worked and stops otherwise.
+func renameAttack(from, aside, plant string) string {
+	return fmt.Sprintf(`if mv %s %s; then echo renamed; else echo refused; exit 0; fi
+set -e
+%s
+echo planted`, shq(from), shq(aside), plant)
+}
+
+// checkRenameRefused: the box's rename failed and planted nothing.
+func checkRenameRefused(t *testing.T, r result) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "refused") || strings.Contains(r.stdout, "planted") {
+		t.Errorf("the box renamed a directory above a protected path: %q %q", r.stdout, r.stderr)
+	}
+}
+
+// TestHandoffParentRenameNestedGit: a nested repository with a gitlink;
+// the box renames its parent, makes a new nested repository at the old
+// name with a core.fsmonitor and points the gitlink at it. Host git
+// status does not run it, and the user's git dir is neither moved nor
+// held for review.
+func TestHandoffParentRenameNestedGit(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	sub := filepath.Join(repo, "lib", "sub")
+	os.MkdirAll(sub, 0o755)
+	hostGit(t, sub, env, "init", "-q")
+	writeFile(t, filepath.Join(sub, "f"), "x\n")
+	hostGit(t, sub, env, "add", "f")
+	hostGit(t, sub, env, "commit", "-q", "-m", "sub")
+	head := strings.TrimSpace(hostGit(t, sub, env, "rev-parse", "HEAD"))
+	writeFile(t, filepath.Join(repo, "top"), "t\n")
+	hostGit(t, repo, env, "add", "lib/sub", "top")
+	hostGit(t, repo, env, "commit", "-q", "-m", "init")
+	pwned := filepath.Join(t.TempDir(), "PWNED-parent-git")
+	evil := payload(t, t.TempDir(), pwned)
+	os.Chmod(filepath.Dir(evil), 0o755)
+	for _, from := range []string{"lib/sub", "lib"} {
+		t.Run(from, func(t *testing.T) {
+			r := strict(t, repo, env, nil, "sh", "-c", renameAttack(from, from+"-aside", fmt.Sprintf(`mkdir -p lib/sub
+cd lib/sub
+git init -q .
+echo x > f
+git add f
+git commit -qm s
+git config core.fsmonitor %s
+cd ../..
+git update-index --cacheinfo 160000,$(git -C lib/sub rev-parse HEAD),lib/sub`, shq(evil))))
+			checkRenameRefused(t, r)
+			runCmd(t, repo, env, "", "git", "status")
+			absent(t, "host git status", pwned)
+			if got := strings.TrimSpace(hostGit(t, sub, env, "rev-parse", "HEAD")); got != head {
+				t.Errorf("lib/sub's HEAD is %s, want the user's %s", got, head)
+			}
+			absent(t, "the box's rename", filepath.Join(repo, from+"-aside"))
+			if strings.Contains(r.stderr, "sub/.git") {
+				t.Errorf("the end held the user's git dir: %q", r.stderr)
+			}
+		})
+	}
+}
+
+// TestHandoffParentRenameClaude: a nested project's .claude; the box
+// renames the project's directory and plants a .claude with a hook at
+// the old name. The user's settings stay, the box's never land.
+func TestHandoffParentRenameClaude(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	mine := `{"permissions":{"allow":["Bash(ls)"]}}` + "\n"
+	settings := filepath.Join(repo, "pkgs", "a", ".claude", "settings.json")
+	writeFile(t, settings, mine)
+	for _, from := range []string{"pkgs/a", "pkgs"} {
+		t.Run(from, func(t *testing.T) {
+			r := strict(t, repo, env, nil, "sh", "-c", renameAttack(from, from+"-aside",
+				"mkdir -p pkgs/a/.claude\necho '{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch /tmp/x\"}]}]}}' > pkgs/a/.claude/settings.json"))
+			checkRenameRefused(t, r)
+			if b, err := os.ReadFile(settings); err != nil || string(b) != mine {
+				t.Errorf("%s after the box: %q %v, want the user's %q", settings, b, err, mine)
+			}
+			absent(t, "the box's rename", filepath.Join(repo, from+"-aside"))
+		})
+	}
+}
+
+// TestHandoffParentRenameHooksPath: core.hooksPath is .husky/_, existing
+// (with the user's hook) or not yet (made for the run); the box renames
+// .husky aside and plants its own .husky/_/pre-commit. Host git commit
+// does not run it.
+func TestHandoffParentRenameHooksPath(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		exists bool
+	}{{"existing", true}, {"made for the run", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, _, env := strictRepo(t)
+			hostGit(t, repo, env, "config", "core.hooksPath", ".husky/_")
+			if tc.exists {
+				writeFile(t, filepath.Join(repo, ".husky", "_", "pre-commit"), "#!/bin/sh\nexit 0\n")
+				os.Chmod(filepath.Join(repo, ".husky", "_", "pre-commit"), 0o755)
+			}
+			pwned := filepath.Join(t.TempDir(), "PWNED-husky-parent")
+			r := strict(t, repo, env, nil, "sh", "-c", renameAttack(".husky", ".husky-old",
+				fmt.Sprintf("mkdir -p .husky/_\nprintf '#!/bin/sh\\ntouch %s\\n' > .husky/_/pre-commit\nchmod +x .husky/_/pre-commit", pwned)))
+			checkRenameRefused(t, r)
+			hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after the box")
+			absent(t, "host git commit", pwned)
+			absent(t, "the box's rename", filepath.Join(repo, ".husky-old"))
+		})
+	}
+}
