@@ -127,3 +127,55 @@ func TestHandoffParentRenameHooksPath(t *testing.T) {
 		})
 	}
 }
+
+// TestHandoffWorkdirHostExec: a strict box refuses to start where it
+// would write what the host runs, by the rule a bind spec's rw entry
+// follows: the home (holding no credential file), ~/.config (a
+// repository there), a dotfiles repository ~/.gitconfig links into. The
+// box would append a core.fsmonitor to the global git config and a line
+// to ~/.bashrc; the launch is refused naming why, and host git in
+// another repository and a bash login run nothing.
+func TestHandoffWorkdirHostExec(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	env = append(env, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "AISAN_HOME="+filepath.Join(t.TempDir(), "aisan"))
+	pwned := filepath.Join(t.TempDir(), "PWNED-workdir")
+	evil := payload(t, t.TempDir(), pwned)
+	os.Chmod(filepath.Dir(evil), 0o755)
+	cfg := filepath.Join(home, ".config")
+	os.MkdirAll(filepath.Join(cfg, "git"), 0o755)
+	hostGit(t, cfg, env, "init", "-q")
+	dots := filepath.Join(home, "dotfiles")
+	os.MkdirAll(dots, 0o755)
+	hostGit(t, dots, env, "init", "-q")
+	gc, err := os.ReadFile(filepath.Join(home, ".gitconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dots, "gitconfig"), string(gc))
+	os.Remove(filepath.Join(home, ".gitconfig"))
+	if err := os.Symlink(filepath.Join(dots, "gitconfig"), filepath.Join(home, ".gitconfig")); err != nil {
+		t.Fatal(err)
+	}
+	fsm := fmt.Sprintf(`printf '[core]\n\tfsmonitor = %s\n'`, evil)
+	for _, tc := range []struct {
+		dir, attack, says string
+	}{
+		{home, fsm + ` >> .gitconfig; echo ` + shq(evil) + ` >> .bashrc`, "it is " + home + " (your home"},
+		{cfg, fsm + ` >> git/config`, "it is " + cfg + " (it holds the startup files"},
+		{dots, fsm + ` >> gitconfig`, "it holds " + filepath.Join(home, ".gitconfig") + " (git's global config"},
+	} {
+		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
+			r := strict(t, tc.dir, env, nil, "sh", "-c", tc.attack+" && echo planted")
+			if r.code == 0 || strings.Contains(r.stdout, "planted") {
+				t.Errorf("a strict box started in %s: exit %d, %q %q", tc.dir, r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "aisan: error: a strict box does not start in "+tc.dir) || !strings.Contains(r.stderr, tc.says) ||
+				!strings.Contains(r.stderr, "hint: cd into a project") || !strings.Contains(r.stderr, "read-only") {
+				t.Errorf("the refusal does not say why and what to do: %q", r.stderr)
+			}
+			runCmd(t, repo, env, "", "git", "status")
+			runCmd(t, repo, env, "", "bash", "-ic", "true")
+			absent(t, "host git status and a bash shell", pwned)
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/launch"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
@@ -298,6 +299,16 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	if err := protect.CheckRoot([]string{f.repo, h.Cwd}, sharedDirs(h)); err != nil {
 		return f, err
 	}
+	// A box writes its repository as a bind spec's rw entry writes its
+	// source: the same table says where it may not.
+	hf := o.Facts
+	if hf == nil {
+		hf = bindspec.GatherFacts(h.Env, h.Home)
+	}
+	if err := bindspec.CheckWorkdir([]string{f.repo, h.Cwd}, bindspec.Host{Home: h.Home, Facts: hf, PATH: filepath.SplitList(h.Getenv("PATH"))}); err != nil {
+		return f, err
+	}
+	launch.Trace("workdir checked")
 	git, err := gitpin.Make(f.repo, h.Home, f.xdgConfig)
 	if err != nil {
 		return f, fmt.Errorf("strict mode cannot protect this repository's git metadata: %w", err)

@@ -38,6 +38,9 @@ type hostExec struct {
 // hostExecTable is the one list of what the host executes from the
 // user's home. The host's PATH directories are added to it at load time.
 var hostExecTable = []hostExec{
+	// The home holds every startup file below: a box that may write it
+	// may write them all, and files no row names yet.
+	{"~", itself, "your home: shells, git and desktop programs run the startup files in it"},
 	// Shells read these at start.
 	{"~/.profile", itself, "login shells run it"},
 	{"~/.bashrc", itself, "bash runs it"},
@@ -151,10 +154,21 @@ func hostExecPaths(home string, facts Facts, path []string) []hostExec {
 	return out
 }
 
-// checkHostExec refuses e when it reaches a path of table: it is the
-// path, holds it, or (for a tree) lies inside it. Each side is compared
-// as named and as its real path (realPath), so a link does not hide one.
+// checkHostExec refuses e when it reaches a path of table (see
+// reachesHostExec).
 func checkHostExec(e Entry, table []hostExec, realPath func(string) (string, error)) error {
+	if r, ok := reachesHostExec(e.Value, table, realPath); ok {
+		return &HostExecError{Entry: e, Path: r.path, Why: r.why}
+	}
+	return nil
+}
+
+// reachesHostExec returns the first row of table that a box writing p
+// reaches: p is the row's path, holds it, or (for a tree) lies inside
+// it. Each side is compared as named and as its real path (realPath), so
+// a link does not hide one: a dotfiles repository that ~/.gitconfig links
+// into holds ~/.gitconfig.
+func reachesHostExec(p string, table []hostExec, realPath func(string) (string, error)) (hostExec, bool) {
 	names := func(p string) []string {
 		out := []string{p}
 		if r, err := realPath(p); err == nil && r != p {
@@ -162,14 +176,65 @@ func checkHostExec(e Entry, table []hostExec, realPath func(string) (string, err
 		}
 		return out
 	}
-	srcs := names(e.Value)
+	srcs := names(p)
 	for _, r := range table {
 		for _, t := range names(r.path) {
 			for _, s := range srcs {
 				if within(t, s) || (r.reach == tree && within(s, t)) {
-					return &HostExecError{Entry: e, Path: r.path, Why: r.why}
+					return r, true
 				}
 			}
+		}
+	}
+	return hostExec{}, false
+}
+
+// WorkdirError is a strict box asked to start where it could write what
+// the host runs: its repository (or working directory) is, holds or lies
+// inside a path of the host-exec table.
+type WorkdirError struct {
+	// Dir is the repository or working directory, Path the host-executed
+	// path it reaches and Why who runs it.
+	Dir, Path, Why string
+}
+
+func (e *WorkdirError) Error() string {
+	what := "holds " + e.Path
+	switch {
+	case e.Dir == e.Path:
+		what = "is " + e.Path
+	case within(e.Dir, e.Path):
+		what = "lies inside " + e.Path
+	}
+	return fmt.Sprintf("a strict box does not start in %s: it %s (%s), and a box writes its repository, so the host would run what the box left there", e.Dir, what, e.Why)
+}
+
+// Hints says what to do instead.
+func (e *WorkdirError) Hints() []string {
+	return []string{
+		"cd into a project directory and start the box there",
+		"to let a box read this directory, bind it read-only from a bind spec (ro = [\"" + e.Dir + "\"]) and start it elsewhere",
+	}
+}
+
+// CheckWorkdir refuses a strict box's repository or working directory
+// (dirs, each as the caller found it; "" is skipped) that a box writing
+// it would reach a path the host executes, by the same table and rule as
+// an rw entry of a bind spec: the home itself, ~/.config, a shell's rc
+// file, ~/.gitconfig, a PATH directory, a toolchain's cache… h gives the
+// home, facts, PATH and RealPath as for [Load].
+func CheckWorkdir(dirs []string, h Host) error {
+	if h.RealPath == nil {
+		h.RealPath = filepath.EvalSymlinks
+	}
+	table := hostExecPaths(h.Home, h.Facts, h.PATH)
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		d = filepath.Clean(d)
+		if r, ok := reachesHostExec(d, table, h.RealPath); ok {
+			return &WorkdirError{Dir: d, Path: r.path, Why: r.why}
 		}
 	}
 	return nil

@@ -171,7 +171,7 @@ func TestHostExecTable(t *testing.T) {
 		{spec: "rw = [\"~/.config\"]", err: "it is /home/u/.config (it holds the startup files"},
 		{spec: "rw = [\"~/.config/fish/functions\"]", err: "lies inside /home/u/.config/fish (fish runs it)"},
 		{spec: "rw = [\"~/.config/myapp\"]"},
-		{spec: "rw = [\"~\"]", err: "it holds /home/u/.profile"},
+		{spec: "rw = [\"~\"]", err: "it is /home/u (your home"},
 		{spec: "rw = [\"~/.cache\"]", err: "it holds /home/u/.cache/go-build (go links"},
 		{spec: "rw = [\"~/.cache/go-build\"]", err: "it is /home/u/.cache/go-build"},
 		{spec: "rw = [\"~/go/pkg/mod/cache\"]", err: "lies inside /home/u/go/pkg/mod"},
