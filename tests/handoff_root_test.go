@@ -131,10 +131,12 @@ func TestHandoffParentRenameHooksPath(t *testing.T) {
 // TestHandoffWorkdirHostExec: a strict box refuses to start where it
 // would write what the host runs, by the rule a bind spec's rw entry
 // follows: the home (holding no credential file), ~/.config (a
-// repository there), a dotfiles repository ~/.gitconfig links into. The
+// repository there), a dotfiles repository ~/.gitconfig links into, a
+// repository of scripts linked into ~/.local/bin one by one. The
 // box would append a core.fsmonitor to the global git config and a line
-// to ~/.bashrc; the launch is refused naming why, and host git in
-// another repository and a bash login run nothing.
+// to ~/.bashrc, or replace a linked script; the launch is refused naming
+// why, and host git in another repository, a bash shell and the script
+// run nothing.
 func TestHandoffWorkdirHostExec(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	env = append(env, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "AISAN_HOME="+filepath.Join(t.TempDir(), "aisan"))
@@ -156,6 +158,16 @@ func TestHandoffWorkdirHostExec(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dots, "gitconfig"), filepath.Join(home, ".gitconfig")); err != nil {
 		t.Fatal(err)
 	}
+	// Scripts kept in a repository and linked into ~/.local/bin one by one.
+	bins := filepath.Join(home, "scripts")
+	writeFile(t, filepath.Join(bins, "bin", "hello"), "#!/bin/sh\necho hello\n")
+	os.Chmod(filepath.Join(bins, "bin", "hello"), 0o755)
+	hostGit(t, bins, env, "init", "-q")
+	hello := filepath.Join(home, ".local", "bin", "hello")
+	os.MkdirAll(filepath.Dir(hello), 0o755)
+	if err := os.Symlink(filepath.Join(bins, "bin", "hello"), hello); err != nil {
+		t.Fatal(err)
+	}
 	fsm := fmt.Sprintf(`printf '[core]\n\tfsmonitor = %s\n'`, evil)
 	for _, tc := range []struct {
 		dir, attack, says string
@@ -163,6 +175,7 @@ func TestHandoffWorkdirHostExec(t *testing.T) {
 		{home, fsm + ` >> .gitconfig; echo ` + shq(evil) + ` >> .bashrc`, "it is " + home + " (your home"},
 		{cfg, fsm + ` >> git/config`, "it is " + cfg + " (it holds the startup files"},
 		{dots, fsm + ` >> gitconfig`, "it holds " + filepath.Join(home, ".gitconfig") + " (git's global config"},
+		{bins, fmt.Sprintf(`printf '#!/bin/sh\ntouch %s\n' > bin/hello`, pwned), "it is where " + hello + " links to (commands on your PATH)"},
 	} {
 		t.Run(filepath.Base(tc.dir), func(t *testing.T) {
 			r := strict(t, tc.dir, env, nil, "sh", "-c", tc.attack+" && echo planted")
@@ -175,7 +188,8 @@ func TestHandoffWorkdirHostExec(t *testing.T) {
 			}
 			runCmd(t, repo, env, "", "git", "status")
 			runCmd(t, repo, env, "", "bash", "-ic", "true")
-			absent(t, "host git status and a bash shell", pwned)
+			runCmd(t, repo, env, "", hello)
+			absent(t, "host git status, a bash shell and ~/.local/bin/hello", pwned)
 		})
 	}
 }

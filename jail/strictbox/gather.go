@@ -305,7 +305,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	if hf == nil {
 		hf = bindspec.GatherFacts(h.Env, h.Home)
 	}
-	if err := bindspec.CheckWorkdir([]string{f.repo, h.Cwd}, bindspec.Host{Home: h.Home, Facts: hf, PATH: filepath.SplitList(h.Getenv("PATH"))}); err != nil {
+	if err := bindspec.CheckWorkdir([]string{f.repo, h.Cwd}, bindspec.Host{Home: h.Home, Facts: hf, PATH: filepath.SplitList(h.Getenv("PATH")), System: systemPrefixes}); err != nil {
 		return f, err
 	}
 	launch.Trace("workdir checked")

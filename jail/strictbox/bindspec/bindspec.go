@@ -188,6 +188,9 @@ type Host struct {
 	Stat func(path string) (fs.FileInfo, error)
 	// RealPath resolves symbolic links; nil is filepath.EvalSymlinks.
 	RealPath func(path string) (string, error)
+	// ReadDir lists a directory (CheckWorkdir's link scan); nil is
+	// os.ReadDir.
+	ReadDir func(path string) ([]fs.DirEntry, error)
 	// Facts are what {NAME} stands for (GatherFacts).
 	Facts Facts
 	// PATH are the host's PATH directories: the host runs what is

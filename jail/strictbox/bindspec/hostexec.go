@@ -2,7 +2,10 @@ package bindspec
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -196,11 +199,15 @@ type WorkdirError struct {
 	// Dir is the repository or working directory, Path the host-executed
 	// path it reaches and Why who runs it.
 	Dir, Path, Why string
+	// Link is set when Path is a link into Dir.
+	Link bool
 }
 
 func (e *WorkdirError) Error() string {
 	what := "holds " + e.Path
 	switch {
+	case e.Link:
+		what = "is where " + e.Path + " links to"
 	case e.Dir == e.Path:
 		what = "is " + e.Path
 	case within(e.Dir, e.Path):
@@ -221,24 +228,69 @@ func (e *WorkdirError) Hints() []string {
 // (dirs, each as the caller found it; "" is skipped) that a box writing
 // it would reach a path the host executes, by the same table and rule as
 // an rw entry of a bind spec: the home itself, ~/.config, a shell's rc
-// file, ~/.gitconfig, a PATH directory, a toolchain's cache… h gives the
-// home, facts, PATH and RealPath as for [Load].
+// file, ~/.gitconfig, a PATH directory, a toolchain's cache… It also
+// refuses dirs when a link directly inside one of the table's trees (but
+// those under h.System) resolves into one of them. h gives the home,
+// facts, PATH, System, RealPath and ReadDir as for [Load].
 func CheckWorkdir(dirs []string, h Host) error {
 	if h.RealPath == nil {
 		h.RealPath = filepath.EvalSymlinks
 	}
+	if h.ReadDir == nil {
+		h.ReadDir = os.ReadDir
+	}
 	table := hostExecPaths(h.Home, h.Facts, h.PATH)
+	var clean []string
 	for _, d := range dirs {
 		if d == "" {
 			continue
 		}
 		d = filepath.Clean(d)
+		clean = append(clean, d)
 		if r, ok := reachesHostExec(d, table, h.RealPath); ok {
 			return &WorkdirError{Dir: d, Path: r.path, Why: r.why}
 		}
 	}
+	if len(clean) == 0 {
+		return nil
+	}
+	// A dotfiles repository is often linked in file by file, below a
+	// directory the host runs from (~/.local/bin/x, ~/.config/git/config):
+	// the rows' real paths do not show it, their entries' links do.
+	for _, r := range table {
+		if r.reach != tree || slices.ContainsFunc(h.System, func(s string) bool { return within(r.path, s) }) {
+			continue
+		}
+		ents, err := h.ReadDir(r.path)
+		if err != nil {
+			continue
+		}
+		for i, e := range ents {
+			if i >= maxLinkScan {
+				break
+			}
+			if e.Type()&fs.ModeSymlink == 0 {
+				continue
+			}
+			link := filepath.Join(r.path, e.Name())
+			real, err := h.RealPath(link)
+			if err != nil {
+				continue
+			}
+			for _, d := range clean {
+				if within(real, d) {
+					return &WorkdirError{Dir: d, Path: link, Why: r.why, Link: true}
+				}
+			}
+		}
+	}
 	return nil
 }
+
+// maxLinkScan bounds the entries of one directory looked at for links
+// into the repository: a cache's top level can be large, and a
+// directory of startup files is not.
+const maxLinkScan = 4096
 
 // HostExecTable lists the table's rows as written ("PATH  (why)"), for
 // the README and explain.

@@ -2,6 +2,8 @@ package bindspec
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,6 +57,58 @@ func TestCheckWorkdir(t *testing.T) {
 			}
 			if hints := strings.Join(we.Hints(), "\n"); !strings.Contains(hints, "cd into a project directory") || !strings.Contains(hints, "read-only") {
 				t.Errorf("hints %q", hints)
+			}
+		})
+	}
+}
+
+// TestCheckWorkdirLinks: a dotfiles repository linked in file by file
+// below a directory the host runs from is refused; one whose links point
+// elsewhere, or lie below a system directory, is not.
+func TestCheckWorkdirLinks(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"dotfiles/bin", "dotfiles/git", ".local/bin", ".config/git", "proj", "sys/bin"} {
+		os.MkdirAll(filepath.Join(home, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(home, "dotfiles/bin/tool"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(home, "dotfiles/git/config"), []byte("[user]\n"), 0o644)
+	link := func(target, at string) {
+		if err := os.Symlink(filepath.Join(home, target), filepath.Join(home, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	facts := Facts{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config")}
+	for _, tc := range []struct {
+		name, link, at string
+		system         bool
+		err            string
+	}{
+		{name: "a command on PATH", link: "dotfiles/bin/tool", at: ".local/bin/tool", err: "it is where " + filepath.Join(home, ".local/bin/tool") + " links to (commands on your PATH)"},
+		{name: "git's global config", link: "dotfiles/git/config", at: ".config/git/config", err: "(git's global config"},
+		{name: "a link elsewhere", link: "proj", at: ".local/bin/proj"},
+		{name: "below a system directory", link: "dotfiles/bin/tool", at: "sys/bin/tool", system: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			link(tc.link, tc.at)
+			defer os.Remove(filepath.Join(home, tc.at))
+			h := Host{Home: home, Facts: facts, PATH: []string{filepath.Join(home, "sys/bin")}}
+			if tc.system {
+				h.System = []string{filepath.Join(home, "sys")}
+			}
+			dots := filepath.Join(home, "dotfiles")
+			err := CheckWorkdir([]string{dots, dots}, h)
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var we *WorkdirError
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &we) {
+				t.Fatalf("error %v, want a WorkdirError containing %q", err, tc.err)
 			}
 		})
 	}
