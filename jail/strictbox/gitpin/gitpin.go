@@ -20,10 +20,15 @@
 //   - What git reads to decide what to run is listed as [Steer], whether
 //     or not it exists: config, config.worktree, hooks/, info/,
 //     objects/info/alternates, modules/ (a new submodule git dir there,
-//     with a gitlink, makes host git status run its config), a
-//     core.hooksPath inside the repository or a git dir, and config files
-//     the repository's config includes from there. jail/protect decides
-//     how the box sees each: a copy whose changes are held for review.
+//     with a gitlink, makes host git status run its config), worktrees/
+//     (a linked worktree's commondir and config.worktree choose what host
+//     git runs there), a core.hooksPath inside the repository or a git
+//     dir, and the config files the repository's and the user's config
+//     include from there, followed to git's own depth limit whatever the
+//     condition. An include that cannot be resolved, or is reached
+//     through a link the box could rewrite, is refused. jail/protect
+//     decides how the box sees each: a copy whose changes are held for
+//     review. A nested repository's git dir gets the same ([Nested]).
 //   - A linked worktree sees its own private git dir read-write, the
 //     common dir's objects and refs read-write, and no sibling worktree's
 //     dir: the worktrees directory is sealed around its own.
@@ -45,6 +50,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
@@ -88,7 +94,14 @@ type Plan struct {
 	Steer []Steer
 	// Watch are files that must not appear while the box runs.
 	Watch []string
+
+	// submodules are the submodule git dirs found in modules/.
+	submodules []submodule
 }
+
+// submodule is a submodule's git dir and the worktree its core.worktree
+// names.
+type submodule struct{ gitDir, worktree string }
 
 // Steer is one path git reads to decide what to run.
 type Steer struct {
@@ -149,10 +162,13 @@ func Make(repo, home, xdgConfig string) (Plan, error) {
 	default:
 		return p, fmt.Errorf("%s is neither a directory nor a gitdir file", dotgit)
 	}
-	if err := p.hooksPath(home, xdgConfig); err != nil {
+	if err := p.config(home, xdgConfig); err != nil {
 		return p, err
 	}
 	p.modules()
+	if err := p.submoduleConfig(GlobalFiles(home, xdgConfig), home); err != nil {
+		return p, err
+	}
 	return p, nil
 }
 
@@ -175,7 +191,7 @@ func (p *Plan) pinSteering(common string) error {
 		return fmt.Errorf("%s exists: it redirects git to another config and hooks, and git never writes it in a main git dir; inspect it (a box may have planted it), then remove it", planted)
 	}
 	p.Watch = append(p.Watch, planted)
-	p.Steer = append(p.Steer, GitDirSteer(common)...)
+	p.Steer = append(p.Steer, commonSteer(common)...)
 	return nil
 }
 
@@ -193,8 +209,50 @@ var steerFiles = []struct {
 }
 
 // GitDirSteer lists the paths of the git dir dir that steer what git
-// runs, whether or not they exist, and its submodules' (see [Steer]).
+// runs, whether or not they exist, its submodules' and its linked
+// worktrees' (see [Steer]).
 func GitDirSteer(dir string) []Steer {
+	return append(commonSteer(dir), worktreesSteer(filepath.Join(dir, "worktrees"))...)
+}
+
+// worktreeFiles are what git reads in a linked worktree's own git dir
+// to decide what to run. The rest there (HEAD, index, logs, per-worktree
+// refs, info/sparse-checkout) says which commit and which files, never
+// which program.
+var worktreeFiles = []struct{ name, why string }{
+	{"commondir", "git: a linked worktree's pointer to the common dir, whose config and hooks it runs"},
+	{"gitdir", "git: a linked worktree's pointer back to its checkout"},
+	{"config.worktree", "git: a linked worktree's own config, read with extensions.worktreeConfig"},
+}
+
+// worktreesSteer lists a worktrees directory, whose entries are linked
+// worktrees' own git dirs: each stays the host's, with its pointers and
+// config copies, and a new one is the box's (held). A worktree in the
+// host's checkout reaches its git dir here, so a box that could write
+// one's commondir or config.worktree would choose what host git runs
+// there. An entry that is not a directory is left out of the box.
+func worktreesSteer(dir string) []Steer {
+	s := Steer{Path: dir, Dir: true, Live: []string{}, Why: "git: linked worktrees' git dirs; one's commondir and config.worktree choose what host git runs in that worktree"}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return []Steer{s}
+	}
+	var below []Steer
+	for _, e := range ents {
+		if e.Type() != fs.ModeDir {
+			continue
+		}
+		s.Live = append(s.Live, e.Name())
+		for _, f := range worktreeFiles {
+			below = append(below, Steer{Path: filepath.Join(dir, e.Name(), f.name), Why: f.why})
+		}
+	}
+	return append([]Steer{s}, below...)
+}
+
+// commonSteer lists the paths of the git dir dir that steer what git
+// runs but its worktrees directory (a linked worktree's box seals it).
+func commonSteer(dir string) []Steer {
 	var out []Steer
 	for _, f := range steerFiles {
 		out = append(out, Steer{Path: filepath.Join(dir, f.name), Dir: f.dir, Why: f.why})
@@ -228,7 +286,11 @@ func modulesSteer(dir string, depth int) []Steer {
 
 func (p *Plan) main() error {
 	p.add(RW, p.GitDir, "git pin: .git as a mount point, so it cannot be renamed aside")
-	return p.pinSteering(p.CommonDir)
+	if err := p.pinSteering(p.CommonDir); err != nil {
+		return err
+	}
+	p.Steer = append(p.Steer, worktreesSteer(filepath.Join(p.CommonDir, "worktrees"))...)
+	return nil
 }
 
 func (p *Plan) linked(dotgit string) error {
@@ -270,12 +332,9 @@ func (p *Plan) linked(dotgit string) error {
 	return nil
 }
 
-// hooksPath lists a core.hooksPath directory that lies inside the
-// repository or one of its git dirs (elsewhere, the box does not see it),
-// and the config files the repository's config includes from there. The
-// settings are read from the repository's config and the user's global
-// ones, as git would.
-func (p *Plan) hooksPath(home, xdgConfig string) error {
+// GlobalFiles are the user's and the system's git config files, in
+// git's order: home and xdgConfig ($XDG_CONFIG_HOME, or "") locate them.
+func GlobalFiles(home, xdgConfig string) []string {
 	files := []string{"/etc/gitconfig"}
 	if xdgConfig != "" {
 		files = append(files, filepath.Join(xdgConfig, "git", "config"))
@@ -285,34 +344,104 @@ func (p *Plan) hooksPath(home, xdgConfig string) error {
 	if home != "" {
 		files = append(files, filepath.Join(home, ".gitconfig"))
 	}
+	return files
+}
+
+// config lists what the repository's config and the global ones make
+// git read or run where the box can write (see [configSteer]).
+func (p *Plan) config(home, xdgConfig string) error {
 	repoFiles := []string{filepath.Join(p.CommonDir, "config"), filepath.Join(p.CommonDir, "config.worktree")}
 	if p.Linked {
 		repoFiles = append(repoFiles, filepath.Join(p.GitDir, "config.worktree"))
 	}
-	seen := p.seeable()
-	for _, f := range repoFiles {
-		for _, inc := range Includes(ReadConfig(f), filepath.Dir(f), home) {
-			if seen(inc) {
-				p.Steer = append(p.Steer, Steer{Path: inc, Why: "git: a config file the repository's config includes"})
-			}
+	s, err := configSteer(GlobalFiles(home, xdgConfig), repoFiles, p.Repo, p.CommonDir, home, p.seeable())
+	p.Steer = append(p.Steer, s...)
+	return err
+}
+
+// configSteer lists, of what the config files global and repoFiles make
+// git read or run, what lies where the box can write (seen): every file
+// they include, to any depth and whatever the condition, existing or
+// not, and every core.hooksPath any of them sets (relative to worktree)
+// but commonDir's own hooks/. Includes are followed through the global
+// files too: ~/.gitconfig may include a file inside the repository.
+func configSteer(global, repoFiles []string, worktree, commonDir, home string, seen func(string) bool) ([]Steer, error) {
+	tree, err := ReadTree(home, append(slices.Clone(global), repoFiles...)...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Steer
+	for _, inc := range tree.Included {
+		at, err := landing(inc, seen, 0)
+		if err != nil {
+			return nil, fmt.Errorf("a git config include: %w", err)
+		}
+		if seen(at) {
+			out = append(out, Steer{Path: at, Why: "git: a config file the repository's config includes"})
 		}
 	}
-	hp, ok := Lookup(ReadConfig(append(files, repoFiles...)...), "core.hookspath")
-	if !ok || hp == "" {
-		return nil
+	// Every value counts, not only the last: which one git ends with
+	// depends on conditions taken as true here.
+	for _, s := range tree.Settings {
+		if s.Key != "core.hookspath" || s.Value == "" {
+			continue
+		}
+		hp, err := expandPath(s.Value, worktree, home)
+		if err != nil {
+			return nil, fmt.Errorf("core.hooksPath %q: %w; strict mode cannot tell where git looks for hooks: make it absolute or relative", s.Value, err)
+		}
+		at, err := landing(hp, seen, 0)
+		if err != nil {
+			return nil, fmt.Errorf("core.hooksPath: %w", err)
+		}
+		if !seen(at) || at == filepath.Join(commonDir, "hooks") {
+			continue
+		}
+		out = append(out, Steer{Path: at, Dir: true, Why: "git: core.hooksPath, inside what the box sees"})
 	}
-	if strings.HasPrefix(hp, "~/") {
-		return nil // in $HOME, which the box does not see
+	return out, nil
+}
+
+// maxHops bounds the symlinks landing follows.
+const maxHops = 40
+
+// landing is where git lands opening p: the symlinks among p's existing
+// components followed. A link that lies where the box can write (seen)
+// is refused: the box could point it elsewhere, and a mount over what it
+// points at now would not follow. A final link outside is followed, so
+// that a file it leads to inside is protected; a final link inside is
+// returned as it is (jail/protect refuses a protected link).
+func landing(p string, seen func(string) bool, hops int) (string, error) {
+	parts := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	cur := "/"
+	for i, part := range parts {
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		last := i == len(parts)-1
+		if seen(next) {
+			if last {
+				return next, nil
+			}
+			return "", fmt.Errorf("%s is reached through the symlink %s, which a strict box could point elsewhere: replace the link with what it points at", p, next)
+		}
+		if hops++; hops > maxHops {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		to, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("reading the symlink %s: %w", next, err)
+		}
+		rest := filepath.Join(append([]string{resolve(cur, to)}, parts[i+1:]...)...)
+		return landing(rest, seen, hops)
 	}
-	if !filepath.IsAbs(hp) {
-		hp = filepath.Join(p.Repo, hp)
-	}
-	hp = filepath.Clean(hp)
-	if !seen(hp) || hp == filepath.Join(p.CommonDir, "hooks") {
-		return nil
-	}
-	p.Steer = append(p.Steer, Steer{Path: hp, Dir: true, Why: "git: core.hooksPath, inside what the box sees"})
-	return nil
+	return cur, nil
 }
 
 // seeable reports whether a path lies where the box can write: the
@@ -323,28 +452,48 @@ func (p *Plan) seeable() func(string) bool {
 	}
 }
 
-// Includes are the files the settings include (include.path and
-// includeIf.*.path), as absolute paths: relative to dir (the including
-// file's directory), "~/" to home.
-func Includes(settings []Setting, dir, home string) []string {
-	var out []string
-	for _, s := range settings {
-		if !strings.HasPrefix(s.Key, "include") || !strings.HasSuffix(s.Key, ".path") || s.Value == "" {
-			continue
-		}
-		v := s.Value
-		switch {
-		case strings.HasPrefix(v, "~/"):
-			if home == "" {
-				continue
-			}
-			v = filepath.Join(home, v[2:])
-		case !filepath.IsAbs(v):
-			v = filepath.Join(dir, v)
-		}
-		out = append(out, filepath.Clean(v))
+// Nested lists what a git dir found inside the repository repo (a nested
+// repository's .git) steers, as [Make] does for the repository's own:
+// its steering files and linked worktrees' dirs, the files its config
+// includes and its core.hooksPath inside repo (global are the global
+// config files, home expands "~/"), and the commondir files that must not
+// appear in it or its submodules' git dirs (watch). A commondir already
+// there is refused, as in the repository's own git dir.
+func Nested(gitDir, repo, home string, global []string) (steer []Steer, watch []string, err error) {
+	planted := filepath.Join(gitDir, "commondir")
+	if _, err := os.Lstat(planted); err == nil {
+		return nil, nil, fmt.Errorf("%s exists: it redirects git to another config and hooks, and git never writes it in a repository's own git dir; inspect it (a box may have planted it), then remove it", planted)
 	}
-	return out
+	seen := func(x string) bool { return within(x, repo) }
+	cs, err := configSteer(global, []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}, filepath.Dir(gitDir), gitDir, home, seen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the nested repository %s: %w", filepath.Dir(gitDir), err)
+	}
+	sub := Plan{Repo: repo, CommonDir: gitDir}
+	sub.modules()
+	if err := sub.submoduleConfig(global, home); err != nil {
+		return nil, nil, fmt.Errorf("the nested repository %s: %w", filepath.Dir(gitDir), err)
+	}
+	watch = append([]string{planted}, sub.Watch...)
+	return append(append(GitDirSteer(gitDir), cs...), sub.Steer...), watch, nil
+}
+
+// submoduleConfig lists what the submodules' configs make git read or
+// run where the box can write, as [Plan.config] does for the
+// repository's: host git reads them when it recurses into a submodule.
+func (p *Plan) submoduleConfig(global []string, home string) error {
+	seen := p.seeable()
+	if p.GitDir == "" {
+		seen = func(x string) bool { return within(x, p.Repo) }
+	}
+	for _, m := range p.submodules {
+		s, err := configSteer(global, []string{filepath.Join(m.gitDir, "config"), filepath.Join(m.gitDir, "config.worktree")}, m.worktree, m.gitDir, home, seen)
+		if err != nil {
+			return fmt.Errorf("the submodule %s: %w", m.gitDir, err)
+		}
+		p.Steer = append(p.Steer, s...)
+	}
+	return nil
 }
 
 // modules pins the gitdir pointers of submodule checkouts and watches
@@ -369,8 +518,11 @@ func (p *Plan) modules() {
 				// The submodule's checkout points back here through a
 				// .git file in the repository, which host git follows
 				// when it descends into the submodule.
+				// Without core.worktree, hooks run in the git dir.
+				sm := submodule{gitDir: d, worktree: d}
 				if wt, ok := Lookup(ReadConfig(filepath.Join(d, "config")), "core.worktree"); ok && wt != "" {
 					wt = resolve(d, wt)
+					sm.worktree = wt
 					if within(wt, p.Repo) {
 						if fi, err := os.Lstat(filepath.Join(wt, ".git")); err == nil && fi.Mode().IsRegular() {
 							p.add(RO, filepath.Join(wt, ".git"), "git pin: a submodule's gitdir pointer")
@@ -380,6 +532,7 @@ func (p *Plan) modules() {
 				if _, err := os.Lstat(filepath.Join(d, "commondir")); err != nil {
 					p.Watch = append(p.Watch, filepath.Join(d, "commondir"))
 				}
+				p.submodules = append(p.submodules, sm)
 			}
 			if e.Name() != "objects" && e.Name() != "refs" && e.Name() != "logs" {
 				walk(d, depth+1)
@@ -431,4 +584,14 @@ func readPointer(path, prefix string) (string, error) {
 
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// Pointer is the git dir a .git file points at, absolute and clean (not
+// resolved: the path may not exist).
+func Pointer(dotgit string) (string, error) {
+	ptr, err := readPointer(dotgit, "gitdir: ")
+	if err != nil {
+		return "", err
+	}
+	return resolve(filepath.Dir(dotgit), ptr), nil
 }
