@@ -48,6 +48,11 @@ type GitFacts struct {
 	GitDir, CommonDir string
 	Steer             []gitpin.Steer
 	Watch             []string
+	// Home and Global (the user's and the system's git config files)
+	// are for nested repositories' includes and core.hooksPath; when
+	// unset, the process's own are taken.
+	Home   string
+	Global []string
 }
 
 // Gather walks repo (and a common git dir outside it) for sockets,
@@ -98,13 +103,15 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		}
 	}
 	steer := slices.Clone(git.Steer)
-	for _, g := range w.nestedGit {
-		pf := look(g, "")
-		f.NestedGit = append(f.NestedGit, pf)
-		if pf.Dir && !pf.Link {
-			steer = append(steer, gitpin.GitDirSteer(g)...)
-		}
+	nested, watch, err := nestedGit(repo, git, w.nestedGit)
+	if err != nil {
+		return Facts{}, err
 	}
+	for _, g := range w.nestedGit {
+		f.NestedGit = append(f.NestedGit, look(g, ""))
+	}
+	steer = append(steer, nested...)
+	f.Watch = append(f.Watch, watch...)
 	for _, s := range steer {
 		pf := look(s.Path, s.Why)
 		if !pf.Exists {
@@ -116,6 +123,59 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		f.Steer = append(f.Steer, pf)
 	}
 	return f, nil
+}
+
+// nestedGit lists what the nested .git entries found steer, as
+// jail/gitpin does for the repository's own: a nested repository's git
+// dir gets the same copies and watched files (its commondir, config and
+// what it includes, hooks, info, config.worktree, modules, worktrees),
+// and so does a git dir elsewhere in the repository that a nested .git
+// file points at (a pointer into a git dir is that dir's business).
+func nestedGit(repo string, git GitFacts, found []string) (steer []gitpin.Steer, watch []string, err error) {
+	home, global := git.Home, git.Global
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if global == nil {
+		global = gitpin.GlobalFiles(home, os.Getenv("XDG_CONFIG_HOME"))
+	}
+	inGitDir := func(d string) bool {
+		for _, g := range append([]string{git.GitDir, git.CommonDir}, found...) {
+			if g != "" && within(d, g) {
+				return true
+			}
+		}
+		return false
+	}
+	var dirs []string
+	for _, g := range found {
+		fi, err := os.Lstat(g)
+		switch {
+		case err != nil || fi.Mode()&fs.ModeSymlink != 0:
+			// Gone, or a link (which Make refuses).
+		case fi.IsDir():
+			dirs = append(dirs, g)
+		case fi.Mode().IsRegular():
+			d, err := gitpin.Pointer(g)
+			if err != nil || !within(d, repo) || inGitDir(d) {
+				// Unreadable, git finds no repository there;
+				// outside, the box cannot write it.
+				continue
+			}
+			if _, err := os.Lstat(d); err != nil {
+				return nil, nil, fmt.Errorf("%s points at %s, which does not exist: a strict box could create a git dir there that host git then obeys; remove the stale .git file or restore its git dir", g, d)
+			}
+			dirs = append(dirs, d)
+		}
+	}
+	for _, d := range dirs {
+		s, w, err := gitpin.Nested(d, repo, home, global)
+		if err != nil {
+			return nil, nil, err
+		}
+		steer, watch = append(steer, s...), append(watch, w...)
+	}
+	return steer, watch, nil
 }
 
 // look is what is at p, without following a final symlink, with a

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -250,5 +251,74 @@ func BenchmarkGather(b *testing.B) {
 		if _, err := Gather(r, GitFacts{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestGatherNested: a nested repository's git dir gets the root's
+// protections (the audit's D4: a commondir planted there ran its config
+// on host git status at the root), and so does a git dir in the
+// repository that a nested .git file points at.
+func TestGatherNested(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(r string)
+		watch []string // relative to the repository
+		steer []string
+		err   string
+	}{
+		{name: "a nested repository", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, "sub/.git/hooks"), 0o755)
+			os.WriteFile(filepath.Join(r, "sub/.git/config"), []byte("[include]\n\tpath = ../more.gitconfig\n"), 0o644)
+		}, watch: []string{"sub/.git/commondir"}, steer: []string{"sub/.git/config", "sub/.git/hooks", "sub/.git/info", "sub/.git/config.worktree", "sub/.git/worktrees", "sub/more.gitconfig"}},
+		{name: "a planted commondir is refused", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, "sub/.git"), 0o755)
+			os.WriteFile(filepath.Join(r, "sub/.git/commondir"), []byte("c2\n"), 0o644)
+		}, err: "commondir exists"},
+		{name: "a pointer to a git dir in the repository", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, "gd"), 0o755)
+			os.MkdirAll(filepath.Join(r, "co"), 0o755)
+			os.WriteFile(filepath.Join(r, "co/.git"), []byte("gitdir: ../gd\n"), 0o644)
+		}, watch: []string{"gd/commondir"}, steer: []string{"gd/config", "gd/hooks"}},
+		{name: "a pointer to nothing in the repository is refused", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, "co"), 0o755)
+			os.WriteFile(filepath.Join(r, "co/.git"), []byte("gitdir: ../gd\n"), 0o644)
+		}, err: "does not exist"},
+		{name: "a pointer into the root's git dir is the root's", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, ".git/modules/m"), 0o755)
+			os.MkdirAll(filepath.Join(r, "m"), 0o755)
+			os.WriteFile(filepath.Join(r, "m/.git"), []byte("gitdir: ../.git/modules/m\n"), 0o644)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := filepath.EvalSymlinks(t.TempDir())
+			os.MkdirAll(filepath.Join(r, ".git"), 0o755)
+			tc.setup(r)
+			git := filepath.Join(r, ".git")
+			f, err := Gather(r, GitFacts{GitDir: git, CommonDir: git, Home: r, Global: []string{}})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var watch, steer []string
+			for _, w := range f.Watch {
+				watch = append(watch, strings.TrimPrefix(w, r+"/"))
+			}
+			for _, s := range f.Steer {
+				steer = append(steer, strings.TrimPrefix(s.Path, r+"/"))
+			}
+			if strings.Join(watch, " ") != strings.Join(tc.watch, " ") {
+				t.Errorf("watch %q, want %q", watch, tc.watch)
+			}
+			for _, s := range tc.steer {
+				if !slices.Contains(steer, s) {
+					t.Errorf("steer lacks %s: %q", s, steer)
+				}
+			}
+		})
 	}
 }
