@@ -315,7 +315,8 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	}
 	f.git = git
 	launch.Trace("git planned")
-	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch})
+	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch,
+		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig)})
 	if err != nil {
 		return f, err
 	}
