@@ -51,6 +51,8 @@ type Host struct {
 	// StateDirs are aisan's own directories that exist, by their real
 	// paths (see [Host.GatherStateDirs]).
 	StateDirs []string
+	// Dev is what of /dev a deny-list jail gets back ([GatherDev]).
+	Dev []DevEntry
 }
 
 // MissingError is a dependency that is not installed.
@@ -147,6 +149,7 @@ func (h *Host) GatherFacts() error {
 		}
 	}
 	h.GatherStateDirs()
+	h.Dev = GatherDev("/dev")
 	// A bwrap that cannot say its version leaves it unknown (zero): only
 	// an overlay needs it, and Compile says so then. The launch itself
 	// reports what is wrong with bwrap far better.

@@ -123,6 +123,7 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		Limits:           req.Limits,
 		StateDirs:        h.StateDirs,
 		PIDDirs:          prep.PIDDirs,
+		Dev:              h.Dev,
 	})
 	compiled, err := Compile(spec, h)
 	if err != nil {

@@ -71,6 +71,8 @@ type DenyOptions struct {
 	// on, swap a neighbour's bus proxy socket, or rewrite the
 	// configuration the next launch reads.
 	StateDirs []string
+	// Dev is what of the host's /dev the jail gets back ([GatherDev]).
+	Dev []DevEntry
 }
 
 // DenyList is the default jail: the host as it is, minus four things.
@@ -80,15 +82,19 @@ func DenyList(o DenyOptions) Spec {
 	mounts := []Mount{
 		// The root filesystem as outside, writable where it is writable.
 		{Kind: Bind, Src: "/", Dst: "/"},
-		// Devices as outside, GPU nodes included.
-		{Kind: DevBind, Src: "/dev", Dst: "/dev"},
+	}
+	// Devices as outside, GPU nodes included, but a devpts of the jail's
+	// own: no other terminal's /dev/pts/N, and /dev/ptmx opens new ptys
+	// there.
+	mounts = append(mounts, devMounts(o.Dev)...)
+	mounts = append(mounts, []Mount{
 		// A procfs of the jail's own PID namespace: foreign PIDs vanish.
 		{Kind: Proc, Dst: "/proc"},
 		// cgroup files read-only, every submount included (bwrap
 		// remounts a read-only bind recursively): no cgroup.kill of a
 		// neighbour.
 		{Kind: ROBind, Src: "/sys/fs/cgroup", Dst: "/sys/fs/cgroup"},
-	}
+	}...)
 	if o.RuntimeDir != "" && o.RuntimeSystemd {
 		// The user manager's private socket lives here.
 		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: filepath.Join(o.RuntimeDir, "systemd"), Mode: 0o700})
