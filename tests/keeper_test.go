@@ -114,7 +114,7 @@ func TestKeeperBackground(t *testing.T) {
 
 	// The keeper holds the lock: flock(1) cannot take it.
 	lock := filepath.Join(killHome(env), "slots", e.Slot+".lock")
-	if out, err := exec.Command("flock", "-n", lock, "true").CombinedOutput(); err == nil {
+	if out, err := flockTest(lock); err == nil {
 		t.Errorf("flock -n %s succeeded (%s): the slot's lock is not held while its jail lives", lock, out)
 	}
 	// Not an orphan, and not free.
@@ -162,7 +162,7 @@ func TestKeeperBackground(t *testing.T) {
 		t.Error("the jail survived aisan kill")
 	}
 	waitFor(t, 5*time.Second, "the keeper to exit", func() bool { return !slotProcRunning(keeper) })
-	if out, err := exec.Command("flock", "-n", lock, "true").CombinedOutput(); err != nil {
+	if out, err := flockTest(lock); err != nil {
 		t.Errorf("flock -n %s after the end: %v %s; the lock must be free", lock, err, out)
 	}
 }
@@ -639,4 +639,11 @@ exit 4`
 	if e.State != "exited" || e.ExitStatus == nil || *e.ExitStatus != 4 {
 		t.Errorf("after the box: %+v; want exited 4", e)
 	}
+}
+
+// flockTest is how other tools test a slot's lock: flock(1) -n on a
+// descriptor opened for writing, since the lock file is write-only (a
+// jail must not be able to open it at all).
+func flockTest(lock string) ([]byte, error) {
+	return exec.Command("sh", "-c", `flock -n 9 9>>"$1"`, "sh", lock).CombinedOutput()
 }

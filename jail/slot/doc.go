@@ -57,10 +57,17 @@
 // PIDs alone decide nothing: a PID is reused, and /proc/PID/comm is
 // truncated to 15 bytes. A jail is "still alive" only when the recorded
 // init PID exists and /proc/PID/ns/pid has the recorded PID-namespace inode.
-// The flock is what other tools see (`flock -n FILE true` fails while the
+// The flock is what other tools see (`flock -n 9 9>>FILE` fails while the
 // slot runs). aisan itself tests the OFD lock with F_OFD_GETLK, which places
 // no lock, so "aisan list" never makes a concurrent launch believe a name is
 // taken; flock(2) has no test operation.
+//
+// Only aisan can hold these locks. A lock file is write-only (mode 0200)
+// and the slots directory is read-only in every jail, so a jail cannot
+// open one, and a lock needs a descriptor: no jail can make a neighbour's
+// orphan look running, or keep an ended slot's name. A lock file of an
+// older aisan (0600) is made write-only at the first look; a jail that
+// opened one before that keeps its descriptor until it ends.
 //
 // The lock file is opened close-on-exec. If bwrap inherited it, a killed wrapper would leave the lock held by the jail, and
 // the slot would look running forever.

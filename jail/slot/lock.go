@@ -28,8 +28,14 @@ func wholeFile(typ int16) *unix.Flock_t {
 // kernel when we die. It returns errLocked when someone else holds either.
 // The file is close-on-exec (os.OpenFile's default), so children never
 // inherit it.
+//
+// The file is write-only ([lockMode]) and opened for writing: a lock needs
+// a descriptor, and the slots directory is read-only in every jail, so no
+// jail can open the file at all, and none can hold a lock that aisan reads
+// as a slot's liveness (which kept orphans from being reaped and ended
+// slots' names from being taken).
 func tryLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, lockMode)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file %q: %w", path, err)
 	}
@@ -38,6 +44,7 @@ func tryLock(path string) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock file %q is not a regular file of yours; move it away", path)
 	}
+	migrateMode(int(f.Fd()), &fst)
 	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		f.Close()
@@ -67,13 +74,37 @@ func tryLock(path string) (*os.File, error) {
 	return f, nil
 }
 
+// lockMode is a lock file's mode: writable by the user, readable by
+// nobody. A jail sees the file on a read-only mount, where it can neither
+// open it for writing nor chmod it, so it cannot open it at all.
+const lockMode = 0o200
+
+// migrateMode makes a lock file from an older aisan (mode 0600, which a
+// jail could open read-only and lock) write-only, on the first look any
+// aisan takes at it: a jail that has not opened it by then never can. One
+// that did keeps its descriptor until it ends; see the package doc.
+func migrateMode(fd int, st *unix.Stat_t) {
+	if st.Mode&0o7777 != lockMode {
+		_ = unix.Fchmod(fd, lockMode)
+	}
+}
+
 // lockHeld reports whether anyone holds a lock on path, without taking it.
 // A missing lock file means nobody does. Bare system calls, for the same
 // reason as readFile: listing tests a thousand locks.
 func lockHeld(path string) (bool, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	// For writing: the file is not readable (see tryLock); F_OFD_GETLK
+	// itself needs no access.
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return false, nil
+	}
+	if errors.Is(err, unix.EROFS) {
+		// Inside a jail (aisan run from an agent), where the state dir
+		// is read-only and no lock file can be opened: we cannot tell,
+		// so the slot is not taken for free (a jail acts on nothing it
+		// lists anyway), which is what jails saw before.
+		return true, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("opening lock file %q: %w", path, err)
@@ -84,6 +115,7 @@ func lockHeld(path string) (bool, error) {
 		// Not a lock of ours: it tells nothing; the holder check decides.
 		return false, nil
 	}
+	migrateMode(fd, &st)
 	// F_OFD_GETLK with a write-lock probe reports any lock, and places
 	// none; it needs no write access to the file.
 	lk := wholeFile(unix.F_WRLCK)

@@ -836,3 +836,40 @@ func TestAbandon(t *testing.T) {
 		t.Errorf("after Abandon the next launch got %q, want %q", s2.Name(), s.Name())
 	}
 }
+
+// TestLockFileWriteOnly: lock files are write-only, so that no jail (which
+// sees them on a read-only mount) can open one and hold its lock; lock
+// files of older versions become so at the first look.
+func TestLockFileWriteOnly(t *testing.T) {
+	tests := []struct {
+		name string
+		old  os.FileMode // 0: no file yet
+		look func(path string) error
+	}{
+		{"new, locked", 0, func(p string) error { _, err := tryLock(p); return err }},
+		{"old, locked", 0o600, func(p string) error { _, err := tryLock(p); return err }},
+		{"old, listed", 0o600, func(p string) error { _, err := lockHeld(p); return err }},
+		{"old readable, listed", 0o644, func(p string) error { _, err := lockHeld(p); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "s.lock")
+			if tt.old != 0 {
+				if err := os.WriteFile(p, nil, tt.old); err != nil {
+					t.Fatal(err)
+				}
+				os.Chmod(p, tt.old)
+			}
+			if err := tt.look(p); err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != lockMode {
+				t.Fatalf("lock file mode %v, want %v", fi.Mode().Perm(), os.FileMode(lockMode))
+			}
+		})
+	}
+}
