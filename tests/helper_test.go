@@ -130,6 +130,10 @@ func runHelper(name string, args []string) int {
 		_, err = os.OpenFile("/dev/tty", os.O_RDWR, 0)
 		fmt.Println("devtty:", errnoName(err))
 		return 0
+	case "steal-pty":
+		return stealPTY(args)
+	case "lock-slots":
+		return lockSlots(args[0])
 	case "exit":
 		code, _ := strconv.Atoi(args[0])
 		return code

@@ -1,0 +1,191 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// stealPTY PATH...: from inside a jail, opens each path (another
+// terminal's /dev/pts/N) as an attacker would, writes a marker into what
+// opened and reads it for two seconds, printing "open PATH: RESULT" and
+// "stolen PATH: BYTES". Then it opens a pty of its own, through /dev/ptmx
+// and the path ptsname gives, and prints "newpty: RESULT".
+func stealPTY(paths []string) int {
+	// Raw descriptors: an *os.File of a non-blocking descriptor would
+	// wait in the poller instead of returning at once.
+	opened := map[int]string{}
+	for _, p := range paths {
+		fd, err := unix.Open(p, unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fmt.Printf("open %s: %s\n", p, errnoName(err))
+		if err == nil {
+			unix.Write(fd, []byte("PWNED-BY-JAIL\r\n"))
+			opened[fd] = p
+		}
+	}
+	fmt.Println("reading")
+	for end := time.Now().Add(2 * time.Second); len(opened) > 0 && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		for fd, p := range opened {
+			buf := make([]byte, 256)
+			if n, _ := unix.Read(fd, buf); n > 0 {
+				fmt.Printf("stolen %s: %q\n", p, buf[:n])
+			}
+		}
+	}
+	m, s, err := pty.Open()
+	if err == nil {
+		_, err = m.WriteString("hi\n")
+		buf := make([]byte, 16)
+		if err == nil {
+			s.SetReadDeadline(time.Now().Add(2 * time.Second))
+			var n int
+			n, err = s.Read(buf)
+			if err == nil && !bytes.Contains(buf[:n], []byte("hi")) {
+				err = fmt.Errorf("read %q", buf[:n])
+			}
+		}
+		fmt.Printf("newpty: %s %s\n", errnoName(err), s.Name())
+		m.Close()
+		s.Close()
+	} else {
+		fmt.Printf("newpty: %v\n", err)
+	}
+	return 0
+}
+
+// lockSlots DIR: from inside a jail, opens the other slots' lock files in
+// DIR read-only (all a jail's read-only view of them allows), prints
+// "open NAME: RESULT" for each, then "holding", and for five minutes takes
+// every lock it can on what it opened: flock, and an OFD read lock, which
+// needs only a read-only descriptor; a lock is free the moment the slot's
+// wrapper dies. It prints "locked NAME" for each it gets.
+func lockSlots(dir string) int {
+	own := os.Getenv("AISAN_JAIL")
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
+	fds := map[int]string{}
+	for _, p := range paths {
+		if strings.HasPrefix(filepath.Base(p), own+".") {
+			continue
+		}
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fmt.Printf("open %s: %s\n", filepath.Base(p), errnoName(err))
+		if err == nil {
+			fds[fd] = filepath.Base(p)
+		}
+	}
+	fmt.Println("holding")
+	for end := time.Now().Add(5 * time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		for fd, name := range fds {
+			lk := unix.Flock_t{Type: unix.F_RDLCK}
+			if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil && unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk) == nil {
+				fmt.Printf("locked %s\n", name)
+				delete(fds, fd) // held until we exit
+			}
+		}
+	}
+	return 0
+}
+
+// TestJailNoOtherTerminal: a jail cannot open the user's terminal nor
+// another jail's pty by their /dev/pts paths (read what is typed there,
+// write into it), while it can still open ptys of its own; the victim
+// keeps getting what is typed.
+func TestJailNoOtherTerminal(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	term := newTerminal(t, 24, 80)
+	victim := exec.Command(aisanBin, "run", "--", self())
+	victim.Env = append(append(os.Environ(), env...), helperEnv("tty")...)
+	term.start(victim)
+	term.expect("size 24 80")
+	liveSlot(t, env)
+
+	// Every pty on the host now: the test's terminal, the victim
+	// wrapper's pty for its jail, and whatever else runs here.
+	host, _ := filepath.Glob("/dev/pts/[0-9]*")
+	if len(host) < 2 {
+		t.Fatalf("host ptys %q: want the terminal and the victim's at least", host)
+	}
+	attacker := exec.Command(aisanBin, append([]string{"run", "--", self()}, host...)...)
+	attacker.Env = append(append(os.Environ(), env...), helperEnv("steal-pty")...)
+	out := &syncBuffer{}
+	attacker.Stdout, attacker.Stderr = out, out
+	background(t, attacker)
+	waitFor(t, 20*time.Second, "the attacker to open the ptys", func() bool { return strings.Contains(out.String(), "reading") })
+
+	term.master.Write([]byte("typed by the user\r"))
+	term.expect("echo typed by the user")
+	waitFor(t, 20*time.Second, "the attacker to open a pty of its own", func() bool { return strings.Contains(out.String(), "newpty") })
+	got := out.String()
+	for _, p := range host {
+		if !strings.Contains(got, "open "+p+": ENOENT") {
+			t.Errorf("the jail opened the host's %s or failed otherwise, want ENOENT:\n%s", p, got)
+		}
+	}
+	if strings.Contains(got, "stolen") {
+		t.Errorf("the jail read another terminal:\n%s", got)
+	}
+	if !strings.Contains(got, "newpty: ok /dev/pts/0") {
+		t.Errorf("the jail cannot open a pty of its own (want /dev/pts/0 of its own devpts):\n%s", got)
+	}
+	for _, l := range term.seen {
+		if strings.Contains(l, "PWNED") {
+			t.Errorf("the jail wrote on the user's terminal: %q", l)
+		}
+	}
+}
+
+// TestJailCannotHoldSlotLocks: a jail cannot take the lock of another
+// slot (which aisan reads as that slot's liveness), not even of a lock
+// file an older aisan left readable; the victim, once orphaned, is listed
+// as an orphan and reaped by 'aisan kill --orphans'.
+func TestJailCannotHoldSlotLocks(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	home := strings.TrimPrefix(env[1], "AISAN_HOME=")
+	wt := slotWorktree(t)
+	victim, _, e := slotLaunch(t, wt, env, "sh", "-c", "trap '' HUP; sleep 300")
+	t.Cleanup(func() { syscall.Kill(e.InitPID, syscall.SIGKILL) })
+	// As an older aisan created it; the first look makes it write-only.
+	lock := filepath.Join(home, "slots", e.Slot+".lock")
+	if err := os.Chmod(lock, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	slotList(t, env)
+
+	attacker := exec.Command(aisanBin, "run", "--", self(), filepath.Join(home, "slots"))
+	attacker.Dir = wt
+	attacker.Env = append(append(os.Environ(), env...), helperEnv("lock-slots")...)
+	out := &syncBuffer{}
+	attacker.Stdout, attacker.Stderr = out, out
+	background(t, attacker)
+	waitFor(t, 20*time.Second, "the attacker to lock what it can", func() bool { return strings.Contains(out.String(), "holding") })
+	if !strings.Contains(out.String(), "open "+e.Slot+".lock: EACCES") {
+		t.Errorf("the jail opened %s's lock file, want EACCES:\n%s", e.Slot, out)
+	}
+
+	victim.Process.Signal(syscall.SIGKILL)
+	slotWait(t, victim)
+	// Time for the attacker to take the lock the wrapper left free.
+	time.Sleep(500 * time.Millisecond)
+	if got := slotList(t, env)[e.Slot]; got.State != "orphaned" {
+		t.Fatalf("after the wrapper died, with the attacker running: %+v, want orphaned", got)
+	}
+	r := aisan(t, env, "", "kill", "--signal", "KILL", "--orphans")
+	if r.code != 0 || r.stdout != "killed "+e.Slot+"\n" {
+		t.Fatalf("aisan kill --orphans: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, 10*time.Second, "the orphan's init to die", func() bool { return !slotProcRunning(e.InitPID) })
+	if after := slotList(t, env)[e.Slot]; after.State != "exited" {
+		t.Errorf("after kill --orphans: %+v, want exited", after)
+	}
+}
