@@ -17,6 +17,8 @@ func Checks() []Check {
 		{"cgroup writes", liveCheck(decideCgroup)},
 		{"systemd on bus", liveCheck(decideSystemdBus)},
 		{"systemd socket", liveCheck(decidePrivate)},
+		// Nor another terminal: no host pty by its path.
+		{"other terminals", liveCheck(decideTerminals)},
 		// Transparency, from inside the same jail.
 		{"home and /tmp", liveCheck(decideDirs)},
 		{"agent sockets", liveCheck(decideSockets)},

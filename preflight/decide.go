@@ -126,6 +126,23 @@ func decideCgroup(e *Env, r liveResult) Finding {
 	return Finding{Detail: fmt.Sprintf("mkdir in %s inside fails with EROFS; every mount under /sys/fs/cgroup is read-only", c.Dir)}
 }
 
+// decideTerminals proves that no pty outside (the user's terminals, other
+// jails') is reachable inside by its /dev/pts path.
+func decideTerminals(e *Env, r liveResult) Finding {
+	if len(r.req.Terminals) == 0 {
+		return Finding{Detail: "not proven: no terminal (/dev/pts/N) exists outside"}
+	}
+	for i, pt := range r.req.Terminals {
+		if i >= len(r.rep.Terminals) {
+			return Finding{Status: Fail, Detail: "not proven: the probe did not report on " + pt.Path, Fix: "aisan preflight"}
+		}
+		if r.rep.Terminals[i].Same {
+			return Finding{Status: Fail, Detail: fmt.Sprintf("the host's terminal %s is reachable inside: a jail could read what is typed there and write into it", pt.Path), Fix: e.fixJail()}
+		}
+	}
+	return Finding{Detail: fmt.Sprintf("no terminal outside (%d in /dev/pts) is reachable inside; the jail has a devpts of its own", len(r.req.Terminals))}
+}
+
 func decideSystemdBus(e *Env, r liveResult) Finding {
 	hb := e.hostBusProbe()
 	if len(r.req.BusAddrs) == 0 {

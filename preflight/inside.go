@@ -45,6 +45,9 @@ func RunInside(ctx context.Context, w io.Writer) error {
 		Private: probePrivate(req.Private),
 		Dirs:    probeDirs(req),
 		Sockets: probeFiles(req.Sockets),
+		// A stat is enough: the jail's own devpts may have a pts/N too,
+		// but never the host's inode.
+		Terminals: probeFiles(req.Terminals),
 	}
 	rep.Bus, rep.Names = probeBus(ctx, req)
 	if err := json.NewEncoder(w).Encode(rep); err != nil {

@@ -422,6 +422,12 @@ func (e *Env) request(token string, marker int, plan busproxy.Plan) probeRequest
 			req.Sockets = append(req.Sockets, id)
 		}
 	}
+	ptys, _ := filepath.Glob("/dev/pts/[0-9]*")
+	for _, p := range ptys {
+		if id, ok := statID(p, p); ok {
+			req.Terminals = append(req.Terminals, id)
+		}
+	}
 	hb := e.hostBusProbe()
 	for _, a := range hb.attempts {
 		if a.systemd1() {

@@ -785,3 +785,26 @@ func TestErrnoName(t *testing.T) {
 		t.Errorf("errnoName(plain) = %q", got)
 	}
 }
+
+func TestDecideTerminals(t *testing.T) {
+	e := &Env{}
+	pts := []fileID{{Label: "/dev/pts/0", Path: "/dev/pts/0"}, {Label: "/dev/pts/3", Path: "/dev/pts/3"}}
+	tests := []struct {
+		name   string
+		req    []fileID
+		rep    []fileReport
+		status Status
+		want   string
+	}{
+		{"none outside", nil, nil, OK, "not proven"},
+		{"all hidden", pts, []fileReport{{Err: "ENOENT"}, {Same: false}}, OK, "no terminal outside (2 in /dev/pts)"},
+		{"one reachable", pts, []fileReport{{Err: "ENOENT"}, {Same: true}}, Fail, "/dev/pts/3 is reachable inside"},
+		{"report short", pts, []fileReport{{Err: "ENOENT"}}, Fail, "did not report on /dev/pts/3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := decideTerminals(e, liveResult{req: probeRequest{Terminals: tt.req}, rep: probeReport{Terminals: tt.rep}})
+			checkFinding(t, f, tt.status, tt.want)
+		})
+	}
+}

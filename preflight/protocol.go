@@ -32,6 +32,10 @@ type probeRequest struct {
 	Names []string `json:"names"`
 	// Private are the user manager's private sockets present outside.
 	Private []string `json:"private"`
+	// Terminals are the ptys outside (/dev/pts/N): the user's terminals
+	// and other jails'. None may be reachable inside by its path, or a
+	// jail could read what is typed there and write into it.
+	Terminals []fileID `json:"terminals"`
 }
 
 // fileID is a path and the inode it names outside.
@@ -54,6 +58,8 @@ type probeReport struct {
 	Private []connReport `json:"private"`
 	Dirs    []fileReport `json:"dirs"`
 	Sockets []fileReport `json:"sockets"`
+	// Terminals: Same means the path inside is the host's pty.
+	Terminals []fileReport `json:"terminals"`
 }
 
 type pidReport struct {

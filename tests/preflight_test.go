@@ -28,7 +28,7 @@ import (
 )
 
 // The live checks, in the order preflight prints them.
-var pfLive = []string{"foreign PIDs", "cgroup writes", "systemd on bus", "systemd socket", "home and /tmp", "agent sockets", "session bus"}
+var pfLive = []string{"foreign PIDs", "cgroup writes", "systemd on bus", "systemd socket", "other terminals", "home and /tmp", "agent sockets", "session bus"}
 
 // pfHost is a user's setup on which preflight should pass: a home with
 // the shell integration loaded, the state dir in it, and a project dir
@@ -204,6 +204,7 @@ func TestPreflightHolds(t *testing.T) {
 		"cgroup writes":   `^mkdir in /sys/fs/cgroup/\S+ inside fails with EROFS; every mount under /sys/fs/cgroup is read-only$`,
 		"systemd on bus":  `^org\.freedesktop\.systemd1 is unreachable inside \(unix:path=/run/user/\d+/bus: ServiceUnknown\)$`,
 		"systemd socket":  `^unreachable inside \(/run/user/\d+/systemd/private: ENOENT\)$`,
+		"other terminals": `^(no terminal outside \(\d+ in /dev/pts\) is reachable inside; the jail has a devpts of its own|not proven: no terminal \(/dev/pts/N\) exists outside)$`,
 		"home and /tmp":   `^\$HOME and /tmp inside are the host's, and writable where they are outside$`,
 		"session bus":     `^filtered through xdg-dbus-proxy`,
 		"bus address":     `^unix:path=/run/user/\d+/bus \(a socket path`,
