@@ -429,7 +429,8 @@ func sedRuns(s string) (runs []string, ok bool) {
 		case '{', '}':
 		case 'e':
 			runs = append(runs, toEOL())
-		case 's':
+		case 's', 'y':
+			// Both take two delimited parts; only s has flags after.
 			if i >= len(s) {
 				return runs, false
 			}
@@ -442,6 +443,9 @@ func sedRuns(s string) (runs []string, ok bool) {
 			if !closed {
 				return runs, false
 			}
+			if cmd == 'y' {
+				break
+			}
 			for i < len(s) && strings.IndexByte(";\n}", s[i]) < 0 {
 				switch s[i] {
 				case 'e':
@@ -452,18 +456,6 @@ func sedRuns(s string) (runs []string, ok bool) {
 					continue
 				}
 				i++
-			}
-		case 'y':
-			if i >= len(s) {
-				return runs, false
-			}
-			d := s[i]
-			i++
-			if _, closed := delimited(d); !closed {
-				return runs, false
-			}
-			if _, closed := delimited(d); !closed {
-				return runs, false
 			}
 		case 'a', 'i', 'c', 'r', 'R', 'w', 'W':
 			for {

@@ -44,16 +44,9 @@ func TestCheckWorkdir(t *testing.T) {
 		{[]string{"/home/u/go/src/x", "/home/u/go/src/x"}, ""},
 	} {
 		t.Run(tc.dirs[0], func(t *testing.T) {
-			err := CheckWorkdir(tc.dirs, h)
-			if tc.err == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
+			we := wantWorkdirError(t, CheckWorkdir(tc.dirs, h), tc.err)
+			if we == nil {
 				return
-			}
-			var we *WorkdirError
-			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &we) {
-				t.Fatalf("error %v, want a WorkdirError containing %q", err, tc.err)
 			}
 			if hints := strings.Join(we.Hints(), "\n"); !strings.Contains(hints, "cd into a project directory") || !strings.Contains(hints, "read-only") {
 				t.Errorf("hints %q", hints)
@@ -99,17 +92,24 @@ func TestCheckWorkdirLinks(t *testing.T) {
 				h.System = []string{filepath.Join(home, "sys")}
 			}
 			dots := filepath.Join(home, "dotfiles")
-			err := CheckWorkdir([]string{dots, dots}, h)
-			if tc.err == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			var we *WorkdirError
-			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &we) {
-				t.Fatalf("error %v, want a WorkdirError containing %q", err, tc.err)
-			}
+			wantWorkdirError(t, CheckWorkdir([]string{dots, dots}, h), tc.err)
 		})
 	}
+}
+
+// wantWorkdirError checks err against want ("" for none) and returns
+// the *WorkdirError it is, nil when none was wanted.
+func wantWorkdirError(t *testing.T, err error, want string) *WorkdirError {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	}
+	var we *WorkdirError
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, &we) {
+		t.Fatalf("error %v, want a WorkdirError containing %q", err, want)
+	}
+	return we
 }
