@@ -75,6 +75,8 @@ var others = []Rule{
 	{Name: ".vscode", Dir: true, Who: "VS Code", Why: "tasks run on folder open, launch configurations, settings naming programs"},
 	{Name: ".devcontainer", Dir: true, Who: "dev containers", Why: "the container and the commands built and run for the project"},
 	{Name: ".devcontainer.json", Who: "dev containers", Why: "the same, as one file"},
+	{Name: ".zed", Dir: true, Who: "Zed", Why: "project settings naming programs (language servers' binaries, external formatters run on save) and tasks"},
+	{Name: ".helix", Dir: true, Who: "Helix", Why: "languages.toml naming the language servers and formatters it starts when a file opens"},
 }
 
 // Table is every row: the agents' first, in jail/agent's order.
