@@ -22,3 +22,14 @@ func Need(t testing.TB, what string, err error) {
 	}
 	t.Skipf("needs %s: %v", what, err)
 }
+
+// NotRoot skips a test of file modes when it runs as root, whom a mode
+// does not stop. CI runs the unit tests as root, so such a test must
+// name the integration test that proves the same as an unprivileged
+// user (coveredBy); the skip says where the behaviour is checked.
+func NotRoot(t testing.TB, coveredBy string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		t.Skipf("root reads any directory; as a user this is checked here and by the integration test %s", coveredBy)
+	}
+}

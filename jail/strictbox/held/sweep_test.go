@@ -1,6 +1,8 @@
 package held
 
 import (
+	"github.com/aisan-dev/aisan/jail/jailtest"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,15 +13,6 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
-
-// asUser skips a test of file modes when it runs as root, whom a mode
-// does not stop.
-func asUser(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		t.Skip("root reads any directory; run as a user")
-	}
-}
 
 // rawControl reports a byte that would reach a terminal as a control:
 // C0, DEL, a C1 code point, or bytes that are not UTF-8.
@@ -67,7 +60,7 @@ func TestNamesEscaped(t *testing.T) {
 // the set is still collected once, held, shown as such and never
 // applied; --discard removes it.
 func TestUnreadableCopyIsHeld(t *testing.T) {
-	asUser(t)
+	jailtest.NotRoot(t, "TestHeldSweepWedge")
 	repo, set := fixture(t)
 	x := filepath.Join(Work(set, 0), "x")
 	os.MkdirAll(filepath.Join(x, "deep"), 0o755)
@@ -114,7 +107,7 @@ func TestUnreadableCopyIsHeld(t *testing.T) {
 // a nested repository it planted) is taken out of host tools' way and
 // the set says so, held, never clean.
 func TestUnreadableDirAtEnd(t *testing.T) {
-	asUser(t)
+	jailtest.NotRoot(t, "TestHeldSweepUnreadableDir")
 	repo, set := fixture(t)
 	lib := filepath.Join(repo, "lib")
 	os.MkdirAll(filepath.Join(lib, "sub/.git"), 0o755)

@@ -1,6 +1,8 @@
 package protect
 
 import (
+	"github.com/aisan-dev/aisan/jail/jailtest"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,19 +13,10 @@ import (
 	"time"
 )
 
-// asUser skips a test of file modes when it runs as root, whom a mode
-// does not stop.
-func asUser(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		t.Skip("root reads any directory; run as a user")
-	}
-}
-
 // TestUnreadableDirRefusesLaunch: a directory the walk cannot read is
 // never taken for an empty one: the launch is refused, naming it.
 func TestUnreadableDirRefusesLaunch(t *testing.T) {
-	asUser(t)
+	jailtest.NotRoot(t, "TestHeldSweepUnreadableDirRefusedAtLaunch")
 	for _, tc := range []struct {
 		name, dir string
 		mode      os.FileMode
