@@ -28,7 +28,7 @@ const Matcher = "Bash"
 
 // GuardName is the file name of the lean guard binary (cmd/aisan-guard):
 // the hook alone, without the rest of aisan, so that it starts fast.
-const GuardName = "aisan-guard"
+const GuardName = sibling.GuardName
 
 // Hook is the handler aisan installs: the lean guard binary when there is
 // one, or else the guard subcommand of the aisan binary.

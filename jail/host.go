@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -51,6 +52,11 @@ type Host struct {
 	// StateDirs are aisan's own directories that exist, by their real
 	// paths (see [Host.GatherStateDirs]).
 	StateDirs []string
+	// OwnFiles are aisan's installed programs that this user could
+	// replace, by real path; Renamable the directories above them and
+	// above StateDirs that this user could rename, shallowest first (see
+	// ownfiles.go).
+	OwnFiles, Renamable []string
 	// Dev is what of /dev a deny-list jail gets back ([GatherDev]).
 	Dev []DevEntry
 }
@@ -149,6 +155,10 @@ func (h *Host) GatherFacts() error {
 		}
 	}
 	h.GatherStateDirs()
+	if self, err := os.Executable(); err == nil {
+		h.OwnFiles = gatherOwnFiles(self)
+	}
+	h.Renamable = renamableAbove(append(slices.Clone(h.StateDirs), h.OwnFiles...), parentWritable)
 	h.Dev = GatherDev("/dev")
 	// A bwrap that cannot say its version leaves it unknown (zero): only
 	// an overlay needs it, and Compile says so then. The launch itself

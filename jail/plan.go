@@ -122,6 +122,8 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		ExtraEnv:         slices.Clone(prep.Env),
 		Limits:           req.Limits,
 		StateDirs:        h.StateDirs,
+		OwnFiles:         h.OwnFiles,
+		Renamable:        h.Renamable,
 		PIDDirs:          prep.PIDDirs,
 		Dev:              h.Dev,
 	})

@@ -71,6 +71,16 @@ type DenyOptions struct {
 	// on, swap a neighbour's bus proxy socket, or rewrite the
 	// configuration the next launch reads.
 	StateDirs []string
+	// OwnFiles are aisan's programs this user could replace: bound
+	// read-only over themselves, so that no jail swaps the aisan the
+	// user's next claude runs on the host.
+	OwnFiles []string
+	// Renamable are the directories above StateDirs and OwnFiles that
+	// this user could rename, shallowest first: each is bound over
+	// itself before anything below it, since a mount point cannot be
+	// renamed and a jail could otherwise move ~/.config away and leave
+	// a configuration of its own at the name the next launch reads.
+	Renamable []string
 	// Dev is what of the host's /dev the jail gets back ([GatherDev]).
 	Dev []DevEntry
 }
@@ -82,6 +92,9 @@ func DenyList(o DenyOptions) Spec {
 	mounts := []Mount{
 		// The root filesystem as outside, writable where it is writable.
 		{Kind: Bind, Src: "/", Dst: "/"},
+	}
+	for _, d := range o.Renamable {
+		mounts = append(mounts, Mount{Kind: Bind, Src: d, Dst: d})
 	}
 	// Devices as outside, GPU nodes included, but a devpts of the jail's
 	// own: no other terminal's /dev/pts/N, and /dev/ptmx opens new ptys
@@ -104,6 +117,11 @@ func DenyList(o DenyOptions) Spec {
 	}
 	for _, d := range o.StateDirs {
 		mounts = append(mounts, Mount{Kind: ROBind, Src: d, Dst: d, Pin: PinDir})
+	}
+	for _, f := range o.OwnFiles {
+		// Not pinned: a pin must be the user's, and a program in the
+		// user's directory may be root's.
+		mounts = append(mounts, Mount{Kind: ROBind, Src: f, Dst: f})
 	}
 	for _, sock := range o.OtherBusSockets {
 		mounts = append(mounts, Mount{Kind: ROBind, Src: o.MaskFile, Dst: sock, Pin: PinFile})

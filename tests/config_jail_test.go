@@ -145,3 +145,79 @@ func TestConfigDirMadeBeforeJail(t *testing.T) {
 		t.Errorf("the configuration dir after the launch: %v, %v; want a directory, mode 0700", fi, err)
 	}
 }
+
+// TestOwnFilesInJail: aisan installed under the home (make install
+// PREFIX=~/.local) and its configuration under ~/.config. From inside a
+// deny-list jail, overwriting, removing or renaming one of its programs,
+// and renaming a directory above them or above the configuration to
+// plant a copy of the jail's own at the old name, all fail; the
+// directories themselves stay writable. The host's next step, running
+// that aisan again, runs the programs and reads the configuration it
+// had.
+func TestOwnFilesInJail(t *testing.T) {
+	requireSlots(t)
+	wt := slotWorktree(t)
+	home, env := testEnv(t)
+	env = append(env, "XDG_CONFIG_HOME=")
+	bin := filepath.Join(home, ".local", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"aisan", "aisan-full", "aisan-init", "aisan-guard"}
+	sums := map[string]string{}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(aisanBin), n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, n), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sums[n] = string(b)
+	}
+	conf := filepath.Join(home, ".config", "aisan", "config.toml")
+	const content = "# the user's\n"
+	if err := os.MkdirAll(filepath.Dir(conf), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := `plant() { mkdir -p "$1" && printf '#!/bin/sh\necho PLANTED\n' >"$1/aisan" && chmod +x "$1/aisan"; }
+	exec 2>/dev/null
+	printf '#!/bin/sh\necho PLANTED\n' >~/.local/bin/aisan && echo write:wrote || echo write:refused
+	rm -f ~/.local/bin/aisan-init && echo rm:removed || echo rm:refused
+	mv ~/.local/bin/aisan-guard ~/.local/bin/g && echo mvfile:moved || echo mvfile:refused
+	mv ~/.local/bin ~/.local/bin.old && plant ~/.local/bin && echo bin:planted || echo bin:refused
+	mv ~/.local ~/.local.old && plant ~/.local/bin && echo local:planted || echo local:refused
+	mv ~/.config ~/.config.old && mkdir -p ~/.config/aisan && echo 'strict = true' >~/.config/aisan/config.toml && echo config:planted || echo config:refused
+	: >~/.local/bin/mytool && rm ~/.local/bin/mytool && echo bin-dir:writable
+	: >~/.config/other && echo config-parent:writable`
+	front := filepath.Join(bin, "aisan")
+	r := runCmd(t, wt, env, "", front, "run", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("attacker jail: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	want := "write:refused\nrm:refused\nmvfile:refused\nbin:refused\nlocal:refused\nconfig:refused\nbin-dir:writable\nconfig-parent:writable\n"
+	if r.stdout != want {
+		t.Errorf("attacks on aisan's own files from inside a jail:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	// The host's next step.
+	for _, n := range names {
+		if b, err := os.ReadFile(filepath.Join(bin, n)); err != nil || string(b) != sums[n] {
+			t.Errorf("%s after the jail: changed or gone (%v)", n, err)
+		}
+	}
+	if b, err := os.ReadFile(conf); err != nil || string(b) != content {
+		t.Errorf("the configuration after the jail: %q, %v; want it unchanged", b, err)
+	}
+	for _, p := range []string{filepath.Join(home, ".config.old"), filepath.Join(home, ".local.old"), filepath.Join(bin + ".old")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s exists after the jail", p)
+		}
+	}
+	r = runCmd(t, wt, env, "", front, "run", "--", "echo", "NEXT")
+	if r.code != 0 || r.stdout != "NEXT\n" {
+		t.Errorf("the next launch: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -4,7 +4,7 @@ import "github.com/aisan-dev/aisan/jail/shared/sibling"
 
 // InitName is the lean binary that runs as each launch's in-jail init
 // (see cmd/aisan-init), installed next to aisan.
-const InitName = "aisan-init"
+const InitName = sibling.InitName
 
 // InitBinary returns the binary bwrap runs as the in-jail init:
 // the lean one next to self when it passes the rule for helpers beside

@@ -23,6 +23,17 @@ import (
 // link, and which install-hook runs in.
 const FullName = "aisan-full"
 
+// InitName is the file name of the lean in-jail init (cmd/aisan-init),
+// and GuardName that of the lean guard hook (cmd/aisan-guard).
+const (
+	InitName  = "aisan-init"
+	GuardName = "aisan-guard"
+)
+
+// Names are the file names of every program aisan installs, the front
+// ("aisan") included: what a jail must not be able to replace.
+var Names = []string{"aisan", FullName, InitName, GuardName}
+
 // Binary returns <dir of self>/name when it is there and as trustworthy
 // as self: a regular file (not a symlink) that self's owner or root owns,
 // that nobody else may write, in a directory nobody else may write, and

@@ -1,0 +1,94 @@
+package jail
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/aisan-dev/aisan/jail/shared/sibling"
+)
+
+// A deny-list jail writes where the user writes, and aisan's own files
+// may sit there: programs installed under the home (make install
+// PREFIX=~/.local), the configuration under ~/.config. The next launch
+// trusts both, by name. Binding each read-only over itself stops a write
+// or a rename of the file; it does not stop a rename of a directory
+// above it (mv ~/.config ~/.config.old, then a configuration of the
+// jail's own at the old name), since the kernel moves a mount with its
+// parent. A mount point itself cannot be renamed (EBUSY), so every such
+// directory the user could rename becomes one, bound over itself.
+
+// gatherOwnFiles is aisan's installed programs (self and the siblings
+// of [sibling.Names] beside it) that this user could replace, by real
+// path: regular files that are writable, or whose directory is.
+func gatherOwnFiles(self string) []string {
+	if self == "" {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(self)
+	if err != nil {
+		return nil
+	}
+	dir := filepath.Dir(real)
+	dirWritable := writable(dir)
+	var out []string
+	for _, p := range append([]string{real}, siblingPaths(dir)...) {
+		if slices.Contains(out, p) {
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if dirWritable || writable(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func siblingPaths(dir string) []string {
+	var out []string
+	for _, n := range sibling.Names {
+		out = append(out, filepath.Join(dir, n))
+	}
+	return out
+}
+
+// writable reports whether this user may write p (access(2), real IDs).
+func writable(p string) bool { return unix.Access(p, unix.W_OK) == nil }
+
+// renamableAbove lists the directories above each of paths that a user
+// could rename, by canRename (called with a directory; true when its
+// parent is writable), shallowest first and each once. "/" is never
+// listed: nothing can rename it.
+func renamableAbove(paths []string, canRename func(dir string) bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		for d := filepath.Dir(filepath.Clean(p)); d != "/" && d != "."; d = filepath.Dir(d) {
+			if seen[d] {
+				break
+			}
+			seen[d] = true
+			if canRename(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if da, db := strings.Count(a, "/"), strings.Count(b, "/"); da != db {
+			return da - db
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+// parentWritable is [renamableAbove]'s test on the host: a directory
+// whose parent this user may write can be renamed (a sticky parent may
+// still refuse; listing it costs one mount, leaving it out a hole).
+func parentWritable(dir string) bool { return writable(filepath.Dir(dir)) }

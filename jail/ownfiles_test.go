@@ -1,0 +1,99 @@
+package jail
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestRenamableAbove(t *testing.T) {
+	// The home's parent is not the user's; everything below it is.
+	mine := func(d string) bool { return strings.HasPrefix(d, "/home/u/") }
+	for _, tt := range []struct {
+		name  string
+		paths []string
+		can   func(string) bool
+		want  []string
+	}{
+		{"state dir in the home", []string{"/home/u/.aisan"}, mine, nil},
+		{"configuration under ~/.config", []string{"/home/u/.config/aisan"}, mine, []string{"/home/u/.config"}},
+		{"programs and configuration, shared parents once, shallowest first",
+			[]string{"/home/u/.local/bin/aisan", "/home/u/.config/aisan", "/home/u/.local/bin/aisan-init", "/home/u/.aisan"}, mine,
+			[]string{"/home/u/.config", "/home/u/.local", "/home/u/.local/bin"}},
+		{"root may rename everything but /", []string{"/root/.aisan", "/usr/local/bin/aisan"}, func(string) bool { return true },
+			[]string{"/root", "/usr", "/usr/local", "/usr/local/bin"}},
+		{"nothing renamable", []string{"/usr/local/bin/aisan"}, func(string) bool { return false }, nil},
+		{"unclean and relative paths", []string{"/home/u/.config//aisan/", "rel/x"}, mine, []string{"/home/u/.config"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := renamableAbove(tt.paths, tt.can); !slices.Equal(got, tt.want) {
+				t.Errorf("renamableAbove(%q) = %q, want %q", tt.paths, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestGatherOwnFiles: self and the programs beside it, by real path, each
+// once; not a directory, a link or a name aisan never runs.
+func TestGatherOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	for _, n := range []string{"aisan", "aisan-init", "other-tool"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "aisan-full"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("aisan", filepath.Join(dir, "aisan-guard")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "aisan")
+	if err := os.Symlink(filepath.Join(dir, "aisan"), link); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "aisan"), filepath.Join(dir, "aisan-init")}
+	if got := gatherOwnFiles(link); !slices.Equal(got, want) {
+		t.Errorf("gatherOwnFiles = %q, want %q", got, want)
+	}
+	if got := gatherOwnFiles(""); got != nil {
+		t.Errorf("gatherOwnFiles(\"\") = %q", got)
+	}
+}
+
+// TestDenyListPinsBeforeOwn: the directories above aisan's own come right
+// after the root, before any mount that could sit below them (a later
+// bind of a directory over itself would cover those); aisan's programs
+// are read-only.
+func TestDenyListPinsBeforeOwn(t *testing.T) {
+	spec := DenyList(DenyOptions{
+		Command:    []string{"true"},
+		RuntimeDir: "/home/u/rt", RuntimeSystemd: true,
+		StateDirs: []string{"/home/u/.config/aisan", "/home/u/rt/aisan"},
+		OwnFiles:  []string{"/home/u/.local/bin/aisan"},
+		Renamable: []string{"/home/u", "/home/u/.config", "/home/u/.local", "/home/u/.local/bin", "/home/u/rt"},
+		Dev:       []DevEntry{{Name: "dri"}},
+	})
+	if len(spec.Mounts) < 6 {
+		t.Fatalf("mounts %+v", spec.Mounts)
+	}
+	for i, d := range []string{"/home/u", "/home/u/.config", "/home/u/.local", "/home/u/.local/bin", "/home/u/rt"} {
+		m := spec.Mounts[1+i]
+		if m.Kind != Bind || m.Src != d || m.Dst != d {
+			t.Errorf("mount %d = %+v, want %s bound over itself", 1+i, m, d)
+		}
+	}
+	if !slices.ContainsFunc(spec.Mounts, func(m Mount) bool {
+		return m.Kind == ROBind && m.Src == "/home/u/.local/bin/aisan" && m.Dst == m.Src
+	}) {
+		t.Errorf("aisan's program is not bound read-only: %+v", spec.Mounts)
+	}
+	if !slices.ContainsFunc(spec.Mounts, func(m Mount) bool { return m.Kind == Tmpfs && m.Dst == "/home/u/rt/systemd" }) {
+		t.Errorf("the manager's directory is not masked: %+v", spec.Mounts)
+	}
+}
