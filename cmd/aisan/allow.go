@@ -47,7 +47,7 @@ line of 'aisan logs --egress SLOT'; 'aisan report SLOT' shows the box's
 state; 'aisan deny SLOT --host PATTERN' takes a host off again.
 
 Example:
-  aisan allow myrepo-3f9c2a1b-claude --host registry.npmjs.org --for 10m
+  aisan allow myrepo-3f9c2a1b-claude --host registry.example.com --for 10m
   aisan allow myrepo-3f9c2a1b-claude --budget +500k
 `
 

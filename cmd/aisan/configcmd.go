@@ -36,7 +36,7 @@ path:
 
   [repo."/home/me/src/app"]
   strict      = true
-  allow_hosts = ["proxy.golang.org"]
+  allow_hosts = ["goproxy.example.com"]
 
 Options a launcher does not take are left out of its launches (api_key
 for run, say); the strict ones apply only to strict launches. A flag's

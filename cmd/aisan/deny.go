@@ -23,7 +23,7 @@ Options:
 Each denial is a line of 'aisan logs --egress SLOT'.
 
 Example:
-  aisan deny myrepo-3f9c2a1b-claude --host registry.npmjs.org
+  aisan deny myrepo-3f9c2a1b-claude --host registry.example.com
 `
 
 func runDeny(ctx context.Context, args []string) error {

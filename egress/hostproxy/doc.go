@@ -13,7 +13,7 @@
 //
 // Patterns:
 //
-//	registry.npmjs.org        that name, ports 443 and 80
+//	registry.example.com      that name, ports 443 and 80
 //	*.githubusercontent.com   any name below it (not the name itself), 443 and 80
 //	git.example.com:8443      that name, that port only
 //	192.0.2.7:443             that address and port (an address always needs its port)

@@ -7,7 +7,7 @@
 //
 //	[repo."/home/me/src/app"]       # one repository, by its real path
 //	strict      = true
-//	allow_hosts = ["proxy.golang.org"]
+//	allow_hosts = ["goproxy.example.com"]
 //
 // # Rules
 //

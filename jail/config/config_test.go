@@ -24,7 +24,7 @@ limits = "memory=4G"
 
 [repo."/home/me/src/app"]
 strict      = true
-allow_hosts = ["proxy.golang.org"]
+allow_hosts = ["goproxy.example.com"]
 
 [repo."~/src/other"]
 binds = "node"
@@ -94,7 +94,7 @@ func TestResolve(t *testing.T) {
 			{"env", "", "not set"}, {"limits", "memory=4G", "c.toml:4"}, {"net", "", "not set"},
 		}},
 		{name: "the repository's section", in: Inputs{Repo: "/home/me/src/app"}, want: []row{
-			{"strict", "true", `c.toml:7 [repo."/home/me/src/app"]`}, {"binds", "go", "c.toml:3"}, {"allow_hosts", "proxy.golang.org", `c.toml:8 [repo."/home/me/src/app"]`},
+			{"strict", "true", `c.toml:7 [repo."/home/me/src/app"]`}, {"binds", "go", "c.toml:3"}, {"allow_hosts", "goproxy.example.com", `c.toml:8 [repo."/home/me/src/app"]`},
 			{"env", "", "not set"}, {"limits", "memory=4G", "c.toml:4"}, {"net", "", "not set"},
 		}},
 		{name: "a section by ~, an empty list set", in: Inputs{Repo: "/home/me/src/other"}, want: []row{
@@ -108,7 +108,7 @@ func TestResolve(t *testing.T) {
 			{"env", "", "not set"}, {"limits", "memory=4G", "c.toml:4"}, {"net", "true", "command line"},
 		}},
 		{name: "the section found by its real path", in: Inputs{Repo: "/real/app", Same: func(s, r string) bool { return s == "/home/me/src/app" && r == "/real/app" }}, want: []row{
-			{"strict", "true", `c.toml:7 [repo."/home/me/src/app"]`}, {"binds", "go", "c.toml:3"}, {"allow_hosts", "proxy.golang.org", `c.toml:8 [repo."/home/me/src/app"]`},
+			{"strict", "true", `c.toml:7 [repo."/home/me/src/app"]`}, {"binds", "go", "c.toml:3"}, {"allow_hosts", "goproxy.example.com", `c.toml:8 [repo."/home/me/src/app"]`},
 			{"env", "", "not set"}, {"limits", "memory=4G", "c.toml:4"}, {"net", "", "not set"},
 		}},
 	} {

@@ -408,7 +408,7 @@ func (l *loader) loadData(name, abs string, data []byte, chain []string, shipped
 func (l *loader) absentFact(s string) string {
 	for _, m := range factRef().FindAllStringSubmatch(s, -1) {
 		// The home is the box's own, which always exists.
-		if v := l.h.Facts[m[1]]; v != "" && m[1] != "HOME" {
+		if v := l.h.Facts[m[1]]; v != "" && m[1] != "HOME" && !settingFact(m[1]) {
 			if _, err := l.h.Stat(v); err != nil {
 				return "this host has no " + m[1] + " (" + v + " does not exist)"
 			}

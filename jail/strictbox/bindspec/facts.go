@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Facts are what a spec's {NAME} stands for on this host: where each
@@ -19,13 +20,15 @@ type Facts map[string]string
 // factRule says where one fact comes from: the host variable env when it
 // holds an absolute path, else the real path of the command cmd found
 // first on the host's PATH, up directories above it, else def (which may
-// name earlier facts and "~").
+// name earlier facts and "~"). A setting (not a path) comes from read
+// alone.
 type factRule struct {
 	name string
 	env  string
 	cmd  string
 	up   int
 	def  string
+	read func(h jail.Host, f Facts) string
 }
 
 // factRules are the facts, in the order they are worked out: a default
@@ -41,6 +44,10 @@ var factRules = []factRule{
 	{name: "GOBIN", env: "GOBIN", def: "{GOPATH}/bin"},
 	{name: "GOMODCACHE", env: "GOMODCACHE", def: "{GOPATH}/pkg/mod"},
 	{name: "GOCACHE", env: "GOCACHE", def: "{XDG_CACHE_HOME}/go-build"},
+	// Where the host's go fetches modules from, as go itself would
+	// work it out: a box that may reach it (--allow-host) uses the
+	// same proxy, the user's own or the toolchain's default.
+	{name: "GOPROXY", read: goSetting("GOPROXY")},
 	{name: "NODE_HOME", cmd: "node", up: 2},
 	{name: "NVM_DIR", env: "NVM_DIR", def: "~/.nvm"},
 	{name: "FNM_DIR", env: "FNM_DIR", def: "{XDG_DATA_HOME}/fnm"},
@@ -77,6 +84,10 @@ func GatherFacts(env []string, home string) Facts {
 			f[r.name] = home
 			continue
 		}
+		if r.read != nil {
+			f[r.name] = r.read(h, f)
+			continue
+		}
 		if v := firstPath(h.Getenv(r.env)); r.env != "" && v != "" {
 			f[r.name] = v
 			continue
@@ -95,6 +106,59 @@ func GatherFacts(env []string, home string) Facts {
 		}
 	}
 	return f
+}
+
+// settingFact reports whether the fact name is a setting, not a path.
+func settingFact(name string) bool {
+	i := slices.IndexFunc(factRules, func(r factRule) bool { return r.name == name })
+	return i >= 0 && factRules[i].read != nil
+}
+
+// goSetting reads a go environment setting the way go does: the host
+// variable, else the user's go env file ($GOENV, or go/env in the
+// configuration dir; "off" reads none), else the toolchain's go.env in
+// {GOROOT}. Only regular files are read, and only their first 64 KiB.
+func goSetting(key string) func(jail.Host, Facts) string {
+	return func(h jail.Host, f Facts) string {
+		if v, ok := h.LookupEnv(key); ok && v != "" {
+			return v
+		}
+		var files []string
+		switch envFile := h.Getenv("GOENV"); {
+		case envFile == "off":
+		case filepath.IsAbs(envFile):
+			files = append(files, envFile)
+		case f["XDG_CONFIG_HOME"] != "":
+			files = append(files, filepath.Join(f["XDG_CONFIG_HOME"], "go", "env"))
+		}
+		if f["GOROOT"] != "" {
+			files = append(files, filepath.Join(f["GOROOT"], "go.env"))
+		}
+		for _, file := range files {
+			if v, ok := envFileValue(file, key); ok {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// envFileValue is key's value in a go env file (KEY=VALUE lines, the
+// last one winning), and whether the file sets it.
+func envFileValue(file, key string) (string, bool) {
+	b, err := regfile.ReadNamed(file, 64<<10)
+	if err != nil {
+		return "", false
+	}
+	var v string
+	var ok bool
+	for _, line := range strings.Split(string(b), "\n") {
+		k, val, found := strings.Cut(strings.TrimSpace(line), "=")
+		if found && strings.TrimSpace(k) == key {
+			v, ok = strings.TrimSpace(val), true
+		}
+	}
+	return v, ok
 }
 
 // firstPath is the first entry of a list variable (GOPATH), when it is an

@@ -1,0 +1,59 @@
+package bindspec
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/aisan-dev/aisan/jail"
+)
+
+// TestGoSetting: GOPROXY as go works it out: the variable, else the
+// user's go env file ($GOENV, or go/env in the configuration dir; "off"
+// for none), else the toolchain's go.env; the last line wins; only a
+// regular file is read.
+func TestGoSetting(t *testing.T) {
+	dir := t.TempDir()
+	goroot := filepath.Join(dir, "goroot")
+	cfg := filepath.Join(dir, "cfg")
+	other := filepath.Join(dir, "other.env")
+	for p, content := range map[string]string{
+		filepath.Join(goroot, "go.env"): "# the toolchain's\nGOPROXY=https://default.example,direct\nGOTOOLCHAIN=auto\n",
+		filepath.Join(cfg, "go", "env"): "GOPROXY=https://first.example\nGOPROXY = https://user.example,off\n",
+		other:                           "GOPRIVATE=x\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	facts := Facts{"GOROOT": goroot, "XDG_CONFIG_HOME": cfg}
+	for _, tt := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"the variable", []string{"GOPROXY=https://env.example"}, "https://env.example"},
+		{"the user's go env file", nil, "https://user.example,off"},
+		{"GOENV names another file without it", []string{"GOENV=" + other}, "https://default.example,direct"},
+		{"GOENV=off", []string{"GOENV=off"}, "https://default.example,direct"},
+		{"a FIFO is not read", []string{"GOENV=" + fifo}, "https://default.example,direct"},
+		{"an empty variable is unset", []string{"GOPROXY=", "GOENV=off"}, "https://default.example,direct"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := goSetting("GOPROXY")(jail.Host{Env: tt.env}, facts); got != tt.want {
+				t.Errorf("GOPROXY = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := goSetting("GOPROXY")(jail.Host{}, Facts{}); got != "" {
+		t.Errorf("no go at all: GOPROXY = %q, want none", got)
+	}
+}
