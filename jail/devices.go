@@ -3,7 +3,7 @@ package jail
 import (
 	"os"
 	"path/filepath"
-	"regexp"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,10 +31,15 @@ var devJailOwn = map[string]bool{
 	"fd": true, "stdin": true, "stdout": true, "stderr": true, "core": true,
 }
 
-// virtualConsole matches the kernel's virtual consoles, /dev/tty0 to
-// tty63: the one a user is logged in on is theirs, and a jail that could
-// open it would read what is typed there, like another /dev/pts/N.
-var virtualConsole = regexp.MustCompile(`^tty[0-9]+$`)
+// virtualConsole reports whether name is one of the kernel's virtual
+// consoles, /dev/tty0 to tty63: the one a user is logged in on is
+// theirs, and a jail that could open it would read what is typed there,
+// like another /dev/pts/N. (Not a regular expression: a package-level
+// one is compiled at every start of aisan, before main.)
+func virtualConsole(name string) bool {
+	n, ok := strings.CutPrefix(name, "tty")
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
+}
 
 // GatherDev lists what of dir (the host's /dev) a jail gets back: every
 // directory (bound whole, with what is mounted in it: /dev/shm,
@@ -54,7 +59,7 @@ func GatherDev(dir string) []DevEntry {
 	var out []DevEntry
 	for _, de := range des {
 		name := de.Name()
-		if devJailOwn[name] || virtualConsole.MatchString(name) {
+		if devJailOwn[name] || virtualConsole(name) {
 			continue
 		}
 		p := filepath.Join(dir, name)

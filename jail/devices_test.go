@@ -100,3 +100,14 @@ func TestDenyListDev(t *testing.T) {
 		t.Fatalf("/dev mounts = %+v, want %+v", dev, want)
 	}
 }
+
+func TestVirtualConsole(t *testing.T) {
+	for name, want := range map[string]bool{
+		"tty0": true, "tty1": true, "tty63": true,
+		"tty": false, "ttyS0": false, "ttyUSB1": false, "tty1a": false, "xtty1": false, "": false,
+	} {
+		if got := virtualConsole(name); got != want {
+			t.Errorf("virtualConsole(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
