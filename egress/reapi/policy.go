@@ -56,7 +56,7 @@ func checkHeaders(c *Config, authority string, r *http.Request) error {
 	}
 	ct := r.Header.Values("Content-Type")
 	if len(ct) != 1 || !isGRPCContentType(ct[0]) {
-		return deny("content-type %q is not gRPC", strings.Join(ct, ", "))
+		return deny("content-type %q is not gRPC with protobuf (application/grpc or application/grpc+proto)", clip(strings.Join(ct, ", ")))
 	}
 	if len(r.Header.Values("Grpc-Encoding")) > 1 {
 		return deny("more than one grpc-encoding")
@@ -64,9 +64,12 @@ func checkHeaders(c *Config, authority string, r *http.Request) error {
 	return nil
 }
 
+// isGRPCContentType accepts gRPC with the protobuf codec only: the
+// policy reads the first message as protobuf, and a body in another
+// codec (application/grpc+json) would be read by the server as something
+// other than what was checked.
 func isGRPCContentType(v string) bool {
-	rest, ok := strings.CutPrefix(v, "application/grpc")
-	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
+	return strings.EqualFold(v, "application/grpc") || strings.EqualFold(v, "application/grpc+proto")
 }
 
 // forwardHeaders builds the upstream request's headers from the box's:

@@ -71,6 +71,10 @@ func TestCheckHeaders(t *testing.T) {
 		{"update action result", func(r *http.Request) { r.RequestURI = pkgREv2 + "ActionCache/UpdateActionResult" }, "method not permitted"},
 		{"json", func(r *http.Request) { r.Header.Set("Content-Type", "application/json") }, "content-type"},
 		{"grpc-web", func(r *http.Request) { r.Header.Set("Content-Type", "application/grpc-web") }, "content-type"},
+		{"grpc+json", func(r *http.Request) { r.Header.Set("Content-Type", "application/grpc+json") }, "content-type"},
+		{"grpc+custom codec", func(r *http.Request) { r.Header.Set("Content-Type", "application/grpc+flatbuffers") }, "content-type"},
+		{"grpc with parameters", func(r *http.Request) { r.Header.Set("Content-Type", "application/grpc; charset=x") }, "content-type"},
+		{"grpc in capitals", func(r *http.Request) { r.Header.Set("Content-Type", "Application/GRPC") }, ""},
 		{"no content-type", func(r *http.Request) { r.Header.Del("Content-Type") }, "content-type"},
 		{"two encodings", func(r *http.Request) {
 			r.Header.Add("Grpc-Encoding", "gzip")
