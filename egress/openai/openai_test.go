@@ -64,6 +64,7 @@ func TestGenuineRequestsPass(t *testing.T) {
 // and the hosted shell container.
 var responsesCases = []struct{ body, want string }{
 	{`{"model":"m","input":"hi","stream":true,"store":false}`, ""},
+	{`{"model":"m:online","input":"hi","store":false}`, `model: must not end with ":online"`},
 	{`{"store":false,"tools":[{"type":"function","name":"f"},{"type":"custom","name":"apply_patch"},{"type":"tool_search","execution":"client"}]}`, ""},
 	{`{"store":false,"tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"f"}]}]}`, ""},
 	{`{"store":false,"tools":[{"type":"namespace","name":"n","description":"d"}]}`, `tools[0]: a namespace tool needs the field "tools"`},
@@ -127,6 +128,11 @@ var chatCases = []struct{ body, want string }{
 	{`{"web_search_options":{}}`, "web_search_options: this field is refused: it makes the provider search the web"},
 	{`{"plugins":[{"id":"web"}]}`, "plugins: this field is refused"},
 	{`{"enable_search":true}`, "enable_search: this field is refused"},
+	{`{"model":"openai/gpt-5:online","messages":[{"role":"user","content":"hi"}]}`, `model: must not end with ":online": it makes the provider search the web`},
+	{`{"model":"x/y:ONLINE"}`, `must not end with ":online"`},
+	{`{"model":"anthropic/claude:nitro"}`, ""},
+	{`{"model":"online"}`, ""},
+	{`{"model":7}`, "model: must be a string, not a number"},
 	{`{"enable_search":false}`, "enable_search: this field is refused"},
 	{`{"store":true}`, "store: must be false"},
 	{`{"store":false}`, ""},

@@ -27,6 +27,11 @@ const (
 	whyUsage     = "the box's tokens are counted from the usage its stream reports"
 )
 
+// modelName is any model but a router's web-search variant: a model
+// name ending ":online" (OpenRouter) searches the web as the "plugins"
+// field would.
+var modelName = policy.StrNotEnding(whySearch, ":online")
+
 var (
 	responsesOnce = sync.OnceValue(responsesTable)
 	chatOnce      = sync.OnceValue(chatTable)
@@ -46,7 +51,7 @@ func responsesTable() *policy.Table {
 	output := or(str, list(obj("output part")))
 
 	body := append(P(
-		"model", str,
+		"model", modelName,
 		"instructions", str,
 		"input", or(str, list(obj("input item"))),
 		"tools", tools,
@@ -264,7 +269,7 @@ func chatTable() *policy.Table {
 	obj, list, or := policy.Obj, policy.List, policy.Or
 
 	body := P(
-		"model", str,
+		"model", modelName,
 		"messages", list(obj("message")),
 		"stream", boolean,
 		"stream_options", obj("stream options"),

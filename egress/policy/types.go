@@ -129,6 +129,38 @@ func (p prefixed) String() string {
 	return fmt.Sprintf("string starting %s (%s)", strings.Join(p.p, " or "), p.why)
 }
 
+// StrNotEnding is a string that does not end with any of the suffixes
+// (compared without case); why says what such a string would make the
+// provider do (a model name ending ":online" turns on a router's web
+// search, say).
+func StrNotEnding(why string, suffixes ...string) Type { return notEnding{suffixes, why} }
+
+type notEnding struct {
+	s   []string
+	why string
+}
+
+func (n notEnding) check(c *checker, v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return c.refuse(false, "must be a string, not %s", kind(v))
+	}
+	for _, x := range n.s {
+		if len(s) >= len(x) && strings.EqualFold(s[len(s)-len(x):], x) {
+			return c.refuse(true, "must not end with %s: %s", strconv.Quote(x), n.why)
+		}
+	}
+	return nil
+}
+func (notEnding) resolve(*Table) error { return nil }
+func (n notEnding) String() string {
+	q := make([]string, len(n.s))
+	for i, x := range n.s {
+		q[i] = strconv.Quote(x)
+	}
+	return fmt.Sprintf("string not ending %s (%s)", strings.Join(q, " or "), n.why)
+}
+
 // Obj is an object of the named shape, or a member of the named union.
 func Obj(name string) Type { return &ref{name: name} }
 
