@@ -53,7 +53,8 @@ type Host struct {
 	// paths (see [Host.GatherStateDirs]).
 	StateDirs []string
 	// OwnFiles are aisan's installed programs that this user could
-	// replace, by real path; Renamable the directories above them and
+	// replace, and the files a symlinked configuration file leads to,
+	// by real path; Renamable the directories above them and
 	// above StateDirs that this user could rename, shallowest first (see
 	// ownfiles.go).
 	OwnFiles, Renamable []string
@@ -158,6 +159,7 @@ func (h *Host) GatherFacts() error {
 	if self, err := os.Executable(); err == nil {
 		h.OwnFiles = gatherOwnFiles(self)
 	}
+	h.OwnFiles = append(h.OwnFiles, linkedConfigs(h.StateDirs, config.Dir(h.Getenv, h.Home), config.DefaultDir(h.Home))...)
 	h.Renamable = renamableAbove(append(slices.Clone(h.StateDirs), h.OwnFiles...), parentWritable)
 	h.Dev = GatherDev("/dev")
 	// A bwrap that cannot say its version leaves it unknown (zero): only

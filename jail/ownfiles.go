@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,12 +9,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/shared/sibling"
 )
 
 // A deny-list jail writes where the user writes, and aisan's own files
 // may sit there: programs installed under the home (make install
-// PREFIX=~/.local), the configuration under ~/.config. The next launch
+// PREFIX=~/.local), the configuration under ~/.config (or, through a
+// symbolic link, in a dotfiles checkout). The next launch
 // trusts both, by name. Binding each read-only over itself stops a write
 // or a rename of the file; it does not stop a rename of a directory
 // above it (mv ~/.config ~/.config.old, then a configuration of the
@@ -45,6 +48,32 @@ func gatherOwnFiles(self string) []string {
 		}
 		if dirWritable || writable(p) {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// linkedConfigs are the real paths of the configuration files in dirs
+// that are symbolic links to a file outside every state dir (a dotfiles
+// checkout, say): the directory holding the link is read-only in a jail,
+// but what it leads to would not be.
+func linkedConfigs(stateDirs []string, dirs ...string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		p := filepath.Join(d, config.FileName)
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode().Type() != fs.ModeSymlink {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || slices.Contains(out, real) || slices.ContainsFunc(stateDirs, func(s string) bool { return within(real, s) }) {
+			continue
+		}
+		if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+			out = append(out, real)
 		}
 	}
 	return out

@@ -97,3 +97,43 @@ func TestDenyListPinsBeforeOwn(t *testing.T) {
 		t.Errorf("the manager's directory is not masked: %+v", spec.Mounts)
 	}
 }
+
+// TestLinkedConfigs: a configuration file that is a link to a file
+// elsewhere is protected by its target; a regular file, a link within a
+// state dir, a dangling link and a link to a directory are not listed.
+func TestLinkedConfigs(t *testing.T) {
+	root := t.TempDir()
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	mk := func(p, content string) string {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	link := func(target, p string) string {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Dir(p)
+	}
+	dotfile := mk("dotfiles/aisan.toml", "x")
+	linked := link(dotfile, "a/aisan/config.toml")
+	plain := filepath.Dir(mk("b/aisan/config.toml", "x"))
+	inState := link(mk("state/other.toml", "x"), "c/aisan/config.toml")
+	dangling := link(filepath.Join(root, "nowhere"), "d/aisan/config.toml")
+	toDir := link(filepath.Join(root, "dotfiles"), "e/aisan/config.toml")
+	got := linkedConfigs([]string{filepath.Join(root, "state")}, linked, plain, inState, dangling, toDir, "", linked)
+	if want := []string{dotfile}; !slices.Equal(got, want) {
+		t.Errorf("linkedConfigs = %q, want %q", got, want)
+	}
+}

@@ -221,3 +221,44 @@ func TestOwnFilesInJail(t *testing.T) {
 		t.Errorf("the next launch: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestLinkedConfigInJail: a configuration file that is a symbolic link
+// into a dotfiles checkout. From inside a jail, neither the file it
+// leads to nor the checkout's name can be changed; the rest of the
+// checkout stays writable; the host's next launch reads what the user
+// wrote.
+func TestLinkedConfigInJail(t *testing.T) {
+	requireSlots(t)
+	wt := slotWorktree(t)
+	home, env := testEnv(t)
+	env = append(env, "XDG_CONFIG_HOME=")
+	target := filepath.Join(home, "dotfiles", "aisan.toml")
+	const content = "# the user's\n"
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, ".config", "aisan")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, "config.toml")); err != nil {
+		t.Fatal(err)
+	}
+	script := `exec 2>/dev/null
+	echo 'strict = true' >~/dotfiles/aisan.toml && echo write:wrote || echo write:refused
+	mv ~/dotfiles ~/dotfiles.old && mkdir ~/dotfiles && echo 'strict = true' >~/dotfiles/aisan.toml && echo move:planted || echo move:refused
+	: >~/dotfiles/notes && echo checkout:writable`
+	r := aisanIn(t, wt, env, "", "run", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("attacker jail: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if want := "write:refused\nmove:refused\ncheckout:writable\n"; r.stdout != want {
+		t.Errorf("attacks on a linked configuration from inside a jail:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "config.toml")); err != nil || string(b) != content {
+		t.Errorf("the configuration after the jail: %q, %v; want it unchanged", b, err)
+	}
+}
