@@ -177,12 +177,7 @@ func TestOwnFilesInJail(t *testing.T) {
 	}
 	conf := filepath.Join(home, ".config", "aisan", "config.toml")
 	const content = "# the user's\n"
-	if err := os.MkdirAll(filepath.Dir(conf), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(conf, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, conf, content)
 	script := `plant() { mkdir -p "$1" && printf '#!/bin/sh\necho PLANTED\n' >"$1/aisan" && chmod +x "$1/aisan"; }
 	exec 2>/dev/null
 	printf '#!/bin/sh\necho PLANTED\n' >~/.local/bin/aisan && echo write:wrote || echo write:refused
@@ -234,12 +229,7 @@ func TestLinkedConfigInJail(t *testing.T) {
 	env = append(env, "XDG_CONFIG_HOME=")
 	target := filepath.Join(home, "dotfiles", "aisan.toml")
 	const content = "# the user's\n"
-	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(target, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, target, content)
 	dir := filepath.Join(home, ".config", "aisan")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
