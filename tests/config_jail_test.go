@@ -220,8 +220,8 @@ func TestOwnFilesInJail(t *testing.T) {
 // TestLinkedConfigInJail: a configuration file that is a symbolic link
 // into a dotfiles checkout. From inside a jail, neither the file it
 // leads to nor the checkout's name can be changed; the rest of the
-// checkout stays writable; the host's next launch reads what the user
-// wrote.
+// checkout stays writable; on the host the configuration still reads
+// as the user wrote it.
 func TestLinkedConfigInJail(t *testing.T) {
 	requireSlots(t)
 	wt := slotWorktree(t)
