@@ -72,25 +72,24 @@ func classify(id, like string) Family {
 	return Unknown
 }
 
-// packageNames maps aisan's generic dependency names to each family's.
-var packageNames = map[string]map[Family]string{
-	"bwrap":          {Debian: "bubblewrap", Fedora: "bubblewrap", Arch: "bubblewrap", SUSE: "bubblewrap"},
-	"xdg-dbus-proxy": {Debian: "xdg-dbus-proxy", Fedora: "xdg-dbus-proxy", Arch: "xdg-dbus-proxy", SUSE: "xdg-dbus-proxy"},
-	"git":            {Debian: "git", Fedora: "git", Arch: "git", SUSE: "git"},
-	"systemd":        {Debian: "systemd dbus-user-session", Fedora: "systemd", Arch: "systemd", SUSE: "systemd"},
-}
-
-// Package returns the package that provides tool on family f.
+// Package returns the package that provides tool on family f: aisan's
+// generic dependency names are each family's but for systemd, whose user
+// bus Debian ships apart. (A switch, not a table: a package-level map is
+// built at every start of every binary that links this package, before
+// main, for the few messages that read it.) An unknown family gets
+// Debian's name, a tool aisan does not know its own name.
 func Package(f Family, tool string) string {
-	if m, ok := packageNames[tool]; ok {
-		if p, ok := m[f]; ok {
-			return p
+	switch tool {
+	case "bwrap":
+		return "bubblewrap"
+	case "systemd":
+		switch f {
+		case Fedora, Arch, SUSE:
+			return "systemd"
 		}
-		if p, ok := m[Debian]; ok {
-			return p
-		}
+		return "systemd dbus-user-session"
 	}
-	return tool
+	return tool // git and xdg-dbus-proxy are named alike everywhere
 }
 
 // InstallCommand is the command that installs tool on family f.
