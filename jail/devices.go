@@ -20,15 +20,21 @@ type DevEntry struct {
 	Link string
 }
 
-// devJailOwn are the names bwrap's --dev makes itself (bwrap 0.8: null,
-// zero, full, random, urandom and tty bound from the host, the fd and std*
-// links, core, an empty shm, console on a terminal, and pts with ptmx
-// pointing into it). pts and ptmx must be the jail's, or the host's
-// terminals are back; the rest would only be bound over the same thing.
-var devJailOwn = map[string]bool{
-	"pts": true, "ptmx": true, "console": true, "tty": true,
-	"null": true, "zero": true, "full": true, "random": true, "urandom": true,
-	"fd": true, "stdin": true, "stdout": true, "stderr": true, "core": true,
+// devJailOwn reports whether name is one bwrap's --dev makes itself
+// (bwrap 0.8: null, zero, full, random, urandom and tty bound from the
+// host, the fd and std* links, core, an empty shm, console on a
+// terminal, and pts with ptmx pointing into it). pts and ptmx must be the
+// jail's, or the host's terminals are back; the rest would only be bound
+// over the same thing. (A switch, not a map: a package-level map is built
+// at every start of aisan, before main.)
+func devJailOwn(name string) bool {
+	switch name {
+	case "pts", "ptmx", "console", "tty",
+		"null", "zero", "full", "random", "urandom",
+		"fd", "stdin", "stdout", "stderr", "core":
+		return true
+	}
+	return false
 }
 
 // virtualConsole reports whether name is one of the kernel's virtual
@@ -59,7 +65,7 @@ func GatherDev(dir string) []DevEntry {
 	var out []DevEntry
 	for _, de := range des {
 		name := de.Name()
-		if devJailOwn[name] || virtualConsole(name) {
+		if devJailOwn(name) || virtualConsole(name) {
 			continue
 		}
 		p := filepath.Join(dir, name)

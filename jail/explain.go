@@ -157,13 +157,21 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// optionArity is how many arguments each bwrap option takes.
-var optionArity = map[string]int{
-	"--bind": 2, "--bind-try": 2, "--ro-bind": 2, "--ro-bind-try": 2,
-	"--dev-bind": 2, "--dev-bind-try": 2, "--symlink": 2, "--file": 2,
-	"--setenv": 2, "--tmpfs": 1, "--proc": 1, "--dev": 1, "--dir": 1,
-	"--remount-ro": 1, "--perms": 1, "--size": 1, "--chdir": 1,
-	"--info-fd": 1, "--cap-drop": 1, "--overlay-src": 1, "--tmp-overlay": 1, "--unsetenv": 1,
+// optionArity is how many arguments bwrap option opt takes. (A switch,
+// not a map: a package-level map is built at every start of aisan, before
+// main, and only explain reads this.)
+func optionArity(opt string) int {
+	switch opt {
+	case "--bind", "--bind-try", "--ro-bind", "--ro-bind-try",
+		"--dev-bind", "--dev-bind-try", "--symlink", "--file",
+		"--setenv":
+		return 2
+	case "--tmpfs", "--proc", "--dev", "--dir",
+		"--remount-ro", "--perms", "--size", "--chdir",
+		"--info-fd", "--cap-drop", "--overlay-src", "--tmp-overlay", "--unsetenv":
+		return 1
+	}
+	return 0
 }
 
 // groupOptions splits bwrap options into one option with its arguments
@@ -171,7 +179,7 @@ var optionArity = map[string]int{
 func groupOptions(opts []string) [][]string {
 	var out [][]string
 	for i := 0; i < len(opts); {
-		n := 1 + optionArity[opts[i]]
+		n := 1 + optionArity(opts[i])
 		if i+n > len(opts) {
 			n = len(opts) - i
 		}

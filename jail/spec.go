@@ -174,7 +174,10 @@ const (
 	Overlay
 )
 
-var mountKindNames = map[MountKind]string{
+// mountKindNames are the kinds' names, indexed by kind ("" for none).
+// An array of constants is laid out by the linker; a map would be built
+// at every start of aisan, before main.
+var mountKindNames = [...]string{
 	Bind: "bind", ROBind: "ro-bind", DevBind: "dev-bind", Tmpfs: "tmpfs",
 	Proc: "proc", Dev: "dev", Dir: "dir", Symlink: "symlink",
 	FileFromFD: "file-from-fd", RemountRO: "remount-ro", Seal: "seal",
@@ -182,8 +185,8 @@ var mountKindNames = map[MountKind]string{
 }
 
 func (k MountKind) String() string {
-	if s, ok := mountKindNames[k]; ok {
-		return s
+	if k >= 0 && int(k) < len(mountKindNames) && mountKindNames[k] != "" {
+		return mountKindNames[k]
 	}
 	return "invalid"
 }
@@ -251,8 +254,8 @@ func (k MountKind) MarshalText() ([]byte, error) { return []byte(k.String()), ni
 // UnmarshalText reads a kind's name.
 func (k *MountKind) UnmarshalText(b []byte) error {
 	for kind, name := range mountKindNames {
-		if name == string(b) {
-			*k = kind
+		if name != "" && name == string(b) {
+			*k = MountKind(kind)
 			return nil
 		}
 	}
