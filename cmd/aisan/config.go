@@ -20,17 +20,24 @@ import (
 	"github.com/aisan-dev/aisan/systemd"
 )
 
-// configVars are the AISAN_* variables that set a key too.
-var configVars = map[string]string{
-	"strict":      envStrict,
-	"binds":       "AISAN_BINDS",
-	"allow_hosts": "AISAN_ALLOW_HOSTS",
-	"limits":      systemd.EnvLimits,
-	"bus_talk":    busproxy.EnvTalk,
+// configVar is the AISAN_* variable that sets key too, "" when none
+// does. (Switches, not maps, here and in keyOfFlag: a package-level map
+// is built at every start of aisan, before main.)
+func configVar(key string) string {
+	switch key {
+	case "strict":
+		return envStrict
+	case "binds":
+		return "AISAN_BINDS"
+	case "allow_hosts":
+		return "AISAN_ALLOW_HOSTS"
+	case "limits":
+		return systemd.EnvLimits
+	case "bus_talk":
+		return busproxy.EnvTalk
+	}
+	return ""
 }
-
-// configKeyNames are the keys whose name is not the flag's.
-var configKeyNames = map[string]string{"allow-host": "allow_hosts"}
 
 // limitFlags are the options the limits key (and AISAN_LIMITS) stands
 // for as a whole.
@@ -41,8 +48,8 @@ func keyOfFlag(name string) string {
 	if slices.Contains(limitFlags, name) {
 		return "limits"
 	}
-	if k, ok := configKeyNames[name]; ok {
-		return k
+	if name == "allow-host" { // the one key whose name is not the flag's
+		return "allow_hosts"
 	}
 	return strings.ReplaceAll(name, "-", "_")
 }
@@ -54,7 +61,7 @@ func configKeys() []config.Key {
 	var keys []config.Key
 	add := func(k config.Key) {
 		if !slices.ContainsFunc(keys, func(o config.Key) bool { return o.Name == k.Name }) {
-			k.Var = configVars[k.Name]
+			k.Var = configVar(k.Name)
 			keys = append(keys, k)
 		}
 	}
