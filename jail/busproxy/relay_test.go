@@ -34,6 +34,14 @@ func unixPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
 // TestRelayCarriesDescriptors: a client's bytes and the descriptor sent
 // with them reach the far side through carry, and so do the answer and
 // the end of each direction; the relay keeps no copy of the descriptor.
+// TestRelayOOBRoom checks relayOOB, written as a number, against the
+// room the kernel's SCM_MAX_FD descriptors take.
+func TestRelayOOBRoom(t *testing.T) {
+	if want := unix.CmsgSpace(253 * 4); relayOOB < want || relayOOB > want+8 {
+		t.Errorf("relayOOB = %d, want unix.CmsgSpace(253 * 4) = %d", relayOOB, want)
+	}
+}
+
 func TestRelayCarriesDescriptors(t *testing.T) {
 	client, relayIn := unixPair(t)
 	relayOut, server := unixPair(t)
