@@ -9,6 +9,9 @@ import (
 func WriteTable(w io.Writer) {
 	for _, r := range append(Table(), GitRows...) {
 		name := r.Name
+		if r.Suffix {
+			name = "*" + name
+		}
 		if r.Dir {
 			name += "/"
 		}

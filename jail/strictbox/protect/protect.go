@@ -18,15 +18,18 @@
 //   - One table ([Table]) names what is protected: the agents' project
 //     files (jail/agent, one row per agent), the editors' and
 //     environment tools' files, and what git reads to decide what to run
-//     (jail/gitpin's Steer). A name matches at any depth.
+//     (jail/gitpin's Steer). A name matches at any depth; a few rows
+//     match how a name ends (a VS Code workspace's *.code-workspace),
+//     looked at after the exact names.
 //   - What exists at launch is copied into aisan's state (jail/held) and
 //     the copy is bound read-write over it: the box works on the copy,
 //     and its changes are held for review when it ends.
 //   - What does not exist at launch, at the repository's root or in a git
 //     dir, gets an empty copy bound over an empty mount point made for the
-//     box's run and removed after it. Deeper, where no mount point can be
-//     foreseen, what the box creates is swept into the review when it
-//     ends ([Plan.Known] says what was there before).
+//     box's run and removed after it. Deeper, and for a row matched by
+//     how a name ends, where no mount point can be foreseen, what the box
+//     creates is swept into the review when it ends ([Plan.Known] says
+//     what was there before).
 //   - A copied path is a mount point, so the box can neither rename it
 //     aside nor replace it; a nested repository's .git is made one too.
 //   - So is every directory between a protected path and the repository
@@ -59,8 +62,14 @@ import (
 
 // Rule is one row of the table: a name a host tool runs or obeys.
 type Rule struct {
-	// Name is the entry's base name.
+	// Name is the entry's base name, or with Suffix, how it ends.
 	Name string
+	// Suffix is set for a row whose names vary: it matches every base
+	// name that ends in Name after at least one other character. No
+	// mount point can be foreseen for it, so it protects what exists at
+	// launch, and what the box creates is swept into the review when it
+	// ends, as deeper down for any row.
+	Suffix bool
 	// Dir is set for a directory, taken whole.
 	Dir bool
 	// Who is the tool that reads it.
@@ -70,13 +79,58 @@ type Rule struct {
 }
 
 // others are the rows that belong to no agent.
-var others = []Rule{
+var others = slices.Concat([]Rule{
 	{Name: ".envrc", Who: "direnv", Why: "a shell script run on cd once allowed"},
 	{Name: ".vscode", Dir: true, Who: "VS Code", Why: "tasks run on folder open, launch configurations, settings naming programs"},
 	{Name: ".devcontainer", Dir: true, Who: "dev containers", Why: "the container and the commands built and run for the project"},
 	{Name: ".devcontainer.json", Who: "dev containers", Why: "the same, as one file"},
 	{Name: ".zed", Dir: true, Who: "Zed", Why: "project settings naming programs (language servers' binaries, external formatters run on save) and tasks"},
 	{Name: ".helix", Dir: true, Who: "Helix", Why: "languages.toml naming the language servers and formatters it starts when a file opens"},
+	{Name: ".code-workspace", Suffix: true, Who: "VS Code", Why: "a workspace file: tasks run on folder open, settings naming programs (one there at launch is copied, a new one swept at the end)"},
+	{Name: ".idea", Dir: true, Who: "JetBrains IDEs", Why: "File Watchers (watcherTasks.xml) run programs on save; run configurations (Startup Tasks run some on open), SDK and interpreter paths"},
+	{Name: ".vimrc", Who: "Vim", Why: "sourced from the directory it starts in when 'exrc' is set, unrestricted in a file the user owns"},
+	{Name: ".gvimrc", Who: "Vim", Why: "the same, for the GUI"},
+	{Name: ".exrc", Who: "Vim, Neovim", Why: "the same; Neovim asks again whenever the file changed"},
+	{Name: ".nvimrc", Who: "Neovim", Why: "sourced with 'exrc' once trusted (it asks again whenever the file changed)"},
+	{Name: ".nvim.lua", Who: "Neovim", Why: "the same, in Lua"},
+	{Name: ".lazy.lua", Who: "lazy.nvim", Why: "plugin specs, Lua it runs at start once trusted (it asks again whenever the file changed)"},
+	{Name: ".dir-locals.el", Who: "Emacs", Why: "local variables for every file opened below; eval forms and risky values it runs once marked safe"},
+	{Name: ".dir-locals-2.el", Who: "Emacs", Why: "the same, a second file"},
+	{Name: ".pre-commit-config.yaml", Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
+}, lefthookRows(), []Rule{
+	{Name: ".lefthook", Dir: true, Who: "lefthook", Why: "scripts its config runs from its installed git hook"},
+	{Name: ".lefthook-local", Dir: true, Who: "lefthook", Why: "the same, for the local config"},
+	{Name: "mise.toml", Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
+	{Name: ".mise.toml", Who: "mise", Why: "the same"},
+	{Name: "mise.local.toml", Who: "mise", Why: "the same, merged over it"},
+	{Name: ".mise.local.toml", Who: "mise", Why: "the same"},
+	{Name: ".rtx.toml", Who: "mise", Why: "the same, under its old name"},
+	{Name: ".rtx.local.toml", Who: "mise", Why: "the same"},
+	{Name: ".mise", Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
+	{Name: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
+	{Name: ".miserc.toml", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
+})
+
+// lefthookRows are lefthook's config files: every name it looks up (in
+// the directory and in .config/), in every format, and those of the
+// -local config it merges over it.
+func lefthookRows() []Rule {
+	var out []Rule
+	for _, local := range []string{"", "-local"} {
+		for _, dot := range []string{"", "."} {
+			for _, ext := range []string{"yml", "yaml", "toml", "json", "jsonc"} {
+				why := "the same"
+				switch {
+				case len(out) == 0:
+					why = "the commands and scripts its installed git hook runs on commit, push, checkout"
+				case local != "" && dot == "" && ext == "yml":
+					why = "the same, merged over the main config"
+				}
+				out = append(out, Rule{Name: dot + "lefthook" + local + "." + ext, Who: "lefthook", Why: why})
+			}
+		}
+	}
+	return out
 }
 
 // Table is every row: the agents' first, in jail/agent's order.
@@ -94,15 +148,27 @@ var table = sync.OnceValue(func() []Rule {
 	return append(out, others...)
 })
 
-// rowByName indexes the table by name; a name's first row wins.
+// rowByName indexes the table's exact names; a name's first row wins.
 var rowByName = sync.OnceValue(func() map[string]Rule {
 	m := map[string]Rule{}
 	for _, r := range table() {
-		if _, dup := m[r.Name]; !dup {
+		if _, dup := m[r.Name]; !dup && !r.Suffix {
 			m[r.Name] = r
 		}
 	}
 	return m
+})
+
+// suffixRows are the table's Suffix rows, tried in order after the
+// exact names: a handful, each a string comparison.
+var suffixRows = sync.OnceValue(func() []Rule {
+	var out []Rule
+	for _, r := range table() {
+		if r.Suffix {
+			out = append(out, r)
+		}
+	}
+	return out
 })
 
 // GitRows are the table's git rows, for explain: what jail/gitpin lists
@@ -116,10 +182,18 @@ var GitRows = []Rule{
 	{Name: "nested .git", Who: "git", Why: "a nested repository's git dir: its steering files as above; a new one is swept"},
 }
 
-// ruleFor returns the row whose name is base.
+// ruleFor returns the row whose name is base: an exact name's, else the
+// first Suffix row base ends in.
 func ruleFor(base string) (Rule, bool) {
-	r, ok := rowByName()[base]
-	return r, ok
+	if r, ok := rowByName()[base]; ok {
+		return r, true
+	}
+	for _, r := range suffixRows() {
+		if len(base) > len(r.Name) && strings.HasSuffix(base, r.Name) {
+			return r, true
+		}
+	}
+	return Rule{}, false
 }
 
 // How is how a protected path appears in the box.
@@ -419,10 +493,14 @@ func IsProtectedName(base string) bool {
 }
 
 // RootCandidates are the table's paths at dir, for Gather: at the
-// repository's root, each gets a mount point when it does not exist.
+// repository's root, each gets a mount point when it does not exist. A
+// Suffix row names no path, and has none.
 func RootCandidates(dir string) []PathFact {
 	var out []PathFact
 	for _, r := range table() {
+		if r.Suffix {
+			continue
+		}
 		out = append(out, PathFact{Path: filepath.Join(dir, r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why})
 	}
 	return out

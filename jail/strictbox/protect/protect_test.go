@@ -166,8 +166,8 @@ func TestGather(t *testing.T) {
 	if len(f.NestedGit) != 1 || f.NestedGit[0].Path != filepath.Join(r, "n/.git") {
 		t.Errorf("nested %+v", f.NestedGit)
 	}
-	if len(f.Found) != len(Table())+3 { // the root's candidates, a/b's two and a's one
-		t.Errorf("found %d entries, want the root's %d candidates and 3 more", len(f.Found), len(Table()))
+	if n := len(RootCandidates(r)); len(f.Found) != n+3 { // the root's candidates, a/b's two and a's one
+		t.Errorf("found %d entries, want the root's %d candidates and 3 more", len(f.Found), n)
 	}
 	// What the box plants is new; what was there is not.
 	os.MkdirAll(filepath.Join(r, "x/y/.opencode"), 0o755)
@@ -211,14 +211,18 @@ func TestTableIsACopy(t *testing.T) {
 		t.Errorf("changing Table's rows changed the lookup of %q", name)
 	}
 	for _, r := range Table() {
-		got, ok := ruleFor(r.Name)
+		name := r.Name
+		if r.Suffix {
+			name = "x" + name
+		}
+		got, ok := ruleFor(name)
 		if !ok {
-			t.Errorf("ruleFor(%q) finds no row", r.Name)
+			t.Errorf("ruleFor(%q) finds no row", name)
 			continue
 		}
 		// A name's first row speaks for it.
 		for _, first := range Table() {
-			if first.Name == r.Name {
+			if first.Name == r.Name && first.Suffix == r.Suffix {
 				if got != first {
 					t.Errorf("ruleFor(%q) = %+v, want the first row %+v", r.Name, got, first)
 				}
@@ -320,5 +324,161 @@ func TestGatherNested(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRuleForNames: the editors' and hook managers' names are rows, by
+// exact name or by how a name ends; near misses are not.
+func TestRuleForNames(t *testing.T) {
+	for _, tc := range []struct {
+		base string
+		who  string // "" for no row
+	}{
+		{".idea", "JetBrains IDEs"},
+		{"proj.code-workspace", "VS Code"},
+		{"a.b.code-workspace", "VS Code"},
+		{".code-workspace", ""}, // no name before the extension: VS Code takes it for none
+		{"code-workspace", ""},
+		{"foo.code-workspacex", ""},
+		{"foo.code-workspace.bak", ""},
+		{".pre-commit-config.yaml", "pre-commit"},
+		{".pre-commit-config.yml", ""},
+		{"lefthook.yml", "lefthook"},
+		{".lefthook.yml", "lefthook"},
+		{"lefthook.yaml", "lefthook"},
+		{".lefthook.yaml", "lefthook"},
+		{"lefthook-local.yml", "lefthook"},
+		{".lefthook-local.yml", "lefthook"},
+		{"lefthook.toml", "lefthook"},
+		{".lefthook-local.jsonc", "lefthook"},
+		{".lefthook", "lefthook"},
+		{".lefthook-local", "lefthook"},
+		{"lefthook.yml.orig", ""},
+		{"mise.toml", "mise"},
+		{".mise.toml", "mise"},
+		{"mise.local.toml", "mise"},
+		{".mise.local.toml", "mise"},
+		{".rtx.toml", "mise"},
+		{".mise", "mise"},
+		{"mise", "mise"},
+		{".miserc.toml", "mise"},
+		{".tool-versions", ""},
+		{".nvim.lua", "Neovim"},
+		{".nvimrc", "Neovim"},
+		{".exrc", "Vim, Neovim"},
+		{".vimrc", "Vim"},
+		{".lazy.lua", "lazy.nvim"},
+		{".dir-locals.el", "Emacs"},
+		{".dir-locals-2.el", "Emacs"},
+		{".envrc", "direnv"},
+		{".vscode", "VS Code"},
+		{"main.go", ""},
+	} {
+		r, ok := ruleFor(tc.base)
+		if got := map[bool]string{true: r.Who}[ok]; got != tc.who {
+			t.Errorf("ruleFor(%q) = %q, want %q", tc.base, got, tc.who)
+		}
+		if IsProtectedName(tc.base) != (tc.who != "") {
+			t.Errorf("IsProtectedName(%q) = %v", tc.base, !(tc.who != ""))
+		}
+	}
+}
+
+// TestGatherEditorsAndHookManagers: the new rows are found at the root
+// and nested, a directory row is taken whole, a suffix row matches any
+// name that ends in it but gets no mount point at the root, where an
+// absent exact name does; and what the box creates of either is swept.
+func TestGatherEditorsAndHookManagers(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	files := []string{
+		".idea/watcherTasks.xml", "svc/.idea/workspace.xml",
+		"proj.code-workspace", "a/b/team.code-workspace",
+		"code-workspace", "foo.code-workspacex",
+		"pkg/.pre-commit-config.yaml",
+		"lefthook.yml", "svc/.lefthook-local.yml", ".lefthook/pre-commit/lint.sh",
+		".config/mise/config.toml", ".config/mise.toml", "tools/.mise.local.toml",
+		"x/.exrc", ".nvim.lua", "y/.dir-locals-2.el",
+		"src/main.go", "notes/mise.toml.bak",
+	}
+	for _, f := range files {
+		p := filepath.Join(r, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("x\n"), 0o644)
+	}
+	f, err := Gather(r, GitFacts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, pf := range f.Found {
+		if pf.Exists {
+			found = append(found, strings.TrimPrefix(pf.Path, r+"/"))
+		}
+	}
+	want := []string{
+		".config/mise", ".config/mise.toml", ".idea", ".lefthook", ".nvim.lua",
+		"a/b/team.code-workspace", "lefthook.yml", "pkg/.pre-commit-config.yaml", "proj.code-workspace",
+		"svc/.idea", "svc/.lefthook-local.yml", "tools/.mise.local.toml", "x/.exrc", "y/.dir-locals-2.el",
+	}
+	slices.Sort(found)
+	if !slices.Equal(found, want) {
+		t.Errorf("found %q\nwant  %q", found, want)
+	}
+	for _, pf := range f.Found {
+		if strings.HasSuffix(pf.Path, ".code-workspace") && !strings.Contains(pf.Why, "VS Code") {
+			t.Errorf("%s: why %q", pf.Path, pf.Why)
+		}
+	}
+	p, err := Make(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	how := map[string]string{}
+	for _, it := range p.Items {
+		how[strings.TrimPrefix(it.Path, r+"/")] = it.How.String()
+	}
+	for path, want := range map[string]string{
+		".idea": "copy", "proj.code-workspace": "copy", "a/b/team.code-workspace": "copy",
+		".pre-commit-config.yaml": "create", ".lazy.lua": "create", "mise": "create", ".dir-locals.el": "create",
+		"pkg/.pre-commit-config.yaml": "copy", ".config/mise": "copy", "a/b": "pin",
+		".idea/watcherTasks.xml": "", "code-workspace": "", "foo.code-workspacex": "", "notes/mise.toml.bak": "",
+	} {
+		if how[path] != want {
+			t.Errorf("%s: %q, want %q", path, how[path], want)
+		}
+	}
+	for h := range how {
+		if strings.HasSuffix(h, ".code-workspace") && !slices.Contains([]string{"proj.code-workspace", "a/b/team.code-workspace"}, h) {
+			t.Errorf("a mount point planned for a suffix row: %s", h)
+		}
+	}
+	// What the box creates is swept: a new workspace file anywhere, a
+	// hook manager's config deeper than the root.
+	for _, f := range []string{"new.code-workspace", "lib/.lefthook.yaml", "lib/.idea/watcherTasks.xml", "lib/more.code-workspacex"} {
+		q := filepath.Join(r, f)
+		os.MkdirAll(filepath.Dir(q), 0o755)
+		os.WriteFile(q, []byte("x\n"), 0o644)
+	}
+	known := p.Known
+	for _, it := range p.Items {
+		known = append(known, it.Path)
+	}
+	var swept []string
+	for _, s := range NewSince(r, known, GitFacts{}, Span{}).Paths {
+		swept = append(swept, strings.TrimPrefix(s, r+"/"))
+	}
+	if w := []string{"lib/.idea", "lib/.lefthook.yaml", "new.code-workspace"}; !slices.Equal(swept, w) {
+		t.Errorf("swept %q, want %q", swept, w)
+	}
+}
+
+// TestWriteTableSuffix: explain shows a suffix row as a pattern.
+func TestWriteTableSuffix(t *testing.T) {
+	var b strings.Builder
+	WriteTable(&b)
+	for _, w := range []string{"*.code-workspace", ".idea/", ".pre-commit-config.yaml", ".lefthook/", "mise/"} {
+		if !strings.Contains(b.String(), "  "+w+" ") {
+			t.Errorf("the table lacks %s:\n%s", w, b.String())
+		}
 	}
 }

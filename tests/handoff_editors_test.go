@@ -1,0 +1,127 @@
+package tests
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The editor and hook-manager hand-off tests plant, from inside a real
+// strict box, what an IDE or a git hook manager on the host runs without
+// asking (JetBrains' File Watchers, a VS Code workspace's folder-open
+// task, pre-commit's config), then take the user's next step: the host
+// sees its own files, the box's are held, and --apply writes them.
+
+// watcherTasks is a JetBrains File Watcher that runs program on save.
+func watcherTasks(program string) string {
+	return fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<project version="4">
+  <component name="ProjectTasksOptions">
+    <TaskOptions isEnabled="true">
+      <option name="fileExtension" value="go" />
+      <option name="name" value="fmt" />
+      <option name="program" value="%s" />
+      <option name="runOnExternalChanges" value="true" />
+    </TaskOptions>
+  </component>
+</project>
+`, program)
+}
+
+// TestHandoffIdeaCreated: the repository has no .idea; the box creates
+// one with a File Watcher naming its payload. The host's repository has
+// no .idea after the box (the IDE the user opens next finds none), the
+// new file is held, and --apply writes it.
+func TestHandoffIdeaCreated(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	evil := payload(t, t.TempDir(), filepath.Join(t.TempDir(), "PWNED-idea"))
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`mkdir -p .idea && cat > .idea/watcherTasks.xml <<'X' && echo planted
+%sX`, watcherTasks(evil)))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box could not write .idea (an agent asked to add a File Watcher must be able to): exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(repo, ".idea")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after the box the host has a .idea (the run's mount point, or the box's): %v", err)
+	}
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".idea/watcherTasks.xml"}, []string{`value="` + evil + `"`})
+	applyHeld(t, env, slot)
+	if b, err := os.ReadFile(filepath.Join(repo, ".idea/watcherTasks.xml")); err != nil || !strings.Contains(string(b), evil) {
+		t.Errorf("--apply did not write the box's File Watcher: %q %v", b, err)
+	}
+}
+
+// workspace is a VS Code workspace file whose task runs on folder open.
+func workspace(command string) string {
+	return fmt.Sprintf(`{
+  "folders": [{"path": "."}],
+  "tasks": {"version": "2.0.0", "tasks": [{"label": "setup", "type": "shell", "command": %q, "runOptions": {"runOn": "folderOpen"}}]}
+}
+`, command)
+}
+
+// TestHandoffCodeWorkspace: proj.code-workspace exists at launch (a
+// suffix row: no name can be foreseen); the box rewrites it with a
+// folder-open task, and plants a second workspace file beside it. After
+// the box the host's file is as it was and the new one is gone, both are
+// held, and --apply writes them.
+func TestHandoffCodeWorkspace(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	ws := filepath.Join(repo, "proj.code-workspace")
+	mine := workspace("make")
+	if err := os.WriteFile(ws, []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hostGit(t, repo, env, "add", "proj.code-workspace")
+	hostGit(t, repo, env, "commit", "-q", "-m", "workspace")
+	evil := payload(t, t.TempDir(), filepath.Join(t.TempDir(), "PWNED-workspace"))
+	w := workspace(evil)
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`cat > proj.code-workspace <<'X' && cp proj.code-workspace more.code-workspace && echo planted
+%sX`, w))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(ws); err != nil || string(b) != mine {
+		t.Errorf("the host's workspace file changed behind the user's back: %q %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(repo, "more.code-workspace")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the box's new workspace file is in the repository: %v", err)
+	}
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{"proj.code-workspace", "more.code-workspace"}, []string{evil, `-  "tasks": {"version": "2.0.0", "tasks": [{"label": "setup", "type": "shell", "command": "make"`})
+	applyHeld(t, env, slot)
+	for _, f := range []string{ws, filepath.Join(repo, "more.code-workspace")} {
+		if b, err := os.ReadFile(f); err != nil || string(b) != w {
+			t.Errorf("--apply did not write the box's %s: %q %v", filepath.Base(f), b, err)
+		}
+	}
+}
+
+// TestHandoffPreCommitConfig: the repository has no
+// .pre-commit-config.yaml; the box creates one whose local hook runs its
+// payload (pre-commit's installed git hook would run it on the user's
+// next git commit). After the box the host has none, it is held, and
+// --apply writes it.
+func TestHandoffPreCommitConfig(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	evil := payload(t, t.TempDir(), filepath.Join(t.TempDir(), "PWNED-precommit"))
+	cfg := fmt.Sprintf("repos:\n- repo: local\n  hooks:\n  - id: x\n    name: x\n    entry: %s\n    language: system\n    always_run: true\n    pass_filenames: false\n", evil)
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`cat > .pre-commit-config.yaml <<'X' && echo planted
+%sX`, cfg))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(repo, ".pre-commit-config.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after the box the host has a .pre-commit-config.yaml: %v", err)
+	}
+	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after the box")
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".pre-commit-config.yaml"}, []string{"+    entry: " + evil})
+	applyHeld(t, env, slot)
+	if b, err := os.ReadFile(filepath.Join(repo, ".pre-commit-config.yaml")); err != nil || string(b) != cfg {
+		t.Errorf("--apply did not write the box's config: %q %v", b, err)
+	}
+}
