@@ -125,3 +125,46 @@ func TestHandoffPreCommitConfig(t *testing.T) {
 		t.Errorf("--apply did not write the box's config: %q %v", b, err)
 	}
 }
+
+// huskyDispatcher is what husky 9 installs in .husky/_/h: each hook
+// there sources it, and it runs the user's script of the same name one
+// directory up, in .husky/ itself, outside core.hooksPath.
+const huskyDispatcher = `#!/usr/bin/env sh
+n=$(basename "$0")
+s=$(dirname "$(dirname "$0")")/$n
+[ ! -f "$s" ] && exit 0
+sh -e "$s" "$@"
+`
+
+// TestHandoffHuskyScript: husky is installed (core.hooksPath .husky/_,
+// its dispatcher there, the user's .husky/pre-commit); the box rewrites
+// .husky/pre-commit, which lies outside the hooks path jail/gitpin
+// protects. Host git commit does not run it; review shows it; once
+// applied, git commit runs it.
+func TestHandoffHuskyScript(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	hooks := filepath.Join(repo, ".husky", "_")
+	os.MkdirAll(hooks, 0o755)
+	for name, text := range map[string]string{"h": huskyDispatcher, "pre-commit": "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n"} {
+		if err := os.WriteFile(filepath.Join(hooks, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".husky", "pre-commit"), []byte("true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hostGit(t, repo, env, "config", "core.hooksPath", ".husky/_")
+	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "husky runs the user's script")
+	pwned := filepath.Join(t.TempDir(), "PWNED-husky-script")
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`echo 'touch %s' > .husky/pre-commit && echo planted`, pwned))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after the box")
+	absent(t, "host git commit", pwned)
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".husky/pre-commit"}, []string{"+touch " + pwned})
+	applyHeld(t, env, slot)
+	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after apply")
+	present(t, "git commit after --apply", pwned)
+}

@@ -153,7 +153,9 @@ func TestHandoffGitHooksPath(t *testing.T) {
 		t.Errorf("the run's mount point .husky is left in the repository: %v", err)
 	}
 	slot := slotName(repo, "run")
-	checkHeld(t, r, env, slot, []string{".husky/_/pre-commit"}, []string{"+touch " + pwned})
+	// .husky is held whole (husky's scripts live there): the end's line
+	// names the new directory, the review its hook.
+	checkHeld(t, r, env, slot, []string{".husky/_"}, []string{".husky/_/pre-commit", "+touch " + pwned})
 	applyHeld(t, env, slot)
 	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after apply")
 	present(t, "git commit after --apply", pwned)

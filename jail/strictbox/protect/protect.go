@@ -96,6 +96,7 @@ var others = slices.Concat([]Rule{
 	{Name: ".lazy.lua", Who: "lazy.nvim", Why: "plugin specs, Lua it runs at start once trusted (it asks again whenever the file changed)"},
 	{Name: ".dir-locals.el", Who: "Emacs", Why: "local variables for every file opened below; eval forms and risky values it runs once marked safe"},
 	{Name: ".dir-locals-2.el", Who: "Emacs", Why: "the same, a second file"},
+	{Name: ".husky", Dir: true, Who: "husky", Why: "the scripts its hooks in .husky/_ (core.hooksPath) run on commit, push, checkout"},
 	{Name: ".pre-commit-config.yaml", Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
 }, lefthookRows(), []Rule{
 	{Name: ".lefthook", Dir: true, Who: "lefthook", Why: "scripts its config runs from its installed git hook"},

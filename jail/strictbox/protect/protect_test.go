@@ -342,6 +342,7 @@ func TestRuleForNames(t *testing.T) {
 		{"foo.code-workspacex", ""},
 		{"foo.code-workspace.bak", ""},
 		{".pre-commit-config.yaml", "pre-commit"},
+		{".husky", "husky"},
 		{".pre-commit-config.yml", ""},
 		{"lefthook.yml", "lefthook"},
 		{".lefthook.yml", "lefthook"},
