@@ -70,6 +70,14 @@ type Rule struct {
 	// launch, and what the box creates is swept into the review when it
 	// ends, as deeper down for any row.
 	Suffix bool
+	// Swept is set for a row whose name gets no mount point at the
+	// repository's root when it is absent at launch: what the box creates
+	// there is swept into the review when it ends, as deeper down. Each
+	// mount point is a file made in the user's repository and a mount,
+	// on every launch; the rows kept foreseen are the agents' own and
+	// the most common tools'. The cost of sweeping: a file the box
+	// creates is live on the host until the box ends.
+	Swept bool
 	// Dir is set for a directory, taken whole.
 	Dir bool
 	// Who is the tool that reads it.
@@ -87,29 +95,29 @@ var others = slices.Concat([]Rule{
 	{Name: ".zed", Dir: true, Who: "Zed", Why: "project settings naming programs (language servers' binaries, external formatters run on save) and tasks"},
 	{Name: ".helix", Dir: true, Who: "Helix", Why: "languages.toml naming the language servers and formatters it starts when a file opens"},
 	{Name: ".code-workspace", Suffix: true, Who: "VS Code", Why: "a workspace file: tasks run on folder open, settings naming programs (one there at launch is copied, a new one swept at the end)"},
-	{Name: ".idea", Dir: true, Who: "JetBrains IDEs", Why: "File Watchers (watcherTasks.xml) run programs on save; run configurations (Startup Tasks run some on open), SDK and interpreter paths"},
-	{Name: ".vimrc", Who: "Vim", Why: "sourced from the directory it starts in when 'exrc' is set, unrestricted in a file the user owns"},
-	{Name: ".gvimrc", Who: "Vim", Why: "the same, for the GUI"},
-	{Name: ".exrc", Who: "Vim, Neovim", Why: "the same; Neovim asks again whenever the file changed"},
-	{Name: ".nvimrc", Who: "Neovim", Why: "sourced with 'exrc' once trusted (it asks again whenever the file changed)"},
-	{Name: ".nvim.lua", Who: "Neovim", Why: "the same, in Lua"},
-	{Name: ".lazy.lua", Who: "lazy.nvim", Why: "plugin specs, Lua it runs at start once trusted (it asks again whenever the file changed)"},
-	{Name: ".dir-locals.el", Who: "Emacs", Why: "local variables for every file opened below; eval forms and risky values it runs once marked safe"},
-	{Name: ".dir-locals-2.el", Who: "Emacs", Why: "the same, a second file"},
-	{Name: ".husky", Dir: true, Who: "husky", Why: "the scripts its hooks in .husky/_ (core.hooksPath) run on commit, push, checkout"},
-	{Name: ".pre-commit-config.yaml", Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
+	{Name: ".idea", Swept: true, Dir: true, Who: "JetBrains IDEs", Why: "File Watchers (watcherTasks.xml) run programs on save; run configurations (Startup Tasks run some on open), SDK and interpreter paths"},
+	{Name: ".vimrc", Swept: true, Who: "Vim", Why: "sourced from the directory it starts in when 'exrc' is set, unrestricted in a file the user owns"},
+	{Name: ".gvimrc", Swept: true, Who: "Vim", Why: "the same, for the GUI"},
+	{Name: ".exrc", Swept: true, Who: "Vim, Neovim", Why: "the same; Neovim asks again whenever the file changed"},
+	{Name: ".nvimrc", Swept: true, Who: "Neovim", Why: "sourced with 'exrc' once trusted (it asks again whenever the file changed)"},
+	{Name: ".nvim.lua", Swept: true, Who: "Neovim", Why: "the same, in Lua"},
+	{Name: ".lazy.lua", Swept: true, Who: "lazy.nvim", Why: "plugin specs, Lua it runs at start once trusted (it asks again whenever the file changed)"},
+	{Name: ".dir-locals.el", Swept: true, Who: "Emacs", Why: "local variables for every file opened below; eval forms and risky values it runs once marked safe"},
+	{Name: ".dir-locals-2.el", Swept: true, Who: "Emacs", Why: "the same, a second file"},
+	{Name: ".husky", Swept: true, Dir: true, Who: "husky", Why: "the scripts its hooks in .husky/_ (core.hooksPath) run on commit, push, checkout"},
+	{Name: ".pre-commit-config.yaml", Swept: true, Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
 }, lefthookRows(), []Rule{
-	{Name: ".lefthook", Dir: true, Who: "lefthook", Why: "scripts its config runs from its installed git hook"},
-	{Name: ".lefthook-local", Dir: true, Who: "lefthook", Why: "the same, for the local config"},
-	{Name: "mise.toml", Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
-	{Name: ".mise.toml", Who: "mise", Why: "the same"},
-	{Name: "mise.local.toml", Who: "mise", Why: "the same, merged over it"},
-	{Name: ".mise.local.toml", Who: "mise", Why: "the same"},
-	{Name: ".rtx.toml", Who: "mise", Why: "the same, under its old name"},
-	{Name: ".rtx.local.toml", Who: "mise", Why: "the same"},
-	{Name: ".mise", Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
-	{Name: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
-	{Name: ".miserc.toml", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
+	{Name: ".lefthook", Swept: true, Dir: true, Who: "lefthook", Why: "scripts its config runs from its installed git hook"},
+	{Name: ".lefthook-local", Swept: true, Dir: true, Who: "lefthook", Why: "the same, for the local config"},
+	{Name: "mise.toml", Swept: true, Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
+	{Name: ".mise.toml", Swept: true, Who: "mise", Why: "the same"},
+	{Name: "mise.local.toml", Swept: true, Who: "mise", Why: "the same, merged over it"},
+	{Name: ".mise.local.toml", Swept: true, Who: "mise", Why: "the same"},
+	{Name: ".rtx.toml", Swept: true, Who: "mise", Why: "the same, under its old name"},
+	{Name: ".rtx.local.toml", Swept: true, Who: "mise", Why: "the same"},
+	{Name: ".mise", Swept: true, Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
+	{Name: "mise", Swept: true, Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
+	{Name: ".miserc.toml", Swept: true, Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
 })
 
 // lefthookRows are lefthook's config files: every name it looks up (in
@@ -127,7 +135,7 @@ func lefthookRows() []Rule {
 				case local != "" && dot == "" && ext == "yml":
 					why = "the same, merged over the main config"
 				}
-				out = append(out, Rule{Name: dot + "lefthook" + local + "." + ext, Who: "lefthook", Why: why})
+				out = append(out, Rule{Name: dot + "lefthook" + local + "." + ext, Swept: true, Who: "lefthook", Why: why})
 			}
 		}
 	}
@@ -495,11 +503,11 @@ func IsProtectedName(base string) bool {
 
 // RootCandidates are the table's paths at dir, for Gather: at the
 // repository's root, each gets a mount point when it does not exist. A
-// Suffix row names no path, and has none.
+// Suffix row names no path, and a Swept row wants none.
 func RootCandidates(dir string) []PathFact {
 	var out []PathFact
 	for _, r := range table() {
-		if r.Suffix {
+		if r.Suffix || r.Swept {
 			continue
 		}
 		out = append(out, PathFact{Path: filepath.Join(dir, r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why})

@@ -440,7 +440,8 @@ func TestGatherEditorsAndHookManagers(t *testing.T) {
 	}
 	for path, want := range map[string]string{
 		".idea": "copy", "proj.code-workspace": "copy", "a/b/team.code-workspace": "copy",
-		".pre-commit-config.yaml": "create", ".lazy.lua": "create", "mise": "create", ".dir-locals.el": "create",
+		// Swept rows: no mount point at the root when absent.
+		".pre-commit-config.yaml": "", ".lazy.lua": "", "mise": "", ".dir-locals.el": "",
 		"pkg/.pre-commit-config.yaml": "copy", ".config/mise": "copy", "a/b": "pin",
 		".idea/watcherTasks.xml": "", "code-workspace": "", "foo.code-workspacex": "", "notes/mise.toml.bak": "",
 	} {
@@ -454,8 +455,9 @@ func TestGatherEditorsAndHookManagers(t *testing.T) {
 		}
 	}
 	// What the box creates is swept: a new workspace file anywhere, a
-	// hook manager's config deeper than the root.
-	for _, f := range []string{"new.code-workspace", "lib/.lefthook.yaml", "lib/.idea/watcherTasks.xml", "lib/more.code-workspacex"} {
+	// hook manager's config deeper than the root, and a swept row's file
+	// at the root.
+	for _, f := range []string{"new.code-workspace", "lib/.lefthook.yaml", "lib/.idea/watcherTasks.xml", "lib/more.code-workspacex", ".pre-commit-config.yaml", ".lazy.lua"} {
 		q := filepath.Join(r, f)
 		os.MkdirAll(filepath.Dir(q), 0o755)
 		os.WriteFile(q, []byte("x\n"), 0o644)
@@ -468,7 +470,8 @@ func TestGatherEditorsAndHookManagers(t *testing.T) {
 	for _, s := range NewSince(r, known, GitFacts{}, Span{}).Paths {
 		swept = append(swept, strings.TrimPrefix(s, r+"/"))
 	}
-	if w := []string{"lib/.idea", "lib/.lefthook.yaml", "new.code-workspace"}; !slices.Equal(swept, w) {
+	slices.Sort(swept)
+	if w := []string{".lazy.lua", ".pre-commit-config.yaml", "lib/.idea", "lib/.lefthook.yaml", "new.code-workspace"}; !slices.Equal(swept, w) {
 		t.Errorf("swept %q, want %q", swept, w)
 	}
 }
