@@ -212,7 +212,7 @@ func Load(h Host, files ...string) (Spec, error) {
 		h.Stat = os.Stat
 	}
 	if h.RealPath == nil {
-		h.RealPath = filepath.EvalSymlinks
+		h.RealPath = realPath
 	}
 	l := &loader{h: h, origin: map[string]Entry{}}
 	for _, f := range files {

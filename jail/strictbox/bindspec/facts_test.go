@@ -57,3 +57,32 @@ func TestGoSetting(t *testing.T) {
 		t.Errorf("no go at all: GOPROXY = %q, want none", got)
 	}
 }
+
+// TestRealPathAsEvalSymlinks: realPath answers as filepath.EvalSymlinks
+// does, for paths that exist, do not, or lead through links.
+func TestRealPathAsEvalSymlinks(t *testing.T) {
+	d := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(d, "real/sub"), 0o755))
+	must(os.WriteFile(filepath.Join(d, "real/sub/f"), nil, 0o644))
+	must(os.Symlink("real", filepath.Join(d, "link")))
+	must(os.Symlink("link/sub", filepath.Join(d, "chain")))
+	must(os.Symlink("nowhere", filepath.Join(d, "dangling")))
+	must(os.Symlink("../real/sub/f", filepath.Join(d, "real/up")))
+	for _, p := range []string{
+		"real", "real/sub/f", "link", "link/sub/f", "chain/f", "real/up",
+		"missing", "link/missing", "dangling", "dangling/x", "real/sub/f/x",
+	} {
+		p = filepath.Join(d, p)
+		want, werr := filepath.EvalSymlinks(p)
+		got, gerr := realPath(p)
+		if got != want || (werr == nil) != (gerr == nil) {
+			t.Errorf("realPath(%s) = %q, %v; EvalSymlinks: %q, %v", p, got, gerr, want, werr)
+		}
+	}
+}

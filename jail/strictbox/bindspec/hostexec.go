@@ -234,7 +234,7 @@ func (e *WorkdirError) Hints() []string {
 // facts, PATH, System, RealPath and ReadDir as for [Load].
 func CheckWorkdir(dirs []string, h Host) error {
 	if h.RealPath == nil {
-		h.RealPath = filepath.EvalSymlinks
+		h.RealPath = realPath
 	}
 	if h.ReadDir == nil {
 		h.ReadDir = os.ReadDir
@@ -285,6 +285,19 @@ func CheckWorkdir(dirs []string, h Host) error {
 		}
 	}
 	return nil
+}
+
+// realPath is filepath.EvalSymlinks answering a path that does not
+// exist with one lstat, not one per component: most rows of the
+// host-exec table name tools this host does not have, and every strict
+// launch resolves all of them (about 450 lstats for a hundred rows).
+// Lstat follows every link but the last, so it fails exactly where
+// EvalSymlinks would; a path that is there is resolved as before.
+func realPath(p string) (string, error) {
+	if _, err := os.Lstat(p); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(p)
 }
 
 // maxLinkScan bounds the entries of one directory looked at for links
