@@ -1,6 +1,7 @@
 package bindspec
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,8 +47,9 @@ var factRules = []factRule{
 	{name: "GOCACHE", env: "GOCACHE", def: "{XDG_CACHE_HOME}/go-build"},
 	// Where the host's go fetches modules from, as go itself would
 	// work it out: a box that may reach it (--allow-host) uses the
-	// same proxy, the user's own or the toolchain's default.
-	{name: "GOPROXY", read: goSetting("GOPROXY")},
+	// same proxy, the user's own or the toolchain's default; never the
+	// credentials a proxy's address may carry.
+	{name: "GOPROXY", read: func(h jail.Host, f Facts) string { return withoutUserinfo(goSetting("GOPROXY")(h, f)) }},
 	{name: "NODE_HOME", cmd: "node", up: 2},
 	{name: "NVM_DIR", env: "NVM_DIR", def: "~/.nvm"},
 	{name: "FNM_DIR", env: "FNM_DIR", def: "{XDG_DATA_HOME}/fnm"},
@@ -141,6 +143,33 @@ func goSetting(key string) func(jail.Host, Facts) string {
 		}
 		return ""
 	}
+}
+
+// withoutUserinfo drops the user and password from each address of a
+// GOPROXY list (entries separated by "," or "|"): a company proxy's
+// address often carries its token (https://user:token@proxy/), and no
+// credential of the host's may reach a box.
+func withoutUserinfo(list string) string {
+	var b strings.Builder
+	for list != "" {
+		i := strings.IndexAny(list, ",|")
+		entry, sep := list, ""
+		if i >= 0 {
+			entry, sep, list = list[:i], list[i:i+1], list[i+1:]
+		} else {
+			list = ""
+		}
+		if u, err := url.Parse(entry); err == nil && u.User != nil {
+			u.User = nil
+			entry = u.String()
+		} else if err != nil && strings.Contains(entry, "@") {
+			// Not an address aisan can read: leave it out, with its
+			// separator, rather than pass on what may be a secret.
+			continue
+		}
+		b.WriteString(entry + sep)
+	}
+	return strings.TrimRight(b.String(), ",|")
 }
 
 // envFileValue is key's value in a go env file (KEY=VALUE lines, the

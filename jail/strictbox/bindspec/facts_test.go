@@ -3,6 +3,8 @@ package bindspec
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -84,5 +86,26 @@ func TestRealPathAsEvalSymlinks(t *testing.T) {
 		if got != want || (werr == nil) != (gerr == nil) {
 			t.Errorf("realPath(%s) = %q, %v; EvalSymlinks: %q, %v", p, got, gerr, want, werr)
 		}
+	}
+}
+
+// TestGOPROXYWithoutCredentials: an address's user and password never
+// reach the box; the list's order and separators stay.
+func TestGOPROXYWithoutCredentials(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://proxy.example,direct":                       "https://proxy.example,direct",
+		"https://bot:s3cret@art.example/api/go/v|off":        "https://art.example/api/go/v|off",
+		"https://tok@a.example,https://u:p@b.example|direct": "https://a.example,https://b.example|direct",
+		"off":                            "off",
+		"":                               "",
+		"https://u:p@%zz.example,direct": "direct",
+	} {
+		if got := withoutUserinfo(in); got != want {
+			t.Errorf("withoutUserinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+	h := jail.Host{Env: []string{"GOPROXY=https://bot:s3cret@art.example/go,direct"}}
+	if got := factRules[slices.IndexFunc(factRules, func(r factRule) bool { return r.name == "GOPROXY" })].read(h, Facts{}); strings.Contains(got, "s3cret") {
+		t.Errorf("the GOPROXY fact carries the token: %q", got)
 	}
 }
