@@ -15,7 +15,11 @@ func WriteTable(w io.Writer) {
 		if r.Dir {
 			name += "/"
 		}
-		fmt.Fprintf(w, "  %-36s %-16s %s\n", name, r.Who, r.Why)
+		why := r.Why
+		if r.Swept {
+			why += " [swept]"
+		}
+		fmt.Fprintf(w, "  %-36s %-16s %s\n", name, r.Who, why)
 	}
 }
 
@@ -39,5 +43,5 @@ func Explain(w io.Writer, p Plan) {
 	for _, w2 := range p.Watch {
 		fmt.Fprintf(w, "  %-10s %s: must not appear; swept into the review\n", "watch", w2)
 	}
-	fmt.Fprintf(w, "  %-10s any other protected name or .git the box creates deeper: swept into the review when it ends\n", "sweep")
+	fmt.Fprintf(w, "  %-10s any other protected name or .git the box creates (deeper, or at the root for a name marked \"swept\" in the table): swept into the review when it ends\n", "sweep")
 }
