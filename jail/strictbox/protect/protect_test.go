@@ -147,12 +147,7 @@ func TestGather(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []string
-	for _, pf := range f.Found {
-		if pf.Exists {
-			found = append(found, strings.TrimPrefix(pf.Path, r+"/"))
-		}
-	}
+	found := existing(f, r)
 	if got := strings.Join(found, " "); got != ".mcp.json a/.vscode a/b/.claude a/b/.envrc" {
 		t.Errorf("found %q", got)
 	}
@@ -410,12 +405,7 @@ func TestGatherEditorsAndHookManagers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []string
-	for _, pf := range f.Found {
-		if pf.Exists {
-			found = append(found, strings.TrimPrefix(pf.Path, r+"/"))
-		}
-	}
+	found := existing(f, r)
 	want := []string{
 		".config/mise", ".config/mise.toml", ".idea", ".lefthook", ".nvim.lua",
 		"a/b/team.code-workspace", "lefthook.yml", "pkg/.pre-commit-config.yaml", "proj.code-workspace",
@@ -485,4 +475,15 @@ func TestWriteTableSuffix(t *testing.T) {
 			t.Errorf("the table lacks %s:\n%s", w, b.String())
 		}
 	}
+}
+
+// existing lists the found paths that exist, relative to the repository r.
+func existing(f Facts, r string) []string {
+	var out []string
+	for _, pf := range f.Found {
+		if pf.Exists {
+			out = append(out, strings.TrimPrefix(pf.Path, r+"/"))
+		}
+	}
+	return out
 }
