@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The editor and hook-manager hand-off tests plant, from inside a real
@@ -169,4 +170,43 @@ func TestHandoffHuskyScript(t *testing.T) {
 	applyHeld(t, env, slot)
 	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "after apply")
 	present(t, "git commit after --apply", pwned)
+}
+
+// TestHandoffMiseWhileBoxRuns: with mise installed on the host, an absent
+// mise.toml is foreseen: the box writes its copy from the start, so the
+// host never sees the box's file, not even while the box still runs (mise
+// would run its env scripts at the user's next prompt in the project).
+func TestHandoffMiseWhileBoxRuns(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	bin := t.TempDir()
+	writeFile(t, filepath.Join(bin, "mise"), "#!/bin/sh\nexit 0\n")
+	if err := os.Chmod(filepath.Join(bin, "mise"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	seen := make(chan string, 1)
+	go func() {
+		// The host looks while the box waits for it.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(repo, "ready")); err == nil {
+				b, _ := os.ReadFile(filepath.Join(repo, "mise.toml"))
+				seen <- string(b)
+				os.WriteFile(filepath.Join(repo, "looked"), nil, 0o644)
+				return
+			}
+		}
+		seen <- "(the box never got ready)"
+	}()
+	r := strict(t, repo, env, nil, "sh", "-c", `printf '[env]\n_.source = "evil.sh"\n' >mise.toml && : >ready &&
+		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`)
+	if r.code != 0 || !strings.Contains(r.stdout, "box-done") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if got := <-seen; strings.Contains(got, "evil.sh") || strings.Contains(got, "never got ready") {
+		t.Errorf("while the box ran, the host's mise.toml read %q; want the run's empty mount point", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(repo, "mise.toml")); err == nil && strings.Contains(string(b), "evil.sh") {
+		t.Errorf("after the box the host has its mise.toml: %q", b)
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"mise.toml"}, []string{"evil.sh"})
 }

@@ -316,7 +316,8 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	f.git = git
 	launch.Trace("git planned")
 	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch,
-		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig)})
+		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig),
+		Installed: func(cmd string) bool { return bindspec.LookPath(cmd, h.Getenv("PATH")) != "" }})
 	if err != nil {
 		return f, err
 	}

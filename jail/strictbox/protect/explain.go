@@ -16,7 +16,10 @@ func WriteTable(w io.Writer) {
 			name += "/"
 		}
 		why := r.Why
-		if r.Swept {
+		switch {
+		case r.Swept && r.Tool != "":
+			why += " [swept unless " + r.Tool + " is installed]"
+		case r.Swept:
 			why += " [swept]"
 		}
 		fmt.Fprintf(w, "  %-36s %-16s %s\n", name, r.Who, why)

@@ -53,6 +53,9 @@ type GitFacts struct {
 	// unset, the process's own are taken.
 	Home   string
 	Global []string
+	// Installed reports whether a command is on the host's PATH: a
+	// swept row whose tool is gets its root mount point (nil: none is).
+	Installed func(cmd string) bool
 }
 
 // Gather walks repo (and a common git dir outside it) for sockets,
@@ -87,7 +90,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		found[p] = true
 		f.Found = append(f.Found, look(p, ""))
 	}
-	for _, c := range RootCandidates(repo) {
+	for _, c := range RootCandidates(repo, git.Installed) {
 		if !found[c.Path] {
 			pf := look(c.Path, c.Why)
 			if !pf.Exists {

@@ -78,6 +78,12 @@ type Rule struct {
 	// the most common tools'. The cost of sweeping: a file the box
 	// creates is live on the host until the box ends.
 	Swept bool
+	// Tool, for a Swept row, names the command that reads it: where it
+	// is installed (on the host's PATH) the row is foreseen after all,
+	// since the tool may act on a new file while the box still runs
+	// (mise runs a project's hooks and env scripts at the next prompt
+	// in it).
+	Tool string
 	// Dir is set for a directory, taken whole.
 	Dir bool
 	// Who is the tool that reads it.
@@ -105,19 +111,19 @@ var others = slices.Concat([]Rule{
 	{Name: ".dir-locals.el", Swept: true, Who: "Emacs", Why: "local variables for every file opened below; eval forms and risky values it runs once marked safe"},
 	{Name: ".dir-locals-2.el", Swept: true, Who: "Emacs", Why: "the same, a second file"},
 	{Name: ".husky", Swept: true, Dir: true, Who: "husky", Why: "the scripts its hooks in .husky/_ (core.hooksPath) run on commit, push, checkout"},
-	{Name: ".pre-commit-config.yaml", Swept: true, Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
+	{Name: ".pre-commit-config.yaml", Swept: true, Tool: "pre-commit", Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
 }, lefthookRows(), []Rule{
 	{Name: ".lefthook", Swept: true, Dir: true, Who: "lefthook", Why: "scripts its config runs from its installed git hook"},
 	{Name: ".lefthook-local", Swept: true, Dir: true, Who: "lefthook", Why: "the same, for the local config"},
-	{Name: "mise.toml", Swept: true, Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
-	{Name: ".mise.toml", Swept: true, Who: "mise", Why: "the same"},
-	{Name: "mise.local.toml", Swept: true, Who: "mise", Why: "the same, merged over it"},
-	{Name: ".mise.local.toml", Swept: true, Who: "mise", Why: "the same"},
-	{Name: ".rtx.toml", Swept: true, Who: "mise", Why: "the same, under its old name"},
-	{Name: ".rtx.local.toml", Swept: true, Who: "mise", Why: "the same"},
-	{Name: ".mise", Swept: true, Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
-	{Name: "mise", Swept: true, Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
-	{Name: ".miserc.toml", Swept: true, Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
+	{Name: "mise.toml", Swept: true, Tool: "mise", Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
+	{Name: ".mise.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
+	{Name: "mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, merged over it"},
+	{Name: ".mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
+	{Name: ".rtx.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, under its old name"},
+	{Name: ".rtx.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
+	{Name: ".mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
+	{Name: "mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
+	{Name: ".miserc.toml", Swept: true, Tool: "mise", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
 })
 
 // lefthookRows are lefthook's config files: every name it looks up (in
@@ -503,11 +509,12 @@ func IsProtectedName(base string) bool {
 
 // RootCandidates are the table's paths at dir, for Gather: at the
 // repository's root, each gets a mount point when it does not exist. A
-// Suffix row names no path, and a Swept row wants none.
-func RootCandidates(dir string) []PathFact {
+// Suffix row names no path, and a Swept row wants none unless its Tool
+// is installed (installed may be nil: nothing is).
+func RootCandidates(dir string, installed func(cmd string) bool) []PathFact {
 	var out []PathFact
 	for _, r := range table() {
-		if r.Suffix || r.Swept {
+		if r.Suffix || (r.Swept && (r.Tool == "" || installed == nil || !installed(r.Tool))) {
 			continue
 		}
 		out = append(out, PathFact{Path: filepath.Join(dir, r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why})

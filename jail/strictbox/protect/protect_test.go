@@ -161,7 +161,7 @@ func TestGather(t *testing.T) {
 	if len(f.NestedGit) != 1 || f.NestedGit[0].Path != filepath.Join(r, "n/.git") {
 		t.Errorf("nested %+v", f.NestedGit)
 	}
-	if n := len(RootCandidates(r)); len(f.Found) != n+3 { // the root's candidates, a/b's two and a's one
+	if n := len(RootCandidates(r, nil)); len(f.Found) != n+3 { // the root's candidates, a/b's two and a's one
 		t.Errorf("found %d entries, want the root's %d candidates and 3 more", len(f.Found), n)
 	}
 	// What the box plants is new; what was there is not.
@@ -486,4 +486,63 @@ func existing(f Facts, r string) []string {
 		}
 	}
 	return out
+}
+
+// TestSweptForeseenWhereInstalled: a swept row gets its root mount point
+// where its tool is installed (mise acts on a new file at the next
+// prompt), and only then; rows without a tool stay swept.
+func TestSweptForeseenWhereInstalled(t *testing.T) {
+	r := t.TempDir()
+	names := func(installed func(string) bool) []string {
+		var out []string
+		for _, c := range RootCandidates(r, installed) {
+			out = append(out, filepath.Base(c.Path))
+		}
+		return out
+	}
+	none := names(nil)
+	withMise := names(func(cmd string) bool { return cmd == "mise" })
+	for _, n := range []string{"mise.toml", ".mise.toml", "mise", ".miserc.toml"} {
+		if slices.Contains(none, n) {
+			t.Errorf("%s is foreseen without mise", n)
+		}
+		if !slices.Contains(withMise, n) {
+			t.Errorf("%s is not foreseen with mise installed", n)
+		}
+	}
+	for _, n := range []string{".pre-commit-config.yaml", ".idea", "lefthook.yml"} {
+		if slices.Contains(withMise, n) {
+			t.Errorf("%s is foreseen with only mise installed", n)
+		}
+	}
+	if !slices.Contains(names(func(cmd string) bool { return cmd == "pre-commit" }), ".pre-commit-config.yaml") {
+		t.Error(".pre-commit-config.yaml is not foreseen with pre-commit installed")
+	}
+	if !slices.Contains(none, ".claude") || !slices.Contains(none, ".envrc") {
+		t.Errorf("the agents' and direnv's rows must stay foreseen: %q", none)
+	}
+	// Through Gather: an absent mise.toml gets a mount point (Create)
+	// only where mise is installed.
+	for _, tc := range []struct {
+		installed func(string) bool
+		want      string
+	}{{nil, ""}, {func(cmd string) bool { return cmd == "mise" }, "create"}} {
+		f, err := Gather(r, GitFacts{Installed: tc.installed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Make(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		how := ""
+		for _, it := range p.Items {
+			if it.Path == filepath.Join(r, "mise.toml") {
+				how = it.How.String()
+			}
+		}
+		if how != tc.want {
+			t.Errorf("mise.toml with installed=%v: %q, want %q", tc.installed != nil, how, tc.want)
+		}
+	}
 }
