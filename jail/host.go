@@ -159,7 +159,7 @@ func (h *Host) GatherFacts() error {
 	if self, err := os.Executable(); err == nil {
 		h.OwnFiles = gatherOwnFiles(self)
 	}
-	h.OwnFiles = append(h.OwnFiles, linkedConfigs(h.StateDirs, config.Dir(h.Getenv, h.Home), config.DefaultDir(h.Home))...)
+	h.OwnFiles = append(h.OwnFiles, linkedConfigs(h.StateDirs, h.configDirs()...)...)
 	h.Renamable = renamableAbove(append(slices.Clone(h.StateDirs), h.OwnFiles...), parentWritable)
 	h.Dev = GatherDev("/dev")
 	// A bwrap that cannot say its version leaves it unknown (zero): only
@@ -215,13 +215,21 @@ func (h *Host) GatherStateDirs() {
 	}
 	// The configuration sets the next launch's options (strict, binds,
 	// egress sockets): a jail that could write it would choose how the
-	// next box is built. Where this launch reads it, and where an aisan
-	// started without XDG_CONFIG_HOME would.
-	add(config.Dir(h.Getenv, h.Home))
-	if h.Home != "" {
-		add(config.DefaultDir(h.Home))
+	// next box is built.
+	for _, d := range h.configDirs() {
+		add(d)
 	}
 	h.StateDirs = dirs
+}
+
+// configDirs are where this launch reads the configuration, and where an
+// aisan started without XDG_CONFIG_HOME would.
+func (h Host) configDirs() []string {
+	dirs := []string{config.Dir(h.Getenv, h.Home)}
+	if h.Home != "" {
+		dirs = append(dirs, config.DefaultDir(h.Home))
+	}
+	return dirs
 }
 
 // SlotDir is the slot's private run directory, for its sockets. Its name

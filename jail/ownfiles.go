@@ -26,7 +26,10 @@ import (
 
 // gatherOwnFiles is aisan's installed programs (self and the siblings
 // of [sibling.Names] beside it) that this user could replace, by real
-// path: regular files that are writable, or whose directory is.
+// path: regular files that are writable, or whose directory is. Every
+// regular file by those names, not only those sibling.Mine would trust:
+// one that fails sibling.Binary's rule today (a group-writable copy)
+// could be replaced by one that passes it.
 func gatherOwnFiles(self string) []string {
 	if self == "" {
 		return nil
@@ -38,7 +41,8 @@ func gatherOwnFiles(self string) []string {
 	dir := filepath.Dir(real)
 	dirWritable := writable(dir)
 	var out []string
-	for _, p := range append([]string{real}, siblingPaths(dir)...) {
+	for _, name := range append([]string{filepath.Base(real)}, sibling.Names...) {
+		p := filepath.Join(dir, name)
 		if slices.Contains(out, p) {
 			continue
 		}
@@ -75,14 +79,6 @@ func linkedConfigs(stateDirs []string, dirs ...string) []string {
 		if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
 			out = append(out, real)
 		}
-	}
-	return out
-}
-
-func siblingPaths(dir string) []string {
-	var out []string
-	for _, n := range sibling.Names {
-		out = append(out, filepath.Join(dir, n))
 	}
 	return out
 }

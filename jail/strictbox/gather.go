@@ -101,16 +101,10 @@ func coverDedup(dirs []string) []string {
 	return out
 }
 
+// lookPathIn finds name on the PATH of env, as bindspec.LookPath does.
 func lookPathIn(name string, env []string) (string, error) {
-	path := jail.Host{Env: env}.Getenv("PATH")
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" || !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
+	if p := bindspec.LookPath(name, jail.Host{Env: env}.Getenv("PATH")); p != "" {
+		return p, nil
 	}
 	return "", fmt.Errorf("%q not found in PATH", name)
 }
@@ -317,7 +311,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	launch.Trace("git planned")
 	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch,
 		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig),
-		Installed: func(cmd string) bool { return bindspec.LookPath(cmd, h.Getenv("PATH")) != "" }})
+		Installed: func(cmd string) bool { _, err := lookPathIn(cmd, h.Env); return err == nil }})
 	if err != nil {
 		return f, err
 	}

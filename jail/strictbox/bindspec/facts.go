@@ -49,7 +49,7 @@ var factRules = []factRule{
 	// work it out: a box that may reach it (--allow-host) uses the
 	// same proxy, the user's own or the toolchain's default; never the
 	// credentials a proxy's address may carry.
-	{name: "GOPROXY", read: func(h jail.Host, f Facts) string { return withoutUserinfo(goSetting("GOPROXY")(h, f)) }},
+	{name: "GOPROXY", read: func(h jail.Host, f Facts) string { return withoutUserinfo(goSetting(h, f, "GOPROXY")) }},
 	{name: "NODE_HOME", cmd: "node", up: 2},
 	{name: "NVM_DIR", env: "NVM_DIR", def: "~/.nvm"},
 	{name: "FNM_DIR", env: "FNM_DIR", def: "{XDG_DATA_HOME}/fnm"},
@@ -120,29 +120,27 @@ func settingFact(name string) bool {
 // variable, else the user's go env file ($GOENV, or go/env in the
 // configuration dir; "off" reads none), else the toolchain's go.env in
 // {GOROOT}. Only regular files are read, and only their first 64 KiB.
-func goSetting(key string) func(jail.Host, Facts) string {
-	return func(h jail.Host, f Facts) string {
-		if v, ok := h.LookupEnv(key); ok && v != "" {
+func goSetting(h jail.Host, f Facts, key string) string {
+	if v, ok := h.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	var files []string
+	switch envFile := h.Getenv("GOENV"); {
+	case envFile == "off":
+	case filepath.IsAbs(envFile):
+		files = append(files, envFile)
+	case f["XDG_CONFIG_HOME"] != "":
+		files = append(files, filepath.Join(f["XDG_CONFIG_HOME"], "go", "env"))
+	}
+	if f["GOROOT"] != "" {
+		files = append(files, filepath.Join(f["GOROOT"], "go.env"))
+	}
+	for _, file := range files {
+		if v, ok := envFileValue(file, key); ok {
 			return v
 		}
-		var files []string
-		switch envFile := h.Getenv("GOENV"); {
-		case envFile == "off":
-		case filepath.IsAbs(envFile):
-			files = append(files, envFile)
-		case f["XDG_CONFIG_HOME"] != "":
-			files = append(files, filepath.Join(f["XDG_CONFIG_HOME"], "go", "env"))
-		}
-		if f["GOROOT"] != "" {
-			files = append(files, filepath.Join(f["GOROOT"], "go.env"))
-		}
-		for _, file := range files {
-			if v, ok := envFileValue(file, key); ok {
-				return v
-			}
-		}
-		return ""
 	}
+	return ""
 }
 
 // withoutUserinfo drops the user and password from each address of a

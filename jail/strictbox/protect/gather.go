@@ -42,7 +42,9 @@ func (e *TooLargeError) Hints() []string {
 	return []string{"start the box in a smaller repository, or remove generated trees (build output, dependency caches) first"}
 }
 
-// GitFacts are what Gather needs of jail/gitpin's plan.
+// GitFacts are what Gather needs besides the repository: jail/gitpin's
+// plan, the git config files nested repositories read, and which tools
+// the host has.
 type GitFacts struct {
 	// GitDir and CommonDir are the repository's git dirs ("" without git).
 	GitDir, CommonDir string
