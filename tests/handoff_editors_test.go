@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -172,41 +173,60 @@ func TestHandoffHuskyScript(t *testing.T) {
 	present(t, "git commit after --apply", pwned)
 }
 
-// TestHandoffMiseWhileBoxRuns: with mise installed on the host, an absent
-// mise.toml is foreseen: the box writes its copy from the start, so the
-// host never sees the box's file, not even while the box still runs (mise
-// would run its env scripts at the user's next prompt in the project).
+// TestHandoffMiseWhileBoxRuns: with mise installed on the host (the real
+// one, from tests/env/npm.sh), an absent mise.toml is foreseen: the box
+// writes its copy from the start. While the box still runs, the host's
+// mise, which trusts the project, reads the repository as the user's
+// next prompt would (mise env) and runs nothing of the box's; after it,
+// the change is held.
 func TestHandoffMiseWhileBoxRuns(t *testing.T) {
-	repo, _, env := strictRepo(t)
+	repo, home, env := strictRepo(t)
+	mise := agentBin(t, "mise")
+	// Only mise of the test tree on the PATH: the launch looks it up.
 	bin := t.TempDir()
-	writeFile(t, filepath.Join(bin, "mise"), "#!/bin/sh\nexit 0\n")
-	if err := os.Chmod(filepath.Join(bin, "mise"), 0o755); err != nil {
+	if err := os.Symlink(mise, filepath.Join(bin, "mise")); err != nil {
 		t.Fatal(err)
 	}
 	env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	pwned := filepath.Join(t.TempDir(), "PWNED-mise")
+	evil := payload(t, t.TempDir(), pwned)
+	state := t.TempDir()
+	miseEnv := append(os.Environ(), append(env, "MISE_TRUSTED_CONFIG_PATHS="+repo,
+		"MISE_DATA_DIR="+filepath.Join(state, "data"), "MISE_CONFIG_DIR="+filepath.Join(home, ".config", "mise"),
+		"MISE_CACHE_DIR="+filepath.Join(state, "cache"), "MISE_STATE_DIR="+filepath.Join(state, "state"))...)
+	hostMise := func() string {
+		cmd := exec.Command(mise, "env")
+		cmd.Dir, cmd.Env = repo, miseEnv
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Sprintf("mise env: %v: %s", err, out)
+		}
+		return ""
+	}
 	seen := make(chan string, 1)
 	go func() {
-		// The host looks while the box waits for it.
+		// The host takes its step while the box waits for it.
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if _, err := os.Stat(filepath.Join(repo, "ready")); err == nil {
-				b, _ := os.ReadFile(filepath.Join(repo, "mise.toml"))
-				seen <- string(b)
+				seen <- hostMise()
 				os.WriteFile(filepath.Join(repo, "looked"), nil, 0o644)
 				return
 			}
 		}
-		seen <- "(the box never got ready)"
+		seen <- "the box never got ready"
 	}()
-	r := strict(t, repo, env, nil, "sh", "-c", `printf '[env]\n_.source = "evil.sh"\n' >mise.toml && : >ready &&
-		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`)
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`printf '[env]\n_.source = "%s"\n' >mise.toml && : >ready &&
+		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`, evil))
 	if r.code != 0 || !strings.Contains(r.stdout, "box-done") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
-	if got := <-seen; strings.Contains(got, "evil.sh") || strings.Contains(got, "never got ready") {
-		t.Errorf("while the box ran, the host's mise.toml read %q; want the run's empty mount point", got)
+	if problem := <-seen; problem != "" {
+		t.Fatalf("the host's step while the box ran: %s", problem)
 	}
-	if b, err := os.ReadFile(filepath.Join(repo, "mise.toml")); err == nil && strings.Contains(string(b), "evil.sh") {
-		t.Errorf("after the box the host has its mise.toml: %q", b)
+	absent(t, "host mise env while the box ran", pwned)
+	if problem := hostMise(); problem != "" {
+		t.Fatalf("the host's step after the box: %s", problem)
 	}
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"mise.toml"}, []string{"evil.sh"})
+	absent(t, "host mise env after the box", pwned)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"mise.toml"}, []string{evil})
 }
