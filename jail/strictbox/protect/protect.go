@@ -92,39 +92,43 @@ type Rule struct {
 	Why string
 }
 
-// others are the rows that belong to no agent.
-var others = slices.Concat([]Rule{
-	{Name: ".envrc", Who: "direnv", Why: "a shell script run on cd once allowed"},
-	{Name: ".vscode", Dir: true, Who: "VS Code", Why: "tasks run on folder open, launch configurations, settings naming programs"},
-	{Name: ".devcontainer", Dir: true, Who: "dev containers", Why: "the container and the commands built and run for the project"},
-	{Name: ".devcontainer.json", Who: "dev containers", Why: "the same, as one file"},
-	{Name: ".zed", Dir: true, Who: "Zed", Why: "project settings naming programs (language servers' binaries, external formatters run on save) and tasks"},
-	{Name: ".helix", Dir: true, Who: "Helix", Why: "languages.toml naming the language servers and formatters it starts when a file opens"},
-	{Name: ".code-workspace", Suffix: true, Who: "VS Code", Why: "a workspace file: tasks run on folder open, settings naming programs (one there at launch is copied, a new one swept at the end)"},
-	{Name: ".idea", Swept: true, Dir: true, Who: "JetBrains IDEs", Why: "File Watchers (watcherTasks.xml) run programs on save; run configurations (Startup Tasks run some on open), SDK and interpreter paths"},
-	{Name: ".vimrc", Swept: true, Who: "Vim", Why: "sourced from the directory it starts in when 'exrc' is set, unrestricted in a file the user owns"},
-	{Name: ".gvimrc", Swept: true, Who: "Vim", Why: "the same, for the GUI"},
-	{Name: ".exrc", Swept: true, Who: "Vim, Neovim", Why: "the same; Neovim asks again whenever the file changed"},
-	{Name: ".nvimrc", Swept: true, Who: "Neovim", Why: "sourced with 'exrc' once trusted (it asks again whenever the file changed)"},
-	{Name: ".nvim.lua", Swept: true, Who: "Neovim", Why: "the same, in Lua"},
-	{Name: ".lazy.lua", Swept: true, Who: "lazy.nvim", Why: "plugin specs, Lua it runs at start once trusted (it asks again whenever the file changed)"},
-	{Name: ".dir-locals.el", Swept: true, Who: "Emacs", Why: "local variables for every file opened below; eval forms and risky values it runs once marked safe"},
-	{Name: ".dir-locals-2.el", Swept: true, Who: "Emacs", Why: "the same, a second file"},
-	{Name: ".husky", Swept: true, Dir: true, Who: "husky", Why: "the scripts its hooks in .husky/_ (core.hooksPath) run on commit, push, checkout"},
-	{Name: ".pre-commit-config.yaml", Swept: true, Tool: "pre-commit", Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
-}, lefthookRows(), []Rule{
-	{Name: ".lefthook", Swept: true, Dir: true, Who: "lefthook", Why: "scripts its config runs from its installed git hook"},
-	{Name: ".lefthook-local", Swept: true, Dir: true, Who: "lefthook", Why: "the same, for the local config"},
-	{Name: "mise.toml", Swept: true, Tool: "mise", Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
-	{Name: ".mise.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
-	{Name: "mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, merged over it"},
-	{Name: ".mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
-	{Name: ".rtx.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, under its old name"},
-	{Name: ".rtx.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
-	{Name: ".mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
-	{Name: "mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
-	{Name: ".miserc.toml", Swept: true, Tool: "mise", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
-})
+// others are the rows that belong to no agent. A function, not a
+// package variable: the front links this package, and a variable would
+// be built on every start of it, strict box or not.
+func others() []Rule {
+	return slices.Concat([]Rule{
+		{Name: ".envrc", Who: "direnv", Why: "a shell script run on cd once allowed"},
+		{Name: ".vscode", Dir: true, Who: "VS Code", Why: "tasks run on folder open, launch configurations, settings naming programs"},
+		{Name: ".devcontainer", Dir: true, Who: "dev containers", Why: "the container and the commands built and run for the project"},
+		{Name: ".devcontainer.json", Who: "dev containers", Why: "the same, as one file"},
+		{Name: ".zed", Dir: true, Who: "Zed", Why: "project settings naming programs (language servers' binaries, external formatters run on save) and tasks"},
+		{Name: ".helix", Dir: true, Who: "Helix", Why: "languages.toml naming the language servers and formatters it starts when a file opens"},
+		{Name: ".code-workspace", Suffix: true, Who: "VS Code", Why: "a workspace file: tasks run on folder open, settings naming programs (one there at launch is copied, a new one swept at the end)"},
+		{Name: ".idea", Swept: true, Dir: true, Who: "JetBrains IDEs", Why: "File Watchers (watcherTasks.xml) run programs on save; run configurations (Startup Tasks run some on open), SDK and interpreter paths"},
+		{Name: ".vimrc", Swept: true, Who: "Vim", Why: "sourced from the directory it starts in when 'exrc' is set, unrestricted in a file the user owns"},
+		{Name: ".gvimrc", Swept: true, Who: "Vim", Why: "the same, for the GUI"},
+		{Name: ".exrc", Swept: true, Who: "Vim, Neovim", Why: "the same; Neovim asks again whenever the file changed"},
+		{Name: ".nvimrc", Swept: true, Who: "Neovim", Why: "sourced with 'exrc' once trusted (it asks again whenever the file changed)"},
+		{Name: ".nvim.lua", Swept: true, Who: "Neovim", Why: "the same, in Lua"},
+		{Name: ".lazy.lua", Swept: true, Who: "lazy.nvim", Why: "plugin specs, Lua it runs at start once trusted (it asks again whenever the file changed)"},
+		{Name: ".dir-locals.el", Swept: true, Who: "Emacs", Why: "local variables for every file opened below; eval forms and risky values it runs once marked safe"},
+		{Name: ".dir-locals-2.el", Swept: true, Who: "Emacs", Why: "the same, a second file"},
+		{Name: ".husky", Swept: true, Dir: true, Who: "husky", Why: "the scripts its hooks in .husky/_ (core.hooksPath) run on commit, push, checkout"},
+		{Name: ".pre-commit-config.yaml", Swept: true, Tool: "pre-commit", Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
+	}, lefthookRows(), []Rule{
+		{Name: ".lefthook", Swept: true, Dir: true, Who: "lefthook", Why: "scripts its config runs from its installed git hook"},
+		{Name: ".lefthook-local", Swept: true, Dir: true, Who: "lefthook", Why: "the same, for the local config"},
+		{Name: "mise.toml", Swept: true, Tool: "mise", Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
+		{Name: ".mise.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
+		{Name: "mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, merged over it"},
+		{Name: ".mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
+		{Name: ".rtx.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, under its old name"},
+		{Name: ".rtx.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
+		{Name: ".mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
+		{Name: "mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
+		{Name: ".miserc.toml", Swept: true, Tool: "mise", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
+	})
+}
 
 // lefthookRows are lefthook's config files: every name it looks up (in
 // the directory and in .config/), in every format, and those of the
@@ -160,7 +164,7 @@ var table = sync.OnceValue(func() []Rule {
 			out = append(out, Rule{Name: f.Name, Dir: f.Dir, Who: a.Name, Why: f.Why})
 		}
 	}
-	return append(out, others...)
+	return append(out, others()...)
 })
 
 // rowByName indexes the table's exact names; a name's first row wins.
