@@ -203,7 +203,10 @@ func Prepare(set string, m Manifest) (err error) {
 			}
 		}
 	}
-	return writeManifest(set, m)
+	if err := writeManifest(set, m); err != nil {
+		return err
+	}
+	return markOpen(set, m.Repo)
 }
 
 // addExclude appends patterns to a copy of info/exclude.
@@ -484,38 +487,36 @@ func files(cs []Change) []string {
 	return out
 }
 
-// handOverOrUndo leaves the run's mount points to another box still
-// running in the same repository, if there is one: removing them now
-// would detach that box's mounts on them (an unlink in one mount
-// namespace does so in every other), and what it then wrote there would
-// land in the repository. The last box to end removes them. A lock on the
-// store keeps two ends from handing over to each other.
+// handOverOrUndo takes set out of the open index and leaves the run's
+// mount points to another box still running in the same repository, if
+// there is one: removing them now would detach that box's mounts on them
+// (an unlink in one mount namespace does so in every other), and what it
+// then wrote there would land in the repository. The last box to end
+// removes them. Under the store's lock, so that two ends never hand over
+// to each other, and a set being collected never receives.
 func handOverOrUndo(set string, m *Manifest) error {
-	if len(m.Created) == 0 {
-		return nil
-	}
 	store := filepath.Dir(filepath.Dir(set))
 	unlock, err := lockStore(store)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	sets, _ := Manifests(filepath.Dir(store), "")
-	for _, o := range sets {
-		if o.Dir == set || o.State != Open || o.Repo != m.Repo {
-			continue
-		}
-		om, err := ReadManifest(o.Dir)
-		if err != nil || om.State != Open {
-			continue
-		}
-		om.Created = append(om.Created, m.Created...)
-		if err := writeManifest(o.Dir, om); err != nil {
-			return err
-		}
-		m.Created = nil
+	if err := unmarkOpen(set, m.Repo); err != nil {
+		return err
+	}
+	if len(m.Created) == 0 {
 		return nil
 	}
+	sets, ms := openIn(set, m.Repo)
+	if len(sets) == 0 {
+		return nil
+	}
+	om := ms[0]
+	om.Created = append(om.Created, m.Created...)
+	if err := writeManifest(sets[0], om); err != nil {
+		return err
+	}
+	m.Created = nil
 	return nil
 }
 
@@ -630,7 +631,9 @@ func Manifests(aisanHome, slot string) ([]Set, []error) {
 		}
 		slots = nil
 		for _, e := range ents {
-			if e.IsDir() {
+			// A slot's name never starts with '.': the store's own
+			// files (.lock, .open) do.
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
 				slots = append(slots, e.Name())
 			}
 		}
