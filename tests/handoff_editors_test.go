@@ -230,3 +230,75 @@ func TestHandoffMiseWhileBoxRuns(t *testing.T) {
 	absent(t, "host mise env after the box", pwned)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"mise.toml"}, []string{evil})
 }
+
+// TestHandoffLefthookLocalWhileBoxRuns: a repository that uses lefthook
+// (its lefthook.yml committed, its git hooks installed by the real
+// lefthook) and has no lefthook-local.yml, which lefthook merges over
+// the main config. The box writes one whose pre-commit runs a payload,
+// then waits while the host commits, as the user would; the host
+// commits again after the box. Neither commit runs it; review holds it;
+// once applied, the next commit does (the control).
+func TestHandoffLefthookLocalWhileBoxRuns(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	lefthook := agentBin(t, "lefthook")
+	bin := t.TempDir()
+	if err := os.Symlink(lefthook, filepath.Join(bin, "lefthook")); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	os.WriteFile(filepath.Join(repo, "lefthook.yml"), []byte("pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n"), 0o644)
+	hostGit(t, repo, env, "add", "lefthook.yml")
+	hostGit(t, repo, env, "commit", "-q", "-m", "lefthook")
+	if r := runCmd(t, repo, env, "", lefthook, "install"); r.code != 0 {
+		t.Fatalf("lefthook install: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	pwned := filepath.Join(t.TempDir(), "PWNED-lefthook")
+	evil := payload(t, t.TempDir(), pwned)
+	// lefthook skips a command when nothing is staged.
+	n := 0
+	commit := func(msg string) string {
+		n++
+		name := fmt.Sprintf("change-%d.txt", n)
+		os.WriteFile(filepath.Join(repo, name), []byte(msg+"\n"), 0o644)
+		if r := runCmd(t, repo, env, "", "git", "add", name); r.code != 0 {
+			return fmt.Sprintf("git add: exit %d: %s", r.code, r.stderr)
+		}
+		r := runCmd(t, repo, env, "", "git", "commit", "-q", "-m", msg)
+		if r.code != 0 {
+			return fmt.Sprintf("git commit: exit %d: %s %s", r.code, r.stdout, r.stderr)
+		}
+		return ""
+	}
+	seen := make(chan string, 1)
+	go func() {
+		// The host commits while the box waits for it.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(repo, "ready")); err == nil {
+				seen <- commit("while the box runs")
+				os.WriteFile(filepath.Join(repo, "looked"), nil, 0o644)
+				return
+			}
+		}
+		seen <- "the box never got ready"
+	}()
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`printf 'pre-commit:\n  commands:\n    planted:\n      run: %s\n' >lefthook-local.yml && : >ready &&
+		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`, evil))
+	if r.code != 0 || !strings.Contains(r.stdout, "box-done") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if problem := <-seen; problem != "" {
+		t.Fatalf("the host's commit while the box ran: %s", problem)
+	}
+	absent(t, "host git commit while the box ran", pwned)
+	if problem := commit("after the box"); problem != "" {
+		t.Fatalf("the host's commit after the box: %s", problem)
+	}
+	absent(t, "host git commit after the box", pwned)
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{"lefthook-local.yml"}, []string{evil})
+	applyHeld(t, env, slot)
+	if problem := commit("after review"); problem != "" {
+		t.Fatalf("the host's commit once applied: %s", problem)
+	}
+	present(t, "host git commit once applied", pwned)
+}

@@ -7,6 +7,10 @@ import (
 
 // WriteTable prints the table: what is protected, who runs it, why.
 func WriteTable(w io.Writer) {
+	siblings := map[string]int{}
+	for _, r := range Table() {
+		siblings[r.Who]++
+	}
 	for _, r := range append(Table(), GitRows...) {
 		name := r.Name
 		if r.Suffix {
@@ -18,7 +22,9 @@ func WriteTable(w io.Writer) {
 		why := r.Why
 		switch {
 		case r.Swept && r.Tool != "":
-			why += " [swept unless " + r.Tool + " is installed]"
+			why += " [swept unless " + r.Tool + " is installed or its files are at the root]"
+		case r.Swept && siblings[r.Who] > 1:
+			why += " [swept unless another " + r.Who + " file is at the root]"
 		case r.Swept:
 			why += " [swept]"
 		}

@@ -88,11 +88,15 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	}
 	f.Entries, f.Sockets = w.entries, w.sockets
 	found := map[string]bool{}
+	inUse := map[string]bool{}
 	for _, p := range w.names {
 		found[p] = true
 		f.Found = append(f.Found, look(p, ""))
+		if r, ok := ruleFor(filepath.Base(p)); ok && filepath.Dir(p) == repo {
+			inUse[r.Who] = true
+		}
 	}
-	for _, c := range RootCandidates(repo, git.Installed) {
+	for _, c := range RootCandidates(repo, git.Installed, inUse) {
 		if !found[c.Path] {
 			pf := look(c.Path, c.Why)
 			if !pf.Exists {

@@ -513,12 +513,15 @@ func IsProtectedName(base string) bool {
 
 // RootCandidates are the table's paths at dir, for Gather: at the
 // repository's root, each gets a mount point when it does not exist. A
-// Suffix row names no path, and a Swept row wants none unless its Tool
-// is installed (installed may be nil: nothing is).
-func RootCandidates(dir string, installed func(cmd string) bool) []PathFact {
+// Suffix row names no path, and a Swept row wants none unless its tool
+// is at work here: its Tool installed (installed may be nil: nothing
+// is), or another of its tool's files at the root (inUse holds the Who
+// of the rows found there: lefthook merges a new lefthook-local.yml
+// over the lefthook.yml it runs on every commit).
+func RootCandidates(dir string, installed func(cmd string) bool, inUse map[string]bool) []PathFact {
 	var out []PathFact
 	for _, r := range table() {
-		if r.Suffix || (r.Swept && (r.Tool == "" || installed == nil || !installed(r.Tool))) {
+		if r.Suffix || (r.Swept && !inUse[r.Who] && (r.Tool == "" || installed == nil || !installed(r.Tool))) {
 			continue
 		}
 		out = append(out, PathFact{Path: filepath.Join(dir, r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why})

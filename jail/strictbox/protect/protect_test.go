@@ -161,7 +161,7 @@ func TestGather(t *testing.T) {
 	if len(f.NestedGit) != 1 || f.NestedGit[0].Path != filepath.Join(r, "n/.git") {
 		t.Errorf("nested %+v", f.NestedGit)
 	}
-	if n := len(RootCandidates(r, nil)); len(f.Found) != n+3 { // the root's candidates, a/b's two and a's one
+	if n := len(RootCandidates(r, nil, nil)); len(f.Found) != n+3 { // the root's candidates, a/b's two and a's one
 		t.Errorf("found %d entries, want the root's %d candidates and 3 more", len(f.Found), n)
 	}
 	// What the box plants is new; what was there is not.
@@ -495,7 +495,7 @@ func TestSweptForeseenWhereInstalled(t *testing.T) {
 	r := t.TempDir()
 	names := func(installed func(string) bool) []string {
 		var out []string
-		for _, c := range RootCandidates(r, installed) {
+		for _, c := range RootCandidates(r, installed, nil) {
 			out = append(out, filepath.Base(c.Path))
 		}
 		return out
@@ -543,6 +543,55 @@ func TestSweptForeseenWhereInstalled(t *testing.T) {
 		}
 		if how != tc.want {
 			t.Errorf("mise.toml with installed=%v: %q, want %q", tc.installed != nil, how, tc.want)
+		}
+	}
+}
+
+// TestSweptForeseenWhereInUse: a swept row gets its root mount point
+// where another file of its tool is at the root (lefthook merges a new
+// lefthook-local.yml over the lefthook.yml it already runs), whether or
+// not the tool is on the PATH; a lone file of one tool foresees nothing
+// of another's, and nothing deeper than the root counts.
+func TestSweptForeseenWhereInUse(t *testing.T) {
+	for _, tc := range []struct {
+		have []string
+		want []string // absent root files that get a mount point
+		not  []string // absent root files that stay swept
+	}{
+		{nil, nil, []string{"lefthook-local.yml", ".lefthook.yml", ".mise.local.toml", ".gvimrc"}},
+		{[]string{"lefthook.yml"}, []string{"lefthook-local.yml", ".lefthook-local.toml", ".lefthook"}, []string{".mise.toml", ".idea", ".pre-commit-config.yaml"}},
+		{[]string{"mise.toml"}, []string{"mise.local.toml", ".mise.toml", ".miserc.toml"}, []string{"lefthook-local.yml"}},
+		{[]string{".vimrc"}, []string{".gvimrc"}, []string{".nvim.lua", "lefthook.yml"}},
+		{[]string{"lib/lefthook.yml"}, nil, []string{"lefthook-local.yml"}},
+	} {
+		r := t.TempDir()
+		for _, h := range tc.have {
+			os.MkdirAll(filepath.Join(r, filepath.Dir(h)), 0o755)
+			os.WriteFile(filepath.Join(r, h), []byte("x\n"), 0o644)
+		}
+		f, err := Gather(r, GitFacts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Make(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		created := map[string]bool{}
+		for _, it := range p.Items {
+			if it.How == Create {
+				created[strings.TrimPrefix(it.Path, r+"/")] = true
+			}
+		}
+		for _, w := range tc.want {
+			if !created[w] {
+				t.Errorf("with %q: %s gets no mount point", tc.have, w)
+			}
+		}
+		for _, n := range tc.not {
+			if created[n] {
+				t.Errorf("with %q: %s gets a mount point", tc.have, n)
+			}
 		}
 	}
 }
