@@ -130,34 +130,28 @@ func TestHandoffPreCommitConfig(t *testing.T) {
 	}
 }
 
-// huskyDispatcher is what husky 9 installs in .husky/_/h: each hook
-// there sources it, and it runs the user's script of the same name one
-// directory up, in .husky/ itself, outside core.hooksPath.
-const huskyDispatcher = `#!/usr/bin/env sh
-n=$(basename "$0")
-s=$(dirname "$(dirname "$0")")/$n
-[ ! -f "$s" ] && exit 0
-sh -e "$s" "$@"
-`
-
-// TestHandoffHuskyScript: husky is installed (core.hooksPath .husky/_,
-// its dispatcher there, the user's .husky/pre-commit); the box rewrites
-// .husky/pre-commit, which lies outside the hooks path jail/gitpin
-// protects. Host git commit does not run it; review shows it; once
-// applied, git commit runs it.
+// TestHandoffHuskyScript: husky is installed (the real one, from
+// tests/env/npm.sh: core.hooksPath .husky/_, its dispatcher there, the
+// user's .husky/pre-commit); the box rewrites .husky/pre-commit, which
+// lies outside the hooks path jail/gitpin protects. Host git commit does
+// not run it; review shows it; once applied, git commit runs it.
 func TestHandoffHuskyScript(t *testing.T) {
 	repo, _, env := strictRepo(t)
-	hooks := filepath.Join(repo, ".husky", "_")
-	os.MkdirAll(hooks, 0o755)
-	for name, text := range map[string]string{"h": huskyDispatcher, "pre-commit": "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n"} {
-		if err := os.WriteFile(filepath.Join(hooks, name), []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	// Not agentBin: husky takes any argument for a hooks directory, and
+	// 'husky --version' in a git checkout would point its hooks there.
+	husky := filepath.Join(os.Getenv("AISAN_NODE_MODULES"), ".bin", "husky")
+	if _, err := os.Stat(husky); err != nil || os.Getenv("AISAN_NODE_MODULES") == "" {
+		need(t, "husky", fmt.Errorf("%s: %v (make test installs it with tests/env/npm.sh)", husky, err))
+	}
+	if r := runCmd(t, repo, env, "", husky); r.code != 0 {
+		t.Fatalf("husky: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	if got := strings.TrimSpace(hostGit(t, repo, env, "config", "core.hooksPath")); got != ".husky/_" {
+		t.Fatalf("husky set core.hooksPath to %q", got)
 	}
 	if err := os.WriteFile(filepath.Join(repo, ".husky", "pre-commit"), []byte("true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	hostGit(t, repo, env, "config", "core.hooksPath", ".husky/_")
 	hostGit(t, repo, env, "commit", "-q", "--allow-empty", "-m", "husky runs the user's script")
 	pwned := filepath.Join(t.TempDir(), "PWNED-husky-script")
 	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`echo 'touch %s' > .husky/pre-commit && echo planted`, pwned))

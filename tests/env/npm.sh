@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs, as root, the agent CLIs the hook and agent end-to-end tests
-# drive, and mise and lefthook (host tools the strict hand-off tests take
-# the user's next step with), at pinned versions, into the directory given as $1 (their binaries
+# drive, and mise, lefthook and husky (host tools the strict hand-off
+# tests take the user's next step with), at pinned versions, into the directory given as $1 (their binaries
 # end up in $1/node_modules/.bin), readable by the unprivileged test user.
 # Idempotent: when every pinned version is there and runs, it does nothing.
 #   bash tests/env/npm.sh /opt/aisan-test-npm
-# All five packages bring their native Linux binary as an optional
-# dependency (mise's is @jdxcode/mise-linux-x64, lefthook's
+# All but husky (a node script) bring their native Linux binary as an
+# optional dependency (mise's is @jdxcode/mise-linux-x64, lefthook's
 # lefthook-linux-x64); claude's postinstall copies it over a placeholder, codex's and
 # opencode's JS launchers find it at run time (and need node).
 set -euo pipefail
@@ -15,6 +15,7 @@ CODEX_VERSION=0.171.0
 OPENCODE_VERSION=1.18.33
 MISE_VERSION=2026.9.15
 LEFTHOOK_VERSION=2.2.2
+HUSKY_VERSION=9.1.7
 
 dir=${1:?usage: npm.sh DIR}
 bin=$dir/node_modules/.bin
@@ -26,6 +27,8 @@ installed() {
 	"$bin/opencode" --version 2>/dev/null | grep -qxF "$OPENCODE_VERSION" || return 1
 	"$bin/mise" --version 2>/dev/null | grep -qF "$MISE_VERSION" || return 1
 	"$bin/lefthook" version 2>/dev/null | grep -qxF "$LEFTHOOK_VERSION" || return 1
+	# husky prints no version; its package says it.
+	[ -x "$bin/husky" ] && grep -qF "\"version\": \"$HUSKY_VERSION\"" "$dir/node_modules/husky/package.json" || return 1
 }
 
 if installed; then
@@ -39,12 +42,12 @@ if ! command -v npm >/dev/null; then
 	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 
-echo "== installing @anthropic-ai/claude-code@$CLAUDE_VERSION, @openai/codex@$CODEX_VERSION, opencode-ai@$OPENCODE_VERSION, @jdxcode/mise@$MISE_VERSION and lefthook@$LEFTHOOK_VERSION into $dir"
+echo "== installing @anthropic-ai/claude-code@$CLAUDE_VERSION, @openai/codex@$CODEX_VERSION, opencode-ai@$OPENCODE_VERSION, @jdxcode/mise@$MISE_VERSION, husky@$HUSKY_VERSION and lefthook@$LEFTHOOK_VERSION into $dir"
 mkdir -p "$dir"
 start=$SECONDS
 npm install --prefix "$dir" --no-audit --no-fund --no-update-notifier --loglevel=error \
 	"@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" "opencode-ai@$OPENCODE_VERSION" \
-	"@jdxcode/mise@$MISE_VERSION"
+	"@jdxcode/mise@$MISE_VERSION" "husky@$HUSKY_VERSION"
 
 # lefthook's install script runs 'lefthook install' in the directory npm
 # was started from, which would put hooks into whatever repository that
@@ -60,7 +63,7 @@ fi
 chmod -R a+rX "$dir"
 
 if ! installed; then
-	echo "npm.sh: claude, codex, opencode, mise or lefthook does not run after installing:" >&2
+	echo "npm.sh: claude, codex, opencode, mise, lefthook or husky does not run after installing:" >&2
 	"$bin/claude" --version >&2 || true
 	"$bin/codex" --version >&2 || true
 	"$bin/opencode" --version >&2 || true
