@@ -296,3 +296,76 @@ func TestHandoffLefthookLocalWhileBoxRuns(t *testing.T) {
 	}
 	present(t, "host git commit once applied", pwned)
 }
+
+// TestHandoffPreCommitWhileBoxRuns: the repository uses pre-commit (the
+// real one, from the distribution: its config committed with a harmless
+// local hook, its git hook installed). The box adds a local hook that
+// runs a payload, then waits while the host commits, as the user would;
+// the host commits again after the box. Neither commit runs it; review
+// holds it; once applied (and staged, as pre-commit wants), the next
+// commit does (the control).
+func TestHandoffPreCommitWhileBoxRuns(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	preCommit, err := exec.LookPath("pre-commit")
+	if err != nil {
+		need(t, "pre-commit", fmt.Errorf("%w (make test installs the distribution's package)", err))
+	}
+	hook := func(id, entry string) string {
+		return fmt.Sprintf("  - id: %s\n    name: %s\n    entry: %s\n    language: system\n    always_run: true\n    pass_filenames: false\n", id, id, entry)
+	}
+	own := "repos:\n- repo: local\n  hooks:\n" + hook("ok", "/bin/true")
+	os.WriteFile(filepath.Join(repo, ".pre-commit-config.yaml"), []byte(own), 0o644)
+	hostGit(t, repo, env, "add", ".pre-commit-config.yaml")
+	hostGit(t, repo, env, "commit", "-q", "-m", "pre-commit")
+	if r := runCmd(t, repo, env, "", preCommit, "install"); r.code != 0 {
+		t.Fatalf("pre-commit install: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	pwned := filepath.Join(t.TempDir(), "PWNED-precommit-run")
+	evil := payload(t, t.TempDir(), pwned)
+	theirs := own + hook("planted", evil)
+	n := 0
+	commit := func(msg string, add ...string) string {
+		n++
+		name := fmt.Sprintf("change-%d.txt", n)
+		os.WriteFile(filepath.Join(repo, name), []byte(msg+"\n"), 0o644)
+		if r := runCmd(t, repo, env, "", "git", append([]string{"add", name}, add...)...); r.code != 0 {
+			return fmt.Sprintf("git add: exit %d: %s", r.code, r.stderr)
+		}
+		if r := runCmd(t, repo, env, "", "git", "commit", "-q", "-m", msg); r.code != 0 {
+			return fmt.Sprintf("git commit: exit %d: %s %s", r.code, r.stdout, r.stderr)
+		}
+		return ""
+	}
+	seen := make(chan string, 1)
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(repo, "ready")); err == nil {
+				seen <- commit("while the box runs")
+				os.WriteFile(filepath.Join(repo, "looked"), nil, 0o644)
+				return
+			}
+		}
+		seen <- "the box never got ready"
+	}()
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`cat > .pre-commit-config.yaml <<'X' && : >ready &&
+%sX
+		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`, theirs))
+	if r.code != 0 || !strings.Contains(r.stdout, "box-done") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if problem := <-seen; problem != "" {
+		t.Fatalf("the host's commit while the box ran: %s", problem)
+	}
+	absent(t, "host git commit while the box ran", pwned)
+	if problem := commit("after the box"); problem != "" {
+		t.Fatalf("the host's commit after the box: %s", problem)
+	}
+	absent(t, "host git commit after the box", pwned)
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".pre-commit-config.yaml"}, []string{"+    entry: " + evil})
+	applyHeld(t, env, slot)
+	if problem := commit("after review", ".pre-commit-config.yaml"); problem != "" {
+		t.Fatalf("the host's commit once applied: %s", problem)
+	}
+	present(t, "host git commit once applied", pwned)
+}
