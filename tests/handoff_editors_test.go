@@ -176,12 +176,7 @@ func TestHandoffHuskyScript(t *testing.T) {
 func TestHandoffMiseWhileBoxRuns(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	mise := agentBin(t, "mise")
-	// Only mise of the test tree on the PATH: the launch looks it up.
-	bin := t.TempDir()
-	if err := os.Symlink(mise, filepath.Join(bin, "mise")); err != nil {
-		t.Fatal(err)
-	}
-	env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env = onPath(t, env, mise)
 	pwned := filepath.Join(t.TempDir(), "PWNED-mise")
 	evil := payload(t, t.TempDir(), pwned)
 	state := t.TempDir()
@@ -197,26 +192,7 @@ func TestHandoffMiseWhileBoxRuns(t *testing.T) {
 		}
 		return ""
 	}
-	seen := make(chan string, 1)
-	go func() {
-		// The host takes its step while the box waits for it.
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if _, err := os.Stat(filepath.Join(repo, "ready")); err == nil {
-				seen <- hostMise()
-				os.WriteFile(filepath.Join(repo, "looked"), nil, 0o644)
-				return
-			}
-		}
-		seen <- "the box never got ready"
-	}()
-	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`printf '[env]\n_.source = "%s"\n' >mise.toml && : >ready &&
-		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`, evil))
-	if r.code != 0 || !strings.Contains(r.stdout, "box-done") {
-		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	}
-	if problem := <-seen; problem != "" {
-		t.Fatalf("the host's step while the box ran: %s", problem)
-	}
+	r := whileBoxWaits(t, repo, env, fmt.Sprintf(`printf '[env]\n_.source = "%s"\n' >mise.toml`, evil), hostMise)
 	absent(t, "host mise env while the box ran", pwned)
 	if problem := hostMise(); problem != "" {
 		t.Fatalf("the host's step after the box: %s", problem)
@@ -235,11 +211,7 @@ func TestHandoffMiseWhileBoxRuns(t *testing.T) {
 func TestHandoffLefthookLocalWhileBoxRuns(t *testing.T) {
 	repo, _, env := strictRepo(t)
 	lefthook := agentBin(t, "lefthook")
-	bin := t.TempDir()
-	if err := os.Symlink(lefthook, filepath.Join(bin, "lefthook")); err != nil {
-		t.Fatal(err)
-	}
-	env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env = onPath(t, env, lefthook)
 	os.WriteFile(filepath.Join(repo, "lefthook.yml"), []byte("pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n"), 0o644)
 	hostGit(t, repo, env, "add", "lefthook.yml")
 	hostGit(t, repo, env, "commit", "-q", "-m", "lefthook")
@@ -248,41 +220,9 @@ func TestHandoffLefthookLocalWhileBoxRuns(t *testing.T) {
 	}
 	pwned := filepath.Join(t.TempDir(), "PWNED-lefthook")
 	evil := payload(t, t.TempDir(), pwned)
-	// lefthook skips a command when nothing is staged.
-	n := 0
-	commit := func(msg string) string {
-		n++
-		name := fmt.Sprintf("change-%d.txt", n)
-		os.WriteFile(filepath.Join(repo, name), []byte(msg+"\n"), 0o644)
-		if r := runCmd(t, repo, env, "", "git", "add", name); r.code != 0 {
-			return fmt.Sprintf("git add: exit %d: %s", r.code, r.stderr)
-		}
-		r := runCmd(t, repo, env, "", "git", "commit", "-q", "-m", msg)
-		if r.code != 0 {
-			return fmt.Sprintf("git commit: exit %d: %s %s", r.code, r.stdout, r.stderr)
-		}
-		return ""
-	}
-	seen := make(chan string, 1)
-	go func() {
-		// The host commits while the box waits for it.
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if _, err := os.Stat(filepath.Join(repo, "ready")); err == nil {
-				seen <- commit("while the box runs")
-				os.WriteFile(filepath.Join(repo, "looked"), nil, 0o644)
-				return
-			}
-		}
-		seen <- "the box never got ready"
-	}()
-	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`printf 'pre-commit:\n  commands:\n    planted:\n      run: %s\n' >lefthook-local.yml && : >ready &&
-		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`, evil))
-	if r.code != 0 || !strings.Contains(r.stdout, "box-done") {
-		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	}
-	if problem := <-seen; problem != "" {
-		t.Fatalf("the host's commit while the box ran: %s", problem)
-	}
+	commit := committer(t, repo, env)
+	r := whileBoxWaits(t, repo, env, fmt.Sprintf(`printf 'pre-commit:\n  commands:\n    planted:\n      run: %s\n' >lefthook-local.yml`, evil),
+		func() string { return commit("while the box runs") })
 	absent(t, "host git commit while the box ran", pwned)
 	if problem := commit("after the box"); problem != "" {
 		t.Fatalf("the host's commit after the box: %s", problem)
@@ -323,39 +263,9 @@ func TestHandoffPreCommitWhileBoxRuns(t *testing.T) {
 	pwned := filepath.Join(t.TempDir(), "PWNED-precommit-run")
 	evil := payload(t, t.TempDir(), pwned)
 	theirs := own + hook("planted", evil)
-	n := 0
-	commit := func(msg string, add ...string) string {
-		n++
-		name := fmt.Sprintf("change-%d.txt", n)
-		os.WriteFile(filepath.Join(repo, name), []byte(msg+"\n"), 0o644)
-		if r := runCmd(t, repo, env, "", "git", append([]string{"add", name}, add...)...); r.code != 0 {
-			return fmt.Sprintf("git add: exit %d: %s", r.code, r.stderr)
-		}
-		if r := runCmd(t, repo, env, "", "git", "commit", "-q", "-m", msg); r.code != 0 {
-			return fmt.Sprintf("git commit: exit %d: %s %s", r.code, r.stdout, r.stderr)
-		}
-		return ""
-	}
-	seen := make(chan string, 1)
-	go func() {
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if _, err := os.Stat(filepath.Join(repo, "ready")); err == nil {
-				seen <- commit("while the box runs")
-				os.WriteFile(filepath.Join(repo, "looked"), nil, 0o644)
-				return
-			}
-		}
-		seen <- "the box never got ready"
-	}()
-	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`cat > .pre-commit-config.yaml <<'X' && : >ready &&
-%sX
-		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`, theirs))
-	if r.code != 0 || !strings.Contains(r.stdout, "box-done") {
-		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	}
-	if problem := <-seen; problem != "" {
-		t.Fatalf("the host's commit while the box ran: %s", problem)
-	}
+	commit := committer(t, repo, env)
+	r := whileBoxWaits(t, repo, env, fmt.Sprintf("printf '%%s' '%s' >.pre-commit-config.yaml", theirs),
+		func() string { return commit("while the box runs") })
 	absent(t, "host git commit while the box ran", pwned)
 	if problem := commit("after the box"); problem != "" {
 		t.Fatalf("the host's commit after the box: %s", problem)
@@ -368,4 +278,62 @@ func TestHandoffPreCommitWhileBoxRuns(t *testing.T) {
 		t.Fatalf("the host's commit once applied: %s", problem)
 	}
 	present(t, "host git commit once applied", pwned)
+}
+
+// onPath puts only bin of the test tree's tools on env's PATH: the
+// launch looks a tool up there.
+func onPath(t *testing.T, env []string, bin string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(dir, filepath.Base(bin))); err != nil {
+		t.Fatal(err)
+	}
+	return append(env, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// whileBoxWaits runs plant (shell) in a strict box in repo, which then
+// waits while the host takes step, as the user's next prompt or commit
+// would while the box still runs; it fails the test when either went
+// wrong and returns the box's result.
+func whileBoxWaits(t *testing.T, repo string, env []string, plant string, step func() string) result {
+	t.Helper()
+	seen := make(chan string, 1)
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(repo, "ready")); err == nil {
+				seen <- step()
+				os.WriteFile(filepath.Join(repo, "looked"), nil, 0o644)
+				return
+			}
+		}
+		seen <- "the box never got ready"
+	}()
+	r := strict(t, repo, env, nil, "sh", "-c", plant+` && : >ready &&
+		i=0; while [ ! -e looked ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo box-done`)
+	if r.code != 0 || !strings.Contains(r.stdout, "box-done") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if problem := <-seen; problem != "" {
+		t.Fatalf("the host's step while the box ran: %s", problem)
+	}
+	return r
+}
+
+// committer returns the host's git commit in repo: each call stages a
+// new file first (lefthook and pre-commit skip hooks when nothing is
+// staged), and the paths in add; it returns what went wrong, or "".
+func committer(t *testing.T, repo string, env []string) func(msg string, add ...string) string {
+	n := 0
+	return func(msg string, add ...string) string {
+		n++
+		name := fmt.Sprintf("change-%d.txt", n)
+		os.WriteFile(filepath.Join(repo, name), []byte(msg+"\n"), 0o644)
+		if r := runCmd(t, repo, env, "", "git", append([]string{"add", name}, add...)...); r.code != 0 {
+			return fmt.Sprintf("git add: exit %d: %s", r.code, r.stderr)
+		}
+		if r := runCmd(t, repo, env, "", "git", "commit", "-q", "-m", msg); r.code != 0 {
+			return fmt.Sprintf("git commit: exit %d: %s %s", r.code, r.stdout, r.stderr)
+		}
+		return ""
+	}
 }
