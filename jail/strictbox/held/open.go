@@ -26,7 +26,9 @@ import (
 // can be taken for a slot's sets). Entries are made and removed under
 // the store's lock. An entry is a hint, never trusted alone: the set's
 // manifest must still say open and name the same repository, and an
-// entry that does not is removed when it is found.
+// entry that does not is removed when it is found. A store without an
+// index (an older aisan's) gets one at its next launch, listing the sets
+// it finds open then.
 const openDir = ".open"
 
 // openEntry is set's entry in the open index.
@@ -37,8 +39,16 @@ func openEntry(set, repo string) string {
 }
 
 // markOpen adds set to the open index; the caller holds the store's lock.
+// The first one made in a store also lists the sets an aisan from before
+// the index left open: their boxes may still run.
 func markOpen(set, repo string) error {
 	e := openEntry(set, repo)
+	index := filepath.Dir(filepath.Dir(e))
+	if _, err := os.Lstat(index); errors.Is(err, fs.ErrNotExist) {
+		if err := indexOpenSets(index); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(e), 0o700); err != nil {
 		return fmt.Errorf("listing %s as open: %w", set, err)
 	}
@@ -87,4 +97,22 @@ func openIn(set, repo string) ([]string, []Manifest) {
 		ms = append(ms, m)
 	}
 	return sets, ms
+}
+
+// indexOpenSets makes the open index of a store that has none yet, with
+// an entry for each set its manifest says is open.
+func indexOpenSets(index string) error {
+	store := filepath.Dir(index)
+	sets, _ := Manifests(filepath.Dir(store), "")
+	if err := os.Mkdir(index, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating the open sets' index: %w", err)
+	}
+	for _, o := range sets {
+		if o.State == Open {
+			if err := markOpen(o.Dir, o.Repo); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -170,3 +170,42 @@ func BenchmarkEndBesideManySlots(b *testing.B) {
 		}
 	}
 }
+
+// TestOpenSetsFromBeforeTheIndex: a set an older aisan left open (no
+// index in the store) is listed when the index is first made, so a box
+// ending beside it still leaves it the mount points.
+func TestOpenSetsFromBeforeTheIndex(t *testing.T) {
+	repo, first := fixture(t)
+	home := filepath.Dir(filepath.Dir(filepath.Dir(first)))
+	if err := os.RemoveAll(filepath.Join(Dir(home), openDir)); err != nil {
+		t.Fatal(err)
+	}
+	// The second launch finds what the first made (Known, as a real
+	// launch lists it), so its end's sweep takes none of it.
+	second := NewSetDir(home, "repo-2-claude", time.Now())
+	known := []string{filepath.Join(repo, ".claude"), filepath.Join(repo, ".envrc")}
+	if err := Prepare(second, Manifest{Slot: "repo-2-claude", Repo: repo, Known: known, Items: []protect.Item{
+		{Path: filepath.Join(repo, ".mise.toml"), How: protect.Create},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := openEntries(t, home, repo); len(got) != 2 {
+		t.Fatalf("the new index lists %q, want both open sets", got)
+	}
+	if _, err := End(second); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".envrc", ".mise.toml"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); err != nil {
+			t.Errorf("the second box's end removed %s, which the first box stands on: %v", p, err)
+		}
+	}
+	if _, err := End(first); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".envrc", ".mise.toml", "deep"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left after both ends: %v", p, err)
+		}
+	}
+}
