@@ -737,6 +737,14 @@ var denyCases = []string{
 	"PROMPT_COMMAND=('pkill m')",
 	"echo 'pkill m' > /tmp/e.sh; BASH_ENV=/tmp/e.sh bash -c true",
 	"c=pk; ${c}${X}ill m",
+	// Appended to a string variable.
+	"cmd=pk; cmd+=ill; $cmd node",
+	"c=kill; c+=all; $c m",
+	"c=pk; c+=$(echo ill); $c m",
+	"c=pk; c+=${X}ill; $c m",
+	"x=ki; x+=ll; $x -9 -1",
+	"c=pkill; if false; then c+=x; fi; $c m",
+	"IFS=,; c=pkill; c+=,m; $c",
 }
 
 // allowCases must all be allowed.
@@ -1132,6 +1140,10 @@ var allowCases = []string{
 	"make${SUFFIX}",
 	"k${X}ctl get pods",
 	"declare -i count=0; count+=1; echo $count",
+	"msg=hello; msg+=' world'; echo $msg",
+	"PATH+=:/opt/bin; ls",
+	"x=ki; x+=ll; $x -9 1234",
+	"opts=--verbose; opts+=' --color'; make $opts",
 	"declare -a arr=(1 2)",
 	"local -r x=5",
 	"declare -x FOO=bar",

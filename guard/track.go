@@ -12,6 +12,7 @@ package guard
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -391,6 +392,8 @@ func (c *checker) assignNode(fr *frame, as *syntax.Assign) {
 		c.varInfo(as.Name.Value).zero = true // a+=-5 adds: the sum is not among the values
 	}
 	switch {
+	case as.Value != nil && as.Append && as.Array == nil && as.Index == nil:
+		c.appendTo(as.Name.Value, c.word(fr, as.Value))
 	case as.Value != nil:
 		c.assign(as.Name.Value, c.word(fr, as.Value))
 	case !as.Naked && as.Array == nil:
@@ -406,6 +409,41 @@ func (c *checker) assignNode(fr *frame, as *syntax.Assign) {
 					c.assign(as.Name.Value, a)
 				}
 			}
+		}
+	}
+}
+
+// appendTo records name+=a: each value the variable may hold, with a's
+// value at its end (c=pk; c+=ill spells pkill), beside the values it
+// held, since the append may sit in a branch that does not run. A value
+// of a that the input does not show leaves its fixed parts to the
+// skeleton. An integer variable adds instead (assignNode), and an array
+// gains an element, as assign records it.
+func (c *checker) appendTo(name string, a arg) {
+	v := c.vars[name]
+	if v == nil || v.integer || v.array || len(v.values) == 0 {
+		c.assign(name, a)
+		return
+	}
+	olds := slices.Clone(v.values)
+	c.assign(name, a)
+	tails := a.cands
+	if a.known {
+		tails = []string{a.text}
+	}
+	for _, o := range olds {
+		for _, t := range tails {
+			if len(o)+len(t) > maxOpLen || !c.step(name, 1+(len(o)+len(t))/16) {
+				// Too long to be worth spelling out (c+=$c doubles):
+				// not known, its text still seen for kill words.
+				v.unknown = true
+				v.notice(o[:min(len(o), maxOpLen)] + t[:min(len(t), maxOpLen)])
+				continue
+			}
+			v.addValue(o + t)
+		}
+		if !a.known && v.named == "" && len(a.skel) > 0 {
+			v.named = skeletonKillWord(append([]string{o + a.skel[0]}, a.skel[1:]...))
 		}
 	}
 }
