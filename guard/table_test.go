@@ -745,6 +745,11 @@ var denyCases = []string{
 	"x=ki; x+=ll; $x -9 -1",
 	"c=pkill; if false; then c+=x; fi; $c m",
 	"IFS=,; c=pkill; c+=,m; $c",
+	// Through a name reference.
+	"declare -n r=c; c=pkill; $r m",
+	"c=pkill; local -n r=c; $r m",
+	"typeset -n r=c; r=pkill; $c m",
+	"declare -rn r=c; c=kill; $r -9 -1",
 }
 
 // allowCases must all be allowed.
@@ -1143,6 +1148,8 @@ var allowCases = []string{
 	"msg=hello; msg+=' world'; echo $msg",
 	"PATH+=:/opt/bin; ls",
 	"x=ki; x+=ll; $x -9 1234",
+	"declare -n r=c; c=ls; $r -la",
+	"declare -n opts=flags; flags=-v; make $opts",
 	"opts=--verbose; opts+=' --color'; make $opts",
 	"declare -a arr=(1 2)",
 	"local -r x=5",

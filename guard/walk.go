@@ -376,16 +376,28 @@ func (c *checker) command(fr *frame, cmd syntax.Command, in feed) {
 		// follow the integer attribute: what is assigned to them then is
 		// arithmetic, so declare -i a=0-1 makes $a -1. Options only known
 		// at run time might hold -i too.
-		integer := false
+		//
+		// declare -n r=c makes r a name for c: the two share what the
+		// guard knows of them, so c=pkill; $r reads pkill.
+		integer, nameref := false, false
 		for _, as := range x.Args {
 			c.nested(fr, as)
 			if as.Naked && as.Name == nil && as.Value != nil {
 				f := c.word(fr, as.Value)
 				integer = integer || !f.known || strings.HasPrefix(f.text, "-") && strings.IndexByte(f.text, 'i') >= 0
+				nameref = nameref || f.known && strings.HasPrefix(f.text, "-") && strings.IndexByte(f.text, 'n') >= 0
 				continue
 			}
 			if integer && as.Name != nil {
 				c.varInfo(as.Name.Value).integer = true
+			}
+			if nameref && as.Name != nil && as.Value != nil && as.Array == nil && as.Index == nil {
+				if t := c.word(fr, as.Value); t.known && t.text != as.Name.Value {
+					c.vars[as.Name.Value] = c.varInfo(t.text)
+				} else {
+					c.varInfo(as.Name.Value).unknown = true
+				}
+				continue
 			}
 			c.assignNode(fr, as)
 			c.shellVarNode(fr, x, as)
