@@ -296,6 +296,10 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 		c.deny(st.text, why)
 		return
 	}
+	if lib := loadsPortKiller(toks); lib != "" {
+		c.deny(st.text, fmt.Sprintf("its code loads %s, which kills whatever holds a port or matches a name, not a process of its own by PID", lib))
+		return
+	}
 	if r.unresolved || r.resolved == 0 && runsCommands(strings.Join(nameList(toks), " ")) {
 		r.unseen(toks)
 	}
@@ -547,6 +551,25 @@ func killsListed(toks []codeTok, inPids bool) string {
 	}
 	if what := processListing(toks, names); what != "" {
 		return fmt.Sprintf("its code lists processes (%s) and calls %s on what it finds, which kills by name in two steps", what, signal)
+	}
+	return ""
+}
+
+// loadsPortKiller names a kill-by-name or kill-by-port library that code
+// loads (require('fkill'), import killPort from 'kill-port'), or returns
+// "": a module name as a string beside require or import.
+func loadsPortKiller(toks []codeTok) string {
+	names := codeNames(toks)
+	if !names["require"] && !names["import"] && !names["from"] {
+		return ""
+	}
+	for _, t := range toks {
+		if !t.kind.isText() {
+			continue
+		}
+		if m := strings.TrimSpace(t.text); isPortKiller(packageName(m)) {
+			return m
+		}
 	}
 	return ""
 }

@@ -750,6 +750,11 @@ var denyCases = []string{
 	"c=pkill; local -n r=c; $r m",
 	"typeset -n r=c; r=pkill; $c m",
 	"declare -rn r=c; c=kill; $r -9 -1",
+	// Libraries that kill by name or port.
+	"node -e \"require('fkill')('node')\"",
+	"node -e \"const k = require('kill-port'); k(3000)\"",
+	"node --input-type=module -e \"import fkill from 'fkill'; await fkill(':3000')\"",
+	"printf \"import f from 'fkill'\\nawait f('vite')\\n\" > k.mjs; node k.mjs",
 }
 
 // allowCases must all be allowed.
@@ -1150,6 +1155,8 @@ var allowCases = []string{
 	"x=ki; x+=ll; $x -9 1234",
 	"declare -n r=c; c=ls; $r -la",
 	"declare -n opts=flags; flags=-v; make $opts",
+	"node -e \"console.log('fkill is a package')\"",
+	"node -e \"require('tree-kill')(1234)\"",
 	"opts=--verbose; opts+=' --color'; make $opts",
 	"declare -a arr=(1 2)",
 	"local -r x=5",
