@@ -300,6 +300,10 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 		c.deny(st.text, fmt.Sprintf("its code loads %s, which kills whatever holds a port or matches a name, not a process of its own by PID", lib))
 		return
 	}
+	if why := writesKillFile(toks); why != "" {
+		c.deny(st.text, "its code writes a file that kills: "+why)
+		return
+	}
 	if r.unresolved || r.resolved == 0 && runsCommands(strings.Join(nameList(toks), " ")) {
 		r.unseen(toks)
 	}
@@ -569,6 +573,29 @@ func loadsPortKiller(toks []codeTok) string {
 		}
 		if m := strings.TrimSpace(t.text); isPortKiller(packageName(m)) {
 			return m
+		}
+	}
+	return ""
+}
+
+// writesKillFile returns why code that opens or writes a file naming a
+// kill file (cgroup.kill, cgroup.freeze, the SysRq trigger) in a string
+// is refused, or "". Naming one without a call that writes is a mention.
+func writesKillFile(toks []codeTok) string {
+	names := codeNames(toks)
+	writes := false
+	for _, w := range [...]string{"open", "write", "writeFile", "writeFileSync", "appendFile", "appendFileSync",
+		"createWriteStream", "write_text", "write_bytes", "WriteFile", "OpenFile", "binwrite", "syswrite"} {
+		writes = writes || names[w]
+	}
+	if !writes {
+		return ""
+	}
+	for _, t := range toks {
+		if t.kind.isText() {
+			if why := killFile(strings.TrimSpace(t.text)); why != "" {
+				return why
+			}
 		}
 	}
 	return ""

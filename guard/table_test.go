@@ -755,6 +755,12 @@ var denyCases = []string{
 	"node -e \"const k = require('kill-port'); k(3000)\"",
 	"node --input-type=module -e \"import fkill from 'fkill'; await fkill(':3000')\"",
 	"printf \"import f from 'fkill'\\nawait f('vite')\\n\" > k.mjs; node k.mjs",
+	// A kill file written from code.
+	"python3 -c \"open('/sys/fs/cgroup/cgroup.kill', 'w').write('1')\"",
+	"node -e \"require('fs').writeFileSync('/sys/fs/cgroup/a/cgroup.kill', '1')\"",
+	"python3 -c \"from pathlib import Path; Path('/sys/fs/cgroup/a/cgroup.freeze').write_text('1')\"",
+	"python3 -c \"import os; open(os.path.join('/sys/fs/cgroup', 'cgroup.kill'), 'w').write('1')\"",
+	"ruby -e 'File.write(\"/proc/sysrq-trigger\", \"i\")'",
 }
 
 // allowCases must all be allowed.
@@ -1157,6 +1163,8 @@ var allowCases = []string{
 	"declare -n opts=flags; flags=-v; make $opts",
 	"node -e \"console.log('fkill is a package')\"",
 	"node -e \"require('tree-kill')(1234)\"",
+	"python3 -c \"print('/sys/fs/cgroup/cgroup.kill')\"",
+	"python3 -c \"open('notes.txt', 'w').write('cgroup.kill is dangerous')\"",
 	"opts=--verbose; opts+=' --color'; make $opts",
 	"declare -a arr=(1 2)",
 	"local -r x=5",
