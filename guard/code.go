@@ -11,9 +11,10 @@ package guard
 // become a variable of unknown value, so they are judged as $pid would be.
 // Where a call site's argument is not a literal, the strings of the code
 // are each checked as a command line instead. Kills native to the
-// language (os.kill(-1, 9), process.kill) are out of reach, except that
-// code that lists processes (a PID listing on its input, psutil,
-// ps-list, /proc, pgrep) and signals what it finds is refused.
+// language (os.kill, process.kill) are out of reach, except on a literal
+// target the shell's kill is refused for (-1, 0, a negative group), and
+// except that code that lists processes (a PID listing on its input,
+// psutil, ps-list, /proc, pgrep) and signals what it finds is refused.
 //
 // This file holds the languages and the lexer; codecall.go the judging,
 // codetcl.go Tcl and makefiles, which have shapes of their own.

@@ -304,6 +304,10 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 		c.deny(st.text, "its code writes a file that kills: "+why)
 		return
 	}
+	if why := codeKillsGroup(l, toks); why != "" {
+		c.deny(st.text, "its code calls kill on a literal target: "+why)
+		return
+	}
 	if r.unresolved || r.resolved == 0 && runsCommands(strings.Join(nameList(toks), " ")) {
 		r.unseen(toks)
 	}
@@ -576,6 +580,79 @@ func loadsPortKiller(toks []codeTok) string {
 		}
 	}
 	return ""
+}
+
+// codeKillsGroup returns why code whose kill call has a literal target
+// that bash's kill is refused for (-1, 0, a negative process group) is
+// refused, or "": os.kill(-1, 9), process.kill(0), os.killpg(0, 9),
+// posix_kill(-1, 9), Ruby's Process.kill(9, -1), Perl's kill 9, -1. A
+// target the code computes (a child's PID) is not judged.
+func codeKillsGroup(l lang, toks []codeTok) string {
+	for i, t := range toks {
+		if t.kind != tokName {
+			continue
+		}
+		group := false
+		switch t.text[strings.LastIndexAny(t.text, ".:")+1:] {
+		case "kill", "posix_kill":
+		case "killpg":
+			group = true
+		default:
+			continue
+		}
+		args := codeCallArgs(toks[i+1:], l == langPerl)
+		targets := args[:min(1, len(args))]
+		if t.text == "Process.kill" || l == langPerl && t.text == "kill" {
+			targets = args[min(1, len(args)):] // the signal comes first
+		}
+		for _, a := range targets {
+			if group && isDigits(a) {
+				a = "-" + a // killpg(N) signals group N, as kill -N does
+			}
+			if why := pidWhy(a); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// codeCallArgs returns the arguments of the call whose tokens follow its
+// name, each as its tokens' text joined: in parentheses, or, for Perl's
+// list operators (bare), up to the statement's end.
+func codeCallArgs(toks []codeTok, bare bool) []string {
+	if len(toks) == 0 || !toks[0].is("(") && !bare {
+		return nil
+	}
+	start := 0
+	if toks[0].is("(") {
+		start = 1
+	}
+	var out []string
+	var cur strings.Builder
+	depth := 0
+	for _, t := range toks[start:] {
+		switch {
+		case t.is("(") || t.is("[") || t.is("{"):
+			depth++
+		case t.is(")") || t.is("]") || t.is("}"):
+			if depth == 0 {
+				return append(out, cur.String())
+			}
+			depth--
+		case depth == 0 && t.is(","):
+			out = append(out, cur.String())
+			cur.Reset()
+			continue
+		case depth == 0 && t.is(";"):
+			return append(out, cur.String())
+		}
+		cur.WriteString(t.text)
+		if len(out) > 8 {
+			return out
+		}
+	}
+	return append(out, cur.String())
 }
 
 // writesKillFile returns why code that opens or writes a file naming a

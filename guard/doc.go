@@ -48,9 +48,11 @@
 // whether text came from a PID-listing command such as pgrep. Code given to
 // an interpreter is judged by what it would execute: the strings it hands
 // to a shell and the word lists it runs, not the words that appear in it;
-// kills native to a language (os.kill(-1, 9)) are out of its reach unless
-// the code finds its targets in a process listing (psutil, ps-list). It
-// does not read files, the environment or anything else outside the input.
+// kills native to a language are out of its reach unless the target is
+// a literal the shell's kill is refused for (os.kill(-1, 9), killpg(0))
+// or the code finds its targets in a process listing (psutil, ps-list).
+// It does not read files, the environment or anything else outside the
+// input.
 // The rules themselves are listed at the top of rules.go.
 //
 // # Failing closed

@@ -87,7 +87,11 @@ package guard
 //     is built out of sight, each string of the code is checked as a
 //     command line. Code that reads a PID listing and calls kill is
 //     refused, and so is code that lists processes itself (psutil,
-//     ps-list, /proc, a pgrep it runs) and signals what it finds. Makefiles that make reads from stdin or from a file the
+//     ps-list, /proc, a pgrep it runs) and signals what it finds, code
+//     whose own kill has a literal target the shell's would be refused
+//     for (os.kill(-1, 9), process.kill(0)), code that loads a
+//     kill-by-name library (fkill, kill-port) and code that writes a
+//     kill file (cgroup.kill). Makefiles that make reads from stdin or from a file the
 //     input writes are checked recipe by recipe. Arguments, data and
 //     comments are not code.
 //   - Text that does not parse is checked up to the error, statement by

@@ -761,6 +761,17 @@ var denyCases = []string{
 	"python3 -c \"from pathlib import Path; Path('/sys/fs/cgroup/a/cgroup.freeze').write_text('1')\"",
 	"python3 -c \"import os; open(os.path.join('/sys/fs/cgroup', 'cgroup.kill'), 'w').write('1')\"",
 	"ruby -e 'File.write(\"/proc/sysrq-trigger\", \"i\")'",
+	// An interpreter's own kill, on a literal target the shell's would
+	// be refused for.
+	"python3 -c 'import os; os.kill(-1, 9)'",
+	"python3 -c 'import os; os.killpg(0, 9)'",
+	"node -e \"process.kill(-1)\"",
+	"node -e \"process.kill(0, 'SIGKILL')\"",
+	"php -r 'posix_kill(-1, 9);'",
+	"perl -e 'kill 9, -1'",
+	"perl -e 'kill(\"KILL\", -1)'",
+	"ruby -e 'Process.kill(9, -1)'",
+	"ruby -e 'Process.kill(\"TERM\", 0)'",
 }
 
 // allowCases must all be allowed.
@@ -1014,7 +1025,6 @@ var allowCases = []string{
 	"python3 -c 'import os; os.system(\"kill \" + str(1234))'",
 	"python3 -c 'import os; os.system(\"ls\")  # pkill node later'",
 	"python3 -c 'print(\"use pkill to stop it\")'",
-	"python3 -c 'import os; os.kill(-1, 9)'",
 	"node -e \"require('child_process').execSync('npm test') // was: pkill -f jest\"",
 	"node -e \"require('child_process').spawnSync('git', ['grep', 'pkill'])\"",
 	"node -e \"/* killall node */ console.log(1)\"",
@@ -1164,6 +1174,10 @@ var allowCases = []string{
 	"node -e \"console.log('fkill is a package')\"",
 	"node -e \"require('tree-kill')(1234)\"",
 	"python3 -c \"print('/sys/fs/cgroup/cgroup.kill')\"",
+	"python3 -c 'import os, signal; os.killpg(os.getpgid(p.pid), signal.SIGTERM)'",
+	"node -e \"process.kill(child.pid); process.kill(process.pid, 0)\"",
+	"perl -e 'kill 0, $pid'",
+	"ruby -e 'Process.kill(0, 1234)'",
 	"python3 -c \"open('notes.txt', 'w').write('cgroup.kill is dangerous')\"",
 	"opts=--verbose; opts+=' --color'; make $opts",
 	"declare -a arr=(1 2)",
