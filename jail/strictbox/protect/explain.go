@@ -21,8 +21,10 @@ func WriteTable(w io.Writer) {
 		}
 		why := r.Why
 		switch {
+		case r.Swept && r.Tool != "" && siblings[r.Who] > 1:
+			why += " [swept unless " + r.Tool + " is installed or another of its files is at the root]"
 		case r.Swept && r.Tool != "":
-			why += " [swept unless " + r.Tool + " is installed or its files are at the root]"
+			why += " [swept unless " + r.Tool + " is installed]"
 		case r.Swept && siblings[r.Who] > 1:
 			why += " [swept unless another " + r.Who + " file is at the root]"
 		case r.Swept:
