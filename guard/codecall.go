@@ -296,12 +296,13 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 		c.deny(st.text, why)
 		return
 	}
-	if lib := loadsPortKiller(toks); lib != "" {
-		c.deny(st.text, fmt.Sprintf("its code loads %s, which kills whatever holds a port or matches a name, not a process of its own by PID", lib))
+	names := codeNames(toks)
+	if lib := loadsPortKiller(toks, names); lib != "" {
+		c.denyInstead(st.text, fmt.Sprintf("its code loads %s, which kills whatever holds a port or matches a name, not a process of its own by PID", lib), insteadPort)
 		return
 	}
-	if why := writesKillFile(toks); why != "" {
-		c.deny(st.text, "its code writes a file that kills: "+why)
+	if why := writesKillFile(toks, names); why != "" {
+		c.denyInstead(st.text, "its code writes a file that kills: "+why, insteadKernel)
 		return
 	}
 	if why := codeKillsGroup(l, toks); why != "" {
@@ -566,8 +567,7 @@ func killsListed(toks []codeTok, inPids bool) string {
 // loadsPortKiller names a kill-by-name or kill-by-port library that code
 // loads (require('fkill'), import killPort from 'kill-port'), or returns
 // "": a module name as a string beside require or import.
-func loadsPortKiller(toks []codeTok) string {
-	names := codeNames(toks)
+func loadsPortKiller(toks []codeTok, names map[string]bool) string {
 	if !names["require"] && !names["import"] && !names["from"] {
 		return ""
 	}
@@ -658,14 +658,10 @@ func codeCallArgs(toks []codeTok, bare bool) []string {
 // writesKillFile returns why code that opens or writes a file naming a
 // kill file (cgroup.kill, cgroup.freeze, the SysRq trigger) in a string
 // is refused, or "". Naming one without a call that writes is a mention.
-func writesKillFile(toks []codeTok) string {
-	names := codeNames(toks)
-	writes := false
-	for _, w := range [...]string{"open", "write", "writeFile", "writeFileSync", "appendFile", "appendFileSync",
-		"createWriteStream", "write_text", "write_bytes", "WriteFile", "OpenFile", "binwrite", "syswrite"} {
-		writes = writes || names[w]
-	}
-	if !writes {
+func writesKillFile(toks []codeTok, names map[string]bool) string {
+	if !slices.ContainsFunc([]string{"open", "write", "writeFile", "writeFileSync", "appendFile", "appendFileSync",
+		"createWriteStream", "write_text", "write_bytes", "WriteFile", "OpenFile", "binwrite", "syswrite"},
+		func(w string) bool { return names[w] }) {
 		return ""
 	}
 	for _, t := range toks {

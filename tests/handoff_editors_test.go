@@ -212,29 +212,13 @@ func TestHandoffLefthookLocalWhileBoxRuns(t *testing.T) {
 	repo, _, env := strictRepo(t)
 	lefthook := agentBin(t, "lefthook")
 	env = onPath(t, env, lefthook)
-	os.WriteFile(filepath.Join(repo, "lefthook.yml"), []byte("pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n"), 0o644)
-	hostGit(t, repo, env, "add", "lefthook.yml")
-	hostGit(t, repo, env, "commit", "-q", "-m", "lefthook")
-	if r := runCmd(t, repo, env, "", lefthook, "install"); r.code != 0 {
-		t.Fatalf("lefthook install: exit %d, %s %s", r.code, r.stdout, r.stderr)
-	}
+	installHookManager(t, repo, env, lefthook, "lefthook.yml", "pre-commit:\n  commands:\n    ok:\n      run: \"true\"\n")
 	pwned := filepath.Join(t.TempDir(), "PWNED-lefthook")
 	evil := payload(t, t.TempDir(), pwned)
 	commit := committer(t, repo, env)
 	r := whileBoxWaits(t, repo, env, fmt.Sprintf(`printf 'pre-commit:\n  commands:\n    planted:\n      run: %s\n' >lefthook-local.yml`, evil),
 		func() string { return commit("while the box runs") })
-	absent(t, "host git commit while the box ran", pwned)
-	if problem := commit("after the box"); problem != "" {
-		t.Fatalf("the host's commit after the box: %s", problem)
-	}
-	absent(t, "host git commit after the box", pwned)
-	slot := slotName(repo, "run")
-	checkHeld(t, r, env, slot, []string{"lefthook-local.yml"}, []string{evil})
-	applyHeld(t, env, slot)
-	if problem := commit("after review"); problem != "" {
-		t.Fatalf("the host's commit once applied: %s", problem)
-	}
-	present(t, "host git commit once applied", pwned)
+	heldUntilApplied(t, r, repo, env, commit, pwned, "lefthook-local.yml", evil)
 }
 
 // TestHandoffPreCommitWhileBoxRuns: the repository uses pre-commit (the
@@ -254,27 +238,47 @@ func TestHandoffPreCommitWhileBoxRuns(t *testing.T) {
 		return fmt.Sprintf("  - id: %s\n    name: %s\n    entry: %s\n    language: system\n    always_run: true\n    pass_filenames: false\n", id, id, entry)
 	}
 	own := "repos:\n- repo: local\n  hooks:\n" + hook("ok", "/bin/true")
-	os.WriteFile(filepath.Join(repo, ".pre-commit-config.yaml"), []byte(own), 0o644)
-	hostGit(t, repo, env, "add", ".pre-commit-config.yaml")
-	hostGit(t, repo, env, "commit", "-q", "-m", "pre-commit")
-	if r := runCmd(t, repo, env, "", preCommit, "install"); r.code != 0 {
-		t.Fatalf("pre-commit install: exit %d, %s %s", r.code, r.stdout, r.stderr)
-	}
+	installHookManager(t, repo, env, preCommit, ".pre-commit-config.yaml", own)
 	pwned := filepath.Join(t.TempDir(), "PWNED-precommit-run")
 	evil := payload(t, t.TempDir(), pwned)
 	theirs := own + hook("planted", evil)
 	commit := committer(t, repo, env)
 	r := whileBoxWaits(t, repo, env, fmt.Sprintf("printf '%%s' '%s' >.pre-commit-config.yaml", theirs),
 		func() string { return commit("while the box runs") })
+	// pre-commit refuses an unstaged config, so the applied one is staged.
+	heldUntilApplied(t, r, repo, env, commit, pwned, ".pre-commit-config.yaml", "+    entry: "+evil, ".pre-commit-config.yaml")
+}
+
+// installHookManager commits a hook manager's config (name, content) in
+// repo and runs its install there (bin install), as its user has.
+func installHookManager(t *testing.T, repo string, env []string, bin, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hostGit(t, repo, env, "add", name)
+	hostGit(t, repo, env, "commit", "-q", "-m", filepath.Base(bin))
+	if r := runCmd(t, repo, env, "", bin, "install"); r.code != 0 {
+		t.Fatalf("%s install: exit %d, %s %s", filepath.Base(bin), r.code, r.stdout, r.stderr)
+	}
+}
+
+// heldUntilApplied is the rest of a hook manager's hand-off, after the
+// box r planted file while the host committed beside it: the payload
+// (marker pwned) ran neither then nor on the commit after the box, the
+// slot holds file with want in what review shows, and once applied the
+// next commit (staging stage too) runs it, the control.
+func heldUntilApplied(t *testing.T, r result, repo string, env []string, commit func(string, ...string) string, pwned, file, want string, stage ...string) {
+	t.Helper()
 	absent(t, "host git commit while the box ran", pwned)
 	if problem := commit("after the box"); problem != "" {
 		t.Fatalf("the host's commit after the box: %s", problem)
 	}
 	absent(t, "host git commit after the box", pwned)
 	slot := slotName(repo, "run")
-	checkHeld(t, r, env, slot, []string{".pre-commit-config.yaml"}, []string{"+    entry: " + evil})
+	checkHeld(t, r, env, slot, []string{file}, []string{want})
 	applyHeld(t, env, slot)
-	if problem := commit("after review", ".pre-commit-config.yaml"); problem != "" {
+	if problem := commit("after review", stage...); problem != "" {
 		t.Fatalf("the host's commit once applied: %s", problem)
 	}
 	present(t, "host git commit once applied", pwned)

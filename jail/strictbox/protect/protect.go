@@ -71,8 +71,9 @@ type Rule struct {
 	// ends, as deeper down for any row.
 	Suffix bool
 	// Swept is set for a row whose name gets no mount point at the
-	// repository's root when it is absent at launch: what the box creates
-	// there is swept into the review when it ends, as deeper down. Each
+	// repository's root when it is absent at launch, unless its tool is
+	// at work there ([RootCandidates]): what the box creates there is
+	// swept into the review when it ends, as deeper down. Each
 	// mount point is a file made in the user's repository and a mount,
 	// on every launch; the rows kept foreseen are the agents' own and
 	// the most common tools'. The cost of sweeping: a file the box
@@ -82,7 +83,7 @@ type Rule struct {
 	// is installed (on the host's PATH) the row is foreseen after all,
 	// since the tool may act on a new file while the box still runs
 	// (mise runs a project's hooks and env scripts at the next prompt
-	// in it).
+	// in it). So is a row one of whose Who's other files is at the root.
 	Tool string
 	// Dir is set for a directory, taken whole.
 	Dir bool
