@@ -14,7 +14,7 @@ COMMIT_DATE := $(shell git log -1 --format=%cs HEAD)
 endif
 LDFLAGS := -X main.commit=$(COMMIT) -X main.commitDate=$(COMMIT_DATE)
 # A static binary starts about a millisecond faster (no dynamic loader);
-# every launch starts aisan once and aisan-init twice, every guarded tool
+# every launch starts aisan once and aisan-init once, every guarded tool
 # call aisan-guard once.
 export CGO_ENABLED ?= 0
 

@@ -12,6 +12,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -102,18 +103,20 @@ func main() {
 	procStart := len(vs)
 	vs = append(vs, pipelineVariants(bwrap)...)
 	times := make([][]time.Duration, len(vs))
+	faults := make([][]int64, len(vs))
 	for i := 0; i < *runs+2; i++ {
 		for j, v := range vs {
 			if v.skip != "" {
 				continue
 			}
-			d, err := once(v)
+			d, n, err := once(v)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", v.name, err)
 				os.Exit(1)
 			}
 			if i >= 2 { // the first runs warm caches
 				times[j] = append(times[j], d)
+				faults[j] = append(faults[j], n)
 			}
 		}
 	}
@@ -128,7 +131,7 @@ func main() {
 		}
 		m := median(times[j])
 		floor := median(times[v.floor])
-		line := fmt.Sprintf("  %-50s %7.2f ms", v.name, ms(m))
+		line := fmt.Sprintf("  %-50s %7.2f ms %5d faults", v.name, ms(m), median(faults[j]))
 		if j > 0 && v.target == 0 && v.floor == 0 {
 			line += fmt.Sprintf("  ratio %.2f", float64(m)/float64(floor))
 		} else if j > 0 && v.target != 0 {
@@ -147,34 +150,37 @@ func main() {
 	writeFigures(*rows, append(table, starts...))
 }
 
-func once(v variant) (time.Duration, error) {
+// once runs v and returns its wall time and the page faults of its
+// process tree (those of the descendants it waited for included).
+func once(v variant) (time.Duration, int64, error) {
 	cmd := exec.Command(v.argv[0], v.argv[1:]...)
 	cmd.Env = append(os.Environ(), v.env...)
 	start := time.Now()
 	if v.tty {
 		f, err := pty.Start(cmd)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		io.Copy(io.Discard, f)
 		err = cmd.Wait()
 		f.Close()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		return time.Since(start), nil
+		return time.Since(start), pageFaults(cmd.ProcessState), nil
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("%v: %s", err, out)
+		return 0, 0, fmt.Errorf("%v: %s", err, out)
 	}
-	return time.Since(start), nil
+	return time.Since(start), pageFaults(cmd.ProcessState), nil
 }
 
-func median(d []time.Duration) time.Duration {
+func median[T cmp.Ordered](d []T) T {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	if len(s) == 0 {
-		return 0
+		var zero T
+		return zero
 	}
 	return s[len(s)/2]
 }

@@ -19,6 +19,7 @@ type startRow struct {
 	target float64 // the ratio to the empty program that issue #27 asks for; 0 for a floor
 	ratios []float64
 	times  []time.Duration
+	faults []int64
 }
 
 // processStarts times the programs that start on every launch or tool
@@ -51,7 +52,7 @@ func processStarts(aisan, empty string, runs int) []figure {
 	for i := 0; i < runs+5; i++ {
 		var floor time.Duration
 		for j, r := range rows {
-			d, err := timeStart(r)
+			d, n, err := timeStart(r)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", r.name, err)
 				os.Exit(1)
@@ -63,13 +64,15 @@ func processStarts(aisan, empty string, runs int) []figure {
 				floor = d
 			}
 			r.times = append(r.times, d)
+			r.faults = append(r.faults, n)
 			r.ratios = append(r.ratios, float64(d)/float64(floor))
 		}
 	}
-	fmt.Printf("process starts (issue #27), whole process, %d interleaved rounds (median; ratio to the empty Go program, median [middle half of the rounds]):\n", runs)
+	printFirstTouch()
+	fmt.Printf("process starts (issue #27), whole process, %d interleaved rounds (median; page faults; ratio to the empty Go program, median [middle half of the rounds]):\n", runs)
 	var figs []figure
 	for _, r := range rows {
-		line := fmt.Sprintf("  %-48s %6.2f ms", r.name, ms(median(r.times)))
+		line := fmt.Sprintf("  %-48s %6.2f ms %4d faults", r.name, ms(median(r.times)), median(r.faults))
 		if r != rows[0] {
 			lo, mid, hi := quartiles(r.ratios)
 			line += fmt.Sprintf("  %.2fx [%.2f-%.2f]", mid, lo, hi)
@@ -86,16 +89,17 @@ func processStarts(aisan, empty string, runs int) []figure {
 	return figs
 }
 
-func timeStart(r *startRow) (time.Duration, error) {
+// timeStart runs r once and returns its wall time and page faults.
+func timeStart(r *startRow) (time.Duration, int64, error) {
 	cmd := exec.Command(r.argv[0], r.argv[1:]...)
 	if r.stdin != "" {
 		cmd.Stdin = strings.NewReader(r.stdin)
 	}
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("%v: %s", err, out)
+		return 0, 0, fmt.Errorf("%v: %s", err, out)
 	}
-	return time.Since(start), nil
+	return time.Since(start), pageFaults(cmd.ProcessState), nil
 }
 
 // quartiles returns the 25th, 50th and 75th percentiles.
