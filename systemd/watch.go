@@ -102,6 +102,9 @@ type Supervisor struct {
 	Report func(Event)
 }
 
+// ActionReaped is the Action of an orphan's jail killed.
+const ActionReaped = "reaped"
+
 // Event is one thing the supervisor did or failed to do.
 type Event struct {
 	Slot string
@@ -223,7 +226,7 @@ func (s *Supervisor) apply(ctx context.Context, sl Slot, st *UnitStatus, act act
 		if err := s.Registry.ReapOrphan(ctx, sl.Name); err != nil {
 			return Event{Slot: sl.Name, Action: "reaping orphan", Err: err}, true
 		}
-		return Event{Slot: sl.Name, Action: "reaped", Detail: "orphan: its wrapper died; its jail was killed"}, true
+		return Event{Slot: sl.Name, Action: ActionReaped, Detail: "orphan: its wrapper died; its jail was killed"}, true
 	case actStopService:
 		if !strings.HasPrefix(sl.Unit, "aisan-") {
 			return Event{Slot: sl.Name, Action: "stopping service past its cap", Err: fmt.Errorf("unit %q is not one of aisan's; left alone", sl.Unit)}, true

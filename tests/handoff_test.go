@@ -476,12 +476,12 @@ func TestHandoffOpencode(t *testing.T) {
 	})
 }
 
-// TestHandoffWrapperKilled: a box whose wrapper is killed (SIGKILL: no
-// collection at its end) leaves its set open; the next 'aisan review'
-// collects it, removing the run's mount points, and shows the change.
-func TestHandoffWrapperKilled(t *testing.T) {
-	repo, _, env := strictRepo(t)
-	cmd := exec.Command(aisanBin, "run", "--strict", "--", "sh", "-c", `echo x > .envrc; echo written; exec sleep 300`)
+// orphanBox starts a strict box in repo that runs plant and then waits,
+// and kills its wrapper with SIGKILL: nothing collects the box's set at
+// its end, and the box lives on as an orphan. It returns the slot.
+func orphanBox(t *testing.T, repo string, env []string, plant string) string {
+	t.Helper()
+	cmd := exec.Command(aisanBin, "run", "--strict", "--", "sh", "-c", plant+`; echo written; exec sleep 300`)
 	cmd.Dir, cmd.Env = repo, append(os.Environ(), append(env, "AISAN_NO_SCOPE=1")...)
 	stdout, _ := cmd.StdoutPipe()
 	background(t, cmd)
@@ -492,21 +492,95 @@ func TestHandoffWrapperKilled(t *testing.T) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
 	slot := slotName(repo, "run")
-	// The jail may outlive its wrapper as an orphan; the user ends it.
-	waitFor(t, 10*time.Second, "the wrapper's end to show", func() bool { return slotList(t, env)[slot].State != "running" })
-	aisan(t, env, "", "kill", "--orphans", "--signal", "KILL")
-	waitFor(t, 10*time.Second, "the slot to be over", func() bool { return slotList(t, env)[slot].State == "exited" })
+	waitFor(t, 10*time.Second, "the wrapper's end to show", func() bool { return slotList(t, env)[slot].State == "orphaned" })
+	return slot
+}
+
+// stalePlant is what the orphaned boxes below leave: a write to .envrc
+// (a run's mount point: held in the set) and a nested repository whose
+// core.fsmonitor runs evil (where nothing was mounted: only the end's
+// sweep takes it out of the repository).
+func stalePlant(evil string) string {
+	return fmt.Sprintf(`echo x > .envrc && mkdir -p lib/sub && git init -q lib/sub && git -C lib/sub config core.fsmonitor %q`, evil)
+}
+
+// checkStaleCollected takes the host's next steps after an orphan's set
+// was collected: nothing of the run is left in the repository, git in
+// the nested repository's place runs nothing, and review shows what the
+// box wrote.
+func checkStaleCollected(t *testing.T, repo string, env []string, slot, pwned string) {
+	t.Helper()
+	for _, p := range []string{".envrc", "lib/sub/.git", ".vscode", "opencode.json"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); err == nil {
+			t.Errorf("%s is still in the repository after the box was collected", p)
+		}
+	}
+	if st := hostGit(t, repo, env, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Errorf("host git status after the box: %q", st)
+	}
+	os.MkdirAll(filepath.Join(repo, "lib", "sub"), 0o755)
+	runCmd(t, filepath.Join(repo, "lib", "sub"), env, "", "git", "status")
+	absent(t, "host git status where the box planted a repository", pwned)
+	if rv := review(t, env, slot); !strings.Contains(rv.stdout, "+x") || !strings.Contains(rv.stdout, "lib") {
+		t.Errorf("review %s: %q %q", slot, rv.stdout, rv.stderr)
+	}
+}
+
+// TestHandoffWrapperKilled: a box whose wrapper is killed (SIGKILL: no
+// collection at its end) lives on as an orphan, its set open and its
+// mount points in place; 'aisan kill --orphans' ends it and collects the
+// set at once, saying what it holds.
+func TestHandoffWrapperKilled(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	evil, pwned := fsmonitorPayload(t, "orphan-killed")
+	slot := orphanBox(t, repo, env, stalePlant(evil))
 	if _, err := os.Lstat(filepath.Join(repo, ".envrc")); err != nil {
-		t.Fatalf("want the run's mount point still there before review: %v", err)
+		t.Fatalf("want the run's mount point there while the orphan runs: %v", err)
 	}
-	l := aisan(t, env, "", "review")
-	if !strings.Contains(l.stderr, ".envrc") || !strings.Contains(l.stdout, slot) {
-		t.Fatalf("aisan review after a killed wrapper: %q %q", l.stdout, l.stderr)
+	k := aisan(t, env, "", "kill", "--orphans", "--signal", "KILL")
+	if k.code != 0 || !strings.Contains(k.stderr, ".envrc") || !strings.Contains(k.stderr, "aisan review "+slot) {
+		t.Fatalf("aisan kill --orphans does not say what it held: exit %d, %q %q", k.code, k.stdout, k.stderr)
 	}
-	if b, err := os.ReadFile(filepath.Join(repo, ".envrc")); err == nil {
-		t.Errorf("the box's .envrc is in the repository: %q", b)
+	checkStaleCollected(t, repo, env, slot, pwned)
+}
+
+// TestHandoffWrapperKilledWatch: 'aisan watch', which reaps orphans by
+// itself, collects what it reaped.
+func TestHandoffWrapperKilledWatch(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	evil, pwned := fsmonitorPayload(t, "orphan-watch")
+	slot := orphanBox(t, repo, env, stalePlant(evil))
+	w := aisan(t, env, "", "watch", "--once")
+	if w.code != 0 || !strings.Contains(w.stdout, "reaped") || !strings.Contains(w.stderr, "aisan review "+slot) {
+		t.Fatalf("aisan watch --once: exit %d, %q %q", w.code, w.stdout, w.stderr)
 	}
-	if rv := review(t, env, slot); !strings.Contains(rv.stdout, "+x") {
-		t.Errorf("review: %q %q", rv.stdout, rv.stderr)
+	checkStaleCollected(t, repo, env, slot, pwned)
+}
+
+// TestHandoffStaleSetNextLaunch: an orphaned box whose processes die
+// without aisan (the user kills them, or the machine's OOM killer does)
+// leaves a set nobody collects. The next strict launch in the repository
+// collects it before it looks at the repository; while the orphan still
+// ran, a launch there left its set alone.
+func TestHandoffStaleSetNextLaunch(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	evil, pwned := fsmonitorPayload(t, "orphan-stale")
+	slot := orphanBox(t, repo, env, stalePlant(evil))
+	if r := strict(t, repo, env, nil, "true"); r.code != 0 {
+		t.Fatalf("a launch beside the orphan: exit %d, %q", r.code, r.stderr)
 	}
+	if _, err := os.Lstat(filepath.Join(repo, ".envrc")); err != nil {
+		t.Fatalf("a launch beside a live orphan collected its set (its mount point is gone): %v", err)
+	}
+	init := slotList(t, env)[slot].InitPID
+	if init <= 0 {
+		t.Fatalf("no init PID for %s", slot)
+	}
+	syscall.Kill(init, syscall.SIGKILL)
+	waitFor(t, 10*time.Second, "the orphan to be over", func() bool { return slotList(t, env)[slot].State == "exited" })
+	r := strict(t, repo, env, nil, "true")
+	if r.code != 0 || !strings.Contains(r.stderr, ".envrc") || !strings.Contains(r.stderr, "aisan review "+slot) {
+		t.Fatalf("the next launch does not say it collected the orphan's set: exit %d, %q", r.code, r.stderr)
+	}
+	checkStaleCollected(t, repo, env, slot, pwned)
 }

@@ -108,6 +108,9 @@ func runKill(ctx context.Context, args []string) error {
 		for _, name := range killed {
 			fmt.Println("killed", name)
 		}
+		if len(killed) > 0 {
+			collectKilled(reg)
+		}
 		var failed []error
 		for _, p := range problems {
 			var ce *slot.CorruptError
@@ -120,6 +123,7 @@ func runKill(ctx context.Context, args []string) error {
 		return errors.Join(failed...)
 	}
 	var failed []error
+	killed := false
 	for _, name := range names {
 		if sig == 0 {
 			_, err = reg.Stop(name, *grace)
@@ -131,11 +135,23 @@ func runKill(ctx context.Context, args []string) error {
 			continue
 		}
 		fmt.Println("killed", name)
+		killed = true
+	}
+	if killed {
+		collectKilled(reg)
 	}
 	if len(failed) == 1 {
 		return slotError(failed[0])
 	}
 	return errors.Join(failed...)
+}
+
+// collectKilled collects what the strict boxes just killed left held:
+// a box whose wrapper was gone (an orphan) had nobody left to do it.
+func collectKilled(reg *slot.Registry) {
+	if home, err := slot.Home(); err == nil {
+		collectStale(home, reg)
+	}
 }
 
 // killerName says who is killing, for the line the killed agent's

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
@@ -61,7 +60,9 @@ func runReview(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	collectStale(home)
+	if reg, err := openRegistry(); err == nil {
+		collectStale(home, reg)
+	}
 	if len(names) == 0 {
 		if *apply || *discard {
 			return withHint(usageErr("review: --apply and --discard need a slot"), "run 'aisan review' to list the slots with held changes")
@@ -127,46 +128,6 @@ func runReview(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "aisan: hint: 'aisan review %s --apply' writes these into the repository, --discard drops them\n", name)
 	return nil
-}
-
-// collectStale collects the sets of boxes that ended without their
-// wrapper or keeper collecting them (killed with SIGKILL, a crash): the
-// slot's latest launch is over, or its record is gone.
-func collectStale(home string) {
-	sets, _ := held.Manifests(home, "")
-	reg, err := openRegistry()
-	if err != nil {
-		return
-	}
-	entries, _ := reg.List()
-	state := map[string]slot.State{}
-	ended := map[string]time.Time{}
-	for _, e := range entries {
-		state[e.Slot] = e.State
-		ended[e.Slot] = e.End
-	}
-	for _, s := range sets {
-		if s.State != held.Open {
-			continue
-		}
-		if st, ok := state[s.Slot]; ok && st != slot.Exited {
-			continue // its box may still run
-		}
-		// What changed after the box ended is the user's: the sweep
-		// leaves it. Without a recorded end (the box was killed), now.
-		end := ended[s.Slot]
-		if end.IsZero() || end.Before(s.Start) {
-			end = time.Now()
-		}
-		r, err := held.EndAt(s.Dir, end)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "aisan: warning: collecting %s: %s\n", s.Dir, held.Quote(err.Error()))
-			continue
-		}
-		for _, l := range r.Lines(s.Repo, s.Slot) {
-			fmt.Fprintf(os.Stderr, "aisan: warning: %s\n", l)
-		}
-	}
 }
 
 // listHeld prints the slots with held changes.

@@ -47,6 +47,13 @@ func runWatch(ctx context.Context, args []string) error {
 	defer stop()
 	report := func(e systemd.Event) {
 		fmt.Fprintf(os.Stdout, "%s %s\n", time.Now().Format(time.RFC3339), e)
+		if e.Action == systemd.ActionReaped && e.Err == nil {
+			// A strict orphan's wrapper did not collect what its box
+			// left; now that the box is gone, collect it.
+			if reg, err := openRegistry(); err == nil {
+				collectKilled(reg)
+			}
+		}
 	}
 	sup, closeFn, err := launch.Supervisor(ctx, report)
 	if err != nil {

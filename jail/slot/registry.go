@@ -355,6 +355,27 @@ func (r *Registry) entry(rec Record, now time.Time) (Entry, error) {
 	return e, nil
 }
 
+// Over reports whether the launch of the slot called name that started
+// at since is over, nothing of it alive, and by when: its recorded end,
+// zero when none was recorded. A record of a later launch says so too,
+// by its start: a launch takes a name only once nothing of the one
+// before is alive (a held lock or a live jail keeps it). A slot without
+// a record is over: a record goes only once it is. One whose record
+// cannot be read, or that is running, background or orphaned, is not.
+func (r *Registry) Over(name string, since time.Time) (time.Time, bool) {
+	e, err := r.Lookup(name)
+	var unknown *UnknownSlotError
+	switch {
+	case errors.As(err, &unknown):
+		return time.Time{}, ValidName(name)
+	case err != nil:
+		return time.Time{}, false
+	case e.Start.After(since):
+		return e.Start, true
+	}
+	return e.End, e.State == Exited
+}
+
 // Lookup returns the slot called name, or an [*UnknownSlotError].
 func (r *Registry) Lookup(name string) (Entry, error) {
 	if ValidName(name) {

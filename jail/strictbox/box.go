@@ -124,7 +124,11 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}
-	f, err := gather(req.Kind, command, h, slotName, b.Options)
+	var sweep func(repo string)
+	if !dry {
+		sweep = func(repo string) { collectStale(h.AisanHome, repo, req.Say) }
+	}
+	f, err := gather(req.Kind, command, h, slotName, b.Options, sweep)
 	if err != nil {
 		return jail.Prepared{}, nil, err
 	}

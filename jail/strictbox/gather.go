@@ -277,8 +277,9 @@ type facts struct {
 }
 
 // gather reads what a strict box of kind running command in the slot
-// named is decided from, on host h.
-func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Options) (facts, error) {
+// named is decided from, on host h. sweep, when not nil, is given the
+// repository before anything in it is read.
+func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Options, sweep func(repo string)) (facts, error) {
 	var f facts
 	f.repo = gitpin.Find(h.Cwd)
 	if f.repo == "" {
@@ -292,6 +293,9 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	}
 	if err := protect.CheckRoot([]string{f.repo, h.Cwd}, sharedDirs(h)); err != nil {
 		return f, err
+	}
+	if sweep != nil {
+		sweep(f.repo)
 	}
 	// A box writes its repository as a bind spec's rw entry writes its
 	// source: the same table says where it may not.

@@ -3,6 +3,7 @@ package strictbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -192,6 +193,13 @@ func (s *services) collectHeld(say jail.Say) {
 		return
 	}
 	r, err := held.End(s.held)
+	var done *held.CollectedError
+	if errors.As(err, &done) {
+		// 'aisan kill' or 'aisan review' saw the box gone first and
+		// said what it held.
+		say(jail.Note, fmt.Sprintf("what the box changed of what host tools run was collected by another aisan command; 'aisan review %s' shows it", s.slot))
+		return
+	}
 	if err != nil {
 		say(jail.Warning, fmt.Sprintf("collecting what the box changed of what host tools run (%s): %s; 'aisan review' lists it", s.held, held.Quote(err.Error())))
 		return

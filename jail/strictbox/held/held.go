@@ -396,13 +396,23 @@ func Collect(set string, sweep []string) (Result, error) {
 // read it records in the set (which is then held, never removed) and
 // goes on, so the set reaches its final state in this one call and no
 // later sweep (which could take what the user made since) runs for it.
+//
+// It runs under the store's lock, so that one set is collected once: a
+// box's own end and a stale sweep ('aisan kill', 'aisan review') may
+// reach it at the same moment, and two sweeps of one set would move two
+// paths to one name in it.
 func collect(set string, s protect.Since, ended time.Time) (Result, error) {
+	unlock, err := lockStore(filepath.Dir(filepath.Dir(set)))
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
 	m, err := ReadManifest(set)
 	if err != nil {
 		return Result{}, err
 	}
 	if m.State != Open {
-		return Result{}, fmt.Errorf("%s was collected already (it is %s)", set, m.State)
+		return Result{}, &CollectedError{Set: set, State: m.State}
 	}
 	r := Result{Set: set}
 	if err := handOverOrUndo(set, &m); err != nil {
@@ -492,15 +502,10 @@ func files(cs []Change) []string {
 // there is one: removing them now would detach that box's mounts on them
 // (an unlink in one mount namespace does so in every other), and what it
 // then wrote there would land in the repository. The last box to end
-// removes them. Under the store's lock, so that two ends never hand over
-// to each other, and a set being collected never receives.
+// removes them. The caller holds the store's lock, so that two ends
+// never hand over to each other, and a set being collected never
+// receives.
 func handOverOrUndo(set string, m *Manifest) error {
-	store := filepath.Dir(filepath.Dir(set))
-	unlock, err := lockStore(store)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	if err := unmarkOpen(set, m.Repo); err != nil {
 		return err
 	}
@@ -518,6 +523,17 @@ func handOverOrUndo(set string, m *Manifest) error {
 	}
 	m.Created = nil
 	return nil
+}
+
+// CollectedError is the error of collecting a set that is no longer
+// open: its box's end, or another sweep, collected it first.
+type CollectedError struct {
+	Set   string
+	State string
+}
+
+func (e *CollectedError) Error() string {
+	return fmt.Sprintf("%s was collected already (it is %s)", e.Set, e.State)
 }
 
 // lockStore takes the held store's lock.
@@ -694,7 +710,7 @@ func EndAt(set string, ended time.Time) (Result, error) {
 		return Result{}, err
 	}
 	if m.State != Open {
-		return Result{}, fmt.Errorf("%s was collected already (it is %s)", set, m.State)
+		return Result{}, &CollectedError{Set: set, State: m.State}
 	}
 	known := slices.Clone(m.Known)
 	for _, it := range m.Items {

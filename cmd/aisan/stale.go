@@ -1,0 +1,25 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/aisan-dev/aisan/jail/slot"
+	"github.com/aisan-dev/aisan/jail/strictbox/held"
+)
+
+// collectStale collects the held sets of strict boxes that ended without
+// their wrapper or keeper collecting them (killed with SIGKILL, a crash),
+// and says what each now holds for review. 'aisan review', 'aisan kill'
+// and 'aisan watch' call it: each sees boxes end that nobody else saw.
+func collectStale(home string, reg *slot.Registry) {
+	for _, s := range held.CollectStale(home, "", reg.Over) {
+		if s.Err != nil {
+			fmt.Fprintf(os.Stderr, "aisan: warning: collecting %s: %s\n", s.Dir, held.Quote(s.Err.Error()))
+			continue
+		}
+		for _, l := range s.Result.Lines(s.Repo, s.Slot) {
+			fmt.Fprintf(os.Stderr, "aisan: warning: %s\n", l)
+		}
+	}
+}

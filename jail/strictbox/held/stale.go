@@ -1,0 +1,89 @@
+package held
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Over tells whether the launch of a slot that started at start is
+// over, nothing of it alive, and by when (zero when that was not
+// recorded: a wrapper killed, a crash). It must answer false whenever a
+// box of that launch may still run: a set collected under a running box
+// loses its mount points, and what the box writes there next lands in
+// the repository.
+type Over func(slot string, start time.Time) (end time.Time, over bool)
+
+// Stale is an open set whose box ended without its wrapper or keeper
+// collecting it, as [CollectStale] found it, and what collecting it gave.
+type Stale struct {
+	Set
+	Result Result
+	Err    error
+}
+
+// CollectStale collects the open sets whose boxes are over (by over) but
+// were never collected: a wrapper killed with SIGKILL, a crash. Until
+// then the repository keeps the run's mount points, and anything the box
+// planted where nothing was mounted, for the host's next step to find. It
+// looks at the sets of repo, through the open index, or at every set in
+// the store when repo is "".
+//
+// The sweep keeps what changed after the box's end; a set whose end was
+// not recorded, or predates it (the slot's record is a later launch's),
+// is swept up to now: more is held for review, nothing is lost.
+func CollectStale(aisanHome, repo string, over Over) []Stale {
+	var sets []Set
+	if repo == "" {
+		sets, _ = Manifests(aisanHome, "")
+	} else {
+		sets = openSetsOf(aisanHome, repo)
+	}
+	var out []Stale
+	for _, s := range sets {
+		if s.State != Open {
+			continue
+		}
+		end, ok := over(s.Slot, s.Start)
+		if !ok {
+			continue
+		}
+		if end.IsZero() || end.Before(s.Start) {
+			end = time.Now()
+		}
+		r, err := EndAt(s.Dir, end)
+		var done *CollectedError
+		if errors.As(err, &done) {
+			continue // its box's end, or another sweep, was first
+		}
+		out = append(out, Stale{Set: s, Result: r, Err: err})
+	}
+	return out
+}
+
+// openSetsOf lists the sets the open index names for repo. The index is a
+// hint: a set whose manifest does not say open, for repo, is left out.
+func openSetsOf(aisanHome, repo string) []Set {
+	store := Dir(aisanHome)
+	dir := filepath.Dir(openEntry(filepath.Join(store, "x", "y"), repo))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []Set
+	for _, e := range ents {
+		slot, id, ok := strings.Cut(e.Name(), "+")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		set := filepath.Join(store, slot, id)
+		m, err := ReadManifest(set)
+		if err != nil || m.State != Open || m.Repo != repo || m.Slot != slot {
+			continue
+		}
+		out = append(out, Set{Dir: set, Manifest: m})
+	}
+	return out
+}
