@@ -528,33 +528,25 @@ func checkStaleCollected(t *testing.T, repo string, env []string, slot, pwned st
 
 // TestHandoffWrapperKilled: a box whose wrapper is killed (SIGKILL: no
 // collection at its end) lives on as an orphan, its set open and its
-// mount points in place; 'aisan kill --orphans' ends it and collects the
-// set at once, saying what it holds.
+// mount points in place. Whatever ends it collects the set at once and
+// says what it holds: 'aisan kill --orphans', or 'aisan watch', which
+// reaps orphans by itself.
 func TestHandoffWrapperKilled(t *testing.T) {
-	repo, _, env := strictRepo(t)
-	evil, pwned := fsmonitorPayload(t, "orphan-killed")
-	slot := orphanBox(t, repo, env, stalePlant(evil))
-	if _, err := os.Lstat(filepath.Join(repo, ".envrc")); err != nil {
-		t.Fatalf("want the run's mount point there while the orphan runs: %v", err)
+	for _, end := range [][]string{{"kill", "--orphans", "--signal", "KILL"}, {"watch", "--once"}} {
+		t.Run(end[0], func(t *testing.T) {
+			repo, _, env := strictRepo(t)
+			evil, pwned := fsmonitorPayload(t, "orphan-"+end[0])
+			slot := orphanBox(t, repo, env, stalePlant(evil))
+			if _, err := os.Lstat(filepath.Join(repo, ".envrc")); err != nil {
+				t.Fatalf("want the run's mount point there while the orphan runs: %v", err)
+			}
+			r := aisan(t, env, "", end...)
+			if r.code != 0 || !strings.Contains(r.stderr, ".envrc") || !strings.Contains(r.stderr, "aisan review "+slot) {
+				t.Fatalf("aisan %s does not say what it held: exit %d, %q %q", strings.Join(end, " "), r.code, r.stdout, r.stderr)
+			}
+			checkStaleCollected(t, repo, env, slot, pwned)
+		})
 	}
-	k := aisan(t, env, "", "kill", "--orphans", "--signal", "KILL")
-	if k.code != 0 || !strings.Contains(k.stderr, ".envrc") || !strings.Contains(k.stderr, "aisan review "+slot) {
-		t.Fatalf("aisan kill --orphans does not say what it held: exit %d, %q %q", k.code, k.stdout, k.stderr)
-	}
-	checkStaleCollected(t, repo, env, slot, pwned)
-}
-
-// TestHandoffWrapperKilledWatch: 'aisan watch', which reaps orphans by
-// itself, collects what it reaped.
-func TestHandoffWrapperKilledWatch(t *testing.T) {
-	repo, _, env := strictRepo(t)
-	evil, pwned := fsmonitorPayload(t, "orphan-watch")
-	slot := orphanBox(t, repo, env, stalePlant(evil))
-	w := aisan(t, env, "", "watch", "--once")
-	if w.code != 0 || !strings.Contains(w.stdout, "reaped") || !strings.Contains(w.stderr, "aisan review "+slot) {
-		t.Fatalf("aisan watch --once: exit %d, %q %q", w.code, w.stdout, w.stderr)
-	}
-	checkStaleCollected(t, repo, env, slot, pwned)
 }
 
 // TestHandoffStaleSetNextLaunch: an orphaned box whose processes die

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,29 +75,39 @@ func unmarkOpen(set, repo string) error {
 // their manifests, in the index's order; the caller holds the store's
 // lock. A stale entry is dropped on the way.
 func openIn(set, repo string) ([]string, []Manifest) {
-	dir := filepath.Dir(openEntry(set, repo))
-	store := filepath.Dir(filepath.Dir(dir))
-	ents, _ := os.ReadDir(dir)
 	var sets []string
 	var ms []Manifest
-	for _, e := range ents {
-		slot, id, ok := strings.Cut(e.Name(), "+")
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		o := filepath.Join(store, slot, id)
+	for o, entry := range indexed(filepath.Dir(openEntry(set, repo))) {
 		if o == set {
 			continue
 		}
 		m, err := ReadManifest(o)
 		if err != nil || m.State != Open || m.Repo != repo {
-			os.Remove(filepath.Join(dir, e.Name()))
+			os.Remove(entry)
 			continue
 		}
 		sets = append(sets, o)
 		ms = append(ms, m)
 	}
 	return sets, ms
+}
+
+// indexed yields the sets an index directory of the store names, each
+// with its entry.
+func indexed(dir string) iter.Seq2[string, string] {
+	return func(yield func(set, entry string) bool) {
+		store := filepath.Dir(filepath.Dir(dir))
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			slot, id, ok := strings.Cut(e.Name(), "+")
+			if !ok || !e.Type().IsRegular() {
+				continue
+			}
+			if !yield(filepath.Join(store, slot, id), filepath.Join(dir, e.Name())) {
+				return
+			}
+		}
+	}
 }
 
 // indexOpenSets makes the open index of a store that has none yet, with

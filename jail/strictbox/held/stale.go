@@ -2,9 +2,7 @@ package held
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -66,21 +64,10 @@ func CollectStale(aisanHome, repo string, over Over) []Stale {
 // openSetsOf lists the sets the open index names for repo. The index is a
 // hint: a set whose manifest does not say open, for repo, is left out.
 func openSetsOf(aisanHome, repo string) []Set {
-	store := Dir(aisanHome)
-	dir := filepath.Dir(openEntry(filepath.Join(store, "x", "y"), repo))
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
 	var out []Set
-	for _, e := range ents {
-		slot, id, ok := strings.Cut(e.Name(), "+")
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		set := filepath.Join(store, slot, id)
+	for set := range indexed(filepath.Dir(openEntry(filepath.Join(Dir(aisanHome), "x", "y"), repo))) {
 		m, err := ReadManifest(set)
-		if err != nil || m.State != Open || m.Repo != repo || m.Slot != slot {
+		if err != nil || m.State != Open || m.Repo != repo || m.Slot != filepath.Base(filepath.Dir(set)) {
 			continue
 		}
 		out = append(out, Set{Dir: set, Manifest: m})
