@@ -21,6 +21,13 @@ func TestOver(t *testing.T) {
 	defer s.Release()
 	running := s.Record()
 	os.WriteFile(reg.recordPath("corrupt-00000000-run"), []byte("{"), 0o600)
+	// A running launch whose record someone removed: its lock says it runs.
+	other, err := reg.Acquire(wt, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Release()
+	os.Remove(reg.recordPath(other.Name()))
 	for _, c := range []struct {
 		name  string
 		slot  string
@@ -32,6 +39,7 @@ func TestOver(t *testing.T) {
 		{"running, this launch", running.Slot, running.Start, false, time.Time{}},
 		{"running, a later launch than the set's", running.Slot, running.Start.Add(-time.Minute), true, running.Start},
 		{"no record", "gone-00000000-run", end, true, time.Time{}},
+		{"no record, its lock held", other.Name(), end, false, time.Time{}},
 		{"not a slot's name", "../x", end, false, time.Time{}},
 		{"unreadable record", "corrupt-00000000-run", end, false, time.Time{}},
 	} {

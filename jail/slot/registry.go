@@ -360,14 +360,19 @@ func (r *Registry) entry(rec Record, now time.Time) (Entry, error) {
 // zero when none was recorded. A record of a later launch says so too,
 // by its start: a launch takes a name only once nothing of the one
 // before is alive (a held lock or a live jail keeps it). A slot without
-// a record is over: a record goes only once it is. One whose record
-// cannot be read, or that is running, background or orphaned, is not.
+// a record is over unless its lock is held: a record goes only once it
+// is. One whose record cannot be read, or that is running, background
+// or orphaned, is not.
 func (r *Registry) Over(name string, since time.Time) (time.Time, bool) {
 	e, err := r.Lookup(name)
 	var unknown *UnknownSlotError
 	switch {
 	case errors.As(err, &unknown):
-		return time.Time{}, ValidName(name)
+		if !ValidName(name) {
+			return time.Time{}, false
+		}
+		held, err := lockHeld(r.lockPath(name))
+		return time.Time{}, err == nil && !held
 	case err != nil:
 		return time.Time{}, false
 	case e.Start.After(since):
