@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/busproxy"
@@ -51,6 +52,9 @@ type Session struct {
 	// Strict is what planning a strict box found; nil for a deny-list
 	// jail.
 	Strict *StrictPlan
+	// Launched is the start the slot's record gives this launch, which
+	// tells it from the slot's other launches; the launcher sets it.
+	Launched time.Time
 }
 
 // maskFile is the empty file in the slot's run directory that a

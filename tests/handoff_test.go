@@ -555,9 +555,23 @@ func TestHandoffWrapperKilled(t *testing.T) {
 // collects it before it looks at the repository; while the orphan still
 // ran, a launch there left its set alone.
 func TestHandoffStaleSetNextLaunch(t *testing.T) {
-	repo, _, env := strictRepo(t)
+	repo, home, env := strictRepo(t)
 	evil, pwned := fsmonitorPayload(t, "orphan-stale")
 	slot := orphanBox(t, repo, env, stalePlant(evil))
+	// The set names its launch by the start the slot's record gives it.
+	ms, _ := filepath.Glob(filepath.Join(home, ".aisan", "held", slot, "*", "manifest.json"))
+	var m struct {
+		Launch time.Time `json:"launch"`
+	}
+	if len(ms) != 1 {
+		t.Fatalf("want one set for %s, found %q", slot, ms)
+	}
+	if b, err := os.ReadFile(ms[0]); err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatalf("reading %s: %v", ms[0], err)
+	}
+	if start, err := time.Parse(time.RFC3339Nano, slotList(t, env)[slot].Start); err != nil || !m.Launch.Equal(start) {
+		t.Errorf("the set's launch is %v, the slot's record started %v (%v)", m.Launch, start, err)
+	}
 	if r := strict(t, repo, env, nil, "true"); r.code != 0 {
 		t.Fatalf("a launch beside the orphan: exit %d, %q", r.code, r.stderr)
 	}

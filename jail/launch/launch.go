@@ -336,6 +336,7 @@ func (l *run) prepareFiles() error {
 	if err != nil {
 		return err
 	}
+	s.Launched = sl.Record().Start
 	l.s = s
 	trace("planned")
 	// We hold the slot's name, so whatever is there was left by a wrapper

@@ -89,6 +89,10 @@ type Manifest struct {
 	Repo  string    `json:"repo"`
 	Start time.Time `json:"start"`
 	State string    `json:"state"`
+	// Launch is the start the slot's record gave the launch that made
+	// the set: it tells that launch from a later one of the same slot
+	// (a set made by an older aisan has none).
+	Launch time.Time `json:"launch,omitzero"`
 	// Items are the plan's protections, numbered as work/N and base/N.
 	Items []protect.Item `json:"items"`
 	// Created are the mount points made for the run, in creation order.

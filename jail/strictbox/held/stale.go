@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Over tells whether the launch of a slot that started at start is
-// over, nothing of it alive, and by when (zero when that was not
+// Over tells whether the launch of a slot that started at start (its
+// record's start: Manifest.Launch) is over, nothing of it alive, and by when (zero when that was not
 // recorded: a wrapper killed, a crash). It must answer false whenever a
 // box of that launch may still run: a set collected under a running box
 // loses its mount points, and what the box writes there next lands in
@@ -44,7 +44,12 @@ func CollectStale(aisanHome, repo string, over Over) []Stale {
 		if s.State != Open {
 			continue
 		}
-		end, ok := over(s.Slot, s.Start)
+		since := s.Launch
+		if since.IsZero() {
+			// An older aisan's set: its launch started before it.
+			since = s.Start
+		}
+		end, ok := over(s.Slot, since)
 		if !ok {
 			continue
 		}

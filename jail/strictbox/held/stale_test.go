@@ -98,3 +98,40 @@ func TestCollectOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectStaleAsksByLaunch: the question is asked of the launch that
+// made the set, by its record's start: a set made a moment after its
+// launch started, on a clock stepped back meanwhile, must not pass for
+// a later launch's. A set from before the field asks by its own start.
+func TestCollectStaleAsksByLaunch(t *testing.T) {
+	launch := time.Now().Add(-time.Minute).Round(0)
+	for _, c := range []struct {
+		name   string
+		launch time.Time
+	}{{"this launch's start", launch}, {"an older aisan's set", time.Time{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			d, _ := filepath.EvalSymlinks(t.TempDir())
+			repo, home := filepath.Join(d, "repo"), filepath.Join(d, "home")
+			os.MkdirAll(repo, 0o755)
+			start := launch.Add(-time.Second) // the clock stepped back
+			set := NewSetDir(home, "repo-1-claude", start)
+			if err := Prepare(set, Manifest{Slot: "repo-1-claude", Repo: repo, Start: start, Launch: c.launch, Items: []protect.Item{
+				{Path: filepath.Join(repo, ".envrc"), How: protect.Create},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			var asked time.Time
+			CollectStale(home, repo, func(_ string, since time.Time) (time.Time, bool) {
+				asked = since
+				return time.Time{}, false
+			})
+			want := c.launch
+			if want.IsZero() {
+				want = start
+			}
+			if !asked.Equal(want) {
+				t.Errorf("asked about the launch of %v, want %v", asked, want)
+			}
+		})
+	}
+}
