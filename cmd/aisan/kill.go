@@ -35,6 +35,10 @@ the process is still in the jail's namespace, so a PID or a unit name that
 something else has reused is never hit. A headless service is stopped
 through systemd, so it is not restarted.
 
+A strict box whose aisan died (an orphan) has nobody to collect what it
+changed of what host tools run: once it is killed, kill collects it and
+says what it holds for review ('aisan review').
+
 Options:
   --all            end every running, background and orphaned slot
   --orphans        end only orphaned slots (their aisan died, their jail
