@@ -113,7 +113,8 @@ func runKill(ctx context.Context, args []string) error {
 			fmt.Println("killed", name)
 		}
 		if len(killed) > 0 {
-			collectKilled(reg)
+			// An orphan among them had nobody left to collect its set.
+			collectStale(reg)
 		}
 		var failed []error
 		for _, p := range problems {
@@ -142,20 +143,12 @@ func runKill(ctx context.Context, args []string) error {
 		killed = true
 	}
 	if killed {
-		collectKilled(reg)
+		collectStale(reg)
 	}
 	if len(failed) == 1 {
 		return slotError(failed[0])
 	}
 	return errors.Join(failed...)
-}
-
-// collectKilled collects what the strict boxes just killed left held:
-// a box whose wrapper was gone (an orphan) had nobody left to do it.
-func collectKilled(reg *slot.Registry) {
-	if home, err := slot.Home(); err == nil {
-		collectStale(home, reg)
-	}
 }
 
 // killerName says who is killing, for the line the killed agent's

@@ -61,7 +61,7 @@ func runReview(ctx context.Context, args []string) error {
 		return err
 	}
 	if reg, err := openRegistry(); err == nil {
-		collectStale(home, reg)
+		collectStale(reg)
 	}
 	if len(names) == 0 {
 		if *apply || *discard {

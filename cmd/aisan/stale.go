@@ -12,13 +12,13 @@ import (
 // their wrapper or keeper collecting them (killed with SIGKILL, a crash),
 // and says what each now holds for review. 'aisan review', 'aisan kill'
 // and 'aisan watch' call it: each sees boxes end that nobody else saw.
-func collectStale(home string, reg *slot.Registry) {
+func collectStale(reg *slot.Registry) {
+	home, err := slot.Home()
+	if err != nil {
+		return
+	}
 	for _, s := range held.CollectStale(home, "", reg.Over) {
-		if s.Err != nil {
-			fmt.Fprintf(os.Stderr, "aisan: warning: collecting %s: %s\n", s.Dir, held.Quote(s.Err.Error()))
-			continue
-		}
-		for _, l := range s.Result.Lines(s.Repo, s.Slot) {
+		for _, l := range s.Lines() {
 			fmt.Fprintf(os.Stderr, "aisan: warning: %s\n", l)
 		}
 	}

@@ -51,7 +51,7 @@ func runWatch(ctx context.Context, args []string) error {
 			// A strict orphan's wrapper did not collect what its box
 			// left; now that the box is gone, collect it.
 			if reg, err := openRegistry(); err == nil {
-				collectKilled(reg)
+				collectStale(reg)
 			}
 		}
 	}

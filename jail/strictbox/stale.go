@@ -1,8 +1,6 @@
 package strictbox
 
 import (
-	"fmt"
-
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
@@ -20,11 +18,7 @@ func collectStale(aisanHome, repo string, say jail.Say) {
 		return
 	}
 	for _, s := range held.CollectStale(aisanHome, repo, reg.Over) {
-		if s.Err != nil {
-			say(jail.Warning, fmt.Sprintf("collecting what an earlier box left (%s): %s; 'aisan review' lists it", s.Dir, held.Quote(s.Err.Error())))
-			continue
-		}
-		for _, l := range s.Result.Lines(s.Repo, s.Slot) {
+		for _, l := range s.Lines() {
 			say(jail.Warning, l)
 		}
 	}

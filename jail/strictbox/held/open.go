@@ -34,9 +34,13 @@ const openDir = ".open"
 
 // openEntry is set's entry in the open index.
 func openEntry(set, repo string) string {
+	return filepath.Join(indexDir(filepath.Dir(filepath.Dir(set)), repo), filepath.Base(filepath.Dir(set))+"+"+filepath.Base(set))
+}
+
+// indexDir is the open index's directory for repo's sets in store.
+func indexDir(store, repo string) string {
 	sum := sha256.Sum256([]byte(repo))
-	store := filepath.Dir(filepath.Dir(set))
-	return filepath.Join(store, openDir, hex.EncodeToString(sum[:8]), filepath.Base(filepath.Dir(set))+"+"+filepath.Base(set))
+	return filepath.Join(store, openDir, hex.EncodeToString(sum[:8]))
 }
 
 // markOpen adds set to the open index; the caller holds the store's lock.

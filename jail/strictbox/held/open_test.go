@@ -14,7 +14,7 @@ import (
 // openEntries lists the open index of repo's sets under home.
 func openEntries(t testing.TB, home, repo string) []string {
 	t.Helper()
-	dir := filepath.Dir(openEntry(NewSetDir(home, "x", time.Now()), repo))
+	dir := indexDir(Dir(home), repo)
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)

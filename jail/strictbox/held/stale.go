@@ -2,6 +2,7 @@ package held
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 )
@@ -66,11 +67,20 @@ func CollectStale(aisanHome, repo string, over Over) []Stale {
 	return out
 }
 
+// Lines are what to tell the user of s: what its set now holds for
+// review, or why it could not be collected.
+func (s Stale) Lines() []string {
+	if s.Err != nil {
+		return []string{fmt.Sprintf("collecting what an earlier box left (%s): %s; 'aisan review' lists it", s.Dir, Quote(s.Err.Error()))}
+	}
+	return s.Result.Lines(s.Repo, s.Slot)
+}
+
 // openSetsOf lists the sets the open index names for repo. The index is a
 // hint: a set whose manifest does not say open, for repo, is left out.
 func openSetsOf(aisanHome, repo string) []Set {
 	var out []Set
-	for set := range indexed(filepath.Dir(openEntry(filepath.Join(Dir(aisanHome), "x", "y"), repo))) {
+	for set := range indexed(indexDir(Dir(aisanHome), repo)) {
 		m, err := ReadManifest(set)
 		if err != nil || m.State != Open || m.Repo != repo || m.Slot != filepath.Base(filepath.Dir(set)) {
 			continue

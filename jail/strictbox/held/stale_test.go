@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,5 +135,20 @@ func TestCollectStaleAsksByLaunch(t *testing.T) {
 				t.Errorf("asked about the launch of %v, want %v", asked, want)
 			}
 		})
+	}
+}
+
+// TestStaleLines: a set that could not be collected is named with the
+// reason, escaped (the box chose the names); a collected one says what
+// it holds, as the box's own end would.
+func TestStaleLines(t *testing.T) {
+	failed := Stale{Set: Set{Dir: "/h/held/s/1"}, Err: errors.New("a\x1b[2Jb")}
+	if l := failed.Lines(); len(l) != 1 || !strings.Contains(l[0], "/h/held/s/1") || strings.Contains(l[0], "\x1b") || !strings.Contains(l[0], "aisan review") {
+		t.Errorf("failed collection: %q", l)
+	}
+	r := Result{Set: "/h/held/s/2", Files: []string{"/r/.envrc"}}
+	done := Stale{Set: Set{Dir: "/h/held/s/2", Manifest: Manifest{Repo: "/r", Slot: "s"}}, Result: r}
+	if got, want := done.Lines(), r.Lines("/r", "s"); !slices.Equal(got, want) || len(got) == 0 {
+		t.Errorf("collected set: %q, want %q", got, want)
 	}
 }
