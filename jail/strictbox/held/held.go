@@ -9,11 +9,16 @@
 //	         bound read-write over the path); an empty work/N and a mount
 //	         point in the repository for what does not exist
 //	box      edits work/N only
-//	end      Collect (the wrapper, or the keeper of a kept box), once:
-//	         mount points made for the run removed, what must not appear
-//	         swept into swept/N, what the sweep could not read or reach
-//	         recorded as unchecked, changes listed; a set with none and
-//	         nothing unchecked is removed, any other is held
+//	end      Collect (the wrapper, or the keeper of a kept box), once,
+//	         under the store's lock: mount points made for the run
+//	         removed (or left to another box still running there), what
+//	         must not appear swept into swept/N (its origin written
+//	         first, as swept/N.from), what the sweep could not read or
+//	         reach recorded as unchecked, changes listed; a set with
+//	         none and nothing unchecked is removed, any other is held;
+//	         last, the set leaves the open index. A collection killed
+//	         half-way leaves the set open and indexed, and the next one
+//	         (a stale sweep) takes up its moves from the .from files
 //	review   Changes shows base against work; Apply writes the box's
 //	         version where the repository still holds base's, else
 //	         refuses naming both; Discard drops the set
@@ -55,6 +60,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+	"golang.org/x/sys/unix"
 )
 
 // Dir is the held store's directory under $AISAN_HOME.
@@ -73,6 +79,9 @@ func Work(set string, n int) string { return filepath.Join(set, "work", strconv.
 
 func base(set string, n int) string  { return filepath.Join(set, "base", strconv.Itoa(n)) }
 func swept(set string, n int) string { return filepath.Join(set, "swept", strconv.Itoa(n)) }
+
+// sweptFrom names the file that records where swept/N came from.
+func sweptFrom(set string, n int) string { return swept(set, n) + ".from" }
 
 // States of a set.
 const (
@@ -270,6 +279,16 @@ func makeMountPoint(p string, dir bool) ([]Created, error) {
 	return out, record(p, dir)
 }
 
+// pristine tells whether c is still the mount point made for the run, as
+// made: the same entry, and a file still empty.
+func (c Created) pristine() bool {
+	var st syscall.Stat_t
+	if syscall.Lstat(c.Path, &st) != nil || uint64(st.Dev) != c.Dev || st.Ino != c.Ino {
+		return false
+	}
+	return c.Dir || st.Size == 0
+}
+
 // undoCreated removes the mount points made for a run, deepest first,
 // where each is still the one made and empty. It says which stay.
 func undoCreated(cs []Created) []string {
@@ -419,13 +438,23 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 		return Result{}, &CollectedError{Set: set, State: m.State}
 	}
 	r := Result{Set: set}
-	if err := handOverOrUndo(set, &m); err != nil {
+	resumeSweep(set, &m)
+	others, oms := openIn(set, m.Repo)
+	if err := handOver(&m, others, oms); err != nil {
 		return r, err
 	}
 	m.Ended = ended
 	r.Kept = undoCreated(m.Created)
 	m.Created = nil
-	sweep := slices.Clone(s.Paths)
+	// Another box's mount point made while this one ran is new to its
+	// sweep, but it is that box's to remove: moving it would detach the
+	// box's mount on it, and what the box wrote there next would land
+	// in the repository.
+	sweep := slices.DeleteFunc(slices.Clone(s.Paths), func(p string) bool {
+		return slices.ContainsFunc(oms, func(o Manifest) bool {
+			return slices.ContainsFunc(o.Created, func(c Created) bool { return c.Path == p && c.pristine() })
+		})
+	})
 	for _, w := range m.Watch {
 		if _, err := os.Lstat(w); err == nil {
 			sweep = append(sweep, w)
@@ -437,12 +466,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 		}
 	}
 	for _, p := range sweep {
-		n := len(m.Swept)
-		if err := moveOut(p, swept(set, n)); err != nil {
+		if err := sweepOut(set, &m, p, moveOut); err != nil {
 			m.Unchecked = append(m.Unchecked, Unchecked{Path: p, Why: fmt.Sprintf("the box planted it, and it could not be moved out of the repository (%v)", err)})
-			continue
 		}
-		m.Swept = append(m.Swept, p)
 	}
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
@@ -458,11 +484,70 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	}
 	r.Unchecked = m.Unchecked
 	if len(changes) == 0 && len(m.Unchecked) == 0 {
-		return Result{Kept: r.Kept}, os.RemoveAll(set)
+		if err := os.RemoveAll(set); err != nil {
+			return Result{Kept: r.Kept}, err
+		}
+		return Result{Kept: r.Kept}, unmarkOpen(set, m.Repo)
 	}
 	r.Files = files(changes)
 	m.State = Held
-	return r, writeManifest(set, m)
+	if err := writeManifest(set, m); err != nil {
+		return r, err
+	}
+	// Last, so that a collection cut short before here leaves the set
+	// where the next sweep of its repository finds it.
+	return r, unmarkOpen(set, m.Repo)
+}
+
+// sweepOut moves p into the set as its next swept entry, swept/N, by
+// move. Where it came from is written first, as swept/N.from: a
+// collection cut short (SIGKILL) between its moves and its manifest
+// leaves entries the manifest does not name, and the next collection
+// finds them by it (resumeSweep) instead of moving onto them.
+func sweepOut(set string, m *Manifest, p string, move func(from, to string) error) error {
+	n := len(m.Swept)
+	from := sweptFrom(set, n)
+	f, err := os.OpenFile(from, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(p)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = move(p, swept(set, n))
+	}
+	if err != nil {
+		os.Remove(from)
+		return err
+	}
+	m.Swept = append(m.Swept, p)
+	return nil
+}
+
+// resumeSweep adds to m.Swept what a collection of the set that was cut
+// short moved into it after its manifest was last written, each under
+// the path its swept/N.from names, so that review shows it and the next
+// move takes a free name. An entry with no readable origin (an older
+// aisan wrote none) is shown under its own name in the store, and said
+// to be of unknown origin.
+func resumeSweep(set string, m *Manifest) {
+	for n := len(m.Swept); ; n++ {
+		from, ferr := os.ReadFile(sweptFrom(set, n))
+		if _, err := os.Lstat(swept(set, n)); err != nil {
+			// Cut short before this move: what it named is still in
+			// the repository, for this collection's sweep.
+			os.Remove(sweptFrom(set, n))
+			return
+		}
+		p := string(from)
+		if ferr != nil || !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			p = swept(set, n)
+			m.Unchecked = append(m.Unchecked, Unchecked{Path: p, Why: "an earlier collection of this set was cut short after moving it out of the repository, and where it was is not recorded"})
+		}
+		m.Swept = append(m.Swept, p)
+	}
 }
 
 // holdUnreadable takes a directory the sweep could not read out of
@@ -474,9 +559,7 @@ func holdUnreadable(set string, m *Manifest, u protect.Unreadable) Unchecked {
 	if u.Path == m.Repo {
 		return Unchecked{Path: u.Path, Why: why + "; nothing in the repository was checked"}
 	}
-	n := len(m.Swept)
-	if err := os.Rename(u.Path, swept(set, n)); err == nil {
-		m.Swept = append(m.Swept, u.Path)
+	if err := sweepOut(set, m, u.Path, renameNoReplace); err == nil {
 		return Unchecked{Path: u.Path, Why: why + "; moved into the held set as it is"}
 	}
 	var b [3]byte
@@ -501,27 +584,25 @@ func files(cs []Change) []string {
 	return out
 }
 
-// handOverOrUndo takes set out of the open index and leaves the run's
-// mount points to another box still running in the same repository, if
-// there is one: removing them now would detach that box's mounts on them
-// (an unlink in one mount namespace does so in every other), and what it
-// then wrote there would land in the repository. The last box to end
-// removes them. The caller holds the store's lock, so that two ends
-// never hand over to each other, and a set being collected never
-// receives.
-func handOverOrUndo(set string, m *Manifest) error {
-	if err := unmarkOpen(set, m.Repo); err != nil {
-		return err
-	}
-	if len(m.Created) == 0 {
-		return nil
-	}
-	sets, ms := openIn(set, m.Repo)
-	if len(sets) == 0 {
+// handOver leaves the run's mount points to another box still running in
+// the same repository (the first of sets, the open sets of its other
+// boxes, and ms their manifests), if there is one: removing them now would detach
+// that box's mounts on them (an unlink in one mount namespace does so in
+// every other), and what it then wrote there would land in the
+// repository. The last box to end removes them. The caller holds the
+// store's lock, so that two ends never hand over to each other, and a
+// set being collected never receives. A hand-over already made by a
+// collection cut short is not made twice.
+func handOver(m *Manifest, sets []string, ms []Manifest) error {
+	if len(m.Created) == 0 || len(sets) == 0 {
 		return nil
 	}
 	om := ms[0]
-	om.Created = append(om.Created, m.Created...)
+	for _, c := range m.Created {
+		if !slices.Contains(om.Created, c) {
+			om.Created = append(om.Created, c)
+		}
+	}
 	if err := writeManifest(sets[0], om); err != nil {
 		return err
 	}
@@ -559,7 +640,7 @@ func lockStore(store string) (func(), error) {
 // moveOut renames p into the store, or copies it there and removes it
 // when the store is on another file system.
 func moveOut(p, to string) error {
-	err := os.Rename(p, to)
+	err := renameNoReplace(p, to)
 	if !errors.Is(err, syscall.EXDEV) {
 		return err
 	}
@@ -567,6 +648,25 @@ func moveOut(p, to string) error {
 		return err
 	}
 	return os.RemoveAll(p)
+}
+
+// renameNoReplace renames p to to, failing when to exists: nothing the
+// set holds is ever replaced by a later move.
+func renameNoReplace(p, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) {
+		// A file system without the flag: the store is aisan's alone
+		// and its lock is held, so a look first is as good.
+		if _, lerr := os.Lstat(to); lerr == nil {
+			err = unix.EEXIST
+		} else {
+			return os.Rename(p, to)
+		}
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: p, New: to, Err: err}
+	}
+	return nil
 }
 
 // Summary is Lines as one text.

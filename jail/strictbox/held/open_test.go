@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -99,41 +100,107 @@ func TestStaleOpenEntryReceivesNothing(t *testing.T) {
 	}
 }
 
-// TestEndingSetReceivesNothing: once a box's end has begun it is out of
-// the index, so a second box ending after it removes what it made
-// instead of handing it to a set whose collection would write over the
-// hand-over.
-func TestEndingSetReceivesNothing(t *testing.T) {
-	repo, first := fixture(t)
-	home := filepath.Dir(filepath.Dir(filepath.Dir(first)))
-	second := NewSetDir(home, "repo-2-claude", time.Now())
-	if err := Prepare(second, Manifest{Slot: "repo-2-claude", Repo: repo, Items: []protect.Item{
-		{Path: filepath.Join(repo, ".mise.toml"), How: protect.Create},
-	}}); err != nil {
-		t.Fatal(err)
+// TestHandOverCutShort: a box's end killed just after it handed its
+// mount points to another open set leaves its own set open, in the
+// index, still naming them. Whichever of the two sets is collected next,
+// the mount points change hands without being doubled, and go with the
+// last one.
+func TestHandOverCutShort(t *testing.T) {
+	for _, order := range [][2]int{{0, 1}, {1, 0}} {
+		t.Run(fmt.Sprint(order), func(t *testing.T) {
+			repo, first := fixture(t)
+			home := filepath.Dir(filepath.Dir(filepath.Dir(first)))
+			second := NewSetDir(home, "repo-2-claude", time.Now())
+			if err := Prepare(second, Manifest{Slot: "repo-2-claude", Repo: repo, Items: []protect.Item{
+				{Path: filepath.Join(repo, ".mise.toml"), How: protect.Create},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := ReadManifest(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m2, err := ReadManifest(second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			made := len(m.Created) + len(m2.Created)
+			// The first box's end, up to its hand-over, then killed.
+			if err := handOver(&m, []string{second}, []Manifest{m2}); err != nil {
+				t.Fatal(err)
+			}
+			if got := openEntries(t, home, repo); len(got) != 2 {
+				t.Fatalf("open index after a cut-short end: %q", got)
+			}
+			sets := [2]string{first, second}
+			if _, err := End(sets[order[0]]); err != nil {
+				t.Fatal(err)
+			}
+			rest, err := ReadManifest(sets[order[1]])
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[Created]bool{}
+			for _, c := range rest.Created {
+				seen[c] = true
+			}
+			if len(rest.Created) != made || len(seen) != made {
+				t.Fatalf("the set left open names %d mount points (%d distinct), want the %d made: %+v", len(rest.Created), len(seen), made, rest.Created)
+			}
+			for _, p := range []string{".envrc", "deep/er/hooks", ".mise.toml"} {
+				if _, err := os.Lstat(filepath.Join(repo, p)); err != nil {
+					t.Errorf("%s went while a set was open: %v", p, err)
+				}
+			}
+			if _, err := End(sets[order[1]]); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{".envrc", "deep", ".mise.toml"} {
+				if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s left after both ends: %v", p, err)
+				}
+			}
+			if got := openEntries(t, home, repo); len(got) != 0 {
+				t.Errorf("open index after both ends: %q", got)
+			}
+		})
 	}
-	m, err := ReadManifest(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The first box's end, up to its hand-over: nobody else is open
-	// but the second, which takes the first's mount points.
-	if err := handOverOrUndo(first, &m); err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Created) != 0 {
-		t.Fatalf("the first box kept its mount points: %+v", m.Created)
-	}
-	if got := openEntries(t, home, repo); len(got) != 1 || got[0] != "repo-2-claude+"+filepath.Base(second) {
-		t.Fatalf("open index during the first box's end: %q", got)
-	}
-	if _, err := End(second); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{".envrc", "deep", ".mise.toml"} {
-		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s left after both ends: %v", p, err)
-		}
+}
+
+// TestOtherBoxMountPoint: a box's end leaves alone a mount point another
+// box of its repository made while it ran (that box's end removes it),
+// unless this box wrote to it: then it is what the box planted, and goes
+// to its review.
+func TestOtherBoxMountPoint(t *testing.T) {
+	for _, written := range []bool{false, true} {
+		t.Run(fmt.Sprint("written=", written), func(t *testing.T) {
+			repo, first := fixture(t)
+			home := filepath.Dir(filepath.Dir(filepath.Dir(first)))
+			second := NewSetDir(home, "repo-2-claude", time.Now())
+			mise := filepath.Join(repo, ".mise.toml")
+			if err := Prepare(second, Manifest{Slot: "repo-2-claude", Repo: repo, Items: []protect.Item{
+				{Path: mise, How: protect.Create},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			if written {
+				// The first box, through the host's entry under the
+				// second box's mount.
+				os.WriteFile(mise, []byte("[tasks.x]\nrun = 'payload'\n"), 0o644)
+			}
+			if _, err := End(first); err != nil {
+				t.Fatal(err)
+			}
+			m, err := ReadManifest(first) // gone when it held nothing
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+			_, statErr := os.Lstat(mise)
+			swept := slices.Contains(m.Swept, mise)
+			if written != swept || written == (statErr == nil) {
+				t.Errorf("the second box's mount point, written to: %v; swept by the first's end: %v; still there: %v", written, swept, statErr == nil)
+			}
+		})
 	}
 }
 
