@@ -585,14 +585,15 @@ func files(cs []Change) []string {
 }
 
 // handOver leaves the run's mount points to another box still running in
-// the same repository (the first of sets, the open sets of its other
-// boxes, and ms their manifests), if there is one: removing them now would detach
-// that box's mounts on them (an unlink in one mount namespace does so in
-// every other), and what it then wrote there would land in the
+// the same repository, if there is one (sets are the open sets of the
+// repository's other boxes, ms their manifests): removing them now would
+// detach that box's mounts on them (an unlink in one mount namespace does
+// so in every other), and what it then wrote there would land in the
 // repository. The last box to end removes them. The caller holds the
-// store's lock, so that two ends never hand over to each other, and a
-// set being collected never receives. A hand-over already made by a
-// collection cut short is not made twice.
+// store's lock, so that two ends never hand over to each other. A set
+// whose collection was cut short is still open and may receive; its own
+// collection hands on or removes what it got. A hand-over such a
+// collection already made is not made twice.
 func handOver(m *Manifest, sets []string, ms []Manifest) error {
 	if len(m.Created) == 0 || len(sets) == 0 {
 		return nil
