@@ -1,6 +1,8 @@
 package held
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,21 +10,119 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
-// collectEnv names the set a re-run of this test binary collects and
-// exits, for TestCollectCutShort to kill part-way.
-const collectEnv = "AISAN_TEST_HELD_COLLECT"
+// A re-run of this test binary with one of these set does that one thing
+// and exits, for a test to kill it part-way: collectEnv names the set it
+// collects, prepareEnv the set it prepares, from the manifest in the
+// file manifestEnv names.
+const (
+	collectEnv  = "AISAN_TEST_HELD_COLLECT"
+	prepareEnv  = "AISAN_TEST_HELD_PREPARE"
+	manifestEnv = "AISAN_TEST_HELD_MANIFEST"
+)
 
 func TestMain(m *testing.M) {
-	if set := os.Getenv(collectEnv); set != "" {
-		if _, err := End(set); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+	var err error
+	switch {
+	case os.Getenv(collectEnv) != "":
+		_, err = End(os.Getenv(collectEnv))
+	case os.Getenv(prepareEnv) != "":
+		var b []byte
+		var man Manifest
+		if b, err = os.ReadFile(os.Getenv(manifestEnv)); err == nil {
+			if err = json.Unmarshal(b, &man); err == nil {
+				err = Prepare(os.Getenv(prepareEnv), man)
+			}
 		}
-		os.Exit(0)
+	default:
+		os.Exit(m.Run())
 	}
-	os.Exit(m.Run())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestPrepareKilledWhileCopying: a launch killed (SIGKILL) while its
+// held set copies a protected tree leaves no mount point in the
+// repository. Nothing names a mount point until the manifest is
+// written, so none may exist before the copies are done: .envrc sorts
+// before .vscode, and an empty .envrc left behind would be a file made
+// in the user's repository that nothing removes.
+func TestPrepareKilledWhileCopying(t *testing.T) {
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(d, "repo")
+	vscode := filepath.Join(repo, ".vscode")
+	if err := os.MkdirAll(vscode, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1500 {
+		os.WriteFile(filepath.Join(vscode, fmt.Sprintf("f%04d.json", i)), []byte("{}\n"), 0o644)
+	}
+	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
+	b, err := json.Marshal(Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), Items: []protect.Item{
+		{Path: filepath.Join(repo, ".envrc"), How: protect.Create},
+		{Path: vscode, Dir: true, How: protect.Copy},
+		{Path: filepath.Join(repo, ".zed"), Dir: true, How: protect.Create},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(d, "manifest.json")
+	if err := os.WriteFile(manifest, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), prepareEnv+"="+set, manifestEnv+"="+manifest)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Kill once the copy of .vscode (item 1) is under way.
+	copying := filepath.Join(set, "base", "1")
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if ents, _ := os.ReadDir(copying); len(ents) >= 100 {
+			cmd.Process.Kill()
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the preparation ended before it could be killed (%v): make the copy larger", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the copy never started")
+		}
+	}
+	<-done
+	if _, err := os.Lstat(filepath.Join(set, "manifest.json")); err == nil {
+		t.Fatal("the preparation finished before its kill; make the copy larger")
+	}
+	for _, p := range []string{".envrc", ".zed"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a launch killed while copying left the mount point %s in the repository (%v)", p, err)
+		}
+	}
+	// Its copies stay in the store until a sweep of every set ('aisan
+	// kill', 'watch', 'review') removes them; until then every review
+	// would call the set unreadable.
+	home := filepath.Join(d, "home")
+	if _, problems := Manifests(home, ""); len(problems) != 1 {
+		t.Fatalf("the killed preparation's set: %d problems, want 1 (%v)", len(problems), problems)
+	}
+	CollectStale(home, "", func(string, time.Time) (time.Time, bool) { return time.Time{}, false })
+	if _, err := os.Lstat(set); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed preparation's set is still in the store (%v)", err)
+	}
+	if _, problems := Manifests(home, ""); len(problems) != 0 {
+		t.Errorf("after the sweep: %v", problems)
+	}
 }
 
 // TestCollectCutShort: a collection killed (SIGKILL) part-way through its
@@ -115,4 +215,44 @@ func TestCollectCutShort(t *testing.T) {
 		t.Fatal("no collection was cut short: every one finished before its kill")
 	}
 	t.Logf("%d collections cut short", cut)
+}
+
+// TestUnpreparedOnlyUnderLock: the sweep of sets without a manifest never
+// takes a preparation under way for one (it holds the store's lock until
+// its manifest is written).
+func TestUnpreparedOnlyUnderLock(t *testing.T) {
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(d, "repo")
+	vscode := filepath.Join(repo, ".vscode")
+	if err := os.MkdirAll(vscode, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		os.WriteFile(filepath.Join(vscode, fmt.Sprintf("f%04d.json", i)), []byte("{}\n"), 0o644)
+	}
+	home := filepath.Join(d, "home")
+	set := NewSetDir(home, "repo-1-claude", time.Now())
+	done := make(chan error, 1)
+	go func() {
+		done <- Prepare(set, Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), Items: []protect.Item{
+			{Path: vscode, Dir: true, How: protect.Copy},
+		}})
+	}()
+	for sweeps := 0; ; sweeps++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("the preparation failed beside %d sweeps: %v", sweeps, err)
+			}
+			if _, err := ReadManifest(set); err != nil {
+				t.Fatalf("after %d sweeps: %v", sweeps, err)
+			}
+			if ents, _ := os.ReadDir(Work(set, 0)); len(ents) != 500 {
+				t.Fatalf("after %d sweeps the box's copy holds %d files, want 500", sweeps, len(ents))
+			}
+			return
+		default:
+			removeUnprepared(Dir(home))
+		}
+	}
 }

@@ -4,10 +4,14 @@
 //
 // # Protocol
 //
-//	launch   Prepare: for each protected path, a copy in the set's
-//	         directory (base/N, the host's at launch; work/N, the box's,
-//	         bound read-write over the path); an empty work/N and a mount
-//	         point in the repository for what does not exist
+//	launch   Prepare, under the store's lock: for each protected path, a
+//	         copy in the set's directory (base/N, the host's at launch;
+//	         work/N, the box's, bound read-write over the path); an
+//	         empty work/N for what does not exist; then, after every
+//	         copy, a mount point in the repository for each of those,
+//	         and the manifest naming them. A set left without a manifest
+//	         (a launch killed while copying) is removed by the next sweep
+//	         of the whole store
 //	box      edits work/N only
 //	end      Collect (the wrapper, or the keeper of a kept box), once,
 //	         under the store's lock: mount points made for the run
@@ -133,13 +137,16 @@ type Created struct {
 	Ino  uint64 `json:"ino"`
 }
 
+// manifestName is a set's manifest, in its directory.
+const manifestName = "manifest.json"
+
 // maxManifest caps a manifest read back.
 const maxManifest = 4 << 20
 
 // ReadManifest reads set's manifest.
 func ReadManifest(set string) (Manifest, error) {
 	var m Manifest
-	data, err := regfile.Read(filepath.Join(set, "manifest.json"), maxManifest)
+	data, err := regfile.Read(filepath.Join(set, manifestName), maxManifest)
 	if err != nil {
 		return m, err
 	}
@@ -154,7 +161,7 @@ func writeManifest(set string, m Manifest) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(set, "manifest.json"), data, atomicfile.Options{Mode: 0o600})
+	return atomicfile.Write(filepath.Join(set, manifestName), data, atomicfile.Options{Mode: 0o600})
 }
 
 // Prepare makes set for m's items: the copies, the empty copies and their
@@ -200,19 +207,27 @@ func Prepare(set string, m Manifest) (err error) {
 			if err := makeEmpty(Work(set, n), it.Dir); err != nil {
 				return err
 			}
-			if it.How == protect.Create {
-				c, err := makeMountPoint(it.Path, it.Dir)
-				m.Created = append(m.Created, c...)
-				if err != nil {
-					return fmt.Errorf("making the mount point %s: %w", it.Path, err)
-				}
-			}
 		}
 		if len(m.Exclude) > 0 && m.CommonDir != "" && it.Path == filepath.Join(m.CommonDir, "info") && it.Held() {
 			for _, dst := range []string{base(set, n), Work(set, n)} {
 				if err := addExclude(filepath.Join(dst, "exclude"), m.Exclude); err != nil {
 					return err
 				}
+			}
+		}
+	}
+	// The mount points last, after every copy (no item lies in another's
+	// copied tree, so the order changes no copy): only the manifest
+	// names them, and a launch killed (SIGKILL) before it is written
+	// would leave them in the repository for nobody to remove. Made
+	// here, that window is their making and the manifest's write, not
+	// the copies, which can take a tenth of a second.
+	for _, it := range m.Items {
+		if it.How == protect.Create {
+			c, err := makeMountPoint(it.Path, it.Dir)
+			m.Created = append(m.Created, c...)
+			if err != nil {
+				return fmt.Errorf("making the mount point %s: %w", it.Path, err)
 			}
 		}
 	}

@@ -3,7 +3,10 @@ package held
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -36,6 +39,7 @@ type Stale struct {
 func CollectStale(aisanHome, repo string, over Over) []Stale {
 	var sets []Set
 	if repo == "" {
+		removeUnprepared(Dir(aisanHome))
 		sets, _ = Manifests(aisanHome, "")
 	} else {
 		sets = openSetsOf(aisanHome, repo)
@@ -88,4 +92,36 @@ func openSetsOf(aisanHome, repo string) []Set {
 		out = append(out, Set{Dir: set, Manifest: m})
 	}
 	return out
+}
+
+// removeUnprepared removes the set directories of the store that have no
+// manifest: a launch killed (SIGKILL) while it prepared its set, before
+// the manifest was written, left its copies there and nothing else (its
+// mount points come after the copies; see [Prepare]), and every review
+// would report the set as unreadable. The sweeps of the whole store
+// ('aisan review', and 'kill' or 'watch' once they end a box) run it. A preparation holds the store's
+// lock from the set's first directory to its manifest, so under the lock
+// a set without one is never a preparation under way.
+func removeUnprepared(store string) {
+	unlock, err := lockStore(store)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	slots, _ := os.ReadDir(store)
+	for _, sl := range slots {
+		if !sl.IsDir() || strings.HasPrefix(sl.Name(), ".") {
+			continue
+		}
+		sets, _ := os.ReadDir(filepath.Join(store, sl.Name()))
+		for _, e := range sets {
+			dir := filepath.Join(store, sl.Name(), e.Name())
+			if !e.IsDir() {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(dir, manifestName)); errors.Is(err, fs.ErrNotExist) {
+				os.RemoveAll(dir)
+			}
+		}
+	}
 }
