@@ -48,6 +48,24 @@ func TestMain(m *testing.M) {
 	os.Exit(0)
 }
 
+// bigCopy is a repository whose .vscode holds n files, under a new
+// directory d, for a preparation that takes a while to copy.
+func bigCopy(t *testing.T, n int) (d, repo, vscode string) {
+	t.Helper()
+	d, _ = filepath.EvalSymlinks(t.TempDir())
+	repo = filepath.Join(d, "repo")
+	vscode = filepath.Join(repo, ".vscode")
+	if err := os.MkdirAll(vscode, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(vscode, fmt.Sprintf("f%04d.json", i)), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d, repo, vscode
+}
+
 // TestPrepareKilledWhileCopying: a launch killed (SIGKILL) while its
 // held set copies a protected tree leaves no mount point in the
 // repository. Nothing names a mount point until the manifest is
@@ -55,15 +73,7 @@ func TestMain(m *testing.M) {
 // before .vscode, and an empty .envrc left behind would be a file made
 // in the user's repository that nothing removes.
 func TestPrepareKilledWhileCopying(t *testing.T) {
-	d, _ := filepath.EvalSymlinks(t.TempDir())
-	repo := filepath.Join(d, "repo")
-	vscode := filepath.Join(repo, ".vscode")
-	if err := os.MkdirAll(vscode, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 1500 {
-		os.WriteFile(filepath.Join(vscode, fmt.Sprintf("f%04d.json", i)), []byte("{}\n"), 0o644)
-	}
+	d, repo, vscode := bigCopy(t, 1500)
 	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
 	b, err := json.Marshal(Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), Items: []protect.Item{
 		{Path: filepath.Join(repo, ".envrc"), How: protect.Create},
@@ -221,15 +231,7 @@ func TestCollectCutShort(t *testing.T) {
 // takes a preparation under way for one (it holds the store's lock until
 // its manifest is written).
 func TestUnpreparedOnlyUnderLock(t *testing.T) {
-	d, _ := filepath.EvalSymlinks(t.TempDir())
-	repo := filepath.Join(d, "repo")
-	vscode := filepath.Join(repo, ".vscode")
-	if err := os.MkdirAll(vscode, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 500 {
-		os.WriteFile(filepath.Join(vscode, fmt.Sprintf("f%04d.json", i)), []byte("{}\n"), 0o644)
-	}
+	d, repo, vscode := bigCopy(t, 500)
 	home := filepath.Join(d, "home")
 	set := NewSetDir(home, "repo-1-claude", time.Now())
 	done := make(chan error, 1)
