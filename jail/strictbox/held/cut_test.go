@@ -227,6 +227,85 @@ func TestCollectCutShort(t *testing.T) {
 	t.Logf("%d collections cut short", cut)
 }
 
+// TestPrepareKilledMakingMountPoints: a launch killed (SIGKILL) while it
+// makes its mount points leaves an open set that names them, and the
+// next sweep of the store removes every one, the parents it made
+// included; nothing the launch made stays in the repository.
+func TestPrepareKilledMakingMountPoints(t *testing.T) {
+	// Killed once the first, a directory with its parents, or the 121st
+	// mount point exists.
+	for _, at := range []string{"m000", "m050/a/b", "m120"} {
+		t.Run(strings.ReplaceAll(at, "/", "_"), func(t *testing.T) { prepareKilledAt(t, at) })
+	}
+}
+
+func prepareKilledAt(t *testing.T, at string) {
+	d, repo, vscode := bigCopy(t, 10)
+	items := []protect.Item{{Path: vscode, Dir: true, How: protect.Copy}}
+	for i := range 300 {
+		p := filepath.Join(repo, fmt.Sprintf("m%03d", i))
+		if i%50 == 0 {
+			// With parents to make, and a directory.
+			items = append(items, protect.Item{Path: filepath.Join(p, "a", "b"), Dir: true, How: protect.Create})
+			continue
+		}
+		items = append(items, protect.Item{Path: p, How: protect.Create})
+	}
+	home := filepath.Join(d, "home")
+	set := NewSetDir(home, "repo-1-claude", time.Now())
+	b, err := json.Marshal(Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), Items: items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(d, "manifest.json")
+	if err := os.WriteFile(manifest, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), prepareEnv+"="+set, manifestEnv+"="+manifest)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	first := filepath.Join(repo, at)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := os.Lstat(first); err == nil {
+			cmd.Process.Kill()
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the preparation ended before it made a mount point (%v)", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no mount point was ever made")
+		}
+	}
+	<-done
+	if _, err := os.Lstat(filepath.Join(repo, "m299")); err == nil {
+		t.Fatal("the preparation made every mount point before its kill; make more")
+	}
+	CollectStale(home, "", func(string, time.Time) (time.Time, bool) { return time.Time{}, true })
+	ents, _ := os.ReadDir(repo)
+	var left []string
+	for _, e := range ents {
+		if e.Name() != ".vscode" {
+			left = append(left, e.Name())
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("after the sweep the repository still holds %d entries the killed launch made: %q", len(left), left[:min(len(left), 5)])
+	}
+	if _, err := os.Lstat(set); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed launch's set is still in the store (%v)", err)
+	}
+	if got := openEntries(t, home, repo); len(got) != 0 {
+		t.Errorf("open index after the sweep: %q", got)
+	}
+}
+
 // TestUnpreparedOnlyUnderLock: the sweep of sets without a manifest never
 // takes a preparation under way for one (it holds the store's lock until
 // its manifest is written).
@@ -256,5 +335,45 @@ func TestUnpreparedOnlyUnderLock(t *testing.T) {
 		default:
 			removeUnprepared(Dir(home))
 		}
+	}
+}
+
+// TestPlannedIsMade: the mount points the manifest names before they are
+// made are those makeMountPoint then makes, in its order.
+func TestPlannedIsMade(t *testing.T) {
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(d, "repo")
+	os.MkdirAll(filepath.Join(repo, "x"), 0o755)
+	items := []protect.Item{
+		{Path: filepath.Join(repo, ".envrc"), How: protect.Create},
+		{Path: filepath.Join(repo, "deep/er/hooks"), Dir: true, How: protect.Create},
+		{Path: filepath.Join(repo, "deep/er/other"), How: protect.Create},
+		{Path: filepath.Join(repo, "x/y/.mcp.json"), How: protect.Create},
+	}
+	planned := plannedMountPoints(items)
+	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
+	if err := Prepare(set, Manifest{Slot: "repo-1-claude", Repo: repo, Items: items}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type point struct {
+		path string
+		dir  bool
+	}
+	var want, got []point
+	for _, c := range planned {
+		want = append(want, point{c.Path, c.Dir})
+	}
+	for _, c := range m.Created {
+		if c.planned() {
+			t.Errorf("%s is still only planned after Prepare", c.Path)
+		}
+		got = append(got, point{c.Path, c.Dir})
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("made %v, planned %v", got, want)
 	}
 }

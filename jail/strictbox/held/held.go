@@ -8,10 +8,12 @@
 //	         copy in the set's directory (base/N, the host's at launch;
 //	         work/N, the box's, bound read-write over the path); an
 //	         empty work/N for what does not exist; then, after every
-//	         copy, a mount point in the repository for each of those,
-//	         and the manifest naming them. A set left without a manifest
-//	         (a launch killed while copying) is removed by the next sweep
-//	         of the whole store
+//	         copy, the manifest naming the mount points it plans, the
+//	         set listed as open, a mount point in the repository for
+//	         each of those, and the manifest again with what was made.
+//	         A set left without a manifest (a launch killed while
+//	         copying) is removed by the next sweep of the whole store;
+//	         one killed later is open, and collected as a box's
 //	box      edits work/N only
 //	end      Collect (the wrapper, or the keeper of a kept box), once,
 //	         under the store's lock: mount points made for the run
@@ -184,6 +186,7 @@ func Prepare(set string, m Manifest) (err error) {
 		if err != nil {
 			undoCreated(m.Created)
 			os.RemoveAll(set)
+			unmarkOpen(set, m.Repo)
 		}
 	}()
 	for _, d := range []string{"base", "work"} {
@@ -217,11 +220,22 @@ func Prepare(set string, m Manifest) (err error) {
 		}
 	}
 	// The mount points last, after every copy (no item lies in another's
-	// copied tree, so the order changes no copy): only the manifest
-	// names them, and a launch killed (SIGKILL) before it is written
-	// would leave them in the repository for nobody to remove. Made
-	// here, that window is their making and the manifest's write, not
-	// the copies, which can take a tenth of a second.
+	// copied tree, so the order changes no copy), and named in the
+	// manifest, and the set listed as open, before the first is made: a
+	// launch killed (SIGKILL) while it makes them leaves a set that the
+	// next sweep finds and collects, not files in the repository that
+	// nothing names.
+	if planned := plannedMountPoints(m.Items); len(planned) > 0 {
+		m.Created = planned
+		err := writeManifest(set, m)
+		if err == nil {
+			err = markOpen(set, m.Repo)
+		}
+		m.Created = nil
+		if err != nil {
+			return err
+		}
+	}
 	for _, it := range m.Items {
 		if it.How == protect.Create {
 			c, err := makeMountPoint(it.Path, it.Dir)
@@ -294,11 +308,45 @@ func makeMountPoint(p string, dir bool) ([]Created, error) {
 	return out, record(p, dir)
 }
 
+// planned tells whether c was recorded before it was made (its identity
+// unknown): see [plannedMountPoints].
+func (c Created) planned() bool { return c.Ino == 0 }
+
+// plannedMountPoints are the mount points, parents included, that
+// makeMountPoint will make for items' Create entries, in its order, as
+// Created entries without an identity. The manifest names them before
+// any is made, so that a launch killed (SIGKILL) while it makes them
+// leaves a set that says where they are; their collection takes what it
+// finds there when it is empty and of the planned kind.
+func plannedMountPoints(items []protect.Item) []Created {
+	var out []Created
+	made := map[string]bool{}
+	for _, it := range items {
+		if it.How != protect.Create {
+			continue
+		}
+		var missing []string
+		for q := filepath.Dir(it.Path); !made[q]; q = filepath.Dir(q) {
+			if _, err := os.Lstat(q); err == nil || q == "/" {
+				break
+			}
+			missing = append([]string{q}, missing...)
+		}
+		for _, q := range missing {
+			made[q] = true
+			out = append(out, Created{Path: q, Dir: true})
+		}
+		made[it.Path] = true
+		out = append(out, Created{Path: it.Path, Dir: it.Dir})
+	}
+	return out
+}
+
 // pristine tells whether c is still the mount point made for the run, as
 // made: the same entry, and a file still empty.
 func (c Created) pristine() bool {
 	var st syscall.Stat_t
-	if syscall.Lstat(c.Path, &st) != nil || uint64(st.Dev) != c.Dev || st.Ino != c.Ino {
+	if c.planned() || syscall.Lstat(c.Path, &st) != nil || uint64(st.Dev) != c.Dev || st.Ino != c.Ino {
 		return false
 	}
 	return c.Dir || st.Size == 0
@@ -314,7 +362,15 @@ func undoCreated(cs []Created) []string {
 		if err := syscall.Lstat(c.Path, &st); err != nil {
 			continue
 		}
-		if uint64(st.Dev) != c.Dev || st.Ino != c.Ino {
+		switch {
+		case c.planned():
+			// Its identity was never recorded: what is there is taken
+			// for it when it is of its kind and empty.
+			if c.Dir != (st.Mode&syscall.S_IFMT == syscall.S_IFDIR) || !c.Dir && st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				kept = append(kept, c.Path)
+				continue
+			}
+		case uint64(st.Dev) != c.Dev || st.Ino != c.Ino:
 			kept = append(kept, c.Path)
 			continue
 		}

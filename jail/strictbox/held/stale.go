@@ -97,7 +97,8 @@ func openSetsOf(aisanHome, repo string) []Set {
 // removeUnprepared removes the set directories of the store that have no
 // manifest: a launch killed (SIGKILL) while it prepared its set, before
 // the manifest was written, left its copies there and nothing else (its
-// mount points come after the copies; see [Prepare]), and every review
+// mount points come after the copies and a manifest naming them; see
+// [Prepare]), and every review
 // would report the set as unreadable. The sweeps of the whole store
 // ('aisan review', and 'kill' or 'watch' once they end a box) run it. A preparation holds the store's
 // lock from the set's first directory to its manifest, so under the lock
