@@ -66,20 +66,12 @@ func bigCopy(t *testing.T, n int) (d, repo, vscode string) {
 	return d, repo, vscode
 }
 
-// TestPrepareKilledWhileCopying: a launch killed (SIGKILL) while its
-// held set copies a protected tree leaves no mount point in the
-// repository. Nothing names a mount point until the manifest is
-// written, so none may exist before the copies are done: .envrc sorts
-// before .vscode, and an empty .envrc left behind would be a file made
-// in the user's repository that nothing removes.
-func TestPrepareKilledWhileCopying(t *testing.T) {
-	d, repo, vscode := bigCopy(t, 1500)
-	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
-	b, err := json.Marshal(Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), Items: []protect.Item{
-		{Path: filepath.Join(repo, ".envrc"), How: protect.Create},
-		{Path: vscode, Dir: true, How: protect.Copy},
-		{Path: filepath.Join(repo, ".zed"), Dir: true, How: protect.Create},
-	}})
+// killPrepare prepares set for m in a re-run of this test binary and
+// kills it (SIGKILL) as soon as ready says so; it fails the test when
+// the preparation ends first.
+func killPrepare(t *testing.T, d, set string, m Manifest, ready func() bool) {
+	t.Helper()
+	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,23 +86,39 @@ func TestPrepareKilledWhileCopying(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	// Kill once the copy of .vscode (item 1) is under way.
-	copying := filepath.Join(set, "base", "1")
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if ents, _ := os.ReadDir(copying); len(ents) >= 100 {
-			cmd.Process.Kill()
-			break
-		}
+	for deadline := time.Now().Add(20 * time.Second); !ready(); {
 		select {
 		case err := <-done:
-			t.Fatalf("the preparation ended before it could be killed (%v): make the copy larger", err)
+			t.Fatalf("the preparation ended before its kill (%v): give it more to do", err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the copy never started")
+			t.Fatal("the preparation never reached the point of its kill")
 		}
 	}
+	cmd.Process.Kill()
 	<-done
+}
+
+// TestPrepareKilledWhileCopying: a launch killed (SIGKILL) while its
+// held set copies a protected tree leaves no mount point in the
+// repository. Nothing names a mount point until the manifest is
+// written, so none may exist before the copies are done: .envrc sorts
+// before .vscode, and an empty .envrc left behind would be a file made
+// in the user's repository that nothing removes.
+func TestPrepareKilledWhileCopying(t *testing.T) {
+	d, repo, vscode := bigCopy(t, 1500)
+	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
+	// Killed once the copy of .vscode (item 1) is under way.
+	copying := filepath.Join(set, "base", "1")
+	killPrepare(t, d, set, Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), Items: []protect.Item{
+		{Path: filepath.Join(repo, ".envrc"), How: protect.Create},
+		{Path: vscode, Dir: true, How: protect.Copy},
+		{Path: filepath.Join(repo, ".zed"), Dir: true, How: protect.Create},
+	}}, func() bool {
+		ents, _ := os.ReadDir(copying)
+		return len(ents) >= 100
+	})
 	if _, err := os.Lstat(filepath.Join(set, "manifest.json")); err == nil {
 		t.Fatal("the preparation finished before its kill; make the copy larger")
 	}
@@ -253,37 +261,11 @@ func prepareKilledAt(t *testing.T, at string) {
 	}
 	home := filepath.Join(d, "home")
 	set := NewSetDir(home, "repo-1-claude", time.Now())
-	b, err := json.Marshal(Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), Items: items})
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest := filepath.Join(d, "manifest.json")
-	if err := os.WriteFile(manifest, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), prepareEnv+"="+set, manifestEnv+"="+manifest)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	first := filepath.Join(repo, at)
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if _, err := os.Lstat(first); err == nil {
-			cmd.Process.Kill()
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the preparation ended before it made a mount point (%v)", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no mount point was ever made")
-		}
-	}
-	<-done
+	killPrepare(t, d, set, Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), Items: items}, func() bool {
+		_, err := os.Lstat(first)
+		return err == nil
+	})
 	if _, err := os.Lstat(filepath.Join(repo, "m299")); err == nil {
 		t.Fatal("the preparation made every mount point before its kill; make more")
 	}
