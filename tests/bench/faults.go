@@ -24,9 +24,9 @@ func pageFaults(ps *os.ProcessState) int64 {
 // firstTouch measures what the first write to a page of fresh anonymous
 // memory costs here: the page fault, and the page's allocation and
 // zeroing, by the kernel and, in a virtual machine, by the host. A process
-// start is mostly such faults (an empty Go program takes about 150), so
-// this price sets what a start costs on this machine, and what every
-// page a program touches beyond the floor's adds to its ratio.
+// start takes many such faults (an empty Go program about 150), so this
+// price is a large part of what a start costs on this machine, and of
+// what every page a program touches beyond the floor's adds to its ratio.
 func firstTouch() (time.Duration, error) {
 	const pages = 1024
 	size := pages * os.Getpagesize()

@@ -320,8 +320,9 @@ func TestUnpreparedOnlyUnderLock(t *testing.T) {
 	}
 }
 
-// TestPlannedIsMade: the mount points the manifest names before they are
-// made are those makeMountPoint then makes, in its order.
+// TestPlannedIsMade: every mount point the manifest names before it is
+// made, parents included, is made, in that order, and identified once
+// made (a planned entry is taken on its kind alone).
 func TestPlannedIsMade(t *testing.T) {
 	d, _ := filepath.EvalSymlinks(t.TempDir())
 	repo := filepath.Join(d, "repo")

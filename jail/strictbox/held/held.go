@@ -225,7 +225,8 @@ func Prepare(set string, m Manifest) (err error) {
 	// launch killed (SIGKILL) while it makes them leaves a set that the
 	// next sweep finds and collects, not files in the repository that
 	// nothing names.
-	if planned := plannedMountPoints(m.Items); len(planned) > 0 {
+	planned := plannedMountPoints(m.Items)
+	if len(planned) > 0 {
 		m.Created = planned
 		err := writeManifest(set, m)
 		if err == nil {
@@ -236,14 +237,16 @@ func Prepare(set string, m Manifest) (err error) {
 			return err
 		}
 	}
-	for _, it := range m.Items {
-		if it.How == protect.Create {
-			c, err := makeMountPoint(it.Path, it.Dir)
-			m.Created = append(m.Created, c...)
-			if err != nil {
-				return fmt.Errorf("making the mount point %s: %w", it.Path, err)
+	for _, c := range planned {
+		made, err := makeMountPoint(c)
+		if err != nil {
+			if !errors.Is(err, fs.ErrExist) {
+				// Made, or half: the undo takes it as planned.
+				m.Created = append(m.Created, made)
 			}
+			return fmt.Errorf("making the mount point %s: %w", c.Path, err)
 		}
+		m.Created = append(m.Created, made)
 	}
 	if err := writeManifest(set, m); err != nil {
 		return err
@@ -275,47 +278,27 @@ func makeEmpty(p string, dir bool) error {
 	return f.Close()
 }
 
-// makeMountPoint creates p (and its missing parents) empty, recording
-// each as it is made.
-func makeMountPoint(p string, dir bool) ([]Created, error) {
-	var missing []string
-	for q := filepath.Dir(p); ; q = filepath.Dir(q) {
-		if _, err := os.Lstat(q); err == nil || q == "/" {
-			break
-		}
-		missing = append([]string{q}, missing...)
+// makeMountPoint makes the planned mount point c, empty, and records
+// what it made.
+func makeMountPoint(c Created) (Created, error) {
+	if err := makeEmpty(c.Path, c.Dir); err != nil {
+		return c, err
 	}
-	var out []Created
-	record := func(q string, isDir bool) error {
-		var st syscall.Stat_t
-		if err := syscall.Lstat(q, &st); err != nil {
-			return err
-		}
-		out = append(out, Created{Path: q, Dir: isDir, Dev: uint64(st.Dev), Ino: st.Ino})
-		return nil
+	var st syscall.Stat_t
+	if err := syscall.Lstat(c.Path, &st); err != nil {
+		return c, err
 	}
-	for _, q := range missing {
-		if err := os.Mkdir(q, 0o755); err != nil {
-			return out, err
-		}
-		if err := record(q, true); err != nil {
-			return out, err
-		}
-	}
-	if err := makeEmpty(p, dir); err != nil {
-		return out, err
-	}
-	return out, record(p, dir)
+	c.Dev, c.Ino = uint64(st.Dev), st.Ino
+	return c, nil
 }
 
 // planned tells whether c was recorded before it was made (its identity
 // unknown): see [plannedMountPoints].
 func (c Created) planned() bool { return c.Ino == 0 }
 
-// plannedMountPoints are the mount points, parents included, that
-// makeMountPoint will make for items' Create entries, in its order, as
-// Created entries without an identity. The manifest names them before
-// any is made, so that a launch killed (SIGKILL) while it makes them
+// plannedMountPoints are the mount points to make for items' Create
+// entries, each preceded by the parents it lacks, as Created entries
+// without an identity. The manifest names them before any is made, so that a launch killed (SIGKILL) while it makes them
 // leaves a set that says where they are; their collection takes what it
 // finds there when it is empty and of the planned kind.
 func plannedMountPoints(items []protect.Item) []Created {
@@ -342,11 +325,24 @@ func plannedMountPoints(items []protect.Item) []Created {
 	return out
 }
 
+// is tells whether st, what is at c's path, is c: the same entry, or
+// for a planned one (never identified), an entry of its kind.
+func (c Created) is(st *syscall.Stat_t) bool {
+	if c.planned() {
+		kind := uint32(syscall.S_IFREG)
+		if c.Dir {
+			kind = syscall.S_IFDIR
+		}
+		return st.Mode&syscall.S_IFMT == kind
+	}
+	return uint64(st.Dev) == c.Dev && st.Ino == c.Ino
+}
+
 // pristine tells whether c is still the mount point made for the run, as
 // made: the same entry, and a file still empty.
 func (c Created) pristine() bool {
 	var st syscall.Stat_t
-	if c.planned() || syscall.Lstat(c.Path, &st) != nil || uint64(st.Dev) != c.Dev || st.Ino != c.Ino {
+	if c.planned() || syscall.Lstat(c.Path, &st) != nil || !c.is(&st) {
 		return false
 	}
 	return c.Dir || st.Size == 0
@@ -362,15 +358,7 @@ func undoCreated(cs []Created) []string {
 		if err := syscall.Lstat(c.Path, &st); err != nil {
 			continue
 		}
-		switch {
-		case c.planned():
-			// Its identity was never recorded: what is there is taken
-			// for it when it is of its kind and empty.
-			if c.Dir != (st.Mode&syscall.S_IFMT == syscall.S_IFDIR) || !c.Dir && st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-				kept = append(kept, c.Path)
-				continue
-			}
-		case uint64(st.Dev) != c.Dev || st.Ino != c.Ino:
+		if !c.is(&st) {
 			kept = append(kept, c.Path)
 			continue
 		}
@@ -521,11 +509,7 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	// sweep, but it is that box's to remove: moving it would detach the
 	// box's mount on it, and what the box wrote there next would land
 	// in the repository.
-	sweep := slices.DeleteFunc(slices.Clone(s.Paths), func(p string) bool {
-		return slices.ContainsFunc(oms, func(o Manifest) bool {
-			return slices.ContainsFunc(o.Created, func(c Created) bool { return c.Path == p && c.pristine() })
-		})
-	})
+	sweep := slices.DeleteFunc(slices.Clone(s.Paths), func(p string) bool { return madeFor(oms, p) })
 	for _, w := range m.Watch {
 		if _, err := os.Lstat(w); err == nil {
 			sweep = append(sweep, w)
@@ -568,6 +552,19 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	// Last, so that a collection cut short before here leaves the set
 	// where the next sweep of its repository finds it.
 	return r, unmarkOpen(set, m.Repo)
+}
+
+// madeFor tells whether p is a mount point one of the sets of ms made for
+// its box's run, untouched since.
+func madeFor(ms []Manifest, p string) bool {
+	for _, m := range ms {
+		for _, c := range m.Created {
+			if c.Path == p && c.pristine() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sweepOut moves p into the set as its next swept entry, swept/N, by
@@ -810,14 +807,12 @@ func List(aisanHome, slot string) ([]Set, []error) {
 	return sets, problems
 }
 
-// Manifests is List without each set's Files. What a set holds is read
-// from its copies, file by file: only what shows it needs that, not what
-// looks for sets in a state (every box's end, 'aisan list').
-func Manifests(aisanHome, slot string) ([]Set, []error) {
-	root := Dir(aisanHome)
+// setDirs lists the set directories in store of slot, or of every slot
+// when slot is "", with what could not be read.
+func setDirs(store, slot string) ([]string, []error) {
 	slots := []string{slot}
 	if slot == "" {
-		ents, err := os.ReadDir(root)
+		ents, err := os.ReadDir(store)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, []error{err}
 		}
@@ -830,10 +825,10 @@ func Manifests(aisanHome, slot string) ([]Set, []error) {
 			}
 		}
 	}
-	var out []Set
+	var dirs []string
 	var problems []error
 	for _, s := range slots {
-		ents, err := os.ReadDir(filepath.Join(root, s))
+		ents, err := os.ReadDir(filepath.Join(store, s))
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				problems = append(problems, err)
@@ -841,17 +836,27 @@ func Manifests(aisanHome, slot string) ([]Set, []error) {
 			continue
 		}
 		for _, e := range ents {
-			if !e.IsDir() {
-				continue
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(store, s, e.Name()))
 			}
-			dir := filepath.Join(root, s, e.Name())
-			m, err := ReadManifest(dir)
-			if err != nil {
-				problems = append(problems, err)
-				continue
-			}
-			out = append(out, Set{Dir: dir, Manifest: m})
 		}
+	}
+	return dirs, problems
+}
+
+// Manifests is List without each set's Files. What a set holds is read
+// from its copies, file by file: only what shows it needs that, not what
+// looks for sets in a state (every box's end, 'aisan list').
+func Manifests(aisanHome, slot string) ([]Set, []error) {
+	dirs, problems := setDirs(Dir(aisanHome), slot)
+	var out []Set
+	for _, dir := range dirs {
+		m, err := ReadManifest(dir)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		out = append(out, Set{Dir: dir, Manifest: m})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Slot != out[j].Slot {

@@ -6,13 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
 // Over tells whether the launch of a slot that started at start (its
-// record's start: Manifest.Launch) is over, nothing of it alive, and by when (zero when that was not
-// recorded: a wrapper killed, a crash). It must answer false whenever a
+// record's start: Manifest.Launch) is over, nothing of it alive, and by
+// when (zero when that was not recorded: a wrapper killed, a crash). It must answer false whenever a
 // box of that launch may still run: a set collected under a running box
 // loses its mount points, and what the box writes there next lands in
 // the repository.
@@ -98,31 +97,21 @@ func openSetsOf(aisanHome, repo string) []Set {
 // manifest: a launch killed (SIGKILL) while it prepared its set, before
 // the manifest was written, left its copies there and nothing else (its
 // mount points come after the copies and a manifest naming them; see
-// [Prepare]), and every review
-// would report the set as unreadable. The sweeps of the whole store
-// ('aisan review', and 'kill' or 'watch' once they end a box) run it. A preparation holds the store's
-// lock from the set's first directory to its manifest, so under the lock
-// a set without one is never a preparation under way.
+// [Prepare]), and every review would report the set as unreadable. The
+// sweeps of the whole store ('aisan review', and 'kill' or 'watch' once
+// they end a box) run it. A preparation holds the store's lock from the
+// set's first directory to its manifest, so under the lock a set without
+// one is never a preparation under way.
 func removeUnprepared(store string) {
 	unlock, err := lockStore(store)
 	if err != nil {
 		return
 	}
 	defer unlock()
-	slots, _ := os.ReadDir(store)
-	for _, sl := range slots {
-		if !sl.IsDir() || strings.HasPrefix(sl.Name(), ".") {
-			continue
-		}
-		sets, _ := os.ReadDir(filepath.Join(store, sl.Name()))
-		for _, e := range sets {
-			dir := filepath.Join(store, sl.Name(), e.Name())
-			if !e.IsDir() {
-				continue
-			}
-			if _, err := os.Lstat(filepath.Join(dir, manifestName)); errors.Is(err, fs.ErrNotExist) {
-				os.RemoveAll(dir)
-			}
+	dirs, _ := setDirs(store, "")
+	for _, dir := range dirs {
+		if _, err := os.Lstat(filepath.Join(dir, manifestName)); errors.Is(err, fs.ErrNotExist) {
+			os.RemoveAll(dir)
 		}
 	}
 }
