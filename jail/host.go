@@ -17,6 +17,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/history"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/shared/userunit"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
 
@@ -53,8 +54,9 @@ type Host struct {
 	// paths (see [Host.GatherStateDirs]).
 	StateDirs []string
 	// OwnFiles are aisan's installed programs that this user could
-	// replace, and the files a symlinked configuration file leads to,
-	// by real path; Renamable the directories above them and
+	// replace, the files a symlinked configuration file leads to, and
+	// the supervisor unit's file and drop-in directories, by real path;
+	// Renamable the directories above them and
 	// above StateDirs that this user could rename, shallowest first (see
 	// ownfiles.go).
 	OwnFiles, Renamable []string
@@ -160,6 +162,7 @@ func (h *Host) GatherFacts() error {
 		h.OwnFiles = gatherOwnFiles(self)
 	}
 	h.OwnFiles = append(h.OwnFiles, linkedConfigs(h.StateDirs, h.configDirs()...)...)
+	h.OwnFiles = append(h.OwnFiles, watchUnitFiles(h.StateDirs, h.unitDirs()...)...)
 	h.Renamable = renamableAbove(append(slices.Clone(h.StateDirs), h.OwnFiles...), parentWritable)
 	h.Dev = GatherDev("/dev")
 	// A bwrap that cannot say its version leaves it unknown (zero): only
@@ -228,6 +231,16 @@ func (h Host) configDirs() []string {
 	dirs := []string{config.Dir(h.Getenv, h.Home)}
 	if h.Home != "" {
 		dirs = append(dirs, config.DefaultDir(h.Home))
+	}
+	return dirs
+}
+
+// unitDirs are where the user manager may read aisan's supervisor unit:
+// the unit directory for this launch's XDG_CONFIG_HOME, and the default.
+func (h Host) unitDirs() []string {
+	dirs := []string{userunit.Dir(h.Getenv, h.Home)}
+	if filepath.IsAbs(h.Home) {
+		dirs = append(dirs, userunit.DefaultDir(h.Home))
 	}
 	return dirs
 }

@@ -11,13 +11,15 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/shared/sibling"
+	"github.com/aisan-dev/aisan/jail/shared/userunit"
 )
 
 // A deny-list jail writes where the user writes, and aisan's own files
 // may sit there: programs installed under the home (make install
 // PREFIX=~/.local), the configuration under ~/.config (or, through a
-// symbolic link, in a dotfiles checkout). The next launch
-// trusts both, by name. Binding each read-only over itself stops a write
+// symbolic link, in a dotfiles checkout), the supervisor's unit under
+// ~/.config/systemd/user. The next launch trusts the first two by name,
+// and the user manager runs the third outside every jail. Binding each read-only over itself stops a write
 // or a rename of the file; it does not stop a rename of a directory
 // above it (mv ~/.config ~/.config.old, then a configuration of the
 // jail's own at the old name), since the kernel moves a mount with its
@@ -78,6 +80,32 @@ func linkedConfigs(stateDirs []string, dirs ...string) []string {
 		}
 		if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
 			out = append(out, real)
+		}
+	}
+	return out
+}
+
+// watchUnitFiles are the supervisor unit's file and drop-in directories
+// that exist in the unit directories dirs (where the user manager may
+// look: it was started with an XDG_CONFIG_HOME this launch cannot know),
+// by real path, each once and none inside a state dir (read-only
+// already). The manager runs that unit outside every jail. A unit file
+// that is a symbolic link keeps only its target: the link itself, in a
+// directory the jail writes, could be replaced.
+func watchUnitFiles(stateDirs []string, dirs ...string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		for _, p := range userunit.WatchPaths(d) {
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || slices.Contains(out, real) || slices.ContainsFunc(stateDirs, func(s string) bool { return within(real, s) }) {
+				continue
+			}
+			if fi, err := os.Stat(real); err == nil && (fi.Mode().IsRegular() || fi.IsDir()) {
+				out = append(out, real)
+			}
 		}
 	}
 	return out

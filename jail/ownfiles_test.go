@@ -137,3 +137,52 @@ func TestLinkedConfigs(t *testing.T) {
 		t.Errorf("linkedConfigs = %q, want %q", got, want)
 	}
 }
+
+// TestWatchUnitFiles: the supervisor's unit file, its drop-in directory
+// and its set-property drop-in directory are listed when they exist, by
+// real path and once; a link leads to its target; what is in a state
+// dir, what is missing and other units are not listed.
+func TestWatchUnitFiles(t *testing.T) {
+	root := t.TempDir()
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	at := func(p string) string { return filepath.Join(root, p) }
+	mkdir := func(p string) {
+		if err := os.MkdirAll(at(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p string) {
+		mkdir(filepath.Dir(p))
+		if err := os.WriteFile(at(p), []byte("[Service]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A: everything installed, and another unit beside it.
+	write("a/systemd/user/aisan-watch.service")
+	mkdir("a/systemd/user/aisan-watch.service.d")
+	mkdir("a/systemd/user.control/aisan-watch.service.d")
+	write("a/systemd/user/other.service")
+	mkdir("a/systemd/user/service.d")
+	// B: the unit file is a link into a dotfiles checkout; no drop-ins.
+	write("dotfiles/aisan-watch.service")
+	mkdir("b/systemd/user")
+	if err := os.Symlink(at("dotfiles/aisan-watch.service"), at("b/systemd/user/aisan-watch.service")); err != nil {
+		t.Fatal(err)
+	}
+	// C: inside a state dir. D: nothing installed.
+	write("state/systemd/user/aisan-watch.service")
+	mkdir("d/systemd/user")
+
+	got := watchUnitFiles([]string{at("state")}, at("a/systemd/user"), at("b/systemd/user"), at("state/systemd/user"), at("d/systemd/user"), "", at("a/systemd/user"))
+	want := []string{
+		at("a/systemd/user/aisan-watch.service"),
+		at("a/systemd/user/aisan-watch.service.d"),
+		at("a/systemd/user.control/aisan-watch.service.d"),
+		at("dotfiles/aisan-watch.service"),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("watchUnitFiles =\n%q\nwant\n%q", got, want)
+	}
+}

@@ -71,10 +71,12 @@ type DenyOptions struct {
 	// on, swap a neighbour's bus proxy socket, or rewrite the
 	// configuration the next launch reads.
 	StateDirs []string
-	// OwnFiles are aisan's programs this user could replace, and the
-	// file a linked config.toml leads to: bound read-only over
-	// themselves, so that no jail swaps the aisan the user's next claude
-	// runs on the host, or the configuration it reads.
+	// OwnFiles are aisan's programs this user could replace, the file a
+	// linked config.toml leads to, and the supervisor unit's file and
+	// drop-in directories: bound read-only over themselves, so that no
+	// jail swaps the aisan the user's next claude runs on the host, the
+	// configuration it reads, or what the user manager runs as aisan
+	// watch.
 	OwnFiles []string
 	// Renamable are the directories above StateDirs and OwnFiles that
 	// this user could rename, shallowest first: each is bound over

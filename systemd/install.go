@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/userunit"
 )
 
 // Rules for installing the supervisor unit:
@@ -30,7 +31,7 @@ import (
 var watchUnitTemplate string
 
 // WatchUnitName is the name of the supervisor's user unit.
-const WatchUnitName = "aisan-watch.service"
+const WatchUnitName = userunit.WatchName
 
 // backupSuffix is appended to a unit file that installing replaces.
 const backupSuffix = ".aisan-bak"
@@ -112,14 +113,10 @@ func quoteUnitWord(s string, command bool) string {
 // UserUnitDir returns the directory for the user's own unit files:
 // $XDG_CONFIG_HOME/systemd/user, or ~/.config/systemd/user.
 func UserUnitDir(getenv func(string) string) (string, error) {
-	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "systemd", "user"), nil
+	if d := userunit.Dir(getenv, getenv("HOME")); d != "" {
+		return d, nil
 	}
-	home := getenv("HOME")
-	if !filepath.IsAbs(home) {
-		return "", errors.New("finding the user unit directory: neither XDG_CONFIG_HOME nor HOME is an absolute path")
-	}
-	return filepath.Join(home, ".config", "systemd", "user"), nil
+	return "", errors.New("finding the user unit directory: neither XDG_CONFIG_HOME nor HOME is an absolute path")
 }
 
 // WatchInstall says how to install the supervisor unit.
@@ -209,6 +206,12 @@ func InstallWatch(ctx context.Context, m *Manager, in WatchInstall) (InstallRepo
 	default:
 		return rep, fmt.Errorf("installing %s: %w", unit, err)
 	}
+	// An empty drop-in directory changes nothing for the manager, but a
+	// jail keeps only what exists read-only: made here, no jail can
+	// create it to add lines to the unit.
+	if err := os.Mkdir(filepath.Join(in.Dir, unit+".d"), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return rep, fmt.Errorf("installing %s: making its drop-in directory: %w", unit, err)
+	}
 
 	stale, err := m.unitBool(ctx, unit, "NeedDaemonReload")
 	if err != nil {
@@ -277,6 +280,9 @@ func UninstallWatch(ctx context.Context, m *Manager, in WatchInstall) error {
 	if err := os.Remove(filepath.Join(in.Dir, unit)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("uninstalling %s: %w", unit, err)
 	}
+	// The drop-in directory install made goes too, when nothing is in
+	// it: drop-ins the user wrote stay.
+	os.Remove(filepath.Join(in.Dir, unit+".d"))
 	if err := conn.ReloadContext(ctx); err != nil {
 		return fmt.Errorf("uninstalling %s: reloading the user manager: %w", unit, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/systemd"
 )
 
 // These tests attack aisan's configuration from inside a real deny-list
@@ -250,5 +252,69 @@ func TestLinkedConfigInJail(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "config.toml")); err != nil || string(b) != content {
 		t.Errorf("the configuration after the jail: %q, %v; want it unchanged", b, err)
+	}
+}
+
+// TestWatchUnitInJail: the supervisor's unit file as install-service
+// writes it, with its drop-in directories. The user manager runs that
+// unit outside every jail, at the next login at the latest. From inside
+// a deny-list jail, editing, removing or replacing the unit, adding a
+// drop-in, and renaming a directory above them to plant a unit of the
+// jail's own all fail; other units stay writable. On the host the
+// manager would read the unit as install-service wrote it and no
+// drop-in.
+func TestWatchUnitInJail(t *testing.T) {
+	requireSlots(t)
+	wt := slotWorktree(t)
+	home, env := testEnv(t)
+	env = append(env, "XDG_CONFIG_HOME=")
+	units := filepath.Join(home, ".config", "systemd", "user")
+	unit := filepath.Join(units, systemd.WatchUnitName)
+	content, err := systemd.WatchUnit(aisanBin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, unit, string(content))
+	dropIns := []string{unit + ".d", filepath.Join(home, ".config", "systemd", "user.control", systemd.WatchUnitName+".d")}
+	for _, d := range dropIns {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `u=~/.config/systemd/user w=aisan-watch.service
+	evil() { printf '[Service]\nExecStartPre=/bin/sh -c "echo PLANTED"\n'; }
+	plant() { mkdir -p "$1" && evil >"$1/$w"; }
+	exec 2>/dev/null
+	evil >>"$u/$w" && echo append:wrote || echo append:refused
+	evil >"$u/$w.d/override.conf" && echo dropin:wrote || echo dropin:refused
+	evil >~/.config/systemd/user.control/$w.d/50-x.conf && echo control:wrote || echo control:refused
+	rm -f "$u/$w" && echo rm:removed || echo rm:refused
+	evil >"$u/new" && mv "$u/new" "$u/$w" && echo replace:replaced || echo replace:refused
+	rm -f "$u/new"
+	mv "$u/$w.d" "$u/old.d" && mkdir "$u/$w.d" && echo mvdropin:moved || echo mvdropin:refused
+	mv "$u" "$u.old" && plant "$u" && echo dir:planted || echo dir:refused
+	mv ~/.config/systemd ~/.config/systemd.old && plant "$u" && echo systemd:planted || echo systemd:refused
+	evil >"$u/other.service" && rm "$u/other.service" && echo units:writable`
+	r := runCmd(t, wt, env, "", aisanBin, "run", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("attacker jail: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	want := "append:refused\ndropin:refused\ncontrol:refused\nrm:refused\nreplace:refused\nmvdropin:refused\ndir:refused\nsystemd:refused\nunits:writable\n"
+	if r.stdout != want {
+		t.Errorf("attacks on the supervisor unit from inside a jail:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	// The host's next step: what the user manager would read.
+	if b, err := os.ReadFile(unit); err != nil || string(b) != string(content) {
+		t.Errorf("the unit file after the jail: %q, %v; want it as installed", b, err)
+	}
+	for _, d := range dropIns {
+		if ents, err := os.ReadDir(d); err != nil || len(ents) != 0 {
+			t.Errorf("drop-in directory %s after the jail: %v, %v; want it empty", d, ents, err)
+		}
+	}
+	for _, p := range []string{units + ".old", filepath.Join(units, "old.d"), filepath.Join(home, ".config", "systemd.old"), filepath.Join(units, "new")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s exists after the jail", p)
+		}
 	}
 }

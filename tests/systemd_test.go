@@ -662,6 +662,9 @@ func TestSystemdInstallWatch(t *testing.T) {
 			t.Errorf("UninstallWatch: %v", err)
 		}
 		os.Remove(filepath.Join(in.Dir, in.Unit+".aisan-bak"))
+		if _, err := os.Lstat(filepath.Join(in.Dir, in.Unit+".d")); err == nil {
+			t.Errorf("the unit's empty drop-in directory is left after uninstall")
+		}
 	})
 
 	rep, err := systemd.InstallWatch(ctx, m, in)
@@ -672,6 +675,9 @@ func TestSystemdInstallWatch(t *testing.T) {
 		t.Errorf("first install: %+v; want written, enabled, started, no backup", rep)
 	}
 	assertWatchRunning(t, ctx, m, in.Unit)
+	if fi, err := os.Lstat(rep.Path + ".d"); err != nil || !fi.IsDir() {
+		t.Errorf("the unit's drop-in directory after install: %v; want a directory", err)
+	}
 	first, err := os.ReadFile(rep.Path)
 	if err != nil {
 		t.Fatal(err)

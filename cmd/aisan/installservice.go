@@ -23,6 +23,8 @@ install-service writes ~/.config/systemd/user/aisan-watch.service with
 ExecStart= pointing at this aisan binary (and AISAN_HOME, when set), then
 asks your user manager over D-Bus to reload, enable and start it. A
 different unit file already there is kept as aisan-watch.service.aisan-bak.
+It also makes the unit's drop-in directory, empty, so that every jail can
+keep it read-only (the manager runs the unit outside any jail).
 Running it again changes nothing; after moving the aisan binary, run it
 again to point the unit at the new place.
 
