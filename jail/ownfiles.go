@@ -90,12 +90,12 @@ func linkedConfigs(stateDirs []string, dirs ...string) []string {
 // look: it was started with an XDG_CONFIG_HOME this launch cannot know),
 // by real path, each once and none inside a state dir (read-only
 // already). The manager runs that unit outside every jail. A unit file
-// that is a symbolic link keeps only its target: the link itself, in a
-// directory the jail writes, could be replaced.
+// or drop-in directory that is a symbolic link keeps only its target:
+// the link itself, in a directory the jail writes, could be replaced.
 func watchUnitFiles(stateDirs []string, dirs ...string) []string {
 	var out []string
-	for _, d := range dirs {
-		if d == "" {
+	for i, d := range dirs {
+		if d == "" || slices.Contains(dirs[:i], d) {
 			continue
 		}
 		for _, p := range userunit.WatchPaths(d) {
