@@ -67,7 +67,7 @@ func (e *UndelegatedError) Error() string {
 		joinAnd(e.Missing), plural(len(e.Missing), "controller is", "controllers are"), has)
 }
 
-// Hint says how to get the controllers delegated.
+// Hints says how to get the controllers delegated.
 func (e *UndelegatedError) Hints() []string {
 	if len(e.V1) > 0 {
 		return []string{

@@ -49,7 +49,7 @@ func (e *NoManagerError) Error() string {
 
 func (e *NoManagerError) Unwrap() error { return e.Err }
 
-// Hint returns the lines that tell the user how to get a user manager,
+// Hints returns the lines that tell the user how to get a user manager,
 // most likely remedy first.
 func (e *NoManagerError) Hints() []string {
 	if !e.Booted {

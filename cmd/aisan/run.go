@@ -253,17 +253,17 @@ type launcherFlags struct {
 	configured []string
 }
 
-func (f *launcherFlags) register(fs *flag.FlagSet, kind jail.Kind) {
-	fs.BoolVar(&f.explain, "explain", false, "")
-	f.registerLimits(fs)
-	f.registerStrict(fs, kind)
+func (lf *launcherFlags) register(fs *flag.FlagSet, kind jail.Kind) {
+	fs.BoolVar(&lf.explain, "explain", false, "")
+	lf.registerLimits(fs)
+	lf.registerStrict(fs, kind)
 }
 
 // registerLimits adds the resource-limit options alone.
-func (f *launcherFlags) registerLimits(fs *flag.FlagSet) {
-	fs.StringVar(&f.memoryMax, "memory-max", "", "")
-	fs.StringVar(&f.cpuQuota, "cpu-quota", "", "")
-	fs.StringVar(&f.tasksMax, "tasks-max", "", "")
+func (lf *launcherFlags) registerLimits(fs *flag.FlagSet) {
+	fs.StringVar(&lf.memoryMax, "memory-max", "", "")
+	fs.StringVar(&lf.cpuQuota, "cpu-quota", "", "")
+	fs.StringVar(&lf.tasksMax, "tasks-max", "", "")
 }
 
 func launchOrExplain(ctx context.Context, kind jail.Kind, args []string, explain bool) error {

@@ -183,10 +183,13 @@ func TestClaudeRefreshExactlyOnce(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					var v struct{ Access_token, Refresh_token string }
+					var v struct {
+						AccessToken  string `json:"access_token"`
+						RefreshToken string `json:"refresh_token"`
+					}
 					json.NewDecoder(resp.Body).Decode(&v)
 					resp.Body.Close()
-					writeClaude(t, dir, v.Access_token, v.Refresh_token, time.Now().Add(time.Hour))
+					writeClaude(t, dir, v.AccessToken, v.RefreshToken, time.Now().Add(time.Hour))
 					os.Remove(lock)
 				}()
 			} else {

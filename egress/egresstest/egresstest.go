@@ -153,7 +153,7 @@ func StartUpstream(h http.Handler) *Upstream {
 // Close stops the stand-in.
 func (u *Upstream) Close() { u.srv.Close() }
 
-// Record, when false, stops keeping requests (for load tests).
+// Record turns the keeping of requests on or off (off for load tests).
 func (u *Upstream) Record(on bool) {
 	u.mu.Lock()
 	u.noRecord = !on

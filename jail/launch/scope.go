@@ -17,8 +17,9 @@ import (
 	"github.com/aisan-dev/aisan/systemd"
 )
 
-// EnvNoScope=1 launches without a systemd scope even when a user manager
-// is there (for measurements, and for users who do not want them).
+// EnvNoScope names the variable that, set to 1, launches without a
+// systemd scope even when a user manager is there (for measurements, and
+// for users who do not want them).
 const EnvNoScope = "AISAN_NO_SCOPE"
 
 // scoper puts a slot's jail into its own systemd scope. A nil *scoper runs
