@@ -75,7 +75,13 @@ func checkProxy(ctx context.Context, e *Env) Finding {
 	p, err := exec.LookPath(busproxy.ProxyName)
 	if err == nil {
 		abs, _ := filepath.Abs(p)
-		return Finding{Detail: abs}
+		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+		defer cancel()
+		var version string
+		if out, err := exec.CommandContext(ctx, abs, "--version").Output(); err == nil {
+			version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+		}
+		return proxyFound(abs, version)
 	}
 	if e.Getenv(busproxy.EnvNoProxy) == "1" {
 		return Finding{Detail: "not installed; " + busproxy.EnvNoProxy + "=1 masks the session bus in jails anyway"}
@@ -85,6 +91,22 @@ func checkProxy(ctx context.Context, e *Env) Finding {
 		Detail: "not installed: jails get a masked session bus (no keyring, notifications or portals inside)",
 		Fix:    e.install(busproxy.ProxyName),
 	}
+}
+
+// proxyFound is the finding for the xdg-dbus-proxy at path, which
+// answered version to --version ("" when it did not). A proxy before
+// 0.1.6 works, but clients that pipeline their authentication cannot
+// connect through it: inside a jail busctl fails where it works
+// outside, and the user should know why before meeting it.
+func proxyFound(path, version string) Finding {
+	if version == "" {
+		return Finding{Detail: path + " (version unknown: --version failed)"}
+	}
+	d := fmt.Sprintf("%s (%s)", path, version)
+	if ok, known := busproxy.PipelinedAuth(version); known && !ok {
+		d += "; sd-bus and zbus clients (busctl --user, programs built on zbus) cannot authenticate through a proxy before 0.1.6, so inside a jail they fail with \"Transport endpoint is not connected\""
+	}
+	return Finding{Detail: d}
 }
 
 func checkGit(ctx context.Context, e *Env) Finding {
