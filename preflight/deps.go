@@ -94,19 +94,12 @@ func checkProxy(ctx context.Context, e *Env) Finding {
 }
 
 // proxyFound is the finding for the xdg-dbus-proxy at path, which
-// answered version to --version ("" when it did not). A proxy before
-// 0.1.6 works, but clients that pipeline their authentication cannot
-// connect through it: inside a jail busctl fails where it works
-// outside, and the user should know why before meeting it.
+// answered version to --version ("" when it did not).
 func proxyFound(path, version string) Finding {
 	if version == "" {
 		return Finding{Detail: path + " (version unknown: --version failed)"}
 	}
-	d := fmt.Sprintf("%s (%s)", path, version)
-	if ok, known := busproxy.PipelinedAuth(version); known && !ok {
-		d += "; sd-bus and zbus clients (busctl --user, programs built on zbus) cannot authenticate through a proxy before 0.1.6, so inside a jail they fail with \"Transport endpoint is not connected\""
-	}
-	return Finding{Detail: d}
+	return Finding{Detail: fmt.Sprintf("%s (%s)", path, version)}
 }
 
 func checkGit(ctx context.Context, e *Env) Finding {

@@ -1055,39 +1055,28 @@ func TestAisanRunBusUserManager(t *testing.T) {
 }
 
 // TestAisanRunBusctl: busctl, an sd-bus client, sends its whole
-// authentication at once. Outside, on the same bus, it works. Inside a
-// filtered jail it works when the installed xdg-dbus-proxy follows such
-// an authentication (0.1.6 and newer), and fails as the README and
-// preflight say when it does not, the version read the way preflight
-// reads it.
+// authentication at once, which xdg-dbus-proxy before 0.1.6 cannot
+// follow. It works outside on a private bus, and inside a filtered jail
+// on the same bus whatever the installed proxy's version: the relay
+// passes one command at a time.
 func TestAisanRunBusctl(t *testing.T) {
 	b := newBus(t, false)
 	busctl, err := exec.LookPath("busctl")
 	need(t, "busctl (apt-get install systemd)", err)
-	out, err := exec.Command(b.proxy, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", b.proxy, err)
-	}
-	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	pipelined, known := busproxy.PipelinedAuth(version)
-	if !known {
-		t.Fatalf("no version in %q", version)
-	}
 	call := []string{busctl, "--user", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId"}
 	_, env := testEnv(t)
 	r := runCmd(t, "", append(env, busproxy.EnvAddress+"="+b.addr), "", call[0], call[1:]...)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, `s "`) {
 		t.Fatalf("busctl outside a jail: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	r = aisan(t, busAisanEnv(t, b), "", busShellStatus(call)...)
+	id := r.stdout
+	list := []string{busctl, "--user", "list", "--no-pager", "--no-legend", "--acquired"}
+	r = aisan(t, busAisanEnv(t, b), "", busShellStatus(call, list)...)
 	if r.code != 0 {
 		t.Fatalf("aisan run: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	answered := strings.Contains(r.stdout, "status0=0") && strings.Contains(r.stdout, `s "`)
-	switch {
-	case pipelined && !answered:
-		t.Errorf("%s lets busctl through, but inside the jail it failed:\n%s\nstderr: %s", version, r.stdout, r.stderr)
-	case !pipelined && (answered || !strings.Contains(r.stderr, "Transport endpoint is not connected")):
-		t.Errorf("%s should fail busctl inside the jail with the error the README names:\n%s\nstderr: %s", version, r.stdout, r.stderr)
+	if !strings.Contains(r.stdout, id+"status0=0") || !strings.Contains(r.stdout, "status1=0") {
+		v, _ := exec.Command(b.proxy, "--version").Output()
+		t.Errorf("busctl inside the jail (%s):\n%s\nstderr: %s", strings.TrimSpace(string(v)), r.stdout, r.stderr)
 	}
 }

@@ -30,8 +30,9 @@ import (
 //	                 4 lifeline  read end of a pipe; the wrapper, then the
 //	                             keeper, holds the only write end
 //	aisan __bus: starts the proxy on SlotDir/bus-filter, then accepts on 3
-//	   and carries each connection to the proxy, bytes and passed
-//	   descriptors both ways (relay.go); exits when 4 reads end of file,
+//	   and carries each connection to the proxy: the authentication one
+//	   command at a time (sasl.go), then bytes and passed descriptors
+//	   both ways (relay.go); exits when 4 reads end of file,
 //	   and the proxy with it (its readiness pipe, its parent-death signal)
 //
 // The relay is a process of its own rather than goroutines of the

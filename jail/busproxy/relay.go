@@ -81,6 +81,25 @@ func relayConn(c *net.UnixConn, filter string) {
 		c.Close()
 		return
 	}
+	relay(c, up)
+}
+
+// relay passes a client's authentication to the proxy one command at a
+// time (sasl.go), then carries the connection both ways.
+func relay(c, up *net.UnixConn) {
+	rest, fds, upRest, err := handshake(c, up)
+	if err == nil && len(upRest) > 0 {
+		_, err = c.Write(upRest)
+	}
+	if err == nil && len(rest) > 0 {
+		err = writeAll(up, rest, fds)
+	}
+	closeAll(fds)
+	if err != nil {
+		c.Close()
+		up.Close()
+		return
+	}
 	carry(c, up)
 }
 
