@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -1054,29 +1055,49 @@ func TestAisanRunBusUserManager(t *testing.T) {
 	}
 }
 
-// TestAisanRunBusctl: busctl, an sd-bus client, sends its whole
-// authentication at once, which xdg-dbus-proxy before 0.1.6 cannot
-// follow. It works outside on a private bus, and inside a filtered jail
-// on the same bus whatever the installed proxy's version: the relay
-// passes one command at a time.
-func TestAisanRunBusctl(t *testing.T) {
+// TestAisanRunBusClients: three D-Bus client libraries, each asking the
+// bus for its ID outside on a private bus, then inside a filtered jail
+// on the same bus. libdbus (dbus-send) and GDBus (gdbus) wait for each
+// answer of the authentication; sd-bus (busctl) sends it all at once,
+// which xdg-dbus-proxy before 0.1.6 cannot follow: the relay passes one
+// command at a time, so all three work whatever the proxy's version.
+func TestAisanRunBusClients(t *testing.T) {
 	b := newBus(t, false)
-	busctl, err := exec.LookPath("busctl")
-	need(t, "busctl (apt-get install systemd)", err)
-	call := []string{busctl, "--user", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId"}
-	_, env := testEnv(t)
-	r := runCmd(t, "", append(env, busproxy.EnvAddress+"="+b.addr), "", call[0], call[1:]...)
-	if r.code != 0 || !strings.HasPrefix(r.stdout, `s "`) {
-		t.Fatalf("busctl outside a jail: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	var clients [][]string
+	for _, c := range []struct {
+		tool, pkg string
+		args      []string
+	}{
+		{"dbus-send", "dbus", []string{"--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetId"}},
+		{"gdbus", "libglib2.0-bin", []string{"call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.GetId"}},
+		{"busctl", "systemd", []string{"--user", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId"}},
+	} {
+		p, err := exec.LookPath(c.tool)
+		need(t, c.tool+" (apt-get install "+c.pkg+")", err)
+		clients = append(clients, append([]string{p}, c.args...))
 	}
-	id := r.stdout
-	list := []string{busctl, "--user", "list", "--no-pager", "--no-legend", "--acquired"}
-	r = aisan(t, busAisanEnv(t, b), "", busShellStatus(call, list)...)
+	_, env := testEnv(t)
+	var id string
+	hex32 := regexp.MustCompile(`[0-9a-f]{32}`)
+	for _, c := range clients {
+		r := runCmd(t, "", append(env, busproxy.EnvAddress+"="+b.addr), "", c[0], c[1:]...)
+		m := hex32.FindString(r.stdout)
+		if r.code != 0 || m == "" || id != "" && m != id {
+			t.Fatalf("%s outside a jail: exit %d, stdout %q, stderr %q", filepath.Base(c[0]), r.code, r.stdout, r.stderr)
+		}
+		id = m
+	}
+	r := aisan(t, busAisanEnv(t, b), "", busShellStatus(clients...)...)
 	if r.code != 0 {
 		t.Fatalf("aisan run: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, id+"status0=0") || !strings.Contains(r.stdout, "status1=0") {
-		v, _ := exec.Command(b.proxy, "--version").Output()
-		t.Errorf("busctl inside the jail (%s):\n%s\nstderr: %s", strings.TrimSpace(string(v)), r.stdout, r.stderr)
+	v, _ := exec.Command(b.proxy, "--version").Output()
+	for i, c := range clients {
+		if !strings.Contains(r.stdout, fmt.Sprintf("status%d=0", i)) {
+			t.Errorf("%s inside the jail (%s) failed:\n%s\nstderr: %s", filepath.Base(c[0]), strings.TrimSpace(string(v)), r.stdout, r.stderr)
+		}
+	}
+	if n := strings.Count(r.stdout, id); n != len(clients) {
+		t.Errorf("the bus ID %s appears %d times inside, want %d:\n%s", id, n, len(clients), r.stdout)
 	}
 }
