@@ -187,17 +187,7 @@ func TestHandshakeRefuses(t *testing.T) {
 				relayOut.Close()
 				errc <- err
 			}()
-			go func() {
-				// Answer whatever reaches the bus, as a bus would.
-				r := bufio.NewReader(bus)
-				r.ReadByte()
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-					bus.Write([]byte("OK 01\r\n"))
-				}
-			}()
+			go answerEveryLine(bus)
 			go io.Copy(io.Discard, client)
 			client.Write([]byte(tt.send))
 			client.CloseWrite()
@@ -216,6 +206,19 @@ func TestHandshakeRefuses(t *testing.T) {
 	}
 }
 
+// answerEveryLine answers each line that reaches bus, after the first
+// byte, with OK, as a bus that accepts anything would.
+func answerEveryLine(bus *net.UnixConn) {
+	r := bufio.NewReader(bus)
+	r.ReadByte()
+	for {
+		if _, err := r.ReadString('\n'); err != nil {
+			return
+		}
+		bus.Write([]byte("OK 01\r\n"))
+	}
+}
+
 // FuzzHandshake feeds any client bytes to the handshake against a bus
 // that answers every line: it ends, and what it returns past BEGIN is
 // the input's tail.
@@ -228,16 +231,7 @@ func FuzzHandshake(f *testing.F) {
 		relayOut, bus := unixPair(t)
 		defer client.Close()
 		defer bus.Close()
-		go func() {
-			r := bufio.NewReader(bus)
-			r.ReadByte()
-			for {
-				if _, err := r.ReadString('\n'); err != nil {
-					return
-				}
-				bus.Write([]byte("OK 01\r\n"))
-			}
-		}()
+		go answerEveryLine(bus)
 		go io.Copy(io.Discard, client)
 		go func() {
 			client.Write(in)
