@@ -27,6 +27,7 @@ func Checks() []Check {
 		{"bus address", checkBusAddress},
 		{"state dir", checkStateDir},
 		{"guard hook", checkGuardHook},
+		{"watch unit", checkWatchUnit},
 		{"shell", checkShell},
 		{"limits", checkLimits},
 		{"root", checkRoot},

@@ -17,6 +17,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
 	"github.com/aisan-dev/aisan/jail/shared/sibling"
+	"github.com/aisan-dev/aisan/jail/shared/userunit"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )
@@ -562,4 +563,70 @@ func checkRoot(ctx context.Context, e *Env) Finding {
 		Detail: "running as root: bwrap builds no user namespace, the jail runs with root's powers, and agents refuse some modes (claude --dangerously-skip-permissions)",
 		Fix:    fix,
 	}
+}
+
+// watchUnitFile is what preflight reads of one installed supervisor unit.
+type watchUnitFile struct {
+	Path   string // the unit file
+	Link   bool   // it is a symbolic link
+	DropIn bool   // its drop-in directory exists
+}
+
+// gatherWatchUnits finds the supervisor's unit in the unit directories
+// the user manager may read (this environment's XDG_CONFIG_HOME, and the
+// default), each once.
+func gatherWatchUnits(getenv func(string) string, home string) []watchUnitFile {
+	var out []watchUnitFile
+	dirs := []string{userunit.Dir(getenv, home)}
+	if filepath.IsAbs(home) {
+		dirs = append(dirs, userunit.DefaultDir(home))
+	}
+	for i, d := range dirs {
+		if d == "" || slices.Contains(dirs[:i], d) {
+			continue
+		}
+		p := filepath.Join(d, userunit.WatchName)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		f := watchUnitFile{Path: p, Link: fi.Mode().Type() == fs.ModeSymlink}
+		if fi, err := os.Stat(p + ".d"); err == nil && fi.IsDir() {
+			f.DropIn = true
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// decideWatchUnit says whether every jail can keep the installed
+// supervisor unit read-only: the user manager runs it outside any jail.
+// A jail binds what exists read-only over itself, so the drop-in
+// directory must exist (install-service makes it), and the unit file
+// must not be a link (the link itself could be replaced).
+func decideWatchUnit(units []watchUnitFile, tilde func(string) string) Finding {
+	if len(units) == 0 {
+		return Finding{Detail: "aisan-watch.service is not installed ('aisan install-service' installs it)"}
+	}
+	for _, u := range units {
+		switch {
+		case u.Link:
+			return Finding{
+				Status: Warn,
+				Detail: tilde(u.Path) + " is a symbolic link: a jail can replace the link, and the user manager runs the unit outside any jail",
+				Fix:    fmt.Sprintf(`cp --remove-destination "$(readlink -f %[1]s)" %[1]s`, tilde(u.Path)),
+			}
+		case !u.DropIn:
+			return Finding{
+				Status: Warn,
+				Detail: tilde(u.Path) + ".d does not exist: a jail could make it and add lines the user manager runs outside any jail",
+				Fix:    "aisan install-service   # makes the drop-in directory, which every jail then keeps read-only",
+			}
+		}
+	}
+	return Finding{Detail: tilde(units[0].Path) + " and its drop-in directory are read-only in every jail"}
+}
+
+func checkWatchUnit(ctx context.Context, e *Env) Finding {
+	return decideWatchUnit(gatherWatchUnits(e.Getenv, e.Home), e.tilde)
 }

@@ -825,3 +825,46 @@ func TestProxyFound(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchUnit: the supervisor unit's finding from what is installed in
+// the unit directories: nothing, the unit without its drop-in directory,
+// a linked unit, and a unit a jail can keep read-only whole.
+func TestWatchUnit(t *testing.T) {
+	home := t.TempDir()
+	units := filepath.Join(home, ".config", "systemd", "user")
+	unit := filepath.Join(units, "aisan-watch.service")
+	getenv := func(string) string { return "" }
+	tilde := func(p string) string { return strings.Replace(p, home, "~", 1) }
+	check := func(name string, status Status, detail string) {
+		t.Helper()
+		f := decideWatchUnit(gatherWatchUnits(getenv, home), tilde)
+		if f.Status != status || f.Detail != detail {
+			t.Errorf("%s: %v %q; want %v %q", name, f.Status, f.Detail, status, detail)
+		}
+	}
+	check("nothing installed", OK, "aisan-watch.service is not installed ('aisan install-service' installs it)")
+	if err := os.MkdirAll(units, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "dotfile"), []byte("[Service]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(home, "dotfile"), unit); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(unit+".d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check("a link", Warn, "~/.config/systemd/user/aisan-watch.service is a symbolic link: a jail can replace the link, and the user manager runs the unit outside any jail")
+	if err := os.Remove(unit); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unit, []byte("[Service]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("whole", OK, "~/.config/systemd/user/aisan-watch.service and its drop-in directory are read-only in every jail")
+	if err := os.Remove(unit + ".d"); err != nil {
+		t.Fatal(err)
+	}
+	check("no drop-in directory", Warn, "~/.config/systemd/user/aisan-watch.service.d does not exist: a jail could make it and add lines the user manager runs outside any jail")
+}

@@ -25,8 +25,8 @@ tries the four denials (foreign PIDs, cgroup writes, systemd over the
 session bus, the user manager's socket) and the transparency promises
 ($HOME, /tmp, agent sockets, allowed bus names). Last come the hazards:
 an abstract bus address, a state dir inside a project, the guard hook or
-shell integration missing, undelegated cgroup controllers, running as
-root.
+shell integration missing, a supervisor unit a jail could add lines to,
+undelegated cgroup controllers, running as root.
 
 The last line is "preflight: ok" (exit status 0) or "preflight: N
 problems" (exit status 1).
