@@ -162,7 +162,7 @@ func (h *Host) GatherFacts() error {
 		h.OwnFiles = gatherOwnFiles(self)
 	}
 	h.OwnFiles = append(h.OwnFiles, linkedConfigs(h.StateDirs, h.configDirs()...)...)
-	h.OwnFiles = append(h.OwnFiles, watchUnitFiles(h.StateDirs, h.unitDirs()...)...)
+	h.OwnFiles = append(h.OwnFiles, watchUnitFiles(h.StateDirs, userunit.Dirs(h.Getenv, h.Home)...)...)
 	h.Renamable = renamableAbove(append(slices.Clone(h.StateDirs), h.OwnFiles...), parentWritable)
 	h.Dev = GatherDev("/dev")
 	// A bwrap that cannot say its version leaves it unknown (zero): only
@@ -231,16 +231,6 @@ func (h Host) configDirs() []string {
 	dirs := []string{config.Dir(h.Getenv, h.Home)}
 	if h.Home != "" {
 		dirs = append(dirs, config.DefaultDir(h.Home))
-	}
-	return dirs
-}
-
-// unitDirs are where the user manager may read aisan's supervisor unit:
-// the unit directory for this launch's XDG_CONFIG_HOME, and the default.
-func (h Host) unitDirs() []string {
-	dirs := []string{userunit.Dir(h.Getenv, h.Home)}
-	if filepath.IsAbs(h.Home) {
-		dirs = append(dirs, userunit.DefaultDir(h.Home))
 	}
 	return dirs
 }

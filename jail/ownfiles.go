@@ -86,16 +86,14 @@ func linkedConfigs(stateDirs []string, dirs ...string) []string {
 }
 
 // watchUnitFiles are the supervisor unit's file and drop-in directories
-// that exist in the unit directories dirs (where the user manager may
-// look: it was started with an XDG_CONFIG_HOME this launch cannot know),
-// by real path, each once and none inside a state dir (read-only
-// already). The manager runs that unit outside every jail. A unit file
+// that exist in the unit directories dirs ([userunit.Dirs]), by real
+// path, each once and none inside a state dir (read-only already). The manager runs that unit outside every jail. A unit file
 // or drop-in directory that is a symbolic link keeps only its target:
 // the link itself, in a directory the jail writes, could be replaced.
 func watchUnitFiles(stateDirs []string, dirs ...string) []string {
 	var out []string
-	for i, d := range dirs {
-		if d == "" || slices.Contains(dirs[:i], d) {
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
 			continue
 		}
 		for _, p := range userunit.WatchPaths(d) {

@@ -573,18 +573,10 @@ type watchUnitFile struct {
 }
 
 // gatherWatchUnits finds the supervisor's unit in the unit directories
-// the user manager may read (this environment's XDG_CONFIG_HOME, and the
-// default), each once.
+// the user manager may read ([userunit.Dirs]), as the jail does.
 func gatherWatchUnits(getenv func(string) string, home string) []watchUnitFile {
 	var out []watchUnitFile
-	dirs := []string{userunit.Dir(getenv, home)}
-	if filepath.IsAbs(home) {
-		dirs = append(dirs, userunit.DefaultDir(home))
-	}
-	for i, d := range dirs {
-		if d == "" || slices.Contains(dirs[:i], d) {
-			continue
-		}
+	for _, d := range userunit.Dirs(getenv, home) {
 		p := filepath.Join(d, userunit.WatchName)
 		fi, err := os.Lstat(p)
 		if err != nil {

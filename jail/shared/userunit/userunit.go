@@ -27,6 +27,23 @@ func Dir(getenv func(string) string, home string) string {
 // started without the variable looks.
 func DefaultDir(home string) string { return filepath.Join(home, ".config", "systemd", "user") }
 
+// Dirs are the unit directories a user manager may read the user's
+// units from: [Dir] for getenv, and [DefaultDir], since the manager was
+// started with an XDG_CONFIG_HOME the caller cannot know. Each once;
+// none when neither can be named.
+func Dirs(getenv func(string) string, home string) []string {
+	var out []string
+	if d := Dir(getenv, home); d != "" {
+		out = append(out, d)
+	}
+	if filepath.IsAbs(home) {
+		if d := DefaultDir(home); len(out) == 0 || out[0] != d {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // WatchPaths are the paths under the unit directory dir from which the
 // manager reads the supervisor's definition: its unit file, its drop-in
 // directory, and the drop-in directory "systemctl --user set-property"
