@@ -113,9 +113,17 @@ func (r *lineReader) fill(n int) error {
 	for len(r.buf) < n {
 		m, oobn, flags, _, err := r.c.ReadMsgUnix(chunk, oob)
 		fds, ok := rights(oob[:max(oobn, 0)])
+		// Descriptors belong to a message, and only the first message
+		// can arrive before the handshake is passed on: a second batch
+		// is refused rather than held (a client could otherwise make
+		// the relay hold descriptors without end).
+		again := len(fds) > 0 && len(r.fds) > 0
 		r.fds = append(r.fds, fds...)
 		if !ok || flags&unix.MSG_CTRUNC != 0 {
 			return fmt.Errorf("%w: descriptors that do not parse", errSASL)
+		}
+		if again {
+			return fmt.Errorf("%w: descriptors passed twice during authentication", errSASL)
 		}
 		r.buf = append(r.buf, chunk[:max(m, 0)]...)
 		if m <= 0 {

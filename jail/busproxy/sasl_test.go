@@ -219,6 +219,43 @@ func answerEveryLine(bus *net.UnixConn) {
 	}
 }
 
+// TestHandshakeDescriptorsTwice: descriptors sent twice before the
+// handshake is passed on end the connection, and the relay holds none of
+// them afterwards.
+func TestHandshakeDescriptorsTwice(t *testing.T) {
+	client, relayIn := unixPair(t)
+	relayOut, bus := unixPair(t)
+	defer client.Close()
+	defer bus.Close()
+	errc := make(chan error, 1)
+	go func() {
+		_, fds, _, err := handshake(relayIn, relayOut)
+		closeAll(fds)
+		errc <- err
+	}()
+	go answerEveryLine(bus)
+	go io.Copy(io.Discard, client)
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, part := range []string{"\x00AUTH EXTERNAL 30", "\r\nNEGOTIATE_UNIX_FD"} {
+		if _, _, err := client.WriteMsgUnix([]byte(part), unix.UnixRights(int(f.Fd())), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, errSASL) {
+			t.Errorf("handshake error %v; want errSASL", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("handshake did not end")
+	}
+}
+
 // FuzzHandshake feeds any client bytes to the handshake against a bus
 // that answers every line: it ends, and what it returns past BEGIN is
 // the input's tail.
