@@ -19,9 +19,9 @@ import (
 // PREFIX=~/.local), the configuration under ~/.config (or, through a
 // symbolic link, in a dotfiles checkout), the supervisor's unit under
 // ~/.config/systemd/user. The next launch trusts the first two by name,
-// and the user manager runs the third outside every jail. Binding each read-only over itself stops a write
-// or a rename of the file; it does not stop a rename of a directory
-// above it (mv ~/.config ~/.config.old, then a configuration of the
+// and the user manager runs the third outside every jail. Binding each
+// read-only over itself stops a write or a rename of the file; it does
+// not stop a rename of a directory above it (mv ~/.config ~/.config.old, then a configuration of the
 // jail's own at the old name), since the kernel moves a mount with its
 // parent. A mount point itself cannot be renamed (EBUSY), so every such
 // directory the user could rename becomes one, bound over itself.
@@ -87,9 +87,10 @@ func linkedConfigs(stateDirs []string, dirs ...string) []string {
 
 // watchUnitFiles are the supervisor unit's file and drop-in directories
 // that exist in the unit directories dirs ([userunit.Dirs]), by real
-// path, each once and none inside a state dir (read-only already). The manager runs that unit outside every jail. A unit file
-// or drop-in directory that is a symbolic link keeps only its target:
-// the link itself, in a directory the jail writes, could be replaced.
+// path, each once and none inside a state dir (read-only already). The
+// manager runs that unit outside every jail. A unit file or drop-in
+// directory that is a symbolic link keeps only its target: the link
+// itself, in a directory the jail writes, could be replaced.
 func watchUnitFiles(stateDirs []string, dirs ...string) []string {
 	var out []string
 	for _, d := range dirs {

@@ -44,13 +44,22 @@ func (e *Env) bwrapProbe(ctx context.Context) bwrapInfo {
 			st, ok := fi.Sys().(*syscall.Stat_t)
 			info.Setuid = fi.Mode()&os.ModeSetuid != 0 && ok && st.Uid == 0
 		}
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, abs, "--version").Output(); err == nil {
-			info.Version = strings.TrimSpace(string(out))
-		}
+		info.Version = versionLine(ctx, abs)
 		return info
 	})
+}
+
+// versionLine is the first line bin prints for --version, "" when it
+// fails or does not answer within commandTimeout.
+func versionLine(ctx context.Context, bin string) string {
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line
 }
 
 // install is the command that installs tool here.
@@ -75,13 +84,7 @@ func checkProxy(ctx context.Context, e *Env) Finding {
 	p, err := exec.LookPath(busproxy.ProxyName)
 	if err == nil {
 		abs, _ := filepath.Abs(p)
-		ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-		defer cancel()
-		var version string
-		if out, err := exec.CommandContext(ctx, abs, "--version").Output(); err == nil {
-			version, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
-		}
-		return proxyFound(abs, version)
+		return proxyFound(abs, versionLine(ctx, abs))
 	}
 	if e.Getenv(busproxy.EnvNoProxy) == "1" {
 		return Finding{Detail: "not installed; " + busproxy.EnvNoProxy + "=1 masks the session bus in jails anyway"}

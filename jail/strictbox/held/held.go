@@ -298,9 +298,10 @@ func (c Created) planned() bool { return c.Ino == 0 }
 
 // plannedMountPoints are the mount points to make for items' Create
 // entries, each preceded by the parents it lacks, as Created entries
-// without an identity. The manifest names them before any is made, so that a launch killed (SIGKILL) while it makes them
-// leaves a set that says where they are; their collection takes what it
-// finds there when it is empty and of the planned kind.
+// without an identity. The manifest names them before any is made, so
+// that a launch killed (SIGKILL) while it makes them leaves a set that
+// says where they are; their collection takes what it finds there when
+// it is empty and of the planned kind.
 func plannedMountPoints(items []protect.Item) []Created {
 	var out []Created
 	made := map[string]bool{}
