@@ -162,6 +162,7 @@ func TestWatchUnitFiles(t *testing.T) {
 	// A: everything installed, and another unit beside it.
 	write("a/systemd/user/aisan-watch.service")
 	mkdir("a/systemd/user/aisan-watch.service.d")
+	mkdir("a/systemd/user/aisan-.service.d")
 	mkdir("a/systemd/user.control/aisan-watch.service.d")
 	write("a/systemd/user/other.service")
 	mkdir("a/systemd/user/service.d")
@@ -175,10 +176,11 @@ func TestWatchUnitFiles(t *testing.T) {
 	write("state/systemd/user/aisan-watch.service")
 	mkdir("d/systemd/user")
 
-	got := watchUnitFiles([]string{at("state")}, at("a/systemd/user"), at("b/systemd/user"), at("state/systemd/user"), at("d/systemd/user"), "", at("a/systemd/user"))
+	got := watchUnitFiles([]string{at("state")}, at("a/systemd/user"), at("a/systemd/user.control"), at("b/systemd/user"), at("state/systemd/user"), at("d/systemd/user"), "", at("a/systemd/user"))
 	want := []string{
 		at("a/systemd/user/aisan-watch.service"),
 		at("a/systemd/user/aisan-watch.service.d"),
+		at("a/systemd/user/aisan-.service.d"),
 		at("a/systemd/user.control/aisan-watch.service.d"),
 		at("dotfiles/aisan-watch.service"),
 	}

@@ -565,60 +565,96 @@ func checkRoot(ctx context.Context, e *Env) Finding {
 	}
 }
 
-// watchUnitFile is what preflight reads of one installed supervisor unit.
-type watchUnitFile struct {
-	Path   string // the unit file
-	Link   bool   // it is a symbolic link
-	DropIn bool   // its drop-in directory exists
+// watchUnits is what preflight reads of the installed supervisor unit.
+type watchUnits struct {
+	Units []watchUnitFile
+	// Missing are the drop-in directories install-service makes that do
+	// not exist.
+	Missing []string
 }
 
-// gatherWatchUnits finds the supervisor's unit in the unit directories
-// the user manager may read ([userunit.Dirs]), as the jail does.
-func gatherWatchUnits(getenv func(string) string, home string) []watchUnitFile {
-	var out []watchUnitFile
-	for _, d := range userunit.Dirs(getenv, home) {
+// watchUnitFile is one installed unit file.
+type watchUnitFile struct {
+	Path string
+	Link bool // it is a symbolic link
+}
+
+// gatherWatchUnits finds the supervisor's unit in the user's unit
+// directories ([userunit.Dirs]), as the jail does, and the drop-in
+// directories install-service makes that are missing: in the unit
+// file's own directory, and in each of the others the manager reads
+// (search, its unit path; nil when it cannot be asked).
+func gatherWatchUnits(getenv func(string) string, home string, search []string) watchUnits {
+	var w watchUnits
+	dirs := userunit.Dirs(getenv, home)
+	var need []string
+	for _, d := range dirs {
 		p := filepath.Join(d, userunit.WatchName)
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue
 		}
-		f := watchUnitFile{Path: p, Link: fi.Mode().Type() == fs.ModeSymlink}
-		if fi, err := os.Stat(p + ".d"); err == nil && fi.IsDir() {
-			f.DropIn = true
-		}
-		out = append(out, f)
+		w.Units = append(w.Units, watchUnitFile{Path: p, Link: fi.Mode().Type() == fs.ModeSymlink})
+		need = append(need, d)
 	}
-	return out
+	if len(w.Units) == 0 {
+		return w
+	}
+	for _, d := range systemd.ReadUnitDirs(dirs, search) {
+		if !slices.Contains(need, d) {
+			need = append(need, d)
+		}
+	}
+	for _, d := range need {
+		for _, name := range userunit.DropIns(userunit.WatchName) {
+			if fi, err := os.Stat(filepath.Join(d, name)); err != nil || !fi.IsDir() {
+				w.Missing = append(w.Missing, filepath.Join(d, name))
+			}
+		}
+	}
+	return w
 }
 
 // decideWatchUnit says whether every jail can keep the installed
 // supervisor unit read-only: the user manager runs it outside any jail.
 // A jail binds what exists read-only over itself, so the drop-in
-// directory must exist (install-service makes it), and the unit file
-// must not be a link (the link itself could be replaced).
-func decideWatchUnit(units []watchUnitFile, tilde func(string) string) Finding {
-	if len(units) == 0 {
+// directories must exist (install-service makes them), and the unit
+// file must not be a link (the link itself could be replaced).
+func decideWatchUnit(w watchUnits, tilde func(string) string) Finding {
+	if len(w.Units) == 0 {
 		return Finding{Detail: "aisan-watch.service is not installed ('aisan install-service' installs it)"}
 	}
-	for _, u := range units {
-		switch {
-		case u.Link:
+	for _, u := range w.Units {
+		if u.Link {
 			return Finding{
 				Status: Warn,
 				Detail: tilde(u.Path) + " is a symbolic link: a jail can replace the link, and the user manager runs the unit outside any jail",
 				Fix:    fmt.Sprintf(`cp --remove-destination "$(readlink -f %[1]s)" %[1]s`, tilde(u.Path)),
 			}
-		case !u.DropIn:
-			return Finding{
-				Status: Warn,
-				Detail: tilde(u.Path) + ".d does not exist: a jail could make it and add lines the user manager runs outside any jail",
-				Fix:    "aisan install-service   # makes the drop-in directory, which every jail then keeps read-only",
-			}
 		}
 	}
-	return Finding{Detail: tilde(units[0].Path) + " and its drop-in directory are read-only in every jail"}
+	if len(w.Missing) > 0 {
+		missing := tilde(w.Missing[0]) + " does not exist"
+		switch n := len(w.Missing) - 1; n {
+		case 0:
+		case 1:
+			missing += " (nor one other drop-in directory for it)"
+		default:
+			missing += fmt.Sprintf(" (nor %d other drop-in directories for it)", n)
+		}
+		return Finding{
+			Status: Warn,
+			Detail: missing + ": a jail could make it and add lines the user manager runs outside any jail",
+			Fix:    "aisan install-service   # makes the drop-in directories, which every jail then keeps read-only",
+		}
+	}
+	return Finding{Detail: tilde(w.Units[0].Path) + " and its drop-in directories are read-only in every jail"}
 }
 
 func checkWatchUnit(ctx context.Context, e *Env) Finding {
-	return decideWatchUnit(gatherWatchUnits(e.Getenv, e.Home), e.tilde)
+	var search []string
+	if r := e.managerProbe(ctx); r.m != nil {
+		search, _ = r.m.UnitPath(ctx)
+	}
+	return decideWatchUnit(gatherWatchUnits(e.Getenv, e.Home, search), e.tilde)
 }

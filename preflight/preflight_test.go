@@ -827,44 +827,62 @@ func TestProxyFound(t *testing.T) {
 }
 
 // TestWatchUnit: the supervisor unit's finding from what is installed in
-// the unit directories: nothing, the unit without its drop-in directory,
-// a linked unit, and a unit a jail can keep read-only whole.
+// the unit directories: nothing, a linked unit, a unit a jail can keep
+// read-only whole, and units without some of the drop-in directories
+// install-service makes, with and without the manager's unit path.
 func TestWatchUnit(t *testing.T) {
 	home := t.TempDir()
 	units := filepath.Join(home, ".config", "systemd", "user")
+	data := filepath.Join(home, ".local", "share", "systemd", "user")
 	unit := filepath.Join(units, "aisan-watch.service")
 	getenv := func(string) string { return "" }
 	tilde := func(p string) string { return strings.Replace(p, home, "~", 1) }
-	check := func(name string, status Status, detail string) {
+	search := []string{filepath.Join(home, ".config", "systemd", "user.control"), "/run/user/1000/systemd/user.control", units, "/etc/systemd/user", data, "/usr/lib/systemd/user"}
+	check := func(name string, search []string, status Status, detail string) {
 		t.Helper()
-		f := decideWatchUnit(gatherWatchUnits(getenv, home), tilde)
+		f := decideWatchUnit(gatherWatchUnits(getenv, home, search), tilde)
 		if f.Status != status || f.Detail != detail {
 			t.Errorf("%s: %v %q; want %v %q", name, f.Status, f.Detail, status, detail)
 		}
 	}
-	check("nothing installed", OK, "aisan-watch.service is not installed ('aisan install-service' installs it)")
-	if err := os.MkdirAll(units, 0o755); err != nil {
-		t.Fatal(err)
+	mkdir := func(dirs ...string) {
+		t.Helper()
+		for _, d := range dirs {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	check("nothing installed", search, OK, "aisan-watch.service is not installed ('aisan install-service' installs it)")
+	mkdir(units)
 	if err := os.WriteFile(filepath.Join(home, "dotfile"), []byte("[Service]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(home, "dotfile"), unit); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(unit+".d", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	check("a link", Warn, "~/.config/systemd/user/aisan-watch.service is a symbolic link: a jail can replace the link, and the user manager runs the unit outside any jail")
+	mkdir(unit+".d", filepath.Join(units, "aisan-.service.d"))
+	check("a link", nil, Warn, "~/.config/systemd/user/aisan-watch.service is a symbolic link: a jail can replace the link, and the user manager runs the unit outside any jail")
 	if err := os.Remove(unit); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(unit, []byte("[Service]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	check("whole", OK, "~/.config/systemd/user/aisan-watch.service and its drop-in directory are read-only in every jail")
+	whole := "~/.config/systemd/user/aisan-watch.service and its drop-in directories are read-only in every jail"
+	check("whole, manager not asked", nil, OK, whole)
+	check("manager reads the data dir too", search, Warn, "~/.config/systemd/user.control/aisan-watch.service.d does not exist (nor 3 other drop-in directories for it): a jail could make it and add lines the user manager runs outside any jail")
+	mkdir(filepath.Join(home, ".config", "systemd", "user.control", "aisan-watch.service.d"), filepath.Join(home, ".config", "systemd", "user.control", "aisan-.service.d"), filepath.Join(data, "aisan-watch.service.d"))
+	check("one left", search, Warn, "~/.local/share/systemd/user/aisan-.service.d does not exist: a jail could make it and add lines the user manager runs outside any jail")
+	mkdir(filepath.Join(data, "aisan-.service.d"))
+	check("whole, as the manager reads", search, OK, whole)
+	if err := os.Remove(filepath.Join(units, "aisan-.service.d")); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(filepath.Join(units, "aisan-.service.d.x"))
+	check("no prefix drop-in directory", nil, Warn, "~/.config/systemd/user/aisan-.service.d does not exist: a jail could make it and add lines the user manager runs outside any jail")
 	if err := os.Remove(unit + ".d"); err != nil {
 		t.Fatal(err)
 	}
-	check("no drop-in directory", Warn, "~/.config/systemd/user/aisan-watch.service.d does not exist: a jail could make it and add lines the user manager runs outside any jail")
+	check("neither", nil, Warn, "~/.config/systemd/user/aisan-watch.service.d does not exist (nor one other drop-in directory for it): a jail could make it and add lines the user manager runs outside any jail")
 }

@@ -119,6 +119,13 @@ func UserUnitDir(getenv func(string) string) (string, error) {
 	return "", errors.New("finding the user unit directory: neither XDG_CONFIG_HOME nor HOME is an absolute path")
 }
 
+// UserUnitDirs returns the unit directories under the user's control
+// that a user manager may read the supervisor's drop-ins from
+// ([userunit.Dirs]).
+func UserUnitDirs(getenv func(string) string) []string {
+	return userunit.Dirs(getenv, getenv("HOME"))
+}
+
 // WatchInstall says how to install the supervisor unit.
 type WatchInstall struct {
 	// AisanPath is the absolute path of the aisan binary to run.
@@ -128,6 +135,12 @@ type WatchInstall struct {
 	Env []string
 	// Dir is the directory the unit file goes into, from [UserUnitDir].
 	Dir string
+	// DropInDirs are the other unit directories under the user's control
+	// ([userunit.Dirs]). Install makes the unit's drop-in directories,
+	// empty, in each that the manager reads, and in Dir: a jail keeps what
+	// exists read-only, and could otherwise make one and add lines the
+	// manager runs outside any jail.
+	DropInDirs []string
 	// Unit is the unit's name; tests use their own. Default
 	// [WatchUnitName].
 	Unit string
@@ -141,6 +154,43 @@ func (in WatchInstall) unit() string {
 		return WatchUnitName
 	}
 	return in.Unit
+}
+
+// dropInDirs are Dir and those of DropInDirs the manager reads (search,
+// its unit path), each once.
+func (in WatchInstall) dropInDirs(search []string) []string {
+	out := []string{filepath.Clean(in.Dir)}
+	for _, d := range ReadUnitDirs(in.DropInDirs, search) {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ReadUnitDirs are those of dirs that the unit path search names, clean.
+func ReadUnitDirs(dirs, search []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d = filepath.Clean(d); slices.Contains(search, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// UnitPath returns the directories the manager reads unit files and
+// drop-ins from, in its order.
+func (m *Manager) UnitPath(ctx context.Context) ([]string, error) {
+	v, err := m.managerProperty(ctx, "UnitPath")
+	if err != nil {
+		return nil, fmt.Errorf("reading the user manager's unit search path: %w", err)
+	}
+	search, ok := v.Value().([]string)
+	if !ok {
+		return nil, fmt.Errorf("reading the user manager's unit search path: got %s, want a list of strings", v.Signature())
+	}
+	return search, nil
 }
 
 // InstallReport says what installing changed.
@@ -179,11 +229,11 @@ func InstallWatch(ctx context.Context, m *Manager, in WatchInstall) (InstallRepo
 	rep.Path = filepath.Join(in.Dir, unit)
 	// Refuse a directory the manager does not search before writing
 	// anything: the unit would be installed and never run.
-	v, err := m.managerProperty(ctx, "UnitPath")
+	search, err := m.UnitPath(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("installing %s: reading the user manager's unit search path: %w", unit, err)
+		return rep, fmt.Errorf("installing %s: %w", unit, err)
 	}
-	if search, _ := v.Value().([]string); !slices.Contains(search, filepath.Clean(in.Dir)) {
+	if !slices.Contains(search, filepath.Clean(in.Dir)) {
 		return rep, fmt.Errorf("installing %s: the user manager does not read unit files from %s (it reads %s)", unit, in.Dir, strings.Join(search, " "))
 	}
 	old, err := os.ReadFile(rep.Path)
@@ -209,8 +259,12 @@ func InstallWatch(ctx context.Context, m *Manager, in WatchInstall) (InstallRepo
 	// An empty drop-in directory changes nothing for the manager, but a
 	// jail keeps only what exists read-only: made here, no jail can
 	// create it to add lines to the unit.
-	if err := os.Mkdir(filepath.Join(in.Dir, unit+".d"), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return rep, fmt.Errorf("installing %s: making its drop-in directory: %w", unit, err)
+	for _, d := range in.dropInDirs(search) {
+		for _, name := range userunit.DropIns(unit) {
+			if err := os.MkdirAll(filepath.Join(d, name), 0o755); err != nil {
+				return rep, fmt.Errorf("installing %s: making its drop-in directory: %w", unit, err)
+			}
+		}
 	}
 
 	stale, err := m.unitBool(ctx, unit, "NeedDaemonReload")
@@ -280,9 +334,12 @@ func UninstallWatch(ctx context.Context, m *Manager, in WatchInstall) error {
 	if err := os.Remove(filepath.Join(in.Dir, unit)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("uninstalling %s: %w", unit, err)
 	}
-	// The drop-in directory install made goes too, when nothing is in
-	// it: drop-ins the user wrote stay.
-	os.Remove(filepath.Join(in.Dir, unit+".d"))
+	// The unit's own drop-in directories install made go too, when
+	// nothing is in them: drop-ins the user wrote stay, and so do the
+	// prefix ones (aisan-.service.d), which may serve other units.
+	for _, d := range append([]string{in.Dir}, in.DropInDirs...) {
+		os.Remove(filepath.Join(d, unit+".d"))
+	}
 	if err := conn.ReloadContext(ctx); err != nil {
 		return fmt.Errorf("uninstalling %s: reloading the user manager: %w", unit, err)
 	}

@@ -267,7 +267,7 @@ func TestWatchUnitInJail(t *testing.T) {
 	requireSlots(t)
 	wt := slotWorktree(t)
 	home, env := testEnv(t)
-	env = append(env, "XDG_CONFIG_HOME=")
+	env = append(env, "XDG_CONFIG_HOME=", "XDG_DATA_HOME=", "XDG_CONFIG_DIRS=", "XDG_DATA_DIRS=")
 	units := filepath.Join(home, ".config", "systemd", "user")
 	unit := filepath.Join(units, systemd.WatchUnitName)
 	content, err := systemd.WatchUnit(aisanBin, nil)
@@ -275,19 +275,33 @@ func TestWatchUnitInJail(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, unit, string(content))
-	dropIns := []string{unit + ".d", filepath.Join(home, ".config", "systemd", "user.control", systemd.WatchUnitName+".d")}
+	// What install-service makes: the unit's own drop-in directory and
+	// the prefix one, in each unit directory of the user's that the
+	// manager reads (configuration, set-property's, data).
+	var dropIns []string
+	for _, d := range []string{units, filepath.Join(home, ".config", "systemd", "user.control"), filepath.Join(home, ".local", "share", "systemd", "user")} {
+		for _, name := range []string{systemd.WatchUnitName + ".d", "aisan-.service.d"} {
+			dropIns = append(dropIns, filepath.Join(d, name))
+		}
+	}
 	for _, d := range dropIns {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	script := `u=~/.config/systemd/user w=aisan-watch.service
+	script := `u=~/.config/systemd/user w=aisan-watch.service l=~/.local/share/systemd/user
 	evil() { printf '[Service]\nExecStartPre=/bin/sh -c "echo PLANTED"\n'; }
 	plant() { mkdir -p "$1" && evil >"$1/$w"; }
 	exec 2>/dev/null
 	evil >>"$u/$w" && echo append:wrote || echo append:refused
 	evil >"$u/$w.d/override.conf" && echo dropin:wrote || echo dropin:refused
 	evil >~/.config/systemd/user.control/$w.d/50-x.conf && echo control:wrote || echo control:refused
+	evil >"$u/aisan-.service.d/x.conf" && echo prefix:wrote || echo prefix:refused
+	evil >"$l/$w.d/x.conf" && echo data:wrote || echo data:refused
+	evil >"$l/aisan-.service.d/x.conf" && echo dataprefix:wrote || echo dataprefix:refused
+	mv "$l/$w.d" "$l/old.d" && echo mvdata:moved || echo mvdata:refused
+	mv ~/.local/share/systemd ~/.local/share/systemd.old && mkdir -p "$l/$w.d" && evil >"$l/$w.d/x.conf" && echo datadir:planted || echo datadir:refused
+	mv ~/.local ~/.local.old && mkdir -p "$l/$w.d" && evil >"$l/$w.d/x.conf" && echo local:planted || echo local:refused
 	rm -f "$u/$w" && echo rm:removed || echo rm:refused
 	evil >"$u/new" && mv "$u/new" "$u/$w" && echo replace:replaced || echo replace:refused
 	rm -f "$u/new"
@@ -299,7 +313,7 @@ func TestWatchUnitInJail(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("attacker jail: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	want := "append:refused\ndropin:refused\ncontrol:refused\nrm:refused\nreplace:refused\nmvdropin:refused\ndir:refused\nsystemd:refused\nunits:writable\n"
+	want := "append:refused\ndropin:refused\ncontrol:refused\nprefix:refused\ndata:refused\ndataprefix:refused\nmvdata:refused\ndatadir:refused\nlocal:refused\nrm:refused\nreplace:refused\nmvdropin:refused\ndir:refused\nsystemd:refused\nunits:writable\n"
 	if r.stdout != want {
 		t.Errorf("attacks on the supervisor unit from inside a jail:\n%s\nwant:\n%s", r.stdout, want)
 	}
@@ -312,7 +326,8 @@ func TestWatchUnitInJail(t *testing.T) {
 			t.Errorf("drop-in directory %s after the jail: %v, %v; want it empty", d, ents, err)
 		}
 	}
-	for _, p := range []string{units + ".old", filepath.Join(units, "old.d"), filepath.Join(home, ".config", "systemd.old"), filepath.Join(units, "new")} {
+	for _, p := range []string{units + ".old", filepath.Join(units, "old.d"), filepath.Join(home, ".config", "systemd.old"), filepath.Join(units, "new"),
+		filepath.Join(home, ".local", "share", "systemd", "user", "old.d"), filepath.Join(home, ".local", "share", "systemd.old"), filepath.Join(home, ".local.old")} {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("%s exists after the jail", p)
 		}

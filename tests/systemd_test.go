@@ -649,12 +649,18 @@ func TestSystemdInstallWatch(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n[ \"$1\" = watch ] || exit 64\nexec sleep 300\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The user's unit directories the manager reads get the unit's
+	// drop-in directories; one it does not read gets none.
+	unread := t.TempDir()
 	in := systemd.WatchInstall{
-		AisanPath: bin,
-		Dir:       filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "systemd", "user"),
-		Unit:      fmt.Sprintf("aisan-watch-test-%d.service", os.Getpid()),
-		Runtime:   true,
+		AisanPath:  bin,
+		Dir:        filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "systemd", "user"),
+		DropInDirs: append(systemd.UserUnitDirs(os.Getenv), unread),
+		Unit:       fmt.Sprintf("aisan-watch-test-%d.service", os.Getpid()),
+		Runtime:    true,
 	}
+	home := os.Getenv("HOME")
+	read := []string{in.Dir, filepath.Join(home, ".config/systemd/user"), filepath.Join(home, ".config/systemd/user.control"), filepath.Join(home, ".local/share/systemd/user")}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -662,8 +668,14 @@ func TestSystemdInstallWatch(t *testing.T) {
 			t.Errorf("UninstallWatch: %v", err)
 		}
 		os.Remove(filepath.Join(in.Dir, in.Unit+".aisan-bak"))
-		if _, err := os.Lstat(filepath.Join(in.Dir, in.Unit+".d")); err == nil {
-			t.Errorf("the unit's empty drop-in directory is left after uninstall")
+		for _, d := range read {
+			if _, err := os.Lstat(filepath.Join(d, in.Unit+".d")); err == nil {
+				t.Errorf("the unit's empty drop-in directory is left in %s after uninstall", d)
+			}
+			// The prefix ones stay (other units may share them): this
+			// test's own are removed here, aisan-.service.d kept.
+			os.Remove(filepath.Join(d, "aisan-watch-.service.d"))
+			os.Remove(filepath.Join(d, "aisan-watch-test-.service.d"))
 		}
 	})
 
@@ -675,8 +687,15 @@ func TestSystemdInstallWatch(t *testing.T) {
 		t.Errorf("first install: %+v; want written, enabled, started, no backup", rep)
 	}
 	assertWatchRunning(t, ctx, m, in.Unit)
-	if fi, err := os.Lstat(rep.Path + ".d"); err != nil || !fi.IsDir() {
-		t.Errorf("the unit's drop-in directory after install: %v; want a directory", err)
+	for _, d := range read {
+		for _, name := range []string{in.Unit + ".d", "aisan-.service.d", "aisan-watch-.service.d", "aisan-watch-test-.service.d"} {
+			if fi, err := os.Lstat(filepath.Join(d, name)); err != nil || !fi.IsDir() {
+				t.Errorf("drop-in directory %s in %s after install: %v; want a directory", name, d, err)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(unread); len(ents) != 0 {
+		t.Errorf("install made %v in %s, which the manager does not read", ents, unread)
 	}
 	first, err := os.ReadFile(rep.Path)
 	if err != nil {

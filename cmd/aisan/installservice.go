@@ -23,8 +23,10 @@ install-service writes ~/.config/systemd/user/aisan-watch.service with
 ExecStart= pointing at this aisan binary (and AISAN_HOME, when set), then
 asks your user manager over D-Bus to reload, enable and start it. A
 different unit file already there is kept as aisan-watch.service.aisan-bak.
-It also makes the unit's drop-in directory, empty, so that every jail can
-keep it read-only (the manager runs the unit outside any jail).
+It also makes the unit's drop-in directories (aisan-watch.service.d and
+aisan-.service.d), empty, in each of your unit directories the manager
+reads, so that every jail can keep them read-only (the manager runs the
+unit outside any jail).
 Running it again changes nothing; after moving the aisan binary, run it
 again to point the unit at the new place.
 
@@ -79,7 +81,7 @@ func runInstallService(ctx context.Context, args []string) error {
 		return fmt.Errorf("install-service: %w", err)
 	}
 	defer m.Close()
-	rep, err := systemd.InstallWatch(ctx, m, systemd.WatchInstall{AisanPath: self, Env: env, Dir: dir})
+	rep, err := systemd.InstallWatch(ctx, m, systemd.WatchInstall{AisanPath: self, Env: env, Dir: dir, DropInDirs: systemd.UserUnitDirs(os.Getenv)})
 	if err != nil {
 		return fmt.Errorf("install-service: %w", err)
 	}
