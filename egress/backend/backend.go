@@ -328,7 +328,7 @@ func newCompatible(p string, o Options) (*Spec, error) {
 	}
 	client := host.client
 	return &Spec{
-		Backend:    openai.NewCompatible(p, up, auth),
+		Backend:    openai.NewCompatible(p, up, auth, client.Models()),
 		BoxEnv:     client.BoxEnv,
 		Config:     client.Config,
 		Credential: auth.Path,

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -92,6 +93,24 @@ type Opencode struct {
 	// Definition is the provider's declaration (npm, name, models), nil
 	// for a catalog provider; Config adds the endpoint as its baseURL.
 	Definition map[string]any
+}
+
+// Models are the model ids the host names for the provider: Model,
+// SmallModel and those the declaration lists, sorted, each once.
+func (c Opencode) Models() []string {
+	var out []string
+	for _, m := range []string{c.Model, c.SmallModel} {
+		if m != "" {
+			out = append(out, m)
+		}
+	}
+	if models, ok := c.Definition["models"].(map[string]any); ok {
+		for id := range models {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Config is opencode's configuration (OPENCODE_CONFIG_CONTENT) pointing

@@ -33,8 +33,10 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/aisan-dev/aisan/egress"
@@ -217,9 +219,15 @@ func NewOpenAI(upstream *url.URL, key cred.Source) *egress.Backend {
 }
 
 // NewCompatible is chat completions at an OpenAI-compatible provider with
-// its API key.
-func NewCompatible(provider string, upstream *url.URL, key cred.Source) *egress.Backend {
-	b := base("openai-compatible:"+provider, upstream, ChatRoutes, ChatForward, CheckChat)
+// its API key, for the models the host names (its configured models and
+// those its declaration of the provider lists).
+func NewCompatible(provider string, upstream *url.URL, key cred.Source, models []string) *egress.Backend {
+	b := base("openai-compatible:"+provider, upstream, ChatRoutes, ChatForward, func(r egress.Route, body map[string]any) error {
+		if err := CheckChat(r, body); err != nil {
+			return err
+		}
+		return CheckModel(body, models)
+	})
 	b.Usage = ChatUsage
 	b.PolicyStatus = http.StatusForbidden
 	b.Error = ChatErrorBody
@@ -231,6 +239,24 @@ func NewCompatible(provider string, upstream *url.URL, key cred.Source) *egress.
 // ResponsesPolicy.
 func CheckResponses(_ egress.Route, body map[string]any) error {
 	return ResponsesPolicy().Check(body)
+}
+
+// CheckModel refuses a model the host does not name. A provider's model
+// name alone can turn on tools the provider runs (web search, fetching a
+// URL, running code: a router's search models, an "agentic" compound
+// model), which the body policy cannot see; so only the models the user
+// chose on the host are served, and none when the host names none.
+func CheckModel(body map[string]any, models []string) error {
+	m, _ := body["model"].(string)
+	if slices.Contains(models, m) {
+		return nil
+	}
+	if len(models) == 0 {
+		return &policy.Refusal{Path: "model", Known: true,
+			Why: "the host names no model for this provider: set one with --model, or \"model\" (and \"small_model\") in opencode's config on the host"}
+	}
+	return &policy.Refusal{Path: "model", Known: true,
+		Why: fmt.Sprintf("%q is not a model the host names (%s): a model can turn on tools the provider runs; choose it on the host with --model, or declare it in opencode's config there", m, strings.Join(models, ", "))}
 }
 
 // CheckChat is the body policy for POST /chat/completions: the table of

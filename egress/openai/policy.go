@@ -87,6 +87,12 @@ func responsesTable() *policy.Table {
 			{Name: "plain format", Fields: P("type", policy.Enum("text", "json_object"))},
 
 			// Input items.
+			{Name: "untagged message", Fields: P(
+				"role", policy.Enum("user", "assistant", "developer", "system"),
+				"content", or(str, list(obj("content part"))),
+				"phase", str,
+			), Required: []string{"role", "content"},
+				Note: "an input item without a type; it must be a whole message, since the API reads {\"id\": …} alone as an item_reference"},
 			{Name: "message", Fields: P(
 				"type", policy.Enum("message"),
 				"id", str,
@@ -94,7 +100,8 @@ func responsesTable() *policy.Table {
 				"content", or(str, list(obj("content part"))),
 				"status", str,
 				"phase", str,
-			)},
+			), Required: []string{"role", "content"},
+				Note: "a whole message: one that names only its id reads a stored item"},
 			{Name: "reasoning item", Fields: P(
 				"type", policy.Enum("reasoning"),
 				"id", str,
@@ -195,7 +202,7 @@ func responsesTable() *policy.Table {
 			{Name: "apply patch tool", Fields: P("type", policy.Enum("apply_patch"))},
 		},
 		Unions: []policy.Union{
-			{Name: "input item", Tag: "type", Untagged: "message", Members: []policy.Member{
+			{Name: "input item", Tag: "type", Untagged: "untagged message", Members: []policy.Member{
 				{Tag: "message", Shape: "message"},
 				{Tag: "reasoning", Shape: "reasoning item"},
 				{Tag: "function_call", Shape: "function call"},
@@ -298,7 +305,8 @@ func chatTable() *policy.Table {
 		Name: "OpenAI-compatible chat completions",
 		Root: "body",
 		Shapes: []policy.Shape{
-			{Name: "body", Fields: body},
+			{Name: "body", Fields: body,
+				Note: "model must also be one the host names (opencode's model and small_model for the provider, the models its declaration lists, or --model): a model name can switch on tools the provider runs"},
 			{Name: "stream options", Fields: P("include_usage", policy.Lit(true, whyUsage)), Required: []string{"include_usage"},
 				Note: "a call with stream true must send it: the box's tokens are counted from the usage its stream reports"},
 			{Name: "thinking", Fields: P("type", policy.Enum("enabled", "disabled"), "clear_thinking", boolean, "budget_tokens", num),
