@@ -182,3 +182,68 @@ func TestHeldSweepNamesEscaped(t *testing.T) {
 	}
 	review(t, env, slot, "--discard")
 }
+
+// TestHeldSweepGitDirHeadForms: git takes a directory for a git dir when
+// its HEAD is "ref:" and a ref after any spaces git skips (a newline, a
+// CR), or a commit id in upper case; the sweep must take it so too, and
+// the user's next git status in it runs nothing. Then the box plants one
+// more under a directory it made read-only, which does not keep it in
+// the repository either.
+func TestHeldSweepGitDirHeadForms(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	evil, pwned := fsmonitorPayload(t, "headforms")
+	dirs := []string{"nl", "cr", "upper", "ro"}
+	t.Cleanup(func() {
+		for _, d := range dirs {
+			os.Chmod(filepath.Join(repo, d), 0o755)
+		}
+	})
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+plant() {
+	mkdir -p "$1/objects" "$1/refs/heads" && printf "$2" > "$1/HEAD"
+	printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = %s\n' > "$1/config"
+}
+plant nl 'ref:\nrefs/heads/main\n'
+plant cr 'ref:\rrefs/heads/main\n'
+plant upper '%s\n'
+plant ro 'ref: refs/heads/main\n'
+chmod 555 ro
+echo planted`, evil, strings.Repeat("AB", 20)))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	for _, d := range dirs {
+		if _, err := os.Lstat(filepath.Join(repo, d, "config")); err == nil {
+			t.Errorf("%s/config, a planted git dir's, is still in the repository after the box; its end said %q", d, r.stderr)
+		}
+		runCmd(t, filepath.Join(repo, d), env, "", "git", "status")
+	}
+	absent(t, "host git status in each planted dir", pwned)
+	if fi, err := os.Stat(filepath.Join(repo, "ro")); err != nil || fi.Mode().Perm() != 0o555 {
+		t.Errorf("the read-only directory after the sweep: %v, %v; want it kept at 0555", fi, err)
+	}
+}
+
+// TestHeldSweepBareFixture: a bare repository the project keeps as a
+// fixture is a git dir too; the box's edit of its config in place
+// (turning it into a work tree with an fsmonitor) is held for review,
+// and the user's next git status in it runs nothing.
+func TestHeldSweepBareFixture(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	bare := filepath.Join(repo, "fixtures", "repo.git")
+	hostGit(t, repo, env, "init", "-q", "--bare", bare)
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "fixture", "--allow-empty")
+	evil, pwned := fsmonitorPayload(t, "bare")
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+printf '[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = %s\n' >> fixtures/repo.git/config
+echo planted`, evil))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	runCmd(t, bare, env, "", "git", "status")
+	absent(t, "host git status in the fixture", pwned)
+	if b, err := os.ReadFile(filepath.Join(bare, "config")); err != nil || strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("the fixture's config after the box: %q, %v; want it as it was", b, err)
+	}
+}

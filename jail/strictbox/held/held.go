@@ -522,8 +522,15 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 		}
 	}
 	for _, p := range sweep {
-		if err := sweepOut(set, &m, p, moveOut); err != nil {
-			m.Unchecked = append(m.Unchecked, Unchecked{Path: p, Why: fmt.Sprintf("the box planted it, and it could not be moved out of the repository (%v)", err)})
+		err := sweepOut(set, &m, p, moveOut)
+		if errors.Is(err, fs.ErrPermission) {
+			// The box can take write permission away from the directory
+			// it planted in (chmod 555): the user owns it, so lend it
+			// back for the move.
+			err = withWritableParent(p, func() error { return sweepOut(set, &m, p, moveOut) })
+		}
+		if err != nil {
+			m.Unchecked = append(m.Unchecked, parkAside(p, fmt.Sprintf("the box planted it, and it could not be moved out of the repository (%v)", err)))
 		}
 	}
 	for _, u := range s.Unreadable {
@@ -585,7 +592,13 @@ func sweepOut(set string, m *Manifest, p string, move func(from, to string) erro
 		err = cerr
 	}
 	if err == nil {
-		err = move(p, swept(set, n))
+		if err = move(p, swept(set, n)); err != nil {
+			// A move across file systems that failed half-way leaves
+			// a partial copy at swept/N, this call's own (its .from
+			// was made exclusively): left there, it would make every
+			// later move of this collection fail on it.
+			os.RemoveAll(swept(set, n))
+		}
 	}
 	if err != nil {
 		os.Remove(from)
@@ -631,13 +644,38 @@ func holdUnreadable(set string, m *Manifest, u protect.Unreadable) Unchecked {
 	if err := sweepOut(set, m, u.Path, renameNoReplace); err == nil {
 		return Unchecked{Path: u.Path, Why: why + "; moved into the held set as it is"}
 	}
+	return parkAside(u.Path, why)
+}
+
+// withWritableParent runs fn with p's directory writable by its owner,
+// as this user owns it, and gives the directory its mode back after.
+func withWritableParent(p string, fn func() error) error {
+	dir := filepath.Dir(p)
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return err
+	}
+	if int(st.Uid) != os.Getuid() || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fn()
+	}
+	mode := st.Mode & 0o7777
+	if err := unix.Chmod(dir, mode|0o300); err != nil {
+		return err
+	}
+	defer unix.Chmod(dir, mode)
+	return fn()
+}
+
+// parkAside renames p aside in its own parent, out of host tools' way
+// under its name, when the store could not take it (why says so).
+func parkAside(p, why string) Unchecked {
 	var b [3]byte
 	rand.Read(b[:])
-	aside := u.Path + ".aisan-unreadable-" + hex.EncodeToString(b[:])
-	if err := os.Rename(u.Path, aside); err != nil {
-		return Unchecked{Path: u.Path, Why: fmt.Sprintf("%s; it could not be moved aside either (%v)", why, err)}
+	aside := p + ".aisan-unreadable-" + hex.EncodeToString(b[:])
+	if err := os.Rename(p, aside); err != nil {
+		return Unchecked{Path: p, Why: fmt.Sprintf("%s; it could not be moved aside either (%v)", why, err)}
 	}
-	return Unchecked{Path: u.Path, Why: why + "; renamed aside", Parked: aside}
+	return Unchecked{Path: p, Why: why + "; renamed aside", Parked: aside}
 }
 
 // files names the changed paths, an added or removed directory standing

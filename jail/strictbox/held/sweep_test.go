@@ -195,3 +195,56 @@ func TestLaterSweepSparesTheUser(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepOutPartialMove: a move across file systems that fails half
+// way (a file the box left unreadable) leaves no partial copy behind to
+// block the collection's later moves.
+func TestSweepOutPartialMove(t *testing.T) {
+	set, repo := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(set, "swept"), 0o700)
+	a, b := filepath.Join(repo, "a"), filepath.Join(repo, "b")
+	os.MkdirAll(a, 0o755)
+	os.WriteFile(b, []byte("echo planted\n"), 0o644)
+	var m Manifest
+	failHalfWay := func(from, to string) error {
+		os.MkdirAll(filepath.Join(to, "part"), 0o700)
+		return errors.New("copy failed half-way")
+	}
+	if err := sweepOut(set, &m, a, failHalfWay); err == nil {
+		t.Fatal("a failed move reported no error")
+	}
+	if err := sweepOut(set, &m, b, moveOut); err != nil {
+		t.Fatalf("the next move fails on the first one's leftovers: %v", err)
+	}
+	if _, err := os.Lstat(b); err == nil {
+		t.Errorf("%s is still in the repository", b)
+	}
+}
+
+// TestSweepOutReadOnlyParent: a box that took write permission away from
+// the directory it planted in does not keep its file in the repository:
+// the directory is the user's, and its mode comes back after the move.
+func TestSweepOutReadOnlyParent(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root passes permission checks")
+	}
+	set, repo := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(set, "swept"), 0o700)
+	d := filepath.Join(repo, "src")
+	os.MkdirAll(d, 0o755)
+	p := filepath.Join(d, ".envrc")
+	os.WriteFile(p, []byte("echo planted\n"), 0o644)
+	os.Chmod(d, 0o555)
+	t.Cleanup(func() { os.Chmod(d, 0o755) })
+	var m Manifest
+	err := withWritableParent(p, func() error { return sweepOut(set, &m, p, moveOut) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(p); err == nil {
+		t.Errorf("%s is still in the repository", p)
+	}
+	if fi, _ := os.Stat(d); fi.Mode().Perm() != 0o555 {
+		t.Errorf("%s left with mode %v, want 0555", d, fi.Mode().Perm())
+	}
+}

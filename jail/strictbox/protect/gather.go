@@ -112,7 +112,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		}
 	}
 	steer := slices.Clone(git.Steer)
-	nested, watch, err := nestedGit(repo, git, w.nestedGit)
+	nested, watch, err := nestedGit(repo, git, w.nestedGit, w.gitDirs)
 	if err != nil {
 		return Facts{}, err
 	}
@@ -139,8 +139,10 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 // dir gets the same copies and watched files (its commondir, config and
 // what it includes, hooks, info, config.worktree, modules, worktrees),
 // and so does a git dir elsewhere in the repository that a nested .git
-// file points at (a pointer into a git dir is that dir's business).
-func nestedGit(repo string, git GitFacts, found []string) (steer []gitpin.Steer, watch []string, err error) {
+// file points at (a pointer into a git dir is that dir's business), and
+// a directory git takes for a git dir of its own (bare, a fixture's
+// repo.git): git run in it obeys its config and hooks as in any other.
+func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.Steer, watch []string, err error) {
 	home, global := git.Home, git.Global
 	if home == "" {
 		home, _ = os.UserHomeDir()
@@ -174,6 +176,11 @@ func nestedGit(repo string, git GitFacts, found []string) (steer []gitpin.Steer,
 			if _, err := os.Lstat(d); err != nil {
 				return nil, nil, fmt.Errorf("%s points at %s, which does not exist: a strict box could create a git dir there that host git then obeys; remove the stale .git file or restore its git dir", g, d)
 			}
+			dirs = append(dirs, d)
+		}
+	}
+	for _, d := range bare {
+		if !inGitDir(d) && !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -507,10 +514,12 @@ func isGitDir(dir string) bool {
 	}
 	s := string(b[:n])
 	if rest, ok := strings.CutPrefix(s, "ref:"); ok {
-		return strings.HasPrefix(strings.TrimLeft(rest, " \t"), "refs/")
+		// git skips what its isspace() takes for space: " \t\n\r".
+		return strings.HasPrefix(strings.TrimLeft(rest, " \t\n\r"), "refs/")
 	}
+	// git's get_oid_hex reads hex digits of either case.
 	hex := 0
-	for hex < len(s) && strings.IndexByte("0123456789abcdef", s[hex]) >= 0 {
+	for hex < len(s) && strings.IndexByte("0123456789abcdefABCDEF", s[hex]) >= 0 {
 		hex++
 	}
 	return hex >= 40

@@ -282,6 +282,12 @@ func TestGatherNested(t *testing.T) {
 			os.MkdirAll(filepath.Join(r, "co"), 0o755)
 			os.WriteFile(filepath.Join(r, "co/.git"), []byte("gitdir: ../gd\n"), 0o644)
 		}, err: "does not exist"},
+		{name: "a bare repository in the repository", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, "fixtures/repo.git/objects"), 0o755)
+			os.MkdirAll(filepath.Join(r, "fixtures/repo.git/refs/heads"), 0o755)
+			os.WriteFile(filepath.Join(r, "fixtures/repo.git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+			os.WriteFile(filepath.Join(r, "fixtures/repo.git/config"), []byte("[core]\n\tbare = true\n"), 0o644)
+		}, watch: []string{"fixtures/repo.git/commondir"}, steer: []string{"fixtures/repo.git/config", "fixtures/repo.git/hooks", "fixtures/repo.git/info"}},
 		{name: "a pointer into the root's git dir is the root's", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, ".git/modules/m"), 0o755)
 			os.MkdirAll(filepath.Join(r, "m"), 0o755)

@@ -70,6 +70,9 @@ func TestIsGitDir(t *testing.T) {
 	}{
 		{"symref", "ref: refs/heads/main\n", []string{"objects", "refs"}, nil, true},
 		{"symref no space", "ref:refs/heads/x", []string{"objects", "refs"}, nil, true},
+		{"symref after newline", "ref:\nrefs/heads/x\n", []string{"objects", "refs"}, nil, true},
+		{"symref after CR", "ref:\rrefs/heads/x\n", []string{"objects", "refs"}, nil, true},
+		{"detached upper case", strings.Repeat("AB", 20) + "\n", []string{"objects", "refs"}, nil, true},
 		{"detached", strings.Repeat("ab", 20) + "\n", []string{"objects", "refs"}, nil, true},
 		{"symlink HEAD", "->refs/heads/main", []string{"objects", "refs"}, nil, true},
 		{"commondir", "ref: refs/heads/main\n", nil, []string{"commondir"}, true},
