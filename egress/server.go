@@ -187,8 +187,12 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 				resp.Body = &trailerFilter{ReadCloser: resp.Body, resp: resp, b: b}
 			}
 			if x, ok := resp.Request.Context().Value(exchangeKey).(*exchange); ok {
-				countUsage(resp, b.Usage, func(t audit.Tokens, got bool) {
-					if !got {
+				countUsage(resp, b.Usage, func(u answerUsage) {
+					t := u.Tokens
+					switch {
+					case u.Cut && resp.StatusCode/100 == 2:
+						t = cutShort(t, len(x.body), u.Passed)
+					case !u.Got:
 						return
 					}
 					x.tokens = &t

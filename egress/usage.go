@@ -18,6 +18,12 @@ import (
 //     response.completed, a Chat Completions chunk that carries usage,
 //     which OpenAI sends when the client asked with include_usage). A
 //     call whose answer reports nothing counts nothing.
+//   - A successful answer cut short (the box hung up before its end,
+//     or the upstream broke off) counts what it reported so far, and at
+//     least a quarter token per byte of the answer that passed and, when
+//     it reported no input, of the request ([cutShort]): the usage event
+//     comes last, and a client that left before it would otherwise be
+//     counted nothing.
 //   - The answer reaches the client as it comes: the counter reads the
 //     bytes as they pass, keeping only the line (an event's data) or the
 //     JSON answer in hand, up to maxUsageDoc; a longer one is skipped.
@@ -39,10 +45,35 @@ const maxUsageDoc = 8 << 20
 // included, which inside a JSON string would read \"usage\".
 var usageMarker = []byte(`"usage"`)
 
+// answerUsage is what countUsage learnt of one answer.
+type answerUsage struct {
+	Tokens audit.Tokens
+	// Got is true when the answer reported usage.
+	Got bool
+	// Cut is true when the body was closed before its end.
+	Cut bool
+	// Passed are the bytes of the body that passed.
+	Passed int64
+}
+
+// cutShort is what a call whose successful answer was cut short counts:
+// what it reported, and at least a quarter token per byte of the answer
+// that passed and, when it reported no input at all, of its request
+// (request bytes). A byte is at most one token of text in the APIs'
+// tokenizers and JSON adds to it, so a quarter rarely counts more than a
+// whole answer would have reported.
+func cutShort(t audit.Tokens, request int, passed int64) audit.Tokens {
+	if t.Input == 0 && t.CacheRead == 0 && t.CacheCreation == 0 {
+		t.Input = int64(request) / 4
+	}
+	t.Output = max(t.Output, passed/4)
+	return t
+}
+
 // countUsage wraps resp's body so that the tokens its answer reports are
 // read as the body passes, and done is called once with them when the
 // body ends or is closed. Answers it cannot read are left as they are.
-func countUsage(resp *http.Response, parse UsageFunc, done func(audit.Tokens, bool)) {
+func countUsage(resp *http.Response, parse UsageFunc, done func(answerUsage)) {
 	if parse == nil || resp.Body == nil || resp.Body == http.NoBody {
 		return
 	}
@@ -68,20 +99,24 @@ type usageBody struct {
 	sse   bool
 	// doc is the current line (a stream) or the answer so far (JSON);
 	// over is set once it passed maxUsageDoc, and it is then dropped.
-	doc  []byte
-	over bool
-	t    audit.Tokens
-	got  bool
-	done func(audit.Tokens, bool)
-	once sync.Once
+	doc    []byte
+	over   bool
+	t      audit.Tokens
+	got    bool
+	passed int64
+	ended  bool // the body was read to its end
+	done   func(answerUsage)
+	once   sync.Once
 }
 
 func (u *usageBody) Read(p []byte) (int, error) {
 	n, err := u.rc.Read(p)
 	if n > 0 {
+		u.passed += int64(n)
 		u.scan(p[:n])
 	}
 	if err == io.EOF {
+		u.ended = true
 		u.finish()
 	}
 	return n, err
@@ -146,7 +181,7 @@ func (u *usageBody) finish() {
 			u.read(u.doc)
 		}
 		u.doc = nil
-		u.done(u.t, u.got)
+		u.done(answerUsage{Tokens: u.t, Got: u.got, Cut: !u.ended, Passed: u.passed})
 	})
 }
 

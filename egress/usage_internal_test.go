@@ -27,7 +27,7 @@ func readUsage(t testing.TB, ct string, body []byte, sizes []int) ([]byte, audit
 	resp := &http.Response{Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(bytes.NewReader(body))}
 	var got audit.Tokens
 	var ok, called bool
-	countUsage(resp, testUsage, func(t audit.Tokens, o bool) { got, ok, called = t, o, true })
+	countUsage(resp, testUsage, func(u answerUsage) { got, ok, called = u.Tokens, u.Got, true })
 	var out []byte
 	for i := 0; ; i++ {
 		n := 1
@@ -74,7 +74,7 @@ func TestUsageStream(t *testing.T) {
 	}
 	resp := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}, "Content-Encoding": {"gzip"}}, Body: io.NopCloser(bytes.NewReader(nil))}
 	body := resp.Body
-	countUsage(resp, testUsage, func(audit.Tokens, bool) {})
+	countUsage(resp, testUsage, func(answerUsage) {})
 	if resp.Body != body {
 		t.Error("a compressed answer was wrapped")
 	}
@@ -100,4 +100,51 @@ func FuzzUsageStream(f *testing.F) {
 			t.Fatalf("cut %v counts %+v %v, whole %+v %v", sizes, got, ok, whole, wok)
 		}
 	})
+}
+
+// TestUsageCutShort: a body closed before its end says so, with the
+// bytes that passed; one read to its end does not.
+func TestUsageCutShort(t *testing.T) {
+	body := []byte("data: {\"text\":\"the whole answer\"}\n\ndata: {\"usage\":{\"in\":100,\"out\":50}}\n\n")
+	for _, tt := range []struct {
+		read int
+		want answerUsage
+	}{
+		{10, answerUsage{Cut: true, Passed: 10}},
+		{len(body), answerUsage{Tokens: audit.Tokens{Input: 100, Output: 50}, Got: true, Passed: int64(len(body))}},
+	} {
+		resp := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(body))}
+		var got answerUsage
+		countUsage(resp, testUsage, func(u answerUsage) { got = u })
+		buf := make([]byte, tt.read)
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			t.Fatal(err)
+		}
+		if tt.read == len(body) {
+			resp.Body.Read(make([]byte, 1)) // the end
+		}
+		resp.Body.Close()
+		if got != tt.want {
+			t.Errorf("read %d of %d bytes: %+v; want %+v", tt.read, len(body), got, tt.want)
+		}
+	}
+}
+
+func TestCutShort(t *testing.T) {
+	for _, tt := range []struct {
+		t       audit.Tokens
+		request int
+		passed  int64
+		want    audit.Tokens
+	}{
+		{audit.Tokens{}, 4000, 400, audit.Tokens{Input: 1000, Output: 100}},
+		// Anthropic's message_start reported the input: kept.
+		{audit.Tokens{Input: 7, Output: 1}, 4000, 400, audit.Tokens{Input: 7, Output: 100}},
+		{audit.Tokens{CacheRead: 900}, 4000, 8, audit.Tokens{CacheRead: 900, Output: 2}},
+		{audit.Tokens{Input: 10, Output: 500}, 40, 400, audit.Tokens{Input: 10, Output: 500}},
+	} {
+		if got := cutShort(tt.t, tt.request, tt.passed); got != tt.want {
+			t.Errorf("cutShort(%+v, %d, %d) = %+v; want %+v", tt.t, tt.request, tt.passed, got, tt.want)
+		}
+	}
 }
