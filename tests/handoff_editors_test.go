@@ -341,3 +341,39 @@ func committer(t *testing.T, repo string, env []string) func(msg string, add ...
 		return ""
 	}
 }
+
+// TestHandoffEnvrcLoads: the user allowed a project's .envrc that sources
+// .envrc.local and puts bin/ on PATH (direnv asks again only when the
+// .envrc itself changes). The box creates both files; after it ends the
+// user's next step, direnv exec in the repository, runs neither: they
+// are held for review.
+func TestHandoffEnvrcLoads(t *testing.T) {
+	_, err := exec.LookPath("direnv")
+	need(t, "direnv, the host tool this test takes the next step with", err)
+	repo, _, env := strictRepo(t)
+	writeFile(t, filepath.Join(repo, ".envrc"), "source_env_if_exists .envrc.local\nPATH_add bin\ndotenv_if_exists\n")
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "envrc")
+	if r := runCmd(t, repo, env, "", "direnv", "allow", "."); r.code != 0 {
+		t.Fatalf("direnv allow: %d %q", r.code, r.stderr)
+	}
+	_, pwned := fsmonitorPayload(t, "envrc")
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+echo 'touch %[1]s.local' > .envrc.local
+mkdir -p bin && printf '#!/bin/sh\ntouch %[1]s.bin\n' > bin/git && chmod +x bin/git
+echo 'NODE_OPTIONS=--require=/x' > .env
+echo planted`, pwned))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	d := runCmd(t, repo, env, "", "direnv", "exec", repo, "sh", "-c", "git --version; echo \"NODE_OPTIONS=$NODE_OPTIONS\"")
+	if d.code != 0 {
+		t.Fatalf("direnv exec after the box: %d %q %q", d.code, d.stdout, d.stderr)
+	}
+	absent(t, "direnv exec after the box", pwned+".local", pwned+".bin")
+	if strings.Contains(d.stdout, "--require") {
+		t.Errorf("the box's .env reached direnv's environment: %q", d.stdout)
+	}
+	slot := slotName(repo, "run")
+	checkHeld(t, r, env, slot, []string{".envrc.local", "bin/git", ".env"}, nil)
+}

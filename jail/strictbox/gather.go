@@ -20,6 +20,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
+	"github.com/aisan-dev/aisan/jail/strictbox/direnv"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
@@ -169,6 +170,29 @@ var gitIdentityKeys = []string{"user.name", "user.email", "init.defaultbranch", 
 
 // gitIdentity builds the box's gitconfig from the user's global one, or
 // returns nil when it sets none of gitIdentityKeys.
+// maxEnvrc caps an .envrc read for what it loads.
+const maxEnvrc = 1 << 20
+
+// envrcLoads reads an .envrc found at launch for what it makes direnv
+// load ([direnv.Loads]), as steering paths. One that is not a regular
+// file (a link, a FIFO) is not read, and loads nothing that can be known:
+// its row protects it all the same.
+func envrcLoads(p string) ([]gitpin.Steer, error) {
+	b, err := regfile.Read(p, maxEnvrc)
+	if err != nil {
+		return nil, nil
+	}
+	loads, err := direnv.Loads(p, b)
+	if err != nil {
+		return nil, fmt.Errorf("strict mode cannot tell what %s makes direnv load, so it cannot protect it: %w", p, err)
+	}
+	out := make([]gitpin.Steer, len(loads))
+	for i, l := range loads {
+		out[i] = gitpin.Steer{Path: l.Path, Dir: l.Dir, Why: "direnv: " + l.Why + " (" + p + "); the .envrc's approval covers it"}
+	}
+	return out, nil
+}
+
 func gitIdentity(home, xdgConfig string) []byte {
 	files := []string{filepath.Join(home, ".config", "git", "config")}
 	if xdgConfig != "" {
@@ -315,7 +339,8 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	launch.Trace("git planned")
 	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch,
 		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig),
-		Installed: func(cmd string) bool { _, err := lookPathIn(cmd, h.Env); return err == nil }})
+		Installed: func(cmd string) bool { _, err := lookPathIn(cmd, h.Env); return err == nil },
+		Loads:     envrcLoads})
 	if err != nil {
 		return f, err
 	}

@@ -61,6 +61,10 @@ var factRules = []factRule{
 	{name: "PIP_CACHE", env: "PIP_CACHE_DIR", def: "{XDG_CACHE_HOME}/pip"},
 	{name: "RUSTUP_HOME", env: "RUSTUP_HOME", def: "~/.rustup"},
 	{name: "CARGO_HOME", env: "CARGO_HOME", def: "~/.cargo"},
+	// git's global and system config when a variable moves them (no
+	// default: ~/.gitconfig and /etc/gitconfig have rows of their own).
+	{name: "GIT_CONFIG_GLOBAL", env: "GIT_CONFIG_GLOBAL"},
+	{name: "GIT_CONFIG_SYSTEM", env: "GIT_CONFIG_SYSTEM"},
 }
 
 // FactNames lists the facts a spec may name, in the table's order.
@@ -105,6 +109,9 @@ func GatherFacts(env []string, home string) Facts {
 					f[r.name] = v
 				}
 			}
+		}
+		if _, ok := f[r.name]; !ok {
+			f[r.name] = ""
 		}
 	}
 	return f

@@ -80,6 +80,8 @@ var hostExecTable = []hostExec{
 	{"{XDG_CONFIG_HOME}/go", tree, "go reads its environment from it"},
 	{"{XDG_CONFIG_HOME}/aisan", tree, "aisan's configuration: it decides what every box gets"},
 	{"~/.gitconfig", itself, "git's global config: git runs what it names"},
+	{"{GIT_CONFIG_GLOBAL}", itself, "git's global config, as GIT_CONFIG_GLOBAL names it: git runs what it names"},
+	{"{GIT_CONFIG_SYSTEM}", itself, "git's system config, as GIT_CONFIG_SYSTEM names it: git runs what it names"},
 	{"~/.vimrc", itself, "vim runs it"},
 	{"~/.vim", tree, "vim runs it"},
 	{"~/.emacs", itself, "emacs runs it"},

@@ -53,6 +53,27 @@ func TestCheckWorkdir(t *testing.T) {
 			}
 		})
 	}
+	// git's global and system config moved by a variable into a
+	// repository: the box would write what every host git runs.
+	moved := Host{Home: "/home/u", Facts: Facts{"HOME": "/home/u", "GIT_CONFIG_GLOBAL": "/home/u/proj/gitconfig", "GIT_CONFIG_SYSTEM": "/srv/sys/gitconfig"}, RealPath: func(p string) (string, error) { return p, nil }}
+	for _, tc := range []struct {
+		dirs []string
+		err  string
+	}{
+		{[]string{"/home/u/proj", ""}, "it holds /home/u/proj/gitconfig (git's global config, as GIT_CONFIG_GLOBAL names it"},
+		{[]string{"/srv/sys", ""}, "it holds /srv/sys/gitconfig (git's system config, as GIT_CONFIG_SYSTEM names it"},
+		{[]string{"/home/u/other", ""}, ""},
+	} {
+		t.Run("moved "+tc.dirs[0], func(t *testing.T) {
+			we := wantWorkdirError(t, CheckWorkdir(tc.dirs, moved), tc.err)
+			if we == nil {
+				return
+			}
+			if hints := strings.Join(we.Hints(), "\n"); !strings.Contains(hints, "cd into a project directory") || !strings.Contains(hints, "read-only") {
+				t.Errorf("hints %q", hints)
+			}
+		})
+	}
 }
 
 // TestCheckWorkdirLinks: a dotfiles repository linked in file by file

@@ -58,6 +58,13 @@ type GitFacts struct {
 	// Installed reports whether a command is on the host's PATH: a
 	// swept row whose tool is gets its root mount point (nil: none is).
 	Installed func(cmd string) bool
+	// Loads, when set, says what an .envrc found at launch makes direnv
+	// load besides itself (the files it sources, the directories it puts
+	// on PATH): direnv's approval of the .envrc covers them, so each in
+	// the repository is protected as a steering path. Its error refuses
+	// the launch. (Reading shell is left to the caller: the front links
+	// this package and no shell parser.)
+	Loads func(envrc string) ([]gitpin.Steer, error)
 }
 
 // Gather walks repo (and a common git dir outside it) for sockets,
@@ -112,6 +119,11 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		}
 	}
 	steer := slices.Clone(git.Steer)
+	loads, err := envrcLoads(repo, w.names, found, git.Loads)
+	if err != nil {
+		return Facts{}, err
+	}
+	steer = append(steer, loads...)
 	nested, watch, err := nestedGit(repo, git, w.nestedGit, w.gitDirs)
 	if err != nil {
 		return Facts{}, err
@@ -132,6 +144,34 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		f.Steer = append(f.Steer, pf)
 	}
 	return f, nil
+}
+
+// envrcLoads asks loads what each .envrc among names makes direnv load,
+// and keeps what lies in repo and is not protected by a row already
+// (found), each once.
+func envrcLoads(repo string, names []string, found map[string]bool, loads func(string) ([]gitpin.Steer, error)) ([]gitpin.Steer, error) {
+	if loads == nil {
+		return nil, nil
+	}
+	var out []gitpin.Steer
+	seen := map[string]bool{}
+	for _, p := range names {
+		if filepath.Base(p) != ".envrc" {
+			continue
+		}
+		ls, err := loads(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range ls {
+			if l.Path == repo || !within(l.Path, repo) || found[l.Path] || seen[l.Path] {
+				continue
+			}
+			seen[l.Path] = true
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }
 
 // nestedGit lists what the nested .git entries found steer, as
