@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/hooks/jsonfile"
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // BackupSuffix is appended to a settings file's name for the copy of its
@@ -62,26 +64,68 @@ type Result struct {
 }
 
 // InstallFile registers h in the settings file at path (see [Install]),
-// creating the file and its directory when they do not exist.
-func InstallFile(path string, h Hook) (Result, error) {
-	return editFile(path, true, func(src []byte) ([]byte, bool, error) { return Install(src, h) })
+// creating the file and its directory when they do not exist. A path that
+// leads, through symbolic links, into one of the directories protected
+// (aisan's own state, by real path) is refused untouched.
+func InstallFile(path string, h Hook, protected ...string) (Result, error) {
+	return editFile(path, true, protected, func(src []byte) ([]byte, bool, error) { return Install(src, h) })
 }
 
 // UninstallFile removes our hook from the settings file at path (see
-// [Uninstall]). An absent file is left absent.
-func UninstallFile(path string) (Result, error) {
-	return editFile(path, false, Uninstall)
+// [Uninstall]). An absent file is left absent; protected as for
+// [InstallFile].
+func UninstallFile(path string, protected ...string) (Result, error) {
+	return editFile(path, false, protected, Uninstall)
+}
+
+// maxSettings bounds what is read of a settings file.
+const maxSettings = 16 << 20
+
+// intoProtected reports the directory of protected that target (a
+// resolved settings path) lies in, by real path, or "".
+//
+// The agents' settings files are in directories every deny-list jail
+// writes, and a settings file that is a symbolic link is followed (to a
+// dotfiles checkout, say). A jail can therefore point one at a JSON file
+// of aisan's own state (a slot's record), which no jail can write: the
+// host's install-hook would write it instead, and a record with a hook
+// in it is skipped as corrupt, its slot gone from list and kill.
+func intoProtected(target string, protected []string) string {
+	if len(protected) == 0 {
+		return ""
+	}
+	real := target
+	if d, err := filepath.EvalSymlinks(filepath.Dir(target)); err == nil {
+		real = filepath.Join(d, filepath.Base(target))
+	}
+	for _, p := range protected {
+		if p == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if real == p || strings.HasPrefix(real, strings.TrimSuffix(p, "/")+"/") {
+			return p
+		}
+	}
+	return ""
 }
 
 // editFile applies edit to the file at path following the package rules:
 // refuse untouched on error, backup, then atomic replace.
-func editFile(path string, create bool, edit func([]byte) ([]byte, bool, error)) (Result, error) {
+func editFile(path string, create bool, protected []string, edit func([]byte) ([]byte, bool, error)) (Result, error) {
 	target, err := jsonfile.Resolve(path)
 	if err != nil {
 		return Result{Path: path}, err
 	}
 	res := Result{Path: target}
-	src, err := os.ReadFile(target)
+	if d := intoProtected(target, protected); d != "" {
+		return res, fmt.Errorf("%q leads to %q, inside aisan's own state (%s): not written; remove the link", path, target, d)
+	}
+	// Never from a FIFO (a jail can put one where the settings are: the
+	// read would wait for ever) nor without bound.
+	src, err := regfile.ReadNamed(target, maxSettings)
 	exists := err == nil
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -123,7 +167,7 @@ func editFile(path string, create bool, edit func([]byte) ([]byte, bool, error))
 	// The agent may rewrite its settings while we merge; write only over
 	// the content we read, or over nothing if there was nothing.
 	unchanged := func() error {
-		now, err := os.ReadFile(target)
+		now, err := regfile.ReadNamed(target, maxSettings)
 		if errors.Is(err, fs.ErrNotExist) && !exists {
 			return nil
 		}

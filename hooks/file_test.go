@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/jailtest"
 )
@@ -326,5 +327,60 @@ func TestLeanGuard(t *testing.T) {
 	}
 	if _, err := LeanGuard(filepath.Join(t.TempDir(), "aisan")); err == nil {
 		t.Error("LeanGuard of a missing aisan succeeded")
+	}
+}
+
+// TestInstallRefusesLinkIntoState: a settings file a jail turned into a
+// link to a file of aisan's own state (a slot's record, which no jail
+// can write) is not written through, nor is a backup left there.
+func TestInstallRefusesLinkIntoState(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	os.MkdirAll(filepath.Join(state, "slots"), 0o700)
+	record := filepath.Join(state, "slots", "victim.json")
+	orig := []byte(`{"slot": "victim"}` + "\n")
+	os.WriteFile(record, orig, 0o600)
+	settings := filepath.Join(dir, "settings.json")
+	if err := os.Symlink(record, settings); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InstallFile(settings, testHook, state); err == nil || !strings.Contains(err.Error(), "aisan's own state") {
+		t.Errorf("InstallFile through a link into the state dir: %v, want refused", err)
+	}
+	if _, err := UninstallFile(settings, state); err == nil {
+		t.Errorf("UninstallFile through a link into the state dir: want refused")
+	}
+	if got, _ := os.ReadFile(record); string(got) != string(orig) {
+		t.Errorf("the record was written: %q", got)
+	}
+	if _, err := os.Lstat(record + BackupSuffix); err == nil {
+		t.Errorf("a backup was left in the state dir")
+	}
+	// A link elsewhere (a dotfiles checkout) is still followed.
+	other := filepath.Join(dir, "dotfiles.json")
+	os.WriteFile(other, []byte("{}\n"), 0o600)
+	os.Remove(settings)
+	os.Symlink(other, settings)
+	if _, err := InstallFile(settings, testHook, state); err != nil {
+		t.Errorf("InstallFile through a link to a dotfiles file: %v", err)
+	}
+}
+
+// TestInstallRefusesFIFO: a FIFO where a settings file should be (a jail
+// can make one) is refused at once, not read for ever.
+func TestInstallRefusesFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hooks.json")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := InstallFile(path, testHook); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("InstallFile on a FIFO: want an error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("InstallFile blocks on a FIFO")
 	}
 }

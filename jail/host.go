@@ -246,6 +246,19 @@ func (h Host) SlotDir(slotName string) string {
 // tools' version caches live there.
 func (h Host) RunDir() string { return RunDir(h.RuntimeDir, h.AisanHome) }
 
+// existingRunDir is [Host.RunDir] by its real path when it exists, ""
+// otherwise.
+func (h Host) existingRunDir() string {
+	d := h.RunDir()
+	if !isDir(d) {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		d = r
+	}
+	return d
+}
+
 // UserRunDir is [RunDir] for this process's environment, "" when
 // neither directory can be named.
 func UserRunDir() string {

@@ -126,6 +126,7 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		ExtraEnv:         slices.Clone(prep.Env),
 		Limits:           req.Limits,
 		StateDirs:        h.StateDirs,
+		RunDir:           h.existingRunDir(),
 		OwnFiles:         h.OwnFiles,
 		Renamable:        h.Renamable,
 		PIDDirs:          prep.PIDDirs,

@@ -71,6 +71,14 @@ type DenyOptions struct {
 	// on, swap a neighbour's bus proxy socket, or rewrite the
 	// configuration the next launch reads.
 	StateDirs []string
+	// RunDir is aisan's run directory (see [RunDir]) when it exists:
+	// every slot's sockets are there, its bus gate among them. A
+	// read-only bind stops no connect(2), so the jail gets an empty
+	// read-only directory in its place instead: its own bus is bound by
+	// descriptor where it finds the bus, and no other slot's gate (with
+	// that slot's allow-list, or a bus where this jail has none) is
+	// within its reach.
+	RunDir string
 	// OwnFiles are aisan's programs this user could replace, the file a
 	// linked config.toml leads to, and the supervisor unit's file and
 	// drop-in directories: bound read-only over themselves, so that no
@@ -120,6 +128,11 @@ func DenyList(o DenyOptions) Spec {
 	}
 	for _, d := range o.StateDirs {
 		mounts = append(mounts, Mount{Kind: ROBind, Src: d, Dst: d, Pin: PinDir})
+	}
+	if o.RunDir != "" {
+		mounts = append(mounts,
+			Mount{Kind: Tmpfs, Dst: o.RunDir, Mode: 0o700},
+			Mount{Kind: RemountRO, Dst: o.RunDir})
 	}
 	for _, f := range o.OwnFiles {
 		// Not pinned: a pin must be the user's, and a program in the

@@ -16,6 +16,7 @@ import (
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/shared/sibling"
 	"github.com/aisan-dev/aisan/jail/shared/userunit"
 	"github.com/aisan-dev/aisan/jail/slot"
@@ -180,10 +181,14 @@ type foundHook struct {
 	file string
 }
 
+// maxSettingsRead bounds what preflight reads of a settings or rc file.
+const maxSettingsRead = 16 << 20
+
 func readHookState(files []settingsFile) hookState {
 	var st hookState
 	for _, f := range files {
-		src, err := os.ReadFile(f.path)
+		// Never from a FIFO a jail put there: preflight would wait for ever.
+		src, err := regfile.ReadNamed(f.path, maxSettingsRead)
 		if err != nil {
 			continue
 		}
@@ -489,7 +494,7 @@ func checkShell(ctx context.Context, e *Env) Finding {
 	}
 	for _, rc := range candidates {
 		for _, f := range rc.files {
-			if b, err := os.ReadFile(f); err == nil && loadsIntegration(string(b)) {
+			if b, err := regfile.ReadNamed(f, maxSettingsRead); err == nil && loadsIntegration(string(b)) {
 				return Finding{Detail: "loaded from " + e.tilde(f)}
 			}
 		}

@@ -189,3 +189,47 @@ func TestJailCannotHoldSlotLocks(t *testing.T) {
 		t.Errorf("after kill --orphans: %+v, want exited", after)
 	}
 }
+
+// TestJailCannotHoldStateLocks: a jail cannot take the held store's lock
+// (nor any other lock file of aisan's state dir, all opened alike), not
+// even one an older aisan left readable: holding it made 'aisan review',
+// 'aisan kill' and 'aisan watch' after they end a box, and every strict
+// launch, wait for as long as the jail liked.
+func TestJailCannotHoldStateLocks(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	home := strings.TrimPrefix(env[1], "AISAN_HOME=")
+	// 'aisan review' sweeps the held store under its lock, creating it.
+	if r := aisan(t, env, "", "review"); r.code != 0 {
+		t.Fatalf("aisan review: code %d, stderr %q", r.code, r.stderr)
+	}
+	lock := filepath.Join(home, "held", ".lock")
+	// As an older aisan created it; the next look makes it write-only.
+	if err := os.Chmod(lock, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := aisan(t, env, "", "review"); r.code != 0 {
+		t.Fatalf("aisan review: code %d, stderr %q", r.code, r.stderr)
+	}
+
+	attacker := exec.Command(aisanBin, "run", "--", self(), filepath.Join(home, "held"))
+	attacker.Dir = slotWorktree(t)
+	attacker.Env = append(append(os.Environ(), env...), helperEnv("lock-slots")...)
+	out := &syncBuffer{}
+	attacker.Stdout, attacker.Stderr = out, out
+	background(t, attacker)
+	waitFor(t, 20*time.Second, "the attacker to lock what it can", func() bool { return strings.Contains(out.String(), "holding") })
+	if !strings.Contains(out.String(), "open .lock: EACCES") {
+		t.Errorf("the jail opened the held store's lock file, want EACCES:\n%s", out)
+	}
+	done := make(chan result, 1)
+	go func() { done <- aisan(t, env, "", "review") }()
+	select {
+	case r := <-done:
+		if r.code != 0 {
+			t.Errorf("aisan review with the attacker running: code %d, stderr %q", r.code, r.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("aisan review waits for a lock a jail holds:\n%s", out)
+	}
+}

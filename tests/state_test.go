@@ -76,7 +76,7 @@ func TestStateReadOnlyInJail(t *testing.T) {
 		"rename-state-dir":  {"EBUSY", "EROFS"},
 		"swap-history-copy": {"EROFS"},
 		"mkdir-in-rundir":   {"EROFS"},
-		"swap-proxy-socket": {"EROFS"},
+		"swap-proxy-socket": {"EROFS", "file does not exist"}, // the run dir is empty in a jail: no socket to swap
 	}
 	for attack, ok := range want {
 		if g := got[attack]; !contains(ok, g) {
@@ -588,4 +588,38 @@ func TestCallerDescriptorsReachAgent(t *testing.T) {
 	if strings.Contains(r.stdout, "rc=0") {
 		t.Errorf("a strict box could write the caller's fd 7: %q", r.stdout)
 	}
+}
+
+// TestJailCannotReachOtherBus: a neighbour's bus gate, in aisan's run
+// directory, is out of a jail's reach. A read-only bind stops no
+// connect(2): through a neighbour's gate a jail would get that slot's
+// allow-list (a repository's wider bus_talk), or a bus where its own is
+// masked (AISAN_NO_BUS_PROXY=1). The jail sees an empty, read-only run
+// directory, and its own bus still works.
+func TestJailCannotReachOtherBus(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	rt := os.Getenv("XDG_RUNTIME_DIR")
+	if rt == "" {
+		t.Skip("no XDG_RUNTIME_DIR: no run directory of aisan's there")
+	}
+	cmdV, _, v := slotLaunch(t, slotWorktree(t), env, "sleep", "300")
+	killWaitAgent(t, v)
+	gates, _ := filepath.Glob(filepath.Join(runDir(env), "*", "bus"))
+	if len(gates) == 0 {
+		t.Skip("no bus gate on this host (no session bus, or no xdg-dbus-proxy)")
+	}
+	script := `ls -A "$1"; for g in "$@"; do [ "$g" = "$1" ] && continue; [ -e "$g" ] && echo "reachable $g"; done; (: > "$1/x") 2>/dev/null && echo "writable"; true`
+	args := append([]string{"run", "--", "sh", "-c", script, "sh", runDir(env)}, gates...)
+	r := aisanIn(t, slotWorktree(t), append(env, "AISAN_NO_BUS_PROXY=1"), "", args...)
+	if r.code != 0 {
+		t.Fatalf("attacker jail: code %d, stderr %q", r.code, r.stderr)
+	}
+	if out := strings.TrimSpace(r.stdout); out != "" {
+		t.Errorf("the jail sees into aisan's run directory (want it empty and read-only):\n%s", out)
+	}
+	if r := aisan(t, env, "", "kill", "--signal", "KILL", v.Slot); r.code != 0 {
+		t.Fatalf("aisan kill %s: code %d, stderr %q", v.Slot, r.code, r.stderr)
+	}
+	slotWait(t, cmdV)
 }

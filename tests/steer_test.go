@@ -203,10 +203,12 @@ func TestSteerGrantLapse(t *testing.T) {
 	}
 
 	// Nothing inside a jail can grant the box a host: not a deny-list
-	// jail running aisan (it sees the control socket, read-only, which
-	// stops no connect), and not the box (which has no such socket).
+	// jail running aisan (aisan's run directory is empty there, so the
+	// control socket is out of its reach; were it not, the server's peer
+	// check would leave it unanswered), and not the box (which has no
+	// such socket).
 	jailed := aisanIn(t, repo, env, "", "run", "--", aisanBin, "allow", b.slot, "--host", "evil.test:"+port)
-	if jailed.code == 0 || !strings.Contains(jailed.stderr, "answered nothing") {
+	if jailed.code == 0 || !strings.Contains(jailed.stderr, "nothing serves") && !strings.Contains(jailed.stderr, "answered nothing") {
 		t.Errorf("aisan allow from a deny-list jail: code %d, stdout %q, stderr %q; want it refused unanswered", jailed.code, jailed.stdout, jailed.stderr)
 	}
 	if out := b.do(`ls "$XDG_RUNTIME_DIR"/aisan/*/control.sock 2>&1; find / -xdev -name control.sock 2>/dev/null | head -n1; echo done`); strings.Contains(out, "control.sock\n") && !strings.Contains(out, "No such file") {
@@ -257,7 +259,7 @@ func TestSteerGrantLapse(t *testing.T) {
 		t.Errorf("denying a host not on the list: code %d, stderr %q", r.code, r.stderr)
 	}
 	logs := b.steer("logs", "--egress", b.slot)
-	for _, w := range []string{"GRANT", "LAPSE", "DENY", "cut: the grant of " + host + " lapsed", "CONTROL", "control peer refused"} {
+	for _, w := range []string{"GRANT", "LAPSE", "DENY", "cut: the grant of " + host + " lapsed"} {
 		if !strings.Contains(logs, w) {
 			t.Errorf("the egress log lacks %q:\n%s", w, logs)
 		}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/aisan-dev/aisan/hooks"
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/slot"
 )
 
 const installHookUsage = `
@@ -128,7 +130,7 @@ func runInstallHook(ctx context.Context, args []string) error {
 	}
 	h := hooks.Hook{Binary: bin, Guard: lean, Timeout: hooks.DefaultTimeout}
 	return forEachAgent(agents, func(a hooks.Agent) error {
-		res, err := hooks.InstallFile(a.File, h)
+		res, err := hooks.InstallFile(a.File, h, protectedDirs()...)
 		if err != nil {
 			return err
 		}
@@ -157,7 +159,7 @@ func runUninstallHook(ctx context.Context, args []string) error {
 		return err
 	}
 	return forEachAgent(agents, func(a hooks.Agent) error {
-		res, err := hooks.UninstallFile(a.File)
+		res, err := hooks.UninstallFile(a.File, protectedDirs()...)
 		if err != nil {
 			return err
 		}
@@ -195,4 +197,28 @@ func hookError(err error) error {
 		return withHint(err, "the file was left untouched: fix it (JSON allows no comments or trailing commas) and run the command again")
 	}
 	return err
+}
+
+// protectedDirs are aisan's own directories (the state dir, a ~/.aisan of
+// another invocation's, the run dir, the configuration dirs), which every
+// jail sees read-only: a settings file a jail turned into a link to one
+// of them is not written through (see hooks.InstallFile).
+func protectedDirs() []string {
+	home, _ := os.UserHomeDir()
+	ah, _ := slot.Home()
+	h := jail.Host{Env: os.Environ(), Home: home, AisanHome: ah, RuntimeDir: jail.RuntimeDir(os.Getenv)}
+	h.GatherStateDirs()
+	out := h.StateDirs
+	// Those that do not exist yet too: a link may lead to where they
+	// will be.
+	if ah != "" {
+		out = append(out, ah)
+	}
+	if home != "" {
+		out = append(out, filepath.Join(home, ".aisan"))
+	}
+	if rd := jail.UserRunDir(); rd != "" {
+		out = append(out, rd)
+	}
+	return out
 }

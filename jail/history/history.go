@@ -68,6 +68,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/lockfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	slotpkg "github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
@@ -309,7 +310,8 @@ func ownRegular(fi fs.FileInfo) bool {
 // lockDir takes the exclusive lock of a history directory: merging,
 // preparing and pruning one copy never overlap.
 func lockDir(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	// Write-only, so that no jail can hold it (see jail/shared/lockfile).
+	f, err := lockfile.Open(filepath.Join(dir, ".lock"))
 	if err != nil {
 		return nil, fmt.Errorf("opening history lock: %w", err)
 	}

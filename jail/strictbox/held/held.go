@@ -64,6 +64,7 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/lockfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 	"golang.org/x/sys/unix"
@@ -734,7 +735,8 @@ func lockStore(store string) (func(), error) {
 	if err := os.MkdirAll(store, 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(store, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	// Write-only, so that no jail can hold it (see jail/shared/lockfile).
+	f, err := lockfile.Open(filepath.Join(store, ".lock"))
 	if err != nil {
 		return nil, err
 	}

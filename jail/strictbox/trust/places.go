@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/lockfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"golang.org/x/sys/unix"
 )
@@ -215,7 +215,8 @@ func (s *Store) makeDir() error {
 
 // lock takes the trust directory's lock, for a read-modify-write.
 func (s *Store) lock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	// Write-only, so that no jail can hold it (see jail/shared/lockfile).
+	f, err := lockfile.Open(filepath.Join(s.dir, ".lock"))
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", s.dir, err)
 	}
