@@ -583,3 +583,55 @@ func TestScopeAisanInstallServiceNoManager(t *testing.T) {
 		t.Errorf("aisan install-service without a manager: code %d, stderr %q; want %q and hints", r.code, r.stderr, want)
 	}
 }
+
+// TestScopeAisanInstallUninstallService: the pair as a user runs it,
+// with the home the manager reads: install-service writes, enables and
+// starts the unit, with its drop-in directories; uninstall-service stops
+// and disables it and removes the file and the unit's own empty drop-in
+// directories, and says so; run again, it has nothing to do.
+func TestScopeAisanInstallUninstallService(t *testing.T) {
+	requireUserManager(t)
+	realHome := os.Getenv("HOME")
+	units := filepath.Join(realHome, ".config", "systemd", "user")
+	unit := filepath.Join(units, "aisan-watch.service")
+	if _, err := os.Lstat(unit); err == nil {
+		t.Skipf("%s is installed already: this test would replace it", unit)
+	}
+	state := t.TempDir()
+	env := []string{"HOME=" + realHome, "AISAN_HOME=" + state, "XDG_CONFIG_HOME=", "XDG_DATA_HOME="}
+	t.Cleanup(func() { aisan(t, env, "", "uninstall-service") })
+	r := aisan(t, env, "", "install-service")
+	if r.code != 0 || !strings.Contains(r.stdout, "wrote "+unit) || !strings.Contains(r.stdout, "started aisan-watch.service") {
+		t.Fatalf("aisan install-service: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	m := connectManager(t)
+	ctx := testCtx(t)
+	if st, err := m.Status(ctx, "aisan-watch.service"); err != nil || !st.Active() {
+		t.Errorf("aisan-watch.service after install-service: %+v, %v; want it active", st, err)
+	}
+	if v, err := m.UnitProperty(ctx, "aisan-watch.service", "UnitFileState"); err != nil || v != "enabled" {
+		t.Errorf("aisan-watch.service UnitFileState = %v, %v; want enabled", v, err)
+	}
+	dropIns := []string{filepath.Join(units, "aisan-watch.service.d"), filepath.Join(realHome, ".local", "share", "systemd", "user", "aisan-watch.service.d")}
+	present(t, "install-service", dropIns...)
+
+	r = aisan(t, env, "", "uninstall-service")
+	if r.code != 0 || r.stdout != "stopped and disabled aisan-watch.service, and removed "+unit+"\n" {
+		t.Fatalf("aisan uninstall-service: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if st, err := m.Status(ctx, "aisan-watch.service"); err == nil && st.Active() {
+		t.Errorf("aisan-watch.service is still active after uninstall-service: %+v", st)
+	}
+	if _, err := os.Lstat(unit); err == nil {
+		t.Errorf("%s is left after uninstall-service", unit)
+	}
+	for _, d := range dropIns {
+		if _, err := os.Lstat(d); err == nil {
+			t.Errorf("the empty drop-in directory %s is left after uninstall-service", d)
+		}
+	}
+	r = aisan(t, env, "", "uninstall-service")
+	if r.code != 0 || r.stdout != "aisan-watch.service is not installed in "+units+"; nothing to do\n" {
+		t.Errorf("aisan uninstall-service again: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}

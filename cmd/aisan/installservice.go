@@ -106,6 +106,54 @@ func runInstallService(ctx context.Context, args []string) error {
 	return nil
 }
 
+const uninstallServiceUsage = `
+Usage: aisan uninstall-service
+
+Undo 'aisan install-service': stop and disable the aisan-watch user unit
+and remove its unit file. The drop-in directories install-service made
+go too when they are empty (drop-ins you wrote stay, and so does the
+prefix one, aisan-.service.d, which may serve other units); a backup
+install-service kept (aisan-watch.service.aisan-bak) stays. Running it
+again changes nothing. Until you install it again, nothing reaps jails
+whose wrapper died or holds headless services to their runtime cap.
+
+Example:
+  aisan uninstall-service
+`
+
+func runUninstallService(ctx context.Context, args []string) error {
+	fs := newFlagSet("uninstall-service", uninstallServiceUsage)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	dir, err := systemd.UserUnitDir(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("uninstall-service: %w", err)
+	}
+	path := filepath.Join(dir, systemd.WatchUnitName)
+	if _, err := os.Lstat(path); err != nil {
+		fmt.Printf("%s is not installed in %s; nothing to do\n", systemd.WatchUnitName, dir)
+		return nil
+	}
+	m, err := systemd.Connect(ctx, os.Getenv)
+	if err != nil {
+		var nm *systemd.NoManagerError
+		if errors.As(err, &nm) {
+			return withHint(fmt.Errorf("uninstall-service: %w", err), nm.Hints()...)
+		}
+		return fmt.Errorf("uninstall-service: %w", err)
+	}
+	defer m.Close()
+	if err := systemd.UninstallWatch(ctx, m, systemd.WatchInstall{Dir: dir, DropInDirs: systemd.UserUnitDirs(os.Getenv)}); err != nil {
+		return fmt.Errorf("uninstall-service: %w", err)
+	}
+	fmt.Printf("stopped and disabled %s, and removed %s\n", systemd.WatchUnitName, path)
+	return nil
+}
+
 // installedSelf returns the absolute path of the running aisan binary, and
 // refuses one that 'go run' built in a temporary directory, which would be
 // gone by the time the unit starts.

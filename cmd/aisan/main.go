@@ -59,6 +59,7 @@ func init() {
 		{name: "spawn-service", short: "run a headless, time-capped command in a jail", run: runSpawnService},
 		{name: "watch", short: "supervise slots and services (runs as a user unit)", run: runWatch},
 		{name: "install-service", short: "install and enable the aisan-watch user unit", run: runInstallService},
+		{name: "uninstall-service", short: "stop, disable and remove the aisan-watch user unit", run: runUninstallService},
 		{name: "guard", short: "PreToolUse hook: refuse name-based and broadcast kills", run: runGuard},
 		{name: "install-hook", short: "register the guard hook with Claude Code and Codex", run: runInstallHook},
 		{name: "uninstall-hook", short: "remove the guard hook from agent settings", run: runUninstallHook},
