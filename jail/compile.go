@@ -32,6 +32,8 @@ type Pin struct {
 	Path string
 	// Type is what it must be.
 	Type PinType
+	// Dev and Ino, when Ino is not 0, are the file it must be.
+	Dev, Ino uint64
 }
 
 // Payload is what the in-jail init receives for c.
@@ -96,7 +98,7 @@ func Compile(spec Spec, host Host) (Compiled, error) {
 				flag = "--ro-bind-fd"
 			}
 			o = append(o, flag, strconv.Itoa(boxinit.FDFirstPin+len(pins)), m.Dst)
-			pins = append(pins, Pin{Path: m.Src, Type: m.Pin})
+			pins = append(pins, Pin{Path: m.Src, Type: m.Pin, Dev: m.PinDev, Ino: m.PinIno})
 			continue
 		}
 		args, err := compileMount(m, host)

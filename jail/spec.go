@@ -100,6 +100,12 @@ type Endpoint struct {
 	// Source is the user's host socket that a raw relay binds at Socket;
 	// "" when a built-in backend serves Socket itself.
 	Source string `json:",omitempty"`
+	// SourceDev and SourceIno identify the socket Source was when it was
+	// checked (strictbox.CheckRawSocket): the launch binds that very
+	// socket, by a descriptor, or nothing, whatever a directory on
+	// Source's path was swapped for since.
+	SourceDev uint64 `json:",omitempty"`
+	SourceIno uint64 `json:",omitempty"`
 	// Param is a built-in backend's parameter: the provider of
 	// openai-compatible:<provider>, the FILE of reapi=FILE.
 	Param string `json:",omitempty"`
@@ -231,6 +237,10 @@ type Mount struct {
 	// the user. bwrap then mounts exactly what was checked, so a path
 	// swapped for a link to a socket or a cgroup file is never followed.
 	Pin PinType
+	// PinDev and PinIno, when PinIno is not 0, are the device and inode
+	// the pinned source must be; the owner is then not checked (a raw
+	// relay's socket may be a service's).
+	PinDev, PinIno uint64 `json:",omitempty"`
 	// Why says what the mount is for (explain prints it); the compiler
 	// ignores it.
 	Why string `json:",omitempty"`

@@ -316,7 +316,14 @@ func strictMounts(o StrictOptions) []Mount {
 		if src == "" {
 			src = e.Socket
 		}
-		mounts = append(mounts, why(Mount{Kind: ROBind, Src: src, Dst: e.Socket}, "egress "+e.Name+": the relay's host socket"))
+		m := Mount{Kind: ROBind, Src: src, Dst: e.Socket}
+		if e.Source != "" && e.SourceIno != 0 {
+			// The socket that was checked, by a descriptor: a directory
+			// on its path swapped since (by a box writing there) cannot
+			// make bwrap bind the session bus instead.
+			m.Pin, m.PinDev, m.PinIno = PinSocket, e.SourceDev, e.SourceIno
+		}
+		mounts = append(mounts, why(m, "egress "+e.Name+": the relay's host socket"))
 	}
 	if o.EnvFile != "" {
 		mounts = append(mounts, why(Mount{Kind: ROBind, Src: o.EnvFile, Dst: o.EnvFile}, "egress: addresses and per-box token, read by the init (0600)"))

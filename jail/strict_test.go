@@ -284,3 +284,22 @@ func TestBoxPath(t *testing.T) {
 		})
 	}
 }
+
+// TestStrictRawRelayPinned: a raw relay's socket is bound by the
+// descriptor of the socket that was checked, never by its path again.
+func TestStrictRawRelayPinned(t *testing.T) {
+	o := StrictOptions{Kind: KindRun, Repo: "/home/u/r", Cwd: "/home/u/r", Home: "/home/u", Command: []string{"true"},
+		Egress: []Endpoint{{Name: "db", Port: 20001, Socket: "/run/user/1/aisan/x/egress/db.sock", Source: "/home/u/r/.run/db.sock", SourceDev: 7, SourceIno: 42, Var: "AISAN_EGRESS_DB"}}}
+	var found bool
+	for _, m := range Strict(o).Mounts {
+		if m.Dst == "/run/user/1/aisan/x/egress/db.sock" {
+			found = true
+			if m.Kind != ROBind || m.Pin != PinSocket || m.PinDev != 7 || m.PinIno != 42 {
+				t.Errorf("the relay's mount: %+v, want a read-only bind pinned to the checked socket", m)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no mount for the relay's socket")
+	}
+}

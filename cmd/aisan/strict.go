@@ -70,11 +70,11 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 			// A raw line to the user manager or a bus would hand the box
 			// the host; the box's relay uses the resolved path.
 			home, _ := slot.Home()
-			real, err := strictbox.CheckRawSocket(er.Name, er.Socket, strictbox.SocketHost{Getenv: os.Getenv, AisanHome: home, UID: os.Getuid()})
+			real, dev, ino, err := strictbox.CheckRawSocketID(er.Name, er.Socket, strictbox.SocketHost{Getenv: os.Getenv, AisanHome: home, UID: os.Getuid()})
 			if err != nil {
 				return nil, err
 			}
-			er.Socket = real
+			er.Socket, er.Dev, er.Ino = real, dev, ino
 		}
 		if er.TakesFile() {
 			// FILE as the user meant it: relative to where they are.

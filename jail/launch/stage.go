@@ -1131,7 +1131,9 @@ func OpenPins(pins []jail.Pin) ([]*os.File, error) {
 		want := map[jail.PinType]uint32{jail.PinDir: unix.S_IFDIR, jail.PinFile: unix.S_IFREG, jail.PinSocket: unix.S_IFSOCK}[p.Type]
 		var why string
 		switch {
-		case int(st.Uid) != os.Getuid():
+		case p.Ino != 0 && (st.Dev != p.Dev || st.Ino != p.Ino):
+			why = "it is no longer the file that was checked (something on its path was replaced since)"
+		case p.Ino == 0 && int(st.Uid) != os.Getuid():
 			why = fmt.Sprintf("it belongs to uid %d, not to you", st.Uid)
 		case typ != want:
 			why = fmt.Sprintf("it is a %s, not a %s", fileType(typ), p.Type)

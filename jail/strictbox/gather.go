@@ -584,6 +584,12 @@ func planEgress(reqs []EgressRequest, slotDir string, net bool, slotName string)
 				return nil, fmt.Errorf("--egress %s: %s is not a Unix socket", r.Name, r.Socket)
 			}
 			e.Source = r.Socket
+			if r.Ino != 0 {
+				if st, ok := fi.Sys().(*syscall.Stat_t); !ok || uint64(st.Dev) != r.Dev || st.Ino != r.Ino {
+					return nil, fmt.Errorf("--egress %s: %s is no longer the socket that was checked (something on its path was replaced since); launch again", r.Name, r.Socket)
+				}
+				e.SourceDev, e.SourceIno = r.Dev, r.Ino
+			}
 		}
 		out = append(out, e)
 	}

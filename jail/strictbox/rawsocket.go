@@ -57,28 +57,40 @@ func (e *RawSocketError) Hints() []string {
 // which is what the box's relay must use, so that a link swapped later
 // changes nothing.
 func CheckRawSocket(name, socket string, h SocketHost) (string, error) {
+	real, _, _, err := CheckRawSocketID(name, socket, h)
+	return real, err
+}
+
+// CheckRawSocketID is [CheckRawSocket], which also returns the device and
+// inode of the socket it checked: the launch must bind that very file (a
+// directory on the real path may be swapped before bwrap resolves it).
+func CheckRawSocketID(name, socket string, h SocketHost) (string, uint64, uint64, error) {
 	real, err := filepath.EvalSymlinks(socket)
 	if err != nil {
-		return "", fmt.Errorf("--egress %s=%s: resolving the socket's path: %w", name, socket, err)
+		return "", 0, 0, fmt.Errorf("--egress %s=%s: resolving the socket's path: %w", name, socket, err)
 	}
 	refuse := func(what string) error {
 		return &RawSocketError{Name: name, Socket: socket, Real: real, What: what}
 	}
 	for _, d := range forbiddenDirs(h) {
 		if under(real, d.path) {
-			return "", refuse(d.what)
+			return "", 0, 0, refuse(d.what)
 		}
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", fmt.Errorf("--egress %s=%s: %w", name, socket, err)
+		return "", 0, 0, fmt.Errorf("--egress %s=%s: %w", name, socket, err)
 	}
 	for _, s := range forbiddenSockets(h) {
 		if sameFile(fi, s.path) {
-			return "", refuse(s.what)
+			return "", 0, 0, refuse(s.what)
 		}
 	}
-	return real, nil
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", 0, 0, fmt.Errorf("--egress %s=%s: cannot identify the socket", name, socket)
+	}
+	return real, uint64(st.Dev), st.Ino, nil
 }
 
 // place is a path aisan refuses to relay, and what it is.

@@ -21,6 +21,9 @@ type EgressRequest struct {
 	Param string
 	// Socket is a raw relay's host socket.
 	Socket string
+	// Dev and Ino are the socket [CheckRawSocketID] checked; the box is
+	// given that socket or none.
+	Dev, Ino uint64
 }
 
 // rawEgressName is what a raw relay may be called.

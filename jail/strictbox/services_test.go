@@ -18,6 +18,42 @@ import (
 	"github.com/aisan-dev/aisan/jail/strictbox/boxstate"
 )
 
+// TestSeedStateClearsInstructionPoints: what an earlier box left where
+// the user's instructions are bound (a dangling link, a file where a
+// directory goes) is removed, or every later launch would fail on it;
+// what fits stays, and the link's target is untouched.
+func TestSeedStateClearsInstructionPoints(t *testing.T) {
+	dir := t.TempDir()
+	config, state := filepath.Join(dir, "config"), filepath.Join(dir, "state")
+	for _, d := range []string{"skills", "agents", "commands"} {
+		os.MkdirAll(filepath.Join(config, d), 0o700)
+	}
+	os.WriteFile(filepath.Join(config, "CLAUDE.md"), []byte("mine"), 0o600)
+	os.MkdirAll(filepath.Join(state, "commands"), 0o700)
+	os.WriteFile(filepath.Join(state, "commands", "box.md"), []byte("the box's"), 0o600)
+	os.Symlink("../../nowhere", filepath.Join(state, "skills"))
+	os.WriteFile(filepath.Join(state, "agents"), []byte("a file"), 0o600)
+	victim := filepath.Join(dir, "victim.md")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	os.Symlink(victim, filepath.Join(state, "CLAUDE.md"))
+	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, ConfigDir: config, Cwd: "/w/r", Repo: "/w/r",
+		Instructions: []string{"CLAUDE.md", "agents", "commands", "skills"}}
+	if err := seedState(o, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"skills", "agents", "CLAUDE.md"} {
+		if _, err := os.Lstat(filepath.Join(state, p)); err == nil {
+			t.Errorf("%s, which bwrap could not mount the user's %s on, is left", filepath.Join(state, p), p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "commands", "box.md")); err != nil {
+		t.Errorf("a directory where a directory goes was cleared: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("a link's target was written: %q", b)
+	}
+}
+
 // TestSeedStateNeverFollowsALink: a symlink the box planted in its state
 // directory is replaced, its target untouched; a regular file that does
 // not parse is refused, not overwritten.

@@ -85,6 +85,9 @@ func readStateFile(path string) ([]byte, error) {
 // directory, and the user's rules (nil for none) where the agent reads
 // them.
 func seedState(o jail.StrictOptions, rules *BoxRules) error {
+	if err := clearInstructionPoints(o); err != nil {
+		return err
+	}
 	projects := []string{o.Cwd}
 	if o.Repo != o.Cwd {
 		projects = append(projects, o.Repo)
@@ -111,6 +114,38 @@ func seedState(o jail.StrictOptions, rules *BoxRules) error {
 		return mergeTOML(o.StateDir, "config.toml", func(m map[string]any) {
 			setProjects(m, projects, "trust_level", "trusted")
 		})
+	}
+	return nil
+}
+
+// clearInstructionPoints removes, where the user's global instructions
+// are bound into o's state directory, whatever an earlier box left there
+// that bwrap could not mount them on: a symbolic link (bwrap would not
+// follow it, and the launch would fail on every start until the user
+// found it), or a file where a directory goes and the other way round.
+// The state directory is aisan's, per repository and agent; what stood
+// there was hidden under the user's files in every box anyway.
+func clearInstructionPoints(o jail.StrictOptions) error {
+	a, ok := agent.ByKind(string(o.Kind))
+	if !ok || o.StateDir == "" {
+		return nil
+	}
+	for _, rel := range o.Instructions {
+		dst := filepath.Join(o.StateDir, a.StateSub, rel)
+		fi, err := os.Lstat(dst)
+		if err != nil {
+			continue
+		}
+		src, err := os.Stat(filepath.Join(o.ConfigDir, rel))
+		if err != nil {
+			continue
+		}
+		if fi.Mode().Type() == src.Mode().Type() && (fi.IsDir() || fi.Mode().IsRegular()) {
+			continue
+		}
+		if err := os.RemoveAll(dst); err != nil {
+			return fmt.Errorf("clearing %s for the user's instructions: %w", dst, err)
+		}
 	}
 	return nil
 }

@@ -81,6 +81,10 @@ func Arg(a string) bool {
 // Value reports whether v itself looks like a credential.
 func Value(v string) bool {
 	v = strings.TrimSpace(v)
+	if urlPassword().MatchString(v) {
+		// postgres://app:pw@db/prod: the password is in the address.
+		return true
+	}
 	for _, p := range prefixes {
 		if strings.HasPrefix(v, p) && len(v) >= len(p)+8 {
 			return true

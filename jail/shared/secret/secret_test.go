@@ -32,6 +32,9 @@ func TestLooks(t *testing.T) {
 		{"DATA", "/home/u/some/very/long/path/to/a/data/dir/that/is/long", ""},
 		{"X", "abcdefghijklmnopqrstuvwxyzabcdefghijkl", ""},
 		{"NODE_OPTIONS", "--max-old-space-size=4096", ""},
+		{"DATABASE_URL", "postgres://app:Hunter2pw@db.internal/prod", "value"},
+		{"REDIS_URL", "redis://:Hunter2pw@cache:6379", "value"},
+		{"DATABASE_URL", "postgres://db.internal/prod", ""},
 	}
 	for _, tt := range tests {
 		why, secret := Looks(tt.name, tt.value)

@@ -164,6 +164,13 @@ func withoutUserinfo(list string) string {
 		} else {
 			list = ""
 		}
+		if goImpliesHTTPS(entry) {
+			// go reads "user:token@proxy.example" as https://user:token@proxy.example
+			// (modfetch: a word with "." or ":" and no ":/" gets https://),
+			// so parse it as go will use it, or its userinfo would pass as
+			// an opaque URL.
+			entry = "https://" + entry
+		}
 		if u, err := url.Parse(entry); err == nil && u.User != nil {
 			u.User = nil
 			entry = u.String()
@@ -175,6 +182,13 @@ func withoutUserinfo(list string) string {
 		b.WriteString(entry + sep)
 	}
 	return strings.TrimRight(b.String(), ",|")
+}
+
+// goImpliesHTTPS reports whether go's module fetcher prefixes entry with
+// "https://" (cmd/go/internal/modfetch): it names a host ("." or ":"),
+// not a complete URL (":/") nor a file path.
+func goImpliesHTTPS(entry string) bool {
+	return strings.ContainsAny(entry, ".:/") && !strings.Contains(entry, ":/") && !strings.HasPrefix(entry, "/")
 }
 
 // envFileValue is key's value in a go env file (KEY=VALUE lines, the

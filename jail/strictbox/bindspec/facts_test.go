@@ -97,6 +97,10 @@ func TestGOPROXYWithoutCredentials(t *testing.T) {
 		"off":                            "off",
 		"":                               "",
 		"https://u:p@%zz.example,direct": "direct",
+		// No scheme: go adds https:// and sends the userinfo.
+		"alice:s3cret@proxy.example":      "https://proxy.example",
+		"ghp_tok@proxy.example/go,direct": "https://proxy.example/go,direct",
+		"proxy.example,u:p@b.example|off": "https://proxy.example,https://b.example|off",
 	} {
 		if got := withoutUserinfo(in); got != want {
 			t.Errorf("withoutUserinfo(%q) = %q, want %q", in, got, want)
