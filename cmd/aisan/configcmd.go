@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 	"github.com/aisan-dev/aisan/jail/strictbox/trust"
@@ -110,7 +111,7 @@ func runConfig(ctx context.Context, args []string) error {
 	for _, s := range ss {
 		v := "-"
 		if s.Source.From != config.Unset {
-			v = strings.Join(s.Values, ", ")
+			v = strings.Join(shownValues(s), ", ")
 			if s.Kind == config.List {
 				v = "[" + v + "]"
 			}
@@ -118,6 +119,23 @@ func runConfig(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, trust.Printable(v), trust.Printable(s.Source.String()))
 	}
 	return tw.Flush()
+}
+
+// shownValues are s's values as config prints them: an env entry whose
+// value looks secret (by its name or its value, as explain judges) has the
+// value replaced, so the output can be shown or pasted.
+func shownValues(s config.Setting) []string {
+	if s.Key != "env" {
+		return s.Values
+	}
+	out := make([]string, len(s.Values))
+	for i, kv := range s.Values {
+		out[i] = kv
+		if k, v, ok := strings.Cut(kv, "="); ok && jail.IsSecret(k, v) {
+			out[i] = k + "=<redacted>"
+		}
+	}
+	return out
 }
 
 func printConfigJSON(path string, exists bool, repo, section string, ss []config.Setting) error {
@@ -132,13 +150,14 @@ func printConfigJSON(path string, exists bool, repo, section string, ss []config
 			case config.String:
 				j.Value = strings.Join(s.Values, "")
 			default:
-				j.Value = s.Values
+				j.Value = shownValues(s)
 			}
 		}
 		out.Settings = append(out.Settings, j)
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
 }
 

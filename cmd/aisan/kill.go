@@ -136,7 +136,7 @@ func runKill(ctx context.Context, args []string) error {
 			err = reg.Kill(name, sig)
 		}
 		if err != nil {
-			failed = append(failed, err)
+			failed = append(failed, slotError(err))
 			continue
 		}
 		fmt.Println("killed", name)
@@ -145,10 +145,7 @@ func runKill(ctx context.Context, args []string) error {
 	if killed {
 		collectStale(reg)
 	}
-	if len(failed) == 1 {
-		return slotError(failed[0])
-	}
-	return errors.Join(failed...)
+	return joinErrors(failed)
 }
 
 // killerName says who is killing, for the line the killed agent's

@@ -176,9 +176,15 @@ proxy on the host that checks each request and adds the credential.
 
 func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s\n%s\nCommands:\n", mainSynopsis, mainIntro)
+	width := 0
 	for _, c := range commands {
 		if !c.hidden {
-			fmt.Fprintf(w, "  %-16s %s\n", c.name, c.short)
+			width = max(width, len(c.name))
+		}
+	}
+	for _, c := range commands {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.short)
 		}
 	}
 	fmt.Fprint(w, `
@@ -201,15 +207,7 @@ func report(err error, stderr io.Writer) int {
 	if errors.Is(err, errHelpShown) {
 		return 0
 	}
-	fmt.Fprintf(stderr, "aisan: error: %v\n", err)
-	// Hints from anywhere in the chain: a package error's own Hints
-	// method, or lines added with withHint.
-	var h interface{ Hints() []string }
-	if errors.As(err, &h) {
-		for _, line := range h.Hints() {
-			fmt.Fprintf(stderr, "aisan: hint: %s\n", line)
-		}
-	}
+	printError(err, stderr)
 	var u *usageError
 	if errors.As(err, &u) {
 		return 2
@@ -219,6 +217,36 @@ func report(err error, stderr io.Writer) int {
 		return c.Code()
 	}
 	return 1
+}
+
+// printError prints err as "aisan: error:" and "aisan: hint:" lines; the
+// errors of an errors.Join (a command that failed on several arguments)
+// each get their own error line and hints.
+func printError(err error, stderr io.Writer) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			printError(e, stderr)
+		}
+		return
+	}
+	fmt.Fprintf(stderr, "aisan: error: %v\n", err)
+	// Hints from anywhere in the chain: a package error's own Hints
+	// method, or lines added with withHint.
+	var h interface{ Hints() []string }
+	if errors.As(err, &h) {
+		for _, line := range h.Hints() {
+			fmt.Fprintf(stderr, "aisan: hint: %s\n", line)
+		}
+	}
+}
+
+// joinErrors returns the one error as it is, or all of them joined
+// (printError gives each its own lines and hints); nil for none.
+func joinErrors(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
 }
 
 // codedError lets a package error choose its own exit code.

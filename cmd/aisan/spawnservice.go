@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/systemd"
 )
 
@@ -55,6 +57,12 @@ func runSpawnService(ctx context.Context, args []string) error {
 		return errHelpShown
 	}
 	name := args[0]
+	if strings.HasPrefix(name, "-") {
+		return withHint(usageErr("spawn-service: the service name comes first, before %s", name), "aisan spawn-service NAME [options] -- COMMAND [ARG...]")
+	}
+	if !slot.ValidName(name) {
+		return withHint(usageErr("spawn-service: invalid service name %q", name), "a name is 1 to 128 letters, digits, '.', '_' and '-', starting with a letter or digit")
+	}
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}

@@ -55,6 +55,15 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 		}
 		r.Rate, r.Burst = float64(rt), burst
 	}
+	for _, n := range f.mcpEnv {
+		// Never echo a value: it may be the very secret.
+		if name, _, value := strings.Cut(n, "="); value {
+			return nil, withHint(usageErr("--mcp-env %s=…: give the variable's name alone", name), "--mcp-env NAME lets the MCP servers keep their own value of NAME in the box")
+		}
+		if !bindspec.ValidEnv(n) {
+			return nil, withHint(usageErr("--mcp-env %q: not a variable NAME", n), "NAME is letters, digits and _, not starting with a digit")
+		}
+	}
 	for _, e := range f.env {
 		if !bindspec.ValidEnv(e) {
 			return nil, withHint(usageErr("--env %q: not NAME or NAME=VALUE", e), "NAME is letters, digits and _, not starting with a digit")
@@ -118,6 +127,9 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 			r.MCPEnv = append(r.MCPEnv, e.Value)
 		}
 		for _, e := range spec.AllowHosts {
+			if _, err := hostproxy.ParsePattern(e.Value); err != nil {
+				return nil, withHint(fmt.Errorf("%s: allow_hosts: %w", e.Where(), err), "fix the bind spec: a pattern is a host name (example.com), one leading wildcard label (*.example.com), either with :PORT, or an exact ADDRESS:PORT")
+			}
 			if err := hostproxy.CheckNet(f.net, []string{e.Value}, e.Where()+" (allow_hosts)"); err != nil {
 				return nil, withHint(err, "use either --net or allow_hosts")
 			}

@@ -105,14 +105,6 @@ func runTrust(ctx context.Context, args []string) error {
 	return joinErrors(failed)
 }
 
-// joinErrors returns the one error as it is (its hints intact), or all.
-func joinErrors(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
-}
-
 // listTrust prints the approvals and whether each file still matches.
 func listTrust(store *trust.Store) error {
 	approvals, problems := store.List()

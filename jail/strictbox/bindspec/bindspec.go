@@ -383,6 +383,13 @@ func (l *loader) loadData(name, abs string, data []byte, chain []string, shipped
 				}
 				l.out.Provides = append(l.out.Provides, e)
 			case KeyMCPEnv:
+				if name, _, value := strings.Cut(s, "="); value {
+					// Never echo a value: it may be the very secret.
+					return bad(fmt.Errorf("%s=…: give the variable's name alone", name))
+				}
+				if !envName().MatchString(s) {
+					return bad(fmt.Errorf("%q is not a variable NAME (letters, digits, _)", v.s))
+				}
 				l.out.MCPEnv = append(l.out.MCPEnv, e)
 			case KeyAllowHosts:
 				l.out.AllowHosts = append(l.out.AllowHosts, e)
