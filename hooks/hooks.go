@@ -165,6 +165,12 @@ type doc struct {
 	hook     Hook // the hook being installed, whose handler is ours whatever its binaries are called
 }
 
+// ShapeError is a settings file that is valid JSON of a shape the agents
+// do not read: it is left untouched.
+type ShapeError struct{ Why string }
+
+func (e *ShapeError) Error() string { return e.Why }
+
 func openDoc(src []byte) (*doc, error) {
 	d := &doc{l: detectLayout(src), root: &object{}, hooks: &object{}, hooksAt: -1, groupsAt: -1}
 	if len(bytes.TrimSpace(src)) > 0 {
@@ -173,7 +179,7 @@ func openDoc(src []byte) (*doc, error) {
 		}
 		raw := bytes.TrimSpace(src)
 		if raw[0] != '{' {
-			return nil, fmt.Errorf("the top level is %s, want an object", kind(raw))
+			return nil, &ShapeError{Why: fmt.Sprintf("the top level is %s, want an object", kind(raw))}
 		}
 		var err error
 		if d.root, err = parseObject(raw); err != nil {
@@ -193,7 +199,7 @@ func openDoc(src []byte) (*doc, error) {
 				return nil, err
 			}
 		default:
-			return nil, fmt.Errorf(`"hooks" is %s, want an object`, kind(v))
+			return nil, &ShapeError{Why: fmt.Sprintf(`"hooks" is %s, want an object`, kind(v))}
 		}
 	}
 	if d.groupsAt, err = d.hooks.lookup("PreToolUse"); err != nil {

@@ -196,6 +196,10 @@ func hookError(err error) error {
 	if errors.As(err, &pe) {
 		return withHint(err, "the file was left untouched: fix it (JSON allows no comments or trailing commas) and run the command again")
 	}
+	var se *hooks.ShapeError
+	if errors.As(err, &se) {
+		return withHint(err, `the file was left untouched: the agent reads an object there, with "hooks" an object; fix it and run the command again`)
+	}
 	return err
 }
 
