@@ -29,8 +29,8 @@ The configuration is $XDG_CONFIG_HOME/aisan/config.toml (by default
 ~/.config/aisan/config.toml). Its keys are the launchers' options (a flag's
 name with _ for -, allow_hosts for --allow-host), limits (as
 AISAN_LIMITS: "memory=4G cpu=200% tasks=512"), bus_talk (as
-AISAN_BUS_TALK), budget and rate (as --budget and --rate); a table [repo."PATH"] holds one repository's, by its real
-path:
+AISAN_BUS_TALK), budget and rate (as --budget and --rate); a table
+[repo."PATH"] holds one repository's, by its real path:
 
   strict = false
   binds  = ["go"]

@@ -47,9 +47,10 @@ var strictOptions = []strictOption{
                        name (repeatable; also allow_hosts in a bind spec;
                        'aisan allow SLOT --host' grants one while it runs)`},
 	{name: "api-key", only: []jail.Kind{jail.KindClaude}, help: `
-  --api-key            reach Anthropic with an API key (AISAN_ANTHROPIC_KEY_COMMAND,
-                       AISAN_ANTHROPIC_KEY_FILE or ANTHROPIC_API_KEY on the host)
-                       instead of the Claude login`},
+  --api-key            reach Anthropic with an API key
+                       (AISAN_ANTHROPIC_KEY_COMMAND, AISAN_ANTHROPIC_KEY_FILE
+                       or ANTHROPIC_API_KEY on the host) instead of the
+                       Claude login`},
 	{name: "vertex", only: []jail.Kind{jail.KindClaude}, help: `
   --vertex             reach Anthropic's models on Google Cloud's Vertex AI
                        (--egress vertex) with tokens the host mints from

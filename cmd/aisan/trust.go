@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/aisan-dev/aisan/jail/strictbox/trust"
@@ -61,6 +62,8 @@ func runTrust(ctx context.Context, args []string) error {
 		return withHint(usageErr("trust: --list takes no file (%q)", files[0]), hint)
 	case !*list && len(files) == 0:
 		return withHint(usageErr("trust: no file given"), "aisan trust FILE, --revoke FILE or --list")
+	case slices.Contains(files, ""):
+		return withHint(usageErr("trust: an empty file name"), "aisan trust FILE, --revoke FILE or --list")
 	}
 	store, err := truststore.Open()
 	if err != nil {
