@@ -28,6 +28,11 @@ type Host struct {
 	Bwrap string
 	// Cwd is the real path of the working directory.
 	Cwd string
+	// Wd is the working directory as the caller's $PWD names it (through
+	// a symbolic link, say) when that names Cwd; Cwd otherwise. A
+	// deny-list jail starts there: bwrap sets PWD to the directory it
+	// changes to, and a shell's pwd and cd .. follow PWD.
+	Wd string
 	// Env is the process environment.
 	Env []string
 	// Home is the user's home directory.
@@ -117,6 +122,7 @@ func GatherHost() (Host, error) {
 	h := Host{
 		Bwrap:      bwrap,
 		Cwd:        cwd,
+		Wd:         logicalWd(cwd),
 		Env:        os.Environ(),
 		Home:       home,
 		AisanHome:  ah,
@@ -296,6 +302,19 @@ func realCwd() (string, error) {
 		return "", fmt.Errorf("%w: %v", ErrNoCwd, err)
 	}
 	return real, nil
+}
+
+// logicalWd is os.Getwd's answer, which is $PWD when that is absolute
+// and names the working directory, if it leads to real; else real.
+func logicalWd(real string) string {
+	wd, err := os.Getwd()
+	if err != nil || wd == real {
+		return real
+	}
+	if r, err := filepath.EvalSymlinks(wd); err != nil || r != real {
+		return real
+	}
+	return wd
 }
 
 func isDir(p string) bool {

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -114,7 +115,7 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		Kind:             req.Kind,
 		Slot:             slotName,
 		Command:          command,
-		Cwd:              h.Cwd,
+		Cwd:              cmp.Or(h.Wd, h.Cwd),
 		Env:              h.Env,
 		RuntimeDir:       h.RuntimeDir,
 		RuntimeSystemd:   h.RuntimeSystemd,

@@ -121,3 +121,22 @@ func TestPlanStrict(t *testing.T) {
 		t.Fatalf("%s exists: a plan made it", nowhere)
 	}
 }
+
+// TestPlanDenyListWd: a deny-list jail starts in the directory as the
+// caller's PWD names it (bwrap sets PWD to its --chdir), while the slot
+// and its history stay keyed by the real path.
+func TestPlanDenyListWd(t *testing.T) {
+	h := handHost()
+	h.Wd = nowhere + "/link/proj"
+	s, err := Plan(Request{Kind: KindRun, Args: []string{"true"}}, h, "proj-1-run", Prepared{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Spec.Cwd != h.Wd {
+		t.Errorf("cwd %q, want %q", s.Spec.Cwd, h.Wd)
+	}
+	h.Wd = ""
+	if s, err = Plan(Request{Kind: KindRun, Args: []string{"true"}}, h, "proj-1-run", Prepared{}); err != nil || s.Spec.Cwd != h.Cwd {
+		t.Errorf("without Wd: cwd %q (%v), want %q", s.Spec.Cwd, err, h.Cwd)
+	}
+}

@@ -83,6 +83,19 @@ var forwarded = []os.Signal{
 	syscall.SIGTSTP, syscall.SIGCONT,
 }
 
+// KeepBackgroundIgnores ignores SIGQUIT again when SIGINT came ignored.
+// A shell starts a script's background job with both ignored, and the
+// Go runtime keeps an inherited SIG_IGN only for SIGINT and SIGHUP: each
+// Go process on the way (the wrapper, the init) would otherwise hand the
+// agent SIGQUIT's default. Other inherited ignores (a script's trap ”
+// TERM) cannot be seen from Go and reach the agent as defaults. Call it
+// before starting the next process.
+func KeepBackgroundIgnores() {
+	if signal.Ignored(syscall.SIGINT) {
+		signal.Ignore(syscall.SIGQUIT)
+	}
+}
+
 // Notifiable returns the forwarded signals this process does not ignore.
 // A signal the caller ignored (nohup, a script's background job) stays
 // ignored all the way down to the agent, as it would without aisan:
@@ -122,6 +135,7 @@ func RunInit() int {
 	// read and the agent's start. The wrapper sends none before the byte
 	// on FDReady, which follows; a SIGCHLD that comes before is not
 	// lost either: the loop below reaps once as soon as it begins.
+	KeepBackgroundIgnores()
 	sigs := make(chan os.Signal, 32)
 	notified := make(chan struct{})
 	go func() {
@@ -247,11 +261,18 @@ func startAgent() (p Payload, agent, code int) {
 		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
 		return p, -1, 127
 	}
-	agent, err = Spawn(path, argv, env, agentFiles(p), &syscall.SysProcAttr{
+	attr := &syscall.SysProcAttr{
 		Setpgid:    true,
 		Foreground: p.Foreground,
 		Ctty:       p.Ctty,
-	})
+	}
+	agent, err = Spawn(path, argv, env, agentFiles(p), attr)
+	if errors.Is(err, syscall.ENOEXEC) {
+		// An executable without a #! line: the shell that typed it, and
+		// execvp(3) under env, nohup or xargs, run it with /bin/sh, and
+		// so does the jail.
+		agent, err = Spawn(shPath, shArgv(path, argv), env, agentFiles(p), attr)
+	}
 	if err != nil {
 		complain("cannot run " + strconv.Quote(argv[0]) + " in the jail: " + err.Error())
 		return p, -1, 126

@@ -46,3 +46,18 @@ func WaitExit(pid int) (int, error) {
 		return statusCode(ws), nil
 	}
 }
+
+// shPath is the shell execvp(3) hands an executable that the kernel
+// refuses as no known format (ENOEXEC).
+const shPath = "/bin/sh"
+
+// shArgv is the argv execvp(3) gives shPath for such a file: the shell,
+// the file's path, then the command's own arguments.
+func shArgv(path string, argv []string) []string {
+	out := make([]string, 0, len(argv)+1)
+	out = append(out, shPath, path)
+	if len(argv) > 1 {
+		out = append(out, argv[1:]...)
+	}
+	return out
+}

@@ -183,6 +183,7 @@ func (l *Launcher) Start() (*Stage, error) {
 	// that runs beside the planning, and whatever reads st.sigs (or
 	// stops them) waits for it first.
 	st.caught = make(chan struct{})
+	boxinit.KeepBackgroundIgnores()
 	go func() {
 		signal.Notify(st.sigs, boxinit.Notifiable()...)
 		close(st.caught)
@@ -287,7 +288,7 @@ func (l *Launcher) Start() (*Stage, error) {
 		theirs = append(theirs, tty)
 		_ = pty.InheritSize(l.Stdin, ptmx)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		if !errTerm && tee {
+		if !errTerm && tee && !isFileOrDevice(l.Stderr) {
 			// stderr redirected: it stays apart from the terminal.
 			st.outR = nil
 			w, err := teePipe()
@@ -322,10 +323,12 @@ func (l *Launcher) Start() (*Stage, error) {
 			st.inW = w
 		}
 		// Streams that are terminals pass through as they are (the agent
-		// must see a terminal there); the others are copied to the
-		// transcript too. stdout and stderr that are one file share one
-		// pipe, so their order survives.
-		if tee && !outTerm {
+		// must see a terminal there), and so do files and devices (the
+		// agent must be able to seek, append, see /dev/null, and hear of
+		// a full disk; the file holds the output already); pipes and
+		// sockets are copied to the transcript too. stdout and stderr
+		// that are one pipe share one copy, so their order survives.
+		if tee && !outTerm && !isFileOrDevice(l.Stdout) {
 			w, err := teePipe()
 			if err != nil {
 				return nil, err
@@ -335,7 +338,7 @@ func (l *Launcher) Start() (*Stage, error) {
 				cmd.Stderr = w
 			}
 		}
-		if tee && !errTerm && cmd.Stderr == l.Stderr {
+		if tee && !errTerm && !isFileOrDevice(l.Stderr) && cmd.Stderr == l.Stderr {
 			if st.outR == nil {
 				// Keep outR for stdout; stderr gets errR.
 				r, w, err := pipe("output")
@@ -1053,6 +1056,20 @@ func memfile(name string, data []byte) (*os.File, error) {
 		return nil, fmt.Errorf("rewinding the in-memory %s file: %w", name, err)
 	}
 	return f, nil
+}
+
+// isFileOrDevice reports whether f is a regular file or a device (not a
+// pipe, socket or FIFO): a stream that stays what it is in the jail.
+func isFileOrDevice(f *os.File) bool {
+	var st unix.Stat_t
+	if f == nil || unix.Fstat(int(f.Fd()), &st) != nil {
+		return false
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG, unix.S_IFCHR, unix.S_IFBLK:
+		return true
+	}
+	return false
 }
 
 func isTerminal(f *os.File) bool {
