@@ -72,13 +72,9 @@ func runInstallService(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("install-service: %w", err)
 	}
-	m, err := systemd.Connect(ctx, os.Getenv)
+	m, err := connectUserManager(ctx, "install-service")
 	if err != nil {
-		var nm *systemd.NoManagerError
-		if errors.As(err, &nm) {
-			return withHint(fmt.Errorf("install-service: %w", err), nm.Hints()...)
-		}
-		return fmt.Errorf("install-service: %w", err)
+		return err
 	}
 	defer m.Close()
 	rep, err := systemd.InstallWatch(ctx, m, systemd.WatchInstall{AisanPath: self, Env: env, Dir: dir, DropInDirs: systemd.UserUnitDirs(os.Getenv)})
@@ -138,13 +134,9 @@ func runUninstallService(ctx context.Context, args []string) error {
 		fmt.Printf("%s is not installed in %s; nothing to do\n", systemd.WatchUnitName, dir)
 		return nil
 	}
-	m, err := systemd.Connect(ctx, os.Getenv)
+	m, err := connectUserManager(ctx, "uninstall-service")
 	if err != nil {
-		var nm *systemd.NoManagerError
-		if errors.As(err, &nm) {
-			return withHint(fmt.Errorf("uninstall-service: %w", err), nm.Hints()...)
-		}
-		return fmt.Errorf("uninstall-service: %w", err)
+		return err
 	}
 	defer m.Close()
 	if err := systemd.UninstallWatch(ctx, m, systemd.WatchInstall{Dir: dir, DropInDirs: systemd.UserUnitDirs(os.Getenv)}); err != nil {
@@ -152,6 +144,20 @@ func runUninstallService(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("stopped and disabled %s, and removed %s\n", systemd.WatchUnitName, path)
 	return nil
+}
+
+// connectUserManager connects to the user manager for command, with the
+// hints that say why there is none.
+func connectUserManager(ctx context.Context, command string) (*systemd.Manager, error) {
+	m, err := systemd.Connect(ctx, os.Getenv)
+	if err != nil {
+		var nm *systemd.NoManagerError
+		if errors.As(err, &nm) {
+			return nil, withHint(fmt.Errorf("%s: %w", command, err), nm.Hints()...)
+		}
+		return nil, fmt.Errorf("%s: %w", command, err)
+	}
+	return m, nil
 }
 
 // installedSelf returns the absolute path of the running aisan binary, and
