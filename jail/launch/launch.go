@@ -193,7 +193,8 @@ func (l *run) resolve() error {
 	l.lr = &Launcher{
 		Bwrap: bwrap, Self: InitBinary(self),
 		Stdin: l.stdio.In, Stdout: l.stdio.Out, Stderr: agentErr,
-		Tee: true,
+		Tee:    true,
+		TeeAll: l.req.Kind == jail.KindService,
 		// As unjailed, the caller's open descriptors reach the agent
 		// (a strict box starts from nothing of the host's).
 		PassFDs: l.mode.PassFDs(),

@@ -50,9 +50,15 @@ type Launcher struct {
 	// close-on-exec) to the agent at the same numbers, as unjailed.
 	// Strict boxes get none.
 	PassFDs bool
-	// Tee copies the jail's output that is not a terminal through pipes
-	// of ours, so that Load's transcript gets it too.
+	// Tee copies the jail's output that goes to a pipe or a socket
+	// through pipes of ours, so that Load's transcript gets it too.
+	// Terminals (the pty is recorded instead), files and devices are
+	// handed to the jail as they are.
 	Tee bool
+	// TeeAll copies files and devices too, which are otherwise handed
+	// to the jail as they are: a service's output, on /dev/null, goes
+	// nowhere but the transcript.
+	TeeAll bool
 }
 
 // StartError is a jail that bwrap could not set up.
@@ -266,6 +272,7 @@ func (l *Launcher) Start() (*Stage, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
 	tee := l.Tee
+	handOver := func(f *os.File) bool { return !l.TeeAll && isFileOrDevice(f) }
 	teePipe := func() (*os.File, error) {
 		r, w, err := pipe("output")
 		if err != nil {
@@ -288,7 +295,7 @@ func (l *Launcher) Start() (*Stage, error) {
 		theirs = append(theirs, tty)
 		_ = pty.InheritSize(l.Stdin, ptmx)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		if !errTerm && tee && !isFileOrDevice(l.Stderr) {
+		if !errTerm && tee && !handOver(l.Stderr) {
 			// stderr redirected: it stays apart from the terminal.
 			st.outR = nil
 			w, err := teePipe()
@@ -328,7 +335,7 @@ func (l *Launcher) Start() (*Stage, error) {
 		// a full disk; the file holds the output already); pipes and
 		// sockets are copied to the transcript too. stdout and stderr
 		// that are one pipe share one copy, so their order survives.
-		if tee && !outTerm && !isFileOrDevice(l.Stdout) {
+		if tee && !outTerm && !handOver(l.Stdout) {
 			w, err := teePipe()
 			if err != nil {
 				return nil, err
@@ -338,7 +345,7 @@ func (l *Launcher) Start() (*Stage, error) {
 				cmd.Stderr = w
 			}
 		}
-		if tee && !errTerm && !isFileOrDevice(l.Stderr) && cmd.Stderr == l.Stderr {
+		if tee && !errTerm && !handOver(l.Stderr) && cmd.Stderr == l.Stderr {
 			if st.outR == nil {
 				// Keep outR for stdout; stderr gets errR.
 				r, w, err := pipe("output")
