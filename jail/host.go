@@ -17,6 +17,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/history"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
 	"github.com/aisan-dev/aisan/jail/shared/userunit"
 	"github.com/aisan-dev/aisan/jail/slot"
 )
@@ -284,7 +285,7 @@ func UserRunDir() string {
 // login without a session). Both are read-only in every jail.
 func RunDir(runtimeDir, aisanHome string) string {
 	if runtimeDir != "" {
-		return filepath.Join(runtimeDir, "aisan")
+		return rundir.Aisan(runtimeDir)
 	}
 	return filepath.Join(aisanHome, "run")
 }
@@ -347,23 +348,8 @@ func lookupFunc(env []string) func(string) (string, bool) {
 	}
 }
 
-// RuntimeDir is $XDG_RUNTIME_DIR, or /run/user/UID when the variable is
-// unset and that directory exists and belongs to us: the user manager and
-// the bus listen there all the same, and a jail must hide them.
-//
-// A directory that is not ours is not used: after a plain `su` or
-// `sudo -E`, XDG_RUNTIME_DIR still names the other user's, and neither its
-// user manager nor a directory of ours inside it would work.
-func RuntimeDir(getenv func(string) string) string {
-	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && ownDir(rt) {
-		return rt
-	}
-	p := fmt.Sprintf("/run/user/%d", os.Getuid())
-	if ownDir(p) {
-		return p
-	}
-	return ""
-}
+// RuntimeDir is the user's runtime directory ([rundir.RuntimeDir]).
+func RuntimeDir(getenv func(string) string) string { return rundir.RuntimeDir(getenv) }
 
 // ownDir reports whether p is a directory owned by this process's user.
 func ownDir(p string) bool {

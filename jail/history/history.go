@@ -70,6 +70,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/shared/lockfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
 	slotpkg "github.com/aisan-dev/aisan/jail/slot"
 	"golang.org/x/sys/unix"
 )
@@ -310,8 +311,8 @@ func ownRegular(fi fs.FileInfo) bool {
 // lockDir takes the exclusive lock of a history directory: merging,
 // preparing and pruning one copy never overlap.
 func lockDir(dir string) (func(), error) {
-	// Write-only, so that no jail can hold it (see jail/shared/lockfile).
-	f, err := lockfile.Open(filepath.Join(dir, ".lock"))
+	// Where no jail can reach it (see jail/shared/lockfile).
+	f, err := lockfile.Open(filepath.Join(dir, ".lock"), rundir.RuntimeDir(os.Getenv))
 	if err != nil {
 		return nil, fmt.Errorf("opening history lock: %w", err)
 	}

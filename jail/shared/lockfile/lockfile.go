@@ -1,38 +1,47 @@
-// Package lockfile opens the lock files aisan keeps in its state
-// directory (the held store's, the trust store's, each history copy's)
-// so that no jail can hold one.
+// Package lockfile opens the locks aisan takes around its state (the
+// held store's, the trust store's, each history copy's) where no jail or
+// box can take them.
 //
 // A lock needs only a descriptor: flock(2) takes one on a file opened
 // read-only. The state directory is read-only in every jail, which stops
-// writes and creation but not an open for reading, so a lock file the
-// user may read is one a jail can lock, for as long as it likes, and
-// every aisan command that waits for it then waits as long ('aisan kill'
-// and 'aisan watch' after they end a box, 'aisan review', strict
-// launches) or fails (a codex launch in that worktree). A lock file here
-// is therefore write-only ([Mode]) and opened for writing, which a
-// read-only mount refuses: a jail cannot open it at all. The slots' own
-// locks follow the same rule (jail/slot).
+// writes and creation but not an open for reading; and a file's mode does
+// not stop a jail either, since a process there may make a user namespace
+// of its own in which the user is root and passes every permission check
+// on the user's files. A lock a jail can open is one it can hold for as
+// long as it likes, and every aisan command that waits for it then waits
+// as long ('aisan kill' and 'aisan watch' after they end a box, 'aisan
+// review', strict launches). So a lock file is not kept beside what it
+// guards but in aisan's directory of the user's runtime directory, named
+// for the path it stands for: every deny-list jail sees that directory
+// empty, and no strict box sees the runtime directory at all.
 //
-// It is a leaf (standard library only).
+// It is a leaf (standard library only): callers name the runtime
+// directory (jail/shared/rundir).
 package lockfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
 // Mode is a lock file's mode: writable by the user, readable by nobody.
 const Mode = 0o200
 
-// Open opens the lock file at path for locking, creating it when it is
-// missing: write-only, never through a symbolic link, close-on-exec. It
-// must be a regular file of this user's. A lock file an older aisan left
-// readable is made write-only on this first look: a jail that has not
-// opened it by then never can (one that did keeps its descriptor until
-// it ends).
-func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, Mode)
+// Open opens the lock that stands for path (a lock's name in aisan's
+// state, such as held/.lock) when the user's runtime directory is rt,
+// creating it when it is missing: in [Dir], write-only, never through a
+// symbolic link, close-on-exec, a regular file of this user's. Without a
+// runtime directory (root on a server) the lock is path itself.
+func Open(path, rt string) (*os.File, error) {
+	p, err := Path(path, rt)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -44,10 +53,38 @@ func Open(path string) (*os.File, error) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !fi.Mode().IsRegular() || !ok || int(st.Uid) != os.Getuid() {
 		f.Close()
-		return nil, fmt.Errorf("lock file %s is not a regular file of yours; move it away", path)
-	}
-	if fi.Mode().Perm() != Mode {
-		_ = f.Chmod(Mode)
+		return nil, fmt.Errorf("lock file %s is not a regular file of yours; move it away", p)
 	}
 	return f, nil
+}
+
+// Dir is where the locks are kept for the runtime directory rt.
+// It is in aisan's directory there, which jails see empty.
+func Dir(rt string) string { return filepath.Join(rt, "aisan", "locks") }
+
+// Path is the lock file that stands for path when the runtime directory
+// is rt, its directory made (0700, the user's, not a link): one per
+// absolute path, so that two state directories (AISAN_HOME) never share
+// a lock. Without rt it is path.
+func Path(path, rt string) (string, error) {
+	if rt == "" {
+		return path, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dir := Dir(rt)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("making aisan's lock directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() {
+		return "", fmt.Errorf("%s is not a directory of yours; move it away", dir)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock"), nil
 }

@@ -3,57 +3,53 @@ package lockfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
 
-func TestOpenMakesWriteOnly(t *testing.T) {
-	dir := t.TempDir()
-	fresh := filepath.Join(dir, "fresh.lock")
-	f, err := Open(fresh)
+func TestPath(t *testing.T) {
+	rt := t.TempDir()
+	a, err := Path("/home/u/.aisan/held/.lock", rt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Errorf("flock on a write-only lock: %v", err)
+	b, _ := Path("/tmp/other/.aisan/held/.lock", rt)
+	if a == b || !strings.HasPrefix(a, filepath.Join(rt, "aisan", "locks")+"/") || !strings.HasSuffix(a, ".lock") {
+		t.Errorf("Path: %q and %q; want two locks under %s/aisan/locks", a, b, rt)
 	}
-	f.Close()
-	// An older aisan's lock file, readable: the first look migrates it.
-	old := filepath.Join(dir, "old.lock")
-	if err := os.WriteFile(old, nil, 0o600); err != nil {
-		t.Fatal(err)
+	if again, _ := Path("/home/u/.aisan/held/.lock", rt); again != a {
+		t.Errorf("Path is not stable: %q then %q", a, again)
 	}
-	if f, err = Open(old); err != nil {
-		t.Fatal(err)
+	if fi, err := os.Stat(filepath.Dir(a)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("lock directory: %v %v; want 0700", fi, err)
 	}
-	f.Close()
-	for _, p := range []string{fresh, old} {
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Perm() != Mode {
-			t.Errorf("%s: mode %v, want %v", p, fi.Mode().Perm(), os.FileMode(Mode))
-		}
+	if p, _ := Path("/x/.lock", ""); p != "/x/.lock" {
+		t.Errorf("without a runtime directory: %q", p)
+	}
+	// A link where the lock directory goes is refused.
+	rt2 := t.TempDir()
+	os.MkdirAll(filepath.Join(rt2, "aisan"), 0o700)
+	os.Symlink(t.TempDir(), filepath.Join(rt2, "aisan", "locks"))
+	if _, err := Path("/x/.lock", rt2); err == nil {
+		t.Error("a link at the lock directory was used")
 	}
 }
 
-func TestOpenRefusesOthers(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "target")
-	os.WriteFile(target, nil, 0o600)
-	link := filepath.Join(dir, "link.lock")
-	os.Symlink(target, link)
-	if f, err := Open(link); err == nil {
-		f.Close()
-		t.Errorf("Open followed a symlink")
-	}
-	fifo := filepath.Join(dir, "fifo.lock")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+func TestOpen(t *testing.T) {
+	state := t.TempDir()
+	f, err := Open(filepath.Join(state, ".lock"), t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if f, err := Open(fifo); err == nil {
-		f.Close()
-		t.Errorf("Open took a FIFO")
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Errorf("flock on a write-only lock: %v", err)
+	}
+	if fi, _ := f.Stat(); fi.Mode().Perm() != Mode {
+		t.Errorf("mode %v, want %v", fi.Mode().Perm(), os.FileMode(Mode))
+	}
+	if _, err := os.Lstat(filepath.Join(state, ".lock")); err == nil {
+		t.Error("the lock was made beside what it guards, where a jail sees it")
 	}
 }

@@ -66,6 +66,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/shared/lockfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 	"golang.org/x/sys/unix"
 )
@@ -735,8 +736,8 @@ func lockStore(store string) (func(), error) {
 	if err := os.MkdirAll(store, 0o700); err != nil {
 		return nil, err
 	}
-	// Write-only, so that no jail can hold it (see jail/shared/lockfile).
-	f, err := lockfile.Open(filepath.Join(store, ".lock"))
+	// Where no jail can reach it (see jail/shared/lockfile).
+	f, err := lockfile.Open(filepath.Join(store, ".lock"), rundir.RuntimeDir(os.Getenv))
 	if err != nil {
 		return nil, err
 	}

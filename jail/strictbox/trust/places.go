@@ -14,6 +14,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/shared/lockfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
 	"golang.org/x/sys/unix"
 )
 
@@ -215,8 +216,8 @@ func (s *Store) makeDir() error {
 
 // lock takes the trust directory's lock, for a read-modify-write.
 func (s *Store) lock() (func(), error) {
-	// Write-only, so that no jail can hold it (see jail/shared/lockfile).
-	f, err := lockfile.Open(filepath.Join(s.dir, ".lock"))
+	// Where no jail can reach it (see jail/shared/lockfile).
+	f, err := lockfile.Open(filepath.Join(s.dir, ".lock"), rundir.RuntimeDir(os.Getenv))
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", s.dir, err)
 	}

@@ -1,0 +1,49 @@
+// Package rundir names the user's runtime directory and aisan's run
+// directory in it, for the jail and for the leaves that keep their
+// locks there. It is a leaf (standard library only).
+package rundir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// RuntimeDir is $XDG_RUNTIME_DIR, or /run/user/UID when the variable is
+// unset and that directory exists and belongs to us: the user manager and
+// the bus listen there all the same, and a jail must hide them.
+//
+// A directory that is not ours is not used: after a plain `su` or
+// `sudo -E`, XDG_RUNTIME_DIR still names the other user's, and neither its
+// user manager nor a directory of ours inside it would work.
+func RuntimeDir(getenv func(string) string) string {
+	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && ownDir(rt) {
+		return rt
+	}
+	p := fmt.Sprintf("/run/user/%d", os.Getuid())
+	if ownDir(p) {
+		return p
+	}
+	return ""
+}
+
+// Aisan is aisan's directory in the runtime directory rt ("" without
+// one). Every deny-list jail sees it as an empty read-only directory, and
+// no strict box sees the runtime directory at all.
+func Aisan(rt string) string {
+	if rt == "" {
+		return ""
+	}
+	return filepath.Join(rt, "aisan")
+}
+
+// ownDir reports whether p is a directory owned by this process's user.
+func ownDir(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}
