@@ -181,7 +181,7 @@ func TestWatchUnitFiles(t *testing.T) {
 		at("a/systemd/user/aisan-watch.service"),
 		at("a/systemd/user/aisan-watch.service.d"),
 		at("a/systemd/user/aisan-.service.d"),
-		at("a/systemd/user.control/aisan-watch.service.d"),
+		at("a/systemd/user.control"),
 		at("dotfiles/aisan-watch.service"),
 	}
 	if !slices.Equal(got, want) {

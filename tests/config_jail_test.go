@@ -296,6 +296,7 @@ func TestWatchUnitInJail(t *testing.T) {
 	evil >>"$u/$w" && echo append:wrote || echo append:refused
 	evil >"$u/$w.d/override.conf" && echo dropin:wrote || echo dropin:refused
 	evil >~/.config/systemd/user.control/$w.d/50-x.conf && echo control:wrote || echo control:refused
+	evil >~/.config/systemd/user.control/$w && echo controlunit:wrote || echo controlunit:refused
 	evil >"$u/aisan-.service.d/x.conf" && echo prefix:wrote || echo prefix:refused
 	evil >"$l/$w.d/x.conf" && echo data:wrote || echo data:refused
 	evil >"$l/aisan-.service.d/x.conf" && echo dataprefix:wrote || echo dataprefix:refused
@@ -313,7 +314,7 @@ func TestWatchUnitInJail(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("attacker jail: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	want := "append:refused\ndropin:refused\ncontrol:refused\nprefix:refused\ndata:refused\ndataprefix:refused\nmvdata:refused\ndatadir:refused\nlocal:refused\nrm:refused\nreplace:refused\nmvdropin:refused\ndir:refused\nsystemd:refused\nunits:writable\n"
+	want := "append:refused\ndropin:refused\ncontrol:refused\ncontrolunit:refused\nprefix:refused\ndata:refused\ndataprefix:refused\nmvdata:refused\ndatadir:refused\nlocal:refused\nrm:refused\nreplace:refused\nmvdropin:refused\ndir:refused\nsystemd:refused\nunits:writable\n"
 	if r.stdout != want {
 		t.Errorf("attacks on the supervisor unit from inside a jail:\n%s\nwant:\n%s", r.stdout, want)
 	}
@@ -327,7 +328,7 @@ func TestWatchUnitInJail(t *testing.T) {
 		}
 	}
 	for _, p := range []string{units + ".old", filepath.Join(units, "old.d"), filepath.Join(home, ".config", "systemd.old"), filepath.Join(units, "new"),
-		filepath.Join(home, ".local", "share", "systemd", "user", "old.d"), filepath.Join(home, ".local", "share", "systemd.old"), filepath.Join(home, ".local.old")} {
+		filepath.Join(home, ".local", "share", "systemd", "user", "old.d"), filepath.Join(home, ".config", "systemd", "user.control", systemd.WatchUnitName), filepath.Join(home, ".local", "share", "systemd.old"), filepath.Join(home, ".local.old")} {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("%s exists after the jail", p)
 		}

@@ -103,9 +103,17 @@ func DropIns(unit string) []string {
 
 // WatchPaths are the paths in the unit directory dir from which the
 // manager reads the supervisor's definition: its unit file and its
-// drop-in directories ([DropIns]). Drop-ins for every service
+// drop-in directories ([DropIns]); for a user.control directory, the
+// directory itself. Drop-ins for every service
 // (service.d) are left out: they are the user's, for all their units.
 func WatchPaths(dir string) []string {
+	if filepath.Base(dir) == "user.control" {
+		// Only the manager writes here (set-property), and it reads a
+		// unit file here before the configuration dir's: a jail that
+		// made user.control/aisan-watch.service would replace the unit
+		// whole. The directory is taken entire.
+		return []string{dir}
+	}
 	out := []string{filepath.Join(dir, WatchName)}
 	for _, d := range DropIns(WatchName) {
 		out = append(out, filepath.Join(dir, d))

@@ -39,6 +39,9 @@ func TestWatchPaths(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("WatchPaths = %q, want %q", got, want)
 	}
+	if got := WatchPaths("/home/u/.config/systemd/user.control"); !slices.Equal(got, []string{"/home/u/.config/systemd/user.control"}) {
+		t.Errorf("WatchPaths of user.control = %q, want the directory itself", got)
+	}
 }
 
 func TestDropIns(t *testing.T) {
