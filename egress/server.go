@@ -191,7 +191,7 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 					t := u.Tokens
 					switch {
 					case u.Cut && resp.StatusCode/100 == 2:
-						t = cutShort(t, len(x.body), u.Passed)
+						t = cutShort(t, len(x.body), u)
 					case !u.Got:
 						return
 					}

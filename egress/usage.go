@@ -20,8 +20,7 @@ import (
 //     call whose answer reports nothing counts nothing.
 //   - A successful answer cut short (the box hung up before its end,
 //     or the upstream broke off) counts what it reported so far, and at
-//     least a quarter token per byte of the answer that passed and, when
-//     it reported no input, of the request ([cutShort]): the usage event
+//     least an estimate from what passed ([cutShort]): the usage event
 //     comes last, and a client that left before it would otherwise be
 //     counted nothing.
 //   - The answer reaches the client as it comes: the counter reads the
@@ -52,21 +51,28 @@ type answerUsage struct {
 	Got bool
 	// Cut is true when the body was closed before its end.
 	Cut bool
-	// Passed are the bytes of the body that passed.
-	Passed int64
+	// Passed are the bytes of the body that passed, Events the events
+	// of a stream among them (its data lines).
+	Passed, Events int64
 }
 
 // cutShort is what a call whose successful answer was cut short counts:
-// what it reported, and at least a quarter token per byte of the answer
-// that passed and, when it reported no input at all, of its request
-// (request bytes). A byte is at most one token of text in the APIs'
-// tokenizers and JSON adds to it, so a quarter rarely counts more than a
-// whole answer would have reported.
-func cutShort(t audit.Tokens, request int, passed int64) audit.Tokens {
+// what it reported, and at least an estimate of the rest. Input, when
+// the answer reported none at all, is a quarter token per byte of the
+// request (a byte is at most one token of text in the APIs' tokenizers,
+// and JSON adds to it). Output is one token per event of a stream that
+// passed (a text delta carries one token or a few; the events' framing,
+// and the instructions an OpenAI stream repeats at its start, count for
+// nothing), or a quarter token per byte of a JSON answer.
+func cutShort(t audit.Tokens, request int, u answerUsage) audit.Tokens {
 	if t.Input == 0 && t.CacheRead == 0 && t.CacheCreation == 0 {
 		t.Input = int64(request) / 4
 	}
-	t.Output = max(t.Output, passed/4)
+	out := u.Passed / 4
+	if u.Events > 0 {
+		out = u.Events
+	}
+	t.Output = max(t.Output, out)
 	return t
 }
 
@@ -104,6 +110,7 @@ type usageBody struct {
 	t      audit.Tokens
 	got    bool
 	passed int64
+	events int64
 	ended  bool // the body was read to its end
 	done   func(answerUsage)
 	once   sync.Once
@@ -160,8 +167,11 @@ func (u *usageBody) keep(b []byte) {
 // usage is read.
 func (u *usageBody) line() {
 	l := bytes.TrimSuffix(u.doc, []byte("\r"))
-	if data, ok := bytes.CutPrefix(l, []byte("data:")); ok && !u.over && bytes.Contains(data, usageMarker) {
-		u.read(bytes.TrimPrefix(data, []byte(" ")))
+	if data, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+		u.events++
+		if !u.over && bytes.Contains(data, usageMarker) {
+			u.read(bytes.TrimPrefix(data, []byte(" ")))
+		}
 	}
 	u.doc, u.over = u.doc[:0], false
 }
@@ -181,7 +191,7 @@ func (u *usageBody) finish() {
 			u.read(u.doc)
 		}
 		u.doc = nil
-		u.done(answerUsage{Tokens: u.t, Got: u.got, Cut: !u.ended, Passed: u.passed})
+		u.done(answerUsage{Tokens: u.t, Got: u.got, Cut: !u.ended, Passed: u.passed, Events: u.events})
 	})
 }
 

@@ -110,8 +110,10 @@ func TestUsageCutShort(t *testing.T) {
 		read int
 		want answerUsage
 	}{
-		{10, answerUsage{Cut: true, Passed: 10}},
-		{len(body), answerUsage{Tokens: audit.Tokens{Input: 100, Output: 50}, Got: true, Passed: int64(len(body))}},
+		{10, answerUsage{Cut: true, Passed: 10, Events: 1}},
+		// The second event came in part: it counts.
+		{40, answerUsage{Cut: true, Passed: 40, Events: 2}},
+		{len(body), answerUsage{Tokens: audit.Tokens{Input: 100, Output: 50}, Got: true, Passed: int64(len(body)), Events: 2}},
 	} {
 		resp := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(body))}
 		var got answerUsage
@@ -135,16 +137,21 @@ func TestCutShort(t *testing.T) {
 		t       audit.Tokens
 		request int
 		passed  int64
+		events  int64
 		want    audit.Tokens
 	}{
-		{audit.Tokens{}, 4000, 400, audit.Tokens{Input: 1000, Output: 100}},
+		// A JSON answer cut short: a quarter token per byte.
+		{audit.Tokens{}, 4000, 400, 0, audit.Tokens{Input: 1000, Output: 100}},
+		// A stream: a token per event, whatever the events' size.
+		{audit.Tokens{}, 4000, 40000, 30, audit.Tokens{Input: 1000, Output: 30}},
 		// Anthropic's message_start reported the input: kept.
-		{audit.Tokens{Input: 7, Output: 1}, 4000, 400, audit.Tokens{Input: 7, Output: 100}},
-		{audit.Tokens{CacheRead: 900}, 4000, 8, audit.Tokens{CacheRead: 900, Output: 2}},
-		{audit.Tokens{Input: 10, Output: 500}, 40, 400, audit.Tokens{Input: 10, Output: 500}},
+		{audit.Tokens{Input: 7, Output: 1}, 4000, 4000, 12, audit.Tokens{Input: 7, Output: 12}},
+		{audit.Tokens{CacheRead: 900}, 4000, 8, 0, audit.Tokens{CacheRead: 900, Output: 2}},
+		{audit.Tokens{Input: 10, Output: 500}, 40, 4000, 20, audit.Tokens{Input: 10, Output: 500}},
 	} {
-		if got := cutShort(tt.t, tt.request, tt.passed); got != tt.want {
-			t.Errorf("cutShort(%+v, %d, %d) = %+v; want %+v", tt.t, tt.request, tt.passed, got, tt.want)
+		u := answerUsage{Passed: tt.passed, Events: tt.events}
+		if got := cutShort(tt.t, tt.request, u); got != tt.want {
+			t.Errorf("cutShort(%+v, %d, %+v) = %+v; want %+v", tt.t, tt.request, u, got, tt.want)
 		}
 	}
 }

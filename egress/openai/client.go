@@ -97,17 +97,28 @@ type Opencode struct {
 
 // Models are the model ids the host names for the provider: Model,
 // SmallModel and those the declaration lists, sorted, each once.
+//
+// A declared model may set "id", the name opencode sends the provider in
+// its place (its key is then only opencode's name for it): that id is the
+// one served.
 func (c Opencode) Models() []string {
+	models, _ := c.Definition["models"].(map[string]any)
+	apiID := func(m string) string {
+		if d, ok := models[m].(map[string]any); ok {
+			if id, ok := d["id"].(string); ok && id != "" {
+				return id
+			}
+		}
+		return m
+	}
 	var out []string
 	for _, m := range []string{c.Model, c.SmallModel} {
 		if m != "" {
-			out = append(out, m)
+			out = append(out, apiID(m))
 		}
 	}
-	if models, ok := c.Definition["models"].(map[string]any); ok {
-		for id := range models {
-			out = append(out, id)
-		}
+	for m := range models {
+		out = append(out, apiID(m))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -66,3 +66,20 @@ func TestOpencodeModels(t *testing.T) {
 		t.Errorf("Models of a host naming none = %q; want none", got)
 	}
 }
+
+// TestOpencodeModelsAPIID: a declared model whose "id" names the model
+// the provider is sent (opencode's api.id: model.id ?? key) is served by
+// that id, which is what the box's opencode sends.
+func TestOpencodeModelsAPIID(t *testing.T) {
+	c := Opencode{Provider: "p", Model: "fast", Definition: map[string]any{"models": map[string]any{
+		"fast":  map[string]any{"id": "llama-3.3-70b-versatile"},
+		"plain": map[string]any{},
+	}}}
+	got := c.Models()
+	if !strings.Contains(strings.Join(got, ","), "llama-3.3-70b-versatile") || !strings.Contains(strings.Join(got, ","), "plain") {
+		t.Errorf("Models = %q; want the declared api id llama-3.3-70b-versatile and plain", got)
+	}
+	if err := CheckModel(map[string]any{"model": "llama-3.3-70b-versatile"}, got); err != nil {
+		t.Errorf("the api id opencode sends is refused: %v", err)
+	}
+}

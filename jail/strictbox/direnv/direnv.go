@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -54,13 +55,20 @@ func Loads(path string, script []byte) ([]Load, error) {
 		}
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if a, ok := n.(*syntax.Assign); ok && a.Name != nil && a.Name.Value == "PATH" && a.Value != nil {
+			// PATH=$PWD/bin:$PATH, exported or not: PATH_add by hand.
+			for _, e := range pathEntries(a.Value, dir) {
+				add(e, true, "put on PATH by the .envrc (PATH=)")
+			}
+			return true
+		}
 		call, ok := n.(*syntax.CallExpr)
 		if !ok || len(call.Args) == 0 {
 			return true
 		}
 		args := make([]string, len(call.Args))
 		for i, w := range call.Args {
-			args[i] = literal(w)
+			args[i] = literal(w, dir)
 		}
 		for _, l := range loadsOf(args) {
 			add(l.Path, l.Dir, l.Why)
@@ -118,8 +126,9 @@ func loadsOf(args []string) []Load {
 }
 
 // literal is w's value when it has no expansion (plain, or quoted
-// plainly), else "".
-func literal(w *syntax.Word) string {
+// plainly) but $PWD, ${PWD} or $(pwd), which direnv's bash has as dir
+// (it runs the .envrc in its own directory), else "".
+func literal(w *syntax.Word, dir string) string {
 	var b bytes.Buffer
 	for _, p := range w.Parts {
 		switch p := p.(type) {
@@ -132,15 +141,89 @@ func literal(w *syntax.Word) string {
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
-					return ""
+				switch q := q.(type) {
+				case *syntax.Lit:
+					b.WriteString(q.Value)
+				default:
+					if !isPWD(q) {
+						return ""
+					}
+					b.WriteString(dir)
 				}
-				b.WriteString(l.Value)
 			}
 		default:
-			return ""
+			if !isPWD(p) {
+				return ""
+			}
+			b.WriteString(dir)
 		}
 	}
 	return b.String()
+}
+
+// isPWD reports whether p is $PWD, ${PWD} or $(pwd).
+func isPWD(p syntax.WordPart) bool {
+	switch p := p.(type) {
+	case *syntax.ParamExp:
+		return p.Param != nil && p.Param.Value == "PWD" && p.Exp == nil && p.Index == nil &&
+			p.Slice == nil && p.Repl == nil && !p.Length && !p.Excl && !p.Width && p.Names == 0
+	case *syntax.CmdSubst:
+		if len(p.Stmts) != 1 {
+			return false
+		}
+		c, ok := p.Stmts[0].Cmd.(*syntax.CallExpr)
+		return ok && len(c.Assigns) == 0 && len(c.Args) == 1 && literal(c.Args[0], "") == "pwd"
+	}
+	return false
+}
+
+// pathEntries are the entries of a PATH value w that are literal but for
+// $PWD, ${PWD} or $(pwd); an entry with another expansion ($PATH, $HOME)
+// is left out.
+func pathEntries(w *syntax.Word, dir string) []string {
+	var out []string
+	var cur bytes.Buffer
+	known := true
+	end := func() {
+		if known && cur.Len() > 0 {
+			out = append(out, cur.String())
+		}
+		cur.Reset()
+		known = true
+	}
+	lit := func(v string) {
+		for i, seg := range strings.Split(v, ":") {
+			if i > 0 {
+				end()
+			}
+			cur.WriteString(seg)
+		}
+	}
+	other := func(p syntax.WordPart) {
+		if isPWD(p) {
+			cur.WriteString(dir)
+		} else {
+			known = false
+		}
+	}
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			lit(p.Value)
+		case *syntax.SglQuoted:
+			lit(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					lit(l.Value)
+				} else {
+					other(q)
+				}
+			}
+		default:
+			other(p)
+		}
+	}
+	end()
+	return out
 }

@@ -35,10 +35,10 @@ func TestLoads(t *testing.T) {
 			{Path: "/r/default.nix", Why: "the same"},
 			{Path: "/r/.direnv", Dir: true, Why: "the layout's directory, put on PATH by the .envrc (layout)"},
 		}},
-		{"not literal, absolute, outside, twice", "source_env $X\nPATH_add \"$(pwd)/bin\"\nsource /etc/profile.d/x.sh\nsource_env ../up\nPATH_add bin bin\n", []Load{
+		{"not literal, $(pwd), absolute, outside, twice", "source_env $X\nPATH_add \"$(pwd)/bin\"\nsource /etc/profile.d/x.sh\nsource_env ../up\nPATH_add bin bin\n", []Load{
+			{Path: "/r/bin", Dir: true, Why: "put on PATH by the .envrc (PATH_add)"},
 			{Path: "/etc/profile.d/x.sh", Why: "sourced by the .envrc"},
 			{Path: "/up", Why: "sourced by the .envrc (source_env)"},
-			{Path: "/r/bin", Dir: true, Why: "put on PATH by the .envrc (PATH_add)"},
 		}},
 		{"quoted literal", "source_env_if_exists '.envrc.private'\n", []Load{
 			{Path: "/r/.envrc.private", Why: "sourced by the .envrc (source_env_if_exists)"},
@@ -73,4 +73,34 @@ func FuzzLoads(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLoadsPWD: $PWD, ${PWD} and $(pwd) are the .envrc's directory when
+// direnv runs it, and PATH set by hand is PATH_add: each names a
+// directory a box could plant a git or a make in.
+func TestLoadsPWD(t *testing.T) {
+	for _, tt := range []struct{ script, want string }{
+		{`PATH_add "$PWD/bin"` + "\n", "/r/bin"},
+		{`PATH_add ${PWD}/tools` + "\n", "/r/tools"},
+		{`source_env "$(pwd)/.envrc.local"` + "\n", "/r/.envrc.local"},
+		{`export PATH=$PWD/bin:$PATH` + "\n", "/r/bin"},
+		{`PATH="$PATH:${PWD}/scripts"` + "\n", "/r/scripts"},
+		{`export PATH="node_modules/.bin:$PATH"` + "\n", "/r/node_modules/.bin"},
+	} {
+		ls, err := Loads("/r/.envrc", []byte(tt.script))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.script, err)
+		}
+		found := false
+		for _, l := range ls {
+			found = found || (l.Path == tt.want && (l.Dir || tt.want == "/r/.envrc.local"))
+		}
+		if !found {
+			t.Errorf("%q: loads %+v; want %s", tt.script, ls, tt.want)
+		}
+	}
+	// $HOME, $PATH and other expansions still name nothing known.
+	if ls, _ := Loads("/r/.envrc", []byte(`export PATH=$HOME/bin:$PATH`+"\n")); len(ls) != 0 {
+		t.Errorf("PATH=$HOME/bin:$PATH loads %+v; want nothing", ls)
+	}
 }
