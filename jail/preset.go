@@ -130,9 +130,15 @@ func DenyList(o DenyOptions) Spec {
 		mounts = append(mounts, Mount{Kind: ROBind, Src: d, Dst: d, Pin: PinDir})
 	}
 	if o.RunDir != "" {
-		mounts = append(mounts,
-			Mount{Kind: Tmpfs, Dst: o.RunDir, Mode: 0o700},
-			Mount{Kind: RemountRO, Dst: o.RunDir})
+		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: o.RunDir, Mode: 0o700})
+		if o.Bus.Mode == busproxy.Filtered && o.Bus.JailSocket == o.Bus.ProxySocket {
+			// No host socket path stands for the bus (an abstract or tcp
+			// address): the jail's address is its gate itself, in the
+			// directory just emptied. It goes back there, alone, before
+			// the directory turns read-only.
+			mounts = append(mounts, Mount{Kind: Bind, Src: o.Bus.ProxySocket, Dst: o.Bus.JailSocket, Pin: PinSocket})
+		}
+		mounts = append(mounts, Mount{Kind: RemountRO, Dst: o.RunDir})
 	}
 	for _, f := range o.OwnFiles {
 		// Not pinned: a pin must be the user's, and a program in the

@@ -1101,3 +1101,30 @@ func TestAisanRunBusClients(t *testing.T) {
 		t.Errorf("the bus ID %s appears %d times inside, want %d:\n%s", id, n, len(clients), r.stdout)
 	}
 }
+
+// TestAisanRunAbstractBusGate: with the session bus at an abstract
+// address and no bus socket in the runtime directory, the jail's bus
+// address is its gate itself, in aisan's run directory, which every jail
+// sees emptied: the gate is bound back there, and a client in the jail
+// reaches the bus through the filter.
+func TestAisanRunAbstractBusGate(t *testing.T) {
+	b := newBus(t, true)
+	rt, err := os.MkdirTemp("", "aisan-rt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	if err := os.Chmod(rt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	getID := []string{"dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetId"}
+	outside := runCmd(t, "", []string{busproxy.EnvAddress + "=" + b.addr}, "", getID[0], getID[1:]...)
+	id := regexp.MustCompile(`[0-9a-f]{32}`).FindString(outside.stdout)
+	if outside.code != 0 || id == "" {
+		t.Fatalf("dbus-send outside a jail: exit %d, %q %q", outside.code, outside.stdout, outside.stderr)
+	}
+	r := aisan(t, busAisanEnv(t, b, "XDG_RUNTIME_DIR="+rt, "AISAN_NO_SCOPE=1"), "", busShellStatus(getID)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "status0=0") || !strings.Contains(r.stdout, id) {
+		t.Errorf("dbus-send in a jail whose bus is its gate: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
