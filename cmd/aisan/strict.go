@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/aisan-dev/aisan/egress"
 	"github.com/aisan-dev/aisan/egress/hostproxy"
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/launch"
+	"github.com/aisan-dev/aisan/jail/shared/secret"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/strictbox"
 	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
@@ -61,7 +63,12 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 			return nil, withHint(usageErr("--mcp-env %s=…: give the variable's name alone", name), "--mcp-env NAME lets the MCP servers keep their own value of NAME in the box")
 		}
 		if !bindspec.ValidEnv(n) {
-			return nil, withHint(usageErr("--mcp-env %q: not a variable NAME", n), "NAME is letters, digits and _, not starting with a digit")
+			shown := strconv.Quote(n)
+			if secret.Value(n) {
+				// A credential given where its name goes: not echoed.
+				shown = "(a value that looks like a credential)"
+			}
+			return nil, withHint(usageErr("--mcp-env %s: not a variable NAME", shown), "NAME is letters, digits and _, not starting with a digit")
 		}
 	}
 	for _, e := range f.env {

@@ -54,12 +54,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/shared/fileerr"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/secret"
 	"github.com/aisan-dev/aisan/jail/shared/tomlpos"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
@@ -388,7 +390,11 @@ func (l *loader) loadData(name, abs string, data []byte, chain []string, shipped
 					return bad(fmt.Errorf("%s=…: give the variable's name alone", name))
 				}
 				if !envName().MatchString(s) {
-					return bad(fmt.Errorf("%q is not a variable NAME (letters, digits, _)", v.s))
+					shown := strconv.Quote(v.s)
+					if secret.Value(v.s) {
+						shown = "a value that looks like a credential"
+					}
+					return bad(fmt.Errorf("%s is not a variable NAME (letters, digits, _)", shown))
 				}
 				l.out.MCPEnv = append(l.out.MCPEnv, e)
 			case KeyAllowHosts:
