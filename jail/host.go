@@ -56,6 +56,10 @@ type Host struct {
 	// the bus socket under /run/user/UID, when $XDG_RUNTIME_DIR points
 	// elsewhere and they exist: the manager listens there all the same.
 	StdManagerDir, StdBusSocket string
+	// StdRunDir is aisan's run directory under /run/user/UID in the same
+	// case: the launches, supervisor and locks of aisan processes that
+	// took the standard runtime directory (a user service's) are there.
+	StdRunDir string
 	// StateDirs are aisan's own directories that exist, by their real
 	// paths (see [Host.GatherStateDirs]).
 	StateDirs []string
@@ -154,10 +158,13 @@ func FindBwrap() (string, error) {
 func (h *Host) GatherFacts() error {
 	h.Bus = busproxy.Gather(busLookup(*h), "")
 	h.RuntimeSystemd = h.RuntimeDir != "" && isDir(filepath.Join(h.RuntimeDir, "systemd"))
-	h.StdManagerDir, h.StdBusSocket = "", ""
+	h.StdManagerDir, h.StdBusSocket, h.StdRunDir = "", "", ""
 	if std := RuntimeDir(func(string) string { return "" }); std != "" && std != h.RuntimeDir {
 		if d := filepath.Join(std, "systemd"); isDir(d) {
 			h.StdManagerDir = d
+		}
+		if d := rundir.Aisan(std); isDir(d) {
+			h.StdRunDir = d
 		}
 		sock := filepath.Join(std, "bus")
 		if fi, err := os.Stat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {

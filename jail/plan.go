@@ -220,6 +220,11 @@ func otherRuntimeDir(h Host, bus busproxy.Plan) (dirs, sockets []string) {
 	if h.StdManagerDir != "" {
 		dirs = append(dirs, h.StdManagerDir)
 	}
+	if h.StdRunDir != "" {
+		// Other slots' gates and control sockets, and the locks of the
+		// aisan processes that use /run/user/UID (the supervisor's).
+		dirs = append(dirs, h.StdRunDir)
+	}
 	if sock := h.StdBusSocket; sock != "" && !slices.Contains(bus.HostSockets, sock) && sock != bus.JailSocket {
 		sockets = append(sockets, sock)
 	}

@@ -59,12 +59,15 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 	}
 	for _, n := range f.mcpEnv {
 		// Never echo a value: it may be the very secret.
-		if name, _, value := strings.Cut(n, "="); value {
+		name, _, value := strings.Cut(n, "=")
+		if value && bindspec.ValidEnv(name) && !secret.Value(name) {
 			return nil, withHint(usageErr("--mcp-env %s=…: give the variable's name alone", name), "--mcp-env NAME lets the MCP servers keep their own value of NAME in the box")
 		}
-		if !bindspec.ValidEnv(n) {
+		if value || !bindspec.ValidEnv(n) {
 			shown := strconv.Quote(n)
-			if secret.Value(n) {
+			// An "=" that follows no NAME is inside a value (a padded
+			// base64 key, an address's ?sslmode=): not echoed either.
+			if value || secret.Value(n) {
 				// A credential given where its name goes: not echoed.
 				shown = "(a value that looks like a credential)"
 			}

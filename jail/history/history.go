@@ -312,7 +312,7 @@ func ownRegular(fi fs.FileInfo) bool {
 // preparing and pruning one copy never overlap.
 func lockDir(dir string) (func(), error) {
 	// Where no jail can reach it (see jail/shared/lockfile).
-	f, err := lockfile.Open(filepath.Join(dir, ".lock"), rundir.RuntimeDir(os.Getenv))
+	f, err := lockfile.Open(filepath.Join(dir, ".lock"), rundir.LockDir(os.Getenv))
 	if err != nil {
 		return nil, fmt.Errorf("opening history lock: %w", err)
 	}

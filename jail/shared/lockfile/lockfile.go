@@ -55,6 +55,11 @@ func Open(path, rt string) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock file %s is not a regular file of yours; move it away", p)
 	}
+	if fi.Mode().Perm() != Mode {
+		// A lock beside the store (no runtime directory) that an older
+		// aisan left readable: write-only from now on.
+		_ = f.Chmod(Mode)
+	}
 	return f, nil
 }
 
@@ -73,6 +78,13 @@ func Path(path, rt string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
+	}
+	// By the guarded directory's real path: a lock beside it was one file
+	// however the directory was named (AISAN_HOME through a link, a HOME
+	// of /home/u where /home leads to /var/home), and the lock here must
+	// be one too.
+	if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		abs = filepath.Join(d, filepath.Base(abs))
 	}
 	dir := Dir(rt)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

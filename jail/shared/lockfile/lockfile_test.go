@@ -53,3 +53,28 @@ func TestOpen(t *testing.T) {
 		t.Error("the lock was made beside what it guards, where a jail sees it")
 	}
 }
+
+// TestPathThroughLink: a state directory named through a link has the
+// same lock as by its real path, as a lock file beside it had.
+func TestPathThroughLink(t *testing.T) {
+	rt, base := t.TempDir(), t.TempDir()
+	real := filepath.Join(base, "real")
+	if err := os.MkdirAll(filepath.Join(real, "held"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Path(filepath.Join(real, "held", ".lock"), rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Path(filepath.Join(link, "held", ".lock"), rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Errorf("one store, two locks: %q by its real path, %q through a link", a, b)
+	}
+}

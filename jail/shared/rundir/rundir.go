@@ -28,6 +28,19 @@ func RuntimeDir(getenv func(string) string) string {
 	return ""
 }
 
+// LockDir is the runtime directory aisan's locks go in: /run/user/UID
+// when it is ours, whatever XDG_RUNTIME_DIR says, else [RuntimeDir]. A
+// lock must be one file for every process sharing a state directory,
+// and the standard directory does not move with one process's
+// environment (a shell whose XDG_RUNTIME_DIR points elsewhere, and the
+// supervisor under the user manager, lock the same file).
+func LockDir(getenv func(string) string) string {
+	if p := fmt.Sprintf("/run/user/%d", os.Getuid()); ownDir(p) {
+		return p
+	}
+	return RuntimeDir(getenv)
+}
+
 // Aisan is aisan's directory in the runtime directory rt ("" without
 // one). Every deny-list jail sees it as an empty read-only directory, and
 // no strict box sees the runtime directory at all.

@@ -385,13 +385,16 @@ func (l *loader) loadData(name, abs string, data []byte, chain []string, shipped
 				}
 				l.out.Provides = append(l.out.Provides, e)
 			case KeyMCPEnv:
-				if name, _, value := strings.Cut(s, "="); value {
+				name, _, value := strings.Cut(s, "=")
+				if value && envName().MatchString(name) && !secret.Value(name) {
 					// Never echo a value: it may be the very secret.
 					return bad(fmt.Errorf("%s=…: give the variable's name alone", name))
 				}
-				if !envName().MatchString(s) {
+				if value || !envName().MatchString(s) {
 					shown := strconv.Quote(v.s)
-					if secret.Value(v.s) {
+					// An "=" that follows no NAME is inside a value
+					// (a padded base64 key, an address's ?sslmode=).
+					if value || secret.Value(v.s) {
 						shown = "a value that looks like a credential"
 					}
 					return bad(fmt.Errorf("%s is not a variable NAME (letters, digits, _)", shown))

@@ -91,6 +91,8 @@ func TestLoad(t *testing.T) {
 		{name: "bad env", files: map[string]string{"/specs/a.toml": "env = [\"1X=2\"]\n"}, err: "/specs/a.toml:1: env: \"1X=2\" is not NAME"},
 		{name: "mcp_env with a value", files: map[string]string{"/specs/a.toml": "mcp_env = [\n\"GITHUB_TOKEN=x\",\n]\n"}, err: "/specs/a.toml:2: mcp_env: GITHUB_TOKEN=…: give the variable's name alone"},
 		{name: "a credential in mcp_env", files: map[string]string{"/specs/a.toml": "mcp_env = [\"sk-ant-api03-abcdefghijklmnop\"]\n"}, err: "/specs/a.toml:1: mcp_env: a value that looks like a credential is not a variable NAME"},
+		{name: "a credential with = in mcp_env", files: map[string]string{"/specs/a.toml": "mcp_env = [\"postgres://app:hunter2@db/prod?sslmode=disable\"]\n"}, err: "/specs/a.toml:1: mcp_env: a value that looks like a credential is not a variable NAME"},
+		{name: "a padded key in mcp_env", files: map[string]string{"/specs/a.toml": "mcp_env = [\"dGhpcyBpcyBhIHNlY3JldCBrZXkgZm9yIHRlc3Rpbmc=\"]\n"}, err: "/specs/a.toml:1: mcp_env: a value that looks like a credential is not a variable NAME"},
 		{name: "empty mcp_env", files: map[string]string{"/specs/a.toml": "mcp_env = [\"\"]\n"}, err: "/specs/a.toml:1: mcp_env: \"\" is not a variable NAME"},
 		{name: "bad toml", files: map[string]string{"/specs/a.toml": "ro = [\n\"/a\"\n\"/b\"]\n"}, err: "/specs/a.toml:3: not valid TOML"},
 		{name: "missing include", files: map[string]string{"/specs/a.toml": "include = [\"gone.toml\"]\n"}, err: "/specs/gone.toml: reading the bind spec"},

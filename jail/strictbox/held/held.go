@@ -737,7 +737,7 @@ func lockStore(store string) (func(), error) {
 		return nil, err
 	}
 	// Where no jail can reach it (see jail/shared/lockfile).
-	f, err := lockfile.Open(filepath.Join(store, ".lock"), rundir.RuntimeDir(os.Getenv))
+	f, err := lockfile.Open(filepath.Join(store, ".lock"), rundir.LockDir(os.Getenv))
 	if err != nil {
 		return nil, err
 	}
