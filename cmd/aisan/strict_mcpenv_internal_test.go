@@ -1,3 +1,5 @@
+//go:build !aisanfront
+
 package main
 
 import (
