@@ -9,6 +9,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,7 +57,7 @@ func ToolVersion(bin, runDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if ownDir(runDir) {
+	if rundir.OwnDir(runDir) {
 		_ = atomicfile.Write(file, []byte(key+"\n"+line+"\n"), atomicfile.Options{Mode: 0o600})
 	}
 	return line, nil

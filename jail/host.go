@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/config"
@@ -357,13 +356,3 @@ func lookupFunc(env []string) func(string) (string, bool) {
 
 // RuntimeDir is the user's runtime directory ([rundir.RuntimeDir]).
 func RuntimeDir(getenv func(string) string) string { return rundir.RuntimeDir(getenv) }
-
-// ownDir reports whether p is a directory owned by this process's user.
-func ownDir(p string) bool {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.IsDir() {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
-}

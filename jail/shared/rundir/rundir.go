@@ -18,11 +18,11 @@ import (
 // `sudo -E`, XDG_RUNTIME_DIR still names the other user's, and neither its
 // user manager nor a directory of ours inside it would work.
 func RuntimeDir(getenv func(string) string) string {
-	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && ownDir(rt) {
+	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && OwnDir(rt) {
 		return rt
 	}
 	p := fmt.Sprintf("/run/user/%d", os.Getuid())
-	if ownDir(p) {
+	if OwnDir(p) {
 		return p
 	}
 	return ""
@@ -35,7 +35,7 @@ func RuntimeDir(getenv func(string) string) string {
 // environment (a shell whose XDG_RUNTIME_DIR points elsewhere, and the
 // supervisor under the user manager, lock the same file).
 func LockDir(getenv func(string) string) string {
-	if p := fmt.Sprintf("/run/user/%d", os.Getuid()); ownDir(p) {
+	if p := fmt.Sprintf("/run/user/%d", os.Getuid()); OwnDir(p) {
 		return p
 	}
 	return RuntimeDir(getenv)
@@ -51,8 +51,8 @@ func Aisan(rt string) string {
 	return filepath.Join(rt, "aisan")
 }
 
-// ownDir reports whether p is a directory owned by this process's user.
-func ownDir(p string) bool {
+// OwnDir reports whether p is a directory owned by this process's user.
+func OwnDir(p string) bool {
 	fi, err := os.Stat(p)
 	if err != nil || !fi.IsDir() {
 		return false
