@@ -377,3 +377,42 @@ echo planted`, pwned))
 	slot := slotName(repo, "run")
 	checkHeld(t, r, env, slot, []string{".envrc.local", "bin/git", ".env"}, nil)
 }
+
+// TestHandoffEnvrcLayouts: what direnv's layouts, a PATH set with the
+// ${PATH:+...} idiom and source_up put in reach of the user's next cd
+// is the .envrc's to load, not the box's to plant. The host's
+// direnv exec then runs none of what the box wrote, in the root or in a
+// subdirectory whose .envrc sources upwards.
+func TestHandoffEnvrcLayouts(t *testing.T) {
+	_, err := exec.LookPath("direnv")
+	need(t, "direnv, the host tool this test takes the next step with", err)
+	repo, _, env := strictRepo(t)
+	writeFile(t, filepath.Join(repo, ".envrc"), "layout node\nexport PATH=\"$PWD/tools${PATH:+:$PATH}\"\n")
+	writeFile(t, filepath.Join(repo, "sub", ".envrc"), "source_up_if_exists .envrc.shared\n")
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "envrc")
+	for _, d := range []string{".", "sub"} {
+		if r := runCmd(t, filepath.Join(repo, d), env, "", "direnv", "allow", "."); r.code != 0 {
+			t.Fatalf("direnv allow %s: %d %q", d, r.code, r.stderr)
+		}
+	}
+	_, pwned := fsmonitorPayload(t, "layout")
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+mkdir -p node_modules/.bin tools
+printf '#!/bin/sh\ntouch %[1]s.node\n' > node_modules/.bin/aisan-probe-a
+printf '#!/bin/sh\ntouch %[1]s.tools\n' > tools/aisan-probe-b
+chmod +x node_modules/.bin/aisan-probe-a tools/aisan-probe-b
+echo 'touch %[1]s.shared' > .envrc.shared
+echo planted`, pwned))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	for _, d := range []string{repo, filepath.Join(repo, "sub")} {
+		x := runCmd(t, d, env, "", "direnv", "exec", d, "sh", "-c", "aisan-probe-a; aisan-probe-b; true")
+		if x.code != 0 {
+			t.Fatalf("direnv exec %s after the box: %d %q %q", d, x.code, x.stdout, x.stderr)
+		}
+	}
+	absent(t, "direnv exec after the box", pwned+".node", pwned+".tools", pwned+".shared")
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/.bin/aisan-probe-a", "tools/aisan-probe-b", ".envrc.shared"}, nil)
+}

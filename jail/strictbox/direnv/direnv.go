@@ -54,11 +54,25 @@ func Loads(path string, script []byte) ([]Load, error) {
 			out = append(out, Load{Path: p, Dir: isDir, Why: why})
 		}
 	}
+	st := state{dir: dir, layoutDir: ".direnv"}
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if a, ok := n.(*syntax.Assign); ok && a.Name != nil && a.Name.Value == "PATH" && a.Value != nil {
-			// PATH=$PWD/bin:$PATH, exported or not: PATH_add by hand.
-			for _, e := range pathEntries(a.Value, dir) {
-				add(e, true, "put on PATH by the .envrc (PATH=)")
+		if a, ok := n.(*syntax.Assign); ok && a.Name != nil && a.Value != nil {
+			switch a.Name.Value {
+			case "PATH":
+				// PATH=$PWD/bin:$PATH, exported or not: PATH_add by hand.
+				for _, e := range pathEntries(a.Value, dir) {
+					add(e, true, "put on PATH by the .envrc (PATH=)")
+				}
+			case "direnv_layout_dir":
+				if v := literal(a.Value, dir); v != "" {
+					st.layoutDir = v
+				}
+			case "VIRTUAL_ENV":
+				// layout python keeps a VIRTUAL_ENV set before it and
+				// puts its bin on PATH.
+				if v := literal(a.Value, dir); v != "" {
+					st.venv = v
+				}
 			}
 			return true
 		}
@@ -70,7 +84,7 @@ func Loads(path string, script []byte) ([]Load, error) {
 		for i, w := range call.Args {
 			args[i] = literal(w, dir)
 		}
-		for _, l := range loadsOf(args) {
+		for _, l := range st.loadsOf(args) {
 			add(l.Path, l.Dir, l.Why)
 		}
 		return true
@@ -78,9 +92,18 @@ func Loads(path string, script []byte) ([]Load, error) {
 	return out, nil
 }
 
+// state is what earlier lines of an .envrc set that direnv's library
+// reads later: the layout directory and a virtualenv's path, when set
+// literally.
+type state struct {
+	dir       string
+	layoutDir string
+	venv      string
+}
+
 // loadsOf is what one command (its words, "" for one that is not
 // literal) loads, with paths relative to the .envrc's directory.
-func loadsOf(args []string) []Load {
+func (st state) loadsOf(args []string) []Load {
 	name, rest := args[0], args[1:]
 	first := func(def string) string {
 		if len(rest) > 0 {
@@ -88,10 +111,32 @@ func loadsOf(args []string) []Load {
 		}
 		return def
 	}
+	if l, ok := strings.CutPrefix(name, "layout_"); ok && l != "" {
+		// layout_node is layout node, called by its function's name.
+		name, rest = "layout", append([]string{l}, rest...)
+	}
 	var out []Load
 	switch name {
 	case "source", ".":
 		out = append(out, Load{Path: first(""), Why: "sourced by the .envrc"})
+		if a := first(""); a != "" && (filepath.Base(a) == "activate" || filepath.Base(a) == "activate.sh") {
+			// A virtualenv's activate puts the directory it lies in on
+			// PATH.
+			out = append(out, Load{Path: filepath.Dir(a), Dir: true, Why: "put on PATH by the virtualenv the .envrc activates"})
+		}
+	case "source_up", "source_up_if_exists":
+		// find_up from the parent directory: the first ancestor holding
+		// the file. Any of them could come to hold it.
+		file := first(".envrc")
+		if file == "" {
+			break
+		}
+		for d := filepath.Dir(st.dir); ; d = filepath.Dir(d) {
+			out = append(out, Load{Path: filepath.Join(d, file), Why: "sourced by the .envrc (" + name + ") if found here first"})
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
 	case "source_env", "source_env_if_exists":
 		out = append(out, Load{Path: first(""), Why: "sourced by the .envrc (" + name + ")"})
 	case "dotenv", "dotenv_if_exists":
@@ -109,13 +154,32 @@ func loadsOf(args []string) []Load {
 			}
 		}
 	case "layout":
-		out = append(out, Load{Path: ".direnv", Dir: true, Why: "the layout's directory, put on PATH by the .envrc (layout)"})
-	case "use", "use_flake", "use_nix":
+		why := "put on PATH by the .envrc (layout " + first("") + ")"
+		switch first("") {
+		case "node":
+			out = append(out, Load{Path: "node_modules/.bin", Dir: true, Why: why})
+		case "php":
+			out = append(out, Load{Path: "vendor/bin", Dir: true, Why: why})
+		case "python", "python2", "python3", "pyenv":
+			if st.venv != "" {
+				out = append(out, Load{Path: filepath.Join(st.venv, "bin"), Dir: true, Why: why})
+			}
+		}
+		if st.layoutDir != "" {
+			out = append(out, Load{Path: st.layoutDir, Dir: true, Why: "the layout's directory, put on PATH by the .envrc (layout)"})
+		}
+	case "use", "use_flake", "use_nix", "use_vim":
 		what := name
 		if name == "use" {
 			what = "use_" + first("")
+			if len(rest) > 0 {
+				rest = rest[1:]
+			}
 		}
 		switch what {
+		case "use_vim":
+			// DIRENV_EXTRA_VIMRC: the vim plugin sources it.
+			out = append(out, Load{Path: first(".vimrc.local"), Why: "sourced by vim through the .envrc (use vim)"})
 		case "use_flake":
 			out = append(out, Load{Path: "flake.nix", Why: "the flake the .envrc builds its shell from"}, Load{Path: "flake.lock", Why: "the same, its lock"})
 		case "use_nix":
@@ -177,9 +241,30 @@ func isPWD(p syntax.WordPart) bool {
 	return false
 }
 
+// isPATH reports whether p expands PATH ($PATH, ${PATH},
+// ${PATH:+:$PATH} and the like).
+func isPATH(p syntax.WordPart) bool {
+	pe, ok := p.(*syntax.ParamExp)
+	return ok && pe.Param != nil && pe.Param.Value == "PATH" && !pe.Length && !pe.Excl && !pe.Width && pe.Names == 0
+}
+
+// endsInColon reports whether pe is ${PATH:+...:}, whose value is empty or
+// ends in a colon.
+func endsInColon(pe *syntax.ParamExp) bool {
+	if pe.Exp == nil || (pe.Exp.Op != syntax.AlternateUnsetOrNull && pe.Exp.Op != syntax.AlternateUnset) || pe.Exp.Word == nil || len(pe.Exp.Word.Parts) == 0 {
+		return false
+	}
+	last := pe.Exp.Word.Parts[len(pe.Exp.Word.Parts)-1]
+	if q, ok := last.(*syntax.DblQuoted); ok && len(q.Parts) > 0 {
+		last = q.Parts[len(q.Parts)-1]
+	}
+	l, ok := last.(*syntax.Lit)
+	return ok && strings.HasSuffix(l.Value, ":")
+}
+
 // pathEntries are the entries of a PATH value w that are literal but for
-// $PWD, ${PWD} or $(pwd); an entry with another expansion ($PATH, $HOME)
-// is left out.
+// $PWD, ${PWD} or $(pwd); an entry with another expansion ($HOME) is left
+// out, and so are the old PATH's.
 func pathEntries(w *syntax.Word, dir string) []string {
 	var out []string
 	var cur bytes.Buffer
@@ -200,9 +285,17 @@ func pathEntries(w *syntax.Word, dir string) []string {
 		}
 	}
 	other := func(p syntax.WordPart) {
-		if isPWD(p) {
+		switch {
+		case isPWD(p):
 			cur.WriteString(dir)
-		} else {
+		case isPATH(p):
+			// The old PATH is entries of its own: what came before it
+			// is one ($PWD/bin${PATH:+:$PATH}), what follows it up to
+			// the next colon joins its last, unknown, unless the
+			// expansion ends in the colon (${PATH:+$PATH:}$PWD/bin).
+			end()
+			known = endsInColon(p.(*syntax.ParamExp))
+		default:
 			known = false
 		}
 	}

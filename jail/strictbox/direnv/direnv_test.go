@@ -40,6 +40,23 @@ func TestLoads(t *testing.T) {
 			{Path: "/etc/profile.d/x.sh", Why: "sourced by the .envrc"},
 			{Path: "/up", Why: "sourced by the .envrc (source_env)"},
 		}},
+		{"layouts that put the project's own directories on PATH", "layout node\nlayout_php\n", []Load{
+			{Path: "/r/node_modules/.bin", Dir: true, Why: "put on PATH by the .envrc (layout node)"},
+			{Path: "/r/.direnv", Dir: true, Why: "the layout's directory, put on PATH by the .envrc (layout)"},
+			{Path: "/r/vendor/bin", Dir: true, Why: "put on PATH by the .envrc (layout php)"},
+		}},
+		{"layout python with a literal VIRTUAL_ENV and layout dir", "direnv_layout_dir=$PWD/.layout\nexport VIRTUAL_ENV=.venv\nlayout python3\n", []Load{
+			{Path: "/r/.venv/bin", Dir: true, Why: "put on PATH by the .envrc (layout python3)"},
+			{Path: "/r/.layout", Dir: true, Why: "the layout's directory, put on PATH by the .envrc (layout)"},
+		}},
+		{"an activated virtualenv", "source .venv/bin/activate\n", []Load{
+			{Path: "/r/.venv/bin/activate", Why: "sourced by the .envrc"},
+			{Path: "/r/.venv/bin", Dir: true, Why: "put on PATH by the virtualenv the .envrc activates"},
+		}},
+		{"use vim", "use vim\nuse vim .vimrc.project\n", []Load{
+			{Path: "/r/.vimrc.local", Why: "sourced by vim through the .envrc (use vim)"},
+			{Path: "/r/.vimrc.project", Why: "sourced by vim through the .envrc (use vim)"},
+		}},
 		{"quoted literal", "source_env_if_exists '.envrc.private'\n", []Load{
 			{Path: "/r/.envrc.private", Why: "sourced by the .envrc (source_env_if_exists)"},
 		}},
@@ -59,9 +76,28 @@ func TestLoads(t *testing.T) {
 	}
 }
 
+// TestLoadsSourceUp: source_up finds its file in the first ancestor
+// holding it, so every ancestor's is named (the caller keeps those in
+// the repository).
+func TestLoadsSourceUp(t *testing.T) {
+	ls, err := Loads("/r/sub/.envrc", []byte("source_up_if_exists .envrc.shared\nsource_up\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range ls {
+		got = append(got, l.Path)
+	}
+	want := []string{"/r/.envrc.shared", "/.envrc.shared", "/r/.envrc", "/.envrc"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
 func FuzzLoads(f *testing.F) {
 	f.Add([]byte("source_env_if_exists .envrc.local\nPATH_add bin\n"))
 	f.Add([]byte("use flake\ndotenv\n"))
+	f.Add([]byte("layout node\nsource_up .x\nexport PATH=\"$PWD/bin${PATH:+:$PATH}\"\n"))
 	f.Fuzz(func(t *testing.T, script []byte) {
 		loads, err := Loads("/r/.envrc", script)
 		if err != nil {
@@ -86,6 +122,9 @@ func TestLoadsPWD(t *testing.T) {
 		{`export PATH=$PWD/bin:$PATH` + "\n", "/r/bin"},
 		{`PATH="$PATH:${PWD}/scripts"` + "\n", "/r/scripts"},
 		{`export PATH="node_modules/.bin:$PATH"` + "\n", "/r/node_modules/.bin"},
+		{`export PATH="$PWD/bin${PATH:+:$PATH}"` + "\n", "/r/bin"},
+		{`PATH=${PATH:+"$PATH:"}$PWD/tools` + "\n", "/r/tools"},
+		{`PATH=${PATH}:bin` + "\n", "/r/bin"},
 	} {
 		ls, err := Loads("/r/.envrc", []byte(tt.script))
 		if err != nil {
@@ -99,7 +138,11 @@ func TestLoadsPWD(t *testing.T) {
 			t.Errorf("%q: loads %+v; want %s", tt.script, ls, tt.want)
 		}
 	}
-	// $HOME, $PATH and other expansions still name nothing known.
+	// $HOME, $PATH and other expansions still name nothing known, nor
+	// does what follows the old PATH up to a colon.
+	if ls, _ := Loads("/r/.envrc", []byte(`PATH=$PATH/x:$HOME`+"\n")); len(ls) != 0 {
+		t.Errorf("PATH=$PATH/x:$HOME loads %+v; want nothing", ls)
+	}
 	if ls, _ := Loads("/r/.envrc", []byte(`export PATH=$HOME/bin:$PATH`+"\n")); len(ls) != 0 {
 		t.Errorf("PATH=$HOME/bin:$PATH loads %+v; want nothing", ls)
 	}
