@@ -379,15 +379,17 @@ echo planted`, pwned))
 }
 
 // TestHandoffEnvrcLayouts: what direnv's layouts, a PATH set with the
-// ${PATH:+...} idiom and source_up put in reach of the user's next cd
-// is the .envrc's to load, not the box's to plant. The host's
+// ${PATH:+...} idiom, PYTHONPATH and NODE_OPTIONS set by hand and
+// source_up put in reach of the user's next cd is the .envrc's to load,
+// not the box's to plant. The host's
 // direnv exec then runs none of what the box wrote, in the root or in a
 // subdirectory whose .envrc sources upwards.
 func TestHandoffEnvrcLayouts(t *testing.T) {
 	_, err := exec.LookPath("direnv")
 	need(t, "direnv, the host tool this test takes the next step with", err)
 	repo, _, env := strictRepo(t)
-	writeFile(t, filepath.Join(repo, ".envrc"), "layout node\nexport PATH=\"$PWD/tools${PATH:+:$PATH}\"\n")
+	writeFile(t, filepath.Join(repo, ".envrc"), "layout node\nexport PATH=\"$PWD/tools${PATH:+:$PATH}\"\n"+
+		"export PYTHONPATH=$PWD/src\nexport NODE_OPTIONS='--require ./hook.js'\n")
 	writeFile(t, filepath.Join(repo, "sub", ".envrc"), "source_up_if_exists .envrc.shared\n")
 	hostGit(t, repo, env, "add", "-A")
 	hostGit(t, repo, env, "commit", "-q", "-m", "envrc")
@@ -403,16 +405,18 @@ printf '#!/bin/sh\ntouch %[1]s.node\n' > node_modules/.bin/aisan-probe-a
 printf '#!/bin/sh\ntouch %[1]s.tools\n' > tools/aisan-probe-b
 chmod +x node_modules/.bin/aisan-probe-a tools/aisan-probe-b
 echo 'touch %[1]s.shared' > .envrc.shared
+mkdir -p src && echo 'open("%[1]s.py", "w")' > src/json.py
+echo 'require("fs").writeFileSync("%[1]s.hook", "")' > hook.js
 echo planted`, pwned))
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	for _, d := range []string{repo, filepath.Join(repo, "sub")} {
-		x := runCmd(t, d, env, "", "direnv", "exec", d, "sh", "-c", "aisan-probe-a; aisan-probe-b; true")
+		x := runCmd(t, d, env, "", "direnv", "exec", d, "sh", "-c", "aisan-probe-a; aisan-probe-b; python3 -c 'import json'; node -e 0; true")
 		if x.code != 0 {
 			t.Fatalf("direnv exec %s after the box: %d %q %q", d, x.code, x.stdout, x.stderr)
 		}
 	}
-	absent(t, "direnv exec after the box", pwned+".node", pwned+".tools", pwned+".shared")
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/.bin/aisan-probe-a", "tools/aisan-probe-b", ".envrc.shared"}, nil)
+	absent(t, "direnv exec after the box", pwned+".node", pwned+".tools", pwned+".shared", pwned+".py", pwned+".hook")
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/.bin/aisan-probe-a", "tools/aisan-probe-b", ".envrc.shared", "src/json.py", "hook.js"}, nil)
 }

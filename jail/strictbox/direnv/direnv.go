@@ -1,14 +1,17 @@
 // Package direnv reads what a project's .envrc makes direnv load besides
 // itself. direnv asks the user to allow an .envrc, and asks again only
 // when that file changes: the files it sources, the dotenv files it
-// reads and the directories it puts on PATH are trusted with it. A box
-// that may write them acts on the host at the user's next cd, so the
-// strict box holds them for review as it holds the .envrc.
+// reads, the directories it puts on PATH or another search path for
+// code, and the files its variables make programs load at start are
+// trusted with it. A box that may write them acts on the host at the
+// user's next cd, so the strict box holds them for review as it holds
+// the .envrc.
 //
 // The .envrc is read as the bash script it is (mvdan.cc/sh) and each
 // call of direnv's standard library, or of bash's source, with literal
-// arguments is looked at; what a variable or a command substitution
-// names cannot be known before direnv runs and is not followed.
+// arguments is looked at, and so is each literal assignment of those
+// variables; what a variable or a command substitution names cannot be
+// known before direnv runs and is not followed.
 package direnv
 
 import (
@@ -57,12 +60,20 @@ func Loads(path string, script []byte) ([]Load, error) {
 	st := state{dir: dir, layoutDir: ".direnv"}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if a, ok := n.(*syntax.Assign); ok && a.Name != nil && a.Value != nil {
-			switch a.Name.Value {
-			case "PATH":
-				// PATH=$PWD/bin:$PATH, exported or not: PATH_add by hand.
+			name := a.Name.Value
+			switch {
+			case searchPaths[name]:
+				// PATH=$PWD/bin:$PATH, exported or not: PATH_add by hand;
+				// PYTHONPATH=src: path_add PYTHONPATH by hand.
 				for _, e := range pathEntries(a.Value, dir) {
-					add(e, true, "put on PATH by the .envrc (PATH=)")
+					add(e, true, "put on "+name+" by the .envrc ("+name+"=)")
 				}
+			case loadVars[name]:
+				for _, l := range optionLoads(name, literal(a.Value, dir)) {
+					add(l.Path, l.Dir, "loaded through "+name+" set by the .envrc")
+				}
+			}
+			switch name {
 			case "direnv_layout_dir":
 				if v := literal(a.Value, dir); v != "" {
 					st.layoutDir = v
@@ -90,6 +101,64 @@ func Loads(path string, script []byte) ([]Load, error) {
 		return true
 	})
 	return out, nil
+}
+
+// searchPaths are the variables holding a colon-separated list of
+// directories that a program searches for code to run: a directory there
+// is what PATH_add or path_add would name.
+var searchPaths = map[string]bool{
+	"PATH": true, "PYTHONPATH": true, "NODE_PATH": true, "PERL5LIB": true, "PERLLIB": true,
+	"RUBYLIB": true, "GEM_PATH": true, "LD_LIBRARY_PATH": true,
+}
+
+// loadVars are the variables naming files a program loads at start:
+// bash's BASH_ENV, sh's ENV, Python's PYTHONSTARTUP, the loader's
+// LD_PRELOAD, and node's NODE_OPTIONS (--require and --import).
+var loadVars = map[string]bool{"BASH_ENV": true, "ENV": true, "PYTHONSTARTUP": true, "LD_PRELOAD": true, "NODE_OPTIONS": true}
+
+// optionLoads are the paths the value v of the variable name (one of
+// loadVars; "" when not literal) makes a program load. For a bare module
+// name (node -r dotenv/config) that is its package in node_modules.
+func optionLoads(name, v string) []Load {
+	var out []Load
+	switch name {
+	case "LD_PRELOAD":
+		for _, p := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ' ' }) {
+			out = append(out, Load{Path: p})
+		}
+	case "NODE_OPTIONS":
+		f := strings.Fields(v)
+		for i := 0; i < len(f); i++ {
+			flag, val, eq := strings.Cut(f[i], "=")
+			switch flag {
+			case "-r", "--require", "--import", "--loader", "--experimental-loader":
+				if !eq && i+1 < len(f) {
+					i++
+					val = f[i]
+				}
+				switch {
+				case strings.HasPrefix(val, "file://"):
+					out = append(out, Load{Path: strings.TrimPrefix(val, "file://")})
+				case val == "" || strings.Contains(val, ":"):
+					// node: and data: URLs.
+				case strings.HasPrefix(val, ".") || strings.HasPrefix(val, "/"):
+					out = append(out, Load{Path: val})
+				default:
+					pkg := strings.SplitN(val, "/", 3)
+					n := 1
+					if strings.HasPrefix(val, "@") && len(pkg) > 1 {
+						n = 2
+					}
+					out = append(out, Load{Path: filepath.Join(append([]string{"node_modules"}, pkg[:min(n, len(pkg))]...)...), Dir: true})
+				}
+			}
+		}
+	default:
+		if v != "" {
+			out = append(out, Load{Path: v})
+		}
+	}
+	return out
 }
 
 // state is what earlier lines of an .envrc set that direnv's library

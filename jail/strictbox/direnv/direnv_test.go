@@ -57,6 +57,16 @@ func TestLoads(t *testing.T) {
 			{Path: "/r/.vimrc.local", Why: "sourced by vim through the .envrc (use vim)"},
 			{Path: "/r/.vimrc.project", Why: "sourced by vim through the .envrc (use vim)"},
 		}},
+		{"search paths and files loaded at start, set by hand", "export PYTHONPATH=$PWD/src:$PYTHONPATH\nexport NODE_OPTIONS='--require ./hook.js -r dotenv/config --import=./esm.mjs --import @scope/reg/x.js --import node:fs --import=file:///abs/f.mjs'\nexport BASH_ENV=.bash_env\nexport LD_PRELOAD=$PWD/lib/x.so\n", []Load{
+			{Path: "/r/src", Dir: true, Why: "put on PYTHONPATH by the .envrc (PYTHONPATH=)"},
+			{Path: "/r/hook.js", Why: "loaded through NODE_OPTIONS set by the .envrc"},
+			{Path: "/r/node_modules/dotenv", Dir: true, Why: "loaded through NODE_OPTIONS set by the .envrc"},
+			{Path: "/r/esm.mjs", Why: "loaded through NODE_OPTIONS set by the .envrc"},
+			{Path: "/r/node_modules/@scope/reg", Dir: true, Why: "loaded through NODE_OPTIONS set by the .envrc"},
+			{Path: "/abs/f.mjs", Why: "loaded through NODE_OPTIONS set by the .envrc"},
+			{Path: "/r/.bash_env", Why: "loaded through BASH_ENV set by the .envrc"},
+			{Path: "/r/lib/x.so", Why: "loaded through LD_PRELOAD set by the .envrc"},
+		}},
 		{"quoted literal", "source_env_if_exists '.envrc.private'\n", []Load{
 			{Path: "/r/.envrc.private", Why: "sourced by the .envrc (source_env_if_exists)"},
 		}},
@@ -97,6 +107,7 @@ func TestLoadsSourceUp(t *testing.T) {
 func FuzzLoads(f *testing.F) {
 	f.Add([]byte("source_env_if_exists .envrc.local\nPATH_add bin\n"))
 	f.Add([]byte("use flake\ndotenv\n"))
+	f.Add([]byte("export NODE_OPTIONS='-r x --import=./y'\nexport PYTHONPATH=src\n"))
 	f.Add([]byte("layout node\nsource_up .x\nexport PATH=\"$PWD/bin${PATH:+:$PATH}\"\n"))
 	f.Fuzz(func(t *testing.T, script []byte) {
 		loads, err := Loads("/r/.envrc", script)
