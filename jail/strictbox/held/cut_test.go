@@ -250,7 +250,7 @@ func TestPrepareKilledMakingMountPoints(t *testing.T) {
 func prepareKilledAt(t *testing.T, at string) {
 	d, repo, vscode := bigCopy(t, 10)
 	items := []protect.Item{{Path: vscode, Dir: true, How: protect.Copy}}
-	for i := range 300 {
+	for i := range 1000 {
 		p := filepath.Join(repo, fmt.Sprintf("m%03d", i))
 		if i%50 == 0 {
 			// With parents to make, and a directory.
@@ -266,7 +266,7 @@ func prepareKilledAt(t *testing.T, at string) {
 		_, err := os.Lstat(first)
 		return err == nil
 	})
-	if _, err := os.Lstat(filepath.Join(repo, "m299")); err == nil {
+	if _, err := os.Lstat(filepath.Join(repo, "m999")); err == nil {
 		t.Fatal("the preparation made every mount point before its kill; make more")
 	}
 	CollectStale(home, "", func(string, time.Time) (time.Time, bool) { return time.Time{}, true })
