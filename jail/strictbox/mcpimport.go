@@ -6,6 +6,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
+	"github.com/aisan-dev/aisan/jail/strictbox/truststore"
 )
 
 // mcpClients are the agents whose local MCP servers a strict box imports.
@@ -27,6 +28,10 @@ func planMCP(kind jail.Kind, h jail.Host, o *jail.StrictOptions, allowEnv []stri
 	}
 	boxPath := o.PATH()
 	visible := boxShows(*o)
+	writable, err := boxCanWrite(*o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("importing the user's MCP servers: %w", err)
+	}
 	opts := mcp.Options{
 		Client: client,
 		Host: mcp.Host{
@@ -43,6 +48,7 @@ func planMCP(kind jail.Kind, h jail.Host, o *jail.StrictOptions, allowEnv []stri
 			Covered: visible,
 			Check:   func(p string) error { return exposes(p, o.Forbidden) },
 			Home:    h.Home, Project: h.Cwd, Repo: o.Repo,
+			Writable: writable,
 		},
 		None:   none,
 		Net:    o.Net,
@@ -96,6 +102,26 @@ func boxShows(o jail.StrictOptions) func(p string) bool {
 		}
 		return false
 	}
+}
+
+// boxCanWrite reports whether some box can write a path: this box's
+// read-write binds, every place a strict box was given read-write before
+// (trust's record) and aisan's state. A link or "#!" line there was
+// perhaps written by a box, and must not choose what the next one is
+// shown of the host.
+func boxCanWrite(o jail.StrictOptions) (func(p string) bool, error) {
+	store, err := truststore.Open()
+	if err != nil {
+		return nil, err
+	}
+	places, err := store.Places(boxWritable(jail.Strict(o))...)
+	if err != nil {
+		return nil, err
+	}
+	return func(p string) bool {
+		_, ok := places.Holder(p)
+		return ok
+	}, nil
 }
 
 // exposes refuses a path to bind that is, holds or lies in one of the

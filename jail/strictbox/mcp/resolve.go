@@ -45,6 +45,11 @@ type ResolveHost struct {
 	// by a file in it (a command in a repository config, a link or a "#!"
 	// line of a file in it) is never bound: it must already be covered.
 	Repo string
+	// Writable reports whether a box can write a path outside Repo (a
+	// directory a bind spec gives a box read-write, now or at an earlier
+	// launch; aisan's state). A path named by a file there is never bound
+	// either, as for the repository. Nil means only Repo.
+	Writable func(path string) bool
 }
 
 // Symlink is a link the box needs at Path, pointing to Target (as
@@ -213,7 +218,7 @@ func (r *resolver) command(s Server) ([]string, error) {
 			return nil, &lookupError{name: s.Command, err: err}
 		}
 	}
-	return r.walk(p, 0, s.Source.InRepo && strings.Contains(s.Command, "/"))
+	return r.walk(p, 0, (s.Source.InRepo || r.boxWritable(s.Source.File)) && strings.Contains(s.Command, "/"))
 }
 
 // fix is the bind spec lines that would let the box PATH find the name a
@@ -244,6 +249,20 @@ type resolver struct {
 	pending []string // paths of the current server, for h.Check
 }
 
+// boxWritable reports whether a box can write p, as named or with its
+// directory resolved (a link on the way may lead into such a place).
+func (r *resolver) boxWritable(p string) bool {
+	w := func(p string) bool { return inRepo(p, r.h.Repo) || (r.h.Writable != nil && r.h.Writable(p)) }
+	if !filepath.IsAbs(p) {
+		return false
+	}
+	if w(p) {
+		return true
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	return err == nil && w(filepath.Join(dir, filepath.Base(p)))
+}
+
 func (r *resolver) covered(p string) bool {
 	return (r.h.Covered != nil && r.h.Covered(p)) || under(p, r.binds)
 }
@@ -258,9 +277,9 @@ func (r *resolver) walk(p string, depth int, boxChosen bool) ([]string, error) {
 	chain := []string{p}
 	cur := filepath.Clean(p)
 	for hops := 0; ; hops++ {
-		boxChosen = boxChosen || inRepo(cur, r.h.Repo)
+		boxChosen = boxChosen || r.boxWritable(cur)
 		if boxChosen && !r.covered(cur) {
-			return nil, fmt.Errorf("%s is not visible in the box, and aisan binds nothing that a file in the repository names (the box can write it)", cur)
+			return nil, fmt.Errorf("%s is not visible in the box, and aisan binds nothing that a file a box can write names (the repository, a directory given read-write to a box)", cur)
 		}
 		if hops > 40 {
 			return nil, fmt.Errorf("%s: too many levels of symlinks", p)
@@ -297,7 +316,7 @@ func (r *resolver) walk(p string, depth int, boxChosen bool) ([]string, error) {
 		cur = filepath.Clean(next)
 		chain = append(chain, cur)
 	}
-	boxChosen = boxChosen || inRepo(cur, r.h.Repo)
+	boxChosen = boxChosen || r.boxWritable(cur)
 	if !r.covered(cur) {
 		for _, b := range BindRoot(cur, r.h.Home, exists) {
 			r.binds = append(r.binds, b)
@@ -320,7 +339,7 @@ func (r *resolver) walk(p string, depth int, boxChosen bool) ([]string, error) {
 		// The box PATH, not the script, chose this file.
 		boxChosen = false
 	}
-	if strings.HasPrefix(filepath.Base(interp), "python") {
+	if strings.HasPrefix(filepath.Base(interp), "python") && !boxChosen {
 		r.bindUserSite(cur)
 	}
 	sub, err := r.walk(interp, depth+1, boxChosen)

@@ -219,9 +219,9 @@ func TestResolveDrops(t *testing.T) {
 		{"a missing interpreter", Server{Name: "i", Source: src, Command: "noint"}, true, `interpreter "nosuchinterp"`, ""},
 		{"an interpreter loop", Server{Name: "l", Source: src, Command: "loop1"}, true, "nested interpreters", ""},
 		{"credential path", Server{Name: "c", Source: src, Command: "sshlink"}, false, `mcp server "c" (declared in /h/.codex/config.toml): ` + H + `/.ssh/tool is a credential path`, ""},
-		{"a repo script's interpreter", Server{Name: "r", Source: src, Command: root + "/repo/run.sh"}, true, "aisan binds nothing that a file in the repository names", ""},
-		{"a repo link out", Server{Name: "e", Source: src, Command: root + "/repo/escape"}, true, "aisan binds nothing that a file in the repository names", ""},
-		{"a repo config's absolute command", Server{Name: "x", Source: repoSrc, Command: H + "/bin/plain"}, true, "aisan binds nothing that a file in the repository names", ""},
+		{"a repo script's interpreter", Server{Name: "r", Source: src, Command: root + "/repo/run.sh"}, true, "aisan binds nothing that a file a box can write names", ""},
+		{"a repo link out", Server{Name: "e", Source: src, Command: root + "/repo/escape"}, true, "aisan binds nothing that a file a box can write names", ""},
+		{"a repo config's absolute command", Server{Name: "x", Source: repoSrc, Command: H + "/bin/plain"}, true, "aisan binds nothing that a file a box can write names", ""},
 		{"a directory", Server{Name: "d", Source: src, Command: H + "/bin"}, true, "not a regular file", ""},
 		{"not executable", Server{Name: "x", Source: src, Command: H + "/notes.txt"}, true, "not executable", ""},
 	}
@@ -292,5 +292,58 @@ func TestNeedsNetwork(t *testing.T) {
 		if got := NeedsNetwork(Server{Command: tt.cmd, Args: tt.args}); !strings.HasPrefix(got, tt.want) || (tt.want == "") != (got == "") {
 			t.Errorf("NeedsNetwork(%s %q) = %q, want %q…", tt.cmd, tt.args, got, tt.want)
 		}
+	}
+}
+
+// TestResolveBoxWritable: a directory a box can write outside the
+// repository (a bind spec's rw slice, now or at an earlier launch) is
+// the box's choice as the repository is: a link or a "#!" line planted
+// there binds nothing new, and neither does a command named by a config
+// file there; what the box shows already still runs.
+func TestResolveBoxWritable(t *testing.T) {
+	root, h := resolveTree(t)
+	H := root + "/home"
+	writeTree(t, root, map[string]string{
+		"home/rw/linked":    "->" + H + "/secret/interp",
+		"home/rw/shebang":   "#!" + H + "/secret/interp\n",
+		"home/rw/envsh":     "#!/usr/bin/env sh\n",
+		"home/rw/usr":       "->" + root + "/usr/bin/node",
+		"home/via/":         "",
+		"home/via/rwdir":    "->" + H + "/rw",
+		"home/rw/conf.json": "{}",
+	})
+	rw := H + "/rw"
+	h.PATH = rw + ":" + h.PATH
+	h.Writable = func(p string) bool { return p == rw || strings.HasPrefix(p, rw+"/") }
+	covered := h.Covered
+	h.Covered = func(p string) bool { return covered(p) || p == rw || strings.HasPrefix(p, rw+"/") }
+	src := Source{File: "/h/.codex/config.toml"}
+	for _, tt := range []struct {
+		name string
+		s    Server
+		want string // "" runs
+	}{
+		{"a planted link out", Server{Name: "l", Source: src, Command: "linked"}, "aisan binds nothing that a file a box can write names"},
+		{"a planted interpreter", Server{Name: "s", Source: src, Command: rw + "/shebang"}, "aisan binds nothing that a file a box can write names"},
+		{"through a link to the place", Server{Name: "v", Source: src, Command: H + "/via/rwdir/shebang"}, "aisan binds nothing that a file a box can write names"},
+		{"a config there naming a path", Server{Name: "c", Source: Source{File: rw + "/conf.json"}, Command: H + "/bin/plain"}, "aisan binds nothing that a file a box can write names"},
+		{"an env interpreter on the PATH", Server{Name: "e", Source: src, Command: "envsh"}, ""},
+		{"a link to what the box shows", Server{Name: "u", Source: src, Command: "usr"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Resolve([]Server{tt.s}, h)
+			if tt.want == "" {
+				if len(res.Unrunnable) != 0 || len(res.Binds) != 0 {
+					t.Fatalf("unrunnable %+v, binds %q; want it to run with nothing bound", res.Unrunnable, res.Binds)
+				}
+				return
+			}
+			if len(res.Unrunnable) != 1 || !strings.Contains(res.Unrunnable[0].Err.Error(), tt.want) {
+				t.Fatalf("unrunnable %+v; want one saying %q", res.Unrunnable, tt.want)
+			}
+			if len(res.Binds) != 0 || len(res.Symlinks) != 0 {
+				t.Errorf("binds %q, links %+v for a box's choice", res.Binds, res.Symlinks)
+			}
+		})
 	}
 }
