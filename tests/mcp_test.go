@@ -233,3 +233,41 @@ func TestStrictMCPPlantInWritableSlice(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoffMCPProjectServerScript: the user approved a project's
+// .mcp.json server by its name, and opencode starts a project's servers
+// unasked; both run a script kept in the repository. The box rewrites
+// the scripts in place. The user's next step on the host, claude's and
+// opencode's own "mcp list" (which start each server), must run neither
+// rewrite: they are held for review.
+func TestHandoffMCPProjectServerScript(t *testing.T) {
+	claudeBin, ocBin := nodeBin(t, "claude"), nodeBin(t, "opencode")
+	repo, home, _ := strictRepo(t)
+	writeFile(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"proj": {"command": "./tools/claude-mcp.sh", "args": []}}}`)
+	writeFile(t, filepath.Join(repo, "opencode.json"), `{"mcp": {"oc": {"type": "local", "command": ["sh", "tools/oc-mcp.sh"]}}}`)
+	for _, n := range []string{"claude-mcp.sh", "oc-mcp.sh"} {
+		writeFile(t, filepath.Join(repo, "tools", n), mcpServer)
+		os.Chmod(filepath.Join(repo, "tools", n), 0o755)
+	}
+	writeFile(t, filepath.Join(home, ".claude.json"), `{"projects": {"`+repo+`": {"enabledMcpjsonServers": ["proj"], "hasTrustDialogAccepted": true}}}`)
+	env := jailEnv(home, claudeBin+":"+ocBin)
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "mcp")
+	pwned := filepath.Join(t.TempDir(), "PWNED-mcp")
+	// Written in place: a rename onto a held file fails (it is a mount).
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+for f in tools/claude-mcp.sh tools/oc-mcp.sh; do
+	{ echo '#!/bin/sh'; echo "touch %[1]s.$(basename $f)"; tail -n +2 $f; } >/tmp/new; cat /tmp/new >$f
+done
+echo planted`, pwned))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	c := runCmd(t, repo, append(env, "FACTS=/dev/null"), "", filepath.Join(claudeBin, "claude"), "mcp", "list")
+	o := runCmd(t, repo, append(env, "FACTS=/dev/null"), "", filepath.Join(ocBin, "opencode"), "mcp", "list")
+	if !strings.Contains(c.stdout, "proj") || !strings.Contains(o.stdout+o.stderr, "oc") {
+		t.Errorf("the host clients do not list the servers: claude %q %q, opencode %q %q", c.stdout, c.stderr, o.stdout, o.stderr)
+	}
+	absent(t, "claude and opencode on the host after the box", pwned+".claude-mcp.sh", pwned+".oc-mcp.sh")
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"tools/claude-mcp.sh", "tools/oc-mcp.sh"}, nil)
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/strictbox/direnv"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
+	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -172,6 +173,34 @@ var gitIdentityKeys = []string{"user.name", "user.email", "init.defaultbranch", 
 // returns nil when it sets none of gitIdentityKeys.
 // maxEnvrc caps an .envrc read for what it loads.
 const maxEnvrc = 1 << 20
+
+// projectLoads is what a file found at launch that a host tool approves
+// by name or not at all makes it run besides itself: an .envrc's loads
+// (envrcLoads), a project MCP file's programs (mcpPrograms).
+func projectLoads(p string) ([]gitpin.Steer, error) {
+	if filepath.Base(p) == ".envrc" {
+		return envrcLoads(p)
+	}
+	return mcpPrograms(p), nil
+}
+
+// mcpPrograms reads a project MCP file found at launch for the files in
+// it its servers name ([mcp.ProjectPrograms]) that are regular files: a
+// host client starts those servers with no question about what they run.
+// One that is not a regular file is not read: its row protects it.
+func mcpPrograms(p string) []gitpin.Steer {
+	b, err := regfile.Read(p, maxEnvrc)
+	if err != nil {
+		return nil
+	}
+	var out []gitpin.Steer
+	for _, f := range mcp.ProjectPrograms(p, b) {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
+			out = append(out, gitpin.Steer{Path: f, Why: "MCP: a file a server of " + p + " runs, started by the host client with no question once the server is approved"})
+		}
+	}
+	return out
+}
 
 // envrcLoads reads an .envrc found at launch for what it makes direnv
 // load ([direnv.Loads]), as steering paths. One that is not a regular
@@ -340,7 +369,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch,
 		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig),
 		Installed: func(cmd string) bool { _, err := lookPathIn(cmd, h.Env); return err == nil },
-		Loads:     envrcLoads})
+		Loads:     projectLoads})
 	if err != nil {
 		return f, err
 	}

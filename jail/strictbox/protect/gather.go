@@ -58,12 +58,14 @@ type GitFacts struct {
 	// Installed reports whether a command is on the host's PATH: a
 	// swept row whose tool is gets its root mount point (nil: none is).
 	Installed func(cmd string) bool
-	// Loads, when set, says what an .envrc found at launch makes direnv
-	// load besides itself (the files it sources, the directories it puts
-	// on PATH): direnv's approval of the .envrc covers them, so each in
-	// the repository is protected as a steering path. Its error refuses
-	// the launch. (Reading shell is left to the caller: the front links
-	// this package and no shell parser.)
+	// Loads, when set, says what a file found at launch among
+	// [LoadsNames] makes its tool load or run besides itself: what an
+	// .envrc makes direnv source or put on PATH, the programs a project
+	// MCP file's servers run. The tool's approval of the file covers
+	// them (or it asks nothing), so each in the repository is protected
+	// as a steering path. Its error refuses the launch. (Reading them is
+	// left to the caller: the front links this package and no shell
+	// parser.)
 	Loads func(envrc string) ([]gitpin.Steer, error)
 }
 
@@ -146,9 +148,12 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	return f, nil
 }
 
-// envrcLoads asks loads what each .envrc among names makes direnv load,
-// and keeps what lies in repo and is not protected by a row already
-// (found), each once.
+// LoadsNames are the files [GitFacts.Loads] is asked about.
+var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc"}
+
+// envrcLoads asks loads what each file among names that LoadsNames
+// lists makes its tool load, and keeps what lies in repo and is not
+// protected by a row already (found), each once.
 func envrcLoads(repo string, names []string, found map[string]bool, loads func(string) ([]gitpin.Steer, error)) ([]gitpin.Steer, error) {
 	if loads == nil {
 		return nil, nil
@@ -156,7 +161,7 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 	var out []gitpin.Steer
 	seen := map[string]bool{}
 	for _, p := range names {
-		if filepath.Base(p) != ".envrc" {
+		if !slices.Contains(LoadsNames, filepath.Base(p)) {
 			continue
 		}
 		ls, err := loads(p)

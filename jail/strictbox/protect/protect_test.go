@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 )
 
 func items(p Plan) string {
@@ -599,5 +601,36 @@ func TestSweptForeseenWhereInUse(t *testing.T) {
 				t.Errorf("with %q: %s gets a mount point", tc.have, n)
 			}
 		}
+	}
+}
+
+// TestGatherLoads: Loads is asked about every .envrc and project MCP
+// file found, and what it names inside the repository is steering.
+func TestGatherLoads(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	os.MkdirAll(filepath.Join(r, "sub"), 0o755)
+	for _, f := range []string{".envrc", ".mcp.json", "sub/opencode.json", "sub/opencode.jsonc", "README"} {
+		os.WriteFile(filepath.Join(r, f), []byte("{}"), 0o644)
+	}
+	var asked []string
+	loads := func(p string) ([]gitpin.Steer, error) {
+		asked = append(asked, strings.TrimPrefix(p, r+"/"))
+		return []gitpin.Steer{{Path: p + ".runs", Why: "test"}, {Path: "/elsewhere/x", Why: "test"}}, nil
+	}
+	f, err := Gather(r, GitFacts{Loads: loads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(asked)
+	if got := strings.Join(asked, " "); got != ".envrc .mcp.json sub/opencode.json sub/opencode.jsonc" {
+		t.Errorf("Loads asked about %q", got)
+	}
+	var steer []string
+	for _, s := range f.Steer {
+		steer = append(steer, strings.TrimPrefix(s.Path, r+"/"))
+	}
+	slices.Sort(steer)
+	if got := strings.Join(steer, " "); got != ".envrc.runs .mcp.json.runs sub/opencode.json.runs sub/opencode.jsonc.runs" {
+		t.Errorf("steering %q", got)
 	}
 }

@@ -1,0 +1,83 @@
+package mcp
+
+import (
+	"encoding/json"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// ProjectPrograms returns the paths that the local servers of a project
+// MCP file (Claude's .mcp.json, opencode's opencode.json or
+// opencode.jsonc; path is where it lies, data its text) name literally:
+// a command given as a path, and every argument, as the client started
+// in the file's directory would take it. A host client starts these
+// servers without asking again when their file is unchanged (Claude
+// approves a .mcp.json server by its name, opencode asks nothing), so a
+// program or script the box could rewrite beside it would run on the
+// host at the user's next start of that client.
+//
+// Arguments that are options, or that hold a variable the client
+// expands, name nothing that can be known. The paths are absolute and
+// clean, each once; whether each exists, and what it is, is left to the
+// caller. A file that does not parse names nothing (its client could
+// start no server from it either); nor does a file of another name.
+func ProjectPrograms(path string, data []byte) []string {
+	var servers []Server
+	switch filepath.Base(path) {
+	case ".mcp.json":
+		var doc struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		}
+		if json.Unmarshal(data, &doc) != nil {
+			return nil
+		}
+		names := slices.Sorted(maps.Keys(doc.MCPServers))
+		for _, name := range names {
+			if r := claudeEntry(name, doc.MCPServers[name], Source{File: path}); r.server != nil {
+				servers = append(servers, *r.server)
+			}
+		}
+	case "opencode.json", "opencode.jsonc":
+		imp, err := ParseOpencode([]File{{Path: path, Data: data}}, "")
+		if err != nil {
+			return nil
+		}
+		servers = imp.Servers
+	default:
+		return nil
+	}
+	dir := filepath.Dir(path)
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p == "" || strings.Contains(p, "$") || strings.HasPrefix(p, "-") {
+			return
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		p = filepath.Clean(p)
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, s := range servers {
+		if strings.Contains(s.Command, "/") {
+			add(s.Command)
+		}
+		for _, a := range s.Args {
+			if v, ok := strings.CutPrefix(a, "--"); ok {
+				// --script=tools/server.js names a file too.
+				if _, val, ok := strings.Cut(v, "="); ok {
+					add(val)
+				}
+				continue
+			}
+			add(a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,34 @@
+package mcp
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestProjectPrograms(t *testing.T) {
+	for _, tt := range []struct {
+		name, path, data string
+		want             []string
+	}{
+		{"claude: a relative command and a script argument", "/r/.mcp.json",
+			`{"mcpServers": {"b": {"command": "./tools/s.sh"}, "a": {"command": "node", "args": ["srv/index.js", "--port", "3", "--config=conf/x.json", "${HOME}/y", "-v"]}}}`,
+			[]string{"/r/srv/index.js", "/r/3", "/r/conf/x.json", "/r/tools/s.sh"}},
+		{"claude: an absolute command, a remote server", "/r/sub/.mcp.json",
+			`{"mcpServers": {"a": {"command": "/opt/x/bin/srv", "args": ["../up.py"]}, "far": {"type": "http", "url": "https://x.invalid"}}}`,
+			[]string{"/opt/x/bin/srv", "/r/up.py"}},
+		{"claude: a bare command names no path", "/r/.mcp.json", `{"mcpServers": {"a": {"command": "uvx"}}}`, nil},
+		{"opencode: JSONC, local and remote", "/r/opencode.jsonc",
+			"{\n // mine\n \"mcp\": {\"l\": {\"type\": \"local\", \"command\": [\"python3\", \"mcp/server.py\"]}, \"r\": {\"type\": \"remote\", \"url\": \"https://x.invalid\"}}}",
+			[]string{"/r/mcp/server.py"}},
+		{"opencode: disabled", "/r/opencode.json", `{"mcp": {"l": {"type": "local", "command": ["./s"], "enabled": false}}}`, nil},
+		{"a file that does not parse", "/r/.mcp.json", `{"mcpServers":`, nil},
+		{"another name", "/r/settings.json", `{"mcpServers": {"a": {"command": "./s"}}}`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(tt.want, ProjectPrograms(tt.path, []byte(tt.data))); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
