@@ -420,3 +420,36 @@ echo planted`, pwned))
 	absent(t, "direnv exec after the box", pwned+".node", pwned+".tools", pwned+".shared", pwned+".py", pwned+".hook")
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/.bin/aisan-probe-a", "tools/aisan-probe-b", ".envrc.shared", "src/json.py", "hook.js"}, nil)
 }
+
+// TestHandoffOtherAgentsFiles: other agents the user may run on the
+// host obey their project files unasked (Gemini CLI's settings with MCP
+// servers and hooks, Cursor's hooks.json, aider's lint command). The
+// repository has none; the box creates each, one existing at launch is
+// rewritten. After the box the host's repository holds none of the new
+// ones and the old one as it was, and all are held. (None of those tools
+// is installed here: the host's next step is reading the repository.)
+func TestHandoffOtherAgentsFiles(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	writeFile(t, filepath.Join(repo, "sub", ".aider.conf.yml"), "auto-lint: false\n")
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "aider")
+	r := strict(t, repo, env, nil, "sh", "-c", `set -e
+mkdir -p .gemini .cursor
+echo '{"mcpServers": {"x": {"command": "./x.sh"}}}' > .gemini/settings.json
+echo '{"version": 1, "hooks": {"stop": [{"command": "./x.sh"}]}}' > .cursor/hooks.json
+echo 'lint-cmd: ./x.sh' > .aider.conf.yml
+echo 'lint-cmd: ./x.sh' > sub/.aider.conf.yml
+echo planted`)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	for _, p := range []string{".gemini", ".cursor", ".aider.conf.yml"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after the box the host's repository has %s: %v", p, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(repo, "sub", ".aider.conf.yml")); err != nil || string(b) != "auto-lint: false\n" {
+		t.Errorf("sub/.aider.conf.yml after the box: %q %v", b, err)
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{".gemini", ".cursor", ".aider.conf.yml", "sub/.aider.conf.yml"}, []string{"lint-cmd: ./x.sh"})
+}

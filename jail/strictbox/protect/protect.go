@@ -114,6 +114,9 @@ func others() []Rule {
 		{Name: ".lazy.lua", Swept: true, Who: "lazy.nvim", Why: "plugin specs, Lua it runs at start once trusted (it asks again whenever the file changed)"},
 		{Name: ".dir-locals.el", Swept: true, Who: "Emacs", Why: "local variables for every file opened below; eval forms and risky values it runs once marked safe"},
 		{Name: ".dir-locals-2.el", Swept: true, Who: "Emacs", Why: "the same, a second file"},
+		{Name: ".gemini", Swept: true, Tool: "gemini", Dir: true, Who: "Gemini CLI", Why: "project settings (MCP servers it starts, hooks it runs, tools it allows) and a .env it loads, in a folder it trusts; commands"},
+		{Name: ".cursor", Swept: true, Tool: "cursor-agent", Dir: true, Who: "Cursor", Why: "hooks.json commands run around its agent's steps, mcp.json servers it starts, rules"},
+		{Name: ".aider.conf.yml", Swept: true, Tool: "aider", Who: "aider", Why: "the lint and test commands it runs after each edit, files it reads"},
 		{Name: ".husky", Swept: true, Dir: true, Who: "husky", Why: "the scripts its hooks in .husky/_ (core.hooksPath) run on commit, push, checkout"},
 		{Name: ".pre-commit-config.yaml", Swept: true, Tool: "pre-commit", Who: "pre-commit", Why: "the hooks its installed git hook runs on commit (a local hook runs any command)"},
 	}, lefthookRows(), []Rule{

@@ -375,6 +375,9 @@ func TestRuleForNames(t *testing.T) {
 		{".dir-locals.el", "Emacs"},
 		{".dir-locals-2.el", "Emacs"},
 		{".envrc", "direnv"},
+		{".gemini", "Gemini CLI"},
+		{".cursor", "Cursor"},
+		{".aider.conf.yml", "aider"},
 		{".vscode", "VS Code"},
 		{"main.go", ""},
 	} {
