@@ -38,8 +38,8 @@ type BoxView struct {
 // ClaudeBox is what a strict box's Claude gets of the user's settings.
 type ClaudeBox struct {
 	// Settings are the keys the box's settings.json takes from the
-	// user's ("permissions", "hooks"), as JSON; a key of ClaudeBoxKeys
-	// absent here is absent in the box too.
+	// user's ("permissions", "hooks", "disableAllHooks"), as JSON; a key
+	// of ClaudeBoxKeys absent here is absent in the box too.
 	Settings map[string]json.RawMessage
 	// Binds are host files a kept hook runs that the box must bind
 	// read-only at the same path: aisan's guard.
@@ -53,8 +53,12 @@ type ClaudeBox struct {
 
 // ClaudeBoxKeys are the keys of Claude's settings that a box takes from
 // the user's file, and only from it: the box's own copy of each is
-// replaced at every launch.
-var ClaudeBoxKeys = []string{"permissions", "hooks"}
+// replaced at every launch. Besides the rules themselves they are the
+// keys that switch them off: disableAllHooks, and env, whose variables
+// Claude sets on itself before it reads its hooks (CLAUDE_CODE_SAFE_MODE
+// runs none). The user's env is never brought (it may hold secrets), so
+// the box's is dropped at every launch.
+var ClaudeBoxKeys = []string{"permissions", "hooks", "disableAllHooks", "env"}
 
 // ruleLists are the permission keys that hold rules.
 var ruleLists = []string{"allow", "deny", "ask"}
@@ -78,6 +82,13 @@ func ClaudeBoxRules(src []byte, file string, v BoxView) (ClaudeBox, error) {
 			return out, fmt.Errorf("%s: permissions: %w", file, err)
 		}
 		out.Settings["permissions"] = p
+	}
+	if raw, ok := top["disableAllHooks"]; ok && !isNull(raw) {
+		var off bool
+		if err := json.Unmarshal(raw, &off); err != nil {
+			return out, fmt.Errorf("%s: disableAllHooks is not true or false: %w", file, err)
+		}
+		out.Settings["disableAllHooks"] = raw
 	}
 	if raw, ok := top["hooks"]; ok && !isNull(raw) {
 		h, err := out.hooks(raw, v)

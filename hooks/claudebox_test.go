@@ -57,6 +57,7 @@ func TestClaudeBoxRules(t *testing.T) {
 		{name: "no file", src: "", settings: `{}`},
 		{name: "rules kept", src: `{"permissions":{"allow":["Bash(git status)"],"deny":["Bash(touch:*)","Read(~/.ssh/**)"],"ask":["Bash(git push:*)"],"defaultMode":"acceptEdits","disableBypassPermissionsMode":"disable"},"model":"opus","env":{"X":"1"}}`,
 			settings: `{"permissions":{"allow":["Bash(git status)"],"ask":["Bash(git push:*)"],"defaultMode":"acceptEdits","deny":["Bash(touch:*)","Read(~/.ssh/**)"],"disableBypassPermissionsMode":"disable"}}`},
+		{name: "the user's switch for hooks", src: `{"disableAllHooks":true,"env":{"CLAUDE_CODE_SAFE_MODE":"1"}}`, settings: `{"disableAllHooks":true}`},
 		{name: "a secret rule", src: `{"permissions":{"allow":["Bash(curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnop' *)","Bash(ls)"]}}`,
 			settings: `{"permissions":{"allow":["Bash(ls)"]}}`, left: []string{"permissions.allow rule 1: it looks like it holds a secret"}},
 		{name: "auto mode", src: `{"permissions":{"defaultMode":"auto"}}`, settings: `{"permissions":{}}`, auto: true},
@@ -109,7 +110,7 @@ func TestClaudeBoxRules(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{`{`, `[]`, `{"permissions":[]}`, `{"permissions":{"deny":"Bash"}}`, `{"hooks":{"PreToolUse":{}}}`} {
+	for _, bad := range []string{`{`, `[]`, `{"permissions":[]}`, `{"permissions":{"deny":"Bash"}}`, `{"hooks":{"PreToolUse":{}}}`, `{"disableAllHooks":"yes"}`} {
 		if _, err := ClaudeBoxRules([]byte(bad), "/s.json", testView()); err == nil || !strings.Contains(err.Error(), "/s.json") {
 			t.Errorf("%s: err %v, want one naming the file", bad, err)
 		}

@@ -163,3 +163,42 @@ func TestStrictMCPNeverStopsALaunch(t *testing.T) {
 		t.Errorf("--no-mcp still gave the box a server:\n%s", f)
 	}
 }
+
+// TestStrictClaudeRulesOutliveTheBox: a box that writes the switches
+// that turn hooks off (disableAllHooks, or CLAUDE_CODE_SAFE_MODE through
+// env) into its Claude settings does not carry them into the next
+// launch: there the real claude still runs the user's kill guard and
+// still refuses what the user's permissions.deny names.
+func TestStrictClaudeRulesOutliveTheBox(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, env := strictRepo(t)
+	claudeRulesSettings(t, home)
+	if r := aisan(t, env, "", "install-hook", "--claude"); r.code != 0 {
+		t.Fatalf("install-hook: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
+		`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	launch := func(commands []string) (*standIn, jailedRun) {
+		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
+		env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+		return s, runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+	}
+	const plant = `printf '%s' '{"disableAllHooks":true,"env":{"CLAUDE_CODE_SAFE_MODE":"1"}}' > "$CLAUDE_CONFIG_DIR/settings.json" && echo planted`
+	s, r := launch([]string{plant})
+	if res, _ := s.resultOf(0); !strings.Contains(res, "planted") {
+		t.Fatalf("the box could not write its settings: %q\n%s", res, r.stderr)
+	}
+	commands := []string{"touch denied-by-the-user", "pkill -f aisan-rules-test-nothing"}
+	s, r = launch(commands)
+	if err := claudeDone(r.stdout); err != nil {
+		t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+	}
+	if _, err := os.Stat(filepath.Join(repo, "denied-by-the-user")); err == nil {
+		t.Errorf("%q ran although the user's settings deny it", commands[0])
+	}
+	if res, _ := s.resultOf(1); !carriesReason(res, guardReasonsIn(t, slotName(repo, "claude"), commands[1])) {
+		t.Errorf("the next launch ran without the user's kill guard: %q", res)
+	}
+}

@@ -14,7 +14,8 @@ import (
 )
 
 // TestClaudeBoxRulesFile: no settings file gives the box no rules (and
-// clears what an earlier seed left); one that does not parse stops the
+// clears what an earlier seed or the box left, its switches for hooks
+// too); one that does not parse stops the
 // launch with the file and a hint, since the box would lose its rules.
 func TestClaudeBoxRulesFile(t *testing.T) {
 	dir := t.TempDir()
@@ -22,7 +23,7 @@ func TestClaudeBoxRulesFile(t *testing.T) {
 	v := strictbox.RulesView{Shows: func(string) bool { return false }, LookPath: func(string) string { return "" },
 		HostLookPath: func(string) string { return "" }, Mountable: func(string) error { return nil }, Home: dir, Project: dir}
 	r, err := claudeBoxRules(file, v)
-	if err != nil || len(r.Settings) != 0 || !slices.Equal(r.Keys, []string{"permissions", "hooks"}) {
+	if err != nil || len(r.Settings) != 0 || !slices.Equal(r.Keys, []string{"permissions", "hooks", "disableAllHooks", "env"}) {
 		t.Fatalf("no file: %+v, %v", r, err)
 	}
 	os.WriteFile(file, []byte(`{"permissions": {"deny": ["Bash(touch:*)"]`), 0o600)

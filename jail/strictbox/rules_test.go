@@ -99,3 +99,26 @@ func TestPlanRules(t *testing.T) {
 		t.Errorf("env %q, opencode layer %s", o.ExtraEnv, b.mcp.OpencodePermission)
 	}
 }
+
+// TestSeedRulesSwitches: what a box wrote to switch the user's hooks off
+// at its next launch (disableAllHooks, or env's CLAUDE_CODE_SAFE_MODE)
+// is gone from that launch's settings, with the keys cmd/aisan gives
+// (hooks.ClaudeBoxKeys).
+func TestSeedRulesSwitches(t *testing.T) {
+	state := t.TempDir()
+	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, Cwd: "/w/r", Repo: "/w/r"}
+	settings := filepath.Join(state, "settings.json")
+	os.WriteFile(settings, []byte(`{"disableAllHooks":true,"env":{"CLAUDE_CODE_SAFE_MODE":"1"},"theme":"dark"}`), 0o600)
+	r := &BoxRules{Keys: []string{"permissions", "hooks", "disableAllHooks", "env"}, Settings: map[string]json.RawMessage{"hooks": json.RawMessage(`{"Stop":[]}`)}}
+	if err := seedState(o, r); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(settings)
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got["disableAllHooks"]; ok || got["env"] != nil || got["hooks"] == nil || got["theme"] != "dark" {
+		t.Errorf("the box's settings after the seed:\n%s", b)
+	}
+}
