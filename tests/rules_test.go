@@ -202,3 +202,42 @@ func TestStrictClaudeRulesOutliveTheBox(t *testing.T) {
 		t.Errorf("the next launch ran without the user's kill guard: %q", res)
 	}
 }
+
+// TestStrictCodexUserRulesHold: the real codex in a strict box follows
+// the user's own rules from ~/.codex/rules (a forbidden prefix refuses
+// touch, --skip-permissions or not), as it does jailed, and the box
+// cannot rewrite them for its next launch; the launch says the user's
+// Codex hooks stay on the host.
+func TestStrictCodexUserRulesHold(t *testing.T) {
+	bin := nodeBin(t, "codex")
+	repo, home, henv := strictRepo(t)
+	const rules = `prefix_rule(pattern=["touch"], decision="forbidden")` + "\n"
+	rulesFile := filepath.Join(home, ".codex", "rules", "default.rules")
+	writeFiles(t, home, map[string]string{".codex/config.toml": "model = \"gpt-5-codex\"\n", ".codex/rules/default.rules": rules})
+	if r := aisan(t, henv, "", "install-hook", "--codex"); r.code != 0 {
+		t.Fatalf("install-hook: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	commands := []string{"touch denied-by-the-user",
+		`printf '%s\n' 'prefix_rule(pattern=["touch"], decision="allow")' > "$CODEX_HOME/rules/default.rules" && echo rewritten`}
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	s, _ := tlsStandIn(t, ca, commands, responsesAPI)
+	env := append(jailEnv(home, bin), "OPENAI_API_KEY=sk-host-openai-key-0123456789", "AISAN_OPENAI_UPSTREAM="+s.srv.URL+"/v1",
+		"SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	r := runJailed(t, repo, env, "codex", "--strict", "--skip-permissions", "--", "exec", "--skip-git-repo-check", "--json", "Run the shell commands you are given.")
+	if !strings.Contains(r.stdout, `"type":"turn.completed"`) {
+		t.Fatalf("codex in the strict box: exit %d\nstdout %s\nstderr %s\nrequests %s", r.code, r.stdout, r.stderr, s.requests())
+	}
+	if _, err := os.Stat(filepath.Join(repo, "denied-by-the-user")); err == nil {
+		res, _ := s.resultOf(0)
+		t.Errorf("%q ran in the box although the user's Codex rules forbid it: %q", commands[0], res)
+	}
+	if res, _ := s.resultOf(1); strings.Contains(res, "rewritten") {
+		t.Errorf("the box rewrote the rules it was given: %q", res)
+	}
+	if b, _ := os.ReadFile(rulesFile); string(b) != rules {
+		t.Errorf("the user's rules changed: %q", b)
+	}
+	if !strings.Contains(r.stderr, filepath.Join(home, ".codex", "hooks.json")+": its hooks") {
+		t.Errorf("the launch did not say the user's Codex hooks stay on the host:\n%s", r.stderr)
+	}
+}

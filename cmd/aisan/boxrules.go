@@ -37,6 +37,11 @@ func boxRules(kind jail.Kind) strictbox.AgentRules {
 		return func(v strictbox.RulesView) (strictbox.BoxRules, error) {
 			return claudeBoxRules(file, v)
 		}
+	case jail.KindCodex:
+		dir := agent.Codex.Dir(home, os.Getenv)
+		return func(strictbox.RulesView) (strictbox.BoxRules, error) {
+			return codexBoxRules(dir), nil
+		}
 	case jail.KindOpencode:
 		return func(v strictbox.RulesView) (strictbox.BoxRules, error) {
 			return opencodeBoxRules(home, v.Project, os.Getenv)
@@ -61,6 +66,18 @@ func claudeBoxRules(file string, v strictbox.RulesView) (strictbox.BoxRules, err
 	}
 	r.Settings, r.Binds, r.Left, r.AutoMode = b.Settings, b.Binds, b.Left, b.AutoMode
 	return r, nil
+}
+
+// codexBoxRules says what of Codex's rules in dir stays on the host: its
+// rules directory is bound into the box (see agent.Codex.Instructions),
+// its hooks are not, since Codex runs a hook only once trusted there.
+func codexBoxRules(dir string) strictbox.BoxRules {
+	file := filepath.Join(dir, "hooks.json")
+	r := strictbox.BoxRules{Source: file}
+	if _, err := os.Stat(file); err == nil {
+		r.Left = append(r.Left, "its hooks (aisan's kill guard among them, if installed): the box's Codex runs none of them")
+	}
+	return r
 }
 
 // opencodeBoxRules reads opencode's permission rules for a box started

@@ -37,3 +37,16 @@ func TestClaudeBoxRulesFile(t *testing.T) {
 		t.Fatalf("the deny rule: %+v, %v", r, err)
 	}
 }
+
+// TestCodexBoxRules: the launch names the user's Codex hooks, which the
+// box's Codex does not run, and says nothing without them.
+func TestCodexBoxRules(t *testing.T) {
+	dir := t.TempDir()
+	if r := codexBoxRules(dir); len(r.Left) != 0 {
+		t.Errorf("no hooks, yet %q", r.Left)
+	}
+	os.WriteFile(filepath.Join(dir, "hooks.json"), []byte(`{"hooks":{}}`), 0o600)
+	if r := codexBoxRules(dir); len(r.Left) != 1 || r.Source != filepath.Join(dir, "hooks.json") {
+		t.Errorf("hooks: %+v", r)
+	}
+}

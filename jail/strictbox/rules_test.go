@@ -122,3 +122,27 @@ func TestSeedRulesSwitches(t *testing.T) {
 		t.Errorf("the box's settings after the seed:\n%s", b)
 	}
 }
+
+// TestSeedCodexRules: rules a box left in Codex's state directory are
+// dropped at the next launch when the user has none to bind there, and
+// left to the bind when the user has some.
+func TestSeedCodexRules(t *testing.T) {
+	state := t.TempDir()
+	planted := filepath.Join(state, "rules", "default.rules")
+	os.MkdirAll(filepath.Dir(planted), 0o700)
+	os.WriteFile(planted, []byte(`prefix_rule(pattern=["rm"], decision="allow")`), 0o600)
+	o := jail.StrictOptions{Kind: jail.KindCodex, StateDir: state, Cwd: "/w/r", Repo: "/w/r", Instructions: []string{"rules"}}
+	if err := seedState(o, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(planted); err != nil {
+		t.Errorf("the mount point of the user's rules went: %v", err)
+	}
+	o.Instructions = nil
+	if err := seedState(o, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(planted)); err == nil {
+		t.Error("the rules an earlier box wrote are still there")
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -111,6 +112,9 @@ func seedState(o jail.StrictOptions, rules *BoxRules) error {
 			}
 		})
 	case agent.Codex.Kind:
+		if err := clearCodexRules(o); err != nil {
+			return err
+		}
 		return mergeTOML(o.StateDir, "config.toml", func(m map[string]any) {
 			setProjects(m, projects, "trust_level", "trusted")
 		})
@@ -146,6 +150,19 @@ func clearInstructionPoints(o jail.StrictOptions) error {
 		if err := os.RemoveAll(dst); err != nil {
 			return fmt.Errorf("clearing %s for the user's instructions: %w", dst, err)
 		}
+	}
+	return nil
+}
+
+// clearCodexRules removes the rules an earlier box left in o's state
+// directory when the user has none to bind there: Codex would follow an
+// allow rule a box wrote at every later launch.
+func clearCodexRules(o jail.StrictOptions) error {
+	if slices.Contains(o.Instructions, "rules") {
+		return nil
+	}
+	if err := os.RemoveAll(filepath.Join(o.StateDir, "rules")); err != nil {
+		return fmt.Errorf("clearing the rules an earlier box left: %w", err)
 	}
 	return nil
 }
