@@ -36,8 +36,9 @@ import (
 //  3. The box's token budget: once the tokens counted reach it, every
 //     call is refused (not retried), saying how the user raises it.
 //  4. The per-box rate limit; else 429 with retry-after.
-//  5. The body: JSON content type, no content encoding, at most MaxBody
-//     bytes (413), strict JSON object, then the backend's body policy.
+//  5. The body: one JSON content type (UTF-8 or no charset), no content
+//     encoding, no trailers, at most MaxBody bytes (413), strict JSON
+//     object, then the backend's body policy.
 //  6. Only then the credential is read (or refreshed).
 //  7. The request is rebuilt from the route, the header allow-list, the
 //     checked bytes and the credential, and the answer streamed back with
@@ -430,8 +431,18 @@ func (s *Server) readBody(r *http.Request) ([]byte, *Refusal) {
 	if ce := r.Header.Values("Content-Encoding"); len(ce) > 0 && !(len(ce) == 1 && strings.EqualFold(ce[0], "identity")) {
 		return nil, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: a compressed request body cannot be checked; send it uncompressed"}
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	ct := r.Header.Values("Content-Type")
+	if len(ct) > 1 {
+		return nil, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: the request has more than one Content-Type"}
+	}
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
 		return nil, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: the request body must be application/json"}
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return nil, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: the request body must be application/json in UTF-8, with no other parameter"}
+		}
 	}
 	tooLarge := &Refusal{Kind: KindTooLarge, Reason: fmt.Sprintf("aisan strict mode: the request body is larger than the box's limit of %d bytes", s.b.MaxBody)}
 	if r.ContentLength > s.b.MaxBody {
@@ -443,6 +454,11 @@ func (s *Server) readBody(r *http.Request) ([]byte, *Refusal) {
 	}
 	if err != nil {
 		return b, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: the request body could not be read: " + err.Error()}
+	}
+	if len(r.Trailer) > 0 {
+		// No client sends trailers, and a header there (a content
+		// encoding) would come after the checks that read the header.
+		return b, &Refusal{Kind: KindPolicy, Reason: "aisan strict mode: the request carries trailers; send every header before the body"}
 	}
 	return b, nil
 }

@@ -180,6 +180,8 @@ func TestRefusedNeverReachesUpstreamOrCredential(t *testing.T) {
 		{"too large", "POST", "/v1/y", "", "", big, 413, "larger than"},
 		{"compressed", "POST", "/v1/y", "", "gzip", `{}`, 403, "compressed"},
 		{"not json", "POST", "/v1/y", "text/plain", "", `{}`, 403, "application/json"},
+		{"utf-16 charset", "POST", "/v1/y", "application/json; charset=utf-16", "", `{}`, 403, "in UTF-8"},
+		{"other parameter", "POST", "/v1/y", "application/json; boundary=x", "", `{}`, 403, "no other parameter"},
 		{"policy refusal", "POST", "/v1/y", "", "", `{"bad":1}`, 403, "'bad' is bad"},
 		{"policy panic", "POST", "/v1/y", "", "", `{"panic":1}`, 403, "policy failed"},
 		{"policy plain error", "POST", "/v1/y", "", "", `{"plainerr":1}`, 403, "plain error"},
@@ -735,5 +737,55 @@ func TestUpstreamRedirectIsNotFollowed(t *testing.T) {
 	}
 	if n := len(elsewhere.Requests()); n != 0 {
 		t.Errorf("the redirect target saw %d requests", n)
+	}
+}
+
+// TestRefusedHeaderShapes: a Content-Type given twice, and trailers
+// (which arrive after the header checks), are refused with a reason
+// before the credential is read; the same body sent plainly passes.
+func TestRefusedHeaderShapes(t *testing.T) {
+	send := func(t *testing.T, f *fixture, twoTypes, trailer bool) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://box/v1/y", io.MultiReader(strings.NewReader(`{"a":1}`)))
+		req.Header.Set("Content-Type", "application/json")
+		if twoTypes {
+			req.Header.Add("Content-Type", "text/plain")
+		}
+		if trailer {
+			req.Trailer = http.Header{"Content-Encoding": {"gzip"}}
+		}
+		resp, err := f.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	for _, tc := range []struct {
+		name              string
+		twoTypes, trailer bool
+		reason            string
+	}{
+		{"two content types", true, false, "more than one Content-Type"},
+		{"trailers", false, true, "trailers"},
+		{"plain", false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, egresstest.JSON(200, `{}`), egress.Options{})
+			resp := send(t, f, tc.twoTypes, tc.trailer)
+			b, _ := io.ReadAll(resp.Body)
+			if tc.reason == "" {
+				if resp.StatusCode != 200 || len(f.up.Requests()) != 1 {
+					t.Fatalf("a plain request: %d %s", resp.StatusCode, b)
+				}
+				return
+			}
+			if resp.StatusCode != 403 || !strings.Contains(string(b), tc.reason) {
+				t.Errorf("status %d %s, want 403 naming %q", resp.StatusCode, b, tc.reason)
+			}
+			if len(f.up.Requests()) != 0 || f.src.Calls() != 0 {
+				t.Errorf("the upstream or the credential was reached")
+			}
+		})
 	}
 }
