@@ -131,6 +131,9 @@ type StrictOptions struct {
 	// HomeInstructions are the agent's instruction files under $HOME
 	// (relative to it) that exist on the host.
 	HomeInstructions []string
+	// StateRules are files in StateDir (relative to it) that hold the
+	// user's rules as aisan seeded them: the box sees them read-only.
+	StateRules []string
 	// Preferences are the user's safe agent settings, KEY=VALUE (TOML
 	// values for Codex), passed on read-only.
 	Preferences []string
@@ -300,6 +303,10 @@ func strictMounts(o StrictOptions) []Mount {
 		for _, rel := range o.Instructions {
 			src := filepath.Join(o.ConfigDir, rel)
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: src, Dst: filepath.Join(o.StateDir, a.StateSub, rel)}, "agent: the user's global instructions, read-only"))
+		}
+		for _, rel := range o.StateRules {
+			p := filepath.Join(o.StateDir, rel)
+			mounts = append(mounts, why(Mount{Kind: ROBind, Src: p, Dst: p}, "agent: the user's rules as seeded, read-only"))
 		}
 	}
 	if isAgent {

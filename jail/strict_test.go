@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -209,6 +210,21 @@ func TestStrictStateNeverWritable(t *testing.T) {
 	o.Binds = []Mount{{Kind: Bind, Src: "/w/other", Dst: "/w/other"}}
 	if slices.ContainsFunc(Strict(o).Mounts, func(m Mount) bool { return m.Dst == "/h/.aisan" }) {
 		t.Error("the state is bound although nothing writable reaches it")
+	}
+}
+
+// TestStrictStateRulesReadOnly: the files of the user's rules in the
+// state directory are bound read-only after the state directory itself,
+// so the box sees them but cannot change them.
+func TestStrictStateRulesReadOnly(t *testing.T) {
+	o := strictBase()
+	o.StateRules = []string{"settings.json"}
+	s := Strict(o)
+	own := slices.IndexFunc(s.Mounts, func(m Mount) bool { return m.Dst == o.StateDir && m.Kind == Bind })
+	p := filepath.Join(o.StateDir, "settings.json")
+	ro := slices.IndexFunc(s.Mounts, func(m Mount) bool { return m.Dst == p && m.Src == p && m.Kind == ROBind })
+	if own < 0 || ro < own {
+		t.Errorf("the state at %d, its rules read-only at %d; want the rules after the state", own, ro)
 	}
 }
 

@@ -164,11 +164,12 @@ func TestStrictMCPNeverStopsALaunch(t *testing.T) {
 	}
 }
 
-// TestStrictClaudeRulesOutliveTheBox: a box that writes the switches
-// that turn hooks off (disableAllHooks, or CLAUDE_CODE_SAFE_MODE through
-// env) into its Claude settings does not carry them into the next
-// launch: there the real claude still runs the user's kill guard and
-// still refuses what the user's permissions.deny names.
+// TestStrictClaudeRulesOutliveTheBox: the switches that turn hooks off
+// (disableAllHooks, or CLAUDE_CODE_SAFE_MODE through env), left in the
+// box's Claude settings (by a box of an aisan that let it write them),
+// are gone at the next launch: there the real claude still runs the
+// user's kill guard and still refuses what the user's permissions.deny
+// names. The box itself cannot write that file.
 func TestStrictClaudeRulesOutliveTheBox(t *testing.T) {
 	bin := nodeBin(t, "claude")
 	repo, home, env := strictRepo(t)
@@ -185,10 +186,17 @@ func TestStrictClaudeRulesOutliveTheBox(t *testing.T) {
 		env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
 		return s, runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
 	}
-	const plant = `printf '%s' '{"disableAllHooks":true,"env":{"CLAUDE_CODE_SAFE_MODE":"1"}}' > "$CLAUDE_CONFIG_DIR/settings.json" && echo planted`
-	s, r := launch([]string{plant})
-	if res, _ := s.resultOf(0); !strings.Contains(res, "planted") {
-		t.Fatalf("the box could not write its settings: %q\n%s", res, r.stderr)
+	const plant = `{"disableAllHooks":true,"env":{"CLAUDE_CODE_SAFE_MODE":"1"}}`
+	s, r := launch([]string{`printf '%s' '` + plant + `' > "$CLAUDE_CONFIG_DIR/settings.json" && echo planted`})
+	if res, _ := s.resultOf(0); strings.Contains(res, "planted") {
+		t.Errorf("the box rewrote the settings holding the user's rules: %q", res)
+	}
+	settings, _ := filepath.Glob(filepath.Join(home, ".aisan", "state", "*-claude", "settings.json"))
+	if len(settings) != 1 {
+		t.Fatalf("the box's settings: %q\n%s", settings, r.stderr)
+	}
+	if err := os.WriteFile(settings[0], []byte(plant), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	commands := []string{"touch denied-by-the-user", "pkill -f aisan-rules-test-nothing"}
 	s, r = launch(commands)
@@ -239,5 +247,34 @@ func TestStrictCodexUserRulesHold(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, filepath.Join(home, ".codex", "hooks.json")+": its hooks") {
 		t.Errorf("the launch did not say the user's Codex hooks stay on the host:\n%s", r.stderr)
+	}
+}
+
+// TestStrictClaudeRulesHoldDuringTheRun: the box cannot rewrite the
+// settings file that holds the user's rules while its Claude runs
+// (Claude reads a changed file at once): after a tool call that tries to
+// empty it, the user's deny rule still refuses.
+func TestStrictClaudeRulesHoldDuringTheRun(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, _ := strictRepo(t)
+	claudeRulesSettings(t, home)
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
+		`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	// The pause gives Claude's watch of its settings time to see a change.
+	commands := []string{`printf '{}' > "$CLAUDE_CONFIG_DIR/settings.json"; sleep 2; cat "$CLAUDE_CONFIG_DIR/settings.json"`, "touch denied-by-the-user"}
+	s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
+	env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+	if err := claudeDone(r.stdout); err != nil {
+		t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+	}
+	if res, _ := s.resultOf(0); !strings.Contains(res, "Bash(touch:*)") {
+		t.Errorf("the box emptied the settings holding the user's rules: %q", res)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "denied-by-the-user")); err == nil {
+		res, _ := s.resultOf(1)
+		t.Errorf("%q ran after the box rewrote its settings: %q", commands[1], res)
 	}
 }

@@ -90,6 +90,11 @@ func (b *Box) planRules(h jail.Host, o *jail.StrictOptions) (string, error) {
 		}
 		o.Binds = append(o.Binds, jail.Mount{Kind: jail.ROBind, Src: src, Dst: bin, Why: "rules: aisan's kill guard, which the user's hooks run, read-only"})
 	}
+	if string(o.Kind) == agent.Claude.Kind {
+		// Claude reads a changed settings file at once: a box that could
+		// write it would drop the user's rules for the rest of its run.
+		o.StateRules = append(o.StateRules, "settings.json")
+	}
 	o.ExtraEnv = append(o.ExtraEnv, r.Env...)
 	if r.OpencodePermission != nil && b.mcp != nil {
 		b.mcp.OpencodePermission = r.OpencodePermission

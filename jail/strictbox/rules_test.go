@@ -146,3 +146,16 @@ func TestSeedCodexRules(t *testing.T) {
 		t.Error("the rules an earlier box wrote are still there")
 	}
 }
+
+// TestPlanRulesClaudeSettingsReadOnly: a Claude box sees the settings
+// file aisan seeds with the user's rules read-only.
+func TestPlanRulesClaudeSettingsReadOnly(t *testing.T) {
+	o := jail.StrictOptions{Kind: jail.KindClaude, Repo: "/src/app", Cwd: "/src/app", StateDir: "/st"}
+	b := &Box{Options: Options{Rules: func(RulesView) (BoxRules, error) { return BoxRules{Keys: []string{"permissions"}}, nil }}}
+	if _, err := b.planRules(jail.Host{Home: "/home/u", Cwd: "/src/app"}, &o); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.StateRules, []string{"settings.json"}) {
+		t.Errorf("state rules %q", o.StateRules)
+	}
+}
