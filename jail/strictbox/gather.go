@@ -41,11 +41,13 @@ func isSystem(p string) bool {
 }
 
 // toolDirs finds what running name needs beyond the system directories:
-// the directory it is found in (put on PATH), the package it resolves
-// into (a node_modules tree, a native installer's version dir), and its
-// script interpreter, found the same way. A name with a slash is a path
-// (relative ones against cwd), any other is looked up on the host's PATH.
-func toolDirs(name, cwd string, env []string, depth int) (ro, path []string, err error) {
+// the directory it is found in (put on PATH when onPath is set), the
+// package it resolves into (a node_modules tree, a native installer's
+// version dir), and its script interpreter, found the same way. A name
+// with a slash is a path (relative ones against cwd), any other is looked
+// up on the host's PATH. An interpreter named by its path (#!/abs/python)
+// does not put its directory on PATH, as the shell would not.
+func toolDirs(name, cwd string, env []string, depth int, onPath bool) (ro, path []string, err error) {
 	var p string
 	switch {
 	case filepath.IsAbs(name):
@@ -61,7 +63,9 @@ func toolDirs(name, cwd string, env []string, depth int) (ro, path []string, err
 	p = filepath.Clean(p)
 	if !isSystem(p) {
 		ro = append(ro, filepath.Dir(p))
-		path = append(path, filepath.Dir(p))
+		if onPath {
+			path = append(path, filepath.Dir(p))
+		}
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
@@ -76,7 +80,7 @@ func toolDirs(name, cwd string, env []string, depth int) (ro, path []string, err
 	}
 	if depth < 2 {
 		if interp := shebang(real); interp != "" {
-			iro, ipath, err := toolDirs(interp, cwd, env, depth+1)
+			iro, ipath, err := toolDirs(interp, cwd, env, depth+1, !strings.Contains(interp, "/"))
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s runs with %s: %w", p, interp, err)
 			}

@@ -136,7 +136,12 @@ func gatherCommand(f *facts, kind jail.Kind, name string, h jail.Host, o Options
 	}
 	if host != "" {
 		var err error
-		if f.toolRO, f.toolPath, err = toolDirs(host, h.Cwd, h.Env, 0); err != nil {
+		// A command the user names by its path (./run.sh, .venv/bin/python)
+		// runs as the shell runs it: its directory is not put on the
+		// box's PATH, where it would shadow the host's pip or python for
+		// everything the command starts. An agent's directory is.
+		onPath := kind != jail.KindRun || !strings.Contains(name, "/")
+		if f.toolRO, f.toolPath, err = toolDirs(host, h.Cwd, h.Env, 0, onPath); err != nil {
 			return &jail.NotFoundError{Name: name, Kind: kind, Why: err.Error()}
 		}
 	}

@@ -183,3 +183,43 @@ func TestCacheMounts(t *testing.T) {
 		}
 	}
 }
+
+// TestPathCommandKeepsPATH: a command named by its path (.venv/bin/python,
+// ./run.sh) does not put its directory on the box's PATH: on the host the
+// shell does not either, so the venv's pip would shadow the host's for
+// what the command starts, and the launch would warn of a swap that no
+// spec undoes. A command looked up on PATH keeps its directory there.
+func TestPathCommandKeepsPATH(t *testing.T) {
+	repo := t.TempDir()
+	venv := filepath.Join(repo, ".venv", "bin")
+	os.MkdirAll(venv, 0o755)
+	os.Symlink("/usr/bin/env", filepath.Join(venv, "python"))
+	os.WriteFile(filepath.Join(venv, "pip"), []byte("#!"+filepath.Join(venv, "python")+"\n"), 0o755)
+	os.WriteFile(filepath.Join(venv, "pytest"), []byte("#!"+filepath.Join(venv, "python")+"\n"), 0o755)
+	h := jail.Host{Cwd: repo, Home: "/h", AisanHome: "/h/.aisan", Env: []string{"PATH=/usr/bin:/bin"}}
+	for _, cmd := range []string{".venv/bin/python", ".venv/bin/pytest", filepath.Join(venv, "pytest")} {
+		f := facts{repo: repo}
+		if err := gatherCommand(&f, jail.KindRun, cmd, h, Options{}); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		so, _ := decide(jail.KindRun, []string{cmd}, h, "r-1-run", Options{}, f)
+		if p := so.PATH(); strings.Contains(p, venv) {
+			t.Errorf("%s: the box's PATH %s holds the venv's bin", cmd, p)
+		}
+		for _, s := range swaps(so, f) {
+			if within(s.box, venv) {
+				t.Errorf("%s: swap named: %+v", cmd, s)
+			}
+		}
+	}
+	// Looked up on PATH, the directory is on the box's PATH.
+	f := facts{repo: repo}
+	h.Env = []string{"PATH=" + venv + ":/usr/bin"}
+	if err := gatherCommand(&f, jail.KindRun, "pytest", h, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	so, _ := decide(jail.KindRun, []string{"pytest"}, h, "r-1-run", Options{}, f)
+	if p := so.PATH(); !strings.HasPrefix(p, venv+":") {
+		t.Errorf("pytest from PATH: the box's PATH %s lacks %s first", p, venv)
+	}
+}
