@@ -516,3 +516,45 @@ cd "$1/plainrepo" && claude --version
 		t.Errorf("in the other repository: %q", lines[1])
 	}
 }
+
+// TestStrictDirenvPathAdd: with direnv active, the project's bin is on
+// the host's PATH because its .envrc says PATH_add bin. A strict box
+// starts there (it used to refuse the project outright), runs the
+// project's command from that PATH, and what it writes there is held
+// for review: the host's next command still runs the host's file. A
+// directory of the repository on PATH that no .envrc puts there is
+// still refused, with a hint that names both ways out.
+func TestStrictDirenvPathAdd(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	bin := filepath.Join(repo, "bin")
+	os.MkdirAll(bin, 0o755)
+	tool := filepath.Join(bin, "mytool")
+	os.WriteFile(tool, []byte("#!/bin/sh\necho mytool ok\n"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".envrc"), []byte("PATH_add bin\n"), 0o644)
+	env = append(env, "PATH="+bin+":"+toolPATH())
+	r := strict(t, repo, env, nil, "sh", "-c", `mytool && printf '#!/bin/sh\necho planted\n' > bin/mytool && cp bin/mytool bin/new && echo wrote`)
+	if r.code != 0 || r.stdout != "mytool ok\nwrote\n" {
+		t.Fatalf("the box in a direnv project: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(tool); string(b) != "#!/bin/sh\necho mytool ok\n" {
+		t.Errorf("the box changed the host's %s, on its PATH: %q", tool, b)
+	}
+	if _, err := os.Lstat(filepath.Join(bin, "new")); err == nil {
+		t.Errorf("the box planted bin/new in a directory on the host's PATH")
+	}
+	if !strings.Contains(r.stderr, "bin/mytool") || !strings.Contains(r.stderr, "aisan review") {
+		t.Errorf("the launch does not say what it held: %q", r.stderr)
+	}
+	// The host's next command runs the host's tool.
+	if r := runCmd(t, repo, env, "", "sh", "-c", "mytool"); r.stdout != "mytool ok\n" {
+		t.Errorf("the host's mytool after the box: %q %q", r.stdout, r.stderr)
+	}
+
+	// A repository directory on PATH that the .envrc does not name.
+	tools := filepath.Join(repo, "tools")
+	os.MkdirAll(tools, 0o755)
+	r = strict(t, repo, append(env, "PATH="+tools+":"+bin+":"+toolPATH()), nil, "true")
+	if r.code == 0 || !strings.Contains(r.stderr, "it holds "+tools+" (a directory on your PATH)") || !strings.Contains(r.stderr, "PATH_add") {
+		t.Errorf("a repository directory on PATH no .envrc names: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -206,6 +206,52 @@ func mcpPrograms(p string) []gitpin.Steer {
 	return out
 }
 
+// repoPathDirs splits the host's PATH into the directories outside the
+// repository and those in it (but the repository itself), each as its
+// real path.
+func repoPathDirs(path []string, repo string) (outside, in []string) {
+	for _, d := range path {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			real = filepath.Clean(d)
+		}
+		if real != repo && within(real, repo) {
+			in = append(in, real)
+			continue
+		}
+		outside = append(outside, d)
+	}
+	return outside, in
+}
+
+// pathDirsHeld reports whether the box sees each of dirs (the
+// repository's directories on the host's PATH) only as a copy held for
+// review or read-only: what it writes there never reaches the host's
+// next command. The last item that covers a directory (the items are in
+// mount order) decides, and nothing below it may be the host's again (a
+// Pin or a Shadow's live entries).
+func pathDirsHeld(dirs []string, plan protect.Plan) bool {
+	safe := func(h protect.How) bool { return h == protect.Copy || h == protect.Create || h == protect.ReadOnly }
+	for _, d := range dirs {
+		held := false
+		for _, it := range plan.Items {
+			switch {
+			case within(d, it.Path):
+				held = safe(it.How)
+			case within(it.Path, d) && !safe(it.How) && it.How != protect.Mask:
+				return false
+			}
+		}
+		if !held {
+			return false
+		}
+	}
+	return true
+}
+
 // envrcLoads reads an .envrc found at launch for what it makes direnv
 // load ([direnv.Loads]), as steering paths. One that is not a regular
 // file (a link, a FIFO) is not read, and loads nothing that can be known:
@@ -360,7 +406,13 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	if hf == nil {
 		hf = bindspec.GatherFacts(h.Env, h.Home)
 	}
-	if err := bindspec.CheckWorkdir([]string{f.repo, h.Cwd}, bindspec.Host{Home: h.Home, Facts: hf, PATH: filepath.SplitList(h.Getenv("PATH")), System: systemPrefixes}); err != nil {
+	// A directory of the repository on the host's PATH is checked once
+	// the protections are planned: direnv's PATH_add puts one there, and
+	// the box sees it as a copy held for review.
+	hostPATH := filepath.SplitList(h.Getenv("PATH"))
+	outside, inRepo := repoPathDirs(hostPATH, f.repo)
+	workdir := bindspec.Host{Home: h.Home, Facts: hf, PATH: outside, System: systemPrefixes}
+	if err := bindspec.CheckWorkdir([]string{f.repo, h.Cwd}, workdir); err != nil {
 		return f, err
 	}
 	launch.Trace("workdir checked")
@@ -381,6 +433,12 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	pf.Mounted = gitMounted(f.repo, git)
 	if f.guard, err = protect.Make(pf); err != nil {
 		return f, err
+	}
+	if !pathDirsHeld(inRepo, f.guard) {
+		workdir.PATH = hostPATH
+		if err := bindspec.CheckWorkdir([]string{f.repo, h.Cwd}, workdir); err != nil {
+			return f, err
+		}
 	}
 	f.held = held.NewSetDir(h.AisanHome, slotName, time.Now())
 	if err := gatherCommand(&f, kind, command[0], h, o); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
 // TestCodexPreferences: the model settings pass, providers and anything
@@ -82,5 +83,32 @@ func TestRemountCovered(t *testing.T) {
 				t.Errorf("mounts %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPathDirsHeld: a repository directory on the host's PATH is let
+// into a box only when the box sees it as a copy or read-only, with
+// nothing below it bound back from the host.
+func TestPathDirsHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		items []protect.Item
+		want  bool
+	}{
+		{"a copy", []protect.Item{{Path: "/r/bin", How: protect.Copy}}, true},
+		{"under a copy", []protect.Item{{Path: "/r", How: protect.Pin}, {Path: "/r", How: protect.Copy}}, true},
+		{"read-only", []protect.Item{{Path: "/r/bin", How: protect.ReadOnly}}, true},
+		{"not protected", []protect.Item{{Path: "/r/.envrc", How: protect.Copy}}, false},
+		{"pinned", []protect.Item{{Path: "/r/bin", How: protect.Pin}}, false},
+		{"a shadow", []protect.Item{{Path: "/r/bin", How: protect.Shadow}}, false},
+		{"a pin below the copy", []protect.Item{{Path: "/r/bin", How: protect.Copy}, {Path: "/r/bin/sub", How: protect.Pin}}, false},
+		{"a copy, then the host's again", []protect.Item{{Path: "/r/bin", How: protect.Copy}, {Path: "/r/bin", How: protect.Pin}}, false},
+	} {
+		if got := pathDirsHeld([]string{"/r/bin"}, protect.Plan{Items: tc.items}); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !pathDirsHeld(nil, protect.Plan{}) {
+		t.Error("no directories: not held")
 	}
 }

@@ -139,6 +139,9 @@ func (e *HostExecError) Hints() []string {
 
 // hostExecPaths is the table with ~ and facts expanded, and the host's
 // PATH directories: rows whose facts the host lacks are left out.
+// pathWhy is the host-exec table's reason for a directory on PATH.
+const pathWhy = "a directory on your PATH"
+
 func hostExecPaths(home string, facts Facts, path []string) []hostExec {
 	var out []hostExec
 	for _, r := range hostExecTable {
@@ -153,7 +156,7 @@ func hostExecPaths(home string, facts Facts, path []string) []hostExec {
 	}
 	for _, d := range path {
 		if filepath.IsAbs(d) {
-			out = append(out, hostExec{path: filepath.Clean(d), reach: tree, why: "a directory on your PATH"})
+			out = append(out, hostExec{path: filepath.Clean(d), reach: tree, why: pathWhy})
 		}
 	}
 	return out
@@ -220,10 +223,14 @@ func (e *WorkdirError) Error() string {
 
 // Hints says what to do instead.
 func (e *WorkdirError) Hints() []string {
-	return []string{
+	hints := []string{
 		"cd into a project directory and start the box there",
 		"to let a box read this directory, bind it read-only from a bind spec (ro = [\"" + e.Dir + "\"]) and start it elsewhere",
 	}
+	if e.Why == pathWhy && !e.Link && e.Path != e.Dir && within(e.Path, e.Dir) {
+		hints = append(hints, "in a project: take "+e.Path+" off your PATH, or let the project's .envrc put it there (PATH_add): a strict box holds what an .envrc puts on PATH for review")
+	}
+	return hints
 }
 
 // CheckWorkdir refuses a strict box's repository or working directory
