@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,7 +59,23 @@ type ClaudeBox struct {
 // Claude sets on itself before it reads its hooks (CLAUDE_CODE_SAFE_MODE
 // runs none). The user's env is never brought (it may hold secrets), so
 // the box's is dropped at every launch.
-var ClaudeBoxKeys = []string{"permissions", "hooks", "disableAllHooks", "env"}
+var ClaudeBoxKeys = append([]string{"permissions", "hooks", "disableAllHooks", "env"}, slices.Sorted(maps.Keys(claudePreferences))...)
+
+// claudePreferences are the user's plain Claude preferences a box takes
+// as they are, each with the JSON type it must have: the model and how
+// Claude answers, nothing that runs a command, names a credential or
+// reaches the network (statusLine, apiKeyHelper, env stay out).
+var claudePreferences = map[string]string{
+	"model":                  "string",
+	"effortLevel":            "string",
+	"outputStyle":            "string",
+	"alwaysThinkingEnabled":  "bool",
+	"includeCoAuthoredBy":    "bool",
+	"includeGitInstructions": "bool",
+	"spinnerTipsEnabled":     "bool",
+	"prefersReducedMotion":   "bool",
+	"cleanupPeriodDays":      "number",
+}
 
 // ruleLists are the permission keys that hold rules.
 var ruleLists = []string{"allow", "deny", "ask"}
@@ -90,6 +107,17 @@ func ClaudeBoxRules(src []byte, file string, v BoxView) (ClaudeBox, error) {
 		}
 		out.Settings["disableAllHooks"] = raw
 	}
+	for _, k := range slices.Sorted(maps.Keys(claudePreferences)) {
+		raw, ok := top[k]
+		if !ok || isNull(raw) {
+			continue
+		}
+		if why := badPreference(raw, claudePreferences[k]); why != "" {
+			out.Left = append(out.Left, k+": "+why)
+			continue
+		}
+		out.Settings[k] = raw
+	}
 	if raw, ok := top["hooks"]; ok && !isNull(raw) {
 		h, err := out.hooks(raw, v)
 		if err != nil {
@@ -100,6 +128,32 @@ func ClaudeBoxRules(src []byte, file string, v BoxView) (ClaudeBox, error) {
 		}
 	}
 	return out, nil
+}
+
+// badPreference says why a preference's value is not taken ("" when it
+// is): not of its type, or a string that looks like it holds a secret.
+func badPreference(raw json.RawMessage, typ string) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "it does not parse"
+	}
+	ok := false
+	switch typ {
+	case "string":
+		var str string
+		ok = json.Unmarshal(raw, &str) == nil
+		if ok && secret.Text(str) {
+			return "it looks like it holds a secret"
+		}
+	case "bool":
+		_, ok = v.(bool)
+	case "number":
+		_, ok = v.(float64)
+	}
+	if !ok {
+		return "not a " + typ
+	}
+	return ""
 }
 
 // permissions keeps the user's permission block, less the rules that

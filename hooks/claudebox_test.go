@@ -56,7 +56,13 @@ func TestClaudeBoxRules(t *testing.T) {
 	}{
 		{name: "no file", src: "", settings: `{}`},
 		{name: "rules kept", src: `{"permissions":{"allow":["Bash(git status)"],"deny":["Bash(touch:*)","Read(~/.ssh/**)"],"ask":["Bash(git push:*)"],"defaultMode":"acceptEdits","disableBypassPermissionsMode":"disable"},"model":"opus","env":{"X":"1"}}`,
-			settings: `{"permissions":{"allow":["Bash(git status)"],"ask":["Bash(git push:*)"],"defaultMode":"acceptEdits","deny":["Bash(touch:*)","Read(~/.ssh/**)"],"disableBypassPermissionsMode":"disable"}}`},
+			settings: `{"model":"opus","permissions":{"allow":["Bash(git status)"],"ask":["Bash(git push:*)"],"defaultMode":"acceptEdits","deny":["Bash(touch:*)","Read(~/.ssh/**)"],"disableBypassPermissionsMode":"disable"}}`},
+		// The user's plain preferences reach the box's Claude as they are;
+		// what runs a command or may hold a credential does not.
+		{name: "preferences", src: `{"model":"claude-opus-4-1","effortLevel":"high","outputStyle":"Explanatory","alwaysThinkingEnabled":true,"includeCoAuthoredBy":false,"cleanupPeriodDays":90,"env":{"BASH_DEFAULT_TIMEOUT_MS":"1"},"statusLine":{"type":"command","command":"~/.claude/statusline.sh"},"apiKeyHelper":"~/bin/key"}`,
+			settings: `{"alwaysThinkingEnabled":true,"cleanupPeriodDays":90,"effortLevel":"high","includeCoAuthoredBy":false,"model":"claude-opus-4-1","outputStyle":"Explanatory"}`},
+		{name: "a preference of the wrong type or secret", src: `{"model":{"id":"x"},"alwaysThinkingEnabled":"yes","outputStyle":"sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345","cleanupPeriodDays":null}`,
+			settings: `{}`, left: []string{"alwaysThinkingEnabled: not a bool", "model: not a string", "outputStyle: it looks like it holds a secret"}},
 		{name: "the user's switch for hooks", src: `{"disableAllHooks":true,"env":{"CLAUDE_CODE_SAFE_MODE":"1"}}`, settings: `{"disableAllHooks":true}`},
 		{name: "a secret rule", src: `{"permissions":{"allow":["Bash(curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnop' *)","Bash(ls)"]}}`,
 			settings: `{"permissions":{"allow":["Bash(ls)"]}}`, left: []string{"permissions.allow rule 1: it looks like it holds a secret"}},

@@ -3,9 +3,12 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -276,5 +279,56 @@ func TestStrictClaudeRulesHoldDuringTheRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "denied-by-the-user")); err == nil {
 		res, _ := s.resultOf(1)
 		t.Errorf("%q ran after the box rewrote its settings: %q", commands[1], res)
+	}
+}
+
+// TestStrictClaudePreferences: the model the user chose in Claude's
+// settings.json is the one the real claude in a strict box asks for,
+// and a plain preference reaches the box's settings with it; a command
+// (statusLine) does not.
+func TestStrictClaudePreferences(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, _ := strictRepo(t)
+	// An alias: claude asks for the current model of that family (the
+	// default is another family).
+	const model = "sonnet"
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"model":"`+model+`","includeCoAuthoredBy":false,"statusLine":{"type":"command","command":"echo hi"}}`), 0o600)
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
+		`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	var mu sync.Mutex
+	var models []string
+	s, _ := tlsStandIn(t, ca, []string{"true"}, func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte) {
+		var req struct {
+			Model string `json:"model"`
+		}
+		if json.Unmarshal(body, &req) == nil && req.Model != "" {
+			mu.Lock()
+			models = append(models, req.Model)
+			mu.Unlock()
+		}
+		anthropicAPI(s, w, r, body)
+	})
+	env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+	if err := claudeDone(r.stdout); err != nil {
+		t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(models) == 0 || slices.ContainsFunc(models, func(m string) bool { return !strings.Contains(m, model) }) {
+		t.Errorf("the box's claude asked for %q, not the user's %s", models, model)
+	}
+	state, _ := filepath.Glob(filepath.Join(home, ".aisan", "state", "*-claude", "settings.json"))
+	if len(state) != 1 {
+		t.Fatalf("the box's settings: %q", state)
+	}
+	b, _ := os.ReadFile(state[0])
+	var seeded map[string]any
+	json.Unmarshal(b, &seeded)
+	if seeded["includeCoAuthoredBy"] != false || seeded["statusLine"] != nil {
+		t.Errorf("the box's settings.json: %s", b)
 	}
 }

@@ -58,7 +58,7 @@ func claudeBoxRules(file string, v strictbox.RulesView) (strictbox.BoxRules, err
 	case errors.Is(err, fs.ErrNotExist):
 		return r, nil
 	case err != nil:
-		return r, withHint(fmt.Errorf("reading %s: %w", file, err), "the box takes the permissions and hooks of that file; make it a readable regular file")
+		return r, withHint(fmt.Errorf("reading %s: %w", file, err), "the box takes the permissions, hooks and plain preferences (model…) of that file; make it a readable regular file")
 	}
 	b, err := hooks.ClaudeBoxRules(data, file, hooks.BoxView(v))
 	if err != nil {

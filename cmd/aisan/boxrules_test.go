@@ -23,7 +23,7 @@ func TestClaudeBoxRulesFile(t *testing.T) {
 	v := strictbox.RulesView{Shows: func(string) bool { return false }, LookPath: func(string) string { return "" },
 		HostLookPath: func(string) string { return "" }, Mountable: func(string) error { return nil }, Home: dir, Project: dir}
 	r, err := claudeBoxRules(file, v)
-	if err != nil || len(r.Settings) != 0 || !slices.Equal(r.Keys, []string{"permissions", "hooks", "disableAllHooks", "env"}) {
+	if err != nil || len(r.Settings) != 0 || !slices.Equal(r.Keys[:4], []string{"permissions", "hooks", "disableAllHooks", "env"}) || !slices.Contains(r.Keys, "model") {
 		t.Fatalf("no file: %+v, %v", r, err)
 	}
 	os.WriteFile(file, []byte(`{"permissions": {"deny": ["Bash(touch:*)"]`), 0o600)
