@@ -11,6 +11,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/shared/secret"
 )
 
 // Facts are what a spec's {NAME} stands for on this host: where each
@@ -50,6 +51,15 @@ var factRules = []factRule{
 	// same proxy, the user's own or the toolchain's default; never the
 	// credentials a proxy's address may carry.
 	{name: "GOPROXY", read: func(h jail.Host, f Facts) string { return withoutUserinfo(goSetting(h, f, "GOPROXY")) }},
+	// The settings the user gave go (go env -w, or the variable) that
+	// change what a build does: its flags (build tags), which modules
+	// are private (no proxy, no checksum database) and which toolchain
+	// runs. One that looks like it holds a secret is left out.
+	{name: "GOFLAGS", read: plainGoSetting("GOFLAGS")},
+	{name: "GOPRIVATE", read: plainGoSetting("GOPRIVATE")},
+	{name: "GONOPROXY", read: plainGoSetting("GONOPROXY")},
+	{name: "GONOSUMDB", read: plainGoSetting("GONOSUMDB")},
+	{name: "GOTOOLCHAIN", read: plainGoSetting("GOTOOLCHAIN")},
 	{name: "NODE_HOME", cmd: "node", up: 2},
 	{name: "NVM_DIR", env: "NVM_DIR", def: "~/.nvm"},
 	{name: "FNM_DIR", env: "FNM_DIR", def: "{XDG_DATA_HOME}/fnm"},
@@ -121,6 +131,18 @@ func GatherFacts(env []string, home string) Facts {
 func settingFact(name string) bool {
 	i := slices.IndexFunc(factRules, func(r factRule) bool { return r.name == name })
 	return i >= 0 && factRules[i].read != nil
+}
+
+// plainGoSetting reads the go setting key (goSetting), "" when it looks
+// like it holds a secret.
+func plainGoSetting(key string) func(jail.Host, Facts) string {
+	return func(h jail.Host, f Facts) string {
+		v := goSetting(h, f, key)
+		if secret.Text(v) {
+			return ""
+		}
+		return v
+	}
 }
 
 // goSetting reads a go environment setting the way go does: the host

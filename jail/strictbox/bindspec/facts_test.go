@@ -3,6 +3,8 @@ package bindspec
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -108,5 +110,36 @@ func TestGOPROXYWithoutCredentials(t *testing.T) {
 	}
 	if got := GatherFacts([]string{"GOPROXY=https://bot:s3cret@art.example/go,direct"}, t.TempDir())["GOPROXY"]; got != "https://art.example/go,direct" {
 		t.Errorf("the GOPROXY fact: %q, want the address without its token", got)
+	}
+}
+
+// TestGoBuildSettings: what the user told go with 'go env -w' (build
+// tags in GOFLAGS, private modules, the toolchain) is a fact the go spec
+// gives the box, with -modcacherw still last in GOFLAGS; a value that
+// looks like a secret is none.
+func TestGoBuildSettings(t *testing.T) {
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".config")
+	os.MkdirAll(filepath.Join(cfg, "go"), 0o755)
+	os.WriteFile(filepath.Join(cfg, "go", "env"), []byte("GOFLAGS=-tags=integration\nGOPRIVATE=corp.example.com/*\nGOTOOLCHAIN=local\nGONOSUMDB=-ldflags=-X=main.key=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789\n"), 0o644)
+	f := GatherFacts([]string{"PATH=/nonexistent", "XDG_CONFIG_HOME=" + cfg, "GONOPROXY=corp.example.com/internal"}, home)
+	for k, want := range map[string]string{"GOFLAGS": "-tags=integration", "GOPRIVATE": "corp.example.com/*", "GOTOOLCHAIN": "local", "GONOPROXY": "corp.example.com/internal", "GONOSUMDB": ""} {
+		if f[k] != want {
+			t.Errorf("%s = %q, want %q", k, f[k], want)
+		}
+	}
+	s, err := Load(Host{Home: home, Facts: f, System: []string{"/usr"}}, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := s.EnvEntries()
+	var flags string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "GOFLAGS="); ok {
+			flags = v // the last wins in the box
+		}
+	}
+	if flags != "-tags=integration -modcacherw" || !slices.Contains(env, "GOPRIVATE=corp.example.com/*") || slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "GONOSUMDB=") }) {
+		t.Errorf("the go spec's env: %q", env)
 	}
 }

@@ -41,7 +41,8 @@ func factHost(facts Facts, exist ...string) Host {
 var userFacts = Facts{
 	"HOME": "/home/u", "XDG_CONFIG_HOME": "/home/u/.config", "XDG_CACHE_HOME": "/home/u/.cache", "XDG_DATA_HOME": "/home/u/.local/share",
 	"GOROOT": "/usr/local/go", "GOPATH": "/home/u/go", "GOBIN": "/home/u/go/bin", "GOMODCACHE": "/home/u/go/pkg/mod", "GOCACHE": "/home/u/.cache/go-build",
-	"GOPROXY":   "https://goproxy.example,direct",
+	"GOPROXY": "https://goproxy.example,direct",
+	"GOFLAGS": "-tags=integration", "GOPRIVATE": "corp.example.com/*", "GOTOOLCHAIN": "local",
 	"NODE_HOME": "/home/u/.nvm/versions/node/v22", "NVM_DIR": "/home/u/.nvm", "FNM_DIR": "/home/u/.local/share/fnm", "NPM_CACHE": "/home/u/.npm",
 	"PYENV_ROOT": "/home/u/.pyenv", "UV_DIR": "", "UV_PYTHON": "/home/u/.local/share/uv/python", "UV_CACHE": "/home/u/.cache/uv", "PIP_CACHE": "/home/u/.cache/pip",
 	"RUSTUP_HOME": "/home/u/.rustup", "CARGO_HOME": "/home/u/.cargo",
@@ -59,11 +60,13 @@ func TestShippedSpecs(t *testing.T) {
 		provides                  string
 	}{
 		{name: "go",
-			mounts:   []string{"ro /home/u/go/bin", "ro /home/u/go/pkg/mod/cache/download"},
-			path:     []string{"/usr/local/go/bin", "/home/u/go/bin"},
-			caches:   []string{"/home/u/.cache/go-build", "/home/u/.cache/go-mod"},
-			env:      []string{"GOCACHE=/home/u/.cache/go-build", "GOMODCACHE=/home/u/.cache/go-mod", "GOFLAGS=-modcacherw", "GOPROXY=file:///home/u/go/pkg/mod/cache/download,https://goproxy.example,direct"},
-			skipped:  []string{"ro /usr/local/go: every box shows it already", "ro /home/u/sdk: it does not exist here"},
+			mounts: []string{"ro /home/u/go/bin", "ro /home/u/go/pkg/mod/cache/download"},
+			path:   []string{"/usr/local/go/bin", "/home/u/go/bin"},
+			caches: []string{"/home/u/.cache/go-build", "/home/u/.cache/go-mod"},
+			env: []string{"GOCACHE=/home/u/.cache/go-build", "GOMODCACHE=/home/u/.cache/go-mod", "GOFLAGS=-modcacherw", "GOFLAGS=-tags=integration -modcacherw",
+				"GOPROXY=file:///home/u/go/pkg/mod/cache/download,https://goproxy.example,direct", "GOPRIVATE=corp.example.com/*", "GOTOOLCHAIN=local"},
+			skipped: []string{"ro /usr/local/go: every box shows it already", "ro /home/u/sdk: it does not exist here",
+				"env GONOPROXY={GONOPROXY}: this host has no GONOPROXY", "env GONOSUMDB={GONOSUMDB}: this host has no GONOSUMDB"},
 			provides: "go"},
 		{name: "node",
 			mounts:  []string{"ro /home/u/.nvm/versions/node/v22"},
