@@ -190,6 +190,10 @@ var strictDefaults = []string{
 	"PAGER=cat",
 	"TMPDIR=/tmp",
 	"SHELL=/bin/sh",
+	// npm asks its registry for a newer npm on every run with a fresh
+	// cache: a box has no route, so each npm script would end in a
+	// refused request and a note to allow the registry it never needed.
+	"npm_config_update_notifier=false",
 }
 
 // repoWhy is the repository's mount's reason.

@@ -558,3 +558,21 @@ func TestStrictDirenvPathAdd(t *testing.T) {
 		t.Errorf("a repository directory on PATH no .envrc names: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestStrictNpmScriptQuiet: an npm script in a strict box, with the
+// project's node_modules and nothing else, runs without asking the
+// registry for anything: the launch ends with no refused request and no
+// advice to allow the registry.
+func TestStrictNpmScriptQuiet(t *testing.T) {
+	needTool(t, "/usr/bin/npm")
+	repo, _, env := strictRepo(t)
+	env = append(env, "PATH="+toolPATH())
+	os.WriteFile(filepath.Join(repo, "package.json"), []byte(`{"name":"app","version":"1.0.0","private":true,"scripts":{"test":"node -e \"console.log('npm test ok')\""}}`), 0o644)
+	r := strictLong(t, repo, env, 2*time.Minute, nil, "npm", "test")
+	if r.code != 0 || !strings.Contains(r.stdout, "npm test ok") {
+		t.Fatalf("npm test in the box: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "refused") {
+		t.Errorf("npm test asked the network: %s", r.stderr)
+	}
+}
