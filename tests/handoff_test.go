@@ -460,6 +460,66 @@ func TestHandoffCodex(t *testing.T) {
 	})
 }
 
+// TestHandoffClaudeHookScript: the project's own .claude/settings.json
+// runs hooks kept as scripts outside .claude/, named through
+// $CLAUDE_PROJECT_DIR and relative to the project. The box leaves the
+// settings alone and rewrites the scripts in place. The user's next
+// 'claude -p' on the host must run neither rewrite: both are held.
+func TestHandoffClaudeHookScript(t *testing.T) {
+	testAgentHandoff(t, agentHandoff{
+		agent: "claude", api: anthropicAPI, setup: claudeSetup,
+		prepare: func(t *testing.T, repo, home string, m marks) {
+			hooks := map[string]any{
+				"SessionStart":     []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": `"$CLAUDE_PROJECT_DIR"/scripts/start.sh`}}}},
+				"UserPromptSubmit": []any{map[string]any{"matcher": "", "hooks": []any{map[string]any{"type": "command", "command": "sh tools/prompt.sh --quiet"}}}},
+			}
+			settings, _ := json.Marshal(map[string]any{"hooks": hooks})
+			writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+			for _, f := range []string{"scripts/start.sh", "tools/prompt.sh"} {
+				writeFile(t, filepath.Join(repo, f), "#!/bin/sh\nexit 0\n")
+				os.Chmod(filepath.Join(repo, f), 0o755)
+			}
+			state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
+				repo: map[string]any{"hasTrustDialogAccepted": true},
+			}})
+			writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+		},
+		// Each script marks both (the check after --apply wants mcp's).
+		// Written in place: a rename onto a held file fails.
+		attack: func(m marks) string {
+			return fmt.Sprintf("for f in scripts/start.sh tools/prompt.sh; do printf '#!/bin/sh\\ntouch %s %s\\n' > $f; done", m.mcp, m.hook)
+		},
+		args: []string{"-p", "Say done.", "--output-format", "json"},
+		held: []string{"scripts/start.sh", "tools/prompt.sh"},
+	})
+}
+
+// TestHandoffCodexMCPScript: the user trusts the project, whose
+// .codex/config.toml starts an MCP server kept as a script in the
+// repository. The box rewrites the script in place. The user's next
+// 'codex exec' on the host must not run the rewrite: it is held.
+func TestHandoffCodexMCPScript(t *testing.T) {
+	testAgentHandoff(t, agentHandoff{
+		agent: "codex", api: responsesAPI, setup: codexSetup,
+		prepare: func(t *testing.T, repo, home string, m marks) {
+			f, err := os.OpenFile(filepath.Join(home, ".codex", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(f, "\n[projects.%q]\ntrust_level = \"trusted\"\n", repo)
+			f.Close()
+			writeFile(t, filepath.Join(repo, ".codex", "config.toml"), "[mcp_servers.x]\ncommand = \"sh\"\nargs = [\"tools/codex-mcp.sh\"]\n")
+			writeFile(t, filepath.Join(repo, "tools", "codex-mcp.sh"), "#!/bin/sh\nexit 0\n")
+		},
+		attack: func(m marks) string {
+			return fmt.Sprintf("printf '#!/bin/sh\\ntouch %s\\n' > tools/codex-mcp.sh", m.mcp)
+		},
+		args: []string{"-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false", "-c", "feedback.enabled=false",
+			"exec", "--json", "Say done."},
+		held: []string{"tools/codex-mcp.sh"},
+	})
+}
+
 // TestHandoffOpencode: the box gives the project an opencode.json with an
 // MCP server and a plugin in .opencode/. The user's next 'opencode run'
 // starts neither.

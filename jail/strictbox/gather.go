@@ -24,6 +24,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 	"github.com/aisan-dev/aisan/jail/strictbox/held"
 	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
+	"github.com/aisan-dev/aisan/jail/strictbox/projectrun"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -180,12 +181,56 @@ const maxEnvrc = 1 << 20
 
 // projectLoads is what a file found at launch that a host tool approves
 // by name or not at all makes it run besides itself: an .envrc's loads
-// (envrcLoads), a project MCP file's programs (mcpPrograms).
+// (envrcLoads), a project MCP file's programs (mcpPrograms; Codex's is
+// .codex/config.toml), the scripts Claude's project settings run
+// (claudePrograms).
 func projectLoads(p string) ([]gitpin.Steer, error) {
-	if filepath.Base(p) == ".envrc" {
+	switch filepath.Base(p) {
+	case ".envrc":
 		return envrcLoads(p)
+	case ".claude":
+		return claudePrograms(p), nil
+	case ".codex":
+		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+			return nil, nil
+		}
+		return mcpPrograms(filepath.Join(p, "config.toml")), nil
 	}
 	return mcpPrograms(p), nil
+}
+
+// claudePrograms reads the project settings in a .claude directory found
+// at launch (settings.json, settings.local.json) for the files their
+// hooks, status line and helpers run ([projectrun.ClaudeSettings]) that
+// are regular files: Claude runs them with no question once the project
+// is trusted. A .claude or a settings file that is no directory or
+// regular file is not read: its row protects it.
+func claudePrograms(dir string) []gitpin.Steer {
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	var out []gitpin.Steer
+	for _, n := range []string{"settings.json", "settings.local.json"} {
+		p := filepath.Join(dir, n)
+		b, err := regfile.Read(p, maxEnvrc)
+		if err != nil {
+			continue
+		}
+		out = append(out, regularSteers(projectrun.ClaudeSettings(p, b), "Claude Code: a file a hook or command of "+p+" runs, with no question once the project is trusted")...)
+	}
+	return out
+}
+
+// regularSteers are the paths among ps that are regular files (a link or
+// a FIFO is not followed), as steering paths.
+func regularSteers(ps []string, why string) []gitpin.Steer {
+	var out []gitpin.Steer
+	for _, f := range ps {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
+			out = append(out, gitpin.Steer{Path: f, Why: why})
+		}
+	}
+	return out
 }
 
 // mcpPrograms reads a project MCP file found at launch for the files in

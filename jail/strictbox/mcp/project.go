@@ -10,11 +10,13 @@ import (
 
 // ProjectPrograms returns the paths that the local servers of a project
 // MCP file (Claude's .mcp.json, opencode's opencode.json or
-// opencode.jsonc; path is where it lies, data its text) name literally:
-// a command given as a path, and every argument, as the client started
-// in the file's directory would take it. A host client starts these
+// opencode.jsonc, a trusted project's .codex/config.toml; path is where
+// it lies, data its text) name literally: a command given as a path, and
+// every argument, as the client started in the project's directory (the
+// file's, or the parent of .codex; a Codex server's cwd) would take it. A host client starts these
 // servers without asking again when their file is unchanged (Claude
-// approves a .mcp.json server by its name, opencode asks nothing), so a
+// approves a .mcp.json server by its name, opencode asks nothing, Codex
+// trusts the project), so a
 // program or script the box could rewrite beside it would run on the
 // host at the user's next start of that client.
 //
@@ -45,10 +47,25 @@ func ProjectPrograms(path string, data []byte) []string {
 			return nil
 		}
 		servers = imp.Servers
+	case "config.toml":
+		// A trusted project's .codex/config.toml: Codex starts its
+		// servers in the project's directory, or in their cwd.
+		if filepath.Base(filepath.Dir(path)) != ".codex" {
+			return nil
+		}
+		imp, err := ParseCodex(File{Path: path, Data: data}, "")
+		if err != nil {
+			return nil
+		}
+		servers = imp.Servers
 	default:
 		return nil
 	}
-	dir := filepath.Dir(path)
+	base := filepath.Dir(path)
+	if filepath.Base(path) == "config.toml" {
+		base = filepath.Dir(base)
+	}
+	dir := base
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -65,6 +82,13 @@ func ProjectPrograms(path string, data []byte) []string {
 		}
 	}
 	for _, s := range servers {
+		dir = base
+		if cwd, ok := s.Extra["cwd"].(string); ok && cwd != "" && !strings.Contains(cwd, "$") {
+			if !filepath.IsAbs(cwd) {
+				cwd = filepath.Join(base, cwd)
+			}
+			dir = filepath.Clean(cwd)
+		}
 		if strings.Contains(s.Command, "/") {
 			add(s.Command)
 		}

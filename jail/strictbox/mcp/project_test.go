@@ -22,6 +22,11 @@ func TestProjectPrograms(t *testing.T) {
 			"{\n // mine\n \"mcp\": {\"l\": {\"type\": \"local\", \"command\": [\"python3\", \"mcp/server.py\"]}, \"r\": {\"type\": \"remote\", \"url\": \"https://x.invalid\"}}}",
 			[]string{"/r/mcp/server.py"}},
 		{"opencode: disabled", "/r/opencode.json", `{"mcp": {"l": {"type": "local", "command": ["./s"], "enabled": false}}}`, nil},
+		{"codex: a trusted project's config", "/r/.codex/config.toml",
+			"[mcp_servers.a]\ncommand = \"sh\"\nargs = [\"tools/s.sh\"]\n[mcp_servers.b]\ncommand = \"./bin/srv\"\ncwd = \"sub\"\nargs = [\"--config=c.toml\"]\n[mcp_servers.c]\nurl = \"https://x.invalid\"\n",
+			[]string{"/r/tools/s.sh", "/r/sub/bin/srv", "/r/sub/c.toml"}},
+		{"codex: disabled", "/r/.codex/config.toml", "[mcp_servers.a]\ncommand = \"./s\"\nenabled = false\n", nil},
+		{"codex: a config.toml elsewhere", "/r/config.toml", "[mcp_servers.a]\ncommand = \"./s\"\n", nil},
 		{"a file that does not parse", "/r/.mcp.json", `{"mcpServers":`, nil},
 		{"another name", "/r/settings.json", `{"mcpServers": {"a": {"command": "./s"}}}`, nil},
 	} {

@@ -149,11 +149,14 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 }
 
 // LoadsNames are the files [GitFacts.Loads] is asked about.
-var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc"}
+// A directory among them (.claude, .codex) is asked about as a whole:
+// which of its files name what to run is the caller's business.
+var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".claude", ".codex"}
 
 // envrcLoads asks loads what each file among names that LoadsNames
 // lists makes its tool load, and keeps what lies in repo and is not
-// protected by a row already (found), each once.
+// protected by a row already (found, or in a directory found), each
+// once.
 func envrcLoads(repo string, names []string, found map[string]bool, loads func(string) ([]gitpin.Steer, error)) ([]gitpin.Steer, error) {
 	if loads == nil {
 		return nil, nil
@@ -169,7 +172,7 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 			return nil, err
 		}
 		for _, l := range ls {
-			if l.Path == repo || !within(l.Path, repo) || found[l.Path] || seen[l.Path] {
+			if l.Path == repo || !within(l.Path, repo) || inFound(l.Path, repo, found) || seen[l.Path] {
 				continue
 			}
 			seen[l.Path] = true
@@ -177,6 +180,17 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 		}
 	}
 	return out, nil
+}
+
+// inFound reports whether p, or a directory above it below repo, is
+// among found.
+func inFound(p, repo string, found map[string]bool) bool {
+	for ; p != repo && within(p, repo); p = filepath.Dir(p) {
+		if found[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // nestedGit lists what the nested .git entries found steer, as

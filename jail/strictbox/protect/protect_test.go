@@ -607,25 +607,28 @@ func TestSweptForeseenWhereInUse(t *testing.T) {
 	}
 }
 
-// TestGatherLoads: Loads is asked about every .envrc and project MCP
-// file found, and what it names inside the repository is steering.
+// TestGatherLoads: Loads is asked about every .envrc, project MCP file
+// and .claude found, and what it names inside the repository, outside
+// what is protected already, is steering.
 func TestGatherLoads(t *testing.T) {
 	r, _ := filepath.EvalSymlinks(t.TempDir())
 	os.MkdirAll(filepath.Join(r, "sub"), 0o755)
+	os.MkdirAll(filepath.Join(r, "sub/.claude"), 0o755)
 	for _, f := range []string{".envrc", ".mcp.json", "sub/opencode.json", "sub/opencode.jsonc", "README"} {
 		os.WriteFile(filepath.Join(r, f), []byte("{}"), 0o644)
 	}
 	var asked []string
 	loads := func(p string) ([]gitpin.Steer, error) {
 		asked = append(asked, strings.TrimPrefix(p, r+"/"))
-		return []gitpin.Steer{{Path: p + ".runs", Why: "test"}, {Path: "/elsewhere/x", Why: "test"}}, nil
+		// What lies in a protected directory is held with it.
+		return []gitpin.Steer{{Path: p + ".runs", Why: "test"}, {Path: "/elsewhere/x", Why: "test"}, {Path: filepath.Join(r, "sub/.claude/x.sh"), Why: "test"}}, nil
 	}
 	f, err := Gather(r, GitFacts{Loads: loads})
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(asked)
-	if got := strings.Join(asked, " "); got != ".envrc .mcp.json sub/opencode.json sub/opencode.jsonc" {
+	if got := strings.Join(asked, " "); got != ".envrc .mcp.json sub/.claude sub/opencode.json sub/opencode.jsonc" {
 		t.Errorf("Loads asked about %q", got)
 	}
 	var steer []string
@@ -633,7 +636,7 @@ func TestGatherLoads(t *testing.T) {
 		steer = append(steer, strings.TrimPrefix(s.Path, r+"/"))
 	}
 	slices.Sort(steer)
-	if got := strings.Join(steer, " "); got != ".envrc.runs .mcp.json.runs sub/opencode.json.runs sub/opencode.jsonc.runs" {
+	if got := strings.Join(steer, " "); got != ".envrc.runs .mcp.json.runs sub/.claude.runs sub/opencode.json.runs sub/opencode.jsonc.runs" {
 		t.Errorf("steering %q", got)
 	}
 }
