@@ -650,3 +650,58 @@ func TestHandoffStaleSetNextLaunch(t *testing.T) {
 	}
 	checkStaleCollected(t, repo, env, slot, pwned)
 }
+
+// TestHandoffEditorTaskScripts: VS Code runs a project's folder-open
+// tasks once automatic tasks are allowed, and the dev containers tooling
+// runs initializeCommand on the host at each build or start; both name
+// scripts kept in the repository, outside .vscode/ and .devcontainer/.
+// The box leaves the configs alone and rewrites the scripts in place.
+// Neither tool is on this machine: the host's next step is each command
+// run as its tool runs it (a shell task and a string initializeCommand
+// by /bin/sh -c in the folder, a process task and a list exec'd), which
+// must run no rewrite; the review holds them all.
+func TestHandoffEditorTaskScripts(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	writeFile(t, filepath.Join(repo, ".vscode", "tasks.json"), `{
+	// folder-open tasks
+	"version": "2.0.0",
+	"tasks": [
+		{"label": "watch", "type": "shell", "command": "./scripts/watch.sh", "runOptions": {"runOn": "folderOpen"}},
+		{"label": "serve", "type": "process", "command": "${workspaceFolder}/tools/serve.sh", "runOptions": {"runOn": "folderOpen"}},
+	],
+}`)
+	writeFile(t, filepath.Join(repo, ".devcontainer", "devcontainer.json"), `{"image": "x", "initializeCommand": "sh tools/init.sh"}`)
+	writeFile(t, filepath.Join(repo, ".devcontainer.json"), `{"image": "x", "initializeCommand": ["./tools/init2.sh"]}`)
+	scripts := []string{"scripts/watch.sh", "tools/serve.sh", "tools/init.sh", "tools/init2.sh"}
+	for _, f := range scripts {
+		writeFile(t, filepath.Join(repo, f), "#!/bin/sh\nexit 0\n")
+		os.Chmod(filepath.Join(repo, f), 0o755)
+	}
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "tasks")
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	pwned := filepath.Join(out, "PWNED")
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+for f in %s; do printf '#!/bin/sh\ntouch %s.%%s\n' $(basename $f) >$f; done
+echo planted`, strings.Join(scripts, " "), pwned))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	for _, argv := range [][]string{
+		{"/bin/sh", "-c", "./scripts/watch.sh"},
+		{filepath.Join(repo, "tools/serve.sh")},
+		{"/bin/sh", "-c", "sh tools/init.sh"},
+		{"./tools/init2.sh"},
+	} {
+		if c := runCmd(t, repo, env, "", argv[0], argv[1:]...); c.code != 0 {
+			t.Errorf("%q on the host: exit %d %q", argv, c.code, c.stderr)
+		}
+	}
+	var marks []string
+	for _, f := range scripts {
+		marks = append(marks, pwned+"."+filepath.Base(f))
+	}
+	absent(t, "the folder-open tasks and initializeCommands on the host after the box", marks...)
+	checkHeld(t, r, env, slotName(repo, "run"), scripts, []string{"touch " + pwned})
+}

@@ -183,7 +183,8 @@ const maxEnvrc = 1 << 20
 // by name or not at all makes it run besides itself: an .envrc's loads
 // (envrcLoads), a project MCP file's programs (mcpPrograms; Codex's is
 // .codex/config.toml), the scripts Claude's project settings run
-// (claudePrograms).
+// (claudePrograms), VS Code's tasks run on folder open and a dev
+// container's initializeCommand (readPrograms).
 func projectLoads(p string) ([]gitpin.Steer, error) {
 	switch filepath.Base(p) {
 	case ".envrc":
@@ -195,8 +196,47 @@ func projectLoads(p string) ([]gitpin.Steer, error) {
 			return nil, nil
 		}
 		return mcpPrograms(filepath.Join(p, "config.toml")), nil
+	case ".vscode":
+		return readPrograms([]string{filepath.Join(p, "tasks.json")}, projectrun.VSCodeTasks, "VS Code: a file a task of %s runs on folder open, with no question once automatic tasks are allowed"), nil
+	case ".devcontainer":
+		files := []string{filepath.Join(p, "devcontainer.json")}
+		if es, err := os.ReadDir(p); err == nil {
+			for _, e := range es {
+				if e.Type().IsDir() {
+					files = append(files, filepath.Join(p, e.Name(), "devcontainer.json"))
+				}
+			}
+		}
+		return readPrograms(files, projectrun.Devcontainer, devcontainerWhy), nil
+	case ".devcontainer.json":
+		return readPrograms([]string{p}, projectrun.Devcontainer, devcontainerWhy), nil
 	}
 	return mcpPrograms(p), nil
+}
+
+// devcontainerWhy says why a file an initializeCommand names is held.
+const devcontainerWhy = "dev containers: a file the initializeCommand of %s runs on the host when the container is built or started"
+
+// readPrograms reads each of files that is a regular file in a directory
+// found at launch (a link or a FIFO is not read) for the files it makes
+// its tool run (names), and keeps those that are regular files, as
+// steering paths; why says why, given the file.
+func readPrograms(files []string, names func(path string, data []byte) []string, why string) []gitpin.Steer {
+	if len(files) == 0 {
+		return nil
+	}
+	if st, err := os.Lstat(filepath.Dir(files[0])); err != nil || !st.IsDir() {
+		return nil
+	}
+	var out []gitpin.Steer
+	for _, p := range files {
+		b, err := regfile.Read(p, maxEnvrc)
+		if err != nil {
+			continue
+		}
+		out = append(out, regularSteers(names(p, b), fmt.Sprintf(why, p))...)
+	}
+	return out
 }
 
 // claudePrograms reads the project settings in a .claude directory found

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/aisan-dev/aisan/jail"
@@ -110,5 +111,55 @@ func TestPathDirsHeld(t *testing.T) {
 	}
 	if !pathDirsHeld(nil, protect.Plan{}) {
 		t.Error("no directories: not held")
+	}
+}
+
+// TestProjectLoads: the scripts a project's host tools run unasked by
+// the name a held config gives them are steering paths, when they are
+// regular files: a link or a FIFO is not followed, nor is a config that
+// is a link.
+func TestProjectLoads(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	w := func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(r, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(r, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w(".claude/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/s/hook.sh; sh s/link.sh; sh s/fifo.sh; sh s/none.sh"}]}]}}`)
+	w(".claude/settings.local.json", `{"statusLine": {"type": "command", "command": "s/status.sh"}}`)
+	w(".codex/config.toml", "[mcp_servers.a]\ncommand = \"s/codex.sh\"\n")
+	w(".vscode/tasks.json", `{"tasks": [{"type": "shell", "command": "s/task.sh", "runOptions": {"runOn": "folderOpen"}}]}`)
+	w(".devcontainer/devcontainer.json", `{"initializeCommand": "s/init.sh"}`)
+	w(".devcontainer/py/devcontainer.json", `{"initializeCommand": ["s/init-py.sh"]}`)
+	w("sub/.devcontainer.json", `{"initializeCommand": "./init.sh"}`)
+	w("other/.vscode/x", "")
+	os.Symlink(filepath.Join(r, ".vscode/tasks.json"), filepath.Join(r, "other/.vscode/tasks.json"))
+	for _, f := range []string{"s/hook.sh", "s/status.sh", "s/codex.sh", "s/task.sh", "s/init.sh", "s/init-py.sh", "sub/init.sh", "s/real.sh"} {
+		w(f, "")
+	}
+	os.Symlink("real.sh", filepath.Join(r, "s/link.sh"))
+	syscall.Mkfifo(filepath.Join(r, "s/fifo.sh"), 0o644)
+	want := map[string]string{
+		".claude":                "s/hook.sh s/status.sh",
+		".codex":                 "s/codex.sh",
+		".vscode":                "s/task.sh",
+		".devcontainer":          "s/init.sh s/init-py.sh",
+		"sub/.devcontainer.json": "sub/init.sh",
+		"other/.vscode":          "",
+	}
+	for p, w := range want {
+		ls, err := projectLoads(filepath.Join(r, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range ls {
+			got = append(got, strings.TrimPrefix(l.Path, r+"/"))
+		}
+		if g := strings.Join(got, " "); g != w {
+			t.Errorf("%s: %q, want %q", p, g, w)
+		}
 	}
 }

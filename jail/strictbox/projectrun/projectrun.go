@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailscale/hujson"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -212,4 +213,185 @@ func literal(w *syntax.Word, vars map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// vscodeVars are the variables of VS Code's tasks.json and a dev
+// container's devcontainer.json that name the workspace's folder.
+var vscodeVars = []string{"workspaceFolder", "workspaceRoot", "localWorkspaceFolder"}
+
+// expand replaces ${name} for the names of vscodeVars in s with root; a
+// value holding any other ${...} names nothing that can be known: "".
+func expand(s, root string) string {
+	for _, v := range vscodeVars {
+		s = strings.ReplaceAll(s, "${"+v+"}", root)
+	}
+	if strings.Contains(s, "${") {
+		return ""
+	}
+	return s
+}
+
+// jsonc parses text with comments and trailing commas (VS Code's and dev
+// containers' files) into v.
+func jsonc(data []byte, v any) bool {
+	std, err := hujson.Standardize(data)
+	return err == nil && json.Unmarshal(std, v) == nil
+}
+
+// command adds what a command names, run in dir: a string with shell
+// set is a shell command line, else a program; a list is a program and
+// its arguments, exec'd. args are words after it either way (a VS Code
+// task's, each quoted by it for the shell).
+func (ps *paths) command(cmd any, args []any, shell bool, root, dir string) {
+	var words []string
+	switch c := cmd.(type) {
+	case string:
+		if shell {
+			if line := expand(c, root); line != "" {
+				for _, p := range ShellPaths(line, dir, nil) {
+					ps.add(p, dir)
+				}
+			}
+			words = append(words, "")
+		} else {
+			words = append(words, c)
+		}
+	case []any:
+		for _, w := range c {
+			if s, ok := w.(string); ok {
+				words = append(words, s)
+			}
+		}
+	default:
+		return
+	}
+	for _, a := range args {
+		if s, ok := a.(string); ok {
+			words = append(words, s)
+		}
+	}
+	for i, w := range words {
+		w = expand(w, root)
+		if i == 0 && !strings.Contains(w, "/") {
+			continue
+		}
+		if v, ok := strings.CutPrefix(w, "--"); ok {
+			if _, val, ok := strings.Cut(v, "="); ok {
+				ps.add(val, dir)
+			}
+			continue
+		}
+		ps.add(w, dir)
+	}
+}
+
+// VSCodeTasks returns the paths that the tasks of a .vscode/tasks.json
+// (path, its text data) run on folder open (runOptions.runOn
+// "folderOpen") name: VS Code runs those when the folder opens, without
+// asking again once automatic tasks are allowed for it. A shell task's
+// command line is read as sh would; a process task's command is a
+// program. ${workspaceFolder} is the folder (the parent of .vscode), also
+// the directory tasks run in unless their options.cwd says otherwise.
+func VSCodeTasks(path string, data []byte) []string {
+	type task struct {
+		Type       string         `json:"type"`
+		Command    any            `json:"command"`
+		Args       []any          `json:"args"`
+		Options    map[string]any `json:"options"`
+		RunOptions struct {
+			RunOn string `json:"runOn"`
+		} `json:"runOptions"`
+		Linux *task `json:"linux"`
+	}
+	var doc struct {
+		task
+		Tasks []task `json:"tasks"`
+	}
+	if !jsonc(data, &doc) {
+		return nil
+	}
+	root := filepath.Dir(filepath.Dir(path))
+	var ps paths
+	for _, t := range doc.Tasks {
+		if t.RunOptions.RunOn != "folderOpen" {
+			continue
+		}
+		// A task's Linux section, then the task, then the file's
+		// top level give its command, as VS Code merges them.
+		cmd, args, typ, opts := t.Command, t.Args, t.Type, t.Options
+		if l := t.Linux; l != nil {
+			if l.Command != nil {
+				cmd = l.Command
+			}
+			if l.Args != nil {
+				args = l.Args
+			}
+			if l.Type != "" {
+				typ = l.Type
+			}
+			if l.Options != nil {
+				opts = l.Options
+			}
+		}
+		if cmd == nil {
+			cmd = doc.Command
+			if args == nil {
+				args = doc.Args
+			}
+		}
+		if typ == "" {
+			typ = doc.Type
+		}
+		if opts == nil {
+			opts = doc.Options
+		}
+		dir := root
+		if c, ok := opts["cwd"].(string); ok {
+			if c = expand(c, root); c == "" {
+				continue
+			}
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(root, c)
+			}
+			dir = c
+		}
+		ps.command(cmd, args, typ != "process", root, dir)
+	}
+	return ps.out
+}
+
+// Devcontainer returns the paths that a dev container configuration's
+// initializeCommand names (path is .devcontainer.json, or a
+// devcontainer.json in .devcontainer/ or a folder of it; data its text):
+// the dev containers tooling runs it on the host, in the workspace
+// folder, each time the container is built or started. A string is a
+// shell command line, a list a program and its arguments, an object
+// several of either. ${localWorkspaceFolder} is the workspace folder.
+func Devcontainer(path string, data []byte) []string {
+	var doc struct {
+		InitializeCommand any `json:"initializeCommand"`
+	}
+	if !jsonc(data, &doc) {
+		return nil
+	}
+	root := filepath.Dir(path)
+	if filepath.Base(root) != ".devcontainer" && filepath.Base(path) != ".devcontainer.json" {
+		root = filepath.Dir(root) // .devcontainer/NAME/devcontainer.json
+	}
+	if filepath.Base(root) == ".devcontainer" {
+		root = filepath.Dir(root)
+	}
+	var ps paths
+	cmds := []any{doc.InitializeCommand}
+	if m, ok := doc.InitializeCommand.(map[string]any); ok {
+		cmds = nil
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			cmds = append(cmds, m[k])
+		}
+	}
+	for _, c := range cmds {
+		_, line := c.(string)
+		ps.command(c, nil, line, root, root)
+	}
+	return ps.out
 }

@@ -38,3 +38,50 @@ func TestClaudeSettings(t *testing.T) {
 		})
 	}
 }
+
+func TestVSCodeTasks(t *testing.T) {
+	for _, tt := range []struct {
+		name, data string
+		want       []string
+	}{
+		{"folder open: shell, process, a cwd, JSONC", `{
+			// mine
+			"version": "2.0.0",
+			"tasks": [
+				{"label": "a", "type": "shell", "command": "./scripts/open.sh && bash tools/x.sh", "args": ["--conf=c.json", "-q"], "runOptions": {"runOn": "folderOpen"}},
+				{"label": "b", "type": "process", "command": "${workspaceFolder}/bin/watch", "args": ["w.js"], "options": {"cwd": "sub"}, "runOptions": {"runOn": "folderOpen"}},
+				{"label": "c", "type": "shell", "command": "./not/run.sh"},
+				{"label": "d", "command": "echo", "linux": {"command": "sh lin.sh"}, "runOptions": {"runOn": "folderOpen"},},
+			],
+		}`, []string{"/r/scripts/open.sh", "/r/tools/x.sh", "/r/c.json", "/r/bin/watch", "/r/sub/w.js", "/r/lin.sh"}},
+		{"unknown variables name nothing", `{"tasks": [{"type": "shell", "command": "${env:HOME}/x.sh", "args": ["${file}"], "runOptions": {"runOn": "folderOpen"}}]}`, nil},
+		{"a file that does not parse", `{"tasks": [`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(tt.want, VSCodeTasks("/r/.vscode/tasks.json", []byte(tt.data))); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestDevcontainer(t *testing.T) {
+	for _, tt := range []struct {
+		name, path, data string
+		want             []string
+	}{
+		{"a string: the shell", "/r/.devcontainer/devcontainer.json",
+			`{"image": "x", /* c */ "initializeCommand": "bash .devcontainer/init.sh; ${localWorkspaceFolder}/scripts/pre.sh"}`,
+			[]string{"/r/.devcontainer/init.sh", "/r/scripts/pre.sh"}},
+		{"a list: exec'd", "/r/.devcontainer.json", `{"initializeCommand": ["python3", "tools/init.py", "--x"]}`, []string{"/r/tools/init.py"}},
+		{"an object, in a folder of .devcontainer", "/r/.devcontainer/py/devcontainer.json",
+			`{"initializeCommand": {"b": "./b.sh", "a": ["./a"]}}`, []string{"/r/a", "/r/b.sh"}},
+		{"none", "/r/.devcontainer.json", `{"postCreateCommand": "./in-container.sh"}`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(tt.want, Devcontainer(tt.path, []byte(tt.data))); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -149,9 +149,10 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 }
 
 // LoadsNames are the files [GitFacts.Loads] is asked about.
-// A directory among them (.claude, .codex) is asked about as a whole:
-// which of its files name what to run is the caller's business.
-var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".claude", ".codex"}
+// A directory among them (.claude, .codex, .vscode, .devcontainer) is
+// asked about as a whole: which of its files name what to run is the
+// caller's business.
+var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json"}
 
 // envrcLoads asks loads what each file among names that LoadsNames
 // lists makes its tool load, and keeps what lies in repo and is not

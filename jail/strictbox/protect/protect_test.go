@@ -607,14 +607,16 @@ func TestSweptForeseenWhereInUse(t *testing.T) {
 	}
 }
 
-// TestGatherLoads: Loads is asked about every .envrc, project MCP file
-// and .claude found, and what it names inside the repository, outside
+// TestGatherLoads: Loads is asked about every .envrc, project MCP file,
+// .claude, .codex, .vscode and dev container config found, and what it names inside the repository, outside
 // what is protected already, is steering.
 func TestGatherLoads(t *testing.T) {
 	r, _ := filepath.EvalSymlinks(t.TempDir())
 	os.MkdirAll(filepath.Join(r, "sub"), 0o755)
-	os.MkdirAll(filepath.Join(r, "sub/.claude"), 0o755)
-	for _, f := range []string{".envrc", ".mcp.json", "sub/opencode.json", "sub/opencode.jsonc", "README"} {
+	for _, d := range []string{"sub/.claude", ".codex", ".vscode", ".devcontainer"} {
+		os.MkdirAll(filepath.Join(r, d), 0o755)
+	}
+	for _, f := range []string{".envrc", ".mcp.json", "sub/opencode.json", "sub/opencode.jsonc", "sub/.devcontainer.json", "README"} {
 		os.WriteFile(filepath.Join(r, f), []byte("{}"), 0o644)
 	}
 	var asked []string
@@ -628,7 +630,7 @@ func TestGatherLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(asked)
-	if got := strings.Join(asked, " "); got != ".envrc .mcp.json sub/.claude sub/opencode.json sub/opencode.jsonc" {
+	if got := strings.Join(asked, " "); got != ".codex .devcontainer .envrc .mcp.json .vscode sub/.claude sub/.devcontainer.json sub/opencode.json sub/opencode.jsonc" {
 		t.Errorf("Loads asked about %q", got)
 	}
 	var steer []string
@@ -636,7 +638,7 @@ func TestGatherLoads(t *testing.T) {
 		steer = append(steer, strings.TrimPrefix(s.Path, r+"/"))
 	}
 	slices.Sort(steer)
-	if got := strings.Join(steer, " "); got != ".envrc.runs .mcp.json.runs sub/.claude.runs sub/opencode.json.runs sub/opencode.jsonc.runs" {
+	if got := strings.Join(steer, " "); got != ".codex.runs .devcontainer.runs .envrc.runs .mcp.json.runs .vscode.runs sub/.claude.runs sub/.devcontainer.json.runs sub/opencode.json.runs sub/opencode.jsonc.runs" {
 		t.Errorf("steering %q", got)
 	}
 }
