@@ -61,7 +61,9 @@ type GitFacts struct {
 	// Loads, when set, says what a file found at launch among
 	// [LoadsNames] makes its tool load or run besides itself: what an
 	// .envrc makes direnv source or put on PATH, the programs a project
-	// MCP file's servers run. The tool's approval of the file covers
+	// MCP file's servers run, the scripts Claude's project hooks, VS
+	// Code's folder-open tasks and a dev container's initializeCommand
+	// run. The tool's approval of the file covers
 	// them (or it asks nothing), so each in the repository is protected
 	// as a steering path. Its error refuses the launch. (Reading them is
 	// left to the caller: the front links this package and no shell
