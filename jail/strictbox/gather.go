@@ -261,11 +261,19 @@ func claudePrograms(dir string) []gitpin.Steer {
 	return out
 }
 
-// regularSteers are the paths among ps that are regular files (a link or
-// a FIFO is not followed), as steering paths.
+// regularSteers are the paths among ps that are regular files (a final
+// link or a FIFO is not followed), as steering paths. A path reached
+// through a linked directory is taken where it lies: a file elsewhere in
+// the repository is protected there, one outside it is not the box's to
+// write (and a mount through the link would fail the launch).
 func regularSteers(ps []string, why string) []gitpin.Steer {
 	var out []gitpin.Steer
 	for _, f := range ps {
+		d, err := filepath.EvalSymlinks(filepath.Dir(f))
+		if err != nil {
+			continue
+		}
+		f = filepath.Join(d, filepath.Base(f))
 		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
 			out = append(out, gitpin.Steer{Path: f, Why: why})
 		}
@@ -282,13 +290,7 @@ func mcpPrograms(p string) []gitpin.Steer {
 	if err != nil {
 		return nil
 	}
-	var out []gitpin.Steer
-	for _, f := range mcp.ProjectPrograms(p, b) {
-		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
-			out = append(out, gitpin.Steer{Path: f, Why: "MCP: a file a server of " + p + " runs, started by the host client with no question once the server is approved"})
-		}
-	}
-	return out
+	return regularSteers(mcp.ProjectPrograms(p, b), "MCP: a file a server of "+p+" runs, started by the host client with no question once the server is approved")
 }
 
 // repoPathDirs splits the host's PATH into the directories outside the
