@@ -520,6 +520,34 @@ func TestHandoffCodexMCPScript(t *testing.T) {
 	})
 }
 
+// TestHandoffCodexHookScript: the user trusts the project and its hook:
+// .codex/hooks.json runs a script kept outside .codex/. The
+// box rewrites the script in place. The user's next 'codex exec' on the
+// host must not run the rewrite: it is held.
+func TestHandoffCodexHookScript(t *testing.T) {
+	testAgentHandoff(t, agentHandoff{
+		agent: "codex", api: responsesAPI, setup: codexSetup,
+		prepare: func(t *testing.T, repo, home string, m marks) {
+			f, err := os.OpenFile(filepath.Join(home, ".codex", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(f, "\n[projects.%q]\ntrust_level = \"trusted\"\n", repo)
+			f.Close()
+			writeFile(t, filepath.Join(repo, ".codex", "hooks.json"), `{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "sh tools/codex-hook.sh"}]}]}}`)
+			writeFile(t, filepath.Join(repo, "tools", "codex-hook.sh"), "#!/bin/sh\nexit 0\n")
+		},
+		attack: func(m marks) string {
+			return fmt.Sprintf("printf '#!/bin/sh\\ntouch %s\\n' > tools/codex-hook.sh", m.mcp)
+		},
+		// Codex trusts a hook by its definition, which the box left as
+		// it was: the bypass stands in for the user's trust of it.
+		args: []string{"-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false", "-c", "feedback.enabled=false",
+			"exec", "--dangerously-bypass-hook-trust", "--json", "Say done."},
+		held: []string{"tools/codex-hook.sh"},
+	})
+}
+
 // TestHandoffOpencode: the box gives the project an opencode.json with an
 // MCP server and a plugin in .opencode/. The user's next 'opencode run'
 // starts neither.

@@ -195,7 +195,8 @@ func projectLoads(p string) ([]gitpin.Steer, error) {
 		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
 			return nil, nil
 		}
-		return mcpPrograms(filepath.Join(p, "config.toml")), nil
+		out := mcpPrograms(filepath.Join(p, "config.toml"))
+		return append(out, readPrograms([]string{filepath.Join(p, "hooks.json"), filepath.Join(p, "config.toml")}, projectrun.CodexHooks, "Codex: a file a hook of %s runs, with no question once the hook is trusted")...), nil
 	case ".vscode":
 		return readPrograms([]string{filepath.Join(p, "tasks.json")}, projectrun.VSCodeTasks, "VS Code: a file a task of %s runs on folder open, with no question once automatic tasks are allowed"), nil
 	case ".devcontainer":

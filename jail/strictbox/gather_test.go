@@ -129,14 +129,15 @@ func TestProjectLoads(t *testing.T) {
 	}
 	w(".claude/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/s/hook.sh; sh s/link.sh; sh s/fifo.sh; sh s/none.sh"}]}]}}`)
 	w(".claude/settings.local.json", `{"statusLine": {"type": "command", "command": "s/status.sh"}}`)
-	w(".codex/config.toml", "[mcp_servers.a]\ncommand = \"s/codex.sh\"\n")
+	w(".codex/config.toml", "[mcp_servers.a]\ncommand = \"s/codex.sh\"\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"s/stop.sh\"\n")
+	w(".codex/hooks.json", `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "sh s/start.sh"}]}]}}`)
 	w(".vscode/tasks.json", `{"tasks": [{"type": "shell", "command": "s/task.sh", "runOptions": {"runOn": "folderOpen"}}]}`)
 	w(".devcontainer/devcontainer.json", `{"initializeCommand": "s/init.sh"}`)
 	w(".devcontainer/py/devcontainer.json", `{"initializeCommand": ["s/init-py.sh"]}`)
 	w("sub/.devcontainer.json", `{"initializeCommand": "./init.sh"}`)
 	w("other/.vscode/x", "")
 	os.Symlink(filepath.Join(r, ".vscode/tasks.json"), filepath.Join(r, "other/.vscode/tasks.json"))
-	for _, f := range []string{"s/hook.sh", "s/status.sh", "s/codex.sh", "s/task.sh", "s/init.sh", "s/init-py.sh", "sub/init.sh", "s/real.sh"} {
+	for _, f := range []string{"s/hook.sh", "s/status.sh", "s/codex.sh", "s/task.sh", "s/init.sh", "s/init-py.sh", "sub/init.sh", "s/real.sh", "s/stop.sh", "s/start.sh"} {
 		w(f, "")
 	}
 	os.Symlink("real.sh", filepath.Join(r, "s/link.sh"))
@@ -148,7 +149,7 @@ func TestProjectLoads(t *testing.T) {
 	syscall.Mkfifo(filepath.Join(r, "s/fifo.sh"), 0o644)
 	want := map[string]string{
 		".claude":                "s/hook.sh s/status.sh",
-		".codex":                 "s/codex.sh",
+		".codex":                 "s/codex.sh s/start.sh s/stop.sh",
 		".vscode":                "s/task.sh s/real.sh",
 		".devcontainer":          "s/init.sh s/init-py.sh",
 		"sub/.devcontainer.json": "sub/init.sh",

@@ -1,11 +1,11 @@
 // Package projectrun reads the project files that host tools obey
 // without asking again for the files in the repository they name to run:
 // Claude Code's project settings (hooks, the status line and the
-// helpers it runs), VS Code's tasks run on folder open, and a dev
-// container's initializeCommand, which runs on the host. Their tool
-// approves the file (or the workspace, or nothing), never what the
-// script it names holds, so a strict box that may rewrite such a script
-// acts on the host the next time the tool runs it.
+// helpers it runs), Codex's project hooks, VS Code's tasks run on folder
+// open, and a dev container's initializeCommand, which runs on the host.
+// Their tool approves the file (or the workspace, or nothing), never
+// what the script it names holds, so a strict box that may rewrite such
+// a script acts on the host the next time the tool runs it.
 //
 // Only what is written literally can be known: a word holding an
 // expansion other than the few each tool defines is skipped. The paths
@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -73,32 +74,9 @@ func ClaudeSettings(path string, data []byte) []string {
 	root := filepath.Dir(filepath.Dir(path))
 	vars := map[string]string{"CLAUDE_PROJECT_DIR": root}
 	var ps paths
-	command := func(raw json.RawMessage) {
-		var h struct {
-			Type    string `json:"type"`
-			Command string `json:"command"`
-		}
-		if json.Unmarshal(raw, &h) == nil && (h.Type == "command" || h.Type == "") && h.Command != "" {
-			for _, p := range ShellPaths(h.Command, root, vars) {
-				ps.add(p, root)
-			}
-		}
-	}
-	for _, ev := range slices.Sorted(maps.Keys(doc.Hooks)) {
-		for _, m := range doc.Hooks[ev] {
-			var group struct {
-				Hooks []json.RawMessage `json:"hooks"`
-			}
-			if json.Unmarshal(m, &group) != nil {
-				continue
-			}
-			for _, h := range group.Hooks {
-				command(h)
-			}
-		}
-	}
+	ps.hooks(doc.Hooks, root, vars)
 	if len(doc.StatusLine) > 0 {
-		command(doc.StatusLine)
+		ps.hook(doc.StatusLine, root, vars)
 	}
 	for _, k := range claudeCommands {
 		var s string
@@ -108,6 +86,69 @@ func ClaudeSettings(path string, data []byte) []string {
 			}
 		}
 	}
+	return ps.out
+}
+
+// hook adds what a hook of type "command" (or a status line) runs.
+func (ps *paths) hook(raw json.RawMessage, root string, vars map[string]string) {
+	var h struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(raw, &h) == nil && (h.Type == "command" || h.Type == "") && h.Command != "" {
+		for _, p := range ShellPaths(h.Command, root, vars) {
+			ps.add(p, root)
+		}
+	}
+}
+
+// hooks adds what the hooks of a Claude or Codex hooks table run: event
+// -> [{matcher, hooks: [{type, command}]}].
+func (ps *paths) hooks(events map[string][]json.RawMessage, root string, vars map[string]string) {
+	for _, ev := range slices.Sorted(maps.Keys(events)) {
+		for _, m := range events[ev] {
+			var group struct {
+				Hooks []json.RawMessage `json:"hooks"`
+			}
+			if json.Unmarshal(m, &group) != nil {
+				continue
+			}
+			for _, h := range group.Hooks {
+				ps.hook(h, root, vars)
+			}
+		}
+	}
+}
+
+// CodexHooks returns the paths that the hooks of a trusted project's
+// Codex configuration name in their commands: path is
+// .codex/hooks.json or .codex/config.toml (its [hooks] tables), data its
+// text. Codex runs them in the project's directory (the parent of
+// .codex). A file that does not parse names nothing.
+func CodexHooks(path string, data []byte) []string {
+	var doc struct {
+		Hooks map[string][]json.RawMessage `json:"hooks"`
+	}
+	switch filepath.Base(path) {
+	case "hooks.json":
+		if json.Unmarshal(data, &doc) != nil {
+			return nil
+		}
+	case "config.toml":
+		var t map[string]any
+		if toml.Unmarshal(data, &t) != nil {
+			return nil
+		}
+		b, err := json.Marshal(map[string]any{"hooks": t["hooks"]})
+		if err != nil || json.Unmarshal(b, &doc) != nil {
+			return nil
+		}
+	default:
+		return nil
+	}
+	root := filepath.Dir(filepath.Dir(path))
+	var ps paths
+	ps.hooks(doc.Hooks, root, nil)
 	return ps.out
 }
 

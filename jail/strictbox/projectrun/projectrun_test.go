@@ -85,3 +85,25 @@ func TestDevcontainer(t *testing.T) {
 		})
 	}
 }
+
+func TestCodexHooks(t *testing.T) {
+	for _, tt := range []struct {
+		name, path, data string
+		want             []string
+	}{
+		{"hooks.json", "/r/.codex/hooks.json",
+			`{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "python3 scripts/start.py --hook SessionStart"}]}]}}`,
+			[]string{"/r/scripts/start.py", "/r/SessionStart"}},
+		{"config.toml's [hooks]", "/r/.codex/config.toml",
+			"model = \"x\"\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"./tools/stop.sh\"\n",
+			[]string{"/r/tools/stop.sh"}},
+		{"config.toml without hooks", "/r/.codex/config.toml", "[mcp_servers.a]\ncommand = \"./s\"\n", nil},
+		{"another name", "/r/.codex/other.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./s"}]}]}}`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(tt.want, CodexHooks(tt.path, []byte(tt.data))); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
