@@ -66,11 +66,11 @@ func ClaudeSettings(path string, data []byte) []string {
 		Hooks      map[string][]json.RawMessage `json:"hooks"`
 		StatusLine json.RawMessage              `json:"statusLine"`
 	}
-	if json.Unmarshal(data, &doc) != nil {
+	if !jsonc(data, &doc) {
 		return nil
 	}
 	var other map[string]json.RawMessage
-	json.Unmarshal(data, &other)
+	jsonc(data, &other)
 	root := filepath.Dir(filepath.Dir(path))
 	vars := map[string]string{"CLAUDE_PROJECT_DIR": root}
 	var ps paths
@@ -131,7 +131,7 @@ func CodexHooks(path string, data []byte) []string {
 	}
 	switch filepath.Base(path) {
 	case "hooks.json":
-		if json.Unmarshal(data, &doc) != nil {
+		if !jsonc(data, &doc) {
 			return nil
 		}
 	case "config.toml":

@@ -24,6 +24,8 @@ func TestClaudeSettings(t *testing.T) {
 		{"expansions and bare commands name nothing", "/r/.claude/settings.json",
 			`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "jq . $HOME/x \"$(pwd)/y\" ~/z; uvx tool"}]}]}}`,
 			[]string{"/r", "/r/tool"}},
+		{"comments and a trailing comma are read too", "/r/.claude/settings.json",
+			"{\n // mine\n \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./h.sh\"},]}]}}", []string{"/r/h.sh"}},
 		{"an absolute path", "/r/.claude/settings.json",
 			`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/x/hook"}]}]}}`,
 			[]string{"/opt/x/hook"}},
