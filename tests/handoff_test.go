@@ -437,6 +437,18 @@ func TestHandoffClaude(t *testing.T) {
 	})
 }
 
+// trustCodexProject marks repo trusted in the user's Codex config, as
+// the user does once for a project.
+func trustCodexProject(t *testing.T, home, repo string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(home, ".codex", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "\n[projects.%q]\ntrust_level = \"trusted\"\n", repo)
+}
+
 // TestHandoffCodex: the user trusts the project; the box gives it a
 // .codex/config.toml with an MCP server. The user's next 'codex exec'
 // does not start it.
@@ -444,12 +456,7 @@ func TestHandoffCodex(t *testing.T) {
 	testAgentHandoff(t, agentHandoff{
 		agent: "codex", api: responsesAPI, setup: codexSetup,
 		prepare: func(t *testing.T, repo, home string, m marks) {
-			f, err := os.OpenFile(filepath.Join(home, ".codex", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(f, "\n[projects.%q]\ntrust_level = \"trusted\"\n", repo)
-			f.Close()
+			trustCodexProject(t, home, repo)
 		},
 		attack: func(m marks) string {
 			return fmt.Sprintf("mkdir -p .codex && printf '[mcp_servers.x]\\ncommand = \"sh\"\\nargs = [\"-c\", \"touch %s\"]\\n' > .codex/config.toml", m.mcp)
@@ -502,12 +509,7 @@ func TestHandoffCodexMCPScript(t *testing.T) {
 	testAgentHandoff(t, agentHandoff{
 		agent: "codex", api: responsesAPI, setup: codexSetup,
 		prepare: func(t *testing.T, repo, home string, m marks) {
-			f, err := os.OpenFile(filepath.Join(home, ".codex", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(f, "\n[projects.%q]\ntrust_level = \"trusted\"\n", repo)
-			f.Close()
+			trustCodexProject(t, home, repo)
 			writeFile(t, filepath.Join(repo, ".codex", "config.toml"), "[mcp_servers.x]\ncommand = \"sh\"\nargs = [\"tools/codex-mcp.sh\"]\n")
 			writeFile(t, filepath.Join(repo, "tools", "codex-mcp.sh"), "#!/bin/sh\nexit 0\n")
 		},
@@ -528,12 +530,7 @@ func TestHandoffCodexHookScript(t *testing.T) {
 	testAgentHandoff(t, agentHandoff{
 		agent: "codex", api: responsesAPI, setup: codexSetup,
 		prepare: func(t *testing.T, repo, home string, m marks) {
-			f, err := os.OpenFile(filepath.Join(home, ".codex", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(f, "\n[projects.%q]\ntrust_level = \"trusted\"\n", repo)
-			f.Close()
+			trustCodexProject(t, home, repo)
 			writeFile(t, filepath.Join(repo, ".codex", "hooks.json"), `{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "sh tools/codex-hook.sh"}]}]}}`)
 			writeFile(t, filepath.Join(repo, "tools", "codex-hook.sh"), "#!/bin/sh\nexit 0\n")
 		},

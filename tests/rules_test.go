@@ -67,13 +67,7 @@ func TestClaudeUserDenyHolds(t *testing.T) {
 	})
 	t.Run("strict", func(t *testing.T) {
 		repo, home, env := strictRepo(t)
-		claudeRulesSettings(t, home)
-		if r := aisan(t, env, "", "install-hook", "--claude"); r.code != 0 {
-			t.Fatalf("install-hook: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-		}
-		os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
-			`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
-			time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+		strictClaudeUser(t, env, home)
 		ca := newTestCA(t, t.TempDir(), "127.0.0.1")
 		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
 		env = append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
@@ -167,6 +161,30 @@ func TestStrictMCPNeverStopsALaunch(t *testing.T) {
 	}
 }
 
+// claudeHostLogin gives home a Claude subscription login, valid for a
+// day, that stays on the host.
+func claudeHostLogin(t *testing.T, home string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	if err := os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
+		`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
+		time.Now().Add(24*time.Hour).UnixMilli())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// strictClaudeUser gives home the user's Claude rules (claudeRulesSettings),
+// aisan's kill guard installed as a hook, and a subscription login that
+// stays on the host.
+func strictClaudeUser(t *testing.T, env []string, home string) {
+	t.Helper()
+	claudeRulesSettings(t, home)
+	if r := aisan(t, env, "", "install-hook", "--claude"); r.code != 0 {
+		t.Fatalf("install-hook: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	claudeHostLogin(t, home)
+}
+
 // TestStrictClaudeRulesOutliveTheBox: the switches that turn hooks off
 // (disableAllHooks, or CLAUDE_CODE_SAFE_MODE through env), left in the
 // box's Claude settings (by a box of an aisan that let it write them),
@@ -176,13 +194,7 @@ func TestStrictMCPNeverStopsALaunch(t *testing.T) {
 func TestStrictClaudeRulesOutliveTheBox(t *testing.T) {
 	bin := nodeBin(t, "claude")
 	repo, home, env := strictRepo(t)
-	claudeRulesSettings(t, home)
-	if r := aisan(t, env, "", "install-hook", "--claude"); r.code != 0 {
-		t.Fatalf("install-hook: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
-		`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
-		time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+	strictClaudeUser(t, env, home)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
 	launch := func(commands []string) (*standIn, jailedRun) {
 		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
@@ -261,9 +273,7 @@ func TestStrictClaudeRulesHoldDuringTheRun(t *testing.T) {
 	bin := nodeBin(t, "claude")
 	repo, home, _ := strictRepo(t)
 	claudeRulesSettings(t, home)
-	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
-		`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
-		time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+	claudeHostLogin(t, home)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
 	// The pause gives Claude's watch of its settings time to see a change.
 	commands := []string{`printf '{}' > "$CLAUDE_CONFIG_DIR/settings.json"; sleep 2; cat "$CLAUDE_CONFIG_DIR/settings.json"`, "touch denied-by-the-user"}
@@ -294,9 +304,7 @@ func TestStrictClaudePreferences(t *testing.T) {
 	const model = "sonnet"
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
 	os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(`{"model":"`+model+`","includeCoAuthoredBy":false,"statusLine":{"type":"command","command":"echo hi"}}`), 0o600)
-	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(
-		`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-host","refreshToken":"r","expiresAt":%d,"scopes":["user:inference"],"subscriptionType":"max"}}`,
-		time.Now().Add(24*time.Hour).UnixMilli())), 0o600)
+	claudeHostLogin(t, home)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
 	var mu sync.Mutex
 	var models []string
