@@ -383,9 +383,10 @@ func TestStrictBoxPath(t *testing.T) {
 	if r.code != 0 || r.stdout != "v99.0.0\n" {
 		t.Errorf("node as the command: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	// Go under /usr/local/go is in the box: on its PATH, found there.
+	// Go under /usr/local/go is in the box: on its PATH, found there;
+	// the launch names the spec that brings its caches and settings.
 	r = strict(t, repo, env, nil, "go", "version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "go version") {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "go version") || !strings.Contains(r.stderr, "aisan: warning: go runs in the box without its toolchain's caches and settings; --binds go brings them") {
 		t.Errorf("go: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	x := aisanIn(t, repo, env, "", "explain", "run", "--strict", "--", "true")

@@ -249,6 +249,22 @@ func swapNotes(ss []swap, files []string) []string {
 	return out
 }
 
+// specNote is the line that names the shipped spec for the command a
+// run starts (go, npm, cargo) when no spec brings it (files: the bind
+// specs loaded): without it the box runs the host's program with nothing
+// else of its toolchain (an empty module or package cache, none of the
+// user's settings), and what it then fetches is refused.
+func specNote(kind jail.Kind, name string, files []string) []string {
+	if kind != jail.KindRun || strings.Contains(name, "/") {
+		return nil
+	}
+	spec := bindspec.ShippedProvides()[name]
+	if spec == "" || slices.Contains(files, bindspec.ShippedFile(spec)) {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s runs in the box without its toolchain's caches and settings; --binds %s brings them (aisan explain shows what it adds)", name, spec)}
+}
+
 // pathProviders maps each host PATH directory the box does not show to
 // the shipped spec that would show it here; loading them reads the
 // host's facts (facts, or gathered anew when nil).
@@ -330,7 +346,12 @@ func planToolchain(kind jail.Kind, name string, h jail.Host, so jail.StrictOptio
 		return toolchainPlan{}, err
 	}
 	ss := swaps(so, f)
-	p := toolchainPlan{notes: swapNotes(ss, o.BindFiles)}
+	var notes []string
+	if !slices.ContainsFunc(ss, func(s swap) bool { return s.name == name }) {
+		// A swapped command's line names the spec already.
+		notes = specNote(kind, name, o.BindFiles)
+	}
+	p := toolchainPlan{notes: append(notes, swapNotes(ss, o.BindFiles)...)}
 	if dry {
 		var w strings.Builder
 		explainPath(&w, so, pathProviders(h, o.Facts, missingPath(so)))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/strictbox/bindspec"
 )
 
 // toolFacts are facts for a box in /w/r whose host has nvm's node first on
@@ -221,5 +222,29 @@ func TestPathCommandKeepsPATH(t *testing.T) {
 	so, _ := decide(jail.KindRun, []string{"pytest"}, h, "r-1-run", Options{}, f)
 	if p := so.PATH(); !strings.HasPrefix(p, venv+":") {
 		t.Errorf("pytest from PATH: the box's PATH %s lacks %s first", p, venv)
+	}
+}
+
+// TestSpecNote: a run of a command a shipped spec provides, without that
+// spec, names it; with the spec, by path, or for an agent, nothing.
+func TestSpecNote(t *testing.T) {
+	goSpec := bindspec.ShippedFile("go")
+	for _, tt := range []struct {
+		kind  jail.Kind
+		name  string
+		files []string
+		want  string
+	}{
+		{jail.KindRun, "go", nil, "--binds go brings them"},
+		{jail.KindRun, "npm", []string{goSpec}, "--binds node brings them"},
+		{jail.KindRun, "go", []string{goSpec}, ""},
+		{jail.KindRun, "./go", nil, ""},
+		{jail.KindRun, "make", nil, ""},
+		{jail.KindClaude, "claude", nil, ""},
+	} {
+		got := strings.Join(specNote(tt.kind, tt.name, tt.files), "\n")
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s %s %q: %q, want %q", tt.kind, tt.name, tt.files, got, tt.want)
+		}
 	}
 }
