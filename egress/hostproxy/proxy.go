@@ -50,8 +50,14 @@ type Config struct {
 	// Resolver looks names up on the host side; nil means [HostResolver].
 	// Wrap it with [Overrides.Then] for AISAN_RESOLVE.
 	Resolver Resolver
-	// Local is the host's own interface addresses ([LocalAddrs]).
+	// Local is the host's own interface addresses ([LocalAddrs]) known
+	// beforehand; they always count as the host's own.
 	Local []netip.Addr
+	// LocalAddrs lists the host's interface addresses as they are now; it
+	// is asked at every decision, since a host gains addresses while a box
+	// runs (IPv6 temporary addresses, DHCP, a VPN). nil means
+	// [LocalAddrs].
+	LocalAddrs func() ([]netip.Addr, error)
 	// Audit receives one entry per decision; nil discards.
 	Audit audit.Sink
 	// Timeouts; zero means the Default… value.
@@ -99,6 +105,9 @@ func New(cfg Config) *Proxy {
 	}
 	if cfg.Audit == nil {
 		cfg.Audit = audit.Discard
+	}
+	if cfg.LocalAddrs == nil {
+		cfg.LocalAddrs = LocalAddrs
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -313,7 +322,11 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 			return t, nil, gen, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
 		}
 	}
-	addrs, err = Check(t, addrs, explicit, p.cfg.Local)
+	local, err := p.local()
+	if err != nil {
+		return t, nil, gen, errFailed{err}
+	}
+	addrs, err = Check(t, addrs, explicit, local)
 	if err != nil {
 		return t, nil, gen, err
 	}
@@ -325,11 +338,36 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		// exactly where Check looked.
 		c, err := p.dial(dctx, netip.AddrPortFrom(a, t.Port).String())
 		if err == nil {
+			if !explicit && toSelf(c) {
+				// The address became the host's own between the check
+				// and the dial.
+				c.Close()
+				return t, nil, gen, &RefusedError{Target: t, Reason: fmt.Sprintf("%s is %s address, allowed only when named exactly with the port", t, HostOwn), Hint: t.String()}
+			}
 			return t, c, gen, nil
 		}
 		errs = append(errs, err)
 	}
 	return t, nil, gen, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
+}
+
+// local is the host's own addresses: those known at the start and those
+// it has now.
+func (p *Proxy) local() ([]netip.Addr, error) {
+	now, err := p.cfg.LocalAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("cannot list this host's addresses: %w", err)
+	}
+	return append(append([]netip.Addr(nil), p.cfg.Local...), now...), nil
+}
+
+// toSelf reports whether c is a TCP connection to this machine itself: the
+// kernel gives a connection to one of its own addresses that address as
+// its source.
+func toSelf(c net.Conn) bool {
+	la, ok1 := c.LocalAddr().(*net.TCPAddr)
+	ra, ok2 := c.RemoteAddr().(*net.TCPAddr)
+	return ok1 && ok2 && la.IP.Equal(ra.IP)
 }
 
 type limitReader struct {
