@@ -24,7 +24,10 @@
 // refused.
 //
 // The host looks the name up itself, after the name has matched, and
-// connects to exactly the address it checked. Addresses inside this
+// connects to exactly the address it checked. A name that only a wildcard
+// allows is looked up as an absolute name, without the host resolver's
+// search list, so that a made-up name under the wildcard cannot resolve
+// to a host of a search domain. Addresses inside this
 // machine or its networks (loopback, 0.0.0.0 and ::, link-local, private,
 // 100.64.0.0/10, their IPv4-mapped IPv6 forms, and the host's own
 // interface addresses as they are at that request, the ones gained while

@@ -316,7 +316,7 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		// Only a name on the list is ever looked up, so the box cannot use
 		// the proxy to send queries for names of its choosing.
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.ResolveTimeout)
-		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", t.Name)
+		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", lookupName(list, t))
 		cancel()
 		if err != nil {
 			return t, nil, gen, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
@@ -349,6 +349,22 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		errs = append(errs, err)
 	}
 	return t, nil, gen, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
+}
+
+// lookupName is the name to ask the resolver for. A name that only a
+// wildcard allows is one the box chose: it goes absolute
+// ("x.example.com."), so that a resolver with a search list (search in
+// resolv.conf, ndots above 1) answers for that name and not for
+// x.example.com.corp.example, a host of the host's network that no
+// pattern names. A name a pattern names exactly is the user's, and is
+// looked up as they would look it up.
+func lookupName(l List, t Target) string {
+	for _, p := range l {
+		if !p.Wildcard && p.matches(t) {
+			return t.Name
+		}
+	}
+	return t.Name + "."
 }
 
 // local is the host's own addresses: those known at the start and those
