@@ -598,13 +598,35 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 	// the client also sent.
 	req.Host = authority
 	req.Close = true
+	cw := &countWriter{w: c}
+	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		// The request is allowed: the client may send its body now. The
+		// body goes on in one piece, so the upstream is not asked again.
+		req.Header.Del("Expect")
+		if req.ProtoAtLeast(1, 1) {
+			io.WriteString(cw, "HTTP/1.1 100 Continue\r\n\r\n")
+		}
+	}
 	upw := &countWriter{w: up}
 	if err := req.Write(upw); err != nil {
 		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{fmt.Errorf("sending the request to %s: %w", t, err)})
 		return
 	}
 	up.SetReadDeadline(time.Now().Add(p.cfg.ResponseTimeout))
-	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	ubr := bufio.NewReader(up)
+	var resp *http.Response
+	for {
+		resp, err = http.ReadResponse(ubr, req)
+		if err == nil && resp.StatusCode == http.StatusSwitchingProtocols {
+			resp.Body.Close()
+			err = errors.New("it switched protocols, which the request did not ask for")
+		}
+		// Other interim answers (100, 103) are not the answer: read on.
+		if err != nil || resp.StatusCode >= 200 {
+			break
+		}
+		resp.Body.Close()
+	}
 	if err != nil {
 		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{fmt.Errorf("reading the response from %s: %w", t, err)})
 		return
@@ -613,7 +635,6 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 	defer resp.Body.Close()
 	dropHop(resp.Header)
 	resp.Close = true
-	cw := &countWriter{w: c}
 	resp.Write(cw)
 	p.logTunnel(tn, start, req.Method, resp.StatusCode, upw.n, cw.n)
 }
