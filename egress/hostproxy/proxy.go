@@ -419,7 +419,7 @@ func (p *Proxy) handle(c net.Conn) {
 		case errors.As(err, &ne) && ne.Timeout():
 			err = fmt.Errorf("no complete request head within %s", p.cfg.HeaderTimeout)
 		default:
-			err = errors.New("not an HTTP proxy request; the box reaches other hosts only through HTTP CONNECT or http:// requests")
+			err = fmt.Errorf("not an HTTP proxy request (%s); the box reaches other hosts only through HTTP CONNECT or http:// requests", clip(err.Error()))
 		}
 		p.refuse(c, start, "-", "-", http.StatusForbidden, err)
 		return
@@ -432,6 +432,8 @@ func (p *Proxy) handle(c net.Conn) {
 		p.tunnel(ctx, c, br, req, start)
 	case req.URL.IsAbs() && req.URL.Scheme == "http" && req.URL.Host != "":
 		p.forward(ctx, c, br, req, start)
+	case req.URL.IsAbs() && req.URL.Scheme == "http":
+		p.refuse(c, start, req.Method, "", http.StatusForbidden, fmt.Errorf("the URL %q has no host; write http://HOST[:PORT]/PATH", clip(req.RequestURI)))
 	case req.URL.IsAbs():
 		p.refuse(c, start, req.Method, req.URL.Host, http.StatusForbidden, fmt.Errorf("%s:// requests are not proxied; use CONNECT (HTTPS_PROXY) for https", req.URL.Scheme))
 	default:
