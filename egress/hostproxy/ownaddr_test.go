@@ -18,8 +18,9 @@ import (
 // box runs (a new IPv6 temporary address, a DHCP renewal, a VPN coming
 // up) is its own as much as those it had at the start, so a name that
 // resolves to it is refused unless a pattern names the host exactly with
-// its port. The test runs in a network namespace of its own, where it
-// may add an address to lo; nothing leaves that namespace.
+// its port; so is an address a local route sends to this machine. The
+// test runs in a network namespace of its own, where it may add
+// addresses and routes to lo; nothing leaves that namespace.
 func TestAddressGainedAfterStart(t *testing.T) {
 	const gained = "198.51.100.7" // a public-looking address, added below
 	if os.Getenv("HOSTPROXY_TEST_NETNS") == "" {
@@ -97,6 +98,26 @@ func TestAddressGainedAfterStart(t *testing.T) {
 	got = raw(t, sock2, "CONNECT x.wild.test:"+strconv.Itoa(int(port))+" HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	if strings.Contains(got, "host service") || !strings.Contains(got, "403") || !strings.Contains(got, string(HostOwn)) {
 		t.Errorf("a connection that reached this host's own address was kept:\n%s", got)
+	}
+
+	// A whole range routed to this machine (a local route, as for
+	// AnyIP): on no interface, so no listing shows it, yet it is the
+	// host's own.
+	if out, err := exec.Command("ip", "route", "add", "local", "198.51.100.128/25", "dev", "lo").CombinedOutput(); err != nil {
+		t.Fatalf("ip route add local: %v: %s", err, out)
+	}
+	o2, _ := ParseResolve("y.wild.test=198.51.100.200")
+	routed := New(Config{Allow: l, Resolver: o2.Then(nil), Local: local})
+	sock3 := t.TempDir() + "/hosts3.sock"
+	pl3, err := net.Listen("unix", sock3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go routed.Serve(pl3)
+	t.Cleanup(func() { routed.Close() })
+	got = raw(t, sock3, "GET http://y.wild.test:"+strconv.Itoa(int(port))+"/ HTTP/1.1\r\nHost: y.wild.test\r\n\r\n")
+	if strings.Contains(got, "host service") || !strings.Contains(got, "403") || !strings.Contains(got, string(HostOwn)) {
+		t.Errorf("an address of a local route reached a host service:\n%s", got)
 	}
 }
 
