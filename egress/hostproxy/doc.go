@@ -24,10 +24,14 @@
 // refused.
 //
 // The host looks the name up itself, after the name has matched, and
-// connects to exactly the address it checked. Addresses inside this
+// connects to exactly the address it checked. A name that only a wildcard
+// allows is looked up as an absolute name, without the host resolver's
+// search list, so that a made-up name under the wildcard cannot resolve
+// to a host of a search domain. Addresses inside this
 // machine or its networks (loopback, 0.0.0.0 and ::, link-local, private,
 // 100.64.0.0/10, their IPv4-mapped IPv6 forms, and the host's own
-// interface addresses) are refused unless a pattern names the host
+// interface addresses as they are at that request, the ones gained while
+// the box runs included) are refused unless a pattern names the host
 // exactly with its port, so a public-looking name pointed at 127.0.0.1
 // cannot reach a host service: --allow-host devbox.internal:8080 allows it,
 // *.internal or devbox.internal do not. Multicast and broadcast are never
@@ -62,7 +66,8 @@
 // # For callers
 //
 // cmd/aisan parses the patterns with [ParseList] (after [CheckNet]),
-// gathers [LocalAddrs] once, builds a [Config] with the resolver
+// gathers [LocalAddrs] once (the proxy asks again at every decision, see
+// [Config.LocalAddrs]), builds a [Config] with the resolver
 // ([HostResolver], wrapped by [Overrides.Then] when AISAN_RESOLVE is set)
 // and the slot's audit sink, and calls [Proxy.Serve] on a Unix socket in
 // the slot's run dir, which the in-box relay connects to. [BoxEnv] gives

@@ -275,7 +275,11 @@ func (p *Proxy) allows(l List, t Target, addr netip.Addr) bool {
 	if err != nil {
 		return false
 	}
-	_, err = Check(t, []netip.Addr{addr}, explicit, p.cfg.Local)
+	local, err := p.local()
+	if err != nil {
+		return false
+	}
+	_, err = Check(t, []netip.Addr{addr}, explicit, local)
 	return err == nil
 }
 

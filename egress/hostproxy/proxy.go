@@ -50,8 +50,14 @@ type Config struct {
 	// Resolver looks names up on the host side; nil means [HostResolver].
 	// Wrap it with [Overrides.Then] for AISAN_RESOLVE.
 	Resolver Resolver
-	// Local is the host's own interface addresses ([LocalAddrs]).
+	// Local is the host's own interface addresses ([LocalAddrs]) known
+	// beforehand; they always count as the host's own.
 	Local []netip.Addr
+	// LocalAddrs lists the host's interface addresses as they are now; it
+	// is asked at every decision, since a host gains addresses while a box
+	// runs (IPv6 temporary addresses, DHCP, a VPN). nil means
+	// [LocalAddrs].
+	LocalAddrs func() ([]netip.Addr, error)
 	// Audit receives one entry per decision; nil discards.
 	Audit audit.Sink
 	// Timeouts; zero means the Default… value.
@@ -99,6 +105,9 @@ func New(cfg Config) *Proxy {
 	}
 	if cfg.Audit == nil {
 		cfg.Audit = audit.Discard
+	}
+	if cfg.LocalAddrs == nil {
+		cfg.LocalAddrs = LocalAddrs
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -307,13 +316,17 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		// Only a name on the list is ever looked up, so the box cannot use
 		// the proxy to send queries for names of its choosing.
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.ResolveTimeout)
-		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", t.Name)
+		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", lookupName(list, t))
 		cancel()
 		if err != nil {
 			return t, nil, gen, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
 		}
 	}
-	addrs, err = Check(t, addrs, explicit, p.cfg.Local)
+	local, err := p.local()
+	if err != nil {
+		return t, nil, gen, errFailed{err}
+	}
+	addrs, err = Check(t, addrs, explicit, local)
 	if err != nil {
 		return t, nil, gen, err
 	}
@@ -325,11 +338,52 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		// exactly where Check looked.
 		c, err := p.dial(dctx, netip.AddrPortFrom(a, t.Port).String())
 		if err == nil {
+			if !explicit && toSelf(c) {
+				// The address became the host's own between the check
+				// and the dial.
+				c.Close()
+				return t, nil, gen, &RefusedError{Target: t, Reason: fmt.Sprintf("%s is %s address, allowed only when named exactly with the port", t, HostOwn), Hint: t.String()}
+			}
 			return t, c, gen, nil
 		}
 		errs = append(errs, err)
 	}
 	return t, nil, gen, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
+}
+
+// lookupName is the name to ask the resolver for. A name that only a
+// wildcard allows is one the box chose: it goes absolute
+// ("x.example.com."), so that a resolver with a search list (search in
+// resolv.conf, ndots above 1) answers for that name and not for
+// x.example.com.corp.example, a host of the host's network that no
+// pattern names. A name a pattern names exactly is the user's, and is
+// looked up as they would look it up.
+func lookupName(l List, t Target) string {
+	for _, p := range l {
+		if !p.Wildcard && p.matches(t) {
+			return t.Name
+		}
+	}
+	return t.Name + "."
+}
+
+// local is the host's own addresses: those known at the start and those
+// it has now.
+func (p *Proxy) local() ([]netip.Addr, error) {
+	now, err := p.cfg.LocalAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("cannot list this host's addresses: %w", err)
+	}
+	return append(append([]netip.Addr(nil), p.cfg.Local...), now...), nil
+}
+
+// toSelf reports whether c is a TCP connection to this machine itself: the
+// kernel gives a connection to one of its own addresses that address as
+// its source.
+func toSelf(c net.Conn) bool {
+	la, ok1 := c.LocalAddr().(*net.TCPAddr)
+	ra, ok2 := c.RemoteAddr().(*net.TCPAddr)
+	return ok1 && ok2 && la.IP.Equal(ra.IP)
 }
 
 type limitReader struct {
@@ -365,7 +419,7 @@ func (p *Proxy) handle(c net.Conn) {
 		case errors.As(err, &ne) && ne.Timeout():
 			err = fmt.Errorf("no complete request head within %s", p.cfg.HeaderTimeout)
 		default:
-			err = errors.New("not an HTTP proxy request; the box reaches other hosts only through HTTP CONNECT or http:// requests")
+			err = fmt.Errorf("not an HTTP proxy request (%s); the box reaches other hosts only through HTTP CONNECT or http:// requests", clip(err.Error()))
 		}
 		p.refuse(c, start, "-", "-", http.StatusForbidden, err)
 		return
@@ -378,6 +432,8 @@ func (p *Proxy) handle(c net.Conn) {
 		p.tunnel(ctx, c, br, req, start)
 	case req.URL.IsAbs() && req.URL.Scheme == "http" && req.URL.Host != "":
 		p.forward(ctx, c, br, req, start)
+	case req.URL.IsAbs() && req.URL.Scheme == "http":
+		p.refuse(c, start, req.Method, "", http.StatusForbidden, fmt.Errorf("the URL %q has no host; write http://HOST[:PORT]/PATH", clip(req.RequestURI)))
 	case req.URL.IsAbs():
 		p.refuse(c, start, req.Method, req.URL.Host, http.StatusForbidden, fmt.Errorf("%s:// requests are not proxied; use CONNECT (HTTPS_PROXY) for https", req.URL.Scheme))
 	default:
@@ -544,13 +600,35 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 	// the client also sent.
 	req.Host = authority
 	req.Close = true
+	cw := &countWriter{w: c}
+	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		// The request is allowed: the client may send its body now. The
+		// body goes on in one piece, so the upstream is not asked again.
+		req.Header.Del("Expect")
+		if req.ProtoAtLeast(1, 1) {
+			io.WriteString(cw, "HTTP/1.1 100 Continue\r\n\r\n")
+		}
+	}
 	upw := &countWriter{w: up}
 	if err := req.Write(upw); err != nil {
 		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{fmt.Errorf("sending the request to %s: %w", t, err)})
 		return
 	}
 	up.SetReadDeadline(time.Now().Add(p.cfg.ResponseTimeout))
-	resp, err := http.ReadResponse(bufio.NewReader(up), req)
+	ubr := bufio.NewReader(up)
+	var resp *http.Response
+	for {
+		resp, err = http.ReadResponse(ubr, req)
+		if err == nil && resp.StatusCode == http.StatusSwitchingProtocols {
+			resp.Body.Close()
+			err = errors.New("it switched protocols, which the request did not ask for")
+		}
+		// Other interim answers (100, 103) are not the answer: read on.
+		if err != nil || resp.StatusCode >= 200 {
+			break
+		}
+		resp.Body.Close()
+	}
 	if err != nil {
 		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{fmt.Errorf("reading the response from %s: %w", t, err)})
 		return
@@ -559,7 +637,6 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 	defer resp.Body.Close()
 	dropHop(resp.Header)
 	resp.Close = true
-	cw := &countWriter{w: c}
 	resp.Write(cw)
 	p.logTunnel(tn, start, req.Method, resp.StatusCode, upw.n, cw.n)
 }

@@ -82,7 +82,7 @@ type overrideResolver struct {
 }
 
 func (r overrideResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
-	if a, ok := r.o[host]; ok {
+	if a, ok := r.o[strings.TrimSuffix(host, ".")]; ok {
 		return []netip.Addr{a}, nil
 	}
 	if r.base == nil {
@@ -91,5 +91,20 @@ func (r overrideResolver) LookupNetIP(ctx context.Context, network, host string)
 	return r.base.LookupNetIP(ctx, network, host)
 }
 
-// HostResolver is the host's own resolver, for production.
-var HostResolver Resolver = net.DefaultResolver
+// HostResolver is the host's own resolver, for production. An absolute
+// name (a name the box chose under a wildcard, see lookupName) is looked
+// up by Go's own resolver, which reads /etc/hosts and resolv.conf's name
+// servers but never the search list; the C library's would skip
+// /etc/hosts for it. Other names go to net.DefaultResolver.
+var HostResolver Resolver = hostResolver{}
+
+type hostResolver struct{}
+
+var goResolver = &net.Resolver{PreferGo: true}
+
+func (hostResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if strings.HasSuffix(host, ".") {
+		return goResolver.LookupNetIP(ctx, network, host)
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, network, host)
+}
