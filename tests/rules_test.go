@@ -340,3 +340,29 @@ func TestStrictClaudePreferences(t *testing.T) {
 		t.Errorf("the box's settings.json: %s", b)
 	}
 }
+
+// TestStrictClaudeHooksHoldAgainstTheProject: the box writes
+// disableAllHooks into its copy of the project's
+// .claude/settings.local.json, which Claude rereads while it runs; the
+// next tool call still goes through the user's kill guard.
+func TestStrictClaudeHooksHoldAgainstTheProject(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, env := strictRepo(t)
+	strictClaudeUser(t, env, home)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	// The pause gives Claude's watch of its settings time to see them.
+	commands := []string{`mkdir -p .claude && printf '{"disableAllHooks":true}' > .claude/settings.local.json && sleep 2 && echo planted`,
+		"pkill -f aisan-rules-test-nothing"}
+	s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
+	env = append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+	if err := claudeDone(r.stdout); err != nil {
+		t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+	}
+	if res, _ := s.resultOf(0); !strings.Contains(res, "planted") {
+		t.Fatalf("the box could not write its project settings (the attack proves nothing): %q", res)
+	}
+	if res, _ := s.resultOf(1); !carriesReason(res, guardReasonsIn(t, slotName(repo, "claude"), commands[1])) {
+		t.Errorf("after the box switched hooks off in its project settings, the kill guard did not run: %q", res)
+	}
+}

@@ -1,6 +1,7 @@
 package strictbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,6 +95,7 @@ func (b *Box) planRules(h jail.Host, o *jail.StrictOptions) (string, error) {
 		// Claude reads a changed settings file at once: a box that could
 		// write it would drop the user's rules for the rest of its run.
 		o.StateRules = append(o.StateRules, "settings.json")
+		o.AgentArgs = append(o.AgentArgs, claudeHooksOn(r)...)
 	}
 	o.ExtraEnv = append(o.ExtraEnv, r.Env...)
 	if r.OpencodePermission != nil && b.mcp != nil {
@@ -101,6 +103,19 @@ func (b *Box) planRules(h jail.Host, o *jail.StrictOptions) (string, error) {
 	}
 	b.rules = &r
 	return rulesNote(o.Kind, r), nil
+}
+
+// claudeHooksOn are the options that keep the user's Claude hooks on
+// whatever the project's settings say: the box writes its copy of the
+// project's .claude/settings.local.json, which Claude also rereads while
+// it runs, and a disableAllHooks there would switch them off. Settings
+// given on the command line rank above the project's. Where the user
+// switched their own hooks off, nothing is added.
+func claudeHooksOn(r BoxRules) []string {
+	if v, ok := r.Settings["disableAllHooks"]; ok && bytes.Equal(bytes.TrimSpace(v), []byte("true")) {
+		return nil
+	}
+	return []string{"--settings", `{"disableAllHooks":false}`}
 }
 
 // rulesNote is the one note a launch gives about the user's rules: what
