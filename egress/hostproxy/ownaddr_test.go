@@ -4,14 +4,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-
-	"github.com/aisan-dev/aisan/jail/jailtest"
 )
 
 // TestAddressGainedAfterStart: an address this machine gains while the
@@ -23,19 +19,7 @@ import (
 // addresses and routes to lo; nothing leaves that namespace.
 func TestAddressGainedAfterStart(t *testing.T) {
 	const gained = "198.51.100.7" // a public-looking address, added below
-	if os.Getenv("HOSTPROXY_TEST_NETNS") == "" {
-		jailtest.Need(t, "a network namespace (unshare -rn)", userNS())
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.CommandContext(t.Context(), "unshare", "-rn", self, "-test.run=^TestAddressGainedAfterStart$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "HOSTPROXY_TEST_NETNS=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "PASS") {
-			t.Fatalf("in a network namespace: %v\n%s", err, out)
-		}
+	if !inOwnNetns(t, "-rn") {
 		return
 	}
 	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {

@@ -26,19 +26,7 @@ import (
 // mount namespaces, with a resolv.conf and a DNS server of its own on
 // their loopback; nothing leaves them.
 func TestLookupIgnoresSearchDomains(t *testing.T) {
-	if os.Getenv("HOSTPROXY_TEST_NETNS") == "" {
-		jailtest.Need(t, "a network namespace (unshare -rn)", userNS())
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.CommandContext(t.Context(), "unshare", "-rmn", self, "-test.run=^TestLookupIgnoresSearchDomains$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "HOSTPROXY_TEST_NETNS=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "PASS") {
-			t.Fatalf("in network and mount namespaces: %v\n%s", err, out)
-		}
+	if !inOwnNetns(t, "-rmn") {
 		return
 	}
 	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
