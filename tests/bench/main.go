@@ -48,6 +48,7 @@ func main() {
 	runs := flag.Int("runs", 30, "runs per variant (at least 20)")
 	guardOnly := flag.Bool("guard-only", false, "measure only the guard hook's latency (no jail, no user manager)")
 	empty := flag.String("empty", "", "an empty Go program built as aisan is, the floor of the process starts")
+	shonly := flag.String("shonly", "", "a program built as aisan is that links only the guard's shell parser (for information)")
 	startsOnly := flag.Bool("starts-only", false, "measure only the process starts (no jail, no user manager)")
 	rows := flag.String("rows", "", "append issue #27's figures to this file, tab-separated")
 	flag.Parse()
@@ -63,7 +64,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *startsOnly {
-		writeFigures(*rows, processStarts(*aisan, *empty, *runs*10))
+		writeFigures(*rows, processStarts(*aisan, *empty, *shonly, *runs*10))
 		return
 	}
 	bwrap, err := exec.LookPath("bwrap")
@@ -121,7 +122,7 @@ func main() {
 		}
 	}
 	guardLatency(*aisan, *runs*2)
-	starts := processStarts(*aisan, *empty, *runs*10)
+	starts := processStarts(*aisan, *empty, *shonly, *runs*10)
 
 	fmt.Printf("launch overhead, %d interleaved runs each (median):\n", *runs)
 	for j, v := range vs {

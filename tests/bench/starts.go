@@ -28,8 +28,9 @@ type startRow struct {
 // all interleaved round by round. A ratio is taken within each round,
 // so that a slow moment hits both sides of it; the median and the middle
 // half of the rounds' ratios are printed. empty is the empty program;
-// init and guard sit beside aisan.
-func processStarts(aisan, empty string, runs int) []figure {
+// init and guard sit beside aisan. shonly, when set, links only the
+// guard's shell parser: what the guard's start costs before its own code.
+func processStarts(aisan, empty, shonly string, runs int) []figure {
 	if runs < 100 {
 		runs = 100
 	}
@@ -42,6 +43,9 @@ func processStarts(aisan, empty string, runs int) []figure {
 		// The jail's init does its work around other processes
 		// (bwrap, the agent); --help is the start alone.
 		{name: "aisan-init --help (starts once per launch)", argv: []string{filepath.Join(dir, "aisan-init"), "--help"}, target: 1.2},
+	}
+	if shonly != "" {
+		rows = append(rows, &startRow{name: "the guard's shell parser alone (for info)", argv: []string{shonly}})
 	}
 	for _, r := range rows[2:] {
 		if _, err := os.Stat(r.argv[0]); err != nil {

@@ -29,6 +29,11 @@ printf 'module empty\n\ngo 1.26\n' >"$OUT/empty.src/go.mod"
 (cd "$OUT/empty.src" && GOFLAGS= go build -o "$OUT/empty.build" .)
 install -m 0755 "$OUT/empty.build" "$OUT/empty"
 rm -rf "$OUT/empty.src" "$OUT/empty.build"
+# The guard's shell parser alone, built the same way: the part of the
+# guard's start that comes with the library it must link.
+GOFLAGS= go build -o "$OUT/shonly.build" ./tests/bench/shonly
+install -m 0755 "$OUT/shonly.build" "$OUT/shonly"
+rm -f "$OUT/shonly.build"
 ROWS=$OUT/figures.tsv
 : >"$ROWS"
 go build -o "$OUT/launchbench" ./tests/bench
@@ -49,7 +54,7 @@ fi
 
 cd "$OUT"
 chmod 666 "$ROWS"
-"${inside[@]}" env AISAN_BIN="$OUT/aisan" "$OUT/launchbench" -aisan "$OUT/aisan" -empty "$OUT/empty" -rows "$ROWS" -runs "${AISAN_BENCH_RUNS:-30}"
+"${inside[@]}" env AISAN_BIN="$OUT/aisan" "$OUT/launchbench" -aisan "$OUT/aisan" -empty "$OUT/empty" -shonly "$OUT/shonly" -rows "$ROWS" -runs "${AISAN_BENCH_RUNS:-30}"
 "${inside[@]}" "$OUT/busbench" -runs 30
 echo "systemd scope start (issue #5):"
 "${inside[@]}" env AISAN_BIN="$OUT/aisan" "$OUT/integration.test" -test.run '^$' -test.bench 'BenchmarkScopeStart' -test.benchtime 20x 2>&1 | grep -E '^Benchmark' || true
