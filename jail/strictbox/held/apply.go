@@ -174,7 +174,9 @@ func (b *beneath) hostEntry(p, tmp string) (Entry, error) {
 		return Entry{}, err
 	}
 	dfd, name, err := parent(root, rel)
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		// Nothing there: a directory on the way is missing, or a file
+		// (what the box made a directory of is still one).
 		return Entry{}, nil
 	}
 	if err != nil {
@@ -284,17 +286,36 @@ func Apply(set string) error {
 	for _, c := range todo {
 		if !c.New.Exists {
 			removals = append(removals, c)
+		}
+	}
+	slices.Reverse(removals)
+	removeUnder := func(dir string) error {
+		for i, r := range removals {
+			if r.Path != "" && (dir == "" || strings.HasPrefix(r.Path, dir+"/")) {
+				if err := b.remove(r); err != nil {
+					return fmt.Errorf("removing %s: %w (the set is kept; what was written stays)", quote(r.Path), err)
+				}
+				removals[i].Path = "" // done
+			}
+		}
+		return nil
+	}
+	for _, c := range todo {
+		if !c.New.Exists {
 			continue
+		}
+		if c.Old.Dir && !c.New.Dir {
+			// A directory the box replaced: what it held goes first.
+			if err := removeUnder(c.Path); err != nil {
+				return err
+			}
 		}
 		if err := b.write(c); err != nil {
 			return fmt.Errorf("applying %s: %w (the set is kept; what was written stays)", quote(c.Path), err)
 		}
 	}
-	slices.Reverse(removals)
-	for _, c := range removals {
-		if err := b.remove(c); err != nil {
-			return fmt.Errorf("removing %s: %w (the set is kept)", quote(c.Path), err)
-		}
+	if err := removeUnder(""); err != nil {
+		return err
 	}
 	return removeSet(set)
 }
