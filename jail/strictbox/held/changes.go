@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
@@ -330,6 +331,11 @@ func renderPair(w io.Writer, rel string, a, b Entry) {
 	if a.Exists && b.Exists && a.Link == "" && b.Link == "" && !a.Dir && !b.Dir && a.Mode.Perm() != b.Mode.Perm() {
 		fmt.Fprintf(w, "mode %04o -> %04o\n", a.Mode.Perm(), b.Mode.Perm())
 	}
+	if !a.Exists && b.Exists && b.Link == "" && !b.Dir && b.Unread == "" {
+		// What --apply gives it: an executable bit decides whether git
+		// runs a hook.
+		fmt.Fprintf(w, "new file mode %04o\n", b.Mode.Perm())
+	}
 	da, ta := content(a)
 	db, tb := content(b)
 	plain := (!a.Exists || (!a.Dir && a.Link == "")) && (!b.Exists || (!b.Dir && b.Link == ""))
@@ -425,6 +431,11 @@ func safeLine(l string) string {
 			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0xfffd:
 			fmt.Fprintf(&b, "\\x%02x", r)
+		case unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
+			// Bidi overrides and isolates, invisible marks, line
+			// separators: a terminal that reorders or breaks lines by
+			// them would show the line otherwise than a shell reads it.
+			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteRune(r)
 		}
