@@ -33,7 +33,10 @@ a diff (a/ the repository's at the box's start, b/ the box's).
 Options:
   --apply     write the held changes into the repository and drop them;
               a file the host changed since the box started is never
-              overwritten: nothing is written, and both versions are shown
+              overwritten: nothing is written, and both versions are shown;
+              only what the last 'aisan review SLOT' showed is written:
+              changes held since (a box of the slot ended) are shown
+              instead, and nothing is written
   --discard   drop the held changes
   -h, --help  show this help
 
@@ -102,8 +105,28 @@ func runReview(ctx context.Context, args []string) error {
 		fmt.Printf("dropped the changes held for %s\n", name)
 		return nil
 	case *apply:
+		// Only what the user read: a set held since the last review (a
+		// box of the slot still running then) is shown now, and nothing
+		// is written until the user has read it.
+		var unseen []held.Set
 		for _, s := range ready {
-			err := held.Apply(s.Dir)
+			ok, err := held.WasShown(s.Dir)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				unseen = append(unseen, s)
+			}
+		}
+		if len(unseen) > 0 {
+			if err := showSets(name, unseen); err != nil {
+				return err
+			}
+			return withHint(fmt.Errorf("not applied: 'aisan review %s' did not show what is above (a box of the slot ended after it, or it was not run); nothing was written", name),
+				fmt.Sprintf("read it, then run 'aisan review %s --apply' again", name))
+		}
+		for _, s := range ready {
+			err := held.ApplyShown(s.Dir)
 			var ce *held.ConflictError
 			if errors.As(err, &ce) {
 				ce.RenderConflicts(os.Stdout)
@@ -115,18 +138,25 @@ func runReview(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	for _, s := range ready {
-		cs, err := held.Changes(s.Dir)
-		if err != nil {
-			return err
-		}
+	if err := showSets(name, ready); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "aisan: hint: 'aisan review %s --apply' writes these into the repository, --discard drops them\n", name)
+	return nil
+}
+
+// showSets prints the held sets of slot name as a diff, each recorded as
+// shown: --apply writes only what was.
+func showSets(name string, sets []held.Set) error {
+	for _, s := range sets {
 		fmt.Printf("# %s: the box of %s (started %s) in %s\n", name, s.Kind, s.Start.Local().Format("2006-01-02 15:04"), held.Quote(s.Repo))
 		for _, l := range held.UncheckedLines(s.Repo, name, s.Unchecked) {
 			fmt.Printf("# %s\n", l)
 		}
-		held.Render(os.Stdout, s.Repo, cs)
+		if err := held.Show(os.Stdout, s.Dir); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(os.Stderr, "aisan: hint: 'aisan review %s --apply' writes these into the repository, --discard drops them\n", name)
 	return nil
 }
 

@@ -232,7 +232,20 @@ func (b *beneath) hostEntry(p, tmp string) (Entry, error) {
 // first checks every change: where the host changed a path since the
 // launch (and not to the box's version), nothing is written and a
 // [ConflictError] names both.
-func Apply(set string) error {
+func Apply(set string) error { return apply(set, false) }
+
+// ApplyShown is [Apply] for a set a review showed as it is now (see
+// [Show]); any other is refused with a [NotShownError], nothing written.
+func ApplyShown(set string) error { return apply(set, true) }
+
+// NotShownError refuses to apply a set no review showed as it is.
+type NotShownError struct{ Set string }
+
+func (e *NotShownError) Error() string {
+	return fmt.Sprintf("not applied: %s holds what no review showed; nothing written", quote(e.Set))
+}
+
+func apply(set string, shown bool) error {
 	m, err := ReadManifest(set)
 	if err != nil {
 		return err
@@ -243,6 +256,15 @@ func Apply(set string) error {
 	cs, err := changes(set, m)
 	if err != nil {
 		return err
+	}
+	if shown {
+		d, err := digest(m.Repo, cs)
+		if err != nil {
+			return err
+		}
+		if rec, err := regfile.Read(filepath.Join(set, shownName), 256); err != nil || string(rec) != d {
+			return &NotShownError{Set: set}
+		}
 	}
 	if err := unreadable(set, m, cs); err != nil {
 		return err
