@@ -63,3 +63,44 @@ func TestReviewApplyWritesOnlyWhatWasShown(t *testing.T) {
 		t.Errorf("the second --apply did not write the first box's edit: %q %v", b, err)
 	}
 }
+
+// TestReviewManySwept: the box plants more than a set's record was
+// read back at (a thousand .envrc files at paths near PATH_MAX, each
+// swept out of the repository on its own). The set must still be listed
+// by 'aisan review' and 'aisan list', and --discard must drop it: a set
+// nothing lists or drops would hide what the box left, and stay forever.
+func TestReviewManySwept(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	slot := slotName(repo, "run")
+	r := strict(t, repo, env, nil, "sh", "-c", `A=$(printf '%0250d' 0); P=$A; i=1; while [ $i -lt 15 ]; do P=$P/$A; i=$((i+1)); done; `+
+		`mkdir -p "$P" && cd "$P" && i=0 && while [ $i -lt 1300 ]; do mkdir d$i && : > d$i/.envrc || exit 1; i=$((i+1)); done; echo planted`)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "held for review") {
+		t.Fatalf("the box's end does not say it held the planted files: %q", r.stderr)
+	}
+	l := aisan(t, env, "", "review")
+	if !strings.Contains(l.stdout, slot) {
+		t.Errorf("aisan review does not list the slot: %q %q", l.stdout, l.stderr)
+	}
+	if l := aisan(t, env, "", "list"); !strings.Contains(l.stderr, "held for review in "+slot) {
+		t.Errorf("aisan list does not point at the held set: %q %q", l.stdout, l.stderr)
+	}
+	rv := review(t, env, slot)
+	if rv.code == 0 && !strings.Contains(rv.stdout, "added ") {
+		t.Errorf("aisan review %s shows nothing: %q %q", slot, rv.stdout, rv.stderr)
+	}
+	if rv.code != 0 && !strings.Contains(rv.stderr, "--discard") {
+		t.Errorf("aisan review %s cannot show the set and does not say how to drop it: %q %q", slot, rv.stdout, rv.stderr)
+	}
+	if a := review(t, env, slot, "--apply"); rv.code != 0 && a.code == 0 {
+		t.Errorf("--apply of what the review could not show: %q %q", a.stdout, a.stderr)
+	}
+	if d := review(t, env, slot, "--discard"); d.code != 0 {
+		t.Errorf("--discard: exit %d, %q %q", d.code, d.stdout, d.stderr)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, ".aisan", "held", slot)); len(ents) != 0 {
+		t.Errorf("after --discard the store still holds %d sets of the slot", len(ents))
+	}
+}

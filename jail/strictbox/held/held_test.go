@@ -239,3 +239,27 @@ func BenchmarkEndBesideHeldSets(b *testing.B) {
 		}
 	}
 }
+
+// TestManifestTooLargeListed: a held set whose manifest grew past what is
+// read back (the box planted that many paths) is still listed, as
+// unreadable, and can be discarded.
+func TestManifestTooLargeListed(t *testing.T) {
+	_, set := fixture(t)
+	home := filepath.Dir(filepath.Dir(filepath.Dir(set)))
+	if err := os.WriteFile(filepath.Join(set, manifestName), bytes.Repeat([]byte(" "), maxManifest+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sets, problems := List(home, "")
+	if len(sets) != 1 || sets[0].State != Unreadable || sets[0].Slot != "repo-1-claude" || sets[0].Problem == nil || len(problems) != 0 {
+		t.Fatalf("listed %+v, problems %v", sets, problems)
+	}
+	if err := Apply(set); err == nil {
+		t.Error("applied a set whose manifest cannot be read")
+	}
+	if err := Discard(set); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(set); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the set is left: %v", err)
+	}
+}
