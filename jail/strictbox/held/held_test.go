@@ -263,3 +263,34 @@ func TestManifestTooLargeListed(t *testing.T) {
 		t.Errorf("the set is left: %v", err)
 	}
 }
+
+// TestSetEntriesBounded: what a set holds is read up to a bound over all
+// its copies, not only per copy: past it, the copy being read stands as
+// one entry nobody read, shown so and never applied.
+func TestSetEntriesBounded(t *testing.T) {
+	defer func(n int) { maxSetEntries = n }(maxSetEntries)
+	maxSetEntries = 30
+	repo, set := fixture(t)
+	for i := range 20 {
+		os.WriteFile(filepath.Join(Work(set, 0), fmt.Sprintf("f%d", i)), []byte("x"), 0o644)
+		os.WriteFile(filepath.Join(Work(set, 2), fmt.Sprintf("h%d", i)), []byte("x"), 0o755)
+	}
+	if _, err := End(set); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Changes(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Render(&out, repo, cs)
+	if !strings.Contains(out.String(), "runs past 30 entries") {
+		t.Errorf("a set past the bound listed as:\n%s", out.String())
+	}
+	if err := Apply(set); err == nil {
+		t.Error("applied a set past the bound")
+	}
+	if _, err := os.Lstat(filepath.Join(repo, "deep")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("written despite the refusal: %v", err)
+	}
+}
