@@ -422,7 +422,11 @@ func (b *beneath) write(c Change) error {
 				return err
 			}
 		}
-		err := unix.Mkdirat(dfd, name, uint32(c.New.Mode.Perm()))
+		// Writable and searchable by the user whatever the box made
+		// of it: what the set holds in it is written next, and a
+		// directory the box left read-only would stop the apply
+		// half-way, for good.
+		err := unix.Mkdirat(dfd, name, uint32(c.New.Mode.Perm()|0o700))
 		if errors.Is(err, unix.EEXIST) {
 			return nil
 		}

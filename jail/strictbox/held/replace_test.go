@@ -41,3 +41,24 @@ func TestApplyDirReplacedByFile(t *testing.T) {
 		t.Errorf(".claude/settings.json/x after apply: %q %v", b, err)
 	}
 }
+
+// TestApplyReadOnlyDir: the box made a new directory read-only after
+// filling it; --apply writes it whole, not half-way. (Only a user
+// without CAP_DAC_OVERRIDE sees the difference.)
+func TestApplyReadOnlyDir(t *testing.T) {
+	repo, set := fixture(t)
+	ro := filepath.Join(Work(set, 0), "ro")
+	os.Mkdir(ro, 0o755)
+	os.WriteFile(filepath.Join(ro, "f"), []byte("x\n"), 0o644)
+	os.Chmod(ro, 0o500)
+	os.WriteFile(filepath.Join(Work(set, 0), "settings.json"), []byte("box\n"), 0o644)
+	if _, err := End(set); err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(set); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(repo, ".claude/ro/f")); err != nil || string(b) != "x\n" {
+		t.Errorf(".claude/ro/f after apply: %q %v", b, err)
+	}
+}
