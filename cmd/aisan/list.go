@@ -85,7 +85,7 @@ func noteHeld(home string) {
 	sets, _ := held.Manifests(home, "")
 	var slots []string
 	for _, s := range sets {
-		if s.State == held.Held && (len(slots) == 0 || slots[len(slots)-1] != s.Slot) {
+		if (s.State == held.Held || s.State == held.Unreadable) && (len(slots) == 0 || slots[len(slots)-1] != s.Slot) {
 			slots = append(slots, s.Slot)
 		}
 	}

@@ -33,7 +33,10 @@ a diff (a/ the repository's at the box's start, b/ the box's).
 Options:
   --apply     write the held changes into the repository and drop them;
               a file the host changed since the box started is never
-              overwritten: nothing is written, and both versions are shown
+              overwritten: nothing is written, and both versions are shown;
+              only what the last 'aisan review SLOT' showed is written:
+              changes held since (a box of the slot ended) are shown
+              instead, and nothing is written
   --discard   drop the held changes
   -h, --help  show this help
 
@@ -75,13 +78,16 @@ func runReview(ctx context.Context, args []string) error {
 	}
 	sets, problems := held.List(home, name)
 	warn(problems)
-	var ready []held.Set
+	var ready, unreadable []held.Set
 	for _, s := range sets {
-		if s.State == held.Held {
+		switch s.State {
+		case held.Held:
 			ready = append(ready, s)
+		case held.Unreadable:
+			unreadable = append(unreadable, s)
 		}
 	}
-	if len(ready) == 0 {
+	if len(ready) == 0 && len(unreadable) == 0 {
 		if len(sets) > 0 {
 			return withHint(fmt.Errorf("slot %s holds nothing to review yet: its box is still running", name), "run it again once the box has ended ('aisan list' shows it)")
 		}
@@ -89,6 +95,11 @@ func runReview(ctx context.Context, args []string) error {
 	}
 	switch {
 	case *discard:
+		for _, s := range unreadable {
+			if err := held.Discard(s.Dir); err != nil {
+				return err
+			}
+		}
 		for _, s := range ready {
 			if err := held.Discard(s.Dir); err != nil {
 				return err
@@ -102,8 +113,31 @@ func runReview(ctx context.Context, args []string) error {
 		fmt.Printf("dropped the changes held for %s\n", name)
 		return nil
 	case *apply:
+		if len(unreadable) > 0 {
+			return unreadableSets(name, unreadable)
+		}
+		// Only what the user read: a set held since the last review (a
+		// box of the slot still running then) is shown now, and nothing
+		// is written until the user has read it.
+		var unseen []held.Set
 		for _, s := range ready {
-			err := held.Apply(s.Dir)
+			ok, err := held.WasShown(s.Dir)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				unseen = append(unseen, s)
+			}
+		}
+		if len(unseen) > 0 {
+			if err := showSets(name, unseen); err != nil {
+				return err
+			}
+			return withHint(fmt.Errorf("not applied: 'aisan review %s' did not show what is above (a box of the slot ended after it, or it was not run); nothing was written", name),
+				fmt.Sprintf("read it, then run 'aisan review %s --apply' again", name))
+		}
+		for _, s := range ready {
+			err := held.ApplyShown(s.Dir)
 			var ce *held.ConflictError
 			if errors.As(err, &ce) {
 				ce.RenderConflicts(os.Stdout)
@@ -115,18 +149,39 @@ func runReview(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	for _, s := range ready {
-		cs, err := held.Changes(s.Dir)
-		if err != nil {
-			return err
-		}
+	if err := showSets(name, ready); err != nil {
+		return err
+	}
+	if len(unreadable) > 0 {
+		return unreadableSets(name, unreadable)
+	}
+	fmt.Fprintf(os.Stderr, "aisan: hint: 'aisan review %s --apply' writes these into the repository, --discard drops them\n", name)
+	return nil
+}
+
+// unreadableSets is the error for held sets of slot name whose record
+// cannot be read back: nothing of them can be shown, so nothing applied.
+func unreadableSets(name string, sets []held.Set) error {
+	var why []string
+	for _, s := range sets {
+		why = append(why, held.Quote(s.Problem.Error()))
+	}
+	return withHint(fmt.Errorf("slot %s holds changes aisan cannot read back (%s): the box left more than can be shown; nothing of it was applied", name, strings.Join(why, "; ")),
+		fmt.Sprintf("'aisan review %s --discard' drops them (and every other change held for the slot)", name))
+}
+
+// showSets prints the held sets of slot name as a diff, each recorded as
+// shown: --apply writes only what was.
+func showSets(name string, sets []held.Set) error {
+	for _, s := range sets {
 		fmt.Printf("# %s: the box of %s (started %s) in %s\n", name, s.Kind, s.Start.Local().Format("2006-01-02 15:04"), held.Quote(s.Repo))
 		for _, l := range held.UncheckedLines(s.Repo, name, s.Unchecked) {
 			fmt.Printf("# %s\n", l)
 		}
-		held.Render(os.Stdout, s.Repo, cs)
+		if err := held.Show(os.Stdout, s.Dir); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(os.Stderr, "aisan: hint: 'aisan review %s --apply' writes these into the repository, --discard drops them\n", name)
 	return nil
 }
 
@@ -142,14 +197,24 @@ func listHeld(home string) error {
 	fmt.Fprintln(tw, "SLOT\tSTATE\tSTARTED\tREPOSITORY\tFILES")
 	for _, s := range sets {
 		state := "held"
-		if s.State != held.Held {
+		switch s.State {
+		case held.Unreadable:
+			state = "unreadable"
+		case held.Open:
 			state = "running"
 		}
 		files := relTo(s.Repo, s.Files)
+		if s.State == held.Unreadable {
+			files = []string{"(too much to read back: --discard drops it)"}
+		}
 		if len(s.Unchecked) > 0 {
 			files = append(files, fmt.Sprintf("(%d paths NOT CHECKED)", len(s.Unchecked)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Slot, state, s.Start.Local().Format("2006-01-02 15:04"), held.Quote(s.Repo), strings.Join(files, ", "))
+		started, repo := s.Start.Local().Format("2006-01-02 15:04"), held.Quote(s.Repo)
+		if s.State == held.Unreadable {
+			started, repo = "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Slot, state, started, repo, strings.Join(files, ", "))
 	}
 	return tw.Flush()
 }

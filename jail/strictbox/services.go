@@ -204,9 +204,8 @@ func (s *services) collectHeld(say jail.Say) {
 		say(jail.Warning, fmt.Sprintf("collecting what the box changed of what host tools run (%s): %s; 'aisan review' lists it", s.held, held.Quote(err.Error())))
 		return
 	}
-	m, _ := held.ReadManifest(s.held)
 	// Each line on its own, names escaped: the box chose them.
-	for _, l := range r.Lines(m.Repo, s.slot) {
+	for _, l := range r.Lines(r.Repo, s.slot) {
 		say(jail.Warning, l)
 	}
 	for _, k := range r.Kept {

@@ -174,7 +174,9 @@ func (b *beneath) hostEntry(p, tmp string) (Entry, error) {
 		return Entry{}, err
 	}
 	dfd, name, err := parent(root, rel)
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		// Nothing there: a directory on the way is missing, or a file
+		// (what the box made a directory of is still one).
 		return Entry{}, nil
 	}
 	if err != nil {
@@ -230,7 +232,20 @@ func (b *beneath) hostEntry(p, tmp string) (Entry, error) {
 // first checks every change: where the host changed a path since the
 // launch (and not to the box's version), nothing is written and a
 // [ConflictError] names both.
-func Apply(set string) error {
+func Apply(set string) error { return apply(set, false) }
+
+// ApplyShown is [Apply] for a set a review showed as it is now (see
+// [Show]); any other is refused with a [NotShownError], nothing written.
+func ApplyShown(set string) error { return apply(set, true) }
+
+// NotShownError refuses to apply a set no review showed as it is.
+type NotShownError struct{ Set string }
+
+func (e *NotShownError) Error() string {
+	return fmt.Sprintf("not applied: %s holds what no review showed; nothing written", quote(e.Set))
+}
+
+func apply(set string, shown bool) error {
 	m, err := ReadManifest(set)
 	if err != nil {
 		return err
@@ -241,6 +256,15 @@ func Apply(set string) error {
 	cs, err := changes(set, m)
 	if err != nil {
 		return err
+	}
+	if shown {
+		d, err := digest(m.Repo, cs)
+		if err != nil {
+			return err
+		}
+		if rec, err := regfile.Read(filepath.Join(set, shownName), 256); err != nil || string(rec) != d {
+			return &NotShownError{Set: set}
+		}
 	}
 	if err := unreadable(set, m, cs); err != nil {
 		return err
@@ -284,17 +308,36 @@ func Apply(set string) error {
 	for _, c := range todo {
 		if !c.New.Exists {
 			removals = append(removals, c)
+		}
+	}
+	slices.Reverse(removals)
+	removeUnder := func(dir string) error {
+		for i, r := range removals {
+			if r.Path != "" && (dir == "" || strings.HasPrefix(r.Path, dir+"/")) {
+				if err := b.remove(r); err != nil {
+					return fmt.Errorf("removing %s: %w (the set is kept; what was written stays)", quote(r.Path), err)
+				}
+				removals[i].Path = "" // done
+			}
+		}
+		return nil
+	}
+	for _, c := range todo {
+		if !c.New.Exists {
 			continue
+		}
+		if c.Old.Dir && !c.New.Dir {
+			// A directory the box replaced: what it held goes first.
+			if err := removeUnder(c.Path); err != nil {
+				return err
+			}
 		}
 		if err := b.write(c); err != nil {
 			return fmt.Errorf("applying %s: %w (the set is kept; what was written stays)", quote(c.Path), err)
 		}
 	}
-	slices.Reverse(removals)
-	for _, c := range removals {
-		if err := b.remove(c); err != nil {
-			return fmt.Errorf("removing %s: %w (the set is kept)", quote(c.Path), err)
-		}
+	if err := removeUnder(""); err != nil {
+		return err
 	}
 	return removeSet(set)
 }
@@ -379,7 +422,11 @@ func (b *beneath) write(c Change) error {
 				return err
 			}
 		}
-		err := unix.Mkdirat(dfd, name, uint32(c.New.Mode.Perm()))
+		// Writable and searchable by the user whatever the box made
+		// of it: what the set holds in it is written next, and a
+		// directory the box left read-only would stop the apply
+		// half-way, for good.
+		err := unix.Mkdirat(dfd, name, uint32(c.New.Mode.Perm()|0o700))
 		if errors.Is(err, unix.EEXIST) {
 			return nil
 		}

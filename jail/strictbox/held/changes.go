@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
@@ -62,8 +63,19 @@ func Changes(set string) ([]Change, error) {
 	return changes(set, m)
 }
 
+// maxSetEntries bounds the entries read of one set, all its copies
+// together: each tree is bounded on its own (maxTreeEntries), but a box
+// can fill every directory it holds, and what lists them (the box's end,
+// 'aisan review', 'aisan report') keeps every entry in memory. A var for
+// the tests.
+var maxSetEntries = 2 * maxTreeEntries
+
+// budget is what is left of maxSetEntries while a set is read.
+type budget struct{ left int }
+
 func changes(set string, m Manifest) ([]Change, error) {
 	var out []Change
+	left := &budget{left: maxSetEntries}
 	for n, it := range m.Items {
 		if !it.Held() {
 			continue
@@ -78,7 +90,7 @@ func changes(set string, m Manifest) ([]Change, error) {
 			}
 			from = "" // nothing was there
 		}
-		cs, err := compareTrees(from, Work(set, n), it.Path, skip)
+		cs, err := compareTrees(from, Work(set, n), it.Path, skip, left)
 		if it.How == protect.Create && it.Dir {
 			// The directory itself goes without saying.
 			cs = slices.DeleteFunc(cs, func(c Change) bool { return c.Path == it.Path && c.New.Unread == "" })
@@ -89,7 +101,7 @@ func changes(set string, m Manifest) ([]Change, error) {
 		out = append(out, cs...)
 	}
 	for n, p := range m.Swept {
-		cs, err := compareTrees("", swept(set, n), p, nil)
+		cs, err := compareTrees("", swept(set, n), p, nil, left)
 		if err != nil {
 			return nil, err
 		}
@@ -116,17 +128,27 @@ func empty(p string) bool {
 // What it cannot read (a directory the box made unreadable, past
 // maxTreeEntries) it lists as an entry marked Unread instead of failing:
 // the box must not be able to keep its own set from being collected.
-func tree(root string) (map[string]Entry, error) {
-	out := map[string]Entry{}
+//
+// The set's budget (left) bounds it too: past it, the tree is cut short
+// and said to be so (cut), its root marked Unread.
+func tree(root string, left *budget) (out map[string]Entry, cut bool, err error) {
+	out = map[string]Entry{}
 	if root == "" {
-		return out, nil
+		return out, false, nil
 	}
 	if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
-		return out, nil
+		return out, false, nil
 	}
 	n := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		rel, _ := filepath.Rel(root, p)
+		if left.left--; left.left < 0 && p != root {
+			e := out["."]
+			e.Exists, e.Dir, e.at = true, true, root
+			e.Unread = fmt.Sprintf("not listed: what the box left in all it held runs past %d entries", maxSetEntries)
+			out["."], cut = e, true
+			return filepath.SkipAll
+		}
 		if err != nil {
 			if d == nil {
 				return err // root itself: the store failing
@@ -166,7 +188,7 @@ func tree(root string) (map[string]Entry, error) {
 		out[rel] = e
 		return nil
 	})
-	return out, err
+	return out, cut, err
 }
 
 // bare is err without the store's path a *PathError adds.
@@ -180,14 +202,25 @@ func bare(err error) error {
 // compareTrees lists the changes from the copy at a to the copy at b,
 // which stand for the repository path at; top-level names in skip are
 // left out.
-func compareTrees(a, b, at string, skip []string) ([]Change, error) {
-	ta, err := tree(a)
+func compareTrees(a, b, at string, skip []string, left *budget) ([]Change, error) {
+	ta, cutA, err := tree(a, left)
 	if err != nil {
 		return nil, err
 	}
-	tb, err := tree(b)
+	tb, cutB, err := tree(b, left)
 	if err != nil {
 		return nil, err
+	}
+	if cutA || cutB {
+		// Not listed past the budget: the whole tree stands as one
+		// entry nobody read, shown so and never applied.
+		old, cut := ta["."], tb["."]
+		if cutA {
+			cut = ta["."]
+		}
+		old.Unread = ""
+		cut.Exists, cut.Dir = true, true
+		return []Change{{Path: at, Old: old, New: cut}}, nil
 	}
 	var rels []string
 	for r := range ta {
@@ -330,6 +363,11 @@ func renderPair(w io.Writer, rel string, a, b Entry) {
 	if a.Exists && b.Exists && a.Link == "" && b.Link == "" && !a.Dir && !b.Dir && a.Mode.Perm() != b.Mode.Perm() {
 		fmt.Fprintf(w, "mode %04o -> %04o\n", a.Mode.Perm(), b.Mode.Perm())
 	}
+	if !a.Exists && b.Exists && b.Link == "" && !b.Dir && b.Unread == "" {
+		// What --apply gives it: an executable bit decides whether git
+		// runs a hook.
+		fmt.Fprintf(w, "new file mode %04o\n", b.Mode.Perm())
+	}
 	da, ta := content(a)
 	db, tb := content(b)
 	plain := (!a.Exists || (!a.Dir && a.Link == "")) && (!b.Exists || (!b.Dir && b.Link == ""))
@@ -425,6 +463,11 @@ func safeLine(l string) string {
 			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0xfffd:
 			fmt.Fprintf(&b, "\\x%02x", r)
+		case unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
+			// Bidi overrides and isolates, invisible marks, line
+			// separators: a terminal that reorders or breaks lines by
+			// them would show the line otherwise than a shell reads it.
+			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteRune(r)
 		}

@@ -53,3 +53,23 @@ func FuzzWriteDiff(f *testing.F) {
 		}
 	})
 }
+
+// TestRenderNewFileMode: an added file's diff says the mode --apply
+// gives it (a hook runs only when executable).
+func TestRenderNewFileMode(t *testing.T) {
+	var out bytes.Buffer
+	renderPair(&out, "hooks/pre-commit", Entry{}, Entry{Exists: true, Mode: 0o755, data: []byte("#!/bin/sh\n")})
+	if !strings.Contains(out.String(), "new file mode 0755\n") {
+		t.Errorf("an added executable shown as:\n%s", out.String())
+	}
+}
+
+// TestSafeLineBidi: a line of a held file carrying bidi controls (Trojan
+// Source) or a line separator is shown with them escaped.
+func TestSafeLineBidi(t *testing.T) {
+	l := "# ok \u202e; curl x | sh \u2066\u2069\u200b\u2028x\n"
+	got := safeLine(l)
+	if want := `# ok \u202e; curl x | sh \u2066\u2069\u200b\u2028x` + "\n"; got != want {
+		t.Errorf("safeLine(%q) = %q, want %q", l, got, want)
+	}
+}

@@ -97,6 +97,10 @@ const (
 	Open = "open"
 	// Held: the box's changes await review.
 	Held = "held"
+	// Unreadable: a set whose manifest exists but cannot be read back
+	// (larger than maxManifest: the box planted more than that names).
+	// It is listed, never shown or applied, and can be discarded.
+	Unreadable = "unreadable"
 )
 
 // Manifest is a set's record, manifest.json in its directory.
@@ -446,6 +450,8 @@ func copyFile(from, to string) error {
 type Result struct {
 	// Set is the set's directory; "" when nothing was held.
 	Set string
+	// Repo is the set's repository.
+	Repo string
 	// Files are the repository paths the box changed or planted.
 	Files []string
 	// Kept are mount points that could not be removed (the host wrote
@@ -499,7 +505,7 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	if m.State != Open {
 		return Result{}, &CollectedError{Set: set, State: m.State}
 	}
-	r := Result{Set: set}
+	r := Result{Set: set, Repo: m.Repo}
 	resumeSweep(set, &m)
 	others, oms := openIn(set, m.Repo)
 	if err := handOver(&m, others, oms); err != nil {
@@ -834,6 +840,8 @@ type Set struct {
 	Manifest
 	// Files are the changed repository paths (for a held set).
 	Files []string
+	// Problem is why the manifest of an Unreadable set cannot be read.
+	Problem error
 }
 
 // List returns the sets under the store, oldest first per slot; slot ""
@@ -842,6 +850,9 @@ type Set struct {
 func List(aisanHome, slot string) ([]Set, []error) {
 	sets, problems := Manifests(aisanHome, slot)
 	for i, set := range sets {
+		if set.State == Unreadable {
+			continue
+		}
 		if cs, err := changes(set.Dir, set.Manifest); err == nil {
 			sets[i].Files = files(cs)
 		}
@@ -895,7 +906,14 @@ func Manifests(aisanHome, slot string) ([]Set, []error) {
 	for _, dir := range dirs {
 		m, err := ReadManifest(dir)
 		if err != nil {
-			problems = append(problems, err)
+			if !hasManifest(dir) {
+				problems = append(problems, err)
+				continue
+			}
+			// Listed all the same: a set nothing lists is never
+			// dropped, and what it holds stays out of sight.
+			m = Manifest{Slot: filepath.Base(filepath.Dir(dir)), State: Unreadable}
+			out = append(out, Set{Dir: dir, Manifest: m, Problem: err})
 			continue
 		}
 		out = append(out, Set{Dir: dir, Manifest: m})
@@ -909,9 +927,15 @@ func Manifests(aisanHome, slot string) ([]Set, []error) {
 	return out, problems
 }
 
-// Discard drops a set.
+// hasManifest tells whether set has a manifest, readable or not.
+func hasManifest(set string) bool {
+	fi, err := os.Lstat(filepath.Join(set, manifestName))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Discard drops a set, also one whose manifest cannot be read.
 func Discard(set string) error {
-	if _, err := ReadManifest(set); err != nil {
+	if _, err := ReadManifest(set); err != nil && !hasManifest(set) {
 		return err
 	}
 	return removeSet(set)

@@ -239,3 +239,58 @@ func BenchmarkEndBesideHeldSets(b *testing.B) {
 		}
 	}
 }
+
+// TestManifestTooLargeListed: a held set whose manifest grew past what is
+// read back (the box planted that many paths) is still listed, as
+// unreadable, and can be discarded.
+func TestManifestTooLargeListed(t *testing.T) {
+	_, set := fixture(t)
+	home := filepath.Dir(filepath.Dir(filepath.Dir(set)))
+	if err := os.WriteFile(filepath.Join(set, manifestName), bytes.Repeat([]byte(" "), maxManifest+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sets, problems := List(home, "")
+	if len(sets) != 1 || sets[0].State != Unreadable || sets[0].Slot != "repo-1-claude" || sets[0].Problem == nil || len(problems) != 0 {
+		t.Fatalf("listed %+v, problems %v", sets, problems)
+	}
+	if err := Apply(set); err == nil {
+		t.Error("applied a set whose manifest cannot be read")
+	}
+	if err := Discard(set); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(set); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the set is left: %v", err)
+	}
+}
+
+// TestSetEntriesBounded: what a set holds is read up to a bound over all
+// its copies, not only per copy: past it, the copy being read stands as
+// one entry nobody read, shown so and never applied.
+func TestSetEntriesBounded(t *testing.T) {
+	defer func(n int) { maxSetEntries = n }(maxSetEntries)
+	maxSetEntries = 30
+	repo, set := fixture(t)
+	for i := range 20 {
+		os.WriteFile(filepath.Join(Work(set, 0), fmt.Sprintf("f%d", i)), []byte("x"), 0o644)
+		os.WriteFile(filepath.Join(Work(set, 2), fmt.Sprintf("h%d", i)), []byte("x"), 0o755)
+	}
+	if _, err := End(set); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Changes(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Render(&out, repo, cs)
+	if !strings.Contains(out.String(), "runs past 30 entries") {
+		t.Errorf("a set past the bound listed as:\n%s", out.String())
+	}
+	if err := Apply(set); err == nil {
+		t.Error("applied a set past the bound")
+	}
+	if _, err := os.Lstat(filepath.Join(repo, "deep")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("written despite the refusal: %v", err)
+	}
+}
