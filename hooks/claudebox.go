@@ -38,7 +38,7 @@ type BoxView struct {
 
 // ClaudeBox is what a strict box's Claude gets of the user's settings.
 type ClaudeBox struct {
-	// Settings are the keys the box's settings.json takes from the
+	// Settings are the keys the box's settings take from the
 	// user's ("permissions", "hooks", "disableAllHooks"), as JSON; a key
 	// of ClaudeBoxKeys absent here is absent in the box too.
 	Settings map[string]json.RawMessage

@@ -187,10 +187,10 @@ func strictClaudeUser(t *testing.T, env []string, home string) {
 
 // TestStrictClaudeRulesOutliveTheBox: the switches that turn hooks off
 // (disableAllHooks, or CLAUDE_CODE_SAFE_MODE through env), left in the
-// box's Claude settings (by a box of an aisan that let it write them),
+// box's Claude settings.json, which the box may write,
 // are gone at the next launch: there the real claude still runs the
 // user's kill guard and still refuses what the user's permissions.deny
-// names. The box itself cannot write that file.
+// names. The box itself cannot write the file holding those rules.
 func TestStrictClaudeRulesOutliveTheBox(t *testing.T) {
 	bin := nodeBin(t, "claude")
 	repo, home, env := strictRepo(t)
@@ -202,9 +202,9 @@ func TestStrictClaudeRulesOutliveTheBox(t *testing.T) {
 		return s, runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
 	}
 	const plant = `{"disableAllHooks":true,"env":{"CLAUDE_CODE_SAFE_MODE":"1"}}`
-	s, r := launch([]string{`printf '%s' '` + plant + `' > "$CLAUDE_CONFIG_DIR/settings.json" && echo planted`})
+	s, r := launch([]string{`printf '%s' '` + plant + `' > "$CLAUDE_CONFIG_DIR/settings.json"; printf '{}' > "$CLAUDE_CONFIG_DIR/aisan-rules.json" && echo planted`})
 	if res, _ := s.resultOf(0); strings.Contains(res, "planted") {
-		t.Errorf("the box rewrote the settings holding the user's rules: %q", res)
+		t.Errorf("the box rewrote the file holding the user's rules: %q", res)
 	}
 	settings, _ := filepath.Glob(filepath.Join(home, ".aisan", "state", "*-claude", "settings.json"))
 	if len(settings) != 1 {
@@ -276,7 +276,7 @@ func TestStrictClaudeRulesHoldDuringTheRun(t *testing.T) {
 	claudeHostLogin(t, home)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
 	// The pause gives Claude's watch of its settings time to see a change.
-	commands := []string{`printf '{}' > "$CLAUDE_CONFIG_DIR/settings.json"; sleep 2; cat "$CLAUDE_CONFIG_DIR/settings.json"`, "touch denied-by-the-user"}
+	commands := []string{`for f in settings.json aisan-rules.json; do printf '{}' > "$CLAUDE_CONFIG_DIR/$f"; done; sleep 2; cat "$CLAUDE_CONFIG_DIR/aisan-rules.json"`, "touch denied-by-the-user"}
 	s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
 	env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
 	r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
@@ -364,5 +364,59 @@ func TestStrictClaudeHooksHoldAgainstTheProject(t *testing.T) {
 	}
 	if res, _ := s.resultOf(1); !carriesReason(res, guardReasonsIn(t, slotName(repo, "claude"), commands[1])) {
 		t.Errorf("after the box switched hooks off in its project settings, the kill guard did not run: %q", res)
+	}
+}
+
+// TestStrictClaudeTUISavesModel: in the real Claude interface in a strict
+// box, /model saves the pick as the box's default (Claude writes its
+// settings.json for it) and /exit ends the session; the user's deny rule
+// is in the read-only file Claude takes with --settings, not in the file
+// the box writes.
+func TestStrictClaudeTUISavesModel(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, _ := strictRepo(t)
+	claudeRulesSettings(t, home)
+	claudeHostLogin(t, home)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	s, _ := tlsStandIn(t, ca, nil, anthropicAPI)
+	env := append(tuiEnv(home, bin, nil), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	slot := slotName(repo, "claude")
+	term, cmd := startTUI(t, repo, env, "claude", "--strict")
+	submit(t, term, env, "claude", slot, "/model", "Select model")
+	// The last entry of the list, then Enter saves it as the default.
+	for i := 0; i < 6; i++ {
+		term.master.Write([]byte("\x1b[B"))
+		time.Sleep(200 * time.Millisecond)
+	}
+	term.master.Write([]byte("\r"))
+	out := pollScreen(t, env, slot, 30*time.Second, func(out string) bool {
+		if strings.Contains(out, "Switch model?") && !strings.Contains(out, "Set model to") {
+			term.master.Write([]byte("\r"))
+			time.Sleep(time.Second)
+			return false
+		}
+		return strings.Contains(out, "Set model to")
+	})
+	if out == "" {
+		t.Fatalf("/model did not set the model:\n%s", screen(t, env, slot))
+	}
+	if strings.Contains(out, "couldn't save") || strings.Contains(out, "this session only") {
+		t.Errorf("/model could not save the pick in the box:\n%s", out)
+	}
+	waitReady(t, env, "claude", slot)
+	typeLine(term, "/exit")
+	waitExit(t, cmd)
+	state, _ := filepath.Glob(filepath.Join(home, ".aisan", "state", "*-claude"))
+	if len(state) != 1 {
+		t.Fatalf("the box's state: %q", state)
+	}
+	b, _ := os.ReadFile(filepath.Join(state[0], "settings.json"))
+	var saved map[string]any
+	json.Unmarshal(b, &saved)
+	if saved["model"] == nil || saved["permissions"] != nil {
+		t.Errorf("the box's settings.json after /model: %s", b)
+	}
+	if rules, _ := os.ReadFile(filepath.Join(state[0], "aisan-rules.json")); !strings.Contains(string(rules), "Bash(touch:*)") {
+		t.Errorf("the box's rules file: %s", rules)
 	}
 }

@@ -1,16 +1,17 @@
 package strictbox
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/agent"
+	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
 )
 
 // RulesView is what a box shows of the host, for [AgentRules]: the
@@ -93,9 +94,18 @@ func (b *Box) planRules(h jail.Host, o *jail.StrictOptions) (string, error) {
 	}
 	if string(o.Kind) == agent.Claude.Kind {
 		// Claude reads a changed settings file at once: a box that could
-		// write it would drop the user's rules for the rest of its run.
-		o.StateRules = append(o.StateRules, "settings.json")
-		o.AgentArgs = append(o.AgentArgs, claudeHooksOn(r)...)
+		// write the one holding the user's rules would drop them for the
+		// rest of its run. They go in a file of their own, read-only, that
+		// Claude takes with --settings and never writes; its settings.json
+		// stays writable for what the user changes in it (/model, /config).
+		if i := slices.IndexFunc(o.Command, func(a string) bool { return a == "--settings" || strings.HasPrefix(a, "--settings=") }); i > 0 {
+			// Claude takes one --settings: the user's would drop the
+			// file of their rules.
+			return "", jail.WithHints(fmt.Errorf("a strict box gives Claude your rules (permissions, hooks) with --settings, and Claude takes only one: %q would replace them", o.Command[i]),
+				"put those settings in ~/.claude/settings.json: their permissions and hooks reach the box, and its preferences too")
+		}
+		o.StateRules = append(o.StateRules, claudeRulesFile)
+		o.AgentArgs = append(o.AgentArgs, "--settings", filepath.Join(o.StateDir, claudeRulesFile))
 	}
 	o.ExtraEnv = append(o.ExtraEnv, r.Env...)
 	if r.OpencodePermission != nil && b.mcp != nil {
@@ -103,19 +113,6 @@ func (b *Box) planRules(h jail.Host, o *jail.StrictOptions) (string, error) {
 	}
 	b.rules = &r
 	return rulesNote(o.Kind, r), nil
-}
-
-// claudeHooksOn are the options that keep the user's Claude hooks on
-// whatever the project's settings say: the box writes its copy of the
-// project's .claude/settings.local.json, which Claude also rereads while
-// it runs, and a disableAllHooks there would switch them off. Settings
-// given on the command line rank above the project's. Where the user
-// switched their own hooks off, nothing is added.
-func claudeHooksOn(r BoxRules) []string {
-	if v, ok := r.Settings["disableAllHooks"]; ok && bytes.Equal(bytes.TrimSpace(v), []byte("true")) {
-		return nil
-	}
-	return []string{"--settings", `{"disableAllHooks":false}`}
 }
 
 // rulesNote is the one note a launch gives about the user's rules: what
@@ -142,10 +139,40 @@ func seedRules(m map[string]any, r *BoxRules) {
 	}
 	for _, k := range r.Keys {
 		delete(m, k)
-		if v, ok := r.Settings[k]; ok {
+		if v, ok := r.Settings[k]; ok && !slices.Contains(claudeRuleKeys, k) {
 			m[k] = v
 		}
 	}
+}
+
+// claudeRulesFile is the file in a Claude box's state directory that
+// holds the user's rules, which the box sees read-only; claudeRuleKeys
+// are the keys of the user's settings that go there, not into the
+// box's settings.json.
+const claudeRulesFile = "aisan-rules.json"
+
+var claudeRuleKeys = []string{"permissions", "hooks", "disableAllHooks"}
+
+// writeClaudeRules writes the user's rules r (nil for none) as the
+// whole of the box's rules file, replacing what was there. Unless the
+// user switched their own hooks off, it says disableAllHooks false: the
+// box writes its settings.json and its copy of the project's
+// .claude/settings.local.json, both of which Claude rereads while it
+// runs, and settings given with --settings rank above both.
+func writeClaudeRules(dir string, r *BoxRules) error {
+	m := map[string]json.RawMessage{"disableAllHooks": json.RawMessage("false")}
+	if r != nil {
+		for _, k := range claudeRuleKeys {
+			if v, ok := r.Settings[k]; ok {
+				m[k] = v
+			}
+		}
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the user's rules for the box: %w", err)
+	}
+	return atomicfile.Write(filepath.Join(dir, claudeRulesFile), append(b, '\n'), atomicfile.Options{Mode: 0o600})
 }
 
 func executable(p string) bool {

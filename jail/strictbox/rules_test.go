@@ -2,6 +2,7 @@ package strictbox
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,8 +30,11 @@ func TestSeedRules(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := got["hooks"]; ok || got["theme"] != "dark" || !strings.Contains(string(b), `"Bash(touch:*)"`) || strings.Contains(string(b), `"Bash"`) {
+	if _, ok := got["hooks"]; ok || got["permissions"] != nil || got["theme"] != "dark" {
 		t.Errorf("the box's settings after the seed:\n%s", b)
+	}
+	if rules, _ := os.ReadFile(filepath.Join(state, claudeRulesFile)); !strings.Contains(string(rules), `"Bash(touch:*)"`) || strings.Contains(string(rules), `"Bash"`) || strings.Contains(string(rules), "hooks") {
+		t.Errorf("the box's rules file after the seed:\n%s", rules)
 	}
 }
 
@@ -118,8 +122,11 @@ func TestSeedRulesSwitches(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := got["disableAllHooks"]; ok || got["env"] != nil || got["hooks"] == nil || got["theme"] != "dark" {
+	if _, ok := got["disableAllHooks"]; ok || got["env"] != nil || got["hooks"] != nil || got["theme"] != "dark" {
 		t.Errorf("the box's settings after the seed:\n%s", b)
+	}
+	if rules, _ := os.ReadFile(filepath.Join(state, claudeRulesFile)); !strings.Contains(string(rules), `"hooks"`) {
+		t.Errorf("the box's rules file after the seed:\n%s", rules)
 	}
 }
 
@@ -147,15 +154,57 @@ func TestSeedCodexRules(t *testing.T) {
 	}
 }
 
-// TestPlanRulesClaudeSettingsReadOnly: a Claude box sees the settings
-// file aisan seeds with the user's rules read-only.
+// TestPlanRulesClaudeSettingsReadOnly: a Claude box sees the file aisan
+// seeds with the user's rules read-only, and Claude takes it with
+// --settings; its settings.json, which /model and /config write, is not
+// among the read-only files.
 func TestPlanRulesClaudeSettingsReadOnly(t *testing.T) {
 	o := jail.StrictOptions{Kind: jail.KindClaude, Repo: "/src/app", Cwd: "/src/app", StateDir: "/st"}
 	b := &Box{Options: Options{Rules: func(RulesView) (BoxRules, error) { return BoxRules{Keys: []string{"permissions"}}, nil }}}
 	if _, err := b.planRules(jail.Host{Home: "/home/u", Cwd: "/src/app"}, &o); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(o.StateRules, []string{"settings.json"}) {
+	if !slices.Equal(o.StateRules, []string{claudeRulesFile}) {
 		t.Errorf("state rules %q", o.StateRules)
+	}
+	if !slices.Equal(o.AgentArgs, []string{"--settings", "/st/" + claudeRulesFile}) {
+		t.Errorf("agent args %q", o.AgentArgs)
+	}
+}
+
+// TestPlanRulesClaudeUserSettingsFlag: a user's own --settings would
+// replace the file of their rules (Claude takes one), so the launch is
+// refused, saying where those settings go instead.
+func TestPlanRulesClaudeUserSettingsFlag(t *testing.T) {
+	for _, arg := range [][]string{{"--settings", "/x.json"}, {"--settings={}"}} {
+		o := jail.StrictOptions{Kind: jail.KindClaude, Repo: "/src/app", Cwd: "/src/app", StateDir: "/st", Command: append([]string{"claude", "-p", "hi"}, arg...)}
+		b := &Box{Options: Options{Rules: func(RulesView) (BoxRules, error) { return BoxRules{Keys: []string{"permissions"}}, nil }}}
+		_, err := b.planRules(jail.Host{Home: "/home/u", Cwd: "/src/app"}, &o)
+		var h *jail.HintedError
+		if !errors.As(err, &h) || !strings.Contains(err.Error(), "--settings") || !strings.Contains(strings.Join(h.Hints(), "\n"), "~/.claude/settings.json") {
+			t.Errorf("%q: %v", arg, err)
+		}
+	}
+}
+
+// TestClaudeRulesFileHooksOn: the rules file keeps hooks on (it ranks
+// above the settings the box writes) unless the user switched theirs off.
+func TestClaudeRulesFileHooksOn(t *testing.T) {
+	for _, tt := range []struct {
+		user map[string]json.RawMessage
+		want string
+	}{
+		{nil, `"disableAllHooks": false`},
+		{map[string]json.RawMessage{"hooks": json.RawMessage(`{}`)}, `"disableAllHooks": false`},
+		{map[string]json.RawMessage{"disableAllHooks": json.RawMessage(`true`)}, `"disableAllHooks": true`},
+	} {
+		dir := t.TempDir()
+		if err := writeClaudeRules(dir, &BoxRules{Settings: tt.user}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, claudeRulesFile))
+		if !strings.Contains(string(b), tt.want) {
+			t.Errorf("user %s: rules file %s, want %s", tt.user, b, tt.want)
+		}
 	}
 }

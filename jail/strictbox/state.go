@@ -105,6 +105,11 @@ func seedState(o jail.StrictOptions, rules *BoxRules) error {
 		if err != nil || (!o.SkipPermissions && rules == nil) {
 			return err
 		}
+		if rules != nil {
+			if err := writeClaudeRules(o.StateDir, rules); err != nil {
+				return err
+			}
+		}
 		return mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
 			seedRules(m, rules)
 			if o.SkipPermissions {
