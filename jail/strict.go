@@ -131,6 +131,11 @@ type StrictOptions struct {
 	// HomeInstructions are the agent's instruction files under $HOME
 	// (relative to it) that exist on the host.
 	HomeInstructions []string
+	// CodexRules are the names of the user's Codex rules files (in
+	// ConfigDir/rules), each shown read-only in the box's own rules
+	// directory as CodexUserRules(name): Codex appends the approvals the
+	// user keeps to default.rules there, which stays the box's.
+	CodexRules []string
 	// StateRules are files in StateDir (relative to it) that hold the
 	// user's rules as aisan seeded them: the box sees them read-only.
 	StateRules []string
@@ -307,6 +312,10 @@ func strictMounts(o StrictOptions) []Mount {
 		for _, rel := range o.Instructions {
 			src := filepath.Join(o.ConfigDir, rel)
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: src, Dst: filepath.Join(o.StateDir, a.StateSub, rel)}, "agent: the user's global instructions, read-only"))
+		}
+		for _, name := range o.CodexRules {
+			src := filepath.Join(o.ConfigDir, "rules", name)
+			mounts = append(mounts, why(Mount{Kind: ROBind, Src: src, Dst: filepath.Join(o.StateDir, a.StateSub, "rules", CodexUserRules(name))}, "agent: the user's rules, read-only"))
 		}
 		for _, rel := range o.StateRules {
 			p := filepath.Join(o.StateDir, rel)
@@ -537,3 +546,7 @@ func checkEgress(s Spec) error {
 	}
 	return nil
 }
+
+// CodexUserRules is the name the user's Codex rules file name has in a
+// box's rules directory: never default.rules, which Codex writes.
+func CodexUserRules(name string) string { return "aisan-user-" + name }

@@ -476,6 +476,12 @@ func shellCall(tools []string, id, command string) map[string]any {
 		switch n {
 		case "exec_command":
 			args = map[string]any{"cmd": command}
+			if rest, ok := strings.CutPrefix(command, "escalate:"); ok {
+				// A call that asks the user to run outside Codex's
+				// sandbox, offering to keep its first two words as a rule.
+				args = map[string]any{"cmd": rest, "sandbox_permissions": "require_escalated",
+					"justification": "it writes the repository's git dir", "prefix_rule": strings.Fields(rest)[:2]}
+			}
 		case "shell_command":
 			args = map[string]any{"command": command}
 		case "shell":

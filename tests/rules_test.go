@@ -241,7 +241,7 @@ func TestStrictCodexUserRulesHold(t *testing.T) {
 		t.Fatalf("install-hook: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	commands := []string{"touch denied-by-the-user",
-		`printf '%s\n' 'prefix_rule(pattern=["touch"], decision="allow")' > "$CODEX_HOME/rules/default.rules" && echo rewritten`}
+		`printf '%s\n' 'prefix_rule(pattern=["touch"], decision="allow")' > "$CODEX_HOME/rules/aisan-user-default.rules" && echo rewritten`}
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
 	s, _ := tlsStandIn(t, ca, commands, responsesAPI)
 	env := append(jailEnv(home, bin), "OPENAI_API_KEY=sk-host-openai-key-0123456789", "AISAN_OPENAI_UPSTREAM="+s.srv.URL+"/v1",
@@ -418,5 +418,49 @@ func TestStrictClaudeTUISavesModel(t *testing.T) {
 	}
 	if rules, _ := os.ReadFile(filepath.Join(state[0], "aisan-rules.json")); !strings.Contains(string(rules), "Bash(touch:*)") {
 		t.Errorf("the box's rules file: %s", rules)
+	}
+}
+
+// TestStrictCodexTUIKeepsApproval: in the real Codex interface in a
+// strict box, with rules of the user's own bound read-only, "don't ask
+// again" for a command prefix holds for the rest of the session (Codex
+// writes it to the box's default.rules), and the user's file is
+// untouched.
+func TestStrictCodexTUIKeepsApproval(t *testing.T) {
+	bin := nodeBin(t, "codex")
+	requireJail(t)
+	home, henv := homeOutsideTmp(t)
+	repo := worktree(t)
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = T\n\temail = t@example.invalid\n"), 0o600)
+	hostGit(t, repo, append(henv, "PATH="+os.Getenv("PATH")), "init", "-q")
+	const rules = `prefix_rule(pattern=["touch"], decision="forbidden")` + "\n"
+	rulesFile := filepath.Join(home, ".codex", "rules", "default.rules")
+	writeFiles(t, home, map[string]string{".codex/config.toml": "model = \"gpt-5-codex\"\n", ".codex/rules/default.rules": rules})
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	commands := []string{"escalate:git commit -q --allow-empty -m one", "escalate:git commit -q --allow-empty -m two"}
+	s, _ := tlsStandIn(t, ca, commands, responsesAPI)
+	env := append(tuiEnv(home, bin, nil), "OPENAI_API_KEY=sk-host-openai-key-0123456789", "AISAN_OPENAI_UPSTREAM="+s.srv.URL+"/v1",
+		"SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	slot := slotName(repo, "codex")
+	term, cmd := startTUI(t, repo, env, "codex", "--strict")
+	submit(t, term, env, "codex", slot, "commit twice", "don't ask again for commands that start with `git commit`")
+	term.master.Write([]byte("p"))
+	out := pollScreen(t, env, slot, time.Minute, func(out string) bool {
+		return strings.Contains(out, "• Done.") || strings.Contains(out, "-m two") && strings.Contains(out, "Would you like to run")
+	})
+	if !strings.Contains(out, "• Done.") {
+		t.Errorf("codex asked again after the user said not to:\n%s", screen(t, env, slot))
+		term.master.Write([]byte("y"))
+		waitLogs(t, env, slot, time.Minute, "• Done.")
+	}
+	typeLine(term, "/quit")
+	waitExit(t, cmd)
+	for i := range commands {
+		if res, _ := s.resultOf(i); strings.Contains(res, "exited with code 1") || strings.Contains(res, "rejected") {
+			t.Errorf("call %d: %q", i, res)
+		}
+	}
+	if b, _ := os.ReadFile(rulesFile); string(b) != rules {
+		t.Errorf("the user's rules changed: %q", b)
 	}
 }

@@ -69,7 +69,7 @@ func claudeBoxRules(file string, v strictbox.RulesView) (strictbox.BoxRules, err
 }
 
 // codexBoxRules says what of Codex's rules in dir stays on the host: its
-// rules directory is bound into the box (see agent.Codex.Instructions),
+// rules files are bound into the box (see jail.StrictOptions.CodexRules),
 // its hooks are not, since Codex runs a hook only once trusted there.
 func codexBoxRules(dir string) strictbox.BoxRules {
 	file := filepath.Join(dir, "hooks.json")

@@ -61,9 +61,8 @@ type Agent struct {
 	// Instructions are the user's global instruction files and
 	// directories, relative to ConfigDir, that a strict box shows
 	// read-only inside its state directory (they carry no secret and run
-	// nothing). Codex's rules directory is one: its forbidden and prompt
-	// rules hold in the box, which cannot edit them (and where the user
-	// has none, the launch drops what an earlier box wrote there).
+	// nothing). Codex's rules files are bound one by one instead (see
+	// jail.StrictOptions.CodexRules).
 	Instructions []string
 	// HomeInstructions are instruction files relative to $HOME that a
 	// strict box shows read-only at the same place.
@@ -161,7 +160,7 @@ var Codex = Agent{
 	StateEnv:    "CODEX_HOME",
 	// Codex takes its switches as -c options, not variables; see
 	// CodexStrictArgs.
-	Instructions:    []string{"AGENTS.md", "rules"},
+	Instructions:    []string{"AGENTS.md"},
 	Preferences:     []string{"model", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity"},
 	SkipPermissions: []string{"--dangerously-bypass-approvals-and-sandbox"},
 	ProjectFiles: []ProjectFile{

@@ -462,6 +462,7 @@ type facts struct {
 	// instruction files and preferences are those found there.
 	configDir                      string
 	instructions, homeInstructions []string
+	codexRules                     []string
 	preferences                    []string
 	// netBinds are what name resolution needs under /run with --net.
 	netBinds []string
@@ -561,6 +562,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		}
 		if a.Kind == agent.Codex.Kind {
 			f.preferences = codexPreferences(filepath.Join(f.configDir, "config.toml"), a.Preferences)
+			f.codexRules = codexRulesFiles(filepath.Join(f.configDir, "rules"))
 		}
 	}
 	if o.Net {
@@ -641,6 +643,7 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		so.ConfigDir = f.configDir
 		so.Instructions, so.HomeInstructions = f.instructions, f.homeInstructions
 		so.Preferences = f.preferences
+		so.CodexRules = f.codexRules
 	}
 	return so, secret
 }
@@ -789,4 +792,20 @@ func dedup(s []string) []string {
 		seen[x] = true
 		return dup
 	})
+}
+
+// codexRulesFiles are the names of the regular *.rules files in dir, the
+// ones Codex loads.
+func codexRulesFiles(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".rules") {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && fi.Mode().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
 }

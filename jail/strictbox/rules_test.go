@@ -130,27 +130,35 @@ func TestSeedRulesSwitches(t *testing.T) {
 	}
 }
 
-// TestSeedCodexRules: rules a box left in Codex's state directory are
-// dropped at the next launch when the user has none to bind there, and
-// left to the bind when the user has some.
+// TestSeedCodexRules: the rules a box left in Codex's state directory
+// (an approval it kept, or a file it wrote) are dropped at the next
+// launch; the mount point of each of the user's rules files stays, and
+// one for a file the user no longer has goes.
 func TestSeedCodexRules(t *testing.T) {
 	state := t.TempDir()
-	planted := filepath.Join(state, "rules", "default.rules")
-	os.MkdirAll(filepath.Dir(planted), 0o700)
-	os.WriteFile(planted, []byte(`prefix_rule(pattern=["rm"], decision="allow")`), 0o600)
-	o := jail.StrictOptions{Kind: jail.KindCodex, StateDir: state, Cwd: "/w/r", Repo: "/w/r", Instructions: []string{"rules"}}
+	dir := filepath.Join(state, "rules")
+	os.MkdirAll(dir, 0o700)
+	for _, n := range []string{"default.rules", "mine.rules", jail.CodexUserRules("default.rules"), jail.CodexUserRules("gone.rules")} {
+		os.WriteFile(filepath.Join(dir, n), []byte(`prefix_rule(pattern=["rm"], decision="allow")`), 0o600)
+	}
+	o := jail.StrictOptions{Kind: jail.KindCodex, StateDir: state, Cwd: "/w/r", Repo: "/w/r", CodexRules: []string{"default.rules"}}
 	if err := seedState(o, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(planted); err != nil {
-		t.Errorf("the mount point of the user's rules went: %v", err)
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
 	}
-	o.Instructions = nil
+	if !slices.Equal(left, []string{jail.CodexUserRules("default.rules")}) {
+		t.Errorf("left in the box's rules directory: %q", left)
+	}
+	o.CodexRules = nil
 	if err := seedState(o, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Dir(planted)); err == nil {
-		t.Error("the rules an earlier box wrote are still there")
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the rules directory still holds %d files", len(entries))
 	}
 }
 

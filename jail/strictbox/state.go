@@ -23,7 +23,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -160,14 +159,28 @@ func clearInstructionPoints(o jail.StrictOptions) error {
 }
 
 // clearCodexRules removes the rules an earlier box left in o's state
-// directory when the user has none to bind there: Codex would follow an
-// allow rule a box wrote at every later launch.
+// directory (Codex would follow an allow rule a box wrote at every later
+// launch), all but the mount points of the user's rules files, which
+// another box of the repository may be showing.
 func clearCodexRules(o jail.StrictOptions) error {
-	if slices.Contains(o.Instructions, "rules") {
-		return nil
+	dir := filepath.Join(o.StateDir, "rules")
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		if err := os.Remove(dir); err != nil {
+			return fmt.Errorf("clearing the rules an earlier box left: %w", err)
+		}
 	}
-	if err := os.RemoveAll(filepath.Join(o.StateDir, "rules")); err != nil {
-		return fmt.Errorf("clearing the rules an earlier box left: %w", err)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		keep := false
+		for _, name := range o.CodexRules {
+			keep = keep || (e.Name() == jail.CodexUserRules(name) && e.Type().IsRegular())
+		}
+		if keep {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("clearing the rules an earlier box left: %w", err)
+		}
 	}
 	return nil
 }
