@@ -139,6 +139,11 @@ type Backend struct {
 	// PolicyStatus is the status of a policy refusal, chosen so that the
 	// client shows the reason and does not retry.
 	PolicyStatus int
+	// BudgetStatus, when set, is the status of a spent budget instead of
+	// PolicyStatus: one the client shows as it is and does not retry,
+	// where its policy status reads as something else (Claude takes a
+	// 403 for a login to renew).
+	BudgetStatus int
 }
 
 // credentialHeaders may never be forwarded from the box, whatever a
@@ -323,6 +328,11 @@ func (b *Backend) refusalStatus(k Kind) int {
 		return http.StatusTooManyRequests
 	case KindUpstream:
 		return http.StatusBadGateway
+	case KindBudget:
+		if b.BudgetStatus != 0 {
+			return b.BudgetStatus
+		}
+		return b.PolicyStatus
 	default:
 		return b.PolicyStatus
 	}

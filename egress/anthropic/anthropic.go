@@ -95,6 +95,9 @@ func New(upstream *url.URL, kind Kind, src cred.Source) *egress.Backend {
 		Usage:        Usage,
 		Error:        ErrorBody,
 		PolicyStatus: http.StatusForbidden,
+		// Claude shows a 403 as a failed login ("Please run /login")
+		// and a 402 as the message it carries, once.
+		BudgetStatus: http.StatusPaymentRequired,
 	}
 	b.Credential = func(ctx context.Context) (egress.Credential, error) {
 		tok, err := src.Token(ctx)
@@ -148,6 +151,8 @@ func ErrorBody(status int, kind egress.Kind, msg string) []byte {
 		t = "rate_limit_error"
 	case egress.KindUpstream:
 		t = "api_error"
+	case egress.KindBudget:
+		t = "billing_error"
 	}
 	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": t, "message": msg}})
 	return b
