@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,4 +37,21 @@ func TestProjectPrograms(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzProjectPrograms: whatever a box writes into a project MCP file,
+// the paths read from it are absolute and clean, and nothing panics.
+func FuzzProjectPrograms(f *testing.F) {
+	f.Add([]byte(`{"mcpServers": {"a": {"command": "./s.sh", "args": ["--config=c.json", "x.js"]}}}`))
+	f.Add([]byte("{\"mcp\": {\"l\": {\"type\": \"local\", \"command\": [\"python3\", \"s.py\"]}}}"))
+	f.Add([]byte("[mcp_servers.x]\ncommand = \"sh\"\nargs = [\"t.sh\"]\ncwd = \"sub\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, path := range []string{"/r/.mcp.json", "/r/opencode.jsonc", "/r/.codex/config.toml"} {
+			for _, p := range ProjectPrograms(path, data) {
+				if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+					t.Fatalf("%s: %q is not absolute and clean", path, p)
+				}
+			}
+		}
+	})
 }
