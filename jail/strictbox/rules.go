@@ -12,6 +12,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // RulesView is what a box shows of the host, for [AgentRules]: the
@@ -49,6 +50,9 @@ type BoxRules struct {
 	Left []string
 	// AutoMode says the user asked for Claude's auto mode.
 	AutoMode bool
+	// Flag is the settings the user gave Claude with --settings (Claude
+	// takes one, so they join the rules file), nil for none.
+	Flag map[string]json.RawMessage
 }
 
 // AgentRules reads the user's rules for a box that shows what the view
@@ -98,12 +102,13 @@ func (b *Box) planRules(h jail.Host, o *jail.StrictOptions) (string, error) {
 		// rest of its run. They go in a file of their own, read-only, that
 		// Claude takes with --settings and never writes; its settings.json
 		// stays writable for what the user changes in it (/model, /config).
-		if i := slices.IndexFunc(o.Command, func(a string) bool { return a == "--settings" || strings.HasPrefix(a, "--settings=") }); i > 0 {
-			// Claude takes one --settings: the user's would drop the
-			// file of their rules.
-			return "", jail.WithHints(fmt.Errorf("a strict box gives Claude your rules (permissions, hooks) with --settings, and Claude takes only one: %q would replace them", o.Command[i]),
-				"put those settings in ~/.claude/settings.json: their permissions and hooks reach the box, and its preferences too")
+		// Claude takes one --settings: one of the user's joins the
+		// rules file in its place.
+		flag, rest, err := takeSettingsFlag(o.Command, h.Cwd)
+		if err != nil {
+			return "", jail.WithHints(err, "--settings takes a JSON object or the path of a file holding one")
 		}
+		o.Command, r.Flag = rest, flag
 		o.StateRules = append(o.StateRules, claudeRulesFile)
 		o.AgentArgs = append(o.AgentArgs, "--settings", filepath.Join(o.StateDir, claudeRulesFile))
 	}
@@ -160,19 +165,120 @@ var claudeRuleKeys = []string{"permissions", "hooks", "disableAllHooks"}
 // .claude/settings.local.json, both of which Claude rereads while it
 // runs, and settings given with --settings rank above both.
 func writeClaudeRules(dir string, r *BoxRules) error {
-	m := map[string]json.RawMessage{"disableAllHooks": json.RawMessage("false")}
+	m := map[string]json.RawMessage{}
+	var settings map[string]json.RawMessage
 	if r != nil {
-		for _, k := range claudeRuleKeys {
-			if v, ok := r.Settings[k]; ok {
-				m[k] = v
-			}
+		for k, v := range r.Flag {
+			m[k] = v
 		}
+		settings = r.Settings
+	}
+	for _, k := range claudeRuleKeys {
+		v, ok := settings[k]
+		if !ok {
+			continue
+		}
+		flag, both := m[k]
+		switch {
+		case !both:
+			m[k] = v
+		case k == "permissions":
+			m[k] = mergeObjects(v, flag, func(k string) bool { return slices.Contains(ruleListKeys, k) })
+		case k == "hooks":
+			m[k] = mergeObjects(v, flag, func(string) bool { return true })
+		}
+		// Otherwise (disableAllHooks) the --settings value ranks higher.
+	}
+	if _, ok := m["disableAllHooks"]; !ok {
+		m["disableAllHooks"] = json.RawMessage("false")
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the user's rules for the box: %w", err)
 	}
 	return atomicfile.Write(filepath.Join(dir, claudeRulesFile), append(b, '\n'), atomicfile.Options{Mode: 0o600})
+}
+
+// ruleListKeys are the permission lists Claude joins across its
+// settings sources.
+var ruleListKeys = []string{"allow", "deny", "ask"}
+
+// mergeObjects joins two JSON objects as Claude joins two settings
+// sources, low then high: a key for which list says so is a list of both
+// (low's entries first), any other key is high's. What does not decode
+// as an object of that shape is high's whole.
+func mergeObjects(low, high json.RawMessage, list func(string) bool) json.RawMessage {
+	var lo, hi map[string]json.RawMessage
+	if json.Unmarshal(low, &lo) != nil || json.Unmarshal(high, &hi) != nil {
+		return high
+	}
+	out := make(map[string]json.RawMessage, len(lo)+len(hi))
+	for k, v := range lo {
+		out[k] = v
+	}
+	for k, hv := range hi {
+		lv, ok := lo[k]
+		var la, ha []json.RawMessage
+		if ok && list(k) && json.Unmarshal(lv, &la) == nil && json.Unmarshal(hv, &ha) == nil {
+			joined, _ := json.Marshal(append(la, ha...))
+			out[k] = joined
+			continue
+		}
+		out[k] = hv
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return high
+	}
+	return b
+}
+
+// maxSettingsFlag caps a --settings file read for the box.
+const maxSettingsFlag = 4 << 20
+
+// takeSettingsFlag removes each --settings of command (Claude's words,
+// its name first) and returns what they set, later ones over earlier
+// ones as Claude would take the last: a JSON object given as it is, or
+// read from the file it names (relative to cwd).
+func takeSettingsFlag(command []string, cwd string) (map[string]json.RawMessage, []string, error) {
+	if len(command) == 0 {
+		return nil, command, nil
+	}
+	rest := []string{command[0]}
+	var out map[string]json.RawMessage
+	for i := 1; i < len(command); i++ {
+		a := command[i]
+		if a == "--" {
+			rest = append(rest, command[i:]...)
+			break
+		}
+		v, ok := strings.CutPrefix(a, "--settings=")
+		if !ok && a == "--settings" && i+1 < len(command) {
+			v, ok = command[i+1], true
+			i++
+		}
+		if !ok {
+			rest = append(rest, a)
+			continue
+		}
+		data := []byte(v)
+		if !strings.HasPrefix(strings.TrimSpace(v), "{") {
+			p := v
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(cwd, p)
+			}
+			var err error
+			if data, err = regfile.Read(p, maxSettingsFlag); err != nil {
+				return nil, nil, fmt.Errorf("reading the settings file Claude is given (--settings %s): %w", v, err)
+			}
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil || m == nil {
+			return nil, nil, fmt.Errorf("the settings Claude is given (--settings %s) are not a JSON object: %v", v, err)
+		}
+		out = m
+	}
+	return out, rest, nil
 }
 
 func executable(p string) bool {

@@ -180,18 +180,47 @@ func TestPlanRulesClaudeSettingsReadOnly(t *testing.T) {
 	}
 }
 
-// TestPlanRulesClaudeUserSettingsFlag: a user's own --settings would
-// replace the file of their rules (Claude takes one), so the launch is
-// refused, saying where those settings go instead.
+// TestPlanRulesClaudeUserSettingsFlag: Claude takes one --settings, so
+// a user's own (a JSON object, or a file) leaves the command line and
+// joins the rules file: its permission lists and hooks beside the
+// user's, its other keys as they are.
 func TestPlanRulesClaudeUserSettingsFlag(t *testing.T) {
-	for _, arg := range [][]string{{"--settings", "/x.json"}, {"--settings={}"}} {
-		o := jail.StrictOptions{Kind: jail.KindClaude, Repo: "/src/app", Cwd: "/src/app", StateDir: "/st", Command: append([]string{"claude", "-p", "hi"}, arg...)}
-		b := &Box{Options: Options{Rules: func(RulesView) (BoxRules, error) { return BoxRules{Keys: []string{"permissions"}}, nil }}}
-		_, err := b.planRules(jail.Host{Home: "/home/u", Cwd: "/src/app"}, &o)
-		var h *jail.HintedError
-		if !errors.As(err, &h) || !strings.Contains(err.Error(), "--settings") || !strings.Contains(strings.Join(h.Hints(), "\n"), "~/.claude/settings.json") {
-			t.Errorf("%q: %v", arg, err)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.json"), []byte(`{"sandbox":{"enabled":true},"permissions":{"deny":["Bash(rm:*)"]}}`), 0o600)
+	for _, arg := range [][]string{{"--settings", "s.json"}, {"--settings=" + `{"sandbox":{"enabled":true},"permissions":{"deny":["Bash(rm:*)"]}}`}} {
+		state := t.TempDir()
+		o := jail.StrictOptions{Kind: jail.KindClaude, Repo: dir, Cwd: dir, StateDir: state, Command: append([]string{"claude", "-p", "hi"}, arg...)}
+		b := &Box{Options: Options{Rules: func(RulesView) (BoxRules, error) {
+			return BoxRules{Keys: []string{"permissions"}, Settings: map[string]json.RawMessage{"permissions": json.RawMessage(`{"deny":["Bash(touch:*)"],"defaultMode":"acceptEdits"}`)}}, nil
+		}}}
+		if _, err := b.planRules(jail.Host{Home: "/home/u", Cwd: dir}, &o); err != nil {
+			t.Fatalf("%q: %v", arg, err)
 		}
+		if !slices.Equal(o.Command, []string{"claude", "-p", "hi"}) {
+			t.Errorf("%q: command %q, want the user's --settings gone", arg, o.Command)
+		}
+		if err := writeClaudeRules(state, b.rules); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(filepath.Join(state, claudeRulesFile))
+		var m struct {
+			Sandbox     map[string]bool `json:"sandbox"`
+			Permissions struct {
+				Deny        []string `json:"deny"`
+				DefaultMode string   `json:"defaultMode"`
+			} `json:"permissions"`
+			DisableAllHooks *bool `json:"disableAllHooks"`
+		}
+		if err := json.Unmarshal(got, &m); err != nil || !m.Sandbox["enabled"] || !slices.Equal(m.Permissions.Deny, []string{"Bash(touch:*)", "Bash(rm:*)"}) ||
+			m.Permissions.DefaultMode != "acceptEdits" || m.DisableAllHooks == nil || *m.DisableAllHooks {
+			t.Errorf("%q: rules file %s", arg, got)
+		}
+	}
+	o := jail.StrictOptions{Kind: jail.KindClaude, Repo: dir, Cwd: dir, StateDir: t.TempDir(), Command: []string{"claude", "--settings", "nothing.json"}}
+	b := &Box{Options: Options{Rules: func(RulesView) (BoxRules, error) { return BoxRules{}, nil }}}
+	var h *jail.HintedError
+	if _, err := b.planRules(jail.Host{Home: "/home/u", Cwd: dir}, &o); !errors.As(err, &h) || !strings.Contains(err.Error(), "nothing.json") {
+		t.Errorf("a --settings file that is not there: %v", err)
 	}
 }
 
