@@ -18,7 +18,10 @@ import (
 // test runs in a network namespace of its own, where it may add
 // addresses and routes to lo; nothing leaves that namespace.
 func TestAddressGainedAfterStart(t *testing.T) {
-	const gained = "198.51.100.7" // a public-looking address, added below
+	// A public-looking address, added to this namespace's lo below, as
+	// is the local route's range: every connection the test makes stays
+	// on lo inside a network namespace of its own.
+	const gained = "198.51.100.7"
 	if !inOwnNetns(t, "-rn") {
 		return
 	}
