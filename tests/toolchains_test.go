@@ -560,6 +560,26 @@ func TestStrictDirenvPathAdd(t *testing.T) {
 	}
 }
 
+// TestStrictEnvrcExportsNamed: the variables a project's .envrc exports
+// do not reach a strict box (it starts from none of the host's), and the
+// launch names those the box lacks, never their values; one passed with
+// --env is in the box and not named.
+func TestStrictEnvrcExportsNamed(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	os.WriteFile(filepath.Join(repo, ".envrc"), []byte("export DATABASE_URL=postgres://app:hunter2@db/app\nexport APP_MODE=dev\n"), 0o644)
+	env = append(env, "PATH="+toolPATH(), "DATABASE_URL=postgres://app:hunter2@db/app", "APP_MODE=dev")
+	r := strict(t, repo, env, []string{"--env", "APP_MODE"}, "sh", "-c", `echo "mode=$APP_MODE db=${DATABASE_URL:-unset}"`)
+	if r.code != 0 || r.stdout != "mode=dev db=unset\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "exports DATABASE_URL, which the box does not get") || !strings.Contains(r.stderr, "--env NAME") {
+		t.Errorf("the launch does not name the missing variable: %q", r.stderr)
+	}
+	if strings.Contains(r.stderr, "hunter2") || strings.Contains(r.stderr, "APP_MODE") {
+		t.Errorf("the launch says a value, or a variable it passed: %q", r.stderr)
+	}
+}
+
 // TestStrictNpmScriptQuiet: an npm script in a strict box, with the
 // project's node_modules and nothing else, runs without asking the
 // registry for anything: the launch ends with no refused request and no
