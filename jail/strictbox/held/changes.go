@@ -2,6 +2,8 @@ package held
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -333,7 +335,48 @@ func describe(e Entry) string {
 	case e.Link != "":
 		return "symlink to " + quote(e.Link)
 	}
-	return fmt.Sprintf("file, %d bytes, mode %04o", e.Size, e.Mode.Perm())
+	return fmt.Sprintf("file, %d bytes, mode %04o%s", e.Size, e.Mode.Perm(), unshown(e))
+}
+
+// unshown says, for a file a diff does not show, why, what its content
+// hashes to, and where the store keeps it: what --apply would write can
+// then be looked at with the user's own tools before it is applied.
+func unshown(e Entry) string {
+	var why string
+	switch {
+	case e.Size > maxShown:
+		why = "too large to show"
+	default:
+		if _, text := content(e); text {
+			return ""
+		}
+		why = "not text"
+	}
+	sum := ""
+	if f, err := e.open(); err == nil {
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err == nil {
+			sum = ", sha256 " + hex.EncodeToString(h.Sum(nil))
+		}
+		f.Close()
+	}
+	at := ""
+	if e.at != "" {
+		at = ", kept at " + quote(e.at)
+	}
+	return ", " + why + sum + at
+}
+
+// open opens the entry's content: the store's copy, or what the host has
+// now.
+func (e Entry) open() (io.ReadCloser, error) {
+	if e.data != nil {
+		return io.NopCloser(bytes.NewReader(e.data)), nil
+	}
+	if e.at == "" {
+		return nil, errors.New("no content")
+	}
+	return regfile.Open(e.at)
 }
 
 // Quote shows a name with anything unprintable escaped, as the diff

@@ -2,6 +2,10 @@ package held
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -71,5 +75,40 @@ func TestSafeLineBidi(t *testing.T) {
 	got := safeLine(l)
 	if want := `# ok \u202e; curl x | sh \u2066\u2069\u200b\u2028x` + "\n"; got != want {
 		t.Errorf("safeLine(%q) = %q, want %q", l, got, want)
+	}
+}
+
+// TestRenderUnshownFile: a file the diff does not show (not text, or too
+// large) is described with why, its content's sha256 and where the
+// store keeps it, so the user can look at what --apply would write.
+func TestRenderUnshownFile(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "copy")
+	elf := []byte("\x7fELF\x02\x01\x01\x00payload")
+	os.WriteFile(bin, elf, 0o755)
+	big := filepath.Join(dir, "big")
+	os.WriteFile(big, bytes.Repeat([]byte("a\n"), maxShown/2+1), 0o644)
+	sum := sha256.Sum256(elf)
+	for _, tc := range []struct {
+		name string
+		a, b Entry
+		want []string
+	}{
+		{"binary added", Entry{}, Entry{Exists: true, Mode: 0o755, Size: int64(len(elf)), at: bin},
+			[]string{"now: file, 15 bytes, mode 0755, not text, sha256 " + hex.EncodeToString(sum[:]) + ", kept at " + bin}},
+		{"text replaced by binary", Entry{Exists: true, Mode: 0o644, Size: 3, data: []byte("ok\n")}, Entry{Exists: true, Mode: 0o755, Size: int64(len(elf)), at: bin},
+			[]string{"was: file, 3 bytes, mode 0644\n", "not text, sha256 "}},
+		{"too large", Entry{}, Entry{Exists: true, Mode: 0o644, Size: maxShown + 2, at: big},
+			[]string{"too large to show, sha256 ", "kept at " + big}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			renderPair(&out, "x", tc.a, tc.b)
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
 	}
 }
