@@ -453,3 +453,36 @@ echo planted`)
 	}
 	checkHeld(t, r, env, slotName(repo, "run"), []string{".gemini", ".cursor", ".aider.conf.yml", "sub/.aider.conf.yml"}, []string{"lint-cmd: ./x.sh"})
 }
+
+// TestHandoffToolVersions: asdf and mise run a tool from the directory a
+// .tool-versions path: version names, for every command at or below the
+// file, with no question. A box can neither plant such a file nor
+// rewrite the tool a .tool-versions found at launch names. Neither asdf
+// nor mise is installed here: the host's next step runs the tool as
+// their shims would, from the path: directory's bin.
+func TestHandoffToolVersions(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	nodeDir := filepath.Join(repo, "tools", "node")
+	tool := filepath.Join(nodeDir, "bin", "node")
+	writeFile(t, tool, "#!/bin/sh\necho host node\n")
+	os.Chmod(tool, 0o755)
+	writeFile(t, filepath.Join(repo, "sub", ".tool-versions"), "nodejs path:"+nodeDir+"\n")
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "tools")
+	r := strict(t, repo, env, nil, "sh", "-c", `set -e
+printf '#!/bin/sh\necho planted node\n' > tools/node/bin/node
+mkdir -p evil/bin && printf '#!/bin/sh\necho planted python\n' > evil/bin/python && chmod +x evil/bin/python
+echo "python path:$PWD/evil" > .tool-versions
+echo planted`)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	shim := `d=$(sed -n "s/^$1 path://p" "$2"); "$d/bin/$3"`
+	if h := runCmd(t, filepath.Join(repo, "sub"), env, "", "sh", "-c", shim, "sh", "nodejs", ".tool-versions", "node"); h.stdout != "host node\n" {
+		t.Errorf("the host's node in sub/ after the box, through its .tool-versions: %q %q", h.stdout, h.stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(repo, ".tool-versions")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after the box the host's repository has .tool-versions: %v", err)
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{".tool-versions", "tools/node"}, []string{"python path:", "echo planted node"})
+}

@@ -184,7 +184,8 @@ const maxEnvrc = 1 << 20
 // (envrcLoads), a project MCP file's programs (mcpPrograms; Codex's is
 // .codex/config.toml), the scripts Claude's project settings run
 // (claudePrograms), VS Code's tasks run on folder open and a dev
-// container's initializeCommand (readPrograms).
+// container's initializeCommand (readPrograms), the directories a
+// .tool-versions runs tools from (toolVersionsLoads).
 func projectLoads(p string) ([]gitpin.Steer, error) {
 	switch filepath.Base(p) {
 	case ".envrc":
@@ -211,6 +212,8 @@ func projectLoads(p string) ([]gitpin.Steer, error) {
 		return readPrograms(files, projectrun.Devcontainer, devcontainerWhy), nil
 	case ".devcontainer.json":
 		return readPrograms([]string{p}, projectrun.Devcontainer, devcontainerWhy), nil
+	case ".tool-versions":
+		return toolVersionsLoads(p), nil
 	}
 	return mcpPrograms(p), nil
 }

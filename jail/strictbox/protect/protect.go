@@ -131,6 +131,7 @@ func others() []Rule {
 		{Name: ".mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
 		{Name: "mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
 		{Name: ".miserc.toml", Swept: true, Tool: "mise", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
+		{Name: ".tool-versions", Swept: true, Tool: "asdf", Who: "asdf, mise", Why: "the tool versions for every command here and below: a path: version runs the tool from the directory it names"},
 	})
 }
 

@@ -366,7 +366,7 @@ func TestRuleForNames(t *testing.T) {
 		{".mise", "mise"},
 		{"mise", "mise"},
 		{".miserc.toml", "mise"},
-		{".tool-versions", ""},
+		{".tool-versions", "asdf, mise"},
 		{".nvim.lua", "Neovim"},
 		{".nvimrc", "Neovim"},
 		{".exrc", "Vim, Neovim"},
