@@ -455,11 +455,13 @@ echo planted`)
 }
 
 // TestHandoffToolVersions: asdf and mise run a tool from the directory a
-// .tool-versions path: version names, for every command at or below the
-// file, with no question. A box can neither plant such a file nor
-// rewrite the tool a .tool-versions found at launch names. Neither asdf
-// nor mise is installed here: the host's next step runs the tool as
-// their shims would, from the path: directory's bin.
+// .tool-versions path: version names, and rustup's proxies run cargo
+// from a rust-toolchain.toml's [toolchain] path, for every command at or
+// below the file, with no question. A box can neither plant such a file
+// nor rewrite the tool one found at launch names. asdf, mise and rustup
+// are not installed for the test user here: the host's next step runs
+// the tool as their shims would, from the named directory's bin (rustup
+// 1.29 does so for `cargo --version`, checked by hand).
 func TestHandoffToolVersions(t *testing.T) {
 	repo, _, env := strictRepo(t)
 	nodeDir := filepath.Join(repo, "tools", "node")
@@ -467,10 +469,17 @@ func TestHandoffToolVersions(t *testing.T) {
 	writeFile(t, tool, "#!/bin/sh\necho host node\n")
 	os.Chmod(tool, 0o755)
 	writeFile(t, filepath.Join(repo, "sub", ".tool-versions"), "nodejs path:"+nodeDir+"\n")
+	rustDir := filepath.Join(repo, "tools", "rust")
+	cargo := filepath.Join(rustDir, "bin", "cargo")
+	writeFile(t, cargo, "#!/bin/sh\necho host cargo\n")
+	os.Chmod(cargo, 0o755)
+	writeFile(t, filepath.Join(repo, "crate", "rust-toolchain.toml"), "[toolchain]\npath = \""+rustDir+"\"\n")
 	hostGit(t, repo, env, "add", "-A")
 	hostGit(t, repo, env, "commit", "-q", "-m", "tools")
 	r := strict(t, repo, env, nil, "sh", "-c", `set -e
 printf '#!/bin/sh\necho planted node\n' > tools/node/bin/node
+printf '#!/bin/sh\necho planted cargo\n' > tools/rust/bin/cargo
+mkdir -p other && printf '[toolchain]\npath = "%s/evil"\n' "$PWD" > other/rust-toolchain
 mkdir -p evil/bin && printf '#!/bin/sh\necho planted python\n' > evil/bin/python && chmod +x evil/bin/python
 echo "python path:$PWD/evil" > .tool-versions
 echo planted`)
@@ -481,8 +490,13 @@ echo planted`)
 	if h := runCmd(t, filepath.Join(repo, "sub"), env, "", "sh", "-c", shim, "sh", "nodejs", ".tool-versions", "node"); h.stdout != "host node\n" {
 		t.Errorf("the host's node in sub/ after the box, through its .tool-versions: %q %q", h.stdout, h.stderr)
 	}
-	if _, err := os.Lstat(filepath.Join(repo, ".tool-versions")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("after the box the host's repository has .tool-versions: %v", err)
+	if h := runCmd(t, filepath.Join(repo, "crate"), env, "", "sh", "-c", `"$(sed -n 's/^path = "\(.*\)"$/\1/p' rust-toolchain.toml)/bin/cargo"`); h.stdout != "host cargo\n" {
+		t.Errorf("the host's cargo in crate/ after the box, through its rust-toolchain.toml: %q %q", h.stdout, h.stderr)
 	}
-	checkHeld(t, r, env, slotName(repo, "run"), []string{".tool-versions", "tools/node"}, []string{"python path:", "echo planted node"})
+	for _, p := range []string{".tool-versions", "other/rust-toolchain"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after the box the host's repository has %s: %v", p, err)
+		}
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{".tool-versions", "tools/node", "tools/rust", "other/rust-toolchain"}, []string{"python path:", "echo planted node", "echo planted cargo"})
 }

@@ -185,7 +185,8 @@ const maxEnvrc = 1 << 20
 // .codex/config.toml), the scripts Claude's project settings run
 // (claudePrograms), VS Code's tasks run on folder open and a dev
 // container's initializeCommand (readPrograms), the directories a
-// .tool-versions runs tools from (toolVersionsLoads).
+// .tool-versions or a rust-toolchain file runs tools from
+// (toolVersionsLoads, rustToolchainLoads).
 func projectLoads(p string) ([]gitpin.Steer, error) {
 	switch filepath.Base(p) {
 	case ".envrc":
@@ -214,6 +215,8 @@ func projectLoads(p string) ([]gitpin.Steer, error) {
 		return readPrograms([]string{p}, projectrun.Devcontainer, devcontainerWhy), nil
 	case ".tool-versions":
 		return toolVersionsLoads(p), nil
+	case "rust-toolchain.toml", "rust-toolchain":
+		return rustToolchainLoads(p), nil
 	}
 	return mcpPrograms(p), nil
 }

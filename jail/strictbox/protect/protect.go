@@ -132,6 +132,8 @@ func others() []Rule {
 		{Name: "mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
 		{Name: ".miserc.toml", Swept: true, Tool: "mise", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
 		{Name: ".tool-versions", Swept: true, Tool: "asdf", Who: "asdf, mise", Why: "the tool versions for every command here and below: a path: version runs the tool from the directory it names"},
+		{Name: "rust-toolchain.toml", Swept: true, Tool: "rustup", Who: "rustup", Why: "the toolchain for cargo, rustc and the rest here and below: a [toolchain] path runs them from the directory it names"},
+		{Name: "rust-toolchain", Swept: true, Tool: "rustup", Who: "rustup", Why: "the same, under its older name"},
 	})
 }
 

@@ -367,6 +367,8 @@ func TestRuleForNames(t *testing.T) {
 		{"mise", "mise"},
 		{".miserc.toml", "mise"},
 		{".tool-versions", "asdf, mise"},
+		{"rust-toolchain.toml", "rustup"},
+		{"rust-toolchain", "rustup"},
 		{".nvim.lua", "Neovim"},
 		{".nvimrc", "Neovim"},
 		{".exrc", "Vim, Neovim"},

@@ -42,3 +42,17 @@ func FuzzToolVersionPaths(f *testing.F) {
 		}
 	})
 }
+
+func TestRustToolchainPath(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"[toolchain]\npath = \"/opt/tc/\"\n", "/opt/tc"},
+		{"[toolchain]\nchannel = \"1.80\"\n", ""},
+		{"[toolchain]\npath = \"../tc\"\n", ""},
+		{"nightly-2024-01-01\n", ""},
+		{"[toolchain\n", ""},
+	} {
+		if got := rustToolchainPath([]byte(tc.text)); got != tc.want {
+			t.Errorf("rustToolchainPath(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // toolVersionsLoads reads a .tool-versions found at launch for the
@@ -65,4 +67,38 @@ func toolVersionPaths(path string, data []byte, home string) []string {
 		}
 	}
 	return out
+}
+
+// rustToolchainLoads reads a rust-toolchain.toml (or rust-toolchain,
+// its older name, in TOML) found at launch for its [toolchain] path:
+// rustup's proxies (cargo, rustc, rustfmt, …) then run that
+// directory's binaries for every command at or below the file, with no
+// question (rustup 1.29 ran a path toolchain's cargo for `cargo
+// --version`). rustup takes only an absolute path. A plain channel name
+// names nothing here.
+func rustToolchainLoads(p string) []gitpin.Steer {
+	b, err := regfile.Read(p, maxEnvrc)
+	if err != nil {
+		return nil
+	}
+	d := rustToolchainPath(b)
+	if d == "" {
+		return nil
+	}
+	return []gitpin.Steer{{Path: d, Dir: true, Why: "rustup: the toolchain directory " + p + " runs cargo and rustc from"}}
+}
+
+// rustToolchainPath is the absolute, clean [toolchain] path of a
+// toolchain file's text; "" for none, a relative one, or text that is
+// not TOML (a legacy file holding a channel name).
+func rustToolchainPath(data []byte) string {
+	var f struct {
+		Toolchain struct {
+			Path string `toml:"path"`
+		} `toml:"toolchain"`
+	}
+	if toml.Unmarshal(data, &f) != nil || !filepath.IsAbs(f.Toolchain.Path) {
+		return ""
+	}
+	return filepath.Clean(f.Toolchain.Path)
 }
