@@ -133,7 +133,7 @@ func runHelper(name string, args []string) int {
 	case "steal-pty":
 		return stealPTY(args)
 	case "lock-slots":
-		return lockSlots(args[0])
+		return lockSlots(args...)
 	case "exit":
 		code, _ := strconv.Atoi(args[0])
 		return code
@@ -307,7 +307,11 @@ func attackState(home, rundir, victim string) int {
 		f.Close()
 	}
 	try("truncate-record", err)
+	// Where an older aisan kept the slots' locks, and where they are now
+	// (the run dir, empty in a jail).
 	locks, _ := filepath.Glob(filepath.Join(slots, "*.lock"))
+	now, _ := filepath.Glob(filepath.Join(rundir, "locks", "*", "*.lock"))
+	locks = append(locks, now...)
 	err = os.ErrNotExist
 	for _, l := range locks {
 		if err = os.Remove(l); err == nil {

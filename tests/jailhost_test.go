@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,15 +63,24 @@ func stealPTY(paths []string) int {
 	return 0
 }
 
-// lockSlots DIR: from inside a jail, opens the other slots' lock files in
-// DIR read-only (all a jail's read-only view of them allows), prints
-// "open NAME: RESULT" for each, then "holding", and for five minutes takes
-// every lock it can on what it opened: flock, and an OFD read lock, which
-// needs only a read-only descriptor; a lock is free the moment the slot's
-// wrapper dies. It prints "locked NAME" for each it gets.
-func lockSlots(dir string) int {
+// lockSlots DIR...: from inside a jail, opens the other slots' lock
+// files under each DIR (any *.lock, at any depth) read-only (all a jail's
+// read-only view of them allows), prints "open NAME: RESULT" for each,
+// then "holding", and for five minutes takes every lock it can on what it
+// opened: flock, and an OFD read lock, which needs only a read-only
+// descriptor; a lock is free the moment the slot's wrapper dies. It
+// prints "locked NAME" for each it gets.
+func lockSlots(dirs ...string) int {
 	own := os.Getenv("AISAN_JAIL")
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
+	var paths []string
+	for _, dir := range dirs {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+	}
 	fds := map[int]string{}
 	for _, p := range paths {
 		if strings.HasPrefix(filepath.Base(p), own+".") {
@@ -145,9 +155,10 @@ func TestJailNoOtherTerminal(t *testing.T) {
 }
 
 // TestJailCannotHoldSlotLocks: a jail cannot take the lock of another
-// slot (which aisan reads as that slot's liveness), not even of a lock
-// file an older aisan left readable; the victim, once orphaned, is listed
-// as an orphan and reaped by 'aisan kill --orphans'.
+// slot (which aisan reads as that slot's liveness): it sees none, and a
+// readable lock file an older aisan left beside the record is no lock
+// any more; the victim, once orphaned, is listed as an orphan and reaped
+// by 'aisan kill --orphans'.
 func TestJailCannotHoldSlotLocks(t *testing.T) {
 	requireSlots(t)
 	_, env := testEnv(t)
@@ -155,22 +166,22 @@ func TestJailCannotHoldSlotLocks(t *testing.T) {
 	wt := slotWorktree(t)
 	victim, _, e := slotLaunch(t, wt, env, "sh", "-c", "trap '' HUP; sleep 300")
 	t.Cleanup(func() { syscall.Kill(e.InitPID, syscall.SIGKILL) })
-	// As an older aisan created it; the first look makes it write-only.
-	lock := filepath.Join(home, "slots", e.Slot+".lock")
-	if err := os.Chmod(lock, 0o600); err != nil {
+	// As an older aisan left it, readable.
+	if err := os.WriteFile(filepath.Join(home, "slots", e.Slot+".lock"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	slotList(t, env)
 
-	attacker := exec.Command(aisanBin, "run", "--", self(), filepath.Join(home, "slots"))
+	rt := os.Getenv("XDG_RUNTIME_DIR")
+	attacker := exec.Command(aisanBin, "run", "--", self(), home, filepath.Join(rt, "aisan"))
 	attacker.Dir = wt
 	attacker.Env = append(append(os.Environ(), env...), helperEnv("lock-slots")...)
 	out := &syncBuffer{}
 	attacker.Stdout, attacker.Stderr = out, out
 	background(t, attacker)
 	waitFor(t, 20*time.Second, "the attacker to lock what it can", func() bool { return strings.Contains(out.String(), "holding") })
-	if !strings.Contains(out.String(), "open "+e.Slot+".lock: EACCES") {
-		t.Errorf("the jail opened %s's lock file, want EACCES:\n%s", e.Slot, out)
+	if n := strings.Count(out.String(), "open "); n != 1 || !strings.Contains(out.String(), "open "+e.Slot+".lock: ok") {
+		t.Errorf("the jail sees lock files other than the old one it was left:\n%s", out)
 	}
 
 	victim.Process.Signal(syscall.SIGKILL)
@@ -186,6 +197,94 @@ func TestJailCannotHoldSlotLocks(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the orphan's init to die", func() bool { return !slotProcRunning(e.InitPID) })
 	if after := slotList(t, env)[e.Slot]; after.State != "exited" {
+		t.Errorf("after kill --orphans: %+v, want exited", after)
+	}
+}
+
+// TestJailCannotHoldSlotLocksAsUsernsRoot: a jail that makes a user
+// namespace of its own, in which it is root and passes every permission
+// check on the user's files, still holds no slot's lock: not an ended
+// slot's (whose name the next launch in its worktree must get), nor a
+// running neighbour's once it ends, nor an orphan's (which must stay
+// listed as one and be reaped). The attacker tries every lock file under
+// the state and run directories through unshare -r; then the host takes
+// its next steps.
+func TestJailCannotHoldSlotLocksAsUsernsRoot(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	home := strings.TrimPrefix(env[1], "AISAN_HOME=")
+	base := t.TempDir()
+	wt := func(name string) string {
+		d := filepath.Join(base, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		real, _ := filepath.EvalSymlinks(d)
+		return real
+	}
+	wtEnded, wtRun, wtOrphan := wt("ended"), wt("neighbour"), wt("orphan")
+	if r := aisanIn(t, wtEnded, env, "", "run", "--", "true"); r.code != 0 {
+		t.Fatalf("aisan run -- true: code %d, stderr %q", r.code, r.stderr)
+	}
+	var ended slotEntry
+	for _, e := range slotList(t, env) {
+		ended = e
+	}
+	neighbour, _, run := slotLaunch(t, wtRun, env, "sleep", "300")
+	orphanWrapper, _, orphan := slotLaunch(t, wtOrphan, env, "sh", "-c", "trap '' HUP; sleep 300")
+	t.Cleanup(func() { syscall.Kill(orphan.InitPID, syscall.SIGKILL) })
+
+	rt := os.Getenv("XDG_RUNTIME_DIR")
+	attacker := exec.Command(aisanBin, "run", "--", "sh", "-c", `unshare -r true && echo userns-ok; exec unshare -r "$@"`,
+		"sh", self(), home, filepath.Join(rt, "aisan"))
+	attacker.Dir = wt("attacker")
+	attacker.Env = append(append(os.Environ(), env...), helperEnv("lock-slots")...)
+	out := &syncBuffer{}
+	attacker.Stdout, attacker.Stderr = out, out
+	background(t, attacker)
+	waitFor(t, 20*time.Second, "the attacker to open what it can", func() bool { return strings.Contains(out.String(), "holding") })
+	if !strings.Contains(out.String(), "userns-ok") {
+		t.Fatalf("unshare -r does not work in the jail, so this test proves nothing:\n%s", out)
+	}
+
+	// The neighbour ends; the orphan's wrapper dies.
+	if r := aisan(t, env, "", "kill", "--signal", "KILL", run.Slot); r.code != 0 {
+		t.Fatalf("aisan kill %s: code %d, stderr %q", run.Slot, r.code, r.stderr)
+	}
+	slotWait(t, neighbour)
+	orphanWrapper.Process.Signal(syscall.SIGKILL)
+	slotWait(t, orphanWrapper)
+	// Time for the attacker to take the locks the wrappers left free.
+	time.Sleep(time.Second)
+	if strings.Contains(out.String(), "locked") {
+		t.Errorf("the jail holds a slot's lock:\n%s", out)
+	}
+
+	// The host's next steps.
+	list := slotList(t, env)
+	for name, want := range map[string]string{ended.Slot: "exited", run.Slot: "exited", orphan.Slot: "orphaned"} {
+		if got := list[name].State; got != want {
+			t.Errorf("aisan list: %s is %q, want %s", name, got, want)
+		}
+	}
+	for _, e := range []slotEntry{ended, run} {
+		if r := aisanIn(t, e.Worktree, env, "", "run", "--", "true"); r.code != 0 {
+			t.Fatalf("aisan run -- true in %s: code %d, stderr %q", e.Worktree, r.code, r.stderr)
+		}
+		again := slotList(t, env)
+		if got := again[e.Slot]; got.Start == e.Start {
+			t.Errorf("the next launch in %s did not take %s", e.Worktree, e.Slot)
+		}
+		if _, ok := again[e.Slot+"-2"]; ok {
+			t.Errorf("the next launch in %s got %s-2, the jail keeps %s", e.Worktree, e.Slot, e.Slot)
+		}
+	}
+	r := aisan(t, env, "", "kill", "--signal", "KILL", "--orphans")
+	if r.code != 0 || r.stdout != "killed "+orphan.Slot+"\n" {
+		t.Fatalf("aisan kill --orphans: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, 10*time.Second, "the orphan's init to die", func() bool { return !slotProcRunning(orphan.InitPID) })
+	if after := slotList(t, env)[orphan.Slot]; after.State != "exited" {
 		t.Errorf("after kill --orphans: %+v, want exited", after)
 	}
 }

@@ -113,7 +113,7 @@ func TestKeeperBackground(t *testing.T) {
 	})
 
 	// The keeper holds the lock: flock(1) cannot take it.
-	lock := filepath.Join(killHome(env), "slots", e.Slot+".lock")
+	lock := slotLockPath(t, env, e.Slot)
 	if out, err := flockTest(lock); err == nil {
 		t.Errorf("flock -n %s succeeded (%s): the slot's lock is not held while its jail lives", lock, out)
 	}

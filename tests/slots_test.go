@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aisan-dev/aisan/jail/shared/lockfile"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
 )
 
 // slotEntry is one element of 'aisan list --json'.
@@ -53,6 +56,23 @@ func slotList(t *testing.T, env []string) map[string]slotEntry {
 		m[e.Slot] = e
 	}
 	return m
+}
+
+// slotLockPath is the lock file of the slot called name, in the runtime
+// directory's lock directory, as aisan names it.
+func slotLockPath(t *testing.T, env []string, name string) string {
+	t.Helper()
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "AISAN_HOME="); ok {
+			home = v
+		}
+	}
+	dir, err := lockfile.DirFor(filepath.Join(home, "slots"), rundir.LockDir(os.Getenv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name+".lock")
 }
 
 // slotWorktree makes a directory called myrepo to launch in, and returns

@@ -43,7 +43,11 @@ func (s *Slot) Abandon() error {
 	// has the lock, that the path no longer names its file, and moves on
 	// (see tryLock).
 	if s.prev == nil {
-		if err := os.Remove(s.reg.lockPath(s.rec.Slot)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		p, err := s.reg.lockPath(s.rec.Slot)
+		if err == nil {
+			err = os.Remove(p)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

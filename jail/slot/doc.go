@@ -21,11 +21,17 @@
 // proves to be the slot's jail.
 //
 //	slots/<slot>.json               the record (one file per slot, see [Record])
-//	slots/<slot>.lock               held by the wrapper for its whole life
 //	slots/<slot>.kill               who ended the launch ('aisan kill'), for its wrapper
 //	transcripts/<slot>/<time>.log   one transcript per launch
 //	transcripts/<slot>/<time>.json  what an ended launch was ([LaunchInfo])
 //	history/<slot>/                 per-slot prompt history (package history)
+//
+// Each slot's lock, held by the wrapper for its whole life, is not in the
+// state directory but in aisan's lock directory of the user's runtime
+// directory (package lockfile): <slot>.lock in a directory there named
+// for the slots directory's real path, normally
+// /run/user/UID/aisan/locks/<hash>.d/. Without a runtime directory (root
+// on a server) it is slots/<slot>.lock, beside the record.
 //
 // Records are written atomically (temporary file, rename), so a reader
 // sees the old record or the new one, never a torn one. They are not
@@ -62,12 +68,30 @@
 // no lock, so "aisan list" never makes a concurrent launch believe a name is
 // taken; flock(2) has no test operation.
 //
-// Only aisan can hold these locks. A lock file is write-only (mode 0200)
-// and the slots directory is read-only in every jail, so a jail cannot
-// open one, and a lock needs a descriptor: no jail can make a neighbour's
-// orphan look running, or keep an ended slot's name. A lock file of an
-// older aisan (0600) is made write-only at the first look; a jail that
-// opened one before that keeps its descriptor until it ends.
+// Only aisan can hold these locks. A lock needs only a descriptor, and
+// flock(2) takes one on a file opened read-only; a read-only state
+// directory and a write-only file (mode 0200, as lock files are made)
+// would not stop a jail, since a process there may make a user namespace
+// of its own in which the user is root and passes every permission check
+// on the user's files. So the locks are where no jail reaches: every
+// deny-list jail sees aisan's directory of the runtime directory empty,
+// and no strict box sees the runtime directory at all. No jail can make a
+// neighbour's orphan look running (and keep it from being reaped), keep
+// an ended slot's name from the next launch, or make an ended slot look
+// running. Inside a jail the lock cannot be seen, and a slot is not taken
+// for ended there. Without a runtime directory the lock is beside the
+// record, where a jail that is root in a user namespace of its own can
+// take an ended slot's.
+//
+// An older aisan kept every lock beside its record. Its launches still
+// count as running while their holder lives, by the PID
+// and start time the record names; a record from before start times were
+// kept names its holder by that lock alone, which is therefore tested for
+// it. A keeper adopts a lock of either place. Pruning an ended slot
+// removes an old lock file with its record. The runtime directory goes
+// when the user's last session ends; a wrapper that outlives it (in a
+// detached terminal multiplexer) loses its lock file, and the holder
+// check keeps its slot running.
 //
 // The lock file is opened close-on-exec. If bwrap inherited it, a killed wrapper would leave the lock held by the jail, and
 // the slot would look running forever.

@@ -37,7 +37,12 @@ func (r *Registry) Adopt(name string, lock *os.File, start time.Time, agentStatu
 	if err := unix.Fstat(int(lock.Fd()), &held); err != nil {
 		return nil, fmt.Errorf("adopting slot %q: the inherited lock: %w", name, err)
 	}
-	if err := unix.Stat(r.lockPath(name), &now); err != nil || held.Ino != now.Ino || held.Dev != now.Dev {
+	// The slot's lock, or, from a wrapper of an older aisan, its lock
+	// beside the record.
+	same := func(p string) bool {
+		return unix.Stat(p, &now) == nil && held.Ino == now.Ino && held.Dev == now.Dev
+	}
+	if p, err := r.lockPath(name); (err != nil || !same(p)) && !same(r.oldLockPath(name)) {
 		return nil, fmt.Errorf("adopting slot %q: the inherited descriptor is not the slot's lock file", name)
 	}
 	rec, prev, err := readRecordBytes(r.recordPath(name), name)

@@ -62,7 +62,7 @@ func TestAdopt(t *testing.T) {
 		e.AgentStatus == nil || *e.AgentStatus != 3 || !e.AgentEnd.Equal(end) {
 		t.Fatalf("adopted: %+v, want background, held by this process, agent status 3", e)
 	}
-	if held, err := lockHeld(reg.lockPath(s.Name())); err != nil || !held {
+	if held, err := reg.lockHeld(s.Name()); err != nil || !held {
 		t.Fatalf("lock held after the wrapper released: %v %v", held, err)
 	}
 	// 'aisan kill' leaves a background slot a note too, which its

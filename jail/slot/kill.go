@@ -155,7 +155,7 @@ func (r *Registry) kill(e Entry, sig syscall.Signal) error {
 	// The wrapper records the end and lets go; not waiting for it is
 	// harmless, but waiting makes "kill; list" show what happened.
 	r.poll(func() bool {
-		held, err := lockHeld(r.lockPath(e.Slot))
+		held, err := r.lockHeld(e.Slot)
 		return err != nil || !held
 	})
 	return nil
@@ -177,13 +177,13 @@ func (r *Registry) KillOrphan(name string, sig syscall.Signal) error {
 		// Do not create a lock file for a name that has no record.
 		return &UnknownSlotError{Name: name, Live: r.liveNames()}
 	}
-	lock, err := tryLock(r.lockPath(name))
+	lock, err := r.tryLock(name)
 	// A launch probing names holds the lock of an orphan's name for a
 	// moment (it finds the jail alive and moves on); a wrapper holds it
 	// for good. Only the latter is busy.
 	for deadline := time.Now().Add(busyWait); errors.Is(err, errLocked) && time.Now().Before(deadline); {
 		time.Sleep(pollEvery)
-		lock, err = tryLock(r.lockPath(name))
+		lock, err = r.tryLock(name)
 	}
 	if errors.Is(err, errLocked) {
 		return fmt.Errorf("slot %q is busy (%w now); it is not an orphan, so nothing was killed; run 'aisan list' and retry", name, ErrBusy)
@@ -196,14 +196,16 @@ func (r *Registry) KillOrphan(name string, sig syscall.Signal) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		// Abandoned meanwhile, and our lock file may be a new one: take
 		// it away again, while locked (see tryLock).
-		os.Remove(r.lockPath(name))
+		if p, err := r.lockPath(name); err == nil {
+			os.Remove(p)
+		}
 		return &UnknownSlotError{Name: name, Live: r.liveNames()}
 	}
 	if err != nil {
 		return fmt.Errorf("re-reading slot %q: %w", name, err)
 	}
-	if rec.End.IsZero() && holderAlive(rec) {
-		return fmt.Errorf("slot %q is busy (%w: its holder, PID %d, is alive although its lock file is gone); it is not an orphan, so nothing was killed", name, ErrBusy, rec.WrapperPID)
+	if r.holderLives(rec) {
+		return fmt.Errorf("slot %q is busy (%w: its holder, PID %d, is alive although its lock is free); it is not an orphan, so nothing was killed", name, ErrBusy, rec.WrapperPID)
 	}
 	if !jailAlive(rec) {
 		return &NotRunningError{Name: name, End: rec.End}
@@ -348,7 +350,7 @@ func (r *Registry) Stop(name string, grace time.Duration) (killed bool, err erro
 	}
 	if r.pollFor(grace, func() bool { return !jailAlive(e.Record) }) {
 		r.poll(func() bool {
-			held, err := lockHeld(r.lockPath(e.Slot))
+			held, err := r.lockHeld(e.Slot)
 			return err != nil || !held
 		})
 		return false, nil
@@ -384,13 +386,13 @@ func (r *Registry) stopOrphan(name string, grace time.Duration) (bool, error) {
 // recordOrphanEnd records the end of an orphan whose jail has died, under
 // the slot's lock, unless an end is recorded already or a holder lives.
 func (r *Registry) recordOrphanEnd(name string, status int) error {
-	lock, err := tryLock(r.lockPath(name))
+	lock, err := r.tryLock(name)
 	if err != nil {
 		return nil // someone else has it now: theirs to record
 	}
 	defer lock.Close()
 	rec, err := readRecord(r.recordPath(name), name)
-	if err != nil || !rec.End.IsZero() || holderAlive(rec) || jailAlive(rec) {
+	if err != nil || !rec.End.IsZero() || r.holderLives(rec) || jailAlive(rec) {
 		return nil
 	}
 	rec.End = time.Now()

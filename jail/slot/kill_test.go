@@ -78,7 +78,7 @@ func TestKillOrphan(t *testing.T) {
 	if err := reg.KillOrphan("nope-12345678-claude", syscall.SIGKILL); !errors.As(err, &unknown) {
 		t.Errorf("KillOrphan of an unknown name = %v, want UnknownSlotError", err)
 	}
-	if _, err := os.Stat(filepath.Join(home, "slots", "nope-12345678-claude.lock")); err == nil {
+	if p, _ := reg.lockPath("nope-12345678-claude"); p == "" || fileExists(p) || fileExists(filepath.Join(home, "slots", "nope-12345678-claude.lock")) {
 		t.Error("KillOrphan of an unknown name created a lock file")
 	}
 }
@@ -152,7 +152,7 @@ func TestAbandonRestoresPreviousRecord(t *testing.T) {
 	if third.Name() != name {
 		t.Errorf("after Abandon the next launch got %q, want %q", third.Name(), name)
 	}
-	if held, err := lockHeld(reg.lockPath(name)); err != nil || !held {
+	if held, err := reg.lockHeld(name); err != nil || !held {
 		t.Errorf("the third launch's lock is not visible: held %v, %v", held, err)
 	}
 }
@@ -303,11 +303,9 @@ func TestMissingLockWithLiveHolder(t *testing.T) {
 	if err := recordJail(s, jail.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	locks, _ := filepath.Glob(filepath.Join(home, "slots", "*.lock"))
-	for _, l := range locks {
-		if err := os.Remove(l); err != nil {
-			t.Fatal(err)
-		}
+	locks, _ := reg.lockDir()
+	if err := os.Remove(filepath.Join(locks, name+".lock")); err != nil {
+		t.Fatal(err)
 	}
 	if st := listMap(t, reg)[name].State; st != Running {
 		t.Fatalf("with its lock file gone and its holder alive the slot is %s, want running", st)

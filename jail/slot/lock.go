@@ -29,11 +29,12 @@ func wholeFile(typ int16) *unix.Flock_t {
 // The file is close-on-exec (os.OpenFile's default), so children never
 // inherit it.
 //
-// The file is write-only ([lockMode]) and opened for writing: a lock needs
-// a descriptor, and the slots directory is read-only in every jail, so no
-// jail can open the file at all, and none can hold a lock that aisan reads
-// as a slot's liveness (which kept orphans from being reaped and ended
-// slots' names from being taken).
+// path is in aisan's lock directory, which no jail or box reaches (see
+// [Registry.lockPath] and the package doc): a jail that held a slot's
+// lock would keep an orphan from being reaped and an ended slot's name
+// from being taken. The file is write-only ([lockMode]) and opened for
+// writing as well, which matters only for a lock beside its record
+// (without a runtime directory).
 func tryLock(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, lockMode)
 	if err != nil {
@@ -75,14 +76,14 @@ func tryLock(path string) (*os.File, error) {
 }
 
 // lockMode is a lock file's mode: writable by the user, readable by
-// nobody. A jail sees the file on a read-only mount, where it can neither
-// open it for writing nor chmod it, so it cannot open it at all.
+// nobody. A jail that sees a lock beside its record (no runtime
+// directory) on its read-only mount cannot open it for writing, nor for
+// reading unless it is root of a user namespace of its own.
 const lockMode = 0o200
 
 // migrateMode makes a lock file from an older aisan (mode 0600, which a
 // jail could open read-only and lock) write-only, on the first look any
-// aisan takes at it: a jail that has not opened it by then never can. One
-// that did keeps its descriptor until it ends; see the package doc.
+// aisan takes at it.
 func migrateMode(fd int, st *unix.Stat_t) {
 	if st.Mode&0o7777 != lockMode {
 		_ = unix.Fchmod(fd, lockMode)
@@ -100,8 +101,8 @@ func lockHeld(path string) (bool, error) {
 		return false, nil
 	}
 	if errors.Is(err, unix.EROFS) {
-		// Inside a jail (aisan run from an agent), where the state dir
-		// is read-only and no lock file can be opened: we cannot tell,
+		// Inside a jail (aisan run from an agent), where a lock beside
+		// its record cannot be opened: we cannot tell,
 		// so the slot is not taken for free (a jail acts on nothing it
 		// lists anyway), which is what jails saw before.
 		return true, nil

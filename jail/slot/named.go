@@ -40,7 +40,7 @@ func (r *Registry) AcquireNamed(name, kind, worktree string) (*Slot, error) {
 // could not record it). It takes the slot's lock while it writes, and
 // leaves a record that already has its end alone.
 func (r *Registry) RecordEnd(name string, status int, at time.Time) error {
-	lock, err := tryLock(r.lockPath(name))
+	lock, err := r.tryLock(name)
 	if errors.Is(err, errLocked) {
 		return fmt.Errorf("slot %q is held by a running launch; it records its own end", name)
 	}
@@ -54,6 +54,11 @@ func (r *Registry) RecordEnd(name string, status int, at time.Time) error {
 	}
 	if !rec.End.IsZero() {
 		return nil
+	}
+	if r.holderLives(rec) {
+		// Its lock file was replaced, or an older aisan holds it beside
+		// the record.
+		return fmt.Errorf("slot %q is held by a running launch; it records its own end", name)
 	}
 	rec.End = at
 	rec.ExitStatus = &status

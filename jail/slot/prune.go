@@ -78,7 +78,7 @@ func (r *Registry) PruneNow(p PrunePolicy, now time.Time) (removed, live []strin
 // if the slot is still the ended launch e; otherwise it does nothing.
 // ran says whether fn was called.
 func (r *Registry) underLock(e Entry, fn func() error) (ran bool, err error) {
-	lock, err := tryLock(r.lockPath(e.Slot))
+	lock, err := r.tryLock(e.Slot)
 	if errors.Is(err, errLocked) {
 		return false, nil // being launched right now
 	}
@@ -111,8 +111,12 @@ func (r *Registry) removeEnded(e Entry) (bool, error) {
 		}
 		os.Remove(r.killNotePath(e.Slot))
 		// Removed while held: a launch that opened it before gets
-		// no lock on it and moves on to another name.
-		os.Remove(r.lockPath(e.Slot))
+		// no lock on it and moves on to another name. A lock file an
+		// older aisan left beside the record goes too.
+		if p, err := r.lockPath(e.Slot); err == nil {
+			os.Remove(p)
+		}
+		os.Remove(r.oldLockPath(e.Slot))
 		return nil
 	})
 }

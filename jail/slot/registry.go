@@ -14,12 +14,23 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail/shared/lockfile"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
+
 	"golang.org/x/sys/unix"
 )
 
 // Registry is the set of slots recorded under one state directory.
 type Registry struct {
 	home string
+
+	// rt is the runtime directory the slots' locks are kept in
+	// (rundir.LockDir), "" for none: then each lock is beside its record.
+	rt string
+	// locks is the directory of the slots' lock files, once known for
+	// good (see lockDir).
+	locksMu sync.Mutex
+	locks   string
 
 	// Killer ends a live slot's jail. Nil means [KillPidNS]. A replacement
 	// (say, stop the slot's systemd scope, then fall back to KillPidNS) is
@@ -110,7 +121,7 @@ func Open(home string) (*Registry, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("opening state dir %q: %w; set AISAN_HOME to a directory you own", home, err)
 	}
-	return &Registry{home: filepath.Clean(home), settle: 5 * time.Second}, nil
+	return &Registry{home: filepath.Clean(home), rt: rundir.LockDir(os.Getenv), settle: 5 * time.Second}, nil
 }
 
 // Home returns the registry's state directory.
@@ -124,8 +135,83 @@ func (r *Registry) recordPath(name string) string {
 	return filepath.Join(r.home, "slots", name+".json")
 }
 
-func (r *Registry) lockPath(name string) string {
-	return filepath.Join(r.home, "slots", name+".lock")
+// lockDir is the directory of the slots' lock files: in aisan's lock
+// directory of the runtime directory, which no jail or box can reach (see
+// the package doc), or the slots directory when there is no runtime
+// directory. It is named for the slots directory's real path, which is
+// known for good once that directory exists.
+func (r *Registry) lockDir() (string, error) {
+	r.locksMu.Lock()
+	defer r.locksMu.Unlock()
+	if r.locks != "" {
+		return r.locks, nil
+	}
+	d, err := lockfile.DirFor(r.slotsDir(), r.rt)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(r.slotsDir()); err == nil {
+		r.locks = d
+	}
+	return d, nil
+}
+
+// lockPath is the lock file of the slot called name.
+func (r *Registry) lockPath(name string) (string, error) {
+	d, err := r.lockDir()
+	if err != nil {
+		return "", fmt.Errorf("slot %q's lock: %w", name, err)
+	}
+	return filepath.Join(d, name+".lock"), nil
+}
+
+// oldLockPath is where an aisan that kept the slots' locks beside their
+// records (in the state directory, where a jail could take them) kept
+// the lock of the slot called name.
+func (r *Registry) oldLockPath(name string) string {
+	return filepath.Join(r.slotsDir(), name+".lock")
+}
+
+// tryLock takes the lock of the slot called name (see [tryLock]).
+func (r *Registry) tryLock(name string) (*os.File, error) {
+	p, err := r.lockPath(name)
+	if err != nil {
+		return nil, err
+	}
+	return tryLock(p)
+}
+
+// lockHeld reports whether the lock of the slot called name is held (see
+// [lockHeld]). Inside a jail, where aisan's lock directory is read-only
+// and empty, it cannot tell, and says held, as [lockHeld] does there.
+func (r *Registry) lockHeld(name string) (bool, error) {
+	p, err := r.lockPath(name)
+	if errors.Is(err, syscall.EROFS) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return lockHeld(p)
+}
+
+// holderLives reports whether rec's launch, not ended, has a holder alive
+// whatever the lock aisan now tests says: the holder it names (PID and
+// start time) lives. A record from before start times were kept names no
+// holder exactly; its holder is an older aisan, whose lock is beside the
+// record, and that lock speaks for it.
+func (r *Registry) holderLives(rec Record) bool {
+	if !rec.End.IsZero() {
+		return false
+	}
+	if rec.WrapperStart != 0 {
+		return holderAlive(rec)
+	}
+	if r.rt == "" {
+		return false // that lock is the one tested already
+	}
+	held, err := lockHeld(r.oldLockPath(rec.Slot))
+	return err == nil && held
 }
 
 // Acquire picks a free name for a slot of kind in worktree, takes its lock
@@ -325,13 +411,14 @@ func readNames(dir string) ([]string, error) {
 func (r *Registry) entry(rec Record, now time.Time) (Entry, error) {
 	e := Entry{Record: rec, State: Exited}
 	if rec.End.IsZero() {
-		held, err := lockHeld(r.lockPath(rec.Slot))
+		held, err := r.lockHeld(rec.Slot)
 		if err != nil {
 			return Entry{}, fmt.Errorf("slot %q: %w", rec.Slot, err)
 		}
 		// A holder that is alive holds the slot even when its lock file
-		// was removed or replaced: never call its jail an orphan.
-		if held || holderAlive(rec) {
+		// was removed or replaced, or is one an older aisan took: never
+		// call its jail an orphan.
+		if held || r.holderLives(rec) {
 			e.State = Running
 			if !rec.AgentEnd.IsZero() {
 				e.State = Background
@@ -371,7 +458,7 @@ func (r *Registry) Over(name string, since time.Time) (time.Time, bool) {
 		if !ValidName(name) {
 			return time.Time{}, false
 		}
-		held, err := lockHeld(r.lockPath(name))
+		held, err := r.lockHeld(name)
 		return time.Time{}, err == nil && !held
 	case err != nil:
 		return time.Time{}, false
@@ -523,7 +610,7 @@ var errOrphanAlive = errors.New("an orphaned jail still holds the name")
 // record (if any) parses and describes no live jail. It returns errLocked,
 // errOrphanAlive or a *CorruptError when the name is taken.
 func (r *Registry) claim(name, kind, worktree string) (*Slot, error) {
-	lock, err := tryLock(r.lockPath(name))
+	lock, err := r.tryLock(name)
 	if err != nil {
 		return nil, err
 	}
@@ -537,8 +624,9 @@ func (r *Registry) claim(name, kind, worktree string) (*Slot, error) {
 	case err != nil:
 		lock.Close()
 		return nil, fmt.Errorf("reading record of slot %q: %w", name, err)
-	case old.End.IsZero() && holderAlive(old):
-		// The lock file was replaced under a live holder.
+	case r.holderLives(old):
+		// The lock file was replaced under a live holder, or the holder
+		// is an older aisan with its lock beside the record.
 		lock.Close()
 		return nil, errLocked
 	case jailAlive(old):

@@ -1,6 +1,6 @@
 // Package lockfile opens the locks aisan takes around its state (the
-// held store's, the trust store's, each history copy's) where no jail or
-// box can take them.
+// held store's, the trust store's, each history copy's, each slot's)
+// where no jail or box can take them.
 //
 // A lock needs only a descriptor: flock(2) takes one on a file opened
 // read-only. The state directory is read-only in every jail, which stops
@@ -22,9 +22,12 @@ package lockfile
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -99,4 +102,32 @@ func Path(path, rt string) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".lock"), nil
+}
+
+// DirFor is the directory that holds the locks standing for the files in
+// the directory dir (a slot's lock for each record in aisan's slots
+// directory), when the runtime directory is rt: beside the lock [Path]
+// gives dir, named like it with ".d" for ".lock", and made (0700, the
+// user's, not a link). The locks in it keep the names of the files they
+// stand for. Without rt it is dir itself.
+func DirFor(dir, rt string) (string, error) {
+	if rt == "" {
+		return dir, nil
+	}
+	p, err := Path(dir, rt)
+	if err != nil {
+		return "", err
+	}
+	sub := strings.TrimSuffix(p, ".lock") + ".d"
+	if err := os.Mkdir(sub, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("making aisan's lock directory: %w", err)
+	}
+	fi, err := os.Lstat(sub)
+	if err != nil {
+		return "", err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() {
+		return "", fmt.Errorf("%s is not a directory of yours; move it away", sub)
+	}
+	return sub, nil
 }

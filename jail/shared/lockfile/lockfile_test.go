@@ -78,3 +78,41 @@ func TestPathThroughLink(t *testing.T) {
 		t.Errorf("one store, two locks: %q by its real path, %q through a link", a, b)
 	}
 }
+
+// TestDirFor: the locks standing for a directory's files are in a
+// directory of their own in the lock directory, one per real path; with
+// no runtime directory they are beside those files.
+func TestDirFor(t *testing.T) {
+	rt, base := t.TempDir(), t.TempDir()
+	slots := filepath.Join(base, "state", "slots")
+	if err := os.MkdirAll(slots, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(base, "state"), filepath.Join(base, "link"))
+	a, err := DirFor(slots, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(a, Dir(rt)+"/") {
+		t.Errorf("DirFor = %q, want it under %s", a, Dir(rt))
+	}
+	if fi, err := os.Lstat(a); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v %v; want a 0700 directory", a, fi, err)
+	}
+	if b, _ := DirFor(filepath.Join(base, "link", "slots"), rt); b != a {
+		t.Errorf("through a link: %q, want %q", b, a)
+	}
+	if b, _ := DirFor(filepath.Join(base, "other", "slots"), rt); b == a {
+		t.Errorf("two directories share %q", a)
+	}
+	if d, _ := DirFor(slots, ""); d != slots {
+		t.Errorf("without a runtime directory: %q", d)
+	}
+	// A link where the directory goes is refused.
+	rt2 := t.TempDir()
+	p, _ := Path(slots, rt2)
+	os.Symlink(t.TempDir(), strings.TrimSuffix(p, ".lock")+".d")
+	if _, err := DirFor(slots, rt2); err == nil {
+		t.Error("a link at the directory was used")
+	}
+}
