@@ -455,13 +455,15 @@ echo planted`)
 }
 
 // TestHandoffToolVersions: asdf and mise run a tool from the directory a
-// .tool-versions path: version names, and rustup's proxies run cargo
-// from a rust-toolchain.toml's [toolchain] path, for every command at or
-// below the file, with no question. A box can neither plant such a file
-// nor rewrite the tool one found at launch names. asdf, mise and rustup
-// are not installed for the test user here: the host's next step runs
-// the tool as their shims would, from the named directory's bin (rustup
-// 1.29 does so for `cargo --version`, checked by hand).
+// .tool-versions path: version names, rustup's proxies run cargo from a
+// rust-toolchain.toml's [toolchain] path, and yarn runs the release a
+// .yarnrc.yml's yarnPath names, for every command at or below the file,
+// with no question. A box can neither plant such a file (nor a project
+// .npmrc, whose settings override the user's ignore-scripts) nor rewrite
+// the tool one found at launch names. asdf, mise, rustup and yarn are
+// not installed for the test user here: the host's next step runs the
+// tool as they would, from the named directory's bin or with node
+// (rustup 1.29 does so for `cargo --version`, checked by hand).
 func TestHandoffToolVersions(t *testing.T) {
 	repo, _, env := strictRepo(t)
 	nodeDir := filepath.Join(repo, "tools", "node")
@@ -474,11 +476,15 @@ func TestHandoffToolVersions(t *testing.T) {
 	writeFile(t, cargo, "#!/bin/sh\necho host cargo\n")
 	os.Chmod(cargo, 0o755)
 	writeFile(t, filepath.Join(repo, "crate", "rust-toolchain.toml"), "[toolchain]\npath = \""+rustDir+"\"\n")
+	writeFile(t, filepath.Join(repo, "web", ".yarnrc.yml"), "yarnPath: .yarn/releases/yarn-4.1.0.cjs\n")
+	writeFile(t, filepath.Join(repo, "web", ".yarn", "releases", "yarn-4.1.0.cjs"), "console.log('host yarn')\n")
 	hostGit(t, repo, env, "add", "-A")
 	hostGit(t, repo, env, "commit", "-q", "-m", "tools")
 	r := strict(t, repo, env, nil, "sh", "-c", `set -e
 printf '#!/bin/sh\necho planted node\n' > tools/node/bin/node
 printf '#!/bin/sh\necho planted cargo\n' > tools/rust/bin/cargo
+echo "console.log('planted yarn')" > web/.yarn/releases/yarn-4.1.0.cjs
+echo ignore-scripts=false > .npmrc
 mkdir -p other && printf '[toolchain]\npath = "%s/evil"\n' "$PWD" > other/rust-toolchain
 mkdir -p evil/bin && printf '#!/bin/sh\necho planted python\n' > evil/bin/python && chmod +x evil/bin/python
 echo "python path:$PWD/evil" > .tool-versions
@@ -493,10 +499,18 @@ echo planted`)
 	if h := runCmd(t, filepath.Join(repo, "crate"), env, "", "sh", "-c", `"$(sed -n 's/^path = "\(.*\)"$/\1/p' rust-toolchain.toml)/bin/cargo"`); h.stdout != "host cargo\n" {
 		t.Errorf("the host's cargo in crate/ after the box, through its rust-toolchain.toml: %q %q", h.stdout, h.stderr)
 	}
-	for _, p := range []string{".tool-versions", "other/rust-toolchain"} {
+	if _, err := os.Stat("/usr/bin/node"); err == nil {
+		if h := runCmd(t, filepath.Join(repo, "web"), env, "", "/usr/bin/node", ".yarn/releases/yarn-4.1.0.cjs"); h.stdout != "host yarn\n" {
+			t.Errorf("the host's yarn release in web/ after the box: %q %q", h.stdout, h.stderr)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "web", ".yarn", "releases", "yarn-4.1.0.cjs")); string(b) != "console.log('host yarn')\n" {
+		t.Errorf("the box rewrote the yarn release a .yarnrc.yml names: %q", b)
+	}
+	for _, p := range []string{".tool-versions", "other/rust-toolchain", ".npmrc"} {
 		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("after the box the host's repository has %s: %v", p, err)
 		}
 	}
-	checkHeld(t, r, env, slotName(repo, "run"), []string{".tool-versions", "tools/node", "tools/rust", "other/rust-toolchain"}, []string{"python path:", "echo planted node", "echo planted cargo"})
+	checkHeld(t, r, env, slotName(repo, "run"), []string{".tool-versions", "tools/node", "tools/rust", "other/rust-toolchain", ".npmrc", "yarn-4.1.0.cjs"}, []string{"python path:", "echo planted node", "echo planted cargo", "planted yarn", "ignore-scripts=false"})
 }

@@ -186,7 +186,8 @@ const maxEnvrc = 1 << 20
 // (claudePrograms), VS Code's tasks run on folder open and a dev
 // container's initializeCommand (readPrograms), the directories a
 // .tool-versions or a rust-toolchain file runs tools from
-// (toolVersionsLoads, rustToolchainLoads).
+// (toolVersionsLoads, rustToolchainLoads), the Yarn release and plugins
+// a Yarn settings file runs (yarnLoads).
 func projectLoads(p string) ([]gitpin.Steer, error) {
 	switch filepath.Base(p) {
 	case ".envrc":
@@ -217,6 +218,8 @@ func projectLoads(p string) ([]gitpin.Steer, error) {
 		return toolVersionsLoads(p), nil
 	case "rust-toolchain.toml", "rust-toolchain":
 		return rustToolchainLoads(p), nil
+	case ".yarnrc.yml", ".yarnrc":
+		return yarnLoads(p), nil
 	}
 	return mcpPrograms(p), nil
 }

@@ -3,12 +3,14 @@ package strictbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 
 	"github.com/pelletier/go-toml/v2"
+	"go.yaml.in/yaml/v3"
 )
 
 // toolVersionsLoads reads a .tool-versions found at launch for the
@@ -101,4 +103,86 @@ func rustToolchainPath(data []byte) string {
 		return ""
 	}
 	return filepath.Clean(f.Toolchain.Path)
+}
+
+// yarnLoads reads a Yarn settings file found at launch for the files
+// every yarn command in its directory and below runs: .yarnrc.yml's
+// yarnPath (the release that runs as yarn itself, for Yarn 1 as for
+// later ones) and the plugins it loads, or .yarnrc's yarn-path (Yarn 1).
+// A box that rewrote the committed release (.yarn/releases/…) would act
+// on the host at the user's next `yarn --version`. One that is not a
+// regular file is not read: its row protects it.
+func yarnLoads(p string) []gitpin.Steer {
+	b, err := regfile.Read(p, maxEnvrc)
+	if err != nil {
+		return nil
+	}
+	var files []string
+	if filepath.Base(p) == ".yarnrc" {
+		files = yarnClassicPath(p, b)
+	} else {
+		files = yarnBerryPaths(p, b)
+	}
+	return regularSteers(files, "Yarn: a file "+p+" makes every yarn command there run")
+}
+
+// yarnBerryPaths are the yarnPath and the plugins' paths of the
+// .yarnrc.yml at path, whose text is data, absolute (a relative one is
+// the file's directory's). Text that is not YAML names none.
+func yarnBerryPaths(path string, data []byte) []string {
+	var rc struct {
+		YarnPath string `yaml:"yarnPath"`
+		Plugins  []any  `yaml:"plugins"`
+	}
+	if yaml.Unmarshal(data, &rc) != nil {
+		return nil
+	}
+	ps := []string{rc.YarnPath}
+	for _, pl := range rc.Plugins {
+		switch v := pl.(type) {
+		case string:
+			ps = append(ps, v)
+		case map[string]any:
+			if s, ok := v["path"].(string); ok {
+				ps = append(ps, s)
+			}
+		}
+	}
+	return absUnder(filepath.Dir(path), ps)
+}
+
+// yarnClassicPath is the yarn-path of the .yarnrc at path (Yarn 1's
+// format: a key and a value on each line, either may be quoted).
+func yarnClassicPath(path string, data []byte) []string {
+	var ps []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		key, val, ok := strings.Cut(line, " ")
+		if !ok || strings.Trim(key, `"`) != "yarn-path" {
+			continue
+		}
+		ps = append(ps, strings.Trim(strings.TrimSpace(val), `"'`))
+	}
+	return absUnder(filepath.Dir(path), ps)
+}
+
+// absUnder makes each non-empty p absolute (from dir) and clean, each
+// once.
+func absUnder(dir string, ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if p = filepath.Clean(p); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -56,3 +56,31 @@ func TestRustToolchainPath(t *testing.T) {
 		}
 	}
 }
+
+func TestYarnPaths(t *testing.T) {
+	berry := "yarnPath: .yarn/releases/yarn-4.1.0.cjs\nplugins:\n  - path: .yarn/plugins/@yarnpkg/plugin-x.cjs\n    spec: \"@yarnpkg/plugin-x\"\n  - /abs/plugin.cjs\nnodeLinker: node-modules\n"
+	if got, want := yarnBerryPaths("/r/.yarnrc.yml", []byte(berry)), []string{"/r/.yarn/releases/yarn-4.1.0.cjs", "/r/.yarn/plugins/@yarnpkg/plugin-x.cjs", "/abs/plugin.cjs"}; !slices.Equal(got, want) {
+		t.Errorf("berry: %q, want %q", got, want)
+	}
+	for _, bad := range []string{"yarnPath: [\n", "nodeLinker: pnp\n", "plugins: 3\n"} {
+		if got := yarnBerryPaths("/r/.yarnrc.yml", []byte(bad)); len(got) != 0 {
+			t.Errorf("berry %q: %q", bad, got)
+		}
+	}
+	classic := "# yarn lockfile v1\n\n\nlastUpdateCheck 1700000000000\nyarn-path \".yarn/releases/yarn-1.22.19.cjs\"\n"
+	if got, want := yarnClassicPath("/r/.yarnrc", []byte(classic)), []string{"/r/.yarn/releases/yarn-1.22.19.cjs"}; !slices.Equal(got, want) {
+		t.Errorf("classic: %q, want %q", got, want)
+	}
+}
+
+func FuzzYarnPaths(f *testing.F) {
+	f.Add("yarnPath: a.cjs\nplugins:\n  - path: b.cjs\n")
+	f.Add("yarn-path \"x.js\"\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, p := range append(yarnBerryPaths("/r/.yarnrc.yml", []byte(text)), yarnClassicPath("/r/.yarnrc", []byte(text))...) {
+			if p == "" || p[0] != '/' {
+				t.Fatalf("%q is not absolute", p)
+			}
+		}
+	})
+}

@@ -154,7 +154,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 // A directory among them (.claude, .codex, .vscode, .devcontainer) is
 // asked about as a whole: which of its files name what to run is the
 // caller's business.
-var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain"}
+var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc"}
 
 // envrcLoads asks loads what each file among names that LoadsNames
 // lists makes its tool load, and keeps what lies in repo and is not

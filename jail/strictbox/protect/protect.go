@@ -134,6 +134,9 @@ func others() []Rule {
 		{Name: ".tool-versions", Swept: true, Tool: "asdf", Who: "asdf, mise", Why: "the tool versions for every command here and below: a path: version runs the tool from the directory it names"},
 		{Name: "rust-toolchain.toml", Swept: true, Tool: "rustup", Who: "rustup", Why: "the toolchain for cargo, rustc and the rest here and below: a [toolchain] path runs them from the directory it names"},
 		{Name: "rust-toolchain", Swept: true, Tool: "rustup", Who: "rustup", Why: "the same, under its older name"},
+		{Name: ".yarnrc.yml", Swept: true, Tool: "yarn", Who: "Yarn", Why: "yarnPath, the file every yarn command here and below runs as yarn itself, and the plugins it loads"},
+		{Name: ".yarnrc", Swept: true, Tool: "yarn", Who: "Yarn", Why: "yarn-path, the same for Yarn 1"},
+		{Name: ".npmrc", Swept: true, Who: "npm", Why: "the project's npm settings, over the user's own: ignore-scripts, script-shell and node-options decide what npm install and npm run execute"},
 	})
 }
 
