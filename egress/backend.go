@@ -136,14 +136,12 @@ type Backend struct {
 	Usage UsageFunc
 	// Error renders a refusal in the API's error shape.
 	Error func(status int, kind Kind, msg string) []byte
-	// PolicyStatus is the status of a policy refusal, chosen so that the
-	// client shows the reason and does not retry.
+	// PolicyStatus is the status of every refusal no retry can change
+	// (the policy's, a spent budget, an unusable host credential),
+	// chosen per client so that it shows the reason, once, and reads it
+	// as nothing else (Claude takes a 403 for a login to renew, codex
+	// retries one).
 	PolicyStatus int
-	// BudgetStatus, when set, is the status of a spent budget instead of
-	// PolicyStatus: one the client shows as it is and does not retry,
-	// where its policy status reads as something else (Claude takes a
-	// 403 for a login to renew).
-	BudgetStatus int
 }
 
 // credentialHeaders may never be forwarded from the box, whatever a
@@ -328,20 +326,16 @@ func (b *Backend) refusalStatus(k Kind) int {
 		return http.StatusTooManyRequests
 	case KindUpstream:
 		return http.StatusBadGateway
-	case KindBudget:
-		if b.BudgetStatus != 0 {
-			return b.BudgetStatus
-		}
-		return b.PolicyStatus
 	default:
 		return b.PolicyStatus
 	}
 }
 
-// writeRefusal answers a refusal in the API's shape. Only a rate limit and
-// an unreachable upstream may be retried; for everything else the answer
-// would be the same, so the client is told not to.
-func (b *Backend) writeRefusal(w http.ResponseWriter, rf *Refusal) int {
+// WriteRefusal answers a refusal in the API's shape and returns its
+// status. Only a rate limit and an unreachable upstream may be retried;
+// for everything else the answer would be the same, so the client is
+// told not to.
+func (b *Backend) WriteRefusal(w http.ResponseWriter, rf *Refusal) int {
 	status := b.refusalStatus(rf.Kind)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

@@ -213,7 +213,7 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 			if x, ok := r.Context().Value(exchangeKey).(*exchange); ok {
 				x.refused = rf.logged()
 			}
-			b.writeRefusal(w, rf)
+			b.WriteRefusal(w, rf)
 		},
 	}
 	s.hs = &http.Server{
@@ -291,7 +291,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.BytesUp = int64(len(body))
 	if rf != nil {
 		e.Refused = rf.logged()
-		s.b.writeRefusal(cw, rf)
+		s.b.WriteRefusal(cw, rf)
 		return
 	}
 	start := time.Now()

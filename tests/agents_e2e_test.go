@@ -72,6 +72,12 @@ type jailedRun struct {
 // the user's agent setup, plus env; stdin is empty, not a terminal.
 func runJailed(t *testing.T, dir string, env []string, args ...string) jailedRun {
 	t.Helper()
+	return runJailedInput(t, dir, env, "", args...)
+}
+
+// runJailedInput is runJailed with stdin.
+func runJailedInput(t *testing.T, dir string, env []string, stdin string, args ...string) jailedRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, aisanBin, args...)
@@ -82,7 +88,7 @@ func runJailed(t *testing.T, dir string, env []string, args ...string) jailedRun
 	}
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader("")
+	cmd.Stdin = strings.NewReader(stdin)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	isolate(cmd)

@@ -75,7 +75,7 @@ func TestStrictRefusalsFromInsideABox(t *testing.T) {
 	for _, a := range boxAttacks {
 		_, out, _ := strings.Cut(r.stdout, "== "+a.name+"\n")
 		out, _, _ = strings.Cut(out, "\n==")
-		if !strings.Contains(out, a.want) || !(strings.Contains(out, "status:403") && strings.Contains(out, `"permission_error"`) || strings.Contains(out, "status:400") && strings.Contains(out, `"invalid_request_error"`)) {
+		if !strings.Contains(out, a.want) || !(strings.Contains(out, "status:402") && strings.Contains(out, `"permission_error"`) || strings.Contains(out, "status:400") && strings.Contains(out, `"invalid_request_error"`)) {
 			t.Errorf("%s: the box got:\n%s\nwant the API's error shape with %s", a.name, out, a.want)
 		}
 	}

@@ -9,9 +9,10 @@
 // host's subscription login) or a placeholder ANTHROPIC_API_KEY (for an API
 // key), so the request it sends is the genuine one for that kind of login,
 // billing header and identity system prompt included; the proxy never
-// rewrites a body. Policy refusals answer 403 permission_error with
-// x-should-retry: false: Claude 2.1.332 shows a 403's message and does not
-// retry it, while a 400 makes it resend about six times with fewer betas.
+// rewrites a body. Refusals that no retry or login changes answer 402
+// (see PolicyStatus) with x-should-retry: false, in the error type of
+// their kind: permission_error for the policy, billing_error for a spent
+// budget, authentication_error for the host's credential.
 //
 // The body policy is an allow-list (policy.go, printed by aisan explain
 // --policy anthropic): the fields, content blocks, sources and tools the
@@ -94,10 +95,7 @@ func New(upstream *url.URL, kind Kind, src cred.Source) *egress.Backend {
 		Check:        Check,
 		Usage:        Usage,
 		Error:        ErrorBody,
-		PolicyStatus: http.StatusForbidden,
-		// Claude shows a 403 as a failed login ("Please run /login")
-		// and a 402 as the message it carries, once.
-		BudgetStatus: http.StatusPaymentRequired,
+		PolicyStatus: PolicyStatus,
 	}
 	b.Credential = func(ctx context.Context) (egress.Credential, error) {
 		tok, err := src.Token(ctx)
@@ -138,6 +136,16 @@ func AddOAuthBeta(out, _ http.Header, _ egress.Credential) {
 	}
 	out.Add("Anthropic-Beta", oauthBeta)
 }
+
+// PolicyStatus is the status of every refusal of aisan's own that no
+// retry or login can change (policy, budget, host credential), for the
+// Claude CLI on the Messages API and on Vertex AI. Measured with claude
+// 2.1.332 through a strict box: a 402 it shows as "API Error: 402" and
+// the message, and sends once, whatever the error type; a 403 it shows
+// as a failed login ("Please run /login"); a 400 or a 422 it sends six
+// times; a 404 it reads as a model that does not exist and a 413 as its
+// own size message, both without our message.
+const PolicyStatus = http.StatusPaymentRequired
 
 // ErrorBody is the Messages API's error shape.
 func ErrorBody(status int, kind egress.Kind, msg string) []byte {

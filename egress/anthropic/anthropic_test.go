@@ -228,18 +228,3 @@ func TestBoxEnv(t *testing.T) {
 		t.Errorf("seed %s", b)
 	}
 }
-
-// TestBudgetRefusalShape: a spent budget is a 402 billing_error, which
-// Claude shows with its message and does not retry (a 403 would read as
-// a login to renew); other policy refusals stay 403 permission_error.
-func TestBudgetRefusalShape(t *testing.T) {
-	b := New(&url.URL{Scheme: "https", Host: "api.anthropic.test"}, APIKey, nil)
-	if b.BudgetStatus != http.StatusPaymentRequired || b.PolicyStatus != http.StatusForbidden {
-		t.Errorf("budget status %d, policy status %d", b.BudgetStatus, b.PolicyStatus)
-	}
-	for kind, want := range map[egress.Kind]string{egress.KindBudget: "billing_error", egress.KindPolicy: "permission_error"} {
-		if got := string(ErrorBody(0, kind, "m")); !strings.Contains(got, `"type":"`+want+`"`) {
-			t.Errorf("kind %d: %s, want type %s", kind, got, want)
-		}
-	}
-}

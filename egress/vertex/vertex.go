@@ -141,7 +141,7 @@ func New(upstream *url.URL, c Config, src *cred.Minted) *egress.Backend {
 		},
 		Usage:        anthropic.Usage,
 		Error:        anthropic.ErrorBody,
-		PolicyStatus: http.StatusForbidden,
+		PolicyStatus: anthropic.PolicyStatus,
 	}
 }
 

@@ -134,7 +134,7 @@ func TestRefusedBeforeTheMint(t *testing.T) {
 		{"/v1/projects/my-proj/locations/us-east5/publishers/google/models/gemini-3:generateContent", `{}`, "is not a request this box may send"},
 	} {
 		code, b := h.post(t, tc.path, tc.body)
-		if code != 403 || !strings.Contains(b, `"permission_error"`) || !strings.Contains(b, tc.want) {
+		if code != 402 || !strings.Contains(b, `"permission_error"`) || !strings.Contains(b, tc.want) {
 			t.Errorf("%s %s: %d %s", tc.path, tc.body, code, b)
 		}
 	}
@@ -164,7 +164,7 @@ func TestMintNeverFollowsARedirect(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 503 && resp.StatusCode != 403 || !strings.Contains(string(b), "a redirect to "+elsewhere.URL.Host+", which aisan does not follow") {
+	if resp.StatusCode != 503 && resp.StatusCode != 402 || !strings.Contains(string(b), "a redirect to "+elsewhere.URL.Host+", which aisan does not follow") {
 		t.Errorf("%d %s", resp.StatusCode, b)
 	}
 	if n := len(elsewhere.Requests()); n != 0 || len(model.Requests()) != 0 {
