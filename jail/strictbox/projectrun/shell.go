@@ -542,7 +542,9 @@ func (w *walker) shellCall(name string, rest []word, dirs []string, depth int) [
 // the command runs inline code.
 func (w *walker) interp(name string, rest []word, dirs []string) bool {
 	for i, a := range rest {
-		if !a.ok || !slices.Contains(interpreters[name], a.s) && !(name != "deno" && len(a.s) > 2 && a.s[0] == '-' && a.s[1] != '-' && slices.Contains(interpreters[name], a.s[len(a.s)-2:])) {
+		// The option alone, or last of a group of one-letter ones (-Bc).
+		grouped := len(a.s) > 2 && a.s[0] == '-' && a.s[1] != '-' && slices.Contains(interpreters[name], "-"+a.s[len(a.s)-1:])
+		if !a.ok || !slices.Contains(interpreters[name], a.s) && !grouped {
 			continue
 		}
 		if i+1 >= len(rest) {
