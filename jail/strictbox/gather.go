@@ -221,6 +221,12 @@ func projectLoads(p string) ([]gitpin.Steer, error) {
 	case ".yarnrc.yml", ".yarnrc":
 		return yarnLoads(p), nil
 	}
+	if strings.HasSuffix(p, ".code-workspace") {
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+			return nil, nil
+		}
+		return readPrograms([]string{p}, projectrun.VSCodeWorkspace, "VS Code: a file a task of the workspace %s runs on folder open, with no question once automatic tasks are allowed"), nil
+	}
 	return mcpPrograms(p), nil
 }
 
@@ -229,9 +235,10 @@ const devcontainerWhy = "dev containers: a file the initializeCommand of %s runs
 
 // readPrograms reads each of files that is a regular file in a directory
 // found at launch (a link or a FIFO is not read) for the files it makes
-// its tool run (names), and keeps those that are regular files, as
-// steering paths; why says why, given the file.
-func readPrograms(files []string, names func(path string, data []byte) []string, why string) []gitpin.Steer {
+// its tool run (names), and keeps those that are regular files, and the
+// directories it holds whole, as steering paths; why says why, given the
+// file. What names could not follow is said at launch.
+func readPrograms(files []string, names func(path string, data []byte, read projectrun.Reader) projectrun.Names, why string) []gitpin.Steer {
 	if len(files) == 0 {
 		return nil
 	}
@@ -244,7 +251,68 @@ func readPrograms(files []string, names func(path string, data []byte) []string,
 		if err != nil {
 			continue
 		}
-		out = append(out, regularSteers(names(p, b), fmt.Sprintf(why, p))...)
+		out = append(out, namedSteers(names(p, b, readProject), fmt.Sprintf(why, p))...)
+	}
+	return out
+}
+
+// packageDir is the directory of the package in node_modules that p
+// lies in, or "".
+func packageDir(p string) string {
+	i := strings.LastIndex(p, "/node_modules/")
+	if i < 0 {
+		return ""
+	}
+	rest := strings.Split(p[i+len("/node_modules/"):], "/")
+	n := 1
+	if strings.HasPrefix(rest[0], "@") {
+		n = 2
+	}
+	if len(rest) <= n || rest[0] == ".bin" || rest[0] == "" {
+		return ""
+	}
+	return filepath.Join(append([]string{p[:i], "node_modules"}, rest[:n]...)...)
+}
+
+// readProject reads a file a project's command makes its tool read (a
+// package.json, a makefile): a regular file, not through a final link.
+func readProject(p string) []byte {
+	b, err := regfile.Read(p, maxEnvrc)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// namedSteers are the steering paths of what a project file runs: its
+// files that are regular files, its directories that are directories
+// (not links), and its notes, said at launch.
+func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
+	out := regularSteers(n.Files, why)
+	for _, f := range n.Files {
+		// A package's command in node_modules/.bin is a link into the
+		// package, whose every file it may load: the package is held.
+		if !strings.Contains(f, "/node_modules/.bin/") {
+			continue
+		}
+		if st, err := os.Lstat(f); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if t, err := filepath.EvalSymlinks(f); err == nil {
+			if d := packageDir(t); d != "" {
+				n.Dirs = append(n.Dirs, d)
+			}
+		}
+	}
+	for _, d := range n.Dirs {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() {
+			if r, err := filepath.EvalSymlinks(d); err == nil && r == d {
+				out = append(out, gitpin.Steer{Path: d, Dir: true, Why: why + " (held whole)"})
+			}
+		}
+	}
+	for _, note := range n.Notes {
+		out = append(out, gitpin.Steer{Note: note})
 	}
 	return out
 }
@@ -266,7 +334,7 @@ func claudePrograms(dir string) []gitpin.Steer {
 		if err != nil {
 			continue
 		}
-		out = append(out, regularSteers(projectrun.ClaudeSettings(p, b), "Claude Code: a file a hook or command of "+p+" runs, with no question once the project is trusted")...)
+		out = append(out, namedSteers(projectrun.ClaudeSettings(p, b, readProject), "Claude Code: a file a hook or command of "+p+" runs, with no question once the project is trusted")...)
 	}
 	return out
 }

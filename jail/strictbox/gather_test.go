@@ -171,3 +171,69 @@ func TestProjectLoads(t *testing.T) {
 		}
 	}
 }
+
+func TestPackageDir(t *testing.T) {
+	for p, want := range map[string]string{
+		"/r/node_modules/eslint/bin/eslint.js":                  "/r/node_modules/eslint",
+		"/r/web/node_modules/@scope/cli/dist/x.js":              "/r/web/node_modules/@scope/cli",
+		"/r/node_modules/a/node_modules/b/cli.js":               "/r/node_modules/a/node_modules/b",
+		"/r/node_modules/.bin/x":                                "",
+		"/r/node_modules/@scope":                                "",
+		"/r/tools/x.js":                                         "",
+		"/r/node_modules/.pnpm/x@1/node_modules/x/bin/index.js": "/r/node_modules/.pnpm/x@1/node_modules/x",
+	} {
+		if got := packageDir(p); got != want {
+			t.Errorf("packageDir(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// TestProjectLoadsIndirect: what a hook reaches through a cd, an npm
+// script and a package's command in node_modules/.bin is held; a
+// command that cannot be followed in a subdirectory holds it whole, and
+// says so; a workspace file's folder-open tasks are read too.
+func TestProjectLoadsIndirect(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	w := func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(r, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(r, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w(".claude/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "(cd tools && npm run lint); cd sub && \"$X\"/y"}]}]}}`)
+	w("tools/package.json", `{"scripts": {"lint": "eslint ."}}`)
+	w("tools/node_modules/eslint/bin/e.js", "")
+	os.MkdirAll(filepath.Join(r, "tools/node_modules/.bin"), 0o755)
+	os.Symlink("../eslint/bin/e.js", filepath.Join(r, "tools/node_modules/.bin/eslint"))
+	w("sub/y", "")
+	w("p.code-workspace", `{"folders": [{"path": "."}], "tasks": {"tasks": [{"command": "cd ws && ./w.sh", "runOptions": {"runOn": "folderOpen"}}]}}`)
+	w("ws/w.sh", "")
+	for p, want := range map[string]string{
+		".claude":          "tools/package.json sub/y sub/ tools/node_modules/eslint/",
+		"p.code-workspace": "ws/w.sh",
+	} {
+		ls, err := projectLoads(filepath.Join(r, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, notes []string
+		for _, l := range ls {
+			if l.Note != "" {
+				notes = append(notes, l.Note)
+				continue
+			}
+			g := strings.TrimPrefix(l.Path, r+"/")
+			if l.Dir {
+				g += "/"
+			}
+			got = append(got, g)
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("%s: %q, want %q", p, g, want)
+		}
+		if p == ".claude" && (len(notes) != 1 || !strings.Contains(notes[0], `$X`) || !strings.Contains(notes[0], "sub/ (all of it)")) {
+			t.Errorf("%s: notes %q, want one for \"$X\"/y holding sub/", p, notes)
+		}
+	}
+}

@@ -75,6 +75,10 @@ type Pin struct {
 	Holes []string
 	// Why is the reason, for explain.
 	Why string
+	// Note, when set, is said at launch: what could not be followed,
+	// and what was held for it instead. A Steer with a Note and no
+	// Path holds nothing.
+	Note string
 }
 
 // Plan is how a repository's git metadata appears in the box.
@@ -114,6 +118,10 @@ type Steer struct {
 	Live []string
 	// Why is the reason, for explain.
 	Why string
+	// Note, when set, is said at launch: what could not be followed,
+	// and what was held for it instead. A Steer with a Note and no
+	// Path holds nothing.
+	Note string
 }
 
 // maxPointer caps a pointer file (.git, commondir, gitdir).

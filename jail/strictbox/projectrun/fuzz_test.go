@@ -2,6 +2,8 @@ package projectrun
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -11,19 +13,32 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"sh \"$CLAUDE_PROJECT_DIR\"/x.sh -c 'a; ./b'"}]}]},"statusLine":{"command":"./s"}}`))
 	f.Add([]byte(`{"version":"2.0.0","tasks":[{"type":"shell","command":"./t.sh","args":["${workspaceFolder}/u"],"runOptions":{"runOn":"folderOpen"}}]}`))
 	f.Add([]byte(`{"initializeCommand":["./init.sh","x"]}`))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"cd sub && npm run x; make -C b t; node -e 'require(\"./y\")'"}]}]},"scripts":{"x":"cd .. && ./z.sh"}}`))
+	f.Add([]byte("all:\n\t./gen.sh $$X $(Y)\ninclude a.mk\n"))
+	f.Add([]byte(`{"tasks":{"tasks":[{"label":"a","dependsOn":["b",{"task":"c"}],"runOptions":{"runOn":"folderOpen"}},{"label":"b","type":"npm","script":"w","path":"web"},{"label":"c","command":"x","options":{"cwd":"${env:X}"}}]}}`))
 	f.Add([]byte("[hooks]\nStop = [{hooks = [{type = \"command\", command = \"./h.sh\"}]}]\n"))
-	readers := map[string]func(string, []byte) []string{
+	readers := map[string]func(string, []byte, Reader) Names{
 		"/r/.claude/settings.json": ClaudeSettings,
 		"/r/.codex/hooks.json":     CodexHooks,
 		"/r/.codex/config.toml":    CodexHooks,
 		"/r/.vscode/tasks.json":    VSCodeTasks,
 		"/r/.devcontainer.json":    Devcontainer,
+		"/r/p.code-workspace":      VSCodeWorkspace,
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Whatever it names, the box may have written too: the
+		// package.json and makefiles it reads hold the same bytes.
+		same := func(string) []byte { return data }
 		for path, read := range readers {
-			for _, p := range read(path, data) {
+			n := read(path, data, same)
+			for _, p := range slices.Concat(n.Files, n.Dirs) {
 				if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 					t.Fatalf("%s: %q is not absolute and clean", path, p)
+				}
+			}
+			for _, d := range n.Dirs {
+				if d == "/r" || !strings.HasPrefix(d, "/r/") {
+					t.Fatalf("%s: holds %q whole, which is not below the project", path, d)
 				}
 			}
 		}

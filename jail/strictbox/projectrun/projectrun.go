@@ -7,15 +7,23 @@
 // what the script it names holds, so a strict box that may rewrite such
 // a script acts on the host the next time the tool runs it.
 //
-// Only what is written literally can be known: a word holding an
-// expansion other than the few each tool defines is skipped. The paths
-// returned are absolute and clean, each once; whether each exists, and
-// what it is, is left to the caller.
+// Commands are read as the shell would (mvdan.cc/sh): a cd moves the
+// paths after it, sh -c and eval are read in turn, and npm, make and
+// just are followed into the package.json, makefile or justfile they
+// read (which is named too), through the scripts or recipes there. Only
+// what is written literally can be known: a word holding an expansion
+// other than the few each tool defines, inline code given to an
+// interpreter, or a cd to where cannot be told is not followed, and is
+// held by a rule that errs wide instead (the directory it runs in, the
+// path its literal end names, the words of the code that may name a
+// file), with a note saying where and why. The paths returned are
+// absolute and clean, each once; whether each exists, and what it is,
+// is left to the caller.
 package projectrun
 
 import (
-	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -23,7 +31,6 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // paths collects absolute clean paths, each once.
@@ -33,7 +40,7 @@ type paths struct {
 }
 
 func (ps *paths) add(p, dir string) {
-	if p == "" || strings.HasPrefix(p, "-") || strings.HasPrefix(p, "~") {
+	if p == "" || strings.HasPrefix(p, "-") || strings.HasPrefix(p, "~") || dir == "" && !filepath.IsAbs(p) {
 		return
 	}
 	if !filepath.IsAbs(p) {
@@ -54,57 +61,60 @@ func (ps *paths) add(p, dir string) {
 // credential helpers'.
 var claudeCommands = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper"}
 
-// ClaudeSettings returns the paths that a Claude Code project settings
-// file (path is .claude/settings.json or .claude/settings.local.json,
-// data its text) names in the shell commands it runs: each hook of type
-// "command", the status line's command and the helpers' commands. Claude
-// runs them in the project's directory (the parent of .claude) with
-// CLAUDE_PROJECT_DIR set to it. A file that does not parse names
-// nothing (Claude could run nothing from it either).
-func ClaudeSettings(path string, data []byte) []string {
+// ClaudeSettings returns what a Claude Code project settings file (path
+// is .claude/settings.json or .claude/settings.local.json, data its
+// text) runs: each hook of type "command", the status line's command and
+// the helpers' commands, read as shell commands; read gives the files
+// they make npm, make or just read. Claude runs them in the project's
+// directory (the parent of .claude) with CLAUDE_PROJECT_DIR set to it.
+// A file that does not parse names nothing (Claude could run nothing
+// from it either).
+func ClaudeSettings(path string, data []byte, read Reader) Names {
 	var doc struct {
 		Hooks      map[string][]json.RawMessage `json:"hooks"`
 		StatusLine json.RawMessage              `json:"statusLine"`
 	}
 	if !jsonc(data, &doc) {
-		return nil
+		return Names{}
 	}
 	var other map[string]json.RawMessage
 	jsonc(data, &other)
 	root := filepath.Dir(filepath.Dir(path))
-	vars := map[string]string{"CLAUDE_PROJECT_DIR": root}
-	var ps paths
-	ps.hooks(doc.Hooks, root, vars)
+	w := newWalker(root, path, map[string]string{"CLAUDE_PROJECT_DIR": root}, read)
+	w.hooks(doc.Hooks)
 	if len(doc.StatusLine) > 0 {
-		ps.hook(doc.StatusLine, root, vars)
+		w.hook(doc.StatusLine)
 	}
 	for _, k := range claudeCommands {
 		var s string
 		if json.Unmarshal(other[k], &s) == nil && s != "" {
-			for _, p := range ShellPaths(s, root, vars) {
-				ps.add(p, root)
-			}
+			w.run(s)
 		}
 	}
-	return ps.out
+	return w.names()
+}
+
+// run reads a shell command line the tool runs in the project's
+// directory.
+func (w *walker) run(cmd string) {
+	w.cmd = cmd
+	w.shell(cmd, []string{w.root}, 0)
 }
 
 // hook adds what a hook of type "command" (or a status line) runs.
-func (ps *paths) hook(raw json.RawMessage, root string, vars map[string]string) {
+func (w *walker) hook(raw json.RawMessage) {
 	var h struct {
 		Type    string `json:"type"`
 		Command string `json:"command"`
 	}
 	if json.Unmarshal(raw, &h) == nil && (h.Type == "command" || h.Type == "") && h.Command != "" {
-		for _, p := range ShellPaths(h.Command, root, vars) {
-			ps.add(p, root)
-		}
+		w.run(h.Command)
 	}
 }
 
 // hooks adds what the hooks of a Claude or Codex hooks table run: event
 // -> [{matcher, hooks: [{type, command}]}].
-func (ps *paths) hooks(events map[string][]json.RawMessage, root string, vars map[string]string) {
+func (w *walker) hooks(events map[string][]json.RawMessage) {
 	for _, ev := range slices.Sorted(maps.Keys(events)) {
 		for _, m := range events[ev] {
 			var group struct {
@@ -114,162 +124,63 @@ func (ps *paths) hooks(events map[string][]json.RawMessage, root string, vars ma
 				continue
 			}
 			for _, h := range group.Hooks {
-				ps.hook(h, root, vars)
+				w.hook(h)
 			}
 		}
 	}
 }
 
-// CodexHooks returns the paths that the hooks of a trusted project's
-// Codex configuration name in their commands: path is
-// .codex/hooks.json or .codex/config.toml (its [hooks] tables), data its
-// text. Codex runs them in the project's directory (the parent of
-// .codex). A file that does not parse names nothing.
-func CodexHooks(path string, data []byte) []string {
+// CodexHooks returns what the hooks of a trusted project's Codex
+// configuration run: path is .codex/hooks.json or .codex/config.toml
+// (its [hooks] tables), data its text. Codex runs them in the project's
+// directory (the parent of .codex). A file that does not parse names
+// nothing.
+func CodexHooks(path string, data []byte, read Reader) Names {
 	var doc struct {
 		Hooks map[string][]json.RawMessage `json:"hooks"`
 	}
 	switch filepath.Base(path) {
 	case "hooks.json":
 		if !jsonc(data, &doc) {
-			return nil
+			return Names{}
 		}
 	case "config.toml":
 		var t map[string]any
 		if toml.Unmarshal(data, &t) != nil {
-			return nil
+			return Names{}
 		}
 		b, err := json.Marshal(map[string]any{"hooks": t["hooks"]})
 		if err != nil || json.Unmarshal(b, &doc) != nil {
-			return nil
+			return Names{}
 		}
 	default:
-		return nil
+		return Names{}
 	}
-	root := filepath.Dir(filepath.Dir(path))
-	var ps paths
-	ps.hooks(doc.Hooks, root, nil)
-	return ps.out
+	w := newWalker(filepath.Dir(filepath.Dir(path)), path, nil, read)
+	w.hooks(doc.Hooks)
+	return w.names()
 }
 
-// shells are the shells whose -c argument is a script of its own.
-var shells = []string{"sh", "bash", "dash", "zsh", "ksh"}
-
-// ShellPaths returns the paths a shell command names literally, run in
-// dir: a command given as a path (one with a slash), every other word
-// of a call that is not an option (and the value of --name=value), and
-// what is read with <. A word is literal when it holds no expansion but
-// the variables of vars, taken as their value. The script of sh -c is
-// read the same way. A command the shell could not parse names nothing
-// (the shell could run nothing from it either).
+// ShellPaths returns the files a shell command run in dir names, read
+// as [ClaudeSettings] reads a hook's (with vars the variables it knows,
+// and no file to read for npm, make or just).
 func ShellPaths(cmd, dir string, vars map[string]string) []string {
-	var ps paths
-	shellPaths(&ps, cmd, dir, vars, 0)
-	return ps.out
-}
-
-func shellPaths(ps *paths, cmd, dir string, vars map[string]string, depth int) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
-	if err != nil {
-		return
-	}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.Redirect:
-			if n.Op == syntax.RdrIn && n.Word != nil {
-				ps.add(literal(n.Word, vars), dir)
-			}
-		case *syntax.CallExpr:
-			if len(n.Args) == 0 {
-				return true
-			}
-			args := make([]string, len(n.Args))
-			for i, w := range n.Args {
-				args[i] = literal(w, vars)
-			}
-			if strings.Contains(args[0], "/") {
-				ps.add(args[0], dir)
-			}
-			shell := slices.Contains(shells, filepath.Base(args[0]))
-			for i := 1; i < len(args); i++ {
-				a := args[i]
-				if v, ok := strings.CutPrefix(a, "--"); ok {
-					if _, val, ok := strings.Cut(v, "="); ok {
-						ps.add(val, dir)
-					}
-					continue
-				}
-				if shell && strings.HasPrefix(a, "-") && strings.Contains(a, "c") && i+1 < len(args) {
-					// sh -c SCRIPT: the script's own words.
-					if depth < 2 {
-						shellPaths(ps, args[i+1], dir, vars, depth+1)
-					}
-					i++
-					continue
-				}
-				ps.add(a, dir)
-			}
-		}
-		return true
-	})
-}
-
-// literal is w's value when it holds no expansion but the variables of
-// vars, plain or braced, else "".
-func literal(w *syntax.Word, vars map[string]string) string {
-	var b bytes.Buffer
-	var part func(p syntax.WordPart) bool
-	part = func(p syntax.WordPart) bool {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			b.WriteString(p.Value)
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				return false
-			}
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				if !part(q) {
-					return false
-				}
-			}
-		case *syntax.ParamExp:
-			if p.Param == nil || p.Exp != nil || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Length || p.Excl || p.Width || p.Names != 0 {
-				return false
-			}
-			v, ok := vars[p.Param.Value]
-			if !ok {
-				return false
-			}
-			b.WriteString(v)
-		default:
-			return false
-		}
-		return true
-	}
-	for _, p := range w.Parts {
-		if !part(p) {
-			return ""
-		}
-	}
-	return b.String()
+	w := newWalker(dir, "", vars, nil)
+	w.run(cmd)
+	return w.files.out
 }
 
 // vscodeVars are the variables of VS Code's tasks.json and a dev
 // container's devcontainer.json that name the workspace's folder.
 var vscodeVars = []string{"workspaceFolder", "workspaceRoot", "localWorkspaceFolder"}
 
-// expand replaces ${name} for the names of vscodeVars in s with root; a
-// value holding any other ${...} names nothing that can be known: "".
-func expand(s, root string) string {
+// expand replaces ${name} for the names of vscodeVars in s with root;
+// it reports false for a value holding any other ${...}.
+func expand(s, root string) (string, bool) {
 	for _, v := range vscodeVars {
 		s = strings.ReplaceAll(s, "${"+v+"}", root)
 	}
-	if strings.Contains(s, "${") {
-		return ""
-	}
-	return s
+	return s, !strings.Contains(s, "${")
 }
 
 // jsonc parses text with comments and trailing commas (VS Code's and dev
@@ -279,27 +190,20 @@ func jsonc(data []byte, v any) bool {
 	return err == nil && json.Unmarshal(std, v) == nil
 }
 
-// command adds what a command names, run in dir: a string with shell
-// set is a shell command line, else a program; a list is a program and
-// its arguments, exec'd. args are words after it either way (a VS Code
-// task's, each quoted by it for the shell).
-func (ps *paths) command(cmd any, args []any, shell bool, root, dir string) {
+// command adds what a command runs in dir: a string with shell set is
+// a shell command line, else a program; a list is a program and its
+// arguments, exec'd. args are words after it either way (a VS Code
+// task's, each quoted by it for the shell). ${...} other than the
+// folder's is the tool's own, and cannot be told.
+func (w *walker) command(cmd any, args []any, shell bool, dir string) {
 	var words []string
 	switch c := cmd.(type) {
 	case string:
-		if shell {
-			if line := expand(c, root); line != "" {
-				for _, p := range ShellPaths(line, dir, nil) {
-					ps.add(p, dir)
-				}
-			}
-			words = append(words, "")
-		} else {
-			words = append(words, c)
-		}
+		words = append(words, c)
 	case []any:
-		for _, w := range c {
-			if s, ok := w.(string); ok {
+		shell = false
+		for _, x := range c {
+			if s, ok := x.(string); ok {
 				words = append(words, s)
 			}
 		}
@@ -311,109 +215,270 @@ func (ps *paths) command(cmd any, args []any, shell bool, root, dir string) {
 			words = append(words, s)
 		}
 	}
-	for i, w := range words {
-		w = expand(w, root)
-		if i == 0 && !strings.Contains(w, "/") {
-			continue
-		}
-		if v, ok := strings.CutPrefix(w, "--"); ok {
-			if _, val, ok := strings.Cut(v, "="); ok {
-				ps.add(val, dir)
+	w.cmd = strings.Join(words, " ")
+	if shell {
+		line := make([]string, len(words))
+		for i, x := range words {
+			e, ok := expand(x, w.root)
+			if !ok {
+				e = toolVars(e)
+			} else if i > 0 {
+				e = shellQuote(e)
 			}
-			continue
+			line[i] = e
 		}
-		ps.add(w, dir)
+		w.shell(strings.Join(line, " "), []string{dir}, 0)
+		return
 	}
+	ws := make([]word, len(words))
+	for i, x := range words {
+		e, ok := expand(x, w.root)
+		ws[i] = word{s: e, ok: ok}
+		if !ok {
+			_, t, _ := strings.Cut(e[strings.LastIndex(e, "${"):], "}")
+			ws[i] = word{tail: t}
+		}
+	}
+	w.exec(ws, []string{dir}, 0)
 }
 
-// VSCodeTasks returns the paths that the tasks of a .vscode/tasks.json
-// (path, its text data) run on folder open (runOptions.runOn
-// "folderOpen") name: VS Code runs those when the folder opens, without
-// asking again once automatic tasks are allowed for it. A shell task's
-// command line is read as sh would; a process task's command is a
-// program. ${workspaceFolder} is the folder (the parent of .vscode), also
-// the directory tasks run in unless their options.cwd says otherwise.
-func VSCodeTasks(path string, data []byte) []string {
-	type task struct {
-		Type       string         `json:"type"`
-		Command    any            `json:"command"`
-		Args       []any          `json:"args"`
-		Options    map[string]any `json:"options"`
-		RunOptions struct {
-			RunOn string `json:"runOn"`
-		} `json:"runOptions"`
-		Linux *task `json:"linux"`
+// toolVars replaces each ${...} of s (a variable of the tool's own) with
+// a shell variable no one sets, so the word is read as unknown.
+func toolVars(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i:], "}")
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i] + "${AISAN_TOOL_VARIABLE}")
+		s = s[i+j+1:]
 	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// shellQuote quotes a task's argument as VS Code does for the shell.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t'\"$`\\|&;<>()*?[]{}~#!\n") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// vscodeTask is a task of tasks.json, or of a workspace file's tasks.
+type vscodeTask struct {
+	Label      string         `json:"label"`
+	Type       string         `json:"type"`
+	Command    any            `json:"command"`
+	Args       []any          `json:"args"`
+	Options    map[string]any `json:"options"`
+	Script     string         `json:"script"`
+	Path       string         `json:"path"`
+	DependsOn  any            `json:"dependsOn"`
+	RunOptions struct {
+		RunOn string `json:"runOn"`
+	} `json:"runOptions"`
+	Linux *vscodeTask `json:"linux"`
+}
+
+// vscodeTasks is a tasks.json's text.
+type vscodeTasks struct {
+	vscodeTask
+	Tasks []vscodeTask `json:"tasks"`
+}
+
+// VSCodeTasks returns what the tasks of a .vscode/tasks.json (path, its
+// text data) run on folder open (runOptions.runOn "folderOpen"), and
+// the tasks they depend on: VS Code runs those when the folder opens,
+// without asking again once automatic tasks are allowed for it. A shell
+// task's command line is read as sh would; a process task's command is
+// a program; an npm task runs its script of the package.json in its
+// path (read gives it). ${workspaceFolder} is the folder (the parent of
+// .vscode), also the directory tasks run in unless their options.cwd
+// says otherwise.
+func VSCodeTasks(path string, data []byte, read Reader) Names {
+	var doc vscodeTasks
+	if !jsonc(data, &doc) {
+		return Names{}
+	}
+	w := newWalker(filepath.Dir(filepath.Dir(path)), path, nil, read)
+	w.tasks(doc)
+	return w.names()
+}
+
+// VSCodeWorkspace returns what the tasks of a VS Code workspace file
+// (*.code-workspace; its "tasks" are a tasks.json's) run on folder open,
+// as [VSCodeTasks] reads them. Its folder is the first of its folders
+// (relative to the file), else the file's directory.
+func VSCodeWorkspace(path string, data []byte, read Reader) Names {
 	var doc struct {
-		task
-		Tasks []task `json:"tasks"`
+		Folders []struct {
+			Path string `json:"path"`
+		} `json:"folders"`
+		Tasks vscodeTasks `json:"tasks"`
 	}
 	if !jsonc(data, &doc) {
-		return nil
+		return Names{}
 	}
-	root := filepath.Dir(filepath.Dir(path))
-	var ps paths
-	for _, t := range doc.Tasks {
-		if t.RunOptions.RunOn != "folderOpen" {
-			continue
+	root := filepath.Dir(path)
+	if len(doc.Folders) > 0 && doc.Folders[0].Path != "" && !strings.HasPrefix(doc.Folders[0].Path, "~") {
+		p := doc.Folders[0].Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
 		}
-		// A task's Linux section, then the task, then the file's
-		// top level give its command, as VS Code merges them.
-		cmd, args, typ, opts := t.Command, t.Args, t.Type, t.Options
-		if l := t.Linux; l != nil {
-			if l.Command != nil {
-				cmd = l.Command
-			}
-			if l.Args != nil {
-				args = l.Args
-			}
-			if l.Type != "" {
-				typ = l.Type
-			}
-			if l.Options != nil {
-				opts = l.Options
-			}
-		}
-		if cmd == nil {
-			cmd = doc.Command
-			if args == nil {
-				args = doc.Args
-			}
-		}
-		if typ == "" {
-			typ = doc.Type
-		}
-		if opts == nil {
-			opts = doc.Options
-		}
-		dir := root
-		if c, ok := opts["cwd"].(string); ok {
-			if c = expand(c, root); c == "" {
-				continue
-			}
-			if !filepath.IsAbs(c) {
-				c = filepath.Join(root, c)
-			}
-			dir = c
-		}
-		ps.command(cmd, args, typ != "process", root, dir)
+		root = filepath.Clean(p)
 	}
-	return ps.out
+	w := newWalker(root, path, nil, read)
+	w.tasks(doc.Tasks)
+	return w.names()
 }
 
-// Devcontainer returns the paths that a dev container configuration's
-// initializeCommand names (path is .devcontainer.json, or a
+// tasks reads the tasks run on folder open and those they depend on.
+func (w *walker) tasks(doc vscodeTasks) {
+	byLabel := map[string]vscodeTask{}
+	for _, t := range doc.Tasks {
+		if t.Label != "" {
+			if _, dup := byLabel[t.Label]; !dup {
+				byLabel[t.Label] = t
+			}
+		}
+	}
+	done := map[string]bool{}
+	var run func(t vscodeTask, depth int)
+	run = func(t vscodeTask, depth int) {
+		if t.Label != "" {
+			if done[t.Label] {
+				return
+			}
+			done[t.Label] = true
+		}
+		w.task(doc.vscodeTask, t)
+		deps := t.DependsOn
+		if t.Linux != nil && t.Linux.DependsOn != nil {
+			deps = t.Linux.DependsOn
+		}
+		for _, d := range dependsOn(deps) {
+			dt, ok := byLabel[d]
+			switch {
+			case ok && depth < 32:
+				run(dt, depth+1)
+			case !ok:
+				w.cmd = "dependsOn " + d
+				w.unsure([]string{w.root}, "a task it depends on is not in this file: one of the workspace's other files, or an extension's, may define it")
+			}
+		}
+	}
+	for _, t := range doc.Tasks {
+		if t.RunOptions.RunOn == "folderOpen" {
+			run(t, 0)
+		}
+	}
+}
+
+// dependsOn are the labels a task's dependsOn names: a string, a list,
+// or objects with a task's label.
+func dependsOn(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case string:
+		out = append(out, v)
+	case map[string]any:
+		if s, ok := v["task"].(string); ok {
+			out = append(out, s)
+		} else if s, ok := v["label"].(string); ok {
+			out = append(out, s)
+		}
+	case []any:
+		for _, x := range v {
+			out = append(out, dependsOn(x)...)
+		}
+	}
+	return out
+}
+
+// task reads one task; top is the file's top level, which a task's
+// fields override, as its Linux section overrides them.
+func (w *walker) task(top, t vscodeTask) {
+	cmd, args, typ, opts := t.Command, t.Args, t.Type, t.Options
+	script, path := t.Script, t.Path
+	if l := t.Linux; l != nil {
+		if l.Command != nil {
+			cmd = l.Command
+		}
+		if l.Args != nil {
+			args = l.Args
+		}
+		if l.Type != "" {
+			typ = l.Type
+		}
+		if l.Options != nil {
+			opts = l.Options
+		}
+	}
+	if cmd == nil && typ != "npm" {
+		cmd = top.Command
+		if args == nil {
+			args = top.Args
+		}
+	}
+	if typ == "" {
+		typ = top.Type
+	}
+	if opts == nil {
+		opts = top.Options
+	}
+	dir := w.root
+	if c, ok := opts["cwd"].(string); ok {
+		e, ok := expand(c, w.root)
+		if !ok {
+			w.cmd = fmt.Sprint(cmd)
+			w.unsure([]string{w.root}, "it runs in a directory (options.cwd "+c+") its tool sets; its paths are read from the folder")
+		} else {
+			if !filepath.IsAbs(e) {
+				e = filepath.Join(w.root, e)
+			}
+			dir = filepath.Clean(e)
+		}
+	}
+	switch typ {
+	case "npm":
+		if script == "" {
+			return
+		}
+		d := w.root
+		if path != "" {
+			d = filepath.Join(w.root, path)
+		}
+		w.cmd = "npm run " + script
+		w.npm("npm", []word{lit("run"), lit(script)}, []string{d}, 0)
+	case "shell", "process", "":
+		if cmd != nil {
+			w.command(cmd, args, typ != "process", dir)
+		}
+	default:
+		w.cmd = "a task of type " + typ
+		w.unsure([]string{dir}, "an extension runs tasks of its type")
+	}
+}
+
+// Devcontainer returns what a dev container configuration's
+// initializeCommand runs (path is .devcontainer.json, or a
 // devcontainer.json in .devcontainer/ or a folder of it; data its text):
 // the dev containers tooling runs it on the host, in the workspace
 // folder, each time the container is built or started. A string is a
 // shell command line, a list a program and its arguments, an object
 // several of either. ${localWorkspaceFolder} is the workspace folder.
-func Devcontainer(path string, data []byte) []string {
+func Devcontainer(path string, data []byte, read Reader) Names {
 	var doc struct {
 		InitializeCommand any `json:"initializeCommand"`
 	}
 	if !jsonc(data, &doc) {
-		return nil
+		return Names{}
 	}
 	root := filepath.Dir(path)
 	if filepath.Base(root) != ".devcontainer" && filepath.Base(path) != ".devcontainer.json" {
@@ -422,7 +487,7 @@ func Devcontainer(path string, data []byte) []string {
 	if filepath.Base(root) == ".devcontainer" {
 		root = filepath.Dir(root)
 	}
-	var ps paths
+	w := newWalker(root, path, nil, read)
 	cmds := []any{doc.InitializeCommand}
 	if m, ok := doc.InitializeCommand.(map[string]any); ok {
 		cmds = nil
@@ -432,7 +497,7 @@ func Devcontainer(path string, data []byte) []string {
 	}
 	for _, c := range cmds {
 		_, line := c.(string)
-		ps.command(c, nil, line, root, root)
+		w.command(c, nil, line, root)
 	}
-	return ps.out
+	return w.names()
 }

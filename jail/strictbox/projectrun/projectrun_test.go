@@ -17,13 +17,13 @@ func TestClaudeSettings(t *testing.T) {
 			    {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/scripts/check.sh --conf=etc/c.json -v", "timeout": 5},
 			    {"type": "command", "command": "node ${CLAUDE_PROJECT_DIR}/hooks/x.js && ./run.sh < in/data"},
 			    {"type": "prompt", "prompt": "scripts/not.sh"}]}]}}`,
-			[]string{"/r/scripts/check.sh", "/r/etc/c.json", "/r/hooks/x.js", "/r/run.sh", "/r/in/data", "/r/tools/b.py"}},
+			[]string{"/r/scripts/check.sh", "/r/etc/c.json", "/r/hooks/x.js", "/r/in/data", "/r/run.sh", "/r/tools/b.py"}},
 		{"the status line and a helper", "/r/sub/.claude/settings.local.json",
 			`{"statusLine": {"type": "command", "command": "sh .claude/status.sh"}, "apiKeyHelper": "../key.sh"}`,
 			[]string{"/r/sub/.claude/status.sh", "/r/key.sh"}},
-		{"expansions and bare commands name nothing", "/r/.claude/settings.json",
+		{"expansions hold what their literal end names; bare commands name nothing", "/r/.claude/settings.json",
 			`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "jq . $HOME/x \"$(pwd)/y\" ~/z; uvx tool"}]}]}}`,
-			[]string{"/r", "/r/tool"}},
+			[]string{"/r", "/r/x", "/r/y", "/r/tool"}},
 		{"comments and a trailing comma are read too", "/r/.claude/settings.json",
 			"{\n // mine\n \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./h.sh\"},]}]}}", []string{"/r/h.sh"}},
 		{"an absolute path", "/r/.claude/settings.json",
@@ -34,7 +34,7 @@ func TestClaudeSettings(t *testing.T) {
 		{"a file that does not parse", "/r/.claude/settings.json", `{"hooks":`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, ClaudeSettings(tt.path, []byte(tt.data))); d != "" {
+			if d := cmp.Diff(tt.want, ClaudeSettings(tt.path, []byte(tt.data), nil).Files); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
@@ -56,11 +56,11 @@ func TestVSCodeTasks(t *testing.T) {
 				{"label": "d", "command": "echo", "linux": {"command": "sh lin.sh"}, "runOptions": {"runOn": "folderOpen"},},
 			],
 		}`, []string{"/r/scripts/open.sh", "/r/tools/x.sh", "/r/c.json", "/r/bin/watch", "/r/sub/w.js", "/r/lin.sh"}},
-		{"unknown variables name nothing", `{"tasks": [{"type": "shell", "command": "${env:HOME}/x.sh", "args": ["${file}"], "runOptions": {"runOn": "folderOpen"}}]}`, nil},
+		{"unknown variables: what their literal end names", `{"tasks": [{"type": "shell", "command": "${env:HOME}/x.sh", "args": ["${file}"], "runOptions": {"runOn": "folderOpen"}}]}`, []string{"/r/x.sh"}},
 		{"a file that does not parse", `{"tasks": [`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, VSCodeTasks("/r/.vscode/tasks.json", []byte(tt.data))); d != "" {
+			if d := cmp.Diff(tt.want, VSCodeTasks("/r/.vscode/tasks.json", []byte(tt.data), nil).Files); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
@@ -81,7 +81,7 @@ func TestDevcontainer(t *testing.T) {
 		{"none", "/r/.devcontainer.json", `{"postCreateCommand": "./in-container.sh"}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, Devcontainer(tt.path, []byte(tt.data))); d != "" {
+			if d := cmp.Diff(tt.want, Devcontainer(tt.path, []byte(tt.data), nil).Files); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
@@ -103,7 +103,7 @@ func TestCodexHooks(t *testing.T) {
 		{"another name", "/r/.codex/other.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./s"}]}]}}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, CodexHooks(tt.path, []byte(tt.data))); d != "" {
+			if d := cmp.Diff(tt.want, CodexHooks(tt.path, []byte(tt.data), nil).Files); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})

@@ -123,10 +123,11 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		}
 	}
 	steer := slices.Clone(git.Steer)
-	loads, err := envrcLoads(repo, w.names, found, git.Loads)
+	loads, notes, err := envrcLoads(repo, w.names, found, git.Loads)
 	if err != nil {
 		return Facts{}, err
 	}
+	f.Notes = notes
 	steer = append(steer, loads...)
 	nested, watch, err := nestedGit(repo, git, w.nestedGit, w.gitDirs)
 	if err != nil {
@@ -150,39 +151,57 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	return f, nil
 }
 
-// LoadsNames are the files [GitFacts.Loads] is asked about.
+// LoadsNames are the files [GitFacts.Loads] is asked about, and those
+// whose names end in one of LoadsSuffixes.
 // A directory among them (.claude, .codex, .vscode, .devcontainer) is
 // asked about as a whole: which of its files name what to run is the
 // caller's business.
 var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc"}
 
+// LoadsSuffixes: a VS Code workspace file's tasks.
+var LoadsSuffixes = []string{".code-workspace"}
+
+// asksLoads reports whether [GitFacts.Loads] is asked about base.
+func asksLoads(base string) bool {
+	for _, s := range LoadsSuffixes {
+		if len(base) > len(s) && strings.HasSuffix(base, s) {
+			return true
+		}
+	}
+	return slices.Contains(LoadsNames, base)
+}
+
 // envrcLoads asks loads what each file among names that LoadsNames
 // lists makes its tool load, and keeps what lies in repo and is not
 // protected by a row already (found, or in a directory found), each
-// once.
-func envrcLoads(repo string, names []string, found map[string]bool, loads func(string) ([]gitpin.Steer, error)) ([]gitpin.Steer, error) {
+// once; and the notes of what it could not follow.
+func envrcLoads(repo string, names []string, found map[string]bool, loads func(string) ([]gitpin.Steer, error)) ([]gitpin.Steer, []string, error) {
 	if loads == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var out []gitpin.Steer
+	var notes []string
 	seen := map[string]bool{}
 	for _, p := range names {
-		if !slices.Contains(LoadsNames, filepath.Base(p)) {
+		if !asksLoads(filepath.Base(p)) {
 			continue
 		}
 		ls, err := loads(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, l := range ls {
-			if l.Path == repo || !within(l.Path, repo) || inFound(l.Path, repo, found) || seen[l.Path] {
+			if l.Note != "" && !slices.Contains(notes, l.Note) {
+				notes = append(notes, l.Note)
+			}
+			if l.Path == "" || l.Path == repo || !within(l.Path, repo) || inFound(l.Path, repo, found) || seen[l.Path] {
 				continue
 			}
 			seen[l.Path] = true
 			out = append(out, l)
 		}
 	}
-	return out, nil
+	return out, notes, nil
 }
 
 // inFound reports whether p, or a directory above it below repo, is

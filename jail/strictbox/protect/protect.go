@@ -340,6 +340,9 @@ type Facts struct {
 	NestedGit []PathFact
 	// Watch are jail/gitpin's watched files.
 	Watch []string
+	// Notes are what [GitFacts.Loads] could not follow, for the launch
+	// to say.
+	Notes []string
 	// Mounted are the paths the box has as mount points whatever Make
 	// plans: the repository itself and jail/gitpin's pins (its git dirs).
 	// The directories above a protected path are pinned up to the
@@ -363,6 +366,7 @@ func (e *LinkError) Hints() []string {
 func Make(f Facts) (Plan, error) {
 	var p Plan
 	p.Watch = slices.Clone(f.Watch)
+	p.Notes = slices.Clone(f.Notes)
 	add := func(pf PathFact, pin How) error {
 		switch {
 		case pf.Exists && pf.Link:

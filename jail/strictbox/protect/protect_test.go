@@ -613,29 +613,31 @@ func TestSweptForeseenWhereInUse(t *testing.T) {
 }
 
 // TestGatherLoads: Loads is asked about every .envrc, project MCP file,
-// .claude, .codex, .vscode and dev container config found, and what it names inside the repository, outside
-// what is protected already, is steering.
+// .claude, .codex, .vscode, dev container config and workspace file
+// found, and what it names inside the repository, outside what is
+// protected already, is steering; its notes are the launch's.
 func TestGatherLoads(t *testing.T) {
 	r, _ := filepath.EvalSymlinks(t.TempDir())
 	os.MkdirAll(filepath.Join(r, "sub"), 0o755)
 	for _, d := range []string{"sub/.claude", ".codex", ".vscode", ".devcontainer"} {
 		os.MkdirAll(filepath.Join(r, d), 0o755)
 	}
-	for _, f := range []string{".envrc", ".mcp.json", "sub/opencode.json", "sub/opencode.jsonc", "sub/.devcontainer.json", "README"} {
+	for _, f := range []string{".envrc", ".mcp.json", "sub/opencode.json", "sub/opencode.jsonc", "sub/.devcontainer.json", "README", "sub/p.code-workspace", ".code-workspace"} {
 		os.WriteFile(filepath.Join(r, f), []byte("{}"), 0o644)
 	}
 	var asked []string
 	loads := func(p string) ([]gitpin.Steer, error) {
 		asked = append(asked, strings.TrimPrefix(p, r+"/"))
-		// What lies in a protected directory is held with it.
-		return []gitpin.Steer{{Path: p + ".runs", Why: "test"}, {Path: "/elsewhere/x", Why: "test"}, {Path: filepath.Join(r, "sub/.claude/x.sh"), Why: "test"}}, nil
+		// What lies in a protected directory is held with it; a note
+		// holds nothing and is said once.
+		return []gitpin.Steer{{Path: p + ".runs", Why: "test"}, {Path: "/elsewhere/x", Why: "test"}, {Path: filepath.Join(r, "sub/.claude/x.sh"), Why: "test"}, {Note: "could not follow"}}, nil
 	}
 	f, err := Gather(r, GitFacts{Loads: loads})
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(asked)
-	if got := strings.Join(asked, " "); got != ".codex .devcontainer .envrc .mcp.json .vscode sub/.claude sub/.devcontainer.json sub/opencode.json sub/opencode.jsonc" {
+	if got := strings.Join(asked, " "); got != ".codex .devcontainer .envrc .mcp.json .vscode sub/.claude sub/.devcontainer.json sub/opencode.json sub/opencode.jsonc sub/p.code-workspace" {
 		t.Errorf("Loads asked about %q", got)
 	}
 	var steer []string
@@ -643,7 +645,14 @@ func TestGatherLoads(t *testing.T) {
 		steer = append(steer, strings.TrimPrefix(s.Path, r+"/"))
 	}
 	slices.Sort(steer)
-	if got := strings.Join(steer, " "); got != ".codex.runs .devcontainer.runs .envrc.runs .mcp.json.runs .vscode.runs sub/.claude.runs sub/.devcontainer.json.runs sub/opencode.json.runs sub/opencode.jsonc.runs" {
+	if got := strings.Join(steer, " "); got != ".codex.runs .devcontainer.runs .envrc.runs .mcp.json.runs .vscode.runs sub/.claude.runs sub/.devcontainer.json.runs sub/opencode.json.runs sub/opencode.jsonc.runs sub/p.code-workspace.runs" {
 		t.Errorf("steering %q", got)
+	}
+	p, err := Make(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Notes, []string{"could not follow"}) {
+		t.Errorf("the launch's notes: %q", p.Notes)
 	}
 }

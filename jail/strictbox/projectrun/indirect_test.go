@@ -1,0 +1,124 @@
+package projectrun
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// files is a project's files for a Reader.
+type files map[string]string
+
+func (fs files) read(p string) []byte {
+	if s, ok := fs[p]; ok {
+		return []byte(s)
+	}
+	return nil
+}
+
+// hook is a Claude settings file with one Stop hook running cmd.
+func hook(cmd string) string {
+	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd}}}}}})
+	return string(b)
+}
+
+func TestIndirect(t *testing.T) {
+	project := files{
+		"/r/package.json":     `{"scripts": {"prelint": "./pre.sh", "lint": "cd tools && eslint . && ./lint.sh", "postlint": "node post.js"}}`,
+		"/r/web/package.json": `{"scripts": {"watch": "sh w.sh"}}`,
+		"/r/b/Makefile":       "include rules.mk\nall: gen\n\t@./gen.sh $$HOME\ngen:\n\t-cd sub && ./g.sh $(X)\n",
+		"/r/justfile":         "import 'more.just'\nbuild:\n    ./build.sh {{arg}}\n",
+	}
+	for _, tt := range []struct {
+		name, path, data string
+		files, dirs      []string
+		notes            []string // each a part of one note, in order
+	}{
+		{"cd moves the paths after it; a subshell's does not last", "/r/.claude/settings.json",
+			hook(`cd "$CLAUDE_PROJECT_DIR"/hooks && ./start.sh; (cd x; ./a.sh); ./b.sh`),
+			[]string{"/r/hooks/start.sh", "/r/hooks/x/a.sh", "/r/hooks/b.sh"}, nil, nil},
+		{"bash -c with a cd, env -C, a wrapper", "/r/.claude/settings.json",
+			hook(`bash -lc 'cd tools && sh prompt.sh' && env -C sub FOO=1 timeout 5 ./s.sh`),
+			[]string{"/r/tools/prompt.sh", "/r/sub/s.sh"}, nil, nil},
+		{"either branch's directory (or more)", "/r/.claude/settings.json",
+			hook(`cd a || cd b; ./x.sh`),
+			[]string{"/r/a/x.sh", "/r/b/x.sh", "/r/a/b/x.sh"}, nil, nil},
+		{"npm run: package.json, pre and post, node_modules/.bin", "/r/.claude/settings.json",
+			hook(`npm run --silent lint`),
+			[]string{"/r/package.json", "/r/pre.sh", "/r/tools", "/r/tools/lint.sh", "/r/node_modules/.bin/cd", "/r/node_modules/.bin/eslint", "/r/post.js", "/r/node_modules/.bin/node"}, nil, nil},
+		{"npm found upwards; yarn NAME", "/r/.claude/settings.json",
+			hook(`(cd web/src && npm test); yarn --cwd web watch`),
+			[]string{"/r/web/src/package.json", "/r/web/package.json", "/r/web/w.sh", "/r/web/node_modules/.bin/sh"}, nil, nil},
+		{"make -C: the makefile, its include, every recipe", "/r/.claude/settings.json",
+			hook(`make -s -C b gen`),
+			[]string{"/r/b/GNUmakefile", "/r/b/makefile", "/r/b/Makefile", "/r/b/rules.mk", "/r/b/gen.sh", "/r/b/sub/g.sh"},
+			[]string{"/r/b", "/r/b/sub"}, []string{`"cd sub && ./g.sh $(X)"`, "held for review instead: b/sub/ (all of it)", "b/Makefile use the tool's own variables"}},
+		{"just: the justfile, its import, the recipe", "/r/.claude/settings.json",
+			hook(`just build`),
+			[]string{"/r/justfile", "/r/more.just", "/r/build.sh", "/r/{{arg}}"}, nil, []string{"justfile use the tool's own variables"}},
+		{"inline code: the words that name paths are held, and said", "/r/.claude/settings.json",
+			hook(`node -e "require('child_process').execFileSync('sh', ['inline/x.sh'])"`),
+			[]string{"/r/.execFileSync", "/r/inline/x.sh"}, nil,
+			[]string{"/r/.claude/settings.json: cannot tell what", "node -e runs inline code", "held for review instead: .execFileSync, inline/x.sh", "the project's own directory"}},
+		{"inline code after grouped options", "/r/.claude/settings.json",
+			hook(`python3 -Bc 'import runpy; runpy.run_path("tools/h.py")'`),
+			[]string{"/r/runpy.run_path", "/r/tools/h.py"}, nil, []string{"python3 -Bc runs inline code", "held for review instead: runpy.run_path, tools/h.py"}},
+		{"an unknown variable in a subdirectory: the directory whole", "/r/.claude/settings.json",
+			hook(`cd tools && "$TOOL"/run.sh`),
+			[]string{"/r/tools/run.sh"}, []string{"/r/tools"}, []string{"held for review instead: tools/run.sh, tools/ (all of it)"}},
+		{"sh -c and eval of what it does not set, a cd to where it cannot tell", "/r/.claude/settings.json",
+			hook(`sh -c "$X"; eval "$Y"; cd "$(dirname x)" && ./y.sh`),
+			[]string{"/r/x", "/r/y.sh"}, nil, []string{"sh -c runs a script", "eval of a word", "cd to a directory"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ClaudeSettings(tt.path, []byte(tt.data), project.read)
+			if d := cmp.Diff(tt.files, n.Files); d != "" {
+				t.Errorf("files (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.dirs, n.Dirs); d != "" {
+				t.Errorf("dirs (-want +got):\n%s", d)
+			}
+			all := strings.Join(n.Notes, "\n")
+			for _, want := range tt.notes {
+				if !strings.Contains(all, want) {
+					t.Errorf("the notes lack %q:\n%s", want, all)
+				}
+			}
+			if len(tt.notes) == 0 && len(n.Notes) > 0 {
+				t.Errorf("notes for what could be followed:\n%s", all)
+			}
+		})
+	}
+}
+
+func TestVSCodeIndirect(t *testing.T) {
+	project := files{"/r/web/package.json": `{"scripts": {"watch": "node watch.js"}}`}
+	tasks := `{"version": "2.0.0", "tasks": [
+		{"label": "open", "type": "shell", "command": "cd sub && ./open.sh", "dependsOn": ["dep", {"type": "npm", "task": "web"}, "gone"], "runOptions": {"runOn": "folderOpen"}},
+		{"label": "dep", "type": "shell", "command": "./dep.sh", "options": {"cwd": "${workspaceFolder}/tools"}, "dependsOn": "open"},
+		{"label": "web", "type": "npm", "script": "watch", "path": "web"},
+		{"label": "not run", "command": "./no.sh"},
+		{"label": "env", "command": "./e.sh", "options": {"cwd": "${env:X}"}, "runOptions": {"runOn": "folderOpen"}},
+		{"label": "ext", "type": "gulp", "task": "x", "options": {"cwd": "g"}, "runOptions": {"runOn": "folderOpen"}},
+	]}`
+	n := VSCodeTasks("/r/.vscode/tasks.json", []byte(tasks), project.read)
+	want := []string{"/r/sub/open.sh", "/r/tools/dep.sh", "/r/web/package.json", "/r/web/watch.js", "/r/web/node_modules/.bin/node", "/r/e.sh"}
+	if d := cmp.Diff(want, n.Files); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"/r/g"}, n.Dirs); d != "" {
+		t.Errorf("dirs (-want +got):\n%s", d)
+	}
+	all := strings.Join(n.Notes, "\n")
+	for _, w := range []string{`"dependsOn gone"`, "options.cwd ${env:X}", `"a task of type gulp"`, "g/ (all of it)"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("the notes lack %q:\n%s", w, all)
+		}
+	}
+	ws := `{"folders": [{"path": "app"}], "tasks": {"version": "2.0.0", "tasks": [{"label": "ws", "type": "shell", "command": "bash -c 'cd ws && ./ws.sh'", "runOptions": {"runOn": "folderOpen"}}]}}`
+	if d := cmp.Diff([]string{"/r/app/ws/ws.sh"}, VSCodeWorkspace("/r/p.code-workspace", []byte(ws), nil).Files); d != "" {
+		t.Errorf("a workspace file's tasks (-want +got):\n%s", d)
+	}
+}

@@ -1,0 +1,844 @@
+package projectrun
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Reader returns the text of a file of the project a command makes its
+// tool read (a package.json, a Makefile), or nil when there is none or
+// it cannot be read as a regular file.
+type Reader func(path string) []byte
+
+// Names is what a project file makes its tool run besides itself.
+type Names struct {
+	// Files are the files in its commands: the programs and scripts
+	// they run, the files their words name, and the files that say
+	// what npm, make or just run for them (package.json, a Makefile,
+	// a justfile, each with what their scripts or recipes name).
+	Files []string
+	// Dirs are directories a command runs in whose program could not
+	// be told: each is held whole (the project's own root never is).
+	Dirs []string
+	// Notes say, for each command that could not be followed, where it
+	// is, what could not be told, and what was held for it instead.
+	Notes []string
+}
+
+// maxDepth bounds how deep commands that run commands (sh -c, eval, npm
+// scripts, make recipes) are followed; maxSteps how many commands of a
+// file are read, maxDirs in how many directories one may run (after
+// branches that cd).
+const (
+	maxDepth = 4
+	maxSteps = 20000
+	maxDirs  = 16
+)
+
+// walker reads the shell commands of one project file.
+type walker struct {
+	files, dirs paths
+	// notes are what could not be followed, by command and why, with
+	// what was held for each.
+	notes []note
+	// root is the project's directory; where names the project file
+	// (and the entry in it) for notes.
+	root, where string
+	vars        map[string]string
+	read        Reader
+	// cmd is the command being read, for notes.
+	cmd string
+	// steps counts the commands read.
+	steps int
+}
+
+func newWalker(root, where string, vars map[string]string, read Reader) *walker {
+	if read == nil {
+		read = func(string) []byte { return nil }
+	}
+	return &walker{root: root, where: where, vars: vars, read: read}
+}
+
+// note is a command that could not be followed.
+type note struct {
+	where, cmd, why string
+	held            []string
+	// root is set when it runs in the project's own directory.
+	root bool
+}
+
+func (w *walker) names() Names {
+	n := Names{Files: w.files.out, Dirs: w.dirs.out}
+	for _, x := range w.notes {
+		say := "nothing could be held for it"
+		if held := slices.Compact(x.held); len(held) > 6 {
+			say = "held for review instead: " + strings.Join(held[:6], ", ") + ", ..."
+		} else if len(held) > 0 {
+			say = "held for review instead: " + strings.Join(held, ", ")
+		}
+		if x.root {
+			say += "; the project's own directory, where it runs, is not held whole"
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("%s: cannot tell what %q runs (%s); %s. Check it before the host runs it.", x.where, x.cmd, x.why, say))
+	}
+	return n
+}
+
+// rel is p relative to the project's root when it lies in it.
+func (w *walker) rel(p string) string {
+	if r, err := filepath.Rel(w.root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// unsure records a command that could not be followed (why), holds
+// candidates (files) and the directories it runs in, and says so.
+func (w *walker) unsure(dirs []string, why string, candidates ...string) {
+	var held []string
+	for _, c := range candidates {
+		for _, d := range dirs {
+			p := c
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(d, p)
+			}
+			p = filepath.Clean(p)
+			w.files.add(p, d)
+			held = append(held, w.rel(p))
+		}
+	}
+	for _, d := range dirs {
+		if d != w.root && within(d, w.root) {
+			w.dirs.add(d, d)
+			held = append(held, w.rel(d)+"/ (all of it)")
+		}
+	}
+	root := slices.Contains(dirs, w.root)
+	for i := range w.notes {
+		if x := &w.notes[i]; x.where == w.where && x.cmd == w.cmd && x.why == why {
+			for _, h := range held {
+				if !slices.Contains(x.held, h) {
+					x.held = append(x.held, h)
+				}
+			}
+			x.root = x.root || root
+			return
+		}
+	}
+	w.notes = append(w.notes, note{where: w.where, cmd: w.cmd, why: why, held: held, root: root})
+}
+
+// within reports whether p is dir or lies in it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// word is a word of a command: its value when literal, else the literal
+// text after its last expansion (tail).
+type word struct {
+	s    string
+	ok   bool
+	tail string
+}
+
+func lit(s string) word { return word{s: s, ok: true} }
+
+// shell reads a shell command line run in dirs.
+func (w *walker) shell(cmd string, dirs []string, depth int) {
+	if depth > maxDepth {
+		w.unsure(dirs, "commands run by commands nest too deep to follow")
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return // the shell could run nothing from it either
+	}
+	w.stmts(f.Stmts, dirs, depth)
+}
+
+func (w *walker) stmts(list []*syntax.Stmt, dirs []string, depth int) []string {
+	for _, s := range list {
+		dirs = w.stmt(s, dirs, depth)
+	}
+	return dirs
+}
+
+func (w *walker) stmt(s *syntax.Stmt, dirs []string, depth int) []string {
+	if s == nil {
+		return dirs
+	}
+	for _, r := range s.Redirs {
+		w.substs(r.Word, dirs, depth)
+		if r.Op == syntax.RdrIn && r.Word != nil {
+			w.arg(w.word(r.Word), dirs)
+		}
+	}
+	return w.shcmd(s.Cmd, dirs, depth)
+}
+
+// union is the directories of each list, each once.
+func union(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, d := range l {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// shcmd reads c run in dirs and returns the directories the next
+// command runs in (cd changes them; after a branch, either).
+func (w *walker) shcmd(c syntax.Command, dirs []string, depth int) []string {
+	switch c := c.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		for _, a := range c.Assigns {
+			w.substs(a, dirs, depth)
+		}
+		return w.call(c, dirs, depth)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.AndStmt:
+			return w.stmt(c.Y, w.stmt(c.X, dirs, depth), depth)
+		case syntax.OrStmt:
+			x := w.stmt(c.X, dirs, depth)
+			return union(x, w.stmt(c.Y, union(dirs, x), depth))
+		default: // a pipe: each side in a subshell
+			w.stmt(c.X, dirs, depth)
+			w.stmt(c.Y, dirs, depth)
+		}
+	case *syntax.Subshell:
+		w.stmts(c.Stmts, dirs, depth)
+	case *syntax.Block:
+		return w.stmts(c.Stmts, dirs, depth)
+	case *syntax.IfClause:
+		cond := w.stmts(c.Cond, dirs, depth)
+		then := w.stmts(c.Then, cond, depth)
+		out := union(dirs, cond, then)
+		if c.Else != nil {
+			out = union(out, w.shcmd(c.Else, cond, depth))
+		}
+		return out
+	case *syntax.WhileClause:
+		cond := w.stmts(c.Cond, dirs, depth)
+		return union(dirs, cond, w.stmts(c.Do, union(dirs, cond), depth))
+	case *syntax.ForClause:
+		w.substs(c.Loop, dirs, depth)
+		return union(dirs, w.stmts(c.Do, dirs, depth))
+	case *syntax.CaseClause:
+		w.substs(c.Word, dirs, depth)
+		out := dirs
+		for _, it := range c.Items {
+			out = union(out, w.stmts(it.Stmts, dirs, depth))
+		}
+		return out
+	case *syntax.FuncDecl:
+		w.stmt(c.Body, dirs, depth)
+	case *syntax.TimeClause:
+		return w.stmt(c.Stmt, dirs, depth)
+	case *syntax.CoprocClause:
+		w.stmt(c.Stmt, dirs, depth)
+	default: // declarations, tests, arithmetic: their substitutions
+		w.substs(c, dirs, depth)
+	}
+	return dirs
+}
+
+// substs reads the command substitutions in n.
+func (w *walker) substs(n syntax.Node, dirs []string, depth int) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			w.stmts(n.Stmts, dirs, depth)
+			return false
+		case *syntax.ProcSubst:
+			w.stmts(n.Stmts, dirs, depth)
+			return false
+		}
+		return true
+	})
+}
+
+// word reads a shell word.
+func (w *walker) word(x *syntax.Word) word {
+	if x == nil {
+		return word{}
+	}
+	var b bytes.Buffer
+	ok := true
+	var part func(p syntax.WordPart)
+	part = func(p syntax.WordPart) {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				ok = false
+				b.Reset()
+				return
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				part(q)
+			}
+		case *syntax.ParamExp:
+			if v, known := w.vars[paramName(p)]; known {
+				b.WriteString(v)
+				return
+			}
+			ok = false
+			b.Reset()
+		default:
+			ok = false
+			b.Reset()
+		}
+	}
+	for _, p := range x.Parts {
+		part(p)
+	}
+	if !ok {
+		return word{tail: b.String()}
+	}
+	return word{s: b.String(), ok: true}
+}
+
+// paramName is the variable a plain $NAME or ${NAME} expands, else "".
+func paramName(p *syntax.ParamExp) string {
+	if p.Param == nil || p.Exp != nil || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Length || p.Excl || p.Width || p.Names != 0 {
+		return ""
+	}
+	return p.Param.Value
+}
+
+// arg adds what a word of a command names.
+func (w *walker) arg(a word, dirs []string) {
+	if !a.ok {
+		w.unknown(a, dirs)
+		return
+	}
+	s := a.s
+	if v, ok := strings.CutPrefix(s, "--"); ok {
+		if _, val, ok := strings.Cut(v, "="); ok {
+			s = val
+		} else {
+			return
+		}
+	}
+	for _, d := range dirs {
+		w.files.add(s, d)
+	}
+}
+
+// unknown holds what can be known of a word with an expansion: the path
+// its literal tail names.
+func (w *walker) unknown(a word, dirs []string) {
+	var c []string
+	if t := strings.TrimLeft(a.tail, "/"); t != "" && strings.HasPrefix(a.tail, "/") {
+		c = append(c, t)
+	}
+	w.unsure(dirs, "a word holds a variable or a command's output it does not set", c...)
+}
+
+// wrappers run the rest of their words as a command.
+var wrappers = map[string]bool{"exec": true, "command": true, "builtin": true, "nohup": true, "nice": true, "time": true, "timeout": true, "env": true, "stdbuf": true, "setsid": true, "xargs": true, "sudo": true, "doas": true, "chronic": true}
+
+// interpreters are programs whose option runs code given inline.
+var interpreters = map[string][]string{
+	"python": {"-c"}, "python2": {"-c"}, "python3": {"-c"}, "pypy": {"-c"}, "pypy3": {"-c"},
+	"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"}, "deno": {"eval"},
+	"perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r"}, "lua": {"-e"}, "Rscript": {"-e"}, "osascript": {"-e"},
+}
+
+// shells are the shells whose -c argument is a script of its own.
+var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"}
+
+// call reads a simple command.
+func (w *walker) call(c *syntax.CallExpr, dirs []string, depth int) []string {
+	args := make([]word, len(c.Args))
+	for i, a := range c.Args {
+		w.substs(a, dirs, depth)
+		args[i] = w.word(a)
+	}
+	return w.exec(args, dirs, depth)
+}
+
+// exec reads a command given as its words, run in dirs.
+func (w *walker) exec(args []word, dirs []string, depth int) []string {
+	if w.steps++; w.steps > maxSteps {
+		if w.steps == maxSteps+1 {
+			w.unsure(dirs, "it runs more commands than are followed")
+		}
+		return dirs
+	}
+	if len(dirs) > maxDirs {
+		w.unsure(dirs[maxDirs:], "its cds branch into more directories than are followed; those past the first are held whole")
+		dirs = dirs[:maxDirs]
+	}
+	// Wrappers and their options, and env's assignments and -C.
+	for len(args) > 0 && args[0].ok && wrappers[filepath.Base(args[0].s)] {
+		name := filepath.Base(args[0].s)
+		args = args[1:]
+	opts:
+		for len(args) > 0 && args[0].ok {
+			a := args[0].s
+			switch {
+			case name == "env" && (a == "-C" || a == "--chdir") && len(args) > 1:
+				dirs = w.cd(args[1], dirs)
+				args = args[2:]
+				continue
+			case name == "env" && strings.HasPrefix(a, "--chdir="):
+				dirs = w.cd(lit(strings.TrimPrefix(a, "--chdir=")), dirs)
+			case name == "env" && strings.Contains(a, "=") && !strings.HasPrefix(a, "-"):
+			case (name == "env" && (a == "-u" || a == "-S")) || (name == "nice" && a == "-n") || (name == "timeout" && (a == "-s" || a == "-k")):
+				if len(args) > 1 {
+					args = args[1:]
+				}
+			case strings.HasPrefix(a, "-"):
+			case name == "timeout" && a != "" && (a[0] >= '0' && a[0] <= '9'):
+			default:
+				break opts
+			}
+			args = args[1:]
+		}
+	}
+	if len(args) == 0 {
+		return dirs
+	}
+	if !args[0].ok {
+		w.unknown(args[0], dirs)
+		for _, a := range args[1:] {
+			w.arg(a, dirs)
+		}
+		return dirs
+	}
+	prog := args[0].s
+	if strings.Contains(prog, "/") {
+		for _, d := range dirs {
+			w.files.add(prog, d)
+		}
+	}
+	name := filepath.Base(prog)
+	rest := args[1:]
+	switch {
+	case name == "cd" || name == "pushd":
+		for len(rest) > 0 && rest[0].ok && strings.HasPrefix(rest[0].s, "-") && rest[0].s != "-" {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 {
+			return dirs // $HOME: outside the project
+		}
+		return w.cd(rest[0], dirs)
+	case name == "popd":
+		return dirs
+	case slices.Contains(shells, name):
+		return w.shellCall(name, rest, dirs, depth)
+	case name == "eval":
+		var b []string
+		for _, a := range rest {
+			if !a.ok {
+				w.unsure(dirs, "eval of a word it does not set")
+				return dirs
+			}
+			b = append(b, a.s)
+		}
+		w.shell(strings.Join(b, " "), dirs, depth+1)
+		return dirs
+	case name == "source" || name == ".":
+		if len(rest) > 0 && !rest[0].ok {
+			w.unknown(rest[0], dirs)
+			return dirs
+		}
+	case interpreters[name] != nil:
+		if w.interp(name, rest, dirs) {
+			return dirs
+		}
+	case name == "npm" || name == "pnpm" || name == "yarn" || name == "bun" && len(rest) > 0 && rest[0].ok && rest[0].s == "run":
+		w.npm(name, rest, dirs, depth)
+		return dirs
+	case name == "make" || name == "gmake":
+		w.make(rest, dirs, depth)
+		return dirs
+	case name == "just":
+		w.just(rest, dirs, depth)
+		return dirs
+	}
+	for _, a := range rest {
+		w.arg(a, dirs)
+	}
+	return dirs
+}
+
+// cd is the directories after cd to a.
+func (w *walker) cd(a word, dirs []string) []string {
+	if !a.ok || a.s == "-" || strings.HasPrefix(a.s, "~") {
+		w.unsure(dirs, "cd to a directory it cannot tell; the paths after it are read from the directory before it")
+		return dirs
+	}
+	out := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		p := a.s
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(d, p)
+		}
+		out = union(out, []string{filepath.Clean(p)})
+	}
+	return out
+}
+
+// shellCall reads sh [options] -c SCRIPT [args] or sh FILE [args].
+func (w *walker) shellCall(name string, rest []word, dirs []string, depth int) []string {
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !a.ok {
+			w.unknown(a, dirs)
+			continue
+		}
+		if a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "c") {
+			if i+1 < len(rest) {
+				if s := rest[i+1]; s.ok {
+					w.shell(s.s, dirs, depth+1)
+				} else {
+					w.unsure(dirs, name+" -c runs a script it does not set")
+				}
+			}
+			for _, x := range rest[min(i+2, len(rest)):] {
+				w.arg(x, dirs)
+			}
+			return dirs
+		}
+		if strings.HasPrefix(a.s, "--") {
+			w.arg(a, dirs)
+			continue
+		}
+		if strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+") {
+			continue
+		}
+		w.arg(a, dirs)
+	}
+	return dirs
+}
+
+// interp reads an interpreter's inline code: the words of the code that
+// may name files are held, and the launch says so. It reports whether
+// the command runs inline code.
+func (w *walker) interp(name string, rest []word, dirs []string) bool {
+	for i, a := range rest {
+		// The option alone, or last of a group of one-letter ones (-Bc).
+		grouped := len(a.s) > 2 && a.s[0] == '-' && a.s[1] != '-' && slices.Contains(interpreters[name], "-"+a.s[len(a.s)-1:])
+		if !a.ok || !slices.Contains(interpreters[name], a.s) && !grouped {
+			continue
+		}
+		if i+1 >= len(rest) {
+			return false
+		}
+		code := rest[i+1]
+		if !code.ok {
+			w.unsure(dirs, name+" "+a.s+" runs code it does not set")
+			return true
+		}
+		for _, x := range rest[i+2:] {
+			w.arg(x, dirs)
+		}
+		w.unsure(dirs, name+" "+a.s+" runs inline code, whose files are not followed; the words of it that name paths are held", codePaths(code.s)...)
+		return true
+	}
+	return false
+}
+
+// codePaths are the words of inline code that may name a file: runs of
+// the characters of a path holding a slash or a dot, each once.
+func codePaths(code string) []string {
+	isPath := func(r rune) bool {
+		return r == '/' || r == '.' || r == '_' || r == '-' || r == '+' || r == '@' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+	}
+	var out []string
+	for _, f := range strings.FieldsFunc(code, func(r rune) bool { return !isPath(r) }) {
+		if f == "." || f == ".." || strings.Trim(f, "./") == "" || !strings.ContainsAny(f, "/.") || slices.Contains(out, f) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// npm reads npm/pnpm/yarn/bun run NAME: the package.json it reads (in
+// dirs or above, as npm finds it) and what its scripts run.
+func (w *walker) npm(name string, rest []word, dirs []string, depth int) {
+	var script *word
+	sub := ""
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a.ok && (a.s == "--prefix" || a.s == "-C" || a.s == "--dir" || a.s == "--cwd") && i+1 < len(rest) {
+			dirs = w.cd(rest[i+1], dirs)
+			i++
+			continue
+		}
+		if a.ok {
+			for _, o := range []string{"--prefix=", "--dir=", "--cwd="} {
+				if v, ok := strings.CutPrefix(a.s, o); ok {
+					dirs = w.cd(lit(v), dirs)
+				}
+			}
+			if strings.HasPrefix(a.s, "-") {
+				continue
+			}
+		}
+		if sub == "" && a.ok {
+			sub = a.s
+			switch sub {
+			case "run", "run-script", "rum", "urn":
+				continue
+			case "test", "t", "tst", "start", "stop", "restart":
+				s := map[string]string{"t": "test", "tst": "test"}[sub]
+				if s == "" {
+					s = sub
+				}
+				script = &word{s: s, ok: true}
+			case "exec", "x", "dlx":
+				// a package's bin, from node_modules/.bin
+				if i+1 < len(rest) && rest[i+1].ok {
+					for _, d := range dirs {
+						w.files.add(filepath.Join("node_modules", ".bin", rest[i+1].s), d)
+					}
+				}
+				return
+			default:
+				if name == "npm" {
+					return // install and the rest: npm's own business
+				}
+				script = &word{s: sub, ok: true} // yarn NAME, pnpm NAME
+			}
+			break
+		}
+		script = &a
+		break
+	}
+	if script == nil {
+		return
+	}
+	for _, d := range dirs {
+		w.pkg(d, script, dirs, depth)
+	}
+}
+
+// pkg reads the package.json npm finds from dir for script.
+func (w *walker) pkg(dir string, script *word, dirs []string, depth int) {
+	var data []byte
+	pj := ""
+	for d := dir; within(d, w.root); d = filepath.Dir(d) {
+		pj = filepath.Join(d, "package.json")
+		w.files.add(pj, d)
+		if data = w.read(pj); data != nil || d == w.root {
+			break
+		}
+	}
+	var doc struct {
+		Scripts map[string]any `json:"scripts"`
+	}
+	if data == nil || json.Unmarshal(data, &doc) != nil {
+		return
+	}
+	pdir := filepath.Dir(pj)
+	names := []string{}
+	if script.ok {
+		names = []string{"pre" + script.s, script.s, "post" + script.s}
+	} else {
+		names = slices.Sorted(maps.Keys(doc.Scripts))
+		w.unsure([]string{pdir}, "npm runs a script whose name it does not set; every script of "+w.rel(pj)+" is followed")
+	}
+	saved := w.cmd
+	defer func() { w.cmd = saved }()
+	for _, n := range names {
+		s, _ := doc.Scripts[n].(string)
+		if s == "" {
+			continue
+		}
+		w.cmd = s
+		w.shell(s, []string{pdir}, depth+1)
+		// A bare command is looked up in node_modules/.bin first.
+		if f, err := syntax.NewParser().Parse(strings.NewReader(s), ""); err == nil {
+			syntax.Walk(f, func(n syntax.Node) bool {
+				if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+					if p := c.Args[0].Lit(); p != "" && !strings.Contains(p, "/") {
+						w.files.add(filepath.Join("node_modules", ".bin", p), pdir)
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// make reads make [-C DIR] [-f FILE] ...: the makefile it reads and
+// files it includes, and what every recipe of it runs (the targets'
+// prerequisites run too, and make's own variables are not expanded).
+func (w *walker) make(rest []word, dirs []string, depth int) {
+	var file *word
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a.ok && (a.s == "-C" || a.s == "--directory") && i+1 < len(rest):
+			dirs = w.cd(rest[i+1], dirs)
+			i++
+		case a.ok && strings.HasPrefix(a.s, "--directory="):
+			dirs = w.cd(lit(strings.TrimPrefix(a.s, "--directory=")), dirs)
+		case a.ok && len(a.s) > 2 && strings.HasPrefix(a.s, "-C"):
+			dirs = w.cd(lit(a.s[2:]), dirs)
+		case a.ok && (a.s == "-f" || a.s == "--file" || a.s == "--makefile") && i+1 < len(rest):
+			f := rest[i+1]
+			file = &f
+			i++
+		case a.ok && strings.HasPrefix(a.s, "--file="):
+			f := lit(strings.TrimPrefix(a.s, "--file="))
+			file = &f
+		case !a.ok:
+			w.unknown(a, dirs)
+		}
+	}
+	names := []string{"GNUmakefile", "makefile", "Makefile"}
+	if file != nil {
+		if !file.ok {
+			w.unknown(*file, dirs)
+			return
+		}
+		names = []string{file.s}
+	}
+	for _, d := range dirs {
+		for _, n := range names {
+			p := n
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(d, n)
+			}
+			w.files.add(p, d)
+			if data := w.read(p); data != nil {
+				w.recipes(p, data, d, depth, makeLines)
+				break
+			}
+		}
+	}
+}
+
+// just reads just [--justfile F] [-d DIR] ...: the justfile and what its
+// recipes run.
+func (w *walker) just(rest []word, dirs []string, depth int) {
+	names := []string{"justfile", "Justfile", ".justfile", "JUSTFILE"}
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a.ok && (a.s == "-f" || a.s == "--justfile") && i+1 < len(rest) {
+			if !rest[i+1].ok {
+				w.unknown(rest[i+1], dirs)
+				return
+			}
+			names = []string{rest[i+1].s}
+			i++
+		} else if a.ok && (a.s == "-d" || a.s == "--working-directory") && i+1 < len(rest) {
+			dirs = w.cd(rest[i+1], dirs)
+			i++
+		}
+	}
+	for _, d := range dirs {
+		// just looks for its file here and upwards.
+		for dd := d; within(dd, w.root); dd = filepath.Dir(dd) {
+			found := false
+			for _, n := range names {
+				p := n
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(dd, n)
+				}
+				w.files.add(p, dd)
+				if data := w.read(p); data != nil {
+					w.recipes(p, data, filepath.Dir(p), depth, justLines)
+					found = true
+					break
+				}
+			}
+			if found || dd == w.root || len(names) == 1 {
+				break
+			}
+		}
+	}
+}
+
+// recipes reads the recipe lines of a makefile or justfile (lines gives
+// them, and the files it includes) as shell commands run in dir.
+func (w *walker) recipes(path string, data []byte, dir string, depth int, lines func([]byte) (cmds, includes []string, vars bool)) {
+	cmds, includes, vars := lines(data)
+	for _, inc := range includes {
+		w.files.add(inc, dir)
+	}
+	saved := w.cmd
+	defer func() { w.cmd = saved }()
+	for _, c := range cmds {
+		w.cmd = c
+		w.shell(c, []string{dir}, depth+1)
+	}
+	if vars {
+		w.cmd = saved
+		w.unsure([]string{dir}, "the recipes of "+w.rel(path)+" use the tool's own variables, which are not expanded; their literal words are followed")
+	}
+}
+
+// makeLines are a makefile's recipe lines ($$ read as $; make's own
+// variables make a word unknown) and the files it includes.
+func makeLines(data []byte) (cmds, includes []string, vars bool) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if r, ok := strings.CutPrefix(l, "\t"); ok {
+			r = strings.TrimLeft(r, "@-+ \t")
+			if strings.Contains(strings.ReplaceAll(r, "$$", ""), "$") {
+				vars = true
+			}
+			cmds = append(cmds, strings.ReplaceAll(r, "$$", "$"))
+			continue
+		}
+		f := strings.Fields(l)
+		if len(f) > 1 && (f[0] == "include" || f[0] == "-include" || f[0] == "sinclude") {
+			includes = append(includes, f[1:]...)
+		}
+	}
+	return cmds, includes, vars
+}
+
+// justLines are a justfile's recipe lines (indented, after a recipe's
+// line; {{...}} is the tool's own) and the files it imports.
+func justLines(data []byte) (cmds, includes []string, vars bool) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if l != "" && (l[0] == ' ' || l[0] == '\t') {
+			r := strings.TrimLeft(l, " \t@-")
+			if strings.Contains(r, "{{") {
+				vars = true
+			}
+			cmds = append(cmds, r)
+			continue
+		}
+		f := strings.Fields(l)
+		if len(f) > 1 && (f[0] == "import" || f[0] == "import?") {
+			includes = append(includes, strings.Trim(f[1], `'"`))
+		}
+	}
+	return cmds, includes, vars
+}

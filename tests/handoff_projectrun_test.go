@@ -1,0 +1,164 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// plantScripts writes each of scripts (relative to repo) as a script that
+// exits 0, and returns the box's shell script that rewrites each in place
+// to touch pwned.NAME (NAME its base name) and every one of also.
+func plantScripts(t *testing.T, repo string, scripts []string, pwned string, also ...string) string {
+	t.Helper()
+	for _, f := range scripts {
+		writeFile(t, filepath.Join(repo, f), "#!/bin/sh\nexit 0\n")
+		os.Chmod(filepath.Join(repo, f), 0o755)
+	}
+	return fmt.Sprintf("set -e\nfor f in %s; do printf '#!/bin/sh\\ntouch %s.%%s %s\\n' $(basename $f) >$f; done\necho planted",
+		strings.Join(scripts, " "), pwned, strings.Join(also, " "))
+}
+
+// scriptMarks are the files plantScripts' rewrites touch.
+func scriptMarks(pwned string, scripts []string) []string {
+	var out []string
+	for _, f := range scripts {
+		out = append(out, pwned+"."+filepath.Base(f))
+	}
+	return out
+}
+
+// TestHandoffClaudeHookIndirect: the project's .claude/settings.json runs
+// its hooks' scripts the ways projects do: after a cd, inside bash -c,
+// through an npm script and a make target, and from inline node code.
+// The box leaves the settings alone and rewrites each script (and the
+// package.json script and the Makefile recipe) in place. The user's next
+// 'claude -p' on the host must run none of the rewrites: all are held,
+// and the launch says which command it could not follow and what it held
+// for it.
+func TestHandoffClaudeHookIndirect(t *testing.T) {
+	bin := agentBin(t, "claude")
+	repo, home, env := strictRepo(t)
+	s := newScriptedStandIn(t, nil, anthropicAPI)
+	agentEnv := append(baseEnv(home), claudeSetup(t, home, s)...)
+	agentEnv = append(agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+		"npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(home, ".npm"))
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	pwned := filepath.Join(out, "PWNED")
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	hooks := map[string]any{
+		"SessionStart": []any{map[string]any{"hooks": []any{cmd(`cd "$CLAUDE_PROJECT_DIR"/hooks && ./start.sh`)}}},
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`bash -c 'cd tools && sh prompt.sh'`),
+			cmd(`npm run --silent prompt`),
+			cmd(`make -s -C build hook`),
+			cmd(`node -e "require('child_process').execFileSync('sh', ['inline/x.sh'], {stdio: 'inherit'})"`),
+		}}},
+	}
+	settings, _ := json.Marshal(map[string]any{"hooks": hooks})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "package.json"), `{"name": "p", "private": true, "scripts": {"prompt": "sh scripts/npm-prompt.sh"}}`+"\n")
+	writeFile(t, filepath.Join(repo, "build", "Makefile"), "hook:\n\t./hook.sh\n")
+	scripts := []string{"hooks/start.sh", "tools/prompt.sh", "scripts/npm-prompt.sh", "build/hook.sh", "inline/x.sh"}
+	attack := plantScripts(t, repo, scripts, pwned)
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "hooks")
+	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
+		repo: map[string]any{"hasTrustDialogAccepted": true},
+	}})
+	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	// The control first: the hooks do run each script on the host.
+	control := filepath.Join(out, "CONTROL")
+	for _, f := range scripts {
+		writeFile(t, filepath.Join(repo, f), "#!/bin/sh\ntouch "+control+"."+filepath.Base(f)+"\n")
+	}
+	runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	present(t, "claude before the box", scriptMarks(control, scripts)...)
+	for _, f := range scripts {
+		writeFile(t, filepath.Join(repo, f), "#!/bin/sh\nexit 0\n")
+	}
+	// The box also rewrites the npm script and the make recipe (in
+	// place: a rename onto a held file fails).
+	attack = strings.Replace(attack, "set -e\n", fmt.Sprintf("set -e\necho '{\"name\": \"p\", \"private\": true, \"scripts\": {\"prompt\": \"touch %[1]s.npm\"}}' > package.json\nprintf 'hook:\\n\\ttouch %[1]s.make\\n' > build/Makefile\n", pwned), 1)
+	r := strict(t, repo, env, nil, "sh", "-c", attack)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	t.Logf("claude unjailed after the box:\n%s", o)
+	absent(t, "claude after the box", append(scriptMarks(pwned, scripts), pwned+".npm", pwned+".make")...)
+	if !strings.Contains(r.stderr, "inline/x.sh") || !strings.Contains(r.stderr, "node -e") {
+		t.Errorf("the launch does not say which command it could not follow (node -e) and what it held for it: %q", r.stderr)
+	}
+	// The end's line names six paths and counts the rest; review shows all.
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"build/Makefile", "build/hook.sh", "hooks/start.sh", "inline/x.sh", "package.json", "scripts/npm-prompt.sh"},
+		[]string{"tools/prompt.sh", "touch " + pwned})
+}
+
+// TestHandoffEditorTasksIndirect: VS Code runs a folder-open task and
+// the tasks it depends on (a shell task that cds first, an npm task in a
+// folder of the workspace, whose script runs a package's command from
+// node_modules/.bin), and a workspace file's own folder-open task. The
+// box rewrites each script they reach, and the package's file. VS Code
+// is not on this machine: the host's next step is each command run as
+// VS Code runs it (a shell task by /bin/sh -c in its directory, an npm
+// task as npm run SCRIPT in its path), which must run no rewrite.
+func TestHandoffEditorTasksIndirect(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	writeFile(t, filepath.Join(repo, ".vscode", "tasks.json"), `{
+	"version": "2.0.0",
+	"tasks": [
+		{"label": "open", "type": "shell", "command": "cd sub && ./open.sh", "dependsOn": ["dep", "web"], "runOptions": {"runOn": "folderOpen"}},
+		{"label": "dep", "type": "shell", "command": "./dep.sh", "options": {"cwd": "${workspaceFolder}/tools"}},
+		{"label": "web", "type": "npm", "script": "watch", "path": "web"},
+	],
+}`)
+	writeFile(t, filepath.Join(repo, "web", "package.json"), `{"name": "w", "private": true, "scripts": {"watch": "node watch.js && probe-lint"}}`+"\n")
+	// A package's command, as npm install leaves it: a link in
+	// node_modules/.bin to a file of the package.
+	writeFile(t, filepath.Join(repo, "web", "node_modules", "probe-lint", "cli.js"), "#!/usr/bin/env node\n")
+	os.Chmod(filepath.Join(repo, "web", "node_modules", "probe-lint", "cli.js"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "web", "node_modules", ".bin"), 0o755)
+	if err := os.Symlink("../probe-lint/cli.js", filepath.Join(repo, "web", "node_modules", ".bin", "probe-lint")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, "proj.code-workspace"), `{"folders": [{"path": "."}],
+	"tasks": {"version": "2.0.0", "tasks": [{"label": "ws", "type": "shell", "command": "bash -c 'cd ws && ./ws.sh'", "runOptions": {"runOn": "folderOpen"}}]}}`)
+	scripts := []string{"sub/open.sh", "tools/dep.sh", "ws/ws.sh"}
+	attack := plantScripts(t, repo, scripts, filepath.Join(t.TempDir(), "unused"))
+	writeFile(t, filepath.Join(repo, "web", "watch.js"), "\n")
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "tasks")
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	pwned := filepath.Join(out, "PWNED")
+	attack = plantScripts(t, repo, scripts, pwned)
+	attack = strings.Replace(attack, "set -e\n", fmt.Sprintf("set -e\necho 'require(\"fs\").writeFileSync(\"%[1]s.watch\", \"\")' > web/watch.js\n"+
+		"printf '#!/usr/bin/env node\\nrequire(\"fs\").writeFileSync(\"%[1]s.lint\", \"\")\\n' > web/node_modules/probe-lint/cli.js\n", pwned), 1)
+	r := strict(t, repo, env, nil, "sh", "-c", attack)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	npmEnv := append(env, "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(home, ".npm"))
+	for _, c := range []struct {
+		dir  string
+		argv []string
+	}{
+		{repo, []string{"/bin/sh", "-c", "cd sub && ./open.sh"}},
+		{filepath.Join(repo, "tools"), []string{"/bin/sh", "-c", "./dep.sh"}},
+		{filepath.Join(repo, "web"), []string{"npm", "run", "watch"}},
+		{repo, []string{"/bin/sh", "-c", "bash -c 'cd ws && ./ws.sh'"}},
+	} {
+		if x := runCmd(t, c.dir, npmEnv, "", c.argv[0], c.argv[1:]...); x.code != 0 {
+			t.Errorf("%q in %s on the host: exit %d %q", c.argv, c.dir, x.code, x.stderr)
+		}
+	}
+	absent(t, "the folder-open tasks on the host after the box", append(scriptMarks(pwned, scripts), pwned+".watch", pwned+".lint")...)
+	checkHeld(t, r, env, slotName(repo, "run"), append([]string{"web/watch.js", "web/node_modules/probe-lint/cli.js"}, scripts...), []string{"touch " + pwned})
+}
