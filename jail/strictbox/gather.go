@@ -188,20 +188,21 @@ const maxEnvrc = 1 << 20
 // .tool-versions or a rust-toolchain file runs tools from
 // (toolVersionsLoads, rustToolchainLoads), the Yarn release and plugins
 // a Yarn settings file runs (yarnLoads).
-func projectLoads(p string) ([]gitpin.Steer, error) {
+func projectLoads(p, home string) ([]gitpin.Steer, error) {
+	pr := projectrun.Project{Read: readProject, Home: home}
 	switch filepath.Base(p) {
 	case ".envrc":
 		return envrcLoads(p)
 	case ".claude":
-		return claudePrograms(p), nil
+		return claudePrograms(p, pr), nil
 	case ".codex":
 		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
 			return nil, nil
 		}
 		out := mcpPrograms(filepath.Join(p, "config.toml"))
-		return append(out, readPrograms([]string{filepath.Join(p, "hooks.json"), filepath.Join(p, "config.toml")}, projectrun.CodexHooks, "Codex: a file a hook of %s runs, with no question once the hook is trusted")...), nil
+		return append(out, readPrograms([]string{filepath.Join(p, "hooks.json"), filepath.Join(p, "config.toml")}, projectrun.CodexHooks, pr, "Codex: a file a hook of %s runs, with no question once the hook is trusted")...), nil
 	case ".vscode":
-		return readPrograms([]string{filepath.Join(p, "tasks.json")}, projectrun.VSCodeTasks, "VS Code: a file a task of %s runs on folder open, with no question once automatic tasks are allowed"), nil
+		return readPrograms([]string{filepath.Join(p, "tasks.json")}, projectrun.VSCodeTasks, pr, "VS Code: a file a task of %s runs on folder open, with no question once automatic tasks are allowed"), nil
 	case ".devcontainer":
 		files := []string{filepath.Join(p, "devcontainer.json")}
 		if es, err := os.ReadDir(p); err == nil {
@@ -211,9 +212,9 @@ func projectLoads(p string) ([]gitpin.Steer, error) {
 				}
 			}
 		}
-		return readPrograms(files, projectrun.Devcontainer, devcontainerWhy), nil
+		return readPrograms(files, projectrun.Devcontainer, pr, devcontainerWhy), nil
 	case ".devcontainer.json":
-		return readPrograms([]string{p}, projectrun.Devcontainer, devcontainerWhy), nil
+		return readPrograms([]string{p}, projectrun.Devcontainer, pr, devcontainerWhy), nil
 	case ".tool-versions":
 		return toolVersionsLoads(p), nil
 	case "rust-toolchain.toml", "rust-toolchain":
@@ -225,7 +226,7 @@ func projectLoads(p string) ([]gitpin.Steer, error) {
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
 			return nil, nil
 		}
-		return readPrograms([]string{p}, projectrun.VSCodeWorkspace, "VS Code: a file a task of the workspace %s runs on folder open, with no question once automatic tasks are allowed"), nil
+		return readPrograms([]string{p}, projectrun.VSCodeWorkspace, pr, "VS Code: a file a task of the workspace %s runs on folder open, with no question once automatic tasks are allowed"), nil
 	}
 	return mcpPrograms(p), nil
 }
@@ -238,7 +239,7 @@ const devcontainerWhy = "dev containers: a file the initializeCommand of %s runs
 // its tool run (names), and keeps those that are regular files, and the
 // directories it holds whole, as steering paths; why says why, given the
 // file. What names could not follow is said at launch.
-func readPrograms(files []string, names func(path string, data []byte, read projectrun.Reader) projectrun.Names, why string) []gitpin.Steer {
+func readPrograms(files []string, names func(path string, data []byte, pr projectrun.Project) projectrun.Names, pr projectrun.Project, why string) []gitpin.Steer {
 	if len(files) == 0 {
 		return nil
 	}
@@ -251,7 +252,7 @@ func readPrograms(files []string, names func(path string, data []byte, read proj
 		if err != nil {
 			continue
 		}
-		out = append(out, namedSteers(names(p, b, readProject), fmt.Sprintf(why, p))...)
+		out = append(out, namedSteers(names(p, b, pr), fmt.Sprintf(why, p))...)
 	}
 	return out
 }
@@ -323,7 +324,7 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 // are regular files: Claude runs them with no question once the project
 // is trusted. A .claude or a settings file that is no directory or
 // regular file is not read: its row protects it.
-func claudePrograms(dir string) []gitpin.Steer {
+func claudePrograms(dir string, pr projectrun.Project) []gitpin.Steer {
 	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 		return nil
 	}
@@ -334,7 +335,7 @@ func claudePrograms(dir string) []gitpin.Steer {
 		if err != nil {
 			continue
 		}
-		out = append(out, namedSteers(projectrun.ClaudeSettings(p, b, readProject), "Claude Code: a file a hook or command of "+p+" runs, with no question once the project is trusted")...)
+		out = append(out, namedSteers(projectrun.ClaudeSettings(p, b, pr), "Claude Code: a file a hook or command of "+p+" runs, with no question once the project is trusted")...)
 	}
 	return out
 }
@@ -591,7 +592,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch,
 		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig),
 		Installed: func(cmd string) bool { _, err := lookPathIn(cmd, h.Env); return err == nil },
-		Loads:     projectLoads})
+		Loads:     func(p string) ([]gitpin.Steer, error) { return projectLoads(p, h.Home) }})
 	if err != nil {
 		return f, err
 	}

@@ -156,7 +156,7 @@ func TestProjectLoads(t *testing.T) {
 		"other/.vscode":          "",
 	}
 	for p, w := range want {
-		ls, err := projectLoads(filepath.Join(r, p))
+		ls, err := projectLoads(filepath.Join(r, p), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +213,7 @@ func TestProjectLoadsIndirect(t *testing.T) {
 		".claude":          "tools/package.json sub/y sub/ tools/node_modules/eslint/",
 		"p.code-workspace": "ws/w.sh",
 	} {
-		ls, err := projectLoads(filepath.Join(r, p))
+		ls, err := projectLoads(filepath.Join(r, p), "")
 		if err != nil {
 			t.Fatal(err)
 		}

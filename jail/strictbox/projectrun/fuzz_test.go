@@ -17,7 +17,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte("all:\n\t./gen.sh $$X $(Y)\ninclude a.mk\n"))
 	f.Add([]byte(`{"tasks":{"tasks":[{"label":"a","dependsOn":["b",{"task":"c"}],"runOptions":{"runOn":"folderOpen"}},{"label":"b","type":"npm","script":"w","path":"web"},{"label":"c","command":"x","options":{"cwd":"${env:X}"}}]}}`))
 	f.Add([]byte("[hooks]\nStop = [{hooks = [{type = \"command\", command = \"./h.sh\"}]}]\n"))
-	readers := map[string]func(string, []byte, Reader) Names{
+	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json": ClaudeSettings,
 		"/r/.codex/hooks.json":     CodexHooks,
 		"/r/.codex/config.toml":    CodexHooks,
@@ -30,7 +30,7 @@ func FuzzProjectFiles(f *testing.F) {
 		// package.json and makefiles it reads hold the same bytes.
 		same := func(string) []byte { return data }
 		for path, read := range readers {
-			n := read(path, data, same)
+			n := read(path, data, Project{Read: same, Home: "/home/u"})
 			for _, p := range slices.Concat(n.Files, n.Dirs) {
 				if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 					t.Fatalf("%s: %q is not absolute and clean", path, p)

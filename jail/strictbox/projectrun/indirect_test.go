@@ -53,8 +53,8 @@ func TestIndirect(t *testing.T) {
 			[]string{"/r/web/src/package.json", "/r/web/package.json", "/r/web/w.sh", "/r/web/node_modules/.bin/sh"}, nil, nil},
 		{"make -C: the makefile, its include, every recipe", "/r/.claude/settings.json",
 			hook(`make -s -C b gen`),
-			[]string{"/r/b/GNUmakefile", "/r/b/makefile", "/r/b/Makefile", "/r/b/rules.mk", "/r/b/gen.sh", "/r/b/sub/g.sh"},
-			[]string{"/r/b", "/r/b/sub"}, []string{`"cd sub && ./g.sh $(X)"`, "held for review instead: b/sub/ (all of it)", "b/Makefile use the tool's own variables"}},
+			[]string{"/r/b/GNUmakefile", "/r/b/makefile", "/r/b/Makefile", "/r/b/rules.mk", "/r/b/gen.sh", "/home/u", "/r/b/sub/g.sh"},
+			[]string{"/r/b"}, []string{"b/Makefile use the tool's own variables"}},
 		{"just: the justfile, its import, the recipe", "/r/.claude/settings.json",
 			hook(`just build`),
 			[]string{"/r/justfile", "/r/more.just", "/r/build.sh", "/r/{{arg}}"}, nil, []string{"justfile use the tool's own variables"}},
@@ -68,12 +68,18 @@ func TestIndirect(t *testing.T) {
 		{"an unknown variable in a subdirectory: the directory whole", "/r/.claude/settings.json",
 			hook(`cd tools && "$TOOL"/run.sh`),
 			[]string{"/r/tools/run.sh"}, []string{"/r/tools"}, []string{"held for review instead: tools/run.sh, tools/ (all of it)"}},
+		{"$HOME and ~ are the user's home, outside the project: nothing to hold or say", "/r/.claude/settings.json",
+			hook(`$HOME/.local/bin/guard --check; ~/bin/notify "$CLAUDE_PROJECT_DIR"`),
+			[]string{"/home/u/.local/bin/guard", "/home/u/bin/notify", "/r"}, nil, nil},
+		{"a word a program is given as data is no program: no note", "/r/.claude/settings.json",
+			hook(`notify-send "$(git rev-parse --abbrev-ref HEAD) done" "$MSG"`),
+			[]string{"/r/rev-parse", "/r/HEAD"}, nil, nil},
 		{"sh -c and eval of what it does not set, a cd to where it cannot tell", "/r/.claude/settings.json",
 			hook(`sh -c "$X"; eval "$Y"; cd "$(dirname x)" && ./y.sh`),
 			[]string{"/r/x", "/r/y.sh"}, nil, []string{"sh -c runs a script", "eval of a word", "cd to a directory"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n := ClaudeSettings(tt.path, []byte(tt.data), project.read)
+			n := ClaudeSettings(tt.path, []byte(tt.data), Project{Read: project.read, Home: "/home/u"})
 			if d := cmp.Diff(tt.files, n.Files); d != "" {
 				t.Errorf("files (-want +got):\n%s", d)
 			}
@@ -103,7 +109,7 @@ func TestVSCodeIndirect(t *testing.T) {
 		{"label": "env", "command": "./e.sh", "options": {"cwd": "${env:X}"}, "runOptions": {"runOn": "folderOpen"}},
 		{"label": "ext", "type": "gulp", "task": "x", "options": {"cwd": "g"}, "runOptions": {"runOn": "folderOpen"}},
 	]}`
-	n := VSCodeTasks("/r/.vscode/tasks.json", []byte(tasks), project.read)
+	n := VSCodeTasks("/r/.vscode/tasks.json", []byte(tasks), Project{Read: project.read, Home: "/home/u"})
 	want := []string{"/r/sub/open.sh", "/r/tools/dep.sh", "/r/web/package.json", "/r/web/watch.js", "/r/web/node_modules/.bin/node", "/r/e.sh"}
 	if d := cmp.Diff(want, n.Files); d != "" {
 		t.Errorf("files (-want +got):\n%s", d)
@@ -118,7 +124,7 @@ func TestVSCodeIndirect(t *testing.T) {
 		}
 	}
 	ws := `{"folders": [{"path": "app"}], "tasks": {"version": "2.0.0", "tasks": [{"label": "ws", "type": "shell", "command": "bash -c 'cd ws && ./ws.sh'", "runOptions": {"runOn": "folderOpen"}}]}}`
-	if d := cmp.Diff([]string{"/r/app/ws/ws.sh"}, VSCodeWorkspace("/r/p.code-workspace", []byte(ws), nil).Files); d != "" {
+	if d := cmp.Diff([]string{"/r/app/ws/ws.sh"}, VSCodeWorkspace("/r/p.code-workspace", []byte(ws), Project{}).Files); d != "" {
 		t.Errorf("a workspace file's tasks (-want +got):\n%s", d)
 	}
 }

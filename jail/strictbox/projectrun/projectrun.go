@@ -69,7 +69,7 @@ var claudeCommands = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialEx
 // directory (the parent of .claude) with CLAUDE_PROJECT_DIR set to it.
 // A file that does not parse names nothing (Claude could run nothing
 // from it either).
-func ClaudeSettings(path string, data []byte, read Reader) Names {
+func ClaudeSettings(path string, data []byte, pr Project) Names {
 	var doc struct {
 		Hooks      map[string][]json.RawMessage `json:"hooks"`
 		StatusLine json.RawMessage              `json:"statusLine"`
@@ -80,7 +80,7 @@ func ClaudeSettings(path string, data []byte, read Reader) Names {
 	var other map[string]json.RawMessage
 	jsonc(data, &other)
 	root := filepath.Dir(filepath.Dir(path))
-	w := newWalker(root, path, map[string]string{"CLAUDE_PROJECT_DIR": root}, read)
+	w := newWalker(root, path, map[string]string{"CLAUDE_PROJECT_DIR": root}, pr)
 	w.hooks(doc.Hooks)
 	if len(doc.StatusLine) > 0 {
 		w.hook(doc.StatusLine)
@@ -135,7 +135,7 @@ func (w *walker) hooks(events map[string][]json.RawMessage) {
 // (its [hooks] tables), data its text. Codex runs them in the project's
 // directory (the parent of .codex). A file that does not parse names
 // nothing.
-func CodexHooks(path string, data []byte, read Reader) Names {
+func CodexHooks(path string, data []byte, pr Project) Names {
 	var doc struct {
 		Hooks map[string][]json.RawMessage `json:"hooks"`
 	}
@@ -156,7 +156,7 @@ func CodexHooks(path string, data []byte, read Reader) Names {
 	default:
 		return Names{}
 	}
-	w := newWalker(filepath.Dir(filepath.Dir(path)), path, nil, read)
+	w := newWalker(filepath.Dir(filepath.Dir(path)), path, nil, pr)
 	w.hooks(doc.Hooks)
 	return w.names()
 }
@@ -165,7 +165,7 @@ func CodexHooks(path string, data []byte, read Reader) Names {
 // as [ClaudeSettings] reads a hook's (with vars the variables it knows,
 // and no file to read for npm, make or just).
 func ShellPaths(cmd, dir string, vars map[string]string) []string {
-	w := newWalker(dir, "", vars, nil)
+	w := newWalker(dir, "", vars, Project{})
 	w.run(cmd)
 	return w.files.out
 }
@@ -301,12 +301,12 @@ type vscodeTasks struct {
 // path (read gives it). ${workspaceFolder} is the folder (the parent of
 // .vscode), also the directory tasks run in unless their options.cwd
 // says otherwise.
-func VSCodeTasks(path string, data []byte, read Reader) Names {
+func VSCodeTasks(path string, data []byte, pr Project) Names {
 	var doc vscodeTasks
 	if !jsonc(data, &doc) {
 		return Names{}
 	}
-	w := newWalker(filepath.Dir(filepath.Dir(path)), path, nil, read)
+	w := newWalker(filepath.Dir(filepath.Dir(path)), path, nil, pr)
 	w.tasks(doc)
 	return w.names()
 }
@@ -315,7 +315,7 @@ func VSCodeTasks(path string, data []byte, read Reader) Names {
 // (*.code-workspace; its "tasks" are a tasks.json's) run on folder open,
 // as [VSCodeTasks] reads them. Its folder is the first of its folders
 // (relative to the file), else the file's directory.
-func VSCodeWorkspace(path string, data []byte, read Reader) Names {
+func VSCodeWorkspace(path string, data []byte, pr Project) Names {
 	var doc struct {
 		Folders []struct {
 			Path string `json:"path"`
@@ -333,7 +333,7 @@ func VSCodeWorkspace(path string, data []byte, read Reader) Names {
 		}
 		root = filepath.Clean(p)
 	}
-	w := newWalker(root, path, nil, read)
+	w := newWalker(root, path, nil, pr)
 	w.tasks(doc.Tasks)
 	return w.names()
 }
@@ -473,7 +473,7 @@ func (w *walker) task(top, t vscodeTask) {
 // folder, each time the container is built or started. A string is a
 // shell command line, a list a program and its arguments, an object
 // several of either. ${localWorkspaceFolder} is the workspace folder.
-func Devcontainer(path string, data []byte, read Reader) Names {
+func Devcontainer(path string, data []byte, pr Project) Names {
 	var doc struct {
 		InitializeCommand any `json:"initializeCommand"`
 	}
@@ -487,7 +487,7 @@ func Devcontainer(path string, data []byte, read Reader) Names {
 	if filepath.Base(root) == ".devcontainer" {
 		root = filepath.Dir(root)
 	}
-	w := newWalker(root, path, nil, read)
+	w := newWalker(root, path, nil, pr)
 	cmds := []any{doc.InitializeCommand}
 	if m, ok := doc.InitializeCommand.(map[string]any); ok {
 		cmds = nil

@@ -34,7 +34,7 @@ func TestClaudeSettings(t *testing.T) {
 		{"a file that does not parse", "/r/.claude/settings.json", `{"hooks":`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, ClaudeSettings(tt.path, []byte(tt.data), nil).Files); d != "" {
+			if d := cmp.Diff(tt.want, ClaudeSettings(tt.path, []byte(tt.data), Project{}).Files); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
@@ -60,7 +60,7 @@ func TestVSCodeTasks(t *testing.T) {
 		{"a file that does not parse", `{"tasks": [`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, VSCodeTasks("/r/.vscode/tasks.json", []byte(tt.data), nil).Files); d != "" {
+			if d := cmp.Diff(tt.want, VSCodeTasks("/r/.vscode/tasks.json", []byte(tt.data), Project{}).Files); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
@@ -81,7 +81,7 @@ func TestDevcontainer(t *testing.T) {
 		{"none", "/r/.devcontainer.json", `{"postCreateCommand": "./in-container.sh"}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, Devcontainer(tt.path, []byte(tt.data), nil).Files); d != "" {
+			if d := cmp.Diff(tt.want, Devcontainer(tt.path, []byte(tt.data), Project{}).Files); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
@@ -103,7 +103,7 @@ func TestCodexHooks(t *testing.T) {
 		{"another name", "/r/.codex/other.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./s"}]}]}}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, CodexHooks(tt.path, []byte(tt.data), nil).Files); d != "" {
+			if d := cmp.Diff(tt.want, CodexHooks(tt.path, []byte(tt.data), Project{}).Files); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})

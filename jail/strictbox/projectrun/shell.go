@@ -18,6 +18,14 @@ import (
 // it cannot be read as a regular file.
 type Reader func(path string) []byte
 
+// Project is what the readers are given of the host besides the file:
+// how to read the project files a command makes its tool read, and the
+// user's home, which $HOME and ~ name ("" for unknown).
+type Project struct {
+	Read Reader
+	Home string
+}
+
 // Names is what a project file makes its tool run besides itself.
 type Names struct {
 	// Files are the files in its commands: the programs and scripts
@@ -53,18 +61,26 @@ type walker struct {
 	// (and the entry in it) for notes.
 	root, where string
 	vars        map[string]string
-	read        Reader
+	// home is the user's home, for a word that starts with ~/.
+	home string
+	read Reader
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
 	steps int
 }
 
-func newWalker(root, where string, vars map[string]string, read Reader) *walker {
+func newWalker(root, where string, vars map[string]string, pr Project) *walker {
+	read := pr.Read
 	if read == nil {
 		read = func(string) []byte { return nil }
 	}
-	return &walker{root: root, where: where, vars: vars, read: read}
+	known := map[string]string{}
+	if pr.Home != "" {
+		known["HOME"] = pr.Home
+	}
+	maps.Copy(known, vars)
+	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read}
 }
 
 // note is a command that could not be followed.
@@ -308,7 +324,11 @@ func (w *walker) word(x *syntax.Word) word {
 			b.Reset()
 		}
 	}
-	for _, p := range x.Parts {
+	for i, p := range x.Parts {
+		if l, isLit := p.(*syntax.Lit); i == 0 && isLit && w.home != "" && (l.Value == "~" || strings.HasPrefix(l.Value, "~/")) {
+			b.WriteString(w.home + l.Value[1:])
+			continue
+		}
 		part(p)
 	}
 	if !ok {
@@ -477,10 +497,31 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		w.just(rest, dirs, depth)
 		return dirs
 	}
+	// An interpreter runs the file a word names; another program is
+	// given its words as data (notify-send "$(git branch --show-current)
+	// done"): a word it does not set is no program, and what its literal
+	// tail names is held without a note.
+	runs := interpreters[name] != nil || name == "source" || name == "."
 	for _, a := range rest {
+		if !a.ok && !runs {
+			w.quiet(a, dirs)
+			continue
+		}
 		w.arg(a, dirs)
 	}
 	return dirs
+}
+
+// quiet holds the path a data word's literal tail names, as [unknown]
+// does, and says nothing.
+func (w *walker) quiet(a word, dirs []string) {
+	t := strings.TrimLeft(a.tail, "/")
+	if t == "" || !strings.HasPrefix(a.tail, "/") {
+		return
+	}
+	for _, d := range dirs {
+		w.files.add(filepath.Join(d, t), d)
+	}
 }
 
 // cd is the directories after cd to a.
