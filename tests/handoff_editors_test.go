@@ -423,8 +423,9 @@ echo planted`, pwned))
 
 // TestHandoffOtherAgentsFiles: other agents the user may run on the
 // host obey their project files unasked (Gemini CLI's settings with MCP
-// servers and hooks, Cursor's hooks.json, aider's lint command). The
-// repository has none; the box creates each, one existing at launch is
+// servers and hooks, Cursor's hooks.json, aider's lint command), and so
+// do other version control tools (Mercurial's hgrc hooks, Jujutsu's
+// repository config). The repository has none; the box creates each, one existing at launch is
 // rewritten. After the box the host's repository holds none of the new
 // ones and the old one as it was, and all are held. (None of those tools
 // is installed here: the host's next step is reading the repository.)
@@ -439,11 +440,14 @@ echo '{"mcpServers": {"x": {"command": "./x.sh"}}}' > .gemini/settings.json
 echo '{"version": 1, "hooks": {"stop": [{"command": "./x.sh"}]}}' > .cursor/hooks.json
 echo 'lint-cmd: ./x.sh' > .aider.conf.yml
 echo 'lint-cmd: ./x.sh' > sub/.aider.conf.yml
+mkdir -p .hg .jj/repo
+printf '[hooks]\npre-status = ./x.sh\n' > .hg/hgrc
+printf '[fix.tools.x]\ncommand = ["./x.sh"]\n' > .jj/repo/config.toml
 echo planted`)
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
-	for _, p := range []string{".gemini", ".cursor", ".aider.conf.yml"} {
+	for _, p := range []string{".gemini", ".cursor", ".aider.conf.yml", ".hg", ".jj"} {
 		if _, err := os.Lstat(filepath.Join(repo, p)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("after the box the host's repository has %s: %v", p, err)
 		}
@@ -451,7 +455,7 @@ echo planted`)
 	if b, err := os.ReadFile(filepath.Join(repo, "sub", ".aider.conf.yml")); err != nil || string(b) != "auto-lint: false\n" {
 		t.Errorf("sub/.aider.conf.yml after the box: %q %v", b, err)
 	}
-	checkHeld(t, r, env, slotName(repo, "run"), []string{".gemini", ".cursor", ".aider.conf.yml", "sub/.aider.conf.yml"}, []string{"lint-cmd: ./x.sh"})
+	checkHeld(t, r, env, slotName(repo, "run"), []string{".gemini", ".cursor", ".aider.conf.yml", "sub/.aider.conf.yml", ".hg", ".jj"}, []string{"lint-cmd: ./x.sh", "pre-status = ./x.sh"})
 }
 
 // TestHandoffToolVersions: asdf and mise run a tool from the directory a

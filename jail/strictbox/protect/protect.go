@@ -136,6 +136,8 @@ func others() []Rule {
 		{Name: "rust-toolchain", Swept: true, Tool: "rustup", Who: "rustup", Why: "the same, under its older name"},
 		{Name: ".yarnrc.yml", Swept: true, Tool: "yarn", Who: "Yarn", Why: "yarnPath, the file every yarn command here and below runs as yarn itself, and the plugins it loads"},
 		{Name: ".yarnrc", Swept: true, Tool: "yarn", Who: "Yarn", Why: "yarn-path, the same for Yarn 1"},
+		{Name: ".hg", Swept: true, Tool: "hg", Dir: true, Who: "Mercurial", Why: "hgrc's hooks and Python extensions, which every hg command there runs (a shell prompt's status among them) for a file the user owns"},
+		{Name: ".jj", Swept: true, Tool: "jj", Dir: true, Who: "Jujutsu", Why: "repo/config.toml: the commands jj fix, diff and merge tools and aliases run (jj before its secure config reads it from the repository)"},
 		{Name: ".npmrc", Swept: true, Who: "npm", Why: "the project's npm settings, over the user's own: ignore-scripts, script-shell and node-options decide what npm install and npm run execute"},
 	})
 }

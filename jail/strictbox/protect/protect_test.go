@@ -372,6 +372,8 @@ func TestRuleForNames(t *testing.T) {
 		{".yarnrc.yml", "Yarn"},
 		{".yarnrc", "Yarn"},
 		{".npmrc", "npm"},
+		{".hg", "Mercurial"},
+		{".jj", "Jujutsu"},
 		{".nvim.lua", "Neovim"},
 		{".nvimrc", "Neovim"},
 		{".exrc", "Vim, Neovim"},
