@@ -130,14 +130,14 @@ func TestHandoffEditorTasksIndirect(t *testing.T) {
 	writeFile(t, filepath.Join(repo, "proj.code-workspace"), `{"folders": [{"path": "."}],
 	"tasks": {"version": "2.0.0", "tasks": [{"label": "ws", "type": "shell", "command": "bash -c 'cd ws && ./ws.sh'", "runOptions": {"runOn": "folderOpen"}}]}}`)
 	scripts := []string{"sub/open.sh", "tools/dep.sh", "ws/ws.sh"}
-	attack := plantScripts(t, repo, scripts, filepath.Join(t.TempDir(), "unused"))
+	plantScripts(t, repo, scripts, filepath.Join(t.TempDir(), "unused"))
 	writeFile(t, filepath.Join(repo, "web", "watch.js"), "\n")
 	hostGit(t, repo, env, "add", "-A")
 	hostGit(t, repo, env, "commit", "-q", "-m", "tasks")
 	out := t.TempDir()
 	os.Chmod(out, 0o777)
 	pwned := filepath.Join(out, "PWNED")
-	attack = plantScripts(t, repo, scripts, pwned)
+	attack := plantScripts(t, repo, scripts, pwned)
 	attack = strings.Replace(attack, "set -e\n", fmt.Sprintf("set -e\necho 'require(\"fs\").writeFileSync(\"%[1]s.watch\", \"\")' > web/watch.js\n"+
 		"printf '#!/usr/bin/env node\\nrequire(\"fs\").writeFileSync(\"%[1]s.lint\", \"\")\\n' > web/node_modules/probe-lint/cli.js\n", pwned), 1)
 	r := strict(t, repo, env, nil, "sh", "-c", attack)

@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// refusalMarker is in every candidate refusal's message, so what the
+// client printed can be searched for it.
+const refusalMarker = "aisan strict mode refused this request: the marker-reason-xq"
+
 // TestMeasureRefusalRendering is a measurement, not a check: for each
 // client and each candidate status and error body, the stand-in upstream
 // answers every model call with it (x-should-retry: false, as the

@@ -17,10 +17,6 @@ import (
 	"github.com/aisan-dev/aisan/egress/egresstest"
 )
 
-// refusalMarker is in every candidate refusal's message, so what the
-// client printed can be searched for it.
-const refusalMarker = "aisan strict mode refused this request: the marker-reason-xq"
-
 // refusalSetup makes one agent's strict launch against upstream: its host
 // login or key and config in home, the environment and the aisan
 // arguments.

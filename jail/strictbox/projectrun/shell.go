@@ -699,7 +699,7 @@ func (w *walker) pkg(dir string, script *word, dirs []string, depth int) {
 		return
 	}
 	pdir := filepath.Dir(pj)
-	names := []string{}
+	var names []string
 	if script.ok {
 		names = []string{"pre" + script.s, script.s, "post" + script.s}
 	} else {

@@ -158,7 +158,8 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 // caller's business.
 var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc"}
 
-// LoadsSuffixes: a VS Code workspace file's tasks.
+// LoadsSuffixes are the endings of the names [GitFacts.Loads] is also
+// asked about: a VS Code workspace file, for its tasks.
 var LoadsSuffixes = []string{".code-workspace"}
 
 // asksLoads reports whether [GitFacts.Loads] is asked about base.
