@@ -33,7 +33,8 @@ func scriptMarks(pwned string, scripts []string) []string {
 
 // TestHandoffClaudeHookIndirect: the project's .claude/settings.json runs
 // its hooks' scripts the ways projects do: after a cd, inside bash -c,
-// through an npm script and a make target, and from inline node code.
+// through an npm script and a make target, from inline node code, and
+// from a script of its own that sources a file beside it.
 // The box leaves the settings alone and rewrites each script (and the
 // package.json script and the Makefile recipe) in place. The user's next
 // 'claude -p' on the host must run none of the rewrites: all are held,
@@ -57,13 +58,16 @@ func TestHandoffClaudeHookIndirect(t *testing.T) {
 			cmd(`npm run --silent prompt`),
 			cmd(`make -s -C build hook`),
 			cmd(`node -e "require('child_process').execFileSync('sh', ['inline/x.sh'], {stdio: 'inherit'})"`),
+			cmd(`./hooks/check.sh`),
 		}}},
 	}
 	settings, _ := json.Marshal(map[string]any{"hooks": hooks})
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "package.json"), `{"name": "p", "private": true, "scripts": {"prompt": "sh scripts/npm-prompt.sh"}}`+"\n")
 	writeFile(t, filepath.Join(repo, "build", "Makefile"), "hook:\n\t./hook.sh\n")
-	scripts := []string{"hooks/start.sh", "tools/prompt.sh", "scripts/npm-prompt.sh", "build/hook.sh", "inline/x.sh"}
+	writeFile(t, filepath.Join(repo, "hooks", "check.sh"), "#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\n")
+	os.Chmod(filepath.Join(repo, "hooks", "check.sh"), 0o755)
+	scripts := []string{"hooks/start.sh", "tools/prompt.sh", "scripts/npm-prompt.sh", "build/hook.sh", "inline/x.sh", "hooks/lib.sh"}
 	attack := plantScripts(t, repo, scripts, pwned)
 	hostGit(t, repo, env, "add", "-A")
 	hostGit(t, repo, env, "commit", "-q", "-m", "hooks")
@@ -96,8 +100,8 @@ func TestHandoffClaudeHookIndirect(t *testing.T) {
 		t.Errorf("the launch does not say which command it could not follow (node -e) and what it held for it: %q", r.stderr)
 	}
 	// The end's line names six paths and counts the rest; review shows all.
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"build/Makefile", "build/hook.sh", "hooks/start.sh", "inline/x.sh", "package.json", "scripts/npm-prompt.sh"},
-		[]string{"tools/prompt.sh", "touch " + pwned})
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"build/Makefile", "build/hook.sh", "hooks/lib.sh", "hooks/start.sh", "inline/x.sh", "package.json"},
+		[]string{"scripts/npm-prompt.sh", "tools/prompt.sh", "touch " + pwned})
 }
 
 // TestHandoffEditorTasksIndirect: VS Code runs a folder-open task and

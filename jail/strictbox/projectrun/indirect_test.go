@@ -30,6 +30,10 @@ func TestIndirect(t *testing.T) {
 		"/r/web/package.json": `{"scripts": {"watch": "sh w.sh"}}`,
 		"/r/b/Makefile":       "include rules.mk\nall: gen\n\t@./gen.sh $$HOME\ngen:\n\t-cd sub && ./g.sh $(X)\n",
 		"/r/justfile":         "import 'more.just'\nbuild:\n    ./build.sh {{arg}}\n",
+		"/r/hooks/check.sh":   "#!/usr/bin/env bash\nset -e\nhere=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\nsource \"$here/lib.sh\"\n. \"$(dirname \"$0\")/more.sh\"\n./tools/fmt.sh --check\n",
+		"/r/hooks/lib.sh":     "helper() { ./tools/x.sh; }\n",
+		"/r/tools/fmt.sh":     "#!/bin/sh\nexec python3 tools/fmt.py \"$@\"\n",
+		"/r/tools/loop.sh":    "#!/bin/sh\n./tools/loop.sh\n",
 	}
 	for _, tt := range []struct {
 		name, path, data string
@@ -74,9 +78,12 @@ func TestIndirect(t *testing.T) {
 		{"a word a program is given as data is no program: no note", "/r/.claude/settings.json",
 			hook(`notify-send "$(git rev-parse --abbrev-ref HEAD) done" "$MSG"`),
 			[]string{"/r/rev-parse", "/r/HEAD"}, nil, nil},
+		{"a shell script the hook runs is read too: its sources, $0's directory, what it calls", "/r/.claude/settings.json",
+			hook(`./hooks/check.sh && sh tools/loop.sh`),
+			[]string{"/r/hooks/check.sh", "/r/hooks/lib.sh", "/r/tools/x.sh", "/r/hooks/more.sh", "/r/tools/fmt.sh", "/r/tools/fmt.py", "/r/tools/loop.sh"}, nil, nil},
 		{"sh -c and eval of what it does not set, a cd to where it cannot tell", "/r/.claude/settings.json",
-			hook(`sh -c "$X"; eval "$Y"; cd "$(dirname x)" && ./y.sh`),
-			[]string{"/r/x", "/r/y.sh"}, nil, []string{"sh -c runs a script", "eval of a word", "cd to a directory"}},
+			hook(`sh -c "$X"; eval "$Y"; cd "$(git rev-parse --show-toplevel)" && ./y.sh`),
+			[]string{"/r/rev-parse", "/r/y.sh"}, nil, []string{"sh -c runs a script", "eval of a word", "cd to a directory"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := ClaudeSettings(tt.path, []byte(tt.data), Project{Read: project.read, Home: "/home/u"})

@@ -63,6 +63,8 @@ type walker struct {
 	vars        map[string]string
 	// home is the user's home, for a word that starts with ~/.
 	home string
+	// scripts are the shell scripts read already.
+	scripts map[string]bool
 	read Reader
 	// cmd is the command being read, for notes.
 	cmd string
@@ -213,6 +215,26 @@ func union(lists ...[]string) []string {
 	return out
 }
 
+// assign records the values of assignments as far as they are known: a
+// variable set to what cannot be told is unknown from then on.
+func (w *walker) assign(as []*syntax.Assign) {
+	for _, a := range as {
+		if a.Name == nil || a.Naked {
+			continue
+		}
+		name := a.Name.Value
+		if a.Value == nil || a.Append || a.Index != nil || a.Array != nil {
+			delete(w.vars, name)
+			continue
+		}
+		if v := w.word(a.Value); v.ok {
+			w.vars[name] = v.s
+		} else {
+			delete(w.vars, name)
+		}
+	}
+}
+
 // shcmd reads c run in dirs and returns the directories the next
 // command runs in (cd changes them; after a branch, either).
 func (w *walker) shcmd(c syntax.Command, dirs []string, depth int) []string {
@@ -222,7 +244,18 @@ func (w *walker) shcmd(c syntax.Command, dirs []string, depth int) []string {
 		for _, a := range c.Assigns {
 			w.substs(a, dirs, depth)
 		}
+		if len(c.Args) == 0 {
+			// NAME=VALUE alone sets a variable the words after it use
+			// (here="$(cd "$(dirname "$0")" && pwd)").
+			w.assign(c.Assigns)
+			return dirs
+		}
 		return w.call(c, dirs, depth)
+	case *syntax.DeclClause:
+		w.substs(c, dirs, depth)
+		if v := c.Variant.Value; v == "export" || v == "local" || v == "readonly" {
+			w.assign(c.Args)
+		}
 	case *syntax.BinaryCmd:
 		switch c.Op {
 		case syntax.AndStmt:
@@ -317,6 +350,17 @@ func (w *walker) word(x *syntax.Word) word {
 				b.WriteString(v)
 				return
 			}
+			if v, known := w.vars["0"]; known && scriptPathParam(p) {
+				b.WriteString(v)
+				return
+			}
+			ok = false
+			b.Reset()
+		case *syntax.CmdSubst:
+			if v, known := w.dirSubst(p); known {
+				b.WriteString(v)
+				return
+			}
 			ok = false
 			b.Reset()
 		default:
@@ -335,6 +379,74 @@ func (w *walker) word(x *syntax.Word) word {
 		return word{tail: b.String()}
 	}
 	return word{s: b.String(), ok: true}
+}
+
+// scriptPathParam reports whether p is ${BASH_SOURCE[0]} or
+// ${BASH_SOURCE}: in a script, its own path, as $0 is.
+func scriptPathParam(p *syntax.ParamExp) bool {
+	if p.Param == nil || p.Param.Value != "BASH_SOURCE" || p.Exp != nil || p.Slice != nil || p.Repl != nil || p.Length || p.Excl || p.Width || p.Names != 0 {
+		return false
+	}
+	if p.Index == nil {
+		return true
+	}
+	w, ok := p.Index.(*syntax.Word)
+	return ok && w.Lit() == "0"
+}
+
+// dirSubst is the value of the command substitutions scripts use to
+// find their own directory, when their word is known: $(dirname W),
+// $(cd W && pwd), $(cd W; pwd), each with -P or -- allowed.
+func (w *walker) dirSubst(c *syntax.CmdSubst) (string, bool) {
+	var calls [][]*syntax.Word
+	var walk func(st *syntax.Stmt) bool
+	walk = func(st *syntax.Stmt) bool {
+		if st.Negated || st.Background || len(st.Redirs) > 0 {
+			return false
+		}
+		switch x := st.Cmd.(type) {
+		case *syntax.CallExpr:
+			if len(x.Assigns) > 0 {
+				return false
+			}
+			calls = append(calls, x.Args)
+			return true
+		case *syntax.BinaryCmd:
+			return x.Op == syntax.AndStmt && walk(x.X) && walk(x.Y)
+		}
+		return false
+	}
+	for _, st := range c.Stmts {
+		if !walk(st) {
+			return "", false
+		}
+	}
+	arg := func(args []*syntax.Word) (string, bool) {
+		var words []string
+		for _, a := range args[1:] {
+			if l := a.Lit(); l == "-P" || l == "-L" || l == "--" {
+				continue
+			}
+			v := w.word(a)
+			if !v.ok {
+				return "", false
+			}
+			words = append(words, v.s)
+		}
+		if len(words) != 1 {
+			return "", false
+		}
+		return words[0], true
+	}
+	switch {
+	case len(calls) == 1 && len(calls[0]) > 1 && calls[0][0].Lit() == "dirname":
+		v, ok := arg(calls[0])
+		return filepath.Dir(v), ok && v != ""
+	case len(calls) == 2 && len(calls[0]) > 1 && calls[0][0].Lit() == "cd" && len(calls[1]) == 1 && calls[1][0].Lit() == "pwd":
+		v, ok := arg(calls[0])
+		return filepath.Clean(v), ok && filepath.IsAbs(v)
+	}
+	return "", false
 }
 
 // paramName is the variable a plain $NAME or ${NAME} expands, else "".
@@ -450,6 +562,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	if strings.Contains(prog, "/") {
 		for _, d := range dirs {
 			w.files.add(prog, d)
+			w.script(prog, d, depth, false)
 		}
 	}
 	name := filepath.Base(prog)
@@ -501,13 +614,26 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	// given its words as data (notify-send "$(git branch --show-current)
 	// done"): a word it does not set is no program, and what its literal
 	// tail names is held without a note.
-	runs := interpreters[name] != nil || name == "source" || name == "."
-	for _, a := range rest {
+	sources := name == "source" || name == "."
+	runs := interpreters[name] != nil || sources
+	for i, a := range rest {
 		if !a.ok && !runs {
 			w.quiet(a, dirs)
 			continue
 		}
 		w.arg(a, dirs)
+		if runs && a.ok && !strings.HasPrefix(a.s, "-") {
+			// The file it runs; the words after it are that file's data.
+			if sources {
+				for _, d := range dirs {
+					w.script(a.s, d, depth, true)
+				}
+			}
+			for _, x := range rest[i+1:] {
+				w.quietArg(x, dirs)
+			}
+			return dirs
+		}
 	}
 	return dirs
 }
@@ -573,9 +699,76 @@ func (w *walker) shellCall(name string, rest []word, dirs []string, depth int) [
 		if strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+") {
 			continue
 		}
+		// The script the shell runs, then its arguments.
 		w.arg(a, dirs)
+		for _, d := range dirs {
+			w.script(a.s, d, depth, true)
+		}
+		for _, x := range rest[i+1:] {
+			w.quietArg(x, dirs)
+		}
+		return dirs
 	}
 	return dirs
+}
+
+// script reads the shell script at p (from dir) that a command runs, for
+// what it runs in turn, from the directory the command runs in: a held
+// hook that runs ./hooks/check.sh also runs whatever check.sh sources or
+// calls, which the box could rewrite as well. A file that is not a
+// shell script (by its first line or its name) is left as it is, unless
+// shell says a shell reads it (sh FILE, source FILE).
+func (w *walker) script(p, dir string, depth int, shell bool) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	p = filepath.Clean(p)
+	if w.scripts[p] {
+		return
+	}
+	data := w.read(p)
+	if data == nil || !shell && !shellScript(p, data) {
+		return
+	}
+	if w.scripts == nil {
+		w.scripts = map[string]bool{}
+	}
+	w.scripts[p] = true
+	// In it, $0 and ${BASH_SOURCE[0]} are its path, and what it sets
+	// stays in it.
+	saved := w.vars
+	w.vars = maps.Clone(saved)
+	w.vars["0"] = p
+	w.shell(string(data), []string{dir}, depth+1)
+	w.vars = saved
+}
+
+// shellScript reports whether the file at p, whose text is data, is one
+// a shell runs: a #! line naming sh, bash, dash, zsh or ksh (through env
+// or not), or no #! line and a name ending in .sh or .bash.
+func shellScript(p string, data []byte) bool {
+	line, _, _ := strings.Cut(string(data), "\n")
+	if rest, ok := strings.CutPrefix(line, "#!"); ok {
+		fields := strings.Fields(rest)
+		if len(fields) > 0 && filepath.Base(fields[0]) == "env" {
+			fields = fields[1:]
+			for len(fields) > 0 && strings.HasPrefix(fields[0], "-") {
+				fields = fields[1:]
+			}
+		}
+		return len(fields) > 0 && slices.Contains(shells, filepath.Base(fields[0]))
+	}
+	return strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, ".bash")
+}
+
+// quietArg is arg for a word that is data: one it does not set says
+// nothing (see [walker.quiet]).
+func (w *walker) quietArg(a word, dirs []string) {
+	if !a.ok {
+		w.quiet(a, dirs)
+		return
+	}
+	w.arg(a, dirs)
 }
 
 // interp reads an interpreter's inline code: the words of the code that
