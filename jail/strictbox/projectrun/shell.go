@@ -65,7 +65,7 @@ type walker struct {
 	home string
 	// scripts are the shell scripts read already.
 	scripts map[string]bool
-	read Reader
+	read    Reader
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
