@@ -140,8 +140,12 @@ type StrictOptions struct {
 	// user's rules as aisan seeded them: the box sees them read-only.
 	StateRules []string
 	// Preferences are the user's safe agent settings, KEY=VALUE (TOML
-	// values for Codex), passed on read-only.
+	// values for Codex), passed on read-only; for Codex also the user's
+	// approval policy and sandbox limits.
 	Preferences []string
+	// CodexUntrusted marks the project untrusted in the box's Codex
+	// config, as the user's marks it, instead of trusted.
+	CodexUntrusted bool
 	// Egress are the loopback endpoints.
 	Egress []Endpoint
 	// Net keeps the host network.

@@ -464,3 +464,139 @@ func TestStrictCodexTUIKeepsApproval(t *testing.T) {
 		t.Errorf("the user's rules changed: %q", b)
 	}
 }
+
+// codexPolicyHome is a home outside the temporary directory (Codex's
+// sandbox needs its CODEX_HOME there) with a git repository to work in
+// and the user's Codex config.toml holding config.
+func codexPolicyHome(t *testing.T, config string) (home, repo string) {
+	t.Helper()
+	requireJail(t)
+	home, henv := homeOutsideTmp(t)
+	repo = worktree(t)
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = T\n\temail = t@example.invalid\n"), 0o600)
+	hostGit(t, repo, append(henv, "PATH="+os.Getenv("PATH")), "init", "-q")
+	writeFiles(t, home, map[string]string{".codex/config.toml": config})
+	return home, repo
+}
+
+// TestStrictCodexUserSandboxHolds: the sandbox the user chose for Codex
+// in ~/.codex/config.toml is the one the real codex in a strict box runs
+// its commands in: a write in the repository is refused under the
+// user's read-only sandbox, and the launch says what came in. A box
+// launched with --skip-permissions that writes a sandbox and an
+// approval policy of its own into its Codex config does not choose them
+// for the next launch: with no sandbox set by the user, Codex's own
+// still refuses a write outside the working directory.
+func TestStrictCodexUserSandboxHolds(t *testing.T) {
+	bin := nodeBin(t, "codex")
+	home, repo := codexPolicyHome(t, "model = \"gpt-5-codex\"\nsandbox_mode = \"read-only\"\n")
+	const write = "touch written-under-read-only && echo touched"
+	const plant = `{ printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n'; cat "$CODEX_HOME/config.toml"; } > "$CODEX_HOME/planted" && mv "$CODEX_HOME/planted" "$CODEX_HOME/config.toml" && echo planted`
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	launch := func(command string, opts ...string) (*standIn, jailedRun) {
+		t.Helper()
+		s, _ := tlsStandIn(t, ca, []string{command}, responsesAPI)
+		env := append(jailEnv(home, bin), "OPENAI_API_KEY=sk-host-openai-key-0123456789", "AISAN_OPENAI_UPSTREAM="+s.srv.URL+"/v1",
+			"SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+		args := slices.Concat([]string{"codex", "--strict"}, opts, []string{"--", "exec", "--skip-git-repo-check", "--json", "Run the shell commands you are given."})
+		r := runJailed(t, repo, env, args...)
+		if !strings.Contains(r.stdout, `"type":"turn.completed"`) {
+			t.Fatalf("codex in the strict box: exit %d\nstdout %s\nstderr %s\nrequests %s", r.code, r.stdout, r.stderr, s.requests())
+		}
+		return s, r
+	}
+	s, r := launch(write)
+	if _, err := os.Stat(filepath.Join(repo, "written-under-read-only")); err == nil {
+		res, _ := s.resultOf(0)
+		t.Errorf("%q wrote the repository although the user's Codex sandbox is read-only: %q", write, res)
+	}
+	if !strings.Contains(r.stderr, `Codex settings from `+filepath.Join(home, ".codex", "config.toml")+`: in the box: sandbox_mode="read-only"`) {
+		t.Errorf("the launch did not say what came in of the user's Codex settings:\n%s", r.stderr)
+	}
+	if s, _ := launch(plant, "--skip-permissions"); !strings.Contains(fmt.Sprint(s.resultOf(0)), "planted") {
+		res, _ := s.resultOf(0)
+		t.Fatalf("the box could not write its Codex config (the attack proves nothing): %q", res)
+	}
+	writeFiles(t, home, map[string]string{".codex/config.toml": "model = \"gpt-5-codex\"\n"})
+	s, _ = launch(sandboxProbe)
+	if res, _ := s.resultOf(0); !strings.Contains(res, "outside:refused") {
+		t.Errorf("after the box wrote a sandbox into its Codex config, the next launch ran without Codex's sandbox: %q", res)
+	}
+}
+
+// TestStrictCodexTUIAsksInAnUntrustedProject: the user marked the
+// repository untrusted in ~/.codex/config.toml, so the real Codex
+// interface asks before it runs a command that writes: jailed (the
+// deny-list jail shows it the user's own config) and in a strict box
+// alike, and the command does not run when the user says no.
+func TestStrictCodexTUIAsksInAnUntrustedProject(t *testing.T) {
+	bin := nodeBin(t, "codex")
+	home, repo := codexPolicyHome(t, "")
+	untrusted := fmt.Sprintf("\n[projects.%q]\ntrust_level = \"untrusted\"\n", repo)
+	const command = "touch ran-without-asking"
+	slot := slotName(repo, "codex")
+	asks := func(env []string, args ...string) bool {
+		t.Helper()
+		term, cmd := startTUI(t, repo, env, args...)
+		waitReady(t, env, "codex", slot)
+		k := tuiKinds["codex"]
+		typeLine(term, "touch a file")
+		// Codex asks how to open a folder the user marked untrusted:
+		// restricted, which keeps the user's settings. Enter again for
+		// that, or for a prompt taken as a paste.
+		pressed := time.Now()
+		out := pollScreen(t, env, slot, time.Minute, func(out string) bool {
+			if strings.Contains(out, "Would you like to run") || strings.Contains(out, "• Done.") {
+				return true
+			}
+			if time.Since(pressed) > 3*time.Second && (strings.Contains(out, "Open restricted") || k.holds(out, "touch a file")) {
+				term.master.Write([]byte("\r"))
+				pressed = time.Now()
+			}
+			return false
+		})
+		asked := strings.Contains(out, "Would you like to run")
+		if !asked {
+			t.Logf("aisan %s: codex did not ask:\n%s", strings.Join(args, " "), screen(t, env, slot))
+		} else {
+			term.master.Write([]byte("\x1b"))
+		}
+		waitScreen(t, env, slot, time.Minute, "the question gone and an empty input box", func(out string) bool {
+			return !strings.Contains(out, "Would you like to run") && k.idle.MatchString(k.inputLine(out))
+		})
+		typeLine(term, "/quit")
+		waitExit(t, cmd)
+		if _, err := os.Stat(filepath.Join(repo, "ran-without-asking")); err == nil && asked {
+			t.Errorf("aisan %s: %q ran although the user declined it", strings.Join(args, " "), command)
+		}
+		os.Remove(filepath.Join(repo, "ran-without-asking"))
+		return asked
+	}
+	// The control: the deny-list jail, where codex reads the user's own
+	// config (with a provider for the stand-in).
+	plain := newScriptedStandIn(t, []string{command}, responsesAPI)
+	jailed := tuiEnv(home, bin, codexSetup(t, home, plain))
+	f, _ := os.OpenFile(filepath.Join(home, ".codex", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(untrusted)
+	f.Close()
+	if !asks(jailed, "codex") {
+		t.Fatalf("codex in the deny-list jail did not ask in a project the user marked untrusted: the test proves nothing")
+	}
+	// Codex leaves a process of its own in the jail, which keeps the
+	// slot the box takes.
+	if e := slotList(t, jailed)[slot]; e.State == "background" {
+		aisan(t, jailed, "", "kill", "--signal", "KILL", slot)
+	}
+	waitFor(t, time.Minute, "the jail exited", func() bool {
+		time.Sleep(200 * time.Millisecond)
+		return slotList(t, jailed)[slot].State == "exited"
+	})
+	writeFiles(t, home, map[string]string{".codex/config.toml": "model = \"gpt-5-codex\"\n" + untrusted})
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	s, _ := tlsStandIn(t, ca, []string{command}, responsesAPI)
+	env := append(tuiEnv(home, bin, nil), "OPENAI_API_KEY=sk-host-openai-key-0123456789", "AISAN_OPENAI_UPSTREAM="+s.srv.URL+"/v1",
+		"SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	if !asks(env, "codex", "--strict") {
+		t.Errorf("codex in the strict box ran %q without asking, in a project the user marked untrusted", command)
+	}
+}

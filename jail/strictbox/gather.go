@@ -542,6 +542,10 @@ type facts struct {
 	instructions, homeInstructions []string
 	codexRules                     []string
 	preferences                    []string
+	// codexPolicy is what Codex's box takes of the user's settings that
+	// decide what it runs without asking, read from codexConfig.
+	codexPolicy codexPolicy
+	codexConfig string
 	// netBinds are what name resolution needs under /run with --net.
 	netBinds []string
 }
@@ -639,7 +643,9 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 			}
 		}
 		if a.Kind == agent.Codex.Kind {
-			f.preferences = codexPreferences(filepath.Join(f.configDir, "config.toml"), a.Preferences)
+			f.codexConfig = filepath.Join(f.configDir, "config.toml")
+			f.preferences = codexPreferences(f.codexConfig, a.Preferences)
+			f.codexPolicy = readCodexPolicy(f.codexConfig, []string{h.Cwd, f.repo})
 			f.codexRules = codexRulesFiles(filepath.Join(f.configDir, "rules"))
 		}
 	}
@@ -720,7 +726,8 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		so.StateDir = filepath.Join(h.AisanHome, "state", f.stateBase)
 		so.ConfigDir = f.configDir
 		so.Instructions, so.HomeInstructions = f.instructions, f.homeInstructions
-		so.Preferences = f.preferences
+		so.Preferences = slices.Concat(f.preferences, f.codexPolicy.Overrides)
+		so.CodexUntrusted = f.codexPolicy.Untrusted
 		so.CodexRules = f.codexRules
 	}
 	return so, secret

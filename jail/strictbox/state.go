@@ -120,7 +120,17 @@ func seedState(o jail.StrictOptions, rules *BoxRules) error {
 			return err
 		}
 		return mergeTOML(o.StateDir, "config.toml", func(m map[string]any) {
-			setProjects(m, projects, "trust_level", "trusted")
+			// What the box's Codex runs without asking is the user's
+			// (passed as overrides) or Codex's default, never what an
+			// earlier box wrote here.
+			for _, k := range codexPolicyKeys {
+				delete(m, k)
+			}
+			trust := "trusted"
+			if o.CodexUntrusted {
+				trust = "untrusted"
+			}
+			setProjects(m, projects, "trust_level", trust)
 		})
 	}
 	return nil

@@ -1,0 +1,238 @@
+package strictbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// codexPolicy is what a box's Codex takes of the user's own config.toml
+// among the settings that decide what Codex does without asking: the
+// approval policy, the sandbox and its limits, and whether the user
+// marked the project untrusted. The box's Codex reads its config from
+// aisan's state, not from the user's file, so without these it would
+// run as a trusted project with Codex's defaults.
+type codexPolicy struct {
+	// Overrides are KEY=VALUE (TOML values) for Codex's -c: they beat
+	// whatever the box's own config.toml says at the top level.
+	Overrides []string
+	// Untrusted says the user's config marks the project (or the
+	// nearest parent it names) untrusted: the box's config says so too.
+	Untrusted bool
+	// Left names what stays on the host, and why, one phrase each.
+	Left []string
+}
+
+// codexApprovals are the approval policies Codex's config takes as a
+// string; codexGranular the fields of its granular one, required first.
+var (
+	codexApprovals      = []string{"untrusted", "on-failure", "on-request", "never"}
+	codexGranular       = []string{"sandbox_approval", "rules", "mcp_elicitations", "skill_approval", "request_permissions"}
+	codexGranularNeeded = 3
+)
+
+// codexPolicyKeys are the keys of the box's own config.toml that
+// seedState removes at each launch: a box that wrote one there (it can
+// write its state) would choose for the next launch what Codex runs
+// without asking. A profile selected there would beat the overrides.
+var codexPolicyKeys = []string{"approval_policy", "approvals_reviewer", "sandbox_mode", "sandbox_workspace_write",
+	"profile", "profiles", "default_permissions", "permissions", "allow_login_shell"}
+
+// readCodexPolicy reads the user's Codex config at path for a box whose
+// agent works in projects. A missing file gives nothing; one that does
+// not parse gives nothing but a phrase saying so.
+func readCodexPolicy(path string, projects []string) codexPolicy {
+	data, err := regfile.Read(path, maxPreferences)
+	if err != nil || len(data) == 0 {
+		return codexPolicy{}
+	}
+	var m map[string]any
+	if err := toml.Unmarshal(data, &m); err != nil {
+		return codexPolicy{Left: []string{"all of it: it does not parse as TOML (Codex stops on it too)"}}
+	}
+	return pickCodexPolicy(m, projects)
+}
+
+// pickCodexPolicy picks the settings of Codex's config m that restrict
+// what it does without asking, type-checked: the top level's, or the
+// selected profile's where it sets one. A value that widens what the
+// box's Codex does, or that Codex would not take, stays out with a
+// phrase in Left. Nothing else of m is looked at: no provider, no
+// credential, no path.
+func pickCodexPolicy(m map[string]any, projects []string) codexPolicy {
+	var p codexPolicy
+	var profile map[string]any
+	where := func(k string) string { return k }
+	if v, ok := m["profile"]; ok {
+		name, isString := v.(string)
+		profiles, _ := m["profiles"].(map[string]any)
+		profile, _ = profiles[name].(map[string]any)
+		switch {
+		case !isString:
+			p.Left = append(p.Left, "profile: not a string")
+		case profile == nil:
+			p.Left = append(p.Left, fmt.Sprintf("profile %q: no [profiles.%s] table (Codex stops on it)", name, name))
+		default:
+			where = func(k string) string {
+				if _, ok := profile[k]; ok {
+					return fmt.Sprintf("[profiles.%s] %s", name, k)
+				}
+				return k
+			}
+		}
+	}
+	get := func(k string) (any, bool) {
+		if v, ok := profile[k]; ok {
+			return v, true
+		}
+		v, ok := m[k]
+		return v, ok
+	}
+	if v, ok := get("approval_policy"); ok {
+		if s, ok := codexApproval(v); ok {
+			p.Overrides = append(p.Overrides, "approval_policy="+s)
+		} else {
+			p.Left = append(p.Left, where("approval_policy")+": not an approval policy Codex takes")
+		}
+	}
+	if v, ok := get("sandbox_mode"); ok {
+		switch s, _ := v.(string); s {
+		case "read-only", "workspace-write":
+			p.Overrides = append(p.Overrides, `sandbox_mode="`+s+`"`)
+		case "danger-full-access":
+			p.Left = append(p.Left, where("sandbox_mode")+` = "danger-full-access" (the box keeps Codex's own sandbox; --skip-permissions turns it off)`)
+		default:
+			p.Left = append(p.Left, where("sandbox_mode")+": not a sandbox mode Codex takes")
+		}
+	}
+	if v, ok := m["sandbox_workspace_write"]; ok {
+		p.workspaceWrite(v)
+	}
+	if v, ok := m["allow_login_shell"]; ok {
+		switch b, isBool := v.(bool); {
+		case !isBool:
+			p.Left = append(p.Left, "allow_login_shell: not true or false")
+		case !b:
+			p.Overrides = append(p.Overrides, "allow_login_shell=false")
+		}
+	}
+	for _, k := range []string{"default_permissions", "permissions"} {
+		if _, ok := m[k]; ok {
+			p.Left = append(p.Left, k+" (Codex's permission profiles are not carried: the box's Codex runs the sandbox_mode above, or workspace-write)")
+		}
+	}
+	p.Untrusted = untrustedProject(m, projects)
+	return p
+}
+
+// workspaceWrite picks the limits of [sandbox_workspace_write] v that
+// narrow Codex's workspace-write sandbox; those that widen it stay out.
+func (p *codexPolicy) workspaceWrite(v any) {
+	t, ok := v.(map[string]any)
+	if !ok {
+		p.Left = append(p.Left, "sandbox_workspace_write: not a table")
+		return
+	}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		key := "sandbox_workspace_write." + k
+		switch k {
+		case "network_access", "exclude_tmpdir_env_var", "exclude_slash_tmp":
+			b, isBool := t[k].(bool)
+			narrows := b == (k != "network_access")
+			switch {
+			case !isBool:
+				p.Left = append(p.Left, key+": not true or false")
+			case narrows:
+				p.Overrides = append(p.Overrides, fmt.Sprintf("%s=%t", key, b))
+			case k == "network_access":
+				p.Left = append(p.Left, key+" = true (commands in the box's Codex sandbox get no network)")
+			}
+		case "writable_roots":
+			if roots, _ := t[k].([]any); len(roots) > 0 {
+				p.Left = append(p.Left, key+" (the box's mounts decide what is writable)")
+			}
+		}
+	}
+}
+
+// codexApproval is v as the TOML value of an approval policy Codex
+// takes: one of its names, or its granular table with booleans only.
+func codexApproval(v any) (string, bool) {
+	if s, ok := v.(string); ok {
+		return `"` + s + `"`, slices.Contains(codexApprovals, s)
+	}
+	t, ok := v.(map[string]any)
+	if !ok || len(t) != 1 {
+		return "", false
+	}
+	g, ok := t["granular"].(map[string]any)
+	if !ok {
+		return "", false
+	}
+	var fields []string
+	for i, k := range codexGranular {
+		x, present := g[k]
+		b, isBool := x.(bool)
+		if !present && i < codexGranularNeeded || present && !isBool {
+			return "", false
+		}
+		if present {
+			fields = append(fields, fmt.Sprintf("%s=%t", k, b))
+		}
+	}
+	if len(fields) != len(g) {
+		return "", false
+	}
+	return "{granular={" + strings.Join(fields, ",") + "}}", true
+}
+
+// untrustedProject reports whether m's [projects] marks one of projects
+// untrusted: the entry of the project itself, or else of its nearest
+// parent that has one, decides, as in Codex.
+func untrustedProject(m map[string]any, projects []string) bool {
+	entries, _ := m["projects"].(map[string]any)
+	for _, p := range projects {
+		for d := filepath.Clean(p); ; d = filepath.Dir(d) {
+			if e, ok := entries[d].(map[string]any); ok {
+				if level, ok := e["trust_level"].(string); ok {
+					if level == "untrusted" {
+						return true
+					}
+					break
+				}
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return false
+}
+
+// note is the launch's line on what came in from source and what not,
+// "" for nothing to say.
+func (p codexPolicy) note(source string) string {
+	var parts []string
+	if len(p.Overrides) > 0 {
+		parts = append(parts, "in the box: "+strings.Join(p.Overrides, ", "))
+	}
+	if p.Untrusted {
+		parts = append(parts, "the project is untrusted there, and in the box")
+	}
+	if len(p.Left) > 0 {
+		parts = append(parts, "not in the box: "+strings.Join(p.Left, "; "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the user's Codex settings from %s: %s", source, strings.Join(parts, "; "))
+}

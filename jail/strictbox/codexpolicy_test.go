@@ -1,0 +1,142 @@
+package strictbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// TestPickCodexPolicy: the settings of the user's Codex config that
+// restrict what it does without asking come in as overrides, the
+// selected profile's over the top level's; what would widen the box's
+// Codex, or what Codex would not take, stays out with a phrase; nothing
+// else of the file comes in.
+func TestPickCodexPolicy(t *testing.T) {
+	projects := []string{"/w/repo/sub", "/w/repo"}
+	for _, tc := range []struct {
+		name, config string
+		want         []string
+		untrusted    bool
+		left         []string // a fragment of each phrase, in order
+	}{
+		{name: "empty"},
+		{name: "approval and sandbox", config: "approval_policy = \"on-request\"\nsandbox_mode = \"read-only\"\n",
+			want: []string{`approval_policy="on-request"`, `sandbox_mode="read-only"`}},
+		{name: "untrusted approval passes as Codex takes it", config: `approval_policy = "untrusted"`,
+			want: []string{`approval_policy="untrusted"`}},
+		{name: "granular", config: "[approval_policy.granular]\nsandbox_approval = false\nrules = true\nmcp_elicitations = false\nskill_approval = true\n",
+			want: []string{"approval_policy={granular={sandbox_approval=false,rules=true,mcp_elicitations=false,skill_approval=true}}"}},
+		{name: "granular missing a field", config: "[approval_policy.granular]\nsandbox_approval = false\n",
+			left: []string{"approval_policy: not an approval"}},
+		{name: "granular with a string", config: "[approval_policy.granular]\nsandbox_approval = \"no\"\nrules = true\nmcp_elicitations = true\n",
+			left: []string{"approval_policy: not an approval"}},
+		{name: "granular with an unknown field", config: "[approval_policy.granular]\nsandbox_approval = true\nrules = true\nmcp_elicitations = true\nsudo = true\n",
+			left: []string{"approval_policy: not an approval"}},
+		{name: "unknown approval", config: `approval_policy = "sometimes"`, left: []string{"approval_policy: not an approval"}},
+		{name: "approval not a string", config: `approval_policy = 3`, left: []string{"approval_policy: not an approval"}},
+		{name: "quote in a value", config: `sandbox_mode = "read-only\" \n x"`, left: []string{"sandbox_mode: not a sandbox mode"}},
+		{name: "full access stays out", config: `sandbox_mode = "danger-full-access"`, left: []string{`sandbox_mode = "danger-full-access"`}},
+		{name: "profile wins", config: "approval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\nprofile = \"careful\"\n[profiles.careful]\nsandbox_mode = \"read-only\"\nmodel_provider = \"p\"\n[profiles.loose]\nsandbox_mode = \"danger-full-access\"\n",
+			want: []string{`approval_policy="never"`, `sandbox_mode="read-only"`}},
+		{name: "profile's full access", config: "sandbox_mode = \"read-only\"\nprofile = \"loose\"\n[profiles.loose]\nsandbox_mode = \"danger-full-access\"\n",
+			left: []string{`[profiles.loose] sandbox_mode = "danger-full-access"`}},
+		{name: "missing profile", config: "sandbox_mode = \"read-only\"\nprofile = \"gone\"\n",
+			want: []string{`sandbox_mode="read-only"`}, left: []string{`profile "gone"`}},
+		{name: "profile not a string", config: "profile = 1\n", left: []string{"profile: not a string"}},
+		{name: "workspace limits", config: "[sandbox_workspace_write]\nnetwork_access = false\nexclude_slash_tmp = true\nexclude_tmpdir_env_var = false\nwritable_roots = []\n",
+			want: []string{"sandbox_workspace_write.exclude_slash_tmp=true", "sandbox_workspace_write.network_access=false"}},
+		{name: "workspace widening", config: "[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = [\"/home/u/.ssh\"]\nexclude_slash_tmp = \"yes\"\n",
+			left: []string{"exclude_slash_tmp: not true or false", "network_access = true", "writable_roots"}},
+		{name: "workspace not a table", config: "sandbox_workspace_write = 1\n", left: []string{"sandbox_workspace_write: not a table"}},
+		{name: "login shell", config: "allow_login_shell = false\n", want: []string{"allow_login_shell=false"}},
+		{name: "login shell allowed", config: "allow_login_shell = true\n"},
+		{name: "permission profiles", config: "default_permissions = \"ro\"\n[permissions.ro.filesystem]\n\":project_roots\" = \"read\"\n",
+			left: []string{"default_permissions", "permissions"}},
+		{name: "secrets and providers never", config: "model_provider = \"p\"\nchatgpt_base_url = \"https://x\"\napprovals_reviewer = \"auto_review\"\n[model_providers.p]\nbase_url = \"https://x\"\nexperimental_bearer_token = \"sk-secret\"\n[shell_environment_policy]\ninherit = \"all\"\n"},
+		{name: "project untrusted", config: "[projects.\"/w/repo\"]\ntrust_level = \"untrusted\"\n", untrusted: true},
+		{name: "parent untrusted", config: "[projects.\"/w\"]\ntrust_level = \"untrusted\"\n", untrusted: true},
+		{name: "project trusted under an untrusted parent", config: "[projects.\"/w\"]\ntrust_level = \"untrusted\"\n[projects.\"/w/repo\"]\ntrust_level = \"trusted\"\n"},
+		{name: "another project untrusted", config: "[projects.\"/w/other\"]\ntrust_level = \"untrusted\"\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m map[string]any
+			if err := toml.Unmarshal([]byte(tc.config), &m); err != nil {
+				t.Fatal(err)
+			}
+			p := pickCodexPolicy(m, projects)
+			if !slices.Equal(p.Overrides, tc.want) {
+				t.Errorf("overrides %q, want %q", p.Overrides, tc.want)
+			}
+			if p.Untrusted != tc.untrusted {
+				t.Errorf("untrusted %v, want %v", p.Untrusted, tc.untrusted)
+			}
+			if len(p.Left) != len(tc.left) {
+				t.Fatalf("left %q, want phrases with %q", p.Left, tc.left)
+			}
+			for i, l := range tc.left {
+				if !strings.Contains(p.Left[i], l) {
+					t.Errorf("left[%d] %q, want it to hold %q", i, p.Left[i], l)
+				}
+			}
+			for _, o := range p.Overrides {
+				if strings.Contains(o, "secret") || strings.Contains(o, "https") {
+					t.Errorf("override %q carries what it must not", o)
+				}
+			}
+		})
+	}
+}
+
+// TestReadCodexPolicy: a file that does not parse gives one phrase; a
+// missing one nothing; the note says what came in and what stayed out.
+func TestReadCodexPolicy(t *testing.T) {
+	dir := t.TempDir()
+	if p := readCodexPolicy(filepath.Join(dir, "none.toml"), nil); len(p.Overrides)+len(p.Left) != 0 || p.note("x") != "" {
+		t.Errorf("missing file: %+v", p)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("sandbox_mode = \n"), 0o600)
+	if p := readCodexPolicy(bad, nil); len(p.Overrides) != 0 || len(p.Left) != 1 || !strings.Contains(p.note(bad), "does not parse") {
+		t.Errorf("broken file: %+v", p)
+	}
+	good := filepath.Join(dir, "config.toml")
+	os.WriteFile(good, []byte("sandbox_mode = \"read-only\"\nallow_login_shell = \"no\"\n[projects.\"/w\"]\ntrust_level = \"untrusted\"\n"), 0o600)
+	n := readCodexPolicy(good, []string{"/w"}).note(good)
+	for _, w := range []string{good, `in the box: sandbox_mode="read-only"`, "untrusted", "not in the box: allow_login_shell"} {
+		if !strings.Contains(n, w) {
+			t.Errorf("note %q lacks %q", n, w)
+		}
+	}
+}
+
+// TestSeedCodexPolicy: the box's own config.toml loses what an earlier
+// box wrote there that would decide what Codex runs without asking (a
+// profile would beat the user's overrides), keeps the rest, and marks
+// the project as the user's config does.
+func TestSeedCodexPolicy(t *testing.T) {
+	state := t.TempDir()
+	planted := "model = \"m\"\napproval_policy = \"never\"\nsandbox_mode = \"danger-full-access\"\nprofile = \"loose\"\n[profiles.loose]\napproval_policy = \"never\"\n[sandbox_workspace_write]\nnetwork_access = true\n"
+	os.WriteFile(filepath.Join(state, "config.toml"), []byte(planted), 0o600)
+	o := jail.StrictOptions{Kind: jail.KindCodex, StateDir: state, Cwd: "/w/r", Repo: "/w/r", CodexUntrusted: true}
+	if err := seedState(o, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(state, "config.toml"))
+	var m map[string]any
+	if err := toml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range codexPolicyKeys {
+		if _, ok := m[k]; ok {
+			t.Errorf("the box's config kept %s:\n%s", k, b)
+		}
+	}
+	if m["model"] != "m" || !strings.Contains(string(b), "trust_level = 'untrusted'") {
+		t.Errorf("the box's config:\n%s", b)
+	}
+}
