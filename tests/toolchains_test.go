@@ -580,6 +580,22 @@ func TestStrictEnvrcExportsNamed(t *testing.T) {
 	}
 }
 
+// TestStrictRunAgentByName: 'aisan run --strict -- claude' runs the real
+// claude as any program (it works: --version needs nothing), and the
+// launch says that none of what 'aisan claude --strict' brings (the model
+// endpoint, the login, the user's rules) comes with it.
+func TestStrictRunAgentByName(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	env = append(env, "PATH="+nodeBin(t, "claude")+":"+toolPATH())
+	r := strict(t, repo, env, nil, "claude", "--version")
+	if r.code != 0 || !strings.Contains(r.stdout, "Claude Code") {
+		t.Fatalf("claude --version in a strict box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "'aisan claude --strict -- ARGS' brings them") {
+		t.Errorf("the launch does not point at 'aisan claude --strict': %q", r.stderr)
+	}
+}
+
 // TestStrictNpmScriptQuiet: an npm script in a strict box, with the
 // project's node_modules and nothing else, runs without asking the
 // registry for anything: the launch ends with no refused request and no

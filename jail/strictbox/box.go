@@ -182,6 +182,9 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if n := envrcNote(h.Cwd, slices.Concat(b.Env, b.BindEnv)); n != "" {
 		notes = append(notes, n)
 	}
+	if n := agentRunNote(req.Kind, command); n != "" {
+		notes = append(notes, n)
+	}
 	if n := f.codexPolicy.note(f.codexConfig); n != "" {
 		notes = append(notes, n)
 	}

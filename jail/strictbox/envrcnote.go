@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/agent"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/strictbox/direnv"
 )
@@ -72,4 +74,21 @@ func nearestEnvrc(cwd string) (string, []byte) {
 			return "", nil
 		}
 	}
+}
+
+// agentRunNote says, for `aisan run --strict -- claude …` (or another
+// agent run by name), that the box runs it as any other program: it gets
+// no model endpoint, no login and none of the user's rules for it, which
+// `aisan AGENT --strict` brings. "" for any other launch.
+func agentRunNote(kind jail.Kind, command []string) string {
+	if kind != jail.KindRun || len(command) == 0 {
+		return ""
+	}
+	base := filepath.Base(command[0])
+	for _, a := range agent.All {
+		if a.Binary == base {
+			return fmt.Sprintf("'aisan run --strict' runs %s as it runs any program: no model endpoint, no login and none of your %s rules come with it; 'aisan %s --strict -- ARGS' brings them", base, a.Name, a.Kind)
+		}
+	}
+	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail"
 )
 
 func TestEnvrcNote(t *testing.T) {
@@ -50,5 +52,22 @@ func TestEnvrcNote(t *testing.T) {
 	os.WriteFile(envrc, []byte(names+"\n"), 0o644)
 	if got := envrcNote(sub, nil); !strings.Contains(got, "and 4 more") {
 		t.Errorf("a long list is not cut: %q", got)
+	}
+}
+
+func TestAgentRunNote(t *testing.T) {
+	if got := agentRunNote(jail.KindRun, []string{"/usr/local/bin/claude", "-p", "hi"}); !strings.Contains(got, "'aisan claude --strict -- ARGS'") {
+		t.Errorf("claude by run: %q", got)
+	}
+	if got := agentRunNote(jail.KindRun, []string{"codex"}); !strings.Contains(got, "aisan codex --strict") {
+		t.Errorf("codex by run: %q", got)
+	}
+	for _, c := range [][]string{{"go", "test"}, {"claude-helper"}} {
+		if got := agentRunNote(jail.KindRun, c); got != "" {
+			t.Errorf("%q: %q", c, got)
+		}
+	}
+	if got := agentRunNote(jail.Kind("claude"), []string{"claude"}); got != "" {
+		t.Errorf("aisan claude --strict: %q", got)
 	}
 }
