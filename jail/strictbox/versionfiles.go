@@ -10,7 +10,6 @@ import (
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 
 	"github.com/pelletier/go-toml/v2"
-	"go.yaml.in/yaml/v3"
 )
 
 // toolVersionsLoads reads a .tool-versions found at launch for the
@@ -110,45 +109,91 @@ func rustToolchainPath(data []byte) string {
 // yarnPath (the release that runs as yarn itself, for Yarn 1 as for
 // later ones) and the plugins it loads, or .yarnrc's yarn-path (Yarn 1).
 // A box that rewrote the committed release (.yarn/releases/…) would act
-// on the host at the user's next `yarn --version`. One that is not a
-// regular file is not read: its row protects it.
+// on the host at the user's next `yarn --version`. Beside what the file
+// names, the directories Yarn keeps releases and plugins in are held
+// whole when they exist: a setting written in YAML this reader does not
+// follow still names a file there. One that is not a regular file is not
+// read: its row protects it.
 func yarnLoads(p string) []gitpin.Steer {
 	b, err := regfile.Read(p, maxEnvrc)
 	if err != nil {
 		return nil
 	}
+	why := "Yarn: a file " + p + " makes every yarn command there run"
 	var files []string
 	if filepath.Base(p) == ".yarnrc" {
 		files = yarnClassicPath(p, b)
 	} else {
 		files = yarnBerryPaths(p, b)
 	}
-	return regularSteers(files, "Yarn: a file "+p+" makes every yarn command there run")
+	out := regularSteers(files, why)
+	for _, d := range []string{".yarn/releases", ".yarn/plugins"} {
+		d = filepath.Join(filepath.Dir(p), d)
+		if st, err := os.Lstat(d); err == nil && st.IsDir() {
+			out = append(out, gitpin.Steer{Path: d, Dir: true, Why: why + " (where its releases and plugins are kept)"})
+		}
+	}
+	return out
 }
 
 // yarnBerryPaths are the yarnPath and the plugins' paths of the
 // .yarnrc.yml at path, whose text is data, absolute (a relative one is
-// the file's directory's). Text that is not YAML names none.
+// the file's directory's). It reads the block form Yarn writes
+// ("yarnPath: P", "plugins:" then "  - path: P" or "  - P" items), by
+// lines: a YAML library would cost every start of aisan what the few
+// strict launches in a Yarn project need, and the directories Yarn
+// keeps them in are held whole besides (see yarnLoads).
 func yarnBerryPaths(path string, data []byte) []string {
-	var rc struct {
-		YarnPath string `yaml:"yarnPath"`
-		Plugins  []any  `yaml:"plugins"`
-	}
-	if yaml.Unmarshal(data, &rc) != nil {
-		return nil
-	}
-	ps := []string{rc.YarnPath}
-	for _, pl := range rc.Plugins {
-		switch v := pl.(type) {
-		case string:
-			ps = append(ps, v)
-		case map[string]any:
-			if s, ok := v["path"].(string); ok {
-				ps = append(ps, s)
+	var ps []string
+	inPlugins := false
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, " \t\r")
+		if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
+			continue
+		}
+		top := line[0] != ' ' && line[0] != '\t' && line[0] != '-'
+		if top {
+			key, val, _ := strings.Cut(line, ":")
+			inPlugins = key == "plugins"
+			if key == "yarnPath" {
+				ps = append(ps, yamlScalar(val))
 			}
+			continue
+		}
+		if !inPlugins {
+			continue
+		}
+		item := strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(item, "-"); ok {
+			item = strings.TrimSpace(rest)
+			if k, v, ok := strings.Cut(item, ":"); ok && strings.TrimSpace(k) == "path" {
+				ps = append(ps, yamlScalar(v))
+			} else if !ok {
+				ps = append(ps, yamlScalar(item))
+			}
+			continue
+		}
+		if k, v, ok := strings.Cut(item, ":"); ok && strings.TrimSpace(k) == "path" {
+			ps = append(ps, yamlScalar(v))
 		}
 	}
 	return absUnder(filepath.Dir(path), ps)
+}
+
+// yamlScalar is a plain or quoted YAML scalar's text, less a comment
+// after it.
+func yamlScalar(v string) string {
+	v = strings.TrimSpace(v)
+	if len(v) > 1 && (v[0] == '"' || v[0] == '\'') {
+		if i := strings.IndexByte(v[1:], v[0]); i >= 0 {
+			return v[1 : i+1]
+		}
+		return ""
+	}
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = v[:i]
+	}
+	return strings.TrimSpace(v)
 }
 
 // yarnClassicPath is the yarn-path of the .yarnrc at path (Yarn 1's

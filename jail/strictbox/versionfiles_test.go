@@ -62,7 +62,11 @@ func TestYarnPaths(t *testing.T) {
 	if got, want := yarnBerryPaths("/r/.yarnrc.yml", []byte(berry)), []string{"/r/.yarn/releases/yarn-4.1.0.cjs", "/r/.yarn/plugins/@yarnpkg/plugin-x.cjs", "/abs/plugin.cjs"}; !slices.Equal(got, want) {
 		t.Errorf("berry: %q, want %q", got, want)
 	}
-	for _, bad := range []string{"yarnPath: [\n", "nodeLinker: pnp\n", "plugins: 3\n"} {
+	quoted := "# comment\nyarnPath: \"./.yarn/releases/y.cjs\"  # the release\nplugins:\n  - spec: x\n    path: '.yarn/plugins/q.cjs'\nenableTelemetry: false\n"
+	if got, want := yarnBerryPaths("/r/.yarnrc.yml", []byte(quoted)), []string{"/r/.yarn/releases/y.cjs", "/r/.yarn/plugins/q.cjs"}; !slices.Equal(got, want) {
+		t.Errorf("quoted: %q, want %q", got, want)
+	}
+	for _, bad := range []string{"nodeLinker: pnp\n", "plugins: 3\n", "npmScopes:\n  path: x\n"} {
 		if got := yarnBerryPaths("/r/.yarnrc.yml", []byte(bad)); len(got) != 0 {
 			t.Errorf("berry %q: %q", bad, got)
 		}
