@@ -179,6 +179,22 @@ var gitIdentityKeys = []string{"user.name", "user.email", "init.defaultbranch", 
 // maxEnvrc caps an .envrc read for what it loads.
 const maxEnvrc = 1 << 20
 
+// installedIn reports whether a command is on env's PATH, looking each
+// name up once: the table asks about a tool once per row it has (mise
+// has eleven).
+func installedIn(env []string) func(cmd string) bool {
+	seen := map[string]bool{}
+	return func(cmd string) bool {
+		in, ok := seen[cmd]
+		if !ok {
+			_, err := lookPathIn(cmd, env)
+			in = err == nil
+			seen[cmd] = in
+		}
+		return in
+	}
+}
+
 // projectLoads is what a file found at launch that a host tool approves
 // by name or not at all makes it run besides itself: an .envrc's loads
 // (envrcLoads), a project MCP file's programs (mcpPrograms; Codex's is
@@ -595,7 +611,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	launch.Trace("git planned")
 	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch,
 		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig),
-		Installed: func(cmd string) bool { _, err := lookPathIn(cmd, h.Env); return err == nil },
+		Installed: installedIn(h.Env),
 		Loads:     func(p string) ([]gitpin.Steer, error) { return projectLoads(p, h.Home) }})
 	if err != nil {
 		return f, err

@@ -249,14 +249,28 @@ func CheckWorkdir(dirs []string, h Host) error {
 		h.ReadDir = os.ReadDir
 	}
 	table := hostExecPaths(h.Home, h.Facts, h.PATH)
+	// Every row's real path is looked up once, not once per directory
+	// (the repository and the working directory are often one).
+	known := map[string]struct {
+		p   string
+		err error
+	}{}
+	realPath := func(p string) (string, error) {
+		r, ok := known[p]
+		if !ok {
+			r.p, r.err = h.RealPath(p)
+			known[p] = r
+		}
+		return r.p, r.err
+	}
 	var clean []string
 	for _, d := range dirs {
-		if d == "" {
+		if d == "" || slices.Contains(clean, filepath.Clean(d)) {
 			continue
 		}
 		d = filepath.Clean(d)
 		clean = append(clean, d)
-		if r, ok := reachesHostExec(d, table, h.RealPath); ok {
+		if r, ok := reachesHostExec(d, table, realPath); ok {
 			return &WorkdirError{Dir: d, Path: r.path, Why: r.why}
 		}
 	}
