@@ -621,21 +621,28 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 			w.quiet(a, dirs)
 			continue
 		}
-		w.arg(a, dirs)
 		if runs && a.ok && !strings.HasPrefix(a.s, "-") {
-			// The file it runs; the words after it are that file's data.
-			if sources {
-				for _, d := range dirs {
-					w.script(a.s, d, depth, true)
-				}
-			}
-			for _, x := range rest[i+1:] {
-				w.quietArg(x, dirs)
-			}
+			w.runsFile(a, rest[i+1:], dirs, depth, sources)
 			return dirs
 		}
+		w.arg(a, dirs)
 	}
 	return dirs
+}
+
+// runsFile adds the file a shell, an interpreter or source is given (a),
+// read as a shell script when shell is set, and the words after it,
+// which are that file's data.
+func (w *walker) runsFile(a word, after []word, dirs []string, depth int, shell bool) {
+	w.arg(a, dirs)
+	if shell {
+		for _, d := range dirs {
+			w.script(a.s, d, depth, true)
+		}
+	}
+	for _, x := range after {
+		w.quietArg(x, dirs)
+	}
 }
 
 // quiet holds the path a data word's literal tail names, as [unknown]
@@ -699,14 +706,7 @@ func (w *walker) shellCall(name string, rest []word, dirs []string, depth int) [
 		if strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+") {
 			continue
 		}
-		// The script the shell runs, then its arguments.
-		w.arg(a, dirs)
-		for _, d := range dirs {
-			w.script(a.s, d, depth, true)
-		}
-		for _, x := range rest[i+1:] {
-			w.quietArg(x, dirs)
-		}
+		w.runsFile(a, rest[i+1:], dirs, depth, true)
 		return dirs
 	}
 	return dirs
