@@ -33,8 +33,9 @@ func scriptMarks(pwned string, scripts []string) []string {
 
 // TestHandoffClaudeHookIndirect: the project's .claude/settings.json runs
 // its hooks' scripts the ways projects do: after a cd, inside bash -c,
-// through an npm script and a make target, from inline node code, and
-// from a script of its own that sources a file beside it.
+// through an npm script and a make target, from inline node code, from
+// a script of its own that sources a file beside it, and an optional
+// local script that does not exist until the box creates it.
 // The box leaves the settings alone and rewrites each script (and the
 // package.json script and the Makefile recipe) in place. The user's next
 // 'claude -p' on the host must run none of the rewrites: all are held,
@@ -59,6 +60,7 @@ func TestHandoffClaudeHookIndirect(t *testing.T) {
 			cmd(`make -s -C build hook`),
 			cmd(`node -e "require('child_process').execFileSync('sh', ['inline/x.sh'], {stdio: 'inherit'})"`),
 			cmd(`./hooks/check.sh`),
+			cmd(`[ -x ./hooks/local.sh ] && ./hooks/local.sh || true`),
 		}}},
 	}
 	settings, _ := json.Marshal(map[string]any{"hooks": hooks})
@@ -88,6 +90,7 @@ func TestHandoffClaudeHookIndirect(t *testing.T) {
 	// The box also rewrites the npm script and the make recipe (in
 	// place: a rename onto a held file fails).
 	attack = strings.Replace(attack, "set -e\n", fmt.Sprintf("set -e\necho '{\"name\": \"p\", \"private\": true, \"scripts\": {\"prompt\": \"touch %[1]s.npm\"}}' > package.json\nprintf 'hook:\\n\\ttouch %[1]s.make\\n' > build/Makefile\n", pwned), 1)
+	attack += fmt.Sprintf("\nprintf '#!/bin/sh\\ntouch %s.local.sh\\n' > hooks/local.sh && chmod +x hooks/local.sh", pwned)
 	r := strict(t, repo, env, nil, "sh", "-c", attack)
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
@@ -95,13 +98,16 @@ func TestHandoffClaudeHookIndirect(t *testing.T) {
 	t.Logf("the box's launch and end:\n%s", r.stderr)
 	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
 	t.Logf("claude unjailed after the box:\n%s", o)
-	absent(t, "claude after the box", append(scriptMarks(pwned, scripts), pwned+".npm", pwned+".make")...)
+	absent(t, "claude after the box", append(scriptMarks(pwned, scripts), pwned+".npm", pwned+".make", pwned+".local.sh")...)
+	if _, err := os.Lstat(filepath.Join(repo, "hooks", "local.sh")); err == nil {
+		t.Errorf("the box's hooks/local.sh, which a hook runs once it exists, is in the host's repository")
+	}
 	if !strings.Contains(r.stderr, "inline/x.sh") || !strings.Contains(r.stderr, "node -e") {
 		t.Errorf("the launch does not say which command it could not follow (node -e) and what it held for it: %q", r.stderr)
 	}
 	// The end's line names six paths and counts the rest; review shows all.
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"build/Makefile", "build/hook.sh", "hooks/lib.sh", "hooks/start.sh", "inline/x.sh", "package.json"},
-		[]string{"scripts/npm-prompt.sh", "tools/prompt.sh", "touch " + pwned})
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"build/Makefile", "build/hook.sh", "hooks/lib.sh", "hooks/local.sh", "hooks/start.sh", "inline/x.sh"},
+		[]string{"package.json", "scripts/npm-prompt.sh", "tools/prompt.sh", "touch " + pwned})
 }
 
 // TestHandoffEditorTasksIndirect: VS Code runs a folder-open task and

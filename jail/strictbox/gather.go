@@ -2,6 +2,7 @@ package strictbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -306,6 +307,7 @@ func readProject(p string) []byte {
 // (not links), and its notes, said at launch.
 func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 	out := regularSteers(n.Files, why)
+	out = append(out, missingSteers(n.Programs, why)...)
 	for _, f := range n.Files {
 		// A package's command in node_modules/.bin is a link into the
 		// package, whose every file it may load: the package is held.
@@ -372,6 +374,27 @@ func regularSteers(ps []string, why string) []gitpin.Steer {
 		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
 			out = append(out, gitpin.Steer{Path: f, Why: why})
 		}
+	}
+	return out
+}
+
+// missingSteers are the programs among ps that do not exist at launch,
+// in a directory that does (not through a link): a command that runs
+// one once it exists ([ -x ./local.sh ] && ./local.sh) would run what
+// the box created there, so the path is held as one the box may create
+// only into the review. Those outside the repository are dropped by
+// the caller.
+func missingSteers(ps []string, why string) []gitpin.Steer {
+	var out []gitpin.Steer
+	for _, p := range ps {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		d := filepath.Dir(p)
+		if r, err := filepath.EvalSymlinks(d); err != nil || r != d {
+			continue
+		}
+		out = append(out, gitpin.Steer{Path: p, Why: why + " (missing at launch: what the box creates there is held)"})
 	}
 	return out
 }

@@ -148,7 +148,7 @@ func TestProjectLoads(t *testing.T) {
 	w(".vscode/tasks.json", `{"tasks": [{"type": "shell", "command": "s/task.sh; ls/real.sh; out/x.sh", "runOptions": {"runOn": "folderOpen"}}]}`)
 	syscall.Mkfifo(filepath.Join(r, "s/fifo.sh"), 0o644)
 	want := map[string]string{
-		".claude":                "s/hook.sh s/status.sh",
+		".claude":                "s/hook.sh s/none.sh s/status.sh",
 		".codex":                 "s/codex.sh s/start.sh s/stop.sh",
 		".vscode":                "s/task.sh s/real.sh",
 		".devcontainer":          "s/init.sh s/init-py.sh",

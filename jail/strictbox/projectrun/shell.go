@@ -36,6 +36,11 @@ type Names struct {
 	// Dirs are directories a command runs in whose program could not
 	// be told: each is held whole (the project's own root never is).
 	Dirs []string
+	// Programs are the files among Files that a command runs (its
+	// command word with a slash, the script a shell, an interpreter or
+	// source is given): one missing at launch is run too once something
+	// creates it ([ -x ./local.sh ] && ./local.sh).
+	Programs []string
 	// Notes say, for each command that could not be followed, where it
 	// is, what could not be told, and what was held for it instead.
 	Notes []string
@@ -53,7 +58,7 @@ const (
 
 // walker reads the shell commands of one project file.
 type walker struct {
-	files, dirs paths
+	files, dirs, progs paths
 	// notes are what could not be followed, by command and why, with
 	// what was held for each.
 	notes []note
@@ -94,7 +99,7 @@ type note struct {
 }
 
 func (w *walker) names() Names {
-	n := Names{Files: w.files.out, Dirs: w.dirs.out}
+	n := Names{Files: w.files.out, Dirs: w.dirs.out, Programs: w.progs.out}
 	for _, x := range w.notes {
 		say := "nothing could be held for it"
 		if held := slices.Compact(x.held); len(held) > 6 {
@@ -562,6 +567,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	if strings.Contains(prog, "/") {
 		for _, d := range dirs {
 			w.files.add(prog, d)
+			w.progs.add(prog, d)
 			w.script(prog, d, depth, false)
 		}
 	}
@@ -635,6 +641,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 // which are that file's data.
 func (w *walker) runsFile(a word, after []word, dirs []string, depth int, shell bool) {
 	w.arg(a, dirs)
+	for _, d := range dirs {
+		w.progs.add(a.s, d)
+	}
 	if shell {
 		for _, d := range dirs {
 			w.script(a.s, d, depth, true)
