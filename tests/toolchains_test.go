@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -595,5 +596,92 @@ func TestStrictNpmScriptQuiet(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "refused") {
 		t.Errorf("npm test asked the network: %s", r.stderr)
+	}
+}
+
+// TestStrictGoReplaceOutside: a Go module whose go.mod replaces a module
+// with a sibling directory outside the repository cannot build in a box
+// that does not show it: the launch names the directory and the bind
+// spec line that brings it, and with that spec go loads it, read-only.
+func TestStrictGoReplaceOutside(t *testing.T) {
+	needTool(t, "/usr/local/go/bin/go")
+	repo, home, env := strictRepo(t)
+	t.Cleanup(func() { chmodTree(home) })
+	env = append(env, "PATH="+toolPATH(), "GOFLAGS=", "GOPROXY=off", "GOMODCACHE=", "GOCACHE=", "GOPATH=", "GOROOT=", "CGO_ENABLED=0")
+	sib, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sib = filepath.Join(sib, "strutil")
+	os.MkdirAll(sib, 0o755)
+	os.WriteFile(filepath.Join(sib, "go.mod"), []byte("module example.test/strutil\n\ngo 1.21\n"), 0o644)
+	os.WriteFile(filepath.Join(sib, "s.go"), []byte("package strutil\n\nfunc Up(s string) string { return s + \"!\" }\n"), 0o644)
+	rel, err := filepath.Rel(repo, sib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module example.test/app\n\ngo 1.21\n\nrequire example.test/strutil v0.0.0\n\nreplace example.test/strutil => "+rel+"\n"), 0o644)
+	os.MkdirAll(filepath.Join(repo, "cmd"), 0o755)
+	os.WriteFile(filepath.Join(repo, "cmd", "a.go"), []byte("package main\n\nimport \"example.test/strutil\"\n\nfunc main() { println(strutil.Up(\"a\")) }\n"), 0o644)
+	list := []string{"go", "list", "-deps", "-f", "{{.Dir}}", "./..."}
+	// From a subdirectory of the module, as an agent often is.
+	cwd := filepath.Join(repo, "cmd")
+	r := strictLong(t, cwd, env, 2*time.Minute, []string{"--binds", "go"}, list...)
+	want := "aisan: warning: go.mod replaces example.test/strutil with " + rel + ", which the box does not show, so go cannot build there; a bind spec with ro = [\"" + sib + "\"] (--binds FILE) brings it read-only"
+	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "replacement directory") {
+		t.Fatalf("without the sibling: exit %d\nstdout: %s\nstderr: %s\nwant %q", r.code, r.stdout, r.stderr, want)
+	}
+	spec := filepath.Join(home, "strutil.toml")
+	os.WriteFile(spec, []byte("ro = [\""+sib+"\"]\n"), 0o644)
+	r = strictLong(t, cwd, env, 2*time.Minute, []string{"--binds", "go," + spec}, list...)
+	if r.code != 0 || !strings.Contains(r.stdout, sib+"\n") || strings.Contains(r.stderr, "does not show") {
+		t.Fatalf("with the spec: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = strict(t, cwd, env, []string{"--binds", "go," + spec}, "sh", "-c", `touch "$1/new" 2>/dev/null && echo SIBLING-WRITABLE; true`, "sh", sib)
+	if r.code != 0 || strings.Contains(r.stdout, "WRITABLE") {
+		t.Fatalf("the sibling is writable in the box: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestStrictPythonVenvHints: a venv the user's shell activated puts the
+// project's .venv/bin on the host's PATH, so a box may not start there
+// (what it left in .venv/bin the host would run next): the refusal says
+// to deactivate and how the box runs the venv's commands; once
+// deactivated, a venv command named bare is refused naming its path, and
+// by that path it runs.
+func TestStrictPythonVenvHints(t *testing.T) {
+	needTool(t, "/usr/bin/python3")
+	repo, _, env := strictRepo(t)
+	if r := runCmd(t, repo, env, "", "/usr/bin/python3", "-m", "venv", "--without-pip", ".venv"); r.code != 0 {
+		need(t, "python3 -m venv", fmt.Errorf("%s", r.stderr))
+	}
+	venvBin := filepath.Join(repo, ".venv", "bin")
+	os.WriteFile(filepath.Join(venvBin, "pytest"), []byte("#!"+filepath.Join(venvBin, "python")+"\nimport sys\nprint('fake pytest in', sys.prefix)\n"), 0o755)
+	activated := append(slices.Clone(env), "PATH="+toolPATH(venvBin), "VIRTUAL_ENV="+filepath.Join(repo, ".venv"))
+	r := strict(t, repo, activated, []string{"--binds", "python"}, "pytest")
+	for _, w := range []string{
+		"aisan: error: a strict box does not start in " + repo + ": it holds " + venvBin + " (a directory on your PATH)",
+		"aisan: hint: it is the virtualenv your shell activated: run 'deactivate', then start the box",
+		".venv/bin/pytest",
+	} {
+		if r.code == 0 || !strings.Contains(r.stderr, w) {
+			t.Errorf("activated: exit %d, stderr %q, want %q", r.code, r.stderr, w)
+		}
+	}
+	if strings.Contains(r.stderr, "cd into a project directory") {
+		t.Errorf("activated: the hint sends the user away from the project: %q", r.stderr)
+	}
+	env = append(env, "PATH="+toolPATH())
+	r = strict(t, repo, env, []string{"--binds", "python"}, "pytest")
+	if r.code != 127 || !strings.Contains(r.stderr, "aisan: hint: this project's virtualenv has pytest: run it by its path, .venv/bin/pytest") {
+		t.Errorf("pytest bare: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = strict(t, repo, env, []string{"--binds", "python"}, "python")
+	if r.code != 127 || strings.Contains(r.stderr, "--binds python brings") || !strings.Contains(r.stderr, "run it by its path, .venv/bin/python") {
+		t.Errorf("python bare with --binds python: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = strict(t, repo, env, []string{"--binds", "python"}, ".venv/bin/pytest")
+	if r.code != 0 || r.stdout != "fake pytest in "+filepath.Join(repo, ".venv")+"\n" {
+		t.Errorf(".venv/bin/pytest: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -182,6 +182,14 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	if n := envrcNote(h.Cwd, slices.Concat(b.Env, b.BindEnv)); n != "" {
 		notes = append(notes, n)
 	}
+	if n := goLocalNote(h.Cwd, f.repo, func(p string) bool {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return o.Shows(p)
+	}); n != "" {
+		notes = append(notes, n)
+	}
 	if !dry {
 		// For the receipt, beside the rest of the launch; Serve waits
 		// for it before the box can change anything.
