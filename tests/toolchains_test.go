@@ -685,3 +685,31 @@ func TestStrictPythonVenvHints(t *testing.T) {
 		t.Errorf(".venv/bin/pytest: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestStrictHeldNodeModules: direnv's layout node puts node_modules/.bin
+// on PATH, so a strict box sees it as a copy held for review, and the
+// box cannot remove node_modules (every directory above a held path is a
+// mount point): npm ci fails with EBUSY. The launch says so and what
+// works instead, and npm install does work.
+func TestStrictHeldNodeModules(t *testing.T) {
+	needTool(t, "/usr/bin/node")
+	needTool(t, "/usr/bin/npm")
+	repo, _, env := strictRepo(t)
+	env = append(env, "PATH="+toolPATH())
+	web := filepath.Join(repo, "packages", "web")
+	os.MkdirAll(filepath.Join(web, "node_modules", ".bin"), 0o755)
+	os.WriteFile(filepath.Join(web, ".envrc"), []byte("layout node\n"), 0o644)
+	os.WriteFile(filepath.Join(web, "package.json"), []byte(`{"name":"web","version":"1.0.0","private":true}`), 0o644)
+	os.WriteFile(filepath.Join(web, "package-lock.json"), []byte(`{"name":"web","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"web","version":"1.0.0"}}}`), 0o644)
+	opts := []string{"--binds", "node", "--env", "npm_config_audit=false", "--env", "npm_config_fund=false", "--env", "npm_config_update_notifier=false"}
+	r := strictLong(t, web, env, 2*time.Minute, opts, "npm", "ci", "--offline")
+	want := "aisan: warning: packages/web/node_modules/.bin is a copy held for review in the box (direnv: "
+	fails := "so the box cannot remove packages/web/node_modules: npm ci and rm -rf packages/web/node_modules fail there with EBUSY (npm install works); run npm ci in your shell"
+	if r.code == 0 || !strings.Contains(r.stderr, "EBUSY") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, fails) {
+		t.Errorf("npm ci: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = strictLong(t, web, env, 2*time.Minute, opts, "npm", "install", "--offline")
+	if r.code != 0 {
+		t.Errorf("npm install: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -175,7 +175,7 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		}
 	}
 	b.git, b.gitconfig, b.guard, b.held = f.git, f.gitconfig, f.guard, f.held
-	notes := slices.Concat(tc.notes, f.guard.Notes)
+	notes := slices.Concat(tc.notes, f.guard.Notes, heldTreeNotes(f.repo, f.guard))
 	if rulesNote != "" {
 		notes = append(notes, rulesNote)
 	}
