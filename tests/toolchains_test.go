@@ -713,3 +713,25 @@ func TestStrictHeldNodeModules(t *testing.T) {
 		t.Errorf("npm install: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestStrictGitIdentityIncluded: a user whose identity lives in a file
+// their ~/.gitconfig includes (a dotfiles setup's local file, an
+// includeIf.gitdir: per employer) commits in a strict box as on the
+// host, with the identity git reads in that repository.
+func TestStrictGitIdentityIncluded(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	os.WriteFile(filepath.Join(home, ".gitconfig.local"), []byte("[user]\n\tname = Included Name\n\temail = local@example.invalid\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".gitconfig-here"), []byte("[user]\n\temail = here@example.invalid\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".gitconfig-else"), []byte("[user]\n\temail = else@example.invalid\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[include]\n\tpath = ~/.gitconfig.local\n"+
+		"[includeIf \"gitdir:"+filepath.Dir(repo)+"/\"]\n\tpath = ~/.gitconfig-here\n"+
+		"[includeIf \"gitdir:/elsewhere/\"]\n\tpath = ~/.gitconfig-else\n"), 0o644)
+	want := "Included Name <here@example.invalid>"
+	if got := strings.TrimSpace(runCmd(t, repo, env, "", "git", "var", "GIT_AUTHOR_IDENT").stdout); !strings.HasPrefix(got, want) {
+		t.Fatalf("the host's git: %q, want %q", got, want)
+	}
+	r := strict(t, repo, env, nil, "sh", "-c", "echo x > f && git add f && git commit -qm boxed && git log -1 --format='%an <%ae>'")
+	if r.code != 0 || r.stdout != want+"\n" {
+		t.Errorf("a commit in the box: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+}
