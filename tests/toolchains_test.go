@@ -735,3 +735,31 @@ func TestStrictGitIdentityIncluded(t *testing.T) {
 		t.Errorf("a commit in the box: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
 	}
 }
+
+// TestStrictVenvPyenvPython: a project's .venv made with pyenv's python
+// links to an interpreter under ~/.pyenv, which a box without --binds
+// python does not show: a venv command run inside the box (as an agent
+// runs it) fails with a bare "not found", so the launch names the
+// interpreter and the spec; with --binds python it runs.
+func TestStrictVenvPyenvPython(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	env = append(env, "PATH="+toolPATH())
+	pybin := filepath.Join(home, ".pyenv", "versions", "3.99.0", "bin")
+	os.MkdirAll(pybin, 0o755)
+	py := filepath.Join(pybin, "python3.99")
+	os.WriteFile(py, []byte("#!/bin/sh\necho \"python 3.99 $*\"\n"), 0o755)
+	venv := filepath.Join(repo, ".venv")
+	os.MkdirAll(filepath.Join(venv, "bin"), 0o755)
+	os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = "+pybin+"\n"), 0o644)
+	os.Symlink(py, filepath.Join(venv, "bin", "python"))
+	os.WriteFile(filepath.Join(venv, "bin", "pytest"), []byte("#!"+filepath.Join(venv, "bin", "python")+"\n"), 0o755)
+	r := strict(t, repo, env, nil, "sh", "-c", ".venv/bin/pytest -q")
+	want := "aisan: warning: the project's .venv/bin/python is " + py + ", which the box does not show, so the virtualenv's commands fail there with \"not found\"; --binds python brings it"
+	if r.code == 0 || !strings.Contains(r.stderr, "not found") || !strings.Contains(r.stderr, want) {
+		t.Errorf("without --binds python: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	r = strict(t, repo, env, []string{"--binds", "python"}, "sh", "-c", ".venv/bin/pytest -q")
+	if r.code != 0 || !strings.Contains(r.stdout, "python 3.99 .venv/bin/pytest -q") || strings.Contains(r.stderr, "does not show") {
+		t.Errorf("with --binds python: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}

@@ -190,6 +190,11 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 	}); n != "" {
 		notes = append(notes, n)
 	}
+	if n := venvNote(h.Cwd, f.repo, o.Shows, func(d string) string {
+		return pathProviders(h, b.Options.Facts, []string{d})[d]
+	}); n != "" {
+		notes = append(notes, n)
+	}
 	if !dry {
 		// For the receipt, beside the rest of the launch; Serve waits
 		// for it before the box can change anything.
