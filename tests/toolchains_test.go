@@ -690,7 +690,8 @@ func TestStrictPythonVenvHints(t *testing.T) {
 // on PATH, so a strict box sees it as a copy held for review, and the
 // box cannot remove node_modules (every directory above a held path is a
 // mount point): npm ci fails with EBUSY. The launch says so and what
-// works instead, and npm install does work.
+// works instead, and npm install does work. A package in node_modules
+// that ships a protected name (its own .vscode) does the same.
 func TestStrictHeldNodeModules(t *testing.T) {
 	needTool(t, "/usr/bin/node")
 	needTool(t, "/usr/bin/npm")
@@ -711,6 +712,18 @@ func TestStrictHeldNodeModules(t *testing.T) {
 	r = strictLong(t, web, env, 2*time.Minute, opts, "npm", "install", "--offline")
 	if r.code != 0 {
 		t.Errorf("npm install: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+
+	// A package that ships its own .vscode makes node_modules as
+	// unremovable, with no .envrc.
+	os.Remove(filepath.Join(web, ".envrc"))
+	os.RemoveAll(filepath.Join(web, "node_modules"))
+	os.MkdirAll(filepath.Join(web, "node_modules", "somepkg", ".vscode"), 0o755)
+	os.WriteFile(filepath.Join(web, "node_modules", "somepkg", ".vscode", "settings.json"), []byte("{}"), 0o644)
+	r = strictLong(t, web, env, 2*time.Minute, opts, "npm", "ci", "--offline")
+	want = "aisan: warning: packages/web/node_modules/somepkg/.vscode is a copy held for review in the box (VS Code"
+	if r.code == 0 || !strings.Contains(r.stderr, "EBUSY") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, fails) {
+		t.Errorf("npm ci with a package's .vscode: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }
 

@@ -19,13 +19,17 @@ var rebuiltTrees = []struct{ name, fails, works, instead string }{
 }
 
 // heldTreeNotes say, for each such tree of repo that holds a protected
-// path (an .envrc's PATH_add node_modules/.bin, say), that the box
-// cannot remove it and what therefore fails: a tool's EBUSY names no
-// reason.
+// path (an .envrc's PATH_add node_modules/.bin, say, or a package's own
+// .vscode), that the box cannot remove it and what therefore fails: a
+// tool's EBUSY names no reason.
 func heldTreeNotes(repo string, plan protect.Plan) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, it := range plan.Items {
+		if it.How == protect.Pin {
+			// A directory above a protected path: the path is named.
+			continue
+		}
 		rel, err := filepath.Rel(repo, it.Path)
 		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 			continue

@@ -14,6 +14,8 @@ func TestHeldTreeNotes(t *testing.T) {
 	plan := protect.Plan{Items: []protect.Item{
 		{Path: "/w/r/.envrc", How: protect.Copy, Why: "direnv"},
 		{Path: "/w/r/node_modules", How: protect.Copy, Why: "a tree"},
+		{Path: "/w/r/web/node_modules", Dir: true, How: protect.Pin, Why: "a directory above a protected path"},
+		{Path: "/w/r/web/node_modules/pkg", Dir: true, How: protect.Pin, Why: "a directory above a protected path"},
 		{Path: "/w/r/web/node_modules/.bin", Dir: true, How: protect.Copy, Why: "direnv: PATH_add"},
 		{Path: "/w/r/web/node_modules/.bin/x", How: protect.Copy, Why: "again"},
 		{Path: "/w/r/.venv/bin", Dir: true, How: protect.ReadOnly, Why: "direnv: layout python"},
