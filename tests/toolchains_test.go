@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -611,5 +612,183 @@ func TestStrictNpmScriptQuiet(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "refused") {
 		t.Errorf("npm test asked the network: %s", r.stderr)
+	}
+}
+
+// TestStrictGoReplaceOutside: a Go module whose go.mod replaces a module
+// with a sibling directory outside the repository cannot build in a box
+// that does not show it: the launch names the directory and the bind
+// spec line that brings it, and with that spec go loads it, read-only.
+func TestStrictGoReplaceOutside(t *testing.T) {
+	needTool(t, "/usr/local/go/bin/go")
+	repo, home, env := strictRepo(t)
+	t.Cleanup(func() { chmodTree(home) })
+	env = append(env, "PATH="+toolPATH(), "GOFLAGS=", "GOPROXY=off", "GOMODCACHE=", "GOCACHE=", "GOPATH=", "GOROOT=", "CGO_ENABLED=0")
+	sib, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sib = filepath.Join(sib, "strutil")
+	os.MkdirAll(sib, 0o755)
+	os.WriteFile(filepath.Join(sib, "go.mod"), []byte("module example.test/strutil\n\ngo 1.21\n"), 0o644)
+	os.WriteFile(filepath.Join(sib, "s.go"), []byte("package strutil\n\nfunc Up(s string) string { return s + \"!\" }\n"), 0o644)
+	rel, err := filepath.Rel(repo, sib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module example.test/app\n\ngo 1.21\n\nrequire example.test/strutil v0.0.0\n\nreplace example.test/strutil => "+rel+"\n"), 0o644)
+	os.MkdirAll(filepath.Join(repo, "cmd"), 0o755)
+	os.WriteFile(filepath.Join(repo, "cmd", "a.go"), []byte("package main\n\nimport \"example.test/strutil\"\n\nfunc main() { println(strutil.Up(\"a\")) }\n"), 0o644)
+	list := []string{"go", "list", "-deps", "-f", "{{.Dir}}", "./..."}
+	// From a subdirectory of the module, as an agent often is.
+	cwd := filepath.Join(repo, "cmd")
+	r := strictLong(t, cwd, env, 2*time.Minute, []string{"--binds", "go"}, list...)
+	want := "aisan: warning: go.mod replaces example.test/strutil with " + rel + ", which the box does not show, so go cannot build there; a bind spec with ro = [\"" + sib + "\"] (--binds FILE) brings it read-only"
+	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "replacement directory") {
+		t.Fatalf("without the sibling: exit %d\nstdout: %s\nstderr: %s\nwant %q", r.code, r.stdout, r.stderr, want)
+	}
+	spec := filepath.Join(home, "strutil.toml")
+	os.WriteFile(spec, []byte("ro = [\""+sib+"\"]\n"), 0o644)
+	r = strictLong(t, cwd, env, 2*time.Minute, []string{"--binds", "go," + spec}, list...)
+	if r.code != 0 || !strings.Contains(r.stdout, sib+"\n") || strings.Contains(r.stderr, "does not show") {
+		t.Fatalf("with the spec: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = strict(t, cwd, env, []string{"--binds", "go," + spec}, "sh", "-c", `touch "$1/new" 2>/dev/null && echo SIBLING-WRITABLE; true`, "sh", sib)
+	if r.code != 0 || strings.Contains(r.stdout, "WRITABLE") {
+		t.Fatalf("the sibling is writable in the box: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestStrictPythonVenvHints: a venv the user's shell activated puts the
+// project's .venv/bin on the host's PATH, so a box may not start there
+// (what it left in .venv/bin the host would run next): the refusal says
+// to deactivate and how the box runs the venv's commands; once
+// deactivated, a venv command named bare is refused naming its path, and
+// by that path it runs.
+func TestStrictPythonVenvHints(t *testing.T) {
+	needTool(t, "/usr/bin/python3")
+	repo, _, env := strictRepo(t)
+	if r := runCmd(t, repo, env, "", "/usr/bin/python3", "-m", "venv", "--without-pip", ".venv"); r.code != 0 {
+		need(t, "python3 -m venv", fmt.Errorf("%s", r.stderr))
+	}
+	venvBin := filepath.Join(repo, ".venv", "bin")
+	os.WriteFile(filepath.Join(venvBin, "pytest"), []byte("#!"+filepath.Join(venvBin, "python")+"\nimport sys\nprint('fake pytest in', sys.prefix)\n"), 0o755)
+	activated := append(slices.Clone(env), "PATH="+toolPATH(venvBin), "VIRTUAL_ENV="+filepath.Join(repo, ".venv"))
+	r := strict(t, repo, activated, []string{"--binds", "python"}, "pytest")
+	for _, w := range []string{
+		"aisan: error: a strict box does not start in " + repo + ": it holds " + venvBin + " (a directory on your PATH)",
+		"aisan: hint: it is the virtualenv your shell activated: run 'deactivate', then start the box",
+		".venv/bin/pytest",
+	} {
+		if r.code == 0 || !strings.Contains(r.stderr, w) {
+			t.Errorf("activated: exit %d, stderr %q, want %q", r.code, r.stderr, w)
+		}
+	}
+	if strings.Contains(r.stderr, "cd into a project directory") {
+		t.Errorf("activated: the hint sends the user away from the project: %q", r.stderr)
+	}
+	env = append(env, "PATH="+toolPATH())
+	r = strict(t, repo, env, []string{"--binds", "python"}, "pytest")
+	if r.code != 127 || !strings.Contains(r.stderr, "aisan: hint: this project's virtualenv has pytest: run it by its path, .venv/bin/pytest") {
+		t.Errorf("pytest bare: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = strict(t, repo, env, []string{"--binds", "python"}, "python")
+	if r.code != 127 || strings.Contains(r.stderr, "--binds python brings") || !strings.Contains(r.stderr, "run it by its path, .venv/bin/python") {
+		t.Errorf("python bare with --binds python: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = strict(t, repo, env, []string{"--binds", "python"}, ".venv/bin/pytest")
+	if r.code != 0 || r.stdout != "fake pytest in "+filepath.Join(repo, ".venv")+"\n" {
+		t.Errorf(".venv/bin/pytest: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestStrictHeldNodeModules: direnv's layout node puts node_modules/.bin
+// on PATH, so a strict box sees it as a copy held for review, and the
+// box cannot remove node_modules (every directory above a held path is a
+// mount point): npm ci fails with EBUSY. The launch says so and what
+// works instead, and npm install does work. A package in node_modules
+// that ships a protected name (its own .vscode) does the same.
+func TestStrictHeldNodeModules(t *testing.T) {
+	needTool(t, "/usr/bin/node")
+	needTool(t, "/usr/bin/npm")
+	repo, _, env := strictRepo(t)
+	env = append(env, "PATH="+toolPATH())
+	web := filepath.Join(repo, "packages", "web")
+	os.MkdirAll(filepath.Join(web, "node_modules", ".bin"), 0o755)
+	os.WriteFile(filepath.Join(web, ".envrc"), []byte("layout node\n"), 0o644)
+	os.WriteFile(filepath.Join(web, "package.json"), []byte(`{"name":"web","version":"1.0.0","private":true}`), 0o644)
+	os.WriteFile(filepath.Join(web, "package-lock.json"), []byte(`{"name":"web","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"web","version":"1.0.0"}}}`), 0o644)
+	opts := []string{"--binds", "node", "--env", "npm_config_audit=false", "--env", "npm_config_fund=false", "--env", "npm_config_update_notifier=false"}
+	r := strictLong(t, web, env, 2*time.Minute, opts, "npm", "ci", "--offline")
+	want := "aisan: warning: packages/web/node_modules/.bin is a copy held for review in the box (direnv: "
+	fails := "so the box cannot remove packages/web/node_modules: npm ci and rm -rf packages/web/node_modules fail there with EBUSY (npm install works); run npm ci in your shell"
+	if r.code == 0 || !strings.Contains(r.stderr, "EBUSY") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, fails) {
+		t.Errorf("npm ci: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = strictLong(t, web, env, 2*time.Minute, opts, "npm", "install", "--offline")
+	if r.code != 0 {
+		t.Errorf("npm install: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+
+	// A package that ships its own .vscode makes node_modules as
+	// unremovable, with no .envrc.
+	os.Remove(filepath.Join(web, ".envrc"))
+	os.RemoveAll(filepath.Join(web, "node_modules"))
+	os.MkdirAll(filepath.Join(web, "node_modules", "somepkg", ".vscode"), 0o755)
+	os.WriteFile(filepath.Join(web, "node_modules", "somepkg", ".vscode", "settings.json"), []byte("{}"), 0o644)
+	r = strictLong(t, web, env, 2*time.Minute, opts, "npm", "ci", "--offline")
+	want = "aisan: warning: packages/web/node_modules/somepkg/.vscode is a copy held for review in the box (VS Code"
+	if r.code == 0 || !strings.Contains(r.stderr, "EBUSY") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, fails) {
+		t.Errorf("npm ci with a package's .vscode: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestStrictGitIdentityIncluded: a user whose identity lives in a file
+// their ~/.gitconfig includes (a dotfiles setup's local file, an
+// includeIf.gitdir: per employer) commits in a strict box as on the
+// host, with the identity git reads in that repository.
+func TestStrictGitIdentityIncluded(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	os.WriteFile(filepath.Join(home, ".gitconfig.local"), []byte("[user]\n\tname = Included Name\n\temail = local@example.invalid\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".gitconfig-here"), []byte("[user]\n\temail = here@example.invalid\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".gitconfig-else"), []byte("[user]\n\temail = else@example.invalid\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[include]\n\tpath = ~/.gitconfig.local\n"+
+		"[includeIf \"gitdir:"+filepath.Dir(repo)+"/\"]\n\tpath = ~/.gitconfig-here\n"+
+		"[includeIf \"gitdir:/elsewhere/\"]\n\tpath = ~/.gitconfig-else\n"), 0o644)
+	want := "Included Name <here@example.invalid>"
+	if got := strings.TrimSpace(runCmd(t, repo, env, "", "git", "var", "GIT_AUTHOR_IDENT").stdout); !strings.HasPrefix(got, want) {
+		t.Fatalf("the host's git: %q, want %q", got, want)
+	}
+	r := strict(t, repo, env, nil, "sh", "-c", "echo x > f && git add f && git commit -qm boxed && git log -1 --format='%an <%ae>'")
+	if r.code != 0 || r.stdout != want+"\n" {
+		t.Errorf("a commit in the box: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+}
+
+// TestStrictVenvPyenvPython: a project's .venv made with pyenv's python
+// links to an interpreter under ~/.pyenv, which a box without --binds
+// python does not show: a venv command run inside the box (as an agent
+// runs it) fails with a bare "not found", so the launch names the
+// interpreter and the spec; with --binds python it runs.
+func TestStrictVenvPyenvPython(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	env = append(env, "PATH="+toolPATH())
+	pybin := filepath.Join(home, ".pyenv", "versions", "3.99.0", "bin")
+	os.MkdirAll(pybin, 0o755)
+	py := filepath.Join(pybin, "python3.99")
+	os.WriteFile(py, []byte("#!/bin/sh\necho \"python 3.99 $*\"\n"), 0o755)
+	venv := filepath.Join(repo, ".venv")
+	os.MkdirAll(filepath.Join(venv, "bin"), 0o755)
+	os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = "+pybin+"\n"), 0o644)
+	os.Symlink(py, filepath.Join(venv, "bin", "python"))
+	os.WriteFile(filepath.Join(venv, "bin", "pytest"), []byte("#!"+filepath.Join(venv, "bin", "python")+"\n"), 0o755)
+	r := strict(t, repo, env, nil, "sh", "-c", ".venv/bin/pytest -q")
+	want := "aisan: warning: the project's .venv/bin/python is " + py + ", which the box does not show, so the virtualenv's commands fail there with \"not found\"; --binds python brings it"
+	if r.code == 0 || !strings.Contains(r.stderr, "not found") || !strings.Contains(r.stderr, want) {
+		t.Errorf("without --binds python: exit %d, stdout %q, stderr %q, want %q", r.code, r.stdout, r.stderr, want)
+	}
+	r = strict(t, repo, env, []string{"--binds", "python"}, "sh", "-c", ".venv/bin/pytest -q")
+	if r.code != 0 || !strings.Contains(r.stdout, "python 3.99 .venv/bin/pytest -q") || strings.Contains(r.stderr, "does not show") {
+		t.Errorf("with --binds python: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

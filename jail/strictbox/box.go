@@ -175,7 +175,7 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		}
 	}
 	b.git, b.gitconfig, b.guard, b.held = f.git, f.gitconfig, f.guard, f.held
-	notes := slices.Concat(tc.notes, f.guard.Notes)
+	notes := slices.Concat(tc.notes, f.guard.Notes, heldTreeNotes(f.repo, f.guard))
 	if rulesNote != "" {
 		notes = append(notes, rulesNote)
 	}
@@ -183,6 +183,19 @@ func (b *Box) Prepare(req jail.Request, h jail.Host, slotName string, dry bool) 
 		notes = append(notes, n)
 	}
 	if n := agentRunNote(req.Kind, command); n != "" {
+		notes = append(notes, n)
+	}
+	if n := goLocalNote(h.Cwd, f.repo, func(p string) bool {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return o.Shows(p)
+	}); n != "" {
+		notes = append(notes, n)
+	}
+	if n := venvNote(h.Cwd, f.repo, o.Shows, func(d string) string {
+		return pathProviders(h, b.Options.Facts, []string{d})[d]
+	}); n != "" {
 		notes = append(notes, n)
 	}
 	if n := f.codexPolicy.note(f.codexConfig); n != "" {

@@ -175,8 +175,6 @@ func rootEntries() []jail.RootEntry {
 // is and settings that run nothing and hold no secret.
 var gitIdentityKeys = []string{"user.name", "user.email", "init.defaultbranch", "core.autocrlf", "core.eol", "pull.rebase", "merge.conflictstyle", "diff.algorithm"}
 
-// gitIdentity builds the box's gitconfig from the user's global one, or
-// returns nil when it sets none of gitIdentityKeys.
 // maxEnvrc caps an .envrc read for what it loads.
 const maxEnvrc = 1 << 20
 
@@ -477,13 +475,17 @@ func envrcLoads(p string) ([]gitpin.Steer, error) {
 	return out, nil
 }
 
-func gitIdentity(home, xdgConfig string) []byte {
+// gitIdentity builds the box's gitconfig from the user's global one, as
+// git reads it in the repository whose git dir is gitDir (includes and
+// the includeIf.gitdir: that match it followed), or returns nil when it
+// sets none of gitIdentityKeys.
+func gitIdentity(home, xdgConfig, gitDir string) []byte {
 	files := []string{filepath.Join(home, ".config", "git", "config")}
 	if xdgConfig != "" {
 		files[0] = filepath.Join(xdgConfig, "git", "config")
 	}
 	files = append(files, filepath.Join(home, ".gitconfig"))
-	settings := gitpin.ReadConfig(files...)
+	settings := gitpin.ReadIdentity(home, gitDir, files...)
 	var b bytes.Buffer
 	for _, k := range gitIdentityKeys {
 		v, ok := gitpin.Lookup(settings, k)
@@ -665,7 +667,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		}
 		f.binds = append(f.binds, m)
 	}
-	f.gitconfig = gitIdentity(h.Home, f.xdgConfig)
+	f.gitconfig = gitIdentity(h.Home, f.xdgConfig, f.git.GitDir)
 	if a, ok := agent.ByKind(string(kind)); ok {
 		if f.stateBase, err = slot.BaseName(f.repo, string(kind)); err != nil {
 			return f, err

@@ -197,8 +197,10 @@ func checkPath(p, name string, kind jail.Kind) error {
 
 // checkCommand refuses a command name the box's PATH does not find (the
 // host's PATH does not either: what it finds, toolDirs binds), saying
-// which shipped spec brings it where it is installed off the PATH.
-func checkCommand(kind jail.Kind, name string, so jail.StrictOptions, f facts) error {
+// which shipped spec brings it where it is installed off the PATH
+// (unless files, the bind specs loaded, hold it already) and where the
+// project in cwd has one of its own.
+func checkCommand(kind jail.Kind, name string, so jail.StrictOptions, f facts, cwd string, files []string) error {
 	if strings.Contains(name, "/") {
 		return nil
 	}
@@ -207,11 +209,47 @@ func checkCommand(kind jail.Kind, name string, so jail.StrictOptions, f facts) e
 		return nil
 	}
 	var hints []string
-	if spec := bindspec.ShippedProvides()[name]; spec != "" {
+	if spec := bindspec.ShippedProvides()[name]; spec != "" && !slices.Contains(files, bindspec.ShippedFile(spec)) {
 		hints = append(hints, "--binds "+spec+" brings "+name+" where this host has it installed")
 	}
+	hints = append(hints, projectBinHints(name, cwd, f.repo)...)
 	hints = append(hints, "the box's PATH is "+strings.Join(path, ":")+"; 'aisan explain run --strict' shows what of yours it lacks")
 	return jail.WithHints(&jail.NotFoundError{Name: name, Kind: kind}, hints...)
+}
+
+// projectBins are a project's own directories of commands that its
+// tools put on PATH only when asked (a virtualenv once activated, npm
+// for its scripts and npx): a box's PATH has them when the host's has.
+var projectBins = []struct{ dir, what, also string }{
+	{".venv/bin", "virtualenv", ""},
+	{"venv/bin", "virtualenv", ""},
+	{"node_modules/.bin", "node_modules", ", or npx %s"},
+}
+
+// projectBinHints names the nearest of the project's own commands called
+// name, looking in cwd and each directory above it up to repo: the box
+// runs it by its path, relative to cwd.
+func projectBinHints(name, cwd, repo string) []string {
+	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
+		for _, b := range projectBins {
+			p := filepath.Join(d, b.dir, name)
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+				continue
+			}
+			rel, err := filepath.Rel(cwd, p)
+			if err != nil {
+				rel = p
+			}
+			also := ""
+			if b.also != "" {
+				also = fmt.Sprintf(b.also, name)
+			}
+			return []string{fmt.Sprintf("this project's %s has %s: run it by its path, %s%s", b.what, name, rel, also)}
+		}
+		if repo == "" || d == repo || !within(d, repo) || d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }
 
 // swap is a toolchain command that runs another program in the box than
@@ -342,7 +380,7 @@ type toolchainPlan struct {
 // toolchain commands the box would swap, and (for explain, dry) renders
 // the PATH section with the spec that brings each missing directory.
 func planToolchain(kind jail.Kind, name string, h jail.Host, so jail.StrictOptions, f facts, o Options, dry bool) (toolchainPlan, error) {
-	if err := checkCommand(kind, name, so, f); err != nil {
+	if err := checkCommand(kind, name, so, f, h.Cwd, o.BindFiles); err != nil {
 		return toolchainPlan{}, err
 	}
 	ss := swaps(so, f)

@@ -55,7 +55,7 @@ func TestCommandInTheBoxPath(t *testing.T) {
 				tc.edit(&o, &f)
 			}
 			so, _ := decide(jail.KindRun, []string{tc.cmd}, h, "r-1-run", o, f)
-			err := checkCommand(jail.KindRun, tc.cmd, so, f)
+			err := checkCommand(jail.KindRun, tc.cmd, so, f, h.Cwd, o.BindFiles)
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -138,7 +138,7 @@ func TestRelativeCommands(t *testing.T) {
 		var so jail.StrictOptions
 		if err == nil {
 			so, _ = decide(jail.KindRun, []string{tc.cmd}, h, "r-1-run", Options{}, f)
-			err = checkCommand(jail.KindRun, tc.cmd, so, f)
+			err = checkCommand(jail.KindRun, tc.cmd, so, f, h.Cwd, nil)
 		}
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -245,6 +245,52 @@ func TestSpecNote(t *testing.T) {
 		got := strings.Join(specNote(tt.kind, tt.name, tt.files), "\n")
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("%s %s %q: %q, want %q", tt.kind, tt.name, tt.files, got, tt.want)
+		}
+	}
+}
+
+// TestProjectBinHints: a command the box's PATH lacks that the project
+// has in its virtualenv or node_modules (found from the working
+// directory up to the repository) is named with the path that runs it;
+// a spec already loaded is not offered again.
+func TestProjectBinHints(t *testing.T) {
+	repo := t.TempDir()
+	sub := filepath.Join(repo, "packages", "web")
+	os.MkdirAll(filepath.Join(repo, ".venv", "bin"), 0o755)
+	os.MkdirAll(filepath.Join(sub, "node_modules", ".bin"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".venv", "bin", "pytest"), []byte("#!/bin/sh\n"), 0o755)
+	os.Symlink("/usr/bin/env", filepath.Join(repo, ".venv", "bin", "python"))
+	os.WriteFile(filepath.Join(sub, "node_modules", ".bin", "vitest"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".venv", "bin", "notexec"), nil, 0o644)
+	for _, tc := range []struct {
+		cmd, cwd string
+		files    []string
+		want     string
+		not      string
+	}{
+		{cmd: "pytest", cwd: repo, want: "this project's virtualenv has pytest: run it by its path, .venv/bin/pytest"},
+		{cmd: "pytest", cwd: sub, want: "this project's virtualenv has pytest: run it by its path, ../../.venv/bin/pytest"},
+		{cmd: "python", cwd: repo, files: []string{bindspec.ShippedFile("python")},
+			want: "this project's virtualenv has python: run it by its path, .venv/bin/python", not: "--binds python"},
+		{cmd: "python", cwd: repo, want: "--binds python brings python where this host has it installed"},
+		{cmd: "vitest", cwd: sub, want: "this project's node_modules has vitest: run it by its path, node_modules/.bin/vitest, or npx vitest"},
+		{cmd: "vitest", cwd: repo, not: "vitest: run it"},
+		{cmd: "notexec", cwd: repo, not: "run it by its path"},
+	} {
+		f := facts{repo: repo, found: found{}}
+		h := jail.Host{Cwd: tc.cwd, Home: "/h", AisanHome: "/h/.aisan", Env: []string{"PATH=/usr/bin"}}
+		so, _ := decide(jail.KindRun, []string{tc.cmd}, h, "r-1-run", Options{}, f)
+		err := checkCommand(jail.KindRun, tc.cmd, so, f, tc.cwd, tc.files)
+		var hinted interface{ Hints() []string }
+		if !errors.As(err, &hinted) {
+			t.Fatalf("%s in %s: error %v", tc.cmd, tc.cwd, err)
+		}
+		hints := strings.Join(hinted.Hints(), "\n")
+		if tc.want != "" && !slices.Contains(hinted.Hints(), tc.want) {
+			t.Errorf("%s in %s: hints %q, want %q", tc.cmd, tc.cwd, hints, tc.want)
+		}
+		if tc.not != "" && strings.Contains(hints, tc.not) {
+			t.Errorf("%s in %s: hints %q, do not want %q", tc.cmd, tc.cwd, hints, tc.not)
 		}
 	}
 }

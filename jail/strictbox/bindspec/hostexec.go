@@ -206,6 +206,10 @@ type WorkdirError struct {
 	Dir, Path, Why string
 	// Link is set when Path is a link into Dir.
 	Link bool
+	// Venv is set when Path is the bin directory of a Python
+	// virtualenv (its parent holds pyvenv.cfg): one the user's shell
+	// activated.
+	Venv bool
 }
 
 func (e *WorkdirError) Error() string {
@@ -223,14 +227,26 @@ func (e *WorkdirError) Error() string {
 
 // Hints says what to do instead.
 func (e *WorkdirError) Hints() []string {
-	hints := []string{
-		"cd into a project directory and start the box there",
-		"to let a box read this directory, bind it read-only from a bind spec (ro = [\"" + e.Dir + "\"]) and start it elsewhere",
+	ro := "to let a box read this directory, bind it read-only from a bind spec (ro = [\"" + e.Dir + "\"]) and start it elsewhere"
+	if e.Why != pathWhy || e.Link || e.Path == e.Dir || !within(e.Path, e.Dir) {
+		return []string{"cd into a project directory and start the box there", ro}
 	}
-	if e.Why == pathWhy && !e.Link && e.Path != e.Dir && within(e.Path, e.Dir) {
-		hints = append(hints, "in a project: take "+e.Path+" off your PATH, or let the project's .envrc put it there (PATH_add): a strict box holds what an .envrc puts on PATH for review")
+	// An activated virtualenv of this project: the project is the right
+	// place, the PATH is not.
+	if e.Venv {
+		rel, err := filepath.Rel(e.Dir, e.Path)
+		if err != nil {
+			rel = e.Path
+		}
+		return []string{
+			"it is the virtualenv your shell activated: run 'deactivate', then start the box, which runs the virtualenv's commands by their path (" + filepath.Join(rel, "python") + ", " + filepath.Join(rel, "pytest") + ") or after activating it inside (sh -c '. " + filepath.Join(rel, "activate") + " && pytest')",
+			"or let the project's .envrc put it on PATH (PATH_add " + rel + "): a strict box holds what an .envrc puts on PATH for review",
+		}
 	}
-	return hints
+	return []string{
+		"cd into a project directory and start the box there", ro,
+		"in a project: take " + e.Path + " off your PATH, or let the project's .envrc put it there (PATH_add): a strict box holds what an .envrc puts on PATH for review",
+	}
 }
 
 // CheckWorkdir refuses a strict box's repository or working directory
@@ -271,7 +287,9 @@ func CheckWorkdir(dirs []string, h Host) error {
 		d = filepath.Clean(d)
 		clean = append(clean, d)
 		if r, ok := reachesHostExec(d, table, realPath); ok {
-			return &WorkdirError{Dir: d, Path: r.path, Why: r.why}
+			_, err := os.Stat(filepath.Join(filepath.Dir(r.path), "pyvenv.cfg"))
+			venv := err == nil && r.why == pathWhy && filepath.Base(r.path) == "bin"
+			return &WorkdirError{Dir: d, Path: r.path, Why: r.why, Venv: venv}
 		}
 	}
 	if len(clean) == 0 {

@@ -134,3 +134,42 @@ func wantWorkdirError(t *testing.T, err error, want string) *WorkdirError {
 	}
 	return we
 }
+
+// TestCheckWorkdirProjectPath: a project whose own directory is on the
+// host's PATH is refused with what to do in a project; when that
+// directory is an activated virtualenv's bin, the hints say to
+// deactivate it and how the box runs its commands, not to cd elsewhere.
+func TestCheckWorkdirProjectPath(t *testing.T) {
+	proj, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(proj, ".venv", "bin"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".venv", "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644)
+	os.MkdirAll(filepath.Join(proj, "bin"), 0o755)
+	for _, tc := range []struct {
+		path      string
+		want, not []string
+	}{
+		{path: filepath.Join(proj, ".venv", "bin"),
+			want: []string{"it is the virtualenv your shell activated: run 'deactivate', then start the box", ".venv/bin/pytest", "sh -c '. .venv/bin/activate && pytest'", "PATH_add .venv/bin"},
+			not:  []string{"cd into a project directory"}},
+		{path: filepath.Join(proj, "bin"),
+			want: []string{"take " + filepath.Join(proj, "bin") + " off your PATH", "PATH_add"},
+			not:  []string{"virtualenv"}},
+	} {
+		h := Host{Home: "/home/u", Facts: userFacts, PATH: []string{tc.path, "/usr/bin"}}
+		we := wantWorkdirError(t, CheckWorkdir([]string{proj, proj}, h), "it holds "+tc.path+" (a directory on your PATH)")
+		hints := strings.Join(we.Hints(), "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(hints, w) {
+				t.Errorf("%s: hints %q, want %q", tc.path, hints, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(hints, n) {
+				t.Errorf("%s: hints %q, do not want %q", tc.path, hints, n)
+			}
+		}
+	}
+}
