@@ -518,3 +518,40 @@ echo planted`)
 	}
 	checkHeld(t, r, env, slotName(repo, "run"), []string{".tool-versions", "tools/node", "tools/rust", "other/rust-toolchain", ".npmrc", "yarn-4.1.0.cjs"}, []string{"python path:", "echo planted node", "echo planted cargo", "planted yarn", "ignore-scripts=false"})
 }
+
+// TestHandoffPythonVenv: a virtual environment in the repository runs
+// what a box could plant with no question: every start of its python
+// runs the import lines of each .pth file in site-packages (an editor's
+// Python extension starts it on folder open), and the user's shell
+// sources bin/activate. After a box planted a .pth and rewrote
+// activate, the host's next '.venv/bin/python -c pass' and '.
+// .venv/bin/activate' run neither: both are held.
+func TestHandoffPythonVenv(t *testing.T) {
+	needTool(t, "/usr/bin/python3")
+	repo, _, env := strictRepo(t)
+	if r := runCmd(t, repo, env, "", "/usr/bin/python3", "-m", "venv", "--without-pip", ".venv"); r.code != 0 {
+		need(t, "python3 -m venv", fmt.Errorf("%s", r.stderr))
+	}
+	site, _ := filepath.Glob(filepath.Join(repo, ".venv", "lib", "python3*", "site-packages"))
+	if len(site) != 1 {
+		t.Fatalf("site-packages: %q", site)
+	}
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	pwned := filepath.Join(out, "PWNED")
+	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+echo "import os; open('%[1]s.pth', 'w')" > %[2]s/zz-planted.pth
+echo "touch %[1]s.activate" >> .venv/bin/activate
+echo planted`, pwned, shq(site[0])))
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if h := runCmd(t, repo, env, "", filepath.Join(repo, ".venv", "bin", "python"), "-c", "pass"); h.code != 0 {
+		t.Fatalf("the host's venv python after the box: %q %q", h.stdout, h.stderr)
+	}
+	if h := runCmd(t, repo, env, "", "sh", "-c", ". .venv/bin/activate"); h.code != 0 {
+		t.Errorf("the host's activate after the box: %q %q", h.stdout, h.stderr)
+	}
+	absent(t, "the host's venv after the box", pwned+".pth", pwned+".activate")
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"zz-planted.pth", ".venv/bin/activate"}, []string{"touch " + pwned + ".activate"})
+}

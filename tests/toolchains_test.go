@@ -673,19 +673,12 @@ func TestStrictPythonVenvHints(t *testing.T) {
 	}
 	venvBin := filepath.Join(repo, ".venv", "bin")
 	os.WriteFile(filepath.Join(venvBin, "pytest"), []byte("#!"+filepath.Join(venvBin, "python")+"\nimport sys\nprint('fake pytest in', sys.prefix)\n"), 0o755)
+	// Activated: the venv's bin is on the host's PATH, and the box sees
+	// it as a copy held for review (pyvenv.cfg's row), so it starts.
 	activated := append(slices.Clone(env), "PATH="+toolPATH(venvBin), "VIRTUAL_ENV="+filepath.Join(repo, ".venv"))
 	r := strict(t, repo, activated, []string{"--binds", "python"}, "pytest")
-	for _, w := range []string{
-		"aisan: error: a strict box does not start in " + repo + ": it holds " + venvBin + " (a directory on your PATH)",
-		"aisan: hint: it is the virtualenv your shell activated: run 'deactivate', then start the box",
-		".venv/bin/pytest",
-	} {
-		if r.code == 0 || !strings.Contains(r.stderr, w) {
-			t.Errorf("activated: exit %d, stderr %q, want %q", r.code, r.stderr, w)
-		}
-	}
-	if strings.Contains(r.stderr, "cd into a project directory") {
-		t.Errorf("activated: the hint sends the user away from the project: %q", r.stderr)
+	if r.code != 0 || r.stdout != "fake pytest in "+filepath.Join(repo, ".venv")+"\n" {
+		t.Errorf("activated: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	env = append(env, "PATH="+toolPATH())
 	r = strict(t, repo, env, []string{"--binds", "python"}, "pytest")

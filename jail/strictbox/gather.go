@@ -236,6 +236,8 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		return rustToolchainLoads(p), nil
 	case ".yarnrc.yml", ".yarnrc":
 		return yarnLoads(p), nil
+	case "pyvenv.cfg":
+		return venvLoads(p), nil
 	}
 	if strings.HasSuffix(p, ".code-workspace") {
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {

@@ -231,3 +231,19 @@ func absUnder(dir string, ps []string) []string {
 	}
 	return out
 }
+
+// venvLoads is the bin directory of the virtual environment whose
+// pyvenv.cfg is p: the python an editor's Python extension starts on its
+// own when the folder opens (and so every .pth file the box could plant
+// runs), and the activate scripts the user's shell sources. It is held
+// whole; a bin that is a link, or none, is left to its own rows.
+func venvLoads(p string) []gitpin.Steer {
+	if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	bin := filepath.Join(filepath.Dir(p), "bin")
+	if st, err := os.Lstat(bin); err != nil || !st.IsDir() {
+		return nil
+	}
+	return []gitpin.Steer{{Path: bin, Dir: true, Why: "Python: the virtual environment " + filepath.Dir(p) + "'s commands, its python and activate scripts"}}
+}
