@@ -54,6 +54,12 @@ var renderTests = []struct{ name, in, want string }{
 	{"hyperlink", "\x1b]8;;http://x/\x1b\\link\x1b]8;;\x1b\\\r\n", "link\n"},
 	{"command cut by an escape", "a\x1b]0;t\x1b[1mb\r\n", "ab\n"},
 	{"escape then not a command", "a\x1b\x1b[1mb\x1b(Bc\r\n", "abc\n"},
+	// Counts the emulator steps through one by one are cut to the width:
+	// two billion would keep it busy for minutes.
+	{"repeat past the width", "a\x1b[999999999b\r\n", strings.Repeat("a", 40) + "\na\n"},
+	{"repeat, default count", "a\x1b[bz\r\n", "aaz\n"},
+	{"tabs past the width", "\x1b[999999999Ix\x1b[999999999Zy\r\n", strings.Repeat(" ", 39) + "x\ny\n"},
+	{"erase past the width", "abc\x1b[1G\x1b[999999999Xz\r\n", "z\n"},
 }
 
 // altFrame draws frame i of a full-screen view: a title, four lines of
@@ -98,6 +104,16 @@ func TestRender(t *testing.T) {
 				t.Errorf("render(%q) byte by byte = %q, want %q", c.in, got, c.want)
 			}
 		})
+	}
+}
+
+// Repeats (REP) together draw no more than a few characters per byte
+// played: a transcript of repeats plays about as fast as plain text.
+func TestRenderRepeatBudget(t *testing.T) {
+	in := "x" + strings.Repeat("\x1b[999b", 64<<10)
+	got := strings.Count(render(200, 50, in), "x")
+	if limit := 1 + repeatsPerByte*(len(in)+feedChunk); got > limit || got < 200 {
+		t.Errorf("%d bytes of repeats drew %d characters, want at least a line and at most %d", len(in), got, limit)
 	}
 }
 
