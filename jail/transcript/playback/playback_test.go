@@ -273,6 +273,8 @@ var plainTests = []struct{ name, in, want string }{
 	{"column and erase", "old text\x1b[1G\x1b[Knew\n", "new\n"},
 	{"erase whole line", "gone\x1b[2K\x1b[Gback\n", "back\n"},
 	{"column past end", "ab\x1b[5Gc\n", "ab  c\n"},
+	// Spaces past the end cost bytes played: four per byte at most.
+	{"column far past end", "a\x1b[999999999Gb\n", "a" + strings.Repeat(" ", 4*14) + "b\n"},
 	{"UTF-8", "héllo → wörld ✓\n", "héllo → wörld ✓\n"},
 	{"no final newline", "prompt> ", "prompt> "},
 }
@@ -295,6 +297,15 @@ func TestPlain(t *testing.T) {
 		if got := playPlain(split(c.in, 1)...); got != c.want {
 			t.Errorf("%s byte by byte: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// Moves past the end of the line add no more than a few spaces per byte
+// played, whatever column they name.
+func TestPlainPadBudget(t *testing.T) {
+	in := strings.Repeat("\x1b[999999999Gx\n", 4<<10)
+	if out := playPlain(in); len(out) > (padPerByte+1)*len(in) || strings.Count(out, "x\n") != 4<<10 {
+		t.Errorf("%d bytes played as %d, want every line and at most %d", len(in), len(out), (padPerByte+1)*len(in))
 	}
 }
 
