@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,6 +146,31 @@ func TestConfigDirMadeBeforeJail(t *testing.T) {
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 		t.Errorf("the configuration dir after the launch: %v, %v; want a directory, mode 0700", fi, err)
+	}
+}
+
+// TestConfigDirMadeBeforeJailXDG: with XDG_CONFIG_HOME set, a home
+// without ~/.config/aisan gets that dir from the launch too, read-only
+// in the jail: an aisan started without the variable (another terminal,
+// an editor, a timer) reads its configuration there, so a jail that made
+// it chose the next strict box's network and binds.
+func TestConfigDirMadeBeforeJailXDG(t *testing.T) {
+	requireSlots(t)
+	home, env := testEnv(t)
+	dir := filepath.Join(home, ".config", "aisan")
+	jailEnv := append(slices.Clone(env), "XDG_CONFIG_HOME="+filepath.Join(t.TempDir(), "xdg"))
+	r := aisanIn(t, slotWorktree(t), jailEnv, "", "run", "--", "sh", "-c",
+		`mkdir -p "$1" 2>/dev/null; printf 'net = true\n' >"$1/config.toml" 2>/dev/null && echo wrote || echo refused`, "attack", dir)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "refused" {
+		t.Errorf("creating ~/.config/aisan/config.toml from inside a jail: code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// The host's next step: an aisan without XDG_CONFIG_HOME, elsewhere.
+	next := aisanIn(t, slotWorktree(t), append(env, "XDG_CONFIG_HOME="), "", "config")
+	if strings.Contains(next.stdout, "config.toml:") {
+		t.Errorf("the next launch without XDG_CONFIG_HOME reads a configuration the jail made:\n%s", next.stdout)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("~/.config/aisan after the launch: %v, %v; want a directory, mode 0700", fi, err)
 	}
 }
 

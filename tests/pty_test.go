@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -343,5 +344,80 @@ func TestPTYLogsRendered(t *testing.T) {
 	}
 	if r := aisan(t, env, "", "logs", "--launch", "3", slotName); r.code == 0 || !strings.Contains(r.stderr, "has 2 kept launches") {
 		t.Errorf("aisan logs --launch 3: %d %q", r.code, r.stderr)
+	}
+}
+
+// TestPTYLogsHugeCounts: a jail that prints escape sequences with counts
+// of two billion (repeat the last character, tab forward or back, erase
+// characters) does not keep the host's next 'aisan logs' busy: the
+// rendering cuts each count to the screen's width, as a terminal's line
+// would, and prints what the terminal showed.
+func TestPTYLogsHugeCounts(t *testing.T) {
+	requireJail(t)
+	_, env := testEnv(t)
+	term := newTerminal(t, 24, 80)
+	seqs := `x\033[999999999b\r\n\033[999999999I\033[999999999Z\033[999999999Xdone\r\n`
+	cmd := exec.Command(aisanBin, "run", "--", "sh", "-c", `printf "$1$1$1"; echo printed`, "sh", seqs)
+	cmd.Env = append(os.Environ(), env...)
+	term.start(cmd)
+	term.expect("printed")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the jail: %v; terminal showed %q", err, term.seen)
+	}
+	slotName := ""
+	for name := range slotList(t, env) {
+		slotName = name
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	logs := exec.CommandContext(ctx, aisanBin, "logs", slotName)
+	logs.Env = append(os.Environ(), env...)
+	out, err := logs.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("aisan logs %s still runs after 20s (a jail's nine bytes keep it busy)", slotName)
+	}
+	if err != nil {
+		t.Fatalf("aisan logs %s: %v", slotName, err)
+	}
+	if want := strings.Repeat("x", 80) + "\n"; strings.Count(string(out), want) != 3 || strings.Count(string(out), "done") != 3 {
+		t.Errorf("aisan logs %s = %q, want three lines of 80 x's and three of done", slotName, out)
+	}
+}
+
+// TestLogsPlainHugeColumn: a jail whose output goes to a pipe (no
+// terminal: its transcript is played line by line) and moves the cursor
+// to column 999999999 does not make the host's next 'aisan logs'
+// allocate gigabytes of spaces (it ran out of memory) nor run for long:
+// it prints the line within 2 GiB of address space and 20 seconds.
+func TestLogsPlainHugeColumn(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("no prlimit here")
+	}
+	if r := aisanIn(t, slotWorktree(t), env, "", "run", "--", "printf", `a\033[999999999Gb\nafter\n`); r.code != 0 {
+		t.Fatalf("the jail: code %d, stderr %q", r.code, r.stderr)
+	}
+	slotName := ""
+	for name := range slotList(t, env) {
+		slotName = name
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	logs := exec.CommandContext(ctx, prlimit, "--as=2147483648", aisanBin, "logs", slotName)
+	logs.Env = append(os.Environ(), env...)
+	var stderr strings.Builder
+	logs.Stderr = &stderr
+	out, err := logs.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("aisan logs %s still runs after 20s", slotName)
+	}
+	if err != nil {
+		t.Fatalf("aisan logs %s: %v; stderr %.300q", slotName, err, stderr.String())
+	}
+	lines := strings.Split(string(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "a ") || !strings.HasSuffix(lines[0], " b") || len(lines[0]) > 1<<10 || lines[1] != "after" {
+		t.Errorf("aisan logs %s = %.300q, want a line of a, some spaces and b, then after", slotName, out)
 	}
 }

@@ -352,6 +352,47 @@ func TestHistoryCopySwapped(t *testing.T) {
 	}
 }
 
+// TestHistoryHostFileSparse: a jail (any, not a codex one) makes the
+// user's Codex history a sparse file of 40 GiB, which costs it nothing;
+// the next codex launch in another worktree, whose agent adds a prompt,
+// merges it into the host file within 6 GiB of address space (reading
+// the file whole ran the launcher out of memory) and the prompt is there.
+func TestHistoryHostFileSparse(t *testing.T) {
+	requireSlots(t)
+	home, env := testEnv(t)
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("no prlimit here")
+	}
+	hostFile := filepath.Join(home, ".codex", "history.jsonl")
+	os.MkdirAll(filepath.Dir(hostFile), 0o700)
+	os.WriteFile(hostFile, nil, 0o600)
+	bin := t.TempDir()
+	os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\necho '{\"session_id\":\"s1\",\"ts\":1700000000,\"text\":\"typed after\"}' >> \"$HOME/.codex/history.jsonl\"\n"), 0o755)
+	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"))
+	victim := slotWorktree(t)
+	if r := aisanIn(t, victim, env, "", "codex"); r.code != 0 {
+		t.Fatalf("first codex launch: code %d, stderr %q", r.code, r.stderr)
+	}
+	if r := aisanIn(t, slotWorktree(t), env, "", "run", "--", "truncate", "-s", "40G", hostFile); r.code != 0 {
+		t.Fatalf("the jail: code %d, stderr %q", r.code, r.stderr)
+	}
+	r := runCmd(t, victim, env, "", prlimit, "--as=6442450944", aisanBin, "codex")
+	if r.code != 0 {
+		t.Fatalf("the next codex launch: code %d, stderr %.400q", r.code, r.stderr)
+	}
+	f, err := os.Open(hostFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tail := make([]byte, 4096)
+	n, _ := f.ReadAt(tail, 40<<30)
+	if !strings.Contains(string(tail[:n]), `"typed after"`) {
+		t.Errorf("the prompt is not at the end of the host history: %q", tail[:n])
+	}
+}
+
 // TestNoTerminalInjection: without a pty (stdin not a terminal), the jail
 // has no controlling terminal: TIOCSTI on the user's terminal fails (the
 // same call outside the jail succeeds, so the test can tell) and

@@ -379,7 +379,7 @@ func merge(path, host string, valid func([]byte) bool) (int, error) {
 	if err := flockWait(h); err != nil {
 		return 0, fmt.Errorf("locking host history %s: %w", host, err)
 	}
-	have, err := io.ReadAll(h)
+	have, err := readTail(h)
 	if err != nil {
 		return 0, fmt.Errorf("reading host history %s: %w", host, err)
 	}
@@ -567,6 +567,29 @@ func readOwnFrom(path string, from int64) ([]byte, int64, error) {
 	return data, from, err
 }
 
+// readTail reads the last maxCopy bytes of f from its first whole line
+// on, or all of it when it is shorter: the lines a merge must not append
+// twice are recent ones. A jail writes the host file (and a codex jail its
+// copy), and a sparse file of any size costs it nothing: read whole, it
+// made the launcher that merged into it take all the memory there was.
+func readTail(f *os.File) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	from := max(fi.Size()-maxCopy, 0)
+	data, err := io.ReadAll(io.NewSectionReader(f, from, fi.Size()-from))
+	if err != nil || from == 0 {
+		return data, err
+	}
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return data[i+1:], nil
+	}
+	// No line ends here: its last byte alone, which tells the caller
+	// to end the line before appending.
+	return data[len(data)-1:], nil
+}
+
 func readMark(path string) int64 {
 	data, _, err := readOwnFrom(path, 0)
 	if err != nil {
@@ -708,7 +731,7 @@ func adoptOutside(path, host, sessions, root string) error {
 		if err := flockWait(f); err != nil {
 			return fmt.Errorf("locking history copy %s: %w", path, err)
 		}
-		have, err := io.ReadAll(f)
+		have, err := readTail(f)
 		if err != nil {
 			return fmt.Errorf("reading history copy: %w", err)
 		}

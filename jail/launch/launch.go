@@ -323,10 +323,19 @@ func (l *run) prepareFiles() error {
 		return err
 	}
 	trace("mode prepared")
-	// aisan's configuration dir is bound read-only into the jail only
-	// when it exists: made now when missing, so that no jail can create
-	// a configuration the next launch would read.
-	if d := config.Dir(h.Getenv, h.Home); d != "" {
+	// aisan's configuration dirs are bound read-only into the jail only
+	// when they exist: made now when missing, so that no jail can create
+	// a configuration the next launch would read. Both of them: this
+	// launch's, and ~/.config/aisan, which an aisan started without
+	// XDG_CONFIG_HOME (another terminal, an editor, a timer) reads.
+	cfgDirs := []string{config.Dir(h.Getenv, h.Home)}
+	if filepath.IsAbs(h.Home) {
+		cfgDirs = append(cfgDirs, config.DefaultDir(h.Home))
+	}
+	for _, d := range cfgDirs {
+		if d == "" {
+			continue
+		}
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("creating aisan's configuration dir %s (every jail gets it read-only): %w", d, err)
 		}

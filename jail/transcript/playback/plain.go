@@ -12,6 +12,10 @@ import (
 // in pieces rather than held forever.
 const maxLine = 64 << 10
 
+// padPerByte bounds the spaces that moves past a line's end add, per
+// byte played.
+const padPerByte = 4
+
 // plain plays output that went to pipes rather than a terminal: its lines
 // are as long as the program wrote them (a terminal of any width would
 // wrap them, and a JSON line must stay one line). A maintained parser
@@ -24,6 +28,9 @@ type plain struct {
 	line []rune
 	col  int
 	err  error
+	// fed counts the bytes played, padded the spaces columns past a
+	// line's end added (see print).
+	fed, padded int
 }
 
 func newPlain(w io.Writer) *plain {
@@ -37,12 +44,21 @@ func newPlain(w io.Writer) *plain {
 }
 
 func (pl *plain) print(r rune) {
+	if pl.col > len(pl.line) {
+		// A column past the line's end is padded with spaces, up to
+		// maxLine and within what the bytes played so far pay for: in
+		// ten bytes a jail can ask for column 999999999, which made
+		// 'aisan logs' allocate gigabytes for a line of spaces.
+		pad := min(pl.col-len(pl.line), maxLine-len(pl.line), padPerByte*pl.fed-pl.padded)
+		for range max(pad, 0) {
+			pl.line = append(pl.line, ' ')
+		}
+		pl.padded += max(pad, 0)
+		pl.col = len(pl.line)
+	}
 	if pl.col < len(pl.line) {
 		pl.line[pl.col] = r
 	} else {
-		for len(pl.line) < pl.col {
-			pl.line = append(pl.line, ' ')
-		}
 		pl.line = append(pl.line, r)
 	}
 	pl.col++
@@ -103,6 +119,7 @@ func (pl *plain) emit(newline bool) {
 
 func (pl *plain) Write(p []byte) (int, error) {
 	for _, b := range p {
+		pl.fed++
 		pl.p.Advance(b)
 	}
 	return len(p), pl.err

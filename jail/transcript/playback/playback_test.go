@@ -54,6 +54,12 @@ var renderTests = []struct{ name, in, want string }{
 	{"hyperlink", "\x1b]8;;http://x/\x1b\\link\x1b]8;;\x1b\\\r\n", "link\n"},
 	{"command cut by an escape", "a\x1b]0;t\x1b[1mb\r\n", "ab\n"},
 	{"escape then not a command", "a\x1b\x1b[1mb\x1b(Bc\r\n", "abc\n"},
+	// Counts the emulator steps through one by one are cut to the width:
+	// two billion would keep it busy for minutes.
+	{"repeat past the width", "a\x1b[999999999b\r\n", strings.Repeat("a", 40) + "\na\n"},
+	{"repeat, default count", "a\x1b[bz\r\n", "aaz\n"},
+	{"tabs past the width", "\x1b[999999999Ix\x1b[999999999Zy\r\n", strings.Repeat(" ", 39) + "x\ny\n"},
+	{"erase past the width", "abc\x1b[1G\x1b[999999999Xz\r\n", "z\n"},
 }
 
 // altFrame draws frame i of a full-screen view: a title, four lines of
@@ -98,6 +104,16 @@ func TestRender(t *testing.T) {
 				t.Errorf("render(%q) byte by byte = %q, want %q", c.in, got, c.want)
 			}
 		})
+	}
+}
+
+// Repeats (REP) together draw no more than a few characters per byte
+// played: a transcript of repeats plays about as fast as plain text.
+func TestRenderRepeatBudget(t *testing.T) {
+	in := "x" + strings.Repeat("\x1b[999b", 64<<10)
+	got := strings.Count(render(200, 50, in), "x")
+	if limit := 1 + repeatsPerByte*(len(in)+feedChunk); got > limit || got < 200 {
+		t.Errorf("%d bytes of repeats drew %d characters, want at least a line and at most %d", len(in), got, limit)
 	}
 }
 
@@ -257,6 +273,8 @@ var plainTests = []struct{ name, in, want string }{
 	{"column and erase", "old text\x1b[1G\x1b[Knew\n", "new\n"},
 	{"erase whole line", "gone\x1b[2K\x1b[Gback\n", "back\n"},
 	{"column past end", "ab\x1b[5Gc\n", "ab  c\n"},
+	// Spaces past the end cost bytes played: four per byte at most.
+	{"column far past end", "a\x1b[999999999Gb\n", "a" + strings.Repeat(" ", 4*14) + "b\n"},
 	{"UTF-8", "héllo → wörld ✓\n", "héllo → wörld ✓\n"},
 	{"no final newline", "prompt> ", "prompt> "},
 }
@@ -279,6 +297,15 @@ func TestPlain(t *testing.T) {
 		if got := playPlain(split(c.in, 1)...); got != c.want {
 			t.Errorf("%s byte by byte: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// Moves past the end of the line add no more than a few spaces per byte
+// played, whatever column they name.
+func TestPlainPadBudget(t *testing.T) {
+	in := strings.Repeat("\x1b[999999999Gx\n", 4<<10)
+	if out := playPlain(in); len(out) > (padPerByte+1)*len(in) || strings.Count(out, "x\n") != 4<<10 {
+		t.Errorf("%d bytes played as %d, want every line and at most %d", len(in), len(out), (padPerByte+1)*len(in))
 	}
 }
 

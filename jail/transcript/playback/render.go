@@ -27,6 +27,10 @@ const feedChunk = 4096
 // per byte, plus a screen's worth for an erase).
 const scrollbackLines = 4 * feedChunk
 
+// repeatsPerByte bounds the characters repeats (REP) may draw, per byte
+// played.
+const repeatsPerByte = 4
+
 // Renderer is an io.WriteCloser that plays what is written to it through a
 // terminal emulator and writes the text that terminal showed: each line
 // as it scrolls off the top, what a full-screen (alternate screen)
@@ -53,8 +57,10 @@ type Renderer struct {
 	altRows []string
 	altSeen []string
 	// fed counts the bytes played; held waits for the next write.
-	fed  int64
-	held []byte
+	fed int64
+	// repeated counts the characters repeats (REP) drew.
+	repeated int64
+	held     []byte
 	// follow is set for a followed transcript (see Follow).
 	follow *following
 	// osc takes out what the emulator would misread (see oscFilter).
@@ -85,6 +91,32 @@ func NewRenderer(w io.Writer, cols, rows int) *Renderer {
 		}
 		return n == 3
 	})
+	// Counts the emulator steps through one at a time: repeat the last
+	// character (REP), tab forward or back (CHT, CBT), erase characters
+	// (ECH). In ten bytes a jail can ask for a billion steps, which kept
+	// 'aisan logs' busy for minutes per sequence. Past the screen's width
+	// a tab or an erase does nothing more, so they are cut to it; a repeat
+	// is cut to the width too, and all repeats together to a few times
+	// what was played, so that no transcript costs much more to play than
+	// plain text of its size. The emulator's own handler then runs.
+	for _, c := range []int{'b', 'I', 'Z', 'X'} {
+		r.emu.RegisterCsiHandler(c, func(p ansi.Params) bool {
+			if len(p) == 0 {
+				return false
+			}
+			n := min(p[0].Param(1), r.emu.Width())
+			if c == 'b' {
+				left := repeatsPerByte*(r.fed+feedChunk) - r.repeated
+				if left < 1 {
+					return true // nothing left to repeat: drop it
+				}
+				n = int(min(int64(n), left))
+				r.repeated += int64(n)
+			}
+			p[0] = ansi.Param(ansi.Parameter(n, p[0].HasMore()))
+			return false
+		})
+	}
 	// Entering the alternate screen: what the main screen holds came
 	// first, so write it first (as Flush does) rather than at Close.
 	r.emu.RegisterCsiHandler(ansi.Command('?', 0, 'h'), func(p ansi.Params) bool {
