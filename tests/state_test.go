@@ -162,6 +162,30 @@ func TestStateElsewhereReadOnly(t *testing.T) {
 	}
 }
 
+// TestStateDefaultMadeBeforeJail: with AISAN_HOME elsewhere and no
+// ~/.aisan yet, a jail cannot make ~/.aisan (where an aisan started
+// without AISAN_HOME would read records it acts on): the launch made it,
+// and every jail sees it read-only.
+func TestStateDefaultMadeBeforeJail(t *testing.T) {
+	requireSlots(t)
+	home, _ := testEnv(t)
+	state := filepath.Join(t.TempDir(), "state")
+	env := []string{"HOME=" + home, "AISAN_HOME=" + state}
+	t.Cleanup(func() { aisan(t, env, "", "kill", "--all") })
+	def := filepath.Join(home, ".aisan")
+	os.RemoveAll(def)
+	r := aisanIn(t, slotWorktree(t), append(env, helperEnv("mkdir")...), "", "run", "--", "sh", "-c", `"$0" "$1/slots"`, self(), def)
+	if r.code != 0 {
+		t.Fatalf("code %d, stderr %q", r.code, r.stderr)
+	}
+	if got := strings.TrimSpace(r.stdout); got != "EROFS" {
+		t.Errorf("mkdir ~/.aisan/slots from inside: %q; want EROFS", got)
+	}
+	if _, err := os.Lstat(filepath.Join(def, "slots")); err == nil {
+		t.Errorf("the jail made %s/slots", def)
+	}
+}
+
 // TestStateLaunchFromInside: "aisan run" typed inside a jail (with or
 // without AISAN_JAIL in its environment) is refused with one line and
 // leaves nothing the host would have to act on.

@@ -340,6 +340,14 @@ func (l *run) prepareFiles() error {
 			return fmt.Errorf("creating aisan's configuration dir %s (every jail gets it read-only): %w", d, err)
 		}
 	}
+	// So is the default state dir when this launch keeps its state
+	// elsewhere (AISAN_HOME): an aisan started without that variable
+	// acts on the records there, and a jail that made it could plant a
+	// copy of a neighbour's record for that aisan to kill. Where we
+	// cannot make it, neither can a jail, which runs as us.
+	if def := filepath.Join(h.Home, ".aisan"); filepath.IsAbs(h.Home) && def != h.AisanHome {
+		_ = os.Mkdir(def, 0o700)
+	}
 	// The state, runtime and configuration dirs exist now.
 	h.GatherStateDirs()
 	s, err := jail.Plan(req, h, sl.Name(), prep)
