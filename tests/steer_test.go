@@ -522,3 +522,62 @@ func TestSteerReportLine(t *testing.T) {
 		t.Errorf("off a terminal: code %d, stderr %q; want no pointer to the report", r.code, r.stderr)
 	}
 }
+
+// TestSteerDenyAcrossHandover: when a box's agent exits leaving a
+// process behind, a keeper takes the box over from the aisan that
+// launched it. Each 'aisan deny' sent meanwhile, one after another
+// across that moment, holds after it: no host the command said was
+// denied is on the keeper's list, or reachable from what is left in
+// the box.
+func TestSteerDenyAcrossHandover(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	const n = 60
+	var names, resolve, opts []string
+	for i := 1; i <= n; i++ {
+		h := fmt.Sprintf("h%d.test", i)
+		names = append(names, h)
+		resolve = append(resolve, h+"=127.0.0.1")
+	}
+	ca := newTestCA(t, repo, names...)
+	port := tlsHost(t, ca)
+	for _, h := range names {
+		opts = append(opts, "--allow-host", h+":"+port)
+	}
+	env = append(env, "AISAN_NO_SCOPE=1", "AISAN_RESOLVE="+strings.Join(resolve, ","))
+	b := startSteered(t, repo, env, append([]string{"--env", "CA=" + ca.pemPath, "--env", "P=" + port}, opts...))
+	t.Cleanup(func() { aisan(t, env, "", "kill", b.slot) })
+	// Left behind: once the denials are done, it tries every host.
+	b.do(`setsid sh -c 'while [ ! -e .steer/denied ]; do sleep 0.1; done
+for i in $(seq 1 ` + strconv.Itoa(n) + `); do curl -sS --max-time 5 --cacert "$CA" -o /dev/null -w "h$i.test code=%{http_code}\n" https://h$i.test:$P/hello 2>/dev/null; done > .steer/after.tmp
+mv .steer/after.tmp .steer/after; sleep 300' < /dev/null > /dev/null 2>&1 &
+echo started`)
+	b.n++
+	os.WriteFile(filepath.Join(repo, ".steer", "go-"+strconv.Itoa(b.n)), []byte("exit"), 0o644)
+	denied := map[string]bool{}
+	for _, h := range names {
+		if r := aisan(t, env, "", "deny", b.slot, "--host", h+":"+port); r.code == 0 && strings.Contains(r.stdout, "denied") {
+			denied[h+":"+port] = true
+		}
+	}
+	waitFor(t, 20*time.Second, "the keeper to hold the box", func() bool { return slotList(t, env)[b.slot].State == "background" })
+	if len(denied) != n {
+		t.Errorf("%d of %d 'aisan deny' succeeded; want each answered, by the launch's aisan or its keeper", len(denied), n)
+	}
+	for _, h := range b.state().Hosts {
+		if denied[h.Host] {
+			t.Errorf("%s: 'aisan deny' said it was denied, and it is on the kept box's list", h.Host)
+		}
+	}
+	os.WriteFile(filepath.Join(repo, ".steer", "denied"), nil, 0o644)
+	var after string
+	waitFor(t, 60*time.Second, "the left process to try the hosts", func() bool {
+		data, err := os.ReadFile(filepath.Join(repo, ".steer", "after"))
+		after = string(data)
+		return err == nil
+	})
+	for l := range strings.Lines(after) {
+		if f := strings.Fields(l); len(f) == 2 && f[1] == "code=200" && denied[f[0]+":"+port] {
+			t.Errorf("%s: 'aisan deny' said it was denied, and the box reaches it after the handover", f[0])
+		}
+	}
+}

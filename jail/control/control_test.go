@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/jailtest"
 )
@@ -253,5 +254,53 @@ func TestResponseJSON(t *testing.T) {
 	b := encode(Response{OK: true, State: json.RawMessage(`{"a":1}`)})
 	if string(b) != "{\"ok\":true,\"state\":{\"a\":1}}\n" {
 		t.Errorf("%s", b)
+	}
+}
+
+// TestPauseHandsOver: a paused server takes no connection: one made
+// meanwhile is answered by a server on a duplicate of the socket (a
+// keeper), or by the first once resumed.
+func TestPauseHandsOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "control.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := Serve(ln, func(Request) Response { return Response{OK: true, Text: "first"} }, nil)
+	t.Cleanup(first.Close)
+	first.Pause()
+	first.Pause()
+	f, err := ln.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Fd() // as exec hands it on: blocking
+	kept, err := Inherit(f, path)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept.Disown()
+	keeper := Serve(kept, func(Request) Response { return Response{OK: true, Text: "keeper"} }, nil)
+	for range 20 {
+		if resp, err := Call(path, Request{Op: OpStatus}); err != nil || resp.Text != "keeper" {
+			t.Fatalf("while paused: %+v %v, want the keeper's answer", resp, err)
+		}
+	}
+	keeper.Close()
+	// A keeper that failed leaves the socket blocking.
+	g, _ := ln.File()
+	g.Fd()
+	g.Close()
+	first.Resume()
+	if resp, err := Call(path, Request{Op: OpStatus}); err != nil || resp.Text != "first" {
+		t.Fatalf("resumed: %+v %v", resp, err)
+	}
+	closed := make(chan struct{})
+	go func() { first.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close after Resume hangs")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Handler answers one request. Requests are handled one at a time.
@@ -93,6 +95,9 @@ type Server struct {
 	mu   sync.Mutex // one request at a time
 	wg   sync.WaitGroup
 	done atomic.Bool
+
+	pmu    sync.Mutex // Pause and Resume
+	paused atomic.Bool
 }
 
 // Serve answers requests on ln with h until Close; refused, when not nil,
@@ -107,7 +112,7 @@ func (s *Server) accept() {
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
-			if s.done.Load() || errors.Is(err, net.ErrClosed) {
+			if s.done.Load() || s.paused.Load() || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -148,6 +153,39 @@ func (s *Server) handle(req Request) (resp Response) {
 		}
 	}()
 	return s.h(req)
+}
+
+// Pause stops taking connections, leaving the socket open, and waits for
+// the requests in flight: a connection made meanwhile waits in the
+// socket's queue for whoever serves it next (this server once resumed,
+// or a keeper serving a duplicate of the socket). A keeper's state is
+// read after Pause, so that no change this server answers is left out
+// of it.
+func (s *Server) Pause() {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.paused.Swap(true) {
+		return
+	}
+	s.ln.SetDeadline(time.Unix(1, 0))
+	s.wg.Wait()
+}
+
+// Resume takes connections again after Pause.
+func (s *Server) Resume() {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if !s.paused.Load() || s.done.Load() {
+		return
+	}
+	s.ln.SetDeadline(time.Time{})
+	// Handing the socket to a keeper (exec's use of its duplicate) left
+	// it blocking, which an accept would not return from at Close.
+	if rc, err := s.ln.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.SetNonblock(int(fd), true) })
+	}
+	s.paused.Store(false)
+	s.wg.Go(s.accept)
 }
 
 // Close stops serving, waits for the requests in flight, and closes the

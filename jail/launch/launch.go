@@ -565,6 +565,9 @@ func (l *run) startKeeper(h *Handoff) (func(), error) {
 		f.Close()
 	}
 	// On error the keeper stopped short of serving: we still do, and wait.
+	if err != nil && k.Undo != nil {
+		k.Undo()
+	}
 	return release, err
 }
 

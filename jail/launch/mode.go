@@ -77,4 +77,7 @@ type Kept struct {
 	State []byte
 	// Env is the keeper's environment; nil gives it a bare PATH.
 	Env []string
+	// Undo, when set, is called when no keeper took them over: the
+	// services go on as before Keep.
+	Undo func()
 }

@@ -89,10 +89,19 @@ func (s *services) Env() []string {
 // store and overrides where this process found them.
 func (s *services) Keep() (launch.Kept, error) {
 	var files []*os.File
+	undo := func() {}
+	if s.control != nil {
+		// A change answered here after the state below is read would be
+		// lost to the keeper: 'aisan deny' would say a host is denied,
+		// and the keeper would serve it again.
+		s.control.pause()
+		undo = s.control.resume
+	}
 	fail := func(err error) (launch.Kept, error) {
 		for _, f := range files {
 			f.Close()
 		}
+		undo()
 		return launch.Kept{}, err
 	}
 	for _, run := range s.runs {
@@ -121,7 +130,7 @@ func (s *services) Keep() (launch.Kept, error) {
 	if err != nil {
 		return fail(err)
 	}
-	return launch.Kept{Mode: modeName, Files: files, State: state, Env: os.Environ()}, nil
+	return launch.Kept{Mode: modeName, Files: files, State: state, Env: os.Environ(), Undo: undo}, nil
 }
 
 // Drain ends this process's service once the keeper serves the box:

@@ -329,6 +329,12 @@ func (c *controlRun) file() (*os.File, error) { return c.ln.File() }
 
 func (c *controlRun) stop() { c.srv.Close() }
 
+// pause stops answering until resume (or for good, once a keeper
+// answers): the state handed to a keeper is read after it.
+func (c *controlRun) pause() { c.srv.Pause() }
+
+func (c *controlRun) resume() { c.srv.Resume() }
+
 // drain stops serving, leaving the socket file to the keeper.
 func (c *controlRun) drain() {
 	c.ln.Disown()
