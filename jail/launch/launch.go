@@ -14,6 +14,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"golang.org/x/sys/unix"
@@ -345,8 +346,18 @@ func (l *run) prepareFiles() error {
 	// acts on the records there, and a jail that made it could plant a
 	// copy of a neighbour's record for that aisan to kill. Where we
 	// cannot make it, neither can a jail, which runs as us.
+	states := []string{h.AisanHome}
 	if def := filepath.Join(h.Home, ".aisan"); filepath.IsAbs(h.Home) && def != h.AisanHome {
 		_ = os.Mkdir(def, 0o700)
+		states = append(states, def)
+	}
+	// aisan's run directory in each state dir holds the locks of an aisan
+	// that has no /run/user/UID (cron, a plain su): every jail gets it
+	// empty, but only when it exists at the plan, so it is made now,
+	// before a lock there would show through the state dir's read-only
+	// bind to a jail that could hold it.
+	for _, d := range states {
+		_ = os.Mkdir(rundir.StateRun(d), 0o700)
 	}
 	// The state, runtime and configuration dirs exist now.
 	h.GatherStateDirs()
