@@ -297,6 +297,20 @@ func (h Host) stateRunDirs() []string {
 	return out
 }
 
+// AisanRunDirs are aisan's run directories that exist, by their real
+// paths: this launch's ([Host.RunDir]), /run/user/UID's when that is
+// another, and the state directories' ([Host.stateRunDirs]). Every lock
+// aisan takes is in one of them.
+func (h Host) AisanRunDirs() []string {
+	var out []string
+	for _, d := range append([]string{h.existingRunDir(), h.StdRunDir}, h.stateRunDirs()...) {
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // UserRunDir is [RunDir] for this process's environment, "" when
 // neither directory can be named.
 func UserRunDir() string {
