@@ -34,8 +34,9 @@ func holdAsJail(t *testing.T, path string) {
 	}
 }
 
-// A slot's lock is in aisan's lock directory, not beside its record; a lock held on the file an older aisan kept beside the
-// record (all a jail can reach) makes no slot look running: an ended
+// A slot's lock is in aisan's lock directory, not beside its record; a
+// lock held on the file an older aisan kept beside the record (all a
+// jail can reach) makes no slot look running: an ended
 // slot's name is taken by the next launch, a dead one stays exited, an
 // orphan stays an orphan and is reaped.
 func TestSlotLockOutOfJailsReach(t *testing.T) {
