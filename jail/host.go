@@ -272,6 +272,45 @@ func (h Host) existingRunDir() string {
 	return d
 }
 
+// stateRunDirs are aisan's run directories in this launch's state
+// directory and in the default one (~/.aisan), by their real paths, that
+// exist and are not [Host.existingRunDir]: the locks of an aisan without
+// /run/user/UID are there (see jail/shared/rundir's LockDir).
+func (h Host) stateRunDirs() []string {
+	var out []string
+	skip := h.existingRunDir()
+	for _, d := range []string{h.AisanHome, filepath.Join(h.Home, ".aisan")} {
+		if d == "" || (d != h.AisanHome && !filepath.IsAbs(h.Home)) {
+			continue
+		}
+		r := rundir.StateRun(d)
+		if !isDir(r) {
+			continue
+		}
+		if e, err := filepath.EvalSymlinks(r); err == nil {
+			r = e
+		}
+		if r != skip && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// AisanRunDirs are aisan's run directories that exist, by their real
+// paths: this launch's ([Host.RunDir]), /run/user/UID's when that is
+// another, and the state directories' ([Host.stateRunDirs]). Every lock
+// aisan takes is in one of them.
+func (h Host) AisanRunDirs() []string {
+	var out []string
+	for _, d := range append([]string{h.existingRunDir(), h.StdRunDir}, h.stateRunDirs()...) {
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // UserRunDir is [RunDir] for this process's environment, "" when
 // neither directory can be named.
 func UserRunDir() string {
@@ -293,7 +332,7 @@ func RunDir(runtimeDir, aisanHome string) string {
 	if runtimeDir != "" {
 		return rundir.Aisan(runtimeDir)
 	}
-	return filepath.Join(aisanHome, "run")
+	return rundir.StateRun(aisanHome)
 }
 
 func realCwd() (string, error) {

@@ -128,6 +128,7 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		Limits:           req.Limits,
 		StateDirs:        h.StateDirs,
 		RunDir:           h.existingRunDir(),
+		StateRunDirs:     h.stateRunDirs(),
 		OwnFiles:         h.OwnFiles,
 		Renamable:        h.Renamable,
 		PIDDirs:          prep.PIDDirs,

@@ -79,6 +79,11 @@ type DenyOptions struct {
 	// that slot's allow-list, or a bus where this jail has none) is
 	// within its reach.
 	RunDir string
+	// StateRunDirs are aisan's run directories in the state directories
+	// (other than RunDir) that exist: where the locks of an aisan that
+	// has no /run/user/UID are. A jail could open a lock file read-only
+	// and hold it, so it gets each of them empty and read-only too.
+	StateRunDirs []string
 	// OwnFiles are aisan's programs this user could replace, the file a
 	// linked config.toml leads to, and the supervisor unit's file and
 	// drop-in directories: bound read-only over themselves, so that no
@@ -139,6 +144,9 @@ func DenyList(o DenyOptions) Spec {
 			mounts = append(mounts, Mount{Kind: Bind, Src: o.Bus.ProxySocket, Dst: o.Bus.JailSocket, Pin: PinSocket})
 		}
 		mounts = append(mounts, Mount{Kind: RemountRO, Dst: o.RunDir})
+	}
+	for _, d := range o.StateRunDirs {
+		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: d, Mode: 0o700}, Mount{Kind: RemountRO, Dst: d})
 	}
 	for _, f := range o.OwnFiles {
 		// Not pinned: a pin must be the user's, and a program in the

@@ -119,6 +119,11 @@ type StrictOptions struct {
 	// AisanState are aisan's own state directories ($AISAN_HOME,
 	// $XDG_RUNTIME_DIR/aisan).
 	AisanState []string
+	// AisanRun are aisan's run directories that exist (the runtime
+	// directory's, and "run" in the state directories), where the locks
+	// aisan takes are: each that a bind shows the box is an empty
+	// directory there, since a box could hold a lock it can open.
+	AisanRun []string
 	// StateDir is the per-(repository, agent) state directory; "" for
 	// none (KindRun).
 	StateDir string
@@ -310,6 +315,13 @@ func strictMounts(o StrictOptions) []Mount {
 			mounts = append(mounts, why(Mount{Kind: ROBind, Src: d, Dst: d}, "aisan state: never writable in a box"))
 		}
 	}
+	for _, d := range o.AisanRun {
+		if shownUnder(mounts, d) {
+			// The box's own (writable: the relays' sockets may be bound
+			// below it after).
+			mounts = append(mounts, why(Mount{Kind: Tmpfs, Dst: d, Mode: 0o700}, "aisan's locks: never in a box"))
+		}
+	}
 	a, isAgent := agent.ByKind(string(o.Kind))
 	if isAgent && o.StateDir != "" {
 		mounts = append(mounts, why(Mount{Kind: Bind, Src: o.StateDir, Dst: o.StateDir}, "state: this repository's "+a.Kind+" state"))
@@ -421,6 +433,24 @@ func dedup(s []string) []string {
 }
 
 // writableUnder reports whether a writable mount so far covers p.
+// shownUnder reports whether the host's p is in the box: the last mount
+// at or above it brings the host's files.
+func shownUnder(mounts []Mount, p string) bool {
+	shown := false
+	for _, m := range mounts {
+		if !within(p, m.Dst) {
+			continue
+		}
+		switch m.Kind {
+		case Bind, ROBind, Overlay, DevBind:
+			shown = true
+		case Tmpfs:
+			shown = false
+		}
+	}
+	return shown
+}
+
 func writableUnder(mounts []Mount, p string) bool {
 	w := false
 	for _, m := range mounts {

@@ -319,3 +319,25 @@ func TestStrictRawRelayPinned(t *testing.T) {
 		t.Fatal("no mount for the relay's socket")
 	}
 }
+
+// TestStrictHidesAisanRun: a bind that shows the box aisan's state dir
+// (a bind spec's ro = ["~/.aisan"]) does not show it the locks in aisan's
+// run directory there; without such a bind nothing is added.
+func TestStrictHidesAisanRun(t *testing.T) {
+	o := strictBase()
+	o.AisanRun = []string{"/h/.aisan/run"}
+	hidden := func(s Spec) bool {
+		return slices.ContainsFunc(s.Mounts, func(m Mount) bool { return m.Kind == Tmpfs && m.Dst == "/h/.aisan/run" })
+	}
+	if hidden(Strict(o)) {
+		t.Error("a tmpfs over /h/.aisan/run although no bind shows it")
+	}
+	o.Binds = []Mount{{Kind: ROBind, Src: "/h/.aisan", Dst: "/h/.aisan", Why: "bind spec b.toml:1"}}
+	s := Strict(o)
+	if !hidden(s) {
+		t.Errorf("/h/.aisan bound read-only and its run directory shown: %+v", s.Mounts)
+	}
+	if _, err := Compile(s, Host{}); err != nil {
+		t.Errorf("Compile: %v", err)
+	}
+}

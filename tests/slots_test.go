@@ -58,8 +58,8 @@ func slotList(t *testing.T, env []string) map[string]slotEntry {
 	return m
 }
 
-// slotLockPath is the lock file of the slot called name, in the runtime
-// directory's lock directory, as aisan names it.
+// slotLockPath is the lock file of the slot called name, in aisan's lock
+// directory, as aisan names it.
 func slotLockPath(t *testing.T, env []string, name string) string {
 	t.Helper()
 	var home string
@@ -68,7 +68,7 @@ func slotLockPath(t *testing.T, env []string, name string) string {
 			home = v
 		}
 	}
-	dir, err := lockfile.DirFor(filepath.Join(home, "slots"), rundir.LockDir(os.Getenv))
+	dir, err := lockfile.DirFor(filepath.Join(home, "slots"), rundir.LockDir(home))
 	if err != nil {
 		t.Fatal(err)
 	}

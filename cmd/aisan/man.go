@@ -56,8 +56,9 @@ transcripts/ each slot's kept launches; read-only inside every jail.
 .TP
 .I /run/user/UID/aisan/locks
 the locks aisan takes: each slot's, for as long as it runs, and those
-around its state; out of reach of every jail and box. Without a runtime
-directory a slot's lock is beside its record.
+around its state; out of reach of every jail and box. Without that
+directory they are in run/locks of the state dir, which every jail
+sees empty.
 .SH EXIT STATUS
 A launcher exits with the status of what it ran (128+N when a signal N
 ended it; 126 and 127 when the command cannot run in the jail). Other

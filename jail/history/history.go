@@ -308,11 +308,13 @@ func ownRegular(fi fs.FileInfo) bool {
 	return ok && fi.Mode().IsRegular() && int(st.Uid) == os.Getuid()
 }
 
-// lockDir takes the exclusive lock of a history directory: merging,
-// preparing and pruning one copy never overlap.
+// lockDir takes the exclusive lock of a history directory (one in
+// "history" of the state directory): merging, preparing and pruning one
+// copy never overlap.
 func lockDir(dir string) (func(), error) {
 	// Where no jail can reach it (see jail/shared/lockfile).
-	f, err := lockfile.Open(filepath.Join(dir, ".lock"), rundir.LockDir(os.Getenv))
+	state := filepath.Dir(filepath.Dir(dir))
+	f, err := lockfile.Open(filepath.Join(dir, ".lock"), rundir.LockDir(state))
 	if err != nil {
 		return nil, fmt.Errorf("opening history lock: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/shared/atomicfile"
+	"github.com/aisan-dev/aisan/jail/shared/rundir"
 	"github.com/aisan-dev/aisan/jail/slot"
 	"github.com/aisan-dev/aisan/jail/transcript"
 	"golang.org/x/sys/unix"
@@ -315,6 +316,25 @@ func (l *run) prepareFiles() error {
 	if err := privateDir(filepath.Dir(h.SlotDir(sl.Name()))); err != nil {
 		return err
 	}
+	// The default state dir is bound read-only into every jail when it
+	// exists, and is made when this launch keeps its state elsewhere
+	// (AISAN_HOME): an aisan started without that variable acts on the
+	// records there, and a jail that made it could plant a copy of a
+	// neighbour's record for that aisan to kill. Where we cannot make it,
+	// neither can a jail, which runs as us.
+	states := []string{h.AisanHome}
+	if def := filepath.Join(h.Home, ".aisan"); filepath.IsAbs(h.Home) && def != h.AisanHome {
+		_ = os.Mkdir(def, 0o700)
+		states = append(states, def)
+	}
+	// aisan's run directory in each state dir holds the locks of an aisan
+	// that has no /run/user/UID (cron, a plain su): every jail gets it
+	// empty, and a box that a bind spec shows it, but only when it exists
+	// when the mode plans, so it is made first, before a lock there could
+	// show through a read-only bind of the state dir.
+	for _, d := range states {
+		_ = os.Mkdir(rundir.StateRun(d), 0o700)
+	}
 	prep, undo, err := l.mode.Prepare(req, h, sl.Name(), false)
 	if undo != nil {
 		l.atEnd(undo)
@@ -339,14 +359,6 @@ func (l *run) prepareFiles() error {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("creating aisan's configuration dir %s (every jail gets it read-only): %w", d, err)
 		}
-	}
-	// So is the default state dir when this launch keeps its state
-	// elsewhere (AISAN_HOME): an aisan started without that variable
-	// acts on the records there, and a jail that made it could plant a
-	// copy of a neighbour's record for that aisan to kill. Where we
-	// cannot make it, neither can a jail, which runs as us.
-	if def := filepath.Join(h.Home, ".aisan"); filepath.IsAbs(h.Home) && def != h.AisanHome {
-		_ = os.Mkdir(def, 0o700)
 	}
 	// The state, runtime and configuration dirs exist now.
 	h.GatherStateDirs()

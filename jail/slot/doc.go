@@ -30,8 +30,9 @@
 // state directory but in aisan's lock directory of the user's runtime
 // directory (package lockfile): <slot>.lock in a directory there named
 // for the slots directory's real path, normally
-// /run/user/UID/aisan/locks/<hash>.d/. Without a runtime directory (root
-// on a server) it is slots/<slot>.lock, beside the record.
+// /run/user/UID/aisan/locks/<hash>.d/. Without /run/user/UID (root on a
+// server, a plain su, cron, a container) the lock directory is run/locks
+// in the state directory, which every jail gets as an empty directory.
 //
 // Records are written atomically (temporary file, rename), so a reader
 // sees the old record or the new one, never a torn one. They are not
@@ -79,9 +80,7 @@
 // neighbour's orphan look running (and keep it from being reaped), keep
 // an ended slot's name from the next launch, or make an ended slot look
 // running. Inside a jail the lock cannot be seen, and a slot is not taken
-// for ended there. Without a runtime directory the lock is beside the
-// record, where a jail that is root in a user namespace of its own can
-// take an ended slot's.
+// for ended there.
 //
 // An older aisan kept every lock beside its record. Its launches still
 // count as running while their holder lives, by the PID

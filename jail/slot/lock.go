@@ -33,8 +33,8 @@ func wholeFile(typ int16) *unix.Flock_t {
 // [Registry.lockPath] and the package doc): a jail that held a slot's
 // lock would keep an orphan from being reaped and an ended slot's name
 // from being taken. The file is write-only ([lockMode]) and opened for
-// writing as well, which matters only for a lock beside its record
-// (without a runtime directory).
+// writing as well, which matters only for a lock an older aisan left
+// beside its record.
 func tryLock(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, lockMode)
 	if err != nil {
@@ -76,9 +76,9 @@ func tryLock(path string) (*os.File, error) {
 }
 
 // lockMode is a lock file's mode: writable by the user, readable by
-// nobody. A jail that sees a lock beside its record (no runtime
-// directory) on its read-only mount cannot open it for writing, nor for
-// reading unless it is root of a user namespace of its own.
+// nobody. A jail that sees an older aisan's lock beside its record on its
+// read-only mount cannot open it for writing, nor for reading unless it
+// is root of a user namespace of its own.
 const lockMode = 0o200
 
 // migrateMode makes a lock file from an older aisan (mode 0600, which a

@@ -34,9 +34,9 @@ func holdAsJail(t *testing.T, path string) {
 	}
 }
 
-// A slot's lock is in the runtime directory, not in the state directory
-// a jail sees; a lock held on the file an older aisan kept beside the
-// record (all a jail can reach) makes no slot look running: an ended
+// A slot's lock is in aisan's lock directory, not beside its record; a
+// lock held on the file an older aisan kept beside the record (all a
+// jail can reach) makes no slot look running: an ended
 // slot's name is taken by the next launch, a dead one stays exited, an
 // orphan stays an orphan and is reaped.
 func TestSlotLockOutOfJailsReach(t *testing.T) {
@@ -51,8 +51,8 @@ func TestSlotLockOutOfJailsReach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.HasPrefix(lock, home+"/") || !strings.HasPrefix(lock, filepath.Join(reg.rt, "aisan", "locks")+"/") {
-		t.Fatalf("the slot's lock is %s, want it under %s/aisan/locks", lock, reg.rt)
+	if strings.HasPrefix(lock, filepath.Join(home, "slots")+"/") || !strings.HasPrefix(lock, reg.rt+"/") {
+		t.Fatalf("the slot's lock is %s, want it under %s", lock, reg.rt)
 	}
 	if fileExists(reg.oldLockPath(name)) {
 		t.Errorf("a lock file was made in the state directory")
@@ -165,9 +165,9 @@ func TestOlderWrapperStillRunning(t *testing.T) {
 	}
 }
 
-// Without a runtime directory (root on a server) a slot's lock is beside
-// its record, as it always was.
-func TestSlotLockWithoutRuntimeDir(t *testing.T) {
+// A registry with no lock directory keeps a slot's lock beside its
+// record, as an older aisan did.
+func TestSlotLockWithoutLockDir(t *testing.T) {
 	home, wt := newTree(t)
 	reg := openReg(t, home)
 	reg.rt = ""

@@ -24,7 +24,7 @@ import (
 type Registry struct {
 	home string
 
-	// rt is the runtime directory the slots' locks are kept in
+	// rt is the lock directory the slots' locks are kept in
 	// (rundir.LockDir), "" for none: then each lock is beside its record.
 	rt string
 	// locks is the directory of the slots' lock files, once known for
@@ -121,7 +121,8 @@ func Open(home string) (*Registry, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("opening state dir %q: %w; set AISAN_HOME to a directory you own", home, err)
 	}
-	return &Registry{home: filepath.Clean(home), rt: rundir.LockDir(os.Getenv), settle: 5 * time.Second}, nil
+	home = filepath.Clean(home)
+	return &Registry{home: home, rt: rundir.LockDir(home), settle: 5 * time.Second}, nil
 }
 
 // Home returns the registry's state directory.
@@ -136,9 +137,8 @@ func (r *Registry) recordPath(name string) string {
 }
 
 // lockDir is the directory of the slots' lock files: in aisan's lock
-// directory of the runtime directory, which no jail or box can reach (see
-// the package doc), or the slots directory when there is no runtime
-// directory. It is named for the slots directory's real path, which is
+// directory, which no jail or box can reach (see jail/shared/lockfile).
+// It is named for the slots directory's real path, which is
 // known for good once that directory exists.
 func (r *Registry) lockDir() (string, error) {
 	r.locksMu.Lock()

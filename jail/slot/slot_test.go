@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/aisan-dev/aisan/jail/jailtest"
-	"github.com/aisan-dev/aisan/jail/shared/rundir"
 )
 
 // The test binary doubles as the processes the tests need — a wrapper that
@@ -31,20 +30,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	testOnlyAcceptUnnamedInit = true
-	// The slots' locks go in the runtime directory, as on a desktop; a
-	// host without one (root in a container) gets one for the tests, and
-	// the helpers inherit it. Tests of a launch without one say so.
-	if rundir.LockDir(os.Getenv) == "" {
-		rt, err := os.MkdirTemp("", "slot-rt-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Setenv("XDG_RUNTIME_DIR", rt)
-		code := m.Run()
-		os.RemoveAll(rt)
-		os.Exit(code)
-	}
 	os.Exit(m.Run())
 }
 

@@ -741,6 +741,7 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	if h.RuntimeDir != "" {
 		so.AisanState = append(so.AisanState, filepath.Join(h.RuntimeDir, "aisan"))
 	}
+	so.AisanRun = h.AisanRunDirs()
 	so.Binds = append(so.Binds, cacheMounts(h.AisanHome, f.cacheBase, h.Home, o.Caches)...)
 	// The command's directories, unless the box shows them already (the
 	// repository, a bind spec's ro, the system's): a read-only bind over

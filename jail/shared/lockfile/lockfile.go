@@ -15,8 +15,12 @@
 // for the path it stands for: every deny-list jail sees that directory
 // empty, and no strict box sees the runtime directory at all.
 //
-// It is a leaf (standard library only): callers name the runtime
-// directory (jail/shared/rundir).
+// Without a runtime directory of the user's (a plain su, cron, a
+// container) the locks are in aisan's run directory of the state
+// directory, which every deny-list jail sees empty too.
+//
+// It is a leaf (standard library only): callers name the lock directory
+// (jail/shared/rundir's LockDir).
 package lockfile
 
 import (
@@ -35,12 +39,11 @@ import (
 const Mode = 0o200
 
 // Open opens the lock that stands for path (a lock's name in aisan's
-// state, such as held/.lock) when the user's runtime directory is rt,
-// creating it when it is missing: in [Dir], write-only, never through a
-// symbolic link, close-on-exec, a regular file of this user's. Without a
-// runtime directory (root on a server) the lock is path itself.
-func Open(path, rt string) (*os.File, error) {
-	p, err := Path(path, rt)
+// state, such as held/.lock) in the lock directory dir, creating it when
+// it is missing: write-only, never through a symbolic link, close-on-exec,
+// a regular file of this user's. With no dir the lock is path itself.
+func Open(path, dir string) (*os.File, error) {
+	p, err := Path(path, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -59,23 +62,19 @@ func Open(path, rt string) (*os.File, error) {
 		return nil, fmt.Errorf("lock file %s is not a regular file of yours; move it away", p)
 	}
 	if fi.Mode().Perm() != Mode {
-		// A lock beside the store (no runtime directory) that an older
-		// aisan left readable: write-only from now on.
+		// A lock beside the store that an older aisan left readable:
+		// write-only from now on.
 		_ = f.Chmod(Mode)
 	}
 	return f, nil
 }
 
-// Dir is where the locks are kept for the runtime directory rt.
-// It is in aisan's directory there, which jails see empty.
-func Dir(rt string) string { return filepath.Join(rt, "aisan", "locks") }
-
-// Path is the lock file that stands for path when the runtime directory
-// is rt, its directory made (0700, the user's, not a link): one per
-// absolute path, so that two state directories (AISAN_HOME) never share
-// a lock. Without rt it is path.
-func Path(path, rt string) (string, error) {
-	if rt == "" {
+// Path is the lock file that stands for path in the lock directory dir,
+// dir made (0700, the user's, not a link): one per absolute path, so
+// that two state directories (AISAN_HOME) never share a lock. With no
+// dir it is path.
+func Path(path, dir string) (string, error) {
+	if dir == "" {
 		return path, nil
 	}
 	abs, err := filepath.Abs(path)
@@ -89,7 +88,6 @@ func Path(path, rt string) (string, error) {
 	if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
 		abs = filepath.Join(d, filepath.Base(abs))
 	}
-	dir := Dir(rt)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("making aisan's lock directory: %w", err)
 	}
@@ -106,15 +104,15 @@ func Path(path, rt string) (string, error) {
 
 // DirFor is the directory that holds the locks standing for the files in
 // the directory dir (a slot's lock for each record in aisan's slots
-// directory), when the runtime directory is rt: beside the lock [Path]
-// gives dir, named like it with ".d" for ".lock", and made (0700, the
-// user's, not a link). The locks in it keep the names of the files they
-// stand for. Without rt it is dir itself.
-func DirFor(dir, rt string) (string, error) {
-	if rt == "" {
+// directory), in the lock directory locks: beside the lock [Path] gives
+// dir, named like it with ".d" for ".lock", and made (0700, the user's,
+// not a link). The locks in it keep the names of the files they stand
+// for. With no locks it is dir itself.
+func DirFor(dir, locks string) (string, error) {
+	if locks == "" {
 		return dir, nil
 	}
-	p, err := Path(dir, rt)
+	p, err := Path(dir, locks)
 	if err != nil {
 		return "", err
 	}

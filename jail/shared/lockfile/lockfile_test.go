@@ -9,14 +9,14 @@ import (
 )
 
 func TestPath(t *testing.T) {
-	rt := t.TempDir()
+	rt := filepath.Join(t.TempDir(), "locks")
 	a, err := Path("/home/u/.aisan/held/.lock", rt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := Path("/tmp/other/.aisan/held/.lock", rt)
-	if a == b || !strings.HasPrefix(a, filepath.Join(rt, "aisan", "locks")+"/") || !strings.HasSuffix(a, ".lock") {
-		t.Errorf("Path: %q and %q; want two locks under %s/aisan/locks", a, b, rt)
+	if a == b || !strings.HasPrefix(a, rt+"/") || !strings.HasSuffix(a, ".lock") {
+		t.Errorf("Path: %q and %q; want two locks under %s", a, b, rt)
 	}
 	if again, _ := Path("/home/u/.aisan/held/.lock", rt); again != a {
 		t.Errorf("Path is not stable: %q then %q", a, again)
@@ -29,9 +29,8 @@ func TestPath(t *testing.T) {
 	}
 	// A link where the lock directory goes is refused.
 	rt2 := t.TempDir()
-	os.MkdirAll(filepath.Join(rt2, "aisan"), 0o700)
-	os.Symlink(t.TempDir(), filepath.Join(rt2, "aisan", "locks"))
-	if _, err := Path("/x/.lock", rt2); err == nil {
+	os.Symlink(t.TempDir(), filepath.Join(rt2, "locks"))
+	if _, err := Path("/x/.lock", filepath.Join(rt2, "locks")); err == nil {
 		t.Error("a link at the lock directory was used")
 	}
 }
@@ -57,7 +56,7 @@ func TestOpen(t *testing.T) {
 // TestPathThroughLink: a state directory named through a link has the
 // same lock as by its real path, as a lock file beside it had.
 func TestPathThroughLink(t *testing.T) {
-	rt, base := t.TempDir(), t.TempDir()
+	rt, base := filepath.Join(t.TempDir(), "locks"), t.TempDir()
 	real := filepath.Join(base, "real")
 	if err := os.MkdirAll(filepath.Join(real, "held"), 0o700); err != nil {
 		t.Fatal(err)
@@ -83,7 +82,7 @@ func TestPathThroughLink(t *testing.T) {
 // directory of their own in the lock directory, one per real path; with
 // no runtime directory they are beside those files.
 func TestDirFor(t *testing.T) {
-	rt, base := t.TempDir(), t.TempDir()
+	rt, base := filepath.Join(t.TempDir(), "locks"), t.TempDir()
 	slots := filepath.Join(base, "state", "slots")
 	if err := os.MkdirAll(slots, 0o700); err != nil {
 		t.Fatal(err)
@@ -93,8 +92,8 @@ func TestDirFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(a, Dir(rt)+"/") {
-		t.Errorf("DirFor = %q, want it under %s", a, Dir(rt))
+	if !strings.HasPrefix(a, rt+"/") {
+		t.Errorf("DirFor = %q, want it under %s", a, rt)
 	}
 	if fi, err := os.Lstat(a); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 		t.Errorf("%s: %v %v; want a 0700 directory", a, fi, err)
@@ -109,7 +108,7 @@ func TestDirFor(t *testing.T) {
 		t.Errorf("without a runtime directory: %q", d)
 	}
 	// A link where the directory goes is refused.
-	rt2 := t.TempDir()
+	rt2 := filepath.Join(t.TempDir(), "locks")
 	p, _ := Path(slots, rt2)
 	os.Symlink(t.TempDir(), strings.TrimSuffix(p, ".lock")+".d")
 	if _, err := DirFor(slots, rt2); err == nil {

@@ -28,18 +28,30 @@ func RuntimeDir(getenv func(string) string) string {
 	return ""
 }
 
-// LockDir is the runtime directory aisan's locks go in: /run/user/UID
-// when it is ours, whatever XDG_RUNTIME_DIR says, else [RuntimeDir]. A
-// lock must be one file for every process sharing a state directory,
-// and the standard directory does not move with one process's
-// environment (a shell whose XDG_RUNTIME_DIR points elsewhere, and the
-// supervisor under the user manager, lock the same file).
-func LockDir(getenv func(string) string) string {
-	if p := fmt.Sprintf("/run/user/%d", os.Getuid()); OwnDir(p) {
-		return p
-	}
-	return RuntimeDir(getenv)
+// LockDir is the directory aisan's locks go in for the state directory
+// stateDir: "aisan/locks" in /run/user/UID when that directory is ours,
+// else "locks" in the state directory's run directory ([StateRun]). A
+// lock must be one file for every process sharing a state directory, so
+// it does not move with one process's environment: a shell whose
+// XDG_RUNTIME_DIR points elsewhere, the supervisor under the user manager
+// and a timer without a session lock the same file. Every deny-list jail
+// sees both directories empty, and no strict box sees either.
+func LockDir(stateDir string) string {
+	return lockDir(fmt.Sprintf("/run/user/%d", os.Getuid()), stateDir)
 }
+
+// lockDir is [LockDir] when the standard runtime directory is std.
+func lockDir(std, stateDir string) string {
+	if OwnDir(std) {
+		return filepath.Join(Aisan(std), "locks")
+	}
+	return filepath.Join(StateRun(stateDir), "locks")
+}
+
+// StateRun is aisan's run directory in the state directory stateDir,
+// which stands in for the runtime directory's when there is none (root
+// on a server, a plain su, cron, a container).
+func StateRun(stateDir string) string { return filepath.Join(stateDir, "run") }
 
 // Aisan is aisan's directory in the runtime directory rt ("" without
 // one). Every deny-list jail sees it as an empty read-only directory, and

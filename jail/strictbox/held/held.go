@@ -743,7 +743,8 @@ func lockStore(store string) (func(), error) {
 		return nil, err
 	}
 	// Where no jail can reach it (see jail/shared/lockfile).
-	f, err := lockfile.Open(filepath.Join(store, ".lock"), rundir.LockDir(os.Getenv))
+	// The store is "held" in the state directory ([Dir]).
+	f, err := lockfile.Open(filepath.Join(store, ".lock"), rundir.LockDir(filepath.Dir(store)))
 	if err != nil {
 		return nil, err
 	}

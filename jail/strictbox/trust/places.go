@@ -217,7 +217,7 @@ func (s *Store) makeDir() error {
 // lock takes the trust directory's lock, for a read-modify-write.
 func (s *Store) lock() (func(), error) {
 	// Where no jail can reach it (see jail/shared/lockfile).
-	f, err := lockfile.Open(filepath.Join(s.dir, ".lock"), rundir.LockDir(os.Getenv))
+	f, err := lockfile.Open(filepath.Join(s.dir, ".lock"), rundir.LockDir(filepath.Dir(s.dir)))
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", s.dir, err)
 	}
