@@ -432,7 +432,6 @@ func dedup(s []string) []string {
 	return out
 }
 
-// writableUnder reports whether a writable mount so far covers p.
 // shownUnder reports whether the host's p is in the box: the last mount
 // at or above it brings the host's files.
 func shownUnder(mounts []Mount, p string) bool {
@@ -451,6 +450,7 @@ func shownUnder(mounts []Mount, p string) bool {
 	return shown
 }
 
+// writableUnder reports whether a writable mount so far covers p.
 func writableUnder(mounts []Mount, p string) bool {
 	w := false
 	for _, m := range mounts {
