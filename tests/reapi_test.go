@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,9 @@ func blobByte(i int) byte { return byte(i * 7 % 251) }
 
 // writeBlob streams a blob of size bytes to ByteStream Write in 1 MiB
 // messages, the first naming resource, and returns the committed size.
+// A resource "A|B" names A in the first message and B in every later one.
 func writeBlob(ctx context.Context, conn *grpc.ClientConn, resource string, size int) (uint64, error) {
+	resource, later, _ := strings.Cut(resource, "|")
 	s, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, byteStreamWrite, grpc.ForceCodec(rawCodec{}))
 	if err != nil {
 		return 0, err
@@ -56,6 +59,8 @@ func writeBlob(ctx context.Context, conn *grpc.ClientConn, resource string, size
 		var m []byte
 		if off == 0 {
 			m = protowire.AppendString(protowire.AppendTag(m, 1, protowire.BytesType), resource)
+		} else if later != "" {
+			m = protowire.AppendString(protowire.AppendTag(m, 1, protowire.BytesType), later)
 		}
 		m = protowire.AppendVarint(protowire.AppendTag(m, 2, protowire.VarintType), uint64(off))
 		n := min(len(chunk), size-off)
@@ -137,12 +142,14 @@ type grpcUpstream struct {
 	// every byte was the one grpc-call sent.
 	written int
 	intact  bool
+	// laterNames are the resource names later Write messages carried.
+	laterNames []string
 }
 
 // receiveBlob reads a ByteStream Write to its end, checking each byte.
 func (u *grpcUpstream) receiveBlob(stream grpc.ServerStream, msg []byte) error {
 	total, intact := 0, true
-	for {
+	for later := false; ; later = true {
 		for len(msg) > 0 {
 			num, typ, n := protowire.ConsumeTag(msg)
 			if n < 0 {
@@ -155,6 +162,12 @@ func (u *grpcUpstream) receiveBlob(stream grpc.ServerStream, msg []byte) error {
 					intact = intact && c == blobByte(total+i)
 				}
 				total += len(data)
+				n = m
+			} else if num == 1 && typ == protowire.BytesType && later {
+				name, m := protowire.ConsumeBytes(msg)
+				u.mu.Lock()
+				u.laterNames = append(u.laterNames, string(name))
+				u.mu.Unlock()
 				n = m
 			} else {
 				n = protowire.ConsumeFieldValue(num, typ, msg)
@@ -290,5 +303,44 @@ func TestStrictREAPI(t *testing.T) {
 	logs := aisan(t, env, "", "logs", "--egress", slotName)
 	if !strings.Contains(logs.stdout, "GetCapabilities") || !strings.Contains(logs.stdout, "UpdateActionResult") {
 		t.Errorf("egress log: %q", logs.stdout)
+	}
+}
+
+// TestStrictREAPIWriteLaterNames: a ByteStream Write from a real strict
+// box whose first message names the configured instance and whose later
+// messages name another is refused with PERMISSION_DENIED, and the
+// upstream never receives a later message naming the other instance; a
+// Write whose later messages repeat its own name passes. Only the first
+// message used to be read.
+func TestStrictREAPIWriteLaterNames(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "rbe.test")
+	up := startGRPCUpstream(t, ca)
+	helper := filepath.Join(dir, "token")
+	os.WriteFile(helper, []byte("#!/bin/sh\necho host-token-123\n"), 0o755)
+	conf := filepath.Join(dir, "reapi.toml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("upstream = %q\ninstance = \"projects/p/instances/default\"\ntoken_command = %q\n", up.addr, helper)), 0o600)
+	env = append(env, "SSL_CERT_FILE="+ca.pemPath)
+
+	const size = "3145728" // three messages
+	own := "projects/p/instances/default/uploads/u1/blobs/0123/" + size
+	other := "projects/p/instances/other/uploads/u1/blobs/0123/" + size
+	opts := append(helperOpts("grpc-call"), "--egress", "reapi="+conf)
+	r := strict(t, repo, env, opts, self(), "same="+byteStreamWrite+"@"+own+"|"+own, "swap="+byteStreamWrite+"@"+own+"|"+other)
+	if r.code != 0 {
+		t.Fatalf("box: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if l := lineWith(r.stdout, "same:"); !strings.Contains(l, "code=0 ") || !strings.Contains(l, "committed="+size) {
+		t.Errorf("a Write repeating its own name: %q; want code=0 committed=%s", l, size)
+	}
+	if l := lineWith(r.stdout, "swap:"); !strings.Contains(l, "code=7") || !strings.Contains(l, "request message 2") {
+		t.Errorf("a Write naming another instance later: %q; want code=7 naming request message 2", l)
+	}
+	up.mu.Lock()
+	names := up.laterNames
+	up.mu.Unlock()
+	if slices.Contains(names, other) || !slices.Contains(names, own) {
+		t.Errorf("later messages that reached the upstream named %q; want %q only", names, own)
 	}
 }

@@ -29,8 +29,9 @@
 // asked, so a refused stream never spends a token or reaches the
 // upstream. Per stream it pins :method, :scheme and :authority, takes
 // :path only from an exact allow-list, and reads the first request
-// message with protowire to make sure it names the configured instance:
-// a host token usually reaches more instances than the one this box may
+// message with protowire to make sure it names the configured instance
+// (and every later message of a stream, as it passes, to make sure none
+// names another): a host token usually reaches more instances than the one this box may
 // use, and an instance the user trusts must not be written from a box.
 // ActionCache/UpdateActionResult is off by default for the same reason.
 // Operation names are checked too: either they sit under the instance
@@ -73,9 +74,10 @@
 //
 // # What is not checked
 //
-// Only the first request message is read. ByteStream Write names its
-// resource in the first message and the service must refuse a later one
-// that differs; the other methods are unary or send one request.
 // Response bodies are passed through untouched, except that Execute's
-// answers are watched for operation names.
+// answers are watched for operation names. A later message of a
+// streaming request is checked as it passes (later.go) rather than
+// before: the bytes of a message ahead of the one that condemns it have
+// already left, so the upstream sees the stream reset inside a message it
+// never gets whole.
 package reapi

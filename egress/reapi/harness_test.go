@@ -121,6 +121,8 @@ type upstream struct {
 	waitGap time.Duration
 	waitN   int
 	opName  string
+	// laterNames are the resource names later Write messages carried.
+	laterNames []string
 	// noHash skips hashing Write data, so benchmarks time the transport.
 	noHash bool
 	// cancelled counts Hang streams whose client went away.
@@ -184,7 +186,12 @@ func (u *upstream) handle(_ any, ss grpc.ServerStream) error {
 		h := sha256.New()
 		var total int64
 		msg := first
-		for {
+		for later := false; ; later = true {
+			if name := bytesField(msg, 1); later && name != nil {
+				u.mu.Lock()
+				u.laterNames = append(u.laterNames, string(name))
+				u.mu.Unlock()
+			}
 			data := bytesField(msg, 10)
 			if !u.noHash {
 				h.Write(data)

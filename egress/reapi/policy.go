@@ -13,7 +13,12 @@ package reapi
 //     in the field the method's rule gives, once, as a well-formed string;
 //     every top-level field must parse, so the upstream cannot read the
 //     message differently from us.
-//  6. Only gRPC's own request headers and those the file names are
+//  6. Each later message of a streaming request (ByteStream Write, a
+//     grpc:NAME stream) is read as it passes: its top-level fields must
+//     parse, and the rule's field, where a later message sets it, must
+//     pass rule 5 again. A refused message never reaches the upstream
+//     whole (see later.go).
+//  7. Only gRPC's own request headers and those the file names are
 //     forwarded; the box's authorization never is.
 
 import (
@@ -110,6 +115,12 @@ func checkFirstMessage(c *Config, method string, msg []byte, ops opsChecker) err
 	if err != nil {
 		return deny("first request message of %s: field %d: %v", method, rule.Field, err)
 	}
+	return c.permits(rule, method, v, ops)
+}
+
+// permits applies a method's rule to the value v of its field, in the
+// first request message or a later one (see laterCheck).
+func (c *Config) permits(rule Rule, method, v string, ops opsChecker) error {
 	inst := c.Instance
 	switch rule.Match {
 	case MatchEqual:

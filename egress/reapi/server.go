@@ -41,7 +41,8 @@ type Options struct {
 	// boxconn.MaxConns, the cap every box-facing server shares.
 	MaxConns int
 	// MaxHeld caps the bytes the box's streams hold on the host at once
-	// (first messages until they are sent, replay room); 0 means
+	// (first messages until they are sent, replay room, a later
+	// compressed message until it is checked); 0 means
 	// DefaultMaxHeld.
 	MaxHeld int
 	// BoxToken, when set, must come with every stream as
@@ -90,7 +91,7 @@ func New(cfg *Config, opts Options) (*Server, error) {
 		opts.MaxHeld = DefaultMaxHeld
 	}
 	// One stream must always fit, or it would wait forever.
-	opts.MaxHeld = max(opts.MaxHeld, 5+2*cfg.MaxFirstMessage+maxReplay)
+	opts.MaxHeld = max(opts.MaxHeld, 5+3*cfg.MaxFirstMessage+maxReplay)
 	s := &Server{cfg: cfg, opts: opts, src: src, ops: newOpSet(), mem: newBudget(opts.MaxHeld)}
 
 	// The box side: prior-knowledge HTTP/2 only, no HTTP/1 and no Upgrade.
@@ -233,7 +234,16 @@ type stream struct {
 	streamUp bool          // the request has more than one message
 	body     *upBody       // the upstream request body, once sent
 	br       *bufio.Reader // the box's body, buffered, for a streaming request
+	later    *laterCheck   // br's messages after the first, checked on the way
 	answered bool          // the upstream's answer has begun
+}
+
+// refusal is why a later request message was refused, nil when none was.
+func (st *stream) refusal() *Denied {
+	if st.later == nil {
+		return nil
+	}
+	return st.later.refusal()
 }
 
 // refuse answers the box with a gRPC status; reason goes to the audit log
@@ -257,6 +267,10 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		if st.br != nil {
 			st.br.Reset(nil)
 			bodyReaders.Put(st.br)
+		}
+		if d := st.refusal(); d != nil && st.e.Refused == "" {
+			// The upstream answered before the refused message's end.
+			st.e.Refused = d.Reason
 		}
 		st.e.MS = float64(time.Since(start).Microseconds()) / 1000
 		s.opts.Audit.Log(st.e)
@@ -302,6 +316,10 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := s.forward(st, tok)
 	if err != nil {
+		if d := st.refusal(); d != nil {
+			st.refuse(codePermissionDenied, d.Reason, d.Reason)
+			return
+		}
 		if r.Context().Err() != nil {
 			st.e.Refused = "box cancelled the stream"
 			return
@@ -345,6 +363,12 @@ func (s *Server) admit(st *stream) error {
 	if err := checkFirstMessage(s.cfg, r.RequestURI, msg, s.ops); err != nil {
 		return err
 	}
+	if st.streamUp && r.Header.Get("Grpc-Encoding") == "gzip" {
+		// Room for a later compressed message, kept until it is whole.
+		if err := reserve(s.cfg.MaxFirstMessage); err != nil {
+			return err
+		}
+	}
 	if !st.streamUp {
 		// A one-message request is read to its end, so it goes upstream
 		// with its length known and END_STREAM on its only DATA frame.
@@ -363,7 +387,8 @@ func (s *Server) forward(st *stream, tok cred.Secret) (*http.Response, error) {
 	if st.streamUp {
 		st.br = bodyReaders.Get().(*bufio.Reader)
 		st.br.Reset(r.Body)
-		rest = st.br
+		st.later = newLaterCheck(st.br, s.cfg, r.RequestURI, r.Header.Get("Grpc-Encoding"), s.ops)
+		rest = st.later
 	}
 	st.body = newUpBody(st.raw, rest)
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "https://"+s.cfg.Upstream+r.RequestURI, st.body.view())
@@ -427,6 +452,9 @@ func (s *Server) answer(st *stream, resp *http.Response) {
 		if rerr != nil {
 			// Reset the box's stream, as the upstream reset ours.
 			st.e.Refused = "upstream stream failed: " + rerr.Error()
+			if d := st.refusal(); d != nil {
+				st.e.Refused = d.Reason
+			}
 			panic(http.ErrAbortHandler)
 		}
 	}
