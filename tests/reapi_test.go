@@ -228,6 +228,22 @@ func (u *grpcUpstream) seen() []string {
 	return append([]string(nil), u.calls...)
 }
 
+// reapiUpstream starts a TLS gRPC upstream on loopback and writes an
+// egress file for it, instance projects/p/instances/default, whose token
+// command (a file "token" beside it) runs the shell lines script. trust
+// is the SSL_CERT_FILE setting that makes the host trust the upstream.
+func reapiUpstream(t *testing.T, script string) (up *grpcUpstream, conf, trust string) {
+	t.Helper()
+	dir := t.TempDir()
+	ca := newTestCA(t, dir, "rbe.test")
+	up = startGRPCUpstream(t, ca)
+	helper := filepath.Join(dir, "token")
+	os.WriteFile(helper, []byte("#!/bin/sh\n"+script+"\n"), 0o755)
+	conf = filepath.Join(dir, "reapi.toml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("upstream = %q\ninstance = \"projects/p/instances/default\"\ntoken_command = %q\n", up.addr, helper)), 0o600)
+	return up, conf, "SSL_CERT_FILE=" + ca.pemPath
+}
+
 // TestStrictREAPI: a gRPC client in a real strict box reaches a TLS
 // upstream through --egress reapi=FILE. Allowed calls arrive with the
 // host's credential and without the box's own authorization; a foreign
@@ -237,15 +253,10 @@ func (u *grpcUpstream) seen() []string {
 // egress log.
 func TestStrictREAPI(t *testing.T) {
 	repo, _, env := strictRepo(t)
-	dir := t.TempDir()
-	ca := newTestCA(t, dir, "rbe.test")
-	up := startGRPCUpstream(t, ca)
-	count := filepath.Join(dir, "token-runs")
-	helper := filepath.Join(dir, "token")
-	os.WriteFile(helper, []byte("#!/bin/sh\necho run >> "+count+"\necho host-token-123\n"), 0o755)
-	conf := filepath.Join(dir, "reapi.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf("upstream = %q\ninstance = \"projects/p/instances/default\"\ntoken_command = %q\n", up.addr, helper)), 0o600)
-	env = append(env, "SSL_CERT_FILE="+ca.pemPath)
+	count := filepath.Join(t.TempDir(), "token-runs")
+	up, conf, trust := reapiUpstream(t, "echo run >> "+count+"\necho host-token-123")
+	helper := filepath.Join(filepath.Dir(conf), "token")
+	env = append(env, trust)
 
 	const inst = "projects/p/instances/default"
 	const blobSize = 48<<20 + 12345
@@ -314,14 +325,8 @@ func TestStrictREAPI(t *testing.T) {
 // message used to be read.
 func TestStrictREAPIWriteLaterNames(t *testing.T) {
 	repo, _, env := strictRepo(t)
-	dir := t.TempDir()
-	ca := newTestCA(t, dir, "rbe.test")
-	up := startGRPCUpstream(t, ca)
-	helper := filepath.Join(dir, "token")
-	os.WriteFile(helper, []byte("#!/bin/sh\necho host-token-123\n"), 0o755)
-	conf := filepath.Join(dir, "reapi.toml")
-	os.WriteFile(conf, []byte(fmt.Sprintf("upstream = %q\ninstance = \"projects/p/instances/default\"\ntoken_command = %q\n", up.addr, helper)), 0o600)
-	env = append(env, "SSL_CERT_FILE="+ca.pemPath)
+	up, conf, trust := reapiUpstream(t, "echo host-token-123")
+	env = append(env, trust)
 
 	const size = "3145728" // three messages
 	own := "projects/p/instances/default/uploads/u1/blobs/0123/" + size
