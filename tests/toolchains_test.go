@@ -700,7 +700,7 @@ func TestStrictPythonVenvHints(t *testing.T) {
 // box cannot remove node_modules (every directory above a held path is a
 // mount point): npm ci fails with EBUSY. The launch says so and what
 // works instead, and npm install does work. A package in node_modules
-// that ships a protected name (its own .vscode) does the same.
+// that ships an agent's project files (its own .claude) does the same.
 func TestStrictHeldNodeModules(t *testing.T) {
 	needTool(t, "/usr/bin/node")
 	needTool(t, "/usr/bin/npm")
@@ -723,16 +723,68 @@ func TestStrictHeldNodeModules(t *testing.T) {
 		t.Errorf("npm install: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 
-	// A package that ships its own .vscode makes node_modules as
-	// unremovable, with no .envrc.
+	// A package that ships an agent's project files (its own .claude)
+	// makes node_modules as unremovable, with no .envrc: an agent reads
+	// them where it works.
 	os.Remove(filepath.Join(web, ".envrc"))
 	os.RemoveAll(filepath.Join(web, "node_modules"))
-	os.MkdirAll(filepath.Join(web, "node_modules", "somepkg", ".vscode"), 0o755)
-	os.WriteFile(filepath.Join(web, "node_modules", "somepkg", ".vscode", "settings.json"), []byte("{}"), 0o644)
+	os.MkdirAll(filepath.Join(web, "node_modules", "somepkg", ".claude"), 0o755)
+	os.WriteFile(filepath.Join(web, "node_modules", "somepkg", ".claude", "settings.json"), []byte("{}"), 0o644)
 	r = strictLong(t, web, env, 2*time.Minute, opts, "npm", "ci", "--offline")
-	want = "aisan: warning: packages/web/node_modules/somepkg/.vscode is a copy held for review in the box (VS Code"
+	want = "aisan: warning: packages/web/node_modules/somepkg/.claude is a copy held for review in the box (Claude Code"
 	if r.code == 0 || !strings.Contains(r.stderr, "EBUSY") || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, fails) {
-		t.Errorf("npm ci with a package's .vscode: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+		t.Errorf("npm ci with a package's .claude: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestStrictNpmCiPackageDotfiles: packages whose tarballs carry their
+// own editor, direnv and git hook manager files (.vscode/tasks.json,
+// .envrc, .husky/), and one whose command is named mise (a link
+// node_modules/.bin/mise), do not stop npm ci in a strict box: those are
+// the packages' files, which no host tool runs as the project's, so no
+// directory of node_modules is a mount point and nothing is held. All of
+// it offline, from local tarballs.
+func TestStrictNpmCiPackageDotfiles(t *testing.T) {
+	needTool(t, "/usr/bin/node")
+	needTool(t, "/usr/bin/npm")
+	repo, _, env := strictRepo(t)
+	env = append(env, "PATH="+toolPATH(), "npm_config_audit=false", "npm_config_fund=false", "npm_config_update_notifier=false")
+	os.MkdirAll(filepath.Join(repo, "vendor"), 0o755)
+	os.WriteFile(filepath.Join(repo, "vendor", "dotpkg-1.0.0.tgz"), npmTarball(t, map[string]string{
+		"package/package.json":       `{"name":"dotpkg","version":"1.0.0","main":"index.js"}`,
+		"package/index.js":           "module.exports = 'dotpkg ok';\n",
+		"package/.vscode/tasks.json": `{"version":"2.0.0","tasks":[{"label":"w","type":"shell","command":"node watch.js","runOptions":{"runOn":"folderOpen"}}]}`,
+		"package/.envrc":             "layout node\n",
+		"package/.husky/pre-commit":  "npm test\n",
+	}), 0o644)
+	os.WriteFile(filepath.Join(repo, "vendor", "misepkg-1.0.0.tgz"), npmTarball(t, map[string]string{
+		"package/package.json": `{"name":"misepkg","version":"1.0.0","bin":{"mise":"cli.js"}}`,
+		"package/cli.js":       "#!/usr/bin/env node\nconsole.log('mise stand-in');\n",
+	}), 0o644)
+	opts := []string{"--binds", "node"}
+	for _, deps := range []string{
+		`{"dotpkg":"file:vendor/dotpkg-1.0.0.tgz"}`,
+		`{"dotpkg":"file:vendor/dotpkg-1.0.0.tgz","misepkg":"file:vendor/misepkg-1.0.0.tgz"}`,
+	} {
+		os.WriteFile(filepath.Join(repo, "package.json"), []byte(`{"name":"app","version":"1.0.0","private":true,"scripts":{"test":"node -e \"console.log(require('dotpkg'))\""},"dependencies":`+deps+`}`), 0o644)
+		if r := runCmd(t, repo, env, "", "npm", "install", "--offline"); r.code != 0 {
+			t.Fatalf("npm install on the host: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+		}
+		tasks := filepath.Join(repo, "node_modules", "dotpkg", ".vscode", "tasks.json")
+		if _, err := os.Stat(tasks); err != nil {
+			t.Fatalf("the host's npm install: %v", err)
+		}
+		r := strictLong(t, repo, env, 2*time.Minute, opts, "sh", "-c", "npm ci --offline && npm test")
+		if r.code != 0 || !strings.Contains(r.stdout, "dotpkg ok") {
+			t.Errorf("npm ci in the box (%s): exit %d\nstdout: %s\nstderr: %s", deps, r.code, r.stdout, r.stderr)
+			continue
+		}
+		if strings.Contains(r.stderr, "cannot remove") || strings.Contains(r.stderr, "held for review") {
+			t.Errorf("npm ci in the box (%s) held or pinned a package's files:\n%s", deps, r.stderr)
+		}
+		if _, err := os.Stat(tasks); err != nil {
+			t.Errorf("after npm ci in the box: %v", err)
+		}
 	}
 }
 

@@ -410,6 +410,8 @@ func walkAll(roots []string, skip map[string]bool) walked {
 		dir    string
 		inGit  bool
 		isRoot bool
+		// deps is set below a dependency tree (DepTrees).
+		deps bool
 	}
 	var (
 		mu      sync.Mutex
@@ -468,7 +470,7 @@ func walkAll(roots []string, skip map[string]bool) walked {
 						local.sockets = append(local.sockets, p)
 						return
 					case unix.DT_LNK:
-						if !j.inGit && IsProtectedName(name) {
+						if !j.inGit && protectedIn(name, j.deps) {
 							local.names = append(local.names, p)
 						}
 						if !j.inGit && name == ".git" && !j.isRoot {
@@ -480,7 +482,7 @@ func walkAll(roots []string, skip map[string]bool) walked {
 						if name == ".git" && !j.isRoot {
 							local.nestedGit = append(local.nestedGit, p)
 						}
-						if IsProtectedName(name) {
+						if protectedIn(name, j.deps) {
 							local.names = append(local.names, p)
 							return
 						}
@@ -490,7 +492,8 @@ func walkAll(roots []string, skip map[string]bool) walked {
 							return // not in the box
 						}
 						inGit := j.inGit || skip[p] || name == ".git"
-						subs = append(subs, job{dir: p, inGit: inGit})
+						deps := j.deps || (!inGit && slices.Contains(DepTrees, name))
+						subs = append(subs, job{dir: p, inGit: inGit, deps: deps})
 					}
 				})
 				if err != nil {

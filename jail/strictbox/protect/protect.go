@@ -20,7 +20,9 @@
 //     environment tools' files, and what git reads to decide what to run
 //     (jail/gitpin's Steer). A name matches at any depth; a few rows
 //     match how a name ends (a VS Code workspace's *.code-workspace),
-//     looked at after the exact names.
+//     looked at after the exact names. Inside an installed dependency
+//     tree ([DepTrees]) only the agents' rows match: the other tools
+//     never read a package's own copy of their files.
 //   - What exists at launch is copied into aisan's state (jail/held) and
 //     the copy is bound read-write over it: the box works on the copy,
 //     and its changes are held for review when it ends.
@@ -87,6 +89,15 @@ type Rule struct {
 	Tool string
 	// Dir is set for a directory, taken whole.
 	Dir bool
+	// InDeps is set for a row matched inside a dependency tree too
+	// ([DepTrees]): an agent looks for its project files in the
+	// directories it works in, an installed package's among them. The
+	// other rows' tools read their files where the user works (the
+	// folder an editor opens, the directories a shell's cwd lies in,
+	// the repository's own hooks), never from inside an installed
+	// package: there such a name is the package's own file, which the
+	// package manager removes and remakes with the tree.
+	InDeps bool
 	// Who is the tool that reads it.
 	Who string
 	// Why says what the tool does with it.
@@ -177,7 +188,7 @@ var table = sync.OnceValue(func() []Rule {
 	var out []Rule
 	for _, a := range agent.All {
 		for _, f := range a.ProjectFiles {
-			out = append(out, Rule{Name: f.Name, Dir: f.Dir, Who: a.Name, Why: f.Why})
+			out = append(out, Rule{Name: f.Name, Dir: f.Dir, InDeps: true, Who: a.Name, Why: f.Why})
 		}
 	}
 	return append(out, others()...)
@@ -529,6 +540,21 @@ func within(p, dir string) bool {
 func IsProtectedName(base string) bool {
 	_, ok := ruleFor(base)
 	return ok
+}
+
+// DepTrees are the names of the directories a package manager fills with
+// installed packages, and removes and remakes whole (npm ci): below one,
+// only [Rule.InDeps] rows are protected. What in such a tree a host tool
+// does run (a package's command that an .envrc puts on PATH, or that a
+// folder-open task or an agent's hook runs) is a steering path of the
+// file that runs it ([GitFacts.Loads]), held all the same.
+var DepTrees = []string{"node_modules"}
+
+// protectedIn reports whether base is a name of the table in a
+// directory below a dependency tree (deps) or not.
+func protectedIn(base string, deps bool) bool {
+	r, ok := ruleFor(base)
+	return ok && (!deps || r.InDeps)
 }
 
 // RootCandidates are the table's paths at dir, for Gather: at the

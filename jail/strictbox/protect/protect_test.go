@@ -662,3 +662,98 @@ func TestGatherLoads(t *testing.T) {
 		t.Errorf("the launch's notes: %q", p.Notes)
 	}
 }
+
+// TestGatherDepTrees: a package's own editor, direnv and hook-manager
+// files in node_modules are no project's: nothing protects them, so no
+// directory of the tree is a mount point and npm ci can remove it, and
+// the end sweeps none the box made. An agent's project files are
+// protected there as anywhere; what a file that a host tool runs puts
+// on PATH in the tree (a root .envrc's node_modules/.bin) is held; a
+// protected name that is a link there (a package's node_modules/.bin/mise)
+// refuses nothing.
+func TestGatherDepTrees(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"node_modules/pkg/.vscode", "node_modules/pkg/.husky", "node_modules/@s/p/node_modules/q/.idea", "node_modules/agent/.claude", "node_modules/.bin", "node_modules/@jdxcode/mise/bin", "web/.vscode"} {
+		os.MkdirAll(filepath.Join(r, d), 0o755)
+	}
+	for _, f := range []string{".envrc", "node_modules/pkg/.envrc", "node_modules/pkg/.vscode/tasks.json", "node_modules/pkg/.npmrc", "node_modules/pkg/.tool-versions", "node_modules/@jdxcode/mise/bin/mise"} {
+		os.WriteFile(filepath.Join(r, f), []byte("{}"), 0o644)
+	}
+	os.Symlink("../@jdxcode/mise/bin/mise", filepath.Join(r, "node_modules/.bin/mise"))
+	var asked []string
+	loads := func(p string) ([]gitpin.Steer, error) {
+		asked = append(asked, strings.TrimPrefix(p, r+"/"))
+		if p == filepath.Join(r, ".envrc") {
+			return []gitpin.Steer{{Path: filepath.Join(r, "node_modules/.bin"), Dir: true, Why: "direnv: layout node"}}, nil
+		}
+		return nil, nil
+	}
+	f, err := Gather(r, GitFacts{Loads: loads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(existing(f, r), " "); got != ".envrc node_modules/agent/.claude web/.vscode" {
+		t.Errorf("found %q", got)
+	}
+	slices.Sort(asked)
+	if got := strings.Join(asked, " "); got != ".envrc node_modules/agent/.claude web/.vscode" {
+		t.Errorf("Loads asked about %q", got)
+	}
+	p, err := Make(f)
+	if err != nil {
+		t.Fatalf("Make: %v", err)
+	}
+	var inTree []string
+	for _, it := range p.Items {
+		if rel := strings.TrimPrefix(it.Path, r+"/"); strings.HasPrefix(rel, "node_modules") {
+			inTree = append(inTree, it.How.String()+" "+rel)
+		}
+	}
+	if got, want := strings.Join(inTree, ", "), "pin node_modules, copy node_modules/.bin, pin node_modules/agent, copy node_modules/agent/.claude"; got != want {
+		t.Errorf("items in node_modules: %q, want %q", got, want)
+	}
+
+	// What the box makes in the tree is swept only for an agent's row.
+	os.MkdirAll(filepath.Join(r, "node_modules/new/.vscode"), 0o755)
+	os.WriteFile(filepath.Join(r, "node_modules/new/.envrc"), nil, 0o644)
+	os.MkdirAll(filepath.Join(r, "node_modules/new/.codex"), 0o755)
+	known := p.Known
+	for _, it := range p.Items {
+		known = append(known, it.Path)
+	}
+	got := NewSince(r, known, GitFacts{}, Span{}).Paths
+	if want := []string{filepath.Join(r, "node_modules/new/.codex")}; !slices.Equal(got, want) {
+		t.Errorf("new since: %q, want %q", got, want)
+	}
+}
+
+// BenchmarkGatherNodeModules walks a node_modules of 1000 packages of 20
+// files each, one in ten shipping its own .vscode of three files.
+func BenchmarkGatherNodeModules(b *testing.B) {
+	r := b.TempDir()
+	for i := range 1000 {
+		d := filepath.Join(r, "node_modules", "p"+strconv.Itoa(i), "lib")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for j := range 20 {
+			os.WriteFile(filepath.Join(d, "f"+strconv.Itoa(j)+".js"), nil, 0o644)
+		}
+		if i%10 == 0 {
+			v := filepath.Join(r, "node_modules", "p"+strconv.Itoa(i), ".vscode")
+			os.MkdirAll(v, 0o755)
+			for _, f := range []string{"tasks.json", "settings.json", "launch.json"} {
+				os.WriteFile(filepath.Join(v, f), []byte("{}"), 0o644)
+			}
+		}
+	}
+	for b.Loop() {
+		f, err := Gather(r, GitFacts{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Make(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
