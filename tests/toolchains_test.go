@@ -786,6 +786,21 @@ func TestStrictNpmCiPackageDotfiles(t *testing.T) {
 			t.Errorf("after npm ci in the box: %v", err)
 		}
 	}
+
+	// A box that links a folder to a package (so that the user opens
+	// the package's .vscode, or cds into its .envrc, as the project's)
+	// has the link held for review.
+	os.MkdirAll(filepath.Join(repo, "web"), 0o755)
+	r := strict(t, repo, env, nil, "sh", "-c", "rmdir web && ln -s node_modules/dotpkg web && ln -s ../node_modules/dotpkg/.vscode vendor/ide")
+	if r.code != 0 {
+		t.Fatalf("the box's links: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"web", "vendor/ide"}, nil)
+	for _, p := range []string{"web", "vendor/ide"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); err == nil {
+			t.Errorf("%s, the box's link into node_modules, is still in the repository", p)
+		}
+	}
 }
 
 // TestStrictGitIdentityIncluded: a user whose identity lives in a file

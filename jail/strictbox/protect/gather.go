@@ -334,6 +334,9 @@ type walked struct {
 	sockets   []string
 	names     []string // protected names, not descended into
 	nestedGit []string
+	// links are the symlinks outside git dirs and dependency trees
+	// (but protected names, which are in names).
+	links []string
 	// gitDirs are directories (not the roots, not in a git dir) that git
 	// would take for a git dir of their own: see [isGitDir].
 	gitDirs []string
@@ -476,6 +479,9 @@ func walkAll(roots []string, skip map[string]bool) walked {
 						if !j.inGit && name == ".git" && !j.isRoot {
 							local.nestedGit = append(local.nestedGit, p)
 						}
+						if !j.inGit && !j.deps && !IsProtectedName(name) && name != ".git" {
+							local.links = append(local.links, p)
+						}
 						return
 					}
 					if !j.inGit {
@@ -512,6 +518,7 @@ func walkAll(roots []string, skip map[string]bool) walked {
 				w.sockets = append(w.sockets, local.sockets...)
 				w.names = append(w.names, local.names...)
 				w.nestedGit = append(w.nestedGit, local.nestedGit...)
+				w.links = append(w.links, local.links...)
 				w.gitDirs = append(w.gitDirs, local.gitDirs...)
 				w.unreadable = append(w.unreadable, local.unreadable...)
 				w.inGitUnreadable = append(w.inGitUnreadable, local.inGitUnreadable...)
@@ -541,7 +548,7 @@ func walkAll(roots []string, skip map[string]bool) walked {
 	qmu.Unlock()
 	qcond.Broadcast()
 	workers.Wait()
-	for _, s := range []*[]string{&w.sockets, &w.names, &w.nestedGit, &w.gitDirs, &w.unread} {
+	for _, s := range []*[]string{&w.sockets, &w.names, &w.nestedGit, &w.links, &w.gitDirs, &w.unread} {
 		slices.Sort(*s)
 	}
 	for _, u := range []*[]Unreadable{&w.unreadable, &w.inGitUnreadable} {
@@ -699,14 +706,44 @@ type Span struct{ Start, End time.Time }
 // Since is what the end's sweep found in the repository.
 type Since struct {
 	// Paths are the entries the box planted: protected names and nested
-	// .git entries not in known, and the HEAD and config of a directory
-	// it turned into a git dir.
+	// .git entries not in known, the HEAD and config of a directory it
+	// turned into a git dir, and links it made that lead into a
+	// dependency tree.
 	Paths []string
 	// Unreadable are directories (outside git dirs) the sweep could not
 	// read: the box may have planted anything in them.
 	Unreadable []Unreadable
 	// Unread are the directories left unread past MaxEntries.
 	Unread []string
+}
+
+// intoDeps reports whether the link l resolves to a path in repo that
+// lies in a dependency tree ([DepTrees]), or would once its target is
+// made: what a box makes there is never swept.
+func intoDeps(l, repo string) bool {
+	t, err := os.Readlink(l)
+	if err != nil {
+		return false
+	}
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(l), t)
+	}
+	if real, err := filepath.EvalSymlinks(t); err == nil {
+		t = real
+	}
+	if r, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = r
+	}
+	rel, err := filepath.Rel(repo, t)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if slices.Contains(DepTrees, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // NewSince are the protected names and nested .git entries found after a
@@ -735,6 +772,14 @@ func NewSince(repo string, known []string, git GitFacts, run Span) Since {
 	for _, p := range slices.Concat(w.names, w.nestedGit) {
 		if !slices.Contains(known, p) && !after(p, run.End) {
 			s.Paths = append(s.Paths, p)
+		}
+	}
+	for _, l := range w.links {
+		// Below a dependency tree, a package's own files are not
+		// looked at; a link the box made that leads there (web ->
+		// node_modules/pkg) would bring them where the user works.
+		if !slices.Contains(known, l) && after(l, run.Start) && !after(l, run.End) && intoDeps(l, repo) {
+			s.Paths = append(s.Paths, l)
 		}
 	}
 	for _, d := range w.gitDirs {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aisan-dev/aisan/jail/strictbox/gitpin"
 )
@@ -713,16 +714,28 @@ func TestGatherDepTrees(t *testing.T) {
 		t.Errorf("items in node_modules: %q, want %q", got, want)
 	}
 
-	// What the box makes in the tree is swept only for an agent's row.
+	// What the box makes in the tree is swept only for an agent's row;
+	// a link it makes elsewhere that leads into the tree (where the
+	// user would open it as a folder or cd into it) is swept too. The
+	// user's own link from before is not, nor one leading elsewhere.
+	os.MkdirAll(filepath.Join(r, "bin"), 0o755)
+	os.Symlink("../node_modules/.bin/mise", filepath.Join(r, "bin/m"))
+	start := time.Now()
 	os.MkdirAll(filepath.Join(r, "node_modules/new/.vscode"), 0o755)
 	os.WriteFile(filepath.Join(r, "node_modules/new/.envrc"), nil, 0o644)
 	os.MkdirAll(filepath.Join(r, "node_modules/new/.codex"), 0o755)
+	os.Symlink("node_modules/new", filepath.Join(r, "tools"))
+	os.Symlink("../tools", filepath.Join(r, "web/tools"))
+	os.Symlink(filepath.Join(r, "node_modules/gone"), filepath.Join(r, "gone"))
+	os.Symlink("../web", filepath.Join(r, "bin/web"))
+	os.Symlink("../tools", filepath.Join(r, "node_modules/new/up"))
 	known := p.Known
 	for _, it := range p.Items {
 		known = append(known, it.Path)
 	}
-	got := NewSince(r, known, GitFacts{}, Span{}).Paths
-	if want := []string{filepath.Join(r, "node_modules/new/.codex")}; !slices.Equal(got, want) {
+	got := NewSince(r, known, GitFacts{}, Span{Start: start}).Paths
+	want := []string{filepath.Join(r, "gone"), filepath.Join(r, "node_modules/new/.codex"), filepath.Join(r, "tools"), filepath.Join(r, "web/tools")}
+	if !slices.Equal(got, want) {
 		t.Errorf("new since: %q, want %q", got, want)
 	}
 }
