@@ -243,7 +243,7 @@ func explain(mcpLines []string, guard protect.Plan, set string) string {
 			fmt.Fprintf(&w, "  %s\n", l)
 		}
 	}
-	fmt.Fprintf(&w, "\nwhat host tools run or obey here, at any depth (in %s, the agents' rows only; the box edits copies; 'aisan review' shows what it changed):\n", strings.Join(protect.DepTrees, ", "))
+	fmt.Fprintf(&w, "\nwhat host tools run or obey here, at any depth (in %s, only the rows of the agents and pyvenv.cfg; the box edits copies; 'aisan review' shows what it changed):\n", strings.Join(protect.DepTrees, ", "))
 	protect.WriteTable(&w)
 	fmt.Fprintf(&w, "\nin this repository (held copies in %s):\n", set)
 	protect.Explain(&w, guard)

@@ -21,7 +21,7 @@
 //     (jail/gitpin's Steer). A name matches at any depth; a few rows
 //     match how a name ends (a VS Code workspace's *.code-workspace),
 //     looked at after the exact names. Inside an installed dependency
-//     tree ([DepTrees]) only the agents' rows match: the other tools
+//     tree ([DepTrees]) only [Rule.InDeps] rows match: the other tools
 //     never read a package's own copy of their files.
 //   - What exists at launch is copied into aisan's state (jail/held) and
 //     the copy is bound read-write over it: the box works on the copy,
@@ -91,7 +91,9 @@ type Rule struct {
 	Dir bool
 	// InDeps is set for a row matched inside a dependency tree too
 	// ([DepTrees]): an agent looks for its project files in the
-	// directories it works in, an installed package's among them. The
+	// directories it works in, an installed package's among them, and
+	// an editor's Python support looks for virtual environments (and
+	// starts their python) all over the folder it opens. The
 	// other rows' tools read their files where the user works (the
 	// folder an editor opens, the directories a shell's cwd lies in,
 	// the repository's own hooks), never from inside an installed
@@ -147,7 +149,7 @@ func others() []Rule {
 		{Name: "rust-toolchain", Swept: true, Tool: "rustup", Who: "rustup", Why: "the same, under its older name"},
 		{Name: ".yarnrc.yml", Swept: true, Tool: "yarn", Who: "Yarn", Why: "yarnPath, the file every yarn command here and below runs as yarn itself, and the plugins it loads"},
 		{Name: ".yarnrc", Swept: true, Tool: "yarn", Who: "Yarn", Why: "yarn-path, the same for Yarn 1"},
-		{Name: "pyvenv.cfg", Swept: true, Who: "Python", Why: "marks a virtual environment: its bin (the python an editor's Python extension starts on folder open, the activate scripts a shell sources) is held with it"},
+		{Name: "pyvenv.cfg", Swept: true, InDeps: true, Who: "Python", Why: "marks a virtual environment: its bin (the python an editor's Python extension starts on folder open, the activate scripts a shell sources) is held with it"},
 		{Name: ".pth", Suffix: true, Who: "Python", Why: "a path file in site-packages: its import lines run at every start of that python (one there at launch is copied, a new one swept at the end)"},
 		{Name: "sitecustomize.py", Swept: true, Who: "Python", Why: "imported by every start of a python whose path holds it"},
 		{Name: "usercustomize.py", Swept: true, Who: "Python", Why: "the same, for the user site"},

@@ -667,17 +667,17 @@ func TestGatherLoads(t *testing.T) {
 // TestGatherDepTrees: a package's own editor, direnv and hook-manager
 // files in node_modules are no project's: nothing protects them, so no
 // directory of the tree is a mount point and npm ci can remove it, and
-// the end sweeps none the box made. An agent's project files are
-// protected there as anywhere; what a file that a host tool runs puts
+// the end sweeps none the box made. An agent's project files, and a
+// virtual environment's pyvenv.cfg, are protected there as anywhere; what a file that a host tool runs puts
 // on PATH in the tree (a root .envrc's node_modules/.bin) is held; a
 // protected name that is a link there (a package's node_modules/.bin/mise)
 // refuses nothing.
 func TestGatherDepTrees(t *testing.T) {
 	r, _ := filepath.EvalSymlinks(t.TempDir())
-	for _, d := range []string{"node_modules/pkg/.vscode", "node_modules/pkg/.husky", "node_modules/@s/p/node_modules/q/.idea", "node_modules/agent/.claude", "node_modules/.bin", "node_modules/@jdxcode/mise/bin", "web/.vscode"} {
+	for _, d := range []string{"node_modules/pkg/.vscode", "node_modules/pkg/.husky", "node_modules/@s/p/node_modules/q/.idea", "node_modules/agent/.claude", "node_modules/py/venv/bin", "node_modules/.bin", "node_modules/@jdxcode/mise/bin", "web/.vscode"} {
 		os.MkdirAll(filepath.Join(r, d), 0o755)
 	}
-	for _, f := range []string{".envrc", "node_modules/pkg/.envrc", "node_modules/pkg/.vscode/tasks.json", "node_modules/pkg/.npmrc", "node_modules/pkg/.tool-versions", "node_modules/@jdxcode/mise/bin/mise"} {
+	for _, f := range []string{".envrc", "node_modules/pkg/.envrc", "node_modules/pkg/.vscode/tasks.json", "node_modules/pkg/.npmrc", "node_modules/pkg/.tool-versions", "node_modules/py/venv/pyvenv.cfg", "node_modules/@jdxcode/mise/bin/mise"} {
 		os.WriteFile(filepath.Join(r, f), []byte("{}"), 0o644)
 	}
 	os.Symlink("../@jdxcode/mise/bin/mise", filepath.Join(r, "node_modules/.bin/mise"))
@@ -693,11 +693,11 @@ func TestGatherDepTrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(existing(f, r), " "); got != ".envrc node_modules/agent/.claude web/.vscode" {
+	if got := strings.Join(existing(f, r), " "); got != ".envrc node_modules/agent/.claude node_modules/py/venv/pyvenv.cfg web/.vscode" {
 		t.Errorf("found %q", got)
 	}
 	slices.Sort(asked)
-	if got := strings.Join(asked, " "); got != ".envrc node_modules/agent/.claude web/.vscode" {
+	if got := strings.Join(asked, " "); got != ".envrc node_modules/agent/.claude node_modules/py/venv/pyvenv.cfg web/.vscode" {
 		t.Errorf("Loads asked about %q", got)
 	}
 	p, err := Make(f)
@@ -710,7 +710,7 @@ func TestGatherDepTrees(t *testing.T) {
 			inTree = append(inTree, it.How.String()+" "+rel)
 		}
 	}
-	if got, want := strings.Join(inTree, ", "), "pin node_modules, copy node_modules/.bin, pin node_modules/agent, copy node_modules/agent/.claude"; got != want {
+	if got, want := strings.Join(inTree, ", "), "pin node_modules, copy node_modules/.bin, pin node_modules/agent, copy node_modules/agent/.claude, pin node_modules/py, pin node_modules/py/venv, copy node_modules/py/venv/pyvenv.cfg"; got != want {
 		t.Errorf("items in node_modules: %q, want %q", got, want)
 	}
 
