@@ -719,7 +719,7 @@ type Since struct {
 
 // intoDeps reports whether the link l resolves to a path in repo that
 // lies in a dependency tree ([DepTrees]), or would once its target is
-// made: what a box makes there is never swept.
+// made: where the end sweeps only the [Rule.InDeps] rows' names.
 func intoDeps(l, repo string) bool {
 	t, err := os.Readlink(l)
 	if err != nil {
