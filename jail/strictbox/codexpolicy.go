@@ -2,6 +2,7 @@ package strictbox
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,8 +22,18 @@ type codexPolicy struct {
 	// whatever the box's own config.toml says at the top level.
 	Overrides []string
 	// Untrusted says the user's config marks the project (or the
-	// nearest parent it names) untrusted: the box's config says so too.
+	// nearest parent it names) untrusted, or that the project has a
+	// .codex of its own the user has not trusted (ProjectOff): the box's
+	// config marks it untrusted too.
 	Untrusted bool
+	// Trusted says the user's config trusts it: only then does the box's
+	// Codex take the project's own .codex/ (config, hooks, rules).
+	Trusted bool
+	// ProjectOff is the project's .codex that the box's Codex leaves
+	// off, as the user's own does on the host, since the user has not
+	// trusted the project ("" for none), and TrustDir the directory to
+	// trust for it.
+	ProjectOff, TrustDir string
 	// Left names what stays on the host, and why, one phrase each.
 	Left []string
 }
@@ -55,6 +66,27 @@ func readCodexPolicy(path string, projects []string) codexPolicy {
 		return codexPolicy{Left: []string{"all of it: it does not parse as TOML (Codex stops on it too)"}}
 	}
 	return pickCodexPolicy(m, projects)
+}
+
+// codexProjectDir is the first .codex in the directories from cwd up to
+// repo, and in repo, where Codex reads a project's own config, hooks and
+// rules ("" for none).
+func codexProjectDir(cwd, repo string) string {
+	for d := filepath.Clean(cwd); strings.HasPrefix(d, repo+string(filepath.Separator)); d = filepath.Dir(d) {
+		if p := filepath.Join(d, ".codex"); hasEntry(p) {
+			return p
+		}
+	}
+	if p := filepath.Join(repo, ".codex"); hasEntry(p) {
+		return p
+	}
+	return ""
+}
+
+// hasEntry reports whether there is an entry at p, without following it.
+func hasEntry(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // pickCodexPolicy picks the settings of Codex's config m that restrict
@@ -125,7 +157,12 @@ func pickCodexPolicy(m map[string]any, projects []string) codexPolicy {
 			p.Left = append(p.Left, k+" (Codex's permission profiles are not carried: the box's Codex runs the sandbox_mode above, or workspace-write)")
 		}
 	}
-	p.Untrusted = untrustedProject(m, projects)
+	switch projectTrust(m, projects) {
+	case "untrusted":
+		p.Untrusted = true
+	case "trusted":
+		p.Trusted = true
+	}
 	return p
 }
 
@@ -195,18 +232,19 @@ func codexApproval(v any) (string, bool) {
 	return "{granular={" + strings.Join(fields, ",") + "}}", true
 }
 
-// untrustedProject reports whether m's [projects] marks one of projects
-// untrusted: the entry of the project itself, or else of its nearest
+// projectTrust is what m's [projects] says of projects: "untrusted"
+// when it marks one of them so, "trusted" when it trusts every one, ""
+// otherwise. The entry of the project itself, or else of its nearest
 // parent that has one, decides, as in Codex.
-func untrustedProject(m map[string]any, projects []string) bool {
+func projectTrust(m map[string]any, projects []string) string {
 	entries, _ := m["projects"].(map[string]any)
+	trusted := len(projects) > 0
 	for _, p := range projects {
+		level := ""
 		for d := filepath.Clean(p); ; d = filepath.Dir(d) {
 			if e, ok := entries[d].(map[string]any); ok {
-				if level, ok := e["trust_level"].(string); ok {
-					if level == "untrusted" {
-						return true
-					}
+				if l, ok := e["trust_level"].(string); ok {
+					level = l
 					break
 				}
 			}
@@ -214,8 +252,15 @@ func untrustedProject(m map[string]any, projects []string) bool {
 				break
 			}
 		}
+		if level == "untrusted" {
+			return "untrusted"
+		}
+		trusted = trusted && level == "trusted"
 	}
-	return false
+	if trusted {
+		return "trusted"
+	}
+	return ""
 }
 
 // note is the launch's line on what came in from source and what not,
@@ -225,7 +270,10 @@ func (p codexPolicy) note(source string) string {
 	if len(p.Overrides) > 0 {
 		parts = append(parts, "in the box: "+strings.Join(p.Overrides, ", "))
 	}
-	if p.Untrusted {
+	switch {
+	case p.ProjectOff != "":
+		parts = append(parts, fmt.Sprintf("the project is not trusted there, so the box's Codex leaves %s off (its config, MCP servers, hooks, rules) as yours does; to take it, trust the project there ([projects.%q] trust_level = \"trusted\")", p.ProjectOff, p.TrustDir))
+	case p.Untrusted:
 		parts = append(parts, "the project is untrusted there, and in the box")
 	}
 	if len(p.Left) > 0 {

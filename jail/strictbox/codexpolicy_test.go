@@ -140,3 +140,47 @@ func TestSeedCodexPolicy(t *testing.T) {
 		t.Errorf("the box's config:\n%s", b)
 	}
 }
+
+// TestProjectTrust: the user's [projects] decides, nearest entry first;
+// every project must be trusted for "trusted", one untrusted is enough
+// for "untrusted".
+func TestProjectTrust(t *testing.T) {
+	projects := []string{"/w/repo/sub", "/w/repo"}
+	for _, tc := range []struct{ config, want string }{
+		{"", ""},
+		{"[projects.\"/w/repo\"]\ntrust_level = \"trusted\"\n", "trusted"},
+		{"[projects.\"/w\"]\ntrust_level = \"trusted\"\n", "trusted"},
+		{"[projects.\"/w/repo/sub\"]\ntrust_level = \"trusted\"\n", ""},
+		{"[projects.\"/w/repo/sub\"]\ntrust_level = \"trusted\"\n[projects.\"/w/repo\"]\ntrust_level = \"untrusted\"\n", "untrusted"},
+		{"[projects.\"/w/repo\"]\ntrust_level = \"sometimes\"\n", ""},
+		{"[projects.\"/w/other\"]\ntrust_level = \"trusted\"\n", ""},
+	} {
+		var m map[string]any
+		if err := toml.Unmarshal([]byte(tc.config), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := projectTrust(m, projects); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.config, got, tc.want)
+		}
+	}
+}
+
+// TestCodexProjectDir: a .codex from the working directory up to the
+// repository is found, one above it is not.
+func TestCodexProjectDir(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	os.MkdirAll(filepath.Join(repo, "a", "b"), 0o755)
+	os.Mkdir(filepath.Join(root, ".codex"), 0o755)
+	if d := codexProjectDir(filepath.Join(repo, "a", "b"), repo); d != "" {
+		t.Errorf("found %q", d)
+	}
+	os.Mkdir(filepath.Join(repo, ".codex"), 0o755)
+	if d := codexProjectDir(filepath.Join(repo, "a", "b"), repo); d != filepath.Join(repo, ".codex") {
+		t.Errorf("found %q", d)
+	}
+	os.WriteFile(filepath.Join(repo, "a", ".codex"), nil, 0o600)
+	if d := codexProjectDir(filepath.Join(repo, "a", "b"), repo); d != filepath.Join(repo, "a", ".codex") {
+		t.Errorf("found %q", d)
+	}
+}

@@ -689,6 +689,15 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 			f.codexConfig = filepath.Join(f.configDir, "config.toml")
 			f.preferences = codexPreferences(f.codexConfig, a.Preferences)
 			f.codexPolicy = readCodexPolicy(f.codexConfig, []string{h.Cwd, f.repo})
+			if !f.codexPolicy.Trusted && !f.codexPolicy.Untrusted {
+				// The box marks the project trusted, for Codex's
+				// defaults; but Codex reads a project's own .codex only
+				// once the user trusted the project, so one with a .codex
+				// the user has not trusted is untrusted in the box.
+				if d := codexProjectDir(h.Cwd, f.repo); d != "" {
+					f.codexPolicy.Untrusted, f.codexPolicy.ProjectOff, f.codexPolicy.TrustDir = true, d, f.repo
+				}
+			}
 			f.codexRules = codexRulesFiles(filepath.Join(f.configDir, "rules"))
 		}
 	}
