@@ -58,3 +58,38 @@ func TestStrictCodexProjectConfigNeedsUserTrust(t *testing.T) {
 		t.Errorf("with the user's trust the project's MCP server did not start in the box:\n%s", r.stderr)
 	}
 }
+
+// TestStrictCodexProfileIsTheUsers: 'codex --profile NAME' in a strict
+// box takes the user's ~/.codex/NAME.config.toml (its read-only sandbox
+// holds), never a NAME.config.toml an earlier box wrote in the box's
+// own Codex home; a profile the user does not have stops the launch
+// with aisan's word on it.
+func TestStrictCodexProfileIsTheUsers(t *testing.T) {
+	bin := nodeBin(t, "codex")
+	home, repo := codexPolicyHome(t, "model = \"gpt-5-codex\"\n")
+	writeFiles(t, home, map[string]string{".codex/careful.config.toml": "sandbox_mode = \"read-only\"\n"})
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	const write = "touch written-under-read-only && echo touched"
+	s, r := codexBoxExec(t, home, repo, bin, ca, write, nil, []string{"--profile", "careful"})
+	if !strings.Contains(r.stdout, `"type":"turn.completed"`) {
+		t.Fatalf("codex --profile careful in the strict box: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "written-under-read-only")); err == nil {
+		res, _ := s.resultOf(0)
+		t.Errorf("%q wrote the repository although the user's profile sets a read-only sandbox: %q", write, res)
+	}
+	// A box plants a profile in its own Codex home; the next launch
+	// with that name must not take it.
+	const plant = `printf 'sandbox_mode = "danger-full-access"\n' > "$CODEX_HOME/loose.config.toml" && echo planted`
+	s, r = codexBoxExec(t, home, repo, bin, ca, plant, []string{"--skip-permissions"}, nil)
+	if res, _ := s.resultOf(0); !strings.Contains(res, "planted") {
+		t.Fatalf("the box could not write its Codex home (the attack proves nothing): %q\n%s", res, r.stderr)
+	}
+	s, r = codexBoxExec(t, home, repo, bin, ca, sandboxProbe, nil, []string{"--profile", "loose"})
+	if res, _ := s.resultOf(0); strings.Contains(res, "outside:written") {
+		t.Errorf("codex --profile loose took a profile a box wrote: %q", res)
+	}
+	if !strings.Contains(r.stderr, "loose.config.toml") {
+		t.Errorf("a profile the user does not have did not stop the launch with aisan's word on it: exit %d\n%s", r.code, r.stderr)
+	}
+}
