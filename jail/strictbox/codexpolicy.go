@@ -1,11 +1,15 @@
 package strictbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -21,8 +25,18 @@ type codexPolicy struct {
 	// whatever the box's own config.toml says at the top level.
 	Overrides []string
 	// Untrusted says the user's config marks the project (or the
-	// nearest parent it names) untrusted: the box's config says so too.
+	// nearest parent it names) untrusted, or that the project has a
+	// .codex of its own the user has not trusted (ProjectOff): the box's
+	// config marks it untrusted too.
 	Untrusted bool
+	// Trusted says the user's config trusts it: only then does the box's
+	// Codex take the project's own .codex/ (config, hooks, rules).
+	Trusted bool
+	// ProjectOff is the project's .codex that the box's Codex leaves
+	// off, as the user's own does on the host, since the user has not
+	// trusted the project ("" for none), and TrustDir the directory to
+	// trust for it.
+	ProjectOff, TrustDir string
 	// Left names what stays on the host, and why, one phrase each.
 	Left []string
 }
@@ -46,15 +60,139 @@ var codexPolicyKeys = []string{"approval_policy", "approvals_reviewer", "sandbox
 // agent works in projects. A missing file gives nothing; one that does
 // not parse gives nothing but a phrase saying so.
 func readCodexPolicy(path string, projects []string) codexPolicy {
-	data, err := regfile.Read(path, maxPreferences)
-	if err != nil || len(data) == 0 {
-		return codexPolicy{}
-	}
-	var m map[string]any
-	if err := toml.Unmarshal(data, &m); err != nil {
+	m, bad := readCodexTOML(path)
+	if bad {
 		return codexPolicy{Left: []string{"all of it: it does not parse as TOML (Codex stops on it too)"}}
 	}
 	return pickCodexPolicy(m, projects)
+}
+
+// readCodexTOML reads a Codex config file at path: nil for a missing or
+// unreadable one, and bad for one that does not parse.
+func readCodexTOML(path string) (m map[string]any, bad bool) {
+	data, err := regfile.Read(path, maxPreferences)
+	if err != nil || len(data) == 0 {
+		return nil, false
+	}
+	if err := toml.Unmarshal(data, &m); err != nil {
+		return nil, true
+	}
+	return m, false
+}
+
+// codexSettings are what a box's Codex takes of the user's config in
+// dir (its config.toml, with the profile file that --profile names
+// layered over it): the safe preferences among keys as overrides, and
+// the policy for projects. A profile the user does not have, or one
+// that does not parse, is an error: Codex would pass over the first
+// without a word.
+func codexSettings(dir, profile string, keys, projects []string) (prefs []string, p codexPolicy, err error) {
+	m, bad := readCodexTOML(filepath.Join(dir, "config.toml"))
+	if profile != "" {
+		pf := filepath.Join(dir, profile+".config.toml")
+		if !codexProfileName(profile) {
+			return nil, p, jail.WithHints(fmt.Errorf("codex --profile %q: not a profile name Codex takes", profile),
+				"a profile is a file NAME.config.toml in "+dir+"; name it by NAME alone")
+		}
+		data, err := regfile.Read(pf, maxPreferences)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, p, jail.WithHints(fmt.Errorf("codex --profile %s: %s does not exist", profile, pf),
+				"the box's Codex takes a profile from your own "+dir+" only; create "+pf+", or leave --profile out")
+		}
+		var pm map[string]any
+		if err == nil {
+			err = toml.Unmarshal(data, &pm)
+		}
+		if err != nil {
+			return nil, p, jail.WithHints(fmt.Errorf("codex --profile %s: reading %s: %w", profile, pf, err),
+				"aisan reads a profile that is a regular TOML file (not a symbolic link); fix it, or leave --profile out")
+		}
+		if !bad {
+			m = mergeCodexTOML(m, pm)
+		}
+	}
+	if bad {
+		return nil, codexPolicy{Left: []string{"all of it: it does not parse as TOML (Codex stops on it too)"}}, nil
+	}
+	return codexPreferences(m, keys), pickCodexPolicy(m, projects), nil
+}
+
+// mergeCodexTOML is overlay over base, table by table, as Codex layers
+// its config files.
+func mergeCodexTOML(base, overlay map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(overlay))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range overlay {
+		b, bok := out[k].(map[string]any)
+		o, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = mergeCodexTOML(b, o)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// codexProfileName reports whether name is a profile's name alone, no
+// path.
+func codexProfileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+}
+
+// codexProfileArg finds Codex's --profile among args (the agent's
+// arguments, up to a "--"): the last one's name, and args without any.
+// Codex layers a profile from its home, which in a box is aisan's state
+// for it, where a box writes.
+func codexProfileArg(args []string) (name string, rest []string, found bool) {
+	rest = make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		switch {
+		case a == "-p" || a == "--profile":
+			found = true
+			if i+1 < len(args) {
+				name = args[i+1]
+				i++
+			}
+			continue
+		case strings.HasPrefix(a, "--profile="):
+			found, name = true, strings.TrimPrefix(a, "--profile=")
+			continue
+		case strings.HasPrefix(a, "-p") && !strings.HasPrefix(a, "--"):
+			found, name = true, strings.TrimPrefix(strings.TrimPrefix(a, "-p"), "=")
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return name, rest, found
+}
+
+// codexProjectDir is the first .codex in the directories from cwd up to
+// repo, and in repo, where Codex reads a project's own config, hooks and
+// rules ("" for none).
+func codexProjectDir(cwd, repo string) string {
+	for d := filepath.Clean(cwd); strings.HasPrefix(d, repo+string(filepath.Separator)); d = filepath.Dir(d) {
+		if p := filepath.Join(d, ".codex"); hasEntry(p) {
+			return p
+		}
+	}
+	if p := filepath.Join(repo, ".codex"); hasEntry(p) {
+		return p
+	}
+	return ""
+}
+
+// hasEntry reports whether there is an entry at p, without following it.
+func hasEntry(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // pickCodexPolicy picks the settings of Codex's config m that restrict
@@ -125,7 +263,12 @@ func pickCodexPolicy(m map[string]any, projects []string) codexPolicy {
 			p.Left = append(p.Left, k+" (Codex's permission profiles are not carried: the box's Codex runs the sandbox_mode above, or workspace-write)")
 		}
 	}
-	p.Untrusted = untrustedProject(m, projects)
+	switch projectTrust(m, projects) {
+	case "untrusted":
+		p.Untrusted = true
+	case "trusted":
+		p.Trusted = true
+	}
 	return p
 }
 
@@ -195,18 +338,19 @@ func codexApproval(v any) (string, bool) {
 	return "{granular={" + strings.Join(fields, ",") + "}}", true
 }
 
-// untrustedProject reports whether m's [projects] marks one of projects
-// untrusted: the entry of the project itself, or else of its nearest
+// projectTrust is what m's [projects] says of projects: "untrusted"
+// when it marks one of them so, "trusted" when it trusts every one, ""
+// otherwise. The entry of the project itself, or else of its nearest
 // parent that has one, decides, as in Codex.
-func untrustedProject(m map[string]any, projects []string) bool {
+func projectTrust(m map[string]any, projects []string) string {
 	entries, _ := m["projects"].(map[string]any)
+	trusted := len(projects) > 0
 	for _, p := range projects {
+		level := ""
 		for d := filepath.Clean(p); ; d = filepath.Dir(d) {
 			if e, ok := entries[d].(map[string]any); ok {
-				if level, ok := e["trust_level"].(string); ok {
-					if level == "untrusted" {
-						return true
-					}
+				if l, ok := e["trust_level"].(string); ok {
+					level = l
 					break
 				}
 			}
@@ -214,8 +358,15 @@ func untrustedProject(m map[string]any, projects []string) bool {
 				break
 			}
 		}
+		if level == "untrusted" {
+			return "untrusted"
+		}
+		trusted = trusted && level == "trusted"
 	}
-	return false
+	if trusted {
+		return "trusted"
+	}
+	return ""
 }
 
 // note is the launch's line on what came in from source and what not,
@@ -225,7 +376,10 @@ func (p codexPolicy) note(source string) string {
 	if len(p.Overrides) > 0 {
 		parts = append(parts, "in the box: "+strings.Join(p.Overrides, ", "))
 	}
-	if p.Untrusted {
+	switch {
+	case p.ProjectOff != "":
+		parts = append(parts, fmt.Sprintf("the project is not trusted there, so the box's Codex leaves %s off (its config, MCP servers, hooks, rules) as yours does; to take it, trust the project there ([projects.%q] trust_level = \"trusted\")", p.ProjectOff, p.TrustDir))
+	case p.Untrusted:
 		parts = append(parts, "the project is untrusted there, and in the box")
 	}
 	if len(p.Left) > 0 {

@@ -1,6 +1,7 @@
 package strictbox
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,5 +139,110 @@ func TestSeedCodexPolicy(t *testing.T) {
 	}
 	if m["model"] != "m" || !strings.Contains(string(b), "trust_level = 'untrusted'") {
 		t.Errorf("the box's config:\n%s", b)
+	}
+}
+
+// TestProjectTrust: the user's [projects] decides, nearest entry first;
+// every project must be trusted for "trusted", one untrusted is enough
+// for "untrusted".
+func TestProjectTrust(t *testing.T) {
+	projects := []string{"/w/repo/sub", "/w/repo"}
+	for _, tc := range []struct{ config, want string }{
+		{"", ""},
+		{"[projects.\"/w/repo\"]\ntrust_level = \"trusted\"\n", "trusted"},
+		{"[projects.\"/w\"]\ntrust_level = \"trusted\"\n", "trusted"},
+		{"[projects.\"/w/repo/sub\"]\ntrust_level = \"trusted\"\n", ""},
+		{"[projects.\"/w/repo/sub\"]\ntrust_level = \"trusted\"\n[projects.\"/w/repo\"]\ntrust_level = \"untrusted\"\n", "untrusted"},
+		{"[projects.\"/w/repo\"]\ntrust_level = \"sometimes\"\n", ""},
+		{"[projects.\"/w/other\"]\ntrust_level = \"trusted\"\n", ""},
+	} {
+		var m map[string]any
+		if err := toml.Unmarshal([]byte(tc.config), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := projectTrust(m, projects); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.config, got, tc.want)
+		}
+	}
+}
+
+// TestCodexProfileArg: every spelling of Codex's --profile is found and
+// taken out, the last one's name wins, and nothing after "--" is looked
+// at.
+func TestCodexProfileArg(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		name  string
+		rest  []string
+		found bool
+	}{
+		{args: []string{"exec", "hi"}, rest: []string{"exec", "hi"}},
+		{args: []string{"--profile", "work", "exec", "hi"}, name: "work", rest: []string{"exec", "hi"}, found: true},
+		{args: []string{"exec", "-p", "work", "hi"}, name: "work", rest: []string{"exec", "hi"}, found: true},
+		{args: []string{"--profile=a", "exec", "-pb", "hi"}, name: "b", rest: []string{"exec", "hi"}, found: true},
+		{args: []string{"-p=a"}, name: "a", rest: []string{}, found: true},
+		{args: []string{"exec", "--profile"}, rest: []string{"exec"}, found: true},
+		{args: []string{"mcp", "add", "x", "--", "srv", "-p", "1"}, rest: []string{"mcp", "add", "x", "--", "srv", "-p", "1"}},
+		{args: []string{"--sandbox", "read-only", "exec", "--json", "say -p"}, rest: []string{"--sandbox", "read-only", "exec", "--json", "say -p"}},
+	} {
+		name, rest, found := codexProfileArg(tc.args)
+		if name != tc.name || found != tc.found || !slices.Equal(rest, tc.rest) {
+			t.Errorf("%q: %q %q %v, want %q %q %v", tc.args, name, rest, found, tc.name, tc.rest, tc.found)
+		}
+	}
+	if got := codexCommand(jail.KindCodex, []string{"codex", "--profile", "w", "exec"}); !slices.Equal(got, []string{"codex", "exec"}) {
+		t.Errorf("codex command %q", got)
+	}
+	if got := codexCommand(jail.KindClaude, []string{"claude", "-p", "w"}); !slices.Equal(got, []string{"claude", "-p", "w"}) {
+		t.Errorf("claude command %q", got)
+	}
+}
+
+// TestCodexSettingsProfile: --profile NAME takes the user's
+// NAME.config.toml over the user's config.toml, for the policy and the
+// preferences alike; a profile the user does not have, one whose name
+// is a path, and one that does not parse are errors with a hint.
+func TestCodexSettingsProfile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "config.toml"), []byte("model = \"m\"\nsandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\nexclude_slash_tmp = true\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "careful.config.toml"), []byte("model = \"p\"\nsandbox_mode = \"read-only\"\n[sandbox_workspace_write]\nnetwork_access = false\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "bad.config.toml"), []byte("model = \n"), 0o600)
+	prefs, p, err := codexSettings(dir, "careful", []string{"model"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`sandbox_mode="read-only"`, "sandbox_workspace_write.exclude_slash_tmp=true", "sandbox_workspace_write.network_access=false"}
+	if !slices.Equal(prefs, []string{`model="p"`}) || !slices.Equal(p.Overrides, want) {
+		t.Errorf("prefs %q, overrides %q", prefs, p.Overrides)
+	}
+	if prefs, p, err := codexSettings(dir, "", []string{"model"}, nil); err != nil || !slices.Equal(prefs, []string{`model="m"`}) || !slices.Contains(p.Overrides, `sandbox_mode="workspace-write"`) {
+		t.Errorf("no profile: %q %q %v", prefs, p.Overrides, err)
+	}
+	for _, name := range []string{"gone", "../config", "bad"} {
+		_, _, err := codexSettings(dir, name, nil, nil)
+		var h interface{ Hints() []string }
+		if err == nil || !errors.As(err, &h) || len(h.Hints()) == 0 {
+			t.Errorf("profile %q: %v", name, err)
+		}
+	}
+}
+
+// TestCodexProjectDir: a .codex from the working directory up to the
+// repository is found, one above it is not.
+func TestCodexProjectDir(t *testing.T) {
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	os.MkdirAll(filepath.Join(repo, "a", "b"), 0o755)
+	os.Mkdir(filepath.Join(root, ".codex"), 0o755)
+	if d := codexProjectDir(filepath.Join(repo, "a", "b"), repo); d != "" {
+		t.Errorf("found %q", d)
+	}
+	os.Mkdir(filepath.Join(repo, ".codex"), 0o755)
+	if d := codexProjectDir(filepath.Join(repo, "a", "b"), repo); d != filepath.Join(repo, ".codex") {
+		t.Errorf("found %q", d)
+	}
+	os.WriteFile(filepath.Join(repo, "a", ".codex"), nil, 0o600)
+	if d := codexProjectDir(filepath.Join(repo, "a", "b"), repo); d != filepath.Join(repo, "a", ".codex") {
+		t.Errorf("found %q", d)
 	}
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
 	"github.com/aisan-dev/aisan/jail/strictbox/projectrun"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
-	"github.com/pelletier/go-toml/v2"
 )
 
 // systemPrefixes are already visible in every strict box.
@@ -506,17 +505,9 @@ func gitIdentity(home, xdgConfig, gitDir string) []byte {
 // maxPreferences caps what is read of the agent's own settings file.
 const maxPreferences = 4 << 20
 
-// codexPreferences are the user's safe Codex settings (plain strings of
-// the keys named) as -c overrides. A file that does not parse gives none.
-func codexPreferences(path string, keys []string) []string {
-	data, err := regfile.Read(path, maxPreferences)
-	if err != nil || len(data) == 0 {
-		return nil
-	}
-	var m map[string]any
-	if toml.Unmarshal(data, &m) != nil {
-		return nil
-	}
+// codexPreferences are the user's safe Codex settings in m (plain
+// strings of the keys named) as -c overrides.
+func codexPreferences(m map[string]any, keys []string) []string {
 	var out []string
 	for _, k := range keys {
 		v, ok := m[k].(string)
@@ -687,8 +678,25 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		}
 		if a.Kind == agent.Codex.Kind {
 			f.codexConfig = filepath.Join(f.configDir, "config.toml")
-			f.preferences = codexPreferences(f.codexConfig, a.Preferences)
-			f.codexPolicy = readCodexPolicy(f.codexConfig, []string{h.Cwd, f.repo})
+			profile, _, named := codexProfileArg(command[1:])
+			if named && profile == "" {
+				return f, jail.WithHints(errors.New("codex --profile: no profile named"), "--profile NAME takes "+filepath.Join(f.configDir, "NAME.config.toml"))
+			}
+			if profile != "" {
+				f.codexConfig += " and " + filepath.Join(f.configDir, profile+".config.toml")
+			}
+			if f.preferences, f.codexPolicy, err = codexSettings(f.configDir, profile, a.Preferences, []string{h.Cwd, f.repo}); err != nil {
+				return f, err
+			}
+			if !f.codexPolicy.Trusted && !f.codexPolicy.Untrusted {
+				// The box marks the project trusted, for Codex's
+				// defaults; but Codex reads a project's own .codex only
+				// once the user trusted the project, so one with a .codex
+				// the user has not trusted is untrusted in the box.
+				if d := codexProjectDir(h.Cwd, f.repo); d != "" {
+					f.codexPolicy.Untrusted, f.codexPolicy.ProjectOff, f.codexPolicy.TrustDir = true, d, f.repo
+				}
+			}
 			f.codexRules = codexRulesFiles(filepath.Join(f.configDir, "rules"))
 		}
 	}
@@ -730,7 +738,7 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		}
 	}
 	so = jail.StrictOptions{
-		Kind: kind, Slot: slotName, Command: slices.Clone(command),
+		Kind: kind, Slot: slotName, Command: codexCommand(kind, command),
 		Repo: f.repo, Cwd: h.Cwd, Home: h.Home, User: f.user,
 		HostEnv: h.Env, Root: f.root, PathDirs: f.toolPath, HostPath: f.hostPath,
 		GitPins: pins, Protect: remountCovered(protectMounts(f.guard, f.held, h.MaskFile(slotName)), pins),
@@ -775,6 +783,17 @@ func decide(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		so.CodexRules = f.codexRules
 	}
 	return so, secret
+}
+
+// codexCommand is command without Codex's --profile, whose settings
+// come in as overrides: Codex would layer a profile of that name from
+// the box's own home, where a box writes. Another agent's is command.
+func codexCommand(kind jail.Kind, command []string) []string {
+	if kind != jail.KindCodex || len(command) == 0 {
+		return slices.Clone(command)
+	}
+	_, rest, _ := codexProfileArg(command[1:])
+	return append([]string{command[0]}, rest...)
 }
 
 // sharedDirs are where other programs keep sockets and state by design:

@@ -17,7 +17,8 @@ import (
 func TestCodexPreferences(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "config.toml")
 	os.WriteFile(p, []byte("model = \"gpt-5.5\"\nmodel_provider = \"corp\"\nmodel_reasoning_effort = \"high\"\nmodel_verbosity = \"a\\\"b\"\n[model_providers.corp]\nbase_url = \"https://x\"\nenv_key = \"CORP_KEY\"\n"), 0o600)
-	got := codexPreferences(p, []string{"model", "model_reasoning_effort", "model_verbosity"})
+	m, _ := readCodexTOML(p)
+	got := codexPreferences(m, []string{"model", "model_reasoning_effort", "model_verbosity"})
 	if strings.Join(got, " ") != `model="gpt-5.5" model_reasoning_effort="high"` {
 		t.Fatalf("%q", got)
 	}
