@@ -93,12 +93,12 @@ type Rule struct {
 	// ([DepTrees]): an agent looks for its project files in the
 	// directories it works in, an installed package's among them, and
 	// an editor's Python support looks for virtual environments (and
-	// starts their python) all over the folder it opens. The
-	// other rows' tools read their files where the user works (the
-	// folder an editor opens, the directories a shell's cwd lies in,
-	// the repository's own hooks), never from inside an installed
-	// package: there such a name is the package's own file, which the
-	// package manager removes and remakes with the tree.
+	// starts their python) all over the folder it opens. The other
+	// rows' tools read their files where the user works (the folder an
+	// editor opens, the directories a shell's cwd lies in, the
+	// repository's own hooks), never from inside an installed package:
+	// there such a name is the package's own file, which the package
+	// manager removes and remakes with the tree.
 	InDeps bool
 	// Who is the tool that reads it.
 	Who string

@@ -668,10 +668,10 @@ func TestGatherLoads(t *testing.T) {
 // files in node_modules are no project's: nothing protects them, so no
 // directory of the tree is a mount point and npm ci can remove it, and
 // the end sweeps none the box made. An agent's project files, and a
-// virtual environment's pyvenv.cfg, are protected there as anywhere; what a file that a host tool runs puts
-// on PATH in the tree (a root .envrc's node_modules/.bin) is held; a
-// protected name that is a link there (a package's node_modules/.bin/mise)
-// refuses nothing.
+// virtual environment's pyvenv.cfg, are protected there as anywhere;
+// what a file that a host tool runs puts on PATH in the tree (a root
+// .envrc's node_modules/.bin) is held; a protected name that is a link
+// there (a package's node_modules/.bin/mise) refuses nothing.
 func TestGatherDepTrees(t *testing.T) {
 	r, _ := filepath.EvalSymlinks(t.TempDir())
 	for _, d := range []string{"node_modules/pkg/.vscode", "node_modules/pkg/.husky", "node_modules/@s/p/node_modules/q/.idea", "node_modules/agent/.claude", "node_modules/py/venv/bin", "node_modules/.bin", "node_modules/@jdxcode/mise/bin", "web/.vscode"} {
