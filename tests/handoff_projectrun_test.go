@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -171,4 +173,99 @@ func TestHandoffEditorTasksIndirect(t *testing.T) {
 	}
 	absent(t, "the folder-open tasks on the host after the box", append(scriptMarks(pwned, scripts), pwned+".watch", pwned+".lint")...)
 	checkHeld(t, r, env, slotName(repo, "run"), append([]string{"web/watch.js", "web/node_modules/probe-lint/cli.js"}, scripts...), []string{"touch " + pwned})
+}
+
+// TestHandoffClaudeHookImports: the project's hooks run scripts of its
+// own through interpreters that load code from beside the script:
+// python3 tools/hook.py imports helpers (tools/helpers.py) and json,
+// which Python looks for in tools/ before its own library; node
+// scripts/hook.js requires ./lib; bin/check, a python script by its #!
+// line, imports util beside it. The box leaves the settings and the
+// scripts alone, rewrites the modules they import and plants
+// tools/json.py. The user's next 'claude -p' on the host must run none
+// of it: each script's directory is held whole.
+func TestHandoffClaudeHookImports(t *testing.T) {
+	bin := agentBin(t, "claude")
+	for _, p := range []string{"python3", "node"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not on PATH", p)
+		}
+	}
+	repo, home, env := strictRepo(t)
+	s := newScriptedStandIn(t, nil, anthropicAPI)
+	agentEnv := append(baseEnv(home), claudeSetup(t, home, s)...)
+	agentEnv = append(agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "PYTHONDONTWRITEBYTECODE=1")
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`python3 tools/hook.py`),
+			cmd(`node "$CLAUDE_PROJECT_DIR"/scripts/hook.js`),
+			cmd(`./bin/check`),
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "tools", "hook.py"), "import json\nimport helpers\nhelpers.run(json.dumps({}))\n")
+	writeFile(t, filepath.Join(repo, "scripts", "hook.js"), "require('./lib').run()\n")
+	writeFile(t, filepath.Join(repo, "bin", "check"), "#!/usr/bin/env python3\nimport util\nutil.run()\n")
+	os.Chmod(filepath.Join(repo, "bin", "check"), 0o755)
+	// mods are the modules the scripts load, each touching its mark
+	// (or, the host's own, doing nothing).
+	mods := func(pwned string) map[string]string {
+		py := func(m string) string {
+			if pwned == "" {
+				return "def run(*a):\n    pass\n"
+			}
+			return fmt.Sprintf("open(%q, 'w').close()\ndef run(*a):\n    pass\n", pwned+"."+m)
+		}
+		js := "exports.run = () => {}\n"
+		if pwned != "" {
+			js = fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", pwned+".lib")
+		}
+		return map[string]string{"tools/helpers.py": py("helpers"), "scripts/lib.js": js, "bin/util.py": py("util")}
+	}
+	for f, data := range mods("") {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "hooks")
+	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
+		repo: map[string]any{"hasTrustDialogAccepted": true},
+	}})
+	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	marks := func(pwned string) []string {
+		return []string{pwned + ".helpers", pwned + ".lib", pwned + ".util", pwned + ".json"}
+	}
+	// The control first: the hooks do load each module on the host, and
+	// a json.py beside tools/hook.py shadows Python's own.
+	control := filepath.Join(out, "CONTROL")
+	for f, data := range mods(control) {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	writeFile(t, filepath.Join(repo, "tools", "json.py"), fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", control+".json"))
+	runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	present(t, "claude before the box", marks(control)...)
+	for f, data := range mods("") {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	os.Remove(filepath.Join(repo, "tools", "json.py"))
+	pwned := filepath.Join(out, "PWNED")
+	attack := "set -e\n"
+	for f, data := range mods(pwned) {
+		attack += fmt.Sprintf("printf '%%s' %s > %s\n", shq(data), f)
+	}
+	attack += fmt.Sprintf("printf '%%s' %s > tools/json.py\necho planted\n", shq(fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", pwned+".json")))
+	r := strict(t, repo, env, nil, "sh", "-c", attack)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	t.Logf("claude unjailed after the box:\n%s", o)
+	absent(t, "claude after the box", marks(pwned)...)
+	if _, err := os.Lstat(filepath.Join(repo, "tools", "json.py")); err == nil {
+		t.Errorf("the box's tools/json.py, which shadows Python's json for tools/hook.py, is in the host's repository")
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"tools/helpers.py", "tools/json.py", "scripts/lib.js", "bin/util.py"}, []string{"open(" + strconv.Quote(pwned+".json")})
 }

@@ -51,7 +51,8 @@ func TestIndirect(t *testing.T) {
 			[]string{"/r/a/x.sh", "/r/b/x.sh", "/r/a/b/x.sh"}, nil, nil},
 		{"npm run: package.json, pre and post, node_modules/.bin", "/r/.claude/settings.json",
 			hook(`npm run --silent lint`),
-			[]string{"/r/package.json", "/r/pre.sh", "/r/tools", "/r/tools/lint.sh", "/r/node_modules/.bin/cd", "/r/node_modules/.bin/eslint", "/r/post.js", "/r/node_modules/.bin/node"}, nil, nil},
+			[]string{"/r/package.json", "/r/pre.sh", "/r/tools", "/r/tools/lint.sh", "/r/node_modules/.bin/cd", "/r/node_modules/.bin/eslint", "/r/post.js", "/r/node_modules/.bin/node"}, nil,
+			[]string{`cannot tell what "node post.js" runs (node loads modules from beside the script it runs`, "the project's own directory"}},
 		{"npm found upwards; yarn NAME", "/r/.claude/settings.json",
 			hook(`(cd web/src && npm test); yarn --cwd web watch`),
 			[]string{"/r/web/src/package.json", "/r/web/package.json", "/r/web/w.sh", "/r/web/node_modules/.bin/sh"}, nil, nil},
@@ -80,7 +81,7 @@ func TestIndirect(t *testing.T) {
 			[]string{"/r/rev-parse", "/r/HEAD"}, nil, nil},
 		{"a shell script the hook runs is read too: its sources, $0's directory, what it calls", "/r/.claude/settings.json",
 			hook(`./hooks/check.sh && sh tools/loop.sh`),
-			[]string{"/r/hooks/check.sh", "/r/hooks/lib.sh", "/r/tools/x.sh", "/r/hooks/more.sh", "/r/tools/fmt.sh", "/r/tools/fmt.py", "/r/tools/loop.sh"}, nil, nil},
+			[]string{"/r/hooks/check.sh", "/r/hooks/lib.sh", "/r/tools/x.sh", "/r/hooks/more.sh", "/r/tools/fmt.sh", "/r/tools/fmt.py", "/r/tools/loop.sh"}, []string{"/r/tools"}, nil},
 		{"sh -c and eval of what it does not set, a cd to where it cannot tell", "/r/.claude/settings.json",
 			hook(`sh -c "$X"; eval "$Y"; cd "$(git rev-parse --show-toplevel)" && ./y.sh`),
 			[]string{"/r/rev-parse", "/r/y.sh"}, nil, []string{"sh -c runs a script", "eval of a word", "cd to a directory"}},
@@ -121,7 +122,7 @@ func TestVSCodeIndirect(t *testing.T) {
 	if d := cmp.Diff(want, n.Files); d != "" {
 		t.Errorf("files (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"/r/g"}, n.Dirs); d != "" {
+	if d := cmp.Diff([]string{"/r/web", "/r/g"}, n.Dirs); d != "" {
 		t.Errorf("dirs (-want +got):\n%s", d)
 	}
 	all := strings.Join(n.Notes, "\n")

@@ -621,19 +621,136 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	// done"): a word it does not set is no program, and what its literal
 	// tail names is held without a note.
 	sources := name == "source" || name == "."
-	runs := interpreters[name] != nil || sources
-	for i, a := range rest {
+	l, loads := loaderOf(name)
+	runs := interpreters[name] != nil || sources || loads
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
 		if !a.ok && !runs {
 			w.quiet(a, dirs)
 			continue
 		}
+		if loads && a.ok {
+			switch {
+			case a.s == l.module && l.module != "" && i+1 < len(rest):
+				w.module(name, rest[i+1], rest[i+2:], dirs)
+				return dirs
+			case slices.Contains(l.values, a.s) && i+1 < len(rest):
+				w.arg(rest[i+1], dirs)
+				i++
+				continue
+			case i == 0 && a.s == l.sub && l.sub != "":
+				continue
+			}
+		}
 		if runs && a.ok && !strings.HasPrefix(a.s, "-") {
 			w.runsFile(a, rest[i+1:], dirs, depth, sources)
+			if loads {
+				w.loadsFrom(name, scriptDirs(a.s, dirs))
+			}
 			return dirs
 		}
 		w.arg(a, dirs)
 	}
 	return dirs
+}
+
+// loader is how an interpreter that loads code from beside the script
+// it runs is called: its options whose value is the next word (not the
+// script), the subcommand before the script, if any, and its option
+// that runs a module looked up from the directory it runs in.
+type loader struct {
+	values      []string
+	sub, module string
+}
+
+// loaders are the interpreters that load code from the directory of
+// the script they run: Python puts it first on sys.path, before its own
+// library (a json.py there is the json a script imports); node, deno,
+// bun, tsx and ts-node resolve ./ imports and node_modules from it;
+// Ruby's require_relative, Perl's FindBin and PHP's include find files
+// there. The box could change what such a script runs without touching
+// the script, so the directory is held whole.
+var loaders = map[string]loader{
+	"python":  {values: []string{"-W", "-X", "--check-hash-based-pycs"}, module: "-m"},
+	"pypy":    {values: []string{"-W", "-X", "--check-hash-based-pycs"}, module: "-m"},
+	"node":    {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
+	"nodejs":  {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
+	"tsx":     {values: []string{"-r", "--require", "--import", "--tsconfig", "--env-file"}},
+	"ts-node": {values: []string{"-r", "--require", "-P", "--project", "-C", "--compiler", "-O", "--compilerOptions"}},
+	"deno":    {values: []string{"--config", "-c", "--import-map", "--env-file"}, sub: "run"},
+	"bun":     {values: []string{"-r", "--preload", "--env-file", "--tsconfig-override"}},
+	"ruby":    {values: []string{"-r", "-I", "-C", "-E", "--encoding"}},
+	"perl":    {values: []string{"-I", "-M", "-m"}},
+	"php":     {values: []string{"-c", "-d", "-z"}},
+}
+
+// loaderOf is the loader of the interpreter name, with a version after
+// it (python3.12, perl5.36) or not.
+func loaderOf(name string) (loader, bool) {
+	l, ok := loaders[strings.TrimRight(name, "0123456789.")]
+	return l, ok
+}
+
+// scriptDirs are the directories of the script p run from each of
+// dirs.
+func scriptDirs(p string, dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if !filepath.IsAbs(p) {
+			out = union(out, []string{filepath.Dir(filepath.Join(d, p))})
+		} else {
+			out = union(out, []string{filepath.Dir(filepath.Clean(p))})
+		}
+	}
+	return out
+}
+
+// loadsFrom holds the directories (ds) an interpreter (name) loads a
+// script's code from, whole, as far as they lie in the project: what the
+// box adds or changes there runs with the script. The project's own
+// directory is not held whole, and the launch says so.
+func (w *walker) loadsFrom(name string, ds []string) {
+	root := false
+	for _, d := range ds {
+		switch {
+		case d == w.root:
+			root = true
+		case within(d, w.root):
+			w.dirs.add(d, d)
+		}
+	}
+	if root {
+		saved := w.cmd
+		if w.cmd == "" {
+			w.cmd = name
+		}
+		w.unsure([]string{w.root}, name+" loads modules from beside the script it runs (with -m, from where it runs), here the project's own directory: one the box adds or changes there runs with it")
+		w.cmd = saved
+	}
+}
+
+// module reads python -m NAME: the module's file or package, looked up
+// from the directory it runs in, which comes first on sys.path and is
+// held as a script's directory is; the module's package is held whole.
+func (w *walker) module(name string, m word, after []word, dirs []string) {
+	if !m.ok {
+		w.unknown(m, dirs)
+		return
+	}
+	rel := filepath.FromSlash(strings.ReplaceAll(m.s, ".", "/"))
+	ds := slices.Clone(dirs)
+	for _, d := range dirs {
+		w.files.add(rel+".py", d)
+		w.progs.add(rel+".py", d)
+		w.files.add(filepath.Join(rel, "__main__.py"), d)
+		if pkg := filepath.Dir(rel); pkg != "." {
+			ds = union(ds, []string{filepath.Join(d, pkg)})
+		}
+	}
+	for _, x := range after {
+		w.quietArg(x, dirs)
+	}
+	w.loadsFrom(name, ds)
 }
 
 // runsFile adds the file a shell, an interpreter or source is given (a),
@@ -736,7 +853,17 @@ func (w *walker) script(p, dir string, depth int, shell bool) {
 		return
 	}
 	data := w.read(p)
-	if data == nil || !shell && !shellScript(p, data) {
+	if data == nil {
+		return
+	}
+	if !shell && !shellScript(p, data) {
+		// A script run by its #! line through an interpreter that loads
+		// code from beside it.
+		if name := shebang(data); name != "" {
+			if _, ok := loaderOf(name); ok {
+				w.loadsFrom(name, []string{filepath.Dir(p)})
+			}
+		}
 		return
 	}
 	if w.scripts == nil {
@@ -756,18 +883,31 @@ func (w *walker) script(p, dir string, depth int, shell bool) {
 // a shell runs: a #! line naming sh, bash, dash, zsh or ksh (through env
 // or not), or no #! line and a name ending in .sh or .bash.
 func shellScript(p string, data []byte) bool {
-	line, _, _ := strings.Cut(string(data), "\n")
-	if rest, ok := strings.CutPrefix(line, "#!"); ok {
-		fields := strings.Fields(rest)
-		if len(fields) > 0 && filepath.Base(fields[0]) == "env" {
-			fields = fields[1:]
-			for len(fields) > 0 && strings.HasPrefix(fields[0], "-") {
-				fields = fields[1:]
-			}
-		}
-		return len(fields) > 0 && slices.Contains(shells, filepath.Base(fields[0]))
+	if bytes.HasPrefix(data, []byte("#!")) {
+		return slices.Contains(shells, shebang(data))
 	}
 	return strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, ".bash")
+}
+
+// shebang is the base name of the program a script's #! line runs
+// (through env or not, past env's options), or "".
+func shebang(data []byte) string {
+	line, _, _ := strings.Cut(string(data), "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(rest)
+	if len(fields) > 0 && filepath.Base(fields[0]) == "env" {
+		fields = fields[1:]
+		for len(fields) > 0 && strings.HasPrefix(fields[0], "-") {
+			fields = fields[1:]
+		}
+	}
+	if len(fields) == 0 {
+		return ""
+	}
+	return filepath.Base(fields[0])
 }
 
 // quietArg is arg for a word that is data: one it does not set says

@@ -1,0 +1,79 @@
+package projectrun
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestLoadsFrom: a script an interpreter runs loads code from beside it
+// (Python's sys.path[0], node's ./ requires, require_relative...), so its
+// directory is held whole; the project's own directory is said instead.
+func TestLoadsFrom(t *testing.T) {
+	project := files{
+		"/r/bin/check":   "#!/usr/bin/env python3\nimport util\n",
+		"/r/bin/pinned":  "#!/usr/bin/python3.11 -I\nimport util\n",
+		"/r/bin/js":      "#!/usr/bin/env -S node --no-warnings\nrequire('./lib')\n",
+		"/r/bin/plain":   "#!/usr/bin/awk -f\n",
+		"/r/bin/wrap.sh": "#!/bin/sh\nexec python3 ../lib/run.py\n",
+	}
+	for _, tt := range []struct {
+		name, cmd string
+		dirs      []string
+		files     []string // each among the files held
+		note      string   // a part of the one note, or none
+	}{
+		{"python3 SCRIPT", `python3 tools/hook.py`, []string{"/r/tools"}, []string{"/r/tools/hook.py"}, ""},
+		{"a version, options with values", `python3.12 -X dev -W ignore -u "$CLAUDE_PROJECT_DIR"/tools/hook.py --flag x`, []string{"/r/tools"}, []string{"/r/dev", "/r/ignore", "/r/tools/hook.py", "/r/x"}, ""},
+		{"after a cd, through a wrapper", `cd tools && env A=1 timeout 5 python3 hook.py`, []string{"/r/tools"}, []string{"/r/tools/hook.py"}, ""},
+		{"-m: the package, and the directory it runs in", `cd src && python3 -m app.main`, []string{"/r/src", "/r/src/app"}, []string{"/r/src/app/main.py", "/r/src/app/main/__main__.py"}, ""},
+		{"-m from the project's own directory", `python3 -m tools.hook`, []string{"/r/tools"}, []string{"/r/tools/hook.py"}, `"python3 -m tools.hook" runs (python3 loads modules from beside the script`},
+		{"a script at the project's root", `python3 hook.py`, nil, []string{"/r/hook.py"}, "here the project's own directory"},
+		{"node, a preload", `node -r ./pre.js --no-warnings scripts/hook.js`, []string{"/r/scripts"}, []string{"/r/pre.js", "/r/scripts/hook.js"}, ""},
+		{"deno run, tsx, bun, ruby, perl, php", `deno run -A d/x.ts; tsx t/x.ts; bun b/x.ts; ruby -I lib rb/x.rb; perl -Ilib pl/x.pl; php ph/x.php`,
+			[]string{"/r/d", "/r/t", "/r/b", "/r/rb", "/r/pl", "/r/ph"}, []string{"/r/d/x.ts", "/r/lib", "/r/rb/x.rb"}, ""},
+		{"by its #! line: env, a pinned version, env -S", `./bin/check; bin/pinned; ./bin/js`, []string{"/r/bin"}, []string{"/r/bin/check", "/r/bin/pinned", "/r/bin/js"}, ""},
+		{"a shell script that runs one", `cd bin && ./wrap.sh`, []string{"/r/lib"}, []string{"/r/bin/wrap.sh", "/r/lib/run.py"}, ""},
+		{"not a loader: awk, lua", `./bin/plain; lua l/x.lua`, nil, []string{"/r/bin/plain", "/r/l/x.lua"}, ""},
+		{"outside the project: nothing to hold", `python3 /opt/tool/hook.py; node ~/bin/n.js`, nil, []string{"/opt/tool/hook.py", "/home/u/bin/n.js"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, Home: "/home/u"})
+			if d := cmp.Diff(tt.dirs, n.Dirs); d != "" {
+				t.Errorf("dirs (-want +got):\n%s", d)
+			}
+			for _, f := range tt.files {
+				if !strings.Contains(" "+strings.Join(n.Files, " ")+" ", " "+f+" ") {
+					t.Errorf("files lack %s: %q", f, n.Files)
+				}
+			}
+			all := strings.Join(n.Notes, "\n")
+			if tt.note == "" && all != "" || tt.note != "" && (len(n.Notes) != 1 || !strings.Contains(all, tt.note)) {
+				t.Errorf("notes, want one with %q:\n%s", tt.note, all)
+			}
+		})
+	}
+}
+
+func TestShebang(t *testing.T) {
+	for in, want := range map[string]string{
+		"#!/usr/bin/env python3\n":        "python3",
+		"#!/usr/bin/env -S node -r x\n":   "node",
+		"#! /usr/bin/python3.11 -I\nx":    "python3.11",
+		"#!/bin/bash":                     "bash",
+		"#!\n":                            "",
+		"import os\n":                     "",
+		"#!/usr/bin/env\n":                "",
+		"\n#!/usr/bin/env python3\nx = 1": "",
+	} {
+		if got := shebang([]byte(in)); got != want {
+			t.Errorf("shebang(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for name, want := range map[string]bool{"python3": true, "python3.12": true, "pypy3": true, "perl5.36": true, "nodejs": true, "ts-node": true, "lua": false, "awk": false, "sh": false} {
+		if _, got := loaderOf(name); got != want {
+			t.Errorf("loaderOf(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
