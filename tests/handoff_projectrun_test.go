@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // plantScripts writes each of scripts (relative to repo) as a script that
@@ -268,4 +269,72 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 		t.Errorf("the box's tools/json.py, which shadows Python's json for tools/hook.py, is in the host's repository")
 	}
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"tools/helpers.py", "tools/json.py", "scripts/lib.js", "bin/util.py"}, []string{"open(" + strconv.Quote(pwned+".json")})
+}
+
+// TestHandoffMCPImports: the project's .mcp.json starts two local
+// servers the user approved: python3 tools/server.py, which imports
+// helpers from beside it, and sh srv/mcp.sh, which sources srv/lib.sh.
+// The box rewrites neither server's own file, only what each loads. The
+// user's next 'claude -p' on the host must start none of it.
+func TestHandoffMCPImports(t *testing.T) {
+	bin := agentBin(t, "claude")
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	repo, home, env := strictRepo(t)
+	s := newScriptedStandIn(t, nil, anthropicAPI)
+	agentEnv := append(baseEnv(home), claudeSetup(t, home, s)...)
+	agentEnv = append(agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "PYTHONDONTWRITEBYTECODE=1")
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	writeFile(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"py": {"command": "python3", "args": ["tools/server.py"]}, "sh": {"command": "sh", "args": ["srv/mcp.sh"]}}}`+"\n")
+	writeFile(t, filepath.Join(repo, "tools", "server.py"), "import helpers\n")
+	writeFile(t, filepath.Join(repo, "srv", "mcp.sh"), ". srv/lib.sh\n")
+	mods := func(mark string) map[string]string {
+		if mark == "" {
+			return map[string]string{"tools/helpers.py": "\n", "srv/lib.sh": ":\n"}
+		}
+		return map[string]string{"tools/helpers.py": fmt.Sprintf("open(%q, 'w').close()\n", mark+".helpers"), "srv/lib.sh": "touch " + mark + ".lib\n"}
+	}
+	for f, data := range mods("") {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "servers")
+	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
+		repo: map[string]any{"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"py", "sh"}},
+	}})
+	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	marks := func(m string) []string { return []string{m + ".helpers", m + ".lib"} }
+	control := filepath.Join(out, "CONTROL")
+	for f, data := range mods(control) {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	waitFor(t, 10*time.Second, "the servers to start", func() bool {
+		for _, m := range marks(control) {
+			if _, err := os.Lstat(m); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	for f, data := range mods("") {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	pwned := filepath.Join(out, "PWNED")
+	attack := "set -e\n"
+	for f, data := range mods(pwned) {
+		attack += fmt.Sprintf("printf '%%s' %s > %s\n", shq(data), f)
+	}
+	r := strict(t, repo, env, nil, "sh", "-c", attack+"echo planted\n")
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	t.Logf("claude unjailed after the box:\n%s", o)
+	time.Sleep(2 * time.Second)
+	absent(t, "claude after the box", marks(pwned)...)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"tools/helpers.py", "srv/lib.sh"}, []string{"touch " + pwned + ".lib"})
 }

@@ -213,7 +213,7 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
 			return nil, nil
 		}
-		out := mcpPrograms(filepath.Join(p, "config.toml"))
+		out := mcpPrograms(filepath.Join(p, "config.toml"), pr)
 		return append(out, readPrograms([]string{filepath.Join(p, "hooks.json"), filepath.Join(p, "config.toml")}, projectrun.CodexHooks, pr, "Codex: a file a hook of %s runs, with no question once the hook is trusted")...), nil
 	case ".vscode":
 		return readPrograms([]string{filepath.Join(p, "tasks.json")}, projectrun.VSCodeTasks, pr, "VS Code: a file a task of %s runs on folder open, with no question once automatic tasks are allowed"), nil
@@ -244,7 +244,7 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		}
 		return readPrograms([]string{p}, projectrun.VSCodeWorkspace, pr, "VS Code: a file a task of the workspace %s runs on folder open, with no question once automatic tasks are allowed"), nil
 	}
-	return mcpPrograms(p), nil
+	return mcpPrograms(p, pr), nil
 }
 
 // devcontainerWhy says why a file an initializeCommand names is held.
@@ -399,15 +399,27 @@ func missingSteers(ps []string, why string) []gitpin.Steer {
 }
 
 // mcpPrograms reads a project MCP file found at launch for the files in
-// it its servers name ([mcp.ProjectPrograms]) that are regular files: a
-// host client starts those servers with no question about what they run.
-// One that is not a regular file is not read: its row protects it.
-func mcpPrograms(p string) []gitpin.Steer {
+// it its servers name ([mcp.ProjectPrograms]) that are regular files,
+// and what those programs run in turn, read as a hook's command is
+// ([projectrun.Program]: a shell script's sources, the directory a
+// python or node script loads its modules from): a host client starts
+// those servers with no question about what they run. One that is not
+// a regular file is not read: its row protects it.
+func mcpPrograms(p string, pr projectrun.Project) []gitpin.Steer {
 	b, err := regfile.Read(p, maxEnvrc)
 	if err != nil {
 		return nil
 	}
-	return regularSteers(mcp.ProjectPrograms(p, b), "MCP: a file a server of "+p+" runs, started by the host client with no question once the server is approved")
+	why := "MCP: a file a server of " + p + " runs, started by the host client with no question once the server is approved"
+	out := regularSteers(mcp.ProjectPrograms(p, b), why)
+	for _, c := range mcp.ProjectCommands(p, b) {
+		for _, st := range namedSteers(projectrun.Program(p, c.Argv, c.Dir, c.Root, pr), why) {
+			if st.Path == "" || !slices.ContainsFunc(out, func(o gitpin.Steer) bool { return o.Path == st.Path }) {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
 }
 
 // repoPathDirs splits the host's PATH into the directories outside the

@@ -26,6 +26,50 @@ import (
 // caller. A file that does not parse names nothing (its client could
 // start no server from it either); nor does a file of another name.
 func ProjectPrograms(path string, data []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range ProjectCommands(path, data) {
+		args := c.Argv[1:]
+		if strings.Contains(c.Argv[0], "/") {
+			args = c.Argv
+		}
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "--"); ok {
+				// --script=tools/server.js names a file too.
+				_, val, ok := strings.Cut(v, "=")
+				if !ok {
+					continue
+				}
+				a = val
+			}
+			if a == "" || strings.Contains(a, "$") || strings.HasPrefix(a, "-") {
+				continue
+			}
+			if !filepath.IsAbs(a) {
+				a = filepath.Join(c.Dir, a)
+			}
+			a = filepath.Clean(a)
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// Command is a local server's command line as a project MCP file gives
+// it: the program and its arguments (Argv, unexpanded), the directory
+// the client starts it in (Dir), and the project's directory (Root).
+type Command struct {
+	Argv      []string
+	Dir, Root string
+}
+
+// ProjectCommands returns the command lines of the local servers of a
+// project MCP file, read as [ProjectPrograms] reads them, for what the
+// programs they start run in turn.
+func ProjectCommands(path string, data []byte) []Command {
 	var servers []Server
 	switch filepath.Base(path) {
 	case ".mcp.json":
@@ -65,42 +109,17 @@ func ProjectPrograms(path string, data []byte) []string {
 	if filepath.Base(path) == "config.toml" {
 		base = filepath.Dir(base)
 	}
-	dir := base
-	var out []string
-	seen := map[string]bool{}
-	add := func(p string) {
-		if p == "" || strings.Contains(p, "$") || strings.HasPrefix(p, "-") {
-			return
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		p = filepath.Clean(p)
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
+	var out []Command
 	for _, s := range servers {
-		dir = base
+		dir := base
 		if cwd, ok := s.Extra["cwd"].(string); ok && cwd != "" && !strings.Contains(cwd, "$") {
 			if !filepath.IsAbs(cwd) {
 				cwd = filepath.Join(base, cwd)
 			}
 			dir = filepath.Clean(cwd)
 		}
-		if strings.Contains(s.Command, "/") {
-			add(s.Command)
-		}
-		for _, a := range s.Args {
-			if v, ok := strings.CutPrefix(a, "--"); ok {
-				// --script=tools/server.js names a file too.
-				if _, val, ok := strings.Cut(v, "="); ok {
-					add(val)
-				}
-				continue
-			}
-			add(a)
+		if s.Command != "" {
+			out = append(out, Command{Argv: append([]string{s.Command}, s.Args...), Dir: dir, Root: base})
 		}
 	}
 	return out

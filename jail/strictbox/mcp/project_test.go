@@ -55,3 +55,11 @@ func FuzzProjectPrograms(f *testing.F) {
 		}
 	})
 }
+
+func TestProjectCommands(t *testing.T) {
+	got := ProjectCommands("/r/.codex/config.toml", []byte("[mcp_servers.a]\ncommand = \"python3\"\nargs = [\"tools/s.py\"]\n[mcp_servers.b]\ncommand = \"./bin/srv\"\ncwd = \"sub\"\n[mcp_servers.c]\nurl = \"https://x.invalid\"\n"))
+	want := []Command{{Argv: []string{"python3", "tools/s.py"}, Dir: "/r", Root: "/r"}, {Argv: []string{"./bin/srv"}, Dir: "/r/sub", Root: "/r"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}

@@ -77,3 +77,40 @@ func TestShebang(t *testing.T) {
 		}
 	}
 }
+
+// TestProgram: a program an MCP file starts (argv, no shell) is read as
+// a hook's command is: a shell script's sources, the directory a python
+// script loads from.
+func TestProgram(t *testing.T) {
+	project := files{"/r/tools/mcp.sh": "#!/bin/sh\n. \"$(dirname \"$0\")/lib.sh\"\nexec python3 srv/main.py\n"}
+	for _, tt := range []struct {
+		name  string
+		argv  []string
+		dir   string
+		dirs  []string
+		files []string
+		note  string
+	}{
+		{"python3 SCRIPT", []string{"python3", "tools/server.py", "--port", "0"}, "/r", []string{"/r/tools"}, []string{"/r/tools/server.py"}, ""},
+		{"a shell script: its sources, what it runs", []string{"sh", "tools/mcp.sh"}, "/r", []string{"/r/srv"}, []string{"/r/tools/mcp.sh", "/r/tools/lib.sh", "/r/srv/main.py"}, ""},
+		{"a program by its path, in its cwd", []string{"./mcp.sh"}, "/r/tools", []string{"/r/tools/srv"}, []string{"/r/tools/mcp.sh", "/r/tools/lib.sh"}, ""},
+		{"a package runner: its words are data", []string{"npx", "-y", "@scope/server", "${HOME}/data"}, "/r", nil, []string{"/r/@scope/server"}, ""},
+		{"the client's variable in a script's path", []string{"node", "${PROJECT}/srv/x.js"}, "/r", nil, []string{"/r/srv/x.js"}, "a word holds a variable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := Program("/r/.mcp.json", tt.argv, tt.dir, "/r", Project{Read: project.read, Home: "/home/u"})
+			if d := cmp.Diff(tt.dirs, n.Dirs); d != "" {
+				t.Errorf("dirs (-want +got):\n%s", d)
+			}
+			for _, f := range tt.files {
+				if !strings.Contains(" "+strings.Join(n.Files, " ")+" ", " "+f+" ") {
+					t.Errorf("files lack %s: %q", f, n.Files)
+				}
+			}
+			all := strings.Join(n.Notes, "\n")
+			if tt.note == "" && all != "" || tt.note != "" && !strings.Contains(all, tt.note) {
+				t.Errorf("notes, want %q:\n%s", tt.note, all)
+			}
+		})
+	}
+}

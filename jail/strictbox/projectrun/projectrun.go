@@ -170,6 +170,27 @@ func ShellPaths(cmd, dir string, vars map[string]string) []string {
 	return w.files.out
 }
 
+// Program returns what a program a tool starts itself (not through a
+// shell) runs: argv is its command and arguments as the tool's file
+// gives them, dir the directory it starts in, root the project's
+// directory, where the file the tool reads (for notes). A word holding
+// a ${...} the tool expands cannot be told; the path its literal end
+// names is held.
+func Program(where string, argv []string, dir, root string, pr Project) Names {
+	w := newWalker(root, where, nil, pr)
+	w.cmd = strings.Join(argv, " ")
+	ws := make([]word, len(argv))
+	for i, a := range argv {
+		ws[i] = lit(a)
+		if j := strings.LastIndex(a, "${"); j >= 0 {
+			_, t, _ := strings.Cut(a[j:], "}")
+			ws[i] = word{tail: t}
+		}
+	}
+	w.exec(ws, []string{dir}, 0)
+	return w.names()
+}
+
 // vscodeVars are the variables of VS Code's tasks.json and a dev
 // container's devcontainer.json that name the workspace's folder.
 var vscodeVars = []string{"workspaceFolder", "workspaceRoot", "localWorkspaceFolder"}
