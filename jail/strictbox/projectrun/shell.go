@@ -640,6 +640,12 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 				continue
 			case i == 0 && a.s == l.sub && l.sub != "":
 				continue
+			case l.named && !strings.HasPrefix(a.s, "-") && !strings.ContainsAny(a.s, "./"):
+				// A subcommand (bun install, deno task): no script.
+				for _, x := range rest[i:] {
+					w.quietArg(x, dirs)
+				}
+				return dirs
 			}
 		}
 		if runs && a.ok && !strings.HasPrefix(a.s, "-") {
@@ -657,10 +663,13 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 // loader is how an interpreter that loads code from beside the script
 // it runs is called: its options whose value is the next word (not the
 // script), the subcommand before the script, if any, and its option
-// that runs a module looked up from the directory it runs in.
+// that runs a module looked up from the directory it runs in; named is
+// set for one whose other words before the script are subcommands, so
+// its script is told by a dot or a slash in its name.
 type loader struct {
 	values      []string
 	sub, module string
+	named       bool
 }
 
 // loaders are the interpreters that load code from the directory of
@@ -677,8 +686,8 @@ var loaders = map[string]loader{
 	"nodejs":  {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
 	"tsx":     {values: []string{"-r", "--require", "--import", "--tsconfig", "--env-file"}},
 	"ts-node": {values: []string{"-r", "--require", "-P", "--project", "-C", "--compiler", "-O", "--compilerOptions"}},
-	"deno":    {values: []string{"--config", "-c", "--import-map", "--env-file"}, sub: "run"},
-	"bun":     {values: []string{"-r", "--preload", "--env-file", "--tsconfig-override"}},
+	"deno":    {values: []string{"--config", "-c", "--import-map", "--env-file"}, sub: "run", named: true},
+	"bun":     {values: []string{"-r", "--preload", "--env-file", "--tsconfig-override"}, named: true},
 	"ruby":    {values: []string{"-r", "-I", "-C", "-E", "--encoding"}},
 	"perl":    {values: []string{"-I", "-M", "-m"}},
 	"php":     {values: []string{"-c", "-d", "-z"}},
