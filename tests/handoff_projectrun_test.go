@@ -338,3 +338,53 @@ func TestHandoffMCPImports(t *testing.T) {
 	absent(t, "claude after the box", marks(pwned)...)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"tools/helpers.py", "srv/lib.sh"}, []string{"touch " + pwned + ".lib"})
 }
+
+// TestHandoffClaudeHookLink: the hooks' scripts are links kept in the
+// repository (tools/hook.sh -> ../lib/real.sh, as a shared script is
+// often linked in), one a python script that imports from beside its
+// target. The box rewrites the links' targets. The user's next 'claude
+// -p' on the host must run neither rewrite.
+func TestHandoffClaudeHookLink(t *testing.T) {
+	bin := agentBin(t, "claude")
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	repo, home, env := strictRepo(t)
+	s := newScriptedStandIn(t, nil, anthropicAPI)
+	agentEnv := append(baseEnv(home), claudeSetup(t, home, s)...)
+	agentEnv = append(agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "PYTHONDONTWRITEBYTECODE=1")
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{cmd(`./tools/hook.sh`), cmd(`python3 tools/hook.py`)}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\nexit 0\n")
+	os.Chmod(filepath.Join(repo, "lib", "real.sh"), 0o755)
+	writeFile(t, filepath.Join(repo, "lib", "real.py"), "import helpers\n")
+	writeFile(t, filepath.Join(repo, "lib", "helpers.py"), "\n")
+	os.MkdirAll(filepath.Join(repo, "tools"), 0o755)
+	for l, target := range map[string]string{"tools/hook.sh": "../lib/real.sh", "tools/hook.py": "../lib/real.py"} {
+		if err := os.Symlink(target, filepath.Join(repo, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "hooks")
+	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
+		repo: map[string]any{"hasTrustDialogAccepted": true},
+	}})
+	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	pwned := filepath.Join(out, "PWNED")
+	attack := fmt.Sprintf("set -e\nprintf '#!/bin/sh\\ntouch %[1]s.sh\\n' > lib/real.sh\nprintf 'open(\"%[1]s.py\", \"w\").close()\\n' > lib/helpers.py\necho planted\n", pwned)
+	r := strict(t, repo, env, nil, "sh", "-c", attack)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	t.Logf("claude unjailed after the box:\n%s", o)
+	absent(t, "claude after the box", pwned+".sh", pwned+".py")
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"lib/real.sh", "lib/helpers.py"}, []string{"touch " + pwned + ".sh"})
+}

@@ -322,6 +322,7 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 			}
 		}
 	}
+	n.Dirs = append(n.Dirs, linkDirs(n.Programs)...)
 	for _, d := range n.Dirs {
 		if st, err := os.Lstat(d); err == nil && st.IsDir() {
 			if r, err := filepath.EvalSymlinks(d); err == nil && r == d {
@@ -331,6 +332,39 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 	}
 	for _, note := range n.Notes {
 		out = append(out, gitpin.Steer{Note: note})
+	}
+	return out
+}
+
+// linkDirs are the directories to hold whole for the programs among ps
+// that are links (regularSteers leaves a link): the one it lies in, so
+// the box can neither point it elsewhere nor rewrite it, and the one
+// its target lies in, for the target and for what an interpreter loads
+// from beside it (Python and node look beside the target, not the
+// link). A command of node_modules/.bin is namedSteers' own business.
+func linkDirs(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if strings.Contains(p, "/node_modules/.bin/") {
+			continue
+		}
+		if st, err := os.Lstat(p); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		var ds []string
+		if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			ds = append(ds, d)
+		}
+		if t, err := filepath.EvalSymlinks(p); err == nil {
+			if st, err := os.Stat(t); err == nil && st.Mode().IsRegular() {
+				ds = append(ds, filepath.Dir(t))
+			}
+		}
+		for _, d := range ds {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
 	}
 	return out
 }

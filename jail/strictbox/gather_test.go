@@ -3,6 +3,7 @@ package strictbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,7 +150,7 @@ func TestProjectLoads(t *testing.T) {
 	w(".vscode/tasks.json", `{"tasks": [{"type": "shell", "command": "s/task.sh; ls/real.sh; out/x.sh", "runOptions": {"runOn": "folderOpen"}}]}`)
 	syscall.Mkfifo(filepath.Join(r, "s/fifo.sh"), 0o644)
 	want := map[string]string{
-		".claude":                "s/hook.sh s/none.sh s/status.sh",
+		".claude":                "s/hook.sh s/none.sh s s/status.sh", // s/link.sh: a link, held with its directory
 		".codex":                 "s/codex.sh s/start.sh s/stop.sh",
 		".vscode":                "s/task.sh s/real.sh",
 		".devcontainer":          "s/init.sh s/init-py.sh",
@@ -236,5 +237,27 @@ func TestProjectLoadsIndirect(t *testing.T) {
 		if p == ".claude" && (len(notes) != 1 || !strings.Contains(notes[0], `$X`) || !strings.Contains(notes[0], "sub/ (all of it)")) {
 			t.Errorf("%s: notes %q, want one for \"$X\"/y holding sub/", p, notes)
 		}
+	}
+}
+
+func TestLinkDirs(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, d := range []string{"tools", "lib", "x/node_modules/.bin", "x/node_modules/p"} {
+		os.MkdirAll(filepath.Join(r, d), 0o755)
+	}
+	for _, f := range []string{"lib/real.sh", "tools/plain.sh", "x/node_modules/p/cli.js"} {
+		os.WriteFile(filepath.Join(r, f), nil, 0o755)
+	}
+	os.Symlink("../lib/real.sh", filepath.Join(r, "tools/hook.sh"))
+	os.Symlink("../lib", filepath.Join(r, "tools/dir"))
+	os.Symlink("gone.sh", filepath.Join(r, "tools/dangling.sh"))
+	os.Symlink("../p/cli.js", filepath.Join(r, "x/node_modules/.bin/p"))
+	var ps []string
+	for _, p := range []string{"tools/hook.sh", "tools/dir", "tools/dangling.sh", "tools/plain.sh", "x/node_modules/.bin/p", "tools/none.sh"} {
+		ps = append(ps, filepath.Join(r, p))
+	}
+	want := []string{filepath.Join(r, "tools"), filepath.Join(r, "lib")}
+	if got := linkDirs(ps); !slices.Equal(got, want) {
+		t.Errorf("linkDirs = %q, want %q", got, want)
 	}
 }
