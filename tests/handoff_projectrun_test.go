@@ -357,15 +357,17 @@ func TestHandoffClaudeHookLink(t *testing.T) {
 	os.Chmod(out, 0o777)
 	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{cmd(`./tools/hook.sh`), cmd(`python3 tools/hook.py`)}}},
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{cmd(`./tools/hook.sh`), cmd(`python3 tools/hook.py`), cmd(`./tools/other.sh`)}}},
 	}})
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\nexit 0\n")
 	os.Chmod(filepath.Join(repo, "lib", "real.sh"), 0o755)
+	writeFile(t, filepath.Join(repo, "lib", "other.sh"), "#!/bin/sh\nexit 0\n")
+	os.Chmod(filepath.Join(repo, "lib", "other.sh"), 0o755)
 	writeFile(t, filepath.Join(repo, "lib", "real.py"), "import helpers\n")
 	writeFile(t, filepath.Join(repo, "lib", "helpers.py"), "\n")
 	os.MkdirAll(filepath.Join(repo, "tools"), 0o755)
-	for l, target := range map[string]string{"tools/hook.sh": "../lib/real.sh", "tools/hook.py": "../lib/real.py"} {
+	for l, target := range map[string]string{"tools/hook.sh": "../lib/real.sh", "tools/hook.py": "../lib/real.py", "tools/other.sh": "../lib/other.sh"} {
 		if err := os.Symlink(target, filepath.Join(repo, l)); err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +379,9 @@ func TestHandoffClaudeHookLink(t *testing.T) {
 	}})
 	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
 	pwned := filepath.Join(out, "PWNED")
-	attack := fmt.Sprintf("set -e\nprintf '#!/bin/sh\\ntouch %[1]s.sh\\n' > lib/real.sh\nprintf 'open(\"%[1]s.py\", \"w\").close()\\n' > lib/helpers.py\necho planted\n", pwned)
+	// It also points a link elsewhere, at a script of its own beside it.
+	attack := fmt.Sprintf("set -e\nprintf '#!/bin/sh\\ntouch %[1]s.sh\\n' > lib/real.sh\nprintf 'open(\"%[1]s.py\", \"w\").close()\\n' > lib/helpers.py\n"+
+		"printf '#!/bin/sh\\ntouch %[1]s.relink\\n' > tools/evil.sh\nchmod +x tools/evil.sh\nln -sfn evil.sh tools/other.sh\necho planted\n", pwned)
 	r := strict(t, repo, env, nil, "sh", "-c", attack)
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
@@ -385,6 +389,6 @@ func TestHandoffClaudeHookLink(t *testing.T) {
 	t.Logf("the box's launch and end:\n%s", r.stderr)
 	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
 	t.Logf("claude unjailed after the box:\n%s", o)
-	absent(t, "claude after the box", pwned+".sh", pwned+".py")
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"lib/real.sh", "lib/helpers.py"}, []string{"touch " + pwned + ".sh"})
+	absent(t, "claude after the box", pwned+".sh", pwned+".py", pwned+".relink")
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"lib/real.sh", "lib/helpers.py", "tools/evil.sh", "tools/other.sh"}, []string{"touch " + pwned + ".sh"})
 }
