@@ -378,6 +378,14 @@ func TestHandoffClaudeHookLink(t *testing.T) {
 		repo: map[string]any{"hasTrustDialogAccepted": true},
 	}})
 	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	// The control first: the hooks do run the links' targets on the host.
+	control := filepath.Join(out, "CONTROL")
+	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\ntouch "+control+".sh\n")
+	writeFile(t, filepath.Join(repo, "lib", "helpers.py"), fmt.Sprintf("open(%q, 'w').close()\n", control+".py"))
+	runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	present(t, "claude before the box", control+".sh", control+".py")
+	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\nexit 0\n")
+	writeFile(t, filepath.Join(repo, "lib", "helpers.py"), "\n")
 	pwned := filepath.Join(out, "PWNED")
 	// It also points a link elsewhere, at a script of its own beside it.
 	attack := fmt.Sprintf("set -e\nprintf '#!/bin/sh\\ntouch %[1]s.sh\\n' > lib/real.sh\nprintf 'open(\"%[1]s.py\", \"w\").close()\\n' > lib/helpers.py\n"+
