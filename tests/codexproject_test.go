@@ -50,7 +50,7 @@ func TestStrictCodexProjectConfigNeedsUserTrust(t *testing.T) {
 	fmt.Fprintf(f, "\n[projects.%q]\ntrust_level = \"trusted\"\n", repo)
 	f.Close()
 	os.Remove(started)
-	s, r = codexBoxExec(t, home, repo, bin, ca, "echo ran", nil, nil)
+	_, r = codexBoxExec(t, home, repo, bin, ca, "echo ran", nil, nil)
 	if !strings.Contains(r.stdout, `"type":"turn.completed"`) {
 		t.Fatalf("codex in the strict box, project trusted: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
