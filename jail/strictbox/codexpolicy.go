@@ -148,13 +148,21 @@ func codexProfileName(name string) bool {
 // for it, where a box writes.
 func codexProfileArg(args []string) (name string, rest []string, found bool) {
 	rest = make([]string, 0, len(args))
+	sawWord := false // a subcommand or prompt came before
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" {
+		if a == "--" || a == "sandbox" && !sawWord {
+			// What follows is a command Codex runs, not its options.
 			rest = append(rest, args[i:]...)
 			break
 		}
+		sawWord = sawWord || !strings.HasPrefix(a, "-")
 		switch {
+		case slices.Contains(codexValueOptions, a) && i+1 < len(args):
+			// The next word is this option's value, whatever it says.
+			rest = append(rest, a, args[i+1])
+			i++
+			continue
 		case a == "-p" || a == "--profile":
 			found = true
 			if i+1 < len(args) {
@@ -173,6 +181,13 @@ func codexProfileArg(args []string) (name string, rest []string, found bool) {
 	}
 	return name, rest, found
 }
+
+// codexValueOptions are Codex's options (0.171, top level and exec)
+// whose value is the next word, so that "-m -p" names no profile.
+var codexValueOptions = []string{"-c", "--config", "--enable", "--disable", "--remote", "--remote-auth-token-env",
+	"-i", "--image", "-m", "--model", "--local-provider", "-s", "--sandbox", "-C", "--cd", "--add-dir",
+	"-a", "--ask-for-approval", "--thread-source", "--cyber-access-program", "--output-schema", "--color",
+	"-o", "--output-last-message"}
 
 // codexProjectDir is the first .codex in the directories from cwd up to
 // repo, and in repo, where Codex reads a project's own config, hooks and

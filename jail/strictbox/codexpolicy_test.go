@@ -184,6 +184,9 @@ func TestCodexProfileArg(t *testing.T) {
 		{args: []string{"exec", "--profile"}, rest: []string{"exec"}, found: true},
 		{args: []string{"mcp", "add", "x", "--", "srv", "-p", "1"}, rest: []string{"mcp", "add", "x", "--", "srv", "-p", "1"}},
 		{args: []string{"--sandbox", "read-only", "exec", "--json", "say -p"}, rest: []string{"--sandbox", "read-only", "exec", "--json", "say -p"}},
+		{args: []string{"exec", "-m", "-p", "-c", "--profile", "hi"}, rest: []string{"exec", "-m", "-p", "-c", "--profile", "hi"}},
+		{args: []string{"-p", "w", "sandbox", "linux", "cmd", "-p", "x"}, name: "w", rest: []string{"sandbox", "linux", "cmd", "-p", "x"}, found: true},
+		{args: []string{"exec", "sandbox", "-p", "w"}, name: "w", rest: []string{"exec", "sandbox"}, found: true},
 	} {
 		name, rest, found := codexProfileArg(tc.args)
 		if name != tc.name || found != tc.found || !slices.Equal(rest, tc.rest) {
