@@ -45,14 +45,9 @@ func scriptMarks(pwned string, scripts []string) []string {
 // and the launch says which command it could not follow and what it held
 // for it.
 func TestHandoffClaudeHookIndirect(t *testing.T) {
-	bin := agentBin(t, "claude")
-	repo, home, env := strictRepo(t)
-	s := newScriptedStandIn(t, nil, anthropicAPI)
-	agentEnv := append(baseEnv(home), claudeSetup(t, home, s)...)
-	agentEnv = append(agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
-		"npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(home, ".npm"))
-	out := t.TempDir()
-	os.Chmod(out, 0o777)
+	h := newHostClaude(t)
+	h.agentEnv = append(h.agentEnv, "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	repo, env, out := h.repo, h.env, h.out
 	pwned := filepath.Join(out, "PWNED")
 	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
 	hooks := map[string]any{
@@ -74,18 +69,13 @@ func TestHandoffClaudeHookIndirect(t *testing.T) {
 	os.Chmod(filepath.Join(repo, "hooks", "check.sh"), 0o755)
 	scripts := []string{"hooks/start.sh", "tools/prompt.sh", "scripts/npm-prompt.sh", "build/hook.sh", "inline/x.sh", "hooks/lib.sh"}
 	attack := plantScripts(t, repo, scripts, pwned)
-	hostGit(t, repo, env, "add", "-A")
-	hostGit(t, repo, env, "commit", "-q", "-m", "hooks")
-	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
-		repo: map[string]any{"hasTrustDialogAccepted": true},
-	}})
-	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	h.commitAndTrust(t, "hooks")
 	// The control first: the hooks do run each script on the host.
 	control := filepath.Join(out, "CONTROL")
 	for _, f := range scripts {
 		writeFile(t, filepath.Join(repo, f), "#!/bin/sh\ntouch "+control+"."+filepath.Base(f)+"\n")
 	}
-	runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	h.prompt(t)
 	present(t, "claude before the box", scriptMarks(control, scripts)...)
 	for _, f := range scripts {
 		writeFile(t, filepath.Join(repo, f), "#!/bin/sh\nexit 0\n")
@@ -99,7 +89,7 @@ func TestHandoffClaudeHookIndirect(t *testing.T) {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("the box's launch and end:\n%s", r.stderr)
-	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	o := h.prompt(t)
 	t.Logf("claude unjailed after the box:\n%s", o)
 	absent(t, "claude after the box", append(scriptMarks(pwned, scripts), pwned+".npm", pwned+".make", pwned+".local.sh")...)
 	if _, err := os.Lstat(filepath.Join(repo, "hooks", "local.sh")); err == nil {
@@ -186,18 +176,8 @@ func TestHandoffEditorTasksIndirect(t *testing.T) {
 // tools/json.py. The user's next 'claude -p' on the host must run none
 // of it: each script's directory is held whole.
 func TestHandoffClaudeHookImports(t *testing.T) {
-	bin := agentBin(t, "claude")
-	for _, p := range []string{"python3", "node"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is not on PATH", p)
-		}
-	}
-	repo, home, env := strictRepo(t)
-	s := newScriptedStandIn(t, nil, anthropicAPI)
-	agentEnv := append(baseEnv(home), claudeSetup(t, home, s)...)
-	agentEnv = append(agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "PYTHONDONTWRITEBYTECODE=1")
-	out := t.TempDir()
-	os.Chmod(out, 0o777)
+	h := newHostClaude(t, "python3", "node")
+	repo, env, out := h.repo, h.env, h.out
 	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
 		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
@@ -229,12 +209,7 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 	for f, data := range mods("") {
 		writeFile(t, filepath.Join(repo, f), data)
 	}
-	hostGit(t, repo, env, "add", "-A")
-	hostGit(t, repo, env, "commit", "-q", "-m", "hooks")
-	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
-		repo: map[string]any{"hasTrustDialogAccepted": true},
-	}})
-	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	h.commitAndTrust(t, "hooks")
 	marks := func(pwned string) []string {
 		return []string{pwned + ".helpers", pwned + ".lib", pwned + ".util", pwned + ".json"}
 	}
@@ -245,7 +220,7 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 		writeFile(t, filepath.Join(repo, f), data)
 	}
 	writeFile(t, filepath.Join(repo, "tools", "json.py"), fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", control+".json"))
-	runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	h.prompt(t)
 	present(t, "claude before the box", marks(control)...)
 	for f, data := range mods("") {
 		writeFile(t, filepath.Join(repo, f), data)
@@ -262,7 +237,7 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("the box's launch and end:\n%s", r.stderr)
-	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	o := h.prompt(t)
 	t.Logf("claude unjailed after the box:\n%s", o)
 	absent(t, "claude after the box", marks(pwned)...)
 	if _, err := os.Lstat(filepath.Join(repo, "tools", "json.py")); err == nil {
@@ -277,16 +252,8 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 // The box rewrites neither server's own file, only what each loads. The
 // user's next 'claude -p' on the host must start none of it.
 func TestHandoffMCPImports(t *testing.T) {
-	bin := agentBin(t, "claude")
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not on PATH")
-	}
-	repo, home, env := strictRepo(t)
-	s := newScriptedStandIn(t, nil, anthropicAPI)
-	agentEnv := append(baseEnv(home), claudeSetup(t, home, s)...)
-	agentEnv = append(agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "PYTHONDONTWRITEBYTECODE=1")
-	out := t.TempDir()
-	os.Chmod(out, 0o777)
+	h := newHostClaude(t, "python3")
+	repo, env, out := h.repo, h.env, h.out
 	writeFile(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"py": {"command": "python3", "args": ["tools/server.py"]}, "sh": {"command": "sh", "args": ["srv/mcp.sh"]}}}`+"\n")
 	writeFile(t, filepath.Join(repo, "tools", "server.py"), "import helpers\n")
 	writeFile(t, filepath.Join(repo, "srv", "mcp.sh"), ". srv/lib.sh\n")
@@ -299,18 +266,13 @@ func TestHandoffMCPImports(t *testing.T) {
 	for f, data := range mods("") {
 		writeFile(t, filepath.Join(repo, f), data)
 	}
-	hostGit(t, repo, env, "add", "-A")
-	hostGit(t, repo, env, "commit", "-q", "-m", "servers")
-	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
-		repo: map[string]any{"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"py", "sh"}},
-	}})
-	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	h.commitAndTrust(t, "servers", "py", "sh")
 	marks := func(m string) []string { return []string{m + ".helpers", m + ".lib"} }
 	control := filepath.Join(out, "CONTROL")
 	for f, data := range mods(control) {
 		writeFile(t, filepath.Join(repo, f), data)
 	}
-	runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	h.prompt(t)
 	waitFor(t, 10*time.Second, "the servers to start", func() bool {
 		for _, m := range marks(control) {
 			if _, err := os.Lstat(m); err != nil {
@@ -332,7 +294,7 @@ func TestHandoffMCPImports(t *testing.T) {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("the box's launch and end:\n%s", r.stderr)
-	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	o := h.prompt(t)
 	t.Logf("claude unjailed after the box:\n%s", o)
 	time.Sleep(2 * time.Second)
 	absent(t, "claude after the box", marks(pwned)...)
@@ -345,16 +307,8 @@ func TestHandoffMCPImports(t *testing.T) {
 // target. The box rewrites the links' targets. The user's next 'claude
 // -p' on the host must run neither rewrite.
 func TestHandoffClaudeHookLink(t *testing.T) {
-	bin := agentBin(t, "claude")
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not on PATH")
-	}
-	repo, home, env := strictRepo(t)
-	s := newScriptedStandIn(t, nil, anthropicAPI)
-	agentEnv := append(baseEnv(home), claudeSetup(t, home, s)...)
-	agentEnv = append(agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "PYTHONDONTWRITEBYTECODE=1")
-	out := t.TempDir()
-	os.Chmod(out, 0o777)
+	h := newHostClaude(t, "python3")
+	repo, env, out := h.repo, h.env, h.out
 	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
 		"UserPromptSubmit": []any{map[string]any{"hooks": []any{cmd(`./tools/hook.sh`), cmd(`python3 tools/hook.py`), cmd(`./tools/other.sh`)}}},
@@ -372,17 +326,12 @@ func TestHandoffClaudeHookLink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hostGit(t, repo, env, "add", "-A")
-	hostGit(t, repo, env, "commit", "-q", "-m", "hooks")
-	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{
-		repo: map[string]any{"hasTrustDialogAccepted": true},
-	}})
-	writeFile(t, filepath.Join(home, ".claude.json"), string(state))
+	h.commitAndTrust(t, "hooks")
 	// The control first: the hooks do run the links' targets on the host.
 	control := filepath.Join(out, "CONTROL")
 	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\ntouch "+control+".sh\n")
 	writeFile(t, filepath.Join(repo, "lib", "helpers.py"), fmt.Sprintf("open(%q, 'w').close()\n", control+".py"))
-	runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	h.prompt(t)
 	present(t, "claude before the box", control+".sh", control+".py")
 	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\nexit 0\n")
 	writeFile(t, filepath.Join(repo, "lib", "helpers.py"), "\n")
@@ -395,8 +344,56 @@ func TestHandoffClaudeHookLink(t *testing.T) {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("the box's launch and end:\n%s", r.stderr)
-	o := runUnjailed(t, s, repo, agentEnv, bin, "-p", "Say done.", "--output-format", "json")
+	o := h.prompt(t)
 	t.Logf("claude unjailed after the box:\n%s", o)
 	absent(t, "claude after the box", pwned+".sh", pwned+".py", pwned+".relink")
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"lib/real.sh", "lib/helpers.py", "tools/evil.sh", "tools/other.sh"}, []string{"touch " + pwned + ".sh"})
+}
+
+// hostClaude is a strict test repository with the host's real claude
+// set up against a scripted model stand-in, for a box's attack and the
+// user's next unjailed 'claude -p'. out is a directory anyone may write
+// marks in.
+type hostClaude struct {
+	bin, repo, home, out string
+	env, agentEnv        []string
+	s                    *standIn
+}
+
+// newHostClaude skips the test when one of tools is not on PATH.
+func newHostClaude(t *testing.T, tools ...string) *hostClaude {
+	t.Helper()
+	h := &hostClaude{bin: agentBin(t, "claude")}
+	for _, p := range tools {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not on PATH", p)
+		}
+	}
+	h.repo, h.home, h.env = strictRepo(t)
+	h.s = newScriptedStandIn(t, nil, anthropicAPI)
+	h.agentEnv = append(baseEnv(h.home), claudeSetup(t, h.home, h.s)...)
+	h.agentEnv = append(h.agentEnv, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "PYTHONDONTWRITEBYTECODE=1")
+	h.out = t.TempDir()
+	os.Chmod(h.out, 0o777)
+	return h
+}
+
+// commitAndTrust commits the repository as it is, and marks it trusted
+// in ~/.claude.json with the .mcp.json servers named approved.
+func (h *hostClaude) commitAndTrust(t *testing.T, msg string, servers ...string) {
+	t.Helper()
+	hostGit(t, h.repo, h.env, "add", "-A")
+	hostGit(t, h.repo, h.env, "commit", "-q", "-m", msg)
+	project := map[string]any{"hasTrustDialogAccepted": true}
+	if len(servers) > 0 {
+		project["enabledMcpjsonServers"] = servers
+	}
+	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{h.repo: project}})
+	writeFile(t, filepath.Join(h.home, ".claude.json"), string(state))
+}
+
+// prompt runs the host's claude -p, unjailed, and returns its output.
+func (h *hostClaude) prompt(t *testing.T) string {
+	t.Helper()
+	return runUnjailed(t, h.s, h.repo, h.agentEnv, h.bin, "-p", "Say done.", "--output-format", "json")
 }
