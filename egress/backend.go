@@ -117,6 +117,11 @@ type Backend struct {
 	// Check is the body policy for a route whose body parsed as a strict
 	// JSON object. It must be pure; a panic in it is a refusal.
 	Check func(rt Route, body map[string]any) error
+	// CheckHeader, when set, is the policy for the values of the headers
+	// Forward passes (Anthropic's betas), given the request's header as
+	// HeaderValues reads it. It runs once the route matched, before the
+	// body is read; it must be pure, and a panic in it is a refusal.
+	CheckHeader func(rt Route, values func(name string) []string) error
 	// Credential returns the headers to authenticate with, refreshing the
 	// host credential if needed.
 	Credential func(ctx context.Context) (Credential, error)
@@ -205,6 +210,20 @@ func headerMatches(p, h string) bool {
 		return strings.HasPrefix(h, p[:len(p)-1])
 	}
 	return p == h
+}
+
+// HeaderValues reads h as outHeader copies it: the values of every key
+// that is name in any case, so a check sees all that will be forwarded.
+func HeaderValues(h http.Header) func(name string) []string {
+	return func(name string) []string {
+		var vs []string
+		for k, v := range h {
+			if strings.EqualFold(k, name) {
+				vs = append(vs, v...)
+			}
+		}
+		return vs
+	}
 }
 
 func allowed(list []string, name string) bool {
@@ -358,9 +377,9 @@ func (b *Backend) WriteRefusal(w http.ResponseWriter, rf *Refusal) int {
 	return status
 }
 
-// bodyRefusal is the refusal of a body the policy refused: where, why,
-// and what the user can do about it, in words the model and the user both
-// read.
+// bodyRefusal is the refusal of a body, or of a header's value, the
+// policy refused: where, why, and what the user can do about it, in words
+// the model and the user both read.
 func (b *Backend) bodyRefusal(err error) *Refusal {
 	var pr *policy.Refusal
 	if !errors.As(err, &pr) {

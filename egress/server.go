@@ -31,8 +31,9 @@ import (
 // Rules for serving (the order is the order of the checks):
 //  1. With a per-box token (a --net box), exactly one credential header
 //     must be present and carry it; else 401.
-//  2. Method, path and query must be one of the backend's routes, exactly;
-//     else refused before the body is read.
+//  2. Method, path and query must be one of the backend's routes, exactly,
+//     and the headers the backend's policy lists must hold only values it
+//     knows; else refused before the body is read.
 //  3. The box's token budget: once the tokens counted reach it, every
 //     call is refused (not retried), saying how the user raises it.
 //  4. The per-box rate limit; else 429 with retry-after.
@@ -373,6 +374,11 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 	rt, ok := s.b.Match(r)
 	if !ok {
 		return nil, nil, &Refusal{Kind: KindPolicy, Reason: fmt.Sprintf("aisan strict mode: %s %s is not a request this box may send to %s", r.Method, r.RequestURI, s.b.Name)}
+	}
+	if s.b.CheckHeader != nil {
+		if err := s.b.CheckHeader(rt, HeaderValues(r.Header)); err != nil {
+			return nil, nil, s.b.bodyRefusal(err)
+		}
 	}
 	if m := s.opt.Meter; m != nil {
 		if budget, spent, out := m.spentOut(); out {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/egresstest"
+	"github.com/aisan-dev/aisan/egress/policy"
 )
 
 func TestMain(m *testing.M) { os.Exit(egresstest.RunWithCA(m)) }
@@ -785,6 +787,60 @@ func TestRefusedHeaderShapes(t *testing.T) {
 			}
 			if len(f.up.Requests()) != 0 || f.src.Calls() != 0 {
 				t.Errorf("the upstream or the credential was reached")
+			}
+		})
+	}
+}
+
+// TestHeaderPolicy: a backend's header policy sees every value the
+// Forward list would pass, runs before the body is read and the
+// credential is, and its refusal names the header and the value.
+func TestHeaderPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hdr    http.Header
+		body   string
+		reason string
+	}{
+		{"known", http.Header{"X-Keep": {"ok-1, ok-2", "ok-1"}}, `{"a":1}`, ""},
+		{"none", http.Header{}, `{"a":1}`, ""},
+		{"unknown value", http.Header{"X-Keep": {"ok-1, other-9"}}, `{"a":1}`, `aisan strict mode refused this request: the x-keep header: "other-9" is not a value aisan knows; strict mode passes only what its policy lists (aisan explain --policy test)`},
+		{"unknown value on a second line", http.Header{"X-Keep": {"ok-1", "other-9"}}, `{"a":1}`, `"other-9" is not a value`},
+		{"before the body", http.Header{"X-Keep": {"other-9"}}, `not json`, `"other-9" is not a value`},
+		{"policy panic", http.Header{"X-Keep": {"panic"}}, `{"a":1}`, "policy failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fixture{up: egresstest.NewUpstream(t, egresstest.JSON(200, `{}`)), src: &egresstest.Source{Value: realToken}, audit: &egresstest.Collect{}}
+			b := testBackend(f.up.URL, f.src)
+			tb := (&policy.Table{Name: "t", Root: "b", Shapes: []policy.Shape{{Name: "b"}},
+				Headers: []policy.HeaderList{{Name: "x-keep", Values: []string{"ok-1", "ok-2"}}}}).MustCompile()
+			b.CheckHeader = func(_ egress.Route, values func(string) []string) error {
+				if slices.Contains(values("x-keep"), "panic") {
+					panic("header policy bug")
+				}
+				return tb.CheckHeaders(values)
+			}
+			f.client = egresstest.Serve(t, b, egress.Options{Audit: f.audit})
+			resp := f.do(t, "POST", "/v1/y", tc.hdr, tc.body)
+			got, _ := io.ReadAll(resp.Body)
+			if tc.reason == "" {
+				if resp.StatusCode != 200 || len(f.up.Requests()) != 1 {
+					t.Fatalf("%d %s", resp.StatusCode, got)
+				}
+				if up := f.up.Requests()[0].Header.Values("X-Keep"); !slices.Equal(up, tc.hdr.Values("X-Keep")) {
+					t.Errorf("the upstream got x-keep %q", up)
+				}
+				return
+			}
+			var e struct{ Message string }
+			if json.Unmarshal(got, &e); resp.StatusCode != 403 || !strings.Contains(e.Message, tc.reason) {
+				t.Errorf("%d %s, want 403 with %q", resp.StatusCode, got, tc.reason)
+			}
+			if len(f.up.Requests()) != 0 || f.src.Calls() != 0 {
+				t.Errorf("the upstream or the credential was reached")
+			}
+			if es := f.audit.Entries(); len(es) != 1 || es[0].Refused == "" {
+				t.Errorf("audit %+v", es)
 			}
 		})
 	}

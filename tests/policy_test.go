@@ -19,25 +19,32 @@ import (
 // level under a document inside a tool result, a server-run tool added
 // mid-conversation, and (Responses) a shell tool whose environment is a
 // hosted container with network access, a namespace with no tools, an
-// include of a server tool's sources.
+// include of a server tool's sources; and a body the table passes sent
+// with a beta aisan does not know, which could switch on what the table
+// lets through unread.
 var boxAttacks = []struct {
 	name, endpoint, path, body, want string
+	header                           string // an extra request header, if any
 }{
 	{"deep url source", "AISAN_EGRESS_ANTHROPIC", "/v1/messages?beta=true",
 		`{"model":"claude-sonnet-5-5","max_tokens":8,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"document","source":{"type":"content","content":[{"type":"image","source":{"type":"url","url":"https://x.invalid/?leak=1"}}]}}]}]}]}`,
-		`messages[0].content[0].content[0].source.content[0].source.type: an image source type \"url\" is refused`},
+		`messages[0].content[0].content[0].source.content[0].source.type: an image source type \"url\" is refused`, ""},
 	{"server tool added mid-conversation", "AISAN_EGRESS_ANTHROPIC", "/v1/messages?beta=true",
 		`{"model":"claude-sonnet-5-5","max_tokens":8,"messages":[{"role":"system","content":[{"type":"tool_addition","tool":{"type":"tool_definition","definition":{"type":"web_fetch_20250910","name":"web_fetch"}}}]},{"role":"user","content":"hi"}]}`,
-		`messages[0].content[0].tool.definition.type: a tool type \"web_fetch_20250910\" is refused`},
+		`messages[0].content[0].tool.definition.type: a tool type \"web_fetch_20250910\" is refused`, ""},
 	{"hosted shell", "AISAN_EGRESS_OPENAI", "/responses",
 		`{"model":"gpt-5-codex","input":"run it","stream":true,"store":false,"tools":[{"type":"shell","environment":{"type":"container_auto"}}]}`,
-		`tools[0].environment.type: a shell environment type \"container_auto\" is refused`},
+		`tools[0].environment.type: a shell environment type \"container_auto\" is refused`, ""},
 	{"empty namespace", "AISAN_EGRESS_OPENAI", "/responses",
 		`{"model":"gpt-5-codex","input":"hi","store":false,"tools":[{"type":"namespace","name":"web"}]}`,
-		`tools[0]: a namespace tool needs the field \"tools\"`},
+		`tools[0]: a namespace tool needs the field \"tools\"`, ""},
 	{"server sources", "AISAN_EGRESS_OPENAI", "/responses",
 		`{"model":"gpt-5-codex","input":"hi","store":false,"include":["web_search_call.action.sources"]}`,
-		`include[0]: \"web_search_call.action.sources\" is not one of`},
+		`include[0]: \"web_search_call.action.sources\" is not one of`, ""},
+	{"unknown beta", "AISAN_EGRESS_ANTHROPIC", "/v1/messages?beta=true",
+		`{"model":"claude-sonnet-5-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`,
+		`the anthropic-beta header: \"aisan-unknown-switch-2099-01-01\" is not a value aisan knows`,
+		"anthropic-beta: claude-code-20250219, aisan-unknown-switch-2099-01-01"},
 }
 
 // TestStrictRefusalsFromInsideABox: from inside a real strict box, each
@@ -68,8 +75,12 @@ func TestStrictRefusalsFromInsideABox(t *testing.T) {
 		"SSL_CERT_FILE="+ca.pemPath)
 	var script strings.Builder
 	for _, a := range boxAttacks {
-		fmt.Fprintf(&script, "echo %q; curl -s -w '\\nstatus:%%{http_code}\\n' -H 'content-type: application/json' --data-binary %s \"$%s%s\"\n",
-			"== "+a.name, shellQuote(a.body), a.endpoint, a.path)
+		hdr := ""
+		if a.header != "" {
+			hdr = "-H " + shellQuote(a.header) + " "
+		}
+		fmt.Fprintf(&script, "echo %q; curl -s -w '\\nstatus:%%{http_code}\\n' -H 'content-type: application/json' %s--data-binary %s \"$%s%s\"\n",
+			"== "+a.name, hdr, shellQuote(a.body), a.endpoint, a.path)
 	}
 	r := strict(t, repo, env, []string{"--egress", "anthropic", "--egress", "openai"}, "sh", "-c", script.String())
 	for _, a := range boxAttacks {

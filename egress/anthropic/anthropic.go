@@ -20,7 +20,9 @@
 // act outside the box is refused by name (tools that run on the provider,
 // MCP connectors, containers, url and file sources, stored
 // conversations); anything else the table does not list is refused as
-// unknown, naming its JSON path.
+// unknown, naming its JSON path. The table lists the anthropic-beta values
+// too (Betas): a beta switches features on for the call, so one the table
+// does not know is refused, naming the header and the value.
 package anthropic
 
 import (
@@ -93,6 +95,7 @@ func New(upstream *url.URL, kind Kind, src cred.Source) *egress.Backend {
 		Return:       Return,
 		MaxBody:      MaxBody,
 		Check:        Check,
+		CheckHeader:  CheckHeader,
 		Usage:        Usage,
 		Error:        ErrorBody,
 		PolicyStatus: PolicyStatus,
@@ -169,6 +172,12 @@ func ErrorBody(status int, kind egress.Kind, msg string) []byte {
 // Check is the body policy for /v1/messages and /v1/messages/count_tokens:
 // the table of Policy.
 func Check(_ egress.Route, body map[string]any) error { return Policy().Check(body) }
+
+// CheckHeader is the header policy of every route: each anthropic-beta
+// value must be one of Betas.
+func CheckHeader(_ egress.Route, values func(string) []string) error {
+	return Policy().CheckHeaders(values)
+}
 
 // BoxEnv is the environment the box's Claude needs to send its model calls
 // to baseURL with a placeholder credential of the right kind. token is the

@@ -228,3 +228,34 @@ func TestBoxEnv(t *testing.T) {
 		t.Errorf("seed %s", b)
 	}
 }
+
+// TestCheckHeader: the anthropic-beta header may hold only the betas the
+// Claude CLI knows, on any number of lines, in any case of its name.
+func TestCheckHeader(t *testing.T) {
+	for _, tc := range []struct {
+		h    http.Header
+		want string
+	}{
+		{http.Header{}, ""},
+		{http.Header{"Anthropic-Beta": {strings.Join(Betas, ",")}}, ""},
+		{http.Header{"Anthropic-Beta": {"claude-code-20250219,oauth-2025-04-20", "interleaved-thinking-2025-05-14"}}, ""},
+		{http.Header{"Anthropic-Beta": {"claude-code-20250219, mcp-client-2025-04-04"}}, `the anthropic-beta header: "mcp-client-2025-04-04" is not a value aisan knows`},
+		{http.Header{"Anthropic-Beta": {"claude-code-20250219"}, "anthropic-beta": {"skills-2025-10-02"}}, `the anthropic-beta header: "skills-2025-10-02" is not a value aisan knows`},
+		{http.Header{"Anthropic-Beta": {"Claude-Code-20250219"}}, `the anthropic-beta header: "Claude-Code-20250219" is not a value aisan knows`},
+		{http.Header{"Anthropic-Beta": {""}}, "the anthropic-beta header: an empty value is not one aisan knows"},
+	} {
+		err := CheckHeader(Routes[0], egress.HeaderValues(tc.h))
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v: refused: %v", tc.h, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v:\n got  %v\n want %s", tc.h, err, tc.want)
+		}
+	}
+	if New(&url.URL{Scheme: "https", Host: "x"}, APIKey, cred.Static{}).CheckHeader == nil {
+		t.Error("the backend checks no header")
+	}
+}

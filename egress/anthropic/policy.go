@@ -25,6 +25,75 @@ const (
 	whyThread    = "it continues a conversation stored on Anthropic's servers, which strict mode does not use"
 )
 
+// Betas are the anthropic-beta values the Claude CLI 2.1.332 knows (its
+// own list of betas, and those it names elsewhere): a beta switches a
+// feature on for the call, and the features these switch on either read
+// only what the body rows allow or need a field, tag or tool the rows
+// refuse. A beta aisan does not know may switch on something the rows
+// would let through unread, so it is refused.
+var Betas = []string{
+	"advanced-tool-use-2025-11-20",
+	"advisor-tool-2026-03-01",
+	"afk-mode-2026-01-31",
+	"agent-memory-2026-07-22",
+	"auto-mode-classifier-2026-07-16",
+	"cache-diagnosis-2026-04-07",
+	"cache-keepalive-2026-09-03",
+	"ccr-byoc-2025-07-29",
+	"ccr-triggers-2026-01-30",
+	"claude-code-20250219",
+	"claude-code-side-query-2026-09-29",
+	"context-1m-2025-08-07",
+	"context-hint-2026-04-09",
+	"context-management-2025-06-27",
+	"dangerous-tool-use-2026-09-03",
+	"dreaming-2026-04-21",
+	"effort-2025-11-24",
+	"environments-2025-11-01",
+	"extended-cache-ttl-2025-04-11",
+	"fallback-credit-2026-06-01",
+	"fast-mode-2026-02-01",
+	"files-api-2025-04-14",
+	"inline-tools-2026-09-15",
+	"interleaved-thinking-2025-05-14",
+	"managed-agents-2026-04-01",
+	"mcp-servers-2025-12-04",
+	"mcp-tunnels-2026-06-22",
+	"message-batches-2024-09-24",
+	"message-threads-2026-08-12",
+	"mid-conversation-system-2026-04-07",
+	"mid-conversation-system-clear-at-2026-08-21",
+	"mid-conversation-tool-changes-2026-07-01",
+	"oauth-2025-04-20",
+	"oidc-federation-2026-04-01",
+	"per-turn-control-2026-07-01",
+	"program-use-case-ids-2026-09-17",
+	"prompt-caching-evict-2026-05-12",
+	"prompt-caching-scope-2026-01-05",
+	"redact-thinking-2026-02-12",
+	"request-tags-2026-08-21",
+	"resumption-2026-10-08",
+	"server-side-fallback-2026-06-01",
+	"server-side-fallback-2026-07-01",
+	"structured-outputs-2025-12-15",
+	"subagent-review-2026-11-17",
+	"task-budgets-2026-03-13",
+	"thinking-binding-controls-2026-08-01",
+	"thinking-display-updates-2026-08-18",
+	"thinking-resumption-2026-07-17",
+	"thinking-token-count-2026-05-13",
+	"timing-2026-09-09",
+	"token-counting-2024-11-01",
+	"tool-provenance-2026-10-26",
+	"tool-search-tool-2025-10-19",
+	"user-profiles-2026-08-18",
+	"web-search-2025-03-05",
+	"web-search-results-only-2026-11-15",
+	"x-cc-internal-mid-conv-cache-promotion",
+	"x-cc-internal-mid-conv-cache-promotion-ok",
+	"x-cc-internal-tool-provenance-server-url",
+}
+
 var (
 	messagesOnce = sync.OnceValue(func() *policy.Table { return messagesTable("Anthropic Messages and count_tokens", false) })
 	vertexOnce   = sync.OnceValue(func() *policy.Table { return messagesTable("Anthropic Messages on Vertex AI", true) })
@@ -77,8 +146,9 @@ func messagesTable(name string, vertex bool) *policy.Table {
 	}
 
 	t := &policy.Table{
-		Name: name,
-		Root: "body",
+		Name:    name,
+		Root:    "body",
+		Headers: []policy.HeaderList{{Name: "anthropic-beta", Values: Betas, Note: "the betas the Claude CLI knows"}},
 		Shapes: []policy.Shape{
 			{Name: "body", Fields: body},
 			{Name: "message", Fields: P(

@@ -19,6 +19,11 @@
 //     so a secret in a body never reaches a log.
 //   - The checker is pure and walks the body once; it never recurses
 //     deeper than the parser allowed.
+//   - A request header whose values switch the provider's features on (a
+//     list of betas) is a row too: each of its comma-separated values must
+//     be one the table names, or the request is refused, naming the header
+//     and the value. A header the table does not list is not checked
+//     here; the backend's forward list decides whether it passes at all.
 package policy
 
 import (
@@ -38,9 +43,24 @@ type Table struct {
 	// Shapes are the objects, Unions the tagged objects.
 	Shapes []Shape
 	Unions []Union
+	// Headers are the request headers whose values the table lists.
+	Headers []HeaderList
 
-	shapes map[string]*Shape
-	unions map[string]*Union
+	shapes  map[string]*Shape
+	unions  map[string]*Union
+	headers map[string]map[string]bool
+}
+
+// HeaderList is a request header of comma-separated values, each a
+// feature switch (Anthropic's anthropic-beta): only the values it names
+// pass.
+type HeaderList struct {
+	// Name is the header's name in lower case.
+	Name string
+	// Values are the values known, each a reviewed decision.
+	Values []string
+	// Note says what the header is, for the printed table.
+	Note string
 }
 
 // Shape is an object and its known fields.
@@ -164,6 +184,23 @@ func (t *Table) Compile() error {
 	if t.shapes[t.Root] == nil {
 		return fmt.Errorf("policy %s: the root shape %q is not declared", t.Name, t.Root)
 	}
+	t.headers = make(map[string]map[string]bool, len(t.Headers))
+	for _, h := range t.Headers {
+		if h.Name == "" || h.Name != strings.ToLower(h.Name) {
+			return fmt.Errorf("policy %s: header %q must be named in lower case", t.Name, h.Name)
+		}
+		if t.headers[h.Name] != nil {
+			return fmt.Errorf("policy %s: header %q declared twice", t.Name, h.Name)
+		}
+		set := make(map[string]bool, len(h.Values))
+		for _, v := range h.Values {
+			if v == "" || v != strings.TrimSpace(v) || strings.Contains(v, ",") || set[v] {
+				return fmt.Errorf("policy %s: header %s: value %q is empty, padded, holds a comma or is declared twice", t.Name, h.Name, v)
+			}
+			set[v] = true
+		}
+		t.headers[h.Name] = set
+	}
 	var err error
 	visit := func(ty Type) {
 		if err == nil {
@@ -215,6 +252,31 @@ func (r *Refusal) Error() string {
 func (t *Table) Check(body map[string]any) error {
 	c := checker{t: t}
 	return c.object(t.shapes[t.Root], body)
+}
+
+// CheckHeaders checks the request headers the table lists; get returns a
+// header's values by name, as http.Header.Values does. Every
+// comma-separated value, with the spaces and tabs HTTP allows around it
+// trimmed (no other character, so what passes is read alike by any
+// parser), must be one the table names; empty ones are refused too, so
+// what passes is exactly a list of known values.
+func (t *Table) CheckHeaders(get func(name string) []string) error {
+	for _, h := range t.Headers {
+		known := t.headers[h.Name]
+		for _, line := range get(h.Name) {
+			for _, v := range strings.Split(line, ",") {
+				v = strings.Trim(v, " \t")
+				if !known[v] {
+					where := "the " + h.Name + " header"
+					if v == "" {
+						return &Refusal{Path: where, Why: "an empty value is not one aisan knows"}
+					}
+					return &Refusal{Path: where, Why: fmt.Sprintf("%s is not a value aisan knows", quote(v))}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // checker walks one body; path is the position being checked, built up

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -139,4 +140,113 @@ func TestPrintAndRows(t *testing.T) {
 			t.Errorf("the printed table lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// headerToy is toy with a listed header.
+func headerToy() *Table {
+	tb := toy()
+	tb.Headers = []HeaderList{{Name: "x-switch", Values: []string{"a-1", "b-2"}, Note: "feature switches"}}
+	return tb.MustCompile()
+}
+
+// TestCheckHeaders: every comma-separated value of a listed header, on
+// every line of it, must be one the table names; the refusal names the
+// header and the value.
+func TestCheckHeaders(t *testing.T) {
+	tb := headerToy()
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a-1"}, ""},
+		{[]string{"a-1,b-2"}, ""},
+		{[]string{" a-1 , b-2 "}, ""},
+		{[]string{"a-1", "b-2"}, ""},
+		{[]string{"c-3"}, `the x-switch header: "c-3" is not a value aisan knows`},
+		{[]string{"a-1,c-3"}, `the x-switch header: "c-3" is not a value aisan knows`},
+		{[]string{"a-1", "b-2, c-3"}, `the x-switch header: "c-3" is not a value aisan knows`},
+		{[]string{"A-1"}, `the x-switch header: "A-1" is not a value aisan knows`},
+		{[]string{"a-1;q=1"}, `the x-switch header: "a-1;q=1" is not a value aisan knows`},
+		{[]string{"a-1 b-2"}, `the x-switch header: "a-1 b-2" is not a value aisan knows`},
+		{[]string{"\ta-1\t"}, ""},
+		{[]string{"a-1\u00a0"}, `the x-switch header: "a-1\u00a0" is not a value aisan knows`},
+		{[]string{"a-1\n"}, `the x-switch header: "a-1\n" is not a value aisan knows`},
+		{[]string{"a-1,,b-2"}, "the x-switch header: an empty value is not one aisan knows"},
+		{[]string{""}, "the x-switch header: an empty value is not one aisan knows"},
+		{[]string{"a-1,"}, "the x-switch header: an empty value is not one aisan knows"},
+	} {
+		err := tb.CheckHeaders(func(name string) []string {
+			if name != "x-switch" {
+				t.Fatalf("asked for %q", name)
+			}
+			return tc.lines
+		})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%q: refused: %v", tc.lines, err)
+			}
+			continue
+		}
+		var r *Refusal
+		if err == nil || err.Error() != tc.want || !errors.As(err, &r) || r.Known {
+			t.Errorf("%q:\n got  %v\n want %s (as an unknown)", tc.lines, err, tc.want)
+		}
+	}
+	if err := toy().CheckHeaders(func(string) []string { return []string{"anything"} }); err != nil {
+		t.Errorf("a table without header rows refused: %v", err)
+	}
+}
+
+func TestCompileRejectsBrokenHeaderRows(t *testing.T) {
+	for name, h := range map[string][]HeaderList{
+		"upper case":   {{Name: "X-Switch", Values: []string{"a"}}},
+		"no name":      {{Values: []string{"a"}}},
+		"twice":        {{Name: "x", Values: []string{"a"}}, {Name: "x", Values: []string{"b"}}},
+		"empty value":  {{Name: "x", Values: []string{""}}},
+		"padded value": {{Name: "x", Values: []string{" a"}}},
+		"comma value":  {{Name: "x", Values: []string{"a,b"}}},
+		"value twice":  {{Name: "x", Values: []string{"a", "a"}}},
+	} {
+		tb := toy()
+		tb.Headers = h
+		if err := tb.Compile(); err == nil {
+			t.Errorf("%s: compiled", name)
+		}
+	}
+}
+
+func TestPrintHeaderRows(t *testing.T) {
+	tb := headerToy()
+	var b strings.Builder
+	if err := tb.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"toy: 22 rows", "x-switch header (comma-separated; each value must be listed) — feature switches\n  a-1\n  b-2\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the printed table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// FuzzCheckHeaders: whatever a box sends, a header that passes holds
+// only listed values, each as the table spells it.
+func FuzzCheckHeaders(f *testing.F) {
+	for _, s := range []string{"a-1", "a-1, b-2", "a-1,,b-2", "a-1\tb-2", " a-1 ", "a-1,c-3", "\x00", "a-1;b-2", "ａ-1", "a-1\u00a0", "\u0085a-1"} {
+		f.Add(s, "b-2")
+	}
+	tb := headerToy()
+	f.Fuzz(func(t *testing.T, l1, l2 string) {
+		if tb.CheckHeaders(func(string) []string { return []string{l1, l2} }) != nil {
+			return
+		}
+		for _, l := range []string{l1, l2} {
+			for _, v := range strings.Split(l, ",") {
+				if v = strings.Trim(v, " \t"); v != "a-1" && v != "b-2" {
+					t.Fatalf("%q passed with the value %q", []string{l1, l2}, v)
+				}
+			}
+		}
+	})
 }

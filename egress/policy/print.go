@@ -6,8 +6,8 @@ import (
 	"text/tabwriter"
 )
 
-// Rows is the number of rows of the table: one per field and one per tag,
-// each a reviewed decision.
+// Rows is the number of rows of the table: one per field, one per tag and
+// one per listed header value, each a reviewed decision.
 func (t *Table) Rows() int {
 	n := 0
 	for _, s := range t.Shapes {
@@ -19,6 +19,9 @@ func (t *Table) Rows() int {
 			n++
 		}
 	}
+	for _, h := range t.Headers {
+		n += len(h.Values)
+	}
 	return n
 }
 
@@ -27,7 +30,11 @@ func (t *Table) Rows() int {
 // why. Whatever is not printed is refused.
 func (t *Table) Print(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s: %d rows; anything not listed is refused, naming its JSON path\n", t.Name, t.Rows())
+	where := "its JSON path"
+	if len(t.Headers) > 0 {
+		where = "its JSON path or its header"
+	}
+	fmt.Fprintf(tw, "%s: %d rows; anything not listed is refused, naming %s\n", t.Name, t.Rows(), where)
 	for _, s := range t.Shapes {
 		head := s.Name
 		if s.Name == t.Root {
@@ -74,6 +81,16 @@ func (t *Table) Print(w io.Writer) error {
 		}
 		if u.Nullable {
 			fmt.Fprintf(tw, "  null\t\tallowed\n")
+		}
+	}
+	for _, h := range t.Headers {
+		head := h.Name + " header (comma-separated; each value must be listed)"
+		if h.Note != "" {
+			head += " — " + h.Note
+		}
+		fmt.Fprintf(tw, "\n%s\n", head)
+		for _, v := range h.Values {
+			fmt.Fprintf(tw, "  %s\n", v)
 		}
 	}
 	return tw.Flush()

@@ -124,6 +124,9 @@ func New(upstream *url.URL, c Config, src *cred.Minted) *egress.Backend {
 		Check: func(_ egress.Route, body map[string]any) error {
 			return anthropic.VertexPolicy().Check(body)
 		},
+		CheckHeader: func(_ egress.Route, values func(string) []string) error {
+			return anthropic.VertexPolicy().CheckHeaders(values)
+		},
 		Credential: func(ctx context.Context) (egress.Credential, error) {
 			tok, err := src.Token(ctx)
 			if err != nil {

@@ -189,3 +189,35 @@ func TestBoxEnvHoldsNoGoogleCredential(t *testing.T) {
 		t.Error(DefaultUpstream("global"))
 	}
 }
+
+// TestUnknownBetaRefusedBeforeTheMint: on Vertex too the anthropic-beta
+// header holds only betas the Claude CLI knows; another is refused, naming
+// it, before the host mints, and the known ones reach the upstream.
+func TestUnknownBetaRefusedBeforeTheMint(t *testing.T) {
+	h := newHarness(t, func(g *egresstest.Google, _ string) []byte { return g.AuthorizedUser("") }, "")
+	post := func(beta string) (int, string) {
+		req, _ := http.NewRequest("POST", "http://box"+model+"claude-sonnet-5-5:rawPredict", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Anthropic-Beta", beta)
+		resp, err := h.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, b := post("claude-code-20250219,skills-2025-10-02")
+	if code != 402 || !strings.Contains(b, `"permission_error"`) || !strings.Contains(b, `the anthropic-beta header: \"skills-2025-10-02\" is not a value aisan knows`) {
+		t.Errorf("%d %s", code, b)
+	}
+	if n := len(h.model.Requests()); n != 0 || len(h.google.Calls()) != 0 {
+		t.Errorf("the refused beta reached the upstream (%d) or minted (%v)", n, h.google.Calls())
+	}
+	if code, b := post("claude-code-20250219,interleaved-thinking-2025-05-14"); code != 200 {
+		t.Errorf("known betas: %d %s", code, b)
+	}
+	if r := h.model.Requests(); len(r) != 1 || r[0].Header.Get("Anthropic-Beta") != "claude-code-20250219,interleaved-thinking-2025-05-14" {
+		t.Errorf("the upstream got %v", r)
+	}
+}
