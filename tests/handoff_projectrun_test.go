@@ -397,3 +397,101 @@ func (h *hostClaude) prompt(t *testing.T) string {
 	t.Helper()
 	return runUnjailed(t, h.s, h.repo, h.agentEnv, h.bin, "-p", "Say done.", "--output-format", "json")
 }
+
+// TestHandoffClaudeHookLaunchers: the project's hooks run their code
+// through package managers' launchers: go run ./cmd/hook (which
+// compiles every Go file of the package and the module's packages it
+// imports) and npx tsx scripts/hook.ts (the project's own tsx from
+// node_modules/.bin, which loads ./lib from beside the script). The
+// box leaves the settings and the named files alone: it adds a Go file
+// with an init to the package, rewrites a package it imports, rewrites
+// the module the script loads and the launcher's own package. The
+// user's next 'claude -p' on the host must run none of it.
+func TestHandoffClaudeHookLaunchers(t *testing.T) {
+	h := newHostClaude(t, "go", "npx", "node")
+	repo, env, out := h.repo, h.env, h.out
+	h.agentEnv = append(h.agentEnv, "GOTOOLCHAIN=local", "GOPROXY=off", "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`go run ./cmd/hook`),
+			cmd(`npx tsx scripts/hook.ts`),
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, ".gitignore"), "node_modules/\n")
+	writeFile(t, filepath.Join(repo, "go.mod"), "module example.com/hooks\n\ngo 1.21\n")
+	writeFile(t, filepath.Join(repo, "cmd", "hook", "main.go"), "package main\n\nimport \"example.com/hooks/internal/util\"\n\nfunc main() { util.Run() }\n")
+	writeFile(t, filepath.Join(repo, "scripts", "hook.ts"), "require('./lib').run()\n")
+	writeFile(t, filepath.Join(repo, "node_modules", "tsx", "package.json"), `{"name": "tsx", "version": "0.0.0", "bin": {"tsx": "cli.js"}}`)
+	if err := os.MkdirAll(filepath.Join(repo, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../tsx/cli.js", filepath.Join(repo, "node_modules", ".bin", "tsx")); err != nil {
+		t.Fatal(err)
+	}
+	// mods are what the launchers run besides the named files, each
+	// touching its mark (or, the host's own, doing nothing).
+	mods := func(pwned string) map[string]string {
+		touch := func(m string) string {
+			if pwned == "" {
+				return ""
+			}
+			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m)
+		}
+		goTouch := "func Run() {}\n"
+		if pwned != "" {
+			goTouch = fmt.Sprintf("import \"os\"\n\nfunc Run() { os.WriteFile(%q, nil, 0o644) }\n", pwned+".util")
+		}
+		return map[string]string{
+			"internal/util/util.go": "package util\n\n" + goTouch,
+			"scripts/lib.ts":        touch("lib") + "exports.run = () => {}\n",
+			"node_modules/tsx/cli.js": "#!/usr/bin/env node\n" + touch("tsx") +
+				"require(require('path').resolve(process.argv[2]))\n",
+		}
+	}
+	init := func(pwned string) string {
+		return fmt.Sprintf("package main\n\nimport \"os\"\n\nfunc init() { os.WriteFile(%q, nil, 0o644) }\n", pwned+".init")
+	}
+	for f, data := range mods("") {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	os.Chmod(filepath.Join(repo, "node_modules", "tsx", "cli.js"), 0o755)
+	h.commitAndTrust(t, "hooks")
+	marks := func(pwned string) []string {
+		return []string{pwned + ".util", pwned + ".lib", pwned + ".tsx", pwned + ".init"}
+	}
+	// The control first: the hooks do run each of these on the host.
+	control := filepath.Join(out, "CONTROL")
+	for f, data := range mods(control) {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	writeFile(t, filepath.Join(repo, "cmd", "hook", "zz.go"), init(control))
+	o := h.prompt(t)
+	present(t, "claude before the box", marks(control)...)
+	if t.Failed() {
+		t.Fatalf("the control run:\n%s", o)
+	}
+	for f, data := range mods("") {
+		writeFile(t, filepath.Join(repo, f), data)
+	}
+	os.Remove(filepath.Join(repo, "cmd", "hook", "zz.go"))
+	pwned := filepath.Join(out, "PWNED")
+	attack := "set -e\n"
+	for f, data := range mods(pwned) {
+		attack += fmt.Sprintf("printf '%%s' %s > %s\n", shq(data), f)
+	}
+	attack += fmt.Sprintf("printf '%%s' %s > cmd/hook/zz.go\necho planted\n", shq(init(pwned)))
+	r := strict(t, repo, env, nil, "sh", "-c", attack)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	o = h.prompt(t)
+	t.Logf("claude unjailed after the box:\n%s", o)
+	absent(t, "claude after the box", marks(pwned)...)
+	if _, err := os.Lstat(filepath.Join(repo, "cmd", "hook", "zz.go")); err == nil {
+		t.Errorf("the box's cmd/hook/zz.go, which go run compiles into the hook, is in the host's repository")
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"internal/util/util.go", "scripts/lib.ts", "cmd/hook/zz.go"}, []string{strconv.Quote(pwned + ".init")})
+}

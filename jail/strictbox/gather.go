@@ -203,7 +203,7 @@ func installedIn(env []string) func(cmd string) bool {
 // (toolVersionsLoads, rustToolchainLoads), the Yarn release and plugins
 // a Yarn settings file runs (yarnLoads).
 func projectLoads(p, home string) ([]gitpin.Steer, error) {
-	pr := projectrun.Project{Read: readProject, Home: home}
+	pr := projectrun.Project{Read: readProject, Home: home, List: listProject}
 	switch filepath.Base(p) {
 	case ".envrc":
 		return envrcLoads(p)
@@ -299,6 +299,25 @@ func readProject(p string) []byte {
 		return nil
 	}
 	return b
+}
+
+// listProject names the regular files of a directory of the project (a
+// link is no directory here), or nil.
+func listProject(dir string) []string {
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	out := []string{}
+	for _, e := range es {
+		if e.Type().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // namedSteers are the steering paths of what a project file runs: its

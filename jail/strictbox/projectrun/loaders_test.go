@@ -33,7 +33,7 @@ func TestLoadsFrom(t *testing.T) {
 		{"node, a preload", `node -r ./pre.js --no-warnings scripts/hook.js`, []string{"/r/scripts"}, []string{"/r/pre.js", "/r/scripts/hook.js"}, ""},
 		{"deno run, tsx, bun, ruby, perl, php", `deno run -A d/x.ts; tsx t/x.ts; bun b/x.ts; ruby -I lib rb/x.rb; perl -Ilib pl/x.pl; php ph/x.php`,
 			[]string{"/r/d", "/r/t", "/r/b", "/r/rb", "/r/pl", "/r/ph"}, []string{"/r/d/x.ts", "/r/lib", "/r/rb/x.rb"}, ""},
-		{"subcommands of deno and bun run no script", `deno task build; deno fmt; bun install; bun x prettier`, nil, []string{"/r/build", "/r/prettier"}, ""},
+		{"subcommands of deno and bun run no script", `deno task build; deno fmt; bun install; bun x prettier`, nil, []string{"/r/deno.json", "/r/package.json", "/r/node_modules/.bin/prettier"}, ""},
 		{"by its #! line: env, a pinned version, env -S", `./bin/check; bin/pinned; ./bin/js`, []string{"/r/bin"}, []string{"/r/bin/check", "/r/bin/pinned", "/r/bin/js"}, ""},
 		{"a shell script that runs one", `cd bin && ./wrap.sh`, []string{"/r/lib"}, []string{"/r/bin/wrap.sh", "/r/lib/run.py"}, ""},
 		{"not a loader: awk, lua", `./bin/plain; lua l/x.lua`, nil, []string{"/r/bin/plain", "/r/l/x.lua"}, ""},

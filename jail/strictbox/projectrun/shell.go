@@ -24,6 +24,9 @@ type Reader func(path string) []byte
 type Project struct {
 	Read Reader
 	Home string
+	// List names the regular files of a directory of the project (nil
+	// when there is none), for a build that compiles each (go run).
+	List func(dir string) []string
 }
 
 // Names is what a project file makes its tool run besides itself.
@@ -71,6 +74,7 @@ type walker struct {
 	// scripts are the shell scripts read already.
 	scripts map[string]bool
 	read    Reader
+	list    func(dir string) []string
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
@@ -87,7 +91,7 @@ func newWalker(root, where string, vars map[string]string, pr Project) *walker {
 		known["HOME"] = pr.Home
 	}
 	maps.Copy(known, vars)
-	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read}
+	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read, list: pr.List}
 }
 
 // note is a command that could not be followed.
@@ -602,13 +606,35 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 			w.unknown(rest[0], dirs)
 			return dirs
 		}
+	case name == "bun" && len(rest) > 1 && rest[0].ok && rest[0].s == "run" && rest[1].ok && strings.ContainsAny(rest[1].s, "./"):
+		// bun run FILE runs the file, as bun FILE does.
+		return w.exec(append([]word{args[0]}, rest[1:]...), dirs, depth)
+	case name == "bun" && len(rest) > 0 && rest[0].ok && rest[0].s == "x":
+		w.launch("bunx", launchers["bunx"], rest[1:], dirs, depth)
+		return dirs
+	case name == "npm" || name == "pnpm" || name == "yarn" || name == "bun" && len(rest) > 0 && rest[0].ok && rest[0].s == "run":
+		w.npm(name, rest, dirs, depth)
+		return dirs
+	case name == "deno" && len(rest) > 0 && rest[0].ok && rest[0].s == "task":
+		w.denoTask(rest[1:], dirs, depth)
+		return dirs
+	case name == "go" && len(rest) > 0 && rest[0].ok && (rest[0].s == "run" || rest[0].s == "test"):
+		w.goRun(rest[1:], dirs, depth)
+		return dirs
+	case name == "go" && len(rest) > 0 && rest[0].ok && rest[0].s == "generate":
+		w.unsure(dirs, "go generate runs the commands the package's Go files name, which are not followed")
+		return dirs
+	case name == "cargo" && cargoBuilds(rest):
+		w.cargoRun(rest, dirs)
+		return dirs
+	case launchers[name].subs != nil || name == "npx" || name == "bunx" || name == "pnpx":
+		if w.launch(name, launchers[name], rest, dirs, depth) {
+			return dirs
+		}
 	case interpreters[name] != nil:
 		if w.interp(name, rest, dirs) {
 			return dirs
 		}
-	case name == "npm" || name == "pnpm" || name == "yarn" || name == "bun" && len(rest) > 0 && rest[0].ok && rest[0].s == "run":
-		w.npm(name, rest, dirs, depth)
-		return dirs
 	case name == "make" || name == "gmake":
 		w.make(rest, dirs, depth)
 		return dirs
@@ -1006,13 +1032,16 @@ func (w *walker) npm(name string, rest []word, dirs []string, depth int) {
 				}
 				script = &word{s: s, ok: true}
 			case "exec", "x", "dlx":
-				// a package's bin, from node_modules/.bin
-				if i+1 < len(rest) && rest[i+1].ok {
-					for _, d := range dirs {
-						w.files.add(filepath.Join("node_modules", ".bin", rest[i+1].s), d)
-					}
-				}
+				// a package's bin, from node_modules/.bin, and what it
+				// runs in turn
+				w.launch(name+" "+sub, launchers["npx"], rest[i+1:], dirs, depth)
 				return
+			case "node":
+				if name == "yarn" {
+					w.exec(rest[i:], dirs, depth+1)
+					return
+				}
+				script = &word{s: sub, ok: true}
 			default:
 				if name == "npm" {
 					return // install and the rest: npm's own business
