@@ -437,11 +437,12 @@ var (
 // maxGoPkgs bounds how many of a module's packages one go run follows.
 const maxGoPkgs = 512
 
-// goRun reads go run [build flags] PKG|FILES [args]: it compiles the
-// package (every file of its directory, held whole) and the packages of
-// its module it imports in turn, and runs the result; go.mod, go.sum
-// and go.work say how.
-func (w *walker) goRun(rest []word, dirs []string, depth int) {
+// goRun reads go run [build flags] PKG|FILES [args] (sub "run") and go
+// test [build flags] [PKGS] (sub "test"): it compiles the package (every
+// file of its directory, held whole) and the packages of its module it
+// imports in turn, and runs the result; go.mod, go.sum and go.work say
+// how. A pattern (./...) holds the directory it starts from whole.
+func (w *walker) goRun(sub string, rest []word, dirs []string, depth int) {
 	i := 0
 	for ; i < len(rest); i++ {
 		a := rest[i]
@@ -479,23 +480,31 @@ func (w *walker) goRun(rest []word, dirs []string, depth int) {
 			w.arg(v, dirs)
 		}
 	}
-	if i >= len(rest) {
+	if i >= len(rest) && sub != "test" {
 		return
 	}
 	var files []string
-	pkg := rest[i]
+	pkgs := rest[i:min(i+1, len(rest))]
 	for ; i < len(rest) && rest[i].ok && strings.HasSuffix(rest[i].s, ".go"); i++ {
 		files = append(files, rest[i].s)
 	}
-	if files == nil {
+	if files != nil {
+		pkgs = nil
+	} else {
 		i++
 	}
-	for _, a := range rest[i:] {
-		w.quietArg(a, dirs)
+	if sub == "test" {
+		// Its packages, then its flags: a path or the module's.
+		pkgs = nil
+		for _, a := range rest[max(i-1, 0):] {
+			if a.ok && (strings.HasPrefix(a.s, ".") || filepath.IsAbs(a.s) || strings.Contains(strings.SplitN(a.s, "/", 2)[0], ".")) {
+				pkgs = append(pkgs, a)
+			}
+		}
+		i = len(rest)
 	}
-	if !pkg.ok {
-		w.unknown(pkg, dirs)
-		return
+	for _, a := range rest[min(i, len(rest)):] {
+		w.quietArg(a, dirs)
 	}
 	for _, d := range dirs {
 		mod := projectDir(w, d, "go.mod")
@@ -503,36 +512,61 @@ func (w *walker) goRun(rest []word, dirs []string, depth int) {
 			w.files.add(filepath.Join(mod, f), mod)
 		}
 		modPath := goModule(w.read(filepath.Join(mod, "go.mod")))
-		g := goPkgs{w: w, mod: mod, path: modPath, seen: map[string]bool{}}
-		switch {
-		case files != nil:
-			for _, f := range files {
-				w.files.add(f, d)
-				w.progs.add(f, d)
-				p := f
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(d, p)
-				}
-				g.imports(w.read(filepath.Clean(p)))
+		g := goPkgs{w: w, mod: mod, path: modPath, seen: map[string]bool{}, tests: sub == "test"}
+		for _, f := range files {
+			w.files.add(f, d)
+			w.progs.add(f, d)
+			p := f
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(d, p)
 			}
-		case strings.Contains(pkg.s, "@"):
-			// A module at a version: from the module cache, outside.
-		case pkg.s == "." || pkg.s == ".." || strings.HasPrefix(pkg.s, "./") || strings.HasPrefix(pkg.s, "../") || filepath.IsAbs(pkg.s):
-			g.pkg(filepath.Clean(filepath.Join(d, pkg.s)))
-		case modPath != "" && (pkg.s == modPath || strings.HasPrefix(pkg.s, modPath+"/")):
-			g.pkg(filepath.Join(mod, strings.TrimPrefix(pkg.s, modPath)))
-		default:
-			w.unsure([]string{d}, "go run builds a package it cannot find in the project's module", pkg.s)
+			g.imports(w.read(filepath.Clean(p)))
+		}
+		if sub == "test" && files == nil && len(pkgs) == 0 {
+			g.pkg(d) // the package where it runs
+		}
+		for _, pkg := range pkgs {
+			if !pkg.ok {
+				w.unknown(pkg, []string{d})
+				continue
+			}
+			p := pkg.s
+			dir := ""
+			switch {
+			case strings.Contains(p, "@"):
+				continue // a module at a version: from the module cache, outside
+			case p == "." || p == ".." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || filepath.IsAbs(p):
+				dir = filepath.Join(d, p)
+			case modPath != "" && (p == modPath || strings.HasPrefix(p, modPath+"/")):
+				dir = filepath.Join(mod, strings.TrimPrefix(p, modPath))
+			default:
+				w.unsure([]string{d}, "go "+sub+" builds a package it cannot find in the project's module", p)
+				continue
+			}
+			if base, _, wild := strings.Cut(dir, "..."); wild {
+				// Every package below base: held whole.
+				dir = filepath.Clean(base)
+				if !strings.HasSuffix(base, "/") {
+					dir = filepath.Dir(dir)
+				}
+				if dir == w.root {
+					g.root = true
+				} else if within(dir, w.root) {
+					w.dirs.add(dir, dir)
+				}
+				continue
+			}
+			g.pkg(filepath.Clean(dir))
 		}
 		if g.over {
-			w.unsure([]string{mod}, "go run builds more of the module's packages than are followed")
+			w.unsure([]string{mod}, "go "+sub+" builds more of the module's packages than are followed")
 		}
 		if g.root {
 			saved := w.cmd
 			if w.cmd == "" {
-				w.cmd = "go run"
+				w.cmd = "go " + sub
 			}
-			w.unsure([]string{w.root}, "go run compiles every Go file of a package in the project's own directory: one the box adds there runs with it")
+			w.unsure([]string{w.root}, "go "+sub+" compiles every Go file of a package in the project's own directory: one the box adds there runs with it")
 			w.cmd = saved
 		}
 	}
@@ -558,6 +592,8 @@ type goPkgs struct {
 	mod, path  string
 	seen       map[string]bool
 	over, root bool
+	// tests: its tests are built too (go test).
+	tests bool
 }
 
 // pkg holds a package's directory whole and follows its imports.
@@ -581,7 +617,7 @@ func (g *goPkgs) pkg(dir string) {
 		return
 	}
 	for _, f := range g.w.list(dir) {
-		if strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, "_test.go") {
+		if strings.HasSuffix(f, ".go") && (g.tests || !strings.HasSuffix(f, "_test.go")) {
 			g.imports(g.w.read(filepath.Join(dir, f)))
 		}
 	}

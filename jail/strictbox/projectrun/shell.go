@@ -619,7 +619,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		w.denoTask(rest[1:], dirs, depth)
 		return dirs
 	case name == "go" && len(rest) > 0 && rest[0].ok && (rest[0].s == "run" || rest[0].s == "test"):
-		w.goRun(rest[1:], dirs, depth)
+		w.goRun(rest[0].s, rest[1:], dirs, depth)
 		return dirs
 	case name == "go" && len(rest) > 0 && rest[0].ok && rest[0].s == "generate":
 		w.unsure(dirs, "go generate runs the commands the package's Go files name, which are not followed")
