@@ -231,7 +231,14 @@ func (w *walker) pyScript(launcher string, l launcher, name string, args []word,
 			if toml.Unmarshal(data, &doc) != nil {
 				continue
 			}
-			for _, v := range tableValues(doc, t[1:], name) {
+			key := name
+			if launcher == "hatch" {
+				// ENV:SCRIPT: a script of any environment is followed.
+				if i := strings.LastIndex(name, ":"); i >= 0 {
+					key = name[i+1:]
+				}
+			}
+			for _, v := range tableValues(doc, t[1:], key) {
 				found = true
 				w.files.add(p, pd)
 				w.cmd = launcher + " run " + name

@@ -69,7 +69,7 @@ func TestLaunchers(t *testing.T) {
 		{"pipenv run: a script of Pipfile", `pipenv run hook`, []string{"/r/pipenvtools"}, []string{"/r/pipenvtools/hook.py", "/r/Pipfile"}, ""},
 		{"pdm run: its scripts, a string and a cmd list", `pdm run check && pdm run lint`, []string{"/r/tools", "/r/lint"}, []string{"/r/tools/pdm_check.py", "/r/lint/run.py"}, ""},
 		{"rye run: a call", `rye run hook`, []string{"/r/ryetools", "/r/src/ryetools"}, []string{"/r/ryetools/hook.py"}, ""},
-		{"hatch run: a list of commands", `hatch run hk`, []string{"/r/hatchtools"}, []string{"/r/hatchtools/a.py", "/r/hatchtools/b.sh", "/r/hatchtools/c.py"}, ""},
+		{"hatch run: a list of commands", `hatch run default:hk`, []string{"/r/hatchtools"}, []string{"/r/hatchtools/a.py", "/r/hatchtools/b.sh", "/r/hatchtools/c.py"}, ""},
 		{"npx tsx: the bin and the script's directory", `cd web && npx tsx scripts/deep/x.ts`, []string{"/r/web/scripts/deep"}, []string{"/r/web/node_modules/.bin/tsx", "/r/web/scripts/deep/x.ts"}, ""},
 		{"npx from a directory under the package", `cd web/scripts && npx --yes some-bin arg`, nil, []string{"/r/web/scripts/node_modules/.bin/some-bin", "/r/web/node_modules/.bin/some-bin"}, ""},
 		{"npx -c", `npx -c 'node hooks/h.js'`, []string{"/r/hooks"}, []string{"/r/hooks/h.js"}, ""},
