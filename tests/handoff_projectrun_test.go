@@ -446,8 +446,9 @@ func TestHandoffClaudeHookLaunchers(t *testing.T) {
 		return map[string]string{
 			"internal/util/util.go": "package util\n\n" + goTouch,
 			"scripts/lib.ts":        touch("lib") + "exports.run = () => {}\n",
+			// A stand-in for tsx: it loads .ts files as JavaScript.
 			"node_modules/tsx/cli.js": "#!/usr/bin/env node\n" + touch("tsx") +
-				"require(require('path').resolve(process.argv[2]))\n",
+				"require.extensions['.ts'] = require.extensions['.js']\nrequire(require('path').resolve(process.argv[2]))\n",
 		}
 	}
 	init := func(pwned string) string {
