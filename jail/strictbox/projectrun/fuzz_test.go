@@ -17,6 +17,8 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte("all:\n\t./gen.sh $$X $(Y)\ninclude a.mk\n"))
 	f.Add([]byte(`{"tasks":{"tasks":[{"label":"a","dependsOn":["b",{"task":"c"}],"runOptions":{"runOn":"folderOpen"}},{"label":"b","type":"npm","script":"w","path":"web"},{"label":"c","command":"x","options":{"cwd":"${env:X}"}}]}}`))
 	f.Add([]byte("[hooks]\nStop = [{hooks = [{type = \"command\", command = \"./h.sh\"}]}]\n"))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"go run ./cmd/x && go test ./... && cargo run --bin b && uv run -m a.b && poetry run h && npx tsx s.ts && deno task t && bun run x.ts"}]}]}}`))
+	f.Add([]byte("module example.com/m\n\nimport (\n\t\"example.com/m/internal/u\"\n)\n[package]\nbuild = \"b.rs\"\n[workspace]\nmembers = [\"a/*\"]\n"))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json": ClaudeSettings,
 		"/r/.codex/hooks.json":     CodexHooks,
@@ -29,8 +31,10 @@ func FuzzProjectFiles(f *testing.F) {
 		// Whatever it names, the box may have written too: the
 		// package.json and makefiles it reads hold the same bytes.
 		same := func(string) []byte { return data }
+		// And every directory holds Go files of those bytes (go run).
+		list := func(string) []string { return []string{"main.go", "x.go", "Cargo.toml"} }
 		for path, read := range readers {
-			n := read(path, data, Project{Read: same, Home: "/home/u"})
+			n := read(path, data, Project{Read: same, Home: "/home/u", List: list})
 			for _, p := range slices.Concat(n.Files, n.Dirs) {
 				if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 					t.Fatalf("%s: %q is not absolute and clean", path, p)
