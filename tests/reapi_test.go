@@ -71,7 +71,10 @@ func writeBlob(ctx context.Context, conn *grpc.ClientConn, resource string, size
 			chunk[i] = blobByte(off + i)
 		}
 		m = protowire.AppendBytes(protowire.AppendTag(m, 10, protowire.BytesType), chunk[:n])
-		if err := s.SendMsg(&m); err != nil {
+		if err := s.SendMsg(&m); err == io.EOF {
+			// The server ended the call: its status comes from RecvMsg.
+			break
+		} else if err != nil {
 			return 0, err
 		}
 	}
