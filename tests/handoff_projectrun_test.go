@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -177,7 +178,7 @@ func TestHandoffEditorTasksIndirect(t *testing.T) {
 // of it: each script's directory is held whole.
 func TestHandoffClaudeHookImports(t *testing.T) {
 	h := newHostClaude(t, "python3", "node")
-	repo, env, out := h.repo, h.env, h.out
+	repo, env := h.repo, h.env
 	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
 		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
@@ -204,42 +205,19 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 		if pwned != "" {
 			js = fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", pwned+".lib")
 		}
-		return map[string]string{"tools/helpers.py": py("helpers"), "scripts/lib.js": js, "bin/util.py": py("util")}
+		m := map[string]string{"tools/helpers.py": py("helpers"), "scripts/lib.js": js, "bin/util.py": py("util")}
+		if pwned != "" {
+			// A json.py beside tools/hook.py shadows Python's own.
+			m["tools/json.py"] = fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", pwned+".json")
+		}
+		return m
 	}
-	for f, data := range mods("") {
-		writeFile(t, filepath.Join(repo, f), data)
-	}
+	h.write(t, mods(""))
 	h.commitAndTrust(t, "hooks")
 	marks := func(pwned string) []string {
 		return []string{pwned + ".helpers", pwned + ".lib", pwned + ".util", pwned + ".json"}
 	}
-	// The control first: the hooks do load each module on the host, and
-	// a json.py beside tools/hook.py shadows Python's own.
-	control := filepath.Join(out, "CONTROL")
-	for f, data := range mods(control) {
-		writeFile(t, filepath.Join(repo, f), data)
-	}
-	writeFile(t, filepath.Join(repo, "tools", "json.py"), fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", control+".json"))
-	h.prompt(t)
-	present(t, "claude before the box", marks(control)...)
-	for f, data := range mods("") {
-		writeFile(t, filepath.Join(repo, f), data)
-	}
-	os.Remove(filepath.Join(repo, "tools", "json.py"))
-	pwned := filepath.Join(out, "PWNED")
-	attack := "set -e\n"
-	for f, data := range mods(pwned) {
-		attack += fmt.Sprintf("printf '%%s' %s > %s\n", shq(data), f)
-	}
-	attack += fmt.Sprintf("printf '%%s' %s > tools/json.py\necho planted\n", shq(fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", pwned+".json")))
-	r := strict(t, repo, env, nil, "sh", "-c", attack)
-	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
-		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	}
-	t.Logf("the box's launch and end:\n%s", r.stderr)
-	o := h.prompt(t)
-	t.Logf("claude unjailed after the box:\n%s", o)
-	absent(t, "claude after the box", marks(pwned)...)
+	r, pwned := h.handOff(t, mods, marks, 0)
 	if _, err := os.Lstat(filepath.Join(repo, "tools", "json.py")); err == nil {
 		t.Errorf("the box's tools/json.py, which shadows Python's json for tools/hook.py, is in the host's repository")
 	}
@@ -253,7 +231,7 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 // user's next 'claude -p' on the host must start none of it.
 func TestHandoffMCPImports(t *testing.T) {
 	h := newHostClaude(t, "python3")
-	repo, env, out := h.repo, h.env, h.out
+	repo, env := h.repo, h.env
 	writeFile(t, filepath.Join(repo, ".mcp.json"), `{"mcpServers": {"py": {"command": "python3", "args": ["tools/server.py"]}, "sh": {"command": "sh", "args": ["srv/mcp.sh"]}}}`+"\n")
 	writeFile(t, filepath.Join(repo, "tools", "server.py"), "import helpers\n")
 	writeFile(t, filepath.Join(repo, "srv", "mcp.sh"), ". srv/lib.sh\n")
@@ -263,41 +241,11 @@ func TestHandoffMCPImports(t *testing.T) {
 		}
 		return map[string]string{"tools/helpers.py": fmt.Sprintf("open(%q, 'w').close()\n", mark+".helpers"), "srv/lib.sh": "touch " + mark + ".lib\n"}
 	}
-	for f, data := range mods("") {
-		writeFile(t, filepath.Join(repo, f), data)
-	}
+	h.write(t, mods(""))
 	h.commitAndTrust(t, "servers", "py", "sh")
 	marks := func(m string) []string { return []string{m + ".helpers", m + ".lib"} }
-	control := filepath.Join(out, "CONTROL")
-	for f, data := range mods(control) {
-		writeFile(t, filepath.Join(repo, f), data)
-	}
-	h.prompt(t)
-	waitFor(t, 10*time.Second, "the servers to start", func() bool {
-		for _, m := range marks(control) {
-			if _, err := os.Lstat(m); err != nil {
-				return false
-			}
-		}
-		return true
-	})
-	for f, data := range mods("") {
-		writeFile(t, filepath.Join(repo, f), data)
-	}
-	pwned := filepath.Join(out, "PWNED")
-	attack := "set -e\n"
-	for f, data := range mods(pwned) {
-		attack += fmt.Sprintf("printf '%%s' %s > %s\n", shq(data), f)
-	}
-	r := strict(t, repo, env, nil, "sh", "-c", attack+"echo planted\n")
-	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
-		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	}
-	t.Logf("the box's launch and end:\n%s", r.stderr)
-	o := h.prompt(t)
-	t.Logf("claude unjailed after the box:\n%s", o)
-	time.Sleep(2 * time.Second)
-	absent(t, "claude after the box", marks(pwned)...)
+	// The servers start after claude has answered.
+	r, pwned := h.handOff(t, mods, marks, 2*time.Second)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"tools/helpers.py", "srv/lib.sh"}, []string{"touch " + pwned + ".lib"})
 }
 
@@ -409,7 +357,7 @@ func (h *hostClaude) prompt(t *testing.T) string {
 // user's next 'claude -p' on the host must run none of it.
 func TestHandoffClaudeHookLaunchers(t *testing.T) {
 	h := newHostClaude(t, "go", "npx", "node")
-	repo, env, out := h.repo, h.env, h.out
+	repo, env := h.repo, h.env
 	h.agentEnv = append(h.agentEnv, "GOTOOLCHAIN=local", "GOPROXY=off", "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
 	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
@@ -443,56 +391,86 @@ func TestHandoffClaudeHookLaunchers(t *testing.T) {
 		if pwned != "" {
 			goTouch = fmt.Sprintf("import \"os\"\n\nfunc Run() { os.WriteFile(%q, nil, 0o644) }\n", pwned+".util")
 		}
-		return map[string]string{
+		m := map[string]string{
 			"internal/util/util.go": "package util\n\n" + goTouch,
 			"scripts/lib.ts":        touch("lib") + "exports.run = () => {}\n",
 			// A stand-in for tsx: it loads .ts files as JavaScript.
 			"node_modules/tsx/cli.js": "#!/usr/bin/env node\n" + touch("tsx") +
 				"require.extensions['.ts'] = require.extensions['.js']\nrequire(require('path').resolve(process.argv[2]))\n",
 		}
+		if pwned != "" {
+			// A file of the package go run compiles, planted.
+			m["cmd/hook/zz.go"] = fmt.Sprintf("package main\n\nimport \"os\"\n\nfunc init() { os.WriteFile(%q, nil, 0o644) }\n", pwned+".init")
+		}
+		return m
 	}
-	init := func(pwned string) string {
-		return fmt.Sprintf("package main\n\nimport \"os\"\n\nfunc init() { os.WriteFile(%q, nil, 0o644) }\n", pwned+".init")
-	}
-	for f, data := range mods("") {
-		writeFile(t, filepath.Join(repo, f), data)
-	}
+	h.write(t, mods(""))
 	os.Chmod(filepath.Join(repo, "node_modules", "tsx", "cli.js"), 0o755)
 	h.commitAndTrust(t, "hooks")
 	marks := func(pwned string) []string {
 		return []string{pwned + ".util", pwned + ".lib", pwned + ".tsx", pwned + ".init"}
 	}
-	// The control first: the hooks do run each of these on the host.
-	control := filepath.Join(out, "CONTROL")
-	for f, data := range mods(control) {
-		writeFile(t, filepath.Join(repo, f), data)
+	r, pwned := h.handOff(t, mods, marks, 0)
+	if _, err := os.Lstat(filepath.Join(repo, "cmd", "hook", "zz.go")); err == nil {
+		t.Errorf("the box's cmd/hook/zz.go, which go run compiles into the hook, is in the host's repository")
 	}
-	writeFile(t, filepath.Join(repo, "cmd", "hook", "zz.go"), init(control))
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"internal/util/util.go", "scripts/lib.ts", "cmd/hook/zz.go"}, []string{strconv.Quote(pwned + ".init")})
+}
+
+// write writes files, named relative to the repository.
+func (h *hostClaude) write(t *testing.T, files map[string]string) {
+	t.Helper()
+	for f, data := range files {
+		writeFile(t, filepath.Join(h.repo, f), data)
+	}
+}
+
+// handOff is the run the hand-off tests share, on a repository whose own
+// files (mods("")) are committed. mods(mark) are the files whose content
+// leaves marks starting with mark when the host runs them; a file in
+// mods(mark) and not in mods("") is planted, and taken away again after
+// the control. First the control: the host's 'claude -p' with
+// mods(CONTROL) in place must leave every marks(CONTROL), or the test
+// proves nothing. Then a box writes mods(PWNED), and the host's next
+// 'claude -p' must leave none of marks(PWNED). late is how long after
+// claude ends a mark may still come (a server it started): the control
+// waits up to five times that, the check after the box that long. It
+// returns the box's result and PWNED.
+func (h *hostClaude) handOff(t *testing.T, mods func(mark string) map[string]string, marks func(mark string) []string, late time.Duration) (result, string) {
+	t.Helper()
+	own := mods("")
+	control := filepath.Join(h.out, "CONTROL")
+	h.write(t, mods(control))
 	o := h.prompt(t)
+	for deadline := time.Now().Add(5 * late); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if !slices.ContainsFunc(marks(control), func(m string) bool { _, err := os.Lstat(m); return err != nil }) {
+			break
+		}
+	}
 	present(t, "claude before the box", marks(control)...)
 	if t.Failed() {
 		t.Fatalf("the control run:\n%s", o)
 	}
-	for f, data := range mods("") {
-		writeFile(t, filepath.Join(repo, f), data)
+	for f := range mods(control) {
+		if data, ok := own[f]; ok {
+			writeFile(t, filepath.Join(h.repo, f), data)
+		} else {
+			os.Remove(filepath.Join(h.repo, f))
+		}
 	}
-	os.Remove(filepath.Join(repo, "cmd", "hook", "zz.go"))
-	pwned := filepath.Join(out, "PWNED")
+	pwned := filepath.Join(h.out, "PWNED")
 	attack := "set -e\n"
 	for f, data := range mods(pwned) {
 		attack += fmt.Sprintf("printf '%%s' %s > %s\n", shq(data), f)
 	}
-	attack += fmt.Sprintf("printf '%%s' %s > cmd/hook/zz.go\necho planted\n", shq(init(pwned)))
-	r := strict(t, repo, env, nil, "sh", "-c", attack)
+	r := strict(t, h.repo, h.env, nil, "sh", "-c", attack+"echo planted\n")
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("the box's launch and end:\n%s", r.stderr)
 	o = h.prompt(t)
 	t.Logf("claude unjailed after the box:\n%s", o)
+	time.Sleep(late)
 	absent(t, "claude after the box", marks(pwned)...)
-	if _, err := os.Lstat(filepath.Join(repo, "cmd", "hook", "zz.go")); err == nil {
-		t.Errorf("the box's cmd/hook/zz.go, which go run compiles into the hook, is in the host's repository")
-	}
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"internal/util/util.go", "scripts/lib.ts", "cmd/hook/zz.go"}, []string{strconv.Quote(pwned + ".init")})
+	return r, pwned
 }
