@@ -313,9 +313,8 @@ func newHostClaude(t *testing.T, tools ...string) *hostClaude {
 	t.Helper()
 	h := &hostClaude{bin: agentBin(t, "claude")}
 	for _, p := range tools {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is not on PATH", p)
-		}
+		_, err := exec.LookPath(p)
+		need(t, p+" on PATH", err)
 	}
 	h.repo, h.home, h.env = strictRepo(t)
 	h.s = newScriptedStandIn(t, nil, anthropicAPI)

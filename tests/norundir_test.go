@@ -102,7 +102,7 @@ func TestLocksWithoutRuntimeDir(t *testing.T) {
 	t.Cleanup(func() { runWithoutRunUser(t, time.Minute, "", env, "kill", "--all", "--signal", "KILL") })
 	if r := runWithoutRunUser(t, time.Minute, wt, env, "run", "--", "true"); r.code != 0 {
 		if strings.Contains(r.stderr, "hiding /run/user") {
-			t.Skipf("cannot hide /run/user here: %s", r.stderr)
+			need(t, "a user namespace that can hide /run/user", fmt.Errorf("%s", r.stderr))
 		}
 		t.Fatalf("launch without a runtime dir: code %d, stderr %q", r.code, r.stderr)
 	}
