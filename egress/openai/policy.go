@@ -34,13 +34,15 @@ var modelName = policy.StrNotEnding(whySearch, ":online")
 
 // BetaFeatures are the x-codex-beta-features values codex 0.171.0 sends:
 // the keys of its experimental features (codex features list), each
-// switching the ChatGPT backend's behaviour for the call when on, and
-// those it adds itself. Any other is refused.
+// switching the ChatGPT backend's behaviour for the call when on, and the
+// one it adds itself (remote_compaction_v2, on every call of the
+// real-client tests). Any other is refused.
 var BetaFeatures = []string{
 	"analytics_plan_history",
 	"login_shell_package_path",
 	"network_proxy",
 	"prevent_idle_sleep",
+	"remote_compaction_v2",
 	"respect_system_proxy",
 	"tui_extensions_statusline",
 }
