@@ -20,8 +20,9 @@ import (
 // mid-conversation, and (Responses) a shell tool whose environment is a
 // hosted container with network access, a namespace with no tools, an
 // include of a server tool's sources; and a body the table passes sent
-// with a beta aisan does not know, which could switch on what the table
-// lets through unread.
+// with a beta, an API version or a codex beta feature aisan does not
+// know, each of which could switch on what the table lets through
+// unread.
 var boxAttacks = []struct {
 	name, endpoint, path, body, want string
 	header                           string // an extra request header, if any
@@ -45,6 +46,14 @@ var boxAttacks = []struct {
 		`{"model":"claude-sonnet-5-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`,
 		`the anthropic-beta header: \"aisan-unknown-switch-2099-01-01\" is not a value aisan knows`,
 		"anthropic-beta: claude-code-20250219, aisan-unknown-switch-2099-01-01"},
+	{"unknown API version", "AISAN_EGRESS_ANTHROPIC", "/v1/messages?beta=true",
+		`{"model":"claude-sonnet-5-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`,
+		`the anthropic-version header: \"2099-01-01\" is not a value aisan knows; strict mode passes only what its policy lists (aisan explain --policy anthropic)`,
+		"anthropic-version: 2099-01-01"},
+	{"unknown codex beta feature", "AISAN_EGRESS_OPENAI", "/responses",
+		`{"model":"gpt-5-codex","input":"hi","store":false}`,
+		`the x-codex-beta-features header: \"aisan_unknown_switch\" is not a value aisan knows; strict mode passes only what its policy lists (aisan explain --policy openai)`,
+		"x-codex-beta-features: aisan_unknown_switch"},
 }
 
 // TestStrictRefusalsFromInsideABox: from inside a real strict box, each

@@ -230,7 +230,9 @@ func TestBoxEnv(t *testing.T) {
 }
 
 // TestCheckHeader: the anthropic-beta header may hold only the betas the
-// Claude CLI knows, on any number of lines, in any case of its name.
+// Claude CLI knows, and the anthropic-version and browser-access headers
+// only the values it sends, on any number of lines, in any case of the
+// name.
 func TestCheckHeader(t *testing.T) {
 	for _, tc := range []struct {
 		h    http.Header
@@ -243,6 +245,14 @@ func TestCheckHeader(t *testing.T) {
 		{http.Header{"Anthropic-Beta": {"claude-code-20250219"}, "anthropic-beta": {"skills-2025-10-02"}}, `the anthropic-beta header: "skills-2025-10-02" is not a value aisan knows`},
 		{http.Header{"Anthropic-Beta": {"Claude-Code-20250219"}}, `the anthropic-beta header: "Claude-Code-20250219" is not a value aisan knows`},
 		{http.Header{"Anthropic-Beta": {""}}, "the anthropic-beta header: an empty value is not one aisan knows"},
+		{http.Header{"Anthropic-Version": {"2023-06-01"}, "Anthropic-Dangerous-Direct-Browser-Access": {"true"}}, ""},
+		{http.Header{"Anthropic-Version": {"2099-01-01"}}, `the anthropic-version header: "2099-01-01" is not a value aisan knows`},
+		{http.Header{"Anthropic-Version": {"2023-06-01"}, "anthropic-version": {"2023-01-01"}}, `the anthropic-version header: "2023-01-01" is not a value aisan knows`},
+		{http.Header{"Anthropic-Version": {"2023-06-01, 2023-01-01"}}, `the anthropic-version header: "2023-01-01" is not a value aisan knows`},
+		{http.Header{"Anthropic-Version": {""}}, "the anthropic-version header: an empty value is not one aisan knows"},
+		{http.Header{"Anthropic-Dangerous-Direct-Browser-Access": {"yes"}}, `the anthropic-dangerous-direct-browser-access header: "yes" is not a value aisan knows`},
+		// The stainless SDK descriptors are free-form metadata, unchecked.
+		{http.Header{"X-Stainless-Runtime": {"anything, at all"}, "X-Stainless-Helper-Method": {"x"}}, ""},
 	} {
 		err := CheckHeader(Routes[0], egress.HeaderValues(tc.h))
 		if tc.want == "" {

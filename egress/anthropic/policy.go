@@ -94,6 +94,29 @@ var Betas = []string{
 	"x-cc-internal-tool-provenance-server-url",
 }
 
+// Versions are the anthropic-version values the Claude CLI 2.1.332 sends
+// (its SDK pins one): the version selects the API's behaviour for the
+// call, so another is refused. Vertex AI takes the version in the body
+// (anthropic_version) and its backend does not forward the header.
+var Versions = []string{"2023-06-01"}
+
+// headers are the listed request headers of the Messages table. The other
+// headers the backend forwards hold no switch and stay unchecked: x-app,
+// x-claude-code-session-id, x-client-request-id and user-agent name the
+// client and its session, and x-stainless-* describe the SDK, its
+// runtime, its retry count and timeout (free-form metadata the API does
+// not act on).
+func headers(vertex bool) []policy.HeaderList {
+	h := []policy.HeaderList{{Name: "anthropic-beta", Values: Betas, Note: "the betas the Claude CLI knows"}}
+	if vertex {
+		return h
+	}
+	return append(h,
+		policy.HeaderList{Name: "anthropic-version", Values: Versions, Note: "the API version the Claude CLI sends"},
+		policy.HeaderList{Name: "anthropic-dangerous-direct-browser-access", Values: []string{"true"}, Note: "what the Claude CLI's SDK sends"},
+	)
+}
+
 var (
 	messagesOnce = sync.OnceValue(func() *policy.Table { return messagesTable("Anthropic Messages and count_tokens", false) })
 	vertexOnce   = sync.OnceValue(func() *policy.Table { return messagesTable("Anthropic Messages on Vertex AI", true) })
@@ -148,7 +171,7 @@ func messagesTable(name string, vertex bool) *policy.Table {
 	t := &policy.Table{
 		Name:    name,
 		Root:    "body",
-		Headers: []policy.HeaderList{{Name: "anthropic-beta", Values: Betas, Note: "the betas the Claude CLI knows"}},
+		Headers: headers(vertex),
 		Shapes: []policy.Shape{
 			{Name: "body", Fields: body},
 			{Name: "message", Fields: P(

@@ -65,10 +65,16 @@ var ChatRoutes = []egress.Route{{Method: "POST", Path: "/chat/completions"}}
 
 // CodexForward are codex's own headers, passed upstream: the ChatGPT
 // backend reads originator, the session and turn ids and the beta
-// switches.
+// switches. They are named one by one, not by a prefix: an x-codex-*
+// header codex 0.171.0 does not send on /responses (a routing hint, a
+// program or safety switch) is dropped, as is OpenAI-Beta, which it sends
+// only to open a websocket. The values of the switches are checked
+// (CheckResponsesHeader); the rest are ids and metadata.
 var CodexForward = []string{
 	"originator", "user-agent", "accept", "version", "session-id", "session_id", "thread-id",
-	"conversation_id", "x-client-request-id", "x-codex-*", "x-openai-internal-codex-responses-lite",
+	"conversation_id", "x-client-request-id", "x-codex-beta-features", "x-codex-turn-metadata",
+	"x-codex-turn-state", "x-codex-window-id", "x-codex-parent-thread-id", "x-codex-installation-id",
+	"x-openai-internal-codex-responses-lite",
 }
 
 // ChatForward are opencode's headers, passed upstream.
@@ -190,6 +196,7 @@ func NewCodex(upstream *url.URL, login *cred.CodexChatGPT) *egress.Backend {
 		return headers(l), nil
 	}
 	b.Adjust = CodexHeaders
+	b.CheckHeader = CheckResponsesHeader
 	return b
 }
 
@@ -214,6 +221,7 @@ func CodexHeaders(out, _ http.Header, _ egress.Credential) {
 // NewOpenAI is Responses at the OpenAI API with an API key.
 func NewOpenAI(upstream *url.URL, key cred.Source) *egress.Backend {
 	b := base("openai", upstream, ResponsesRoutes, CodexForward, CheckResponses)
+	b.CheckHeader = CheckResponsesHeader
 	b.Credential = bearer(key)
 	return b
 }
@@ -239,6 +247,13 @@ func NewCompatible(provider string, upstream *url.URL, key cred.Source, models [
 // ResponsesPolicy.
 func CheckResponses(_ egress.Route, body map[string]any) error {
 	return ResponsesPolicy().Check(body)
+}
+
+// CheckResponsesHeader is the header policy of POST /responses: each
+// value of a switch codex sends (its beta features, the Responses Lite
+// marker) must be one ResponsesPolicy lists.
+func CheckResponsesHeader(_ egress.Route, values func(string) []string) error {
+	return ResponsesPolicy().CheckHeaders(values)
 }
 
 // CheckModel refuses a model the host does not name. A provider's model

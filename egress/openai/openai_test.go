@@ -306,3 +306,108 @@ func TestChatRefusalsDoNotReadAsTransient(t *testing.T) {
 		t.Errorf("rate limit changed: %q", v.Error.Message)
 	}
 }
+
+// TestCheckResponsesHeader: codex's switches may hold only the values
+// codex 0.171.0 sends, on both Responses backends; its ids and metadata
+// are not checked; the refusal names the header and the value and points
+// to aisan explain --policy.
+func TestCheckResponsesHeader(t *testing.T) {
+	for _, tc := range []struct {
+		h    http.Header
+		want string
+	}{
+		{http.Header{}, ""},
+		{http.Header{"X-Codex-Beta-Features": {strings.Join(BetaFeatures, ",")}}, ""},
+		{http.Header{"X-Openai-Internal-Codex-Responses-Lite": {"true"}}, ""},
+		{http.Header{"X-Codex-Turn-Metadata": {`{"turn_id":"t","model":"m"}`}, "X-Codex-Window-Id": {"w:0"}, "X-Codex-Turn-State": {"opaque"}}, ""},
+		{http.Header{"X-Codex-Beta-Features": {"remote_compaction_v9"}}, `the x-codex-beta-features header: "remote_compaction_v9" is not a value aisan knows`},
+		{http.Header{"X-Codex-Beta-Features": {BetaFeatures[0]}, "x-codex-beta-features": {"x"}}, `the x-codex-beta-features header: "x" is not a value aisan knows`},
+		{http.Header{"X-Codex-Beta-Features": {""}}, "the x-codex-beta-features header: an empty value is not one aisan knows"},
+		{http.Header{"X-Openai-Internal-Codex-Responses-Lite": {"false"}}, `the x-openai-internal-codex-responses-lite header: "false" is not a value aisan knows`},
+	} {
+		err := CheckResponsesHeader(ResponsesRoutes[0], egress.HeaderValues(tc.h))
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v: refused: %v", tc.h, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v:\n got  %v\n want %s", tc.h, err, tc.want)
+		}
+	}
+	up := &url.URL{Scheme: "https", Host: "x"}
+	for _, b := range []*egress.Backend{NewCodex(up, nil), NewOpenAI(up, cred.Static{})} {
+		if b.CheckHeader == nil {
+			t.Errorf("%s checks no header", b.Name)
+			continue
+		}
+		srv, err := egress.NewServer(b, egress.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest("POST", "/responses", strings.NewReader(`{"model":"m","input":"hi","store":false}`))
+		r.Header.Set("X-Codex-Beta-Features", "aisan_unknown_switch")
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		if body := w.Body.String(); w.Code != http.StatusBadRequest || !strings.Contains(body, `the x-codex-beta-features header: \"aisan_unknown_switch\" is not a value aisan knows`) ||
+			!strings.Contains(body, "aisan explain --policy "+b.Name) {
+			t.Errorf("%s: %d %s", b.Name, w.Code, body)
+		}
+	}
+}
+
+// FuzzCodexHeaders: whatever header a box adds, what reaches the upstream
+// holds only the names CodexForward lists (and those the proxy sets), and
+// a listed switch only the values the table lists.
+func FuzzCodexHeaders(f *testing.F) {
+	for _, s := range [][2]string{
+		{"X-Codex-Beta-Features", "remote_compaction_v2"},
+		{"X-Codex-Beta-Features", "network_proxy, aisan_unknown"},
+		{"X-Codex-Routing-Hint", "model=gpt-5;tier=priority"},
+		{"OpenAI-Beta", "responses_websockets=2026-02-06"},
+		{"x-openai-internal-codex-responses-lite", "false"},
+		{"X-Stainless-Os", "Linux"},
+		{"X-CODEX-TURN-STATE", "opaque"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	up, _ := url.Parse("https://chatgpt.com/backend-api/codex")
+	b := NewCodex(up, nil)
+	listed := map[string]map[string]bool{}
+	for _, h := range ResponsesPolicy().Headers {
+		listed[h.Name] = map[string]bool{}
+		for _, v := range h.Values {
+			listed[h.Name][v] = true
+		}
+	}
+	c := egress.Credential{{Name: "Authorization", Value: cred.NewSecret("Bearer real")}}
+	f.Fuzz(func(t *testing.T, name, value string) {
+		in, err := http.NewRequest("POST", "http://box/responses", nil)
+		if err != nil {
+			return
+		}
+		in.Header[name] = []string{value}
+		in.Header["User-Agent"] = []string{"codex_exec/0.171.0"}
+		if b.CheckHeader(ResponsesRoutes[0], egress.HeaderValues(in.Header)) != nil {
+			return
+		}
+		pr := &httputil.ProxyRequest{In: in, Out: in.Clone(context.Background())}
+		b.Rewrite(pr, ResponsesRoutes[0], nil, c)
+		for k, vs := range pr.Out.Header {
+			l := strings.ToLower(k)
+			if !slices.Contains(CodexForward, l) && l != "authorization" && l != "content-type" {
+				t.Fatalf("forwarded %s: %q", k, vs)
+			}
+			if known := listed[l]; known != nil {
+				for _, line := range vs {
+					for _, v := range strings.Split(line, ",") {
+						if !known[strings.Trim(v, " \t")] {
+							t.Fatalf("forwarded %s: %q", k, vs)
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -32,6 +32,33 @@ const (
 // field would.
 var modelName = policy.StrNotEnding(whySearch, ":online")
 
+// BetaFeatures are the x-codex-beta-features values codex 0.171.0 sends:
+// the keys of its experimental features (codex features list), each
+// switching the ChatGPT backend's behaviour for the call when on, and the
+// one it adds itself (remote_compaction_v2, on every call of the
+// real-client tests). Any other is refused.
+var BetaFeatures = []string{
+	"analytics_plan_history",
+	"login_shell_package_path",
+	"network_proxy",
+	"prevent_idle_sleep",
+	"remote_compaction_v2",
+	"respect_system_proxy",
+	"tui_extensions_statusline",
+}
+
+// responsesHeaders are the listed request headers of POST /responses. The
+// other headers codex sends (CodexForward) carry no switch and stay
+// unchecked: originator, version and user-agent name the client;
+// session, thread, window, turn and installation ids, x-codex-turn-state
+// (the backend's own opaque token, sent back) and x-codex-turn-metadata
+// (a JSON description of the turn, also in the body's client_metadata)
+// are free-form metadata.
+var responsesHeaders = []policy.HeaderList{
+	{Name: "x-codex-beta-features", Values: BetaFeatures, Note: "codex's experimental features"},
+	{Name: "x-openai-internal-codex-responses-lite", Values: []string{"true"}, Note: "codex's Responses Lite marker"},
+}
+
 var (
 	responsesOnce = sync.OnceValue(responsesTable)
 	chatOnce      = sync.OnceValue(chatTable)
@@ -76,8 +103,9 @@ func responsesTable() *policy.Table {
 	)
 
 	t := &policy.Table{
-		Name: "OpenAI Responses",
-		Root: "body",
+		Name:    "OpenAI Responses",
+		Root:    "body",
+		Headers: responsesHeaders,
 		Shapes: []policy.Shape{
 			{Name: "body", Fields: body, Required: []string{"store"},
 				Note: "store must be sent: the API stores a response that does not say false"},
