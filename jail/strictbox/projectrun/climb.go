@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // A script an interpreter runs loads code from beside it, and its
@@ -99,9 +100,15 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 		}
 	}
 	note := func(s string) {
-		s = strings.TrimSpace(s)
-		if len(s) > 80 {
-			s = s[:80] + "..."
+		// The box may have written it: said with no control characters.
+		r := []rune(strings.Map(func(r rune) rune {
+			if unicode.IsPrint(r) {
+				return r
+			}
+			return '?'
+		}, strings.TrimSpace(s)))
+		if s = string(r); len(r) > 80 {
+			s = string(r[:80]) + "..."
 		}
 		if !slices.Contains(notes, s) {
 			notes = append(notes, s)

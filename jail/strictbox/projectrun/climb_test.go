@@ -31,6 +31,7 @@ func TestClimbs(t *testing.T) {
 		{"perl", "pl", "use FindBin;\nuse lib \"$FindBin::Bin/../lib\";\nuse lib \"${FindBin::RealBin}/../vendor\";\nrequire \"$FindBin::Bin/../conf.pl\";\nuse lib '../other';\nuse strict;\n",
 			[]string{"dir:/r/lib", "dir:/r/vendor", "pl:/r/conf.pl"}, []string{"use lib '../other'"}},
 		{"not a loader", "", "require('../x')", nil, nil},
+		{"a note says no control character", "js", "require('\x1b[2J' + \"../x\")", nil, []string{"require('?[2J' + \"../x\")"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			loads, notes := climbs(tt.lang, []byte(tt.text), "/r/tools")
