@@ -42,8 +42,12 @@ func langOf(name string) string {
 	return ""
 }
 
-// maxScan bounds how much of a script is read for what it loads.
-const maxScan = 1 << 20
+// maxScan bounds how much of a script is read for what it loads, and
+// maxLoads how many files a project file's scripts load are read.
+const (
+	maxScan  = 1 << 20
+	maxLoads = 256
+)
 
 var (
 	jsCall   = regexp.MustCompile(`\b(?:require|import)\s*\(([^)\n]*)`)
@@ -244,6 +248,10 @@ func (w *walker) climb(name, p string, depth int) {
 	if w.loaded[p] || !within(p, w.root) {
 		return
 	}
+	if len(w.loaded) >= maxLoads {
+		w.unsure([]string{filepath.Dir(p)}, "its scripts load more files than are followed")
+		return
+	}
 	w.loaded[p] = true
 	data := w.read(p)
 	if data == nil {
@@ -261,6 +269,10 @@ func (w *walker) climb(name, p string, depth int) {
 	for _, l := range loads {
 		if !within(l.path, w.root) {
 			continue
+		}
+		if w.climbs++; w.climbs > 16*maxLoads {
+			w.unsure([]string{dir}, "its scripts load more files than are followed")
+			return
 		}
 		files, whole := suffixes(l)
 		for _, f := range files {

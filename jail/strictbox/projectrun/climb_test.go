@@ -1,6 +1,7 @@
 package projectrun
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,4 +125,24 @@ func FuzzClimbs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestClimbBounded: a script whose every load loads as many again is
+// read only so far, and says so.
+func TestClimbBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "require('./m%d/x')\n", i)
+	}
+	text := []byte(b.String())
+	read := func(p string) []byte {
+		if strings.HasSuffix(p, ".js") {
+			return text
+		}
+		return nil
+	}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook("node t/h.js")), Project{Read: read})
+	if !strings.Contains(strings.Join(n.Notes, "\n"), "load more files than are followed") {
+		t.Errorf("notes: %q", n.Notes)
+	}
 }

@@ -75,6 +75,8 @@ type walker struct {
 	scripts map[string]bool
 	// loaded are the files read for what they load (see [walker.climb]).
 	loaded map[string]bool
+	// climbs counts the loads they name that are held.
+	climbs int
 	read   Reader
 	list   func(dir string) []string
 	// cmd is the command being read, for notes.
