@@ -73,8 +73,12 @@ type walker struct {
 	home string
 	// scripts are the shell scripts read already.
 	scripts map[string]bool
-	read    Reader
-	list    func(dir string) []string
+	// loaded are the files read for what they load (see [walker.climb]).
+	loaded map[string]bool
+	// climbs counts the loads they name that are held.
+	climbs int
+	read   Reader
+	list   func(dir string) []string
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
@@ -678,6 +682,13 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 			w.runsFile(a, rest[i+1:], dirs, depth, sources)
 			if loads {
 				w.loadsFrom(name, scriptDirs(a.s, dirs))
+				for _, d := range dirs {
+					if p := a.s; filepath.IsAbs(p) {
+						w.climb(name, p, depth)
+					} else {
+						w.climb(name, filepath.Join(d, p), depth)
+					}
+				}
 			}
 			return dirs
 		}
@@ -778,6 +789,9 @@ func (w *walker) module(name string, m word, after []word, dirs []string) {
 		w.files.add(rel+".py", d)
 		w.progs.add(rel+".py", d)
 		w.files.add(filepath.Join(rel, "__main__.py"), d)
+		// Under -m, from .. import x is relative to its package.
+		w.climb(name, filepath.Join(d, rel+".py"), 0)
+		w.climb(name, filepath.Join(d, rel, "__main__.py"), 0)
 		if pkg := filepath.Dir(rel); pkg != "." {
 			ds = union(ds, []string{filepath.Join(d, pkg)})
 		}
@@ -897,6 +911,7 @@ func (w *walker) script(p, dir string, depth int, shell bool) {
 		if name := shebang(data); name != "" {
 			if _, ok := loaderOf(name); ok {
 				w.loadsFrom(name, []string{filepath.Dir(p)})
+				w.climb(name, p, depth)
 			}
 		}
 		return

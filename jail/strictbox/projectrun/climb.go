@@ -1,0 +1,312 @@
+package projectrun
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// A script an interpreter runs loads code from beside it, and its
+// directory is held whole ([walker.loadsFrom]); it may also load code
+// from above it (require('../lib/util'), from ..pkg import x under -m,
+// require_relative '../x', include __DIR__ . '/../x.php', use lib
+// "$FindBin::Bin/../lib"). Those are followed file by file: the
+// directories they lie in (a package's root, the project's) are what
+// the agent edits, and are not held whole.
+
+// load is what a script names to load, relative to its own directory.
+type load struct {
+	// path is absolute and clean, before the interpreter's suffixes.
+	path string
+	// lang is how it is resolved: "js", "py" (a module or package),
+	// "rb", "php", "pl", or "dir" for a directory it loads from.
+	lang string
+}
+
+// langOf is the family of the loader name, as [climbs] reads it.
+func langOf(name string) string {
+	switch strings.TrimRight(name, "0123456789.") {
+	case "python", "pypy":
+		return "py"
+	case "ruby":
+		return "rb"
+	case "perl":
+		return "pl"
+	case "php":
+		return "php"
+	case "node", "nodejs", "tsx", "ts-node", "deno", "bun":
+		return "js"
+	}
+	return ""
+}
+
+// maxScan bounds how much of a script is read for what it loads, and
+// maxLoads how many files a project file's scripts load are read.
+const (
+	maxScan  = 1 << 20
+	maxLoads = 256
+)
+
+var (
+	jsCall   = regexp.MustCompile(`\b(?:require|import)\s*\(([^)\n]*)`)
+	jsStatic = regexp.MustCompile(`\b(?:from|import)\s*(['"][^'"\n]*['"])`)
+	pyFrom   = regexp.MustCompile(`(?m)^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+\(?([^)\n#]*)`)
+	pyPath   = regexp.MustCompile(`(?m)^.*\bsys\.path\b.*$`)
+	rbLoad   = regexp.MustCompile(`(?m)(?:\brequire_relative\b|\brequire\b|\bload\b|\$LOAD_PATH\b|\$:)[ \t]*\(?([^\n]*)`)
+	plLoad   = regexp.MustCompile(`(?m)\b(use[ \t]+lib|require|do)\b[ \t]*\(?([^;\n]*)`)
+	phpLoad  = regexp.MustCompile(`\b(?:include|include_once|require|require_once)\b[ \t]*\(?([^;\n]*)`)
+	phpDir   = regexp.MustCompile(`^(?:__DIR__|dirname\(__FILE__\))\s*\.\s*(['"])(/[^'"]*)['"]$`)
+	plBin    = regexp.MustCompile(`^\$(?:\{FindBin::(?:Real)?Bin\}|FindBin::(?:Real)?Bin)(/.*)?$`)
+)
+
+// quoted is the value of a string literal s (spaces and closing
+// parentheses around it ignored), when it is one with no expansion.
+func quoted(s string, lang string) (string, bool) {
+	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ")"))
+	if len(s) < 2 {
+		return "", false
+	}
+	q := s[0]
+	if q != '\'' && q != '"' && !(q == '`' && lang == "js") || s[len(s)-1] != q {
+		return "", false
+	}
+	v := s[1 : len(s)-1]
+	if strings.ContainsRune(v, rune(q)) || strings.Contains(v, "\\") || q == '`' && strings.Contains(v, "${") {
+		return "", false
+	}
+	if q == '"' && lang != "js" && lang != "pl" && strings.ContainsAny(v, "$#{") {
+		return "", false
+	}
+	return v, true
+}
+
+// relative reports whether a specifier is relative to the script's
+// directory (./x, ../x, . or ..).
+func relative(s string) bool {
+	return s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../")
+}
+
+// climbs reads the text of a script of the family lang in dir for the
+// files it loads relative to its own directory, as literal specifiers
+// (its loads), and what names a path that leaves the directory but is
+// built at run time (notes, each the text that names it).
+func climbs(lang string, text []byte, dir string) (loads []load, notes []string) {
+	if len(text) > maxScan {
+		text = text[:maxScan]
+	}
+	src := string(text)
+	add := func(lang, rel string) {
+		l := load{path: filepath.Join(dir, rel), lang: lang}
+		if !slices.Contains(loads, l) {
+			loads = append(loads, l)
+		}
+	}
+	note := func(s string) {
+		// The box may have written it: said with no control characters.
+		r := []rune(strings.Map(func(r rune) rune {
+			if unicode.IsPrint(r) {
+				return r
+			}
+			return '?'
+		}, strings.TrimSpace(s)))
+		if s = string(r); len(r) > 80 {
+			s = string(r[:80]) + "..."
+		}
+		if !slices.Contains(notes, s) {
+			notes = append(notes, s)
+		}
+	}
+	climbing := func(s string) bool {
+		return strings.Contains(s, "../") || strings.Contains(s, `..'`) || strings.Contains(s, `.."`)
+	}
+	switch lang {
+	case "js":
+		for _, m := range jsCall.FindAllStringSubmatch(src, -1) {
+			if v, ok := quoted(m[1], lang); ok {
+				if relative(v) {
+					add(lang, v)
+				}
+			} else if climbing(m[1]) {
+				note(m[0] + ")")
+			}
+		}
+		for _, m := range jsStatic.FindAllStringSubmatch(src, -1) {
+			if v, ok := quoted(m[1], lang); ok && relative(v) {
+				add(lang, v)
+			}
+		}
+	case "py":
+		for _, m := range pyFrom.FindAllStringSubmatch(src, -1) {
+			base := strings.Repeat("../", len(m[1])-1)
+			if mod := strings.Trim(m[2], "."); mod != "" {
+				add(lang, base+strings.ReplaceAll(mod, ".", "/"))
+				continue
+			}
+			add("py", base+"__init__")
+			for _, n := range strings.Split(m[3], ",") {
+				if f := strings.Fields(n); len(f) > 0 && f[0] != "*" {
+					add(lang, base+f[0])
+				}
+			}
+		}
+		for _, m := range pyPath.FindAllString(src, -1) {
+			if climbing(m) {
+				note(m)
+			}
+		}
+	case "rb":
+		for _, m := range rbLoad.FindAllStringSubmatch(src, -1) {
+			v, ok := quoted(m[1], lang)
+			switch {
+			case ok && strings.HasPrefix(m[0], "require_relative") && !filepath.IsAbs(v):
+				add(lang, v)
+			case climbing(m[1]):
+				note(m[0])
+			}
+		}
+	case "php":
+		for _, m := range phpLoad.FindAllStringSubmatch(src, -1) {
+			e := strings.TrimSpace(m[1])
+			if d := phpDir.FindStringSubmatch(strings.TrimSpace(strings.TrimSuffix(e, ")"))); d != nil && !strings.Contains(d[2], "$") {
+				add(lang, "."+d[2])
+			} else if d := phpDir.FindStringSubmatch(e); d != nil && !strings.Contains(d[2], "$") {
+				add(lang, "."+d[2])
+			} else if climbing(e) {
+				note(m[0])
+			}
+		}
+	case "pl":
+		for _, m := range plLoad.FindAllStringSubmatch(src, -1) {
+			v, ok := quoted(m[2], lang)
+			var b []string
+			if ok {
+				b = plBin.FindStringSubmatch(v)
+			}
+			switch {
+			case b != nil && strings.HasPrefix(m[1], "use"):
+				add("dir", "."+b[1])
+			case b != nil && !strings.ContainsAny(b[1], "$@"):
+				add(lang, "."+b[1])
+			case climbing(m[2]):
+				note(m[0])
+			}
+		}
+	}
+	return loads, notes
+}
+
+// suffixes are the files an interpreter tries for a specifier, in its
+// order: node's exact name, its extensions, then the directory's
+// package.json and index; Python's package, then its module; Ruby's
+// .rb. The last is the directory itself, when it is one it may load.
+func suffixes(l load) (files []string, dir bool) {
+	p := l.path
+	switch l.lang {
+	case "js":
+		if slices.Contains([]string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".json", ".node"}, filepath.Ext(p)) {
+			return []string{p}, false
+		}
+		files = []string{p}
+		for _, e := range []string{".js", ".mjs", ".cjs", ".ts", ".json"} {
+			files = append(files, p+e)
+		}
+		files = append(files, filepath.Join(p, "package.json"))
+		for _, e := range []string{".js", ".mjs", ".cjs", ".ts", ".json"} {
+			files = append(files, filepath.Join(p, "index"+e))
+		}
+		return files, true
+	case "py":
+		if filepath.Base(p) == "__init__" {
+			return []string{p + ".py"}, false
+		}
+		return []string{filepath.Join(p, "__init__.py"), p + ".py"}, false
+	case "rb":
+		if filepath.Ext(p) == "" {
+			return []string{p + ".rb"}, false
+		}
+	case "dir":
+		return nil, true
+	}
+	return []string{p}, false
+}
+
+// climb holds what the script at p, run by the loader name, loads from
+// outside its own directory (see [climbs]), and follows what each file
+// it loads loads in turn; its own directory is held by
+// [walker.loadsFrom].
+func (w *walker) climb(name, p string, depth int) {
+	lang := langOf(name)
+	if lang == "" {
+		return
+	}
+	p = filepath.Clean(p)
+	if w.loaded == nil {
+		w.loaded = map[string]bool{}
+	}
+	if w.loaded[p] || !within(p, w.root) {
+		return
+	}
+	if len(w.loaded) >= maxLoads {
+		w.unsure([]string{filepath.Dir(p)}, "its scripts load more files than are followed")
+		return
+	}
+	w.loaded[p] = true
+	data := w.read(p)
+	if data == nil {
+		return
+	}
+	dir := filepath.Dir(p)
+	if depth > maxDepth {
+		w.unsure([]string{dir}, "the files "+w.rel(p)+" loads load others too deep to follow")
+		return
+	}
+	loads, notes := climbs(lang, data, dir)
+	for _, n := range notes {
+		w.unsure([]string{dir}, w.rel(p)+" loads a path it builds as it runs ("+n+"), which is not followed")
+	}
+	for _, l := range loads {
+		if !within(l.path, w.root) {
+			continue
+		}
+		if w.climbs++; w.climbs > 16*maxLoads {
+			w.unsure([]string{dir}, "its scripts load more files than are followed")
+			return
+		}
+		files, whole := suffixes(l)
+		for _, f := range files {
+			w.files.add(f, dir)
+			w.progs.add(f, dir)
+			if w.read(f) == nil {
+				continue
+			}
+			if filepath.Base(f) == "package.json" {
+				break // a package: its main may be any file of it
+			}
+			if filepath.Ext(f) != ".json" {
+				w.climb(name, f, depth+1)
+			}
+			whole = false
+			break
+		}
+		if !whole || w.heldWhole(l.path) {
+			continue
+		}
+		if l.path == w.root {
+			w.unsure([]string{w.root}, w.rel(p)+" loads the project's own directory ("+filepath.Base(l.path)+"), whose files it cannot tell")
+		} else {
+			w.dirs.add(l.path, l.path)
+		}
+	}
+}
+
+// heldWhole reports whether p lies in a directory held whole already.
+func (w *walker) heldWhole(p string) bool {
+	for d := p; within(d, w.root) && d != w.root; d = filepath.Dir(d) {
+		if w.dirs.seen[d] {
+			return true
+		}
+	}
+	return false
+}
