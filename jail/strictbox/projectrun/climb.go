@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -49,17 +50,25 @@ const (
 	maxLoads = 256
 )
 
-var (
-	jsCall   = regexp.MustCompile(`\b(?:require|import)\s*\(([^)\n]*)`)
-	jsStatic = regexp.MustCompile(`\b(?:from|import)\s*(['"][^'"\n]*['"])`)
-	pyFrom   = regexp.MustCompile(`(?m)^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+\(?([^)\n#]*)`)
-	pyPath   = regexp.MustCompile(`(?m)^.*\bsys\.path\b.*$`)
-	rbLoad   = regexp.MustCompile(`(?m)(?:\brequire_relative\b|\brequire\b|\bload\b|\$LOAD_PATH\b|\$:)[ \t]*\(?([^\n]*)`)
-	plLoad   = regexp.MustCompile(`(?m)\b(use[ \t]+lib|require|do)\b[ \t]*\(?([^;\n]*)`)
-	phpLoad  = regexp.MustCompile(`\b(?:include|include_once|require|require_once)\b[ \t]*\(?([^;\n]*)`)
-	phpDir   = regexp.MustCompile(`^(?:__DIR__|dirname\(__FILE__\))\s*\.\s*(['"])(/[^'"]*)['"]$`)
-	plBin    = regexp.MustCompile(`^\$(?:\{FindBin::(?:Real)?Bin\}|FindBin::(?:Real)?Bin)(/.*)?$`)
-)
+// loadREs are the patterns [climbs] reads a script with, built on first
+// use: the binary that links this package starts on every launch.
+type loadREs struct {
+	jsCall, jsStatic, pyFrom, pyPath, rbLoad, plLoad, phpLoad, phpDir, plBin *regexp.Regexp
+}
+
+var loadRE = sync.OnceValue(func() *loadREs {
+	return &loadREs{
+		jsCall:   regexp.MustCompile(`\b(?:require|import)\s*\(([^)\n]*)`),
+		jsStatic: regexp.MustCompile(`\b(?:from|import)\s*(['"][^'"\n]*['"])`),
+		pyFrom:   regexp.MustCompile(`(?m)^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+\(?([^)\n#]*)`),
+		pyPath:   regexp.MustCompile(`(?m)^.*\bsys\.path\b.*$`),
+		rbLoad:   regexp.MustCompile(`(?m)(?:\brequire_relative\b|\brequire\b|\bload\b|\$LOAD_PATH\b|\$:)[ \t]*\(?([^\n]*)`),
+		plLoad:   regexp.MustCompile(`(?m)\b(use[ \t]+lib|require|do)\b[ \t]*\(?([^;\n]*)`),
+		phpLoad:  regexp.MustCompile(`\b(?:include|include_once|require|require_once)\b[ \t]*\(?([^;\n]*)`),
+		phpDir:   regexp.MustCompile(`^(?:__DIR__|dirname\(__FILE__\))\s*\.\s*(['"])(/[^'"]*)['"]$`),
+		plBin:    regexp.MustCompile(`^\$(?:\{FindBin::(?:Real)?Bin\}|FindBin::(?:Real)?Bin)(/.*)?$`),
+	}
+})
 
 // quoted is the value of a string literal s (spaces and closing
 // parentheses around it ignored), when it is one with no expansion.
@@ -97,6 +106,7 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 		text = text[:maxScan]
 	}
 	src := string(text)
+	re := loadRE()
 	add := func(lang, rel string) {
 		l := load{path: filepath.Join(dir, rel), lang: lang}
 		if !slices.Contains(loads, l) {
@@ -123,7 +133,7 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 	}
 	switch lang {
 	case "js":
-		for _, m := range jsCall.FindAllStringSubmatch(src, -1) {
+		for _, m := range re.jsCall.FindAllStringSubmatch(src, -1) {
 			if v, ok := quoted(m[1], lang); ok {
 				if relative(v) {
 					add(lang, v)
@@ -132,13 +142,13 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 				note(m[0] + ")")
 			}
 		}
-		for _, m := range jsStatic.FindAllStringSubmatch(src, -1) {
+		for _, m := range re.jsStatic.FindAllStringSubmatch(src, -1) {
 			if v, ok := quoted(m[1], lang); ok && relative(v) {
 				add(lang, v)
 			}
 		}
 	case "py":
-		for _, m := range pyFrom.FindAllStringSubmatch(src, -1) {
+		for _, m := range re.pyFrom.FindAllStringSubmatch(src, -1) {
 			base := strings.Repeat("../", len(m[1])-1)
 			if mod := strings.Trim(m[2], "."); mod != "" {
 				add(lang, base+strings.ReplaceAll(mod, ".", "/"))
@@ -151,13 +161,13 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 				}
 			}
 		}
-		for _, m := range pyPath.FindAllString(src, -1) {
+		for _, m := range re.pyPath.FindAllString(src, -1) {
 			if climbing(m) {
 				note(m)
 			}
 		}
 	case "rb":
-		for _, m := range rbLoad.FindAllStringSubmatch(src, -1) {
+		for _, m := range re.rbLoad.FindAllStringSubmatch(src, -1) {
 			v, ok := quoted(m[1], lang)
 			switch {
 			case ok && strings.HasPrefix(m[0], "require_relative") && !filepath.IsAbs(v):
@@ -167,22 +177,22 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 			}
 		}
 	case "php":
-		for _, m := range phpLoad.FindAllStringSubmatch(src, -1) {
+		for _, m := range re.phpLoad.FindAllStringSubmatch(src, -1) {
 			e := strings.TrimSpace(m[1])
-			if d := phpDir.FindStringSubmatch(strings.TrimSpace(strings.TrimSuffix(e, ")"))); d != nil && !strings.Contains(d[2], "$") {
+			if d := re.phpDir.FindStringSubmatch(strings.TrimSpace(strings.TrimSuffix(e, ")"))); d != nil && !strings.Contains(d[2], "$") {
 				add(lang, "."+d[2])
-			} else if d := phpDir.FindStringSubmatch(e); d != nil && !strings.Contains(d[2], "$") {
+			} else if d := re.phpDir.FindStringSubmatch(e); d != nil && !strings.Contains(d[2], "$") {
 				add(lang, "."+d[2])
 			} else if climbing(e) {
 				note(m[0])
 			}
 		}
 	case "pl":
-		for _, m := range plLoad.FindAllStringSubmatch(src, -1) {
+		for _, m := range re.plLoad.FindAllStringSubmatch(src, -1) {
 			v, ok := quoted(m[2], lang)
 			var b []string
 			if ok {
-				b = plBin.FindStringSubmatch(v)
+				b = re.plBin.FindStringSubmatch(v)
 			}
 			switch {
 			case b != nil && strings.HasPrefix(m[1], "use"):
