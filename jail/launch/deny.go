@@ -103,6 +103,9 @@ func (b busServices) Keep() (Kept, error) {
 	return Kept{Files: []*os.File{f}}, nil
 }
 
+// Admitting: nothing of the bus waits for the agent's admission.
+func (busServices) Admitting() {}
+
 // Ended: the bus has nothing to finish before Stop.
 func (busServices) Ended(bool) {}
 

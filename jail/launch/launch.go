@@ -441,7 +441,8 @@ func (l *run) startServices() error {
 // waits for bwrap, nor bwrap for the job. Only the agent waits: the init
 // holds it until bwrap and the init are both in the scope, so
 // that everything the agent starts is born there. Without a scope the
-// agent is admitted at once. The jail's init is recorded as soon as it is
+// agent is admitted as soon as bwrap runs and the services are ready for
+// it ([Services.Admitting]). The jail's init is recorded as soon as it is
 // admitted: until the record names it, nothing could find or kill the
 // jail if this process died (before, the jail dies with us).
 func (l *run) startJail() error {
@@ -459,12 +460,17 @@ func (l *run) startJail() error {
 		if l.req.Limits != (jail.Limits{}) {
 			l.say(jail.Warning, "the resource limits are not applied: this jail has no systemd scope")
 		}
-		st.Admit()
 	} else {
 		l.atEnd(sc.close)
 	}
 	if err := st.Release(); err != nil {
 		return err
+	}
+	if sc == nil {
+		// The services' last step before the agent runs beside bwrap's
+		// setup.
+		l.services.Admitting()
+		st.Admit()
 	}
 	info, ok := st.Started()
 	if !ok {
@@ -506,6 +512,7 @@ func (l *run) place(sc *scoper, info Info) error {
 	// The record names the init and its scope together; a jail whose
 	// wrapper died before this point ended with it (its init got no
 	// payload).
+	l.services.Admitting()
 	st.Admit()
 	l.recordInit(info, unit)
 	sc.checkLimits(l.ctx, l.say)

@@ -499,8 +499,8 @@ func (st *Stage) PID() int { return st.bwrapPID }
 // Admit lets the agent start: the init, which bwrap has started in the
 // jail, reads the payload to its end and runs the agent's command. A
 // jail that has a scope is admitted once its processes are in it; one
-// without, at once (before Release, and the init never waits). Admit
-// after Load; a second call does nothing.
+// without, as soon as Release started bwrap (the init waits for the
+// payload meanwhile). Admit after Load; a second call does nothing.
 func (st *Stage) Admit() {
 	w := st.payloadW
 	if w == nil {

@@ -337,11 +337,14 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		return nil, err
 	}
 	if b.snapshot != nil {
-		// The snapshot ran beside the steps above (the run's mount
-		// points, which it may have seen, are aisan's, not the box's);
-		// the backends served name their credentials.
-		svc.receipt = startReceipt(s.Slot, b.repo, b.snapshot(), madePaths(b.guard, b.repo), svc.held, b.egress)
-		launch.Trace("repository snapshot taken")
+		// The snapshot runs beside the steps above and bwrap's setup (the
+		// run's mount points, which it may see, are aisan's, not the
+		// box's); the agent, the first that may change the repository,
+		// waits for it (Admitting).
+		snapshot, made := b.snapshot, madePaths(b.guard, b.repo)
+		svc.startReceipt = func() *receiptOf {
+			return startReceipt(s.Slot, b.repo, snapshot(), made, svc.held, b.egress)
+		}
 	}
 	return svc, nil
 }

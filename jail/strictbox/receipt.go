@@ -331,13 +331,22 @@ func fingerprint(p string, budget *int64) string {
 func takeSnapshot(repo string) *Snapshot {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
+	// Two git processes, side by side: the launch waits for both.
+	var hidden []string
+	var hiddenErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hidden, hiddenErr = hiddenPaths(ctx, repo)
+	}()
 	st, err := gitStatus(ctx, repo)
+	<-done
 	if err != nil {
 		return &Snapshot{Err: err.Error()}
 	}
 	s := &Snapshot{Head: st.Head, Files: map[string]string{}}
-	if h, err := hiddenPaths(ctx, repo); err == nil {
-		s.Hidden = append([]string{}, h...)
+	if hiddenErr == nil {
+		s.Hidden = append([]string{}, hidden...)
 	}
 	budget := int64(maxHashed)
 	for _, p := range append(st.Changed, st.Untracked...) {

@@ -38,6 +38,9 @@ type services struct {
 	// keeper's services (nobody is at a terminal to be told of it).
 	receipt *receiptOf
 	keeper  bool
+	// startReceipt waits for the launch's snapshot of the repository and
+	// starts the receipt with it (nil when there is none to take).
+	startReceipt func() *receiptOf
 	// finish is the command that completes the receipt out of process
 	// (nil: in this one, as a keeper does: nobody waits for it).
 	finish []string
@@ -177,6 +180,16 @@ func (s *services) Stop() {
 	s.receipt.end(s.slot, s.egress.steer.State(), s.keeper, s.finish)
 	launch.Trace("receipt written")
 	s.sayReport()
+}
+
+// Admitting waits for the repository's snapshot and starts the receipt
+// with it: the agent, admitted next, is the first of the box's that may
+// change the repository. (The backends served name their credentials.)
+func (s *services) Admitting() {
+	if s.startReceipt != nil {
+		s.receipt, s.startReceipt = s.startReceipt(), nil
+		launch.Trace("repository snapshot taken")
+	}
 }
 
 // Ended collects the held set beside the box's teardown once nothing is
