@@ -294,9 +294,9 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		}
 	}
 	svc := &services{egress: b.egress, slot: s.Slot, say: say, controlPath: filepath.Join(s.SlotDir, "control.sock"), finish: b.FinishCommand}
-	if len(b.guard.Items) > 0 || len(b.guard.Watch) > 0 {
+	if len(b.guard.Items) > 0 || len(b.guard.Watch) > 0 || len(b.guard.Modules) > 0 {
 		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(), Launch: s.Launched,
-			Items: b.guard.Items, Known: b.guard.Known, Watch: b.guard.Watch,
+			Items: b.guard.Items, Known: b.guard.Known, Watch: b.guard.Watch, Modules: b.guard.Modules,
 			GitDir: b.git.GitDir, CommonDir: b.git.CommonDir, Exclude: rootMountFiles(b.guard, o.Repo)}
 		if err := held.Prepare(b.held, m); err != nil {
 			return nil, err

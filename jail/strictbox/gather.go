@@ -349,6 +349,9 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 			}
 		}
 	}
+	for _, m := range n.Modules {
+		out = append(out, gitpin.Steer{Path: m.Path, Dir: true, Modules: true, Names: m.Names, Why: why + " (modules it imports by name from there)"})
+	}
 	for _, note := range n.Notes {
 		out = append(out, gitpin.Steer{Note: note})
 	}

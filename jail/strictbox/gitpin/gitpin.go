@@ -75,6 +75,13 @@ type Pin struct {
 	Holes []string
 	// Why is the reason, for explain.
 	Why string
+	// Modules is set for a directory Python loads a held script's
+	// modules from by name, and that is not held whole (the project's
+	// own): what the box adds there that Python may import is swept at
+	// the end (jail/strictbox/protect's ModuleDir). Names are the
+	// modules the scripts import.
+	Modules bool
+	Names   []string
 	// Note, when set, is said at launch: what could not be followed,
 	// and what was held for it instead. A Steer with a Note and no
 	// Path holds nothing.
@@ -118,6 +125,13 @@ type Steer struct {
 	Live []string
 	// Why is the reason, for explain.
 	Why string
+	// Modules is set for a directory Python loads a held script's
+	// modules from by name, and that is not held whole (the project's
+	// own): what the box adds there that Python may import is swept at
+	// the end (jail/strictbox/protect's ModuleDir). Names are the
+	// modules the scripts import.
+	Modules bool
+	Names   []string
 	// Note, when set, is said at launch: what could not be followed,
 	// and what was held for it instead. A Steer with a Note and no
 	// Path holds nothing.

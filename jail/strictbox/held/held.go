@@ -119,10 +119,13 @@ type Manifest struct {
 	// Created are the mount points made for the run, in creation order.
 	Created []Created `json:"created,omitempty"`
 	// Known, Watch and the git dirs feed the end's sweep.
-	Known     []string `json:"known,omitempty"`
-	Watch     []string `json:"watch,omitempty"`
-	GitDir    string   `json:"git_dir,omitempty"`
-	CommonDir string   `json:"common_dir,omitempty"`
+	Known []string `json:"known,omitempty"`
+	Watch []string `json:"watch,omitempty"`
+	// Modules are the directories whose new importable Python entries
+	// the end sweeps (protect.SweepModules).
+	Modules   []protect.ModuleDir `json:"modules,omitempty"`
+	GitDir    string              `json:"git_dir,omitempty"`
+	CommonDir string              `json:"common_dir,omitempty"`
 	// Swept are what the end moved out of the repository, as swept/N.
 	Swept []string `json:"swept,omitempty"`
 	// Ended is when the box ended, as its end's sweep took it: what
@@ -967,6 +970,12 @@ func EndAt(set string, ended time.Time) (Result, error) {
 	for _, c := range m.Created {
 		known = append(known, c.Path)
 	}
-	s := protect.NewSince(m.Repo, known, protect.GitFacts{GitDir: m.GitDir, CommonDir: m.CommonDir}, protect.Span{Start: m.Start, End: ended})
+	run := protect.Span{Start: m.Start, End: ended}
+	s := protect.NewSince(m.Repo, known, protect.GitFacts{GitDir: m.GitDir, CommonDir: m.CommonDir}, run)
+	if len(m.Modules) > 0 {
+		s.Paths = append(s.Paths, protect.SweepModules(m.Modules, known, run)...)
+		slices.Sort(s.Paths)
+		s.Paths = slices.Compact(s.Paths)
+	}
 	return collect(set, s, ended)
 }

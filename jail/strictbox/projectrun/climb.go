@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
 // A script an interpreter runs loads code from beside it, and its
@@ -54,6 +56,7 @@ const (
 // use: the binary that links this package starts on every launch.
 type loadREs struct {
 	jsCall, jsStatic, pyFrom, pyPath, rbLoad, plLoad, phpLoad, phpDir, plBin *regexp.Regexp
+	pyImport, pyFromAbs, pyDyn                                               *regexp.Regexp
 }
 
 var loadRE = sync.OnceValue(func() *loadREs {
@@ -67,6 +70,12 @@ var loadRE = sync.OnceValue(func() *loadREs {
 		phpLoad:  regexp.MustCompile(`\b(?:include|include_once|require|require_once)\b[ \t]*\(?([^;\n]*)`),
 		phpDir:   regexp.MustCompile(`^(?:__DIR__|dirname\(__FILE__\))\s*\.\s*(['"])(/[^'"]*)['"]$`),
 		plBin:    regexp.MustCompile(`^\$(?:\{FindBin::(?:Real)?Bin\}|FindBin::(?:Real)?Bin)(/.*)?$`),
+		// import a.b as c, d
+		pyImport: regexp.MustCompile(`^import[ \t]+([\w., \t]+)`),
+		// from a.b import c, d
+		pyFromAbs: regexp.MustCompile(`^from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b`),
+		// __import__('a'), importlib.import_module('a.b')
+		pyDyn: regexp.MustCompile(`\b(?:__import__|import_module)\(\s*['"]([A-Za-z_][\w.]*)['"]`),
 	}
 })
 
@@ -272,6 +281,9 @@ func (w *walker) climb(name, p string, depth int) {
 		w.unsure([]string{dir}, "the files "+w.rel(p)+" loads load others too deep to follow")
 		return
 	}
+	if lang == "py" && w.path0 == w.root {
+		w.pyPath0(name, data, depth)
+	}
 	loads, notes := climbs(lang, data, dir)
 	for _, n := range notes {
 		w.unsure([]string{dir}, w.rel(p)+" loads a path it builds as it runs ("+n+"), which is not followed")
@@ -311,6 +323,15 @@ func (w *walker) climb(name, p string, depth int) {
 	}
 }
 
+// climbFrom follows the script at p as [walker.climb] does, with path0
+// the directory Python's module path starts with for it.
+func (w *walker) climbFrom(name, p, path0 string, depth int) {
+	saved := w.path0
+	w.path0 = path0
+	w.climb(name, p, depth)
+	w.path0 = saved
+}
+
 // heldWhole reports whether p lies in a directory held whole already.
 func (w *walker) heldWhole(p string) bool {
 	for d := p; within(d, w.root) && d != w.root; d = filepath.Dir(d) {
@@ -319,4 +340,102 @@ func (w *walker) heldWhole(p string) bool {
 		}
 	}
 	return false
+}
+
+// maxModules bounds how many module names a project file's scripts are
+// read for.
+const maxModules = 512
+
+// pyModules are the top-level names of the modules a Python script
+// imports by absolute name (import a.b, from a.b import c, and
+// __import__ or importlib.import_module with a literal name), each once,
+// in order. Python looks each up first in the directory that starts its
+// module path (the script's own, or where python -m runs). A statement
+// is read wherever it is (in a function, under try, after a semicolon),
+// and text that only looks like one (in a string) is read too: a name
+// too many only holds more.
+func pyModules(text []byte) []string {
+	if len(text) > maxScan {
+		text = text[:maxScan]
+	}
+	re := loadRE()
+	var out []string
+	add := func(m string) {
+		top, _, _ := strings.Cut(strings.TrimSpace(m), ".")
+		if top == "" || !protect.PyName(top) || slices.Contains(out, top) || len(out) >= maxModules {
+			return
+		}
+		out = append(out, top)
+	}
+	for line := range strings.SplitSeq(string(text), "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		for st := range strings.SplitSeq(line, ";") {
+			st = strings.TrimSpace(st)
+			if m := re.pyImport.FindStringSubmatch(st); m != nil {
+				for part := range strings.SplitSeq(m[1], ",") {
+					if f := strings.Fields(part); len(f) > 0 {
+						add(f[0])
+					}
+				}
+			} else if m := re.pyFromAbs.FindStringSubmatch(st); m != nil {
+				add(m[1])
+			}
+		}
+	}
+	for _, m := range re.pyDyn.FindAllStringSubmatch(string(text), -1) {
+		add(m[1])
+	}
+	return out
+}
+
+// pyPath0 holds what the Python script at p (read by climb) imports by
+// name from the project's own directory, which starts its module path
+// and cannot be held whole: each root entry Python would take for one
+// of those names (a module's source, bytecode or extension, its cached
+// bytecode in __pycache__, a package's directory, held whole) is held,
+// and a source file is followed in turn. A name with nothing at the root
+// is held by the end's sweep ([Names.Modules]), as is any module or
+// package new at the root that a module of the standard library imports
+// in its turn.
+func (w *walker) pyPath0(name string, data []byte, depth int) {
+	mods := pyModules(data)
+	if w.mods == nil {
+		w.mods = map[string][]string{}
+	}
+	var root, cache []string
+	if w.list != nil && len(mods) > 0 {
+		root = w.list(w.root)
+		cache = w.list(filepath.Join(w.root, "__pycache__"))
+	}
+	for _, m := range mods {
+		if slices.Contains(w.mods[w.root], m) {
+			continue
+		}
+		if len(w.mods[w.root]) >= maxModules {
+			w.unsure([]string{w.root}, "its scripts import more modules than are followed")
+			return
+		}
+		w.mods[w.root] = append(w.mods[w.root], m)
+		pkg := filepath.Join(w.root, m)
+		if w.read(filepath.Join(pkg, "__init__.py")) != nil || w.read(filepath.Join(pkg, "__init__.pyc")) != nil {
+			w.dirs.add(pkg, pkg)
+			continue
+		}
+		for _, f := range root {
+			if s, ok := protect.PyModule(f, false, false); ok && s == m {
+				w.files.add(filepath.Join(w.root, f), w.root)
+				w.progs.add(filepath.Join(w.root, f), w.root)
+			}
+		}
+		for _, f := range cache {
+			if strings.HasPrefix(f, m+".") && strings.HasSuffix(f, ".pyc") {
+				w.files.add(filepath.Join(w.root, "__pycache__", f), w.root)
+			}
+		}
+		if p := filepath.Join(w.root, m+".py"); w.read(p) != nil {
+			w.climb(name, p, depth+1)
+		}
+	}
 }

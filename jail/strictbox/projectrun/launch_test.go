@@ -57,7 +57,7 @@ func TestLaunchers(t *testing.T) {
 		note      string   // a part of the one note, or none
 	}{
 		{"uv run SCRIPT.py: python's, its directory", `uv run --with requests tools/hook.py --flag`, []string{"/r/tools"}, []string{"/r/tools/hook.py", "/r/pyproject.toml", "/r/setup.py", "/r/uv.lock"}, ""},
-		{"uv run python -m", `uv run python -m tools.check`, []string{"/r/tools"}, []string{"/r/tools/check.py", "/r/tools/check/__main__.py"}, "with -m, from where it runs"},
+		{"uv run python -m", `uv run python -m tools.check`, []string{"/r/tools"}, []string{"/r/tools/check.py", "/r/tools/check/__main__.py"}, "Python starts the module path of the scripts it runs with the project's own directory"},
 		{"uv run -m, --directory", `uv run --directory sub -m pkg.mod`, []string{"/r/sub", "/r/sub/pkg"}, []string{"/r/sub/pkg/mod.py", "/r/sub/pyproject.toml"}, ""},
 		{"uv --project before run", `uv --directory tools run hook.py`, []string{"/r/tools"}, []string{"/r/tools/hook.py"}, ""},
 		{"uv run an entry point of the project", `uv run app-hook`, []string{"/r/app/hooks", "/r/src/app/hooks"}, []string{"/r/app/hooks/cli.py", "/r/src/app/hooks/cli.py", "/r/pyproject.toml"}, ""},

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -47,6 +48,11 @@ type Names struct {
 	// Notes say, for each command that could not be followed, where it
 	// is, what could not be told, and what was held for it instead.
 	Notes []string
+	// Modules are the directories a script's Python loads modules from
+	// by name that are not held whole (the project's own), with the
+	// names its scripts import: what the box adds there that Python may
+	// import is swept into the review at the end.
+	Modules []protect.ModuleDir
 }
 
 // maxDepth bounds how deep commands that run commands (sh -c, eval, npm
@@ -77,8 +83,14 @@ type walker struct {
 	loaded map[string]bool
 	// climbs counts the loads they name that are held.
 	climbs int
-	read   Reader
-	list   func(dir string) []string
+	// path0 is the directory Python's module path starts with for the
+	// script being followed; mods are the module names imported by name
+	// from each such directory that is not held whole (the project's
+	// own), see [walker.pyPath0].
+	path0 string
+	mods  map[string][]string
+	read  Reader
+	list  func(dir string) []string
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
@@ -108,6 +120,16 @@ type note struct {
 
 func (w *walker) names() Names {
 	n := Names{Files: w.files.out, Dirs: w.dirs.out, Programs: w.progs.out}
+	for _, d := range slices.Sorted(maps.Keys(w.mods)) {
+		n.Modules = append(n.Modules, protect.ModuleDir{Path: d, Names: w.mods[d]})
+		held := "none"
+		if ms := w.mods[d]; len(ms) > 8 {
+			held = strings.Join(ms[:8], ", ") + ", ..."
+		} else if len(ms) > 0 {
+			held = strings.Join(ms, ", ")
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("%s: Python starts the module path of the scripts it runs with the project's own directory, which is not held whole: what is there of the modules they import by name (%s) is held, and a module or package the box adds there (*.py, *.pyc, *.so, a directory with __init__.py) is held for review when it ends.", w.where, held))
+	}
 	for _, x := range w.notes {
 		say := "nothing could be held for it"
 		if held := slices.Compact(x.held); len(held) > 6 {
@@ -683,11 +705,11 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 			if loads {
 				w.loadsFrom(name, scriptDirs(a.s, dirs))
 				for _, d := range dirs {
-					if p := a.s; filepath.IsAbs(p) {
-						w.climb(name, p, depth)
-					} else {
-						w.climb(name, filepath.Join(d, p), depth)
+					p := a.s
+					if !filepath.IsAbs(p) {
+						p = filepath.Join(d, p)
 					}
+					w.climbFrom(name, p, filepath.Dir(filepath.Clean(p)), depth)
 				}
 			}
 			return dirs
@@ -765,6 +787,16 @@ func (w *walker) loadsFrom(name string, ds []string) {
 			w.dirs.add(d, d)
 		}
 	}
+	if root && langOf(name) == "py" {
+		// Followed by name instead: [walker.pyPath0].
+		if w.mods == nil {
+			w.mods = map[string][]string{}
+		}
+		if _, ok := w.mods[w.root]; !ok {
+			w.mods[w.root] = []string{}
+		}
+		return
+	}
 	if root {
 		saved := w.cmd
 		if w.cmd == "" {
@@ -790,8 +822,8 @@ func (w *walker) module(name string, m word, after []word, dirs []string) {
 		w.progs.add(rel+".py", d)
 		w.files.add(filepath.Join(rel, "__main__.py"), d)
 		// Under -m, from .. import x is relative to its package.
-		w.climb(name, filepath.Join(d, rel+".py"), 0)
-		w.climb(name, filepath.Join(d, rel, "__main__.py"), 0)
+		w.climbFrom(name, filepath.Join(d, rel+".py"), d, 0)
+		w.climbFrom(name, filepath.Join(d, rel, "__main__.py"), d, 0)
 		if pkg := filepath.Dir(rel); pkg != "." {
 			ds = union(ds, []string{filepath.Join(d, pkg)})
 		}
@@ -911,7 +943,7 @@ func (w *walker) script(p, dir string, depth int, shell bool) {
 		if name := shebang(data); name != "" {
 			if _, ok := loaderOf(name); ok {
 				w.loadsFrom(name, []string{filepath.Dir(p)})
-				w.climb(name, p, depth)
+				w.climbFrom(name, p, filepath.Dir(p), depth)
 			}
 		}
 		return

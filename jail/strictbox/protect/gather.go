@@ -139,6 +139,10 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	steer = append(steer, nested...)
 	f.Watch = append(f.Watch, watch...)
 	for _, s := range steer {
+		if s.Modules {
+			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Entries: pyEntries(s.Path, s.Names), Why: s.Why})
+			continue
+		}
 		pf := look(s.Path, s.Why)
 		if !pf.Exists {
 			pf.Dir = s.Dir
@@ -194,6 +198,22 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 		for _, l := range ls {
 			if l.Note != "" && !slices.Contains(notes, l.Note) {
 				notes = append(notes, l.Note)
+			}
+			if l.Modules {
+				i := slices.IndexFunc(out, func(o gitpin.Steer) bool { return o.Modules && o.Path == l.Path })
+				switch {
+				case l.Path != repo && !within(l.Path, repo):
+				case i < 0:
+					l.Names = slices.Clone(l.Names)
+					out = append(out, l)
+				default:
+					for _, n := range l.Names {
+						if !slices.Contains(out[i].Names, n) {
+							out[i].Names = append(out[i].Names, n)
+						}
+					}
+				}
+				continue
 			}
 			if l.Path == "" || l.Path == repo || !within(l.Path, repo) || inFound(l.Path, repo, found) || seen[l.Path] {
 				continue

@@ -312,6 +312,10 @@ type Plan struct {
 	Known []string
 	// Watch are files that must not appear (jail/gitpin's), swept too.
 	Watch []string
+	// Modules are the directories a held script's Python loads modules
+	// from by name that are not held whole: what the box adds there
+	// that Python may import is swept too ([SweepModules]).
+	Modules []ModuleDir
 	// Notes are what the launch tells the user (a tree bound read-only).
 	Notes []string
 }
@@ -359,6 +363,10 @@ type Facts struct {
 	NestedGit []PathFact
 	// Watch are jail/gitpin's watched files.
 	Watch []string
+	// Modules are the directories a held script's Python loads modules
+	// from by name that are not held whole, with their importable
+	// entries at launch.
+	Modules []ModuleDir
 	// Notes are what [GitFacts.Loads] could not follow, for the launch
 	// to say.
 	Notes []string
@@ -385,6 +393,7 @@ func (e *LinkError) Hints() []string {
 func Make(f Facts) (Plan, error) {
 	var p Plan
 	p.Watch = slices.Clone(f.Watch)
+	p.Modules = slices.Clone(f.Modules)
 	p.Notes = slices.Clone(f.Notes)
 	add := func(pf PathFact, pin How) error {
 		switch {

@@ -1,0 +1,141 @@
+package protect
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"golang.org/x/sys/unix"
+)
+
+// A script a host tool runs with Python from the project's own directory
+// (a hook's python3 hook.py at the root) finds its modules there first:
+// sys.path starts with the script's directory, and with python -m with
+// the one it runs in. That directory is where the agent works, and is
+// not held whole: the root entries the script imports by name are held
+// (jail/strictbox/projectrun), and a module or package the box adds
+// there (json.py, gettext.pyc, a re/ package, an extension) would be
+// what the script, or the standard library it imports, runs next on the
+// host. Such a directory is a [ModuleDir]: at the end, each entry Python
+// could import from it that was not there at launch is swept into the
+// review; what was there at launch (main.py, edited) stays the box's
+// direct work.
+
+// ModuleDir is a directory a held script's Python loads modules from by
+// name that is not held whole.
+type ModuleDir struct {
+	Path string
+	// Names are the modules the scripts import by name: a directory new
+	// by one of these names is swept whether or not it holds an
+	// __init__.py (a namespace package), and so is its cached bytecode
+	// in __pycache__.
+	Names []string `json:",omitempty"`
+	// Entries are the importable entries there at launch ([pyEntries]).
+	Entries []string `json:",omitempty"`
+	Why     string   `json:",omitempty"`
+}
+
+// PyName reports whether s is a name Python could import.
+func PyName(s string) bool {
+	for i, r := range s {
+		if r != '_' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// PyModule is the module Python may import a directory entry (name) as,
+// from a directory on its module path: a source or bytecode file, an
+// extension module (x.so, x.abi3.so, x.cpython-311-x86_64-linux-gnu.so)
+// or, with dir, a package (init says it holds an __init__.py or .pyc).
+func PyModule(name string, dir, init bool) (string, bool) {
+	if dir {
+		return name, init && PyName(name)
+	}
+	for _, ext := range []string{".py", ".pyc", ".so"} {
+		if stem, ok := strings.CutSuffix(name, ext); ok {
+			if ext == ".so" {
+				stem, _, _ = strings.Cut(stem, ".")
+			}
+			return stem, PyName(stem)
+		}
+	}
+	return "", false
+}
+
+// pyEntries are the entries of dir that Python may import (see
+// [PyModule]), a directory by one of names too, and the files of its
+// __pycache__ cached for one of names (as __pycache__/NAME...).
+func pyEntries(dir string, names []string) []string {
+	var out []string
+	// Every entry: one the box adds is in the repository already, which
+	// the end walks whole.
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range es {
+		n := e.Name()
+		isDir := e.IsDir()
+		if e.Type()&os.ModeSymlink != 0 {
+			// A link to a directory is a package as well.
+			st, err := os.Stat(filepath.Join(dir, n))
+			isDir = err == nil && st.IsDir()
+		}
+		init := false
+		if isDir {
+			for _, i := range []string{"__init__.py", "__init__.pyc"} {
+				if _, err := os.Lstat(filepath.Join(dir, n, i)); err == nil {
+					init = true
+				}
+			}
+		}
+		if m, ok := PyModule(n, isDir, init); ok || isDir && slices.Contains(names, m) {
+			out = append(out, n)
+		}
+	}
+	if len(names) > 0 {
+		if es, err := os.ReadDir(filepath.Join(dir, "__pycache__")); err == nil {
+			for _, e := range es {
+				if m, _, _ := strings.Cut(e.Name(), "."); slices.Contains(names, m) {
+					out = append(out, filepath.Join("__pycache__", e.Name()))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ModuleDirs returns ds with the importable entries of each at launch.
+func ModuleDirs(ds []ModuleDir) []ModuleDir {
+	out := slices.Clone(ds)
+	for i := range out {
+		out[i].Entries = pyEntries(out[i].Path, out[i].Names)
+	}
+	return out
+}
+
+// SweepModules are the importable entries of ds new since launch (not
+// in their Entries, nor among known), left alone when changed after
+// run.End (the user's, after the box).
+func SweepModules(ds []ModuleDir, known []string, run Span) []string {
+	var out []string
+	for _, d := range ds {
+		for _, e := range pyEntries(d.Path, d.Names) {
+			p := filepath.Join(d.Path, e)
+			if slices.Contains(d.Entries, e) || slices.Contains(known, p) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Lstat(p, &st) != nil || !run.End.IsZero() && time.Unix(st.Ctim.Unix()).After(run.End) {
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}

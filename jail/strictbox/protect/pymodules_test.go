@@ -1,0 +1,94 @@
+package protect
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPyModule(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		dir, init bool
+		mod       string
+		ok        bool
+	}{
+		{"json.py", false, false, "json", true},
+		{"gettext.pyc", false, false, "gettext", true},
+		{"_speedups.cpython-311-x86_64-linux-gnu.so", false, false, "_speedups", true},
+		{"zlib.abi3.so", false, false, "zlib", true},
+		{"re", true, true, "re", true},
+		{"docs", true, false, "docs", false},
+		{"my-tool.py", false, false, "my-tool", false},
+		{"README.md", false, false, "", false},
+		{"notes.py.txt", false, false, "", false},
+	} {
+		mod, ok := PyModule(tt.name, tt.dir, tt.init)
+		if ok != tt.ok || ok && mod != tt.mod {
+			t.Errorf("PyModule(%q, %v, %v) = %q, %v; want %q, %v", tt.name, tt.dir, tt.init, mod, ok, tt.mod, tt.ok)
+		}
+	}
+}
+
+// TestSweepModules: at the end, what Python may import from a module
+// directory and was not there at launch is swept (a module, bytecode, an
+// extension, a package, a link to one, a directory by a name imported,
+// cached bytecode for a name imported); what was there at launch,
+// edited or not, and what is no module, stay.
+func TestSweepModules(t *testing.T) {
+	d := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(d, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(d, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.py", "v1\n")
+	write("helpers.py", "\n")
+	write("README.md", "\n")
+	write("lib/__init__.py", "\n")
+	write("__pycache__/main.cpython-311.pyc", "")
+	ds := []ModuleDir{{Path: d, Names: []string{"helpers", "json", "opt"}}}
+	start := time.Now()
+	launch := slices.Clone(ds)
+	launch[0].Entries = pyEntries(d, ds[0].Names)
+	if want := []string{"helpers.py", "lib", "main.py"}; !slices.Equal(launch[0].Entries, want) {
+		t.Errorf("entries at launch %q, want %q", launch[0].Entries, want)
+	}
+	write("main.py", "v2\n")
+	write("NEWS.md", "\n")
+	write("json.py", "\n")
+	write("gettext.pyc", "")
+	write("_x.cpython-311-x86_64-linux-gnu.so", "")
+	write("re/__init__.py", "\n")
+	write("opt/mod.py", "\n")
+	write("plain/x.py", "\n")
+	write("__pycache__/helpers.cpython-311.pyc", "")
+	write("__pycache__/other.cpython-311.pyc", "")
+	os.MkdirAll(filepath.Join(d, "elsewhere", "enum"), 0o755)
+	write("elsewhere/enum/__init__.py", "\n")
+	os.Symlink("elsewhere/enum", filepath.Join(d, "enum"))
+	got := SweepModules(launch, nil, Span{Start: start, End: time.Now().Add(time.Second)})
+	var rel []string
+	for _, p := range got {
+		r, _ := filepath.Rel(d, p)
+		rel = append(rel, r)
+	}
+	want := []string{"_x.cpython-311-x86_64-linux-gnu.so", "enum", "gettext.pyc", "json.py", "opt", "re", "__pycache__/helpers.cpython-311.pyc"}
+	slices.Sort(want)
+	slices.Sort(rel)
+	if diff := cmp.Diff(want, rel); diff != "" {
+		t.Errorf("swept (-want +got):\n%s", diff)
+	}
+	if got := SweepModules(launch, nil, Span{Start: start, End: start.Add(-time.Hour)}); len(got) != 0 {
+		t.Errorf("what changed after the end is the user's: %q", got)
+	}
+	if got := SweepModules(launch, []string{filepath.Join(d, "json.py")}, Span{Start: start, End: time.Now().Add(time.Second)}); slices.Contains(got, filepath.Join(d, "json.py")) {
+		t.Errorf("a known path is swept: %q", got)
+	}
+}

@@ -1,0 +1,73 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// TestHandoffClaudeHookRootImports: the project's hooks are scripts at
+// the project's own root (python3 hook.py, a python script run by its
+// #! line, node hook.js), whose directory cannot be held whole. The box
+// leaves the settings and the scripts alone: it rewrites the root
+// modules they import (helpers.py, util.py, jshelper.js), plants a
+// json.py that shadows the standard library's json the hook imports,
+// and a gettext.py that shadows the gettext argparse imports for the
+// other script. The user's next 'claude -p' on the host must run none of
+// it, and each must be in the review; the box's edit of main.py, which
+// no hook imports, still lands directly.
+func TestHandoffClaudeHookRootImports(t *testing.T) {
+	h := newHostClaude(t, "python3", "node")
+	repo, env := h.repo, h.env
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`python3 hook.py`),
+			cmd(`"$CLAUDE_PROJECT_DIR"/check.py`),
+			cmd(`node hook.js`),
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "hook.py"), "import json\nimport helpers\nhelpers.run(json.dumps({}))\n")
+	writeFile(t, filepath.Join(repo, "check.py"), "#!/usr/bin/env python3\nimport argparse\nfrom util import run\nrun()\n")
+	os.Chmod(filepath.Join(repo, "check.py"), 0o755)
+	writeFile(t, filepath.Join(repo, "hook.js"), "require('./jshelper').run()\n")
+	mods := func(pwned string) map[string]string {
+		py := func(m string) string {
+			if pwned == "" {
+				return "def run(*a):\n    pass\n"
+			}
+			return fmt.Sprintf("open(%q, 'w').close()\ndef run(*a):\n    pass\n", pwned+"."+m)
+		}
+		js := "exports.run = () => {}\n"
+		main := "print('main')\n"
+		if pwned != "" {
+			js = fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", pwned+".jshelper")
+			main = "print('main, edited')\n"
+		}
+		m := map[string]string{"helpers.py": py("helpers"), "util.py": py("util"), "jshelper.js": js, "main.py": main}
+		if pwned != "" {
+			m["json.py"] = fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", pwned+".json")
+			m["gettext.py"] = fmt.Sprintf("open(%q, 'w').close()\ngettext = lambda s: s\nngettext = lambda s, p, n: s\n", pwned+".gettext")
+		}
+		return m
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(pwned string) []string {
+		return []string{pwned + ".helpers", pwned + ".util", pwned + ".jshelper", pwned + ".json", pwned + ".gettext"}
+	}
+	r, pwned := h.handOff(t, mods, marks, 0)
+	for _, f := range []string{"json.py", "gettext.py"} {
+		if _, err := os.Lstat(filepath.Join(repo, f)); err == nil {
+			t.Errorf("the box's %s, which shadows Python's own for a hook at the root, is in the host's repository", f)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(repo, "main.py")); err != nil || string(b) != "print('main, edited')\n" {
+		t.Errorf("the box's edit of main.py, which no hook imports, did not land: %q %v", b, err)
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"helpers.py", "util.py", "jshelper.js", "json.py", "gettext.py"}, []string{"open(" + strconv.Quote(pwned+".json"), "open(" + strconv.Quote(pwned+".gettext")})
+}
