@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -70,4 +72,73 @@ func TestHandoffClaudeHookRootImports(t *testing.T) {
 		t.Errorf("the box's edit of main.py, which no hook imports, did not land: %q %v", b, err)
 	}
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"helpers.py", "util.py", "jshelper.js", "json.py", "gettext.py"}, []string{"open(" + strconv.Quote(pwned+".json"), "open(" + strconv.Quote(pwned+".gettext")})
+}
+
+// rootPlant is a Python program, run in the project's directory, that
+// plants modules which touch mark.NAME when imported: cached bytecode
+// for helpers.py that Python takes without looking at the source (an
+// unchecked hash-based .pyc in __pycache__), a gettext package (which
+// argparse imports), and a textwrap.pyc with no source.
+const rootPlant = `import importlib.util, os, py_compile, shutil, sys
+mark = sys.argv[1]
+def src(m):
+    return "open(%r, 'w').close()\ndef run(*a):\n    pass\ngettext = lambda s: s\nngettext = lambda s, p, n: s\n" % (mark + "." + m)
+os.makedirs(".mk", exist_ok=True)
+open(".mk/helpers.py", "w").write(src("pycache"))
+py_compile.compile(".mk/helpers.py", cfile=importlib.util.cache_from_source("helpers.py"), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, doraise=True)
+os.makedirs("gettext", exist_ok=True)
+open("gettext/__init__.py", "w").write(src("gettext"))
+open(".mk/textwrap.py", "w").write(src("textwrap"))
+py_compile.compile(".mk/textwrap.py", cfile="textwrap.pyc", doraise=True)
+shutil.rmtree(".mk")
+print("planted")
+`
+
+// TestHandoffClaudeHookRootBytecode: a hook runs python3 hook.py at the
+// project's root. The box leaves every source file alone: it plants
+// bytecode for helpers.py in __pycache__ that Python loads without
+// checking the source, a gettext package that argparse imports, and a
+// textwrap.pyc with no source beside it. The user's next 'claude -p' on
+// the host must run none of it, and each must be in the review.
+func TestHandoffClaudeHookRootBytecode(t *testing.T) {
+	h := newHostClaude(t, "python3")
+	repo, env, out := h.repo, h.env, h.out
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			map[string]any{"type": "command", "command": `python3 hook.py`},
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "hook.py"), "import helpers\nimport argparse\nimport textwrap\nhelpers.run()\n")
+	writeFile(t, filepath.Join(repo, "helpers.py"), "def run(*a):\n    pass\n")
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".pycache", m + ".gettext", m + ".textwrap"} }
+	clean := func() {
+		for _, p := range []string{"__pycache__", "gettext", "textwrap.pyc"} {
+			os.RemoveAll(filepath.Join(repo, p))
+		}
+	}
+	// The control first: each plant does run on the host.
+	control := filepath.Join(out, "CONTROL")
+	c := exec.Command("python3", "-c", rootPlant, control)
+	c.Dir = repo
+	if o, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("planting on the host: %v\n%s", err, o)
+	}
+	h.prompt(t)
+	present(t, "claude before the box", marks(control)...)
+	if t.Failed() {
+		t.FailNow()
+	}
+	clean()
+	pwned := filepath.Join(out, "PWNED")
+	r := strict(t, repo, env, nil, "python3", "-c", rootPlant, pwned)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	o := h.prompt(t)
+	t.Logf("claude unjailed after the box:\n%s", o)
+	absent(t, "claude after the box", marks(pwned)...)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"__pycache__/helpers.", "gettext", "textwrap.pyc"}, []string{"open(" + "'" + pwned + ".gettext"})
 }
