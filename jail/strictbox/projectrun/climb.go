@@ -404,8 +404,11 @@ func (w *walker) pyPath0(name string, data []byte, depth int) {
 	if w.mods == nil {
 		w.mods = map[string][]string{}
 	}
+	if w.list == nil {
+		w.list = func(string) []string { return nil }
+	}
 	var root, cache []string
-	if w.list != nil && len(mods) > 0 {
+	if len(mods) > 0 {
 		root = w.list(w.root)
 		cache = w.list(filepath.Join(w.root, "__pycache__"))
 	}
@@ -418,10 +421,10 @@ func (w *walker) pyPath0(name string, data []byte, depth int) {
 			return
 		}
 		w.mods[w.root] = append(w.mods[w.root], m)
-		pkg := filepath.Join(w.root, m)
-		if w.read(filepath.Join(pkg, "__init__.py")) != nil || w.read(filepath.Join(pkg, "__init__.pyc")) != nil {
+		// A directory by the name is a package, or a namespace package's
+		// part: held whole when there (namedSteers keeps what is).
+		if pkg := filepath.Join(w.root, m); w.list(pkg) != nil {
 			w.dirs.add(pkg, pkg)
-			continue
 		}
 		for _, f := range root {
 			if s, ok := protect.PyModule(f, false, false); ok && s == m {

@@ -49,6 +49,7 @@ func TestPyPath0(t *testing.T) {
 		"/r/tools/hook.py":      "import tool_only\n",
 		"/r/ext.cpython-311.so": "",
 		"/r/comp.pyc":           "",
+		"/r/util/README":        "a namespace package's part, or no package at all\n",
 	}
 	list := func(dir string) []string {
 		var out []string
@@ -64,7 +65,7 @@ func TestPyPath0(t *testing.T) {
 		return out
 	}
 	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(`python3 hook.py; "$CLAUDE_PROJECT_DIR"/check; python3 tools/hook.py`)), Project{Read: project.read, Home: "/home/u", List: list})
-	if d := cmp.Diff([]string{"/r/pkg", "/r/tools"}, n.Dirs); d != "" {
+	if d := cmp.Diff([]string{"/r/pkg", "/r/util", "/r/tools"}, n.Dirs); d != "" {
 		t.Errorf("dirs (-want +got):\n%s", d)
 	}
 	for _, f := range []string{"/r/hook.py", "/r/check", "/r/helpers.py", "/r/deep.py", "/r/util.py", "/r/ext.cpython-311.so", "/r/comp.pyc", "/r/__pycache__/helpers.cpython-311.pyc"} {

@@ -96,6 +96,10 @@ func pyEntries(dir string, names []string) []string {
 		}
 		if m, ok := PyModule(n, isDir, init); ok || isDir && slices.Contains(names, m) {
 			out = append(out, n)
+		} else if isDir && PyName(n) {
+			// A directory that is no package: one the box makes one of
+			// by adding an __init__ is told from one it made.
+			out = append(out, n+"/")
 		}
 	}
 	if len(names) > 0 {
@@ -124,17 +128,29 @@ func ModuleDirs(ds []ModuleDir) []ModuleDir {
 // run.End (the user's, after the box).
 func SweepModules(ds []ModuleDir, known []string, run Span) []string {
 	var out []string
+	fresh := func(p string) bool {
+		var st unix.Stat_t
+		return unix.Lstat(p, &st) == nil && (run.End.IsZero() || !time.Unix(st.Ctim.Unix()).After(run.End))
+	}
 	for _, d := range ds {
 		for _, e := range pyEntries(d.Path, d.Names) {
 			p := filepath.Join(d.Path, e)
-			if slices.Contains(d.Entries, e) || slices.Contains(known, p) {
+			if strings.HasSuffix(e, "/") || slices.Contains(d.Entries, e) || slices.Contains(known, p) {
 				continue
 			}
-			var st unix.Stat_t
-			if unix.Lstat(p, &st) != nil || !run.End.IsZero() && time.Unix(st.Ctim.Unix()).After(run.End) {
+			if slices.Contains(d.Entries, e+"/") {
+				// A directory there at launch, made a package: its
+				// __init__ is swept, the rest of it is the user's.
+				for _, i := range []string{"__init__.py", "__init__.pyc"} {
+					if fresh(filepath.Join(p, i)) {
+						out = append(out, filepath.Join(p, i))
+					}
+				}
 				continue
 			}
-			out = append(out, p)
+			if fresh(p) {
+				out = append(out, p)
+			}
 		}
 	}
 	return out

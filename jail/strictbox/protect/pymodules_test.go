@@ -52,15 +52,18 @@ func TestSweepModules(t *testing.T) {
 	write("helpers.py", "\n")
 	write("README.md", "\n")
 	write("lib/__init__.py", "\n")
+	write("docs/index.md", "\n")
 	write("__pycache__/main.cpython-311.pyc", "")
 	ds := []ModuleDir{{Path: d, Names: []string{"helpers", "json", "opt"}}}
 	start := time.Now()
 	launch := slices.Clone(ds)
 	launch[0].Entries = pyEntries(d, ds[0].Names)
-	if want := []string{"helpers.py", "lib", "main.py"}; !slices.Equal(launch[0].Entries, want) {
+	if want := []string{"__pycache__/", "docs/", "helpers.py", "lib", "main.py"}; !slices.Equal(launch[0].Entries, want) {
 		t.Errorf("entries at launch %q, want %q", launch[0].Entries, want)
 	}
 	write("main.py", "v2\n")
+	write("docs/__init__.py", "\n")
+	write("lib/extra.py", "\n")
 	write("NEWS.md", "\n")
 	write("json.py", "\n")
 	write("gettext.pyc", "")
@@ -79,7 +82,7 @@ func TestSweepModules(t *testing.T) {
 		r, _ := filepath.Rel(d, p)
 		rel = append(rel, r)
 	}
-	want := []string{"_x.cpython-311-x86_64-linux-gnu.so", "enum", "gettext.pyc", "json.py", "opt", "re", "__pycache__/helpers.cpython-311.pyc"}
+	want := []string{"_x.cpython-311-x86_64-linux-gnu.so", "docs/__init__.py", "enum", "gettext.pyc", "json.py", "opt", "re", "__pycache__/helpers.cpython-311.pyc"}
 	slices.Sort(want)
 	slices.Sort(rel)
 	if diff := cmp.Diff(want, rel); diff != "" {
