@@ -141,4 +141,11 @@ func TestHandoffClaudeHookRootBytecode(t *testing.T) {
 	t.Logf("claude unjailed after the box:\n%s", o)
 	absent(t, "claude after the box", marks(pwned)...)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"__pycache__/helpers.", "gettext", "textwrap.pyc"}, []string{"open(" + "'" + pwned + ".gettext"})
+	// What the user accepts lands where the box put it.
+	applyHeld(t, env, slotName(repo, "run"))
+	for _, p := range []string{"gettext/__init__.py", "textwrap.pyc"} {
+		if _, err := os.Lstat(filepath.Join(repo, p)); err != nil {
+			t.Errorf("after --apply, %s is not in the repository: %v", p, err)
+		}
+	}
 }

@@ -438,6 +438,8 @@ func (w *walker) pyPath0(name string, data []byte, depth int) {
 			}
 		}
 		if p := filepath.Join(w.root, m+".py"); w.read(p) != nil {
+			w.files.add(p, w.root)
+			w.progs.add(p, w.root)
 			w.climb(name, p, depth+1)
 		}
 	}

@@ -88,3 +88,20 @@ func TestPyPath0(t *testing.T) {
 		t.Errorf("notes: %q", n.Notes)
 	}
 }
+
+// TestPyPath0Program: an MCP server a host client starts as python3
+// server.py, or python3 -m server, from the project's own directory
+// imports by name from it as a hook does.
+func TestPyPath0Program(t *testing.T) {
+	project := files{"/r/server.py": "import helpers\n", "/r/helpers.py": "import json\n"}
+	pr := Project{Read: project.read, List: func(string) []string { return nil }}
+	for _, argv := range [][]string{{"python3", "server.py"}, {"python3", "-m", "server"}} {
+		n := Program("/r/.mcp.json", argv, "/r", "/r", pr)
+		if !slices.Contains(n.Files, "/r/helpers.py") {
+			t.Errorf("%q: files lack helpers.py: %q", argv, n.Files)
+		}
+		if len(n.Modules) != 1 || !slices.Equal(n.Modules[0].Names, []string{"helpers", "json"}) {
+			t.Errorf("%q: modules %+v", argv, n.Modules)
+		}
+	}
+}
