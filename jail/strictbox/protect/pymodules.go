@@ -86,14 +86,7 @@ func pyEntries(dir string, names []string) []string {
 			st, err := os.Stat(filepath.Join(dir, n))
 			isDir = err == nil && st.IsDir()
 		}
-		init := false
-		if isDir {
-			for _, i := range []string{"__init__.py", "__init__.pyc"} {
-				if _, err := os.Lstat(filepath.Join(dir, n, i)); err == nil {
-					init = true
-				}
-			}
-		}
+		init := isDir && PyName(n) && hasInit(filepath.Join(dir, n))
 		if m, ok := PyModule(n, isDir, init); ok || isDir && slices.Contains(names, m) {
 			out = append(out, n)
 		} else if isDir && PyName(n) {
@@ -141,7 +134,7 @@ func SweepModules(ds []ModuleDir, known []string, run Span) []string {
 			if slices.Contains(d.Entries, e+"/") {
 				// A directory there at launch, made a package: its
 				// __init__ is swept, the rest of it is the user's.
-				for _, i := range []string{"__init__.py", "__init__.pyc"} {
+				for _, i := range inits(p) {
 					if fresh(filepath.Join(p, i)) {
 						out = append(out, filepath.Join(p, i))
 					}
@@ -155,3 +148,22 @@ func SweepModules(ds []ModuleDir, known []string, run Span) []string {
 	}
 	return out
 }
+
+// inits are the entries of the directory d that make it a package: an
+// __init__ Python imports (__init__.py, .pyc, an extension).
+func inits(d string) []string {
+	es, err := os.ReadDir(d)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range es {
+		if m, ok := PyModule(e.Name(), false, false); ok && m == "__init__" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// hasInit reports whether the directory d is a package.
+func hasInit(d string) bool { return len(inits(d)) > 0 }

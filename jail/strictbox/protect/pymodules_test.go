@@ -69,6 +69,7 @@ func TestSweepModules(t *testing.T) {
 	write("gettext.pyc", "")
 	write("_x.cpython-311-x86_64-linux-gnu.so", "")
 	write("re/__init__.py", "\n")
+	write("csv/__init__.cpython-311-x86_64-linux-gnu.so", "")
 	write("opt/mod.py", "\n")
 	write("plain/x.py", "\n")
 	write("__pycache__/helpers.cpython-311.pyc", "")
@@ -82,7 +83,7 @@ func TestSweepModules(t *testing.T) {
 		r, _ := filepath.Rel(d, p)
 		rel = append(rel, r)
 	}
-	want := []string{"_x.cpython-311-x86_64-linux-gnu.so", "docs/__init__.py", "enum", "gettext.pyc", "json.py", "opt", "re", "__pycache__/helpers.cpython-311.pyc"}
+	want := []string{"_x.cpython-311-x86_64-linux-gnu.so", "csv", "docs/__init__.py", "enum", "gettext.pyc", "json.py", "opt", "re", "__pycache__/helpers.cpython-311.pyc"}
 	slices.Sort(want)
 	slices.Sort(rel)
 	if diff := cmp.Diff(want, rel); diff != "" {
