@@ -3,6 +3,7 @@ package protect
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // WriteTable prints the table: what is protected, who runs it, why.
@@ -53,6 +54,9 @@ func Explain(w io.Writer, p Plan) {
 	}
 	for _, w2 := range p.Watch {
 		fmt.Fprintf(w, "  %-10s %s: must not appear; swept into the review\n", "watch", w2)
+	}
+	for _, m := range p.Modules {
+		fmt.Fprintf(w, "  %-10s %s/: a module or package Python could import that the box adds here (a held script imports by name from here: %s): swept into the review\n", "modules", m.Path, strings.Join(m.Names, ", "))
 	}
 	fmt.Fprintf(w, "  %-10s any other protected name or .git the box creates (deeper, or at the root for a name marked \"swept\" in the table): swept into the review when it ends\n", "sweep")
 }
