@@ -149,3 +149,40 @@ func TestHandoffClaudeHookRootBytecode(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoffClaudeHookRootImportLinks: a hook runs python3 hook.py at
+// the project's root, which imports helpers and pkg, both links kept at
+// the root into vendor/ (helpers.py -> vendor/helpers.py, pkg ->
+// vendor/pkg). The box rewrites what they lead to. The user's next
+// 'claude -p' on the host must run none of it.
+func TestHandoffClaudeHookRootImportLinks(t *testing.T) {
+	h := newHostClaude(t, "python3")
+	repo, env := h.repo, h.env
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			map[string]any{"type": "command", "command": `python3 hook.py`},
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "hook.py"), "import helpers\nimport pkg\n")
+	mods := func(pwned string) map[string]string {
+		py := func(m string) string {
+			if pwned == "" {
+				return "\n"
+			}
+			return fmt.Sprintf("open(%q, 'w').close()\n", pwned+"."+m)
+		}
+		return map[string]string{"vendor/helpers.py": py("helpers"), "vendor/pkg/__init__.py": py("pkg")}
+	}
+	h.write(t, mods(""))
+	if err := os.Symlink("vendor/helpers.py", filepath.Join(repo, "helpers.py")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("vendor/pkg", filepath.Join(repo, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".helpers", m + ".pkg"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"vendor/helpers.py", "vendor/pkg"}, nil)
+}

@@ -341,7 +341,20 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 			}
 		}
 	}
-	n.Dirs = append(n.Dirs, linkDirs(n.Programs)...)
+	progs := n.Programs
+	for _, m := range n.Modules {
+		// A module or package the scripts import by name that is a link
+		// at the root (helpers.py -> vendor/helpers.py): held as a
+		// program that is a link is.
+		for _, name := range m.Names {
+			for _, p := range []string{filepath.Join(m.Path, name+".py"), filepath.Join(m.Path, name)} {
+				if st, err := os.Lstat(p); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+					progs = append(progs, p)
+				}
+			}
+		}
+	}
+	n.Dirs = append(n.Dirs, linkDirs(progs)...)
 	for _, d := range n.Dirs {
 		if st, err := os.Lstat(d); err == nil && st.IsDir() {
 			if r, err := filepath.EvalSymlinks(d); err == nil && r == d {
@@ -380,6 +393,9 @@ func linkDirs(ps []string) []string {
 		if t, err := filepath.EvalSymlinks(p); err == nil {
 			if st, err := os.Stat(t); err == nil && st.Mode().IsRegular() {
 				ds = append(ds, filepath.Dir(t))
+			} else if err == nil && st.IsDir() {
+				// A package that is a link: the package.
+				ds = append(ds, t)
 			}
 		}
 		for _, d := range ds {

@@ -140,7 +140,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	f.Watch = append(f.Watch, watch...)
 	for _, s := range steer {
 		if s.Modules {
-			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Entries: pyEntries(s.Path, s.Names), Why: s.Why})
+			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Why: s.Why})
 			continue
 		}
 		pf := look(s.Path, s.Why)
@@ -152,6 +152,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		}
 		f.Steer = append(f.Steer, pf)
 	}
+	f.Modules = ModuleDirs(f.Modules)
 	return f, nil
 }
 

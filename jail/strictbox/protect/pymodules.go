@@ -35,7 +35,10 @@ type ModuleDir struct {
 	Names []string `json:",omitempty"`
 	// Entries are the importable entries there at launch ([pyEntries]).
 	Entries []string `json:",omitempty"`
-	Why     string   `json:",omitempty"`
+	// Links are the targets at launch of those that are links: one the
+	// box points elsewhere is swept.
+	Links map[string]string `json:",omitempty"`
+	Why   string            `json:",omitempty"`
 }
 
 // PyName reports whether s is a name Python could import.
@@ -111,9 +114,25 @@ func pyEntries(dir string, names []string) []string {
 func ModuleDirs(ds []ModuleDir) []ModuleDir {
 	out := slices.Clone(ds)
 	for i := range out {
-		out[i].Entries = pyEntries(out[i].Path, out[i].Names)
+		out[i].Entries, out[i].Links = launchEntries(out[i].Path, out[i].Names)
 	}
 	return out
+}
+
+// launchEntries are dir's importable entries at launch, and the
+// targets of those that are links.
+func launchEntries(dir string, names []string) ([]string, map[string]string) {
+	es := pyEntries(dir, names)
+	var links map[string]string
+	for _, e := range es {
+		if t, err := os.Readlink(filepath.Join(dir, strings.TrimSuffix(e, "/"))); err == nil {
+			if links == nil {
+				links = map[string]string{}
+			}
+			links[e] = t
+		}
+	}
+	return es, links
 }
 
 // SweepModules are the importable entries of ds new since launch (not
@@ -128,6 +147,14 @@ func SweepModules(ds []ModuleDir, known []string, run Span) []string {
 	for _, d := range ds {
 		for _, e := range pyEntries(d.Path, d.Names) {
 			p := filepath.Join(d.Path, e)
+			if t, ok := d.Links[e]; ok {
+				// A link there at launch: swept once it leads elsewhere,
+				// or is a link no more.
+				if now, err := os.Readlink(p); (err != nil || now != t) && fresh(p) {
+					out = append(out, p)
+				}
+				continue
+			}
 			if strings.HasSuffix(e, "/") || slices.Contains(d.Entries, e) || slices.Contains(known, p) {
 				continue
 			}

@@ -56,12 +56,15 @@ func TestSweepModules(t *testing.T) {
 	write("__pycache__/main.cpython-311.pyc", "")
 	ds := []ModuleDir{{Path: d, Names: []string{"helpers", "json", "opt"}}}
 	start := time.Now()
-	launch := slices.Clone(ds)
-	launch[0].Entries = pyEntries(d, ds[0].Names)
-	if want := []string{"__pycache__/", "docs/", "helpers.py", "lib", "main.py"}; !slices.Equal(launch[0].Entries, want) {
+	os.Symlink("main.py", filepath.Join(d, "lnk.py"))
+	os.Symlink("main.py", filepath.Join(d, "stay.py"))
+	launch := ModuleDirs(ds)
+	if want := []string{"__pycache__/", "docs/", "helpers.py", "lib", "lnk.py", "main.py", "stay.py"}; !slices.Equal(launch[0].Entries, want) {
 		t.Errorf("entries at launch %q, want %q", launch[0].Entries, want)
 	}
 	write("main.py", "v2\n")
+	os.Remove(filepath.Join(d, "lnk.py"))
+	os.Symlink("json.py", filepath.Join(d, "lnk.py"))
 	write("docs/__init__.py", "\n")
 	write("lib/extra.py", "\n")
 	write("NEWS.md", "\n")
@@ -83,7 +86,7 @@ func TestSweepModules(t *testing.T) {
 		r, _ := filepath.Rel(d, p)
 		rel = append(rel, r)
 	}
-	want := []string{"_x.cpython-311-x86_64-linux-gnu.so", "csv", "docs/__init__.py", "enum", "gettext.pyc", "json.py", "opt", "re", "__pycache__/helpers.cpython-311.pyc"}
+	want := []string{"_x.cpython-311-x86_64-linux-gnu.so", "csv", "docs/__init__.py", "enum", "lnk.py", "gettext.pyc", "json.py", "opt", "re", "__pycache__/helpers.cpython-311.pyc"}
 	slices.Sort(want)
 	slices.Sort(rel)
 	if diff := cmp.Diff(want, rel); diff != "" {
