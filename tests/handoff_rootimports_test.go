@@ -186,3 +186,38 @@ func TestHandoffClaudeHookRootImportLinks(t *testing.T) {
 	r, _ := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"vendor/helpers.py", "vendor/pkg"}, nil)
 }
+
+// TestHandoffClaudeHookNodePackages: hooks run node hook.js at the
+// project's root and node tools/check.js, which require packages by name
+// (require('dep'), import from 'esdep'): node looks them up in the
+// node_modules of the script's directory and of each above it, the
+// project's own among them. The box rewrites the packages' code. The
+// user's next 'claude -p' on the host must run none of it.
+func TestHandoffClaudeHookNodePackages(t *testing.T) {
+	h := newHostClaude(t, "node")
+	repo, env := h.repo, h.env
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			map[string]any{"type": "command", "command": `node hook.js`},
+			map[string]any{"type": "command", "command": `node tools/check.mjs`},
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "hook.js"), "require('dep').run()\n")
+	writeFile(t, filepath.Join(repo, "tools", "check.mjs"), "import { run } from '@scope/esdep'\nrun()\n")
+	writeFile(t, filepath.Join(repo, "node_modules", "dep", "package.json"), `{"name":"dep","main":"lib/main.js"}`)
+	writeFile(t, filepath.Join(repo, "node_modules", "@scope", "esdep", "package.json"), `{"name":"@scope/esdep","type":"module","exports":"./index.js"}`)
+	mods := func(pwned string) map[string]string {
+		cjs, esm := "exports.run = () => {}\n", "export function run() {}\n"
+		if pwned != "" {
+			cjs = fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+".dep") + cjs
+			esm = fmt.Sprintf("import { writeFileSync } from 'fs'\nwriteFileSync(%q, '')\n", pwned+".esdep") + esm
+		}
+		return map[string]string{"node_modules/dep/lib/main.js": cjs, "node_modules/@scope/esdep/index.js": esm}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(m string) []string { return []string{m + ".dep", m + ".esdep"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/dep/lib/main.js", "node_modules/@scope/esdep/index.js"}, nil)
+}

@@ -146,6 +146,8 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 			if v, ok := quoted(m[1], lang); ok {
 				if relative(v) {
 					add(lang, v)
+				} else if pkg := npmName(v); pkg != "" {
+					add("npm", filepath.Join("node_modules", pkg))
 				}
 			} else if climbing(m[1]) {
 				note(m[0] + ")")
@@ -154,6 +156,8 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 		for _, m := range re.jsStatic.FindAllStringSubmatch(src, -1) {
 			if v, ok := quoted(m[1], lang); ok && relative(v) {
 				add(lang, v)
+			} else if pkg := npmName(v); ok && pkg != "" {
+				add("npm", filepath.Join("node_modules", pkg))
 			}
 		}
 	case "py":
@@ -289,6 +293,10 @@ func (w *walker) climb(name, p string, depth int) {
 		w.unsure([]string{dir}, w.rel(p)+" loads a path it builds as it runs ("+n+"), which is not followed")
 	}
 	for _, l := range loads {
+		if l.lang == "npm" {
+			w.nodePackage(dir, strings.TrimPrefix(l.path, filepath.Join(dir, "node_modules")+"/"))
+			continue
+		}
 		if !within(l.path, w.root) {
 			continue
 		}
@@ -441,6 +449,51 @@ func (w *walker) pyPath0(name string, data []byte, depth int) {
 			w.files.add(p, w.root)
 			w.progs.add(p, w.root)
 			w.climb(name, p, depth+1)
+		}
+	}
+}
+
+// npmName is the package a bare specifier (require('dep/sub'), import
+// from '@scope/pkg') names, or "" for one that names none: a path, a
+// URL or scheme (node:fs, npm:x, https://), or one of node's own
+// modules.
+func npmName(spec string) string {
+	if spec == "" || strings.ContainsAny(spec, ":\\") || strings.HasPrefix(spec, "/") || strings.HasPrefix(spec, ".") || strings.HasPrefix(spec, "#") {
+		return ""
+	}
+	parts := strings.Split(spec, "/")
+	n := 1
+	if strings.HasPrefix(parts[0], "@") {
+		n = 2
+	}
+	if len(parts) < n || slices.Contains(parts[:n], "") || slices.Contains(parts[:n], "..") {
+		return ""
+	}
+	if n == 1 && slices.Contains(nodeBuiltins, parts[0]) {
+		return ""
+	}
+	return strings.Join(parts[:n], "/")
+}
+
+// nodeBuiltins are node's own modules, which no package shadows.
+var nodeBuiltins = []string{"assert", "async_hooks", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram", "diagnostics_channel", "dns", "domain", "events", "fs", "http", "http2", "https", "inspector", "module", "net", "os", "path", "perf_hooks", "process", "punycode", "querystring", "readline", "repl", "stream", "string_decoder", "sys", "timers", "tls", "trace_events", "tty", "url", "util", "v8", "vm", "wasi", "worker_threads", "zlib"}
+
+// nodePackage holds whole the package pkg that a script in dir
+// requires or imports by name, where node finds it: the first
+// node_modules/pkg in dir or a directory above it, up to the project's
+// own (held, the box cannot remove it to leave the next one found). A
+// link (a pnpm layout) is not followed here.
+func (w *walker) nodePackage(dir, pkg string) {
+	if w.list == nil {
+		return
+	}
+	for d := dir; within(d, w.root); d = filepath.Dir(d) {
+		if p := filepath.Join(d, "node_modules", pkg); w.list(p) != nil {
+			w.dirs.add(p, p)
+			return
+		}
+		if d == w.root {
+			break
 		}
 	}
 }

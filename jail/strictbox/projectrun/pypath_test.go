@@ -105,3 +105,41 @@ func TestPyPath0Program(t *testing.T) {
 		}
 	}
 }
+
+func TestNpmName(t *testing.T) {
+	for spec, want := range map[string]string{
+		"dep": "dep", "dep/lib/x.js": "dep", "@scope/pkg": "@scope/pkg", "@scope/pkg/sub": "@scope/pkg",
+		"fs": "", "node:fs": "", "fs/promises": "", "npm:dep": "", "https://x/y.js": "", "./x": "", "../x": "", "/abs": "", "#internal": "", "@scope": "", "": "",
+	} {
+		if got := npmName(spec); got != want {
+			t.Errorf("npmName(%q) = %q, want %q", spec, got, want)
+		}
+	}
+}
+
+// TestNodePackages: a script node runs that requires or imports a
+// package by name holds the first node_modules/NAME found from its
+// directory up to the project's own, whole.
+func TestNodePackages(t *testing.T) {
+	project := files{
+		"/r/hook.js":                                "require('dep').run()\nconst fs = require('node:fs')\n",
+		"/r/tools/check.mjs":                        "import { run } from '@scope/esdep/sub.js'\nimport 'near'\n",
+		"/r/node_modules/dep/package.json":          "{}",
+		"/r/node_modules/@scope/esdep/package.json": "{}",
+		"/r/node_modules/near/package.json":         "{}",
+		"/r/tools/node_modules/near/package.json":   "{}",
+	}
+	list := func(dir string) []string {
+		var out []string
+		for p := range project {
+			if filepath.Dir(p) == dir {
+				out = append(out, filepath.Base(p))
+			}
+		}
+		return out
+	}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(`node hook.js; node tools/check.mjs`)), Project{Read: project.read, List: list})
+	if d := cmp.Diff([]string{"/r/node_modules/dep", "/r/tools", "/r/node_modules/@scope/esdep", "/r/tools/node_modules/near"}, n.Dirs); d != "" {
+		t.Errorf("dirs (-want +got):\n%s", d)
+	}
+}
