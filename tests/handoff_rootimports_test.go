@@ -13,9 +13,10 @@ import (
 
 // TestHandoffClaudeHookRootImports: the project's hooks are scripts at
 // the project's own root (python3 hook.py, a python script run by its
-// #! line, node hook.js), whose directory cannot be held whole. The box
-// leaves the settings and the scripts alone: it rewrites the root
-// modules they import (helpers.py, util.py, jshelper.js), plants a
+// #! line, node hook.js, python3 -c code), whose directory cannot be
+// held whole. The box leaves the settings and the scripts alone: it
+// rewrites the root modules they import (helpers.py, util.py, inl.py,
+// jshelper.js), plants a
 // json.py that shadows the standard library's json the hook imports,
 // and a gettext.py that shadows the gettext argparse imports for the
 // other script. The user's next 'claude -p' on the host must run none of
@@ -30,6 +31,7 @@ func TestHandoffClaudeHookRootImports(t *testing.T) {
 			cmd(`python3 hook.py`),
 			cmd(`"$CLAUDE_PROJECT_DIR"/check.py`),
 			cmd(`node hook.js`),
+			cmd(`python3 -c 'import inl; inl.run()'`),
 		}}},
 	}})
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
@@ -50,7 +52,7 @@ func TestHandoffClaudeHookRootImports(t *testing.T) {
 			js = fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", pwned+".jshelper")
 			main = "print('main, edited')\n"
 		}
-		m := map[string]string{"helpers.py": py("helpers"), "util.py": py("util"), "jshelper.js": js, "main.py": main}
+		m := map[string]string{"helpers.py": py("helpers"), "util.py": py("util"), "inl.py": py("inl"), "jshelper.js": js, "main.py": main}
 		if pwned != "" {
 			m["json.py"] = fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", pwned+".json")
 			m["gettext.py"] = fmt.Sprintf("open(%q, 'w').close()\ngettext = lambda s: s\nngettext = lambda s, p, n: s\n", pwned+".gettext")
@@ -60,7 +62,7 @@ func TestHandoffClaudeHookRootImports(t *testing.T) {
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hooks")
 	marks := func(pwned string) []string {
-		return []string{pwned + ".helpers", pwned + ".util", pwned + ".jshelper", pwned + ".json", pwned + ".gettext"}
+		return []string{pwned + ".helpers", pwned + ".util", pwned + ".inl", pwned + ".jshelper", pwned + ".json", pwned + ".gettext"}
 	}
 	r, pwned := h.handOff(t, mods, marks, 0)
 	for _, f := range []string{"json.py", "gettext.py"} {
@@ -71,7 +73,7 @@ func TestHandoffClaudeHookRootImports(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(repo, "main.py")); err != nil || string(b) != "print('main, edited')\n" {
 		t.Errorf("the box's edit of main.py, which no hook imports, did not land: %q %v", b, err)
 	}
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"helpers.py", "util.py", "jshelper.js", "json.py", "gettext.py"}, []string{"open(" + strconv.Quote(pwned+".json"), "open(" + strconv.Quote(pwned+".gettext")})
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"helpers.py", "util.py", "inl.py", "jshelper.js", "json.py", "gettext.py"}, []string{"open(" + strconv.Quote(pwned+".json"), "open(" + strconv.Quote(pwned+".gettext")})
 }
 
 // rootPlant is a Python program, run in the project's directory, that

@@ -143,3 +143,16 @@ func TestNodePackages(t *testing.T) {
 		t.Errorf("dirs (-want +got):\n%s", d)
 	}
 }
+
+// TestPyPath0Inline: python3 -c CODE run in the project's own directory
+// imports by name from it too.
+func TestPyPath0Inline(t *testing.T) {
+	project := files{"/r/helpers.py": "\n"}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(`python3 -c 'import helpers, json; helpers.run()'`)), Project{Read: project.read, List: func(string) []string { return nil }})
+	if !slices.Contains(n.Files, "/r/helpers.py") {
+		t.Errorf("files lack helpers.py: %q", n.Files)
+	}
+	if len(n.Modules) != 1 || !slices.Equal(n.Modules[0].Names, []string{"helpers", "json"}) {
+		t.Errorf("modules %+v", n.Modules)
+	}
+}

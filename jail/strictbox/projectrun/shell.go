@@ -1024,6 +1024,15 @@ func (w *walker) interp(name string, rest []word, dirs []string) bool {
 			w.arg(x, dirs)
 		}
 		w.unsure(dirs, name+" "+a.s+" runs inline code, whose files are not followed; the words of it that name paths are held", codePaths(code.s)...)
+		if langOf(name) == "py" && slices.Contains(dirs, w.root) {
+			// Its module path starts with where it runs: what it imports
+			// by name from the project's own directory is followed.
+			w.loadsFrom(name, []string{w.root})
+			saved := w.path0
+			w.path0 = w.root
+			w.pyPath0(name, []byte(code.s), 0)
+			w.path0 = saved
+		}
 		return true
 	}
 	return false
