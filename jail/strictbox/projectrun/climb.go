@@ -415,10 +415,13 @@ func (w *walker) pyPath0(name string, data []byte, depth int) {
 	if w.list == nil {
 		w.list = func(string) []string { return nil }
 	}
+	if len(mods) > 0 && w.rootList == nil {
+		// Listed once: each file followed asks again.
+		w.rootList = &[2][]string{w.list(w.root), w.list(filepath.Join(w.root, "__pycache__"))}
+	}
 	var root, cache []string
-	if len(mods) > 0 {
-		root = w.list(w.root)
-		cache = w.list(filepath.Join(w.root, "__pycache__"))
+	if w.rootList != nil {
+		root, cache = w.rootList[0], w.rootList[1]
 	}
 	for _, m := range mods {
 		if slices.Contains(w.mods[w.root], m) {

@@ -89,8 +89,11 @@ type walker struct {
 	// own), see [walker.pyPath0].
 	path0 string
 	mods  map[string][]string
-	read  Reader
-	list  func(dir string) []string
+	// rootList is the listing of the project's own directory and its
+	// __pycache__, for [walker.pyPath0].
+	rootList *[2][]string
+	read     Reader
+	list     func(dir string) []string
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
