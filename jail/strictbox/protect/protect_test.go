@@ -230,6 +230,27 @@ func TestTableIsACopy(t *testing.T) {
 	}
 }
 
+// TestTableOneRowPerAgentName: a name several agents read (.agents/) is
+// one row naming them all, so the root gets one candidate for it.
+func TestTableOneRowPerAgentName(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Table() {
+		if !r.Suffix && r.InDeps && seen[r.Name] {
+			t.Errorf("two agent rows for %s", r.Name)
+		}
+		seen[r.Name] = true
+	}
+	n := 0
+	for _, c := range RootCandidates("/r", nil, nil) {
+		if c.Path == "/r/.agents" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("RootCandidates lists /r/.agents %d times, want once", n)
+	}
+}
+
 // BenchmarkGather walks a repository of 200 directories of 40 files
 // each, a protected name among them now and then: every entry's name is
 // looked up in the table.
@@ -391,6 +412,8 @@ func TestRuleForNames(t *testing.T) {
 		{".cursor", "Cursor"},
 		{".aider.conf.yml", "aider"},
 		{".vscode", "VS Code"},
+		{".agents", "Codex, opencode"},
+		{".codex", "Codex"},
 		{"main.go", ""},
 	} {
 		r, ok := ruleFor(tc.base)
