@@ -22,6 +22,10 @@ type skillHandoff struct {
 	// which rewrites it; otherwise the box plants a new one where none
 	// was at launch.
 	keep bool
+	// link keeps the user's skill outside .agents/ (in skills/), linked
+	// from .agents/skills/tidy, as a skill shared between agents is; the
+	// box rewrites it there and leaves .agents/ alone.
+	link bool
 }
 
 // skillFile is a SKILL.md whose description carries marker.
@@ -64,18 +68,32 @@ func testSkillHandoff(t *testing.T, a skillHandoff) {
 	agentEnv = append(agentEnv, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1")
 
 	const own, evil, evilNew = "AISANOWNSKILLMARK", "AISANBOXREWROTESKILL", "AISANBOXPLANTEDSKILL"
-	writeFile(t, filepath.Join(repo, ".agents", "skills", "tidy", "SKILL.md"), skillFile("tidy", own))
+	if a.link {
+		writeFile(t, filepath.Join(repo, "skills", "tidy", "SKILL.md"), skillFile("tidy", own))
+		os.MkdirAll(filepath.Join(repo, ".agents", "skills"), 0o755)
+		if err := os.Symlink("../../skills/tidy", filepath.Join(repo, ".agents", "skills", "tidy")); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		writeFile(t, filepath.Join(repo, ".agents", "skills", "tidy", "SKILL.md"), skillFile("tidy", own))
+	}
 	runUnjailed(t, s, repo, agentEnv, bin, a.args...)
 	if !sent(own) {
 		t.Fatalf("control: %s on the host does not send the project's skill to the model: the test proves nothing", a.agent)
 	}
 	held := []string{".agents/skills/lint/SKILL.md"}
 	attack := "mkdir -p .agents/skills/lint && printf '%s' " + shq(skillFile("lint", evilNew)) + " > .agents/skills/lint/SKILL.md"
-	if a.keep {
+	switch {
+	case a.link:
+		held = []string{"skills/tidy/SKILL.md"}
+		attack = "printf '%s' " + shq(skillFile("tidy", evil)) + " > skills/tidy/SKILL.md"
+	case a.keep:
 		held = append(held, ".agents/skills/tidy/SKILL.md")
 		attack += "\nprintf '%s' " + shq(skillFile("tidy", evil)) + " > .agents/skills/tidy/SKILL.md"
-	} else if err := os.RemoveAll(filepath.Join(repo, ".agents")); err != nil {
-		t.Fatal(err)
+	default:
+		if err := os.RemoveAll(filepath.Join(repo, ".agents")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := strict(t, repo, env, nil, "sh", "-c", attack+"\necho planted")
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
@@ -88,15 +106,18 @@ func testSkillHandoff(t *testing.T, a skillHandoff) {
 			t.Errorf("%s on the host after the box sent the box's skill (%s) to the model", a.agent, m)
 		}
 	}
-	if a.keep && !sent(own) {
+	if (a.keep || a.link) && !sent(own) {
 		t.Errorf("%s on the host after the box no longer sends the user's own skill", a.agent)
 	}
 	slot := slotName(repo, "run")
-	markers := []string{evilNew}
-	if a.keep {
+	files, markers := []string{".agents"}, []string{evilNew}
+	switch {
+	case a.link:
+		files, markers = []string{"skills/tidy/SKILL.md"}, []string{evil}
+	case a.keep:
 		markers = append(markers, evil)
 	}
-	checkHeld(t, r, env, slot, []string{".agents"}, markers)
+	checkHeld(t, r, env, slot, files, markers)
 	for _, f := range held {
 		if rv := review(t, env, slot); !strings.Contains(rv.stdout, f) {
 			t.Errorf("aisan review %s does not name %s:\n%s", slot, f, rv.stdout)
@@ -105,7 +126,7 @@ func testSkillHandoff(t *testing.T, a skillHandoff) {
 	applyHeld(t, env, slot)
 	reset()
 	runUnjailed(t, s, repo, agentEnv, bin, a.args...)
-	if !sent(evilNew) {
+	if !sent(markers[0]) {
 		t.Errorf("control: after --apply, %s does not send the applied skill: the test proves nothing", a.agent)
 	}
 }
@@ -129,5 +150,17 @@ func TestHandoffOpencodeSkill(t *testing.T) {
 		agent: "opencode", api: chatAPI, setup: opencodeSetup,
 		args: []string{"run", "--format", "json", "Say done."},
 		keep: true,
+	})
+}
+
+// TestHandoffCodexSkillLinked: the user's skill lives in skills/tidy,
+// linked from .agents/skills/tidy (Codex follows the link). The box
+// rewrites skills/tidy/SKILL.md.
+func TestHandoffCodexSkillLinked(t *testing.T) {
+	testSkillHandoff(t, skillHandoff{
+		agent: "codex", api: responsesAPI, setup: codexSetup,
+		args: []string{"-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false", "-c", "feedback.enabled=false",
+			"exec", "--json", "Say done."},
+		link: true,
 	})
 }
