@@ -27,6 +27,9 @@ type skillHandoff struct {
 	// from .agents/skills/tidy, as a skill shared between agents is; the
 	// box rewrites it there and leaves .agents/ alone.
 	link bool
+	// paths keeps the user's skill in skills/ too, named by the
+	// project's opencode.json in skills.paths instead of a link.
+	paths bool
 }
 
 // skillFile is a SKILL.md whose description carries marker.
@@ -69,7 +72,11 @@ func testSkillHandoff(t *testing.T, a skillHandoff) {
 	agentEnv = append(agentEnv, "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1")
 
 	const own, evil, evilNew = "AISANOWNSKILLMARK", "AISANBOXREWROTESKILL", "AISANBOXPLANTEDSKILL"
-	if a.link {
+	if a.paths {
+		writeFile(t, filepath.Join(repo, "skills", "tidy", "SKILL.md"), skillFile("tidy", own))
+		writeFile(t, filepath.Join(repo, "opencode.json"), `{"skills": {"paths": ["skills"]}}`+"\n")
+		a.link = true
+	} else if a.link {
 		writeFile(t, filepath.Join(repo, "skills", "tidy", "SKILL.md"), skillFile("tidy", own))
 		os.MkdirAll(filepath.Join(repo, ".agents", "skills"), 0o755)
 		if err := os.Symlink("../../skills/tidy", filepath.Join(repo, ".agents", "skills", "tidy")); err != nil {
@@ -204,5 +211,15 @@ func TestHandoffOpencodeDirMCPScript(t *testing.T) {
 		},
 		args: []string{"run", "--format", "json", "Say done."},
 		held: []string{"tools/oc-mcp.sh"},
+	})
+}
+
+// TestHandoffOpencodeSkillPaths: the project's opencode.json names
+// skills/ in skills.paths; the box rewrites the user's skill there.
+func TestHandoffOpencodeSkillPaths(t *testing.T) {
+	testSkillHandoff(t, skillHandoff{
+		agent: "opencode", api: chatAPI, setup: opencodeSetup,
+		args:  []string{"run", "--format", "json", "Say done."},
+		paths: true,
 	})
 }
