@@ -82,7 +82,9 @@ type Agent struct {
 
 // ProjectFile is one name an agent reads in a project directory (at any
 // depth: the directory it starts in, and for most agents its parents up
-// to the repository's root).
+// to the repository's root). Agents may share a name (.agents/ is a
+// layout for skills more than one reads): the protected table keeps one
+// row for it.
 type ProjectFile struct {
 	// Name is the entry's base name.
 	Name string
@@ -165,6 +167,7 @@ var Codex = Agent{
 	SkipPermissions: []string{"--dangerously-bypass-approvals-and-sandbox"},
 	ProjectFiles: []ProjectFile{
 		{Name: ".codex", Dir: true, Why: "config.toml of a trusted project (MCP servers it starts, providers), hooks.json, rules, skills"},
+		{Name: ".agents", Dir: true, Why: "skills/*/SKILL.md, whose descriptions enter every run's instructions, trusted project or not, and whose bodies and scripts tell it what to run; plugins/marketplace.json, the project's plugin marketplace"},
 	},
 }
 
@@ -204,6 +207,7 @@ var Opencode = Agent{
 		{Name: "opencode.json", Why: "config: MCP servers it starts, plugins it loads"},
 		{Name: "opencode.jsonc", Why: "the same, with comments"},
 		{Name: ".opencode", Dir: true, Why: "plugins and tools it loads and runs, its own config, agents, commands, skills"},
+		{Name: ".agents", Dir: true, Why: "skills/**/SKILL.md it offers the model, whose bodies and scripts tell it what to run"},
 	},
 }
 

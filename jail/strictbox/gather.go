@@ -2,6 +2,7 @@ package strictbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/strictbox/mcp"
 	"github.com/aisan-dev/aisan/jail/strictbox/projectrun"
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+	"github.com/tailscale/hujson"
 )
 
 // systemPrefixes are already visible in every strict box.
@@ -237,6 +239,18 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		return yarnLoads(p), nil
 	case "pyvenv.cfg":
 		return venvLoads(p), nil
+	case ".opencode":
+		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+			return nil, nil
+		}
+		var out []gitpin.Steer
+		for _, c := range []string{"opencode.json", "opencode.jsonc"} {
+			c = filepath.Join(p, c)
+			out = append(append(out, mcpPrograms(c, pr)...), opencodeLoads(c, pr)...)
+		}
+		return out, nil
+	case "opencode.json", "opencode.jsonc":
+		return append(mcpPrograms(p, pr), opencodeLoads(p, pr)...), nil
 	}
 	if strings.HasSuffix(p, ".code-workspace") {
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
@@ -245,6 +259,71 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		return readPrograms([]string{p}, projectrun.VSCodeWorkspace, pr, "VS Code: a file a task of the workspace %s runs on folder open, with no question once automatic tasks are allowed"), nil
 	}
 	return mcpPrograms(p, pr), nil
+}
+
+// opencodeLoads is what an opencode config file makes opencode load
+// besides its MCP servers: the local plugins it names by path (relative
+// to the file), which opencode imports and runs at every start with no
+// question, each held with the directory it lies in as a script node
+// runs is (a plugin imports its modules from there), and the skill
+// directories of skills.paths, whose SKILL.md files it offers the model.
+func opencodeLoads(p string, pr projectrun.Project) []gitpin.Steer {
+	b, err := regfile.Read(p, maxEnvrc)
+	if err != nil {
+		return nil
+	}
+	std, err := hujson.Standardize(b)
+	if err != nil {
+		return nil
+	}
+	var doc struct {
+		Plugin []json.RawMessage `json:"plugin"`
+		Skills struct {
+			Paths []string `json:"paths"`
+		} `json:"skills"`
+	}
+	if json.Unmarshal(std, &doc) != nil {
+		return nil
+	}
+	dir, root := filepath.Dir(p), filepath.Dir(p)
+	if filepath.Base(dir) == ".opencode" {
+		root = filepath.Dir(dir)
+	}
+	local := func(spec string) (string, bool) {
+		if u, ok := strings.CutPrefix(spec, "file://"); ok {
+			return filepath.Clean(u), filepath.IsAbs(u)
+		}
+		if filepath.IsAbs(spec) || strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") {
+			return filepath.Join(dir, spec), true
+		}
+		return "", false
+	}
+	var out []gitpin.Steer
+	why := "opencode: a plugin " + p + " loads, run at every start with no question"
+	for _, raw := range doc.Plugin {
+		var spec string
+		if json.Unmarshal(raw, &spec) != nil {
+			var tuple []json.RawMessage
+			if json.Unmarshal(raw, &tuple) != nil || len(tuple) == 0 || json.Unmarshal(tuple[0], &spec) != nil {
+				continue
+			}
+		}
+		if f, ok := local(spec); ok {
+			out = append(out, namedSteers(projectrun.Program(p, []string{"node", f}, dir, root, pr), why)...)
+		}
+	}
+	for _, d := range doc.Skills.Paths {
+		if strings.HasPrefix(d, "~") || strings.Contains(d, "$") {
+			continue
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		d = filepath.Clean(d)
+		st, err := os.Lstat(d)
+		out = append(out, gitpin.Steer{Path: d, Dir: err != nil || st.IsDir(), Why: "opencode: skills " + p + " names, whose SKILL.md files it offers the model"})
+	}
+	return out
 }
 
 // devcontainerWhy says why a file an initializeCommand names is held.

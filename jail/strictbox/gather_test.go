@@ -261,3 +261,53 @@ func TestLinkDirs(t *testing.T) {
 		t.Errorf("linkDirs = %q, want %q", got, want)
 	}
 }
+
+// TestProjectLoadsOpencode: an opencode config's local plugins (a path,
+// a file URL, a tuple) are held with their directories, a package name
+// is not a path; skills.paths are held as directories, present or not;
+// .opencode/opencode.json's MCP servers start in the project's
+// directory, and its plugins lie beside it.
+func TestProjectLoadsOpencode(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	w := func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(r, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(r, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w("opencode.jsonc", `{
+		// comments are allowed
+		"plugin": ["opencode-foo@1.2.3", "./plug/a.js", ["file://`+r+`/plug2/b.ts", {"x": 1}]],
+		"skills": {"paths": ["docs/skills", "~/mine", "gone"]},
+	}`)
+	w("plug/a.js", "")
+	w("plug2/b.ts", "")
+	w("docs/skills/x/SKILL.md", "")
+	w(".opencode/opencode.json", `{"mcp": {"s": {"type": "local", "command": ["sh", "tools/m.sh"]}}, "plugin": ["./p.js", "../plug3/c.js"]}`)
+	w("tools/m.sh", "")
+	w("plug3/c.js", "")
+	for p, want := range map[string]string{
+		"opencode.jsonc": "plug/a.js plug/ plug2/b.ts plug2/ docs/skills/ gone/",
+		".opencode":      "tools/m.sh .opencode/p.js .opencode/ plug3/c.js plug3/", // .opencode/ is protected already: Gather drops these two
+	} {
+		ls, err := projectLoads(filepath.Join(r, p), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range ls {
+			if l.Path == "" {
+				continue
+			}
+			g := strings.TrimPrefix(l.Path, r+"/")
+			if l.Dir {
+				g += "/"
+			}
+			got = append(got, g)
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("%s: %q, want %q", p, g, want)
+		}
+	}
+}

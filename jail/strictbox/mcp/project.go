@@ -106,7 +106,9 @@ func ProjectCommands(path string, data []byte) []Command {
 		return nil
 	}
 	base := filepath.Dir(path)
-	if filepath.Base(path) == "config.toml" {
+	if filepath.Base(path) == "config.toml" || filepath.Base(base) == ".opencode" {
+		// .codex/config.toml; .opencode/opencode.json, whose servers
+		// start in the project's directory too.
 		base = filepath.Dir(base)
 	}
 	var out []Command

@@ -129,6 +129,13 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	}
 	f.Notes = notes
 	steer = append(steer, loads...)
+	links, notes := linkTargets(repo, w.names, found, []string{git.GitDir, git.CommonDir})
+	f.Notes = append(f.Notes, notes...)
+	for _, l := range links {
+		if !slices.ContainsFunc(loads, func(s gitpin.Steer) bool { return s.Path == l.Path }) {
+			steer = append(steer, l)
+		}
+	}
 	nested, watch, err := nestedGit(repo, git, w.nestedGit, w.gitDirs)
 	if err != nil {
 		return Facts{}, err
@@ -161,7 +168,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 // A directory among them (.claude, .codex, .vscode, .devcontainer) is
 // asked about as a whole: which of its files name what to run is the
 // caller's business.
-var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc", "pyvenv.cfg"}
+var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".opencode", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc", "pyvenv.cfg"}
 
 // LoadsSuffixes are the endings of the names [GitFacts.Loads] is also
 // asked about: a VS Code workspace file, for its tasks.
@@ -224,6 +231,60 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 		}
 	}
 	return out, notes, nil
+}
+
+// linkTargets are what the symlinks in the protected directories among
+// names lead to in repo, outside every protected path (found) and git
+// dir: the tools read a protected directory through its links (a skill
+// kept in the repository and linked from .agents/skills/, a settings
+// file linked into .claude/), so what a link names is held as a
+// steering path, present or not: the copy keeps the link, whose target
+// the box could otherwise write. A link that leads to the repository
+// or to a directory holding the link is left alone (nothing smaller
+// can be held for it), and so is one whose way passes through another
+// link in the repository: the launch says so.
+func linkTargets(repo string, names []string, found map[string]bool, gitDirs []string) (out []gitpin.Steer, notes []string) {
+	seen := map[string]bool{}
+	for _, p := range names {
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			continue
+		}
+		r, _ := ruleFor(filepath.Base(p))
+		filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if err != nil || d.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			t, err := os.Readlink(q)
+			if err != nil {
+				return nil
+			}
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(filepath.Dir(q), t)
+			}
+			t = filepath.Clean(t)
+			if !within(t, repo) || inFound(t, repo, found) || seen[t] {
+				return nil
+			}
+			for _, g := range gitDirs {
+				if g != "" && within(t, g) {
+					return nil
+				}
+			}
+			seen[t] = true
+			if t == repo || within(q, t) {
+				notes = append(notes, fmt.Sprintf("%s links to %s, which holds it: what the box writes there is not held for review", quote(q), quote(t)))
+				return nil
+			}
+			if real, err := filepath.EvalSymlinks(filepath.Dir(t)); err == nil && real != filepath.Dir(t) {
+				notes = append(notes, fmt.Sprintf("%s leads through another link to %s: what the box writes there is not held for review", quote(q), quote(real)))
+				return nil
+			}
+			fi, err := os.Stat(t)
+			out = append(out, gitpin.Steer{Path: t, Dir: err == nil && fi.IsDir(), Why: r.Who + ": read through the link " + q})
+			return nil
+		})
+	}
+	return out, notes
 }
 
 // inFound reports whether p, or a directory above it below repo, is

@@ -188,8 +188,16 @@ func Table() []Rule { return slices.Clone(table()) }
 // entry of the repository (rowByName), tens of thousands in a real one.
 var table = sync.OnceValue(func() []Rule {
 	var out []Rule
+	at := map[string]int{}
 	for _, a := range agent.All {
 		for _, f := range a.ProjectFiles {
+			// A name more agents read is one row, the first agent's
+			// reason, naming every reader: one mount point, one plan item.
+			if i, ok := at[f.Name]; ok {
+				out[i].Who += ", " + a.Name
+				continue
+			}
+			at[f.Name] = len(out)
 			out = append(out, Rule{Name: f.Name, Dir: f.Dir, InDeps: true, Who: a.Name, Why: f.Why})
 		}
 	}

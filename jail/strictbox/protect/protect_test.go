@@ -230,6 +230,27 @@ func TestTableIsACopy(t *testing.T) {
 	}
 }
 
+// TestTableOneRowPerAgentName: a name several agents read (.agents/) is
+// one row naming them all, so the root gets one candidate for it.
+func TestTableOneRowPerAgentName(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Table() {
+		if !r.Suffix && r.InDeps && seen[r.Name] {
+			t.Errorf("two agent rows for %s", r.Name)
+		}
+		seen[r.Name] = true
+	}
+	n := 0
+	for _, c := range RootCandidates("/r", nil, nil) {
+		if c.Path == "/r/.agents" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("RootCandidates lists /r/.agents %d times, want once", n)
+	}
+}
+
 // BenchmarkGather walks a repository of 200 directories of 40 files
 // each, a protected name among them now and then: every entry's name is
 // looked up in the table.
@@ -391,6 +412,8 @@ func TestRuleForNames(t *testing.T) {
 		{".cursor", "Cursor"},
 		{".aider.conf.yml", "aider"},
 		{".vscode", "VS Code"},
+		{".agents", "Codex, opencode"},
+		{".codex", "Codex"},
 		{"main.go", ""},
 	} {
 		r, ok := ruleFor(tc.base)
@@ -767,6 +790,58 @@ func BenchmarkGatherNodeModules(b *testing.B) {
 		}
 		if _, err := Make(f); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestGatherLinkTargets: what a link in a protected directory leads to
+// in the repository is held (present or not), unless it is protected
+// already; a link to a directory above it is only said.
+func TestGatherLinkTargets(t *testing.T) {
+	r := t.TempDir()
+	for _, d := range []string{".agents/skills", "skills/tidy", ".claude"} {
+		if err := os.MkdirAll(filepath.Join(r, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		".agents/skills/tidy":  "../../skills/tidy",
+		".agents/skills/other": filepath.Join(r, ".claude"),
+		".agents/up":           "..",
+		".claude/cmd.md":       "../docs/cmd.md",
+		".claude/outside":      "/etc/hostname",
+	} {
+		if err := os.Symlink(target, filepath.Join(r, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := Gather(r, GitFacts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]PathFact{}
+	for _, s := range f.Steer {
+		got[strings.TrimPrefix(s.Path, r+"/")] = s
+	}
+	if s, ok := got["skills/tidy"]; !ok || !s.Exists || !s.Dir {
+		t.Errorf("skills/tidy, linked from .agents/skills/tidy: %+v (found %v)", s, ok)
+	}
+	if s, ok := got["docs/cmd.md"]; !ok || s.Exists || s.Dir {
+		t.Errorf("docs/cmd.md, linked from .claude/cmd.md and absent: %+v (found %v)", s, ok)
+	}
+	if len(got) != 2 {
+		t.Errorf("steer = %v, want skills/tidy and docs/cmd.md alone", f.Steer)
+	}
+	if len(f.Notes) != 1 || !strings.Contains(f.Notes[0], ".agents/up") {
+		t.Errorf("notes = %q, want one about .agents/up", f.Notes)
+	}
+	p, err := Make(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"copy " + filepath.Join(r, "skills/tidy"), "create " + filepath.Join(r, "docs/cmd.md")} {
+		if !strings.Contains(items(p), want) {
+			t.Errorf("plan lacks %q:\n%s", want, items(p))
 		}
 	}
 }
