@@ -243,6 +243,10 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 // or to a directory holding the link is left alone (nothing smaller
 // can be held for it), and so is one whose way passes through another
 // link in the repository: the launch says so.
+// maxLinkWalk bounds the entries of one protected directory that are
+// looked at for links: the walk runs on every launch.
+const maxLinkWalk = 4096
+
 func linkTargets(repo string, names []string, found map[string]bool, gitDirs []string) (out []gitpin.Steer, notes []string) {
 	seen := map[string]bool{}
 	for _, p := range names {
@@ -250,7 +254,13 @@ func linkTargets(repo string, names []string, found map[string]bool, gitDirs []s
 			continue
 		}
 		r, _ := ruleFor(filepath.Base(p))
+		entries := 0
 		filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if entries++; entries > maxLinkWalk {
+				// A store (.jj's, .hg's) can hold a whole history.
+				notes = append(notes, fmt.Sprintf("%s holds more than %d entries: links past them are not followed, and what they lead to is not held for review", quote(p), maxLinkWalk))
+				return filepath.SkipAll
+			}
 			if err != nil || d.Type()&fs.ModeSymlink == 0 {
 				return nil
 			}
