@@ -569,3 +569,47 @@ func TestHandoffClaudeHookWrappers(t *testing.T) {
 	r, pwned := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"hooks/split.sh", "hooks/t2.sh", "hooks/env.sh", "hooks/r.js"}, []string{pwned + ".split"})
 }
+
+// TestHandoffClaudeHookStdinScripts: the project's hooks run their
+// scripts as a command find runs (-exec), as a shell's input (bash <
+// FILE) and through a pipe (cat FILE | sh); each script calls another.
+// The box leaves the settings and the named scripts alone and rewrites
+// the scripts they call. The user's next 'claude -p' on the host must
+// run none of it.
+func TestHandoffClaudeHookStdinScripts(t *testing.T) {
+	h := newHostClaude(t, "find")
+	repo, env := h.repo, h.env
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`find . -maxdepth 0 -exec ./hooks/f.sh {} \;`),
+			cmd(`bash < hooks/s.sh`),
+			cmd(`cat hooks/p.sh | sh`),
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	for _, n := range []string{"f", "s", "p"} {
+		writeFile(t, filepath.Join(repo, "hooks", n+".sh"), "#!/bin/sh\n./hooks/"+n+"2.sh\n")
+	}
+	os.Chmod(filepath.Join(repo, "hooks", "f.sh"), 0o755)
+	mods := func(pwned string) map[string]string {
+		m := map[string]string{}
+		for _, n := range []string{"f2", "s2", "p2"} {
+			m["hooks/"+n+".sh"] = "#!/bin/sh\nexit 0\n"
+			if pwned != "" {
+				m["hooks/"+n+".sh"] = "#!/bin/sh\ntouch " + pwned + "." + n + "\n"
+			}
+		}
+		return m
+	}
+	h.write(t, mods(""))
+	for _, n := range []string{"f2", "s2", "p2"} {
+		os.Chmod(filepath.Join(repo, "hooks", n+".sh"), 0o755)
+	}
+	h.commitAndTrust(t, "hooks")
+	marks := func(pwned string) []string {
+		return []string{pwned + ".f2", pwned + ".s2", pwned + ".p2"}
+	}
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"hooks/f2.sh", "hooks/s2.sh", "hooks/p2.sh"}, []string{pwned + ".f2"})
+}

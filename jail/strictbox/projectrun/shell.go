@@ -234,10 +234,52 @@ func (w *walker) stmt(s *syntax.Stmt, dirs []string, depth int) []string {
 	for _, r := range s.Redirs {
 		w.substs(r.Word, dirs, depth)
 		if r.Op == syntax.RdrIn && r.Word != nil {
-			w.arg(w.word(r.Word), dirs)
+			if a := w.word(r.Word); a.ok && stdinShell(s) {
+				// bash < FILE: the file is its script.
+				w.runsFile(a, nil, dirs, depth, true)
+			} else {
+				w.arg(a, dirs)
+			}
 		}
 	}
 	return w.shcmd(s.Cmd, dirs, depth)
+}
+
+// stdinShell reports whether s runs a shell that reads its script from
+// its input: no -c and no script file given, or -s.
+func stdinShell(s *syntax.Stmt) bool {
+	c, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 || !slices.Contains(shells, filepath.Base(c.Args[0].Lit())) {
+		return false
+	}
+	for _, a := range c.Args[1:] {
+		l := a.Lit()
+		switch {
+		case l == "-s" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.Contains(l, "s"):
+			return true
+		case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.Contains(l, "c"):
+			return false
+		case !strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "+"):
+			return false
+		}
+	}
+	return true
+}
+
+// catScripts are the files cat gives a shell to read as its script (cat
+// FILE | sh), when s is such a pipe.
+func (w *walker) catScripts(c *syntax.BinaryCmd) []word {
+	x, ok := c.X.Cmd.(*syntax.CallExpr)
+	if !ok || len(x.Args) < 2 || x.Args[0].Lit() != "cat" || !stdinShell(c.Y) {
+		return nil
+	}
+	var out []word
+	for _, a := range x.Args[1:] {
+		if v := w.word(a); v.ok && !strings.HasPrefix(v.s, "-") {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // union is the directories of each list, each once.
@@ -307,6 +349,9 @@ func (w *walker) shcmd(c syntax.Command, dirs []string, depth int) []string {
 		default: // a pipe: each side in a subshell
 			w.stmt(c.X, dirs, depth)
 			w.stmt(c.Y, dirs, depth)
+			for _, f := range w.catScripts(c) {
+				w.runsFile(f, nil, dirs, depth, true)
+			}
 		}
 	case *syntax.Subshell:
 		w.stmts(c.Stmts, dirs, depth)
@@ -724,6 +769,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		}
 	case name == "make" || name == "gmake":
 		w.make(rest, dirs, depth)
+		return dirs
+	case name == "find":
+		w.find(rest, dirs, depth)
 		return dirs
 	case name == "just":
 		w.just(rest, dirs, depth)
@@ -1497,5 +1545,27 @@ func (w *walker) envVar(name string, v word, dirs []string, depth int) {
 		if strings.Contains(v.s, "/") {
 			w.arg(v, dirs)
 		}
+	}
+}
+
+// find reads find's words: the command of each -exec or -ok (up to its
+// ; or +) runs in dirs, that of -execdir or -okdir in the directory of
+// each file found, which cannot be told; the other words are data.
+func (w *walker) find(rest []word, dirs []string, depth int) {
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !a.ok || a.s != "-exec" && a.s != "-ok" && a.s != "-execdir" && a.s != "-okdir" {
+			w.quietArg(a, dirs)
+			continue
+		}
+		j := i + 1
+		for j < len(rest) && !(rest[j].ok && (rest[j].s == ";" || rest[j].s == `\;` || rest[j].s == "+")) {
+			j++
+		}
+		if a.s == "-execdir" || a.s == "-okdir" {
+			w.unsure(dirs, "find "+a.s+" runs its command in the directory of each file it finds; its paths are read from where find runs")
+		}
+		w.exec(rest[i+1:j], dirs, depth+1)
+		i = j
 	}
 }
