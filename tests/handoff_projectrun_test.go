@@ -515,3 +515,101 @@ func (h *hostClaude) handOff(t *testing.T, mods func(mark string) map[string]str
 	absent(t, "claude after the box", marks(pwned)...)
 	return r, pwned
 }
+
+// TestHandoffClaudeHookWrappers: the project's hooks reach their code
+// through a wrapper and the command's environment: env -S with the
+// script in its split string, timeout with an option that takes a value
+// before the script (which calls another), BASH_ENV naming a script bash
+// reads first (stdin from /dev/null: on a socket, as a hook's is, bash
+// reads ~/.bashrc instead), and NODE_OPTIONS naming a module node loads
+// first. The
+// box leaves the settings and the named script alone and rewrites what
+// each hook runs. The user's next 'claude -p' on the host must run none
+// of it.
+func TestHandoffClaudeHookWrappers(t *testing.T) {
+	h := newHostClaude(t, "node", "timeout")
+	repo, env := h.repo, h.env
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`env -S './hooks/split.sh'`),
+			cmd(`timeout --signal KILL 30 ./hooks/t.sh`),
+			cmd(`BASH_ENV=./hooks/env.sh bash -c true </dev/null`),
+			cmd(`NODE_OPTIONS=--require=./hooks/r.js node -e 0`),
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "hooks", "t.sh"), "#!/bin/sh\n./hooks/t2.sh\n")
+	mods := func(pwned string) map[string]string {
+		sh := func(m string) string {
+			if pwned == "" {
+				return "#!/bin/sh\nexit 0\n"
+			}
+			return "#!/bin/sh\ntouch " + pwned + "." + m + "\n"
+		}
+		js := ""
+		if pwned != "" {
+			js = fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+".r")
+		}
+		return map[string]string{
+			"hooks/split.sh": sh("split"),
+			"hooks/t2.sh":    sh("t2"),
+			"hooks/env.sh":   sh("env"),
+			"hooks/r.js":     js,
+		}
+	}
+	h.write(t, mods(""))
+	for _, f := range []string{"split.sh", "t.sh", "t2.sh"} {
+		os.Chmod(filepath.Join(repo, "hooks", f), 0o755)
+	}
+	h.commitAndTrust(t, "hooks")
+	marks := func(pwned string) []string {
+		return []string{pwned + ".split", pwned + ".t2", pwned + ".env", pwned + ".r"}
+	}
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"hooks/split.sh", "hooks/t2.sh", "hooks/env.sh", "hooks/r.js"}, []string{pwned + ".split"})
+}
+
+// TestHandoffClaudeHookStdinScripts: the project's hooks run their
+// scripts as a command find runs (-exec), as a shell's input (bash <
+// FILE) and through a pipe (cat FILE | sh); each script calls another.
+// The box leaves the settings and the named scripts alone and rewrites
+// the scripts they call. The user's next 'claude -p' on the host must
+// run none of it.
+func TestHandoffClaudeHookStdinScripts(t *testing.T) {
+	h := newHostClaude(t, "find")
+	repo, env := h.repo, h.env
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`find . -maxdepth 0 -exec ./hooks/f.sh {} \;`),
+			cmd(`bash < hooks/s.sh`),
+			cmd(`cat hooks/p.sh | sh`),
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	for _, n := range []string{"f", "s", "p"} {
+		writeFile(t, filepath.Join(repo, "hooks", n+".sh"), "#!/bin/sh\n./hooks/"+n+"2.sh\n")
+	}
+	os.Chmod(filepath.Join(repo, "hooks", "f.sh"), 0o755)
+	mods := func(pwned string) map[string]string {
+		m := map[string]string{}
+		for _, n := range []string{"f2", "s2", "p2"} {
+			m["hooks/"+n+".sh"] = "#!/bin/sh\nexit 0\n"
+			if pwned != "" {
+				m["hooks/"+n+".sh"] = "#!/bin/sh\ntouch " + pwned + "." + n + "\n"
+			}
+		}
+		return m
+	}
+	h.write(t, mods(""))
+	for _, n := range []string{"f2", "s2", "p2"} {
+		os.Chmod(filepath.Join(repo, "hooks", n+".sh"), 0o755)
+	}
+	h.commitAndTrust(t, "hooks")
+	marks := func(pwned string) []string {
+		return []string{pwned + ".f2", pwned + ".s2", pwned + ".p2"}
+	}
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"hooks/f2.sh", "hooks/s2.sh", "hooks/p2.sh"}, []string{pwned + ".f2"})
+}

@@ -34,6 +34,7 @@ func TestIndirect(t *testing.T) {
 		"/r/hooks/lib.sh":     "helper() { ./tools/x.sh; }\n",
 		"/r/tools/fmt.sh":     "#!/bin/sh\nexec python3 tools/fmt.py \"$@\"\n",
 		"/r/tools/loop.sh":    "#!/bin/sh\n./tools/loop.sh\n",
+		"/r/hooks/wrap.sh":    "#!/bin/sh\n./hooks/inner.sh\n",
 	}
 	for _, tt := range []struct {
 		name, path, data string
@@ -85,6 +86,22 @@ func TestIndirect(t *testing.T) {
 		{"sh -c and eval of what it does not set, a cd to where it cannot tell", "/r/.claude/settings.json",
 			hook(`sh -c "$X"; eval "$Y"; cd "$(git rev-parse --show-toplevel)" && ./y.sh`),
 			[]string{"/r/rev-parse", "/r/y.sh"}, nil, []string{"sh -c runs a script", "eval of a word", "cd to a directory"}},
+		{"env -S: its split string is the command", "/r/.claude/settings.json",
+			hook(`env -S './hooks/wrap.sh --x' && env --split-string='FOO=1 sh tools/s.sh' && env -S "$X"`),
+			[]string{"/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/tools/s.sh"}, nil, []string{"env -S splits a command line it does not set"}},
+		{"a wrapper's option values are no program: the script after them is read", "/r/.claude/settings.json",
+			hook(`timeout --signal KILL 5 ./hooks/wrap.sh; sudo -u root nice --adjustment 3 stdbuf -o L ./a.sh; exec -a x ./b.sh; xargs -a list -n 1 ./c.sh`),
+			[]string{"/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/a.sh", "/r/b.sh", "/r/list", "/r/c.sh"}, nil, nil},
+		{"the environment names what the program loads", "/r/.claude/settings.json",
+			hook(`BASH_ENV=hooks/wrap.sh bash -c true; NODE_OPTIONS='--require ./hooks/r.js --import=./hooks/i.mjs' node -v; PYTHONPATH=lib:/abs python3 -V; env LD_PRELOAD=./hooks/p.so true; export ENV=./hooks/e.sh X=1`),
+			[]string{"/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/hooks/r.js", "/r/hooks/i.mjs", "/r/hooks/p.so", "/r/hooks/e.sh"}, []string{"/r/lib"}, nil},
+		{"find -exec's command; a shell that reads its script from its input", "/r/.claude/settings.json",
+			hook(`find . -name '*.go' -exec ./hooks/wrap.sh {} \; -execdir ./d.sh {} +; bash < hooks/wrap.sh; cat tools/fmt.sh | sh -s -- x; bash -c ./x.sh < in.txt`),
+			[]string{"/r", "/r/*.go", "/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/{}", "/r/d.sh", "/r/tools/fmt.sh", "/r/x", "/r/tools/fmt.py", "/r/in.txt", "/r/x.sh"}, []string{"/r/tools"},
+			[]string{"find -execdir runs its command in the directory of each file"}},
+		{"an environment's file it does not set", "/r/.claude/settings.json",
+			hook(`BASH_ENV="$X" bash -c true`),
+			nil, nil, []string{"a word holds a variable"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := ClaudeSettings(tt.path, []byte(tt.data), Project{Read: project.read, Home: "/home/u"})

@@ -10,7 +10,13 @@
 // Commands are read as the shell would (mvdan.cc/sh): a cd moves the
 // paths after it, sh -c and eval are read in turn, and npm, make and
 // just are followed into the package.json, makefile or justfile they
-// read (which is named too), through the scripts or recipes there. Only
+// read (which is named too), through the scripts or recipes there. A
+// wrapper (env, timeout, sudo, xargs) runs the words after its options
+// and their values, env -S the words its string splits into, find the
+// command of each -exec, and a shell with no script reads the file given
+// as its input (sh < FILE, cat FILE | sh); a variable
+// set for a command whose program loads the file or directories it
+// names (BASH_ENV, NODE_OPTIONS, PYTHONPATH) names those too. Only
 // what is written literally can be known: a word holding an expansion
 // other than the few each tool defines, inline code given to an
 // interpreter, or a cd to where cannot be told is not followed, and is

@@ -234,10 +234,52 @@ func (w *walker) stmt(s *syntax.Stmt, dirs []string, depth int) []string {
 	for _, r := range s.Redirs {
 		w.substs(r.Word, dirs, depth)
 		if r.Op == syntax.RdrIn && r.Word != nil {
-			w.arg(w.word(r.Word), dirs)
+			if a := w.word(r.Word); a.ok && stdinShell(s) {
+				// bash < FILE: the file is its script.
+				w.runsFile(a, nil, dirs, depth, true)
+			} else {
+				w.arg(a, dirs)
+			}
 		}
 	}
 	return w.shcmd(s.Cmd, dirs, depth)
+}
+
+// stdinShell reports whether s runs a shell that reads its script from
+// its input: no -c and no script file given, or -s.
+func stdinShell(s *syntax.Stmt) bool {
+	c, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Args) == 0 || !slices.Contains(shells, filepath.Base(c.Args[0].Lit())) {
+		return false
+	}
+	for _, a := range c.Args[1:] {
+		l := a.Lit()
+		switch {
+		case l == "-s" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.Contains(l, "s"):
+			return true
+		case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.Contains(l, "c"):
+			return false
+		case !strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "+"):
+			return false
+		}
+	}
+	return true
+}
+
+// catScripts are the files cat gives a shell to read as its script (cat
+// FILE | sh), when s is such a pipe.
+func (w *walker) catScripts(c *syntax.BinaryCmd) []word {
+	x, ok := c.X.Cmd.(*syntax.CallExpr)
+	if !ok || len(x.Args) < 2 || x.Args[0].Lit() != "cat" || !stdinShell(c.Y) {
+		return nil
+	}
+	var out []word
+	for _, a := range x.Args[1:] {
+		if v := w.word(a); v.ok && !strings.HasPrefix(v.s, "-") {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // union is the directories of each list, each once.
@@ -292,6 +334,9 @@ func (w *walker) shcmd(c syntax.Command, dirs []string, depth int) []string {
 	case *syntax.DeclClause:
 		w.substs(c, dirs, depth)
 		if v := c.Variant.Value; v == "export" || v == "local" || v == "readonly" {
+			if v == "export" {
+				w.envVars(c.Args, dirs, depth)
+			}
 			w.assign(c.Args)
 		}
 	case *syntax.BinaryCmd:
@@ -304,6 +349,9 @@ func (w *walker) shcmd(c syntax.Command, dirs []string, depth int) []string {
 		default: // a pipe: each side in a subshell
 			w.stmt(c.X, dirs, depth)
 			w.stmt(c.Y, dirs, depth)
+			for _, f := range w.catScripts(c) {
+				w.runsFile(f, nil, dirs, depth, true)
+			}
 		}
 	case *syntax.Subshell:
 		w.stmts(c.Stmts, dirs, depth)
@@ -527,6 +575,25 @@ func (w *walker) unknown(a word, dirs []string) {
 // wrappers run the rest of their words as a command.
 var wrappers = map[string]bool{"exec": true, "command": true, "builtin": true, "nohup": true, "nice": true, "time": true, "timeout": true, "env": true, "stdbuf": true, "setsid": true, "xargs": true, "sudo": true, "doas": true, "chronic": true}
 
+// wrapperValues are the options of wrappers whose value is the next
+// word (not the command they run).
+var wrapperValues = map[string][]string{
+	"env":     {"-u", "--unset"},
+	"exec":    {"-a"},
+	"nice":    {"-n", "--adjustment"},
+	"timeout": {"-s", "--signal", "-k", "--kill-after"},
+	"stdbuf":  {"-i", "-o", "-e", "--input", "--output", "--error"},
+	"time":    {"-f", "--format", "-o", "--output"},
+	"xargs":   {"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"},
+	"sudo":    {"-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from", "-D", "--chdir", "-R", "--chroot", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"},
+	"doas":    {"-u", "-C"},
+}
+
+// splitOptions are env's options whose value is itself a command line,
+// split into the words it runs (env -S 'node --flag', as a #! line
+// gives it).
+var splitOptions = []string{"-S", "--split-string"}
+
 // interpreters are programs whose option runs code given inline.
 var interpreters = map[string][]string{
 	"python": {"-c"}, "python2": {"-c"}, "python3": {"-c"}, "pypy": {"-c"}, "pypy3": {"-c"},
@@ -537,8 +604,20 @@ var interpreters = map[string][]string{
 // shells are the shells whose -c argument is a script of its own.
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"}
 
+// envVars reads assignments a command's environment is given (see
+// [walker.envVar]).
+func (w *walker) envVars(as []*syntax.Assign, dirs []string, depth int) {
+	for _, a := range as {
+		if a.Name == nil || a.Naked || a.Value == nil || a.Index != nil || a.Array != nil {
+			continue
+		}
+		w.envVar(a.Name.Value, w.word(a.Value), dirs, depth)
+	}
+}
+
 // call reads a simple command.
 func (w *walker) call(c *syntax.CallExpr, dirs []string, depth int) []string {
+	w.envVars(c.Assigns, dirs, depth)
 	args := make([]word, len(c.Args))
 	for i, a := range c.Args {
 		w.substs(a, dirs, depth)
@@ -574,8 +653,32 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 			case name == "env" && strings.HasPrefix(a, "--chdir="):
 				dirs = w.cd(lit(strings.TrimPrefix(a, "--chdir=")), dirs)
 			case name == "env" && strings.Contains(a, "=") && !strings.HasPrefix(a, "-"):
-			case (name == "env" && (a == "-u" || a == "-S")) || (name == "nice" && a == "-n") || (name == "timeout" && (a == "-s" || a == "-k")):
+				n, v, _ := strings.Cut(a, "=")
+				w.envVar(n, lit(v), dirs, depth)
+			case name == "env" && splitOption(a) != nil:
+				split, ok := splitOption(a), true
+				if *split == "" && len(args) > 1 {
+					// -S STRING
+					ok = args[1].ok
+					*split = args[1].s
+					args = args[1:]
+				}
+				if !ok {
+					w.unsure(dirs, "env -S splits a command line it does not set")
+					return dirs
+				}
+				words, ok := w.splitWords(*split)
+				if !ok {
+					w.unsure(dirs, "env -S splits a command line that does not read as words ("+*split+")")
+					return dirs
+				}
+				args = append(words, args[1:]...)
+				continue
+			case slices.Contains(wrapperValues[name], a):
 				if len(args) > 1 {
+					if name == "xargs" && (a == "-a" || a == "--arg-file") {
+						w.quietArg(args[1], dirs) // the words it runs
+					}
 					args = args[1:]
 				}
 			case strings.HasPrefix(a, "-"):
@@ -666,6 +769,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		}
 	case name == "make" || name == "gmake":
 		w.make(rest, dirs, depth)
+		return dirs
+	case name == "find":
+		w.find(rest, dirs, depth)
 		return dirs
 	case name == "just":
 		w.just(rest, dirs, depth)
@@ -1321,4 +1427,145 @@ func justLines(data []byte) (cmds, includes []string, vars bool) {
 		}
 	}
 	return cmds, includes, vars
+}
+
+// splitOption is the command line an env -S option (a) carries: "" for
+// one whose value is the next word, nil for another option.
+func splitOption(a string) *string {
+	for _, o := range splitOptions {
+		if a == o {
+			s := ""
+			return &s
+		}
+		if v, ok := strings.CutPrefix(a, o+"="); ok {
+			return &v
+		}
+	}
+	if v, ok := strings.CutPrefix(a, "-S"); ok && v != "" {
+		return &v
+	}
+	return nil
+}
+
+// splitWords are the words env -S splits s into (read as one simple
+// command, its assignments as env's words), or false when it is more.
+func (w *walker) splitWords(s string) ([]word, bool) {
+	f, err := syntax.NewParser().Parse(strings.NewReader(s), "")
+	if err != nil || len(f.Stmts) > 1 {
+		return nil, false
+	}
+	if len(f.Stmts) == 0 {
+		return nil, true
+	}
+	st := f.Stmts[0]
+	c, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(st.Redirs) > 0 || st.Negated || st.Background {
+		return nil, false
+	}
+	var out []word
+	for _, a := range c.Assigns {
+		if a.Name == nil || a.Value == nil || a.Append || a.Index != nil || a.Array != nil {
+			return nil, false
+		}
+		v := w.word(a.Value)
+		if !v.ok {
+			return nil, false
+		}
+		out = append(out, lit(a.Name.Value+"="+v.s))
+	}
+	for _, a := range c.Args {
+		out = append(out, w.word(a))
+	}
+	return out, true
+}
+
+// envFiles are the variables of a command's environment that make its
+// program run or load a file they name: a shell script bash (BASH_ENV)
+// or sh (ENV) reads first, node's options (NODE_OPTIONS: --require and
+// --import load a module), and the directories an interpreter loads
+// modules from before its own (listed with colons).
+var envFiles = map[string]string{
+	"BASH_ENV": "shell", "ENV": "shell",
+	"NODE_OPTIONS": "options",
+	"PYTHONPATH":   "path", "NODE_PATH": "path", "PERL5LIB": "path", "PERLLIB": "path", "RUBYLIB": "path",
+}
+
+// envVar reads a variable (name, value v) set for a command run in
+// dirs (NAME=VALUE before it, env NAME=VALUE, export): a path its value
+// names is held, and the files of envFiles are followed as its program
+// reads them.
+func (w *walker) envVar(name string, v word, dirs []string, depth int) {
+	if !v.ok {
+		if envFiles[name] != "" {
+			w.unknown(v, dirs)
+		} else {
+			w.quiet(v, dirs)
+		}
+		return
+	}
+	switch envFiles[name] {
+	case "shell":
+		if v.s != "" {
+			w.runsFile(v, nil, dirs, depth, true)
+		}
+	case "options":
+		for _, f := range strings.Fields(v.s) {
+			if _, val, ok := strings.Cut(f, "="); ok && strings.HasPrefix(f, "-") {
+				f = val
+			}
+			if f == "" || strings.HasPrefix(f, "-") {
+				continue
+			}
+			for _, d := range dirs {
+				w.files.add(f, d)
+				w.progs.add(f, d)
+			}
+		}
+	case "path":
+		var ds []string
+		for _, p := range strings.Split(v.s, ":") {
+			for _, d := range dirs {
+				if p == "" {
+					p = "."
+				}
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(d, p)
+				}
+				ds = union(ds, []string{filepath.Clean(p)})
+			}
+		}
+		saved := w.cmd
+		if w.cmd == "" {
+			w.cmd = name + "=" + v.s
+		}
+		w.loadsFrom(name, ds)
+		w.cmd = saved
+	default:
+		// A path (LD_PRELOAD=./x.so, EDITOR=./bin/ed) may be run.
+		if strings.Contains(v.s, "/") {
+			w.arg(v, dirs)
+		}
+	}
+}
+
+// find reads find's words: the command of each -exec or -ok (up to its
+// ; or +) runs in dirs, that of -execdir or -okdir in the directory of
+// each file found, which cannot be told; the other words are data.
+func (w *walker) find(rest []word, dirs []string, depth int) {
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !a.ok || a.s != "-exec" && a.s != "-ok" && a.s != "-execdir" && a.s != "-okdir" {
+			w.quietArg(a, dirs)
+			continue
+		}
+		j := i + 1
+		for j < len(rest) && !(rest[j].ok && (rest[j].s == ";" || rest[j].s == `\;` || rest[j].s == "+")) {
+			j++
+		}
+		if a.s == "-execdir" || a.s == "-okdir" {
+			w.unsure(dirs, "find "+a.s+" runs its command in the directory of each file it finds; its paths are read from where find runs")
+		}
+		w.exec(rest[i+1:j], dirs, depth+1)
+		i = j
+	}
 }
