@@ -89,7 +89,14 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 			// A raw line to the user manager or a bus would hand the box
 			// the host; the box's relay uses the resolved path.
 			home, _ := slot.Home()
-			real, dev, ino, err := strictbox.CheckRawSocketID(er.Name, er.Socket, strictbox.SocketHost{Getenv: os.Getenv, AisanHome: home, UID: os.Getuid()})
+			var writable []string
+			if cwd, err := os.Getwd(); err == nil {
+				if cwd, err = filepath.EvalSymlinks(cwd); err == nil {
+					// The box writes its worktree: a link there is its.
+					writable = append(writable, slot.WorktreeRoot(cwd))
+				}
+			}
+			real, dev, ino, err := strictbox.CheckRawSocketID(er.Name, er.Socket, strictbox.SocketHost{Getenv: os.Getenv, AisanHome: home, UID: os.Getuid(), Writable: writable})
 			if err != nil {
 				return nil, err
 			}

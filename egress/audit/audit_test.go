@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -74,3 +75,24 @@ func TestTallySummary(t *testing.T) {
 type collect struct{ e []Entry }
 
 func (c *collect) Log(e Entry) { c.e = append(c.e, e) }
+
+// TestTallySummaryEscapesControls: a reason may carry what the box sent
+// (a request path); the summary, printed on the user's terminal, carries
+// it only as printable text.
+func TestTallySummaryEscapesControls(t *testing.T) {
+	for _, c := range []struct{ reason, want string }{
+		{"GET /v1/x\u009b2J is not a request", `GET /v1/x\u009b2J is not a request`},
+		{"GET /\x1b]0;t\x07 is not", `GET /\x1b]0;t\a is not`},
+		{"GET /\x9b31m is not", `GET /\x9b31m is not`},
+		{"GET /\x7f\u0085 is not", `GET /\x7f\u0085 is not`},
+		{"GET /bücher is not", "GET /bücher is not"},
+		{"a" + strings.Repeat("é", 200), "a" + strings.Repeat("é", 119) + "…"},
+	} {
+		var tl Tally
+		tl.Wrap("s", &collect{}).Log(Entry{Status: 403, Refused: c.reason})
+		got := tl.Summary()
+		if !strings.Contains(got, "(1): "+c.want+"; the whole list") {
+			t.Errorf("reason %q: summary %q, want it to carry %q", c.reason, got, c.want)
+		}
+	}
+}

@@ -22,6 +22,10 @@ type SocketHost struct {
 	AisanHome string
 	// UID is the user's uid, for /run/user/UID.
 	UID int
+	// Writable are directories a box may write (the launch's worktree):
+	// a symbolic link there is the box's to point anywhere, so a path
+	// that goes through one is refused.
+	Writable []string
 }
 
 // RawSocketError is a raw relay's socket that aisan refuses to hand a
@@ -72,6 +76,9 @@ func CheckRawSocketID(name, socket string, h SocketHost) (string, uint64, uint64
 	refuse := func(what string) error {
 		return &RawSocketError{Name: name, Socket: socket, Real: real, What: what}
 	}
+	if l := boxLink(socket, h.Writable); l != "" {
+		return "", 0, 0, refuse("reached through the symbolic link " + l + ", which lies where a box writes and so may have been pointed at another socket by one; give the socket's own path")
+	}
 	for _, d := range forbiddenDirs(h) {
 		if under(real, d.path) {
 			return "", 0, 0, refuse(d.what)
@@ -91,6 +98,51 @@ func CheckRawSocketID(name, socket string, h SocketHost) (string, uint64, uint64
 		return "", 0, 0, fmt.Errorf("--egress %s=%s: cannot identify the socket", name, socket)
 	}
 	return real, uint64(st.Dev), st.Ino, nil
+}
+
+// boxLink is the first symbolic link that resolving p goes through
+// inside one of the writable directories, or "". p's directories are
+// resolved step by step, so a link is judged where it really lies.
+func boxLink(p string, writable []string) string {
+	if len(writable) == 0 {
+		return ""
+	}
+	var dirs []string
+	for _, w := range writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			dirs = append(dirs, filepath.Clean(r))
+		}
+	}
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return ""
+		}
+		p = wd + "/" + p // not cleaned: ".." is taken after the links before it
+	}
+	cur := "/"
+	for _, c := range strings.Split(p, "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		if fi, err := os.Lstat(next); err == nil && fi.Mode().Type() == fs.ModeSymlink {
+			for _, d := range dirs {
+				if under(next, d) {
+					return next
+				}
+			}
+			if r, err := filepath.EvalSymlinks(next); err == nil {
+				next = r
+			}
+		}
+		cur = next
+	}
+	return ""
 }
 
 // place is a path aisan refuses to relay, and what it is.

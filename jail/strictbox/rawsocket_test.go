@@ -88,3 +88,56 @@ func TestCheckRawSocket(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRawSocketBoxLink: a box writes its worktree, so a symbolic
+// link there is the box's to point at any socket of the user's (an
+// agent's, a container engine's) for the next launch that names the
+// path. A path that goes through such a link is refused, whether the
+// link is the socket's name, one of its directories, or lies past a
+// host link that leads into the worktree; the same socket named by its
+// own path, or a link outside the worktree, is relayed.
+func TestCheckRawSocketBoxLink(t *testing.T) {
+	repo := t.TempDir()
+	other := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(other, "agent.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	agent := filepath.Join(other, "agent.sock")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(repo, ".run"), 0o755))
+	must(os.Symlink(agent, filepath.Join(repo, ".run", "db.sock")))
+	must(os.Symlink(other, filepath.Join(repo, "dir")))
+	must(os.MkdirAll(filepath.Join(repo, "sub"), 0o755))
+	must(os.Symlink(filepath.Join(repo, ".run"), filepath.Join(other, "into-repo")))
+	must(os.Symlink(agent, filepath.Join(other, "host-link")))
+	h := SocketHost{Getenv: func(string) string { return "" }, AisanHome: filepath.Join(other, ".aisan"), UID: os.Getuid(), Writable: []string{repo}}
+	for _, tt := range []struct {
+		name, socket string
+		ok           bool
+	}{
+		{"a link in the worktree", filepath.Join(repo, ".run", "db.sock"), false},
+		{"a directory link in the worktree", filepath.Join(repo, "dir", "agent.sock"), false},
+		{"a host link into the worktree's link", filepath.Join(other, "into-repo", "db.sock"), false},
+		{"a link in the worktree, then ..", filepath.Join(repo, "dir") + "/../" + filepath.Base(other) + "/agent.sock", false},
+		{"the socket's own path", agent, true},
+		{"a link outside the worktree", filepath.Join(other, "host-link"), true},
+		{"through the worktree without a link", filepath.Join(repo, "sub") + "/../../" + filepath.Base(other) + "/agent.sock", true},
+	} {
+		got, err := CheckRawSocket("x", tt.socket, h)
+		switch {
+		case tt.ok && (err != nil || got != agent):
+			t.Errorf("%s: CheckRawSocket(%s) = %q, %v; want %s", tt.name, tt.socket, got, err, agent)
+		case !tt.ok && err == nil:
+			t.Errorf("%s: CheckRawSocket(%s) = %q; want a refusal", tt.name, tt.socket, got)
+		case !tt.ok && !strings.Contains(err.Error(), "where a box writes"):
+			t.Errorf("%s: error %q; want it to say the link lies where a box writes", tt.name, err)
+		}
+	}
+}
