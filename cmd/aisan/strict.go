@@ -85,23 +85,6 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 		if err != nil {
 			return nil, withHint(usageErr("%v", err), "aisan run --help lists the options")
 		}
-		if er.Socket != "" {
-			// A raw line to the user manager or a bus would hand the box
-			// the host; the box's relay uses the resolved path.
-			home, _ := slot.Home()
-			var writable []string
-			if cwd, err := os.Getwd(); err == nil {
-				if cwd, err = filepath.EvalSymlinks(cwd); err == nil {
-					// The box writes its worktree: a link there is its.
-					writable = append(writable, slot.WorktreeRoot(cwd))
-				}
-			}
-			real, dev, ino, err := strictbox.CheckRawSocketID(er.Name, er.Socket, strictbox.SocketHost{Getenv: os.Getenv, AisanHome: home, UID: os.Getuid(), Writable: writable})
-			if err != nil {
-				return nil, err
-			}
-			er.Socket, er.Dev, er.Ino = real, dev, ino
-		}
 		if er.TakesFile() {
 			// FILE as the user meant it: relative to where they are.
 			if abs, err := filepath.Abs(er.Param); err == nil {
@@ -153,6 +136,9 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 			allow = append(allow, e.Value)
 		}
 	}
+	if err := checkRawSockets(r); err != nil {
+		return nil, err
+	}
 	if len(allow) > 0 {
 		list, err := hostproxy.ParseList(allow)
 		if err != nil {
@@ -161,6 +147,40 @@ func (f *strictFlags) boxOptions(kind jail.Kind) (*strictbox.Options, error) {
 		r.AllowHosts = list.Strings()
 	}
 	return r, nil
+}
+
+// checkRawSockets checks each raw egress socket of r, once its bind
+// spec is read: a raw line to the user manager or a bus would hand the
+// box the host, and a path through a link in what the box writes (its
+// worktree, the spec's rw binds and caches) is the box's to re-point.
+// The box's relay uses the resolved path.
+func checkRawSockets(r *strictbox.Options) error {
+	home, _ := slot.Home()
+	var writable []string
+	if cwd, err := os.Getwd(); err == nil {
+		if cwd, err = filepath.EvalSymlinks(cwd); err == nil {
+			writable = append(writable, slot.WorktreeRoot(cwd))
+		}
+	}
+	for _, m := range r.Binds {
+		if m.Kind == jail.Bind {
+			writable = append(writable, m.Src)
+		}
+	}
+	for _, c := range r.Caches {
+		writable = append(writable, c.Path)
+	}
+	for i, er := range r.Egress {
+		if er.Socket == "" {
+			continue
+		}
+		real, dev, ino, err := strictbox.CheckRawSocketID(er.Name, er.Socket, strictbox.SocketHost{Getenv: os.Getenv, AisanHome: home, UID: os.Getuid(), Writable: writable})
+		if err != nil {
+			return err
+		}
+		r.Egress[i].Socket, r.Egress[i].Dev, r.Egress[i].Ino = real, dev, ino
+	}
+	return nil
 }
 
 // bindNames are the --binds values, each split at its commas: "go,node"
