@@ -3,10 +3,11 @@ package audit
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/aisan-dev/aisan/jail/shared/inert"
 )
 
 // Tally counts a launch's refused requests as they are logged, for the
@@ -74,7 +75,7 @@ func (t *Tally) Summary() string {
 	}
 	best = strings.TrimPrefix(best, "aisan strict mode refused this request: ")
 	best = strings.TrimPrefix(best, "aisan strict mode: ")
-	best = printable(best)
+	best = inert.Text(best) // what the box sent, on the user's terminal
 	if len(best) > 240 {
 		cut := 240
 		for cut > 0 && !utf8.RuneStart(best[cut]) {
@@ -87,26 +88,4 @@ func (t *Tally) Summary() string {
 		req = "request"
 	}
 	return fmt.Sprintf("strict mode refused %d %s of this box's; the commonest (%d): %s; the whole list: aisan logs --egress %s", t.n, req, bestN, best, t.slot)
-}
-
-// printable escapes what a terminal would act on in a reason, which may
-// carry what the box sent (a request path): C0 and C1 control
-// characters, DEL, and bytes that are not UTF-8. The line goes to the
-// user's terminal as it is.
-func printable(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/aisan-dev/aisan/jail/shared/inert"
 )
 
 // MarshalJSON flattens an entry into its record's fields plus "state" and,
@@ -142,34 +143,7 @@ func Age(d time.Duration) string {
 	}
 }
 
-// Printable escapes what a terminal would act on — control characters
-// (escape sequences, carriage returns, tabs that break the table), DEL,
-// C1 controls and invalid UTF-8 — so that a field of a record, which a
-// path or a hand-edited file may have filled, prints as inert text.
-func Printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
+// Printable escapes what a terminal would act on (see [inert.Text]), so
+// that a field of a record, which a path or a hand-edited file may have
+// filled, prints as inert text.
+func Printable(s string) string { return inert.Text(s) }
