@@ -1,0 +1,331 @@
+package projectrun
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// runner is how a program that runs a command line given in its words
+// is called (watch CMD, script -c CMD, nix-shell --run CMD): its options
+// whose value is the next word, those whose value is a command line it
+// runs, and what its other words are (see [walker.lineRunner]).
+type runner struct {
+	values, lines []string
+	// exec are its flags that make its words a command, not a line
+	// (watch -x); shell those that make them a line (entr -s).
+	exec, shell []string
+	// words is what the words after its options are: "line" (one
+	// command line, joined), "lines" (each a command line), "exec" (a
+	// command), "data" (none it runs), "parallel" (a command line up to
+	// :::, else each word after it).
+	words string
+	// files are the files it reads for what it runs when no word names
+	// them (nix-shell's shell.nix).
+	files []string
+}
+
+// lineRunners are the programs that run command lines their words give.
+var lineRunners = map[string]*runner{
+	"watch":  {values: []string{"-n", "--interval", "-q", "--equexit"}, exec: []string{"-x", "--exec"}, words: "line"},
+	"script": {values: []string{"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit"}, lines: []string{"-c", "--command"}, words: "data"},
+	"entr":   {shell: []string{"-s"}, words: "exec"},
+	"hyperfine": {values: []string{"-w", "--warmup", "-m", "--min-runs", "-M", "--max-runs", "-r", "--runs", "-S", "--shell", "-u", "--time-unit", "-n", "--command-name", "--export-asciidoc", "--export-csv", "--export-json", "--export-markdown", "--export-orgmode", "--style", "--sort", "--output", "--input", "-D", "--parameter-step-size"},
+		lines: []string{"-s", "--setup", "-p", "--prepare", "-c", "--cleanup", "--conclude"}, words: "lines"},
+	"nix-shell": {values: []string{"-I", "--include", "-A", "--attr", "-j", "--max-jobs", "--cores", "-o", "--out-link", "--arg", "--argstr", "--option"},
+		lines: []string{"--run", "--command"}, words: "data", files: []string{"shell.nix", "default.nix"}},
+	"parallel": {values: []string{"-j", "--jobs", "-P", "--max-procs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "--tmpdir", "--results", "--res", "-I", "--delay", "--timeout", "--retries", "-N", "-n", "--max-args", "-L", "--max-lines", "--colsep", "-C", "-d", "--delimiter", "-E", "--workdir", "--wd", "--env", "--tag-string", "--tagstring"}, words: "parallel"},
+	"sem":      {values: []string{"-j", "--jobs", "--id", "--semaphore-timeout", "--st"}, words: "line"},
+}
+
+// twoValues are the options of a runner whose value is the next two
+// words (nix-shell --arg NAME EXPR).
+var twoValues = []string{"--arg", "--argstr", "--option"}
+
+// lineRunner reads a call of a program of lineRunners (name; rest its
+// words after its name), run in dirs.
+func (w *walker) lineRunner(name string, rest []word, dirs []string, depth int) {
+	r := lineRunners[name]
+	words := r.words
+	line := func(a word, what string) {
+		if !a.ok {
+			w.unsure(dirs, name+" "+what+" runs a command line it does not set")
+			return
+		}
+		w.shell(a.s, dirs, depth+1)
+	}
+	i := 0
+	// named is set once a word names the file it reads (nix-shell
+	// FILE, or -p PKGS for none); data are its words that are data,
+	// among which its options go on (nix-shell dev.nix --run CMD).
+	named := false
+	var data []word
+	for ; i < len(rest); i++ {
+		a := rest[i]
+		if !a.ok || !strings.HasPrefix(a.s, "-") || a.s == "-" {
+			if words == "data" {
+				named = true
+				data = append(data, a)
+				continue
+			}
+			break
+		}
+		if a.s == "--" {
+			i++
+			break
+		}
+		opt, val, eq := strings.Cut(a.s, "=")
+		switch {
+		case slices.Contains(r.lines, opt) && (eq || i+1 < len(rest)):
+			v := lit(val)
+			if !eq {
+				i++
+				v = rest[i]
+			}
+			line(v, opt)
+			named = true
+		case slices.Contains(r.values, opt) && !eq && i+1 < len(rest):
+			if slices.Contains(twoValues, opt) {
+				i++
+			}
+			i++
+			if name == "parallel" && (opt == "-a" || opt == "--arg-file") {
+				w.arg(rest[i], dirs)
+			}
+		case opt == "-p" || opt == "--packages":
+			named = named || name == "nix-shell"
+		case slices.Contains(r.exec, a.s):
+			words = "exec"
+		case slices.Contains(r.shell, a.s):
+			words = "line"
+		}
+	}
+	rest = rest[min(i, len(rest)):]
+	switch words {
+	case "line":
+		var b []string
+		for _, a := range rest {
+			if !a.ok {
+				w.unsure(dirs, name+" runs a command line it does not set")
+				return
+			}
+			b = append(b, a.s)
+		}
+		if len(b) > 0 {
+			w.shell(strings.Join(b, " "), dirs, depth+1)
+		}
+	case "lines":
+		for _, a := range rest {
+			line(a, "")
+		}
+	case "exec":
+		w.exec(rest, dirs, depth+1)
+	case "parallel":
+		j := slices.IndexFunc(rest, func(a word) bool { return a.ok && strings.HasPrefix(a.s, ":::") })
+		if j < 0 {
+			j = len(rest)
+		}
+		cmd, args := rest[:j], rest[j:]
+		if len(cmd) > 0 {
+			w.lineRunner("sem", cmd, dirs, depth)
+			for _, a := range args {
+				if !a.ok || !strings.HasPrefix(a.s, ":::") {
+					w.quietArg(a, dirs)
+				}
+			}
+			return
+		}
+		for _, a := range args {
+			switch {
+			case a.ok && strings.HasPrefix(a.s, ":::"):
+			case a.ok:
+				line(a, ":::")
+			default:
+				w.unsure(dirs, name+" runs a command line it does not set")
+			}
+		}
+	default:
+		for _, a := range append(data, rest...) {
+			w.quietArg(a, dirs)
+		}
+		if !named {
+			for _, f := range r.files {
+				for _, d := range dirs {
+					w.files.add(f, d)
+				}
+			}
+		}
+	}
+}
+
+// direnvExec reads direnv exec DIR CMD...: the .envrc (or .env) direnv
+// finds from DIR upwards, which bash runs first, and the command, run in
+// DIR.
+func (w *walker) direnvExec(dir word, cmd []word, dirs []string, depth int) {
+	dirs = w.cd(dir, dirs)
+	for _, d := range dirs {
+		for dd := d; within(dd, w.root); dd = filepath.Dir(dd) {
+			found := false
+			for _, f := range []string{".envrc", ".env"} {
+				p := filepath.Join(dd, f)
+				w.files.add(p, dd)
+				w.progs.add(p, dd)
+				if !found && w.read(p) != nil {
+					found = true
+					if f == ".envrc" {
+						w.script(p, dd, depth, true)
+					}
+				}
+			}
+			if found || dd == w.root {
+				break
+			}
+		}
+	}
+	w.exec(cmd, dirs, depth+1)
+}
+
+// gitKeys are the keys of git's configuration whose value git runs (a
+// command line: a pager, an editor, a driver, a helper, a hook), a
+// directory it runs hooks or copies them from, or a file it reads for
+// more of its configuration; a * stands for a subsection.
+var gitKeys = map[string]string{
+	"core.pager": "line", "core.editor": "line", "sequence.editor": "line", "core.sshcommand": "line",
+	"core.fsmonitor": "line", "core.askpass": "line", "core.gitproxy": "line", "core.alternaterefscommand": "line",
+	"diff.external": "line", "gpg.program": "line", "gpg.*.program": "line", "gpg.ssh.defaultkeycommand": "line",
+	"interactive.difffilter": "line", "credential.helper": "line", "credential.*.helper": "line",
+	"pager.*": "line", "diff.*.textconv": "line", "diff.*.command": "line",
+	"filter.*.clean": "line", "filter.*.smudge": "line", "filter.*.process": "line", "merge.*.driver": "line",
+	"mergetool.*.cmd": "line", "difftool.*.cmd": "line", "browser.*.cmd": "line", "web.browser": "line",
+	"remote.*.receivepack": "line", "remote.*.uploadpack": "line",
+	"sendemail.tocmd": "line", "sendemail.cccmd": "line", "sendemail.sendmailcmd": "line",
+	"trailer.*.command": "line", "trailer.*.cmd": "line", "hook.*.command": "line", "uploadpack.packobjectshook": "line",
+	"alias.*":        "alias",
+	"core.hookspath": "dir", "init.templatedir": "dir",
+	"include.path": "file", "includeif.*.path": "file",
+}
+
+// gitKey is what git does with the value of key (see gitKeys), or "".
+func gitKey(key string) string {
+	first, rest, ok := strings.Cut(key, ".")
+	if !ok {
+		return ""
+	}
+	first = strings.ToLower(first)
+	last := rest
+	if i := strings.LastIndex(rest, "."); i >= 0 {
+		last = rest[i+1:]
+		if k := gitKeys[first+".*."+strings.ToLower(last)]; k != "" {
+			return k
+		}
+	}
+	if k := gitKeys[first+"."+strings.ToLower(rest)]; k != "" {
+		return k
+	}
+	if !strings.Contains(rest, ".") {
+		return gitKeys[first+".*"]
+	}
+	return ""
+}
+
+// gitValues are git's own options whose value is the next word.
+var gitValues = []string{"--git-dir", "--work-tree", "--namespace", "--exec-path", "--super-prefix", "--list-cmds", "--attr-source"}
+
+// git reads git's words: -C moves where it runs, and the configuration
+// -c and --config-env give it may name what it runs (see gitKeys); the
+// rest are data.
+func (w *walker) git(rest []word, dirs []string, depth int) {
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !a.ok || !strings.HasPrefix(a.s, "-") {
+			for _, x := range rest[i:] {
+				w.quietArg(x, dirs)
+			}
+			return
+		}
+		opt, val, eq := strings.Cut(a.s, "=")
+		switch {
+		case a.s == "-C" && i+1 < len(rest):
+			i++
+			dirs = w.cd(rest[i], dirs)
+		case a.s == "-c" && i+1 < len(rest):
+			i++
+			w.gitConfig(rest[i], dirs, depth)
+		case opt == "--config-env" && (eq || i+1 < len(rest)):
+			v := lit(val)
+			if !eq {
+				i++
+				v = rest[i]
+			}
+			// KEY=ENVVAR: the value is the variable's.
+			key, env, _ := strings.Cut(v.s, "=")
+			if x, known := w.vars[env]; v.ok && known {
+				w.gitConfig(lit(key+"="+x), dirs, depth)
+			} else if !v.ok || gitKey(key) != "" {
+				w.unsure(dirs, "git --config-env sets configuration from a variable it does not set")
+			}
+		case opt == "--exec-path" && eq:
+			// Where git finds its own commands (git-NAME).
+			w.holdDirs("--exec-path", w.cd(lit(val), dirs), dirs)
+		case slices.Contains(gitValues, a.s) && i+1 < len(rest):
+			i++
+			w.quietArg(rest[i], dirs)
+		}
+	}
+}
+
+// gitConfig reads one KEY=VALUE git -c is given, run in dirs: git runs
+// its commands and hooks from the top of the work tree, taken to be the
+// project's own directory, or from where it runs.
+func (w *walker) gitConfig(kv word, dirs []string, depth int) {
+	if !kv.ok {
+		w.unsure(dirs, "git -c sets configuration it does not set")
+		return
+	}
+	key, val, _ := strings.Cut(kv.s, "=")
+	at := union(dirs, []string{w.root})
+	switch gitKey(key) {
+	case "alias":
+		if cmd, ok := strings.CutPrefix(val, "!"); ok {
+			w.shell(cmd, at, depth+1)
+			return
+		}
+		// An alias of git's own words, which may set more.
+		if words, ok := w.splitWords(val); ok && depth < maxDepth {
+			w.git(words, dirs, depth+1)
+		}
+	case "line":
+		w.shell(strings.TrimPrefix(val, "!"), at, depth+1)
+	case "dir":
+		w.holdDirs(strings.ToLower(key), w.cd(lit(val), at), at)
+	case "file":
+		for _, d := range at {
+			w.files.add(val, d)
+		}
+	default:
+		w.envVar(key, lit(val), dirs, depth)
+	}
+}
+
+// holdDirs holds each of ds (directories git runs programs from, as
+// the configuration key says) whole, as far as they lie in the project;
+// the project's own directory is not held whole, and the launch says so.
+func (w *walker) holdDirs(key string, ds, dirs []string) {
+	for _, d := range ds {
+		if d == w.root {
+			// Its hooks, by name, at least.
+			var hooks []string
+			if key == "core.hookspath" || key == "init.templatedir" {
+				hooks = gitHooks
+			}
+			w.unsure(dirs, "git runs programs from the directory "+key+" names, here the project's own directory", hooks...)
+		} else if within(d, w.root) {
+			w.dirs.add(d, d)
+		}
+	}
+}
+
+// gitHooks are the names of the hooks git runs.
+var gitHooks = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
+	"pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update", "reference-transaction",
+	"push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit", "post-index-change"}
