@@ -2,6 +2,7 @@ package projectrun
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -329,3 +330,133 @@ func (w *walker) holdDirs(key string, ds, dirs []string) {
 var gitHooks = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
 	"pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update", "reference-transaction",
 	"push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit", "post-index-change"}
+
+// pytestConfig are the files pytest reads its configuration (addopts,
+// the plugins it loads, pythonpath) from, and its conftest.py, which
+// it runs: in the directory it runs in and each above it.
+var pytestConfig = []string{"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", "conftest.py"}
+
+// pytestValues are pytest's options whose value is the next word.
+var pytestValues = []string{"-k", "-m", "--deselect", "--ignore", "--ignore-glob", "--junitxml", "--junit-xml", "--basetemp", "--rootdir", "--confcutdir", "-o", "--override-ini",
+	"--tb", "--log-level", "--log-file", "--durations", "--maxfail", "--import-mode", "-W", "--pythonwarnings", "--cov", "--cov-report", "-n", "--numprocesses", "--capture", "--color"}
+
+// pytestPlugin are the plugins -p names in a configuration's text.
+var pytestPlugin = regexp.MustCompile(`(?:^|[\s"'\[,=])-p\s*["']?([A-Za-z_][\w.]*)`)
+
+// pytestPaths are the directories a configuration's pythonpath puts on
+// the module path.
+var pytestPaths = regexp.MustCompile(`(?m)^\s*pythonpath\s*=\s*(.*)$`)
+
+// pytest reads pytest's words (run in dirs): the configuration and the
+// conftest.py it finds from where it runs upwards, the plugins -p (or
+// the configuration's addopts) names, and what it collects tests from:
+// a conftest.py of each directory it collects from runs too, so a
+// directory it collects from is held whole (the project's own, which
+// cannot be, is said).
+func (w *walker) pytest(rest []word, dirs []string, depth int) {
+	plugin := func(name string, at []string) {
+		if name == "" || strings.HasPrefix(name, "no:") {
+			return
+		}
+		w.module("python", lit(name), nil, at)
+		rel := filepath.FromSlash(strings.ReplaceAll(name, ".", "/"))
+		for _, d := range at {
+			w.files.add(filepath.Join(rel, "__init__.py"), d)
+		}
+	}
+	paths := 0
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !a.ok {
+			w.quiet(a, dirs)
+			continue
+		}
+		opt, _, eq := strings.Cut(a.s, "=")
+		switch {
+		case a.s == "-p" && i+1 < len(rest):
+			i++
+			if rest[i].ok {
+				plugin(rest[i].s, dirs)
+			} else {
+				w.unknown(rest[i], dirs)
+			}
+		case strings.HasPrefix(a.s, "-p") && !strings.HasPrefix(a.s, "--"):
+			plugin(a.s[2:], dirs)
+		case (a.s == "-c" || a.s == "--config-file") && i+1 < len(rest):
+			i++
+			w.arg(rest[i], dirs)
+		case slices.Contains(pytestValues, opt) && !eq && i+1 < len(rest):
+			i++
+		case strings.HasPrefix(a.s, "-"):
+		default:
+			paths++
+			p, _, _ := strings.Cut(a.s, "::")
+			for _, d := range dirs {
+				t := filepath.Clean(filepath.Join(d, p))
+				if filepath.IsAbs(p) {
+					t = filepath.Clean(p)
+				}
+				w.files.add(t, d)
+				if strings.HasSuffix(t, ".py") {
+					t = filepath.Dir(t)
+				}
+				w.collects(t)
+				// The conftest.py of each directory above it, too.
+				for dd := filepath.Dir(t); within(dd, w.root) && dd != w.root && dd != d; dd = filepath.Dir(dd) {
+					c := filepath.Join(dd, "conftest.py")
+					w.files.add(c, dd)
+					w.progs.add(c, dd)
+					if w.read(c) != nil {
+						w.climbFrom("python", c, dd, depth)
+					}
+				}
+			}
+		}
+	}
+	for _, d := range dirs {
+		if paths == 0 {
+			w.collects(d)
+		}
+		for dd := d; within(dd, w.root); dd = filepath.Dir(dd) {
+			for _, f := range pytestConfig {
+				p := filepath.Join(dd, f)
+				w.files.add(p, dd)
+				data := w.read(p)
+				if data == nil {
+					continue
+				}
+				if f == "conftest.py" {
+					w.progs.add(p, dd)
+					w.climbFrom("python", p, dd, depth)
+					continue
+				}
+				for _, m := range pytestPlugin.FindAllStringSubmatch(string(data), -1) {
+					plugin(m[1], []string{dd})
+				}
+				for _, m := range pytestPaths.FindAllStringSubmatch(string(data), -1) {
+					for _, x := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ' ' || r == ',' || r == '"' || r == '\'' || r == '[' || r == ']' }) {
+						w.loadsFrom("python", w.cd(lit(x), []string{dd}))
+					}
+				}
+			}
+			if dd == w.root {
+				break
+			}
+		}
+	}
+}
+
+// collects holds the directory pytest collects tests from (and runs
+// each conftest.py of) whole; the project's own directory cannot be,
+// and the launch says so.
+func (w *walker) collects(d string) {
+	switch {
+	case d == w.root:
+		w.unsure([]string{w.root}, "pytest collects tests, and runs the conftest.py of each directory it collects them from, under the project's own directory", "conftest.py")
+		for _, t := range []string{"tests", "test"} {
+			w.dirs.add(filepath.Join(w.root, t), w.root)
+		}
+	case within(d, w.root):
+		w.dirs.add(d, d)
+	}
+}

@@ -846,6 +846,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	case name == "direnv" && len(rest) > 1 && rest[0].ok && rest[0].s == "exec":
 		w.direnvExec(rest[1], rest[2:], dirs, depth)
 		return dirs
+	case (name == "pytest" || name == "py.test") && !w.own(prog, dirs):
+		w.pytest(rest, dirs, depth)
+		return dirs
 	case name == "git" && !w.own(prog, dirs):
 		w.git(rest, dirs, depth)
 		return dirs
@@ -1031,8 +1034,12 @@ func (w *walker) module(name string, m word, after []word, dirs []string) {
 			ds = union(ds, []string{filepath.Join(d, pkg)})
 		}
 	}
-	for _, x := range after {
-		w.quietArg(x, dirs)
+	if m.s == "pytest" || m.s == "py.test" {
+		w.pytest(after, dirs, 0)
+	} else {
+		for _, x := range after {
+			w.quietArg(x, dirs)
+		}
 	}
 	w.loadsFrom(name, ds)
 }
