@@ -239,6 +239,9 @@ func (w *walker) git(rest []word, dirs []string, depth int) {
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if !a.ok || !strings.HasPrefix(a.s, "-") {
+			if a.ok && a.s == "config" {
+				w.gitSet(rest[i+1:], dirs, depth)
+			}
 			for _, x := range rest[i:] {
 				w.quietArg(x, dirs)
 			}
@@ -273,6 +276,39 @@ func (w *walker) git(rest []word, dirs []string, depth int) {
 			w.quietArg(rest[i], dirs)
 		}
 	}
+}
+
+// gitSet reads git config [options] KEY VALUE (or git config set KEY
+// VALUE): what it sets the git commands after it run, as -c does.
+func (w *walker) gitSet(rest []word, dirs []string, depth int) {
+	var kv []word
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a.ok && (a.s == "-f" || a.s == "--file" || a.s == "--blob" || a.s == "--type" || a.s == "--default" || a.s == "--comment" || a.s == "--value") && i+1 < len(rest):
+			i++
+		case a.ok && strings.HasPrefix(a.s, "-"):
+			if a.s == "--get" || a.s == "--get-all" || a.s == "--unset" || a.s == "--unset-all" || a.s == "-l" || a.s == "--list" || a.s == "--get-regexp" {
+				return
+			}
+		case a.ok && len(kv) == 0 && (a.s == "set" || a.s == "get" || a.s == "unset" || a.s == "list"):
+			if a.s != "set" {
+				return
+			}
+		default:
+			kv = append(kv, a)
+		}
+	}
+	if len(kv) < 2 {
+		return
+	}
+	if !kv[0].ok || !kv[1].ok {
+		if !kv[0].ok || gitKey(kv[0].s) != "" {
+			w.unsure(dirs, "git config sets configuration it does not set")
+		}
+		return
+	}
+	w.gitConfig(lit(kv[0].s+"="+kv[1].s), dirs, depth)
 }
 
 // gitConfig reads one KEY=VALUE git -c is given, run in dirs: git runs
