@@ -170,7 +170,9 @@ func (w *walker) direnvExec(dir word, cmd []word, dirs []string, depth int) {
 			for _, f := range []string{".envrc", ".env"} {
 				p := filepath.Join(dd, f)
 				w.files.add(p, dd)
-				w.progs.add(p, dd)
+				if f == ".envrc" {
+					w.progs.add(p, dd)
+				}
 				if !found && w.read(p) != nil {
 					found = true
 					if f == ".envrc" {
