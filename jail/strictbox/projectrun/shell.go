@@ -588,7 +588,7 @@ var wrapperArgs = map[string]int{"flock": 1, "taskset": 1, "chrt": 1, "setarch":
 var wrapperChdir = map[string][]string{"sudo": {"-D", "--chdir"}, "unshare": {"-w", "--wd"}, "systemd-run": {"--working-directory"}}
 
 // wrapperShell are the options of wrappers whose value is a shell
-// command line they run (flock -c, su -c).
+// command line they run (flock -c, runuser -c).
 var wrapperShell = map[string][]string{
 	"flock": {"-c", "--command"}, "runuser": {"-c", "--command"},
 }
