@@ -45,6 +45,8 @@ func TestIndirect(t *testing.T) {
 		"/r/tools/loop.sh":    "#!/bin/sh\n./tools/loop.sh\n",
 		"/r/hooks/wrap.sh":    "#!/bin/sh\n./hooks/inner.sh\n",
 		"/r/sub/.envrc":       "source_env ../lib.sh\n./hooks/envrc.sh\n",
+		"/r/git/extra.cfg":    "# more\n[core]\n\tfsmonitor = \"./hooks/fsm.sh\"\n[include]\n\tpath = more.cfg\n",
+		"/r/git/more.cfg":     "[alias]\n\tm = !sh ./hooks/m.sh\n[diff \"x\"]\n\ttextconv = ./hooks/tc.sh\n",
 	}
 	for _, tt := range []struct {
 		name, path, data string
@@ -121,6 +123,10 @@ func TestIndirect(t *testing.T) {
 			[]string{"/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/x", "/r/commit", "/r/pg.sh", "/r/log", "/r/tools/d.sh", "/r/diff", "/r/sub/commit", "/r/sub/y", "/r/ssh.sh", "/r/status",
 				"/r/config", "/r/core.hooksPath", "/r/gh2", "/r/core.pager", "/r/z.sh", "/r/set", "/r/alias.z", "/r/!./z.sh"},
 			[]string{"/r/githooks", "/r/sub/h2", "/r/h2", "/r/gx", "/r/gh2"}, nil},
+		{"git's configuration from files it includes and from the environment", "/r/.claude/settings.json",
+			hook(`git -c include.path=git/extra.cfg status; GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=gh git commit; env GIT_CONFIG_PARAMETERS="'core.pager'='./pg.sh'" git log`),
+			[]string{"/r/git/extra.cfg", "/r/git/hooks/fsm.sh", "/r/hooks/fsm.sh", "/r/git/more.cfg", "/r/git/hooks/m.sh", "/r/hooks/m.sh", "/r/git/hooks/tc.sh", "/r/hooks/tc.sh", "/r/more.cfg", "/r/status", "/r/commit", "/r/pg.sh", "/r/log"},
+			[]string{"/r/gh"}, nil},
 		{"a program of the project named as a wrapper is held; what git or watch cannot tell is said", "/r/.claude/settings.json",
 			hook(`./tools/timeout 5 ./x.sh; watch "$X"; git -c "$Y" log; git -c core.hooksPath=. commit`),
 			append(append([]string{"/r/tools/timeout", "/r/5", "/r/x.sh", "/r/log"}, under("/r", gitHooks)...), "/r/commit"), nil,

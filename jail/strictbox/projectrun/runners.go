@@ -339,7 +339,12 @@ func (w *walker) gitConfig(kv word, dirs []string, depth int) {
 		w.holdDirs(strings.ToLower(key), w.cd(lit(val), at), at)
 	case "file":
 		for _, d := range at {
-			w.files.add(val, d)
+			p := val
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(d, p)
+			}
+			w.files.add(p, d)
+			w.gitFile(filepath.Clean(p), depth)
 		}
 	default:
 		w.envVar(key, lit(val), dirs, depth)
@@ -497,4 +502,79 @@ func (w *walker) collects(d string) {
 	case within(d, w.root):
 		w.dirs.add(d, d)
 	}
+}
+
+// gitFile reads a git configuration file another includes (at p) for
+// what its keys name, as -c's are read; a path it includes is relative
+// to it.
+func (w *walker) gitFile(p string, depth int) {
+	data := w.read(p)
+	if data == nil || depth > maxDepth {
+		return
+	}
+	section := ""
+	for line := range strings.SplitSeq(string(data), "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "[") {
+			end := strings.IndexByte(l, ']')
+			if end < 0 {
+				continue
+			}
+			name, sub, ok := strings.Cut(l[1:end], " ")
+			section = name
+			if ok {
+				section += "." + strings.Trim(strings.TrimSpace(sub), `"`)
+			}
+			l = strings.TrimSpace(l[end+1:])
+		}
+		if l == "" || l[0] == '#' || l[0] == ';' || section == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(l, "=")
+		v = strings.TrimSpace(v)
+		if uq := strings.Trim(v, `"`); len(uq) == len(v)-2 {
+			v = uq
+		}
+		w.gitConfig(lit(section+"."+strings.TrimSpace(k)+"="+v), []string{filepath.Dir(p)}, depth+1)
+	}
+}
+
+// gitEnv reads a variable of the environment that gives git its
+// configuration (GIT_CONFIG_KEY_n with GIT_CONFIG_VALUE_n, or
+// GIT_CONFIG_PARAMETERS), as -c's are read, and reports whether name is
+// one.
+func (w *walker) gitEnv(name string, v word, dirs []string, depth int) bool {
+	if name == "GIT_CONFIG_PARAMETERS" {
+		words, ok := w.splitWords(v.s)
+		if !v.ok || !ok {
+			w.unsure(dirs, "GIT_CONFIG_PARAMETERS gives git configuration it does not set")
+			return true
+		}
+		for _, x := range words {
+			w.gitConfig(x, dirs, depth)
+		}
+		return true
+	}
+	i := 0
+	n, ok := strings.CutPrefix(name, "GIT_CONFIG_KEY_")
+	if !ok {
+		if n, ok = strings.CutPrefix(name, "GIT_CONFIG_VALUE_"); !ok {
+			return false
+		}
+		i = 1
+	}
+	if !v.ok {
+		w.unsure(dirs, name+" gives git configuration it does not set")
+		return true
+	}
+	if w.gitVars == nil {
+		w.gitVars = map[string][2]*string{}
+	}
+	kv := w.gitVars[n]
+	kv[i] = &v.s
+	w.gitVars[n] = kv
+	if kv[0] != nil && kv[1] != nil {
+		w.gitConfig(lit(*kv[0]+"="+*kv[1]), dirs, depth)
+	}
+	return true
 }

@@ -92,8 +92,10 @@ type walker struct {
 	// rootList is the listing of the project's own directory and its
 	// __pycache__, for [walker.pyPath0].
 	rootList *[2][]string
-	read     Reader
-	list     func(dir string) []string
+	// gitVars are the GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n set, by n.
+	gitVars map[string][2]*string
+	read    Reader
+	list    func(dir string) []string
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
@@ -1601,6 +1603,9 @@ var envFiles = map[string]string{
 // names is held, and the files of envFiles are followed as its program
 // reads them.
 func (w *walker) envVar(name string, v word, dirs []string, depth int) {
+	if w.gitEnv(name, v, dirs, depth) {
+		return
+	}
 	if !v.ok {
 		if envFiles[name] != "" {
 			w.unknown(v, dirs)
