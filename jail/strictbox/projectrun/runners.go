@@ -273,6 +273,18 @@ func (w *walker) git(rest []word, dirs []string, depth int) {
 		case opt == "--exec-path" && eq:
 			// Where git finds its own commands (git-NAME).
 			w.holdDirs("--exec-path", w.cd(lit(val), dirs), dirs)
+		case opt == "--git-dir" && (eq || i+1 < len(rest)):
+			// Its config and hooks say what git runs.
+			v := lit(val)
+			if !eq {
+				i++
+				v = rest[i]
+			}
+			if !v.ok {
+				w.unknown(v, dirs)
+			} else {
+				w.holdDirs("--git-dir", w.cd(v, dirs), dirs)
+			}
 		case slices.Contains(gitValues, a.s) && i+1 < len(rest):
 			i++
 			w.quietArg(rest[i], dirs)

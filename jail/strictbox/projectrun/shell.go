@@ -1595,7 +1595,7 @@ var envFiles = map[string]string{
 	// and the directories git runs its commands and hooks from.
 	"GIT_PAGER": "line", "GIT_EDITOR": "line", "GIT_SEQUENCE_EDITOR": "line", "GIT_SSH_COMMAND": "line", "GIT_SSH": "line",
 	"GIT_EXTERNAL_DIFF": "line", "GIT_ASKPASS": "line", "SSH_ASKPASS": "line", "PAGER": "line", "EDITOR": "line", "VISUAL": "line",
-	"GIT_EXEC_PATH": "gitdir", "GIT_TEMPLATE_DIR": "gitdir",
+	"GIT_EXEC_PATH": "gitdir", "GIT_TEMPLATE_DIR": "gitdir", "GIT_DIR": "gitdir",
 }
 
 // envVar reads a variable (name, value v) set for a command run in
