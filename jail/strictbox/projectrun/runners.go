@@ -76,6 +76,10 @@ func (w *walker) lineRunner(name string, rest []word, dirs []string, depth int) 
 			break
 		}
 		opt, val, eq := strings.Cut(a.s, "=")
+		if len(a.s) > 2 && a.s[1] != '-' && !eq && slices.Contains(r.lines, "-"+a.s[len(a.s)-1:]) {
+			// The option last of a group of one-letter ones (-qc).
+			opt = "-" + a.s[len(a.s)-1:]
+		}
 		switch {
 		case slices.Contains(r.lines, opt) && (eq || i+1 < len(rest)):
 			v := lit(val)
