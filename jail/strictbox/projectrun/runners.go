@@ -413,8 +413,19 @@ var pytestPaths = regexp.MustCompile(`(?m)^\s*pythonpath\s*=\s*(.*)$`)
 // directory it collects from is held whole (the project's own, which
 // cannot be, is said).
 func (w *walker) pytest(rest []word, dirs []string, depth int) {
+	if w.pytestRead == nil {
+		w.pytestRead = map[string]bool{}
+	}
+	// once reports whether key is new to this walker's pytest calls.
+	once := func(key string) bool {
+		if w.pytestRead[key] {
+			return false
+		}
+		w.pytestRead[key] = true
+		return true
+	}
 	plugin := func(name string, at []string) {
-		if name == "" || strings.HasPrefix(name, "no:") {
+		if name == "" || strings.HasPrefix(name, "no:") || !once("-p "+name+" in "+strings.Join(at, ":")) {
 			return
 		}
 		w.module("python", lit(name), nil, at)
@@ -476,7 +487,7 @@ func (w *walker) pytest(rest []word, dirs []string, depth int) {
 		if paths == 0 {
 			w.collects(d)
 		}
-		for dd := d; within(dd, w.root); dd = filepath.Dir(dd) {
+		for dd := d; within(dd, w.root) && once(dd); dd = filepath.Dir(dd) {
 			for _, f := range pytestConfig {
 				p := filepath.Join(dd, f)
 				w.files.add(p, dd)
@@ -524,8 +535,15 @@ func (w *walker) collects(d string) {
 // what its keys name, as -c's are read; a path it includes is relative
 // to it.
 func (w *walker) gitFile(p string, depth int) {
+	if w.gitFiles[p] || depth > maxDepth {
+		return
+	}
+	if w.gitFiles == nil {
+		w.gitFiles = map[string]bool{}
+	}
+	w.gitFiles[p] = true
 	data := w.read(p)
-	if data == nil || depth > maxDepth {
+	if data == nil {
 		return
 	}
 	section := ""

@@ -94,8 +94,13 @@ type walker struct {
 	rootList *[2][]string
 	// gitVars are the GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n set, by n.
 	gitVars map[string][2]*string
-	read    Reader
-	list    func(dir string) []string
+	// gitFiles are the git configuration files read already.
+	gitFiles map[string]bool
+	// pytestRead are the directories whose pytest configuration, and
+	// the plugins, read already.
+	pytestRead map[string]bool
+	read       Reader
+	list       func(dir string) []string
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
