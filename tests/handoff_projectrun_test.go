@@ -613,3 +613,65 @@ func TestHandoffClaudeHookStdinScripts(t *testing.T) {
 	r, pwned := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"hooks/f2.sh", "hooks/s2.sh", "hooks/p2.sh"}, []string{pwned + ".f2"})
 }
+
+// TestHandoffClaudeHookRunners: the project's hooks run their scripts
+// through programs that run the rest of their words as a command
+// (flock with its lock, ionice and taskset with theirs, script -c with
+// a command line), and through git's configuration given with -c: a
+// shell alias, an fsmonitor hook git status runs, and a hooks directory;
+// an fsmonitor hook a configuration file include.path names sets, and an
+// alias GIT_CONFIG_KEY_0 and GIT_CONFIG_VALUE_0 set; and a script of the
+// project's own named as a wrapper (./hooks/nice).
+// The box leaves the settings and the named scripts alone and rewrites
+// what each hook reaches. The user's next 'claude -p' on the host must
+// run none of it.
+func TestHandoffClaudeHookRunners(t *testing.T) {
+	h := newHostClaude(t, "git", "flock", "ionice", "taskset", "script")
+	repo, env := h.repo, h.env
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`flock -w 30 . ./hooks/fl.sh`),
+			cmd(`ionice -c 3 taskset 0x1 ./hooks/io.sh`),
+			cmd(`script -q -c './hooks/sc.sh' /dev/null </dev/null`),
+			cmd(`git -c alias.check='!./hooks/al.sh' check`),
+			cmd(`git -c core.fsmonitor=./hooks/fsm.sh status >/dev/null 2>&1`),
+			cmd(`git -c core.hooksPath=githooks hook run pre-commit`),
+			cmd(`./hooks/nice true`),
+			cmd(`git -c include.path="$CLAUDE_PROJECT_DIR"/git/extra.cfg status >/dev/null 2>&1`),
+			cmd(`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.ev GIT_CONFIG_VALUE_0='!./hooks/ev.sh' git ev`),
+		}}},
+	}})
+	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
+	writeFile(t, filepath.Join(repo, "git", "extra.cfg"), "[core]\n\tfsmonitor = ./hooks/inc.sh\n")
+	for _, n := range []string{"fl", "io", "sc"} {
+		writeFile(t, filepath.Join(repo, "hooks", n+".sh"), "#!/bin/sh\n./hooks/"+n+"2.sh\n")
+		os.Chmod(filepath.Join(repo, "hooks", n+".sh"), 0o755)
+	}
+	// mods are the scripts the hooks reach, each touching its mark.
+	mods := func(pwned string) map[string]string {
+		m := map[string]string{}
+		for f, mark := range map[string]string{"hooks/fl2.sh": "fl2", "hooks/io2.sh": "io2", "hooks/sc2.sh": "sc2", "hooks/al.sh": "al", "hooks/fsm.sh": "fsm", "githooks/pre-commit": "pc", "hooks/nice": "nice", "hooks/inc.sh": "inc", "hooks/ev.sh": "ev"} {
+			m[f] = "#!/bin/sh\nexit 0\n"
+			if pwned != "" {
+				m[f] = "#!/bin/sh\ntouch " + pwned + "." + mark + "\n"
+			}
+		}
+		return m
+	}
+	h.write(t, mods(""))
+	for f := range mods("") {
+		os.Chmod(filepath.Join(repo, f), 0o755)
+	}
+	h.commitAndTrust(t, "hooks")
+	marks := func(pwned string) []string {
+		var out []string
+		for _, m := range []string{"fl2", "io2", "sc2", "al", "fsm", "pc", "nice", "inc", "ev"} {
+			out = append(out, pwned+"."+m)
+		}
+		return out
+	}
+	r, pwned := h.handOff(t, mods, marks, 0)
+	// The held line names six, the review all.
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"githooks/pre-commit", "hooks/al.sh", "hooks/ev.sh", "hooks/fl2.sh", "hooks/fsm.sh", "hooks/inc.sh"}, []string{"hooks/io2.sh", "hooks/nice", "hooks/sc2.sh", pwned + ".al"})
+}

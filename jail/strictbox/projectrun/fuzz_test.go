@@ -18,6 +18,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"tasks":{"tasks":[{"label":"a","dependsOn":["b",{"task":"c"}],"runOptions":{"runOn":"folderOpen"}},{"label":"b","type":"npm","script":"w","path":"web"},{"label":"c","command":"x","options":{"cwd":"${env:X}"}}]}}`))
 	f.Add([]byte("[hooks]\nStop = [{hooks = [{type = \"command\", command = \"./h.sh\"}]}]\n"))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"go run ./cmd/x && go test ./... && cargo run --bin b && uv run -m a.b && poetry run h && npx tsx s.ts && deno task t && bun run x.ts"}]}]}}`))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"flock -w 5 . -c './a; git -c alias.x=\"!./b\" x' && script -qc ./c /dev/null && watch -x ./d && parallel ./e ::: 1 && direnv exec s ./f && pytest -p g t/h.py && GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=i git -c include.path=j.cfg status"}]}]}}`))
 	f.Add([]byte("module example.com/m\n\nimport (\n\t\"example.com/m/internal/u\"\n)\n[package]\nbuild = \"b.rs\"\n[workspace]\nmembers = [\"a/*\"]\n"))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json": ClaudeSettings,

@@ -24,6 +24,15 @@ func hook(cmd string) string {
 	return string(b)
 }
 
+// under is each of names in dir.
+func under(dir string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, dir+"/"+n)
+	}
+	return out
+}
+
 func TestIndirect(t *testing.T) {
 	project := files{
 		"/r/package.json":     `{"scripts": {"prelint": "./pre.sh", "lint": "cd tools && eslint . && ./lint.sh", "postlint": "node post.js"}}`,
@@ -35,6 +44,9 @@ func TestIndirect(t *testing.T) {
 		"/r/tools/fmt.sh":     "#!/bin/sh\nexec python3 tools/fmt.py \"$@\"\n",
 		"/r/tools/loop.sh":    "#!/bin/sh\n./tools/loop.sh\n",
 		"/r/hooks/wrap.sh":    "#!/bin/sh\n./hooks/inner.sh\n",
+		"/r/sub/.envrc":       "source_env ../lib.sh\n./hooks/envrc.sh\n",
+		"/r/git/extra.cfg":    "# more\n[core]\n\tfsmonitor = \"./hooks/fsm.sh\"\n[include]\n\tpath = more.cfg\n",
+		"/r/git/more.cfg":     "[alias]\n\tm = !sh ./hooks/m.sh\n[diff \"x\"]\n\ttextconv = ./hooks/tc.sh\n",
 	}
 	for _, tt := range []struct {
 		name, path, data string
@@ -99,6 +111,26 @@ func TestIndirect(t *testing.T) {
 			hook(`find . -name '*.go' -exec ./hooks/wrap.sh {} \; -execdir ./d.sh {} +; bash < hooks/wrap.sh; cat tools/fmt.sh | sh -s -- x; bash -c ./x.sh < in.txt`),
 			[]string{"/r", "/r/*.go", "/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/{}", "/r/d.sh", "/r/tools/fmt.sh", "/r/x", "/r/tools/fmt.py", "/r/in.txt", "/r/x.sh"}, []string{"/r/tools"},
 			[]string{"find -execdir runs its command in the directory of each file"}},
+		{"programs that run the rest of their words: the script after their options and words is read", "/r/.claude/settings.json",
+			hook(`flock -w 5 /tmp/l ./hooks/wrap.sh; ionice -c 3 taskset 0x1 chrt 0 ./a.sh; flock "$L" -c './b.sh x'; strace -o /tmp/t -f ./c.sh; systemd-run --user -d sudo -D tools ./d.sh`),
+			[]string{"/tmp/l", "/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/0x1", "/r/0", "/r/a.sh", "/r/b.sh", "/r/x", "/r/c.sh", "/r/tools/d.sh"}, nil, nil},
+		{"programs that run command lines their words give", "/r/.claude/settings.json",
+			hook(`watch -n 1 ./hooks/wrap.sh; script -q -c 'sh tools/s.sh' /dev/null; script -qfc ./sq.sh /dev/null; nix-shell dev.nix --run ./n.sh; nix-shell -p hello --run true; nix-shell; parallel ./p.sh ::: a b; parallel ::: ./q.sh; direnv exec sub ./e.sh; entr -s './en.sh'`),
+			[]string{"/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/tools/s.sh", "/dev/null", "/r/sq.sh", "/r/n.sh", "/r/dev.nix", "/r/hello", "/r/shell.nix", "/r/default.nix", "/r/p.sh", "/r/a", "/r/b", "/r/q.sh",
+				"/r/sub/.envrc", "/r/lib.sh", "/r/sub/hooks/envrc.sh", "/r/sub/.env", "/r/sub/e.sh", "/r/en.sh"}, nil, nil},
+		{"git's configuration names what it runs", "/r/.claude/settings.json",
+			hook(`git -c alias.x='!./hooks/wrap.sh' x; git -c core.hooksPath=githooks commit; git -c core.pager='./pg.sh' log; git -c diff.external=tools/d.sh diff; git -C sub -c alias.y='-c core.hooksPath=h2 commit' y; GIT_SSH_COMMAND='sh ./ssh.sh' git --exec-path=gx status; git config --local core.hooksPath gh2 && git config core.pager; git config set alias.z '!./z.sh'`),
+			[]string{"/r/hooks/wrap.sh", "/r/hooks/inner.sh", "/r/x", "/r/commit", "/r/pg.sh", "/r/log", "/r/tools/d.sh", "/r/diff", "/r/sub/commit", "/r/sub/y", "/r/ssh.sh", "/r/status",
+				"/r/config", "/r/core.hooksPath", "/r/gh2", "/r/core.pager", "/r/z.sh", "/r/set", "/r/alias.z", "/r/!./z.sh"},
+			[]string{"/r/githooks", "/r/sub/h2", "/r/h2", "/r/gx", "/r/gh2"}, nil},
+		{"git's configuration from files it includes and from the environment", "/r/.claude/settings.json",
+			hook(`git -c include.path=git/extra.cfg status; GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=gh git commit; env GIT_CONFIG_PARAMETERS="'core.pager'='./pg.sh'" git log; git --git-dir=meta.git status; GIT_DIR=other git status`),
+			[]string{"/r/git/extra.cfg", "/r/git/hooks/fsm.sh", "/r/hooks/fsm.sh", "/r/git/more.cfg", "/r/git/hooks/m.sh", "/r/hooks/m.sh", "/r/git/hooks/tc.sh", "/r/hooks/tc.sh", "/r/more.cfg", "/r/status", "/r/commit", "/r/pg.sh", "/r/log"},
+			[]string{"/r/gh", "/r/meta.git", "/r/other"}, nil},
+		{"a program of the project named as a wrapper is held; what git or watch cannot tell is said", "/r/.claude/settings.json",
+			hook(`./tools/timeout 5 ./x.sh; watch "$X"; git -c "$Y" log; git -c core.hooksPath=. commit`),
+			append(append([]string{"/r/tools/timeout", "/r/5", "/r/x.sh", "/r/log"}, under("/r", gitHooks)...), "/r/commit"), nil,
+			[]string{"watch runs a command line it does not set", "git -c sets configuration it does not set", "core.hookspath names, here the project's own directory); held for review instead: applypatch-msg"}},
 		{"an environment's file it does not set", "/r/.claude/settings.json",
 			hook(`BASH_ENV="$X" bash -c true`),
 			nil, nil, []string{"a word holds a variable"}},

@@ -92,8 +92,15 @@ type walker struct {
 	// rootList is the listing of the project's own directory and its
 	// __pycache__, for [walker.pyPath0].
 	rootList *[2][]string
-	read     Reader
-	list     func(dir string) []string
+	// gitVars are the GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n set, by n.
+	gitVars map[string][2]*string
+	// gitFiles are the git configuration files read already.
+	gitFiles map[string]bool
+	// pytestRead are the directories whose pytest configuration, and
+	// the plugins, read already.
+	pytestRead map[string]bool
+	read       Reader
+	list       func(dir string) []string
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
@@ -573,7 +580,25 @@ func (w *walker) unknown(a word, dirs []string) {
 }
 
 // wrappers run the rest of their words as a command.
-var wrappers = map[string]bool{"exec": true, "command": true, "builtin": true, "nohup": true, "nice": true, "time": true, "timeout": true, "env": true, "stdbuf": true, "setsid": true, "xargs": true, "sudo": true, "doas": true, "chronic": true}
+var wrappers = map[string]bool{"exec": true, "command": true, "builtin": true, "nohup": true, "nice": true, "time": true, "timeout": true, "env": true, "stdbuf": true, "setsid": true, "xargs": true, "sudo": true, "doas": true, "chronic": true,
+	"flock": true, "ionice": true, "taskset": true, "chrt": true, "unbuffer": true, "strace": true, "ltrace": true, "systemd-run": true, "firejail": true,
+	"setpriv": true, "unshare": true, "nsenter": true, "prlimit": true, "setarch": true, "linux32": true, "linux64": true, "ssh-agent": true, "dbus-run-session": true,
+	"fakeroot": true, "valgrind": true, "catchsegv": true, "xvfb-run": true, "torsocks": true, "proxychains": true, "proxychains4": true, "tini": true, "dumb-init": true,
+	"nocache": true, "ccache": true, "systemd-inhibit": true, "faketime": true, "runuser": true, "caffeinate": true, "chpst": true}
+
+// wrapperArgs are how many words a wrapper takes after its options and
+// before the command it runs (flock's lock file, taskset's mask).
+var wrapperArgs = map[string]int{"flock": 1, "taskset": 1, "chrt": 1, "setarch": 1, "faketime": 1}
+
+// wrapperChdir are the options of wrappers whose value is the directory
+// the command runs in.
+var wrapperChdir = map[string][]string{"sudo": {"-D", "--chdir"}, "unshare": {"-w", "--wd"}, "systemd-run": {"--working-directory"}}
+
+// wrapperShell are the options of wrappers whose value is a shell
+// command line they run (flock -c, runuser -c).
+var wrapperShell = map[string][]string{
+	"flock": {"-c", "--command"}, "runuser": {"-c", "--command"},
+}
 
 // wrapperValues are the options of wrappers whose value is the next
 // word (not the command they run).
@@ -585,8 +610,32 @@ var wrapperValues = map[string][]string{
 	"stdbuf":  {"-i", "-o", "-e", "--input", "--output", "--error"},
 	"time":    {"-f", "--format", "-o", "--output"},
 	"xargs":   {"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"},
-	"sudo":    {"-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from", "-D", "--chdir", "-R", "--chroot", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"},
+	"sudo":    {"-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from", "-R", "--chroot", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"},
 	"doas":    {"-u", "-C"},
+	"flock":   {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+	"ionice":  {"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"},
+	"chrt":    {"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"},
+	"strace":  {"-o", "--output", "-e", "-p", "--attach", "-u", "--user", "-s", "--string-limit", "-a", "--columns", "-O", "-S", "--summary-sort-by", "-E", "--env", "-I", "-P", "--trace-path", "-U", "--summary-columns", "-X", "--const-print-style", "-b", "--detach-on"},
+	"ltrace":  {"-o", "--output", "-e", "-p", "-u", "-a", "--align", "-s", "-A", "-n", "--indent", "-l", "--library", "-L", "-x", "-F", "--config", "-D", "--debug", "-w", "--where"},
+	"systemd-run": {"-u", "--unit", "-p", "--property", "-H", "--host", "-M", "--machine", "--description", "--slice", "-E", "--setenv", "--uid", "--gid", "--nice",
+		"--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--path-property", "--socket-property", "--timer-property", "--service-type"},
+	"setpriv":          {"--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"},
+	"unshare":          {"-S", "--setuid", "-G", "--setgid", "-R", "--root", "--map-user", "--map-group", "--map-users", "--map-groups", "--propagation", "--monotonic", "--boottime"},
+	"nsenter":          {"-t", "--target", "-S", "--setuid", "-G", "--setgid"},
+	"prlimit":          {"-p", "--pid", "-o", "--output"},
+	"ssh-agent":        {"-a", "-E", "-O", "-P", "-t"},
+	"dbus-run-session": {"--config-file", "--dbus-daemon"},
+	"fakeroot":         {"-l", "--lib", "--faked", "-s", "-i", "-b"},
+	"xvfb-run":         {"-n", "--server-num", "-e", "--error-file", "-f", "--auth-file", "-s", "--server-args", "-p", "--xauth-protocol", "-w", "--wait"},
+	"torsocks":         {"-u", "--user", "-p", "--pass", "-a", "--address", "-P", "--port"},
+	"proxychains":      {"-f"},
+	"proxychains4":     {"-f"},
+	"tini":             {"-e", "-p"},
+	"dumb-init":        {"-r", "--rewrite"},
+	"systemd-inhibit":  {"--what", "--who", "--why", "--mode"},
+	"runuser":          {"-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"},
+	"caffeinate":       {"-t", "-w"},
+	"chpst":            {"-u", "-U", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c"},
 }
 
 // splitOptions are env's options whose value is itself a command line,
@@ -639,13 +688,27 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		dirs = dirs[:maxDirs]
 	}
 	// Wrappers and their options, and env's assignments and -C.
-	for len(args) > 0 && args[0].ok && wrappers[filepath.Base(args[0].s)] {
+	for len(args) > 0 && args[0].ok && wrappers[filepath.Base(args[0].s)] && !w.own(args[0].s, dirs) {
 		name := filepath.Base(args[0].s)
 		args = args[1:]
+		positional := wrapperArgs[name]
 	opts:
-		for len(args) > 0 && args[0].ok {
+		for len(args) > 0 && (args[0].ok || positional > 0) {
 			a := args[0].s
+			opt, val, eq := strings.Cut(a, "=")
 			switch {
+			case slices.Contains(wrapperShell[name], opt) && strings.HasPrefix(a, "-") && (eq || len(args) > 1):
+				// flock FILE -c LINE: the value is the command line.
+				line := lit(val)
+				if !eq {
+					line = args[1]
+				}
+				if !line.ok {
+					w.unsure(dirs, name+" "+opt+" runs a command line it does not set")
+				} else {
+					w.shell(line.s, dirs, depth+1)
+				}
+				return dirs
 			case name == "env" && (a == "-C" || a == "--chdir") && len(args) > 1:
 				dirs = w.cd(args[1], dirs)
 				args = args[2:]
@@ -674,6 +737,13 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 				}
 				args = append(words, args[1:]...)
 				continue
+			case slices.Contains(wrapperChdir[name], opt) && (eq || len(args) > 1):
+				if eq {
+					dirs = w.cd(lit(val), dirs)
+				} else {
+					dirs = w.cd(args[1], dirs)
+					args = args[1:]
+				}
 			case slices.Contains(wrapperValues[name], a):
 				if len(args) > 1 {
 					if name == "xargs" && (a == "-a" || a == "--arg-file") {
@@ -683,6 +753,10 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 				}
 			case strings.HasPrefix(a, "-"):
 			case name == "timeout" && a != "" && (a[0] >= '0' && a[0] <= '9'):
+			case positional > 0:
+				// A word before the command (a lock file, a CPU mask).
+				positional--
+				w.quietArg(args[0], dirs)
 			default:
 				break opts
 			}
@@ -773,6 +847,18 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	case name == "find":
 		w.find(rest, dirs, depth)
 		return dirs
+	case lineRunners[name] != nil && !w.own(prog, dirs):
+		w.lineRunner(name, rest, dirs, depth)
+		return dirs
+	case name == "direnv" && len(rest) > 1 && rest[0].ok && rest[0].s == "exec":
+		w.direnvExec(rest[1], rest[2:], dirs, depth)
+		return dirs
+	case (name == "pytest" || name == "py.test") && !w.own(prog, dirs):
+		w.pytest(rest, dirs, depth)
+		return dirs
+	case name == "git" && !w.own(prog, dirs):
+		w.git(rest, dirs, depth)
+		return dirs
 	case name == "just":
 		w.just(rest, dirs, depth)
 		return dirs
@@ -826,6 +912,24 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		w.arg(a, dirs)
 	}
 	return dirs
+}
+
+// own reports whether prog, run from dirs, is a file of the project (a
+// ./bin/watch of its own), not the program of that name.
+func (w *walker) own(prog string, dirs []string) bool {
+	if !strings.Contains(prog, "/") {
+		return false
+	}
+	for _, d := range dirs {
+		p := prog
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(d, p)
+		}
+		if within(filepath.Clean(p), w.root) {
+			return true
+		}
+	}
+	return false
 }
 
 // loader is how an interpreter that loads code from beside the script
@@ -937,8 +1041,12 @@ func (w *walker) module(name string, m word, after []word, dirs []string) {
 			ds = union(ds, []string{filepath.Join(d, pkg)})
 		}
 	}
-	for _, x := range after {
-		w.quietArg(x, dirs)
+	if m.s == "pytest" || m.s == "py.test" {
+		w.pytest(after, dirs, 0)
+	} else {
+		for _, x := range after {
+			w.quietArg(x, dirs)
+		}
 	}
 	w.loadsFrom(name, ds)
 }
@@ -1488,6 +1596,11 @@ var envFiles = map[string]string{
 	"BASH_ENV": "shell", "ENV": "shell",
 	"NODE_OPTIONS": "options",
 	"PYTHONPATH":   "path", "NODE_PATH": "path", "PERL5LIB": "path", "PERLLIB": "path", "RUBYLIB": "path",
+	// A command line git (or another program) runs through the shell,
+	// and the directories git runs its commands and hooks from.
+	"GIT_PAGER": "line", "GIT_EDITOR": "line", "GIT_SEQUENCE_EDITOR": "line", "GIT_SSH_COMMAND": "line", "GIT_SSH": "line",
+	"GIT_EXTERNAL_DIFF": "line", "GIT_ASKPASS": "line", "SSH_ASKPASS": "line", "PAGER": "line", "EDITOR": "line", "VISUAL": "line",
+	"GIT_EXEC_PATH": "gitdir", "GIT_TEMPLATE_DIR": "gitdir", "GIT_DIR": "gitdir",
 }
 
 // envVar reads a variable (name, value v) set for a command run in
@@ -1495,6 +1608,9 @@ var envFiles = map[string]string{
 // names is held, and the files of envFiles are followed as its program
 // reads them.
 func (w *walker) envVar(name string, v word, dirs []string, depth int) {
+	if w.gitEnv(name, v, dirs, depth) {
+		return
+	}
 	if !v.ok {
 		if envFiles[name] != "" {
 			w.unknown(v, dirs)
@@ -1508,6 +1624,10 @@ func (w *walker) envVar(name string, v word, dirs []string, depth int) {
 		if v.s != "" {
 			w.runsFile(v, nil, dirs, depth, true)
 		}
+	case "line":
+		w.shell(v.s, dirs, depth+1)
+	case "gitdir":
+		w.holdDirs(name, w.cd(v, dirs), dirs)
 	case "options":
 		for _, f := range strings.Fields(v.s) {
 			if _, val, ok := strings.Cut(f, "="); ok && strings.HasPrefix(f, "-") {
