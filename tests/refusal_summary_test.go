@@ -11,7 +11,8 @@ import (
 // carries what the box sent (a request path) only as printable text. A
 // box that asks its model relay for a path holding C1 control characters
 // (U+009B is CSI, which terminals act on) or bytes that are not UTF-8
-// sees it refused, and the user's terminal gets them escaped.
+// sees it refused, and the user's terminal gets them escaped; so does
+// 'aisan logs --egress --json', which prints the log's lines.
 func TestStrictRefusalSummaryIsPlainText(t *testing.T) {
 	repo, env := modelBox(t)
 	script := `P=${ANTHROPIC_BASE_URL##*:}; P=${P%/}
@@ -32,6 +33,15 @@ head -c 12 <&3; echo`
 	for _, c := range line {
 		if c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0 {
 			t.Errorf("the refusal summary carries the control character %U from the box: %q", c, line)
+		}
+	}
+	logs := aisan(t, env, "", "logs", "--egress", slotName(repo, "run"), "--json")
+	if logs.code != 0 || !strings.Contains(logs.stdout, `\u009b2J`) {
+		t.Fatalf("aisan logs --egress --json: code %d, stdout %q, stderr %q", logs.code, logs.stdout, logs.stderr)
+	}
+	for _, c := range logs.stdout {
+		if c >= 0x80 && c < 0xa0 {
+			t.Errorf("aisan logs --egress --json carries the control character %U from the box", c)
 		}
 	}
 }

@@ -61,7 +61,8 @@ func printEgressLog(w io.Writer, slotName string, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		_, err := w.Write(data)
+		// A log written before its lines were escaped may hold them raw.
+		_, err := w.Write(audit.InertJSON(data))
 		return err
 	}
 	// Columns as wide as their widest cell, whatever a backend or a

@@ -5,6 +5,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -123,7 +124,7 @@ func (l *File) Log(e Entry) {
 	if err != nil {
 		return
 	}
-	b = append(b, '\n')
+	b = append(InertJSON(b), '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -170,4 +171,26 @@ func (l *File) Close() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// InertJSON escapes the C1 control characters encoding/json leaves raw
+// in a string (U+0080 to U+009F; U+009B is CSI on some terminals) as
+// \u00XX: a log line holds what a box sent, and `aisan logs --egress
+// --json` prints it. The bytes C2 80 to C2 9F occur in valid UTF-8 only
+// as those characters, and JSON's own syntax is ASCII, so the result is
+// the same JSON.
+func InertJSON(b []byte) []byte {
+	if !bytes.Contains(b, []byte{0xc2}) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); i++ {
+		if b[i] == 0xc2 && i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] < 0xa0 {
+			out = fmt.Appendf(out, `\u%04x`, b[i+1])
+			i++
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return out
 }

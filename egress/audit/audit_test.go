@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -94,5 +95,31 @@ func TestTallySummaryEscapesControls(t *testing.T) {
 		if !strings.Contains(got, "(1): "+c.want+"; the whole list") {
 			t.Errorf("reason %q: summary %q, want it to carry %q", c.reason, got, c.want)
 		}
+	}
+}
+
+// TestInertJSON: a log line with C1 controls in a string comes out as
+// the same JSON with each escaped, and other text untouched.
+func TestInertJSON(t *testing.T) {
+	e := Entry{Path: "/v1/x\u009b2J\u009d\u00e9\u0085", Refused: "café"}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := InertJSON(b)
+	for _, c := range []string{"\u009b", "\u009d", "\u0085"} {
+		if bytes.Contains(out, []byte(c)) {
+			t.Errorf("%q left raw in %s", c, out)
+		}
+	}
+	if !bytes.Contains(out, []byte(`\u009b2J\u009d`)) || !bytes.Contains(out, []byte("é")) || !bytes.Contains(out, []byte("café")) {
+		t.Errorf("escaped wrong: %s", out)
+	}
+	var back Entry
+	if err := json.Unmarshal(out, &back); err != nil || back.Path != e.Path || back.Refused != e.Refused {
+		t.Errorf("not the same JSON: %v, %+v", err, back)
+	}
+	if plain := []byte(`{"path":"/v1/messages"}`); string(InertJSON(plain)) != string(plain) {
+		t.Errorf("clean JSON changed")
 	}
 }
