@@ -231,39 +231,22 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 // user's next 'claude -p' on the host must not run the box's module.
 func TestHandoffClaudeHookClimbs(t *testing.T) {
 	h := newHostClaude(t, "node")
-	repo, env, out := h.repo, h.env, h.out
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
 		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
 			map[string]any{"type": "command", "command": `node tools/hook.js`},
 		}}},
 	}})
-	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
-	writeFile(t, filepath.Join(repo, "tools", "hook.js"), "require('../lib/util').run()\n")
-	util := func(mark string) string {
+	h.write(t, map[string]string{".claude/settings.json": string(settings), "tools/hook.js": "require('../lib/util').run()\n"})
+	mods := func(mark string) map[string]string {
 		if mark == "" {
-			return "exports.run = () => {}\n"
+			return map[string]string{"lib/util.js": "exports.run = () => {}\n"}
 		}
-		return fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", mark)
+		return map[string]string{"lib/util.js": fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", mark)}
 	}
-	writeFile(t, filepath.Join(repo, "lib", "util.js"), util(""))
+	h.write(t, mods(""))
 	h.commitAndTrust(t, "hook")
-	// The control first: the hook does load lib/util.js on the host.
-	control := filepath.Join(out, "CONTROL")
-	writeFile(t, filepath.Join(repo, "lib", "util.js"), util(control))
-	h.prompt(t)
-	present(t, "claude before the box", control)
-	writeFile(t, filepath.Join(repo, "lib", "util.js"), util(""))
-	pwned := filepath.Join(out, "PWNED")
-	attack := fmt.Sprintf("set -e\nprintf '%%s' %s > lib/util.js\necho planted\n", shq(util(pwned)))
-	r := strict(t, repo, env, nil, "sh", "-c", attack)
-	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
-		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	}
-	t.Logf("the box's launch and end:\n%s", r.stderr)
-	o := h.prompt(t)
-	t.Logf("claude unjailed after the box:\n%s", o)
-	absent(t, "claude after the box", pwned)
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"lib/util.js"}, []string{strconv.Quote(pwned)})
+	r, pwned := h.handOff(t, mods, func(mark string) []string { return []string{mark} }, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"lib/util.js"}, []string{strconv.Quote(pwned)})
 }
 
 // TestHandoffMCPImports: the project's .mcp.json starts two local
