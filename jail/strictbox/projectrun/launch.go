@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -39,20 +40,22 @@ var pyScripts = []string{"pyproject.toml", "project", "scripts"}
 
 // launchers are the package managers' commands that run a command (and
 // what it names) in the project's environment.
-var launchers = map[string]launcher{
-	"uv": {subs: []string{"run"}, python: true, module: "-m",
-		values: []string{"--with", "--with-editable", "--with-requirements", "-p", "--python", "--package", "--extra", "--group", "--only-group", "--no-group", "--env-file", "--index", "--default-index", "--index-url", "--extra-index-url", "-f", "--find-links", "--config-file", "--cache-dir", "--color", "-P", "--upgrade-package", "--index-strategy", "--keyring-provider", "--resolution", "--prerelease", "--exclude-newer", "--link-mode", "--python-preference", "--python-platform", "--refresh-package", "--reinstall-package", "--no-binary-package", "--only-binary-package", "--no-build-package", "--no-build-isolation-package", "--config-setting", "-C"},
-		chdir:  []string{"--directory", "--project"},
-		tables: [][]string{pyScripts}},
-	"poetry": {subs: []string{"run"}, python: true, values: []string{"--ansi"}, chdir: []string{"-C", "--directory", "-P", "--project"}, tables: [][]string{pyScripts, {"pyproject.toml", "tool", "poetry", "scripts"}}},
-	"pipenv": {subs: []string{"run"}, python: true, values: []string{"--python"}, tables: [][]string{{"Pipfile", "scripts"}, pyScripts}},
-	"pdm":    {subs: []string{"run"}, python: true, values: []string{"-v", "--venv"}, chdir: []string{"-p", "--project"}, tables: [][]string{{"pyproject.toml", "tool", "pdm", "scripts"}, pyScripts}},
-	"rye":    {subs: []string{"run"}, python: true, values: []string{"--pyproject"}, tables: [][]string{{"pyproject.toml", "tool", "rye", "scripts"}, pyScripts}},
-	"hatch":  {subs: []string{"run"}, python: true, values: []string{"-e", "--env"}, tables: [][]string{{"pyproject.toml", "tool", "hatch", "envs", "*", "scripts"}, {"hatch.toml", "envs", "*", "scripts"}, pyScripts}},
-	"npx":    {values: []string{"-p", "--package", "--workspace", "-w", "--userconfig", "--cache"}, shell: []string{"-c", "--call"}, chdir: []string{"--prefix"}},
-	"bunx":   {values: []string{"-p", "--package"}},
-	"pnpx":   {values: []string{"-p", "--package"}},
-}
+var launchers = sync.OnceValue(func() map[string]launcher {
+	return map[string]launcher{
+		"uv": {subs: []string{"run"}, python: true, module: "-m",
+			values: []string{"--with", "--with-editable", "--with-requirements", "-p", "--python", "--package", "--extra", "--group", "--only-group", "--no-group", "--env-file", "--index", "--default-index", "--index-url", "--extra-index-url", "-f", "--find-links", "--config-file", "--cache-dir", "--color", "-P", "--upgrade-package", "--index-strategy", "--keyring-provider", "--resolution", "--prerelease", "--exclude-newer", "--link-mode", "--python-preference", "--python-platform", "--refresh-package", "--reinstall-package", "--no-binary-package", "--only-binary-package", "--no-build-package", "--no-build-isolation-package", "--config-setting", "-C"},
+			chdir:  []string{"--directory", "--project"},
+			tables: [][]string{pyScripts}},
+		"poetry": {subs: []string{"run"}, python: true, values: []string{"--ansi"}, chdir: []string{"-C", "--directory", "-P", "--project"}, tables: [][]string{pyScripts, {"pyproject.toml", "tool", "poetry", "scripts"}}},
+		"pipenv": {subs: []string{"run"}, python: true, values: []string{"--python"}, tables: [][]string{{"Pipfile", "scripts"}, pyScripts}},
+		"pdm":    {subs: []string{"run"}, python: true, values: []string{"-v", "--venv"}, chdir: []string{"-p", "--project"}, tables: [][]string{{"pyproject.toml", "tool", "pdm", "scripts"}, pyScripts}},
+		"rye":    {subs: []string{"run"}, python: true, values: []string{"--pyproject"}, tables: [][]string{{"pyproject.toml", "tool", "rye", "scripts"}, pyScripts}},
+		"hatch":  {subs: []string{"run"}, python: true, values: []string{"-e", "--env"}, tables: [][]string{{"pyproject.toml", "tool", "hatch", "envs", "*", "scripts"}, {"hatch.toml", "envs", "*", "scripts"}, pyScripts}},
+		"npx":    {values: []string{"-p", "--package", "--workspace", "-w", "--userconfig", "--cache"}, shell: []string{"-c", "--call"}, chdir: []string{"--prefix"}},
+		"bunx":   {values: []string{"-p", "--package"}},
+		"pnpx":   {values: []string{"-p", "--package"}},
+	}
+})
 
 // pythonVenv is where a Python launcher's environment keeps its
 // commands, relative to the project.
@@ -66,8 +69,8 @@ var pythonProject = []string{"pyproject.toml", "setup.py", "setup.cfg", "uv.lock
 // itself (or a shell's own), not one a launcher looks up.
 func known(name string) bool {
 	_, loads := loaderOf(name)
-	_, launches := launchers[name]
-	return loads || launches || interpreters[name] != nil || wrappers[name] || slices.Contains(shells, name) ||
+	_, launches := launchers()[name]
+	return loads || launches || interpreters()[name] != nil || wrappers()[name] || slices.Contains(shells, name) ||
 		slices.Contains([]string{"npm", "pnpm", "yarn", "make", "gmake", "just", "go", "cargo", "eval", "source", "."}, name)
 }
 

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // runner is how a program that runs a command line given in its words
@@ -27,17 +28,19 @@ type runner struct {
 }
 
 // lineRunners are the programs that run command lines their words give.
-var lineRunners = map[string]*runner{
-	"watch":  {values: []string{"-n", "--interval", "-q", "--equexit"}, exec: []string{"-x", "--exec"}, words: "line"},
-	"script": {values: []string{"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit"}, lines: []string{"-c", "--command"}, words: "data"},
-	"entr":   {shell: []string{"-s"}, words: "exec"},
-	"hyperfine": {values: []string{"-w", "--warmup", "-m", "--min-runs", "-M", "--max-runs", "-r", "--runs", "-S", "--shell", "-u", "--time-unit", "-n", "--command-name", "--export-asciidoc", "--export-csv", "--export-json", "--export-markdown", "--export-orgmode", "--style", "--sort", "--output", "--input", "-D", "--parameter-step-size"},
-		lines: []string{"-s", "--setup", "-p", "--prepare", "-c", "--cleanup", "--conclude"}, words: "lines"},
-	"nix-shell": {values: []string{"-I", "--include", "-A", "--attr", "-j", "--max-jobs", "--cores", "-o", "--out-link", "--arg", "--argstr", "--option"},
-		lines: []string{"--run", "--command"}, words: "data", files: []string{"shell.nix", "default.nix"}},
-	"parallel": {values: []string{"-j", "--jobs", "-P", "--max-procs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "--tmpdir", "--results", "--res", "-I", "--delay", "--timeout", "--retries", "-N", "-n", "--max-args", "-L", "--max-lines", "--colsep", "-C", "-d", "--delimiter", "-E", "--workdir", "--wd", "--env", "--tag-string", "--tagstring"}, words: "parallel"},
-	"sem":      {values: []string{"-j", "--jobs", "--id", "--semaphore-timeout", "--st"}, words: "line"},
-}
+var lineRunners = sync.OnceValue(func() map[string]*runner {
+	return map[string]*runner{
+		"watch":  {values: []string{"-n", "--interval", "-q", "--equexit"}, exec: []string{"-x", "--exec"}, words: "line"},
+		"script": {values: []string{"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit"}, lines: []string{"-c", "--command"}, words: "data"},
+		"entr":   {shell: []string{"-s"}, words: "exec"},
+		"hyperfine": {values: []string{"-w", "--warmup", "-m", "--min-runs", "-M", "--max-runs", "-r", "--runs", "-S", "--shell", "-u", "--time-unit", "-n", "--command-name", "--export-asciidoc", "--export-csv", "--export-json", "--export-markdown", "--export-orgmode", "--style", "--sort", "--output", "--input", "-D", "--parameter-step-size"},
+			lines: []string{"-s", "--setup", "-p", "--prepare", "-c", "--cleanup", "--conclude"}, words: "lines"},
+		"nix-shell": {values: []string{"-I", "--include", "-A", "--attr", "-j", "--max-jobs", "--cores", "-o", "--out-link", "--arg", "--argstr", "--option"},
+			lines: []string{"--run", "--command"}, words: "data", files: []string{"shell.nix", "default.nix"}},
+		"parallel": {values: []string{"-j", "--jobs", "-P", "--max-procs", "-S", "--sshlogin", "--joblog", "-a", "--arg-file", "--tmpdir", "--results", "--res", "-I", "--delay", "--timeout", "--retries", "-N", "-n", "--max-args", "-L", "--max-lines", "--colsep", "-C", "-d", "--delimiter", "-E", "--workdir", "--wd", "--env", "--tag-string", "--tagstring"}, words: "parallel"},
+		"sem":      {values: []string{"-j", "--jobs", "--id", "--semaphore-timeout", "--st"}, words: "line"},
+	}
+})
 
 // twoValues are the options of a runner whose value is the next two
 // words (nix-shell --arg NAME EXPR).
@@ -46,7 +49,7 @@ var twoValues = []string{"--arg", "--argstr", "--option"}
 // lineRunner reads a call of a program of lineRunners (name; rest its
 // words after its name), run in dirs.
 func (w *walker) lineRunner(name string, rest []word, dirs []string, depth int) {
-	r := lineRunners[name]
+	r := lineRunners()[name]
 	words := r.words
 	line := func(a word, what string) {
 		if !a.ok {
@@ -196,21 +199,23 @@ func (w *walker) direnvExec(dir word, cmd []word, dirs []string, depth int) {
 // command line: a pager, an editor, a driver, a helper, a hook), a
 // directory it runs hooks or copies them from, or a file it reads for
 // more of its configuration; a * stands for a subsection.
-var gitKeys = map[string]string{
-	"core.pager": "line", "core.editor": "line", "sequence.editor": "line", "core.sshcommand": "line",
-	"core.fsmonitor": "line", "core.askpass": "line", "core.gitproxy": "line", "core.alternaterefscommand": "line",
-	"diff.external": "line", "gpg.program": "line", "gpg.*.program": "line", "gpg.ssh.defaultkeycommand": "line",
-	"interactive.difffilter": "line", "credential.helper": "line", "credential.*.helper": "line",
-	"pager.*": "line", "diff.*.textconv": "line", "diff.*.command": "line",
-	"filter.*.clean": "line", "filter.*.smudge": "line", "filter.*.process": "line", "merge.*.driver": "line",
-	"mergetool.*.cmd": "line", "difftool.*.cmd": "line", "browser.*.cmd": "line", "web.browser": "line",
-	"remote.*.receivepack": "line", "remote.*.uploadpack": "line",
-	"sendemail.tocmd": "line", "sendemail.cccmd": "line", "sendemail.sendmailcmd": "line",
-	"trailer.*.command": "line", "trailer.*.cmd": "line", "hook.*.command": "line", "uploadpack.packobjectshook": "line",
-	"alias.*":        "alias",
-	"core.hookspath": "dir", "init.templatedir": "dir",
-	"include.path": "file", "includeif.*.path": "file",
-}
+var gitKeys = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"core.pager": "line", "core.editor": "line", "sequence.editor": "line", "core.sshcommand": "line",
+		"core.fsmonitor": "line", "core.askpass": "line", "core.gitproxy": "line", "core.alternaterefscommand": "line",
+		"diff.external": "line", "gpg.program": "line", "gpg.*.program": "line", "gpg.ssh.defaultkeycommand": "line",
+		"interactive.difffilter": "line", "credential.helper": "line", "credential.*.helper": "line",
+		"pager.*": "line", "diff.*.textconv": "line", "diff.*.command": "line",
+		"filter.*.clean": "line", "filter.*.smudge": "line", "filter.*.process": "line", "merge.*.driver": "line",
+		"mergetool.*.cmd": "line", "difftool.*.cmd": "line", "browser.*.cmd": "line", "web.browser": "line",
+		"remote.*.receivepack": "line", "remote.*.uploadpack": "line",
+		"sendemail.tocmd": "line", "sendemail.cccmd": "line", "sendemail.sendmailcmd": "line",
+		"trailer.*.command": "line", "trailer.*.cmd": "line", "hook.*.command": "line", "uploadpack.packobjectshook": "line",
+		"alias.*":        "alias",
+		"core.hookspath": "dir", "init.templatedir": "dir",
+		"include.path": "file", "includeif.*.path": "file",
+	}
+})
 
 // gitKey is what git does with the value of key (see gitKeys), or "".
 func gitKey(key string) string {
@@ -222,15 +227,15 @@ func gitKey(key string) string {
 	last := rest
 	if i := strings.LastIndex(rest, "."); i >= 0 {
 		last = rest[i+1:]
-		if k := gitKeys[first+".*."+strings.ToLower(last)]; k != "" {
+		if k := gitKeys()[first+".*."+strings.ToLower(last)]; k != "" {
 			return k
 		}
 	}
-	if k := gitKeys[first+"."+strings.ToLower(rest)]; k != "" {
+	if k := gitKeys()[first+"."+strings.ToLower(rest)]; k != "" {
 		return k
 	}
 	if !strings.Contains(rest, ".") {
-		return gitKeys[first+".*"]
+		return gitKeys()[first+".*"]
 	}
 	return ""
 }
@@ -400,11 +405,11 @@ var pytestValues = []string{"-k", "-m", "--deselect", "--ignore", "--ignore-glob
 	"--tb", "--log-level", "--log-file", "--durations", "--maxfail", "--import-mode", "-W", "--pythonwarnings", "--cov", "--cov-report", "-n", "--numprocesses", "--capture", "--color"}
 
 // pytestPlugin are the plugins -p names in a configuration's text.
-var pytestPlugin = regexp.MustCompile(`(?:^|[\s"'\[,=])-p\s*["']?([A-Za-z_][\w.]*)`)
+var pytestPlugin = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[\s"'\[,=])-p\s*["']?([A-Za-z_][\w.]*)`) })
 
 // pytestPaths are the directories a configuration's pythonpath puts on
 // the module path.
-var pytestPaths = regexp.MustCompile(`(?m)^\s*pythonpath\s*=\s*(.*)$`)
+var pytestPaths = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*pythonpath\s*=\s*(.*)$`) })
 
 // pytest reads pytest's words (run in dirs): the configuration and the
 // conftest.py it finds from where it runs upwards, the plugins -p (or
@@ -500,10 +505,10 @@ func (w *walker) pytest(rest []word, dirs []string, depth int) {
 					w.climbFrom("python", p, dd, depth)
 					continue
 				}
-				for _, m := range pytestPlugin.FindAllStringSubmatch(string(data), -1) {
+				for _, m := range pytestPlugin().FindAllStringSubmatch(string(data), -1) {
 					plugin(m[1], []string{dd})
 				}
-				for _, m := range pytestPaths.FindAllStringSubmatch(string(data), -1) {
+				for _, m := range pytestPaths().FindAllStringSubmatch(string(data), -1) {
 					for _, x := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ' ' || r == ',' || r == '"' || r == '\'' || r == '[' || r == ']' }) {
 						w.loadsFrom("python", w.cd(lit(x), []string{dd}))
 					}

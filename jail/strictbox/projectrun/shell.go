@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 	"mvdan.cc/sh/v3/syntax"
@@ -580,63 +581,73 @@ func (w *walker) unknown(a word, dirs []string) {
 }
 
 // wrappers run the rest of their words as a command.
-var wrappers = map[string]bool{"exec": true, "command": true, "builtin": true, "nohup": true, "nice": true, "time": true, "timeout": true, "env": true, "stdbuf": true, "setsid": true, "xargs": true, "sudo": true, "doas": true, "chronic": true,
-	"flock": true, "ionice": true, "taskset": true, "chrt": true, "unbuffer": true, "strace": true, "ltrace": true, "systemd-run": true, "firejail": true,
-	"setpriv": true, "unshare": true, "nsenter": true, "prlimit": true, "setarch": true, "linux32": true, "linux64": true, "ssh-agent": true, "dbus-run-session": true,
-	"fakeroot": true, "valgrind": true, "catchsegv": true, "xvfb-run": true, "torsocks": true, "proxychains": true, "proxychains4": true, "tini": true, "dumb-init": true,
-	"nocache": true, "ccache": true, "systemd-inhibit": true, "faketime": true, "runuser": true, "caffeinate": true, "chpst": true}
+var wrappers = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"exec": true, "command": true, "builtin": true, "nohup": true, "nice": true, "time": true, "timeout": true, "env": true, "stdbuf": true, "setsid": true, "xargs": true, "sudo": true, "doas": true, "chronic": true,
+		"flock": true, "ionice": true, "taskset": true, "chrt": true, "unbuffer": true, "strace": true, "ltrace": true, "systemd-run": true, "firejail": true,
+		"setpriv": true, "unshare": true, "nsenter": true, "prlimit": true, "setarch": true, "linux32": true, "linux64": true, "ssh-agent": true, "dbus-run-session": true,
+		"fakeroot": true, "valgrind": true, "catchsegv": true, "xvfb-run": true, "torsocks": true, "proxychains": true, "proxychains4": true, "tini": true, "dumb-init": true,
+		"nocache": true, "ccache": true, "systemd-inhibit": true, "faketime": true, "runuser": true, "caffeinate": true, "chpst": true}
+})
 
 // wrapperArgs are how many words a wrapper takes after its options and
 // before the command it runs (flock's lock file, taskset's mask).
-var wrapperArgs = map[string]int{"flock": 1, "taskset": 1, "chrt": 1, "setarch": 1, "faketime": 1}
+var wrapperArgs = sync.OnceValue(func() map[string]int {
+	return map[string]int{"flock": 1, "taskset": 1, "chrt": 1, "setarch": 1, "faketime": 1}
+})
 
 // wrapperChdir are the options of wrappers whose value is the directory
 // the command runs in.
-var wrapperChdir = map[string][]string{"sudo": {"-D", "--chdir"}, "unshare": {"-w", "--wd"}, "systemd-run": {"--working-directory"}}
+var wrapperChdir = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{"sudo": {"-D", "--chdir"}, "unshare": {"-w", "--wd"}, "systemd-run": {"--working-directory"}}
+})
 
 // wrapperShell are the options of wrappers whose value is a shell
 // command line they run (flock -c, runuser -c).
-var wrapperShell = map[string][]string{
-	"flock": {"-c", "--command"}, "runuser": {"-c", "--command"},
-}
+var wrapperShell = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"flock": {"-c", "--command"}, "runuser": {"-c", "--command"},
+	}
+})
 
 // wrapperValues are the options of wrappers whose value is the next
 // word (not the command they run).
-var wrapperValues = map[string][]string{
-	"env":     {"-u", "--unset"},
-	"exec":    {"-a"},
-	"nice":    {"-n", "--adjustment"},
-	"timeout": {"-s", "--signal", "-k", "--kill-after"},
-	"stdbuf":  {"-i", "-o", "-e", "--input", "--output", "--error"},
-	"time":    {"-f", "--format", "-o", "--output"},
-	"xargs":   {"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"},
-	"sudo":    {"-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from", "-R", "--chroot", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"},
-	"doas":    {"-u", "-C"},
-	"flock":   {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
-	"ionice":  {"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"},
-	"chrt":    {"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"},
-	"strace":  {"-o", "--output", "-e", "-p", "--attach", "-u", "--user", "-s", "--string-limit", "-a", "--columns", "-O", "-S", "--summary-sort-by", "-E", "--env", "-I", "-P", "--trace-path", "-U", "--summary-columns", "-X", "--const-print-style", "-b", "--detach-on"},
-	"ltrace":  {"-o", "--output", "-e", "-p", "-u", "-a", "--align", "-s", "-A", "-n", "--indent", "-l", "--library", "-L", "-x", "-F", "--config", "-D", "--debug", "-w", "--where"},
-	"systemd-run": {"-u", "--unit", "-p", "--property", "-H", "--host", "-M", "--machine", "--description", "--slice", "-E", "--setenv", "--uid", "--gid", "--nice",
-		"--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--path-property", "--socket-property", "--timer-property", "--service-type"},
-	"setpriv":          {"--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"},
-	"unshare":          {"-S", "--setuid", "-G", "--setgid", "-R", "--root", "--map-user", "--map-group", "--map-users", "--map-groups", "--propagation", "--monotonic", "--boottime"},
-	"nsenter":          {"-t", "--target", "-S", "--setuid", "-G", "--setgid"},
-	"prlimit":          {"-p", "--pid", "-o", "--output"},
-	"ssh-agent":        {"-a", "-E", "-O", "-P", "-t"},
-	"dbus-run-session": {"--config-file", "--dbus-daemon"},
-	"fakeroot":         {"-l", "--lib", "--faked", "-s", "-i", "-b"},
-	"xvfb-run":         {"-n", "--server-num", "-e", "--error-file", "-f", "--auth-file", "-s", "--server-args", "-p", "--xauth-protocol", "-w", "--wait"},
-	"torsocks":         {"-u", "--user", "-p", "--pass", "-a", "--address", "-P", "--port"},
-	"proxychains":      {"-f"},
-	"proxychains4":     {"-f"},
-	"tini":             {"-e", "-p"},
-	"dumb-init":        {"-r", "--rewrite"},
-	"systemd-inhibit":  {"--what", "--who", "--why", "--mode"},
-	"runuser":          {"-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"},
-	"caffeinate":       {"-t", "-w"},
-	"chpst":            {"-u", "-U", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c"},
-}
+var wrapperValues = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"env":     {"-u", "--unset"},
+		"exec":    {"-a"},
+		"nice":    {"-n", "--adjustment"},
+		"timeout": {"-s", "--signal", "-k", "--kill-after"},
+		"stdbuf":  {"-i", "-o", "-e", "--input", "--output", "--error"},
+		"time":    {"-f", "--format", "-o", "--output"},
+		"xargs":   {"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var"},
+		"sudo":    {"-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from", "-R", "--chroot", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"},
+		"doas":    {"-u", "-C"},
+		"flock":   {"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"},
+		"ionice":  {"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"},
+		"chrt":    {"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"},
+		"strace":  {"-o", "--output", "-e", "-p", "--attach", "-u", "--user", "-s", "--string-limit", "-a", "--columns", "-O", "-S", "--summary-sort-by", "-E", "--env", "-I", "-P", "--trace-path", "-U", "--summary-columns", "-X", "--const-print-style", "-b", "--detach-on"},
+		"ltrace":  {"-o", "--output", "-e", "-p", "-u", "-a", "--align", "-s", "-A", "-n", "--indent", "-l", "--library", "-L", "-x", "-F", "--config", "-D", "--debug", "-w", "--where"},
+		"systemd-run": {"-u", "--unit", "-p", "--property", "-H", "--host", "-M", "--machine", "--description", "--slice", "-E", "--setenv", "--uid", "--gid", "--nice",
+			"--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--path-property", "--socket-property", "--timer-property", "--service-type"},
+		"setpriv":          {"--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"},
+		"unshare":          {"-S", "--setuid", "-G", "--setgid", "-R", "--root", "--map-user", "--map-group", "--map-users", "--map-groups", "--propagation", "--monotonic", "--boottime"},
+		"nsenter":          {"-t", "--target", "-S", "--setuid", "-G", "--setgid"},
+		"prlimit":          {"-p", "--pid", "-o", "--output"},
+		"ssh-agent":        {"-a", "-E", "-O", "-P", "-t"},
+		"dbus-run-session": {"--config-file", "--dbus-daemon"},
+		"fakeroot":         {"-l", "--lib", "--faked", "-s", "-i", "-b"},
+		"xvfb-run":         {"-n", "--server-num", "-e", "--error-file", "-f", "--auth-file", "-s", "--server-args", "-p", "--xauth-protocol", "-w", "--wait"},
+		"torsocks":         {"-u", "--user", "-p", "--pass", "-a", "--address", "-P", "--port"},
+		"proxychains":      {"-f"},
+		"proxychains4":     {"-f"},
+		"tini":             {"-e", "-p"},
+		"dumb-init":        {"-r", "--rewrite"},
+		"systemd-inhibit":  {"--what", "--who", "--why", "--mode"},
+		"runuser":          {"-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"},
+		"caffeinate":       {"-t", "-w"},
+		"chpst":            {"-u", "-U", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c"},
+	}
+})
 
 // splitOptions are env's options whose value is itself a command line,
 // split into the words it runs (env -S 'node --flag', as a #! line
@@ -644,11 +655,13 @@ var wrapperValues = map[string][]string{
 var splitOptions = []string{"-S", "--split-string"}
 
 // interpreters are programs whose option runs code given inline.
-var interpreters = map[string][]string{
-	"python": {"-c"}, "python2": {"-c"}, "python3": {"-c"}, "pypy": {"-c"}, "pypy3": {"-c"},
-	"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"}, "deno": {"eval"},
-	"perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r"}, "lua": {"-e"}, "Rscript": {"-e"}, "osascript": {"-e"},
-}
+var interpreters = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"python": {"-c"}, "python2": {"-c"}, "python3": {"-c"}, "pypy": {"-c"}, "pypy3": {"-c"},
+		"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"}, "deno": {"eval"},
+		"perl": {"-e", "-E"}, "ruby": {"-e"}, "php": {"-r"}, "lua": {"-e"}, "Rscript": {"-e"}, "osascript": {"-e"},
+	}
+})
 
 // shells are the shells whose -c argument is a script of its own.
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"}
@@ -688,16 +701,16 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		dirs = dirs[:maxDirs]
 	}
 	// Wrappers and their options, and env's assignments and -C.
-	for len(args) > 0 && args[0].ok && wrappers[filepath.Base(args[0].s)] && !w.own(args[0].s, dirs) {
+	for len(args) > 0 && args[0].ok && wrappers()[filepath.Base(args[0].s)] && !w.own(args[0].s, dirs) {
 		name := filepath.Base(args[0].s)
 		args = args[1:]
-		positional := wrapperArgs[name]
+		positional := wrapperArgs()[name]
 	opts:
 		for len(args) > 0 && (args[0].ok || positional > 0) {
 			a := args[0].s
 			opt, val, eq := strings.Cut(a, "=")
 			switch {
-			case slices.Contains(wrapperShell[name], opt) && strings.HasPrefix(a, "-") && (eq || len(args) > 1):
+			case slices.Contains(wrapperShell()[name], opt) && strings.HasPrefix(a, "-") && (eq || len(args) > 1):
 				// flock FILE -c LINE: the value is the command line.
 				line := lit(val)
 				if !eq {
@@ -737,14 +750,14 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 				}
 				args = append(words, args[1:]...)
 				continue
-			case slices.Contains(wrapperChdir[name], opt) && (eq || len(args) > 1):
+			case slices.Contains(wrapperChdir()[name], opt) && (eq || len(args) > 1):
 				if eq {
 					dirs = w.cd(lit(val), dirs)
 				} else {
 					dirs = w.cd(args[1], dirs)
 					args = args[1:]
 				}
-			case slices.Contains(wrapperValues[name], a):
+			case slices.Contains(wrapperValues()[name], a):
 				if len(args) > 1 {
 					if name == "xargs" && (a == "-a" || a == "--arg-file") {
 						w.quietArg(args[1], dirs) // the words it runs
@@ -816,7 +829,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		// bun run FILE runs the file, as bun FILE does.
 		return w.exec(append([]word{args[0]}, rest[1:]...), dirs, depth)
 	case name == "bun" && len(rest) > 0 && rest[0].ok && rest[0].s == "x":
-		w.launch("bunx", launchers["bunx"], rest[1:], dirs, depth)
+		w.launch("bunx", launchers()["bunx"], rest[1:], dirs, depth)
 		return dirs
 	case name == "npm" || name == "pnpm" || name == "yarn" || name == "bun" && len(rest) > 0 && rest[0].ok && rest[0].s == "run":
 		w.npm(name, rest, dirs, depth)
@@ -833,11 +846,11 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	case name == "cargo" && cargoBuilds(rest):
 		w.cargoRun(rest, dirs)
 		return dirs
-	case launchers[name].subs != nil || name == "npx" || name == "bunx" || name == "pnpx":
-		if w.launch(name, launchers[name], rest, dirs, depth) {
+	case launchers()[name].subs != nil || name == "npx" || name == "bunx" || name == "pnpx":
+		if w.launch(name, launchers()[name], rest, dirs, depth) {
 			return dirs
 		}
-	case interpreters[name] != nil:
+	case interpreters()[name] != nil:
 		if w.interp(name, rest, dirs) {
 			return dirs
 		}
@@ -847,7 +860,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	case name == "find":
 		w.find(rest, dirs, depth)
 		return dirs
-	case lineRunners[name] != nil && !w.own(prog, dirs):
+	case lineRunners()[name] != nil && !w.own(prog, dirs):
 		w.lineRunner(name, rest, dirs, depth)
 		return dirs
 	case name == "direnv" && len(rest) > 1 && rest[0].ok && rest[0].s == "exec":
@@ -869,7 +882,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	// tail names is held without a note.
 	sources := name == "source" || name == "."
 	l, loads := loaderOf(name)
-	runs := interpreters[name] != nil || sources || loads
+	runs := interpreters()[name] != nil || sources || loads
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if !a.ok && !runs {
@@ -951,24 +964,26 @@ type loader struct {
 // Ruby's require_relative, Perl's FindBin and PHP's include find files
 // there. The box could change what such a script runs without touching
 // the script, so the directory is held whole.
-var loaders = map[string]loader{
-	"python":  {values: []string{"-W", "-X", "--check-hash-based-pycs"}, module: "-m"},
-	"pypy":    {values: []string{"-W", "-X", "--check-hash-based-pycs"}, module: "-m"},
-	"node":    {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
-	"nodejs":  {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
-	"tsx":     {values: []string{"-r", "--require", "--import", "--tsconfig", "--env-file"}},
-	"ts-node": {values: []string{"-r", "--require", "-P", "--project", "-C", "--compiler", "-O", "--compilerOptions"}},
-	"deno":    {values: []string{"--config", "-c", "--import-map", "--env-file"}, sub: "run", named: true},
-	"bun":     {values: []string{"-r", "--preload", "--env-file", "--tsconfig-override"}, named: true},
-	"ruby":    {values: []string{"-r", "-I", "-C", "-E", "--encoding"}},
-	"perl":    {values: []string{"-I", "-M", "-m"}},
-	"php":     {values: []string{"-c", "-d", "-z"}},
-}
+var loaders = sync.OnceValue(func() map[string]loader {
+	return map[string]loader{
+		"python":  {values: []string{"-W", "-X", "--check-hash-based-pycs"}, module: "-m"},
+		"pypy":    {values: []string{"-W", "-X", "--check-hash-based-pycs"}, module: "-m"},
+		"node":    {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
+		"nodejs":  {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
+		"tsx":     {values: []string{"-r", "--require", "--import", "--tsconfig", "--env-file"}},
+		"ts-node": {values: []string{"-r", "--require", "-P", "--project", "-C", "--compiler", "-O", "--compilerOptions"}},
+		"deno":    {values: []string{"--config", "-c", "--import-map", "--env-file"}, sub: "run", named: true},
+		"bun":     {values: []string{"-r", "--preload", "--env-file", "--tsconfig-override"}, named: true},
+		"ruby":    {values: []string{"-r", "-I", "-C", "-E", "--encoding"}},
+		"perl":    {values: []string{"-I", "-M", "-m"}},
+		"php":     {values: []string{"-c", "-d", "-z"}},
+	}
+})
 
 // loaderOf is the loader of the interpreter name, with a version after
 // it (python3.12, perl5.36) or not.
 func loaderOf(name string) (loader, bool) {
-	l, ok := loaders[strings.TrimRight(name, "0123456789.")]
+	l, ok := loaders()[strings.TrimRight(name, "0123456789.")]
 	return l, ok
 }
 
@@ -1225,8 +1240,8 @@ func (w *walker) quietArg(a word, dirs []string) {
 func (w *walker) interp(name string, rest []word, dirs []string) bool {
 	for i, a := range rest {
 		// The option alone, or last of a group of one-letter ones (-Bc).
-		grouped := len(a.s) > 2 && a.s[0] == '-' && a.s[1] != '-' && slices.Contains(interpreters[name], "-"+a.s[len(a.s)-1:])
-		if !a.ok || !slices.Contains(interpreters[name], a.s) && !grouped {
+		grouped := len(a.s) > 2 && a.s[0] == '-' && a.s[1] != '-' && slices.Contains(interpreters()[name], "-"+a.s[len(a.s)-1:])
+		if !a.ok || !slices.Contains(interpreters()[name], a.s) && !grouped {
 			continue
 		}
 		if i+1 >= len(rest) {
@@ -1307,7 +1322,7 @@ func (w *walker) npm(name string, rest []word, dirs []string, depth int) {
 			case "exec", "x", "dlx":
 				// a package's bin, from node_modules/.bin, and what it
 				// runs in turn
-				w.launch(name+" "+sub, launchers["npx"], rest[i+1:], dirs, depth)
+				w.launch(name+" "+sub, launchers()["npx"], rest[i+1:], dirs, depth)
 				return
 			case "node":
 				if name == "yarn" {
@@ -1592,16 +1607,18 @@ func (w *walker) splitWords(s string) ([]word, bool) {
 // or sh (ENV) reads first, node's options (NODE_OPTIONS: --require and
 // --import load a module), and the directories an interpreter loads
 // modules from before its own (listed with colons).
-var envFiles = map[string]string{
-	"BASH_ENV": "shell", "ENV": "shell",
-	"NODE_OPTIONS": "options",
-	"PYTHONPATH":   "path", "NODE_PATH": "path", "PERL5LIB": "path", "PERLLIB": "path", "RUBYLIB": "path",
-	// A command line git (or another program) runs through the shell,
-	// and the directories git runs its commands and hooks from.
-	"GIT_PAGER": "line", "GIT_EDITOR": "line", "GIT_SEQUENCE_EDITOR": "line", "GIT_SSH_COMMAND": "line", "GIT_SSH": "line",
-	"GIT_EXTERNAL_DIFF": "line", "GIT_ASKPASS": "line", "SSH_ASKPASS": "line", "PAGER": "line", "EDITOR": "line", "VISUAL": "line",
-	"GIT_EXEC_PATH": "gitdir", "GIT_TEMPLATE_DIR": "gitdir", "GIT_DIR": "gitdir",
-}
+var envFiles = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"BASH_ENV": "shell", "ENV": "shell",
+		"NODE_OPTIONS": "options",
+		"PYTHONPATH":   "path", "NODE_PATH": "path", "PERL5LIB": "path", "PERLLIB": "path", "RUBYLIB": "path",
+		// A command line git (or another program) runs through the shell,
+		// and the directories git runs its commands and hooks from.
+		"GIT_PAGER": "line", "GIT_EDITOR": "line", "GIT_SEQUENCE_EDITOR": "line", "GIT_SSH_COMMAND": "line", "GIT_SSH": "line",
+		"GIT_EXTERNAL_DIFF": "line", "GIT_ASKPASS": "line", "SSH_ASKPASS": "line", "PAGER": "line", "EDITOR": "line", "VISUAL": "line",
+		"GIT_EXEC_PATH": "gitdir", "GIT_TEMPLATE_DIR": "gitdir", "GIT_DIR": "gitdir",
+	}
+})
 
 // envVar reads a variable (name, value v) set for a command run in
 // dirs (NAME=VALUE before it, env NAME=VALUE, export): a path its value
@@ -1612,14 +1629,14 @@ func (w *walker) envVar(name string, v word, dirs []string, depth int) {
 		return
 	}
 	if !v.ok {
-		if envFiles[name] != "" {
+		if envFiles()[name] != "" {
 			w.unknown(v, dirs)
 		} else {
 			w.quiet(v, dirs)
 		}
 		return
 	}
-	switch envFiles[name] {
+	switch envFiles()[name] {
 	case "shell":
 		if v.s != "" {
 			w.runsFile(v, nil, dirs, depth, true)
