@@ -90,8 +90,17 @@ func TestStrictAllowHost(t *testing.T) {
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	// A listed name on a port where nothing listens: the box is told
+	// what failed, not why. (A name the host cannot resolve is the unit
+	// tests' case: here the lookup would leave the machine.)
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := strconv.Itoa(gone.Addr().(*net.TCPAddr).Port)
+	gone.Close()
 
-	env = append(env, "AISAN_RESOLVE=registry.test=127.0.0.1,other.test=127.0.0.1,x.wild.test=127.0.0.1")
+	env = append(env, "AISAN_RESOLVE=registry.test=127.0.0.1,other.test=127.0.0.1,x.wild.test=127.0.0.1,gone.test=127.0.0.1")
 	script := `
 c() { curl -sS --max-time 10 --cacert "$CA" "$@"; }
 echo "allowed: $(c https://registry.test:$P/hello) rc=$?"
@@ -101,9 +110,11 @@ echo "direct: $(c --noproxy '*' -o /dev/null https://127.0.0.1:$P/hello 2>&1) rc
 GIT_SSL_CAINFO="$CA" git clone -q https://registry.test:$P/repo.git "$HOME/clone" 2>&1
 echo "clone: $(cat "$HOME/clone/README" 2>&1)"
 echo "proxy: $HTTPS_PROXY $https_proxy no=$NO_PROXY"
+echo "gone: $(curl -sS --max-time 10 -x "$HTTPS_PROXY" http://gone.test:$Q/ 2>&1)"
 `
 	opts := []string{"--allow-host", "registry.test:" + port, "--allow-host", "*.wild.test:" + port,
-		"--env", "CA=" + ca.pemPath, "--env", "P=" + port}
+		"--allow-host", "gone.test:" + closed,
+		"--env", "CA=" + ca.pemPath, "--env", "P=" + port, "--env", "Q=" + closed}
 	r := strict(t, repo, env, opts, "sh", "-c", script)
 	out := r.stdout
 	for _, want := range []string{
@@ -123,6 +134,12 @@ echo "proxy: $HTTPS_PROXY $https_proxy no=$NO_PROXY"
 			t.Errorf("%s was not refused as it should be (want %q): %q", what, want, line)
 		}
 	}
+	// The cause (the address dialled and its error) stays in the host's
+	// log.
+	if line, want := lineWith(out, "gone:"), "aisan: cannot connect to gone.test:"+closed+" ("; !strings.Contains(line, want) ||
+		strings.Contains(line, "127.0.0.1") || strings.Contains(line, "connection refused") {
+		t.Errorf("the box's 502 should say %q and no more: %q", want, line)
+	}
 	if !strings.Contains(lineWith(out, "proxy:"), "http://127.0.0.1:") {
 		t.Errorf("the box's proxy variables: %q", lineWith(out, "proxy:"))
 	}
@@ -137,7 +154,7 @@ echo "proxy: $HTTPS_PROXY $https_proxy no=$NO_PROXY"
 	if logs.code != 0 {
 		t.Fatalf("aisan logs --egress: code %d, stderr %q", logs.code, logs.stderr)
 	}
-	for _, want := range []string{"registry.test:" + port, "other.test:" + port, "x.wild.test:" + port, "refused", "loopback"} {
+	for _, want := range []string{"registry.test:" + port, "other.test:" + port, "x.wild.test:" + port, "refused", "loopback", "connection refused"} {
 		if !strings.Contains(logs.stdout, want) {
 			t.Errorf("the egress log lacks %q:\n%s", want, logs.stdout)
 		}

@@ -47,9 +47,12 @@
 // model host in the list is reached directly, without credentials: the
 // model relays are the only way to a credential. Anything refused answers
 // 403 with one line naming the host and the --allow-host pattern that
-// would allow it; every decision is a line (backend "hosts") in the slot's
-// egress log. --allow-host with --net is refused: the host network already
-// reaches everything.
+// would allow it; a host-side failure (the name does not resolve, the
+// dial or the upstream fails) answers 502 naming what failed for which
+// target, and only the egress log says why (the resolver's error, the
+// addresses dialled). Every decision is a line (backend "hosts") in the
+// slot's egress log. --allow-host with --net is refused: the host network
+// already reaches everything.
 //
 // Clients that ignore the proxy variables cannot reach anything from the
 // box: node's built-in fetch and its http and https modules (as of node

@@ -289,11 +289,19 @@ func Decide(l List, t Target) (explicit bool, err error) {
 	return false, &RefusedError{Target: t, Reason: fmt.Sprintf("%s is not on this box's host allow-list", t), Hint: hint}
 }
 
-// errFailed marks errors that are not refusals (resolution or dial
-// failed): they answer 502, not 403.
-type errFailed struct{ error }
+// errFailed is a failure on the host's side (a lookup, a dial, the
+// upstream's answer), not a refusal: it answers 502, not 403. The box is
+// told what failed for which target (box); the cause goes to the host's
+// egress log only, since it names the host's resolver and the addresses
+// the host dialled, which are none of the box's business.
+type errFailed struct {
+	box string
+	err error
+}
 
-func (e errFailed) Unwrap() error { return e.error }
+func (e errFailed) Error() string { return e.box + ": " + e.err.Error() }
+
+func (e errFailed) Unwrap() error { return e.err }
 
 // connect decides authority and, when allowed, dials the checked
 // address; gen is the generation of the list it decided on.
@@ -319,12 +327,12 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		addrs, err = p.cfg.Resolver.LookupNetIP(rctx, "ip", lookupName(list, t))
 		cancel()
 		if err != nil {
-			return t, nil, gen, errFailed{fmt.Errorf("cannot resolve %s on the host: %w", t.Name, err)}
+			return t, nil, gen, errFailed{"cannot resolve " + t.Name + " on the host", err}
 		}
 	}
 	local, err := p.local()
 	if err != nil {
-		return t, nil, gen, errFailed{err}
+		return t, nil, gen, errFailed{"cannot check the addresses of " + t.String(), err}
 	}
 	addrs, err = Check(t, addrs, explicit, local)
 	if err != nil {
@@ -348,7 +356,7 @@ func (p *Proxy) connect(ctx context.Context, authority string, defaultPort uint1
 		}
 		errs = append(errs, err)
 	}
-	return t, nil, gen, errFailed{fmt.Errorf("cannot connect to %s: %w", t, errors.Join(errs...))}
+	return t, nil, gen, errFailed{"cannot connect to " + t.String(), errors.Join(errs...)}
 }
 
 // lookupName is the name to ask the resolver for. A name that only a
@@ -463,7 +471,12 @@ func clip(s string) string {
 }
 
 func (p *Proxy) refuse(c net.Conn, start time.Time, method, path string, status int, err error) {
-	msg := "aisan: " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"
+	text := err.Error()
+	var f errFailed
+	if errors.As(err, &f) {
+		text = f.box + " (the reason is in the host's egress log)"
+	}
+	msg := "aisan: " + strings.ReplaceAll(text, "\n", " ") + "\n"
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		status, http.StatusText(status), len(msg), msg)
 	p.log(start, method, path, status, 0, 0, err)
@@ -611,7 +624,7 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 	}
 	upw := &countWriter{w: up}
 	if err := req.Write(upw); err != nil {
-		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{fmt.Errorf("sending the request to %s: %w", t, err)})
+		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{"cannot send the request to " + t.String(), err})
 		return
 	}
 	up.SetReadDeadline(time.Now().Add(p.cfg.ResponseTimeout))
@@ -630,7 +643,7 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, br *bufio.Reader, req *
 		resp.Body.Close()
 	}
 	if err != nil {
-		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{fmt.Errorf("reading the response from %s: %w", t, err)})
+		p.refuse(c, start, req.Method, t.String(), http.StatusBadGateway, errFailed{"cannot read the response from " + t.String(), err})
 		return
 	}
 	up.SetReadDeadline(time.Time{})

@@ -539,3 +539,55 @@ func TestDrainKeepsOpenTunnelsUntilTheDeadline(t *testing.T) {
 		t.Error("the tunnel is still open after the drain")
 	}
 }
+
+// TestFailureCauseStaysOnHost: when the host cannot resolve a listed name,
+// cannot connect to it, or gets no answer from it, the box gets a 502 that
+// says which and for what target, while the cause (the resolver's error,
+// the addresses dialled) goes to the host's egress log only.
+func TestFailureCauseStaysOnHost(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	closed := uint16(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	hang, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { hang.Close() })
+	go func() {
+		for {
+			c, err := hang.Accept()
+			if err != nil {
+				return
+			}
+			c.Close() // no answer at all
+		}
+	}()
+	mute := uint16(hang.Addr().(*net.TCPAddr).Port)
+	sink := &memSink{}
+	sock, _ := startProxy(t, []string{"nowhere.test:443", hostPort("closed.test", closed), hostPort("mute.test", mute)},
+		"closed.test=127.0.0.1,mute.test=127.0.0.1", sink)
+	cases := []struct{ why, req, method, path, box string }{
+		{"a name the host cannot resolve", "CONNECT nowhere.test:443 HTTP/1.1\r\n\r\n", "CONNECT", "nowhere.test:443",
+			"cannot resolve nowhere.test on the host"},
+		{"a port nothing listens on", "CONNECT " + hostPort("closed.test", closed) + " HTTP/1.1\r\n\r\n", "CONNECT", hostPort("closed.test", closed),
+			"cannot connect to " + hostPort("closed.test", closed)},
+		{"an upstream that closes without answering", "GET http://" + hostPort("mute.test", mute) + "/ HTTP/1.1\r\n\r\n", "GET", hostPort("mute.test", mute),
+			"cannot read the response from " + hostPort("mute.test", mute)},
+	}
+	for _, c := range cases {
+		sink.reset()
+		got := raw(t, sock, c.req)
+		status, body, _ := strings.Cut(got, "\r\n\r\n")
+		e := sink.waitFor(t, c.method, c.path)
+		cause, ok := strings.CutPrefix(e.Refused, c.box+": ")
+		if !ok || cause == "" {
+			t.Errorf("%s: the egress log says %q, want %q and the cause", c.why, e.Refused, c.box)
+			continue
+		}
+		if !strings.HasPrefix(status, "HTTP/1.1 502 ") || !strings.HasPrefix(body, "aisan: "+c.box+" (") || strings.Count(body, "\n") != 1 {
+			t.Errorf("%s: answer\n%s\nwant a 502 saying %q", c.why, got, c.box)
+		}
+		if strings.Contains(body, cause) || strings.Contains(body, "127.0.0.1") {
+			t.Errorf("%s: the box is told the host-side cause %q:\n%s", c.why, cause, body)
+		}
+	}
+}
