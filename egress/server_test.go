@@ -350,13 +350,21 @@ func streamedPerWrite(t *testing.T, ct string) {
 	}
 }
 
+// TestUpstreamUnreachable: the box learns that the upstream could not be
+// reached; why (the address dialled, the resolver's answer) is only in
+// the host's egress log.
 func TestUpstreamUnreachable(t *testing.T) {
 	src := &egresstest.Source{Value: realToken}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
 	up, _ := url.Parse("https://" + addr)
-	client := egresstest.Serve(t, testBackend(up, src), egress.Options{})
+	path := filepath.Join(t.TempDir(), "egress.log")
+	log, err := audit.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := egresstest.Serve(t, testBackend(up, src), egress.Options{Audit: log})
 	req, _ := http.NewRequest("POST", "http://box/v1/y", strings.NewReader(`{}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
@@ -367,6 +375,14 @@ func TestUpstreamUnreachable(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 502 || !strings.Contains(string(b), "could not be reached") || strings.Contains(string(b), realToken) {
 		t.Errorf("got %d %s", resp.StatusCode, b)
+	}
+	log.Close()
+	logged, _ := os.ReadFile(path)
+	if !strings.Contains(string(logged), "connection refused") {
+		t.Errorf("the egress log lacks the cause: %s", logged)
+	}
+	if strings.Contains(string(b), "connection refused") || strings.Contains(string(b), "dial tcp") {
+		t.Errorf("the box is told the host-side cause: %s", b)
 	}
 }
 

@@ -3,6 +3,7 @@ package tests
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -208,4 +209,40 @@ func dirState(t *testing.T, dir string) string {
 		fmt.Fprintf(&b, "%s %v %d %d; ", de.Name(), fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
 	}
 	return b.String()
+}
+
+// TestStrictUpstreamUnreachable: a box's model call to an upstream the
+// host cannot reach gets the API's error saying so, from the host's
+// egress proxy; why (the address the host dialled and its error) is in
+// the host's egress log, not in the box.
+func TestStrictUpstreamUnreachable(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-x","refreshToken":"r","expiresAt":%d,"subscriptionType":"max"}}`,
+		time.Now().Add(time.Hour).UnixMilli())), 0o600)
+	env = append(env, "AISAN_ANTHROPIC_UPSTREAM=https://"+addr)
+	script := `curl -s -w '\nstatus:%{http_code}\n' -H 'content-type: application/json' -H 'anthropic-version: 2023-06-01' ` +
+		`--data-binary '{"model":"claude-sonnet-5-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}' "$AISAN_EGRESS_ANTHROPIC/v1/messages"`
+	r := strict(t, repo, env, []string{"--egress", "anthropic"}, "sh", "-c", script)
+	if !strings.Contains(r.stdout, "status:502") || !strings.Contains(r.stdout, "could not be reached from the host") {
+		t.Errorf("the box got:\n%s\nwant a 502 saying the upstream could not be reached (stderr %s)", r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "connection refused") || strings.Contains(r.stdout, "dial tcp") {
+		t.Errorf("the box is told the host-side cause:\n%s", r.stdout)
+	}
+	var slotName string
+	for n, e := range slotList(t, env) {
+		if e.Kind == "run" {
+			slotName = n
+		}
+	}
+	if logs := aisan(t, env, "", "logs", "--egress", slotName); !strings.Contains(logs.stdout, "connection refused") {
+		t.Errorf("the egress log lacks the cause:\n%s%s", logs.stdout, logs.stderr)
+	}
 }
