@@ -62,9 +62,9 @@ type Refusal struct {
 	Kind   Kind
 	Reason string
 	// Detail is what the host's egress log records beyond Reason and the
-	// box never sees: a credential command's own output (cred.Detail),
-	// why an upstream could not be reached (the host's resolver, the
-	// addresses it dialled).
+	// box never sees: what a credential command printed or why a login
+	// could not be refreshed (cred.Detail), why an upstream could not be
+	// reached (the host's resolver, the addresses it dialled).
 	Detail     string
 	RetryAfter time.Duration // KindRate only
 }
@@ -75,14 +75,6 @@ func (r *Refusal) logged() string {
 		return r.Reason
 	}
 	return r.Reason + " (" + r.Detail + ")"
-}
-
-// commandSaid is a Detail for what a credential command said, if anything.
-func commandSaid(d string) string {
-	if d == "" {
-		return ""
-	}
-	return "the command said: " + d
 }
 
 func (r *Refusal) Error() string { return r.Reason }

@@ -329,7 +329,7 @@ func (t retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		resp.Body.Close()
 		t.s.opt.ErrorLog.Printf("egress %s: refresh after 401: %v", b.Name, err)
-		return nil, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the upstream refused the host's login and refreshing it failed: " + err.Error(), Detail: commandSaid(cred.Detail(err))}
+		return nil, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the upstream refused the host's login and refreshing it failed: " + err.Error(), Detail: cred.Detail(err)}
 	}
 	if c.equal(x.cred) {
 		return resp, nil // nothing new to try: the client sees the upstream's answer
@@ -415,7 +415,7 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		if errors.As(err, &r) {
 			return nil, body, r
 		}
-		return nil, body, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the host credential is not usable: " + err.Error(), Detail: commandSaid(cred.Detail(err))}
+		return nil, body, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the host credential is not usable: " + err.Error(), Detail: cred.Detail(err)}
 	}
 	return &exchange{route: rt, in: r.Header, body: body, cred: c}, body, nil
 }

@@ -212,9 +212,10 @@ func dirState(t *testing.T, dir string) string {
 }
 
 // TestStrictUpstreamUnreachable: a box's model call to an upstream the
-// host cannot reach gets the API's error saying so, from the host's
-// egress proxy; why (the address the host dialled and its error) is in
-// the host's egress log, not in the box.
+// host cannot reach, or with a login whose refresh cannot reach the
+// token endpoint, gets the API's error saying so, from the host's egress
+// proxy; why (the address the host dialled and its error) is in the
+// host's egress log, not in the box.
 func TestStrictUpstreamUnreachable(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -244,5 +245,18 @@ func TestStrictUpstreamUnreachable(t *testing.T) {
 	}
 	if logs := aisan(t, env, "", "logs", "--egress", slotName); !strings.Contains(logs.stdout, "connection refused") {
 		t.Errorf("the egress log lacks the cause:\n%s%s", logs.stdout, logs.stderr)
+	}
+
+	// The login has expired and its token endpoint is the closed port.
+	os.WriteFile(filepath.Join(home, ".claude", ".credentials.json"), []byte(fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-x","refreshToken":"r","expiresAt":%d,"subscriptionType":"max"}}`,
+		time.Now().Add(-time.Hour).UnixMilli())), 0o600)
+	env = append(env, "AISAN_ANTHROPIC_TOKEN_URL=https://"+addr+"/v1/oauth/token")
+	r = strict(t, repo, env, []string{"--egress", "anthropic"}, "sh", "-c", script)
+	if !strings.Contains(r.stdout, "could not be refreshed") || strings.Contains(r.stdout, "connection refused") || strings.Contains(r.stdout, "dial tcp") {
+		t.Errorf("the box got:\n%s\nwant the refresh's failure without its cause (stderr %s)", r.stdout, r.stderr)
+	}
+	logs := aisan(t, env, "", "logs", "--egress", slotName)
+	if strings.Count(logs.stdout, "connection refused") < 2 {
+		t.Errorf("the egress log lacks the refresh's cause:\n%s%s", logs.stdout, logs.stderr)
 	}
 }

@@ -171,7 +171,7 @@ func (c *ClaudeOAuth) refreshLocked(ctx context.Context, needs func(claudeLogin)
 		"scope":         claudeScope,
 	}, &resp)
 	if err != nil {
-		return claudeLogin{}, fmt.Errorf("the Claude login expired and could not be refreshed (%v); run `claude` on the host to log in again", err)
+		return claudeLogin{}, &RefreshError{Msg: "the Claude login expired and could not be refreshed (the reason is in the host's egress log); run `claude` on the host to log in again", Cause: err}
 	}
 	if resp.AccessToken == "" || !validToken(resp.AccessToken) || resp.ExpiresIn == nil {
 		return claudeLogin{}, errors.New("the Claude login expired and the token endpoint's answer had no usable access_token or expires_in; run `claude` on the host to log in again")

@@ -225,7 +225,7 @@ func (c *CodexChatGPT) refreshLocked(ctx context.Context, needs func(codexFile) 
 		"refresh_token":  f.refresh.Reveal(),
 	}, &resp)
 	if err != nil {
-		return codexFile{}, fmt.Errorf("the Codex login expired and could not be refreshed (%v); run `codex login` on the host", err)
+		return codexFile{}, &RefreshError{Msg: "the Codex login expired and could not be refreshed (the reason is in the host's egress log); run `codex login` on the host", Cause: err}
 	}
 	if resp.AccessToken == "" || !validToken(resp.AccessToken) {
 		return codexFile{}, errors.New("the Codex login expired and the token endpoint's answer had no usable access_token; run `codex login` on the host")

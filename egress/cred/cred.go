@@ -178,12 +178,30 @@ func (e *CommandError) Error() string {
 
 func (e *CommandError) Unwrap() error { return e.Err }
 
-// Detail is what err says beyond its message for the host's own log: a
-// failed credential command's output, "" when there is none.
+// RefreshError is a login that could not be refreshed. Its message says
+// so and what to do; the cause (the token endpoint's error, which can
+// name the host's resolver, the addresses it dialled or what the
+// endpoint answered) is kept apart for the host's own log ([Detail]).
+type RefreshError struct {
+	Msg   string
+	Cause error
+}
+
+func (e *RefreshError) Error() string { return e.Msg }
+
+func (e *RefreshError) Unwrap() error { return e.Cause }
+
+// Detail is what err says beyond its message for the host's own log: what
+// a failed credential command printed, why a refresh failed; "" when
+// there is nothing more.
 func Detail(err error) string {
 	var ce *CommandError
-	if errors.As(err, &ce) {
-		return ce.Output
+	if errors.As(err, &ce) && ce.Output != "" {
+		return "the command said: " + ce.Output
+	}
+	var re *RefreshError
+	if errors.As(err, &re) && re.Cause != nil {
+		return re.Cause.Error()
 	}
 	return ""
 }

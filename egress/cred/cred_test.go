@@ -87,7 +87,7 @@ func TestCommandFailure(t *testing.T) {
 	_, err = c.Token(context.Background())
 	// What the command printed is for the host's log only: an error's
 	// message may reach the box.
-	if err == nil || strings.Contains(err.Error(), "nope") || !strings.Contains(err.Error(), "credential command sh failed") || Detail(err) != "nope" {
+	if err == nil || strings.Contains(err.Error(), "nope") || !strings.Contains(err.Error(), "credential command sh failed") || Detail(err) != "the command said: nope" {
 		t.Fatalf("err = %v, detail %q", err, Detail(err))
 	}
 	if _, err := NewCommand("X", `"unterminated`); err == nil {

@@ -308,7 +308,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 		// that the host has no credential.
 		logged := "credential: " + err.Error()
 		if d := cred.Detail(err); d != "" {
-			logged += " (the command said: " + d + ")"
+			logged += " (" + d + ")"
 		}
 		st.refuse(codeUnauthenticated, logged,
 			"the host has no credential for "+s.cfg.Upstream+" (its token command or file failed; see the egress audit log)")

@@ -105,7 +105,7 @@ func (a *ADC) Mint(ctx context.Context) (cred.Secret, time.Time, error) {
 	}
 	tok, err := creds.TokenSource.Token()
 	if err != nil {
-		return cred.Secret{}, time.Time{}, fmt.Errorf("minting a Google access token from %s failed (%v); run `gcloud auth application-default login` on the host", a.Path, err)
+		return cred.Secret{}, time.Time{}, &cred.RefreshError{Msg: "minting a Google access token from " + a.Path + " failed (the reason is in the host's egress log); run `gcloud auth application-default login` on the host", Cause: err}
 	}
 	if tok.AccessToken == "" || strings.ContainsAny(tok.AccessToken, " \t\r\n") {
 		return cred.Secret{}, time.Time{}, errors.New("the Google token endpoint answered without a usable access token")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aisan-dev/aisan/egress"
+	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/egress/cred"
 	"github.com/aisan-dev/aisan/egress/egresstest"
 )
@@ -147,7 +148,8 @@ func TestRefusedBeforeTheMint(t *testing.T) {
 }
 
 // TestMintNeverFollowsARedirect: a token endpoint that redirects gets the
-// refresh token once, its target never, and the box is told why.
+// refresh token once, its target never; the box is told the mint failed,
+// the host's egress log why.
 func TestMintNeverFollowsARedirect(t *testing.T) {
 	elsewhere := egresstest.NewUpstream(t, &egresstest.Google{})
 	redirecting := egresstest.NewUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -157,15 +159,25 @@ func TestMintNeverFollowsARedirect(t *testing.T) {
 	os.WriteFile(path, (&egresstest.Google{}).AuthorizedUser(""), 0o600)
 	a := &ADC{Path: path, TokenURL: redirecting.URL.String() + "/token", Transport: egresstest.Transport()}
 	model := egresstest.NewUpstream(t, egresstest.Anthropic())
-	client := egresstest.Serve(t, New(model.URL, cfg, &cred.Minted{Mint: a.Mint}), egress.Options{})
+	logPath := filepath.Join(t.TempDir(), "egress.log")
+	log, err := audit.Open(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := egresstest.Serve(t, New(model.URL, cfg, &cred.Minted{Mint: a.Mint}), egress.Options{Audit: log})
 	resp, err := client.Post("http://box/v1/projects/my-proj/locations/us-east5/publishers/anthropic/models/claude-x:rawPredict", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 503 && resp.StatusCode != 402 || !strings.Contains(string(b), "a redirect to "+elsewhere.URL.Host+", which aisan does not follow") {
+	why := "a redirect to " + elsewhere.URL.Host + ", which aisan does not follow"
+	if resp.StatusCode != 503 && resp.StatusCode != 402 || !strings.Contains(string(b), "minting a Google access token") || strings.Contains(string(b), why) {
 		t.Errorf("%d %s", resp.StatusCode, b)
+	}
+	log.Close()
+	if logged, _ := os.ReadFile(logPath); !strings.Contains(string(logged), why) {
+		t.Errorf("the egress log lacks %q: %s", why, logged)
 	}
 	if n := len(elsewhere.Requests()); n != 0 || len(model.Requests()) != 0 {
 		t.Errorf("the redirect target saw %d requests, the model %d", n, len(model.Requests()))
