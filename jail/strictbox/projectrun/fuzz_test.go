@@ -54,3 +54,22 @@ func FuzzProjectFiles(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPackageDeps: whatever a package.json holds, the names it gives
+// are package names, each once, that lie in the node_modules they are
+// looked up in.
+func FuzzPackageDeps(f *testing.F) {
+	f.Add([]byte(`{"dependencies": {"a": "1", "@s/b": "1"}, "optionalDependencies": {"a": "2"}, "peerDependencies": {"../c": "1", "fs": "1"}}`))
+	f.Add([]byte(`{"dependencies": []}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		deps, _ := packageDeps(data)
+		seen := map[string]bool{}
+		for _, d := range deps {
+			p := filepath.Join("/r/node_modules", d)
+			if seen[d] || npmName(d) != d || !strings.HasPrefix(p, "/r/node_modules/") || strings.Count(p[len("/r/node_modules/"):], "/") > 1 {
+				t.Fatalf("%q: not a package name, or given twice", d)
+			}
+			seen[d] = true
+		}
+	})
+}

@@ -90,6 +90,13 @@ type walker struct {
 	// own), see [walker.pyPath0].
 	path0 string
 	mods  map[string][]string
+	// pkgs are the node packages held whole, by directory, each with
+	// what it depends on (see [walker.nodeDeps]); npmLooks counts the
+	// names looked up for them, and npmFull is set once the walk has
+	// said it stops short.
+	pkgs     map[string]bool
+	npmLooks int
+	npmFull  bool
 	// rootList is the listing of the project's own directory and its
 	// __pycache__, for [walker.pyPath0].
 	rootList *[2][]string
