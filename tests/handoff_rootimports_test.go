@@ -223,3 +223,69 @@ func TestHandoffClaudeHookNodePackages(t *testing.T) {
 	r, _ := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/dep/lib/main.js", "node_modules/@scope/esdep/index.js"}, nil)
 }
+
+// TestHandoffClaudeHookNodeDeps: hooks run node hook.js and node
+// tools/check.mjs, which require a package by name (dep, @scope/esdep).
+// Those are held whole, but their code loads the packages they depend
+// on in turn, each where node finds it from the package's directory:
+// nested in the package's own node_modules, or hoisted to the
+// project's (named in dependencies, optionalDependencies or
+// peerDependencies, scoped or not), and a dependency of a dependency.
+// node_modules is ignored by git, as projects keep it. The box rewrites
+// each dependency's code. The user's next 'claude -p' on the host must
+// run none of it.
+func TestHandoffClaudeHookNodeDeps(t *testing.T) {
+	h := newHostClaude(t, "node")
+	repo, env := h.repo, h.env
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			map[string]any{"type": "command", "command": `node hook.js`},
+			map[string]any{"type": "command", "command": `node tools/check.mjs`},
+		}}},
+	}})
+	h.write(t, map[string]string{
+		".claude/settings.json": string(settings),
+		".gitignore":            "node_modules/\n",
+		"hook.js":               "require('dep').run()\n",
+		"tools/check.mjs":       "import { run } from '@scope/esdep'\nrun()\n",
+		"node_modules/dep/package.json": `{"name": "dep", "main": "lib/main.js",
+	"dependencies": {"nested": "^1.0.0"},
+	"optionalDependencies": {"hoisted": "^1.0.0"},
+	"peerDependencies": {"@scope/peer": "^1.0.0"}}`,
+		"node_modules/dep/lib/main.js":                      "require('nested')\nrequire('hoisted')\nrequire('@scope/peer')\nexports.run = () => {}\n",
+		"node_modules/dep/node_modules/nested/package.json": `{"name": "nested"}`,
+		"node_modules/hoisted/package.json":                 `{"name": "hoisted", "dependencies": {"deep": "^1.0.0"}}`,
+		"node_modules/deep/package.json":                    `{"name": "deep"}`,
+		"node_modules/@scope/peer/package.json":             `{"name": "@scope/peer"}`,
+		"node_modules/@scope/esdep/package.json":            `{"name": "@scope/esdep", "type": "module", "exports": "./index.js", "dependencies": {"@scope/esdep2": "^1.0.0"}}`,
+		"node_modules/@scope/esdep/index.js":                "import '@scope/esdep2'\nexport function run() {}\n",
+		"node_modules/@scope/esdep2/package.json":           `{"name": "@scope/esdep2", "type": "module", "exports": "./index.js"}`,
+	})
+	// mods are the dependencies' code, each touching its mark.
+	mods := func(pwned string) map[string]string {
+		cjs := func(m, rest string) string {
+			if pwned == "" {
+				return rest
+			}
+			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m) + rest
+		}
+		esm := "export {}\n"
+		if pwned != "" {
+			esm = fmt.Sprintf("import { writeFileSync } from 'fs'\nwriteFileSync(%q, '')\n", pwned+".esdep2")
+		}
+		return map[string]string{
+			"node_modules/dep/node_modules/nested/index.js": cjs("nested", "\n"),
+			"node_modules/hoisted/index.js":                 cjs("hoisted", "require('deep')\n"),
+			"node_modules/deep/index.js":                    cjs("deep", "\n"),
+			"node_modules/@scope/peer/index.js":             cjs("peer", "\n"),
+			"node_modules/@scope/esdep2/index.js":           esm,
+		}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(m string) []string {
+		return []string{m + ".nested", m + ".hoisted", m + ".deep", m + ".peer", m + ".esdep2"}
+	}
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/dep/node_modules/nested/index.js", "node_modules/hoisted/index.js", "node_modules/deep/index.js", "node_modules/@scope/peer/index.js", "node_modules/@scope/esdep2/index.js"}, []string{strconv.Quote(pwned + ".deep")})
+}
