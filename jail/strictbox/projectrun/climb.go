@@ -503,7 +503,8 @@ func (w *walker) findPackage(dir, pkg string) string {
 		return ""
 	}
 	for d := dir; within(d, w.root); d = filepath.Dir(d) {
-		if p := filepath.Join(d, "node_modules", pkg); w.list(p) != nil {
+		// node looks in no node_modules/node_modules.
+		if p := filepath.Join(d, "node_modules", pkg); filepath.Base(d) != "node_modules" && w.list(p) != nil {
 			return p
 		}
 		if d == w.root {
@@ -539,7 +540,7 @@ func (w *walker) nodeDeps(p string) {
 		pj := filepath.Join(p, "package.json")
 		data := w.read(pj)
 		if data == nil {
-			w.unsure([]string{p}, fmt.Sprintf("%s cannot be read (missing, not a regular file, or over %d KiB), so the packages %s loads by name are not held", w.rel(pj), maxPackageJSON>>10, w.rel(p)))
+			w.unsure([]string{p}, fmt.Sprintf("%s cannot be read (missing, not a regular file, or over %d MiB), so the packages %s loads by name are not held", w.rel(pj), maxPackageJSON>>20, w.rel(p)))
 			continue
 		}
 		deps, ok := packageDeps(data)

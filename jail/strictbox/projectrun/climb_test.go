@@ -195,11 +195,12 @@ func TestNodeDeps(t *testing.T) {
 			"/r/node_modules/@s/node_modules/c/package.json":   `{}`,
 			"/r/node_modules/c/package.json":                   `{}`,
 		}, []string{"/r/node_modules/dep", "/r/node_modules/@s/a", "/r/node_modules/@s/a/node_modules/b", "/r/node_modules/@s/node_modules/c"}, ""},
-		{"not node's own modules, paths, devDependencies, or what is not installed", files{
-			"/r/node_modules/dep/package.json": `{"dependencies": {"": "1", "fs": "1", "node:fs": "1", "../up": "1", "./x": "1", "a/b": "1", "@s": "1", "missing": "1"}, "devDependencies": {"dev": "1"}}`,
-			"/r/node_modules/fs/package.json":  `{}`,
-			"/r/node_modules/dev/package.json": `{}`,
-			"/r/up/package.json":               `{}`,
+		{"not node's own modules, paths, devDependencies, node_modules/node_modules, or what is not installed", files{
+			"/r/node_modules/dep/package.json":                  `{"dependencies": {"": "1", "fs": "1", "node:fs": "1", "../up": "1", "./x": "1", "a/b": "1", "@s": "1", "missing": "1"}, "devDependencies": {"dev": "1"}}`,
+			"/r/node_modules/fs/package.json":                   `{}`,
+			"/r/node_modules/dev/package.json":                  `{}`,
+			"/r/up/package.json":                                `{}`,
+			"/r/node_modules/node_modules/missing/package.json": `{}`,
 		}, []string{"/r/node_modules/dep"}, ""},
 		{"a cycle, each once", files{
 			"/r/node_modules/dep/package.json": `{"dependencies": {"a": "1"}}`,
