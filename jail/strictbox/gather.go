@@ -205,7 +205,7 @@ func installedIn(env []string) func(cmd string) bool {
 // (toolVersionsLoads, rustToolchainLoads), the Yarn release and plugins
 // a Yarn settings file runs (yarnLoads).
 func projectLoads(p, home string) ([]gitpin.Steer, error) {
-	pr := projectrun.Project{Read: readProject, Home: home, List: listProject}
+	pr := projectrun.Project{Read: readProject, Home: home, List: listProject, Dirs: dirsProject}
 	switch filepath.Base(p) {
 	case ".envrc":
 		return envrcLoads(p)
@@ -393,6 +393,25 @@ func listProject(dir string) []string {
 	out := []string{}
 	for _, e := range es {
 		if e.Type().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// dirsProject names the directories in a directory of the project (a
+// link is none here), or nil.
+func dirsProject(dir string) []string {
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range es {
+		if e.IsDir() {
 			out = append(out, e.Name())
 		}
 	}

@@ -291,6 +291,9 @@ func (w *walker) climb(name, p string, depth int) {
 	if lang == "py" && w.path0 == w.root {
 		w.pyPath0(name, data, depth)
 	}
+	if lang == "py" && w.venv != "" {
+		w.siteImports(data)
+	}
 	loads, notes := climbs(lang, data, dir)
 	for _, n := range notes {
 		w.unsure([]string{dir}, w.rel(p)+" loads a path it builds as it runs ("+n+"), which is not followed")

@@ -73,3 +73,22 @@ func FuzzPackageDeps(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSiteFiles: whatever a box writes into a pyvenv.cfg, a METADATA
+// or a distribution's name, what is read of them names no path.
+func FuzzSiteFiles(f *testing.F) {
+	f.Add([]byte("version = 3.11.7\nRequires-Dist: a-b (>=1); extra == \"x\"\nRequires-Dist: ../c\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if v := venvVersion(data); v != "" && (strings.Count(v, ".") != 1 || strings.ContainsAny(v, "/ ")) {
+			t.Fatalf("version %q", v)
+		}
+		for _, n := range requiresDist(data) {
+			if n == "" || strings.ContainsAny(n, "/\\ \n") || strings.Contains(n, "..") {
+				t.Fatalf("distribution name %q", n)
+			}
+			if d := distName(n); strings.ContainsAny(d, "/-.") {
+				t.Fatalf("distName(%q) = %q", n, d)
+			}
+		}
+	})
+}

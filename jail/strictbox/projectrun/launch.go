@@ -156,8 +156,12 @@ func (w *walker) launched(name string, l launcher, cmd []word, dirs []string, de
 		}
 		return
 	}
-	saved := w.cmd
-	defer func() { w.cmd = saved }()
+	saved, venv := w.cmd, w.venv
+	defer func() { w.cmd, w.venv = saved, venv }()
+	if l.python && len(dirs) > 0 {
+		// It runs its command with the project's environment's python.
+		w.venv = w.venvOf(filepath.Join(projectDir(w, dirs[0], "pyproject.toml"), pythonVenv, "python"), "")
+	}
 	switch {
 	case l.python && (strings.HasSuffix(first.s, ".py") || strings.HasSuffix(first.s, ".pyw")):
 		w.exec(append([]word{lit("python")}, cmd...), dirs, depth+1)

@@ -29,6 +29,9 @@ type Project struct {
 	// List names the regular files of a directory of the project (nil
 	// when there is none), for a build that compiles each (go run).
 	List func(dir string) []string
+	// Dirs names the directories in a directory of the project (not
+	// links), for the *.dist-info of a Python environment.
+	Dirs func(dir string) []string
 }
 
 // Names is what a project file makes its tool run besides itself.
@@ -109,6 +112,16 @@ type walker struct {
 	pytestRead map[string]bool
 	read       Reader
 	list       func(dir string) []string
+	subdirs    func(dir string) []string
+	// venv is the Python environment whose python runs the script
+	// being followed (see [walker.siteImports]); sites are the
+	// environments' site-packages, read once; siteSeen the names held
+	// from them, and siteFull is set once the walk has said it stops
+	// short.
+	venv     string
+	sites    map[string]*pySite
+	siteSeen map[string]bool
+	siteFull bool
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
@@ -125,7 +138,7 @@ func newWalker(root, where string, vars map[string]string, pr Project) *walker {
 		known["HOME"] = pr.Home
 	}
 	maps.Copy(known, vars)
-	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read, list: pr.List}
+	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read, list: pr.List, subdirs: pr.Dirs}
 }
 
 // note is a command that could not be followed.
@@ -803,6 +816,13 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	}
 	name := filepath.Base(prog)
 	rest := args[1:]
+	if strings.Contains(prog, "/") && langOf(name) == "py" && len(dirs) > 0 {
+		// A python of the project's own environment: what its scripts
+		// import from there is held too.
+		saved := w.venv
+		w.venv = w.venvOf(prog, dirs[0])
+		defer func() { w.venv = saved }()
+	}
 	switch {
 	case name == "cd" || name == "pushd":
 		for len(rest) > 0 && rest[0].ok && strings.HasPrefix(rest[0].s, "-") && rest[0].s != "-" {
