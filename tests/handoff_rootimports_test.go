@@ -289,3 +289,59 @@ func TestHandoffClaudeHookNodeDeps(t *testing.T) {
 	r, pwned := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/dep/node_modules/nested/index.js", "node_modules/hoisted/index.js", "node_modules/deep/index.js", "node_modules/@scope/peer/index.js", "node_modules/@scope/esdep2/index.js"}, []string{strconv.Quote(pwned + ".deep")})
 }
+
+// TestHandoffClaudeHookVenvImports: hooks run scripts with the
+// project's own environment's python (.venv/bin/python tools/hook.py,
+// and hook.py at the root through $CLAUDE_PROJECT_DIR), which import
+// by name what is installed in its site-packages: a package (mypkg),
+// which imports the distribution it requires (Requires-Dist: dep2),
+// and a module (mymod). .venv is ignored by git, as projects keep it.
+// The box rewrites each in site-packages. The user's next 'claude -p'
+// on the host must run none of it.
+func TestHandoffClaudeHookVenvImports(t *testing.T) {
+	h := newHostClaude(t, "python3")
+	repo, env := h.repo, h.env
+	if r := runCmd(t, repo, env, "", "python3", "-m", "venv", "--without-pip", ".venv"); r.code != 0 {
+		t.Skipf("python3 -m venv: exit %d %s", r.code, r.stderr)
+	}
+	sites, _ := filepath.Glob(filepath.Join(repo, ".venv", "lib", "python3*", "site-packages"))
+	if len(sites) != 1 {
+		t.Fatalf("site-packages of the project's environment: %q", sites)
+	}
+	site, _ := filepath.Rel(repo, sites[0])
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`.venv/bin/python tools/hook.py`),
+			cmd(`"$CLAUDE_PROJECT_DIR"/.venv/bin/python hook.py`),
+		}}},
+	}})
+	h.write(t, map[string]string{
+		".claude/settings.json":                string(settings),
+		".gitignore":                           ".venv/\n",
+		"tools/hook.py":                        "import mypkg\nmypkg.run()\n",
+		"hook.py":                              "import mymod\nmymod.run()\n",
+		site + "/mypkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: mypkg\nVersion: 1.0\nRequires-Dist: dep2 (>=1.0)\n",
+		site + "/mypkg-1.0.dist-info/RECORD":   "mypkg/__init__.py,,\nmypkg-1.0.dist-info/METADATA,,\nmypkg-1.0.dist-info/RECORD,,\n",
+		site + "/dep2-1.0.dist-info/METADATA":  "Metadata-Version: 2.1\nName: dep2\nVersion: 1.0\n",
+		site + "/dep2-1.0.dist-info/RECORD":    "dep2/__init__.py,,\ndep2-1.0.dist-info/METADATA,,\ndep2-1.0.dist-info/RECORD,,\n",
+	})
+	mods := func(pwned string) map[string]string {
+		py := func(m, rest string) string {
+			if pwned == "" {
+				return rest
+			}
+			return fmt.Sprintf("open(%q, 'w').close()\n", pwned+"."+m) + rest
+		}
+		return map[string]string{
+			site + "/mypkg/__init__.py": py("mypkg", "import dep2\ndef run():\n    pass\n"),
+			site + "/dep2/__init__.py":  py("dep2", "\n"),
+			site + "/mymod.py":          py("mymod", "def run():\n    pass\n"),
+		}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(m string) []string { return []string{m + ".mypkg", m + ".dep2", m + ".mymod"} }
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{site + "/mypkg/__init__.py", site + "/dep2/__init__.py", site + "/mymod.py"}, []string{strconv.Quote(pwned + ".dep2")})
+}
