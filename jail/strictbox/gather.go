@@ -205,7 +205,7 @@ func installedIn(env []string) func(cmd string) bool {
 // (toolVersionsLoads, rustToolchainLoads), the Yarn release and plugins
 // a Yarn settings file runs (yarnLoads).
 func projectLoads(p, home string) ([]gitpin.Steer, error) {
-	pr := projectrun.Project{Read: readProject, Home: home, List: listProject, Dirs: dirsProject}
+	pr := projectrun.Project{Read: readProject, Home: home, List: listProject, Dirs: dirsProject, Link: linkProject}
 	switch filepath.Base(p) {
 	case ".envrc":
 		return envrcLoads(p)
@@ -416,6 +416,15 @@ func dirsProject(dir string) []string {
 		}
 	}
 	return out
+}
+
+// linkProject is the target of a symlink of the project, or "".
+func linkProject(p string) string {
+	t, err := os.Readlink(p)
+	if err != nil {
+		return ""
+	}
+	return t
 }
 
 // namedSteers are the steering paths of what a project file runs: its

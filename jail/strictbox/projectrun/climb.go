@@ -496,6 +496,56 @@ func (w *walker) nodePackage(dir, pkg string) {
 	}
 }
 
+// binPackage follows a package's command in node_modules/.bin (p), a
+// link into the package, to what the package depends on: the package
+// itself is held by the launch, which resolves the link.
+func (w *walker) binPackage(p string) {
+	if w.link == nil {
+		return
+	}
+	p = filepath.Clean(p)
+	if !filepath.IsAbs(p) || !within(p, w.root) {
+		return
+	}
+	t := w.link(p)
+	if t == "" {
+		return
+	}
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(p), t)
+	}
+	d := packageOf(filepath.Clean(t))
+	if d == "" || !within(d, w.root) || w.list(d) == nil {
+		return
+	}
+	if w.pkgs == nil {
+		w.pkgs = map[string]bool{}
+	}
+	if !w.pkgs[d] {
+		// Counted, not held here: the launch holds it.
+		w.pkgs[d] = true
+		w.followDeps(d)
+	}
+}
+
+// packageOf is the directory of the package whose file p is (the
+// nearest node_modules/NAME or node_modules/@SCOPE/NAME above it), or "".
+func packageOf(p string) string {
+	i := strings.LastIndex(p, "/node_modules/")
+	if i < 0 {
+		return ""
+	}
+	rest := strings.Split(p[i+len("/node_modules/"):], "/")
+	n := 1
+	if strings.HasPrefix(rest[0], "@") {
+		n = 2
+	}
+	if len(rest) <= n || rest[0] == ".bin" || slices.Contains(rest[:n], "") || slices.Contains(rest[:n], "..") || slices.Contains(rest[:n], ".") {
+		return ""
+	}
+	return filepath.Join(append([]string{p[:i], "node_modules"}, rest[:n]...)...)
+}
+
 // findPackage is the directory of the package pkg as node finds it for
 // a file in dir: the first node_modules/pkg in dir or a directory above
 // it, up to the project's own (held, the box cannot remove it to leave
@@ -535,15 +585,21 @@ func (w *walker) nodeDeps(p string) {
 	if w.pkgs == nil {
 		w.pkgs = map[string]bool{}
 	}
-	if w.pkgs[p] || !w.holdPackage(p) {
-		return
+	if !w.pkgs[p] && w.holdPackage(p) {
+		w.followDeps(p)
 	}
+}
+
+// followDeps holds, in turn, what the package at p (held) depends on.
+func (w *walker) followDeps(p string) {
 	for queue := []string{p}; len(queue) > 0; queue = queue[1:] {
 		p := queue[0]
 		pj := filepath.Join(p, "package.json")
 		data := w.read(pj)
 		if data == nil {
-			w.unsure([]string{p}, fmt.Sprintf("%s cannot be read (missing, not a regular file, or over %d MiB), so the packages %s loads by name are not held", w.rel(pj), maxPackageJSON>>20, w.rel(p)))
+			if slices.Contains(w.list(p), "package.json") {
+				w.unsure([]string{p}, fmt.Sprintf("%s cannot be read (over %d MiB, or unreadable), so the packages %s loads by name are not held", w.rel(pj), maxPackageJSON>>20, w.rel(p)))
+			}
 			continue
 		}
 		deps, ok := packageDeps(data)

@@ -214,10 +214,10 @@ func TestNodeDeps(t *testing.T) {
 			"/r/node_modules/dep/package.json": `{"dependencies": ["a"]}`,
 			"/r/node_modules/a/package.json":   `{}`,
 		}, []string{"/r/node_modules/dep"}, "node_modules/dep/package.json does not parse as a package.json, so the packages node_modules/dep loads by name are not held"},
-		{"no package.json", files{
+		{"no package.json: nothing to follow, and nothing to say", files{
 			"/r/node_modules/dep/index.js":   "",
 			"/r/node_modules/a/package.json": `{}`,
-		}, []string{"/r/node_modules/dep"}, "node_modules/dep/package.json cannot be read"},
+		}, []string{"/r/node_modules/dep"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.project["/r/tools/hook.js"] = "require('dep')\n"
@@ -230,6 +230,22 @@ func TestNodeDeps(t *testing.T) {
 				t.Errorf("notes, want one with %q:\n%s", tt.note, all)
 			}
 		})
+	}
+}
+
+// TestNodeDepsUnreadable: a package.json listed that cannot be read
+// (too large) is said.
+func TestNodeDepsUnreadable(t *testing.T) {
+	project := files{"/r/tools/hook.js": "require('dep')\n", "/r/node_modules/dep/package.json": ""}
+	read := func(p string) []byte {
+		if strings.HasSuffix(p, "/package.json") {
+			return nil
+		}
+		return project.read(p)
+	}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook("node tools/hook.js")), Project{Read: read, List: listOf(project)})
+	if len(n.Notes) != 1 || !strings.Contains(n.Notes[0], "node_modules/dep/package.json cannot be read (over 1 MiB, or unreadable), so the packages node_modules/dep loads by name are not held") {
+		t.Errorf("notes: %q", n.Notes)
 	}
 }
 
@@ -293,5 +309,66 @@ func TestNodeDepsBounded(t *testing.T) {
 				t.Errorf("notes: %q", n.Notes)
 			}
 		})
+	}
+}
+
+// TestNodeBinDeps: a package's command from node_modules/.bin (npx, an
+// npm script's bare command) is a link into the package, which the
+// launch holds; what the package depends on is held here.
+func TestNodeBinDeps(t *testing.T) {
+	project := files{
+		"/r/package.json":                        `{"scripts": {"lint": "probe-lint --fix"}}`,
+		"/r/node_modules/probe-cli/package.json": `{"dependencies": {"cli-dep": "1"}}`,
+		"/r/node_modules/probe-cli/cli.js":       "",
+		"/r/node_modules/@s/lint/package.json":   `{"dependencies": {"lint-dep": "1"}}`,
+		"/r/node_modules/@s/lint/bin/lint.js":    "",
+		"/r/node_modules/cli-dep/package.json":   `{}`,
+		"/r/node_modules/lint-dep/package.json":  `{}`,
+		"/r/node_modules/outside/package.json":   `{"dependencies": {"cli-dep": "1"}}`,
+	}
+	links := map[string]string{
+		"/r/node_modules/.bin/probe-cli":  "../probe-cli/cli.js",
+		"/r/node_modules/.bin/probe-lint": "../@s/lint/bin/lint.js",
+		"/r/node_modules/.bin/up":         "../../../elsewhere/node_modules/outside/x.js",
+		"/r/node_modules/.bin/abs":        "/r/node_modules/outside/x.js",
+	}
+	for _, tt := range []struct {
+		name, cmd string
+		dirs      []string
+	}{
+		{"npx", `npx probe-cli`, []string{"/r/node_modules/cli-dep"}},
+		{"an npm script's command", `npm run lint`, []string{"/r/node_modules/lint-dep"}},
+		{"a link out of the project", `npx up`, nil},
+		{"an absolute link", `npx abs`, []string{"/r/node_modules/cli-dep"}},
+		{"no link", `npx missing`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			link := func(p string) string { return links[p] }
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, List: listOf(project), Link: link})
+			if d := cmp.Diff(tt.dirs, n.Dirs); d != "" {
+				t.Errorf("dirs (-want +got):\n%s", d)
+			}
+			if len(n.Notes) != 0 {
+				t.Errorf("notes: %q", n.Notes)
+			}
+		})
+	}
+}
+
+// TestPackageOf: the package a file of node_modules lies in.
+func TestPackageOf(t *testing.T) {
+	for p, want := range map[string]string{
+		"/r/node_modules/a/bin/x.js":                        "/r/node_modules/a",
+		"/r/node_modules/@s/a/x.js":                         "/r/node_modules/@s/a",
+		"/r/node_modules/a/node_modules/b/x.js":             "/r/node_modules/a/node_modules/b",
+		"/r/node_modules/.pnpm/a@1/node_modules/a/bin/x.js": "/r/node_modules/.pnpm/a@1/node_modules/a",
+		"/r/node_modules/a":                                 "",
+		"/r/node_modules/@s/x.js":                           "",
+		"/r/node_modules/.bin/x":                            "",
+		"/r/lib/x.js":                                       "",
+	} {
+		if got := packageOf(p); got != want {
+			t.Errorf("packageOf(%q) = %q, want %q", p, got, want)
+		}
 	}
 }

@@ -191,6 +191,7 @@ func (w *walker) launched(name string, l launcher, cmd []word, dirs []string, de
 				p := filepath.Join(b, "node_modules", ".bin", first.s)
 				w.files.add(p, d)
 				w.progs.add(p, d)
+				w.binPackage(p)
 			}
 		}
 		w.exec(cmd, dirs, depth+1)

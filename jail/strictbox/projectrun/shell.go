@@ -32,6 +32,9 @@ type Project struct {
 	// Dirs names the directories in a directory of the project (not
 	// links), for the *.dist-info of a Python environment.
 	Dirs func(dir string) []string
+	// Link is the target of a symlink of the project as it is written
+	// ("" for none), for a package's command in node_modules/.bin.
+	Link func(path string) string
 }
 
 // Names is what a project file makes its tool run besides itself.
@@ -113,6 +116,7 @@ type walker struct {
 	read       Reader
 	list       func(dir string) []string
 	subdirs    func(dir string) []string
+	link       func(path string) string
 	// venv is the Python environment whose python runs the script
 	// being followed (see [walker.siteImports]); sites are the
 	// environments' site-packages, read once; siteSeen the names held
@@ -138,7 +142,7 @@ func newWalker(root, where string, vars map[string]string, pr Project) *walker {
 		known["HOME"] = pr.Home
 	}
 	maps.Copy(known, vars)
-	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read, list: pr.List, subdirs: pr.Dirs}
+	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read, list: pr.List, subdirs: pr.Dirs, link: pr.Link}
 }
 
 // note is a command that could not be followed.
@@ -1416,6 +1420,7 @@ func (w *walker) pkg(dir string, script *word, dirs []string, depth int) {
 				if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
 					if p := c.Args[0].Lit(); p != "" && !strings.Contains(p, "/") {
 						w.files.add(filepath.Join("node_modules", ".bin", p), pdir)
+						w.binPackage(filepath.Join(pdir, "node_modules", ".bin", p))
 					}
 				}
 				return true
