@@ -345,3 +345,57 @@ func TestHandoffClaudeHookVenvImports(t *testing.T) {
 	r, pwned := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{site + "/mypkg/__init__.py", site + "/dep2/__init__.py", site + "/mymod.py"}, []string{strconv.Quote(pwned + ".dep2")})
 }
+
+// TestHandoffClaudeHookNodeBinDeps: hooks run a package's command from
+// node_modules/.bin (npx probe-cli, and an npm script that runs
+// probe-lint), a link into the package, which is held whole. Its code
+// requires the packages it depends on, hoisted to the project's
+// node_modules. The box rewrites those. The user's next 'claude -p'
+// on the host must run none of it.
+func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
+	h := newHostClaude(t, "npx", "npm", "node")
+	repo, env := h.repo, h.env
+	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`npx probe-cli`),
+			cmd(`npm run --silent lint`),
+		}}},
+	}})
+	h.write(t, map[string]string{
+		".claude/settings.json":                     string(settings),
+		".gitignore":                                "node_modules/\n",
+		"package.json":                              `{"name": "p", "private": true, "scripts": {"lint": "probe-lint"}}`,
+		"node_modules/probe-cli/package.json":       `{"name": "probe-cli", "version": "1.0.0", "bin": {"probe-cli": "cli.js"}, "dependencies": {"cli-dep": "^1.0.0"}}`,
+		"node_modules/probe-cli/cli.js":             "#!/usr/bin/env node\nrequire('cli-dep')\n",
+		"node_modules/probe-lint/package.json":      `{"name": "probe-lint", "version": "1.0.0", "bin": {"probe-lint": "bin/lint.js"}, "dependencies": {"@scope/lint-dep": "^1.0.0"}}`,
+		"node_modules/probe-lint/bin/lint.js":       "#!/usr/bin/env node\nrequire('@scope/lint-dep')\n",
+		"node_modules/cli-dep/package.json":         `{"name": "cli-dep", "version": "1.0.0"}`,
+		"node_modules/@scope/lint-dep/package.json": `{"name": "@scope/lint-dep", "version": "1.0.0"}`,
+	})
+	os.Chmod(filepath.Join(repo, "node_modules", "probe-cli", "cli.js"), 0o755)
+	os.Chmod(filepath.Join(repo, "node_modules", "probe-lint", "bin", "lint.js"), 0o755)
+	if err := os.MkdirAll(filepath.Join(repo, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for l, target := range map[string]string{"probe-cli": "../probe-cli/cli.js", "probe-lint": "../probe-lint/bin/lint.js"} {
+		if err := os.Symlink(target, filepath.Join(repo, "node_modules", ".bin", l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mods := func(pwned string) map[string]string {
+		js := func(m string) string {
+			if pwned == "" {
+				return "\n"
+			}
+			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m)
+		}
+		return map[string]string{"node_modules/cli-dep/index.js": js("cli-dep"), "node_modules/@scope/lint-dep/index.js": js("lint-dep")}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(m string) []string { return []string{m + ".cli-dep", m + ".lint-dep"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/cli-dep/index.js", "node_modules/@scope/lint-dep/index.js"}, nil)
+}
