@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,8 +25,9 @@ type pySite struct {
 	dir   string
 	files []string
 	// dists are its *.dist-info directories by normalised distribution
-	// name, listed on first use.
-	dists map[string]string
+	// name, listed on first use; provides the same by the names their
+	// top_level.txt give, read on first need.
+	dists, provides map[string]string
 }
 
 // venvOf is the virtual environment a python the command word prog
@@ -121,6 +123,29 @@ func (w *walker) dist(s *pySite, name string) string {
 	return s.dists[distName(name)]
 }
 
+// provider is the *.dist-info directory of the distribution that
+// installs the module m in s when its name is not m's (yaml is
+// PyYAML's), by the top_level.txt files of at most maxPackages
+// distributions; "" for none.
+func (w *walker) provider(s *pySite, m string) string {
+	if s.provides == nil {
+		w.dist(s, "")
+		s.provides = map[string]string{}
+		for i, n := range slices.Sorted(maps.Keys(s.dists)) {
+			if i >= maxPackages {
+				break
+			}
+			di := s.dists[n]
+			for l := range strings.SplitSeq(string(w.read(filepath.Join(di, "top_level.txt"))), "\n") {
+				if l = strings.TrimSpace(l); protect.PyName(l) && s.provides[l] == "" {
+					s.provides[l] = di
+				}
+			}
+		}
+	}
+	return s.provides[m]
+}
+
 // requiresDist are the distribution names a METADATA file's text
 // requires (its Requires-Dist headers), each once, in order.
 func requiresDist(data []byte) []string {
@@ -187,8 +212,9 @@ func (w *walker) topLevel(di, name string) []string {
 // siteImports holds what the Python script text (read by climb, run by
 // the python of w.venv) imports by name from the environment's
 // site-packages: a package's directory whole, a module's files, and in
-// turn the same of each distribution its own requires (Requires-Dist),
-// at most maxPackages names in a walk.
+// turn the same of each distribution its own requires (Requires-Dist;
+// its own is the one of its name, else the one whose top_level.txt
+// gives it), at most maxPackages names in a walk.
 func (w *walker) siteImports(data []byte) {
 	s := w.site(w.venv)
 	if s == nil {
@@ -212,16 +238,23 @@ func (w *walker) siteImports(data []byte) {
 			return
 		}
 		w.siteSeen[key] = true
+		// held: m is there (not, say, a module of Python's own).
+		held := false
 		if w.list(key) != nil {
 			w.dirs.add(key, key)
+			held = true
 		}
 		for _, f := range s.files {
 			if n, ok := protect.PyModule(f, false, false); ok && n == m {
 				w.files.add(filepath.Join(s.dir, f), s.dir)
 				w.progs.add(filepath.Join(s.dir, f), s.dir)
+				held = true
 			}
 		}
 		di := w.dist(s, m)
+		if di == "" && held {
+			di = w.provider(s, m)
+		}
 		if di == "" {
 			continue
 		}
