@@ -20,6 +20,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"go run ./cmd/x && go test ./... && cargo run --bin b && uv run -m a.b && poetry run h && npx tsx s.ts && deno task t && bun run x.ts"}]}]}}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"flock -w 5 . -c './a; git -c alias.x=\"!./b\" x' && script -qc ./c /dev/null && watch -x ./d && parallel ./e ::: 1 && direnv exec s ./f && pytest -p g t/h.py && GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=i git -c include.path=j.cfg status"}]}]}}`))
 	f.Add([]byte("module example.com/m\n\nimport (\n\t\"example.com/m/internal/u\"\n)\n[package]\nbuild = \"b.rs\"\n[workspace]\nmembers = [\"a/*\"]\n"))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":".venv/bin/python h.py; npx x; uv run y.py"}]}]}}`))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json": ClaudeSettings,
 		"/r/.codex/hooks.json":     CodexHooks,
@@ -34,8 +35,11 @@ func FuzzProjectFiles(f *testing.F) {
 		same := func(string) []byte { return data }
 		// And every directory holds Go files of those bytes (go run).
 		list := func(string) []string { return []string{"main.go", "x.go", "Cargo.toml"} }
+		// Its environment's distributions and its .bin links are its too.
+		dirs := func(string) []string { return []string{"a-1.dist-info", string(data) + ".dist-info"} }
+		link := func(string) string { return string(data) }
 		for path, read := range readers {
-			n := read(path, data, Project{Read: same, Home: "/home/u", List: list})
+			n := read(path, data, Project{Read: same, Home: "/home/u", List: list, Dirs: dirs, Link: link})
 			for _, p := range slices.Concat(n.Files, n.Dirs) {
 				if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 					t.Fatalf("%s: %q is not absolute and clean", path, p)
