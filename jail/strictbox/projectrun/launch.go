@@ -111,7 +111,12 @@ func (w *walker) launch(name string, l launcher, rest []word, dirs []string, dep
 				return true
 			case l.module != "" && a.s == l.module && i+1 < len(rest):
 				w.pyProject(dirs)
+				saved := w.venv
+				if l.python && len(dirs) > 0 {
+					w.venv = w.venvOf(filepath.Join(projectDir(w, dirs[0], "pyproject.toml"), pythonVenv, "python"), "")
+				}
 				w.module(name, rest[i+1], rest[i+2:], dirs)
+				w.venv = saved
 				return true
 			case slices.Contains(l.values, v) && !eq:
 				i += 2

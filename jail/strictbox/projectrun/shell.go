@@ -1074,6 +1074,11 @@ func (w *walker) module(name string, m word, after []word, dirs []string) {
 		w.unknown(m, dirs)
 		return
 	}
+	if w.venv != "" {
+		// A module of the environment's site-packages (w.venv is set
+		// only for a python of one).
+		w.siteImports([]byte("import " + m.s))
+	}
 	rel := filepath.FromSlash(strings.ReplaceAll(m.s, ".", "/"))
 	ds := slices.Clone(dirs)
 	for _, d := range dirs {
@@ -1205,8 +1210,16 @@ func (w *walker) script(p, dir string, depth int, shell bool) {
 		// code from beside it.
 		if name := shebang(data); name != "" {
 			if _, ok := loaderOf(name); ok {
+				// An entry point of an environment's bin names its
+				// python on its #! line, and imports its package from
+				// that environment's site-packages.
+				saved := w.venv
+				if langOf(name) == "py" {
+					w.venv = w.venvOf(shebangProg(data), filepath.Dir(p))
+				}
 				w.loadsFrom(name, []string{filepath.Dir(p)})
 				w.climbFrom(name, p, filepath.Dir(p), depth)
+				w.venv = saved
 			}
 		}
 		return
@@ -1253,6 +1266,16 @@ func shebang(data []byte) string {
 		return ""
 	}
 	return filepath.Base(fields[0])
+}
+
+// shebangProg is the program a #! line names itself ("" for env's).
+func shebangProg(data []byte) string {
+	line, _, _ := strings.Cut(string(data), "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	if fields := strings.Fields(rest); ok && len(fields) > 0 && filepath.Base(fields[0]) != "env" {
+		return fields[0]
+	}
+	return ""
 }
 
 // quietArg is arg for a word that is data: one it does not set says

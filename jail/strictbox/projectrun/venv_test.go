@@ -136,3 +136,52 @@ func TestVenvVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteModulesAndEntryPoints: python -m with the environment's
+// python (or a Python launcher) runs a module of its site-packages, and
+// an entry point of its bin, whose #! line names that python, imports
+// its package from there.
+func TestSiteModulesAndEntryPoints(t *testing.T) {
+	const site = "/r/.venv/lib/python3.11/site-packages"
+	project := files{
+		"/r/pyproject.toml":            "[project]\nname = \"x\"\n",
+		"/r/.venv/pyvenv.cfg":          "version = 3.11.7\n",
+		"/r/.venv/bin/probe":           "#!/r/.venv/bin/python\nfrom entrypkg.cli import main\n",
+		"/r/.venv/bin/other":           "#!/usr/bin/env python3\nfrom entrypkg.cli import main\n",
+		site + "/modcli.py":            "",
+		site + "/entrypkg/__init__.py": "",
+	}
+	for _, tt := range []struct {
+		name, cmd string
+		dirs      []string
+		files     []string
+	}{
+		{"python -m", `.venv/bin/python -m modcli`, nil, []string{site + "/modcli.py"}},
+		{"uv run -m", `uv run -m modcli.sub`, nil, []string{site + "/modcli.py"}},
+		{"another python -m", `python3 -m modcli`, nil, nil},
+		{"an entry point", `.venv/bin/probe --check`, []string{"/r/.venv/bin", site + "/entrypkg"}, nil},
+		{"a script by env's python", `.venv/bin/other`, []string{"/r/.venv/bin"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, List: listOf(project), Dirs: dirsOf(project)})
+			var dirs []string
+			for _, d := range n.Dirs {
+				if strings.HasPrefix(d, "/r/.venv/") {
+					dirs = append(dirs, d)
+				}
+			}
+			if d := cmp.Diff(tt.dirs, dirs); d != "" {
+				t.Errorf("dirs in the environment (-want +got):\n%s", d)
+			}
+			var got []string
+			for _, f := range n.Files {
+				if strings.HasPrefix(f, site) {
+					got = append(got, f)
+				}
+			}
+			if d := cmp.Diff(tt.files, got); d != "" {
+				t.Errorf("files in site-packages (-want +got):\n%s", d)
+			}
+		})
+	}
+}
