@@ -295,7 +295,10 @@ func TestHandoffClaudeHookNodeDeps(t *testing.T) {
 // and hook.py at the root through $CLAUDE_PROJECT_DIR), which import
 // by name what is installed in its site-packages: a package (mypkg),
 // which imports the distribution it requires (Requires-Dist: dep2),
-// and a module (mymod). .venv is ignored by git, as projects keep it.
+// and a module (mymod); and it runs a module of it with -m (modcli),
+// and an entry point of .venv/bin, whose #! line is that python and
+// which imports its package (entrypkg). .venv is ignored by git, as
+// projects keep it.
 // The box rewrites each in site-packages. The user's next 'claude -p'
 // on the host must run none of it.
 func TestHandoffClaudeHookVenvImports(t *testing.T) {
@@ -314,6 +317,8 @@ func TestHandoffClaudeHookVenvImports(t *testing.T) {
 		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
 			cmd(`.venv/bin/python tools/hook.py`),
 			cmd(`"$CLAUDE_PROJECT_DIR"/.venv/bin/python hook.py`),
+			cmd(`.venv/bin/python -m modcli`),
+			cmd(`.venv/bin/probe-entry`),
 		}}},
 	}})
 	h.write(t, map[string]string{
@@ -325,7 +330,10 @@ func TestHandoffClaudeHookVenvImports(t *testing.T) {
 		site + "/mypkg-1.0.dist-info/RECORD":   "mypkg/__init__.py,,\nmypkg-1.0.dist-info/METADATA,,\nmypkg-1.0.dist-info/RECORD,,\n",
 		site + "/dep2-1.0.dist-info/METADATA":  "Metadata-Version: 2.1\nName: dep2\nVersion: 1.0\n",
 		site + "/dep2-1.0.dist-info/RECORD":    "dep2/__init__.py,,\ndep2-1.0.dist-info/METADATA,,\ndep2-1.0.dist-info/RECORD,,\n",
+		// An entry point, as pip and uv write one.
+		".venv/bin/probe-entry": "#!" + filepath.Join(repo, ".venv", "bin", "python") + "\nimport sys\nfrom entrypkg.cli import main\nsys.exit(main())\n",
 	})
+	os.Chmod(filepath.Join(repo, ".venv", "bin", "probe-entry"), 0o755)
 	mods := func(pwned string) map[string]string {
 		py := func(m, rest string) string {
 			if pwned == "" {
@@ -334,16 +342,21 @@ func TestHandoffClaudeHookVenvImports(t *testing.T) {
 			return fmt.Sprintf("open(%q, 'w').close()\n", pwned+"."+m) + rest
 		}
 		return map[string]string{
-			site + "/mypkg/__init__.py": py("mypkg", "import dep2\ndef run():\n    pass\n"),
-			site + "/dep2/__init__.py":  py("dep2", "\n"),
-			site + "/mymod.py":          py("mymod", "def run():\n    pass\n"),
+			site + "/mypkg/__init__.py":    py("mypkg", "import dep2\ndef run():\n    pass\n"),
+			site + "/dep2/__init__.py":     py("dep2", "\n"),
+			site + "/mymod.py":             py("mymod", "def run():\n    pass\n"),
+			site + "/modcli.py":            py("modcli", "\n"),
+			site + "/entrypkg/__init__.py": py("entrypkg", "\n"),
+			site + "/entrypkg/cli.py":      "def main():\n    return 0\n",
 		}
 	}
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hooks")
-	marks := func(m string) []string { return []string{m + ".mypkg", m + ".dep2", m + ".mymod"} }
+	marks := func(m string) []string {
+		return []string{m + ".mypkg", m + ".dep2", m + ".mymod", m + ".modcli", m + ".entrypkg"}
+	}
 	r, pwned := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, env, slotName(repo, "run"), []string{site + "/mypkg/__init__.py", site + "/dep2/__init__.py", site + "/mymod.py"}, []string{strconv.Quote(pwned + ".dep2")})
+	checkHeld(t, r, env, slotName(repo, "run"), []string{site + "/mypkg/__init__.py", site + "/dep2/__init__.py", site + "/mymod.py", site + "/modcli.py", site + "/entrypkg/__init__.py"}, []string{strconv.Quote(pwned + ".dep2")})
 }
 
 // TestHandoffClaudeHookNodeBinDeps: hooks run a package's command from
