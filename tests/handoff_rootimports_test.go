@@ -223,3 +223,192 @@ func TestHandoffClaudeHookNodePackages(t *testing.T) {
 	r, _ := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/dep/lib/main.js", "node_modules/@scope/esdep/index.js"}, nil)
 }
+
+// TestHandoffClaudeHookNodeDeps: hooks run node hook.js and node
+// tools/check.mjs, which require a package by name (dep, @scope/esdep).
+// Those are held whole, but their code loads the packages they depend
+// on in turn, each where node finds it from the package's directory:
+// nested in the package's own node_modules, or hoisted to the
+// project's (named in dependencies, optionalDependencies or
+// peerDependencies, scoped or not), and a dependency of a dependency.
+// node_modules is ignored by git, as projects keep it. The box rewrites
+// each dependency's code. The user's next 'claude -p' on the host must
+// run none of it.
+func TestHandoffClaudeHookNodeDeps(t *testing.T) {
+	h := newHostClaude(t, "node")
+	repo, env := h.repo, h.env
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			map[string]any{"type": "command", "command": `node hook.js`},
+			map[string]any{"type": "command", "command": `node tools/check.mjs`},
+		}}},
+	}})
+	h.write(t, map[string]string{
+		".claude/settings.json": string(settings),
+		".gitignore":            "node_modules/\n",
+		"hook.js":               "require('dep').run()\n",
+		"tools/check.mjs":       "import { run } from '@scope/esdep'\nrun()\n",
+		"node_modules/dep/package.json": `{"name": "dep", "main": "lib/main.js",
+	"dependencies": {"nested": "^1.0.0"},
+	"optionalDependencies": {"hoisted": "^1.0.0"},
+	"peerDependencies": {"@scope/peer": "^1.0.0"}}`,
+		"node_modules/dep/lib/main.js":                      "require('nested')\nrequire('hoisted')\nrequire('@scope/peer')\nexports.run = () => {}\n",
+		"node_modules/dep/node_modules/nested/package.json": `{"name": "nested"}`,
+		"node_modules/hoisted/package.json":                 `{"name": "hoisted", "dependencies": {"deep": "^1.0.0"}}`,
+		"node_modules/deep/package.json":                    `{"name": "deep"}`,
+		"node_modules/@scope/peer/package.json":             `{"name": "@scope/peer"}`,
+		"node_modules/@scope/esdep/package.json":            `{"name": "@scope/esdep", "type": "module", "exports": "./index.js", "dependencies": {"@scope/esdep2": "^1.0.0"}}`,
+		"node_modules/@scope/esdep/index.js":                "import '@scope/esdep2'\nexport function run() {}\n",
+		"node_modules/@scope/esdep2/package.json":           `{"name": "@scope/esdep2", "type": "module", "exports": "./index.js"}`,
+	})
+	// mods are the dependencies' code, each touching its mark.
+	mods := func(pwned string) map[string]string {
+		cjs := func(m, rest string) string {
+			if pwned == "" {
+				return rest
+			}
+			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m) + rest
+		}
+		esm := "export {}\n"
+		if pwned != "" {
+			esm = fmt.Sprintf("import { writeFileSync } from 'fs'\nwriteFileSync(%q, '')\n", pwned+".esdep2")
+		}
+		return map[string]string{
+			"node_modules/dep/node_modules/nested/index.js": cjs("nested", "\n"),
+			"node_modules/hoisted/index.js":                 cjs("hoisted", "require('deep')\n"),
+			"node_modules/deep/index.js":                    cjs("deep", "\n"),
+			"node_modules/@scope/peer/index.js":             cjs("peer", "\n"),
+			"node_modules/@scope/esdep2/index.js":           esm,
+		}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(m string) []string {
+		return []string{m + ".nested", m + ".hoisted", m + ".deep", m + ".peer", m + ".esdep2"}
+	}
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/dep/node_modules/nested/index.js", "node_modules/hoisted/index.js", "node_modules/deep/index.js", "node_modules/@scope/peer/index.js", "node_modules/@scope/esdep2/index.js"}, []string{strconv.Quote(pwned + ".deep")})
+}
+
+// TestHandoffClaudeHookVenvImports: hooks run scripts with the
+// project's own environment's python (.venv/bin/python tools/hook.py,
+// and hook.py at the root through $CLAUDE_PROJECT_DIR), which import
+// by name what is installed in its site-packages: a package (mypkg),
+// which imports the distribution it requires (Requires-Dist: dep2),
+// and a module (mymod); and it runs a module of it with -m (modcli),
+// and an entry point of .venv/bin, whose #! line is that python and
+// which imports its package (entrypkg). .venv is ignored by git, as
+// projects keep it.
+// The box rewrites each in site-packages. The user's next 'claude -p'
+// on the host must run none of it.
+func TestHandoffClaudeHookVenvImports(t *testing.T) {
+	h := newHostClaude(t, "python3")
+	repo, env := h.repo, h.env
+	if r := runCmd(t, repo, env, "", "python3", "-m", "venv", "--without-pip", ".venv"); r.code != 0 {
+		t.Skipf("python3 -m venv: exit %d %s", r.code, r.stderr)
+	}
+	sites, _ := filepath.Glob(filepath.Join(repo, ".venv", "lib", "python3*", "site-packages"))
+	if len(sites) != 1 {
+		t.Fatalf("site-packages of the project's environment: %q", sites)
+	}
+	site, _ := filepath.Rel(repo, sites[0])
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`.venv/bin/python tools/hook.py`),
+			cmd(`"$CLAUDE_PROJECT_DIR"/.venv/bin/python hook.py`),
+			cmd(`.venv/bin/python -m modcli`),
+			cmd(`.venv/bin/probe-entry`),
+		}}},
+	}})
+	h.write(t, map[string]string{
+		".claude/settings.json":                string(settings),
+		".gitignore":                           ".venv/\n",
+		"tools/hook.py":                        "import mypkg\nmypkg.run()\n",
+		"hook.py":                              "import mymod\nmymod.run()\n",
+		site + "/mypkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: mypkg\nVersion: 1.0\nRequires-Dist: dep2 (>=1.0)\n",
+		site + "/mypkg-1.0.dist-info/RECORD":   "mypkg/__init__.py,,\nmypkg-1.0.dist-info/METADATA,,\nmypkg-1.0.dist-info/RECORD,,\n",
+		site + "/dep2-1.0.dist-info/METADATA":  "Metadata-Version: 2.1\nName: dep2\nVersion: 1.0\n",
+		site + "/dep2-1.0.dist-info/RECORD":    "dep2/__init__.py,,\ndep2-1.0.dist-info/METADATA,,\ndep2-1.0.dist-info/RECORD,,\n",
+		// An entry point, as pip and uv write one.
+		".venv/bin/probe-entry": "#!" + filepath.Join(repo, ".venv", "bin", "python") + "\nimport sys\nfrom entrypkg.cli import main\nsys.exit(main())\n",
+	})
+	os.Chmod(filepath.Join(repo, ".venv", "bin", "probe-entry"), 0o755)
+	mods := func(pwned string) map[string]string {
+		py := func(m, rest string) string {
+			if pwned == "" {
+				return rest
+			}
+			return fmt.Sprintf("open(%q, 'w').close()\n", pwned+"."+m) + rest
+		}
+		return map[string]string{
+			site + "/mypkg/__init__.py":    py("mypkg", "import dep2\ndef run():\n    pass\n"),
+			site + "/dep2/__init__.py":     py("dep2", "\n"),
+			site + "/mymod.py":             py("mymod", "def run():\n    pass\n"),
+			site + "/modcli.py":            py("modcli", "\n"),
+			site + "/entrypkg/__init__.py": py("entrypkg", "\n"),
+			site + "/entrypkg/cli.py":      "def main():\n    return 0\n",
+		}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(m string) []string {
+		return []string{m + ".mypkg", m + ".dep2", m + ".mymod", m + ".modcli", m + ".entrypkg"}
+	}
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{site + "/mypkg/__init__.py", site + "/dep2/__init__.py", site + "/mymod.py", site + "/modcli.py", site + "/entrypkg/__init__.py"}, []string{strconv.Quote(pwned + ".dep2")})
+}
+
+// TestHandoffClaudeHookNodeBinDeps: hooks run a package's command from
+// node_modules/.bin (npx probe-cli, and an npm script that runs
+// probe-lint), a link into the package, which is held whole. Its code
+// requires the packages it depends on, hoisted to the project's
+// node_modules. The box rewrites those. The user's next 'claude -p'
+// on the host must run none of it.
+func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
+	h := newHostClaude(t, "npx", "npm", "node")
+	repo, env := h.repo, h.env
+	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			cmd(`npx probe-cli`),
+			cmd(`npm run --silent lint`),
+		}}},
+	}})
+	h.write(t, map[string]string{
+		".claude/settings.json":                     string(settings),
+		".gitignore":                                "node_modules/\n",
+		"package.json":                              `{"name": "p", "private": true, "scripts": {"lint": "probe-lint"}}`,
+		"node_modules/probe-cli/package.json":       `{"name": "probe-cli", "version": "1.0.0", "bin": {"probe-cli": "cli.js"}, "dependencies": {"cli-dep": "^1.0.0"}}`,
+		"node_modules/probe-cli/cli.js":             "#!/usr/bin/env node\nrequire('cli-dep')\n",
+		"node_modules/probe-lint/package.json":      `{"name": "probe-lint", "version": "1.0.0", "bin": {"probe-lint": "bin/lint.js"}, "dependencies": {"@scope/lint-dep": "^1.0.0"}}`,
+		"node_modules/probe-lint/bin/lint.js":       "#!/usr/bin/env node\nrequire('@scope/lint-dep')\n",
+		"node_modules/cli-dep/package.json":         `{"name": "cli-dep", "version": "1.0.0"}`,
+		"node_modules/@scope/lint-dep/package.json": `{"name": "@scope/lint-dep", "version": "1.0.0"}`,
+	})
+	os.Chmod(filepath.Join(repo, "node_modules", "probe-cli", "cli.js"), 0o755)
+	os.Chmod(filepath.Join(repo, "node_modules", "probe-lint", "bin", "lint.js"), 0o755)
+	if err := os.MkdirAll(filepath.Join(repo, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for l, target := range map[string]string{"probe-cli": "../probe-cli/cli.js", "probe-lint": "../probe-lint/bin/lint.js"} {
+		if err := os.Symlink(target, filepath.Join(repo, "node_modules", ".bin", l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mods := func(pwned string) map[string]string {
+		js := func(m string) string {
+			if pwned == "" {
+				return "\n"
+			}
+			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m)
+		}
+		return map[string]string{"node_modules/cli-dep/index.js": js("cli-dep"), "node_modules/@scope/lint-dep/index.js": js("lint-dep")}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(m string) []string { return []string{m + ".cli-dep", m + ".lint-dep"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/cli-dep/index.js", "node_modules/@scope/lint-dep/index.js"}, nil)
+}

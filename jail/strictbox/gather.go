@@ -205,7 +205,7 @@ func installedIn(env []string) func(cmd string) bool {
 // (toolVersionsLoads, rustToolchainLoads), the Yarn release and plugins
 // a Yarn settings file runs (yarnLoads).
 func projectLoads(p, home string) ([]gitpin.Steer, error) {
-	pr := projectrun.Project{Read: readProject, Home: home, List: listProject}
+	pr := projectrun.Project{Read: readProject, Home: home, List: listProject, Dirs: dirsProject, Link: linkProject}
 	switch filepath.Base(p) {
 	case ".envrc":
 		return envrcLoads(p)
@@ -397,6 +397,34 @@ func listProject(dir string) []string {
 		}
 	}
 	return out
+}
+
+// dirsProject names the directories in a directory of the project (a
+// link is none here), or nil.
+func dirsProject(dir string) []string {
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range es {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// linkProject is the target of a symlink of the project, or "".
+func linkProject(p string) string {
+	t, err := os.Readlink(p)
+	if err != nil {
+		return ""
+	}
+	return t
 }
 
 // namedSteers are the steering paths of what a project file runs: its

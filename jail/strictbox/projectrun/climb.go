@@ -1,6 +1,9 @@
 package projectrun
 
 import (
+	"encoding/json"
+	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -288,6 +291,9 @@ func (w *walker) climb(name, p string, depth int) {
 	if lang == "py" && w.path0 == w.root {
 		w.pyPath0(name, data, depth)
 	}
+	if lang == "py" && w.venv != "" {
+		w.siteImports(data)
+	}
 	loads, notes := climbs(lang, data, dir)
 	for _, n := range notes {
 		w.unsure([]string{dir}, w.rel(p)+" loads a path it builds as it runs ("+n+"), which is not followed")
@@ -482,21 +488,191 @@ func npmName(spec string) string {
 var nodeBuiltins = []string{"assert", "async_hooks", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram", "diagnostics_channel", "dns", "domain", "events", "fs", "http", "http2", "https", "inspector", "module", "net", "os", "path", "perf_hooks", "process", "punycode", "querystring", "readline", "repl", "stream", "string_decoder", "sys", "timers", "tls", "trace_events", "tty", "url", "util", "v8", "vm", "wasi", "worker_threads", "zlib"}
 
 // nodePackage holds whole the package pkg that a script in dir
-// requires or imports by name, where node finds it: the first
-// node_modules/pkg in dir or a directory above it, up to the project's
-// own (held, the box cannot remove it to leave the next one found). A
-// link (a pnpm layout) is not followed here.
+// requires or imports by name, where node finds it ([walker.findPackage]),
+// and the packages it depends on ([walker.nodeDeps]).
 func (w *walker) nodePackage(dir, pkg string) {
-	if w.list == nil {
+	if p := w.findPackage(dir, pkg); p != "" {
+		w.nodeDeps(p)
+	}
+}
+
+// binPackage follows a package's command in node_modules/.bin (p), a
+// link into the package, to what the package depends on: the package
+// itself is held by the launch, which resolves the link.
+func (w *walker) binPackage(p string) {
+	if w.link == nil {
 		return
 	}
+	p = filepath.Clean(p)
+	if !filepath.IsAbs(p) || !within(p, w.root) {
+		return
+	}
+	t := w.link(p)
+	if t == "" {
+		return
+	}
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(p), t)
+	}
+	d := packageOf(filepath.Clean(t))
+	if d == "" || !within(d, w.root) || w.list(d) == nil {
+		return
+	}
+	if w.pkgs == nil {
+		w.pkgs = map[string]bool{}
+	}
+	if !w.pkgs[d] {
+		// Counted, not held here: the launch holds it.
+		w.pkgs[d] = true
+		w.followDeps(d)
+	}
+}
+
+// packageOf is the directory of the package whose file p is (the
+// nearest node_modules/NAME or node_modules/@SCOPE/NAME above it), or "".
+func packageOf(p string) string {
+	i := strings.LastIndex(p, "/node_modules/")
+	if i < 0 {
+		return ""
+	}
+	rest := strings.Split(p[i+len("/node_modules/"):], "/")
+	n := 1
+	if strings.HasPrefix(rest[0], "@") {
+		n = 2
+	}
+	if len(rest) <= n || rest[0] == ".bin" || slices.Contains(rest[:n], "") || slices.Contains(rest[:n], "..") || slices.Contains(rest[:n], ".") {
+		return ""
+	}
+	return filepath.Join(append([]string{p[:i], "node_modules"}, rest[:n]...)...)
+}
+
+// findPackage is the directory of the package pkg as node finds it for
+// a file in dir: the first node_modules/pkg in dir or a directory above
+// it, up to the project's own (held, the box cannot remove it to leave
+// the next one found), or "" for none. A link (a pnpm layout) is not
+// followed here.
+func (w *walker) findPackage(dir, pkg string) string {
+	if w.list == nil || pkg == "" {
+		return ""
+	}
 	for d := dir; within(d, w.root); d = filepath.Dir(d) {
-		if p := filepath.Join(d, "node_modules", pkg); w.list(p) != nil {
-			w.dirs.add(p, p)
-			return
+		// node looks in no node_modules/node_modules.
+		if p := filepath.Join(d, "node_modules", pkg); filepath.Base(d) != "node_modules" && w.list(p) != nil {
+			return p
 		}
 		if d == w.root {
 			break
 		}
 	}
+	return ""
+}
+
+// maxPackages bounds how many node packages one walk holds, and how
+// many names their package.json files give are looked up (four times
+// as many: a name may be of a package not installed); maxPackageJSON
+// how large a package.json is read for what it depends on.
+const (
+	maxPackages    = 256
+	maxPackageJSON = 1 << 20
+)
+
+// nodeDeps holds the package at p whole, and in turn each package it
+// depends on, found as node finds it from the package's directory: a
+// held package's code loads them by name, and the box could rewrite
+// one that lies outside it (hoisted to the project's node_modules).
+// Only the names its package.json gives are known.
+func (w *walker) nodeDeps(p string) {
+	if w.pkgs == nil {
+		w.pkgs = map[string]bool{}
+	}
+	if !w.pkgs[p] && w.holdPackage(p) {
+		w.followDeps(p)
+	}
+}
+
+// followDeps holds, in turn, what the package at p (held) depends on.
+func (w *walker) followDeps(p string) {
+	for queue := []string{p}; len(queue) > 0; queue = queue[1:] {
+		p := queue[0]
+		pj := filepath.Join(p, "package.json")
+		data := w.read(pj)
+		if data == nil {
+			if slices.Contains(w.list(p), "package.json") {
+				w.unsure([]string{p}, fmt.Sprintf("%s cannot be read (over %d MiB, or unreadable), so the packages %s loads by name are not held", w.rel(pj), maxPackageJSON>>20, w.rel(p)))
+			}
+			continue
+		}
+		deps, ok := packageDeps(data)
+		if !ok {
+			w.unsure([]string{p}, w.rel(pj)+" does not parse as a package.json, so the packages "+w.rel(p)+" loads by name are not held")
+			continue
+		}
+		for _, d := range deps {
+			if w.npmLooks++; w.npmLooks > 4*maxPackages {
+				w.packagesBound(fmt.Sprintf("name more packages they depend on than are looked up (%d): %s of %s and those after it are not held", 4*maxPackages, d, w.rel(pj)))
+				return
+			}
+			q := w.findPackage(p, d)
+			if q == "" || w.pkgs[q] {
+				continue
+			}
+			if !w.holdPackage(q) {
+				return
+			}
+			queue = append(queue, q)
+		}
+	}
+}
+
+// holdPackage holds the package at p whole, unless the walk holds as
+// many as it may already.
+func (w *walker) holdPackage(p string) bool {
+	if len(w.pkgs) >= maxPackages {
+		w.packagesBound(fmt.Sprintf("depend on more packages than are held (%d): %s and those found after it are not held", maxPackages, w.rel(p)))
+		return false
+	}
+	w.pkgs[p] = true
+	w.dirs.add(p, p)
+	return true
+}
+
+// packagesBound says, once, that the node packages a walk holds stop
+// short of what they depend on, and where (what).
+func (w *walker) packagesBound(what string) {
+	if !w.npmFull {
+		w.npmFull = true
+		w.unsure(nil, "the node packages its scripts load "+what)
+	}
+}
+
+// packageDeps are the names of the packages a package.json's text says
+// its code loads (dependencies, optionalDependencies and
+// peerDependencies, in that order, each table's names sorted;
+// devDependencies are not installed with it), each once; false when it
+// does not parse or is too large. A name
+// node could not take from node_modules (a path, one of node's own
+// modules) is left out.
+func packageDeps(data []byte) ([]string, bool) {
+	if len(data) > maxPackageJSON {
+		return nil, false
+	}
+	var doc struct {
+		Deps     map[string]json.RawMessage `json:"dependencies"`
+		Optional map[string]json.RawMessage `json:"optionalDependencies"`
+		Peer     map[string]json.RawMessage `json:"peerDependencies"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		return nil, false
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range []map[string]json.RawMessage{doc.Deps, doc.Optional, doc.Peer} {
+		for _, n := range slices.Sorted(maps.Keys(m)) {
+			if n != "" && npmName(n) == n && !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out, true
 }

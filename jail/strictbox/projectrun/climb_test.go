@@ -146,3 +146,229 @@ func TestClimbBounded(t *testing.T) {
 		t.Errorf("notes: %q", n.Notes)
 	}
 }
+
+// listOf lists the files of fs directly in a directory, as Project.List
+// does (nil for none).
+func listOf(fs files) func(string) []string {
+	return func(dir string) []string {
+		var out []string
+		for p := range fs {
+			if filepath.Dir(p) == dir {
+				out = append(out, filepath.Base(p))
+			}
+		}
+		return out
+	}
+}
+
+// TestNodeDeps: a package a script requires by name is held with the
+// packages it depends on, in turn, each found as node finds it from the
+// package's directory (its own node_modules first, then each above it
+// up to the project's); what its package.json does not give, or what
+// lies outside the project, is not.
+func TestNodeDeps(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		project files
+		dirs    []string
+		note    string
+	}{
+		{"nested, hoisted, optional, peer, scoped, and in turn", files{
+			"/r/node_modules/dep/package.json":                     `{"dependencies": {"nested": "1", "hoisted": "1"}, "optionalDependencies": {"opt": "1"}, "peerDependencies": {"@s/peer": "1"}}`,
+			"/r/node_modules/dep/node_modules/nested/index.js":     "",
+			"/r/node_modules/dep/node_modules/nested/package.json": `{"dependencies": {"deep": "1"}}`,
+			"/r/node_modules/hoisted/package.json":                 `{}`,
+			"/r/node_modules/opt/package.json":                     `{}`,
+			"/r/node_modules/@s/peer/package.json":                 `{"dependencies": {"@s/deeper": "1"}}`,
+			"/r/node_modules/@s/deeper/package.json":               `{}`,
+			"/r/node_modules/deep/package.json":                    `{}`,
+		}, []string{"/r/node_modules/dep", "/r/node_modules/hoisted", "/r/node_modules/dep/node_modules/nested", "/r/node_modules/opt", "/r/node_modules/@s/peer", "/r/node_modules/deep", "/r/node_modules/@s/deeper"}, ""},
+		{"the nearest copy, not the hoisted one", files{
+			"/r/node_modules/dep/package.json":                `{"dependencies": {"x": "2"}}`,
+			"/r/node_modules/dep/node_modules/x/package.json": `{}`,
+			"/r/node_modules/x/package.json":                  `{}`,
+		}, []string{"/r/node_modules/dep", "/r/node_modules/dep/node_modules/x"}, ""},
+		{"a scoped package's own node_modules, and its scope's", files{
+			"/r/node_modules/dep/package.json":                 `{"dependencies": {"@s/a": "1"}}`,
+			"/r/node_modules/@s/a/package.json":                `{"dependencies": {"b": "1", "c": "1"}}`,
+			"/r/node_modules/@s/a/node_modules/b/package.json": `{}`,
+			"/r/node_modules/@s/node_modules/c/package.json":   `{}`,
+			"/r/node_modules/c/package.json":                   `{}`,
+		}, []string{"/r/node_modules/dep", "/r/node_modules/@s/a", "/r/node_modules/@s/a/node_modules/b", "/r/node_modules/@s/node_modules/c"}, ""},
+		{"not node's own modules, paths, devDependencies, node_modules/node_modules, or what is not installed", files{
+			"/r/node_modules/dep/package.json":                  `{"dependencies": {"": "1", "fs": "1", "node:fs": "1", "../up": "1", "./x": "1", "a/b": "1", "@s": "1", "missing": "1"}, "devDependencies": {"dev": "1"}}`,
+			"/r/node_modules/fs/package.json":                   `{}`,
+			"/r/node_modules/dev/package.json":                  `{}`,
+			"/r/up/package.json":                                `{}`,
+			"/r/node_modules/node_modules/missing/package.json": `{}`,
+		}, []string{"/r/node_modules/dep"}, ""},
+		{"a cycle, each once", files{
+			"/r/node_modules/dep/package.json": `{"dependencies": {"a": "1"}}`,
+			"/r/node_modules/a/package.json":   `{"dependencies": {"dep": "1", "a": "1"}, "peerDependencies": {"dep": "1"}}`,
+		}, []string{"/r/node_modules/dep", "/r/node_modules/a"}, ""},
+		{"not above the project", files{
+			"/r/node_modules/dep/package.json": `{"dependencies": {"out": "1"}}`,
+			"/node_modules/out/package.json":   `{}`,
+		}, []string{"/r/node_modules/dep"}, ""},
+		{"a package.json that does not parse", files{
+			"/r/node_modules/dep/package.json": `{"dependencies": ["a"]}`,
+			"/r/node_modules/a/package.json":   `{}`,
+		}, []string{"/r/node_modules/dep"}, "node_modules/dep/package.json does not parse as a package.json, so the packages node_modules/dep loads by name are not held"},
+		{"no package.json: nothing to follow, and nothing to say", files{
+			"/r/node_modules/dep/index.js":   "",
+			"/r/node_modules/a/package.json": `{}`,
+		}, []string{"/r/node_modules/dep"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.project["/r/tools/hook.js"] = "require('dep')\n"
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook("node tools/hook.js")), Project{Read: tt.project.read, List: listOf(tt.project)})
+			if d := cmp.Diff(append([]string{"/r/tools"}, tt.dirs...), n.Dirs); d != "" {
+				t.Errorf("dirs (-want +got):\n%s", d)
+			}
+			all := strings.Join(n.Notes, "\n")
+			if tt.note == "" && all != "" || tt.note != "" && (len(n.Notes) != 1 || !strings.Contains(all, tt.note)) {
+				t.Errorf("notes, want one with %q:\n%s", tt.note, all)
+			}
+		})
+	}
+}
+
+// TestNodeDepsUnreadable: a package.json listed that cannot be read
+// (too large) is said.
+func TestNodeDepsUnreadable(t *testing.T) {
+	project := files{"/r/tools/hook.js": "require('dep')\n", "/r/node_modules/dep/package.json": ""}
+	read := func(p string) []byte {
+		if strings.HasSuffix(p, "/package.json") {
+			return nil
+		}
+		return project.read(p)
+	}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook("node tools/hook.js")), Project{Read: read, List: listOf(project)})
+	if len(n.Notes) != 1 || !strings.Contains(n.Notes[0], "node_modules/dep/package.json cannot be read (over 1 MiB, or unreadable), so the packages node_modules/dep loads by name are not held") {
+		t.Errorf("notes: %q", n.Notes)
+	}
+}
+
+// TestNodeDepsNoPackage: a walk that holds no package reads no
+// package.json and lists nothing for one.
+func TestNodeDepsNoPackage(t *testing.T) {
+	project := files{"/r/hook.js": "require('./lib')\nrequire('fs')\n", "/r/lib.js": "\n", "/r/node_modules/x/package.json": `{}`}
+	var asked []string
+	read := func(p string) []byte {
+		asked = append(asked, p)
+		return project.read(p)
+	}
+	list := func(d string) []string {
+		asked = append(asked, d+"/")
+		return listOf(project)(d)
+	}
+	ClaudeSettings("/r/.claude/settings.json", []byte(hook("node hook.js")), Project{Read: read, List: list})
+	for _, p := range asked {
+		if strings.Contains(p, "node_modules") {
+			t.Errorf("read or listed %s with no package held", p)
+		}
+	}
+}
+
+// TestNodeDepsBounded: packages that depend on more packages than are
+// followed hold so many, look up so many names, and say so once.
+func TestNodeDepsBounded(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		installed bool
+	}{{"installed", true}, {"not installed", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Sorted, the installed names come first.
+			var deps []string
+			project := files{"/r/tools/hook.js": "require('dep')\n"}
+			for i := range 5000 {
+				deps = append(deps, fmt.Sprintf(`"z%d": "1"`, i))
+				if tt.installed && i < 400 {
+					deps = append(deps, fmt.Sprintf(`"a%03d": "1"`, i))
+					project[fmt.Sprintf("/r/node_modules/a%03d/package.json", i)] = `{"dependencies": {"dep": "1"}}`
+				}
+			}
+			project["/r/node_modules/dep/package.json"] = `{"dependencies": {` + strings.Join(deps, ", ") + `}}`
+			lists := 0
+			list := func(d string) []string {
+				lists++
+				return listOf(project)(d)
+			}
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook("node tools/hook.js")), Project{Read: project.read, List: list})
+			want, note := 1+maxPackages, "depend on more packages than are held (256): node_modules/a255 and those found after it are not held"
+			if !tt.installed {
+				want, note = 2, "name more packages they depend on than are looked up (1024): z192 of node_modules/dep/package.json and those after it are not held"
+			}
+			if len(n.Dirs) != want {
+				t.Errorf("%d dirs held, want %d", len(n.Dirs), want)
+			}
+			if lists > 3*4*maxPackages+8 {
+				t.Errorf("%d directories listed", lists)
+			}
+			if len(n.Notes) != 1 || !strings.Contains(n.Notes[0], note) {
+				t.Errorf("notes: %q", n.Notes)
+			}
+		})
+	}
+}
+
+// TestNodeBinDeps: a package's command from node_modules/.bin (npx, an
+// npm script's bare command) is a link into the package, which the
+// launch holds; what the package depends on is held here.
+func TestNodeBinDeps(t *testing.T) {
+	project := files{
+		"/r/package.json":                        `{"scripts": {"lint": "probe-lint --fix"}}`,
+		"/r/node_modules/probe-cli/package.json": `{"dependencies": {"cli-dep": "1"}}`,
+		"/r/node_modules/probe-cli/cli.js":       "",
+		"/r/node_modules/@s/lint/package.json":   `{"dependencies": {"lint-dep": "1"}}`,
+		"/r/node_modules/@s/lint/bin/lint.js":    "",
+		"/r/node_modules/cli-dep/package.json":   `{}`,
+		"/r/node_modules/lint-dep/package.json":  `{}`,
+		"/r/node_modules/outside/package.json":   `{"dependencies": {"cli-dep": "1"}}`,
+	}
+	links := map[string]string{
+		"/r/node_modules/.bin/probe-cli":  "../probe-cli/cli.js",
+		"/r/node_modules/.bin/probe-lint": "../@s/lint/bin/lint.js",
+		"/r/node_modules/.bin/up":         "../../../elsewhere/node_modules/outside/x.js",
+		"/r/node_modules/.bin/abs":        "/r/node_modules/outside/x.js",
+	}
+	for _, tt := range []struct {
+		name, cmd string
+		dirs      []string
+	}{
+		{"npx", `npx probe-cli`, []string{"/r/node_modules/cli-dep"}},
+		{"an npm script's command", `npm run lint`, []string{"/r/node_modules/lint-dep"}},
+		{"a link out of the project", `npx up`, nil},
+		{"an absolute link", `npx abs`, []string{"/r/node_modules/cli-dep"}},
+		{"no link", `npx missing`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			link := func(p string) string { return links[p] }
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, List: listOf(project), Link: link})
+			if d := cmp.Diff(tt.dirs, n.Dirs); d != "" {
+				t.Errorf("dirs (-want +got):\n%s", d)
+			}
+			if len(n.Notes) != 0 {
+				t.Errorf("notes: %q", n.Notes)
+			}
+		})
+	}
+}
+
+// TestPackageOf: the package a file of node_modules lies in.
+func TestPackageOf(t *testing.T) {
+	for p, want := range map[string]string{
+		"/r/node_modules/a/bin/x.js":                        "/r/node_modules/a",
+		"/r/node_modules/@s/a/x.js":                         "/r/node_modules/@s/a",
+		"/r/node_modules/a/node_modules/b/x.js":             "/r/node_modules/a/node_modules/b",
+		"/r/node_modules/.pnpm/a@1/node_modules/a/bin/x.js": "/r/node_modules/.pnpm/a@1/node_modules/a",
+		"/r/node_modules/a":                                 "",
+		"/r/node_modules/@s/x.js":                           "",
+		"/r/node_modules/.bin/x":                            "",
+		"/r/lib/x.js":                                       "",
+	} {
+		if got := packageOf(p); got != want {
+			t.Errorf("packageOf(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

@@ -20,6 +20,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"go run ./cmd/x && go test ./... && cargo run --bin b && uv run -m a.b && poetry run h && npx tsx s.ts && deno task t && bun run x.ts"}]}]}}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"flock -w 5 . -c './a; git -c alias.x=\"!./b\" x' && script -qc ./c /dev/null && watch -x ./d && parallel ./e ::: 1 && direnv exec s ./f && pytest -p g t/h.py && GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=i git -c include.path=j.cfg status"}]}]}}`))
 	f.Add([]byte("module example.com/m\n\nimport (\n\t\"example.com/m/internal/u\"\n)\n[package]\nbuild = \"b.rs\"\n[workspace]\nmembers = [\"a/*\"]\n"))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":".venv/bin/python h.py; npx x; uv run y.py"}]}]}}`))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json": ClaudeSettings,
 		"/r/.codex/hooks.json":     CodexHooks,
@@ -34,8 +35,11 @@ func FuzzProjectFiles(f *testing.F) {
 		same := func(string) []byte { return data }
 		// And every directory holds Go files of those bytes (go run).
 		list := func(string) []string { return []string{"main.go", "x.go", "Cargo.toml"} }
+		// Its environment's distributions and its .bin links are its too.
+		dirs := func(string) []string { return []string{"a-1.dist-info", string(data) + ".dist-info"} }
+		link := func(string) string { return string(data) }
 		for path, read := range readers {
-			n := read(path, data, Project{Read: same, Home: "/home/u", List: list})
+			n := read(path, data, Project{Read: same, Home: "/home/u", List: list, Dirs: dirs, Link: link})
 			for _, p := range slices.Concat(n.Files, n.Dirs) {
 				if !filepath.IsAbs(p) || filepath.Clean(p) != p {
 					t.Fatalf("%s: %q is not absolute and clean", path, p)
@@ -50,6 +54,44 @@ func FuzzProjectFiles(f *testing.F) {
 		for _, p := range ShellPaths(string(data), "/r", map[string]string{"CLAUDE_PROJECT_DIR": "/r"}) {
 			if !filepath.IsAbs(p) {
 				t.Fatalf("ShellPaths: %q is not absolute", p)
+			}
+		}
+	})
+}
+
+// FuzzPackageDeps: whatever a package.json holds, the names it gives
+// are package names, each once, that lie in the node_modules they are
+// looked up in.
+func FuzzPackageDeps(f *testing.F) {
+	f.Add([]byte(`{"dependencies": {"a": "1", "@s/b": "1"}, "optionalDependencies": {"a": "2"}, "peerDependencies": {"../c": "1", "fs": "1"}}`))
+	f.Add([]byte(`{"dependencies": []}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		deps, _ := packageDeps(data)
+		seen := map[string]bool{}
+		for _, d := range deps {
+			p := filepath.Join("/r/node_modules", d)
+			if seen[d] || npmName(d) != d || !strings.HasPrefix(p, "/r/node_modules/") || strings.Count(p[len("/r/node_modules/"):], "/") > 1 {
+				t.Fatalf("%q: not a package name, or given twice", d)
+			}
+			seen[d] = true
+		}
+	})
+}
+
+// FuzzSiteFiles: whatever a box writes into a pyvenv.cfg, a METADATA
+// or a distribution's name, what is read of them names no path.
+func FuzzSiteFiles(f *testing.F) {
+	f.Add([]byte("version = 3.11.7\nRequires-Dist: a-b (>=1); extra == \"x\"\nRequires-Dist: ../c\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if v := venvVersion(data); v != "" && (strings.Count(v, ".") != 1 || strings.ContainsAny(v, "/ ")) {
+			t.Fatalf("version %q", v)
+		}
+		for _, n := range requiresDist(data) {
+			if n == "" || strings.ContainsAny(n, "/\\ \n") || strings.Contains(n, "..") {
+				t.Fatalf("distribution name %q", n)
+			}
+			if d := distName(n); strings.ContainsAny(d, "/-.") {
+				t.Fatalf("distName(%q) = %q", n, d)
 			}
 		}
 	})

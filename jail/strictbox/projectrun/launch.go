@@ -111,7 +111,12 @@ func (w *walker) launch(name string, l launcher, rest []word, dirs []string, dep
 				return true
 			case l.module != "" && a.s == l.module && i+1 < len(rest):
 				w.pyProject(dirs)
+				saved := w.venv
+				if l.python && len(dirs) > 0 {
+					w.venv = w.venvOf(filepath.Join(projectDir(w, dirs[0], "pyproject.toml"), pythonVenv, "python"), "")
+				}
 				w.module(name, rest[i+1], rest[i+2:], dirs)
+				w.venv = saved
 				return true
 			case slices.Contains(l.values, v) && !eq:
 				i += 2
@@ -156,8 +161,12 @@ func (w *walker) launched(name string, l launcher, cmd []word, dirs []string, de
 		}
 		return
 	}
-	saved := w.cmd
-	defer func() { w.cmd = saved }()
+	saved, venv := w.cmd, w.venv
+	defer func() { w.cmd, w.venv = saved, venv }()
+	if l.python && len(dirs) > 0 {
+		// It runs its command with the project's environment's python.
+		w.venv = w.venvOf(filepath.Join(projectDir(w, dirs[0], "pyproject.toml"), pythonVenv, "python"), "")
+	}
 	switch {
 	case l.python && (strings.HasSuffix(first.s, ".py") || strings.HasSuffix(first.s, ".pyw")):
 		w.exec(append([]word{lit("python")}, cmd...), dirs, depth+1)
@@ -187,6 +196,7 @@ func (w *walker) launched(name string, l launcher, cmd []word, dirs []string, de
 				p := filepath.Join(b, "node_modules", ".bin", first.s)
 				w.files.add(p, d)
 				w.progs.add(p, d)
+				w.binPackage(p)
 			}
 		}
 		w.exec(cmd, dirs, depth+1)

@@ -29,6 +29,12 @@ type Project struct {
 	// List names the regular files of a directory of the project (nil
 	// when there is none), for a build that compiles each (go run).
 	List func(dir string) []string
+	// Dirs names the directories in a directory of the project (not
+	// links), for the *.dist-info of a Python environment.
+	Dirs func(dir string) []string
+	// Link is the target of a symlink of the project as it is written
+	// ("" for none), for a package's command in node_modules/.bin.
+	Link func(path string) string
 }
 
 // Names is what a project file makes its tool run besides itself.
@@ -90,6 +96,13 @@ type walker struct {
 	// own), see [walker.pyPath0].
 	path0 string
 	mods  map[string][]string
+	// pkgs are the node packages held whole, by directory, each with
+	// what it depends on (see [walker.nodeDeps]); npmLooks counts the
+	// names looked up for them, and npmFull is set once the walk has
+	// said it stops short.
+	pkgs     map[string]bool
+	npmLooks int
+	npmFull  bool
 	// rootList is the listing of the project's own directory and its
 	// __pycache__, for [walker.pyPath0].
 	rootList *[2][]string
@@ -102,6 +115,17 @@ type walker struct {
 	pytestRead map[string]bool
 	read       Reader
 	list       func(dir string) []string
+	subdirs    func(dir string) []string
+	link       func(path string) string
+	// venv is the Python environment whose python runs the script
+	// being followed (see [walker.siteImports]); sites are the
+	// environments' site-packages, read once; siteSeen the names held
+	// from them, and siteFull is set once the walk has said it stops
+	// short.
+	venv     string
+	sites    map[string]*pySite
+	siteSeen map[string]bool
+	siteFull bool
 	// cmd is the command being read, for notes.
 	cmd string
 	// steps counts the commands read.
@@ -118,7 +142,7 @@ func newWalker(root, where string, vars map[string]string, pr Project) *walker {
 		known["HOME"] = pr.Home
 	}
 	maps.Copy(known, vars)
-	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read, list: pr.List}
+	return &walker{root: root, where: where, vars: known, home: pr.Home, read: read, list: pr.List, subdirs: pr.Dirs, link: pr.Link}
 }
 
 // note is a command that could not be followed.
@@ -796,6 +820,13 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	}
 	name := filepath.Base(prog)
 	rest := args[1:]
+	if strings.Contains(prog, "/") && langOf(name) == "py" && len(dirs) > 0 {
+		// A python of the project's own environment: what its scripts
+		// import from there is held too.
+		saved := w.venv
+		w.venv = w.venvOf(prog, dirs[0])
+		defer func() { w.venv = saved }()
+	}
 	switch {
 	case name == "cd" || name == "pushd":
 		for len(rest) > 0 && rest[0].ok && strings.HasPrefix(rest[0].s, "-") && rest[0].s != "-" {
@@ -1043,6 +1074,11 @@ func (w *walker) module(name string, m word, after []word, dirs []string) {
 		w.unknown(m, dirs)
 		return
 	}
+	if w.venv != "" {
+		// A module of the environment's site-packages (w.venv is set
+		// only for a python of one).
+		w.siteImports([]byte("import " + m.s))
+	}
 	rel := filepath.FromSlash(strings.ReplaceAll(m.s, ".", "/"))
 	ds := slices.Clone(dirs)
 	for _, d := range dirs {
@@ -1174,8 +1210,16 @@ func (w *walker) script(p, dir string, depth int, shell bool) {
 		// code from beside it.
 		if name := shebang(data); name != "" {
 			if _, ok := loaderOf(name); ok {
+				// An entry point of an environment's bin names its
+				// python on its #! line, and imports its package from
+				// that environment's site-packages.
+				saved := w.venv
+				if langOf(name) == "py" {
+					w.venv = w.venvOf(shebangProg(data), filepath.Dir(p))
+				}
 				w.loadsFrom(name, []string{filepath.Dir(p)})
 				w.climbFrom(name, p, filepath.Dir(p), depth)
+				w.venv = saved
 			}
 		}
 		return
@@ -1222,6 +1266,16 @@ func shebang(data []byte) string {
 		return ""
 	}
 	return filepath.Base(fields[0])
+}
+
+// shebangProg is the program a #! line names itself ("" for env's).
+func shebangProg(data []byte) string {
+	line, _, _ := strings.Cut(string(data), "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	if fields := strings.Fields(rest); ok && len(fields) > 0 && filepath.Base(fields[0]) != "env" {
+		return fields[0]
+	}
+	return ""
 }
 
 // quietArg is arg for a word that is data: one it does not set says
@@ -1389,6 +1443,7 @@ func (w *walker) pkg(dir string, script *word, dirs []string, depth int) {
 				if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
 					if p := c.Args[0].Lit(); p != "" && !strings.Contains(p, "/") {
 						w.files.add(filepath.Join("node_modules", ".bin", p), pdir)
+						w.binPackage(filepath.Join(pdir, "node_modules", ".bin", p))
 					}
 				}
 				return true
