@@ -412,3 +412,54 @@ func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
 	r, _ := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/cli-dep/index.js", "node_modules/@scope/lint-dep/index.js"}, nil)
 }
+
+// TestHandoffClaudeHookNodeDepsPastBudget: the hook's package depends on
+// twenty packages of 30 files each, more than a launch copies in all
+// for review; those past the budget are bound read-only instead. The box
+// tries to rewrite every one; the user's next 'claude -p' on the host
+// runs none of the box's code, and the launch says what it bound
+// read-only.
+func TestHandoffClaudeHookNodeDepsPastBudget(t *testing.T) {
+	h := newHostClaude(t, "node")
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			map[string]any{"type": "command", "command": `node hook.js`},
+		}}},
+	}})
+	files := map[string]string{".claude/settings.json": string(settings), ".gitignore": "node_modules/\n", "hook.js": "require('dep')\n"}
+	deps, main := map[string]string{}, ""
+	for i := range 20 {
+		p := fmt.Sprintf("p%02d", i)
+		deps[p] = "^1.0.0"
+		main += fmt.Sprintf("require(%q)\n", p)
+		files["node_modules/"+p+"/package.json"] = fmt.Sprintf(`{"name": %q}`, p)
+		files["node_modules/"+p+"/index.js"] = "\n"
+		for j := range 30 {
+			files[fmt.Sprintf("node_modules/%s/lib/m%02d.js", p, j)] = "\n"
+		}
+	}
+	pj, _ := json.Marshal(map[string]any{"name": "dep", "dependencies": deps})
+	files["node_modules/dep/package.json"], files["node_modules/dep/index.js"] = string(pj), main
+	h.write(t, files)
+	h.commitAndTrust(t, "hook")
+	mark := func(m string) string { return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", m) }
+	// The control: the hook does load the last package on the host.
+	control := filepath.Join(h.out, "CONTROL")
+	h.write(t, map[string]string{"node_modules/p19/index.js": mark(control)})
+	h.prompt(t)
+	present(t, "claude before the box", control)
+	h.write(t, map[string]string{"node_modules/p19/index.js": "\n"})
+	pwned := filepath.Join(h.out, "PWNED")
+	attack := fmt.Sprintf("for i in $(seq -w 0 19); do printf '%%s' %s > node_modules/p$i/index.js 2>/dev/null || echo \"read-only p$i\"; done; echo planted\n", shq(mark(pwned+".p")))
+	r := strict(t, h.repo, h.env, nil, "sh", "-c", attack)
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") || !strings.Contains(r.stdout, "read-only p19") {
+		t.Fatalf("the box: exit %d, %q %q; want the last packages read-only", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "are bound read-only in the box") {
+		t.Errorf("the launch does not say what it bound read-only:\n%s", r.stderr)
+	}
+	o := h.prompt(t)
+	t.Logf("claude unjailed after the box:\n%s", o)
+	absent(t, "claude after the box", pwned+".p")
+}

@@ -335,6 +335,13 @@ const (
 	MaxCopyBytes = 32 << 20
 )
 
+// Limits on what the steering paths copy in all (see [Make]): a copy
+// costs about a millisecond a file on a slow disk, on every launch.
+const (
+	MaxSteerFiles = 500
+	MaxSteerBytes = 32 << 20
+)
+
 // PathFact is what Gather found at one path.
 type PathFact struct {
 	Path string
@@ -430,7 +437,25 @@ func Make(f Facts) (Plan, error) {
 			p.Known = append(p.Known, pf.Path)
 		}
 	}
+	// The steering paths include the trees held for what the project's
+	// scripts load (node packages and what they depend on, a venv's
+	// modules), which can be many, and every copy is paid on every launch:
+	// past MaxSteerFiles or MaxSteerBytes copied in all, the rest are
+	// bound read-only, which holds them as well but leaves them
+	// unwritable.
+	var files, over int
+	var bytes int64
 	for _, pf := range f.Steer {
+		if pf.Exists && !pf.Link && !pf.Other && !pf.Shadowed && pf.Files <= MaxCopyFiles && pf.Bytes <= MaxCopyBytes {
+			if files+pf.Files > MaxSteerFiles || bytes+pf.Bytes > MaxSteerBytes {
+				p.Items = append(p.Items, Item{Path: pf.Path, Dir: pf.Dir, How: ReadOnly, Why: pf.Why + " (too much to copy in all: read-only)"})
+				if over++; over == 1 {
+					p.Notes = append(p.Notes, fmt.Sprintf("%s and the paths held after it are bound read-only in the box: together with those before them they are too much to copy for review on every launch (more than %d files or %d MiB)", pf.Path, MaxSteerFiles, MaxSteerBytes>>20))
+				}
+				continue
+			}
+			files, bytes = files+pf.Files, bytes+pf.Bytes
+		}
 		if err := add(pf, Copy); err != nil {
 			return Plan{}, err
 		}

@@ -44,6 +44,14 @@ func TestMake(t *testing.T) {
 		}}, "shadow /r/.git/modules/\ncopy /r/.git/modules/sub/config\n", ""},
 		{"too large is read-only", Facts{Found: []PathFact{{Path: "/r/.opencode", Exists: true, Dir: true, Files: MaxCopyFiles + 1}}},
 			"read-only /r/.opencode/\n", ""},
+		{"held trees past the copy budget in all are read-only", Facts{Steer: []PathFact{
+			{Path: "/r/node_modules/a", Exists: true, Dir: true, Files: MaxSteerFiles / 2, Bytes: 1},
+			{Path: "/r/node_modules/b", Exists: true, Dir: true, Files: MaxSteerFiles / 2},
+			{Path: "/r/node_modules/c", Exists: true, Dir: true, Files: 1},
+			{Path: "/r/node_modules/d", Exists: true, Files: 1, Bytes: 1},
+			{Path: "/r/node_modules/e"},
+			{Path: "/r/x", Exists: true, Dir: true, Files: 0, Bytes: MaxSteerBytes},
+		}}, "copy /r/node_modules/a/\ncopy /r/node_modules/b/\nread-only /r/node_modules/c/\nread-only /r/node_modules/d\ncreate /r/node_modules/e\nread-only /r/x/\n", ""},
 		{"sockets are masked, but not inside a copy", Facts{
 			Found:   []PathFact{{Path: "/r/.vscode", Exists: true, Dir: true, Files: 1}},
 			Sockets: []string{"/r/tmux.sock", "/r/.vscode/ipc.sock"},
