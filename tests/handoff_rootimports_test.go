@@ -463,3 +463,75 @@ func TestHandoffClaudeHookNodeDepsPastBudget(t *testing.T) {
 	t.Logf("claude unjailed after the box:\n%s", o)
 	absent(t, "claude after the box", pwned+".p")
 }
+
+// TestHandoffClaudeHookVenvStartup: a hook runs a script with the
+// project's own environment's python, which runs the .pth files of its
+// site-packages as it starts, whatever the script imports. The box
+// rewrites a .pth there and adds another. The user's next 'claude -p'
+// on the host must run neither (.pth files are protected names
+// anywhere: this checks it for a venv from a real box).
+func TestHandoffClaudeHookVenvStartup(t *testing.T) {
+	h, site := newVenvClaude(t)
+	h.write(t, map[string]string{".claude/settings.json": venvHook(), ".gitignore": ".venv/\n", "tools/hook.py": "import json\n"})
+	mods := func(pwned string) map[string]string {
+		if pwned == "" {
+			return map[string]string{site + "/aa.pth": "# a path file\n"}
+		}
+		run := func(m string) string { return fmt.Sprintf("import os; open(%q, 'w').close()\n", pwned+"."+m) }
+		return map[string]string{site + "/aa.pth": run("aa"), site + "/zz_new.pth": run("new")}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".aa", m + ".new"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/aa.pth", site + "/zz_new.pth"}, nil)
+}
+
+// TestHandoffClaudeHookVenvOptionalImport: a hook's script, run by the
+// project's own environment's python, imports a module it can do
+// without (try: import ujson as json, except ImportError: import json),
+// which is not installed. The box installs its own ujson.py in the
+// environment's site-packages; the user's next 'claude -p' on the host
+// must not run it.
+func TestHandoffClaudeHookVenvOptionalImport(t *testing.T) {
+	h, site := newVenvClaude(t)
+	h.write(t, map[string]string{".claude/settings.json": venvHook(), ".gitignore": ".venv/\n",
+		"tools/hook.py": "try:\n    import ujson as json\nexcept ImportError:\n    import json\n"})
+	mods := func(pwned string) map[string]string {
+		if pwned == "" {
+			return nil
+		}
+		return map[string]string{site + "/ujson.py": fmt.Sprintf("open(%q, 'w').close()\n", pwned+".ujson")}
+	}
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".ujson"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/ujson.py"}, nil)
+}
+
+// newVenvClaude is a host claude whose project has its own virtual
+// environment (.venv, ignored by git), and that environment's
+// site-packages, relative to the project.
+func newVenvClaude(t *testing.T) (*hostClaude, string) {
+	h := newHostClaude(t, "python3")
+	if r := runCmd(t, h.repo, h.env, "", "python3", "-m", "venv", "--without-pip", ".venv"); r.code != 0 {
+		t.Skipf("python3 -m venv: exit %d %s", r.code, r.stderr)
+	}
+	sites, _ := filepath.Glob(filepath.Join(h.repo, ".venv", "lib", "python3*", "site-packages"))
+	if len(sites) != 1 {
+		t.Fatalf("site-packages of the project's environment: %q", sites)
+	}
+	site, _ := filepath.Rel(h.repo, sites[0])
+	return h, site
+}
+
+// venvHook is Claude settings whose hook runs tools/hook.py with the
+// project's environment's python.
+func venvHook() string {
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
+			map[string]any{"type": "command", "command": `.venv/bin/python tools/hook.py`},
+		}}},
+	}})
+	return string(settings)
+}

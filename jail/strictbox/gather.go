@@ -470,7 +470,11 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 		}
 	}
 	for _, m := range n.Modules {
-		out = append(out, gitpin.Steer{Path: m.Path, Dir: true, Modules: true, Names: m.Names, Why: why + " (modules it imports by name from there)"})
+		w := why + " (modules it imports by name from there)"
+		if m.Site {
+			w = why + " (its python's site-packages: what runs as Python starts, and the modules it imports by name from there)"
+		}
+		out = append(out, gitpin.Steer{Path: m.Path, Dir: true, Modules: true, Names: m.Names, Site: m.Site, Why: w})
 	}
 	for _, note := range n.Notes {
 		out = append(out, gitpin.Steer{Note: note})

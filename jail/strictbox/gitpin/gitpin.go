@@ -132,6 +132,9 @@ type Steer struct {
 	// modules the scripts import.
 	Modules bool
 	Names   []string
+	// Site marks a Modules directory that is a virtual environment's
+	// site-packages (protect's ModuleDir.Site).
+	Site bool
 	// Note, when set, is said at launch: what could not be followed,
 	// and what was held for it instead. A Steer with a Note and no
 	// Path holds nothing.

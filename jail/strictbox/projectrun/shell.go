@@ -125,6 +125,10 @@ type walker struct {
 	venv     string
 	sites    map[string]*pySite
 	siteSeen map[string]bool
+	// siteMods are the site-packages directories followed, each with
+	// the module names imported from it: swept at the end for what
+	// runs as Python starts, and for those names.
+	siteMods map[string][]string
 	siteFull bool
 	// cmd is the command being read, for notes.
 	cmd string
@@ -155,6 +159,9 @@ type note struct {
 
 func (w *walker) names() Names {
 	n := Names{Files: w.files.out, Dirs: w.dirs.out, Programs: w.progs.out}
+	for _, d := range slices.Sorted(maps.Keys(w.siteMods)) {
+		n.Modules = append(n.Modules, protect.ModuleDir{Path: d, Names: w.siteMods[d], Site: true})
+	}
 	for _, d := range slices.Sorted(maps.Keys(w.mods)) {
 		n.Modules = append(n.Modules, protect.ModuleDir{Path: d, Names: w.mods[d]})
 		held := "none"

@@ -223,6 +223,17 @@ func (w *walker) siteImports(data []byte) {
 	if w.siteSeen == nil {
 		w.siteSeen = map[string]bool{}
 	}
+	if w.siteMods == nil {
+		w.siteMods = map[string][]string{}
+	}
+	if _, ok := w.siteMods[s.dir]; !ok {
+		// Swept at the end ([Names.Modules]): a module the box adds
+		// under a name imported here (an optional import that failed at
+		// launch, try: import ujson), and what the environment's python
+		// runs as it starts (a sitecustomize package or bytecode; the
+		// .pth files and sitecustomize.py are protected names anywhere).
+		w.siteMods[s.dir] = nil
+	}
 	queue := pyModules(data)
 	for ; len(queue) > 0; queue = queue[1:] {
 		m := queue[0]
@@ -238,6 +249,9 @@ func (w *walker) siteImports(data []byte) {
 			return
 		}
 		w.siteSeen[key] = true
+		if !slices.Contains(w.siteMods[s.dir], m) {
+			w.siteMods[s.dir] = append(w.siteMods[s.dir], m)
+		}
 		// held: m is there (not, say, a module of Python's own).
 		held := false
 		if w.list(key) != nil {

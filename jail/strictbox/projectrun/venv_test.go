@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -96,6 +97,12 @@ func TestSiteImports(t *testing.T) {
 				if !slices.Contains(n.Programs, f) {
 					t.Errorf("programs lack %s", f)
 				}
+			}
+			// The site-packages is swept at the end for what runs as
+			// Python starts, when its python runs the script.
+			swept := slices.ContainsFunc(n.Modules, func(m protect.ModuleDir) bool { return m.Site && m.Path == site })
+			if swept != (len(tt.files) > 0) {
+				t.Errorf("site-packages swept: %v, want %v (%+v)", swept, len(tt.files) > 0, n.Modules)
 			}
 		})
 	}

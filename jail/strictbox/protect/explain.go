@@ -56,6 +56,10 @@ func Explain(w io.Writer, p Plan) {
 		fmt.Fprintf(w, "  %-10s %s: must not appear; swept into the review\n", "watch", w2)
 	}
 	for _, m := range p.Modules {
+		if m.Site {
+			fmt.Fprintf(w, "  %-10s %s/: a .pth file, sitecustomize or usercustomize the box adds here (Python runs them as it starts), or a module a held script imports by name from here (%s): swept into the review\n", "site", m.Path, strings.Join(m.Names, ", "))
+			continue
+		}
 		fmt.Fprintf(w, "  %-10s %s/: a module or package Python could import that the box adds here (a held script imports by name from here: %s): swept into the review\n", "modules", m.Path, strings.Join(m.Names, ", "))
 	}
 	fmt.Fprintf(w, "  %-10s any other protected name or .git the box creates (deeper, or at the root for a name marked \"swept\" in the table): swept into the review when it ends\n", "sweep")

@@ -147,7 +147,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	f.Watch = append(f.Watch, watch...)
 	for _, s := range steer {
 		if s.Modules {
-			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Why: s.Why})
+			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Why: s.Why, Site: s.Site})
 			continue
 		}
 		pf := look(s.Path, s.Why)

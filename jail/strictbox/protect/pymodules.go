@@ -39,6 +39,26 @@ type ModuleDir struct {
 	// box points elsewhere is swept.
 	Links map[string]string `json:",omitempty"`
 	Why   string            `json:",omitempty"`
+	// Site is set for a virtual environment's site-packages, where the
+	// packages the box installs are its own: only what Python runs as it
+	// starts there (a .pth file, sitecustomize, usercustomize) and what
+	// is named in Names are swept, not every new entry.
+	Site bool `json:",omitempty"`
+}
+
+// siteStartup are the modules the site module imports from every
+// site-packages directory as Python starts, before any script runs.
+var siteStartup = []string{"sitecustomize", "usercustomize"}
+
+// SiteStartup reports whether the entry name of a site-packages
+// directory is run by Python as it starts, whatever the script: a .pth
+// file (its import lines run), or sitecustomize or usercustomize.
+func SiteStartup(name string, dir bool) bool {
+	if !dir && strings.HasSuffix(name, ".pth") {
+		return true
+	}
+	m, ok := PyModule(name, dir, dir)
+	return (ok || dir) && slices.Contains(siteStartup, m)
 }
 
 // PyName reports whether s is a name Python could import.
@@ -72,9 +92,15 @@ func PyModule(name string, dir, init bool) (string, bool) {
 
 // pyEntries are the entries of dir that Python may import (see
 // [PyModule]), a directory by one of names too, and the files of its
-// __pycache__ cached for one of names (as __pycache__/NAME...).
-func pyEntries(dir string, names []string) []string {
+// __pycache__ cached for one of names (as __pycache__/NAME...). For a
+// site-packages (site), only those of names and those Python runs as
+// it starts ([SiteStartup]).
+func pyEntries(dir string, names []string, site bool) []string {
 	var out []string
+	if site {
+		// A .pth file's import lines run as Python starts.
+		names = append(slices.Clone(names), siteStartup...)
+	}
 	// Every entry: one the box adds is in the repository already, which
 	// the end walks whole.
 	es, err := os.ReadDir(dir)
@@ -90,7 +116,14 @@ func pyEntries(dir string, names []string) []string {
 			isDir = err == nil && st.IsDir()
 		}
 		init := isDir && PyName(n) && hasInit(filepath.Join(dir, n))
-		if m, ok := PyModule(n, isDir, init); ok || isDir && slices.Contains(names, m) {
+		m, ok := PyModule(n, isDir, init)
+		if site {
+			if !isDir && strings.HasSuffix(n, ".pth") || (ok || isDir) && slices.Contains(names, m) {
+				out = append(out, n)
+			}
+			continue
+		}
+		if ok || isDir && slices.Contains(names, m) {
 			out = append(out, n)
 		} else if isDir && PyName(n) {
 			// A directory that is no package: one the box makes one of
@@ -114,15 +147,15 @@ func pyEntries(dir string, names []string) []string {
 func ModuleDirs(ds []ModuleDir) []ModuleDir {
 	out := slices.Clone(ds)
 	for i := range out {
-		out[i].Entries, out[i].Links = launchEntries(out[i].Path, out[i].Names)
+		out[i].Entries, out[i].Links = launchEntries(out[i].Path, out[i].Names, out[i].Site)
 	}
 	return out
 }
 
 // launchEntries are dir's importable entries at launch, and the
 // targets of those that are links.
-func launchEntries(dir string, names []string) ([]string, map[string]string) {
-	es := pyEntries(dir, names)
+func launchEntries(dir string, names []string, site bool) ([]string, map[string]string) {
+	es := pyEntries(dir, names, site)
 	var links map[string]string
 	for _, e := range es {
 		if t, err := os.Readlink(filepath.Join(dir, strings.TrimSuffix(e, "/"))); err == nil {
@@ -145,7 +178,7 @@ func SweepModules(ds []ModuleDir, known []string, run Span) []string {
 		return unix.Lstat(p, &st) == nil && (run.End.IsZero() || !time.Unix(st.Ctim.Unix()).After(run.End))
 	}
 	for _, d := range ds {
-		for _, e := range pyEntries(d.Path, d.Names) {
+		for _, e := range pyEntries(d.Path, d.Names, d.Site) {
 			p := filepath.Join(d.Path, e)
 			if t, ok := d.Links[e]; ok {
 				// A link there at launch: swept once it leads elsewhere,

@@ -99,3 +99,56 @@ func TestSweepModules(t *testing.T) {
 		t.Errorf("a known path is swept: %q", got)
 	}
 }
+
+// TestSweepSite: in a site-packages, what the box installs is its own;
+// only what Python runs as it starts (a new .pth, sitecustomize,
+// usercustomize) and a new module of a name the scripts import are
+// swept.
+func TestSweepSite(t *testing.T) {
+	d := t.TempDir()
+	write := func(p string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(d, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(d, p), []byte("\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("distutils-precedence.pth")
+	write("requests/__init__.py")
+	ds := []ModuleDir{{Path: d, Names: []string{"requests", "mypkg"}, Site: true}}
+	start := time.Now()
+	launch := ModuleDirs(ds)
+	if want := []string{"distutils-precedence.pth", "requests"}; !slices.Equal(launch[0].Entries, want) {
+		t.Errorf("entries at launch %q, want %q", launch[0].Entries, want)
+	}
+	write("evil.pth")
+	write("sitecustomize.py")
+	write("usercustomize/__init__.py")
+	write("__pycache__/sitecustomize.cpython-311.pyc")
+	write("mypkg.py")
+	write("numpy/__init__.py")
+	write("numpy-2.0.dist-info/METADATA")
+	write("six.py")
+	write("requests/extra.py")
+	got := SweepModules(launch, nil, Span{Start: start, End: time.Now().Add(time.Second)})
+	var rel []string
+	for _, p := range got {
+		r, _ := filepath.Rel(d, p)
+		rel = append(rel, r)
+	}
+	want := []string{"__pycache__/sitecustomize.cpython-311.pyc", "evil.pth", "mypkg.py", "sitecustomize.py", "usercustomize"}
+	slices.Sort(rel)
+	if diff := cmp.Diff(want, rel); diff != "" {
+		t.Errorf("swept (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		name string
+		dir  bool
+		want bool
+	}{{"x.pth", false, true}, {"sitecustomize.py", false, true}, {"usercustomize", true, true}, {"sitecustomize.cpython-311-x86_64-linux-gnu.so", false, true},
+		{"requests", true, false}, {"six.py", false, false}, {"x.pth", true, false}} {
+		if got := SiteStartup(c.name, c.dir); got != c.want {
+			t.Errorf("SiteStartup(%q, %v) = %v, want %v", c.name, c.dir, got, c.want)
+		}
+	}
+}
