@@ -352,24 +352,6 @@ func readPrograms(files []string, names func(path string, data []byte, pr projec
 	return out
 }
 
-// packageDir is the directory of the package in node_modules that p
-// lies in, or "".
-func packageDir(p string) string {
-	i := strings.LastIndex(p, "/node_modules/")
-	if i < 0 {
-		return ""
-	}
-	rest := strings.Split(p[i+len("/node_modules/"):], "/")
-	n := 1
-	if strings.HasPrefix(rest[0], "@") {
-		n = 2
-	}
-	if len(rest) <= n || rest[0] == ".bin" || rest[0] == "" {
-		return ""
-	}
-	return filepath.Join(append([]string{p[:i], "node_modules"}, rest[:n]...)...)
-}
-
 // readProject reads a file a project's command makes its tool read (a
 // package.json, a makefile): a regular file, not through a final link.
 func readProject(p string) []byte {
@@ -443,7 +425,7 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 			continue
 		}
 		if t, err := filepath.EvalSymlinks(f); err == nil {
-			if d := packageDir(t); d != "" {
+			if d := projectrun.PackageOf(t); d != "" {
 				n.Dirs = append(n.Dirs, d)
 			}
 		}

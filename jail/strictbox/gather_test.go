@@ -174,22 +174,6 @@ func TestProjectLoads(t *testing.T) {
 	}
 }
 
-func TestPackageDir(t *testing.T) {
-	for p, want := range map[string]string{
-		"/r/node_modules/eslint/bin/eslint.js":                  "/r/node_modules/eslint",
-		"/r/web/node_modules/@scope/cli/dist/x.js":              "/r/web/node_modules/@scope/cli",
-		"/r/node_modules/a/node_modules/b/cli.js":               "/r/node_modules/a/node_modules/b",
-		"/r/node_modules/.bin/x":                                "",
-		"/r/node_modules/@scope":                                "",
-		"/r/tools/x.js":                                         "",
-		"/r/node_modules/.pnpm/x@1/node_modules/x/bin/index.js": "/r/node_modules/.pnpm/x@1/node_modules/x",
-	} {
-		if got := packageDir(p); got != want {
-			t.Errorf("packageDir(%q) = %q, want %q", p, got, want)
-		}
-	}
-}
-
 // TestProjectLoadsIndirect: what a hook reaches through a cd, an npm
 // script and a package's command in node_modules/.bin is held; a
 // command that cannot be followed in a subdirectory holds it whole, and

@@ -514,7 +514,7 @@ func (w *walker) binPackage(p string) {
 	if !filepath.IsAbs(t) {
 		t = filepath.Join(filepath.Dir(p), t)
 	}
-	d := packageOf(filepath.Clean(t))
+	d := PackageOf(filepath.Clean(t))
 	if d == "" || !within(d, w.root) || w.list(d) == nil {
 		return
 	}
@@ -528,9 +528,9 @@ func (w *walker) binPackage(p string) {
 	}
 }
 
-// packageOf is the directory of the package whose file p is (the
+// PackageOf is the directory of the package whose file p is (the
 // nearest node_modules/NAME or node_modules/@SCOPE/NAME above it), or "".
-func packageOf(p string) string {
+func PackageOf(p string) string {
 	i := strings.LastIndex(p, "/node_modules/")
 	if i < 0 {
 		return ""

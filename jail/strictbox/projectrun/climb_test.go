@@ -366,9 +366,12 @@ func TestPackageOf(t *testing.T) {
 		"/r/node_modules/@s/x.js":                           "",
 		"/r/node_modules/.bin/x":                            "",
 		"/r/lib/x.js":                                       "",
+		"/r/node_modules/eslint/bin/eslint.js":              "/r/node_modules/eslint",
+		"/r/web/node_modules/@scope/cli/dist/x.js":          "/r/web/node_modules/@scope/cli",
+		"/r/node_modules/@scope":                            "",
 	} {
-		if got := packageOf(p); got != want {
-			t.Errorf("packageOf(%q) = %q, want %q", p, got, want)
+		if got := PackageOf(p); got != want {
+			t.Errorf("PackageOf(%q) = %q, want %q", p, got, want)
 		}
 	}
 }
