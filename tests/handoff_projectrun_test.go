@@ -179,14 +179,7 @@ func TestHandoffEditorTasksIndirect(t *testing.T) {
 func TestHandoffClaudeHookImports(t *testing.T) {
 	h := newHostClaude(t, "python3", "node")
 	repo, env := h.repo, h.env
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			cmd(`python3 tools/hook.py`),
-			cmd(`node "$CLAUDE_PROJECT_DIR"/scripts/hook.js`),
-			cmd(`./bin/check`),
-		}}},
-	}})
+	settings := promptHooks(`python3 tools/hook.py`, `node "$CLAUDE_PROJECT_DIR"/scripts/hook.js`, `./bin/check`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "tools", "hook.py"), "import json\nimport helpers\nhelpers.run(json.dumps({}))\n")
 	writeFile(t, filepath.Join(repo, "scripts", "hook.js"), "require('./lib').run()\n")
@@ -231,11 +224,7 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 // user's next 'claude -p' on the host must not run the box's module.
 func TestHandoffClaudeHookClimbs(t *testing.T) {
 	h := newHostClaude(t, "node")
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			map[string]any{"type": "command", "command": `node tools/hook.js`},
-		}}},
-	}})
+	settings := promptHooks(`node tools/hook.js`)
 	h.write(t, map[string]string{".claude/settings.json": string(settings), "tools/hook.js": "require('../lib/util').run()\n"})
 	mods := func(mark string) map[string]string {
 		if mark == "" {
@@ -282,10 +271,7 @@ func TestHandoffMCPImports(t *testing.T) {
 func TestHandoffClaudeHookLink(t *testing.T) {
 	h := newHostClaude(t, "python3")
 	repo, env, out := h.repo, h.env, h.out
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{cmd(`./tools/hook.sh`), cmd(`python3 tools/hook.py`), cmd(`./tools/other.sh`)}}},
-	}})
+	settings := promptHooks(`./tools/hook.sh`, `python3 tools/hook.py`, `./tools/other.sh`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\nexit 0\n")
 	os.Chmod(filepath.Join(repo, "lib", "real.sh"), 0o755)
@@ -383,13 +369,7 @@ func TestHandoffClaudeHookLaunchers(t *testing.T) {
 	h := newHostClaude(t, "go", "npx", "node")
 	repo, env := h.repo, h.env
 	h.agentEnv = append(h.agentEnv, "GOTOOLCHAIN=local", "GOPROXY=off", "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			cmd(`go run ./cmd/hook`),
-			cmd(`npx tsx scripts/hook.ts`),
-		}}},
-	}})
+	settings := promptHooks(`go run ./cmd/hook`, `npx tsx scripts/hook.ts`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, ".gitignore"), "node_modules/\n")
 	writeFile(t, filepath.Join(repo, "go.mod"), "module example.com/hooks\n\ngo 1.21\n")
@@ -442,6 +422,19 @@ func TestHandoffClaudeHookLaunchers(t *testing.T) {
 }
 
 // write writes files, named relative to the repository.
+// promptHooks is Claude Code settings whose UserPromptSubmit hooks run
+// the command lines cmds, in order.
+func promptHooks(cmds ...string) []byte {
+	var hooks []any
+	for _, c := range cmds {
+		hooks = append(hooks, map[string]any{"type": "command", "command": c})
+	}
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+		"UserPromptSubmit": []any{map[string]any{"hooks": hooks}},
+	}})
+	return settings
+}
+
 func (h *hostClaude) write(t *testing.T, files map[string]string) {
 	t.Helper()
 	for f, data := range files {
@@ -512,15 +505,7 @@ func (h *hostClaude) handOff(t *testing.T, mods func(mark string) map[string]str
 func TestHandoffClaudeHookWrappers(t *testing.T) {
 	h := newHostClaude(t, "node", "timeout")
 	repo, env := h.repo, h.env
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			cmd(`env -S './hooks/split.sh'`),
-			cmd(`timeout --signal KILL 30 ./hooks/t.sh`),
-			cmd(`BASH_ENV=./hooks/env.sh bash -c true </dev/null`),
-			cmd(`NODE_OPTIONS=--require=./hooks/r.js node -e 0`),
-		}}},
-	}})
+	settings := promptHooks(`env -S './hooks/split.sh'`, `timeout --signal KILL 30 ./hooks/t.sh`, `BASH_ENV=./hooks/env.sh bash -c true </dev/null`, `NODE_OPTIONS=--require=./hooks/r.js node -e 0`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "hooks", "t.sh"), "#!/bin/sh\n./hooks/t2.sh\n")
 	mods := func(pwned string) map[string]string {
@@ -562,14 +547,7 @@ func TestHandoffClaudeHookWrappers(t *testing.T) {
 func TestHandoffClaudeHookStdinScripts(t *testing.T) {
 	h := newHostClaude(t, "find")
 	repo, env := h.repo, h.env
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			cmd(`find . -maxdepth 0 -exec ./hooks/f.sh {} \;`),
-			cmd(`bash < hooks/s.sh`),
-			cmd(`cat hooks/p.sh | sh`),
-		}}},
-	}})
+	settings := promptHooks(`find . -maxdepth 0 -exec ./hooks/f.sh {} \;`, `bash < hooks/s.sh`, `cat hooks/p.sh | sh`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	for _, n := range []string{"f", "s", "p"} {
 		writeFile(t, filepath.Join(repo, "hooks", n+".sh"), "#!/bin/sh\n./hooks/"+n+"2.sh\n")
@@ -611,20 +589,7 @@ func TestHandoffClaudeHookStdinScripts(t *testing.T) {
 func TestHandoffClaudeHookRunners(t *testing.T) {
 	h := newHostClaude(t, "git", "flock", "ionice", "taskset", "script")
 	repo, env := h.repo, h.env
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			cmd(`flock -w 30 . ./hooks/fl.sh`),
-			cmd(`ionice -c 3 taskset 0x1 ./hooks/io.sh`),
-			cmd(`script -q -c './hooks/sc.sh' /dev/null </dev/null`),
-			cmd(`git -c alias.check='!./hooks/al.sh' check`),
-			cmd(`git -c core.fsmonitor=./hooks/fsm.sh status >/dev/null 2>&1`),
-			cmd(`git -c core.hooksPath=githooks hook run pre-commit`),
-			cmd(`./hooks/nice true`),
-			cmd(`git -c include.path="$CLAUDE_PROJECT_DIR"/git/extra.cfg status >/dev/null 2>&1`),
-			cmd(`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.ev GIT_CONFIG_VALUE_0='!./hooks/ev.sh' git ev`),
-		}}},
-	}})
+	settings := promptHooks(`flock -w 30 . ./hooks/fl.sh`, `ionice -c 3 taskset 0x1 ./hooks/io.sh`, `script -q -c './hooks/sc.sh' /dev/null </dev/null`, `git -c alias.check='!./hooks/al.sh' check`, `git -c core.fsmonitor=./hooks/fsm.sh status >/dev/null 2>&1`, `git -c core.hooksPath=githooks hook run pre-commit`, `./hooks/nice true`, `git -c include.path="$CLAUDE_PROJECT_DIR"/git/extra.cfg status >/dev/null 2>&1`, `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.ev GIT_CONFIG_VALUE_0='!./hooks/ev.sh' git ev`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "git", "extra.cfg"), "[core]\n\tfsmonitor = ./hooks/inc.sh\n")
 	for _, n := range []string{"fl", "io", "sc"} {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
 )
 
 // TestHandoffClaudeHookRootImports: the project's hooks are scripts at
@@ -25,15 +27,7 @@ import (
 func TestHandoffClaudeHookRootImports(t *testing.T) {
 	h := newHostClaude(t, "python3", "node")
 	repo, env := h.repo, h.env
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			cmd(`python3 hook.py`),
-			cmd(`"$CLAUDE_PROJECT_DIR"/check.py`),
-			cmd(`node hook.js`),
-			cmd(`python3 -c 'import inl; inl.run()'`),
-		}}},
-	}})
+	settings := promptHooks(`python3 hook.py`, `"$CLAUDE_PROJECT_DIR"/check.py`, `node hook.js`, `python3 -c 'import inl; inl.run()'`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "hook.py"), "import json\nimport helpers\nhelpers.run(json.dumps({}))\n")
 	writeFile(t, filepath.Join(repo, "check.py"), "#!/usr/bin/env python3\nimport argparse\nfrom util import run\nrun()\n")
@@ -105,11 +99,7 @@ print("planted")
 func TestHandoffClaudeHookRootBytecode(t *testing.T) {
 	h := newHostClaude(t, "python3")
 	repo, env, out := h.repo, h.env, h.out
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			map[string]any{"type": "command", "command": `python3 hook.py`},
-		}}},
-	}})
+	settings := promptHooks(`python3 hook.py`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "hook.py"), "import helpers\nimport argparse\nimport textwrap\nhelpers.run()\n")
 	writeFile(t, filepath.Join(repo, "helpers.py"), "def run(*a):\n    pass\n")
@@ -160,11 +150,7 @@ func TestHandoffClaudeHookRootBytecode(t *testing.T) {
 func TestHandoffClaudeHookRootImportLinks(t *testing.T) {
 	h := newHostClaude(t, "python3")
 	repo, env := h.repo, h.env
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			map[string]any{"type": "command", "command": `python3 hook.py`},
-		}}},
-	}})
+	settings := promptHooks(`python3 hook.py`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "hook.py"), "import helpers\nimport pkg\n")
 	mods := func(pwned string) map[string]string {
@@ -198,12 +184,7 @@ func TestHandoffClaudeHookRootImportLinks(t *testing.T) {
 func TestHandoffClaudeHookNodePackages(t *testing.T) {
 	h := newHostClaude(t, "node")
 	repo, env := h.repo, h.env
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			map[string]any{"type": "command", "command": `node hook.js`},
-			map[string]any{"type": "command", "command": `node tools/check.mjs`},
-		}}},
-	}})
+	settings := promptHooks(`node hook.js`, `node tools/check.mjs`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "hook.js"), "require('dep').run()\n")
 	writeFile(t, filepath.Join(repo, "tools", "check.mjs"), "import { run } from '@scope/esdep'\nrun()\n")
@@ -237,12 +218,7 @@ func TestHandoffClaudeHookNodePackages(t *testing.T) {
 func TestHandoffClaudeHookNodeDeps(t *testing.T) {
 	h := newHostClaude(t, "node")
 	repo, env := h.repo, h.env
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			map[string]any{"type": "command", "command": `node hook.js`},
-			map[string]any{"type": "command", "command": `node tools/check.mjs`},
-		}}},
-	}})
+	settings := promptHooks(`node hook.js`, `node tools/check.mjs`)
 	h.write(t, map[string]string{
 		".claude/settings.json": string(settings),
 		".gitignore":            "node_modules/\n",
@@ -302,25 +278,9 @@ func TestHandoffClaudeHookNodeDeps(t *testing.T) {
 // The box rewrites each in site-packages. The user's next 'claude -p'
 // on the host must run none of it.
 func TestHandoffClaudeHookVenvImports(t *testing.T) {
-	h := newHostClaude(t, "python3")
+	h, site := newVenvClaude(t)
 	repo, env := h.repo, h.env
-	if r := runCmd(t, repo, env, "", "python3", "-m", "venv", "--without-pip", ".venv"); r.code != 0 {
-		t.Skipf("python3 -m venv: exit %d %s", r.code, r.stderr)
-	}
-	sites, _ := filepath.Glob(filepath.Join(repo, ".venv", "lib", "python3*", "site-packages"))
-	if len(sites) != 1 {
-		t.Fatalf("site-packages of the project's environment: %q", sites)
-	}
-	site, _ := filepath.Rel(repo, sites[0])
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			cmd(`.venv/bin/python tools/hook.py`),
-			cmd(`"$CLAUDE_PROJECT_DIR"/.venv/bin/python hook.py`),
-			cmd(`.venv/bin/python -m modcli`),
-			cmd(`.venv/bin/probe-entry`),
-		}}},
-	}})
+	settings := promptHooks(`.venv/bin/python tools/hook.py`, `"$CLAUDE_PROJECT_DIR"/.venv/bin/python hook.py`, `.venv/bin/python -m modcli`, `.venv/bin/probe-entry`)
 	h.write(t, map[string]string{
 		".claude/settings.json":                string(settings),
 		".gitignore":                           ".venv/\n",
@@ -369,13 +329,7 @@ func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
 	h := newHostClaude(t, "npx", "npm", "node")
 	repo, env := h.repo, h.env
 	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
-	cmd := func(c string) map[string]any { return map[string]any{"type": "command", "command": c} }
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			cmd(`npx probe-cli`),
-			cmd(`npm run --silent lint`),
-		}}},
-	}})
+	settings := promptHooks(`npx probe-cli`, `npm run --silent lint`)
 	h.write(t, map[string]string{
 		".claude/settings.json":                     string(settings),
 		".gitignore":                                "node_modules/\n",
@@ -421,11 +375,7 @@ func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
 // read-only.
 func TestHandoffClaudeHookNodeDepsPastBudget(t *testing.T) {
 	h := newHostClaude(t, "node")
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			map[string]any{"type": "command", "command": `node hook.js`},
-		}}},
-	}})
+	settings := promptHooks(`node hook.js`)
 	files := map[string]string{".claude/settings.json": string(settings), ".gitignore": "node_modules/\n", "hook.js": "require('dep')\n"}
 	deps, main := map[string]string{}, ""
 	for i := range 20 {
@@ -472,7 +422,7 @@ func TestHandoffClaudeHookNodeDepsPastBudget(t *testing.T) {
 // anywhere: this checks it for a venv from a real box).
 func TestHandoffClaudeHookVenvStartup(t *testing.T) {
 	h, site := newVenvClaude(t)
-	h.write(t, map[string]string{".claude/settings.json": venvHook(), ".gitignore": ".venv/\n", "tools/hook.py": "import json\n"})
+	h.write(t, map[string]string{".claude/settings.json": string(promptHooks(`.venv/bin/python tools/hook.py`)), ".gitignore": ".venv/\n", "tools/hook.py": "import json\n"})
 	mods := func(pwned string) map[string]string {
 		if pwned == "" {
 			return map[string]string{site + "/aa.pth": "# a path file\n"}
@@ -495,7 +445,7 @@ func TestHandoffClaudeHookVenvStartup(t *testing.T) {
 // must not run it.
 func TestHandoffClaudeHookVenvOptionalImport(t *testing.T) {
 	h, site := newVenvClaude(t)
-	h.write(t, map[string]string{".claude/settings.json": venvHook(), ".gitignore": ".venv/\n",
+	h.write(t, map[string]string{".claude/settings.json": string(promptHooks(`.venv/bin/python tools/hook.py`)), ".gitignore": ".venv/\n",
 		"tools/hook.py": "try:\n    import ujson as json\nexcept ImportError:\n    import json\n"})
 	mods := func(pwned string) map[string]string {
 		if pwned == "" {
@@ -515,7 +465,8 @@ func TestHandoffClaudeHookVenvOptionalImport(t *testing.T) {
 func newVenvClaude(t *testing.T) (*hostClaude, string) {
 	h := newHostClaude(t, "python3")
 	if r := runCmd(t, h.repo, h.env, "", "python3", "-m", "venv", "--without-pip", ".venv"); r.code != 0 {
-		t.Skipf("python3 -m venv: exit %d %s", r.code, r.stderr)
+		// Under AISAN_REQUIRE_INTEGRATION=1 (CI) this fails, not skips.
+		jailtest.Need(t, "python3's venv module", fmt.Errorf("python3 -m venv: exit %d %s", r.code, r.stderr))
 	}
 	sites, _ := filepath.Glob(filepath.Join(h.repo, ".venv", "lib", "python3*", "site-packages"))
 	if len(sites) != 1 {
@@ -523,15 +474,4 @@ func newVenvClaude(t *testing.T) (*hostClaude, string) {
 	}
 	site, _ := filepath.Rel(h.repo, sites[0])
 	return h, site
-}
-
-// venvHook is Claude settings whose hook runs tools/hook.py with the
-// project's environment's python.
-func venvHook() string {
-	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"UserPromptSubmit": []any{map[string]any{"hooks": []any{
-			map[string]any{"type": "command", "command": `.venv/bin/python tools/hook.py`},
-		}}},
-	}})
-	return string(settings)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/strictbox/trust"
 )
 
 // SocketHost is what [CheckRawSocket] knows of the host: the environment
@@ -102,7 +103,8 @@ func CheckRawSocketID(name, socket string, h SocketHost) (string, uint64, uint64
 
 // boxLink is the first symbolic link that resolving p goes through
 // inside one of the writable directories, or "". p's directories are
-// resolved step by step, so a link is judged where it really lies.
+// resolved step by step ([trust.Resolve]), so a link is judged where it
+// really lies.
 func boxLink(p string, writable []string) string {
 	if len(writable) == 0 {
 		return ""
@@ -120,27 +122,16 @@ func boxLink(p string, writable []string) string {
 		}
 		p = wd + "/" + p // not cleaned: ".." is taken after the links before it
 	}
-	cur := "/"
-	for _, c := range strings.Split(p, "/") {
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		if fi, err := os.Lstat(next); err == nil && fi.Mode().Type() == fs.ModeSymlink {
-			for _, d := range dirs {
-				if under(next, d) {
-					return next
-				}
-			}
-			if r, err := filepath.EvalSymlinks(next); err == nil {
-				next = r
+	_, hops, err := trust.Resolve(p)
+	if err != nil {
+		return ""
+	}
+	for _, h := range hops[:len(hops)-1] {
+		for _, d := range dirs {
+			if under(h, d) {
+				return h
 			}
 		}
-		cur = next
 	}
 	return ""
 }

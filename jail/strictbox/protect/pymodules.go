@@ -50,17 +50,6 @@ type ModuleDir struct {
 // site-packages directory as Python starts, before any script runs.
 var siteStartup = []string{"sitecustomize", "usercustomize"}
 
-// SiteStartup reports whether the entry name of a site-packages
-// directory is run by Python as it starts, whatever the script: a .pth
-// file (its import lines run), or sitecustomize or usercustomize.
-func SiteStartup(name string, dir bool) bool {
-	if !dir && strings.HasSuffix(name, ".pth") {
-		return true
-	}
-	m, ok := PyModule(name, dir, dir)
-	return (ok || dir) && slices.Contains(siteStartup, m)
-}
-
 // PyName reports whether s is a name Python could import.
 func PyName(s string) bool {
 	for i, r := range s {
@@ -94,7 +83,7 @@ func PyModule(name string, dir, init bool) (string, bool) {
 // [PyModule]), a directory by one of names too, and the files of its
 // __pycache__ cached for one of names (as __pycache__/NAME...). For a
 // site-packages (site), only those of names and those Python runs as
-// it starts ([SiteStartup]).
+// it starts (a .pth file, sitecustomize, usercustomize).
 func pyEntries(dir string, names []string, site bool) []string {
 	var out []string
 	if site {

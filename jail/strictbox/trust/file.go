@@ -78,7 +78,7 @@ func Locate(path string) (File, error) {
 		}
 		raw = wd + "/" + raw
 	}
-	target, hops, err := resolve(raw)
+	target, hops, err := Resolve(raw)
 	if err != nil {
 		return File{}, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -115,10 +115,10 @@ func links(fi fs.FileInfo) uint64 {
 	return 0
 }
 
-// resolve follows the symbolic links in the absolute path p, returning
+// Resolve follows the symbolic links in the absolute path p, returning
 // the path of what it names (every component a real directory or the
-// final file) and the links passed, then that path.
-func resolve(p string) (string, []string, error) {
+// final file) and the links passed, each where it lies, then that path.
+func Resolve(p string) (string, []string, error) {
 	rest := strings.Split(p, "/")
 	cur := "/"
 	var hops []string
