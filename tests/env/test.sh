@@ -76,6 +76,16 @@ if [ "$status" != 0 ]; then
 	echo "== integration log (failed)"
 	cat "$OUT/integration.log"
 fi
+# Last, where a short tail of this output still shows it: each failed
+# test with the last lines it logged.
+if grep -qE '^\s*--- FAIL' "$OUT/integration.log"; then
+	echo "== failed tests"
+	awk '
+		/^=== (RUN|CONT|PAUSE|NAME)/ { cur = $3; next }
+		/^[ \t]*--- FAIL: / { name = $3; print; for (i = cnt[name] > 5 ? cnt[name] - 5 : 1; i <= cnt[name]; i++) print "  " substr(msg[name, i], 1, 240); next }
+		/^[ \t]+[^ \t]+_test\.go:[0-9]+:/ { msg[cur, ++cnt[cur]] = $0 }
+	' "$OUT/integration.log"
+fi
 passed=$(grep -cE '^\s*--- PASS' "$OUT/integration.log" || true)
 failed=$(grep -cE '^\s*--- FAIL' "$OUT/integration.log" || true)
 skipped=$(grep -cE '^\s*--- SKIP' "$OUT/integration.log" || true)
