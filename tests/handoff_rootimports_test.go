@@ -367,6 +367,67 @@ func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/cli-dep/index.js", "node_modules/@scope/lint-dep/index.js"}, nil)
 }
 
+// TestHandoffClaudeHookNodeShadow: a hook runs node hook.js at the
+// project's root, which requires a package that is installed (dep), and
+// one it can do without that is not (try { require('opt') } catch {});
+// dep in turn tries an optional dependency that is not installed
+// (native). Where node looks for each, the box adds what require takes:
+// the package's directory (node_modules/opt/), a file it tries before
+// the held directory of dep (node_modules/dep.js), and a file for the
+// missing one (node_modules/native.js). The user's next 'claude -p' on
+// the host must run none of it, and the launch's end holds each for
+// review.
+func TestHandoffClaudeHookNodeShadow(t *testing.T) {
+	h := newHostClaude(t, "node")
+	h.write(t, map[string]string{
+		".claude/settings.json":         string(promptHooks(`node hook.js`)),
+		".gitignore":                    "node_modules/\n",
+		"hook.js":                       "try { require('opt') } catch {}\nrequire('dep')\n",
+		"node_modules/dep/package.json": `{"name": "dep", "version": "1.0.0", "optionalDependencies": {"native": "^1.0.0"}}`,
+		"node_modules/dep/index.js":     "try { require('native') } catch {}\n",
+	})
+	h.commitAndTrust(t, "hook")
+	planted := []string{"node_modules/opt/index.js", "node_modules/dep.js", "node_modules/native.js"}
+	plant := func(mark string) map[string]string {
+		out := map[string]string{}
+		for _, f := range planted {
+			out[f] = fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", mark+"."+strings.TrimSuffix(filepath.Base(strings.TrimSuffix(f, "/index.js")), ".js"))
+		}
+		// dep.js, which node takes for dep, goes on to dep's own code,
+		// which tries native.
+		out["node_modules/dep.js"] += "require('./dep/index.js')\n"
+		return out
+	}
+	marks := func(m string) []string { return []string{m + ".opt", m + ".dep", m + ".native"} }
+	// The control: the host's hook does load what lies there.
+	control := filepath.Join(h.out, "CONTROL")
+	h.write(t, plant(control))
+	o := h.prompt(t)
+	present(t, "claude before the box", marks(control)...)
+	if t.Failed() {
+		t.Fatalf("the control run:\n%s", o)
+	}
+	for _, f := range []string{"node_modules/opt", "node_modules/dep.js", "node_modules/native.js"} {
+		if err := os.RemoveAll(filepath.Join(h.repo, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pwned := filepath.Join(h.out, "PWNED")
+	attack := "set -e\n"
+	for f, data := range plant(pwned) {
+		attack += fmt.Sprintf("mkdir -p %s && printf '%%s' %s > %s\n", filepath.Dir(f), shq(data), f)
+	}
+	r := strict(t, h.repo, h.env, nil, "sh", "-c", attack+"echo planted\n")
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	o = h.prompt(t)
+	t.Logf("claude unjailed after the box:\n%s", o)
+	absent(t, "claude after the box", marks(pwned)...)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"node_modules/opt", "node_modules/dep.js", "node_modules/native.js"}, nil)
+}
+
 // TestHandoffClaudeHookNodeDepsPastBudget: the hook's package depends on
 // twenty packages of 30 files each, more than a launch copies in all
 // for review; those past the budget are bound read-only instead. The box

@@ -436,6 +436,9 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 		// at the root (helpers.py -> vendor/helpers.py): held as a
 		// program that is a link is.
 		for _, name := range m.Names {
+			if m.Node {
+				break
+			}
 			for _, p := range []string{filepath.Join(m.Path, name+".py"), filepath.Join(m.Path, name)} {
 				if st, err := os.Lstat(p); err == nil && st.Mode()&fs.ModeSymlink != 0 {
 					progs = append(progs, p)
@@ -453,10 +456,13 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 	}
 	for _, m := range n.Modules {
 		w := why + " (modules it imports by name from there)"
-		if m.Site {
+		switch {
+		case m.Site:
 			w = why + " (its python's site-packages: what runs as Python starts, and the modules it imports by name from there)"
+		case m.Node:
+			w = why + " (where node looks for packages its code loads by name that are not there)"
 		}
-		out = append(out, gitpin.Steer{Path: m.Path, Dir: true, Modules: true, Names: m.Names, Site: m.Site, Why: w})
+		out = append(out, gitpin.Steer{Path: m.Path, Dir: true, Modules: true, Names: m.Names, Site: m.Site, Node: m.Node, Why: w})
 	}
 	for _, note := range n.Notes {
 		out = append(out, gitpin.Steer{Note: note})

@@ -133,8 +133,10 @@ type Steer struct {
 	Modules bool
 	Names   []string
 	// Site marks a Modules directory that is a virtual environment's
-	// site-packages (protect's ModuleDir.Site).
-	Site bool
+	// site-packages (protect's ModuleDir.Site), Node one that is a
+	// node_modules directory, whose Names are packages
+	// (ModuleDir.Node).
+	Site, Node bool
 	// Note, when set, is said at launch: what could not be followed,
 	// and what was held for it instead. A Steer with a Note and no
 	// Path holds nothing.

@@ -550,21 +550,69 @@ func PackageOf(p string) string {
 // a file in dir: the first node_modules/pkg in dir or a directory above
 // it, up to the project's own (held, the box cannot remove it to leave
 // the next one found), or "" for none. A link (a pnpm layout) is not
-// followed here.
+// followed here. A file require takes there before the directory
+// (pkg.js, pkg.json, pkg.node) is held instead, and "" returned. Each
+// node_modules looked in is noted with pkg ([walker.nodeMiss]).
 func (w *walker) findPackage(dir, pkg string) string {
 	if w.list == nil || pkg == "" {
 		return ""
 	}
 	for d := dir; within(d, w.root); d = filepath.Dir(d) {
 		// node looks in no node_modules/node_modules.
-		if p := filepath.Join(d, "node_modules", pkg); filepath.Base(d) != "node_modules" && w.list(p) != nil {
-			return p
+		if filepath.Base(d) != "node_modules" {
+			nm := filepath.Join(d, "node_modules")
+			w.nodeMiss(nm, pkg)
+			if f := w.nodeFile(nm, pkg); f != "" {
+				w.files.add(f, f)
+				return ""
+			}
+			if p := filepath.Join(nm, pkg); w.list(p) != nil {
+				return p
+			}
 		}
 		if d == w.root {
 			break
 		}
 	}
 	return ""
+}
+
+// nodeSuffixes are what require adds to a name to find a file in
+// node_modules, which it tries before the package's directory.
+var nodeSuffixes = []string{".js", ".json", ".node"}
+
+// nodeFile is the file in the node_modules directory nm that require
+// takes for the package pkg before its directory, or "".
+func (w *walker) nodeFile(nm, pkg string) string {
+	d := filepath.Dir(filepath.Join(nm, pkg))
+	if w.nmFiles == nil {
+		w.nmFiles = map[string][]string{}
+	}
+	fs, ok := w.nmFiles[d]
+	if !ok {
+		fs = w.list(d)
+		w.nmFiles[d] = fs
+	}
+	for _, s := range nodeSuffixes {
+		if slices.Contains(fs, filepath.Base(pkg)+s) {
+			return filepath.Join(nm, pkg+s)
+		}
+	}
+	return ""
+}
+
+// nodeMiss notes that node looks for the package pkg in the
+// node_modules directory nm: the box could add it there, or a file
+// require takes before the directory found (pkg.js beside pkg/), and
+// what it adds there by that name is swept at the end
+// ([Names.Modules]).
+func (w *walker) nodeMiss(nm, pkg string) {
+	if w.nodeMods == nil {
+		w.nodeMods = map[string][]string{}
+	}
+	if !slices.Contains(w.nodeMods[nm], pkg) {
+		w.nodeMods[nm] = append(w.nodeMods[nm], pkg)
+	}
 }
 
 // maxPackages bounds how many node packages one walk holds, and how

@@ -3,10 +3,13 @@ package projectrun
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
 // TestClimbs: the literal specifiers a script loads relative to its own
@@ -165,13 +168,16 @@ func listOf(fs files) func(string) []string {
 // packages it depends on, in turn, each found as node finds it from the
 // package's directory (its own node_modules first, then each above it
 // up to the project's); what its package.json does not give, or what
-// lies outside the project, is not.
+// lies outside the project, is not. Where node looks before the copy
+// it finds, or for a name found nowhere, is swept for that name at the
+// end, but inside a held package.
 func TestNodeDeps(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		project files
 		dirs    []string
 		note    string
+		sweep   []protect.ModuleDir
 	}{
 		{"nested, hoisted, optional, peer, scoped, and in turn", files{
 			"/r/node_modules/dep/package.json":                     `{"dependencies": {"nested": "1", "hoisted": "1"}, "optionalDependencies": {"opt": "1"}, "peerDependencies": {"@s/peer": "1"}}`,
@@ -182,42 +188,42 @@ func TestNodeDeps(t *testing.T) {
 			"/r/node_modules/@s/peer/package.json":                 `{"dependencies": {"@s/deeper": "1"}}`,
 			"/r/node_modules/@s/deeper/package.json":               `{}`,
 			"/r/node_modules/deep/package.json":                    `{}`,
-		}, []string{"/r/node_modules/dep", "/r/node_modules/hoisted", "/r/node_modules/dep/node_modules/nested", "/r/node_modules/opt", "/r/node_modules/@s/peer", "/r/node_modules/deep", "/r/node_modules/@s/deeper"}, ""},
+		}, []string{"/r/node_modules/dep", "/r/node_modules/hoisted", "/r/node_modules/dep/node_modules/nested", "/r/node_modules/opt", "/r/node_modules/@s/peer", "/r/node_modules/deep", "/r/node_modules/@s/deeper"}, "", append(sweep("/r/node_modules", "dep", "hoisted", "opt", "@s/peer", "deep", "@s/deeper"), sweep("/r/node_modules/@s/node_modules", "@s/deeper")...)},
 		{"the nearest copy, not the hoisted one", files{
 			"/r/node_modules/dep/package.json":                `{"dependencies": {"x": "2"}}`,
 			"/r/node_modules/dep/node_modules/x/package.json": `{}`,
 			"/r/node_modules/x/package.json":                  `{}`,
-		}, []string{"/r/node_modules/dep", "/r/node_modules/dep/node_modules/x"}, ""},
+		}, []string{"/r/node_modules/dep", "/r/node_modules/dep/node_modules/x"}, "", sweep("/r/node_modules", "dep")},
 		{"a scoped package's own node_modules, and its scope's", files{
 			"/r/node_modules/dep/package.json":                 `{"dependencies": {"@s/a": "1"}}`,
 			"/r/node_modules/@s/a/package.json":                `{"dependencies": {"b": "1", "c": "1"}}`,
 			"/r/node_modules/@s/a/node_modules/b/package.json": `{}`,
 			"/r/node_modules/@s/node_modules/c/package.json":   `{}`,
 			"/r/node_modules/c/package.json":                   `{}`,
-		}, []string{"/r/node_modules/dep", "/r/node_modules/@s/a", "/r/node_modules/@s/a/node_modules/b", "/r/node_modules/@s/node_modules/c"}, ""},
+		}, []string{"/r/node_modules/dep", "/r/node_modules/@s/a", "/r/node_modules/@s/a/node_modules/b", "/r/node_modules/@s/node_modules/c"}, "", append(sweep("/r/node_modules", "dep", "@s/a"), sweep("/r/node_modules/@s/node_modules", "c")...)},
 		{"not node's own modules, paths, devDependencies, node_modules/node_modules, or what is not installed", files{
 			"/r/node_modules/dep/package.json":                  `{"dependencies": {"": "1", "fs": "1", "node:fs": "1", "../up": "1", "./x": "1", "a/b": "1", "@s": "1", "missing": "1"}, "devDependencies": {"dev": "1"}}`,
 			"/r/node_modules/fs/package.json":                   `{}`,
 			"/r/node_modules/dev/package.json":                  `{}`,
 			"/r/up/package.json":                                `{}`,
 			"/r/node_modules/node_modules/missing/package.json": `{}`,
-		}, []string{"/r/node_modules/dep"}, ""},
+		}, []string{"/r/node_modules/dep"}, "", sweep("/r/node_modules", "dep", "missing")},
 		{"a cycle, each once", files{
 			"/r/node_modules/dep/package.json": `{"dependencies": {"a": "1"}}`,
 			"/r/node_modules/a/package.json":   `{"dependencies": {"dep": "1", "a": "1"}, "peerDependencies": {"dep": "1"}}`,
-		}, []string{"/r/node_modules/dep", "/r/node_modules/a"}, ""},
+		}, []string{"/r/node_modules/dep", "/r/node_modules/a"}, "", sweep("/r/node_modules", "dep", "a")},
 		{"not above the project", files{
 			"/r/node_modules/dep/package.json": `{"dependencies": {"out": "1"}}`,
 			"/node_modules/out/package.json":   `{}`,
-		}, []string{"/r/node_modules/dep"}, ""},
+		}, []string{"/r/node_modules/dep"}, "", sweep("/r/node_modules", "dep", "out")},
 		{"a package.json that does not parse", files{
 			"/r/node_modules/dep/package.json": `{"dependencies": ["a"]}`,
 			"/r/node_modules/a/package.json":   `{}`,
-		}, []string{"/r/node_modules/dep"}, "node_modules/dep/package.json does not parse as a package.json, so the packages node_modules/dep loads by name are not held"},
+		}, []string{"/r/node_modules/dep"}, "node_modules/dep/package.json does not parse as a package.json, so the packages node_modules/dep loads by name are not held", sweep("/r/node_modules", "dep")},
 		{"no package.json: nothing to follow, and nothing to say", files{
 			"/r/node_modules/dep/index.js":   "",
 			"/r/node_modules/a/package.json": `{}`,
-		}, []string{"/r/node_modules/dep"}, ""},
+		}, []string{"/r/node_modules/dep"}, "", sweep("/r/node_modules", "dep")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.project["/r/tools/hook.js"] = "require('dep')\n"
@@ -229,7 +235,45 @@ func TestNodeDeps(t *testing.T) {
 			if tt.note == "" && all != "" || tt.note != "" && (len(n.Notes) != 1 || !strings.Contains(all, tt.note)) {
 				t.Errorf("notes, want one with %q:\n%s", tt.note, all)
 			}
+			if d := cmp.Diff(tt.sweep, n.Modules); d != "" {
+				t.Errorf("swept node_modules (-want +got):\n%s", d)
+			}
 		})
+	}
+}
+
+// sweep is the node_modules directory nm swept for names.
+func sweep(nm string, names ...string) []protect.ModuleDir {
+	return []protect.ModuleDir{{Path: nm, Names: names, Node: true}}
+}
+
+// TestNodeMissing: where node looks for a package a held script or
+// package loads by name and the launch finds none (an optional
+// dependency, try { require('x') } catch {}), and before the copy it
+// finds, is swept for that name at the end: each node_modules from the
+// script's directory up to the project's, but for those in a directory
+// held whole (tools/, a package). A file require takes before the
+// package's directory (legacy.json) is held instead.
+func TestNodeMissing(t *testing.T) {
+	project := files{
+		"/r/hook.js":                       "try { require('opt') } catch {}\nrequire('dep')\nrequire('legacy')\n",
+		"/r/node_modules/legacy.json":      "{}",
+		"/r/node_modules/legacy/index.js":  "",
+		"/r/tools/x.js":                    "require('@s/gone')\n",
+		"/r/node_modules/dep/package.json": `{"optionalDependencies": {"native": "1"}}`,
+		"/r/node_modules/dep/index.js":     "",
+		"/r/web/hook.mjs":                  "import 'dep'\n",
+	}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(`node "$CLAUDE_PROJECT_DIR"/hook.js`, "node tools/x.js", "cd web && node hook.mjs")), Project{Read: project.read, List: listOf(project)})
+	want := []protect.ModuleDir{
+		{Path: "/r/node_modules", Names: []string{"opt", "dep", "native", "legacy", "@s/gone"}, Node: true},
+	}
+	if d := cmp.Diff(want, n.Modules); d != "" {
+		t.Errorf("swept node_modules (-want +got):\n%s", d)
+	}
+	// require takes legacy.json before the directory legacy/.
+	if !slices.Contains(n.Files, "/r/node_modules/legacy.json") || slices.Contains(n.Dirs, "/r/node_modules/legacy") {
+		t.Errorf("files %q, dirs %q: want node_modules/legacy.json held, not legacy/", n.Files, n.Dirs)
 	}
 }
 

@@ -18,9 +18,13 @@ func (fs files) read(p string) []byte {
 	return nil
 }
 
-// hook is a Claude settings file with one Stop hook running cmd.
-func hook(cmd string) string {
-	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd}}}}}})
+// hook is a Claude settings file with a Stop hook running each of cmds.
+func hook(cmds ...string) string {
+	var hs []any
+	for _, c := range cmds {
+		hs = append(hs, map[string]any{"type": "command", "command": c})
+	}
+	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": hs}}}})
 	return string(b)
 }
 

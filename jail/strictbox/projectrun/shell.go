@@ -57,8 +57,10 @@ type Names struct {
 	Notes []string
 	// Modules are the directories a script's Python loads modules from
 	// by name that are not held whole (the project's own), with the
-	// names its scripts import: what the box adds there that Python may
-	// import is swept into the review at the end.
+	// names its scripts import, and the node_modules directories node
+	// looks in for a package a held script or package loads that was
+	// not there: what the box adds there that Python may import, or by
+	// those names, is swept into the review at the end.
 	Modules []protect.ModuleDir
 }
 
@@ -103,6 +105,12 @@ type walker struct {
 	pkgs     map[string]bool
 	npmLooks int
 	npmFull  bool
+	// nodeMods are the node_modules directories node looks in for a
+	// package a held script or package loads by name, each with those
+	// names (see [walker.findPackage]); nmFiles the regular files of
+	// each directory there listed.
+	nodeMods map[string][]string
+	nmFiles  map[string][]string
 	// rootList is the listing of the project's own directory and its
 	// __pycache__, for [walker.pyPath0].
 	rootList *[2][]string
@@ -161,6 +169,13 @@ func (w *walker) names() Names {
 	n := Names{Files: w.files.out, Dirs: w.dirs.out, Programs: w.progs.out}
 	for _, d := range slices.Sorted(maps.Keys(w.siteMods)) {
 		n.Modules = append(n.Modules, protect.ModuleDir{Path: d, Names: w.siteMods[d], Site: true})
+	}
+	for _, nm := range slices.Sorted(maps.Keys(w.nodeMods)) {
+		// One inside a directory held whole, or a package the launch
+		// holds, is held with it.
+		if !w.heldWhole(filepath.Dir(nm)) && !slices.ContainsFunc(slices.Collect(maps.Keys(w.pkgs)), func(p string) bool { return within(nm, p) }) {
+			n.Modules = append(n.Modules, protect.ModuleDir{Path: nm, Names: w.nodeMods[nm], Node: true})
+		}
 	}
 	for _, d := range slices.Sorted(maps.Keys(w.mods)) {
 		n.Modules = append(n.Modules, protect.ModuleDir{Path: d, Names: w.mods[d]})

@@ -56,6 +56,10 @@ func Explain(w io.Writer, p Plan) {
 		fmt.Fprintf(w, "  %-10s %s: must not appear; swept into the review\n", "watch", w2)
 	}
 	for _, m := range p.Modules {
+		if m.Node {
+			fmt.Fprintf(w, "  %-10s %s/: a package the box adds here by a name held code loads and the launch did not find (%s): swept into the review\n", "packages", m.Path, strings.Join(m.Names, ", "))
+			continue
+		}
 		if m.Site {
 			fmt.Fprintf(w, "  %-10s %s/: a .pth file, sitecustomize or usercustomize the box adds here (Python runs them as it starts), or a module a held script imports by name from here (%s): swept into the review\n", "site", m.Path, strings.Join(m.Names, ", "))
 			continue

@@ -147,7 +147,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	f.Watch = append(f.Watch, watch...)
 	for _, s := range steer {
 		if s.Modules {
-			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Why: s.Why, Site: s.Site})
+			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Why: s.Why, Site: s.Site, Node: s.Node})
 			continue
 		}
 		pf := look(s.Path, s.Why)
@@ -208,7 +208,7 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 				notes = append(notes, l.Note)
 			}
 			if l.Modules {
-				i := slices.IndexFunc(out, func(o gitpin.Steer) bool { return o.Modules && o.Path == l.Path })
+				i := slices.IndexFunc(out, func(o gitpin.Steer) bool { return o.Modules && o.Path == l.Path && o.Node == l.Node })
 				switch {
 				case l.Path != repo && !within(l.Path, repo):
 				case i < 0:

@@ -44,6 +44,37 @@ type ModuleDir struct {
 	// starts there (a .pth file, sitecustomize, usercustomize) and what
 	// is named in Names are swept, not every new entry.
 	Site bool `json:",omitempty"`
+	// Node is set for a node_modules directory (which need not exist at
+	// launch) where node looks for the packages in Names, which a held
+	// script or package loads by name: what the box adds there that
+	// require takes for one of them (NAME or @SCOPE/NAME, a directory or
+	// a file, or NAME.js, .json or .node, which it tries before the
+	// directory) is swept.
+	Node bool `json:",omitempty"`
+}
+
+// entries are the entries of d that a sweep compares (see [pyEntries]
+// and [nodeEntries]).
+func (d ModuleDir) entries() []string {
+	if d.Node {
+		return nodeEntries(d.Path, d.Names)
+	}
+	return pyEntries(d.Path, d.Names, d.Site)
+}
+
+// nodeEntries are the entries of the node_modules directory dir that
+// node's require takes for one of names: the package's directory, or a
+// file of that name with or without the suffixes it tries.
+func nodeEntries(dir string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, suffix := range []string{"", ".js", ".json", ".node"} {
+			if _, err := os.Lstat(filepath.Join(dir, n+suffix)); err == nil {
+				out = append(out, n+suffix)
+			}
+		}
+	}
+	return out
 }
 
 // siteStartup are the modules the site module imports from every
@@ -136,18 +167,18 @@ func pyEntries(dir string, names []string, site bool) []string {
 func ModuleDirs(ds []ModuleDir) []ModuleDir {
 	out := slices.Clone(ds)
 	for i := range out {
-		out[i].Entries, out[i].Links = launchEntries(out[i].Path, out[i].Names, out[i].Site)
+		out[i].Entries, out[i].Links = launchEntries(out[i])
 	}
 	return out
 }
 
-// launchEntries are dir's importable entries at launch, and the
-// targets of those that are links.
-func launchEntries(dir string, names []string, site bool) ([]string, map[string]string) {
-	es := pyEntries(dir, names, site)
+// launchEntries are d's entries at launch, and the targets of those
+// that are links.
+func launchEntries(d ModuleDir) ([]string, map[string]string) {
+	es := d.entries()
 	var links map[string]string
 	for _, e := range es {
-		if t, err := os.Readlink(filepath.Join(dir, strings.TrimSuffix(e, "/"))); err == nil {
+		if t, err := os.Readlink(filepath.Join(d.Path, strings.TrimSuffix(e, "/"))); err == nil {
 			if links == nil {
 				links = map[string]string{}
 			}
@@ -167,7 +198,7 @@ func SweepModules(ds []ModuleDir, known []string, run Span) []string {
 		return unix.Lstat(p, &st) == nil && (run.End.IsZero() || !time.Unix(st.Ctim.Unix()).After(run.End))
 	}
 	for _, d := range ds {
-		for _, e := range pyEntries(d.Path, d.Names, d.Site) {
+		for _, e := range d.entries() {
 			p := filepath.Join(d.Path, e)
 			if t, ok := d.Links[e]; ok {
 				// A link there at launch: swept once it leads elsewhere,

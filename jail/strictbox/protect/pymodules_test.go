@@ -142,3 +142,47 @@ func TestSweepSite(t *testing.T) {
 		t.Errorf("swept (-want +got):\n%s", diff)
 	}
 }
+
+// TestSweepNode: a node_modules directory (not there at launch) is
+// swept for what node's require would take for the names held code
+// loads and the launch did not find: a package's directory, scoped or
+// not, or a file with the suffixes require tries; not for other names.
+func TestSweepNode(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "node_modules")
+	write := func(p string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(d, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(d, p), []byte("\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds := []ModuleDir{{Path: d, Names: []string{"opt", "@s/gone", "native", "kept"}, Node: true}}
+	start := time.Now()
+	launch := ModuleDirs(ds)
+	if len(launch[0].Entries) != 0 {
+		t.Errorf("entries at launch %q, want none", launch[0].Entries)
+	}
+	write("opt/index.js")
+	write("@s/gone/package.json")
+	write("native.node")
+	write("kept.json")
+	write("other/index.js")
+	write("@s/other/index.js")
+	got := SweepModules(launch, nil, Span{Start: start, End: time.Now().Add(time.Second)})
+	var rel []string
+	for _, p := range got {
+		r, _ := filepath.Rel(d, p)
+		rel = append(rel, r)
+	}
+	slices.Sort(rel)
+	if diff := cmp.Diff([]string{"@s/gone", "kept.json", "native.node", "opt"}, rel); diff != "" {
+		t.Errorf("swept (-want +got):\n%s", diff)
+	}
+	// What was there at launch is the box's to edit.
+	write("kept.js")
+	launch = ModuleDirs(ds)
+	write("kept.js")
+	if got := SweepModules(launch, nil, Span{Start: start, End: time.Now().Add(time.Second)}); slices.ContainsFunc(got, func(p string) bool { return filepath.Base(p) == "kept.js" }) {
+		t.Errorf("swept what was there at launch: %q", got)
+	}
+}
