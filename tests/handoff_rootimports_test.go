@@ -428,6 +428,80 @@ func TestHandoffClaudeHookNodeShadow(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"node_modules/opt", "node_modules/dep.js", "node_modules/native.js"}, nil)
 }
 
+// TestHandoffClaudeHookNodePnpm: the project's packages are laid out as
+// pnpm lays them out: node_modules/dep is a link into
+// node_modules/.pnpm, and dep's own dependency (sub) a link beside it
+// there. A hook runs node hook.js, which requires dep, whose code
+// requires sub. The box rewrites both packages' code where the links
+// lead. The user's next 'claude -p' on the host must run none of it.
+func TestHandoffClaudeHookNodePnpm(t *testing.T) {
+	h := newHostClaude(t, "node")
+	store := "node_modules/.pnpm"
+	h.write(t, map[string]string{
+		".claude/settings.json": string(promptHooks(`node hook.js`)),
+		".gitignore":            "node_modules/\n",
+		"hook.js":               "require('dep')\n",
+		store + "/dep@1.0.0/node_modules/dep/package.json": `{"name": "dep", "version": "1.0.0", "dependencies": {"sub": "1.0.0"}}`,
+		store + "/sub@1.0.0/node_modules/sub/package.json": `{"name": "sub", "version": "1.0.0"}`,
+	})
+	for l, target := range map[string]string{
+		"node_modules/dep":                    ".pnpm/dep@1.0.0/node_modules/dep",
+		store + "/dep@1.0.0/node_modules/sub": "../../sub@1.0.0/node_modules/sub",
+	} {
+		if err := os.Symlink(target, filepath.Join(h.repo, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mods := func(pwned string) map[string]string {
+		js := func(m, rest string) string {
+			if pwned == "" {
+				return rest
+			}
+			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m) + rest
+		}
+		return map[string]string{
+			store + "/dep@1.0.0/node_modules/dep/index.js": js("dep", "require('sub')\n"),
+			store + "/sub@1.0.0/node_modules/sub/index.js": js("sub", "\n"),
+		}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".dep", m + ".sub"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{store + "/dep@1.0.0/node_modules/dep/index.js", store + "/sub@1.0.0/node_modules/sub/index.js"}, nil)
+}
+
+// TestHandoffClaudeHookVenvEditable: the project's own package is
+// installed editable in its environment, as uv does for a project: a
+// .pth file in site-packages adds the project's src to the module path.
+// A hook runs a script with the environment's python that imports the
+// package from there. The box rewrites the package. The user's next
+// 'claude -p' on the host must not run it. (A sitecustomize the box
+// adds to src is swept too, but Debian's python imports its own from
+// the standard library first: the unit tests hold that part.)
+func TestHandoffClaudeHookVenvEditable(t *testing.T) {
+	h, site := newVenvClaude(t)
+	h.write(t, map[string]string{
+		".claude/settings.json":  string(promptHooks(`.venv/bin/python tools/hook.py`)),
+		".gitignore":             ".venv/\n",
+		"tools/hook.py":          "import myproj\nmyproj.run()\n",
+		site + "/_myproj.pth":    filepath.Join(h.repo, "src") + "\n",
+		"src/myproj/__init__.py": "from . import core\ndef run():\n    pass\n",
+		"pyproject.toml":         "[project]\nname = \"myproj\"\nversion = \"1.0\"\n",
+	})
+	mods := func(pwned string) map[string]string {
+		if pwned == "" {
+			return map[string]string{"src/myproj/core.py": "\n"}
+		}
+		return map[string]string{"src/myproj/core.py": fmt.Sprintf("open(%q, 'w').close()\n", pwned+".core")}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".core"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"src/myproj/core.py"}, nil)
+}
+
 // TestHandoffClaudeHookNodeDepsPastBudget: the hook's package depends on
 // twenty packages of 30 files each, more than a launch copies in all
 // for review; those past the budget are bound read-only instead. The box

@@ -549,10 +549,13 @@ func PackageOf(p string) string {
 // findPackage is the directory of the package pkg as node finds it for
 // a file in dir: the first node_modules/pkg in dir or a directory above
 // it, up to the project's own (held, the box cannot remove it to leave
-// the next one found), or "" for none. A link (a pnpm layout) is not
-// followed here. A file require takes there before the directory
-// (pkg.js, pkg.json, pkg.node) is held instead, and "" returned. Each
-// node_modules looked in is noted with pkg ([walker.nodeMiss]).
+// the next one found), or "" for none. A link (a pnpm layout) is
+// followed to the package's own directory when it stays in the project
+// (node_modules/pkg -> .pnpm/pkg@1/node_modules/pkg), which is what node
+// loads and where it looks for what the package loads in turn. A file
+// require takes there before the directory (pkg.js, pkg.json, pkg.node)
+// is held instead, and "" returned. Each node_modules looked in is
+// noted with pkg ([walker.nodeMiss]).
 func (w *walker) findPackage(dir, pkg string) string {
 	if w.list == nil || pkg == "" {
 		return ""
@@ -568,6 +571,8 @@ func (w *walker) findPackage(dir, pkg string) string {
 			}
 			if p := filepath.Join(nm, pkg); w.list(p) != nil {
 				return p
+			} else if t := w.linkedDir(p); t != "" {
+				return t
 			}
 		}
 		if d == w.root {
@@ -575,6 +580,34 @@ func (w *walker) findPackage(dir, pkg string) string {
 		}
 	}
 	return ""
+}
+
+// maxHops bounds how many links in a row [walker.linkedDir] follows.
+const maxHops = 8
+
+// linkedDir is the directory of the project the link p leads to, each
+// link in the chain read as written, or "" when p is no link, or it
+// leads out of the project or to no directory.
+func (w *walker) linkedDir(p string) string {
+	if w.link == nil {
+		return ""
+	}
+	for range maxHops {
+		t := w.link(p)
+		if t == "" {
+			break
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		if p = filepath.Clean(t); !within(p, w.root) {
+			return ""
+		}
+	}
+	if w.link(p) != "" || w.list(p) == nil {
+		return ""
+	}
+	return p
 }
 
 // nodeSuffixes are what require adds to a name to find a file in

@@ -419,3 +419,29 @@ func TestPackageOf(t *testing.T) {
 		}
 	}
 }
+
+// TestNodePnpm: in pnpm's layout a package in node_modules is a link
+// into node_modules/.pnpm, where its own dependencies are links beside
+// it: node loads the package from where the link leads, and looks for
+// what it loads from there; so the walk holds that directory, and
+// follows its dependencies the same way. A link that leads out of the
+// project, or round, holds nothing.
+func TestNodePnpm(t *testing.T) {
+	project := files{
+		"/r/tools/hook.js": "require('dep')\nrequire('out')\nrequire('loop')\n",
+		"/r/node_modules/.pnpm/dep@1.0.0/node_modules/dep/package.json": `{"dependencies": {"sub": "1"}}`,
+		"/r/node_modules/.pnpm/sub@1.0.0/node_modules/sub/package.json": `{}`,
+	}
+	links := map[string]string{
+		"/r/node_modules/dep":                              ".pnpm/dep@1.0.0/node_modules/dep",
+		"/r/node_modules/.pnpm/dep@1.0.0/node_modules/sub": "../../sub@1.0.0/node_modules/sub",
+		"/r/node_modules/out":                              "../../elsewhere/out",
+		"/r/node_modules/loop":                             "loop2",
+		"/r/node_modules/loop2":                            "loop",
+	}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook("node tools/hook.js")), Project{Read: project.read, List: listOf(project), Link: func(p string) string { return links[p] }})
+	want := []string{"/r/tools", "/r/node_modules/.pnpm/dep@1.0.0/node_modules/dep", "/r/node_modules/.pnpm/sub@1.0.0/node_modules/sub"}
+	if d := cmp.Diff(want, n.Dirs); d != "" {
+		t.Errorf("dirs (-want +got):\n%s", d)
+	}
+}

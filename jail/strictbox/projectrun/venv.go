@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
@@ -28,6 +30,97 @@ type pySite struct {
 	// name, listed on first use; provides the same by the names their
 	// top_level.txt give, read on first need.
 	dists, provides map[string]string
+	// paths are the directories of the project its .pth files add to
+	// the module path (an editable install's src), and mapping the
+	// modules an editable install's finder maps to the project, by
+	// name; both read on first need.
+	paths    []string
+	mapping  map[string]string
+	editRead bool
+}
+
+// finderMapping matches an entry of the MAPPING an editable install's
+// finder module (__editable___NAME_finder.py) writes: 'name': 'path'.
+var finderMapping = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`'([A-Za-z_][A-Za-z0-9_]*)':\s*'([^'\\]+)'`)
+})
+
+// editable reads, once, what the site-packages s adds of the project to
+// Python's module path: the path lines of its .pth files that name a
+// directory in the project, and the MAPPING of an editable install's
+// finder (setuptools), whose paths lie in the project.
+func (w *walker) editable(s *pySite) {
+	if s.editRead {
+		return
+	}
+	s.editRead = true
+	s.mapping = map[string]string{}
+	for _, f := range s.files {
+		switch {
+		case strings.HasSuffix(f, ".pth"):
+			for line := range strings.SplitSeq(string(w.read(filepath.Join(s.dir, f))), "\n") {
+				line = strings.TrimSpace(line)
+				if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "import ") || strings.HasPrefix(line, "import\t") {
+					continue
+				}
+				d := line
+				if !filepath.IsAbs(d) {
+					d = filepath.Join(s.dir, d)
+				}
+				if d = filepath.Clean(d); within(d, w.root) && w.list(d) != nil && !slices.Contains(s.paths, d) {
+					s.paths = append(s.paths, d)
+				}
+			}
+		case strings.HasPrefix(f, "__editable__") && strings.HasSuffix(f, "_finder.py"):
+			for _, m := range finderMapping().FindAllStringSubmatch(string(w.read(filepath.Join(s.dir, f))), maxPackages) {
+				if p := filepath.Clean(m[2]); filepath.IsAbs(p) && within(p, w.root) && p != w.root && s.mapping[m[1]] == "" {
+					s.mapping[m[1]] = p
+				}
+			}
+		}
+	}
+}
+
+// editableModule holds the module m where the project's editable
+// install of s puts it, and reports whether it found it: in a directory
+// a .pth file adds, in order, else where the finder maps it.
+func (w *walker) editableModule(s *pySite, m string) bool {
+	w.editable(s)
+	for _, d := range s.paths {
+		if w.holdModule(d, m) {
+			return true
+		}
+	}
+	if p := s.mapping[m]; p != "" {
+		if w.list(p) != nil {
+			w.dirs.add(p, p)
+			return true
+		}
+		if strings.HasSuffix(p, ".py") && w.read(p) != nil {
+			w.files.add(p, p)
+			w.progs.add(p, p)
+			return true
+		}
+	}
+	return false
+}
+
+// holdModule holds the module m of the directory dir, a package whole
+// or a module's files, and reports whether there is one.
+func (w *walker) holdModule(dir, m string) bool {
+	held := false
+	if p := filepath.Join(dir, m); w.list(p) != nil {
+		w.dirs.add(p, p)
+		held = true
+	}
+	for _, f := range w.list(dir) {
+		if n, ok := protect.PyModule(f, false, false); ok && n == m {
+			w.files.add(filepath.Join(dir, f), dir)
+			w.progs.add(filepath.Join(dir, f), dir)
+			held = true
+		}
+	}
+	return held
 }
 
 // venvOf is the virtual environment a python the command word prog
@@ -234,6 +327,24 @@ func (w *walker) siteImports(data []byte) {
 		// .pth files and sitecustomize.py are protected names anywhere).
 		w.siteMods[s.dir] = nil
 	}
+	// The directories of the project a .pth file adds are on the module
+	// path too, after site-packages: swept the same way, for what
+	// Python imports as it starts (sitecustomize is looked for along
+	// the whole path) and for the names imported.
+	// (The project's own directory, which a flat layout's editable
+	// install adds, is swept as the root is, when a script's module path
+	// starts there.)
+	w.editable(s)
+	sites := []string{s.dir}
+	for _, d := range s.paths {
+		if d == w.root {
+			continue
+		}
+		sites = append(sites, d)
+		if _, ok := w.siteMods[d]; !ok {
+			w.siteMods[d] = nil
+		}
+	}
 	queue := pyModules(data)
 	for ; len(queue) > 0; queue = queue[1:] {
 		m := queue[0]
@@ -249,8 +360,10 @@ func (w *walker) siteImports(data []byte) {
 			return
 		}
 		w.siteSeen[key] = true
-		if !slices.Contains(w.siteMods[s.dir], m) {
-			w.siteMods[s.dir] = append(w.siteMods[s.dir], m)
+		for _, d := range sites {
+			if !slices.Contains(w.siteMods[d], m) {
+				w.siteMods[d] = append(w.siteMods[d], m)
+			}
 		}
 		// held: m is there (not, say, a module of Python's own).
 		held := false
@@ -264,6 +377,12 @@ func (w *walker) siteImports(data []byte) {
 				w.progs.add(filepath.Join(s.dir, f), s.dir)
 				held = true
 			}
+		}
+		if !held {
+			// The project's own package, installed editable (uv's
+			// default for the project, pip install -e): its code is the
+			// project's, where the agent works.
+			held = w.editableModule(s, m)
 		}
 		di := w.dist(s, m)
 		if di == "" && held {

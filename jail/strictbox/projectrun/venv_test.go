@@ -192,3 +192,44 @@ func TestSiteModulesAndEntryPoints(t *testing.T) {
 		})
 	}
 }
+
+// TestSiteEditable: the project's own package installed editable in its
+// environment (uv's default, pip install -e) is imported from the
+// project: from a directory a .pth file adds (src), in order, or where
+// an editable install's finder maps it. A script the environment's
+// python runs holds it there, and the directories the .pth files add
+// are swept like site-packages for the names imported; a path out of
+// the project, or an import line, adds nothing.
+func TestSiteEditable(t *testing.T) {
+	const site = "/r/.venv/lib/python3.11/site-packages"
+	project := files{
+		"/r/.venv/pyvenv.cfg":                       "version = 3.11.7\n",
+		"/r/tools/hook.py":                          "import myproj, helpers, mapped, flat\nimport absent\n",
+		site + "/_myproj.pth":                       "/r/src\n# a comment\n/opt/elsewhere\nimport os; os.getcwd()\n../../../../lib\n",
+		site + "/__editable__.mapped-1.0.pth":       "import __editable___mapped_1_0_finder; __editable___mapped_1_0_finder.install()\n",
+		site + "/__editable___mapped_1_0_finder.py": "import sys\nMAPPING: dict[str, str] = {'mapped': '/r/pkgs/mapped', 'out': '/usr/lib/out'}\nNAMESPACES: dict[str, list[str]] = {}\n",
+		site + "/flat.pth":                          "/r\n",
+		"/r/src/myproj/__init__.py":                 "",
+		"/r/src/README":                             "",
+		"/r/pyproject.toml":                         "",
+		"/r/lib/helpers.py":                         "",
+		"/r/pkgs/mapped/__init__.py":                "",
+		"/r/flat/__init__.py":                       "",
+	}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(".venv/bin/python tools/hook.py")), Project{Read: project.read, List: listOf(project), Dirs: dirsOf(project)})
+	if d := cmp.Diff([]string{"/r/tools", "/r/src/myproj", "/r/pkgs/mapped", "/r/flat"}, n.Dirs); d != "" {
+		t.Errorf("dirs (-want +got):\n%s", d)
+	}
+	if !slices.Contains(n.Files, "/r/lib/helpers.py") || !slices.Contains(n.Programs, "/r/lib/helpers.py") {
+		t.Errorf("files %q: want /r/lib/helpers.py held", n.Files)
+	}
+	names := []string{"myproj", "helpers", "mapped", "flat", "absent"}
+	want := []protect.ModuleDir{
+		{Path: "/r/.venv/lib/python3.11/site-packages", Names: names, Site: true},
+		{Path: "/r/lib", Names: names, Site: true},
+		{Path: "/r/src", Names: names, Site: true},
+	}
+	if d := cmp.Diff(want, n.Modules); d != "" {
+		t.Errorf("swept (-want +got):\n%s", d)
+	}
+}

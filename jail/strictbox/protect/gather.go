@@ -208,7 +208,9 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 				notes = append(notes, l.Note)
 			}
 			if l.Modules {
-				i := slices.IndexFunc(out, func(o gitpin.Steer) bool { return o.Modules && o.Path == l.Path && o.Node == l.Node })
+				i := slices.IndexFunc(out, func(o gitpin.Steer) bool {
+					return o.Modules && o.Path == l.Path && o.Site == l.Site && o.Node == l.Node
+				})
 				switch {
 				case l.Path != repo && !within(l.Path, repo):
 				case i < 0:

@@ -138,7 +138,14 @@ func pyEntries(dir string, names []string, site bool) []string {
 		init := isDir && PyName(n) && hasInit(filepath.Join(dir, n))
 		m, ok := PyModule(n, isDir, init)
 		if site {
-			if !isDir && strings.HasSuffix(n, ".pth") || (ok || isDir) && slices.Contains(names, m) {
+			switch {
+			case !isDir && strings.HasSuffix(n, ".pth"):
+				out = append(out, n)
+			case isDir && !init && slices.Contains(names, n):
+				// A directory of a name that is no package yet: an
+				// __init__ the box adds there is told from one it made.
+				out = append(out, n+"/")
+			case (ok || isDir) && slices.Contains(names, m):
 				out = append(out, n)
 			}
 			continue

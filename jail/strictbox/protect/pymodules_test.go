@@ -186,3 +186,20 @@ func TestSweepNode(t *testing.T) {
 		t.Errorf("swept what was there at launch: %q", got)
 	}
 }
+
+// TestSweepSiteInit: in a site directory, a directory of a name swept
+// for that is no package at launch (an empty sitecustomize/) has the
+// __init__ the box adds swept.
+func TestSweepSiteInit(t *testing.T) {
+	d := t.TempDir()
+	os.MkdirAll(filepath.Join(d, "sitecustomize"), 0o755)
+	start := time.Now()
+	launch := ModuleDirs([]ModuleDir{{Path: d, Site: true}})
+	if err := os.WriteFile(filepath.Join(d, "sitecustomize", "__init__.py"), []byte("\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := SweepModules(launch, nil, Span{Start: start, End: time.Now().Add(time.Second)})
+	if want := []string{filepath.Join(d, "sitecustomize", "__init__.py")}; !slices.Equal(got, want) {
+		t.Errorf("swept %q, want %q", got, want)
+	}
+}
