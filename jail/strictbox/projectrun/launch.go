@@ -145,6 +145,20 @@ func (w *walker) launch(name string, l launcher, rest []word, dirs []string, dep
 	return true
 }
 
+// venvCommands are the paths of the command name in the environment of
+// the project of each of dirs, or nil unless each is there.
+func (w *walker) venvCommands(name string, dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		p := filepath.Join(projectDir(w, d, "pyproject.toml"), pythonVenv, name)
+		if w.read(p) == nil {
+			return nil
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // launched reads the command a launcher runs (cmd), in dirs.
 func (w *walker) launched(name string, l launcher, cmd []word, dirs []string, depth int) {
 	if l.python {
@@ -176,8 +190,17 @@ func (w *walker) launched(name string, l launcher, cmd []word, dirs []string, de
 		if w.pyScript(name, l, first.s, cmd[1:], dirs, depth) {
 			return
 		}
-		// A command of the environment: its entry point loads a package
-		// the reader cannot tell (the project's own, or one installed).
+		// A command of the environment: an entry point there (pip's and
+		// uv's, whose #! line is the environment's python) is read as
+		// running it by its path is, for what it imports.
+		if bins := w.venvCommands(first.s, dirs); bins != nil {
+			for i, p := range bins {
+				w.exec(append([]word{lit(p)}, cmd[1:]...), dirs[i:i+1], depth+1)
+			}
+			return
+		}
+		// One missing at launch loads a package the reader cannot tell
+		// (the project's own, or one installed).
 		for _, d := range dirs {
 			p := filepath.Join(projectDir(w, d, "pyproject.toml"), pythonVenv, first.s)
 			w.files.add(p, d)

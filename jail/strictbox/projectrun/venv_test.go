@@ -146,8 +146,9 @@ func TestVenvVersion(t *testing.T) {
 
 // TestSiteModulesAndEntryPoints: python -m with the environment's
 // python (or a Python launcher) runs a module of its site-packages, and
-// an entry point of its bin, whose #! line names that python, imports
-// its package from there.
+// an entry point of its bin (by its path, or by its name through a
+// launcher), whose #! line names that python, imports its package from
+// there.
 func TestSiteModulesAndEntryPoints(t *testing.T) {
 	const site = "/r/.venv/lib/python3.11/site-packages"
 	project := files{
@@ -167,6 +168,8 @@ func TestSiteModulesAndEntryPoints(t *testing.T) {
 		{"uv run -m", `uv run -m modcli.sub`, nil, []string{site + "/modcli.py"}},
 		{"another python -m", `python3 -m modcli`, nil, nil},
 		{"an entry point", `.venv/bin/probe --check`, []string{"/r/.venv/bin", site + "/entrypkg"}, nil},
+		{"an entry point through uv run", `uv run probe --check`, []string{"/r/.venv/bin", site + "/entrypkg"}, nil},
+		{"an entry point through poetry run --", `poetry run -- probe`, []string{"/r/.venv/bin", site + "/entrypkg"}, nil},
 		{"a script by env's python", `.venv/bin/other`, []string{"/r/.venv/bin"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
