@@ -62,9 +62,19 @@ var Routes = []egress.Route{
 // Forward are the request headers passed upstream: the API version and
 // betas, and the client's identity headers, which the subscription's
 // billing looks at. Credential headers are never in this list.
-var Forward = []string{
+var Forward = append([]string{
 	"anthropic-version", "anthropic-beta", "anthropic-dangerous-direct-browser-access",
-	"x-app", "x-claude-code-session-id", "x-client-request-id", "user-agent", "x-stainless-*", "accept",
+	"x-app", "x-claude-code-session-id", "x-client-request-id", "user-agent", "accept",
+}, SDKHeaders...)
+
+// SDKHeaders are the x-stainless-* headers by which the Claude CLI's
+// SDK describes itself (2.1.332's, read off its binary): named one by
+// one, so another x-stainless-* header a box sends is dropped, not
+// passed upstream for the API to act on as it may.
+var SDKHeaders = []string{
+	"x-stainless-lang", "x-stainless-package-version", "x-stainless-os", "x-stainless-arch",
+	"x-stainless-runtime", "x-stainless-runtime-version", "x-stainless-retry-count",
+	"x-stainless-timeout", "x-stainless-helper", "x-stainless-helper-method",
 }
 
 // Return are the response headers passed back: content type, the retry

@@ -162,13 +162,14 @@ func TestRewriteStripsThenSets(t *testing.T) {
 		"Anthropic-Beta":      {"claude-code-20250219"},
 		"Anthropic-Version":   {"2023-06-01"},
 		"X-Stainless-Os":      {"Linux"},
+		"X-Stainless-Unknown": {"not one the SDK sends"},
 		"Host":                {"evil"},
 	}
 	h := rewrite(t, Subscription, spoof.Clone())
 	if got := h.Values("Authorization"); !slices.Equal(got, []string{"Bearer real-secret"}) {
 		t.Errorf("Authorization %q", got)
 	}
-	for _, k := range []string{"X-Api-Key", "Proxy-Authorization", "Cookie", "X-Forwarded-For", "Host"} {
+	for _, k := range []string{"X-Api-Key", "Proxy-Authorization", "Cookie", "X-Forwarded-For", "Host", "X-Stainless-Unknown"} {
 		if len(h.Values(k)) != 0 {
 			t.Errorf("%s survived: %q", k, h.Values(k))
 		}

@@ -103,7 +103,7 @@ var Versions = []string{"2023-06-01"}
 // headers are the listed request headers of the Messages table. The other
 // headers the backend forwards hold no switch and stay unchecked: x-app,
 // x-claude-code-session-id, x-client-request-id and user-agent name the
-// client and its session, and x-stainless-* describe the SDK, its
+// client and its session, and the SDKHeaders describe the SDK, its
 // runtime, its retry count and timeout (free-form metadata the API does
 // not act on).
 func headers(vertex bool) []policy.HeaderList {

@@ -96,7 +96,7 @@ func (c Config) resolve(method, path, query string) (egress.Route, bool) {
 
 // Forward are the request headers passed upstream: the betas and the
 // client's identity; Vertex takes the API version in the body.
-var Forward = []string{"anthropic-beta", "x-app", "x-claude-code-session-id", "x-client-request-id", "user-agent", "x-stainless-*", "accept"}
+var Forward = append([]string{"anthropic-beta", "x-app", "x-claude-code-session-id", "x-client-request-id", "user-agent", "accept"}, anthropic.SDKHeaders...)
 
 // Return are the response headers passed back.
 var Return = []string{
