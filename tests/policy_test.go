@@ -20,7 +20,8 @@ import (
 // level under a document inside a tool result, a server-run tool added
 // mid-conversation, and (Responses) a shell tool whose environment is a
 // hosted container with network access, a namespace with no tools, an
-// include of a server tool's sources; and a body the table passes sent
+// include of a server tool's sources, a typed input item that names
+// only its id (which reads a stored item); and a body the table passes sent
 // with a beta, an API version or a codex beta feature aisan does not
 // know, each of which could switch on what the table lets through
 // unread.
@@ -40,6 +41,9 @@ var boxAttacks = []struct {
 	{"empty namespace", "AISAN_EGRESS_OPENAI", "/responses",
 		`{"model":"gpt-5-codex","input":"hi","store":false,"tools":[{"type":"namespace","name":"web"}]}`,
 		`tools[0]: a namespace tool needs the field \"tools\"`, ""},
+	{"stored item by its id", "AISAN_EGRESS_OPENAI", "/responses",
+		`{"model":"gpt-5-codex","input":[{"type":"function_call_output","id":"fco_68c1"}],"store":false}`,
+		`input[0]: a function call output needs the field \"call_id\"`, ""},
 	{"server sources", "AISAN_EGRESS_OPENAI", "/responses",
 		`{"model":"gpt-5-codex","input":"hi","store":false,"include":["web_search_call.action.sources"]}`,
 		`include[0]: \"web_search_call.action.sources\" is not one of`, ""},

@@ -94,6 +94,17 @@ var responsesCases = []struct{ body, want string }{
 	{`{"store":false,"include":["web_search_call.action.sources"]}`, `include[0]: "web_search_call.action.sources" is not one of "reasoning.encrypted_content"`},
 	{`{"store":false,"include":["code_interpreter_call.outputs"]}`, "is not one of"},
 	{`{"store":false,"input":[{"type":"item_reference","id":"x"}]}`, `input[0].type: an input item type "item_reference" is refused`},
+	// A typed item that names only its id reads a stored item as
+	// item_reference does: each must be whole.
+	{`{"store":false,"input":[{"type":"function_call","id":"fc_1"}]}`, `input[0]: a function call needs the field "call_id"`},
+	{`{"store":false,"input":[{"type":"function_call_output","id":"fco_1"}]}`, `input[0]: a function call output needs the field "call_id"`},
+	{`{"store":false,"input":[{"type":"reasoning","id":"rs_1"}]}`, `input[0]: a reasoning item needs the field "summary"`},
+	{`{"store":false,"input":[{"type":"custom_tool_call","id":"ctc_1","call_id":"c"}]}`, `input[0]: a custom tool call needs the field "name"`},
+	{`{"store":false,"input":[{"type":"custom_tool_call_output","id":"x","call_id":"c"}]}`, `input[0]: a custom tool call output needs the field "output"`},
+	{`{"store":false,"input":[{"type":"local_shell_call","id":"lsc_1"}]}`, `input[0]: a local shell call needs the field "action"`},
+	{`{"store":false,"input":[{"type":"tool_search_call","id":"tsc_1"}]}`, `input[0]: a tool search call needs the field "arguments"`},
+	{`{"store":false,"input":[{"type":"compaction","id":"cmp_1"}]}`, `input[0]: a compaction needs the field "encrypted_content"`},
+	{`{"store":false,"input":[{"type":"function_call","id":"fc_1","call_id":"c","name":"shell","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"e"},{"type":"compaction","encrypted_content":"e"}]}`, ""},
 	{`{"store":false,"input":[{"type":"mcp_approval_response","approve":true}]}`, "drives MCP servers"},
 	{`{"store":false,"input":[{"type":"computer_call_output","call_id":"c","output":{}}]}`, `an input item type "computer_call_output" is refused`},
 	{`{"store":false,"input":[{"type":"local_shell_call_output","call_id":"c","output":"x"}]}`, `"local_shell_call_output" is not an input item type aisan knows here`},

@@ -14,8 +14,11 @@ import (
 // anything else they do not list is refused as unknown.
 
 const (
-	whyHosted    = "the provider runs it on its servers, which reach the network for the box"
-	whyStored    = "it refers to state stored on the provider's servers, which strict mode does not use"
+	whyHosted = "the provider runs it on its servers, which reach the network for the box"
+	whyStored = "it refers to state stored on the provider's servers, which strict mode does not use"
+	// whyWhole is why an input item must carry what the client sends of
+	// it: the API reads one that names only its id as a stored item.
+	whyWhole     = "a whole item as the client sends it: one that names only its id reads a stored item"
 	whyReplay    = "it replays a tool that ran on the provider's servers; strict mode runs no tools there"
 	whyMCP       = "it drives MCP servers from the provider's side; the box's own MCP servers run in the box"
 	whyFileRef   = "it names a file the provider stores or fetches; attach the data itself"
@@ -137,7 +140,7 @@ func responsesTable() *policy.Table {
 				"content", or(policy.Null, list(obj("reasoning text"))),
 				"encrypted_content", or(str, policy.Null),
 				"status", str,
-			)},
+			), Required: []string{"summary"}, Note: whyWhole},
 			{Name: "function call", Fields: P(
 				"type", policy.Enum("function_call"),
 				"id", str,
@@ -146,8 +149,8 @@ func responsesTable() *policy.Table {
 				"namespace", str,
 				"arguments", str,
 				"status", str,
-			)},
-			{Name: "function call output", Fields: P("type", policy.Enum("function_call_output"), "id", str, "call_id", str, "output", output, "status", str)},
+			), Required: []string{"call_id", "name", "arguments"}, Note: whyWhole},
+			{Name: "function call output", Fields: P("type", policy.Enum("function_call_output"), "id", str, "call_id", str, "output", output, "status", str), Required: []string{"call_id", "output"}, Note: whyWhole},
 			{Name: "custom tool call", Fields: P(
 				"type", policy.Enum("custom_tool_call"),
 				"id", str,
@@ -156,9 +159,9 @@ func responsesTable() *policy.Table {
 				"namespace", str,
 				"input", str,
 				"status", str,
-			)},
-			{Name: "custom tool call output", Fields: P("type", policy.Enum("custom_tool_call_output"), "id", str, "call_id", str, "output", output, "status", str)},
-			{Name: "local shell call", Fields: P("type", policy.Enum("local_shell_call"), "id", str, "call_id", str, "status", str, "action", obj("local shell action"))},
+			), Required: []string{"call_id", "name", "input"}, Note: whyWhole},
+			{Name: "custom tool call output", Fields: P("type", policy.Enum("custom_tool_call_output"), "id", str, "call_id", str, "output", output, "status", str), Required: []string{"call_id", "output"}, Note: whyWhole},
+			{Name: "local shell call", Fields: P("type", policy.Enum("local_shell_call"), "id", str, "call_id", str, "status", str, "action", obj("local shell action")), Required: []string{"action"}, Note: whyWhole},
 			{Name: "local shell action", Fields: P(
 				"type", policy.Enum("exec"),
 				"command", list(str),
@@ -174,7 +177,7 @@ func responsesTable() *policy.Table {
 				"status", str,
 				"execution", policy.Lit("client", whyExec),
 				"arguments", anyJSON,
-			)},
+			), Required: []string{"arguments"}, Note: whyWhole},
 			{Name: "tool search output", Fields: P(
 				"type", policy.Enum("tool_search_output"),
 				"id", str,
@@ -190,7 +193,7 @@ func responsesTable() *policy.Table {
 				"tools", tools,
 			), Required: []string{"tools"}, Note: "codex's code mode sends its tools as an input item"},
 			{Name: "compaction", Fields: P("type", policy.Enum("compaction", "compaction_summary"), "id", str, "encrypted_content", str),
-				Note: "a summary of earlier turns, opaque to the client"},
+				Required: []string{"encrypted_content"}, Note: "a summary of earlier turns, opaque to the client; one that names only its id reads a stored item"},
 
 			// Content.
 			{Name: "input text", Fields: P("type", policy.Enum("input_text"), "text", str)},
