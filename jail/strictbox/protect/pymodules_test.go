@@ -80,12 +80,7 @@ func TestSweepModules(t *testing.T) {
 	os.MkdirAll(filepath.Join(d, "elsewhere", "enum"), 0o755)
 	write("elsewhere/enum/__init__.py", "\n")
 	os.Symlink("elsewhere/enum", filepath.Join(d, "enum"))
-	got := SweepModules(launch, nil, Span{Start: start, End: time.Now().Add(time.Second)})
-	var rel []string
-	for _, p := range got {
-		r, _ := filepath.Rel(d, p)
-		rel = append(rel, r)
-	}
+	rel := sweptUnder(d, launch, start)
 	want := []string{"_x.cpython-311-x86_64-linux-gnu.so", "csv", "docs/__init__.py", "enum", "lnk.py", "gettext.pyc", "json.py", "opt", "re", "__pycache__/helpers.cpython-311.pyc"}
 	slices.Sort(want)
 	slices.Sort(rel)
@@ -106,13 +101,7 @@ func TestSweepModules(t *testing.T) {
 // swept.
 func TestSweepSite(t *testing.T) {
 	d := t.TempDir()
-	write := func(p string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(filepath.Join(d, p)), 0o755)
-		if err := os.WriteFile(filepath.Join(d, p), []byte("\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := writer(t, d)
 	write("distutils-precedence.pth")
 	write("requests/__init__.py")
 	ds := []ModuleDir{{Path: d, Names: []string{"requests", "mypkg"}, Site: true}}
@@ -130,12 +119,7 @@ func TestSweepSite(t *testing.T) {
 	write("numpy-2.0.dist-info/METADATA")
 	write("six.py")
 	write("requests/extra.py")
-	got := SweepModules(launch, nil, Span{Start: start, End: time.Now().Add(time.Second)})
-	var rel []string
-	for _, p := range got {
-		r, _ := filepath.Rel(d, p)
-		rel = append(rel, r)
-	}
+	rel := sweptUnder(d, launch, start)
 	want := []string{"__pycache__/sitecustomize.cpython-311.pyc", "evil.pth", "mypkg.py", "sitecustomize.py", "usercustomize"}
 	slices.Sort(rel)
 	if diff := cmp.Diff(want, rel); diff != "" {
@@ -149,13 +133,7 @@ func TestSweepSite(t *testing.T) {
 // not, or a file with the suffixes require tries; not for other names.
 func TestSweepNode(t *testing.T) {
 	d := filepath.Join(t.TempDir(), "node_modules")
-	write := func(p string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(filepath.Join(d, p)), 0o755)
-		if err := os.WriteFile(filepath.Join(d, p), []byte("\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := writer(t, d)
 	ds := []ModuleDir{{Path: d, Names: []string{"opt", "@s/gone", "native", "kept"}, Node: true}}
 	start := time.Now()
 	launch := ModuleDirs(ds)
@@ -168,12 +146,7 @@ func TestSweepNode(t *testing.T) {
 	write("kept.json")
 	write("other/index.js")
 	write("@s/other/index.js")
-	got := SweepModules(launch, nil, Span{Start: start, End: time.Now().Add(time.Second)})
-	var rel []string
-	for _, p := range got {
-		r, _ := filepath.Rel(d, p)
-		rel = append(rel, r)
-	}
+	rel := sweptUnder(d, launch, start)
 	slices.Sort(rel)
 	if diff := cmp.Diff([]string{"@s/gone", "kept.json", "native.node", "opt"}, rel); diff != "" {
 		t.Errorf("swept (-want +got):\n%s", diff)
@@ -202,4 +175,28 @@ func TestSweepSiteInit(t *testing.T) {
 	if want := []string{filepath.Join(d, "sitecustomize", "__init__.py")}; !slices.Equal(got, want) {
 		t.Errorf("swept %q, want %q", got, want)
 	}
+}
+
+// writer writes a file of one line at a path relative to d, making its
+// directories.
+func writer(t *testing.T, d string) func(p string) {
+	return func(p string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(d, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(d, p), []byte("\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sweptUnder is what SweepModules finds of ds now, for a box that
+// started at start and has just ended, relative to d and sorted.
+func sweptUnder(d string, ds []ModuleDir, start time.Time) []string {
+	var rel []string
+	for _, p := range SweepModules(ds, nil, Span{Start: start, End: time.Now().Add(time.Second)}) {
+		r, _ := filepath.Rel(d, p)
+		rel = append(rel, r)
+	}
+	slices.Sort(rel)
+	return rel
 }
