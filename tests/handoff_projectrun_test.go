@@ -457,6 +457,23 @@ func (h *hostClaude) handOff(t *testing.T, mods func(mark string) map[string]str
 	t.Helper()
 	own := mods("")
 	control := filepath.Join(h.out, "CONTROL")
+	// made are the directories the control's files need that the
+	// project does not have: they go again with those files.
+	var made []string
+	for f := range mods(control) {
+		if _, ok := own[f]; ok {
+			continue
+		}
+		top := ""
+		for d := filepath.Dir(filepath.Join(h.repo, f)); d != h.repo; d = filepath.Dir(d) {
+			if _, err := os.Lstat(d); err != nil {
+				top = d
+			}
+		}
+		if top != "" && !slices.Contains(made, top) {
+			made = append(made, top)
+		}
+	}
 	h.write(t, mods(control))
 	o := h.prompt(t)
 	for deadline := time.Now().Add(5 * late); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -471,14 +488,19 @@ func (h *hostClaude) handOff(t *testing.T, mods func(mark string) map[string]str
 	for f := range mods(control) {
 		if data, ok := own[f]; ok {
 			writeFile(t, filepath.Join(h.repo, f), data)
-		} else {
-			os.Remove(filepath.Join(h.repo, f))
+			continue
+		}
+		os.Remove(filepath.Join(h.repo, f))
+	}
+	for _, d := range made {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
 		}
 	}
 	pwned := filepath.Join(h.out, "PWNED")
 	attack := "set -e\n"
 	for f, data := range mods(pwned) {
-		attack += fmt.Sprintf("printf '%%s' %s > %s\n", shq(data), f)
+		attack += fmt.Sprintf("mkdir -p %s && printf '%%s' %s > %s\n", shq(filepath.Dir(f)), shq(data), f)
 	}
 	r := strict(t, h.repo, h.env, nil, "sh", "-c", attack+"echo planted\n")
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {

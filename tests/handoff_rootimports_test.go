@@ -387,44 +387,21 @@ func TestHandoffClaudeHookNodeShadow(t *testing.T) {
 		"node_modules/dep/index.js":     "try { require('native') } catch {}\n",
 	})
 	h.commitAndTrust(t, "hook")
-	planted := []string{"node_modules/opt/index.js", "node_modules/dep.js", "node_modules/native.js"}
-	plant := func(mark string) map[string]string {
-		out := map[string]string{}
-		for _, f := range planted {
-			out[f] = fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", mark+"."+strings.TrimSuffix(filepath.Base(strings.TrimSuffix(f, "/index.js")), ".js"))
+	mods := func(pwned string) map[string]string {
+		if pwned == "" {
+			return nil
 		}
-		// dep.js, which node takes for dep, goes on to dep's own code,
-		// which tries native.
-		out["node_modules/dep.js"] += "require('./dep/index.js')\n"
-		return out
+		touch := func(m string) string { return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m) }
+		return map[string]string{
+			"node_modules/opt/index.js": touch("opt"),
+			// dep.js, which node takes for dep, goes on to dep's own
+			// code, which tries native.
+			"node_modules/dep.js":    touch("dep") + "require('./dep/index.js')\n",
+			"node_modules/native.js": touch("native"),
+		}
 	}
 	marks := func(m string) []string { return []string{m + ".opt", m + ".dep", m + ".native"} }
-	// The control: the host's hook does load what lies there.
-	control := filepath.Join(h.out, "CONTROL")
-	h.write(t, plant(control))
-	o := h.prompt(t)
-	present(t, "claude before the box", marks(control)...)
-	if t.Failed() {
-		t.Fatalf("the control run:\n%s", o)
-	}
-	for _, f := range []string{"node_modules/opt", "node_modules/dep.js", "node_modules/native.js"} {
-		if err := os.RemoveAll(filepath.Join(h.repo, f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pwned := filepath.Join(h.out, "PWNED")
-	attack := "set -e\n"
-	for f, data := range plant(pwned) {
-		attack += fmt.Sprintf("mkdir -p %s && printf '%%s' %s > %s\n", filepath.Dir(f), shq(data), f)
-	}
-	r := strict(t, h.repo, h.env, nil, "sh", "-c", attack+"echo planted\n")
-	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
-		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	}
-	t.Logf("the box's launch and end:\n%s", r.stderr)
-	o = h.prompt(t)
-	t.Logf("claude unjailed after the box:\n%s", o)
-	absent(t, "claude after the box", marks(pwned)...)
+	r, _ := h.handOff(t, mods, marks, 0)
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"node_modules/opt", "node_modules/dep.js", "node_modules/native.js"}, nil)
 }
 
@@ -580,6 +557,30 @@ func TestHandoffClaudeHookVenvStartup(t *testing.T) {
 // must not run it.
 func TestHandoffClaudeHookVenvOptionalImport(t *testing.T) {
 	h, site := newVenvClaude(t)
+	h.write(t, map[string]string{".claude/settings.json": string(promptHooks(`.venv/bin/python tools/hook.py`)), ".gitignore": ".venv/\n",
+		"tools/hook.py": "try:\n    import ujson as json\nexcept ImportError:\n    import json\n"})
+	mods := func(pwned string) map[string]string {
+		if pwned == "" {
+			return nil
+		}
+		return map[string]string{site + "/ujson.py": fmt.Sprintf("open(%q, 'w').close()\n", pwned+".ujson")}
+	}
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".ujson"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/ujson.py"}, nil)
+}
+
+// TestHandoffClaudeHookVenvNoSite: as TestHandoffClaudeHookVenvOptionalImport,
+// but the project's environment has no site-packages at launch (its
+// lib is gone, as after a partial clean): the box makes it, with its
+// ujson.py, which the environment's python imports from there. The
+// user's next 'claude -p' on the host must not run it.
+func TestHandoffClaudeHookVenvNoSite(t *testing.T) {
+	h, site := newVenvClaude(t)
+	if err := os.RemoveAll(filepath.Join(h.repo, ".venv", "lib")); err != nil {
+		t.Fatal(err)
+	}
 	h.write(t, map[string]string{".claude/settings.json": string(promptHooks(`.venv/bin/python tools/hook.py`)), ".gitignore": ".venv/\n",
 		"tools/hook.py": "try:\n    import ujson as json\nexcept ImportError:\n    import json\n"})
 	mods := func(pwned string) map[string]string {

@@ -160,8 +160,9 @@ func digits(s string) bool {
 	return s != "" && len(s) <= 4 && strings.Trim(s, "0123456789") == ""
 }
 
-// site is the site-packages of the environment venv, or nil when it
-// cannot be told or there is none.
+// site is the site-packages of the environment venv, whether or not it
+// is there, or nil when it cannot be told (no Python version in its
+// pyvenv.cfg).
 func (w *walker) site(venv string) *pySite {
 	if s, ok := w.sites[venv]; ok {
 		return s
@@ -171,10 +172,10 @@ func (w *walker) site(venv string) *pySite {
 	}
 	var s *pySite
 	if ver := venvVersion(w.read(filepath.Join(venv, "pyvenv.cfg"))); ver != "" && w.list != nil {
+		// One missing at launch is the environment's too: the box could
+		// make it, and the python would import from it.
 		dir := filepath.Join(venv, "lib", "python"+ver, "site-packages")
-		if files := w.list(dir); files != nil {
-			s = &pySite{dir: dir, files: files}
-		}
+		s = &pySite{dir: dir, files: w.list(dir)}
 	}
 	w.sites[venv] = s
 	return s

@@ -236,3 +236,15 @@ func TestSiteEditable(t *testing.T) {
 		t.Errorf("swept (-want +got):\n%s", d)
 	}
 }
+
+// TestSiteMissing: an environment whose site-packages is not there at
+// launch is swept all the same: the box could make it, and the
+// environment's python would import from it.
+func TestSiteMissing(t *testing.T) {
+	project := files{"/r/.venv/pyvenv.cfg": "version = 3.11.7\n", "/r/tools/hook.py": "try:\n    import ujson\nexcept ImportError:\n    pass\n"}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(".venv/bin/python tools/hook.py")), Project{Read: project.read, List: listOf(project), Dirs: dirsOf(project)})
+	want := []protect.ModuleDir{{Path: "/r/.venv/lib/python3.11/site-packages", Names: []string{"ujson"}, Site: true}}
+	if d := cmp.Diff(want, n.Modules); d != "" {
+		t.Errorf("swept (-want +got):\n%s", d)
+	}
+}
