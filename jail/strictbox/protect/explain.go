@@ -57,7 +57,7 @@ func Explain(w io.Writer, p Plan) {
 	}
 	for _, m := range p.Modules {
 		if m.Node {
-			fmt.Fprintf(w, "  %-10s %s/: a package the box adds here by a name held code loads and the launch did not find (%s): swept into the review\n", "packages", m.Path, strings.Join(m.Names, ", "))
+			fmt.Fprintf(w, "  %-10s %s/: what the box adds here that node's require takes for a package held code loads by name (%s), a directory or NAME.js, .json or .node: swept into the review\n", "packages", m.Path, strings.Join(m.Names, ", "))
 			continue
 		}
 		if m.Site {
