@@ -571,6 +571,32 @@ func TestHandoffClaudeHookVenvOptionalImport(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/ujson.py"}, nil)
 }
 
+// TestHandoffClaudeHookVenvEditableFlat: the project is installed
+// editable from a flat layout, so the .pth file adds the project's own
+// directory to its environment's module path. A hook's script, run by
+// that python from tools/, tries a module that is not there (try:
+// import optmod). The box adds optmod.py at the project's root. The
+// user's next 'claude -p' on the host must not run it.
+func TestHandoffClaudeHookVenvEditableFlat(t *testing.T) {
+	h, site := newVenvClaude(t)
+	h.write(t, map[string]string{
+		".claude/settings.json": string(promptHooks(`.venv/bin/python tools/hook.py`)),
+		".gitignore":            ".venv/\n",
+		"tools/hook.py":         "try:\n    import optmod\nexcept ImportError:\n    pass\n",
+		site + "/_myproj.pth":   h.repo + "\n",
+	})
+	mods := func(pwned string) map[string]string {
+		if pwned == "" {
+			return nil
+		}
+		return map[string]string{"optmod.py": fmt.Sprintf("open(%q, 'w').close()\n", pwned+".optmod")}
+	}
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".optmod"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"optmod.py"}, nil)
+}
+
 // TestHandoffClaudeHookVenvNoSite: as TestHandoffClaudeHookVenvOptionalImport,
 // but the project's environment has no site-packages at launch (its
 // lib is gone, as after a partial clean): the box makes it, with its

@@ -293,6 +293,11 @@ func (w *walker) climb(name, p string, depth int) {
 	}
 	if lang == "py" && w.venv != "" {
 		w.siteImports(data)
+		if w.path0 != w.root && w.venvAddsRoot() {
+			// An editable install of a flat layout puts the project's
+			// own directory on the module path after site-packages.
+			w.pyPath0(name, data, depth)
+		}
 	}
 	loads, notes := climbs(lang, data, dir)
 	for _, n := range notes {

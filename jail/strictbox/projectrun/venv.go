@@ -81,6 +81,17 @@ func (w *walker) editable(s *pySite) {
 	}
 }
 
+// venvAddsRoot reports whether a .pth file of w.venv's site-packages
+// adds the project's own directory to the module path.
+func (w *walker) venvAddsRoot() bool {
+	s := w.site(w.venv)
+	if s == nil {
+		return false
+	}
+	w.editable(s)
+	return slices.Contains(s.paths, w.root)
+}
+
 // editableModule holds the module m where the project's editable
 // install of s puts it, and reports whether it found it: in a directory
 // a .pth file adds, in order, else where the finder maps it.

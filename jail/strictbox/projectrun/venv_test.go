@@ -201,8 +201,9 @@ func TestSiteModulesAndEntryPoints(t *testing.T) {
 // project: from a directory a .pth file adds (src), in order, or where
 // an editable install's finder maps it. A script the environment's
 // python runs holds it there, and the directories the .pth files add
-// are swept like site-packages for the names imported; a path out of
-// the project, or an import line, adds nothing.
+// are swept like site-packages for the names imported (the project's
+// own directory as the root is); a path out of the project, or an
+// import line, adds nothing.
 func TestSiteEditable(t *testing.T) {
 	const site = "/r/.venv/lib/python3.11/site-packages"
 	project := files{
@@ -231,6 +232,9 @@ func TestSiteEditable(t *testing.T) {
 		{Path: "/r/.venv/lib/python3.11/site-packages", Names: names, Site: true},
 		{Path: "/r/lib", Names: names, Site: true},
 		{Path: "/r/src", Names: names, Site: true},
+		// flat.pth adds the project's own directory: swept as the root
+		// is when a script's module path starts there.
+		{Path: "/r", Names: names},
 	}
 	if d := cmp.Diff(want, n.Modules); d != "" {
 		t.Errorf("swept (-want +got):\n%s", d)
