@@ -58,9 +58,10 @@ type Names struct {
 	// Modules are the directories a script's Python loads modules from
 	// by name that are not held whole (the project's own), with the
 	// names its scripts import, and the node_modules directories node
-	// looks in for a package a held script or package loads that was
-	// not there: what the box adds there that Python may import, or by
-	// those names, is swept into the review at the end.
+	// looks in for the packages a held script or package loads by name:
+	// what the box adds there that Python may import, or that node's
+	// require takes for those names, is swept into the review at the
+	// end.
 	Modules []protect.ModuleDir
 }
 

@@ -344,8 +344,8 @@ func (w *walker) siteImports(data []byte) {
 	// Python imports as it starts (sitecustomize is looked for along
 	// the whole path) and for the names imported.
 	// (The project's own directory, which a flat layout's editable
-	// install adds, is swept as the root is, when a script's module path
-	// starts there.)
+	// install adds, is held and swept as the root is: climb calls
+	// pyPath0 for it.)
 	w.editable(s)
 	sites := []string{s.dir}
 	for _, d := range s.paths {
