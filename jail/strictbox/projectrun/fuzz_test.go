@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
 // FuzzProjectFiles: whatever a box writes into a project file, each
@@ -92,6 +94,29 @@ func FuzzSiteFiles(f *testing.F) {
 			}
 			if d := distName(n); strings.ContainsAny(d, "/-.") {
 				t.Fatalf("distName(%q) = %q", n, d)
+			}
+		}
+	})
+}
+
+// FuzzEditable: whatever a box writes into a venv's .pth file or an
+// editable install's finder, what the walk takes from them lies in the
+// project (never the venv's outside, never a path that climbs out) and
+// names a module Python could import.
+func FuzzEditable(f *testing.F) {
+	f.Add([]byte("/r/src\n# c\nimport os\n../../../../lib\nMAPPING: dict[str, str] = {'a': '/r/pkgs/a', 'b': '/etc/b'}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w := &walker{root: "/r", read: func(string) []byte { return data }, list: func(string) []string { return []string{} }}
+		s := &pySite{dir: "/r/.venv/lib/python3.11/site-packages", files: []string{"_p.pth", "__editable___p_1_0_finder.py"}}
+		w.editable(s)
+		for _, d := range s.paths {
+			if !within(d, "/r") || filepath.Clean(d) != d {
+				t.Fatalf(".pth path %q", d)
+			}
+		}
+		for m, p := range s.mapping {
+			if !protect.PyName(m) || !within(p, "/r") || p == "/r" || filepath.Clean(p) != p {
+				t.Fatalf("mapping %q: %q", m, p)
 			}
 		}
 	})
