@@ -405,6 +405,37 @@ func TestHandoffClaudeHookNodeShadow(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"node_modules/opt", "node_modules/dep.js", "node_modules/native.js"}, nil)
 }
 
+// TestHandoffClaudeHookNodeImports: a hook runs node hook.js, which
+// loads two entries of the project's package.json "imports" map:
+// #dep, mapped to another package (dep-impl in node_modules), and
+// #util/*, mapped to files of the project (./lib/*.js). The box rewrites
+// what each leads to. The user's next 'claude -p' on the host must run
+// none of it.
+func TestHandoffClaudeHookNodeImports(t *testing.T) {
+	h := newHostClaude(t, "node")
+	h.write(t, map[string]string{
+		".claude/settings.json":              string(promptHooks(`node hook.js`)),
+		".gitignore":                         "node_modules/\n",
+		"package.json":                       `{"name": "p", "private": true, "imports": {"#dep": "dep-impl", "#util/*": "./lib/*.js"}}`,
+		"hook.js":                            "require('#dep')\nrequire('#util/fmt')\n",
+		"node_modules/dep-impl/package.json": `{"name": "dep-impl", "version": "1.0.0"}`,
+	})
+	mods := func(pwned string) map[string]string {
+		js := func(m string) string {
+			if pwned == "" {
+				return "\n"
+			}
+			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m)
+		}
+		return map[string]string{"node_modules/dep-impl/index.js": js("dep"), "lib/fmt.js": js("util")}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".dep", m + ".util"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"node_modules/dep-impl/index.js", "lib/fmt.js"}, nil)
+}
+
 // TestHandoffClaudeHookNodePnpm: the project's packages are laid out as
 // pnpm lays them out: node_modules/dep is a link into
 // node_modules/.pnpm, and dep's own dependency (sub) a link beside it

@@ -151,6 +151,8 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 					add(lang, v)
 				} else if pkg := npmName(v); pkg != "" {
 					add("npm", filepath.Join("node_modules", pkg))
+				} else if importsKey(v) {
+					add("imports", v)
 				}
 			} else if climbing(m[1]) {
 				note(m[0] + ")")
@@ -161,6 +163,8 @@ func climbs(lang string, text []byte, dir string) (loads []load, notes []string)
 				add(lang, v)
 			} else if pkg := npmName(v); ok && pkg != "" {
 				add("npm", filepath.Join("node_modules", pkg))
+			} else if ok && importsKey(v) {
+				add("imports", v)
 			}
 		}
 	case "py":
@@ -306,6 +310,10 @@ func (w *walker) climb(name, p string, depth int) {
 	for _, l := range loads {
 		if l.lang == "npm" {
 			w.nodePackage(dir, strings.TrimPrefix(l.path, filepath.Join(dir, "node_modules")+"/"))
+			continue
+		}
+		if l.lang == "imports" {
+			w.nodeImports(name, dir, strings.TrimPrefix(l.path, dir+"/"), depth)
 			continue
 		}
 		if !within(l.path, w.root) {
@@ -499,6 +507,97 @@ func (w *walker) nodePackage(dir, pkg string) {
 	if p := w.findPackage(dir, pkg); p != "" {
 		w.nodeDeps(p)
 	}
+}
+
+// importsKey reports whether a specifier names an entry of its
+// package's "imports" map (#name, #name/sub): node maps it to a file of
+// the package or to another package.
+func importsKey(spec string) bool {
+	return len(spec) > 1 && spec[0] == '#' && !strings.ContainsAny(spec, "\\ \t\n") && !strings.Contains(spec, "..")
+}
+
+// nodeImports holds what the specifier spec (#name), loaded by a
+// script in dir, leads to through the "imports" map of the package.json
+// of the package the script is in (the nearest one above it, in the
+// project): a file of the package (./x.js), read in turn, or a package
+// found as node finds it from the package's directory, with what it
+// depends on. Every target of a conditional entry is held.
+func (w *walker) nodeImports(name, dir, spec string, depth int) {
+	for d := dir; within(d, w.root); d = filepath.Dir(d) {
+		data := w.read(filepath.Join(d, "package.json"))
+		if data == nil {
+			if d == w.root {
+				return
+			}
+			continue
+		}
+		for _, t := range importTargets(data, spec) {
+			if strings.HasPrefix(t, "./") {
+				if p := filepath.Join(d, t); within(p, d) {
+					w.files.add(p, d)
+					w.progs.add(p, d)
+					w.climb(name, p, depth+1)
+				}
+			} else if pkg := npmName(t); pkg != "" {
+				w.nodePackage(d, pkg)
+			}
+		}
+		return
+	}
+}
+
+// importTargets are the targets a package.json's text maps the
+// specifier spec to in its "imports" (an exact key, else a pattern key
+// with one *, whose match is put in the target's *), every one of a
+// conditional or listed entry, at most maxPackages.
+func importTargets(data []byte, spec string) []string {
+	if len(data) > maxPackageJSON {
+		return nil
+	}
+	var doc struct {
+		Imports map[string]json.RawMessage `json:"imports"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	entry, sub := doc.Imports[spec], ""
+	if entry == nil {
+		for _, k := range slices.Sorted(maps.Keys(doc.Imports)) {
+			before, after, ok := strings.Cut(k, "*")
+			if ok && !strings.Contains(after, "*") && len(spec) >= len(before)+len(after) && strings.HasPrefix(spec, before) && strings.HasSuffix(spec, after) {
+				entry, sub = doc.Imports[k], spec[len(before):len(spec)-len(after)]
+				break
+			}
+		}
+	}
+	var out []string
+	var walk func(raw json.RawMessage, depth int)
+	walk = func(raw json.RawMessage, depth int) {
+		if depth > 8 || len(out) >= maxPackages {
+			return
+		}
+		var s string
+		var list []json.RawMessage
+		var cond map[string]json.RawMessage
+		switch {
+		case json.Unmarshal(raw, &s) == nil:
+			if t := strings.ReplaceAll(s, "*", sub); !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		case json.Unmarshal(raw, &list) == nil:
+			for _, r := range list {
+				walk(r, depth+1)
+			}
+		case json.Unmarshal(raw, &cond) == nil:
+			for _, k := range slices.Sorted(maps.Keys(cond)) {
+				walk(cond[k], depth+1)
+			}
+		}
+	}
+	if entry != nil {
+		walk(entry, 0)
+	}
+	return out
 }
 
 // binPackage follows a package's command in node_modules/.bin (p), a

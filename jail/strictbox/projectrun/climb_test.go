@@ -445,3 +445,42 @@ func TestNodePnpm(t *testing.T) {
 		t.Errorf("dirs (-want +got):\n%s", d)
 	}
 }
+
+// TestNodeImports: a specifier of the package's own "imports" map
+// (#name) leads, through the nearest package.json, to a file of the
+// package (read in turn) or to another package (held with what it
+// depends on); every target of a conditional entry counts, and a
+// pattern's * is filled in.
+func TestNodeImports(t *testing.T) {
+	project := files{
+		"/r/package.json":                        `{"imports": {"#dep": "dep-impl", "#util/*": "./lib/*.js", "#cond": {"node": "cond-node", "default": ["./cond.js"]}, "#out": "../x.js"}}`,
+		"/r/hook.js":                             "require('#dep')\nrequire('#util/a')\nimport('#cond')\nrequire('#out')\nrequire('#none')\n",
+		"/r/lib/a.js":                            "require('#dep')\n",
+		"/r/cond.js":                             "",
+		"/r/node_modules/dep-impl/package.json":  `{}`,
+		"/r/node_modules/cond-node/package.json": `{}`,
+	}
+	n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(`node "$CLAUDE_PROJECT_DIR"/hook.js`)), Project{Read: project.read, List: listOf(project)})
+	if d := cmp.Diff([]string{"/r/node_modules/dep-impl", "/r/node_modules/cond-node"}, n.Dirs); d != "" {
+		t.Errorf("dirs (-want +got):\n%s", d)
+	}
+	for _, f := range []string{"/r/lib/a.js", "/r/cond.js"} {
+		if !slices.Contains(n.Files, f) || !slices.Contains(n.Programs, f) {
+			t.Errorf("files %q: want %s held", n.Files, f)
+		}
+	}
+	if slices.Contains(n.Files, "/x.js") {
+		t.Errorf("a target out of the package is held: %q", n.Files)
+	}
+}
+
+// FuzzImportTargets: whatever a box writes into a package.json, the
+// targets of its "imports" map are read without panic and bounded.
+func FuzzImportTargets(f *testing.F) {
+	f.Add([]byte(`{"imports": {"#a/*": {"node": ["./x/*.js", "p"]}, "#b": null}}`), "#a/y")
+	f.Fuzz(func(t *testing.T, data []byte, spec string) {
+		if ts := importTargets(data, spec); len(ts) > maxPackages {
+			t.Fatalf("%d targets", len(ts))
+		}
+	})
+}
