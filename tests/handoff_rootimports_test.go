@@ -628,6 +628,41 @@ func TestHandoffClaudeHookVenvEditableFlat(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"optmod.py"}, nil)
 }
 
+// TestHandoffClaudeHookVenvLauncher: a hook runs a command of the
+// project's environment by its name through a Python launcher (pipenv
+// run probe-entry, with the environment in the project's .venv): an
+// entry point whose #! line is the environment's python and which
+// imports its package from site-packages. The box rewrites the
+// package. The user's next 'claude -p' on the host must not run it.
+func TestHandoffClaudeHookVenvLauncher(t *testing.T) {
+	h, site := newVenvClaude(t)
+	if _, err := exec.LookPath("pipenv"); err != nil {
+		need(t, "pipenv (apt-get install pipenv)", err)
+	}
+	h.agentEnv = append(h.agentEnv, "PIPENV_VENV_IN_PROJECT=1", "PIPENV_NOSPIN=1", "PIPENV_VERBOSITY=-1", "PIPENV_YES=1")
+	h.write(t, map[string]string{
+		".claude/settings.json": string(promptHooks(`pipenv run probe-entry`)),
+		".gitignore":            ".venv/\n",
+		// A source on a closed loopback port: pipenv run reads the
+		// Pipfile, and nothing may leave the machine.
+		"Pipfile":               "[[source]]\nurl = \"http://127.0.0.1:9/simple\"\nverify_ssl = false\nname = \"local\"\n\n[packages]\n",
+		".venv/bin/probe-entry": "#!" + filepath.Join(h.repo, ".venv", "bin", "python") + "\nimport sys\nfrom entrypkg import main\nsys.exit(main())\n",
+	})
+	os.Chmod(filepath.Join(h.repo, ".venv", "bin", "probe-entry"), 0o755)
+	mods := func(pwned string) map[string]string {
+		body := "def main():\n    return 0\n"
+		if pwned != "" {
+			body = fmt.Sprintf("open(%q, 'w').close()\n", pwned+".entrypkg") + body
+		}
+		return map[string]string{site + "/entrypkg/__init__.py": body}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hook")
+	marks := func(m string) []string { return []string{m + ".entrypkg"} }
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/entrypkg/__init__.py"}, nil)
+}
+
 // TestHandoffClaudeHookVenvNoSite: as TestHandoffClaudeHookVenvOptionalImport,
 // but the project's environment has no site-packages at launch (its
 // lib is gone, as after a partial clean): the box makes it, with its

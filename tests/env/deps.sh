@@ -5,7 +5,8 @@ set -euo pipefail
 # pre-commit: a host tool the strict hand-off tests take the next commit with.
 # libglib2.0-bin: gdbus, a GDBus client for the jail bus tests.
 # direnv: the host tool the strict box's .envrc test takes the next step with.
-pkgs=(bubblewrap xdg-dbus-proxy dbus dbus-user-session libglib2.0-bin systemd procps psmisc util-linux git bash zsh fish tmux socat man-db groff-base make pre-commit direnv)
+# pipenv: a Python launcher the hand-off tests run a venv's command through.
+pkgs=(bubblewrap xdg-dbus-proxy dbus dbus-user-session libglib2.0-bin systemd procps psmisc util-linux git bash zsh fish tmux socat man-db groff-base make pre-commit direnv pipenv)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
