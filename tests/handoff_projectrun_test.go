@@ -514,6 +514,14 @@ func (h *hostClaude) handOff(t *testing.T, mods func(mark string) map[string]str
 	return r, pwned
 }
 
+// handOffHeld is handOff with no late marks, then checks that the box's
+// end held each of held (relative to the project) for review.
+func (h *hostClaude) handOffHeld(t *testing.T, mods func(mark string) map[string]string, marks func(mark string) []string, held ...string) {
+	t.Helper()
+	r, _ := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), held, nil)
+}
+
 // TestHandoffClaudeHookWrappers: the project's hooks reach their code
 // through a wrapper and the command's environment: env -S with the
 // script in its split string, timeout with an option that takes a value

@@ -149,7 +149,7 @@ func TestHandoffClaudeHookRootBytecode(t *testing.T) {
 // 'claude -p' on the host must run none of it.
 func TestHandoffClaudeHookRootImportLinks(t *testing.T) {
 	h := newHostClaude(t, "python3")
-	repo, env := h.repo, h.env
+	repo := h.repo
 	settings := promptHooks(`python3 hook.py`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "hook.py"), "import helpers\nimport pkg\n")
@@ -171,8 +171,7 @@ func TestHandoffClaudeHookRootImportLinks(t *testing.T) {
 	}
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".helpers", m + ".pkg"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"vendor/helpers.py", "vendor/pkg"}, nil)
+	h.handOffHeld(t, mods, marks, "vendor/helpers.py", "vendor/pkg")
 }
 
 // TestHandoffClaudeHookNodePackages: hooks run node hook.js at the
@@ -183,7 +182,7 @@ func TestHandoffClaudeHookRootImportLinks(t *testing.T) {
 // user's next 'claude -p' on the host must run none of it.
 func TestHandoffClaudeHookNodePackages(t *testing.T) {
 	h := newHostClaude(t, "node")
-	repo, env := h.repo, h.env
+	repo := h.repo
 	settings := promptHooks(`node hook.js`, `node tools/check.mjs`)
 	writeFile(t, filepath.Join(repo, ".claude", "settings.json"), string(settings))
 	writeFile(t, filepath.Join(repo, "hook.js"), "require('dep').run()\n")
@@ -201,8 +200,7 @@ func TestHandoffClaudeHookNodePackages(t *testing.T) {
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hooks")
 	marks := func(m string) []string { return []string{m + ".dep", m + ".esdep"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/dep/lib/main.js", "node_modules/@scope/esdep/index.js"}, nil)
+	h.handOffHeld(t, mods, marks, "node_modules/dep/lib/main.js", "node_modules/@scope/esdep/index.js")
 }
 
 // TestHandoffClaudeHookNodeDeps: hooks run node hook.js and node
@@ -327,7 +325,7 @@ func TestHandoffClaudeHookVenvImports(t *testing.T) {
 // on the host must run none of it.
 func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
 	h := newHostClaude(t, "npx", "npm", "node")
-	repo, env := h.repo, h.env
+	repo := h.repo
 	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
 	settings := promptHooks(`npx probe-cli`, `npm run --silent lint`)
 	h.write(t, map[string]string{
@@ -363,8 +361,7 @@ func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hooks")
 	marks := func(m string) []string { return []string{m + ".cli-dep", m + ".lint-dep"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, env, slotName(repo, "run"), []string{"node_modules/cli-dep/index.js", "node_modules/@scope/lint-dep/index.js"}, nil)
+	h.handOffHeld(t, mods, marks, "node_modules/cli-dep/index.js", "node_modules/@scope/lint-dep/index.js")
 }
 
 // TestHandoffClaudeHookNodeShadow: a hook runs node hook.js at the
@@ -401,8 +398,7 @@ func TestHandoffClaudeHookNodeShadow(t *testing.T) {
 		}
 	}
 	marks := func(m string) []string { return []string{m + ".opt", m + ".dep", m + ".native"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"node_modules/opt", "node_modules/dep.js", "node_modules/native.js"}, nil)
+	h.handOffHeld(t, mods, marks, "node_modules/opt", "node_modules/dep.js", "node_modules/native.js")
 }
 
 // TestHandoffClaudeHookNodeImports: a hook runs node hook.js, which
@@ -432,8 +428,7 @@ func TestHandoffClaudeHookNodeImports(t *testing.T) {
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".dep", m + ".util"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"node_modules/dep-impl/index.js", "lib/fmt.js"}, nil)
+	h.handOffHeld(t, mods, marks, "node_modules/dep-impl/index.js", "lib/fmt.js")
 }
 
 // TestHandoffClaudeHookNodePnpm: the project's packages are laid out as
@@ -475,8 +470,7 @@ func TestHandoffClaudeHookNodePnpm(t *testing.T) {
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".dep", m + ".sub"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{store + "/dep@1.0.0/node_modules/dep/index.js", store + "/sub@1.0.0/node_modules/sub/index.js"}, nil)
+	h.handOffHeld(t, mods, marks, store+"/dep@1.0.0/node_modules/dep/index.js", store+"/sub@1.0.0/node_modules/sub/index.js")
 }
 
 // TestHandoffClaudeHookVenvEditable: the project's own package is
@@ -506,8 +500,7 @@ func TestHandoffClaudeHookVenvEditable(t *testing.T) {
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".core"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"src/myproj/core.py"}, nil)
+	h.handOffHeld(t, mods, marks, "src/myproj/core.py")
 }
 
 // TestHandoffClaudeHookNodeDepsPastBudget: the hook's package depends on
@@ -576,8 +569,7 @@ func TestHandoffClaudeHookVenvStartup(t *testing.T) {
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".aa", m + ".new"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/aa.pth", site + "/zz_new.pth"}, nil)
+	h.handOffHeld(t, mods, marks, site+"/aa.pth", site+"/zz_new.pth")
 }
 
 // TestHandoffClaudeHookVenvOptionalImport: a hook's script, run by the
@@ -598,8 +590,7 @@ func TestHandoffClaudeHookVenvOptionalImport(t *testing.T) {
 	}
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".ujson"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/ujson.py"}, nil)
+	h.handOffHeld(t, mods, marks, site+"/ujson.py")
 }
 
 // TestHandoffClaudeHookVenvEditableFlat: the project is installed
@@ -624,8 +615,7 @@ func TestHandoffClaudeHookVenvEditableFlat(t *testing.T) {
 	}
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".optmod"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"optmod.py"}, nil)
+	h.handOffHeld(t, mods, marks, "optmod.py")
 }
 
 // TestHandoffClaudeHookVenvLauncher: a hook runs a command of the
@@ -659,8 +649,7 @@ func TestHandoffClaudeHookVenvLauncher(t *testing.T) {
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".entrypkg"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/entrypkg/__init__.py"}, nil)
+	h.handOffHeld(t, mods, marks, site+"/entrypkg/__init__.py")
 }
 
 // TestHandoffClaudeHookVenvNoSite: as TestHandoffClaudeHookVenvOptionalImport,
@@ -683,8 +672,7 @@ func TestHandoffClaudeHookVenvNoSite(t *testing.T) {
 	}
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".ujson"} }
-	r, _ := h.handOff(t, mods, marks, 0)
-	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{site + "/ujson.py"}, nil)
+	h.handOffHeld(t, mods, marks, site+"/ujson.py")
 }
 
 // newVenvClaude is a host claude whose project has its own virtual

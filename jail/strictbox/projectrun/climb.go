@@ -659,7 +659,7 @@ func PackageOf(p string) string {
 // loads and where it looks for what the package loads in turn. A file
 // require takes there before the directory (pkg.js, pkg.json, pkg.node)
 // is held instead, and "" returned. Each node_modules looked in is
-// noted with pkg ([walker.nodeMiss]).
+// noted with pkg ([walker.nodeLooked]).
 func (w *walker) findPackage(dir, pkg string) string {
 	if w.list == nil || pkg == "" {
 		return ""
@@ -668,7 +668,7 @@ func (w *walker) findPackage(dir, pkg string) string {
 		// node looks in no node_modules/node_modules.
 		if filepath.Base(d) != "node_modules" {
 			nm := filepath.Join(d, "node_modules")
-			w.nodeMiss(nm, pkg)
+			w.nodeLooked(nm, pkg)
 			if f := w.nodeFile(nm, pkg); f != "" {
 				w.files.add(f, f)
 				return ""
@@ -738,12 +738,24 @@ func (w *walker) nodeFile(nm, pkg string) string {
 	return ""
 }
 
-// nodeMiss notes that node looks for the package pkg in the
+// inPackage reports whether p lies in a node package the walk counts
+// as held (those of .bin commands are held by the launch, and are not
+// among the directories held whole).
+func (w *walker) inPackage(p string) bool {
+	for d := range w.pkgs {
+		if within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeLooked notes that node looks for the package pkg in the
 // node_modules directory nm: the box could add it there, or a file
 // require takes before the directory found (pkg.js beside pkg/), and
 // what it adds there by that name is swept at the end
 // ([Names.Modules]).
-func (w *walker) nodeMiss(nm, pkg string) {
+func (w *walker) nodeLooked(nm, pkg string) {
 	if w.nodeMods == nil {
 		w.nodeMods = map[string][]string{}
 	}

@@ -174,7 +174,7 @@ func (w *walker) names() Names {
 	for _, nm := range slices.Sorted(maps.Keys(w.nodeMods)) {
 		// One inside a directory held whole, or a package the launch
 		// holds, is held with it.
-		if !w.heldWhole(filepath.Dir(nm)) && !slices.ContainsFunc(slices.Collect(maps.Keys(w.pkgs)), func(p string) bool { return within(nm, p) }) {
+		if !w.heldWhole(filepath.Dir(nm)) && !w.inPackage(nm) {
 			n.Modules = append(n.Modules, protect.ModuleDir{Path: nm, Names: w.nodeMods[nm], Node: true})
 		}
 	}

@@ -98,7 +98,7 @@ func (w *walker) venvAddsRoot() bool {
 func (w *walker) editableModule(s *pySite, m string) bool {
 	w.editable(s)
 	for _, d := range s.paths {
-		if w.holdModule(d, m) {
+		if w.holdModule(d, w.list(d), m) {
 			return true
 		}
 	}
@@ -116,15 +116,16 @@ func (w *walker) editableModule(s *pySite, m string) bool {
 	return false
 }
 
-// holdModule holds the module m of the directory dir, a package whole
-// or a module's files, and reports whether there is one.
-func (w *walker) holdModule(dir, m string) bool {
+// holdModule holds the module m of the directory dir (whose files are
+// files), a package whole or a module's files, and reports whether
+// there is one.
+func (w *walker) holdModule(dir string, files []string, m string) bool {
 	held := false
 	if p := filepath.Join(dir, m); w.list(p) != nil {
 		w.dirs.add(p, p)
 		held = true
 	}
-	for _, f := range w.list(dir) {
+	for _, f := range files {
 		if n, ok := protect.PyModule(f, false, false); ok && n == m {
 			w.files.add(filepath.Join(dir, f), dir)
 			w.progs.add(filepath.Join(dir, f), dir)
@@ -378,18 +379,7 @@ func (w *walker) siteImports(data []byte) {
 			}
 		}
 		// held: m is there (not, say, a module of Python's own).
-		held := false
-		if w.list(key) != nil {
-			w.dirs.add(key, key)
-			held = true
-		}
-		for _, f := range s.files {
-			if n, ok := protect.PyModule(f, false, false); ok && n == m {
-				w.files.add(filepath.Join(s.dir, f), s.dir)
-				w.progs.add(filepath.Join(s.dir, f), s.dir)
-				held = true
-			}
-		}
+		held := w.holdModule(s.dir, s.files, m)
 		if !held {
 			// The project's own package, installed editable (uv's
 			// default for the project, pip install -e): its code is the
