@@ -714,10 +714,6 @@ func (w *walker) linkedDir(p string) string {
 	return p
 }
 
-// nodeSuffixes are what require adds to a name to find a file in
-// node_modules, which it tries before the package's directory.
-var nodeSuffixes = []string{".js", ".json", ".node"}
-
 // nodeFile is the file in the node_modules directory nm that require
 // takes for the package pkg before its directory, or "".
 func (w *walker) nodeFile(nm, pkg string) string {
@@ -730,7 +726,7 @@ func (w *walker) nodeFile(nm, pkg string) string {
 		fs = w.list(d)
 		w.nmFiles[d] = fs
 	}
-	for _, s := range nodeSuffixes {
+	for _, s := range protect.NodeSuffixes {
 		if slices.Contains(fs, filepath.Base(pkg)+s) {
 			return filepath.Join(nm, pkg+s)
 		}

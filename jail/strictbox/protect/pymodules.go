@@ -62,13 +62,17 @@ func (d ModuleDir) entries() []string {
 	return pyEntries(d.Path, d.Names, d.Site)
 }
 
+// NodeSuffixes are what node's require adds to a name to find a file in
+// node_modules, which it tries before the package's directory.
+var NodeSuffixes = []string{".js", ".json", ".node"}
+
 // nodeEntries are the entries of the node_modules directory dir that
 // node's require takes for one of names: the package's directory, or a
-// file of that name with or without the suffixes it tries.
+// file of that name with or without NodeSuffixes.
 func nodeEntries(dir string, names []string) []string {
 	var out []string
 	for _, n := range names {
-		for _, suffix := range []string{"", ".js", ".json", ".node"} {
+		for _, suffix := range append([]string{""}, NodeSuffixes...) {
 			if _, err := os.Lstat(filepath.Join(dir, n+suffix)); err == nil {
 				out = append(out, n+suffix)
 			}
