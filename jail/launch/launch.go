@@ -469,8 +469,9 @@ func (l *run) startJail() error {
 	if sc == nil {
 		// The services' last step before the agent runs beside bwrap's
 		// setup.
-		l.services.Admitting()
-		st.Admit()
+		if err := l.admit(); err != nil {
+			return err
+		}
 	}
 	info, ok := st.Started()
 	if !ok {
@@ -499,11 +500,6 @@ func (l *run) place(sc *scoper, info Info) error {
 	if err == nil && !st.StillHeld() {
 		err = errors.New("placing the jail in a systemd scope: a process of the jail ended while it was placed")
 	}
-	if err == nil {
-		// A signal meant for the launch ends it before the agent runs,
-		// as one before the release does.
-		err = st.Interrupted()
-	}
 	if err != nil {
 		st.Kill()
 		st.Wait()
@@ -512,10 +508,32 @@ func (l *run) place(sc *scoper, info Info) error {
 	// The record names the init and its scope together; a jail whose
 	// wrapper died before this point ended with it (its init got no
 	// payload).
-	l.services.Admitting()
-	st.Admit()
+	if err := l.admit(); err != nil {
+		return err
+	}
 	l.recordInit(info, unit)
 	sc.checkLimits(l.ctx, l.say)
+	return nil
+}
+
+// admit lets the released jail's agent start once the services are ready
+// for it ([Services.Admitting]). A signal meant for the launch that came
+// before (the services may take a while: a strict box waits there for
+// git's view of a large repository) ends the launch instead, as one
+// before the release does: the jail is killed and no agent ever ran.
+func (l *run) admit() error {
+	st := l.st
+	err := st.Interrupted()
+	if err == nil {
+		l.services.Admitting()
+		err = st.Interrupted()
+	}
+	if err != nil {
+		st.Kill()
+		st.Wait()
+		return err
+	}
+	st.Admit()
 	return nil
 }
 

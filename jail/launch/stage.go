@@ -134,6 +134,7 @@ type Stage struct {
 
 	argsFile      *os.File // bwrap's options, filled by Load
 	payloadW      *os.File // the payload pipe's write end, until Admit
+	killed        bool     // Kill was called: the agent is never admitted
 	infoR, readyR *os.File
 	ptmx          *os.File
 	outR, errR    *os.File // tee pipes' read ends; errR nil when shared with outR
@@ -503,7 +504,7 @@ func (st *Stage) PID() int { return st.bwrapPID }
 // payload meanwhile). Admit after Load; a second call does nothing.
 func (st *Stage) Admit() {
 	w := st.payloadW
-	if w == nil {
+	if w == nil || st.killed {
 		return
 	}
 	st.payloadW = nil
@@ -520,15 +521,15 @@ func (st *Stage) Admit() {
 // Kill ends a released jail whose agent was not admitted: nothing of the
 // agent's ever ran. Wait then returns bwrap's status.
 func (st *Stage) Kill() {
-	if st.payloadW != nil {
-		st.payloadW.Close()
-		st.payloadW = nil
-	}
 	for _, fd := range []int{st.pidfd, st.bwrapfd} {
 		if fd >= 0 {
 			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 		}
 	}
+	// The payload's pipe stays open until Close: an init that read its
+	// end before the kill reached it (through bwrap's end, when its own
+	// PID is not known yet) would complain of a payload that never came.
+	st.killed = true
 }
 
 // Release lets the loaded jail start: a signal that came while the launch
