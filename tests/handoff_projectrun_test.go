@@ -192,16 +192,16 @@ func TestHandoffClaudeHookImports(t *testing.T) {
 			if pwned == "" {
 				return "def run(*a):\n    pass\n"
 			}
-			return fmt.Sprintf("open(%q, 'w').close()\ndef run(*a):\n    pass\n", pwned+"."+m)
+			return pyTouch(pwned+"."+m) + "def run(*a):\n    pass\n"
 		}
 		js := "exports.run = () => {}\n"
 		if pwned != "" {
-			js = fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", pwned+".lib")
+			js = nodeTouch(pwned+".lib") + "exports.run = () => {}\n"
 		}
 		m := map[string]string{"tools/helpers.py": py("helpers"), "scripts/lib.js": js, "bin/util.py": py("util")}
 		if pwned != "" {
 			// A json.py beside tools/hook.py shadows Python's own.
-			m["tools/json.py"] = fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", pwned+".json")
+			m["tools/json.py"] = pyTouch(pwned+".json") + "def dumps(x):\n    return ''\n"
 		}
 		return m
 	}
@@ -230,7 +230,7 @@ func TestHandoffClaudeHookClimbs(t *testing.T) {
 		if mark == "" {
 			return map[string]string{"lib/util.js": "exports.run = () => {}\n"}
 		}
-		return map[string]string{"lib/util.js": fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", mark)}
+		return map[string]string{"lib/util.js": nodeTouch(mark) + "exports.run = () => {}\n"}
 	}
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hook")
@@ -253,7 +253,7 @@ func TestHandoffMCPImports(t *testing.T) {
 		if mark == "" {
 			return map[string]string{"tools/helpers.py": "\n", "srv/lib.sh": ":\n"}
 		}
-		return map[string]string{"tools/helpers.py": fmt.Sprintf("open(%q, 'w').close()\n", mark+".helpers"), "srv/lib.sh": "touch " + mark + ".lib\n"}
+		return map[string]string{"tools/helpers.py": pyTouch(mark + ".helpers"), "srv/lib.sh": "touch " + mark + ".lib\n"}
 	}
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "servers", "py", "sh")
@@ -289,7 +289,7 @@ func TestHandoffClaudeHookLink(t *testing.T) {
 	// The control first: the hooks do run the links' targets on the host.
 	control := filepath.Join(out, "CONTROL")
 	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\ntouch "+control+".sh\n")
-	writeFile(t, filepath.Join(repo, "lib", "helpers.py"), fmt.Sprintf("open(%q, 'w').close()\n", control+".py"))
+	writeFile(t, filepath.Join(repo, "lib", "helpers.py"), pyTouch(control+".py"))
 	h.prompt(t)
 	present(t, "claude before the box", control+".sh", control+".py")
 	writeFile(t, filepath.Join(repo, "lib", "real.sh"), "#!/bin/sh\nexit 0\n")
@@ -389,7 +389,7 @@ func TestHandoffClaudeHookLaunchers(t *testing.T) {
 			if pwned == "" {
 				return ""
 			}
-			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m)
+			return nodeTouch(pwned + "." + m)
 		}
 		goTouch := "func Run() {}\n"
 		if pwned != "" {
@@ -421,7 +421,6 @@ func TestHandoffClaudeHookLaunchers(t *testing.T) {
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"internal/util/util.go", "scripts/lib.ts", "cmd/hook/zz.go"}, []string{strconv.Quote(pwned + ".init")})
 }
 
-// write writes files, named relative to the repository.
 // promptHooks is Claude Code settings whose UserPromptSubmit hooks run
 // the command lines cmds, in order.
 func promptHooks(cmds ...string) []byte {
@@ -435,6 +434,14 @@ func promptHooks(cmds ...string) []byte {
 	return settings
 }
 
+// nodeTouch and pyTouch are a line of JavaScript and one of Python that
+// create the file path: what the hand-off tests' planted code does, and
+// the control's copy of it.
+func nodeTouch(path string) string { return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", path) }
+
+func pyTouch(path string) string { return fmt.Sprintf("open(%q, 'w').close()\n", path) }
+
+// write writes files, named relative to the repository.
 func (h *hostClaude) write(t *testing.T, files map[string]string) {
 	t.Helper()
 	for f, data := range files {
@@ -547,7 +554,7 @@ func TestHandoffClaudeHookWrappers(t *testing.T) {
 		}
 		js := ""
 		if pwned != "" {
-			js = fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+".r")
+			js = nodeTouch(pwned + ".r")
 		}
 		return map[string]string{
 			"hooks/split.sh": sh("split"),

@@ -38,18 +38,18 @@ func TestHandoffClaudeHookRootImports(t *testing.T) {
 			if pwned == "" {
 				return "def run(*a):\n    pass\n"
 			}
-			return fmt.Sprintf("open(%q, 'w').close()\ndef run(*a):\n    pass\n", pwned+"."+m)
+			return pyTouch(pwned+"."+m) + "def run(*a):\n    pass\n"
 		}
 		js := "exports.run = () => {}\n"
 		main := "print('main')\n"
 		if pwned != "" {
-			js = fmt.Sprintf("require('fs').writeFileSync(%q, '')\nexports.run = () => {}\n", pwned+".jshelper")
+			js = nodeTouch(pwned+".jshelper") + "exports.run = () => {}\n"
 			main = "print('main, edited')\n"
 		}
 		m := map[string]string{"helpers.py": py("helpers"), "util.py": py("util"), "inl.py": py("inl"), "jshelper.js": js, "main.py": main}
 		if pwned != "" {
-			m["json.py"] = fmt.Sprintf("open(%q, 'w').close()\ndef dumps(x):\n    return ''\n", pwned+".json")
-			m["gettext.py"] = fmt.Sprintf("open(%q, 'w').close()\ngettext = lambda s: s\nngettext = lambda s, p, n: s\n", pwned+".gettext")
+			m["json.py"] = pyTouch(pwned+".json") + "def dumps(x):\n    return ''\n"
+			m["gettext.py"] = pyTouch(pwned+".gettext") + "gettext = lambda s: s\nngettext = lambda s, p, n: s\n"
 		}
 		return m
 	}
@@ -158,7 +158,7 @@ func TestHandoffClaudeHookRootImportLinks(t *testing.T) {
 			if pwned == "" {
 				return "\n"
 			}
-			return fmt.Sprintf("open(%q, 'w').close()\n", pwned+"."+m)
+			return pyTouch(pwned + "." + m)
 		}
 		return map[string]string{"vendor/helpers.py": py("helpers"), "vendor/pkg/__init__.py": py("pkg")}
 	}
@@ -192,7 +192,7 @@ func TestHandoffClaudeHookNodePackages(t *testing.T) {
 	mods := func(pwned string) map[string]string {
 		cjs, esm := "exports.run = () => {}\n", "export function run() {}\n"
 		if pwned != "" {
-			cjs = fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+".dep") + cjs
+			cjs = nodeTouch(pwned+".dep") + cjs
 			esm = fmt.Sprintf("import { writeFileSync } from 'fs'\nwriteFileSync(%q, '')\n", pwned+".esdep") + esm
 		}
 		return map[string]string{"node_modules/dep/lib/main.js": cjs, "node_modules/@scope/esdep/index.js": esm}
@@ -241,7 +241,7 @@ func TestHandoffClaudeHookNodeDeps(t *testing.T) {
 			if pwned == "" {
 				return rest
 			}
-			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m) + rest
+			return nodeTouch(pwned+"."+m) + rest
 		}
 		esm := "export {}\n"
 		if pwned != "" {
@@ -297,7 +297,7 @@ func TestHandoffClaudeHookVenvImports(t *testing.T) {
 			if pwned == "" {
 				return rest
 			}
-			return fmt.Sprintf("open(%q, 'w').close()\n", pwned+"."+m) + rest
+			return pyTouch(pwned+"."+m) + rest
 		}
 		return map[string]string{
 			site + "/mypkg/__init__.py":    py("mypkg", "import dep2\ndef run():\n    pass\n"),
@@ -354,7 +354,7 @@ func TestHandoffClaudeHookNodeBinDeps(t *testing.T) {
 			if pwned == "" {
 				return "\n"
 			}
-			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m)
+			return nodeTouch(pwned + "." + m)
 		}
 		return map[string]string{"node_modules/cli-dep/index.js": js("cli-dep"), "node_modules/@scope/lint-dep/index.js": js("lint-dep")}
 	}
@@ -388,7 +388,7 @@ func TestHandoffClaudeHookNodeShadow(t *testing.T) {
 		if pwned == "" {
 			return nil
 		}
-		touch := func(m string) string { return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m) }
+		touch := func(m string) string { return nodeTouch(pwned + "." + m) }
 		return map[string]string{
 			"node_modules/opt/index.js": touch("opt"),
 			// dep.js, which node takes for dep, goes on to dep's own
@@ -421,7 +421,7 @@ func TestHandoffClaudeHookNodeImports(t *testing.T) {
 			if pwned == "" {
 				return "\n"
 			}
-			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m)
+			return nodeTouch(pwned + "." + m)
 		}
 		return map[string]string{"node_modules/dep-impl/index.js": js("dep"), "lib/fmt.js": js("util")}
 	}
@@ -460,7 +460,7 @@ func TestHandoffClaudeHookNodePnpm(t *testing.T) {
 			if pwned == "" {
 				return rest
 			}
-			return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", pwned+"."+m) + rest
+			return nodeTouch(pwned+"."+m) + rest
 		}
 		return map[string]string{
 			store + "/dep@1.0.0/node_modules/dep/index.js": js("dep", "require('sub')\n"),
@@ -495,7 +495,7 @@ func TestHandoffClaudeHookVenvEditable(t *testing.T) {
 		if pwned == "" {
 			return map[string]string{"src/myproj/core.py": "\n"}
 		}
-		return map[string]string{"src/myproj/core.py": fmt.Sprintf("open(%q, 'w').close()\n", pwned+".core")}
+		return map[string]string{"src/myproj/core.py": pyTouch(pwned + ".core")}
 	}
 	h.write(t, mods(""))
 	h.commitAndTrust(t, "hook")
@@ -528,15 +528,14 @@ func TestHandoffClaudeHookNodeDepsPastBudget(t *testing.T) {
 	files["node_modules/dep/package.json"], files["node_modules/dep/index.js"] = string(pj), main
 	h.write(t, files)
 	h.commitAndTrust(t, "hook")
-	mark := func(m string) string { return fmt.Sprintf("require('fs').writeFileSync(%q, '')\n", m) }
 	// The control: the hook does load the last package on the host.
 	control := filepath.Join(h.out, "CONTROL")
-	h.write(t, map[string]string{"node_modules/p19/index.js": mark(control)})
+	h.write(t, map[string]string{"node_modules/p19/index.js": nodeTouch(control)})
 	h.prompt(t)
 	present(t, "claude before the box", control)
 	h.write(t, map[string]string{"node_modules/p19/index.js": "\n"})
 	pwned := filepath.Join(h.out, "PWNED")
-	attack := fmt.Sprintf("for i in $(seq -w 0 19); do printf '%%s' %s > node_modules/p$i/index.js 2>/dev/null || echo \"read-only p$i\"; done; echo planted\n", shq(mark(pwned+".p")))
+	attack := fmt.Sprintf("for i in $(seq -w 0 19); do printf '%%s' %s > node_modules/p$i/index.js 2>/dev/null || echo \"read-only p$i\"; done; echo planted\n", shq(nodeTouch(pwned+".p")))
 	r := strict(t, h.repo, h.env, nil, "sh", "-c", attack)
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") || !strings.Contains(r.stdout, "read-only p19") {
 		t.Fatalf("the box: exit %d, %q %q; want the last packages read-only", r.code, r.stdout, r.stderr)
@@ -586,7 +585,7 @@ func TestHandoffClaudeHookVenvOptionalImport(t *testing.T) {
 		if pwned == "" {
 			return nil
 		}
-		return map[string]string{site + "/ujson.py": fmt.Sprintf("open(%q, 'w').close()\n", pwned+".ujson")}
+		return map[string]string{site + "/ujson.py": pyTouch(pwned + ".ujson")}
 	}
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".ujson"} }
@@ -611,7 +610,7 @@ func TestHandoffClaudeHookVenvEditableFlat(t *testing.T) {
 		if pwned == "" {
 			return nil
 		}
-		return map[string]string{"optmod.py": fmt.Sprintf("open(%q, 'w').close()\n", pwned+".optmod")}
+		return map[string]string{"optmod.py": pyTouch(pwned + ".optmod")}
 	}
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".optmod"} }
@@ -642,7 +641,7 @@ func TestHandoffClaudeHookVenvLauncher(t *testing.T) {
 	mods := func(pwned string) map[string]string {
 		body := "def main():\n    return 0\n"
 		if pwned != "" {
-			body = fmt.Sprintf("open(%q, 'w').close()\n", pwned+".entrypkg") + body
+			body = pyTouch(pwned+".entrypkg") + body
 		}
 		return map[string]string{site + "/entrypkg/__init__.py": body}
 	}
@@ -668,7 +667,7 @@ func TestHandoffClaudeHookVenvNoSite(t *testing.T) {
 		if pwned == "" {
 			return nil
 		}
-		return map[string]string{site + "/ujson.py": fmt.Sprintf("open(%q, 'w').close()\n", pwned+".ujson")}
+		return map[string]string{site + "/ujson.py": pyTouch(pwned + ".ujson")}
 	}
 	h.commitAndTrust(t, "hook")
 	marks := func(m string) []string { return []string{m + ".ujson"} }

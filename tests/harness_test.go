@@ -133,18 +133,29 @@ func runCmd(t testing.TB, dir string, env []string, in string, name string, args
 	isolate(cmd)
 	err := cmd.Run()
 	r := result{stdout: so.String(), stderr: se.String()}
+	code, ok := exitStatus(err)
+	if !ok {
+		t.Fatalf("%s %q: %v", name, args, err)
+	}
+	r.code = code
+	return r
+}
+
+// exitStatus is the status of a child that Wait returned err for, as a
+// shell reports it: 128+N when signal N ended it. ok is false for an
+// error that is not the child's end.
+func exitStatus(err error) (code int, ok bool) {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+		return 0, true
 	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-			r.code = 128 + int(st.Signal())
+		if ws, isWait := ee.Sys().(syscall.WaitStatus); isWait && ws.Signaled() {
+			return 128 + int(ws.Signal()), true
 		}
-	default:
-		t.Fatalf("%s %q: %v", name, args, err)
+		return ee.ExitCode(), true
 	}
-	return r
+	return 0, false
 }
 
 // isolate puts a child in its own process group and kills it with the

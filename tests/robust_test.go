@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,15 +26,7 @@ func TestSignalAtStartup(t *testing.T) {
 		time.Sleep(d)
 		start := time.Now()
 		cmd.Process.Signal(syscall.SIGTERM)
-		err := cmd.Wait()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			}
-		}
+		code, _ := exitStatus(cmd.Wait())
 		if code != 143 || time.Since(start) > 3*time.Second {
 			t.Errorf("SIGTERM %v after the start: status %d after %v, want 143 at once", d, code, time.Since(start).Round(time.Millisecond))
 		}

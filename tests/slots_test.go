@@ -152,17 +152,11 @@ func slotWait(t *testing.T, cmd *exec.Cmd) int {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				return 128 + int(ws.Signal())
-			}
-			return ee.ExitCode()
-		}
-		if err != nil {
+		code, ok := exitStatus(err)
+		if !ok {
 			t.Fatalf("waiting for aisan: %v", err)
 		}
-		return 0
+		return code
 	case <-time.After(20 * time.Second):
 		t.Fatalf("aisan %q did not exit", cmd.Args)
 		return 0

@@ -432,13 +432,15 @@ func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 	}
 	progs := n.Programs
 	for _, m := range n.Modules {
+		if m.Node {
+			// Its names are packages, whose links the walk follows
+			// (projectrun's linkedDir).
+			continue
+		}
 		// A module or package the scripts import by name that is a link
 		// at the root (helpers.py -> vendor/helpers.py): held as a
 		// program that is a link is.
 		for _, name := range m.Names {
-			if m.Node {
-				break
-			}
 			for _, p := range []string{filepath.Join(m.Path, name+".py"), filepath.Join(m.Path, name)} {
 				if st, err := os.Lstat(p); err == nil && st.Mode()&fs.ModeSymlink != 0 {
 					progs = append(progs, p)
