@@ -104,7 +104,7 @@ func (b busServices) Keep() (Kept, error) {
 }
 
 // Admitting: nothing of the bus waits for the agent's admission.
-func (busServices) Admitting() {}
+func (busServices) Admitting(context.Context) {}
 
 // Ended: the bus has nothing to finish before Stop.
 func (busServices) Ended(bool) {}

@@ -518,15 +518,25 @@ func (l *run) place(sc *scoper, info Info) error {
 
 // admit lets the released jail's agent start once the services are ready
 // for it ([Services.Admitting]). A signal meant for the launch that came
-// before (the services may take a while: a strict box waits there for
-// git's view of a large repository) ends the launch instead, as one
-// before the release does: the jail is killed and no agent ever ran.
+// before or while they get ready (they may take a while: a strict box
+// waits there for git's view of a large repository) ends the launch
+// instead, as one before the release does: the services give up their
+// wait, the jail is killed and no agent ever ran.
 func (l *run) admit() error {
 	st := l.st
 	err := st.Interrupted()
 	if err == nil {
-		l.services.Admitting()
-		err = st.Interrupted()
+		ctx, cancel := context.WithCancel(l.ctx)
+		ready := make(chan struct{})
+		go func() {
+			defer close(ready)
+			l.services.Admitting(ctx)
+		}()
+		err = st.InterruptedBefore(ready)
+		// Admitting returns at once when cancelled, and owns the
+		// services until it does.
+		cancel()
+		<-ready
 	}
 	if err != nil {
 		st.Kill()

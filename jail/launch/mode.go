@@ -59,8 +59,10 @@ type Services interface {
 	// Admitting is told that the agent is about to be admitted, bwrap
 	// having set the jail up: what must see the jail's files before
 	// anything of the agent's can change them (a strict box's snapshot of
-	// the repository) ran beside that setup, and is waited for here.
-	Admitting()
+	// the repository) ran beside that setup, and is waited for here
+	// until ctx is done: then the agent is not admitted, and what was
+	// waited for is given up.
+	Admitting(ctx context.Context)
 	// Ended is told, while the jail is taken down, that its agent has
 	// exited; empty says nothing is left running in it, so nothing there
 	// can write any more: work that must follow the box's last write may

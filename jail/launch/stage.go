@@ -413,6 +413,19 @@ func (st *Stage) stopSignals() {
 	signal.Stop(st.sigs)
 }
 
+// InterruptedBefore waits for done or a signal meant for the launch,
+// whichever comes first, and reports the signal as [Stage.Interrupted]
+// does (one that came with done is reported too).
+func (st *Stage) InterruptedBefore(done <-chan struct{}) error {
+	<-st.caught
+	select {
+	case s := <-st.sigs:
+		return &InterruptedError{Signal: s.(syscall.Signal)}
+	case <-done:
+		return st.Interrupted()
+	}
+}
+
 // Interrupted reports a signal that arrived while the launch was being
 // prepared, without waiting (but for Start's catching of them).
 func (st *Stage) Interrupted() error {

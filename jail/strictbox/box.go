@@ -94,8 +94,9 @@ type Box struct {
 	guard     protect.Plan
 	held      string
 	rules     *BoxRules
-	// snapshot waits for git's view of the repository at launch.
-	snapshot func() *Snapshot
+	// snapshot waits for git's view of the repository at launch, or
+	// until ctx is done (false: none was taken).
+	snapshot func(ctx context.Context) (*Snapshot, bool)
 	repo     string
 }
 
@@ -342,8 +343,12 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		// box's); the agent, the first that may change the repository,
 		// waits for it (Admitting).
 		snapshot, made := b.snapshot, madePaths(b.guard, b.repo)
-		svc.startReceipt = func() *receiptOf {
-			return startReceipt(s.Slot, b.repo, snapshot(), made, svc.held, b.egress)
+		svc.startReceipt = func(ctx context.Context) (*receiptOf, bool) {
+			snap, ok := snapshot(ctx)
+			if !ok {
+				return nil, false
+			}
+			return startReceipt(s.Slot, b.repo, snap, made, svc.held, b.egress), true
 		}
 	}
 	return svc, nil

@@ -328,8 +328,8 @@ func fingerprint(p string, budget *int64) string {
 
 // takeSnapshot is git's view of repo now, with the changed files'
 // fingerprints.
-func takeSnapshot(repo string) *Snapshot {
-	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+func takeSnapshot(ctx context.Context, repo string) *Snapshot {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	// Two git processes, side by side: the launch waits for both.
 	var hidden []string
@@ -356,21 +356,30 @@ func takeSnapshot(repo string) *Snapshot {
 }
 
 // startSnapshot takes the snapshot beside the rest of the launch; the
-// function it returns waits for it. Without a git dir (isGit false) there
-// is nothing git could tell, and no git is run, now or at the end.
-func startSnapshot(repo string, isGit bool) func() *Snapshot {
+// function it returns waits for it, or until ctx is done: then it stops
+// git (which takes no lock) and reports no snapshot. Without a git dir
+// (isGit false) there is nothing git could tell, and no git is run, now
+// or at the end.
+func startSnapshot(repo string, isGit bool) func(ctx context.Context) (*Snapshot, bool) {
 	if !isGit {
 		s := &Snapshot{Err: repo + " is not a git repository (no .git in it or above it)"}
-		return func() *Snapshot { return s }
+		return func(context.Context) (*Snapshot, bool) { return s, true }
 	}
+	taking, stop := context.WithCancel(context.Background())
 	done := make(chan *Snapshot, 1)
-	go func() { done <- takeSnapshot(repo) }()
+	go func() { done <- takeSnapshot(taking, repo) }()
 	var s *Snapshot
-	return func() *Snapshot {
+	return func(ctx context.Context) (*Snapshot, bool) {
 		if s == nil {
-			s = <-done
+			select {
+			case s = <-done:
+				stop()
+			case <-ctx.Done():
+				stop()
+				return nil, false
+			}
 		}
-		return s
+		return s, true
 	}
 }
 

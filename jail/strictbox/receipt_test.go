@@ -1,6 +1,7 @@
 package strictbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -125,7 +126,7 @@ func TestCompareRepository(t *testing.T) {
 	write("dirty-kept.go", "user's edit\n")
 	write("dirty-reverted.go", "user's edit\n")
 	write("untracked-kept.txt", "user's\n")
-	snap := takeSnapshot(repo)
+	snap := takeSnapshot(context.Background(), repo)
 	if snap.Err != "" || snap.Head == "" || len(snap.Files) != 3 {
 		t.Fatalf("snapshot %+v", snap)
 	}
@@ -151,7 +152,7 @@ func TestCompareRepository(t *testing.T) {
 	// With the commit unchanged, git's status alone says what changed:
 	// a tracked file edited, a new file staged, one deleted, one left
 	// untracked; and the run's mount points are left out.
-	snap = takeSnapshot(repo)
+	snap = takeSnapshot(context.Background(), repo)
 	write("keep.go", "edited\n")
 	write("staged.go", "new\n")
 	runGit(t, repo, "add", "staged.go")
@@ -168,7 +169,7 @@ func TestCompareRepository(t *testing.T) {
 	runGit(t, repo, "add", "-A")
 	runGit(t, repo, "commit", "-q", "-m", "two")
 	runGit(t, repo, "update-index", "--skip-worktree", "dirty-kept.go")
-	snap = takeSnapshot(repo)
+	snap = takeSnapshot(context.Background(), repo)
 	write("keep.go", "hidden edit\n")
 	runGit(t, repo, "update-index", "--skip-worktree", "keep.go")
 	write("staged.go", "assumed\n")
@@ -182,7 +183,7 @@ func TestCompareRepository(t *testing.T) {
 		t.Errorf("changes hidden from git status %+v %v, want %+v", got, err, want)
 	}
 	// Outside a repository there is no snapshot, and the receipt says why.
-	if s := takeSnapshot(t.TempDir()); s.Err == "" {
+	if s := takeSnapshot(context.Background(), t.TempDir()); s.Err == "" {
 		t.Errorf("a snapshot outside git: %+v", s)
 	}
 }
@@ -217,7 +218,7 @@ func TestReceiptFound(t *testing.T) {
 func TestReceiptOutsideGit(t *testing.T) {
 	t.Setenv("AISAN_HOME", t.TempDir())
 	repo := t.TempDir()
-	snap := startSnapshot(repo, false)()
+	snap, _ := startSnapshot(repo, false)(context.Background())
 	if !strings.Contains(snap.Err, repo) || !strings.Contains(snap.Err, "not a git repository") {
 		t.Fatalf("snapshot outside git: %+v", snap)
 	}
@@ -262,8 +263,41 @@ func BenchmarkSnapshotFarBehind(b *testing.B) {
 	runGit(b, repo, "checkout", "-q", "-b", "topic", "main~19990")
 	runGit(b, repo, "branch", "-q", "--set-upstream-to=main")
 	for b.Loop() {
-		if s := takeSnapshot(repo); s.Err != "" || s.Head == "" {
+		if s := takeSnapshot(context.Background(), repo); s.Err != "" || s.Head == "" {
 			b.Fatalf("snapshot %+v", s)
 		}
+	}
+}
+
+// TestSnapshotGivenUp: a launch that ends while its snapshot is still
+// being taken (a signal before the agent's admission) stops waiting for
+// git at once and has no snapshot; one that waits gets it.
+func TestSnapshotGivenUp(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := t.TempDir()
+	runGit(t, repo, "init", "-q")
+	// A git whose status takes three seconds.
+	bin := t.TempDir()
+	script := "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = status ] && sleep 3 && break; done\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	wait := startSnapshot(repo, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	if s, ok := wait(ctx); ok || s != nil {
+		t.Errorf("a snapshot given up returned %+v, %v", s, ok)
+	}
+	if d := time.Since(began); d > time.Second {
+		t.Errorf("giving up the snapshot took %v", d)
+	}
+	wait = startSnapshot(repo, true)
+	if s, ok := wait(context.Background()); !ok || s.Err != "" || s.Head != "" {
+		t.Errorf("a snapshot waited for: %+v, %v (an empty repository has no commit)", s, ok)
 	}
 }

@@ -40,7 +40,7 @@ type services struct {
 	keeper  bool
 	// startReceipt waits for the launch's snapshot of the repository and
 	// starts the receipt with it (nil when there is none to take).
-	startReceipt func() *receiptOf
+	startReceipt func(ctx context.Context) (*receiptOf, bool)
 	// finish is the command that completes the receipt out of process
 	// (nil: in this one, as a keeper does: nobody waits for it).
 	finish []string
@@ -185,10 +185,16 @@ func (s *services) Stop() {
 // Admitting waits for the repository's snapshot and starts the receipt
 // with it: the agent, admitted next, is the first of the box's that may
 // change the repository. (The backends served name their credentials.)
-func (s *services) Admitting() {
+// A launch that ends before its agent is admitted stops waiting: it
+// writes no receipt, since nothing of the box's ran.
+func (s *services) Admitting(ctx context.Context) {
 	if s.startReceipt != nil {
-		s.receipt, s.startReceipt = s.startReceipt(), nil
-		launch.Trace("repository snapshot taken")
+		r, ok := s.startReceipt(ctx)
+		s.startReceipt = nil
+		if ok {
+			s.receipt = r
+			launch.Trace("repository snapshot taken")
+		}
 	}
 }
 
