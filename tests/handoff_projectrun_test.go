@@ -238,6 +238,36 @@ func TestHandoffClaudeHookClimbs(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"lib/util.js"}, []string{strconv.Quote(pwned)})
 }
 
+// TestHandoffClaudeHookPackageMain: a hook runs node tools/hook.js,
+// which requires the package dep from node_modules and the directory
+// ../vendor/pkg; each package's main leads out of its own directory
+// (../../lib/dep.js and ../../lib/pkg.js), where node takes it as
+// written. The box rewrites only those two files. The user's next
+// 'claude -p' on the host must run neither.
+func TestHandoffClaudeHookPackageMain(t *testing.T) {
+	h := newHostClaude(t, "node")
+	h.write(t, map[string]string{
+		".claude/settings.json":         string(promptHooks(`node tools/hook.js`)),
+		"tools/hook.js":                 "require('dep').run()\nrequire('../vendor/pkg').run()\n",
+		"node_modules/dep/package.json": `{"name": "dep", "main": "../../lib/dep.js"}`,
+		"vendor/pkg/package.json":       `{"name": "pkg", "main": "../../lib/pkg.js"}`,
+	})
+	mods := func(mark string) map[string]string {
+		if mark == "" {
+			return map[string]string{"lib/dep.js": "exports.run = () => {}\n", "lib/pkg.js": "exports.run = () => {}\n"}
+		}
+		return map[string]string{
+			"lib/dep.js": nodeTouch(mark+".dep") + "exports.run = () => {}\n",
+			"lib/pkg.js": nodeTouch(mark+".pkg") + "exports.run = () => {}\n",
+		}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hook")
+	marks := func(mark string) []string { return []string{mark + ".dep", mark + ".pkg"} }
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"lib/dep.js", "lib/pkg.js"}, []string{strconv.Quote(pwned + ".dep")})
+}
+
 // TestHandoffMCPImports: the project's .mcp.json starts two local
 // servers the user approved: python3 tools/server.py, which imports
 // helpers from beside it, and sh srv/mcp.sh, which sources srv/lib.sh.

@@ -316,38 +316,90 @@ func (w *walker) climb(name, p string, depth int) {
 			w.nodeImports(name, dir, strings.TrimPrefix(l.path, dir+"/"), depth)
 			continue
 		}
-		if !within(l.path, w.root) {
-			continue
-		}
-		if w.climbs++; w.climbs > 16*maxLoads {
-			w.unsure([]string{dir}, "its scripts load more files than are followed")
+		if !w.follow(name, p, l, depth) {
 			return
 		}
-		files, whole := suffixes(l)
-		for _, f := range files {
-			w.files.add(f, dir)
-			w.progs.add(f, dir)
-			if w.read(f) == nil {
-				continue
-			}
-			if filepath.Base(f) == "package.json" {
-				break // a package: its main may be any file of it
-			}
-			if filepath.Ext(f) != ".json" {
-				w.climb(name, f, depth+1)
-			}
-			whole = false
-			break
-		}
-		if !whole || w.heldWhole(l.path) {
+	}
+}
+
+// follow holds what the load l, made by the script at p (run by the
+// loader name), leads to: the file it resolves to, followed in turn, or
+// the directory, held whole. It reports false once the walk has followed
+// as many loads as it may.
+func (w *walker) follow(name, p string, l load, depth int) bool {
+	if !within(l.path, w.root) {
+		return true
+	}
+	dir := filepath.Dir(p)
+	if w.climbs++; w.climbs > 16*maxLoads {
+		w.unsure([]string{dir}, "its scripts load more files than are followed")
+		return false
+	}
+	files, whole := suffixes(l)
+	for _, f := range files {
+		w.files.add(f, dir)
+		w.progs.add(f, dir)
+		if w.read(f) == nil {
 			continue
 		}
-		if l.path == w.root {
-			w.unsure([]string{w.root}, w.rel(p)+" loads the project's own directory ("+filepath.Base(l.path)+"), whose files it cannot tell")
-		} else {
-			w.dirs.add(l.path, l.path)
+		if filepath.Base(f) == "package.json" {
+			// A package: its main may be any file of it, or lead out of it.
+			w.packageMain(name, filepath.Dir(f), depth+1)
+			break
 		}
+		if filepath.Ext(f) != ".json" {
+			w.climb(name, f, depth+1)
+		}
+		whole = false
+		break
 	}
+	if !whole || w.heldWhole(l.path) {
+		return true
+	}
+	if l.path == w.root {
+		w.unsure([]string{w.root}, w.rel(p)+" loads the project's own directory ("+filepath.Base(l.path)+"), whose files it cannot tell")
+	} else {
+		w.dirs.add(l.path, l.path)
+	}
+	return true
+}
+
+// packageMain follows the main of the package at pkg, held whole, when
+// it leads out of the package: node resolves it against the package's
+// directory as written, "../" and all, where an export map may not go.
+func (w *walker) packageMain(name, pkg string, depth int) {
+	main := mainOf(w.read(filepath.Join(pkg, "package.json")))
+	if main == "" {
+		return
+	}
+	t := filepath.Clean(main)
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(pkg, t)
+	}
+	if within(t, pkg) {
+		return
+	}
+	if depth > maxDepth {
+		w.unsure([]string{pkg}, "the main of "+w.rel(pkg)+" leads to files too deep to follow")
+		return
+	}
+	w.follow(name, filepath.Join(pkg, "package.json"), load{path: t, lang: "js"}, depth)
+}
+
+// mainOf is the "main" a package.json's text names ("" for none, or
+// for text that does not parse).
+func mainOf(data []byte) string {
+	if len(data) == 0 || len(data) > maxPackageJSON {
+		return ""
+	}
+	var doc struct {
+		Main json.RawMessage `json:"main"`
+	}
+	var main string
+	if json.Unmarshal(data, &doc) != nil || json.Unmarshal(doc.Main, &main) != nil {
+		return ""
+	}
+	return main
 }
 
 // climbFrom follows the script at p as [walker.climb] does, with path0
@@ -795,6 +847,7 @@ func (w *walker) followDeps(p string) {
 			}
 			continue
 		}
+		w.packageMain("node", p, 1)
 		deps, ok := packageDeps(data)
 		if !ok {
 			w.unsure([]string{p}, w.rel(pj)+" does not parse as a package.json, so the packages "+w.rel(p)+" loads by name are not held")

@@ -484,3 +484,65 @@ func FuzzImportTargets(f *testing.F) {
 		}
 	})
 }
+
+// TestPackageMainOutOfPackage: a package held whole whose main leads out
+// of its directory (node resolves "../" there as written) has that file
+// held and followed too, whether the package is a directory a script
+// loads or one node finds in node_modules; a main inside the package or
+// outside the project adds nothing.
+func TestPackageMainOutOfPackage(t *testing.T) {
+	for _, tt := range []struct {
+		name, hook string
+		project    files
+		held       []string
+		notHeld    []string
+	}{
+		{"a dependency's main, then what it loads", "require('dep')\n", files{
+			"/r/node_modules/dep/package.json": `{"main": "../../lib/evil.js"}`,
+			"/r/lib/evil.js":                   "require('./more')\n",
+			"/r/lib/more.js":                   "",
+		}, []string{"/r/lib/evil.js", "/r/lib/more.js"}, nil},
+		{"a directory's main, without its suffix", "require('../vendor/pkg')\n", files{
+			"/r/vendor/pkg/package.json": `{"main": "../../lib/out"}`,
+			"/r/lib/out.js":              "",
+		}, []string{"/r/lib/out", "/r/lib/out.js"}, nil},
+		{"an absolute main", "require('dep')\n", files{
+			"/r/node_modules/dep/package.json": `{"main": "/r/lib/abs.js"}`,
+		}, []string{"/r/lib/abs.js"}, nil},
+		{"a main that leads to another package, and out of it", "require('dep')\n", files{
+			"/r/node_modules/dep/package.json": `{"main": "../../pkgs/b"}`,
+			"/r/pkgs/b/package.json":           `{"main": "../../tools/c.js"}`,
+			"/r/tools/c.js":                    "",
+		}, []string{"/r/pkgs/b/package.json", "/r/tools/c.js"}, nil},
+		{"a main inside the package", "require('dep')\n", files{
+			"/r/node_modules/dep/package.json": `{"main": "./lib/../m.js"}`,
+		}, nil, []string{"/r/node_modules/dep/m.js"}},
+		{"a main outside the project", "require('dep')\n", files{
+			"/r/node_modules/dep/package.json": `{"main": "../../../elsewhere.js"}`,
+		}, nil, []string{"/elsewhere.js"}},
+		{"a main that is not a string", "require('dep')\n", files{
+			"/r/node_modules/dep/package.json": `{"main": ["../../lib/x.js"]}`,
+		}, nil, []string{"/r/lib/x.js"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.project["/r/tools/hook.js"] = tt.hook
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook("node tools/hook.js")), Project{Read: tt.project.read, List: listOf(tt.project)})
+			for _, f := range tt.held {
+				if !slices.Contains(n.Files, f) {
+					t.Errorf("files lack %s: %q", f, n.Files)
+				}
+				if filepath.Ext(f) != ".json" && !slices.Contains(n.Programs, f) {
+					t.Errorf("programs lack %s: %q", f, n.Programs)
+				}
+			}
+			for _, f := range tt.notHeld {
+				if slices.Contains(n.Files, f) {
+					t.Errorf("files hold %s: %q", f, n.Files)
+				}
+			}
+			if len(n.Notes) != 0 {
+				t.Errorf("notes: %q", n.Notes)
+			}
+		})
+	}
+}
