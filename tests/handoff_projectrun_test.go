@@ -268,6 +268,32 @@ func TestHandoffClaudeHookPackageMain(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"lib/dep.js", "lib/pkg.js"}, []string{strconv.Quote(pwned + ".dep")})
 }
 
+// TestHandoffClaudeHookPreload: hooks run node with modules it loads
+// before the script: node -r ./lib/pre.js (which requires
+// ../more/m.js) and node --import dep (a package in node_modules). The
+// box rewrites only more/m.js and dep's index.js. The user's next
+// 'claude -p' on the host must run neither.
+func TestHandoffClaudeHookPreload(t *testing.T) {
+	h := newHostClaude(t, "node")
+	h.write(t, map[string]string{
+		".claude/settings.json":         string(promptHooks(`node -r ./lib/pre.js tools/hook.js`, `node --import dep tools/hook.js`)),
+		"tools/hook.js":                 "\n",
+		"lib/pre.js":                    "require('../more/m.js')\n",
+		"node_modules/dep/package.json": `{"name": "dep"}`,
+	})
+	mods := func(mark string) map[string]string {
+		if mark == "" {
+			return map[string]string{"more/m.js": "\n", "node_modules/dep/index.js": "\n"}
+		}
+		return map[string]string{"more/m.js": nodeTouch(mark + ".m"), "node_modules/dep/index.js": nodeTouch(mark + ".dep")}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "hooks")
+	marks := func(mark string) []string { return []string{mark + ".m", mark + ".dep"} }
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"more/m.js", "node_modules/dep"}, []string{strconv.Quote(pwned + ".m")})
+}
+
 // TestHandoffMCPImports: the project's .mcp.json starts two local
 // servers the user approved: python3 tools/server.py, which imports
 // helpers from beside it, and sh srv/mcp.sh, which sources srv/lib.sh.

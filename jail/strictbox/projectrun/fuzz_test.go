@@ -23,6 +23,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"flock -w 5 . -c './a; git -c alias.x=\"!./b\" x' && script -qc ./c /dev/null && watch -x ./d && parallel ./e ::: 1 && direnv exec s ./f && pytest -p g t/h.py && GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=i git -c include.path=j.cfg status"}]}]}}`))
 	f.Add([]byte("module example.com/m\n\nimport (\n\t\"example.com/m/internal/u\"\n)\n[package]\nbuild = \"b.rs\"\n[workspace]\nmembers = [\"a/*\"]\n"))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":".venv/bin/python h.py; npx x; uv run y.py"}]}]}}`))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"perl -I.. -Ilib x.pl; ruby -r ../p.rb -I/ y.rb; node -r ./a --import=dep --require ../b z.js; NODE_OPTIONS='-r ./c --import=@s/d' node w.js"}]}]}}`))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json": ClaudeSettings,
 		"/r/.codex/hooks.json":     CodexHooks,

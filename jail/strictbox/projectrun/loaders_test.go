@@ -1,6 +1,7 @@
 package projectrun
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestLoadsFrom(t *testing.T) {
 		{"node at the project's root", `node hook.js`, nil, []string{"/r/hook.js"}, "here the project's own directory"},
 		{"node, a preload", `node -r ./pre.js --no-warnings scripts/hook.js`, []string{"/r/scripts"}, []string{"/r/pre.js", "/r/scripts/hook.js"}, ""},
 		{"deno run, tsx, bun, ruby, perl, php", `deno run -A d/x.ts; tsx t/x.ts; bun b/x.ts; ruby -I lib rb/x.rb; perl -Ilib pl/x.pl; php ph/x.php`,
-			[]string{"/r/d", "/r/t", "/r/b", "/r/rb", "/r/pl", "/r/ph"}, []string{"/r/d/x.ts", "/r/lib", "/r/rb/x.rb"}, ""},
+			[]string{"/r/d", "/r/t", "/r/b", "/r/lib", "/r/rb", "/r/pl", "/r/ph"}, []string{"/r/d/x.ts", "/r/rb/x.rb"}, ""},
 		{"subcommands of deno and bun run no script", `deno task build; deno fmt; bun install; bun x prettier`, nil, []string{"/r/deno.json", "/r/package.json", "/r/node_modules/.bin/prettier"}, ""},
 		{"by its #! line: env, a pinned version, env -S", `./bin/check; bin/pinned; ./bin/js`, []string{"/r/bin"}, []string{"/r/bin/check", "/r/bin/pinned", "/r/bin/js"}, ""},
 		{"a shell script that runs one", `cd bin && ./wrap.sh`, []string{"/r/lib"}, []string{"/r/bin/wrap.sh", "/r/lib/run.py"}, ""},
@@ -112,6 +113,53 @@ func TestProgram(t *testing.T) {
 			all := strings.Join(n.Notes, "\n")
 			if tt.note == "" && all != "" || tt.note != "" && !strings.Contains(all, tt.note) {
 				t.Errorf("notes, want %q:\n%s", tt.note, all)
+			}
+		})
+	}
+}
+
+// TestLoaderOptions: an interpreter's options that make it load code
+// besides the script count as the script does: a module directory
+// (perl and ruby -I, joined or not) is held whole, a module loaded first
+// (node -r, --require=, --import, bun --preload, ruby -r, NODE_OPTIONS)
+// is held and followed into what it loads, or, named as a package, the
+// package node finds is held whole.
+func TestLoaderOptions(t *testing.T) {
+	project := files{
+		"/r/tools/hook.js":                 "",
+		"/r/tools/x.pl":                    "",
+		"/r/tools/x.rb":                    "",
+		"/r/lib/pre.js":                    "require('../more/m.js')\n",
+		"/r/lib/pre.rb":                    "require_relative '../more/r'\n",
+		"/r/more/m.js":                     "",
+		"/r/node_modules/dep/package.json": `{}`,
+	}
+	for _, tt := range []struct {
+		name, cmd string
+		dirs      []string
+		files     []string
+	}{
+		{"perl -Ilib", `perl -Ilib tools/x.pl`, []string{"/r/lib", "/r/tools"}, nil},
+		{"perl -I lib", `perl -I lib tools/x.pl`, []string{"/r/lib", "/r/tools"}, nil},
+		{"ruby -Ilib and -r ./lib/pre.rb", `ruby -Ilib -r ./lib/pre.rb tools/x.rb`, []string{"/r/lib", "/r/tools"}, []string{"/r/lib/pre.rb", "/r/more/r.rb"}},
+		{"node -r, followed", `node -r ./lib/pre.js tools/hook.js`, []string{"/r/tools"}, []string{"/r/lib/pre.js", "/r/more/m.js"}},
+		{"node --require=", `node --require=./lib/pre.js tools/hook.js`, []string{"/r/tools"}, []string{"/r/lib/pre.js", "/r/more/m.js"}},
+		{"node --import a package", `node --import dep tools/hook.js`, []string{"/r/node_modules/dep", "/r/tools"}, nil},
+		{"bun --preload", `bun --preload ./lib/pre.js tools/hook.js`, []string{"/r/tools"}, []string{"/r/lib/pre.js", "/r/more/m.js"}},
+		{"NODE_OPTIONS, both forms", `NODE_OPTIONS="--require ./lib/pre.js --import=dep --max-old-space-size=4096" node tools/hook.js`, []string{"/r/node_modules/dep", "/r/tools"}, []string{"/r/lib/pre.js", "/r/more/m.js"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
+			if d := cmp.Diff(tt.dirs, n.Dirs); d != "" {
+				t.Errorf("dirs (-want +got):\n%s", d)
+			}
+			for _, f := range tt.files {
+				if !slices.Contains(n.Files, f) || !slices.Contains(n.Programs, f) {
+					t.Errorf("files or programs lack %s: %q, %q", f, n.Files, n.Programs)
+				}
+			}
+			if len(n.Notes) != 0 {
+				t.Errorf("notes: %q", n.Notes)
 			}
 		})
 	}

@@ -949,7 +949,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 				w.module(name, rest[i+1], rest[i+2:], dirs)
 				return dirs
 			case slices.Contains(l.values, a.s) && i+1 < len(rest):
-				w.arg(rest[i+1], dirs)
+				w.loaderOption(name, l, a.s, rest[i+1], dirs, depth)
 				i++
 				continue
 			case i == 0 && a.s == l.sub && l.sub != "":
@@ -960,6 +960,12 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 					w.quietArg(x, dirs)
 				}
 				return dirs
+			}
+		}
+		if loads && a.ok {
+			if opt, v, ok := l.joined(a.s); ok {
+				w.loaderOption(name, l, opt, lit(v), dirs, depth)
+				continue
 			}
 		}
 		if runs && a.ok && !strings.HasPrefix(a.s, "-") {
@@ -1006,9 +1012,29 @@ func (w *walker) own(prog string, dirs []string) bool {
 // set for one whose other words before the script are subcommands, so
 // its script is told by a dot or a slash in its name.
 type loader struct {
-	values      []string
-	sub, module string
-	named       bool
+	values []string
+	// libs are the options of values whose value is a directory it
+	// loads modules from (perl -I lib, and -Ilib); preloads, those whose
+	// value is a module it loads before the script (node -r ./x.js, or
+	// a package's name).
+	libs, preloads []string
+	sub, module    string
+	named          bool
+}
+
+// joined splits an option of libs or preloads written with its value in
+// the same word (-Ilib, --require=./x.js).
+func (l loader) joined(s string) (opt, val string, ok bool) {
+	for _, o := range slices.Concat(l.libs, l.preloads) {
+		if strings.HasPrefix(o, "--") {
+			if v, ok := strings.CutPrefix(s, o+"="); ok {
+				return o, v, true
+			}
+		} else if len(s) > len(o) && strings.HasPrefix(s, o) {
+			return o, s[len(o):], true
+		}
+	}
+	return "", "", false
 }
 
 // loaders are the interpreters that load code from the directory of
@@ -1022,17 +1048,71 @@ var loaders = sync.OnceValue(func() map[string]loader {
 	return map[string]loader{
 		"python":  {values: []string{"-W", "-X", "--check-hash-based-pycs"}, module: "-m"},
 		"pypy":    {values: []string{"-W", "-X", "--check-hash-based-pycs"}, module: "-m"},
-		"node":    {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
-		"nodejs":  {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}},
-		"tsx":     {values: []string{"-r", "--require", "--import", "--tsconfig", "--env-file"}},
-		"ts-node": {values: []string{"-r", "--require", "-P", "--project", "-C", "--compiler", "-O", "--compilerOptions"}},
+		"node":    {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}, preloads: nodePreloads},
+		"nodejs":  {values: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--input-type", "--env-file"}, preloads: nodePreloads},
+		"tsx":     {values: []string{"-r", "--require", "--import", "--tsconfig", "--env-file"}, preloads: []string{"-r", "--require", "--import"}},
+		"ts-node": {values: []string{"-r", "--require", "-P", "--project", "-C", "--compiler", "-O", "--compilerOptions"}, preloads: []string{"-r", "--require"}},
 		"deno":    {values: []string{"--config", "-c", "--import-map", "--env-file"}, sub: "run", named: true},
-		"bun":     {values: []string{"-r", "--preload", "--env-file", "--tsconfig-override"}, named: true},
-		"ruby":    {values: []string{"-r", "-I", "-C", "-E", "--encoding"}},
-		"perl":    {values: []string{"-I", "-M", "-m"}},
+		"bun":     {values: []string{"-r", "--preload", "--env-file", "--tsconfig-override"}, preloads: []string{"-r", "--preload"}, named: true},
+		"ruby":    {values: []string{"-r", "-I", "-C", "-E", "--encoding"}, libs: []string{"-I"}, preloads: []string{"-r"}},
+		"perl":    {values: []string{"-I", "-M", "-m"}, libs: []string{"-I"}},
 		"php":     {values: []string{"-c", "-d", "-z"}},
 	}
 })
+
+// nodePreloads are node's options that load a module before the script.
+var nodePreloads = []string{"-r", "--require", "--import", "--loader", "--experimental-loader"}
+
+// loaderOption holds what the option opt of the interpreter name (its
+// loader l), with the value v, makes it load: a directory of modules,
+// held whole, a module loaded first, followed as its script is, or a
+// path, held.
+func (w *walker) loaderOption(name string, l loader, opt string, v word, dirs []string, depth int) {
+	libs, preloads := slices.Contains(l.libs, opt), slices.Contains(l.preloads, opt)
+	switch {
+	case !libs && !preloads:
+		w.arg(v, dirs)
+	case !v.ok:
+		w.unknown(v, dirs)
+	case libs:
+		var ds []string
+		for _, d := range dirs {
+			p := v.s
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(d, p)
+			}
+			ds = union(ds, []string{filepath.Clean(p)})
+		}
+		w.loadsFrom(name, ds)
+	default:
+		w.preload(name, v.s, dirs, depth)
+	}
+}
+
+// preload holds the module spec that the interpreter name loads before
+// its script: a file (./x.js, /abs/x.rb), held and followed into what it
+// loads in turn, or, for node and its kin, a package found as node finds
+// it, held whole.
+func (w *walker) preload(name, spec string, dirs []string, depth int) {
+	if !strings.HasPrefix(spec, "./") && !strings.HasPrefix(spec, "../") && !filepath.IsAbs(spec) {
+		if pkg := npmName(spec); pkg != "" && langOf(name) == "js" {
+			for _, d := range dirs {
+				w.nodePackage(d, pkg)
+			}
+		}
+		return
+	}
+	for _, d := range dirs {
+		p := spec
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(d, p)
+		}
+		p = filepath.Clean(p)
+		w.files.add(p, d)
+		w.progs.add(p, d)
+		w.climbFrom(name, p, filepath.Dir(p), depth)
+	}
+}
 
 // loaderOf is the loader of the interpreter name, with a version after
 // it (python3.12, perl5.36) or not.
@@ -1724,7 +1804,19 @@ func (w *walker) envVar(name string, v word, dirs []string, depth int) {
 	case "gitdir":
 		w.holdDirs(name, w.cd(v, dirs), dirs)
 	case "options":
-		for _, f := range strings.Fields(v.s) {
+		node := loaders()["node"]
+		fields := strings.Fields(v.s)
+		for i := 0; i < len(fields); i++ {
+			f := fields[i]
+			if opt, val, ok := node.joined(f); ok {
+				w.loaderOption("node", node, opt, lit(val), dirs, depth)
+				continue
+			}
+			if slices.Contains(node.preloads, f) && i+1 < len(fields) {
+				i++
+				w.loaderOption("node", node, f, lit(fields[i]), dirs, depth)
+				continue
+			}
 			if _, val, ok := strings.Cut(f, "="); ok && strings.HasPrefix(f, "-") {
 				f = val
 			}
