@@ -294,6 +294,34 @@ func TestHandoffClaudeHookPreload(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"more/m.js", "node_modules/dep"}, []string{strconv.Quote(pwned + ".m")})
 }
 
+// TestHandoffClaudeHookInstall: a hook runs npm install (offline, as
+// a session's first prompt may), which runs the package's own install
+// scripts (preinstall: node tools/pre.js, prepare: sh tools/prep.sh)
+// and those of a dependency kept in the project (file:./vendor/local,
+// postinstall: node post.js). The box rewrites only the three scripts'
+// files. The user's next 'claude -p' on the host must run none of them.
+func TestHandoffClaudeHookInstall(t *testing.T) {
+	h := newHostClaude(t, "npm", "node")
+	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_audit=false", "npm_config_fund=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	h.write(t, map[string]string{
+		".claude/settings.json":     string(promptHooks(`npm install`)),
+		".gitignore":                "node_modules/\npackage-lock.json\n",
+		"package.json":              `{"name": "p", "version": "1.0.0", "scripts": {"preinstall": "node tools/pre.js", "prepare": "sh tools/prep.sh"}, "dependencies": {"local": "file:./vendor/local"}}`,
+		"vendor/local/package.json": `{"name": "local", "version": "1.0.0", "scripts": {"postinstall": "node post.js"}}`,
+	})
+	mods := func(mark string) map[string]string {
+		if mark == "" {
+			return map[string]string{"tools/pre.js": "\n", "tools/prep.sh": ":\n", "vendor/local/post.js": "\n"}
+		}
+		return map[string]string{"tools/pre.js": nodeTouch(mark + ".pre"), "tools/prep.sh": "touch " + mark + ".prep\n", "vendor/local/post.js": nodeTouch(mark + ".post")}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "install hook")
+	marks := func(mark string) []string { return []string{mark + ".pre", mark + ".prep", mark + ".post"} }
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"tools", "vendor/local"}, []string{"touch " + pwned + ".prep"})
+}
+
 // TestHandoffMCPImports: the project's .mcp.json starts two local
 // servers the user approved: python3 tools/server.py, which imports
 // helpers from beside it, and sh srv/mcp.sh, which sources srv/lib.sh.

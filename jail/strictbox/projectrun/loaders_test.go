@@ -164,3 +164,55 @@ func TestLoaderOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestInstallScripts: an install (npm install and ci, pnpm i, yarn
+// alone, bun install) runs the install scripts of the package.json it
+// finds: what they run is followed, the lock files that say where each
+// package comes from are held, and a dependency in the project (file:,
+// link:, a path) is held whole; workspaces, which are not followed, are
+// said.
+func TestInstallScripts(t *testing.T) {
+	pj := `{"scripts": {"preinstall": "./pre.sh", "postinstall": "./post.sh", "prepare": "./prep.sh", "lint": "./lint.sh"},
+		"dependencies": {"local": "file:./vendor/local", "reg": "^1.0.0", "out": "file:../../elsewhere"},
+		"devDependencies": {"linked": "link:packages/linked"}}`
+	for _, tt := range []struct {
+		name, cmd string
+		project   files
+		note      string
+	}{
+		{"npm install", `npm install --offline`, nil, ""},
+		{"npm ci in a subdirectory", `cd web && npm ci`, nil, ""},
+		{"pnpm i", `pnpm i --frozen-lockfile`, nil, ""},
+		{"yarn alone", `yarn`, nil, ""},
+		{"bun install", `bun install`, nil, ""},
+		{"workspaces", `npm install`, files{"/r/package.json": `{"workspaces": ["packages/*"], "scripts": {"preinstall": "./pre.sh", "postinstall": "./post.sh", "prepare": "./prep.sh"}, "dependencies": {"local": "file:./vendor/local"}, "devDependencies": {"linked": "link:packages/linked"}}`}, "runs its workspaces' install scripts too"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			project := tt.project
+			if project == nil {
+				project = files{"/r/package.json": pj}
+			}
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, Home: "/home/u"})
+			for _, p := range []string{"/r/pre.sh", "/r/post.sh", "/r/prep.sh"} {
+				if !slices.Contains(n.Programs, p) {
+					t.Errorf("programs lack %s: %q", p, n.Programs)
+				}
+			}
+			if slices.Contains(n.Programs, "/r/lint.sh") {
+				t.Errorf("programs hold a script an install does not run: %q", n.Programs)
+			}
+			for _, f := range []string{"/r/package.json", "/r/package-lock.json", "/r/yarn.lock", "/r/pnpm-lock.yaml"} {
+				if !slices.Contains(n.Files, f) {
+					t.Errorf("files lack %s: %q", f, n.Files)
+				}
+			}
+			if d := cmp.Diff([]string{"/r/vendor/local", "/r/packages/linked"}, n.Dirs); d != "" {
+				t.Errorf("dirs (-want +got):\n%s", d)
+			}
+			all := strings.Join(n.Notes, "\n")
+			if tt.note == "" && all != "" || tt.note != "" && (len(n.Notes) != 1 || !strings.Contains(all, tt.note)) {
+				t.Errorf("notes, want one with %q:\n%s", tt.note, all)
+			}
+		})
+	}
+}

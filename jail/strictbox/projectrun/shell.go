@@ -885,7 +885,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	case name == "bun" && len(rest) > 0 && rest[0].ok && rest[0].s == "x":
 		w.launch("bunx", launchers()["bunx"], rest[1:], dirs, depth)
 		return dirs
-	case name == "npm" || name == "pnpm" || name == "yarn" || name == "bun" && len(rest) > 0 && rest[0].ok && rest[0].s == "run":
+	case name == "npm" || name == "pnpm" || name == "yarn" || name == "bun" && len(rest) > 0 && rest[0].ok && slices.Contains([]string{"run", "install", "i", "add"}, rest[0].s):
 		w.npm(name, rest, dirs, depth)
 		return dirs
 	case name == "deno" && len(rest) > 0 && rest[0].ok && rest[0].s == "task":
@@ -1444,10 +1444,20 @@ func codePaths(code string) []string {
 }
 
 // npm reads npm/pnpm/yarn/bun run NAME: the package.json it reads (in
-// dirs or above, as npm finds it) and what its scripts run.
+// dirs or above, as npm finds it) and what its scripts run; and an
+// install, which runs the package's own install scripts (see
+// [walker.install]).
 func (w *walker) npm(name string, rest []word, dirs []string, depth int) {
 	var script *word
 	sub := ""
+	defer func() {
+		// yarn alone installs.
+		if sub == "" && name == "yarn" {
+			for _, d := range dirs {
+				w.install(d, depth)
+			}
+		}
+	}()
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a.ok && (a.s == "--prefix" || a.s == "-C" || a.s == "--dir" || a.s == "--cwd") && i+1 < len(rest) {
@@ -1481,6 +1491,12 @@ func (w *walker) npm(name string, rest []word, dirs []string, depth int) {
 				// runs in turn
 				w.launch(name+" "+sub, launchers()["npx"], rest[i+1:], dirs, depth)
 				return
+			case "install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add",
+				"ci", "clean-install", "ic", "install-clean", "isntall-clean", "rebuild", "rb":
+				for _, d := range dirs {
+					w.install(d, depth)
+				}
+				return
 			case "node":
 				if name == "yarn" {
 					w.exec(rest[i:], dirs, depth+1)
@@ -1506,8 +1522,10 @@ func (w *walker) npm(name string, rest []word, dirs []string, depth int) {
 	}
 }
 
-// pkg reads the package.json npm finds from dir for script.
-func (w *walker) pkg(dir string, script *word, dirs []string, depth int) {
+// findPackageJSON is the package.json npm finds from dir (the nearest
+// in dir or above it, in the project), held, and its text (nil for
+// none).
+func (w *walker) findPackageJSON(dir string) (string, []byte) {
 	var data []byte
 	pj := ""
 	for d := dir; within(d, w.root); d = filepath.Dir(d) {
@@ -1517,6 +1535,12 @@ func (w *walker) pkg(dir string, script *word, dirs []string, depth int) {
 			break
 		}
 	}
+	return pj, data
+}
+
+// pkg reads the package.json npm finds from dir for script.
+func (w *walker) pkg(dir string, script *word, dirs []string, depth int) {
+	pj, data := w.findPackageJSON(dir)
 	var doc struct {
 		Scripts map[string]any `json:"scripts"`
 	}
@@ -1531,10 +1555,89 @@ func (w *walker) pkg(dir string, script *word, dirs []string, depth int) {
 		names = slices.Sorted(maps.Keys(doc.Scripts))
 		w.unsure([]string{pdir}, "npm runs a script whose name it does not set; every script of "+w.rel(pj)+" is followed")
 	}
+	w.npmScripts(pdir, doc.Scripts, names, depth)
+}
+
+// lifecycle are the scripts of its own package.json that an install
+// runs (npm, pnpm, yarn and bun alike, each a subset).
+var lifecycle = []string{"preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare"}
+
+// lockFiles are the files beside a package.json that tell an install
+// where each package comes from: a changed one fetches and runs another
+// package's install scripts.
+var lockFiles = []string{"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "pnpm-workspace.yaml", "bun.lock", "bun.lockb", ".yarnrc.yml", ".pnpmfile.cjs"}
+
+// install reads an install in dir (npm install or ci, pnpm install,
+// yarn): the package.json it finds and its lock files are held, what its
+// install scripts run is followed, and a dependency of it that lies in
+// the project (file:, link:, a path), whose install scripts run too, is
+// held whole. Workspaces' packages are not followed, and the launch
+// says so.
+func (w *walker) install(dir string, depth int) {
+	pj, data := w.findPackageJSON(dir)
+	if data == nil {
+		return
+	}
+	pdir := filepath.Dir(pj)
+	for _, f := range lockFiles {
+		w.files.add(filepath.Join(pdir, f), pdir)
+	}
+	var doc struct {
+		Scripts    map[string]any             `json:"scripts"`
+		Deps       map[string]json.RawMessage `json:"dependencies"`
+		Dev        map[string]json.RawMessage `json:"devDependencies"`
+		Optional   map[string]json.RawMessage `json:"optionalDependencies"`
+		Workspaces json.RawMessage            `json:"workspaces"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		w.unsure([]string{pdir}, w.rel(pj)+" does not parse as a package.json, so what installing it runs cannot be told")
+		return
+	}
+	w.npmScripts(pdir, doc.Scripts, lifecycle, depth)
+	for _, deps := range []map[string]json.RawMessage{doc.Deps, doc.Dev, doc.Optional} {
+		for _, name := range slices.Sorted(maps.Keys(deps)) {
+			var spec string
+			if json.Unmarshal(deps[name], &spec) != nil {
+				continue
+			}
+			p, ok := localDep(spec)
+			if !ok {
+				continue
+			}
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(pdir, p)
+			}
+			if p = filepath.Clean(p); within(p, w.root) && p != w.root {
+				w.dirs.add(p, p)
+			}
+		}
+	}
+	if len(doc.Workspaces) > 0 && string(doc.Workspaces) != "null" {
+		w.unsure([]string{pdir}, "installing "+w.rel(pj)+" runs its workspaces' install scripts too, which are not followed")
+	}
+}
+
+// localDep is the path a dependency's version spec names in the
+// project's tree (file:../x, link:./y, ./z), if it names one.
+func localDep(spec string) (string, bool) {
+	for _, pre := range []string{"file:", "link:", "portal:"} {
+		if p, ok := strings.CutPrefix(spec, pre); ok {
+			return p, p != ""
+		}
+	}
+	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/") {
+		return spec, true
+	}
+	return "", false
+}
+
+// npmScripts follows what the scripts of a package.json in pdir named
+// by names run.
+func (w *walker) npmScripts(pdir string, scripts map[string]any, names []string, depth int) {
 	saved := w.cmd
 	defer func() { w.cmd = saved }()
 	for _, n := range names {
-		s, _ := doc.Scripts[n].(string)
+		s, _ := scripts[n].(string)
 		if s == "" {
 			continue
 		}
