@@ -322,6 +322,36 @@ func TestHandoffClaudeHookInstall(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"tools", "vendor/local"}, []string{"touch " + pwned + ".prep"})
 }
 
+// TestHandoffClaudeHookPipInstall: a hook installs the project in
+// development mode (python3 -m pip install -e ., offline), which runs
+// its setup.py, which imports version.py from beside it. The box
+// rewrites only those two files. The user's next 'claude -p' on the
+// host must run neither.
+func TestHandoffClaudeHookPipInstall(t *testing.T) {
+	h := newHostClaude(t, "python3")
+	for _, m := range []string{"pip", "setuptools"} {
+		if err := exec.Command("python3", "-c", "import "+m).Run(); err != nil {
+			need(t, "python3's "+m, err)
+		}
+	}
+	h.write(t, map[string]string{
+		".claude/settings.json": string(promptHooks(`python3 -m pip install --quiet --user --break-system-packages --no-index --no-build-isolation --no-deps -e .`)),
+		".gitignore":            "*.egg-info/\n__pycache__/\n",
+	})
+	mods := func(mark string) map[string]string {
+		setup := "from version import V\nimport setuptools\nsetuptools.setup(name='p', version=V, py_modules=[])\n"
+		if mark == "" {
+			return map[string]string{"setup.py": setup, "version.py": "V = '1.0'\n"}
+		}
+		return map[string]string{"setup.py": pyTouch(mark+".setup") + setup, "version.py": pyTouch(mark+".version") + "V = '1.0'\n"}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "pip install hook")
+	marks := func(mark string) []string { return []string{mark + ".setup", mark + ".version"} }
+	r, pwned := h.handOff(t, mods, marks, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"setup.py", "version.py"}, []string{strconv.Quote(pwned + ".setup")})
+}
+
 // TestHandoffMCPImports: the project's .mcp.json starts two local
 // servers the user approved: python3 tools/server.py, which imports
 // helpers from beside it, and sh srv/mcp.sh, which sources srv/lib.sh.

@@ -63,7 +63,7 @@ func TestLaunchers(t *testing.T) {
 		{"uv run an entry point of the project", `uv run app-hook`, []string{"/r/app/hooks", "/r/src/app/hooks"}, []string{"/r/app/hooks/cli.py", "/r/src/app/hooks/cli.py", "/r/pyproject.toml"}, ""},
 		{"uv run a command of the environment: cannot tell", `uv run pytest -q`, nil, []string{"/r/.venv/bin/pytest"}, `uv runs pytest from the project's environment`},
 		{"uv run a word it does not set", `uv run "$X"/hook.py`, nil, []string{"/r/hook.py"}, "a variable"},
-		{"uv sync: no command", `uv sync`, nil, []string{"/r/sync"}, ""},
+		{"uv sync: it builds the project", `uv sync`, nil, []string{"/r/pyproject.toml", "/r/uv.lock"}, ""},
 		{"poetry run", `poetry run python scripts/p.py`, []string{"/r/scripts"}, []string{"/r/scripts/p.py", "/r/pyproject.toml"}, ""},
 		{"poetry -C", `poetry -C tools run python hook.py`, []string{"/r/tools"}, []string{"/r/tools/hook.py"}, ""},
 		{"pipenv run: a script of Pipfile", `pipenv run hook`, []string{"/r/pipenvtools"}, []string{"/r/pipenvtools/hook.py", "/r/Pipfile"}, ""},

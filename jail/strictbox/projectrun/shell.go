@@ -850,6 +850,16 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		w.venv = w.venvOf(prog, dirs[0])
 		defer func() { w.venv = saved }()
 	}
+	if d, ok := definers()[name]; ok {
+		w.definer(name, d, rest, dirs, depth)
+		if !w.own(prog, dirs) {
+			return dirs
+		}
+		// The project's own wrapper (./gradlew) is read as its file too.
+	}
+	if (name == "pip" || name == "pip3" || launchers()[name].python) && !w.own(prog, dirs) && w.pyInstall(name, rest, dirs, depth) {
+		return dirs
+	}
 	switch {
 	case name == "cd" || name == "pushd":
 		for len(rest) > 0 && rest[0].ok && strings.HasPrefix(rest[0].s, "-") && rest[0].s != "-" {
@@ -946,6 +956,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		if loads && a.ok {
 			switch {
 			case a.s == l.module && l.module != "" && i+1 < len(rest):
+				if m := rest[i+1]; m.ok && m.s == "pip" && w.pyInstall("pip", rest[i+2:], dirs, depth) {
+					return dirs
+				}
 				w.module(name, rest[i+1], rest[i+2:], dirs)
 				return dirs
 			case slices.Contains(l.values, a.s) && i+1 < len(rest):

@@ -1,0 +1,220 @@
+package projectrun
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// definer is a task runner or build tool that runs what files in the
+// directory it runs in define: Python or Ruby code it loads (a noxfile,
+// a Rakefile, a Gemfile), or a build it configures (Gradle, Maven). The
+// box could change what such a command runs without touching the
+// command.
+type definer struct {
+	// files are the names it looks for in the directory it runs in or,
+	// when none is there, the nearest one above; dirs, what it loads
+	// from there whole.
+	files, dirs []string
+	// code is the interpreter its files of that language are loaded
+	// as ("python3" for .py, "ruby" for the rest), "" for none.
+	code string
+	// fileOpts are its options whose value names another file of its.
+	fileOpts []string
+	// exec is its subcommand that runs the rest of its words as a
+	// command (bundle exec).
+	exec string
+}
+
+// definers are the commands that run what their definition files say.
+var definers = sync.OnceValue(func() map[string]definer {
+	invoke := definer{files: []string{"tasks.py", "invoke.yaml", "invoke.yml", "invoke.json", "invoke.py"}, dirs: []string{"tasks"}, code: "python3", fileOpts: []string{"-c", "--collection", "-f", "--config", "-r", "--search-root"}}
+	gradle := definer{files: []string{"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "gradle.properties", "init.gradle", "init.gradle.kts"}, dirs: []string{"gradle", "buildSrc", ".gradle"}, fileOpts: []string{"-b", "--build-file", "-c", "--settings-file", "-I", "--init-script", "-p", "--project-dir"}}
+	maven := definer{files: []string{"pom.xml"}, dirs: []string{".mvn"}, fileOpts: []string{"-f", "--file", "-s", "--settings"}}
+	return map[string]definer{
+		"nox":     {files: []string{"noxfile.py"}, code: "python3", fileOpts: []string{"-f", "--noxfile"}},
+		"tox":     {files: []string{"tox.ini", "tox.toml", "pyproject.toml", "setup.cfg", "setup.py"}, code: "python3", fileOpts: []string{"-c", "--conf"}},
+		"invoke":  invoke,
+		"inv":     invoke,
+		"rake":    {files: []string{"Rakefile", "rakefile", "Rakefile.rb", "rakefile.rb"}, dirs: []string{"rakelib"}, code: "ruby", fileOpts: []string{"-f", "--rakefile", "-R", "--rakelibdir"}},
+		"bundle":  {files: []string{"Gemfile", "gems.rb", "Gemfile.lock", "gems.locked"}, dirs: []string{".bundle"}, code: "ruby", fileOpts: []string{"--gemfile"}, exec: "exec"},
+		"gradle":  gradle,
+		"gradlew": gradle,
+		"mvn":     maven,
+		"mvnw":    maven,
+		"sbt":     {files: []string{"build.sbt"}, dirs: []string{"project"}},
+	}
+})
+
+// definer holds the definition files of the command name run in dirs
+// (rest its words): each, and the directories it loads whole; a file of
+// code is followed as its interpreter runs it. bundle exec's command is
+// read in turn.
+func (w *walker) definer(name string, d definer, rest []word, dirs []string, depth int) {
+	var named []word
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if !a.ok {
+			continue
+		}
+		if d.exec != "" && a.s == d.exec {
+			w.exec(rest[i+1:], dirs, depth+1)
+			break
+		}
+		if slices.Contains(d.fileOpts, a.s) && i+1 < len(rest) {
+			named = append(named, rest[i+1])
+			i++
+			continue
+		}
+		for _, o := range d.fileOpts {
+			if v, ok := strings.CutPrefix(a.s, o+"="); ok && strings.HasPrefix(o, "--") {
+				named = append(named, lit(v))
+			}
+		}
+	}
+	for _, dir := range dirs {
+		at := w.definedIn(dir, d.files)
+		for _, f := range d.files {
+			w.defined(name, filepath.Join(at, f), at, d.code, depth)
+		}
+		for _, sub := range d.dirs {
+			w.holdDir(filepath.Join(at, sub))
+		}
+		for _, n := range named {
+			if !n.ok {
+				w.unknown(n, []string{dir})
+				continue
+			}
+			p := n.s
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			p = filepath.Clean(p)
+			if w.list != nil && w.list(p) != nil {
+				w.holdDir(p) // a directory of its (rakelib, a project dir)
+				continue
+			}
+			w.defined(name, p, dir, d.code, depth)
+		}
+	}
+}
+
+// holdDir holds the directory p whole, when it lies below the project's
+// own (which is never held whole).
+func (w *walker) holdDir(p string) {
+	if within(p, w.root) && p != w.root {
+		w.dirs.add(p, p)
+	}
+}
+
+// definedIn is the directory a definer finds its files from dir in:
+// dir when one of files is there (or none is anywhere), else the
+// nearest one above it in the project that has one.
+func (w *walker) definedIn(dir string, files []string) string {
+	for d := dir; within(d, w.root); d = filepath.Dir(d) {
+		for _, f := range files {
+			if w.read(filepath.Join(d, f)) != nil {
+				return d
+			}
+		}
+		if d == w.root {
+			break
+		}
+	}
+	return dir
+}
+
+// defined holds the definition file p of the command name (found from
+// dir): a file of code (.py for python3, else any for ruby) is followed
+// as its interpreter runs it; another is held as one a program reads.
+// The commands its tasks run are built by its own language: the launch
+// says so, and holds what its words name.
+func (w *walker) defined(name, p, dir, code string, depth int) {
+	if !within(p, w.root) {
+		return
+	}
+	if data := w.read(p); data != nil && !slices.Contains([]string{".lock", ".locked"}, filepath.Ext(p)) {
+		w.unsure([]string{dir}, name+" runs the tasks or build "+w.rel(p)+" defines, whose commands are not followed; the words of it that name paths are held", codePaths(string(data))...)
+	}
+	switch {
+	case code == "python3" && filepath.Ext(p) == ".py":
+		w.exec([]word{lit("python3"), lit(p)}, []string{dir}, depth+1)
+	case code == "ruby" && !slices.Contains([]string{".lock", ".locked"}, filepath.Ext(p)):
+		w.files.add(p, dir)
+		w.progs.add(p, dir)
+		w.climbFrom("ruby", p, filepath.Dir(p), depth)
+	default:
+		w.files.add(p, dir)
+	}
+}
+
+// pyInstall reads a Python package manager's call that builds and
+// installs a project (pip install ., uv sync, poetry install): the
+// build runs the project's setup.py and build backend, so its project
+// files are held and its setup.py followed. It reports whether the call
+// is one.
+func (w *walker) pyInstall(name string, rest []word, dirs []string, depth int) bool {
+	var sub string
+	var words []word
+	for i, a := range rest {
+		if a.ok && !strings.HasPrefix(a.s, "-") {
+			sub, words = a.s, rest[i+1:]
+			if name == "uv" && sub == "pip" && i+1 < len(rest) && rest[i+1].ok {
+				sub, words = "pip "+rest[i+1].s, rest[i+2:]
+			}
+			break
+		}
+	}
+	switch {
+	case (name == "pip" || name == "pip3" || name == "uv" && sub == "pip install") && (sub == "install" || sub == "pip install"):
+		// The projects its words name by path, and the requirement
+		// files it reads (which name more: -e ./x, an index).
+		for i := 0; i < len(words); i++ {
+			a := words[i]
+			if !a.ok {
+				continue
+			}
+			if slices.Contains([]string{"-r", "--requirement", "-c", "--constraint"}, a.s) && i+1 < len(words) {
+				w.arg(words[i+1], dirs)
+				i++
+				continue
+			}
+			if a.s == "-e" || a.s == "--editable" || strings.HasPrefix(a.s, "-") {
+				continue
+			}
+			if a.s == "." || strings.HasPrefix(a.s, "./") || strings.HasPrefix(a.s, "../") || strings.HasPrefix(a.s, "/") {
+				w.pyBuild(a.s, dirs, depth)
+			}
+		}
+		return true
+	case name == "uv" && slices.Contains([]string{"sync", "lock"}, sub),
+		name == "poetry" && slices.Contains([]string{"install", "sync", "lock", "build"}, sub),
+		name == "pdm" && slices.Contains([]string{"install", "sync", "lock", "build"}, sub),
+		name == "pipenv" && slices.Contains([]string{"install", "sync", "lock"}, sub),
+		name == "hatch" && slices.Contains([]string{"build", "env"}, sub):
+		w.pyBuild(".", dirs, depth)
+		return true
+	}
+	return false
+}
+
+// pyBuild holds the Python project at path (from dirs) that a build
+// runs: its project files, and its setup.py followed as python runs it.
+func (w *walker) pyBuild(path string, dirs []string, depth int) {
+	for _, d := range dirs {
+		p := path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(d, p)
+		}
+		p = filepath.Clean(p)
+		if !within(p, w.root) {
+			continue
+		}
+		w.pyProject([]string{p})
+		pd := projectDir(w, p, "pyproject.toml")
+		if setup := filepath.Join(pd, "setup.py"); w.read(setup) != nil {
+			w.exec([]word{lit("python3"), lit(setup)}, []string{pd}, depth+1)
+		}
+	}
+}

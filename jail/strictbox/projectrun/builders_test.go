@@ -1,0 +1,75 @@
+package projectrun
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDefiners: a task runner or build tool that runs what files in the
+// directory it runs in define (rake, bundle, nox, invoke, tox, Gradle,
+// Maven) has those files held, found there or in the nearest directory
+// above, its code followed as its interpreter loads it, what the words
+// of its files name held, and the launch says it could not follow the
+// commands; bundle exec's command is read in turn. A Python build (pip
+// install ., python -m pip install -e ./lib, uv sync, poetry install)
+// holds the project's files and follows its setup.py; a requirements
+// file pip reads is held.
+func TestDefiners(t *testing.T) {
+	project := files{
+		"/r/Rakefile":           "task :build do\n  sh 'tools/build.sh'\nend\nrequire_relative 'lib/tasks'\n",
+		"/r/lib/tasks.rb":       "",
+		"/r/Gemfile":            "gem 'rspec'\n",
+		"/r/noxfile.py":         "import helpers\n",
+		"/r/helpers.py":         "",
+		"/r/tasks.py":           "",
+		"/r/tox.ini":            "[testenv]\ncommands = python tools/check.py\n",
+		"/r/sub/pom.xml":        "<project/>\n",
+		"/r/build.gradle":       "apply from: 'gradle/extra.gradle'\n",
+		"/r/setup.py":           "import version\n",
+		"/r/version.py":         "",
+		"/r/lib/setup.py":       "",
+		"/r/lib/pyproject.toml": "",
+		"/r/requirements.txt":   "-e ./lib\n",
+		"/r/pyproject.toml":     "",
+		"/r/deep/x/.keep":       "",
+	}
+	for _, tt := range []struct {
+		name, cmd   string
+		files, dirs []string
+		note        string
+	}{
+		{"rake, from below", `cd deep/x && rake build`, []string{"/r/Rakefile", "/r/lib/tasks.rb", "/r/tools/build.sh"}, []string{"/r/rakelib"}, "rake runs the tasks or build Rakefile defines"},
+		{"bundle exec", `bundle exec rake`, []string{"/r/Gemfile", "/r/Gemfile.lock", "/r/Rakefile"}, []string{"/r/.bundle"}, "bundle runs the tasks or build Gemfile defines"},
+		{"nox", `nox -s tests`, []string{"/r/noxfile.py", "/r/helpers.py"}, nil, "nox runs the tasks or build noxfile.py defines"},
+		{"invoke", `invoke build`, []string{"/r/tasks.py"}, []string{"/r/tasks"}, "invoke runs the tasks or build tasks.py defines"},
+		{"tox", `tox -e py`, []string{"/r/tox.ini", "/r/tools/check.py", "/r/setup.py", "/r/version.py"}, nil, "tox runs the tasks or build tox.ini defines"},
+		{"mvn -f", `mvn -q -f sub/pom.xml test`, []string{"/r/sub/pom.xml", "/r/pom.xml"}, []string{"/r/.mvn"}, "mvn runs the tasks or build sub/pom.xml defines"},
+		{"./gradlew", `./gradlew build`, []string{"/r/gradlew", "/r/build.gradle", "/r/settings.gradle", "/r/gradle/extra.gradle"}, []string{"/r/gradle", "/r/buildSrc", "/r/.gradle"}, "gradlew runs the tasks or build build.gradle defines"},
+		{"pip install -e .", `pip install -e .`, []string{"/r/setup.py", "/r/version.py", "/r/pyproject.toml"}, nil, ""},
+		{"python -m pip install ./lib", `python3 -m pip install --user ./lib`, []string{"/r/lib/setup.py", "/r/lib/pyproject.toml"}, nil, ""},
+		{"pip install -r", `pip3 install -r requirements.txt`, []string{"/r/requirements.txt"}, nil, ""},
+		{"uv sync", `uv sync --frozen`, []string{"/r/pyproject.toml", "/r/uv.lock", "/r/setup.py"}, nil, ""},
+		{"poetry install", `poetry install`, []string{"/r/pyproject.toml", "/r/poetry.lock"}, nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
+			for _, f := range tt.files {
+				if !slices.Contains(n.Files, f) {
+					t.Errorf("files lack %s: %q", f, n.Files)
+				}
+			}
+			for _, d := range tt.dirs {
+				if !slices.Contains(n.Dirs, d) {
+					t.Errorf("dirs lack %s: %q", d, n.Dirs)
+				}
+			}
+			if slices.Contains(n.Dirs, "/r") {
+				t.Errorf("the project's own directory is held whole: %q", n.Dirs)
+			}
+			if all := strings.Join(n.Notes, "\n"); tt.note != "" && !strings.Contains(all, tt.note) {
+				t.Errorf("notes lack %q:\n%s", tt.note, all)
+			}
+		})
+	}
+}
