@@ -352,6 +352,42 @@ func TestHandoffClaudeHookPipInstall(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"setup.py", "version.py"}, []string{strconv.Quote(pwned + ".setup")})
 }
 
+// TestHandoffClaudeHookLinterConfig: a hook formats with the project's
+// own linter (npx eslint --fix ., from node_modules/.bin), which loads
+// eslint.config.js, which imports ./lint/rules.js. The box leaves the
+// hook, the linter and its config alone and rewrites only the module the
+// config imports. The user's next 'claude -p' on the host must not run
+// it.
+func TestHandoffClaudeHookLinterConfig(t *testing.T) {
+	h := newHostClaude(t, "npx", "node")
+	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	h.write(t, map[string]string{
+		".claude/settings.json":            string(promptHooks(`npx eslint --fix .`)),
+		".gitignore":                       "node_modules/\n",
+		"eslint.config.js":                 "module.exports = [require('./lint/rules.js')]\n",
+		"node_modules/eslint/package.json": `{"name": "eslint", "version": "0.0.0", "bin": {"eslint": "cli.js"}}`,
+		// A stand-in for eslint: it loads the config from where it runs.
+		"node_modules/eslint/cli.js": "#!/usr/bin/env node\nrequire(require('path').resolve('eslint.config.js'))\n",
+	})
+	os.Chmod(filepath.Join(h.repo, "node_modules", "eslint", "cli.js"), 0o755)
+	if err := os.MkdirAll(filepath.Join(h.repo, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../eslint/cli.js", filepath.Join(h.repo, "node_modules", ".bin", "eslint")); err != nil {
+		t.Fatal(err)
+	}
+	mods := func(mark string) map[string]string {
+		if mark == "" {
+			return map[string]string{"lint/rules.js": "module.exports = {}\n"}
+		}
+		return map[string]string{"lint/rules.js": nodeTouch(mark) + "module.exports = {}\n"}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "lint hook")
+	r, pwned := h.handOff(t, mods, func(mark string) []string { return []string{mark} }, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"lint/rules.js"}, []string{strconv.Quote(pwned)})
+}
+
 // TestHandoffMCPImports: the project's .mcp.json starts two local
 // servers the user approved: python3 tools/server.py, which imports
 // helpers from beside it, and sh srv/mcp.sh, which sources srv/lib.sh.

@@ -18,8 +18,14 @@ type definer struct {
 	// from there whole.
 	files, dirs []string
 	// code is the interpreter its files of that language are loaded
-	// as ("python3" for .py, "ruby" for the rest), "" for none.
+	// as ("python3" for .py, "node" for JavaScript and TypeScript,
+	// "ruby" for the rest), "" for none.
 	code string
+	// config is set for a tool its files configure (a linter, a test
+	// runner, a bundler): what it runs is what they load, followed; a
+	// task runner's files (config unset) build commands that are not,
+	// and the launch says so.
+	config bool
 	// fileOpts are its options whose value names another file of its.
 	fileOpts []string
 	// exec is its subcommand that runs the rest of its words as a
@@ -32,18 +38,40 @@ var definers = sync.OnceValue(func() map[string]definer {
 	invoke := definer{files: []string{"tasks.py", "invoke.yaml", "invoke.yml", "invoke.json", "invoke.py"}, dirs: []string{"tasks"}, code: "python3", fileOpts: []string{"-c", "--collection", "-f", "--config", "-r", "--search-root"}}
 	gradle := definer{files: []string{"build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "gradle.properties", "init.gradle", "init.gradle.kts"}, dirs: []string{"gradle", "buildSrc", ".gradle"}, fileOpts: []string{"-b", "--build-file", "-c", "--settings-file", "-I", "--init-script", "-p", "--project-dir"}}
 	maven := definer{files: []string{"pom.xml"}, dirs: []string{".mvn"}, fileOpts: []string{"-f", "--file", "-s", "--settings"}}
+	js := func(base ...string) []string {
+		var out []string
+		for _, b := range base {
+			for _, e := range []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"} {
+				out = append(out, b+e)
+			}
+		}
+		return out
+	}
+	vitest := definer{files: js("vitest.config", "vitest.workspace", "vite.config"), code: "node", config: true, fileOpts: []string{"-c", "--config", "--root", "--dir", "--workspace"}}
 	return map[string]definer{
-		"nox":     {files: []string{"noxfile.py"}, code: "python3", fileOpts: []string{"-f", "--noxfile"}},
-		"tox":     {files: []string{"tox.ini", "tox.toml", "pyproject.toml", "setup.cfg", "setup.py"}, code: "python3", fileOpts: []string{"-c", "--conf"}},
-		"invoke":  invoke,
-		"inv":     invoke,
-		"rake":    {files: []string{"Rakefile", "rakefile", "Rakefile.rb", "rakefile.rb"}, dirs: []string{"rakelib"}, code: "ruby", fileOpts: []string{"-f", "--rakefile", "-R", "--rakelibdir"}},
-		"bundle":  {files: []string{"Gemfile", "gems.rb", "Gemfile.lock", "gems.locked"}, dirs: []string{".bundle"}, code: "ruby", fileOpts: []string{"--gemfile"}, exec: "exec"},
-		"gradle":  gradle,
-		"gradlew": gradle,
-		"mvn":     maven,
-		"mvnw":    maven,
-		"sbt":     {files: []string{"build.sbt"}, dirs: []string{"project"}},
+		"eslint":      {files: slices.Concat(js("eslint.config", ".eslintrc"), []string{".eslintrc", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--resolve-plugins-relative-to", "--rulesdir"}},
+		"prettier":    {files: slices.Concat(js("prettier.config", ".prettierrc"), []string{".prettierrc", ".prettierrc.json", ".prettierrc.yml", ".prettierrc.yaml", ".prettierrc.json5", ".prettierrc.toml"}), code: "node", config: true, fileOpts: []string{"--config", "--plugin"}},
+		"jest":        {files: slices.Concat(js("jest.config", "babel.config", ".babelrc"), []string{"jest.config.json", "babel.config.json", ".babelrc", ".babelrc.json"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--rootDir", "--setupFiles", "--setupFilesAfterEach"}},
+		"vitest":      vitest,
+		"vite":        vitest,
+		"webpack":     {files: js("webpack.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"rollup":      {files: js("rollup.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"stylelint":   {files: slices.Concat(js("stylelint.config", ".stylelintrc"), []string{".stylelintrc", ".stylelintrc.json", ".stylelintrc.yml", ".stylelintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"mocha":       {files: slices.Concat(js(".mocharc"), []string{".mocharc.json", ".mocharc.jsonc", ".mocharc.yml", ".mocharc.yaml"}), code: "node", config: true, fileOpts: []string{"--config", "-r", "--require", "--file"}},
+		"playwright":  {files: js("playwright.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"lint-staged": {files: slices.Concat(js("lint-staged.config", ".lintstagedrc"), []string{".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yml", ".lintstagedrc.yaml"}), code: "node", fileOpts: []string{"-c", "--config"}},
+		"commitlint":  {files: slices.Concat(js("commitlint.config", ".commitlintrc"), []string{".commitlintrc", ".commitlintrc.json", ".commitlintrc.yml", ".commitlintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-g", "--config"}},
+		"nox":         {files: []string{"noxfile.py"}, code: "python3", fileOpts: []string{"-f", "--noxfile"}},
+		"tox":         {files: []string{"tox.ini", "tox.toml", "pyproject.toml", "setup.cfg", "setup.py"}, code: "python3", fileOpts: []string{"-c", "--conf"}},
+		"invoke":      invoke,
+		"inv":         invoke,
+		"rake":        {files: []string{"Rakefile", "rakefile", "Rakefile.rb", "rakefile.rb"}, dirs: []string{"rakelib"}, code: "ruby", fileOpts: []string{"-f", "--rakefile", "-R", "--rakelibdir"}},
+		"bundle":      {files: []string{"Gemfile", "gems.rb", "Gemfile.lock", "gems.locked"}, dirs: []string{".bundle"}, code: "ruby", fileOpts: []string{"--gemfile"}, exec: "exec"},
+		"gradle":      gradle,
+		"gradlew":     gradle,
+		"mvn":         maven,
+		"mvnw":        maven,
+		"sbt":         {files: []string{"build.sbt"}, dirs: []string{"project"}},
 	}
 })
 
@@ -76,7 +104,7 @@ func (w *walker) definer(name string, d definer, rest []word, dirs []string, dep
 	for _, dir := range dirs {
 		at := w.definedIn(dir, d.files)
 		for _, f := range d.files {
-			w.defined(name, filepath.Join(at, f), at, d.code, depth)
+			w.defined(name, filepath.Join(at, f), at, d, depth)
 		}
 		for _, sub := range d.dirs {
 			w.holdDir(filepath.Join(at, sub))
@@ -95,7 +123,7 @@ func (w *walker) definer(name string, d definer, rest []word, dirs []string, dep
 				w.holdDir(p) // a directory of its (rakelib, a project dir)
 				continue
 			}
-			w.defined(name, p, dir, d.code, depth)
+			w.defined(name, p, dir, d, depth)
 		}
 	}
 }
@@ -125,25 +153,37 @@ func (w *walker) definedIn(dir string, files []string) string {
 	return dir
 }
 
-// defined holds the definition file p of the command name (found from
-// dir): a file of code (.py for python3, else any for ruby) is followed
-// as its interpreter runs it; another is held as one a program reads.
-// The commands its tasks run are built by its own language: the launch
-// says so, and holds what its words name.
-func (w *walker) defined(name, p, dir, code string, depth int) {
+// defined holds the definition file p of the command name (d; found
+// from dir): a file of code (.py for python3, JavaScript or TypeScript
+// for node, any for ruby) is followed as its interpreter loads it;
+// another is held as one a program reads. A task runner's tasks run
+// commands its own language builds: the launch says so, and holds what
+// the words of the file name.
+func (w *walker) defined(name, p, dir string, d definer, depth int) {
 	if !within(p, w.root) {
 		return
 	}
-	if data := w.read(p); data != nil && !slices.Contains([]string{".lock", ".locked"}, filepath.Ext(p)) {
+	ext := filepath.Ext(p)
+	data := w.read(p)
+	if data == nil {
+		// One of the names it looks for that is not there: named as a
+		// file it reads, which holds no missing file (a mount point for
+		// each name a tool might look for would be an empty file in the
+		// user's repository while the box runs).
+		w.files.add(p, dir)
+		return
+	}
+	if !d.config && ext != ".lock" && ext != ".locked" {
 		w.unsure([]string{dir}, name+" runs the tasks or build "+w.rel(p)+" defines, whose commands are not followed; the words of it that name paths are held", codePaths(string(data))...)
 	}
 	switch {
-	case code == "python3" && filepath.Ext(p) == ".py":
+	case d.code == "python3" && ext == ".py":
 		w.exec([]word{lit("python3"), lit(p)}, []string{dir}, depth+1)
-	case code == "ruby" && !slices.Contains([]string{".lock", ".locked"}, filepath.Ext(p)):
+	case d.code == "node" && slices.Contains([]string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"}, ext),
+		d.code == "ruby" && ext != ".lock" && ext != ".locked":
 		w.files.add(p, dir)
 		w.progs.add(p, dir)
-		w.climbFrom("ruby", p, filepath.Dir(p), depth)
+		w.climbFrom(d.code, p, filepath.Dir(p), depth)
 	default:
 		w.files.add(p, dir)
 	}

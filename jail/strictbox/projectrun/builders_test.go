@@ -17,22 +17,26 @@ import (
 // file pip reads is held.
 func TestDefiners(t *testing.T) {
 	project := files{
-		"/r/Rakefile":           "task :build do\n  sh 'tools/build.sh'\nend\nrequire_relative 'lib/tasks'\n",
-		"/r/lib/tasks.rb":       "",
-		"/r/Gemfile":            "gem 'rspec'\n",
-		"/r/noxfile.py":         "import helpers\n",
-		"/r/helpers.py":         "",
-		"/r/tasks.py":           "",
-		"/r/tox.ini":            "[testenv]\ncommands = python tools/check.py\n",
-		"/r/sub/pom.xml":        "<project/>\n",
-		"/r/build.gradle":       "apply from: 'gradle/extra.gradle'\n",
-		"/r/setup.py":           "import version\n",
-		"/r/version.py":         "",
-		"/r/lib/setup.py":       "",
-		"/r/lib/pyproject.toml": "",
-		"/r/requirements.txt":   "-e ./lib\n",
-		"/r/pyproject.toml":     "",
-		"/r/deep/x/.keep":       "",
+		"/r/Rakefile":             "task :build do\n  sh 'tools/build.sh'\nend\nrequire_relative 'lib/tasks'\n",
+		"/r/lib/tasks.rb":         "",
+		"/r/Gemfile":              "gem 'rspec'\n",
+		"/r/noxfile.py":           "import helpers\n",
+		"/r/helpers.py":           "",
+		"/r/tasks.py":             "",
+		"/r/tox.ini":              "[testenv]\ncommands = python tools/check.py\n",
+		"/r/sub/pom.xml":          "<project/>\n",
+		"/r/build.gradle":         "apply from: 'gradle/extra.gradle'\n",
+		"/r/setup.py":             "import version\n",
+		"/r/version.py":           "",
+		"/r/lib/setup.py":         "",
+		"/r/lib/pyproject.toml":   "",
+		"/r/requirements.txt":     "-e ./lib\n",
+		"/r/pyproject.toml":       "",
+		"/r/deep/x/.keep":         "",
+		"/r/web/eslint.config.js": "import rules from './lint/rules.js'\n",
+		"/r/web/lint/rules.js":    "",
+		"/r/web/vite.config.ts":   "import { plugin } from '../tools/vite-plugin'\n",
+		"/r/tools/vite-plugin.ts": "",
 	}
 	for _, tt := range []struct {
 		name, cmd   string
@@ -51,6 +55,8 @@ func TestDefiners(t *testing.T) {
 		{"pip install -r", `pip3 install -r requirements.txt`, []string{"/r/requirements.txt"}, nil, ""},
 		{"uv sync", `uv sync --frozen`, []string{"/r/pyproject.toml", "/r/uv.lock", "/r/setup.py"}, nil, ""},
 		{"poetry install", `poetry install`, []string{"/r/pyproject.toml", "/r/poetry.lock"}, nil, ""},
+		{"eslint, its config followed", `cd web && npx eslint --fix src`, []string{"/r/web/eslint.config.js", "/r/web/lint/rules.js"}, nil, ""},
+		{"vitest from below", `cd web/src && vitest run`, []string{"/r/web/vite.config.ts", "/r/tools/vite-plugin.ts"}, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
@@ -69,6 +75,13 @@ func TestDefiners(t *testing.T) {
 			}
 			if all := strings.Join(n.Notes, "\n"); tt.note != "" && !strings.Contains(all, tt.note) {
 				t.Errorf("notes lack %q:\n%s", tt.note, all)
+			}
+			// A name a tool might look for that is not there gets no
+			// mount point (it is no program).
+			for _, p := range n.Programs {
+				if project.read(p) == nil && (strings.Contains(p, "config") || strings.Contains(p, "rc")) {
+					t.Errorf("a missing definition file is held as a program: %s", p)
+				}
 			}
 		})
 	}

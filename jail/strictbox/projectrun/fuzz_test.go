@@ -26,6 +26,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"perl -I.. -Ilib x.pl; ruby -r ../p.rb -I/ y.rb; node -r ./a --import=dep --require ../b z.js; NODE_OPTIONS='-r ./c --import=@s/d' node w.js"}]}]}}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"npm ci && yarn && pnpm i && bun install"}]}]},"scripts":{"preinstall":"./p.sh"},"dependencies":{"a":"file:..","b":"link:/","c":"../../x"},"workspaces":["w/*"]}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"cd a && rake -f ../R; bundle exec nox -f x.py; mvn -f=/p; ./gradlew -p ..; python3 -m pip install -e .. -r r.txt; uv sync; tox"}]}]}}`))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"cd w && npx eslint -c ../c.js . && prettier --config=/x -w . && vitest --root .. run"}]}]}}`))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json": ClaudeSettings,
 		"/r/.codex/hooks.json":     CodexHooks,

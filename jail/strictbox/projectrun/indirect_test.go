@@ -2,6 +2,7 @@ package projectrun
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestIndirect(t *testing.T) {
 			[]string{"/r/a/x.sh", "/r/b/x.sh", "/r/a/b/x.sh"}, nil, nil},
 		{"npm run: package.json, pre and post, node_modules/.bin", "/r/.claude/settings.json",
 			hook(`npm run --silent lint`),
-			[]string{"/r/package.json", "/r/pre.sh", "/r/tools", "/r/tools/lint.sh", "/r/node_modules/.bin/cd", "/r/node_modules/.bin/eslint", "/r/post.js", "/r/node_modules/.bin/node"}, nil,
+			slices.Concat([]string{"/r/package.json", "/r/pre.sh"}, under("/r/tools", definers()["eslint"].files), []string{"/r/tools", "/r/tools/lint.sh", "/r/node_modules/.bin/cd", "/r/node_modules/.bin/eslint", "/r/post.js", "/r/node_modules/.bin/node"}), nil,
 			[]string{`cannot tell what "node post.js" runs (node loads modules from beside the script it runs`, "the project's own directory"}},
 		{"npm found upwards; yarn NAME", "/r/.claude/settings.json",
 			hook(`(cd web/src && npm test); yarn --cwd web watch`),

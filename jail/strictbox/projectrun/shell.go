@@ -851,11 +851,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		defer func() { w.venv = saved }()
 	}
 	if d, ok := definers()[name]; ok {
+		// Then its words as any program's, and the project's own
+		// wrapper (./gradlew) as its file.
 		w.definer(name, d, rest, dirs, depth)
-		if !w.own(prog, dirs) {
-			return dirs
-		}
-		// The project's own wrapper (./gradlew) is read as its file too.
 	}
 	if (name == "pip" || name == "pip3" || launchers()[name].python) && !w.own(prog, dirs) && w.pyInstall(name, rest, dirs, depth) {
 		return dirs
