@@ -1,6 +1,8 @@
 package projectrun
 
 import (
+	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -184,9 +186,104 @@ func (w *walker) defined(name, p, dir string, d definer, depth int) {
 		w.files.add(p, dir)
 		w.progs.add(p, dir)
 		w.climbFrom(d.code, p, filepath.Dir(p), depth)
+	case d.code == "node":
+		// A JSON or YAML config names its plugins, presets and the
+		// configs it extends: local files by path, packages by name.
+		w.files.add(p, dir)
+		w.configModules(p, data, depth)
 	default:
 		w.files.add(p, dir)
 	}
+}
+
+// configModules holds what a node tool's JSON or YAML config at p
+// (text data) names that the tool loads as code: a path (./plugin.js,
+// ../shared/eslintrc.js), followed as a script is, and a package
+// installed in a node_modules node finds from p, held whole.
+func (w *walker) configModules(p string, data []byte, depth int) {
+	var doc any
+	var names []string
+	if json.Unmarshal(data, &doc) == nil {
+		names = jsonStrings(doc, nil)
+	} else {
+		names = codePaths(string(data))
+	}
+	dir := filepath.Dir(p)
+	for _, s := range names {
+		switch {
+		case strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../"):
+			w.preload("node", s, []string{dir}, depth)
+		default:
+			for _, pkg := range configPackages(s) {
+				if w.installed(dir, pkg) {
+					w.nodePackage(dir, pkg)
+				}
+			}
+		}
+	}
+}
+
+// configPackages are the packages a config's word may name: itself, and
+// the names ESLint and Babel make of a short one (react for
+// eslint-plugin-react, @scope for @scope/eslint-plugin).
+func configPackages(s string) []string {
+	if scope, ok := strings.CutPrefix(s, "@"); ok && scope != "" && npmName(s+"/x") != "" && !strings.Contains(scope, "/") {
+		return []string{s + "/eslint-plugin", s + "/eslint-config"}
+	}
+	name := npmName(s)
+	if name == "" {
+		return nil
+	}
+	out := []string{name}
+	if !strings.Contains(name, "/") {
+		for _, pre := range []string{"eslint-plugin-", "eslint-config-", "babel-plugin-", "babel-preset-", "@babel/plugin-", "@babel/preset-"} {
+			out = append(out, pre+name)
+		}
+	}
+	return out
+}
+
+// installed reports whether a node_modules node looks in from dir has
+// a package named pkg (a word of a config that is one, not a rule's
+// name).
+func (w *walker) installed(dir, pkg string) bool {
+	if w.list == nil {
+		return false
+	}
+	for d := dir; within(d, w.root); d = filepath.Dir(d) {
+		if w.list(filepath.Join(d, "node_modules", pkg)) != nil {
+			return true
+		}
+		if d == w.root {
+			break
+		}
+	}
+	return false
+}
+
+// maxConfigStrings bounds the strings a config is read for.
+const maxConfigStrings = 4096
+
+// jsonStrings appends the strings of a JSON value (keys too: ESLint
+// names plugins as keys), at most maxConfigStrings.
+func jsonStrings(v any, out []string) []string {
+	if len(out) >= maxConfigStrings {
+		return out
+	}
+	switch v := v.(type) {
+	case string:
+		out = append(out, v)
+	case []any:
+		for _, x := range v {
+			out = jsonStrings(x, out)
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, k)
+			out = jsonStrings(v[k], out)
+		}
+	}
+	return out
 }
 
 // pyInstall reads a Python package manager's call that builds and
