@@ -74,6 +74,9 @@ var definers = sync.OnceValue(func() map[string]definer {
 		"mvn":         maven,
 		"mvnw":        maven,
 		"sbt":         {files: []string{"build.sbt"}, dirs: []string{"project"}},
+		// The containers it starts, their mounts and privileges, and
+		// the variables it puts in them.
+		"docker-compose": {files: []string{"compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml", "compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml", "docker-compose.override.yml", ".env"}, config: true, fileOpts: []string{"-f", "--file", "--env-file", "--project-directory"}},
 	}
 })
 

@@ -42,6 +42,8 @@ func TestDefiners(t *testing.T) {
 		"/r/shared/rules.js":       "",
 		"/r/app/.prettierrc":       "plugins:\n  - ./prettier/local.js\n",
 		"/r/app/prettier/local.js": "",
+		"/r/compose.yaml":          "services: {}\n",
+		"/r/ops/db.yml":            "services: {}\n",
 		"/r/node_modules/eslint-config-airbnb/package.json": "{}",
 		"/r/node_modules/eslint-plugin-react/package.json":  "{}",
 		"/r/node_modules/@acme/eslint-plugin/package.json":  "{}",
@@ -67,6 +69,7 @@ func TestDefiners(t *testing.T) {
 		{"eslint, its config followed", `cd web && npx eslint --fix src`, []string{"/r/web/eslint.config.js", "/r/web/lint/rules.js"}, nil, ""},
 		{"vitest from below", `cd web/src && vitest run`, []string{"/r/web/vite.config.ts", "/r/tools/vite-plugin.ts"}, nil, ""},
 		{"eslint's JSON config: extends, plugins", `cd app && eslint .`, []string{"/r/app/.eslintrc.json", "/r/app/base.js", "/r/shared/rules.js"}, []string{"/r/node_modules/eslint-config-airbnb", "/r/node_modules/eslint-plugin-react", "/r/node_modules/@acme/eslint-plugin"}, ""},
+		{"docker compose, -f", `docker compose -f ops/db.yml up -d; docker-compose up`, []string{"/r/compose.yaml", "/r/ops/db.yml", "/r/.env"}, nil, ""},
 		{"prettier's YAML config: a local plugin", `cd app && prettier -w .`, []string{"/r/app/.prettierrc", "/r/app/prettier/local.js"}, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -850,7 +850,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		w.venv = w.venvOf(prog, dirs[0])
 		defer func() { w.venv = saved }()
 	}
-	if d, ok := definers()[name]; ok {
+	if name == "docker" && len(rest) > 0 && rest[0].ok && rest[0].s == "compose" {
+		w.definer("docker compose", definers()["docker-compose"], rest[1:], dirs, depth)
+	} else if d, ok := definers()[name]; ok {
 		// Then its words as any program's, and the project's own
 		// wrapper (./gradlew) as its file.
 		w.definer(name, d, rest, dirs, depth)
