@@ -317,14 +317,19 @@ func (w *walker) pyInstall(name string, rest []word, dirs []string, depth int) b
 			}
 			if slices.Contains([]string{"-r", "--requirement", "-c", "--constraint"}, a.s) && i+1 < len(words) {
 				w.arg(words[i+1], dirs)
+				if r := words[i+1]; r.ok {
+					for _, d := range dirs {
+						w.requirements(r.s, d, depth, 0)
+					}
+				}
 				i++
 				continue
 			}
 			if a.s == "-e" || a.s == "--editable" || strings.HasPrefix(a.s, "-") {
 				continue
 			}
-			if a.s == "." || strings.HasPrefix(a.s, "./") || strings.HasPrefix(a.s, "../") || strings.HasPrefix(a.s, "/") {
-				w.pyBuild(a.s, dirs, depth)
+			if p, ok := localProject(a.s); ok {
+				w.pyBuild(p, dirs, depth)
 			}
 		}
 		return true
@@ -339,6 +344,62 @@ func (w *walker) pyInstall(name string, rest []word, dirs []string, depth int) b
 	return false
 }
 
+// localProject is the directory a pip requirement names when it is a
+// path (., ./x, ".[dev]" with its extras cut), not a package's name.
+func localProject(s string) (string, bool) {
+	if i := strings.IndexByte(s, '['); i > 0 && strings.HasSuffix(s, "]") {
+		s = s[:i]
+	}
+	if s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || strings.HasPrefix(s, "/") {
+		return s, true
+	}
+	return "", false
+}
+
+// maxRequirements bounds how deep requirement files that include others
+// (-r) are read.
+const maxRequirements = 4
+
+// requirements follows the requirement file f (from dir) pip reads: the
+// projects it names by path (-e ., ./lib) are built, and the files it
+// includes read in turn.
+func (w *walker) requirements(f, dir string, depth, nest int) {
+	if !filepath.IsAbs(f) {
+		f = filepath.Join(dir, f)
+	}
+	f = filepath.Clean(f)
+	data := w.read(f)
+	if data == nil || !within(f, w.root) || nest > maxRequirements {
+		return
+	}
+	w.files.add(f, dir)
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		opt, val := fields[0], ""
+		if len(fields) > 1 {
+			val = fields[1]
+		}
+		if o, v, ok := strings.Cut(opt, "="); ok && strings.HasPrefix(o, "--") {
+			opt, val = o, v
+		}
+		switch opt {
+		case "-r", "--requirement", "-c", "--constraint":
+			w.requirements(val, filepath.Dir(f), depth, nest+1)
+		case "-e", "--editable":
+			if p, ok := localProject(val); ok {
+				w.pyBuild(p, []string{filepath.Dir(f)}, depth)
+			}
+		default:
+			if p, ok := localProject(opt); ok {
+				w.pyBuild(p, []string{filepath.Dir(f)}, depth)
+			}
+		}
+	}
+}
+
 // pyBuild holds the Python project at path (from dirs) that a build
 // runs: its project files, and its setup.py followed as python runs it.
 func (w *walker) pyBuild(path string, dirs []string, depth int) {
@@ -351,8 +412,15 @@ func (w *walker) pyBuild(path string, dirs []string, depth int) {
 		if !within(p, w.root) {
 			continue
 		}
-		w.pyProject([]string{p})
-		pd := projectDir(w, p, "pyproject.toml")
+		// pip builds the directory it is given; a launcher, the project
+		// it finds from there.
+		pd := p
+		if w.read(filepath.Join(p, "setup.py")) == nil && w.read(filepath.Join(p, "pyproject.toml")) == nil {
+			pd = projectDir(w, p, "pyproject.toml")
+		}
+		for _, f := range pythonProject {
+			w.files.add(filepath.Join(pd, f), pd)
+		}
 		if setup := filepath.Join(pd, "setup.py"); w.read(setup) != nil {
 			w.exec([]word{lit("python3"), lit(setup)}, []string{pd}, depth+1)
 		}
