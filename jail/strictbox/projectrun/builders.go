@@ -119,11 +119,7 @@ func (w *walker) definer(name string, d definer, rest []word, dirs []string, dep
 				w.unknown(n, []string{dir})
 				continue
 			}
-			p := n.s
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
-			}
-			p = filepath.Clean(p)
+			p := from(dir, n.s)
 			if w.list != nil && w.list(p) != nil {
 				w.holdDir(p) // a directory of its (rakelib, a project dir)
 				continue
@@ -364,10 +360,7 @@ const maxRequirements = 4
 // projects it names by path (-e ., ./lib) are built, and the files it
 // includes read in turn.
 func (w *walker) requirements(f, dir string, depth, nest int) {
-	if !filepath.IsAbs(f) {
-		f = filepath.Join(dir, f)
-	}
-	f = filepath.Clean(f)
+	f = from(dir, f)
 	data := w.read(f)
 	if data == nil || !within(f, w.root) || nest > maxRequirements {
 		return
@@ -404,11 +397,7 @@ func (w *walker) requirements(f, dir string, depth, nest int) {
 // runs: its project files, and its setup.py followed as python runs it.
 func (w *walker) pyBuild(path string, dirs []string, depth int) {
 	for _, d := range dirs {
-		p := path
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(d, p)
-		}
-		p = filepath.Clean(p)
+		p := from(d, path)
 		if !within(p, w.root) {
 			continue
 		}

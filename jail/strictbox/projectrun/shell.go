@@ -211,17 +211,22 @@ func (w *walker) rel(p string) string {
 	return p
 }
 
+// from is the path p names for a command run in the directory d:
+// absolute and clean.
+func from(d, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(d, p)
+	}
+	return filepath.Clean(p)
+}
+
 // unsure records a command that could not be followed (why), holds
 // candidates (files) and the directories it runs in, and says so.
 func (w *walker) unsure(dirs []string, why string, candidates ...string) {
 	var held []string
 	for _, c := range candidates {
 		for _, d := range dirs {
-			p := c
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(d, p)
-			}
-			p = filepath.Clean(p)
+			p := from(d, c)
 			w.files.add(p, d)
 			held = append(held, w.rel(p))
 		}
@@ -1090,11 +1095,7 @@ func (w *walker) loaderOption(name string, l loader, opt string, v word, dirs []
 	case libs:
 		var ds []string
 		for _, d := range dirs {
-			p := v.s
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(d, p)
-			}
-			ds = union(ds, []string{filepath.Clean(p)})
+			ds = union(ds, []string{from(d, v.s)})
 		}
 		w.loadsFrom(name, ds)
 	default:
@@ -1116,11 +1117,7 @@ func (w *walker) preload(name, spec string, dirs []string, depth int) {
 		return
 	}
 	for _, d := range dirs {
-		p := spec
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(d, p)
-		}
-		p = filepath.Clean(p)
+		p := from(d, spec)
 		w.files.add(p, d)
 		w.progs.add(p, d)
 		w.climbFrom(name, p, filepath.Dir(p), depth)
