@@ -752,6 +752,9 @@ func TestGatherDepTrees(t *testing.T) {
 	os.MkdirAll(filepath.Join(r, "bin"), 0o755)
 	os.Symlink("../node_modules/.bin/mise", filepath.Join(r, "bin/m"))
 	start := time.Now()
+	// Timestamps come from the kernel's coarse clock, up to a tick
+	// behind: what the box makes a tick after the start is dated after it.
+	time.Sleep(20 * time.Millisecond)
 	os.MkdirAll(filepath.Join(r, "node_modules/new/.vscode"), 0o755)
 	os.WriteFile(filepath.Join(r, "node_modules/new/.envrc"), nil, 0o644)
 	os.MkdirAll(filepath.Join(r, "node_modules/new/.codex"), 0o755)
