@@ -63,9 +63,17 @@ func (ps *paths) add(p, dir string) {
 }
 
 // claudeCommands are the keys of Claude Code's settings whose value is a
-// shell command it runs itself, besides hooks: the status line's and the
-// credential helpers'.
-var claudeCommands = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper"}
+// shell command it runs itself, besides hooks: the credential and header
+// helpers', and the launcher it starts its background processes with
+// (processWrapper, an argv prefix). claudeCommandObjects are those whose
+// value is {"type": "command", "command": ...}, as a hook's: the status
+// lines and the @-mention file suggester. (Claude Code 2.1 lists these
+// as its settings that run commands; its policyHelper is honoured from
+// an administrator's policy only.)
+var (
+	claudeCommands       = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "gcpAuthRefresh", "otelHeadersHelper", "proxyAuthHelper", "processWrapper"}
+	claudeCommandObjects = []string{"statusLine", "subagentStatusLine", "fileSuggestion"}
+)
 
 // ClaudeSettings returns what a Claude Code project settings file (path
 // is .claude/settings.json or .claude/settings.local.json, data its
@@ -77,8 +85,7 @@ var claudeCommands = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialEx
 // from it either).
 func ClaudeSettings(path string, data []byte, pr Project) Names {
 	var doc struct {
-		Hooks      map[string][]json.RawMessage `json:"hooks"`
-		StatusLine json.RawMessage              `json:"statusLine"`
+		Hooks map[string][]json.RawMessage `json:"hooks"`
 	}
 	if !jsonc(data, &doc) {
 		return Names{}
@@ -88,8 +95,10 @@ func ClaudeSettings(path string, data []byte, pr Project) Names {
 	root := filepath.Dir(filepath.Dir(path))
 	w := newWalker(root, path, map[string]string{"CLAUDE_PROJECT_DIR": root}, pr)
 	w.hooks(doc.Hooks)
-	if len(doc.StatusLine) > 0 {
-		w.hook(doc.StatusLine)
+	for _, k := range claudeCommandObjects {
+		if len(other[k]) > 0 {
+			w.hook(other[k])
+		}
 	}
 	for _, k := range claudeCommands {
 		var s string
