@@ -154,6 +154,8 @@ func CodexHooks(path string, data []byte, pr Project) Names {
 	var doc struct {
 		Hooks map[string][]json.RawMessage `json:"hooks"`
 	}
+	// notify is the program (an argv) Codex runs as each turn ends.
+	var notify []string
 	switch filepath.Base(path) {
 	case "hooks.json":
 		if !jsonc(data, &doc) {
@@ -168,12 +170,39 @@ func CodexHooks(path string, data []byte, pr Project) Names {
 		if err != nil || json.Unmarshal(b, &doc) != nil {
 			return Names{}
 		}
+		if n, ok := t["notify"].([]any); ok {
+			for _, a := range n {
+				if s, ok := a.(string); ok {
+					notify = append(notify, s)
+				}
+			}
+		}
 	default:
 		return Names{}
 	}
-	w := newWalker(filepath.Dir(filepath.Dir(path)), path, nil, pr)
+	root := filepath.Dir(filepath.Dir(path))
+	w := newWalker(root, path, nil, pr)
 	w.hooks(doc.Hooks)
+	if len(notify) > 0 {
+		w.cmd = strings.Join(notify, " ")
+		w.exec(argvWords(notify), []string{root}, 0)
+	}
 	return w.names()
+}
+
+// argvWords are the words of a program's argv as a tool's file gives
+// it: a word holding a ${...} the tool expands cannot be told, and the
+// path its literal end names is held.
+func argvWords(argv []string) []word {
+	ws := make([]word, len(argv))
+	for i, a := range argv {
+		ws[i] = lit(a)
+		if j := strings.LastIndex(a, "${"); j >= 0 {
+			_, t, _ := strings.Cut(a[j:], "}")
+			ws[i] = word{tail: t}
+		}
+	}
+	return ws
 }
 
 // ShellPaths returns the files a shell command run in dir names, read
@@ -194,15 +223,7 @@ func ShellPaths(cmd, dir string, vars map[string]string) []string {
 func Program(where string, argv []string, dir, root string, pr Project) Names {
 	w := newWalker(root, where, nil, pr)
 	w.cmd = strings.Join(argv, " ")
-	ws := make([]word, len(argv))
-	for i, a := range argv {
-		ws[i] = lit(a)
-		if j := strings.LastIndex(a, "${"); j >= 0 {
-			_, t, _ := strings.Cut(a[j:], "}")
-			ws[i] = word{tail: t}
-		}
-	}
-	w.exec(ws, []string{dir}, 0)
+	w.exec(argvWords(argv), []string{dir}, 0)
 	return w.names()
 }
 

@@ -105,6 +105,8 @@ func TestCodexHooks(t *testing.T) {
 			"model = \"x\"\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"./tools/stop.sh\"\n",
 			[]string{"/r/tools/stop.sh"}},
 		{"config.toml without hooks", "/r/.codex/config.toml", "[mcp_servers.a]\ncommand = \"./s\"\n", nil},
+		{"config.toml's notify", "/r/.codex/config.toml", "notify = [\"python3\", \"tools/notify.py\", \"--x\"]\n", []string{"/r/tools/notify.py"}},
+		{"a notify that is no argv", "/r/.codex/config.toml", "notify = \"./n.sh\"\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ncommand = \"./s.sh\"\n", []string{"/r/s.sh"}},
 		{"another name", "/r/.codex/other.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./s"}]}]}}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
