@@ -246,11 +246,11 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		var out []gitpin.Steer
 		for _, c := range []string{"opencode.json", "opencode.jsonc"} {
 			c = filepath.Join(p, c)
-			out = append(append(out, mcpPrograms(c, pr)...), opencodeLoads(c, pr)...)
+			out = slices.Concat(out, mcpPrograms(c, pr), opencodeLoads(c, pr), opencodeCommands(c, pr))
 		}
 		return out, nil
 	case "opencode.json", "opencode.jsonc":
-		return append(mcpPrograms(p, pr), opencodeLoads(p, pr)...), nil
+		return slices.Concat(mcpPrograms(p, pr), opencodeLoads(p, pr), opencodeCommands(p, pr)), nil
 	}
 	if strings.HasSuffix(p, ".code-workspace") {
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
@@ -589,6 +589,48 @@ func mcpPrograms(p string, pr projectrun.Project) []gitpin.Steer {
 		for _, st := range namedSteers(projectrun.Program(p, c.Argv, c.Dir, c.Root, pr), why) {
 			if st.Path == "" || !slices.ContainsFunc(out, func(o gitpin.Steer) bool { return o.Path == st.Path }) {
 				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// opencodeCommands is what the formatters and language servers of an
+// opencode config file run: opencode starts a formatter on each file it
+// edits and a language server as it opens one, with no question, in
+// the project's directory. A section that is not a table of commands
+// (formatter: false) names none.
+func opencodeCommands(p string, pr projectrun.Project) []gitpin.Steer {
+	b, err := regfile.Read(p, maxEnvrc)
+	if err != nil {
+		return nil
+	}
+	std, err := hujson.Standardize(b)
+	var doc map[string]json.RawMessage
+	if err != nil || json.Unmarshal(std, &doc) != nil {
+		return nil
+	}
+	root := filepath.Dir(p)
+	if filepath.Base(root) == ".opencode" {
+		root = filepath.Dir(root)
+	}
+	var out []gitpin.Steer
+	for _, section := range []string{"formatter", "lsp"} {
+		var entries map[string]struct {
+			Command []string `json:"command"`
+		}
+		if json.Unmarshal(doc[section], &entries) != nil {
+			continue
+		}
+		why := "opencode: a file a " + section + " command of " + p + " runs, started with no question as opencode edits or opens a file"
+		var names []string
+		for name := range entries {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if argv := entries[name].Command; len(argv) > 0 {
+				out = append(out, namedSteers(projectrun.Program(p, argv, root, root, pr), why)...)
 			}
 		}
 	}

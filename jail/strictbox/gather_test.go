@@ -249,8 +249,9 @@ func TestLinkDirs(t *testing.T) {
 // TestProjectLoadsOpencode: an opencode config's local plugins (a path,
 // a file URL, a tuple) are held with their directories, a package name
 // is not a path; skills.paths are held as directories, present or not;
-// .opencode/opencode.json's MCP servers start in the project's
-// directory, and its plugins lie beside it.
+// .opencode/opencode.json's MCP servers, formatters and language
+// servers start in the project's directory, and its plugins lie beside
+// it.
 func TestProjectLoadsOpencode(t *testing.T) {
 	r, _ := filepath.EvalSymlinks(t.TempDir())
 	w := func(p, data string) {
@@ -268,12 +269,18 @@ func TestProjectLoadsOpencode(t *testing.T) {
 	w("plug/a.js", "")
 	w("plug2/b.ts", "")
 	w("docs/skills/x/SKILL.md", "")
-	w(".opencode/opencode.json", `{"mcp": {"s": {"type": "local", "command": ["sh", "tools/m.sh"]}}, "plugin": ["./p.js", "../plug3/c.js"]}`)
+	w(".opencode/opencode.json", `{"mcp": {"s": {"type": "local", "command": ["sh", "tools/m.sh"]}}, "plugin": ["./p.js", "../plug3/c.js"],
+		"formatter": {"mine": {"command": ["./tools/fmt.sh", "$FILE"], "extensions": [".go"]}}, "lsp": {"x": {"command": ["node", "lsp/server.js"]}, "off": {"disabled": true}}}`)
 	w("tools/m.sh", "")
 	w("plug3/c.js", "")
+	w("tools/fmt.sh", "")
+	w("lsp/server.js", "")
 	for p, want := range map[string]string{
 		"opencode.jsonc": "plug/a.js plug/ plug2/b.ts plug2/ docs/skills/ gone/",
-		".opencode":      "tools/m.sh .opencode/p.js .opencode/ plug3/c.js plug3/", // .opencode/ is protected already: Gather drops these two
+		// .opencode/ is protected already: Gather drops .opencode/p.js
+		// and .opencode/. A formatter's and a language server's
+		// commands run in the project's directory.
+		".opencode": "tools/m.sh .opencode/p.js .opencode/ plug3/c.js plug3/ tools/fmt.sh lsp/server.js lsp/",
 	} {
 		ls, err := projectLoads(filepath.Join(r, p), "")
 		if err != nil {
