@@ -562,13 +562,21 @@ func TestStrictCodexTUIAsksInAnUntrustedProject(t *testing.T) {
 			term.master.Write([]byte("\x1b"))
 			pressed = time.Now()
 		}
+		declines := 0
 		waitScreen(t, env, slot, time.Minute, "the question gone and an empty input box", func(out string) bool {
 			if strings.Contains(out, "Would you like to run") {
 				// A lone ESC that reached Codex while it was still
-				// drawing the question was lost once in CI (the
-				// question stayed a minute): say no again.
+				// drawing the question was lost in CI (twice the
+				// question stayed a minute, once through eleven more
+				// ESCs): say no again, every other time by choosing
+				// the third answer with the arrow keys.
 				if time.Since(pressed) > 5*time.Second {
-					term.master.Write([]byte("\x1b"))
+					declines++
+					no := "\x1b"
+					if declines%2 == 0 {
+						no = "\x1b[B\x1b[B\r"
+					}
+					term.master.Write([]byte(no))
 					pressed = time.Now()
 				}
 				return false
