@@ -524,20 +524,18 @@ func (l *run) place(sc *scoper, info Info) error {
 // wait, the jail is killed and no agent ever ran.
 func (l *run) admit() error {
 	st := l.st
-	err := st.Interrupted()
-	if err == nil {
-		ctx, cancel := context.WithCancel(l.ctx)
-		ready := make(chan struct{})
-		go func() {
-			defer close(ready)
-			l.services.Admitting(ctx)
-		}()
-		err = st.InterruptedBefore(ready)
-		// Admitting returns at once when cancelled, and owns the
-		// services until it does.
-		cancel()
-		<-ready
-	}
+	ctx, cancel := context.WithCancel(l.ctx)
+	ready := make(chan struct{})
+	go func() {
+		defer close(ready)
+		l.services.Admitting(ctx)
+	}()
+	// A signal queued before is taken as one that comes meanwhile.
+	err := st.InterruptedBefore(ready)
+	// Admitting returns at once when cancelled, and owns the services
+	// until it does.
+	cancel()
+	<-ready
 	if err != nil {
 		st.Kill()
 		st.Wait()

@@ -33,6 +33,9 @@ type definer struct {
 	// exec is its subcommand that runs the rest of its words as a
 	// command (bundle exec).
 	exec string
+	// sub, when set, is the subcommand that makes a call of it one
+	// (docker compose): other calls of it read no files.
+	sub string
 }
 
 // definers are the commands that run what their definition files say.
@@ -49,34 +52,38 @@ var definers = sync.OnceValue(func() map[string]definer {
 		}
 		return out
 	}
+	// The containers docker compose starts, their mounts and privileges,
+	// and the variables it puts in them.
+	compose := definer{files: []string{"compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml", "compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml", "docker-compose.override.yml", ".env"}, config: true, fileOpts: []string{"-f", "--file", "--env-file", "--project-directory"}}
+	docker := compose
+	docker.sub = "compose"
 	vitest := definer{files: js("vitest.config", "vitest.workspace", "vite.config"), code: "node", config: true, fileOpts: []string{"-c", "--config", "--root", "--dir", "--workspace"}}
 	return map[string]definer{
-		"eslint":      {files: slices.Concat(js("eslint.config", ".eslintrc"), []string{".eslintrc", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--resolve-plugins-relative-to", "--rulesdir"}},
-		"prettier":    {files: slices.Concat(js("prettier.config", ".prettierrc"), []string{".prettierrc", ".prettierrc.json", ".prettierrc.yml", ".prettierrc.yaml", ".prettierrc.json5", ".prettierrc.toml"}), code: "node", config: true, fileOpts: []string{"--config", "--plugin"}},
-		"jest":        {files: slices.Concat(js("jest.config", "babel.config", ".babelrc"), []string{"jest.config.json", "babel.config.json", ".babelrc", ".babelrc.json"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--rootDir", "--setupFiles", "--setupFilesAfterEach"}},
-		"vitest":      vitest,
-		"vite":        vitest,
-		"webpack":     {files: js("webpack.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
-		"rollup":      {files: js("rollup.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
-		"stylelint":   {files: slices.Concat(js("stylelint.config", ".stylelintrc"), []string{".stylelintrc", ".stylelintrc.json", ".stylelintrc.yml", ".stylelintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
-		"mocha":       {files: slices.Concat(js(".mocharc"), []string{".mocharc.json", ".mocharc.jsonc", ".mocharc.yml", ".mocharc.yaml"}), code: "node", config: true, fileOpts: []string{"--config", "-r", "--require", "--file"}},
-		"playwright":  {files: js("playwright.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
-		"lint-staged": {files: slices.Concat(js("lint-staged.config", ".lintstagedrc"), []string{".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yml", ".lintstagedrc.yaml"}), code: "node", fileOpts: []string{"-c", "--config"}},
-		"commitlint":  {files: slices.Concat(js("commitlint.config", ".commitlintrc"), []string{".commitlintrc", ".commitlintrc.json", ".commitlintrc.yml", ".commitlintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-g", "--config"}},
-		"nox":         {files: []string{"noxfile.py"}, code: "python3", fileOpts: []string{"-f", "--noxfile"}},
-		"tox":         {files: []string{"tox.ini", "tox.toml", "pyproject.toml", "setup.cfg", "setup.py"}, code: "python3", fileOpts: []string{"-c", "--conf"}},
-		"invoke":      invoke,
-		"inv":         invoke,
-		"rake":        {files: []string{"Rakefile", "rakefile", "Rakefile.rb", "rakefile.rb"}, dirs: []string{"rakelib"}, code: "ruby", fileOpts: []string{"-f", "--rakefile", "-R", "--rakelibdir"}},
-		"bundle":      {files: []string{"Gemfile", "gems.rb", "Gemfile.lock", "gems.locked"}, dirs: []string{".bundle"}, code: "ruby", fileOpts: []string{"--gemfile"}, exec: "exec"},
-		"gradle":      gradle,
-		"gradlew":     gradle,
-		"mvn":         maven,
-		"mvnw":        maven,
-		"sbt":         {files: []string{"build.sbt"}, dirs: []string{"project"}},
-		// The containers it starts, their mounts and privileges, and
-		// the variables it puts in them.
-		"docker-compose": {files: []string{"compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml", "compose.override.yaml", "compose.override.yml", "docker-compose.override.yaml", "docker-compose.override.yml", ".env"}, config: true, fileOpts: []string{"-f", "--file", "--env-file", "--project-directory"}},
+		"eslint":         {files: slices.Concat(js("eslint.config", ".eslintrc"), []string{".eslintrc", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--resolve-plugins-relative-to", "--rulesdir"}},
+		"prettier":       {files: slices.Concat(js("prettier.config", ".prettierrc"), []string{".prettierrc", ".prettierrc.json", ".prettierrc.yml", ".prettierrc.yaml", ".prettierrc.json5", ".prettierrc.toml"}), code: "node", config: true, fileOpts: []string{"--config", "--plugin"}},
+		"jest":           {files: slices.Concat(js("jest.config", "babel.config", ".babelrc"), []string{"jest.config.json", "babel.config.json", ".babelrc", ".babelrc.json"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--rootDir", "--setupFiles", "--setupFilesAfterEach"}},
+		"vitest":         vitest,
+		"vite":           vitest,
+		"webpack":        {files: js("webpack.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"rollup":         {files: js("rollup.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"stylelint":      {files: slices.Concat(js("stylelint.config", ".stylelintrc"), []string{".stylelintrc", ".stylelintrc.json", ".stylelintrc.yml", ".stylelintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"mocha":          {files: slices.Concat(js(".mocharc"), []string{".mocharc.json", ".mocharc.jsonc", ".mocharc.yml", ".mocharc.yaml"}), code: "node", config: true, fileOpts: []string{"--config", "-r", "--require", "--file"}},
+		"playwright":     {files: js("playwright.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"lint-staged":    {files: slices.Concat(js("lint-staged.config", ".lintstagedrc"), []string{".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yml", ".lintstagedrc.yaml"}), code: "node", fileOpts: []string{"-c", "--config"}},
+		"commitlint":     {files: slices.Concat(js("commitlint.config", ".commitlintrc"), []string{".commitlintrc", ".commitlintrc.json", ".commitlintrc.yml", ".commitlintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-g", "--config"}},
+		"nox":            {files: []string{"noxfile.py"}, code: "python3", fileOpts: []string{"-f", "--noxfile"}},
+		"tox":            {files: []string{"tox.ini", "tox.toml", "pyproject.toml", "setup.cfg", "setup.py"}, code: "python3", fileOpts: []string{"-c", "--conf"}},
+		"invoke":         invoke,
+		"inv":            invoke,
+		"rake":           {files: []string{"Rakefile", "rakefile", "Rakefile.rb", "rakefile.rb"}, dirs: []string{"rakelib"}, code: "ruby", fileOpts: []string{"-f", "--rakefile", "-R", "--rakelibdir"}},
+		"bundle":         {files: []string{"Gemfile", "gems.rb", "Gemfile.lock", "gems.locked"}, dirs: []string{".bundle"}, code: "ruby", fileOpts: []string{"--gemfile"}, exec: "exec"},
+		"gradle":         gradle,
+		"gradlew":        gradle,
+		"mvn":            maven,
+		"mvnw":           maven,
+		"sbt":            {files: []string{"build.sbt"}, dirs: []string{"project"}},
+		"docker-compose": compose,
+		"docker":         docker,
 	}
 })
 
@@ -165,6 +172,7 @@ func (w *walker) defined(name, p, dir string, d definer, depth int) {
 		return
 	}
 	ext := filepath.Ext(p)
+	lock := ext == ".lock" || ext == ".locked"
 	data := w.read(p)
 	if data == nil {
 		// One of the names it looks for that is not there: named as a
@@ -174,14 +182,14 @@ func (w *walker) defined(name, p, dir string, d definer, depth int) {
 		w.files.add(p, dir)
 		return
 	}
-	if !d.config && ext != ".lock" && ext != ".locked" {
+	if !d.config && !lock {
 		w.unsure([]string{dir}, name+" runs the tasks or build "+w.rel(p)+" defines, whose commands are not followed; the words of it that name paths are held", codePaths(string(data))...)
 	}
 	switch {
 	case d.code == "python3" && ext == ".py":
 		w.exec([]word{lit("python3"), lit(p)}, []string{dir}, depth+1)
 	case d.code == "node" && slices.Contains([]string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"}, ext),
-		d.code == "ruby" && ext != ".lock" && ext != ".locked":
+		d.code == "ruby" && !lock:
 		w.files.add(p, dir)
 		w.progs.add(p, dir)
 		w.climbFrom(d.code, p, filepath.Dir(p), depth)
@@ -303,7 +311,7 @@ func (w *walker) pyInstall(name string, rest []word, dirs []string, depth int) b
 		}
 	}
 	switch {
-	case (name == "pip" || name == "pip3" || name == "uv" && sub == "pip install") && (sub == "install" || sub == "pip install"):
+	case sub == "install" && (name == "pip" || name == "pip3"), sub == "pip install" && name == "uv":
 		// The projects its words name by path, and the requirement
 		// files it reads (which name more: -e ./x, an index).
 		for i := 0; i < len(words); i++ {
@@ -312,13 +320,14 @@ func (w *walker) pyInstall(name string, rest []word, dirs []string, depth int) b
 				continue
 			}
 			if slices.Contains([]string{"-r", "--requirement", "-c", "--constraint"}, a.s) && i+1 < len(words) {
-				w.arg(words[i+1], dirs)
-				if r := words[i+1]; r.ok {
-					for _, d := range dirs {
-						w.requirements(r.s, d, depth, 0)
-					}
-				}
 				i++
+				if r := words[i]; !r.ok {
+					w.unknown(r, dirs)
+					continue
+				}
+				for _, d := range dirs {
+					w.requirements(words[i].s, d, depth, 0)
+				}
 				continue
 			}
 			if a.s == "-e" || a.s == "--editable" || strings.HasPrefix(a.s, "-") {
@@ -407,9 +416,7 @@ func (w *walker) pyBuild(path string, dirs []string, depth int) {
 		if w.read(filepath.Join(p, "setup.py")) == nil && w.read(filepath.Join(p, "pyproject.toml")) == nil {
 			pd = projectDir(w, p, "pyproject.toml")
 		}
-		for _, f := range pythonProject {
-			w.files.add(filepath.Join(pd, f), pd)
-		}
+		w.pyProjectAt(pd)
 		if setup := filepath.Join(pd, "setup.py"); w.read(setup) != nil {
 			w.exec([]word{lit("python3"), lit(setup)}, []string{pd}, depth+1)
 		}

@@ -1,7 +1,6 @@
 package projectrun
 
 import (
-	"slices"
 	"strings"
 	"testing"
 )
@@ -78,19 +77,7 @@ func TestDefiners(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
-			for _, f := range tt.files {
-				if !slices.Contains(n.Files, f) {
-					t.Errorf("files lack %s: %q", f, n.Files)
-				}
-			}
-			for _, d := range tt.dirs {
-				if !slices.Contains(n.Dirs, d) {
-					t.Errorf("dirs lack %s: %q", d, n.Dirs)
-				}
-			}
-			if slices.Contains(n.Dirs, "/r") {
-				t.Errorf("the project's own directory is held whole: %q", n.Dirs)
-			}
+			checkHolds(t, n, tt.files, tt.dirs)
 			if all := strings.Join(n.Notes, "\n"); tt.note != "" && !strings.Contains(all, tt.note) {
 				t.Errorf("notes lack %q:\n%s", tt.note, all)
 			}

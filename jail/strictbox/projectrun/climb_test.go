@@ -150,6 +150,25 @@ func TestClimbBounded(t *testing.T) {
 	}
 }
 
+// checkHolds checks that n holds each of files and dirs, and never the
+// project's own directory (/r) whole.
+func checkHolds(t *testing.T, n Names, files, dirs []string) {
+	t.Helper()
+	for _, f := range files {
+		if !slices.Contains(n.Files, f) {
+			t.Errorf("files lack %s: %q", f, n.Files)
+		}
+	}
+	for _, d := range dirs {
+		if !slices.Contains(n.Dirs, d) {
+			t.Errorf("dirs lack %s: %q", d, n.Dirs)
+		}
+	}
+	if slices.Contains(n.Dirs, "/r") {
+		t.Errorf("the project's own directory is held whole: %q", n.Dirs)
+	}
+}
+
 // listOf lists the files of fs directly in a directory, as Project.List
 // does (nil for none).
 func listOf(fs files) func(string) []string {

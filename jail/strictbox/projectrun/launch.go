@@ -244,10 +244,14 @@ func projectDir(w *walker, d, marker string) string {
 // project by, in the nearest project of each of dirs.
 func (w *walker) pyProject(dirs []string) {
 	for _, d := range dirs {
-		pd := projectDir(w, d, "pyproject.toml")
-		for _, f := range pythonProject {
-			w.files.add(filepath.Join(pd, f), pd)
-		}
+		w.pyProjectAt(projectDir(w, d, "pyproject.toml"))
+	}
+}
+
+// pyProjectAt holds the files of the Python project in pd.
+func (w *walker) pyProjectAt(pd string) {
+	for _, f := range pythonProject {
+		w.files.add(filepath.Join(pd, f), pd)
 	}
 }
 

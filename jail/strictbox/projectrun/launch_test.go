@@ -99,19 +99,7 @@ func TestLaunchers(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tt.cmd)), Project{Read: project.read, List: project.list, Home: "/home/u"})
-			for _, d := range tt.dirs {
-				if !slices.Contains(n.Dirs, d) {
-					t.Errorf("dirs lack %s: %q", d, n.Dirs)
-				}
-			}
-			for _, f := range tt.files {
-				if !slices.Contains(n.Files, f) {
-					t.Errorf("files lack %s: %q", f, n.Files)
-				}
-			}
-			if slices.Contains(n.Dirs, "/r") {
-				t.Errorf("the project's own directory is held whole: %q", n.Dirs)
-			}
+			checkHolds(t, n, tt.files, tt.dirs)
 			all := strings.Join(n.Notes, "\n")
 			if tt.note == "" && all != "" || tt.note != "" && (len(n.Notes) != 1 || !strings.Contains(all, tt.note)) {
 				t.Errorf("notes, want one with %q:\n%s", tt.note, all)

@@ -855,9 +855,7 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		w.venv = w.venvOf(prog, dirs[0])
 		defer func() { w.venv = saved }()
 	}
-	if name == "docker" && len(rest) > 0 && rest[0].ok && rest[0].s == "compose" {
-		w.definer("docker compose", definers()["docker-compose"], rest[1:], dirs, depth)
-	} else if d, ok := definers()[name]; ok {
+	if d, ok := definers()[name]; ok && (d.sub == "" || len(rest) > 0 && rest[0].ok && rest[0].s == d.sub) {
 		// Then its words as any program's, and the project's own
 		// wrapper (./gradlew) as its file.
 		w.definer(name, d, rest, dirs, depth)
@@ -1460,14 +1458,6 @@ func codePaths(code string) []string {
 func (w *walker) npm(name string, rest []word, dirs []string, depth int) {
 	var script *word
 	sub := ""
-	defer func() {
-		// yarn alone installs.
-		if sub == "" && name == "yarn" {
-			for _, d := range dirs {
-				w.install(d, depth)
-			}
-		}
-	}()
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a.ok && (a.s == "--prefix" || a.s == "-C" || a.s == "--dir" || a.s == "--cwd") && i+1 < len(rest) {
@@ -1523,6 +1513,12 @@ func (w *walker) npm(name string, rest []word, dirs []string, depth int) {
 		}
 		script = &a
 		break
+	}
+	if sub == "" && name == "yarn" {
+		// yarn alone installs.
+		for _, d := range dirs {
+			w.install(d, depth)
+		}
 	}
 	if script == nil {
 		return
