@@ -388,6 +388,70 @@ func TestHandoffClaudeHookLinterConfig(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"lint/rules.js"}, []string{strconv.Quote(pwned)})
 }
 
+// TestHandoffClaudeHookNewConfig: the project's hook runs eslint, and
+// the project has no eslint config at launch. The box adds one, which
+// eslint would load and run on the host. The user's next 'claude -p'
+// on the host must not run it: the end sweeps it into the review.
+func TestHandoffClaudeHookNewConfig(t *testing.T) {
+	h := newHostClaude(t, "npx", "node")
+	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	h.write(t, map[string]string{
+		".claude/settings.json":            string(promptHooks(`npx eslint --fix .`)),
+		".gitignore":                       "node_modules/\n",
+		"node_modules/eslint/package.json": `{"name": "eslint", "version": "0.0.0", "bin": {"eslint": "cli.js"}}`,
+		// A stand-in for eslint: it loads a config from where it runs,
+		// when there is one.
+		"node_modules/eslint/cli.js": "#!/usr/bin/env node\nconst p = require('path').resolve('eslint.config.js')\nif (require('fs').existsSync(p)) require(p)\n",
+	})
+	os.Chmod(filepath.Join(h.repo, "node_modules", "eslint", "cli.js"), 0o755)
+	if err := os.MkdirAll(filepath.Join(h.repo, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../eslint/cli.js", filepath.Join(h.repo, "node_modules", ".bin", "eslint")); err != nil {
+		t.Fatal(err)
+	}
+	mods := func(mark string) map[string]string {
+		if mark == "" {
+			return map[string]string{}
+		}
+		return map[string]string{"eslint.config.js": nodeTouch(mark)}
+	}
+	h.commitAndTrust(t, "lint hook")
+	r, pwned := h.handOff(t, mods, func(mark string) []string { return []string{mark} }, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"eslint.config.js"}, []string{strconv.Quote(pwned)})
+}
+
+// TestSweepLeavesLinkedWorkAlone: the project's hook loads a package
+// by name that is not installed at launch, so the box's end sweeps
+// what the box adds in node_modules for it. The box makes node_modules
+// a link to the user's other project, which has that package. The
+// sweep must move the box's link, and leave the other project's
+// package where it is.
+func TestSweepLeavesLinkedWorkAlone(t *testing.T) {
+	h := newHostClaude(t, "node")
+	other := filepath.Join(h.home, "other")
+	dep := filepath.Join(other, "node_modules", "dep", "index.js")
+	writeFile(t, dep, "module.exports = 1\n")
+	h.write(t, map[string]string{
+		".claude/settings.json":  string(promptHooks(`node .claude/hooks/check.js`)),
+		".claude/hooks/check.js": "try { require('dep') } catch (e) {}\n",
+		".gitignore":             "node_modules\n",
+	})
+	h.commitAndTrust(t, "hook")
+	r := strict(t, h.repo, h.env, nil, "sh", "-c", "ln -s "+shq(filepath.Join(other, "node_modules"))+" node_modules && echo linked")
+	if r.code != 0 || !strings.Contains(r.stdout, "linked") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	if _, err := os.Lstat(dep); err != nil {
+		t.Errorf("the box's end moved the other project's package: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(h.repo, "node_modules")); err == nil {
+		t.Errorf("the box's link is still in the repository")
+	}
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"node_modules"}, nil)
+}
+
 // TestHandoffMCPImports: the project's .mcp.json starts two local
 // servers the user approved: python3 tools/server.py, which imports
 // helpers from beside it, and sh srv/mcp.sh, which sources srv/lib.sh.

@@ -415,6 +415,7 @@ func linkProject(p string) string {
 func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 	out := regularSteers(n.Files, why)
 	out = append(out, missingSteers(n.Programs, why)...)
+	out = append(out, lookedSteers(n.Files, n.Programs, why)...)
 	for _, f := range n.Files {
 		// A package's command in node_modules/.bin is a link into the
 		// package, whose every file it may load: the package is held.
@@ -571,6 +572,37 @@ func missingSteers(ps []string, why string) []gitpin.Steer {
 	return out
 }
 
+// lookedSteers are the directories of the files among ps that do not
+// exist at launch, each with the names missing there (programs are
+// missingSteers'): a config or lock file a held command's tool looks
+// for, or a file its words name. What the box creates by one of those
+// names is swept into the review at the end (protect's
+// ModuleDir.Files), rather than foreseen with a mount point each.
+func lookedSteers(ps, progs []string, why string) []gitpin.Steer {
+	var out []gitpin.Steer
+	for _, p := range ps {
+		if slices.Contains(progs, p) {
+			continue
+		}
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		d := filepath.Dir(p)
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		i := slices.IndexFunc(out, func(o gitpin.Steer) bool { return o.Path == d })
+		if i < 0 {
+			i = len(out)
+			out = append(out, gitpin.Steer{Path: d, Dir: true, Modules: true, Files: true, Why: why + " (files it looks for there, missing at launch)"})
+		}
+		if name := filepath.Base(p); !slices.Contains(out[i].Names, name) {
+			out[i].Names = append(out[i].Names, name)
+		}
+	}
+	return out
+}
+
 // mcpPrograms reads a project MCP file found at launch for the files in
 // it its servers name ([mcp.ProjectPrograms]) that are regular files,
 // and what those programs run in turn, read as a hook's command is
@@ -587,7 +619,9 @@ func mcpPrograms(p string, pr projectrun.Project) []gitpin.Steer {
 	out := regularSteers(mcp.ProjectPrograms(p, b), why)
 	for _, c := range mcp.ProjectCommands(p, b) {
 		for _, st := range namedSteers(projectrun.Program(p, c.Argv, c.Dir, c.Root, pr), why) {
-			if st.Path == "" || !slices.ContainsFunc(out, func(o gitpin.Steer) bool { return o.Path == st.Path }) {
+			// A directory swept for names (Modules) may come once per
+			// command, each with its own names.
+			if st.Path == "" || st.Modules || !slices.ContainsFunc(out, func(o gitpin.Steer) bool { return o.Path == st.Path }) {
 				out = append(out, st)
 			}
 		}

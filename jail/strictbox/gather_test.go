@@ -196,7 +196,7 @@ func TestProjectLoadsIndirect(t *testing.T) {
 	w("p.code-workspace", `{"folders": [{"path": "."}], "tasks": {"tasks": [{"command": "cd ws && ./w.sh", "runOptions": {"runOn": "folderOpen"}}]}}`)
 	w("ws/w.sh", "")
 	for p, want := range map[string]string{
-		".claude":          "tools/package.json sub/y sub/ tools/node_modules/eslint/",
+		".claude":          "tools/package.json sub/y tools/(eslint.config.js,eslint.config.mjs,eslint.config.cjs,eslint.config.ts,eslint.config.mts,eslint.config.cts,.eslintrc.js,.eslintrc.mjs,.eslintrc.cjs,.eslintrc.ts,.eslintrc.mts,.eslintrc.cts,.eslintrc,.eslintrc.json,.eslintrc.yml,.eslintrc.yaml) sub/ tools/node_modules/eslint/",
 		"p.code-workspace": "ws/w.sh",
 	} {
 		ls, err := projectLoads(filepath.Join(r, p), "")
@@ -212,6 +212,9 @@ func TestProjectLoadsIndirect(t *testing.T) {
 			g := strings.TrimPrefix(l.Path, r+"/")
 			if l.Dir {
 				g += "/"
+			}
+			if l.Files {
+				g += "(" + strings.Join(l.Names, ",") + ")"
 			}
 			got = append(got, g)
 		}
@@ -280,7 +283,10 @@ func TestProjectLoadsOpencode(t *testing.T) {
 		// .opencode/ is protected already: Gather drops .opencode/p.js
 		// and .opencode/. A formatter's and a language server's
 		// commands run in the project's directory.
-		".opencode": "tools/m.sh .opencode/p.js .opencode/ plug3/c.js plug3/ tools/fmt.sh lsp/server.js lsp/",
+		// opencode puts the file's path for $FILE, taken literally
+		// here: a file of that name the box makes is swept, which is
+		// harmless.
+		".opencode": "tools/m.sh .opencode/p.js .opencode/ plug3/c.js plug3/ tools/fmt.sh " + r + "/($FILE) lsp/server.js lsp/",
 	} {
 		ls, err := projectLoads(filepath.Join(r, p), "")
 		if err != nil {
@@ -294,6 +300,9 @@ func TestProjectLoadsOpencode(t *testing.T) {
 			g := strings.TrimPrefix(l.Path, r+"/")
 			if l.Dir {
 				g += "/"
+			}
+			if l.Files {
+				g += "(" + strings.Join(l.Names, ",") + ")"
 			}
 			got = append(got, g)
 		}

@@ -135,8 +135,9 @@ type Steer struct {
 	// Site marks a Modules directory that is a virtual environment's
 	// site-packages (protect's ModuleDir.Site), Node one that is a
 	// node_modules directory, whose Names are packages
-	// (ModuleDir.Node).
-	Site, Node bool
+	// (ModuleDir.Node), Files one in which a held command looks for the
+	// files of Names, missing at launch (ModuleDir.Files).
+	Site, Node, Files bool
 	// Note, when set, is said at launch: what could not be followed,
 	// and what was held for it instead. A Steer with a Note and no
 	// Path holds nothing.

@@ -532,7 +532,25 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 			return r, err
 		}
 	}
+	moved := map[string]bool{}
 	for _, p := range sweep {
+		link, mine := linkAbove(p, protect.Span{Start: m.Start, End: ended})
+		switch {
+		case link == "":
+		case !mine:
+			// Made after the box: the user's, and so is what lies
+			// beyond it.
+			continue
+		default:
+			// The box made the link: what the sweep found beyond it is
+			// wherever the link leads, maybe the user's other work;
+			// the link is what the box planted, and what is moved.
+			p = link
+		}
+		if moved[p] {
+			continue
+		}
+		moved[p] = true
 		err := sweepOut(set, &m, p, moveOut)
 		if errors.Is(err, fs.ErrPermission) {
 			// The box can take write permission away from the directory
@@ -571,6 +589,31 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	// Last, so that a collection cut short before here leaves the set
 	// where the next sweep of its repository finds it.
 	return r, unmarkOpen(set, m.Repo)
+}
+
+// linkAbove is the highest symlink on the way to p's directory that is
+// new since run.Start, and whether it is older than run.End (the box
+// made it), or "". A sweep names paths as the launch saw them: a
+// directory the box replaced with a link (node_modules -> the user's
+// other project) would have a rename of p move what lies there.
+func linkAbove(p string, run protect.Span) (string, bool) {
+	var up []string
+	for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+		up = append(up, d)
+	}
+	for i := len(up) - 1; i >= 0; i-- {
+		var st unix.Stat_t
+		if unix.Lstat(up[i], &st) != nil {
+			return "", false
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			continue
+		}
+		if t := time.Unix(st.Ctim.Unix()); t.After(run.Start) {
+			return up[i], !t.After(run.End)
+		}
+	}
+	return "", false
 }
 
 // madeFor tells whether p is a mount point one of the sets of ms made for

@@ -60,6 +60,10 @@ func Explain(w io.Writer, p Plan) {
 			fmt.Fprintf(w, "  %-10s %s/: what the box adds here that node's require takes for a package held code loads by name (%s), a directory or NAME.js, .json or .node: swept into the review\n", "packages", m.Path, strings.Join(m.Names, ", "))
 			continue
 		}
+		if m.Files {
+			fmt.Fprintf(w, "  %-10s %s/: a file the box creates here by a name a held command's tool looks for (%s), missing at launch: swept into the review\n", "looked", m.Path, strings.Join(m.Names, ", "))
+			continue
+		}
 		if m.Site {
 			fmt.Fprintf(w, "  %-10s %s/: a .pth file, sitecustomize or usercustomize the box adds here (Python runs them as it starts), or a module a held script imports by name from here (%s): swept into the review\n", "site", m.Path, strings.Join(m.Names, ", "))
 			continue

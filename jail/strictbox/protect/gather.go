@@ -147,7 +147,7 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	f.Watch = append(f.Watch, watch...)
 	for _, s := range steer {
 		if s.Modules {
-			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Why: s.Why, Site: s.Site, Node: s.Node})
+			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Why: s.Why, Site: s.Site, Node: s.Node, Files: s.Files})
 			continue
 		}
 		pf := look(s.Path, s.Why)
@@ -209,7 +209,7 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 			}
 			if l.Modules {
 				i := slices.IndexFunc(out, func(o gitpin.Steer) bool {
-					return o.Modules && o.Path == l.Path && o.Site == l.Site && o.Node == l.Node
+					return o.Modules && o.Path == l.Path && o.Site == l.Site && o.Node == l.Node && o.Files == l.Files
 				})
 				switch {
 				case l.Path != repo && !within(l.Path, repo):

@@ -32,6 +32,11 @@
 //     how a name ends, where no mount point can be foreseen, what the box
 //     creates is swept into the review when it ends ([Plan.Known] says
 //     what was there before).
+//   - A file a held command's tool looks for by name (its config, its
+//     lock file) that is missing at launch gets no mount point either:
+//     what the box creates by that name is swept at the end
+//     ([ModuleDir.Files]). No sweep follows a link the box made on the
+//     way to what it sweeps: the link is swept instead (jail/held).
 //   - A copied path is a mount point, so the box can neither rename it
 //     aside nor replace it; a nested repository's .git is made one too.
 //   - So is every directory between a protected path and the repository

@@ -51,6 +51,14 @@ type ModuleDir struct {
 	// a file, or NAME.js, .json or .node, which it tries before the
 	// directory) is swept.
 	Node bool `json:",omitempty"`
+	// Files is set for a directory (which need not exist at launch) in
+	// which a held command's tool looks for files by the exact names in
+	// Names, none of them there at launch: its configs, its lock files,
+	// a file its words name. A mount point for each would be an empty
+	// file in the user's repository while the box runs (an empty
+	// .prettierrc or yarn.lock breaks the user's own tools meanwhile),
+	// so what the box creates by one of those names is swept instead.
+	Files bool `json:",omitempty"`
 }
 
 // entries are the entries of d that a sweep compares (see [pyEntries]
@@ -58,6 +66,9 @@ type ModuleDir struct {
 func (d ModuleDir) entries() []string {
 	if d.Node {
 		return nodeEntries(d.Path, d.Names)
+	}
+	if d.Files {
+		return fileEntries(d.Path, d.Names)
 	}
 	return pyEntries(d.Path, d.Names, d.Site)
 }
@@ -76,6 +87,17 @@ func nodeEntries(dir string, names []string) []string {
 			if _, err := os.Lstat(filepath.Join(dir, n+suffix)); err == nil {
 				out = append(out, n+suffix)
 			}
+		}
+	}
+	return out
+}
+
+// fileEntries are those of names that are entries of dir.
+func fileEntries(dir string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			out = append(out, n)
 		}
 	}
 	return out

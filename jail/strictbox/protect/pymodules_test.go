@@ -160,6 +160,30 @@ func TestSweepNode(t *testing.T) {
 	}
 }
 
+// TestSweepLooked: a directory a held command's tool looks in for
+// files by name is swept for those names only, and only for what was
+// not there at launch.
+func TestSweepLooked(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "lint")
+	write := writer(t, d)
+	write(".eslintrc.json")
+	ds := []ModuleDir{{Path: d, Names: []string{"eslint.config.js", ".eslintrc.json", "yarn.lock"}, Files: true}}
+	start := time.Now()
+	launch := ModuleDirs(ds)
+	if !slices.Equal(launch[0].Entries, []string{".eslintrc.json"}) {
+		t.Errorf("entries at launch %q, want .eslintrc.json", launch[0].Entries)
+	}
+	write("eslint.config.js")
+	write(".eslintrc.json")
+	write("other.js")
+	os.Mkdir(filepath.Join(d, "yarn.lock"), 0o755)
+	rel := sweptUnder(d, launch, start)
+	slices.Sort(rel)
+	if diff := cmp.Diff([]string{"eslint.config.js", "yarn.lock"}, rel); diff != "" {
+		t.Errorf("swept (-want +got):\n%s", diff)
+	}
+}
+
 // TestSweepSiteInit: in a site directory, a directory of a name swept
 // for that is no package at launch (an empty sitecustomize/) has the
 // __init__ the box adds swept.
