@@ -239,6 +239,10 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		return yarnLoads(p), nil
 	case "pyvenv.cfg":
 		return venvLoads(p), nil
+	case ".husky":
+		return huskyLoads(p, home), nil
+	case ".pre-commit-config.yaml":
+		return readPrograms([]string{p}, projectrun.PreCommit, pr, "pre-commit: a file a local hook of %s runs, with no question on the next commit"), nil
 	case ".opencode":
 		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
 			return nil, nil
@@ -251,6 +255,9 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		return out, nil
 	case "opencode.json", "opencode.jsonc":
 		return slices.Concat(mcpPrograms(p, pr), opencodeLoads(p, pr), opencodeCommands(p, pr)), nil
+	}
+	if protect.LefthookConfig(filepath.Base(p)) {
+		return readPrograms([]string{p}, projectrun.Lefthook, pr, "lefthook: a file a command or script of %s runs, with no question on the next commit or push"), nil
 	}
 	if strings.HasSuffix(p, ".code-workspace") {
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
@@ -891,7 +898,9 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 	pf, err := protect.Gather(f.repo, protect.GitFacts{GitDir: git.GitDir, CommonDir: git.CommonDir, Steer: git.Steer, Watch: git.Watch,
 		Home: h.Home, Global: gitpin.GlobalFiles(h.Home, f.xdgConfig),
 		Installed: installedIn(h.Env),
-		Loads:     func(p string) ([]gitpin.Steer, error) { return projectLoads(p, h.Home) }})
+		Loads:     func(p string) ([]gitpin.Steer, error) { return projectLoads(p, h.Home) },
+		Hooks:     git.HookDirs,
+		HookLoads: func(d string) ([]gitpin.Steer, error) { return hookLoads(d, f.repo, h.Home), nil }})
 	if err != nil {
 		return f, err
 	}

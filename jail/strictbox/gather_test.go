@@ -311,3 +311,43 @@ func TestProjectLoadsOpencode(t *testing.T) {
 		}
 	}
 }
+
+// TestHookLoads: what a git hook runs is held, read as git starts it in
+// the repository's root; a hook file of another name (a sample) is not
+// read; husky's runner directory is left to .husky's own hooks, read as
+// husky runs them with sh.
+func TestHookLoads(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	w := func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(r, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(r, p), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w(".git/hooks/pre-push", "#!/bin/sh\n./scripts/push.sh\n")
+	w(".git/hooks/pre-commit.sample", "#!/bin/sh\n./scripts/sample.sh\n")
+	w(".husky/_/pre-commit", "#!/bin/sh\n./scripts/runner.sh\n")
+	w(".husky/pre-commit", "python3 tools/check.py\n")
+	for _, f := range []string{"scripts/push.sh", "scripts/sample.sh", "scripts/runner.sh", "tools/check.py"} {
+		w(f, "")
+	}
+	paths := func(ls []gitpin.Steer) string {
+		var got []string
+		for _, l := range ls {
+			if l.Path != "" && !l.Modules {
+				got = append(got, strings.TrimPrefix(l.Path, r+"/"))
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	if got := paths(hookLoads(filepath.Join(r, ".git/hooks"), r, "")); !strings.Contains(got, "scripts/push.sh") || strings.Contains(got, "sample") {
+		t.Errorf("git hooks: %q, want scripts/push.sh and not the sample's", got)
+	}
+	if got := hookLoads(filepath.Join(r, ".husky/_"), r, ""); len(got) != 0 {
+		t.Errorf("husky's runner directory read: %q", paths(got))
+	}
+	if got := paths(huskyLoads(filepath.Join(r, ".husky"), "")); !strings.Contains(got, "tools/check.py") {
+		t.Errorf(".husky: %q, want tools/check.py", got)
+	}
+}

@@ -105,6 +105,11 @@ type Plan struct {
 	Steer []Steer
 	// Watch are files that must not appear while the box runs.
 	Watch []string
+	// HookDirs are the directories host git may run the repository's
+	// hooks from: the common dir's hooks/ and every core.hooksPath the
+	// configs set, inside what the box sees or not (a hook outside may
+	// run a file of the repository).
+	HookDirs []string
 
 	// submodules are the submodule git dirs found in modules/.
 	submodules []submodule
@@ -382,8 +387,11 @@ func (p *Plan) config(home, xdgConfig string) error {
 	if p.Linked {
 		repoFiles = append(repoFiles, filepath.Join(p.GitDir, "config.worktree"))
 	}
-	s, err := configSteer(GlobalFiles(home, xdgConfig), repoFiles, p.Repo, p.CommonDir, home, p.seeable())
+	s, hooks, err := configSteer(GlobalFiles(home, xdgConfig), repoFiles, p.Repo, p.CommonDir, home, p.seeable())
 	p.Steer = append(p.Steer, s...)
+	if p.CommonDir != "" {
+		p.HookDirs = append([]string{filepath.Join(p.CommonDir, "hooks")}, hooks...)
+	}
 	return err
 }
 
@@ -393,16 +401,16 @@ func (p *Plan) config(home, xdgConfig string) error {
 // not, and every core.hooksPath any of them sets (relative to worktree)
 // but commonDir's own hooks/. Includes are followed through the global
 // files too: ~/.gitconfig may include a file inside the repository.
-func configSteer(global, repoFiles []string, worktree, commonDir, home string, seen func(string) bool) ([]Steer, error) {
+// hooks are every core.hooksPath, where the box can write or not.
+func configSteer(global, repoFiles []string, worktree, commonDir, home string, seen func(string) bool) (out []Steer, hooks []string, err error) {
 	tree, err := ReadTree(home, append(slices.Clone(global), repoFiles...)...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []Steer
 	for _, inc := range tree.Included {
 		at, err := landing(inc, seen, 0)
 		if err != nil {
-			return nil, fmt.Errorf("a git config include: %w", err)
+			return nil, nil, fmt.Errorf("a git config include: %w", err)
 		}
 		if seen(at) {
 			out = append(out, Steer{Path: at, Why: "git: a config file the repository's config includes"})
@@ -416,18 +424,23 @@ func configSteer(global, repoFiles []string, worktree, commonDir, home string, s
 		}
 		hp, err := expandPath(s.Value, worktree, home)
 		if err != nil {
-			return nil, fmt.Errorf("core.hooksPath %q: %w; strict mode cannot tell where git looks for hooks: make it absolute or relative", s.Value, err)
+			return nil, nil, fmt.Errorf("core.hooksPath %q: %w; strict mode cannot tell where git looks for hooks: make it absolute or relative", s.Value, err)
 		}
 		at, err := landing(hp, seen, 0)
 		if err != nil {
-			return nil, fmt.Errorf("core.hooksPath: %w", err)
+			return nil, nil, fmt.Errorf("core.hooksPath: %w", err)
 		}
-		if !seen(at) || at == filepath.Join(commonDir, "hooks") {
+		if at == filepath.Join(commonDir, "hooks") {
 			continue
 		}
-		out = append(out, Steer{Path: at, Dir: true, Why: "git: core.hooksPath, inside what the box sees"})
+		if !slices.Contains(hooks, at) {
+			hooks = append(hooks, at)
+		}
+		if seen(at) {
+			out = append(out, Steer{Path: at, Dir: true, Why: "git: core.hooksPath, inside what the box sees"})
+		}
 	}
-	return out, nil
+	return out, hooks, nil
 }
 
 // maxHops bounds the symlinks landing follows.
@@ -493,7 +506,7 @@ func Nested(gitDir, repo, home string, global []string) (steer []Steer, watch []
 		return nil, nil, fmt.Errorf("%s exists: it redirects git to another config and hooks, and git never writes it in a repository's own git dir; inspect it (a box may have planted it), then remove it", planted)
 	}
 	seen := func(x string) bool { return within(x, repo) }
-	cs, err := configSteer(global, []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}, filepath.Dir(gitDir), gitDir, home, seen)
+	cs, _, err := configSteer(global, []string{filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree")}, filepath.Dir(gitDir), gitDir, home, seen)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the nested repository %s: %w", filepath.Dir(gitDir), err)
 	}
@@ -515,7 +528,7 @@ func (p *Plan) submoduleConfig(global []string, home string) error {
 		seen = func(x string) bool { return within(x, p.Repo) }
 	}
 	for _, m := range p.submodules {
-		s, err := configSteer(global, []string{filepath.Join(m.gitDir, "config"), filepath.Join(m.gitDir, "config.worktree")}, m.worktree, m.gitDir, home, seen)
+		s, _, err := configSteer(global, []string{filepath.Join(m.gitDir, "config"), filepath.Join(m.gitDir, "config.worktree")}, m.worktree, m.gitDir, home, seen)
 		if err != nil {
 			return fmt.Errorf("the submodule %s: %w", m.gitDir, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,6 +110,27 @@ func TestHooksPathInsideRepo(t *testing.T) {
 	git(t, r, "config", "core.hooksPath", ".git/myhooks")
 	if p, _ = Make(r, "", ""); !strings.Contains(steer(p), "dir /main/.git/myhooks\n") {
 		t.Errorf("hooksPath in .git:\n%s", steer(p))
+	}
+}
+
+// TestHookDirs: every directory git may run hooks from is listed, the
+// common dir's hooks/ and each core.hooksPath, inside what the box sees
+// or not (a hook outside may run a file of the repository).
+func TestHookDirs(t *testing.T) {
+	r := repo(t)
+	out := filepath.Join(filepath.Dir(r), "outside-hooks")
+	git(t, r, "config", "core.hooksPath", ".githooks")
+	git(t, r, "config", "--add", "core.hooksPath", out)
+	p, err := Make(r, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(r, ".git", "hooks"), filepath.Join(r, ".githooks"), out}
+	if !slices.Equal(p.HookDirs, want) {
+		t.Errorf("hook dirs %q, want %q", p.HookDirs, want)
+	}
+	if strings.Contains(steer(p), out) {
+		t.Errorf("a hooks directory outside the repository is a steering path:\n%s", steer(p))
 	}
 }
 

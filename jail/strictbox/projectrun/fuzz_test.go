@@ -27,13 +27,19 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"npm ci && yarn && pnpm i && bun install"}]}]},"scripts":{"preinstall":"./p.sh"},"dependencies":{"a":"file:..","b":"link:/","c":"../../x"},"workspaces":["w/*"]}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"cd a && rake -f ../R; bundle exec nox -f x.py; mvn -f=/p; ./gradlew -p ..; python3 -m pip install -e .. -r r.txt; uv sync; tox"}]}]}}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"cd w && npx eslint -c ../c.js . && prettier --config=/x -w . && vitest --root .. run"}]}]}}`))
+	f.Add([]byte("repos:\n- repo: local\n  hooks:\n  - {id: a, entry: 'sh ./x.sh', language: system, args: [../y]}\n  - {id: b, entry: z.sh, language: script}\n- repo: ../v\n"))
+	f.Add([]byte("extends: [../e.yml, x.yml]\nsource_dir: ../s\npre-commit:\n  commands: {a: {run: './a {files}', root: ..}}\n  scripts: {'../b.sh': {runner: 'bash -e'}}\n  jobs: [{group: {jobs: [{script: c.js, runner: node}]}}]\n"))
 	readers := map[string]func(string, []byte, Project) Names{
-		"/r/.claude/settings.json": ClaudeSettings,
-		"/r/.codex/hooks.json":     CodexHooks,
-		"/r/.codex/config.toml":    CodexHooks,
-		"/r/.vscode/tasks.json":    VSCodeTasks,
-		"/r/.devcontainer.json":    Devcontainer,
-		"/r/p.code-workspace":      VSCodeWorkspace,
+		"/r/.claude/settings.json":   ClaudeSettings,
+		"/r/.codex/hooks.json":       CodexHooks,
+		"/r/.codex/config.toml":      CodexHooks,
+		"/r/.vscode/tasks.json":      VSCodeTasks,
+		"/r/.devcontainer.json":      Devcontainer,
+		"/r/p.code-workspace":        VSCodeWorkspace,
+		"/r/.pre-commit-config.yaml": PreCommit,
+		"/r/lefthook.yml":            Lefthook,
+		"/r/.config/lefthook.toml":   Lefthook,
+		"/r/lefthook.json":           Lefthook,
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Whatever it names, the box may have written too: the

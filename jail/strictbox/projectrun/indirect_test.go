@@ -134,7 +134,7 @@ func TestIndirect(t *testing.T) {
 			[]string{"/r/gh", "/r/meta.git", "/r/other"}, nil},
 		{"a program of the project named as a wrapper is held; what git or watch cannot tell is said", "/r/.claude/settings.json",
 			hook(`./tools/timeout 5 ./x.sh; watch "$X"; git -c "$Y" log; git -c core.hooksPath=. commit`),
-			append(append([]string{"/r/tools/timeout", "/r/5", "/r/x.sh", "/r/log"}, under("/r", gitHooks)...), "/r/commit"), nil,
+			append(append([]string{"/r/tools/timeout", "/r/5", "/r/x.sh", "/r/log"}, under("/r", GitHooks)...), "/r/commit"), nil,
 			[]string{"watch runs a command line it does not set", "git -c sets configuration it does not set", "core.hookspath names, here the project's own directory); held for review instead: applypatch-msg"}},
 		{"an environment's file it does not set", "/r/.claude/settings.json",
 			hook(`BASH_ENV="$X" bash -c true`),

@@ -381,7 +381,7 @@ func (w *walker) holdDirs(key string, ds, dirs []string) {
 			// Its hooks, by name, at least.
 			var hooks []string
 			if key == "core.hookspath" || key == "init.templatedir" {
-				hooks = gitHooks
+				hooks = GitHooks
 			}
 			w.unsure(dirs, "git runs programs from the directory "+key+" names, here the project's own directory", hooks...)
 		} else if within(d, w.root) {
@@ -390,8 +390,8 @@ func (w *walker) holdDirs(key string, ds, dirs []string) {
 	}
 }
 
-// gitHooks are the names of the hooks git runs.
-var gitHooks = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
+// GitHooks are the names of the hooks git runs.
+var GitHooks = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
 	"pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update", "reference-transaction",
 	"push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit", "post-index-change"}
 

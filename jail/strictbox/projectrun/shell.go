@@ -964,6 +964,10 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 				}
 				w.module(name, rest[i+1], rest[i+2:], dirs)
 				return dirs
+			case l.module != "" && len(a.s) > len(l.module) && strings.HasPrefix(a.s, l.module):
+				// -mNAME, as pre-commit's installed hook starts it.
+				w.module(name, lit(a.s[len(l.module):]), rest[i+1:], dirs)
+				return dirs
 			case slices.Contains(l.values, a.s) && i+1 < len(rest):
 				w.loaderOption(name, l, a.s, rest[i+1], dirs, depth)
 				i++
@@ -1194,7 +1198,14 @@ func (w *walker) module(name string, m word, after []word, dirs []string) {
 	ds := slices.Clone(dirs)
 	for _, d := range dirs {
 		w.files.add(rel+".py", d)
-		w.progs.add(rel+".py", d)
+		if w.read(filepath.Join(d, rel+".py")) != nil {
+			// One missing at launch gets no mount point: an empty
+			// NAME.py where Python looks first would be the module
+			// the host's own python -m NAME imports while the box
+			// runs. What the box adds is swept at the end instead, as
+			// a module new in the directory (loadsFrom below).
+			w.progs.add(rel+".py", d)
+		}
 		w.files.add(filepath.Join(rel, "__main__.py"), d)
 		// Under -m, from .. import x is relative to its package.
 		w.climbFrom(name, filepath.Join(d, rel+".py"), d, 0)

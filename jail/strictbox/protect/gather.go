@@ -69,6 +69,12 @@ type GitFacts struct {
 	// left to the caller: the front links this package and no shell
 	// parser.)
 	Loads func(envrc string) ([]gitpin.Steer, error)
+	// Hooks are the directories git may run hooks from (jail/gitpin's
+	// HookDirs); HookLoads, when set, says what the hooks in one of them
+	// run besides themselves, as Loads does for a file: host git runs
+	// them on the next commit, merge, checkout or push without asking.
+	Hooks     []string
+	HookLoads func(dir string) ([]gitpin.Steer, error)
 }
 
 // Gather walks repo (and a common git dir outside it) for sockets,
@@ -123,7 +129,18 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		}
 	}
 	steer := slices.Clone(git.Steer)
-	loads, notes, err := envrcLoads(repo, w.names, found, git.Loads)
+	var asks []ask
+	for _, p := range w.names {
+		if git.Loads != nil && asksLoads(filepath.Base(p)) {
+			asks = append(asks, ask{p, git.Loads})
+		}
+	}
+	if git.HookLoads != nil {
+		for _, d := range git.Hooks {
+			asks = append(asks, ask{d, git.HookLoads})
+		}
+	}
+	loads, notes, err := keptLoads(repo, []string{git.GitDir, git.CommonDir}, asks, found)
 	if err != nil {
 		return Facts{}, err
 	}
@@ -163,12 +180,13 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	return f, nil
 }
 
-// LoadsNames are the files [GitFacts.Loads] is asked about, and those
-// whose names end in one of LoadsSuffixes.
+// LoadsNames are the files [GitFacts.Loads] is asked about, with
+// lefthook's configs ([LefthookConfig]) and those whose names end in
+// one of LoadsSuffixes.
 // A directory among them (.claude, .codex, .vscode, .devcontainer) is
 // asked about as a whole: which of its files name what to run is the
 // caller's business.
-var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".opencode", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc", "pyvenv.cfg"}
+var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".opencode", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc", "pyvenv.cfg", ".husky", ".pre-commit-config.yaml"}
 
 // LoadsSuffixes are the endings of the names [GitFacts.Loads] is also
 // asked about: a VS Code workspace file, for its tasks.
@@ -181,25 +199,29 @@ func asksLoads(base string) bool {
 			return true
 		}
 	}
-	return slices.Contains(LoadsNames, base)
+	return slices.Contains(LoadsNames, base) || LefthookConfig(base)
 }
 
-// envrcLoads asks loads what each file among names that LoadsNames
-// lists makes its tool load, and keeps what lies in repo and is not
-// protected by a row already (found, or in a directory found), each
-// once; and the notes of what it could not follow.
-func envrcLoads(repo string, names []string, found map[string]bool, loads func(string) ([]gitpin.Steer, error)) ([]gitpin.Steer, []string, error) {
-	if loads == nil {
-		return nil, nil, nil
-	}
+// ask is a file (or a hooks directory) to ask what its tool runs
+// besides itself, and whom.
+type ask struct {
+	path  string
+	loads func(string) ([]gitpin.Steer, error)
+}
+
+// keptLoads asks what each of asks makes its tool load, and keeps what
+// lies in repo and is not protected already (by a row found, or in a
+// directory found, or in a git dir of gitDirs), each once; and the
+// notes of what could not be followed.
+func keptLoads(repo string, gitDirs []string, asks []ask, found map[string]bool) ([]gitpin.Steer, []string, error) {
 	var out []gitpin.Steer
 	var notes []string
 	seen := map[string]bool{}
-	for _, p := range names {
-		if !asksLoads(filepath.Base(p)) {
-			continue
-		}
-		ls, err := loads(p)
+	inGit := func(p string) bool {
+		return slices.ContainsFunc(gitDirs, func(d string) bool { return d != "" && (p == d || within(p, d)) })
+	}
+	for _, a := range asks {
+		ls, err := a.loads(a.path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -225,7 +247,7 @@ func envrcLoads(repo string, names []string, found map[string]bool, loads func(s
 				}
 				continue
 			}
-			if l.Path == "" || l.Path == repo || !within(l.Path, repo) || inFound(l.Path, repo, found) || seen[l.Path] {
+			if l.Path == "" || l.Path == repo || !within(l.Path, repo) || inFound(l.Path, repo, found) || inGit(l.Path) || seen[l.Path] {
 				continue
 			}
 			seen[l.Path] = true

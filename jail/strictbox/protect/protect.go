@@ -186,6 +186,12 @@ func lefthookRows() []Rule {
 	return out
 }
 
+// LefthookConfig reports whether base is one of lefthook's config
+// names (lefthookRows).
+func LefthookConfig(base string) bool {
+	return slices.ContainsFunc(lefthookRows(), func(r Rule) bool { return r.Name == base })
+}
+
 // Table is every row: the agents' first, in jail/agent's order.
 func Table() []Rule { return slices.Clone(table()) }
 

@@ -1,0 +1,199 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hookHandOff is the run the git hook tests share, on a repository
+// whose hooks (git's own, or a hook manager's, installed) run the
+// repository's files mods("") on commit. mods(mark) are those files
+// made to leave marks starting with mark. First the control: with
+// mods(CONTROL) committed, the host's next commit leaves every
+// marks(CONTROL), or the test proves nothing. Then the box writes
+// mods(PWNED) over them, and the host's next commit must leave none of
+// marks(PWNED); the box's end holds held (relative to the repository).
+func hookHandOff(t *testing.T, repo string, env []string, mods func(mark string) map[string]string, marks func(mark string) []string, held ...string) {
+	t.Helper()
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	write := func(files map[string]string) {
+		for f, data := range files {
+			writeFile(t, filepath.Join(repo, f), data)
+			os.Chmod(filepath.Join(repo, f), 0o755)
+		}
+	}
+	commit := committer(t, repo, env)
+	// Committed each time: pre-commit runs what is staged (it stashes
+	// the rest first).
+	stage := func(files map[string]string, msg string) {
+		t.Helper()
+		write(files)
+		hostGit(t, repo, env, "add", "-A")
+		if problem := commit(msg); problem != "" {
+			t.Fatalf("%s: %s", msg, problem)
+		}
+	}
+	stage(mods(""), "the hooks' files")
+	control := filepath.Join(out, "CONTROL")
+	stage(mods(control), "control")
+	present(t, "git commit before the box", marks(control)...)
+	if t.Failed() {
+		t.FailNow()
+	}
+	stage(mods(""), "the hooks' files again")
+
+	pwned := filepath.Join(out, "PWNED")
+	attack := ""
+	for f, data := range mods(pwned) {
+		attack += "printf '%s' " + shq(data) + " > " + shq(f) + "\n"
+	}
+	r := strict(t, repo, env, nil, "sh", "-c", attack+"echo planted\n")
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	if problem := commit("after the box"); problem != "" {
+		t.Fatalf("the host's commit after the box: %s", problem)
+	}
+	absent(t, "git commit after the box", marks(pwned)...)
+	checkHeld(t, r, env, slotName(repo, "run"), held, nil)
+}
+
+// shTouch is a shell script that leaves mark, or does nothing.
+func shTouch(mark string) string {
+	if mark == "" {
+		return "#!/bin/sh\nexit 0\n"
+	}
+	return "#!/bin/sh\ntouch " + mark + "\n"
+}
+
+// TestHandoffGitHookScripts: the repository's pre-commit hook is the
+// user's own and runs files of the repository: a script, and make with
+// the project's Makefile, whose recipe runs another script. The box
+// leaves the hook alone and rewrites what it runs. The user's next 'git
+// commit' on the host must run none of it.
+func TestHandoffGitHookScripts(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	_, err := exec.LookPath("make")
+	need(t, "make", err)
+	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
+	writeFile(t, hook, "#!/bin/sh\n./scripts/check.sh\nmake -s lint\n")
+	os.Chmod(hook, 0o755)
+	writeFile(t, filepath.Join(repo, "Makefile"), "lint:\n\t./tools/lint.sh\n")
+	mods := func(mark string) map[string]string {
+		return map[string]string{"scripts/check.sh": shTouch(suffixed(mark, ".check")), "tools/lint.sh": shTouch(suffixed(mark, ".lint"))}
+	}
+	marks := func(mark string) []string { return []string{mark + ".check", mark + ".lint"} }
+	hookHandOff(t, repo, env, mods, marks, "scripts/check.sh", "tools/lint.sh")
+}
+
+// suffixed is mark with suffix, or "" for no mark.
+func suffixed(mark, suffix string) string {
+	if mark == "" {
+		return ""
+	}
+	return mark + suffix
+}
+
+// TestHandoffHuskyHookScripts: husky is installed (the real one, from
+// tests/env/npm.sh) and the user's .husky/pre-commit runs a node script
+// of the repository. The box leaves .husky alone and rewrites that
+// script. The user's next 'git commit' on the host must not run it.
+func TestHandoffHuskyHookScripts(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	husky := filepath.Join(os.Getenv("AISAN_NODE_MODULES"), ".bin", "husky")
+	if _, err := os.Stat(husky); err != nil || os.Getenv("AISAN_NODE_MODULES") == "" {
+		need(t, "husky", fmt.Errorf("%s: %v (make test installs it with tests/env/npm.sh)", husky, err))
+	}
+	_, err := exec.LookPath("node")
+	need(t, "node", err)
+	if r := runCmd(t, repo, env, "", husky); r.code != 0 {
+		t.Fatalf("husky: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	writeFile(t, filepath.Join(repo, ".husky", "pre-commit"), "node tools/precommit.js\n")
+	mods := func(mark string) map[string]string {
+		if mark == "" {
+			return map[string]string{"tools/precommit.js": "\n"}
+		}
+		return map[string]string{"tools/precommit.js": nodeTouch(mark)}
+	}
+	hookHandOff(t, repo, env, mods, func(mark string) []string { return []string{mark} }, "tools/precommit.js")
+}
+
+// TestHandoffPreCommitEntries: the repository uses pre-commit (the
+// real one, from the distribution), whose local hooks run a script of
+// the repository and python with one. The box leaves the config alone
+// and rewrites both files. The user's next 'git commit' on the host
+// must run neither.
+func TestHandoffPreCommitEntries(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	preCommit, err := exec.LookPath("pre-commit")
+	if err != nil {
+		need(t, "pre-commit", fmt.Errorf("%w (make test installs the distribution's package)", err))
+	}
+	hook := func(id, entry, language string) string {
+		return fmt.Sprintf("  - id: %s\n    name: %s\n    entry: %s\n    language: %s\n    always_run: true\n    pass_filenames: false\n", id, id, entry, language)
+	}
+	cfg := "repos:\n- repo: local\n  hooks:\n" + hook("check", "scripts/check.sh", "script") + hook("lint", "python3 tools/lint.py", "system")
+	installHookManager(t, repo, env, preCommit, ".pre-commit-config.yaml", cfg)
+	mods := func(mark string) map[string]string {
+		py := "\n"
+		if mark != "" {
+			py = pyTouch(mark + ".lint")
+		}
+		return map[string]string{"scripts/check.sh": shTouch(suffixed(mark, ".check")), "tools/lint.py": py}
+	}
+	marks := func(mark string) []string { return []string{mark + ".check", mark + ".lint"} }
+	hookHandOff(t, repo, env, mods, marks, "scripts/check.sh", "tools/lint.py")
+}
+
+// TestHandoffLefthookRuns: the repository uses lefthook (the real one,
+// from tests/env/npm.sh), whose pre-commit command runs a script of the
+// repository from a subdirectory and whose script in .lefthook runs
+// another with sh. The box leaves the config and .lefthook alone and
+// rewrites what they run. The user's next 'git commit' on the host must
+// run none of it.
+func TestHandoffLefthookRuns(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	lefthook := agentBin(t, "lefthook")
+	env = onPath(t, env, lefthook)
+	writeFile(t, filepath.Join(repo, ".lefthook", "pre-commit", "more.sh"), "#!/bin/sh\nsh tools/more.sh\n")
+	os.Chmod(filepath.Join(repo, ".lefthook", "pre-commit", "more.sh"), 0o755)
+	installHookManager(t, repo, env, lefthook, "lefthook.yml", "pre-commit:\n  commands:\n    lint:\n      root: web/\n      run: ./lint.sh\n  scripts:\n    \"more.sh\":\n      runner: sh\n")
+	mods := func(mark string) map[string]string {
+		return map[string]string{"web/lint.sh": shTouch(suffixed(mark, ".lint")), "tools/more.sh": shTouch(suffixed(mark, ".more"))}
+	}
+	marks := func(mark string) []string { return []string{mark + ".lint", mark + ".more"} }
+	hookHandOff(t, repo, env, mods, marks, "web/lint.sh", "tools/more.sh")
+}
+
+// TestHandoffPreCommitModule: pre-commit's installed hook starts its
+// python with -m pre_commit in the repository's root, where Python
+// looks for the module first. The box adds a pre_commit package there.
+// The user's next 'git commit' on the host must not run it.
+func TestHandoffPreCommitModule(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	preCommit, err := exec.LookPath("pre-commit")
+	if err != nil {
+		need(t, "pre-commit", fmt.Errorf("%w (make test installs the distribution's package)", err))
+	}
+	installHookManager(t, repo, env, preCommit, ".pre-commit-config.yaml", "repos:\n- repo: local\n  hooks:\n  - {id: ok, name: ok, entry: /bin/true, language: system, always_run: true, pass_filenames: false}\n")
+	pwned := filepath.Join(t.TempDir(), "PWNED-module")
+	os.Chmod(filepath.Dir(pwned), 0o777)
+	r := strict(t, repo, env, nil, "sh", "-c", "mkdir pre_commit && : > pre_commit/__init__.py && printf '%s' "+shq(pyTouch(pwned))+" > pre_commit/__main__.py && echo planted")
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's launch and end:\n%s", r.stderr)
+	commit := committer(t, repo, env)
+	if problem := commit("after the box"); problem != "" {
+		t.Fatalf("the host's commit after the box: %s", problem)
+	}
+	absent(t, "git commit after the box", pwned)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"pre_commit"}, nil)
+}
