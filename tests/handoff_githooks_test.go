@@ -15,8 +15,10 @@ import (
 // made to leave marks starting with mark. First the control: with
 // mods(CONTROL) committed, the host's next commit leaves every
 // marks(CONTROL), or the test proves nothing. Then the box writes
-// mods(PWNED) over them, and the host's next commit must leave none of
-// marks(PWNED); the box's end holds held (relative to the repository).
+// mods(PWNED) over them and stages them (pre-commit runs what is
+// staged: it stashes the rest first), and the host's next commit must
+// leave none of marks(PWNED); the box's end holds held (relative to
+// the repository) and puts their index entries back.
 func hookHandOff(t *testing.T, repo string, env []string, mods func(mark string) map[string]string, marks func(mark string) []string, held ...string) {
 	t.Helper()
 	out := t.TempDir()
@@ -50,9 +52,9 @@ func hookHandOff(t *testing.T, repo string, env []string, mods func(mark string)
 	pwned := filepath.Join(out, "PWNED")
 	attack := ""
 	for f, data := range mods(pwned) {
-		attack += "printf '%s' " + shq(data) + " > " + shq(f) + "\n"
+		attack += "printf '%s' " + shq(data) + " > " + shq(f) + " && git add -- " + shq(f) + "\n"
 	}
-	r := strict(t, repo, env, nil, "sh", "-c", attack+"echo planted\n")
+	r := strict(t, repo, env, nil, "sh", "-c", "set -e\n"+attack+"echo planted\n")
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -62,6 +64,12 @@ func hookHandOff(t *testing.T, repo string, env []string, mods func(mark string)
 	}
 	absent(t, "git commit after the box", marks(pwned)...)
 	checkHeld(t, r, env, slotName(repo, "run"), held, nil)
+	if !strings.Contains(r.stderr, "staged its own version") {
+		t.Errorf("the box's end does not say it put the index entries back: %q", r.stderr)
+	}
+	if staged := strings.TrimSpace(hostGit(t, repo, env, "diff", "--cached", "--name-only")); staged != "" {
+		t.Errorf("staged after the host's commit: %q", staged)
+	}
 }
 
 // shTouch is a shell script that leaves mark, or does nothing.

@@ -359,23 +359,10 @@ func TestHandoffClaudeHookPipInstall(t *testing.T) {
 // config imports. The user's next 'claude -p' on the host must not run
 // it.
 func TestHandoffClaudeHookLinterConfig(t *testing.T) {
-	h := newHostClaude(t, "npx", "node")
-	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
-	h.write(t, map[string]string{
-		".claude/settings.json":            string(promptHooks(`npx eslint --fix .`)),
-		".gitignore":                       "node_modules/\n",
-		"eslint.config.js":                 "module.exports = [require('./lint/rules.js')]\n",
-		"node_modules/eslint/package.json": `{"name": "eslint", "version": "0.0.0", "bin": {"eslint": "cli.js"}}`,
-		// A stand-in for eslint: it loads the config from where it runs.
-		"node_modules/eslint/cli.js": "#!/usr/bin/env node\nrequire(require('path').resolve('eslint.config.js'))\n",
+	// A stand-in for eslint: it loads the config from where it runs.
+	h := hostWithEslint(t, "require(require('path').resolve('eslint.config.js'))\n", map[string]string{
+		"eslint.config.js": "module.exports = [require('./lint/rules.js')]\n",
 	})
-	os.Chmod(filepath.Join(h.repo, "node_modules", "eslint", "cli.js"), 0o755)
-	if err := os.MkdirAll(filepath.Join(h.repo, "node_modules", ".bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("../eslint/cli.js", filepath.Join(h.repo, "node_modules", ".bin", "eslint")); err != nil {
-		t.Fatal(err)
-	}
 	mods := func(mark string) map[string]string {
 		if mark == "" {
 			return map[string]string{"lint/rules.js": "module.exports = {}\n"}
@@ -393,23 +380,9 @@ func TestHandoffClaudeHookLinterConfig(t *testing.T) {
 // eslint would load and run on the host. The user's next 'claude -p'
 // on the host must not run it: the end sweeps it into the review.
 func TestHandoffClaudeHookNewConfig(t *testing.T) {
-	h := newHostClaude(t, "npx", "node")
-	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
-	h.write(t, map[string]string{
-		".claude/settings.json":            string(promptHooks(`npx eslint --fix .`)),
-		".gitignore":                       "node_modules/\n",
-		"node_modules/eslint/package.json": `{"name": "eslint", "version": "0.0.0", "bin": {"eslint": "cli.js"}}`,
-		// A stand-in for eslint: it loads a config from where it runs,
-		// when there is one.
-		"node_modules/eslint/cli.js": "#!/usr/bin/env node\nconst p = require('path').resolve('eslint.config.js')\nif (require('fs').existsSync(p)) require(p)\n",
-	})
-	os.Chmod(filepath.Join(h.repo, "node_modules", "eslint", "cli.js"), 0o755)
-	if err := os.MkdirAll(filepath.Join(h.repo, "node_modules", ".bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("../eslint/cli.js", filepath.Join(h.repo, "node_modules", ".bin", "eslint")); err != nil {
-		t.Fatal(err)
-	}
+	// A stand-in for eslint: it loads a config from where it runs, when
+	// there is one.
+	h := hostWithEslint(t, "const p = require('path').resolve('eslint.config.js')\nif (require('fs').existsSync(p)) require(p)\n", nil)
 	mods := func(mark string) map[string]string {
 		if mark == "" {
 			return map[string]string{}
@@ -419,6 +392,30 @@ func TestHandoffClaudeHookNewConfig(t *testing.T) {
 	h.commitAndTrust(t, "lint hook")
 	r, pwned := h.handOff(t, mods, func(mark string) []string { return []string{mark} }, 0)
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"eslint.config.js"}, []string{strconv.Quote(pwned)})
+}
+
+// hostWithEslint is a host whose project's hook runs npx eslint --fix
+// ., with a node stand-in for eslint in node_modules (cli, its script
+// after the #! line) and files besides.
+func hostWithEslint(t *testing.T, cli string, files map[string]string) *hostClaude {
+	t.Helper()
+	h := newHostClaude(t, "npx", "node")
+	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	h.write(t, map[string]string{
+		".claude/settings.json":            string(promptHooks(`npx eslint --fix .`)),
+		".gitignore":                       "node_modules/\n",
+		"node_modules/eslint/package.json": `{"name": "eslint", "version": "0.0.0", "bin": {"eslint": "cli.js"}}`,
+		"node_modules/eslint/cli.js":       "#!/usr/bin/env node\n" + cli,
+	})
+	h.write(t, files)
+	os.Chmod(filepath.Join(h.repo, "node_modules", "eslint", "cli.js"), 0o755)
+	if err := os.MkdirAll(filepath.Join(h.repo, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../eslint/cli.js", filepath.Join(h.repo, "node_modules", ".bin", "eslint")); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // TestSweepLeavesLinkedWorkAlone: the project's hook loads a package

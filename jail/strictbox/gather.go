@@ -422,7 +422,7 @@ func linkProject(p string) string {
 func namedSteers(n projectrun.Names, why string) []gitpin.Steer {
 	out := regularSteers(n.Files, why)
 	out = append(out, missingSteers(n.Programs, why)...)
-	out = append(out, lookedSteers(n.Files, n.Programs, why)...)
+	out = append(out, lookedSteers(n.Looked, n.Programs, why)...)
 	for _, f := range n.Files {
 		// A package's command in node_modules/.bin is a link into the
 		// package, whose every file it may load: the package is held.
@@ -579,12 +579,13 @@ func missingSteers(ps []string, why string) []gitpin.Steer {
 	return out
 }
 
-// lookedSteers are the directories of the files among ps that do not
+// lookedSteers are the directories of the files among ps (the configs
+// and lock files a held command's tool looks for by name) that do not
 // exist at launch, each with the names missing there (programs are
-// missingSteers'): a config or lock file a held command's tool looks
-// for, or a file its words name. What the box creates by one of those
-// names is swept into the review at the end (protect's
-// ModuleDir.Files), rather than foreseen with a mount point each.
+// missingSteers'). What the box creates by one of those names is swept
+// into the review at the end (protect's ModuleDir.Files), rather than
+// foreseen with a mount point each. A file a command's words name is
+// not among them: it may as well be what the command writes.
 func lookedSteers(ps, progs []string, why string) []gitpin.Steer {
 	var out []gitpin.Steer
 	for _, p := range ps {

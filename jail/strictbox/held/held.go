@@ -138,6 +138,11 @@ type Manifest struct {
 	// mount points at the repository's root, which the box's own git
 	// would otherwise offer to commit.
 	Exclude []string `json:"exclude,omitempty"`
+	// Index says whether the git index was copied at launch (index.go);
+	// Unstaged are the paths whose index entries the end put back as
+	// they were at launch: the box had staged its own.
+	Index    string   `json:"index,omitempty"`
+	Unstaged []string `json:"unstaged,omitempty"`
 }
 
 // Created is a mount point made for a box's run.
@@ -200,6 +205,11 @@ func Prepare(set string, m Manifest) (err error) {
 	}()
 	for _, d := range []string{"base", "work"} {
 		if err := os.Mkdir(filepath.Join(set, d), 0o700); err != nil {
+			return err
+		}
+	}
+	if m.GitDir != "" {
+		if m.Index, err = saveIndex(set, m.GitDir); err != nil {
 			return err
 		}
 	}
@@ -463,6 +473,9 @@ type Result struct {
 	// Unchecked are what the sweep could not check or hold: planted
 	// files may lie there still.
 	Unchecked []Unchecked
+	// Unstaged are the held paths whose index entries the end put back
+	// as they were at launch: the box had staged its own version.
+	Unstaged []string
 }
 
 // Unchecked is a repository path the end's sweep could not check or hold,
@@ -565,6 +578,12 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
 	}
+	unstaged, err := restoreIndex(set, m)
+	if err != nil {
+		m.Unchecked = append(m.Unchecked, Unchecked{Path: filepath.Join(m.GitDir, "index"), Why: fmt.Sprintf("the index entries of what the box may not change could not be put back as they were at launch (%v): what it staged there is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", err)})
+	}
+	m.Unstaged = unstaged
+	r.Unstaged = unstaged
 	for _, d := range s.Unread {
 		m.Unchecked = append(m.Unchecked, Unchecked{Path: d, Why: fmt.Sprintf("not looked into: the repository held more than %d entries after the box", protect.MaxEntries)})
 	}
@@ -577,9 +596,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	r.Unchecked = m.Unchecked
 	if len(changes) == 0 && len(m.Unchecked) == 0 {
 		if err := os.RemoveAll(set); err != nil {
-			return Result{Kept: r.Kept}, err
+			return Result{Kept: r.Kept, Unstaged: r.Unstaged}, err
 		}
-		return Result{Kept: r.Kept}, unmarkOpen(set, m.Repo)
+		return Result{Kept: r.Kept, Unstaged: r.Unstaged}, unmarkOpen(set, m.Repo)
 	}
 	r.Files = files(changes)
 	m.State = Held
@@ -853,6 +872,18 @@ func (r Result) Lines(repo, slot string) []string {
 	var lines []string
 	if len(rel) > 0 {
 		lines = append(lines, fmt.Sprintf("the box changed what host tools run, held for review, not applied: %s%s; 'aisan review %s' shows it, --apply writes it, --discard drops it", strings.Join(rel, ", "), more, slot))
+	}
+	if len(r.Unstaged) > 0 {
+		var names []string
+		for _, p := range r.Unstaged {
+			names = append(names, quote(relTo(repo, p)))
+		}
+		more := ""
+		if len(names) > most {
+			more = fmt.Sprintf(" and %d more", len(names)-most)
+			names = names[:most]
+		}
+		lines = append(lines, fmt.Sprintf("the box staged its own version of what host tools run; the index has them as before the box: %s%s", strings.Join(names, ", "), more))
 	}
 	if len(r.Unchecked) > 0 {
 		lines = append(lines, UncheckedLines(repo, slot, r.Unchecked)...)

@@ -496,6 +496,7 @@ func (w *walker) pytest(rest []word, dirs []string, depth int) {
 			for _, f := range pytestConfig {
 				p := filepath.Join(dd, f)
 				w.files.add(p, dd)
+				w.looked.add(p, dd)
 				data := w.read(p)
 				if data == nil {
 					continue

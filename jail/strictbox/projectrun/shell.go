@@ -47,6 +47,10 @@ type Names struct {
 	// Dirs are directories a command runs in whose program could not
 	// be told: each is held whole (the project's own root never is).
 	Dirs []string
+	// Looked are the files among Files that a command's tool looks
+	// for by name, there or not: its configs, its lock files. One
+	// missing at launch is the box's to create only into the review.
+	Looked []string
 	// Programs are the files among Files that a command runs (its
 	// command word with a slash, the script a shell, an interpreter or
 	// source is given): one missing at launch is run too once something
@@ -77,7 +81,7 @@ const (
 
 // walker reads the shell commands of one project file.
 type walker struct {
-	files, dirs, progs paths
+	files, dirs, progs, looked paths
 	// notes are what could not be followed, by command and why, with
 	// what was held for each.
 	notes []note
@@ -167,7 +171,7 @@ type note struct {
 }
 
 func (w *walker) names() Names {
-	n := Names{Files: w.files.out, Dirs: w.dirs.out, Programs: w.progs.out}
+	n := Names{Files: w.files.out, Dirs: w.dirs.out, Programs: w.progs.out, Looked: w.looked.out}
 	for _, d := range slices.Sorted(maps.Keys(w.siteMods)) {
 		n.Modules = append(n.Modules, protect.ModuleDir{Path: d, Names: w.siteMods[d], Site: true})
 	}
@@ -1598,6 +1602,7 @@ func (w *walker) install(dir string, depth int) {
 	pdir := filepath.Dir(pj)
 	for _, f := range lockFiles {
 		w.files.add(filepath.Join(pdir, f), pdir)
+		w.looked.add(filepath.Join(pdir, f), pdir)
 	}
 	var doc struct {
 		Scripts    map[string]any             `json:"scripts"`

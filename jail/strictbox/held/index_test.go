@@ -1,0 +1,83 @@
+package held
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aisan-dev/aisan/jail/jailtest"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+)
+
+// TestIndexPutBack: the box stages its own version of a held file
+// (and a file at a mount point made for it, and one the end sweeps);
+// the end puts their index entries back as they were at launch, says
+// so, and leaves the box's staging of other files alone.
+func TestIndexPutBack(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	jailtest.Need(t, "git", err)
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(d, "repo")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gitBin, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %q: %v: %s", args, err, out)
+		}
+		return string(out)
+	}
+	write := func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(repo, 0o755)
+	run("init", "-q")
+	write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	write("src/main.go", "package main\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	time.Sleep(20 * time.Millisecond)
+	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
+	m := Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git"), Items: []protect.Item{
+		{Path: filepath.Join(repo, "scripts/check.sh"), How: protect.Copy},
+		{Path: filepath.Join(repo, ".envrc"), How: protect.Create},
+	}}
+	if err := Prepare(set, m); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	// The box: its version of the held script staged (the repository's
+	// file is the user's: the box wrote its copy), an .envrc staged at
+	// the mount point, and a change of its own work staged.
+	write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned\n")
+	write("src/main.go", "package main // the box's\n")
+	run("add", "scripts/check.sh", "src/main.go")
+	run("add", "-f", ".envrc")
+	write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	want := []string{filepath.Join(repo, ".envrc"), filepath.Join(repo, "scripts/check.sh")}
+	if !slices.Equal(r.Unstaged, want) {
+		t.Errorf("unstaged %q, want %q", r.Unstaged, want)
+	}
+	staged := run("diff", "--cached", "--name-only")
+	if strings.TrimSpace(staged) != "src/main.go" {
+		t.Errorf("staged after the end: %q, want only src/main.go", staged)
+	}
+	if l := strings.Join(r.Lines(repo, "repo-1-claude"), "\n"); !strings.Contains(l, "staged its own version") || !strings.Contains(l, "scripts/check.sh") {
+		t.Errorf("the end does not say what it put back:\n%s", l)
+	}
+}
