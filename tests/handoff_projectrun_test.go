@@ -322,6 +322,32 @@ func TestHandoffClaudeHookInstall(t *testing.T) {
 	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"tools", "vendor/local"}, []string{"touch " + pwned + ".prep"})
 }
 
+// TestHandoffClaudeHookInstallWorkspaces: a hook runs npm install in a
+// project with workspaces (offline: they are linked from the project),
+// which runs each workspace's install scripts. The box rewrites what a
+// workspace's postinstall runs. The user's next 'claude -p' on the
+// host must not run it.
+func TestHandoffClaudeHookInstallWorkspaces(t *testing.T) {
+	h := newHostClaude(t, "npm", "node")
+	h.agentEnv = append(h.agentEnv, "npm_config_offline=true", "npm_config_update_notifier=false", "npm_config_audit=false", "npm_config_fund=false", "npm_config_cache="+filepath.Join(h.home, ".npm"))
+	h.write(t, map[string]string{
+		".claude/settings.json":   string(promptHooks(`npm install`)),
+		".gitignore":              "node_modules/\npackage-lock.json\n",
+		"package.json":            `{"name": "p", "version": "1.0.0", "workspaces": ["packages/*"]}`,
+		"packages/w/package.json": `{"name": "w", "version": "1.0.0", "scripts": {"postinstall": "node scripts/post.js"}}`,
+	})
+	mods := func(mark string) map[string]string {
+		if mark == "" {
+			return map[string]string{"packages/w/scripts/post.js": "\n"}
+		}
+		return map[string]string{"packages/w/scripts/post.js": nodeTouch(mark)}
+	}
+	h.write(t, mods(""))
+	h.commitAndTrust(t, "install hook")
+	r, _ := h.handOff(t, mods, func(mark string) []string { return []string{mark} }, 0)
+	checkHeld(t, r, h.env, slotName(h.repo, "run"), []string{"packages/w/scripts"}, nil)
+}
+
 // TestHandoffClaudeHookPipInstall: a hook installs the project in
 // development mode (python3 -m pip install -e ., offline), which runs
 // its setup.py, which imports version.py from beside it. The box

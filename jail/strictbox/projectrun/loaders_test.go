@@ -1,6 +1,7 @@
 package projectrun
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -165,12 +166,55 @@ func TestLoaderOptions(t *testing.T) {
 	}
 }
 
+// TestInstallWorkspaces: an install runs each workspace's install
+// scripts too, whether the package names them as npm does, as Yarn's
+// {"packages": [...]} or in pnpm-workspace.yaml; a pattern's * matches
+// a directory of the project, ! leaves one out, ** holds its directory
+// whole.
+func TestInstallWorkspaces(t *testing.T) {
+	ws := files{
+		"/r/packages/a/package.json":   `{"scripts": {"postinstall": "node ./setup.js"}}`,
+		"/r/packages/b/package.json":   `{"scripts": {"prepare": "./build.sh"}, "dependencies": {"c": "file:../../vendor/c"}}`,
+		"/r/packages/off/package.json": `{"scripts": {"postinstall": "./never.sh"}}`,
+		"/r/apps/web/package.json":     `{"scripts": {"preinstall": "./pre.sh"}}`,
+	}
+	dirsOf := func(dir string) []string {
+		var out []string
+		for p := range ws {
+			if rel, ok := strings.CutPrefix(p, dir+"/"); ok && strings.Count(rel, "/") == 1 {
+				out = append(out, strings.Split(rel, "/")[0])
+			}
+		}
+		return out
+	}
+	for _, tt := range []struct{ name, root, pnpm string }{
+		{"npm", `{"workspaces": ["packages/*", "!packages/off", "apps/web", "tools/**"]}`, ""},
+		{"yarn", `{"workspaces": {"packages": ["packages/*", "!packages/off", "apps/web", "tools/**"]}}`, ""},
+		{"pnpm", `{}`, "packages:\n  - 'packages/*'\n  - '!packages/off'\n  - apps/web\n  - 'tools/**'\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			project := files{"/r/package.json": tt.root}
+			maps.Copy(project, ws)
+			if tt.pnpm != "" {
+				project["/r/pnpm-workspace.yaml"] = tt.pnpm
+			}
+			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook("npm install")), Project{Read: project.read, Dirs: dirsOf})
+			checkHolds(t, n, []string{"/r/packages/a/setup.js", "/r/packages/b/build.sh", "/r/apps/web/pre.sh", "/r/packages/a/package.json"}, []string{"/r/vendor/c", "/r/tools"})
+			if slices.Contains(n.Files, "/r/packages/off/never.sh") {
+				t.Errorf("followed a workspace a ! pattern leaves out: %q", n.Files)
+			}
+			if len(n.Notes) != 0 {
+				t.Errorf("notes: %q", n.Notes)
+			}
+		})
+	}
+}
+
 // TestInstallScripts: an install (npm install and ci, pnpm i, yarn
 // alone, bun install) runs the install scripts of the package.json it
 // finds: what they run is followed, the lock files that say where each
 // package comes from are held, and a dependency in the project (file:,
-// link:, a path) is held whole; workspaces, which are not followed, are
-// said.
+// link:, a path) is held whole.
 func TestInstallScripts(t *testing.T) {
 	pj := `{"scripts": {"preinstall": "./pre.sh", "postinstall": "./post.sh", "prepare": "./prep.sh", "lint": "./lint.sh"},
 		"dependencies": {"local": "file:./vendor/local", "reg": "^1.0.0", "out": "file:../../elsewhere"},
@@ -185,7 +229,6 @@ func TestInstallScripts(t *testing.T) {
 		{"pnpm i", `pnpm i --frozen-lockfile`, nil, ""},
 		{"yarn alone", `yarn`, nil, ""},
 		{"bun install", `bun install`, nil, ""},
-		{"workspaces", `npm install`, files{"/r/package.json": `{"workspaces": ["packages/*"], "scripts": {"preinstall": "./pre.sh", "postinstall": "./post.sh", "prepare": "./prep.sh"}, "dependencies": {"local": "file:./vendor/local"}, "devDependencies": {"linked": "link:packages/linked"}}`}, "runs its workspaces' install scripts too"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			project := tt.project

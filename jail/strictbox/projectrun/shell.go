@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
+	"go.yaml.in/yaml/v3"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -1604,6 +1605,27 @@ func (w *walker) install(dir string, depth int) {
 		w.files.add(filepath.Join(pdir, f), pdir)
 		w.looked.add(filepath.Join(pdir, f), pdir)
 	}
+	ws := w.installPackage(pj, data, depth)
+	if w.read(filepath.Join(pdir, "pnpm-workspace.yaml")) != nil {
+		ws = append(ws, pnpmWorkspaces(w.read(filepath.Join(pdir, "pnpm-workspace.yaml")))...)
+	}
+	// npm, yarn, pnpm and bun install each workspace's package too,
+	// running its install scripts.
+	for _, d := range w.workspaceDirs(pdir, ws) {
+		p := filepath.Join(d, "package.json")
+		if data := w.read(p); data != nil {
+			w.files.add(p, d)
+			w.installPackage(p, data, depth)
+		}
+	}
+}
+
+// installPackage follows what installing the package of the
+// package.json pj (its text data) runs: its install scripts, and the
+// dependencies it names in the project, held whole. It returns the
+// patterns of its workspaces.
+func (w *walker) installPackage(pj string, data []byte, depth int) []string {
+	pdir := filepath.Dir(pj)
 	var doc struct {
 		Scripts    map[string]any             `json:"scripts"`
 		Deps       map[string]json.RawMessage `json:"dependencies"`
@@ -1613,7 +1635,7 @@ func (w *walker) install(dir string, depth int) {
 	}
 	if json.Unmarshal(data, &doc) != nil {
 		w.unsure([]string{pdir}, w.rel(pj)+" does not parse as a package.json, so what installing it runs cannot be told")
-		return
+		return nil
 	}
 	w.npmScripts(pdir, doc.Scripts, lifecycle, depth)
 	for _, deps := range []map[string]json.RawMessage{doc.Deps, doc.Dev, doc.Optional} {
@@ -1634,9 +1656,81 @@ func (w *walker) install(dir string, depth int) {
 			}
 		}
 	}
-	if len(doc.Workspaces) > 0 && string(doc.Workspaces) != "null" {
-		w.unsure([]string{pdir}, "installing "+w.rel(pj)+" runs its workspaces' install scripts too, which are not followed")
+	// An array of patterns, or Yarn's {"packages": [...]}.
+	var patterns []string
+	if json.Unmarshal(doc.Workspaces, &patterns) != nil {
+		var yarn struct {
+			Packages []string `json:"packages"`
+		}
+		json.Unmarshal(doc.Workspaces, &yarn)
+		patterns = yarn.Packages
 	}
+	return patterns
+}
+
+// pnpmWorkspaces are the package patterns of a pnpm-workspace.yaml.
+func pnpmWorkspaces(data []byte) []string {
+	var doc struct {
+		Packages []string `yaml:"packages"`
+	}
+	yaml.Unmarshal(data, &doc)
+	return doc.Packages
+}
+
+// maxWorkspaces bounds the workspace packages an install is followed
+// into.
+const maxWorkspaces = 256
+
+// workspaceDirs are the directories of the project the workspace
+// patterns of the package in pdir name: a path, or one whose parts
+// match with * and ? (a part ** matches any depth: its directory is
+// held whole instead). A pattern starting with ! leaves out what it
+// names.
+func (w *walker) workspaceDirs(pdir string, patterns []string) []string {
+	var out, not []string
+	for _, pat := range patterns {
+		neg := strings.HasPrefix(pat, "!")
+		pat = filepath.Clean(strings.TrimPrefix(pat, "!"))
+		if pat == "." || strings.HasPrefix(pat, "..") || filepath.IsAbs(pat) {
+			continue
+		}
+		dirs := []string{pdir}
+		for _, part := range strings.Split(pat, "/") {
+			var next []string
+			for _, d := range dirs {
+				switch {
+				case part == "**":
+					// Any depth: the directory is held whole.
+					if d != pdir && within(d, w.root) {
+						w.dirs.add(d, d)
+					}
+				case strings.ContainsAny(part, "*?["):
+					if w.subdirs == nil {
+						continue
+					}
+					for _, sub := range w.subdirs(d) {
+						if ok, _ := filepath.Match(part, sub); ok && !strings.HasPrefix(sub, ".") && sub != "node_modules" {
+							next = append(next, filepath.Join(d, sub))
+						}
+					}
+				default:
+					next = append(next, filepath.Join(d, part))
+				}
+			}
+			dirs = next
+		}
+		if neg {
+			not = append(not, dirs...)
+		} else {
+			out = union(out, dirs)
+		}
+	}
+	out = slices.DeleteFunc(out, func(d string) bool { return slices.Contains(not, d) || !within(d, w.root) })
+	if len(out) > maxWorkspaces {
+		w.unsure([]string{pdir}, fmt.Sprintf("installing %s runs the install scripts of more workspaces than are followed (%d): %s and those after it are not", w.rel(filepath.Join(pdir, "package.json")), maxWorkspaces, w.rel(out[maxWorkspaces])))
+		out = out[:maxWorkspaces]
+	}
+	return out
 }
 
 // localDep is the path a dependency's version spec names in the
