@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
 // definer is a task runner or build tool that runs what files in the
@@ -36,6 +39,11 @@ type definer struct {
 	// sub, when set, is the subcommand that makes a call of it one
 	// (docker compose): other calls of it read no files.
 	sub string
+	// operand is set for a tool that looks for its files in the
+	// directory its first operand names (sphinx-build SOURCEDIR);
+	// valueOpts are its options that take a value, skipped to find it.
+	operand   bool
+	valueOpts []string
 }
 
 // definers are the commands that run what their definition files say.
@@ -58,6 +66,9 @@ var definers = sync.OnceValue(func() map[string]definer {
 	docker := compose
 	docker.sub = "compose"
 	vitest := definer{files: js("vitest.config", "vitest.workspace", "vite.config"), code: "node", config: true, fileOpts: []string{"-c", "--config", "--root", "--dir", "--workspace"}}
+	// Python tools whose configs name code they load: mkdocs' hooks,
+	// mypy's and pylint's plugins; Sphinx runs conf.py.
+	mypy := definer{files: []string{"mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg"}, code: "python3", config: true, fileOpts: []string{"--config-file"}}
 	return map[string]definer{
 		"eslint":         {files: slices.Concat(js("eslint.config", ".eslintrc"), []string{".eslintrc", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--resolve-plugins-relative-to", "--rulesdir"}},
 		"prettier":       {files: slices.Concat(js("prettier.config", ".prettierrc"), []string{".prettierrc", ".prettierrc.json", ".prettierrc.yml", ".prettierrc.yaml", ".prettierrc.json5", ".prettierrc.toml"}), code: "node", config: true, fileOpts: []string{"--config", "--plugin"}},
@@ -84,6 +95,11 @@ var definers = sync.OnceValue(func() map[string]definer {
 		"sbt":            {files: []string{"build.sbt"}, dirs: []string{"project"}},
 		"docker-compose": compose,
 		"docker":         docker,
+		"mkdocs":         {files: []string{"mkdocs.yml", "mkdocs.yaml"}, code: "python3", config: true, fileOpts: []string{"-f", "--config-file"}},
+		"mypy":           mypy,
+		"dmypy":          mypy,
+		"pylint":         {files: []string{"pylintrc", ".pylintrc", "pyproject.toml", "setup.cfg", "tox.ini"}, code: "python3", config: true, fileOpts: []string{"--rcfile"}},
+		"sphinx-build":   {files: []string{"conf.py"}, code: "python3", config: true, fileOpts: []string{"-c"}, operand: true, valueOpts: []string{"-b", "-M", "-d", "-D", "-A", "-t", "-j", "-w", "--jobs", "--doctree-dir", "--define", "--tag", "--warning-file"}},
 	}
 })
 
@@ -93,9 +109,21 @@ var definers = sync.OnceValue(func() map[string]definer {
 // read in turn.
 func (w *walker) definer(name string, d definer, rest []word, dirs []string, depth int) {
 	var named []word
+	operand := false
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if !a.ok {
+			continue
+		}
+		if d.operand && !operand && !strings.HasPrefix(a.s, "-") {
+			// Its files are in the directory it names, not where it
+			// runs.
+			operand = true
+			dirs = w.cd(a, dirs)
+			continue
+		}
+		if slices.Contains(d.valueOpts, a.s) {
+			i++
 			continue
 		}
 		if d.exec != "" && a.s == d.exec {
@@ -194,6 +222,9 @@ func (w *walker) defined(name, p, dir string, d definer, depth int) {
 	switch {
 	case d.code == "python3" && ext == ".py":
 		w.exec([]word{lit("python3"), lit(p)}, []string{dir}, depth+1)
+	case d.code == "python3" && d.config:
+		w.files.add(p, dir)
+		w.pyConfig(name, p, data, depth)
 	case d.code == "node" && slices.Contains([]string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"}, ext),
 		d.code == "ruby" && !lock:
 		w.files.add(p, dir)
@@ -207,6 +238,56 @@ func (w *walker) defined(name, p, dir string, d definer, depth int) {
 	default:
 		w.files.add(p, dir)
 	}
+}
+
+// pyPlugins finds the values of the keys a Python tool's config names
+// plugin modules with (mypy's and coverage's plugins, pylint's
+// load-plugins), a list in brackets or the rest of the line.
+var pyPlugins = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[ \t]*(?:plugins|load-plugins|load_plugins)[ \t]*[=:][ \t]*(\[[^\]]*\]|[^\n]*)`)
+})
+
+// pyConfig follows what a Python tool's config at p (text data) makes
+// it load: a .py file it names (mkdocs' hooks, a mypy plugin given by
+// path), run as python runs a script, relative to the config's
+// directory; and a plugin module it names, where Python finds it from
+// there (a.b is a/b.py or a/b/__init__.py). pylint's init-hook is code
+// in the config itself, which is not followed: the launch says so.
+func (w *walker) pyConfig(name, p string, data []byte, depth int) {
+	dir := filepath.Dir(p)
+	for _, s := range codePaths(string(data)) {
+		if strings.HasSuffix(s, ".py") {
+			w.exec([]word{lit("python3"), lit(from(dir, s))}, []string{dir}, depth+1)
+		}
+	}
+	for _, m := range pyPlugins().FindAllStringSubmatch(string(data), -1) {
+		for _, mod := range strings.FieldsFunc(m[1], func(r rune) bool { return strings.ContainsRune(" \t,[]\"'\n", r) }) {
+			if strings.HasSuffix(mod, ".py") || !pyDotted(mod) {
+				continue
+			}
+			rel := filepath.FromSlash(strings.ReplaceAll(mod, ".", "/"))
+			for _, f := range []string{rel + ".py", filepath.Join(rel, "__init__.py")} {
+				w.looked.add(from(dir, f), dir)
+				w.files.add(from(dir, f), dir)
+				if w.read(from(dir, f)) != nil {
+					w.exec([]word{lit("python3"), lit(from(dir, f))}, []string{dir}, depth+1)
+				}
+			}
+		}
+	}
+	if strings.Contains(string(data), "init-hook") || strings.Contains(string(data), "init_hook") {
+		w.unsure([]string{dir}, name+" runs the init-hook "+w.rel(p)+" holds, Python code that is not followed")
+	}
+}
+
+// pyDotted reports whether s is a dotted Python module name.
+func pyDotted(s string) bool {
+	for _, part := range strings.Split(s, ".") {
+		if !protect.PyName(part) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // configModules holds what a node tool's JSON or YAML config at p

@@ -50,6 +50,15 @@ func TestDefiners(t *testing.T) {
 		"/r/node_modules/eslint-plugin-react/package.json":  "{}",
 		"/r/node_modules/@acme/eslint-plugin/package.json":  "{}",
 		"/r/node_modules/semi/package.json":                 "{}",
+		"/r/site/mkdocs.yml":                                "site_name: x\nhooks:\n  - hooks/links.py\nplugins:\n  - search\n",
+		"/r/site/hooks/links.py":                            "import shared\n",
+		"/r/site/hooks/shared.py":                           "",
+		"/r/py/mypy.ini":                                    "[mypy]\nplugins = tools.mypy_plugin, pydantic.mypy\n",
+		"/r/py/tools/mypy_plugin.py":                        "",
+		"/r/lintpy/.pylintrc":                               "[MASTER]\nload-plugins=checkers.style\ninit-hook='import sys; sys.path.append(\"x\")'\n",
+		"/r/lintpy/checkers/style/__init__.py":              "",
+		"/r/docs/conf.py":                                   "import sys\nsys.path.insert(0, '..')\nimport ext\n",
+		"/r/docs/ext.py":                                    "",
 	}
 	for _, tt := range []struct {
 		name, cmd   string
@@ -73,6 +82,10 @@ func TestDefiners(t *testing.T) {
 		{"vitest from below", `cd web/src && vitest run`, []string{"/r/web/vite.config.ts", "/r/tools/vite-plugin.ts"}, nil, ""},
 		{"eslint's JSON config: extends, plugins", `cd app && eslint .`, []string{"/r/app/.eslintrc.json", "/r/app/base.js", "/r/shared/rules.js"}, []string{"/r/node_modules/eslint-config-airbnb", "/r/node_modules/eslint-plugin-react", "/r/node_modules/@acme/eslint-plugin"}, ""},
 		{"docker compose, -f", `docker compose -f ops/db.yml up -d; docker-compose up`, []string{"/r/compose.yaml", "/r/ops/db.yml", "/r/.env"}, nil, ""},
+		{"mkdocs: its hooks", `cd site && mkdocs build`, []string{"/r/site/mkdocs.yml", "/r/site/hooks/links.py"}, []string{"/r/site/hooks"}, ""},
+		{"mypy: a plugin module of the project", `cd py && mypy .`, []string{"/r/py/mypy.ini", "/r/py/tools/mypy_plugin.py", "/r/py/pydantic/mypy.py"}, []string{"/r/py/tools"}, ""},
+		{"pylint: load-plugins, init-hook", `cd lintpy && pylint src`, []string{"/r/lintpy/.pylintrc", "/r/lintpy/checkers/style/__init__.py"}, nil, "pylint runs the init-hook lintpy/.pylintrc holds"},
+		{"sphinx-build: conf.py in its source directory", `sphinx-build -b html -j 2 docs _build`, []string{"/r/docs/conf.py"}, []string{"/r/docs"}, ""},
 		{"prettier's YAML config: a local plugin", `cd app && prettier -w .`, []string{"/r/app/.prettierrc", "/r/app/prettier/local.js"}, nil, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,6 +30,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte("repos:\n- repo: local\n  hooks:\n  - {id: a, entry: 'sh ./x.sh', language: system, args: [../y]}\n  - {id: b, entry: z.sh, language: script}\n- repo: ../v\n"))
 	f.Add([]byte("extends: [../e.yml, x.yml]\nsource_dir: ../s\npre-commit:\n  commands: {a: {run: './a {files}', root: ..}}\n  scripts: {'../b.sh': {runner: 'bash -e'}}\n  jobs: [{group: {jobs: [{script: c.js, runner: node}]}}]\n"))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"pnpm i"}]}]},"workspaces":{"packages":["a/*","!a/b","../x","c/**/d"]},"packages":["/y","*"]}`))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"mkdocs build -f m.yml; mypy --config-file x.ini; pylint --rcfile=r; sphinx-build -M html ../d o"}]}]},"hooks":["../h.py"],"plugins":"a.b, ./c.py, [d.e]"}`))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json":   ClaudeSettings,
 		"/r/.codex/hooks.json":       CodexHooks,
