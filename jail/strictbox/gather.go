@@ -205,7 +205,7 @@ func installedIn(env []string) func(cmd string) bool {
 // (toolVersionsLoads, rustToolchainLoads), the Yarn release and plugins
 // a Yarn settings file runs (yarnLoads).
 func projectLoads(p, home string) ([]gitpin.Steer, error) {
-	pr := projectrun.Project{Read: readProject, Home: home, List: listProject, Dirs: dirsProject, Link: linkProject}
+	pr := hostProject(home)
 	switch filepath.Base(p) {
 	case ".envrc":
 		return envrcLoads(p)
@@ -357,6 +357,11 @@ func readPrograms(files []string, names func(path string, data []byte, pr projec
 		out = append(out, namedSteers(names(p, b, pr), fmt.Sprintf(why, p))...)
 	}
 	return out
+}
+
+// hostProject is how the readers of projectrun see the host's files.
+func hostProject(home string) projectrun.Project {
+	return projectrun.Project{Read: readProject, Home: home, List: listProject, Dirs: dirsProject, Link: linkProject}
 }
 
 // readProject reads a file a project's command makes its tool read (a

@@ -23,7 +23,7 @@ func hookLoads(dir, repo, home string) []gitpin.Steer {
 	if slices.Contains(strings.Split(dir, string(filepath.Separator)), ".husky") {
 		return nil
 	}
-	pr := projectrun.Project{Read: readProject, Home: home, List: listProject, Dirs: dirsProject, Link: linkProject}
+	pr := hostProject(home)
 	var out []gitpin.Steer
 	for _, name := range projectrun.GitHooks {
 		p := filepath.Join(dir, name)
@@ -44,7 +44,7 @@ func huskyLoads(dir, home string) []gitpin.Steer {
 		return nil
 	}
 	repo := filepath.Dir(dir)
-	pr := projectrun.Project{Read: readProject, Home: home, List: listProject, Dirs: dirsProject, Link: linkProject}
+	pr := hostProject(home)
 	var out []gitpin.Steer
 	for _, name := range projectrun.GitHooks {
 		p := filepath.Join(dir, name)

@@ -75,7 +75,7 @@ func heldPaths(m Manifest) []string {
 	var out []string
 	add := func(p string) {
 		rel, err := filepath.Rel(m.Repo, p)
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
 			return
 		}
 		for _, d := range []string{m.GitDir, m.CommonDir} {
