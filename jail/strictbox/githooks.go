@@ -23,17 +23,7 @@ func hookLoads(dir, repo, home string) []gitpin.Steer {
 	if slices.Contains(strings.Split(dir, string(filepath.Separator)), ".husky") {
 		return nil
 	}
-	pr := hostProject(home)
-	var out []gitpin.Steer
-	for _, name := range projectrun.GitHooks {
-		p := filepath.Join(dir, name)
-		if _, err := os.Lstat(p); err != nil {
-			continue
-		}
-		why := fmt.Sprintf("git: a file the %s hook %s runs, with no question on the next commit, merge, checkout or push", name, p)
-		out = append(out, namedSteers(projectrun.Program(p, []string{p}, repo, repo, pr), why)...)
-	}
-	return out
+	return hooksIn(dir, repo, home, "git", func(p string) []string { return []string{p} })
 }
 
 // huskyLoads is what the hook scripts in .husky (dir) run: husky's
@@ -43,16 +33,21 @@ func huskyLoads(dir, home string) []gitpin.Steer {
 	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 		return nil
 	}
-	repo := filepath.Dir(dir)
+	return hooksIn(dir, filepath.Dir(dir), home, "husky", func(p string) []string { return []string{"sh", "-e", p} })
+}
+
+// hooksIn is what the hooks of dir, by git's hook names, run when who
+// starts each (argv gives its command) in repo.
+func hooksIn(dir, repo, home, who string, argv func(hook string) []string) []gitpin.Steer {
 	pr := hostProject(home)
 	var out []gitpin.Steer
 	for _, name := range projectrun.GitHooks {
 		p := filepath.Join(dir, name)
-		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+		if _, err := os.Lstat(p); err != nil {
 			continue
 		}
-		why := fmt.Sprintf("husky: a file the %s hook %s runs, with no question on the next commit, merge, checkout or push", name, p)
-		out = append(out, namedSteers(projectrun.Program(p, []string{"sh", "-e", p}, repo, repo, pr), why)...)
+		why := fmt.Sprintf("%s: a file the %s hook %s runs, with no question on the next commit, merge, checkout or push", who, name, p)
+		out = append(out, namedSteers(projectrun.Program(p, argv(p), repo, repo, pr), why)...)
 	}
 	return out
 }

@@ -138,11 +138,8 @@ type Manifest struct {
 	// mount points at the repository's root, which the box's own git
 	// would otherwise offer to commit.
 	Exclude []string `json:"exclude,omitempty"`
-	// Index says whether the git index was copied at launch (index.go);
-	// Unstaged are the paths whose index entries the end put back as
-	// they were at launch: the box had staged its own.
-	Index    string   `json:"index,omitempty"`
-	Unstaged []string `json:"unstaged,omitempty"`
+	// Index says whether the git index was copied at launch (index.go).
+	Index string `json:"index,omitempty"`
 }
 
 // Created is a mount point made for a box's run.
@@ -582,7 +579,6 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	if err != nil {
 		m.Unchecked = append(m.Unchecked, Unchecked{Path: filepath.Join(m.GitDir, "index"), Why: fmt.Sprintf("the index entries of what the box may not change could not be put back as they were at launch (%v): what it staged there is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", err)})
 	}
-	m.Unstaged = unstaged
 	r.Unstaged = unstaged
 	for _, d := range s.Unread {
 		m.Unchecked = append(m.Unchecked, Unchecked{Path: d, Why: fmt.Sprintf("not looked into: the repository held more than %d entries after the box", protect.MaxEntries)})

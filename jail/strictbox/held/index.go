@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,10 +28,10 @@ import (
 
 // Index states recorded in the manifest.
 const (
-	// IndexCopied: the index was copied at launch, as index.launch.
-	IndexCopied = "copied"
-	// IndexNone: there was no index at launch: nothing was staged.
-	IndexNone = "none"
+	// indexCopied: the index was copied at launch, as index.launch.
+	indexCopied = "copied"
+	// indexNone: there was no index at launch: nothing was staged.
+	indexNone = "none"
 )
 
 // indexLaunch is the copy of the repository's index taken at launch.
@@ -45,7 +46,7 @@ const maxIndex = 256 << 20
 func saveIndex(set, gitDir string) (string, error) {
 	src, err := os.OpenFile(filepath.Join(gitDir, "index"), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return IndexNone, nil
+		return indexNone, nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("reading the git index: %w", err)
@@ -65,7 +66,7 @@ func saveIndex(set, gitDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("copying the git index: %w", err)
 	}
-	return IndexCopied, nil
+	return indexCopied, nil
 }
 
 // heldPaths are the repository paths whose index entries the box may
@@ -104,7 +105,7 @@ func heldPaths(m Manifest) []string {
 // launch's copy has them, and returns the paths it put back. A set made
 // without a copy (by an older aisan) is left as it is.
 func restoreIndex(set string, m Manifest) ([]string, error) {
-	if m.GitDir == "" || (m.Index != IndexCopied && m.Index != IndexNone) {
+	if m.Index != indexCopied && m.Index != indexNone {
 		return nil, nil
 	}
 	paths := heldPaths(m)
@@ -112,26 +113,19 @@ func restoreIndex(set string, m Manifest) ([]string, error) {
 		return nil, nil
 	}
 	var before map[string][]string
-	if m.Index == IndexCopied {
-		out, err := git(m, indexLaunch(set), nil, append([]string{"ls-files", "-s", "-z", "--"}, paths...)...)
-		if err != nil {
+	if m.Index == indexCopied {
+		var err error
+		if before, err = indexEntries(m, indexLaunch(set), paths); err != nil {
 			return nil, fmt.Errorf("reading the index as it was at launch: %w", err)
 		}
-		before = indexEntries(out)
 	}
-	out, err := git(m, "", nil, append([]string{"ls-files", "-s", "-z", "--"}, paths...)...)
+	after, err := indexEntries(m, "", paths)
 	if err != nil {
 		return nil, fmt.Errorf("reading the index: %w", err)
 	}
-	after := indexEntries(out)
 	var changed []string
-	for p := range after {
+	for _, p := range slices.Concat(slices.Collect(maps.Keys(after)), slices.Collect(maps.Keys(before))) {
 		if !slices.Equal(after[p], before[p]) {
-			changed = append(changed, p)
-		}
-	}
-	for p := range before {
-		if _, ok := after[p]; !ok {
 			changed = append(changed, p)
 		}
 	}
@@ -139,6 +133,7 @@ func restoreIndex(set string, m Manifest) ([]string, error) {
 		return nil, nil
 	}
 	slices.Sort(changed)
+	changed = slices.Compact(changed)
 	var drop, add bytes.Buffer
 	for _, p := range changed {
 		drop.WriteString(p + "\x00")
@@ -166,7 +161,7 @@ func restoreIndex(set string, m Manifest) ([]string, error) {
 // run at the end of every box.
 func indexAsLaunched(set string, m Manifest) bool {
 	now, err := readIndex(filepath.Join(m.GitDir, "index"))
-	if m.Index == IndexNone {
+	if m.Index == indexNone {
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	if err != nil {
@@ -189,9 +184,13 @@ func readIndex(p string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxIndex+1))
 }
 
-// indexEntries reads ls-files -s -z output: path -> its entries
-// ("mode oid stage"), in order.
-func indexEntries(out []byte) map[string][]string {
+// indexEntries lists the entries of index (the repository's own when
+// "") under paths: path -> its entries ("mode oid stage"), in order.
+func indexEntries(sm Manifest, index string, paths []string) (map[string][]string, error) {
+	out, err := git(sm, index, nil, append([]string{"ls-files", "-s", "-z", "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
 	m := map[string][]string{}
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
@@ -200,7 +199,7 @@ func indexEntries(out []byte) map[string][]string {
 		}
 		m[string(path)] = append(m[string(path)], string(meta))
 	}
-	return m
+	return m, nil
 }
 
 // git runs host git on the set's repository (its index, or index when

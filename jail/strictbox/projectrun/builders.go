@@ -144,9 +144,6 @@ func (w *walker) definer(name string, d definer, rest []word, dirs []string, dep
 	for _, dir := range dirs {
 		at := w.definedIn(dir, d.files)
 		for _, f := range d.files {
-			if within(filepath.Join(at, f), w.root) {
-				w.looked.add(filepath.Join(at, f), at)
-			}
 			w.defined(name, filepath.Join(at, f), at, d, depth)
 		}
 		for _, sub := range d.dirs {
@@ -161,9 +158,6 @@ func (w *walker) definer(name string, d definer, rest []word, dirs []string, dep
 			if w.list != nil && w.list(p) != nil {
 				w.holdDir(p) // a directory of its (rakelib, a project dir)
 				continue
-			}
-			if within(p, w.root) {
-				w.looked.add(p, dir)
 			}
 			w.defined(name, p, dir, d, depth)
 		}
@@ -205,6 +199,8 @@ func (w *walker) defined(name, p, dir string, d definer, depth int) {
 	if !within(p, w.root) {
 		return
 	}
+	// It looks for the file by this name, there or not.
+	w.looked.add(p, dir)
 	ext := filepath.Ext(p)
 	lock := ext == ".lock" || ext == ".locked"
 	data := w.read(p)

@@ -1606,8 +1606,8 @@ func (w *walker) install(dir string, depth int) {
 		w.looked.add(filepath.Join(pdir, f), pdir)
 	}
 	ws := w.installPackage(pj, data, depth)
-	if w.read(filepath.Join(pdir, "pnpm-workspace.yaml")) != nil {
-		ws = append(ws, pnpmWorkspaces(w.read(filepath.Join(pdir, "pnpm-workspace.yaml")))...)
+	if b := w.read(filepath.Join(pdir, "pnpm-workspace.yaml")); b != nil {
+		ws = append(ws, pnpmWorkspaces(b)...)
 	}
 	// npm, yarn, pnpm and bun install each workspace's package too,
 	// running its install scripts.
