@@ -21,6 +21,16 @@ import (
 // the repository) and puts their index entries back.
 func hookHandOff(t *testing.T, repo string, env []string, mods func(mark string) map[string]string, marks func(mark string) []string, held ...string) {
 	t.Helper()
+	hookHandOffIn(t, repo, "", env, mods, marks, held...)
+}
+
+// hookHandOffIn is hookHandOff for a repository sub inside the box's
+// repository box (a nested one, a submodule): the box starts in box,
+// the hooked repository's files, commits and index are sub's, and held
+// are relative to box.
+func hookHandOffIn(t *testing.T, box, sub string, env []string, mods func(mark string) map[string]string, marks func(mark string) []string, held ...string) {
+	t.Helper()
+	repo := filepath.Join(box, sub)
 	out := t.TempDir()
 	os.Chmod(out, 0o777)
 	write := func(files map[string]string) {
@@ -51,10 +61,13 @@ func hookHandOff(t *testing.T, repo string, env []string, mods func(mark string)
 
 	pwned := filepath.Join(out, "PWNED")
 	attack := ""
+	if sub != "" {
+		attack = "cd " + shq(sub) + "\n"
+	}
 	for f, data := range mods(pwned) {
 		attack += "printf '%s' " + shq(data) + " > " + shq(f) + " && git add -- " + shq(f) + "\n"
 	}
-	r := strict(t, repo, env, nil, "sh", "-c", "set -e\n"+attack+"echo planted\n")
+	r := strict(t, box, env, nil, "sh", "-c", "set -e\n"+attack+"echo planted\n")
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -63,7 +76,7 @@ func hookHandOff(t *testing.T, repo string, env []string, mods func(mark string)
 		t.Fatalf("the host's commit after the box: %s", problem)
 	}
 	absent(t, "git commit after the box", marks(pwned)...)
-	checkHeld(t, r, env, slotName(repo, "run"), held, nil)
+	checkHeld(t, r, env, slotName(box, "run"), held, nil)
 	if !strings.Contains(r.stderr, "staged its own version") {
 		t.Errorf("the box's end does not say it put the index entries back: %q", r.stderr)
 	}
@@ -98,6 +111,47 @@ func TestHandoffGitHookScripts(t *testing.T) {
 	}
 	marks := func(mark string) []string { return []string{mark + ".check", mark + ".lint"} }
 	hookHandOff(t, repo, env, mods, marks, "scripts/check.sh", "tools/lint.sh")
+}
+
+// TestHandoffNestedRepoHookScripts: a repository nested in the box's
+// (a tool checked out under tools/, not a submodule) has the user's
+// pre-commit hook, which runs a script of that repository. The box
+// rewrites the script and stages it there. The user's next 'git commit'
+// in the nested repository must not run it.
+func TestHandoffNestedRepoHookScripts(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	sub := filepath.Join(repo, "tools", "lib")
+	os.MkdirAll(sub, 0o755)
+	hostGit(t, sub, env, "init", "-q")
+	hostGit(t, sub, env, "commit", "-q", "--allow-empty", "-m", "init")
+	hook := filepath.Join(sub, ".git", "hooks", "pre-commit")
+	writeFile(t, hook, "#!/bin/sh\n./scripts/check.sh\n")
+	os.Chmod(hook, 0o755)
+	mods := func(mark string) map[string]string {
+		return map[string]string{"scripts/check.sh": shTouch(suffixed(mark, ".check"))}
+	}
+	marks := func(mark string) []string { return []string{mark + ".check"} }
+	hookHandOffIn(t, repo, "tools/lib", env, mods, marks, "tools/lib/scripts/check.sh")
+}
+
+// TestHandoffSubmoduleHookScripts: the same for a submodule, whose git
+// dir lies in the box's repository's .git/modules and whose hook (the
+// user's) runs a script of the submodule's working tree.
+func TestHandoffSubmoduleHookScripts(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	src := worktree(t)
+	hostGit(t, src, env, "init", "-q")
+	hostGit(t, src, env, "commit", "-q", "--allow-empty", "-m", "init")
+	hostGit(t, repo, env, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "lib")
+	hostGit(t, repo, env, "commit", "-q", "-m", "the submodule")
+	hook := filepath.Join(repo, ".git", "modules", "lib", "hooks", "pre-commit")
+	writeFile(t, hook, "#!/bin/sh\n./scripts/check.sh\n")
+	os.Chmod(hook, 0o755)
+	mods := func(mark string) map[string]string {
+		return map[string]string{"scripts/check.sh": shTouch(suffixed(mark, ".check"))}
+	}
+	marks := func(mark string) []string { return []string{mark + ".check"} }
+	hookHandOffIn(t, repo, "lib", env, mods, marks, "lib/scripts/check.sh")
 }
 
 // suffixed is mark with suffix, or "" for no mark.

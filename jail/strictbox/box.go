@@ -299,6 +299,9 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		m := held.Manifest{Slot: s.Slot, Kind: string(o.Kind), Repo: o.Repo, Start: time.Now(), Launch: s.Launched,
 			Items: b.guard.Items, Known: b.guard.Known, Watch: b.guard.Watch, Modules: b.guard.Modules,
 			GitDir: b.git.GitDir, CommonDir: b.git.CommonDir, Exclude: rootMountFiles(b.guard, o.Repo)}
+		for _, w := range b.guard.Worktrees {
+			m.NestedIndex = append(m.NestedIndex, held.NestedIndex{Root: w.Root, GitDir: w.GitDir})
+		}
 		if err := held.Prepare(b.held, m); err != nil {
 			return nil, err
 		}

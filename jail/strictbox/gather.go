@@ -906,7 +906,7 @@ func gather(kind jail.Kind, command []string, h jail.Host, slotName string, o Op
 		Installed: installedIn(h.Env),
 		Loads:     func(p string) ([]gitpin.Steer, error) { return projectLoads(p, h.Home) },
 		Hooks:     git.HookDirs,
-		HookLoads: func(d string) ([]gitpin.Steer, error) { return hookLoads(d, f.repo, h.Home), nil }})
+		HookLoads: func(d, root string) ([]gitpin.Steer, error) { return hookLoads(d, root, h.Home), nil }})
 	if err != nil {
 		return f, err
 	}

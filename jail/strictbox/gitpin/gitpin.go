@@ -627,6 +627,30 @@ func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
+// WorktreeHooks are the directories host git may run hooks from in the
+// working tree worktree whose git dir is gitDir: the common dir's
+// hooks/ and every core.hooksPath of the config files git reads there.
+// A nested repository's or a submodule's hooks are the user's, held with
+// its git dir, but what they run lies in its working tree, in the box's
+// repository, and git runs them there on the user's next commit.
+func WorktreeHooks(gitDir, worktree, home string, global []string) ([]string, error) {
+	common := gitDir
+	if c, err := readPointer(filepath.Join(gitDir, "commondir"), ""); err == nil {
+		common = resolve(gitDir, c)
+	}
+	files := []string{filepath.Join(common, "config"), filepath.Join(common, "config.worktree")}
+	if common != gitDir {
+		files = append(files, filepath.Join(gitDir, "config.worktree"))
+	}
+	// Where these lie is the steering plan's business (Nested, Make):
+	// here only their names count.
+	_, hooks, err := configSteer(global, files, worktree, common, home, func(string) bool { return false })
+	if err != nil {
+		return nil, fmt.Errorf("the repository %s: %w", worktree, err)
+	}
+	return append([]string{filepath.Join(common, "hooks")}, hooks...), nil
+}
+
 // Pointer is the git dir a .git file points at, absolute and clean (not
 // resolved: the path may not exist).
 func Pointer(dotgit string) (string, error) {

@@ -140,6 +140,9 @@ type Manifest struct {
 	Exclude []string `json:"exclude,omitempty"`
 	// Index says whether the git index was copied at launch (index.go).
 	Index string `json:"index,omitempty"`
+	// NestedIndex are the repositories nested in Repo, whose indexes are
+	// kept as its own is.
+	NestedIndex []NestedIndex `json:"nested_index,omitempty"`
 }
 
 // Created is a mount point made for a box's run.
@@ -205,10 +208,8 @@ func Prepare(set string, m Manifest) (err error) {
 			return err
 		}
 	}
-	if m.GitDir != "" {
-		if m.Index, err = saveIndex(set, m.GitDir); err != nil {
-			return err
-		}
+	if err := saveIndexes(set, &m); err != nil {
+		return err
 	}
 	m.State = Open
 	for n, it := range m.Items {
@@ -575,10 +576,8 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
 	}
-	unstaged, err := restoreIndex(set, m)
-	if err != nil {
-		m.Unchecked = append(m.Unchecked, Unchecked{Path: filepath.Join(m.GitDir, "index"), Why: fmt.Sprintf("the index entries of what the box may not change could not be put back as they were at launch (%v): what it staged there is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", err)})
-	}
+	unstaged, unchecked := restoreIndexes(set, m)
+	m.Unchecked = append(m.Unchecked, unchecked...)
 	r.Unstaged = unstaged
 	for _, d := range s.Unread {
 		m.Unchecked = append(m.Unchecked, Unchecked{Path: d, Why: fmt.Sprintf("not looked into: the repository held more than %d entries after the box", protect.MaxEntries)})

@@ -37,13 +37,78 @@ const (
 // indexLaunch is the copy of the repository's index taken at launch.
 func indexLaunch(set string) string { return filepath.Join(set, "index.launch") }
 
+// NestedIndex is the index of a repository nested in the box's (a
+// nested checkout, a submodule, a linked worktree): its hooks and hook
+// managers run what its index has as the box's own repository's do.
+type NestedIndex struct {
+	// Root is its working tree, GitDir the git dir holding its index.
+	Root   string `json:"root"`
+	GitDir string `json:"git_dir"`
+	// State is what Prepare found: indexCopied, indexNone, or
+	// indexSkipped past maxNested.
+	State string `json:"state,omitempty"`
+}
+
+// indexSkipped: a nested repository past maxNested, whose index was not
+// kept: the end says so when it holds a path there.
+const indexSkipped = "skipped"
+
+// maxNested bounds the nested repositories whose index a launch copies.
+const maxNested = 64
+
+// repoIndex is one index the set keeps, and the copy of it taken at
+// launch.
+type repoIndex struct {
+	root, gitDir, state, copy string
+}
+
+// indexes are the indexes of m: its repository's and the nested ones'.
+func indexes(set string, m Manifest) []repoIndex {
+	var out []repoIndex
+	if m.GitDir != "" {
+		out = append(out, repoIndex{m.Repo, m.GitDir, m.Index, indexLaunch(set)})
+	}
+	for i, n := range m.NestedIndex {
+		out = append(out, repoIndex{n.Root, n.GitDir, n.State, nestedLaunch(set, i)})
+	}
+	return out
+}
+
 // maxIndex bounds the index copied at launch (a repository of a few
 // hundred thousand files).
 const maxIndex = 256 << 20
 
-// saveIndex copies the index of gitDir into set before the box starts,
-// and says what it found.
-func saveIndex(set, gitDir string) (string, error) {
+// saveIndexes copies the index of each repository of m into set before
+// the box starts, and records what it found.
+func saveIndexes(set string, m *Manifest) error {
+	if m.GitDir != "" {
+		state, err := saveIndex(m.GitDir, indexLaunch(set))
+		if err != nil {
+			return err
+		}
+		m.Index = state
+	}
+	for i := range m.NestedIndex {
+		n := &m.NestedIndex[i]
+		if i >= maxNested {
+			n.State = indexSkipped
+			continue
+		}
+		var err error
+		if n.State, err = saveIndex(n.GitDir, nestedLaunch(set, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nestedLaunch is the copy of the i'th nested repository's index.
+func nestedLaunch(set string, i int) string {
+	return filepath.Join(set, fmt.Sprintf("index.%d.launch", i))
+}
+
+// saveIndex copies the index of gitDir to dst, and says what it found.
+func saveIndex(gitDir, dst string) (string, error) {
 	src, err := os.OpenFile(filepath.Join(gitDir, "index"), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return indexNone, nil
@@ -55,31 +120,31 @@ func saveIndex(set, gitDir string) (string, error) {
 	if fi, err := src.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIndex {
 		return "", fmt.Errorf("the git index %s is not a regular file of at most %d MiB", src.Name(), maxIndex>>20)
 	}
-	dst, err := os.OpenFile(indexLaunch(set), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return "", err
 	}
-	_, err = io.Copy(dst, src)
-	if cerr := dst.Close(); err == nil {
+	_, err = io.Copy(out, src)
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return "", fmt.Errorf("copying the git index: %w", err)
+		return "", fmt.Errorf("copying the git index %s: %w", src.Name(), err)
 	}
 	return indexCopied, nil
 }
 
-// heldPaths are the repository paths whose index entries the box may
-// not change: the items, the mount points made, what the end swept;
-// not what lies in a git dir, which the index does not list.
-func heldPaths(m Manifest) []string {
+// heldPaths are the paths of r's working tree whose index entries the
+// box may not change: the items, the mount points made, what the end
+// swept; not what lies in a git dir, which no index lists.
+func heldPaths(m Manifest, r repoIndex) []string {
 	var out []string
 	add := func(p string) {
-		rel, err := filepath.Rel(m.Repo, p)
+		rel, err := filepath.Rel(r.root, p)
 		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
 			return
 		}
-		for _, d := range []string{m.GitDir, m.CommonDir} {
+		for _, d := range []string{m.GitDir, m.CommonDir, r.gitDir} {
 			if d != "" && (p == d || strings.HasPrefix(p, d+"/")) {
 				return
 			}
@@ -101,25 +166,46 @@ func heldPaths(m Manifest) []string {
 	return out
 }
 
-// restoreIndex puts the index entries of what the set holds back as the
-// launch's copy has them, and returns the paths it put back. A set made
-// without a copy (by an older aisan) is left as it is.
-func restoreIndex(set string, m Manifest) ([]string, error) {
-	if m.Index != indexCopied && m.Index != indexNone {
+// restoreIndexes puts the index entries of what the set holds back as
+// the launch's copies have them, in the box's repository and the nested
+// ones, and returns the paths it put back and what it could not.
+func restoreIndexes(set string, m Manifest) (unstaged []string, unchecked []Unchecked) {
+	for _, r := range indexes(set, m) {
+		if r.state == indexSkipped {
+			if len(heldPaths(m, r)) > 0 {
+				unchecked = append(unchecked, Unchecked{Path: filepath.Join(r.gitDir, "index"), Why: fmt.Sprintf("the index of this nested repository was not kept at launch (more than %d nested repositories): what the box staged there of what host tools run is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", maxNested)})
+			}
+			continue
+		}
+		paths, err := restoreIndex(m, r)
+		if err != nil {
+			unchecked = append(unchecked, Unchecked{Path: filepath.Join(r.gitDir, "index"), Why: fmt.Sprintf("the index entries of what the box may not change could not be put back as they were at launch (%v): what it staged there is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", err)})
+		}
+		unstaged = append(unstaged, paths...)
+	}
+	return unstaged, unchecked
+}
+
+// restoreIndex puts the index entries of what the set holds in r's
+// working tree back as the launch's copy has them, and returns the
+// paths it put back. A set made without a copy (by an older aisan) is
+// left as it is.
+func restoreIndex(m Manifest, r repoIndex) ([]string, error) {
+	if r.state != indexCopied && r.state != indexNone {
 		return nil, nil
 	}
-	paths := heldPaths(m)
-	if len(paths) == 0 || indexAsLaunched(set, m) {
+	paths := heldPaths(m, r)
+	if len(paths) == 0 || indexAsLaunched(r) {
 		return nil, nil
 	}
 	var before map[string][]string
-	if m.Index == indexCopied {
+	if r.state == indexCopied {
 		var err error
-		if before, err = indexEntries(m, indexLaunch(set), paths); err != nil {
+		if before, err = indexEntries(r, r.copy, paths); err != nil {
 			return nil, fmt.Errorf("reading the index as it was at launch: %w", err)
 		}
 	}
-	after, err := indexEntries(m, "", paths)
+	after, err := indexEntries(r, "", paths)
 	if err != nil {
 		return nil, fmt.Errorf("reading the index: %w", err)
 	}
@@ -141,33 +227,33 @@ func restoreIndex(set string, m Manifest) ([]string, error) {
 			add.WriteString(e + "\t" + p + "\x00")
 		}
 	}
-	if _, err := git(m, "", &drop, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+	if _, err := git(r, "", &drop, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
 		return nil, fmt.Errorf("taking the box's entries out of the index: %w", err)
 	}
 	if add.Len() > 0 {
-		if _, err := git(m, "", &add, "update-index", "-z", "--index-info"); err != nil {
+		if _, err := git(r, "", &add, "update-index", "-z", "--index-info"); err != nil {
 			return nil, fmt.Errorf("putting the launch's entries back in the index: %w", err)
 		}
 	}
 	var abs []string
 	for _, p := range changed {
-		abs = append(abs, filepath.Join(m.Repo, p))
+		abs = append(abs, filepath.Join(r.root, p))
 	}
 	return abs, nil
 }
 
-// indexAsLaunched reports whether the index is, byte for byte, what it
+// indexAsLaunched reports whether r's index is, byte for byte, what it
 // was at launch (or still absent): nothing was staged, and no git need
 // run at the end of every box.
-func indexAsLaunched(set string, m Manifest) bool {
-	now, err := readIndex(filepath.Join(m.GitDir, "index"))
-	if m.Index == indexNone {
+func indexAsLaunched(r repoIndex) bool {
+	now, err := readIndex(filepath.Join(r.gitDir, "index"))
+	if r.state == indexNone {
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	if err != nil {
 		return false
 	}
-	then, err := readIndex(indexLaunch(set))
+	then, err := readIndex(r.copy)
 	return err == nil && bytes.Equal(now, then)
 }
 
@@ -184,10 +270,10 @@ func readIndex(p string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxIndex+1))
 }
 
-// indexEntries lists the entries of index (the repository's own when
-// "") under paths: path -> its entries ("mode oid stage"), in order.
-func indexEntries(sm Manifest, index string, paths []string) (map[string][]string, error) {
-	out, err := git(sm, index, nil, append([]string{"ls-files", "-s", "-z", "--"}, paths...)...)
+// indexEntries lists the entries of index (r's own when "") under
+// paths: path -> its entries ("mode oid stage"), in order.
+func indexEntries(r repoIndex, index string, paths []string) (map[string][]string, error) {
+	out, err := git(r, index, nil, append([]string{"ls-files", "-s", "-z", "--"}, paths...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -202,13 +288,13 @@ func indexEntries(sm Manifest, index string, paths []string) (map[string][]strin
 	return m, nil
 }
 
-// git runs host git on the set's repository (its index, or index when
-// given) with stdin, and returns its output. Paths are literal, no
-// optional lock is taken, and the caller's GIT_ variables are dropped:
-// they could point it at another repository or index.
-func git(m Manifest, index string, stdin io.Reader, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", append([]string{"--git-dir=" + m.GitDir, "--work-tree=" + m.Repo}, args...)...)
-	cmd.Dir = m.Repo
+// git runs host git on r (its index, or index when given) with stdin,
+// and returns its output. Paths are literal, no optional lock is taken,
+// and the caller's GIT_ variables are dropped: they could point it at
+// another repository or index.
+func git(r repoIndex, index string, stdin io.Reader, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", append([]string{"--git-dir=" + r.gitDir, "--work-tree=" + r.root}, args...)...)
+	cmd.Dir = r.root
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "GIT_") {
 			cmd.Env = append(cmd.Env, e)

@@ -81,3 +81,66 @@ func TestIndexPutBack(t *testing.T) {
 		t.Errorf("the end does not say what it put back:\n%s", l)
 	}
 }
+
+// TestNestedIndexPutBack: the same in a repository nested in the box's
+// (its hooks run what its index has): the end puts back the nested
+// index's entry of a held file there, and leaves the box's repository's
+// index and the rest of the nested one alone.
+func TestNestedIndexPutBack(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	jailtest.Need(t, "git", err)
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(d, "repo")
+	sub := filepath.Join(repo, "tools", "sub")
+	run := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gitBin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %q in %s: %v: %s", args, dir, err, out)
+		}
+		return string(out)
+	}
+	write := func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range []string{repo, sub} {
+		os.MkdirAll(r, 0o755)
+		run(r, "init", "-q")
+	}
+	write(filepath.Join(sub, "scripts/check.sh"), "#!/bin/sh\nexit 0\n")
+	write(filepath.Join(sub, "README"), "sub\n")
+	run(sub, "add", "-A")
+	run(sub, "commit", "-q", "-m", "init")
+	time.Sleep(20 * time.Millisecond)
+	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
+	m := Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git"),
+		Items:       []protect.Item{{Path: filepath.Join(sub, "scripts/check.sh"), How: protect.Copy}},
+		Known:       []string{filepath.Join(sub, ".git")},
+		NestedIndex: []NestedIndex{{Root: sub, GitDir: filepath.Join(sub, ".git")}}}
+	if err := Prepare(set, m); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	write(filepath.Join(sub, "scripts/check.sh"), "#!/bin/sh\ntouch /tmp/pwned\n")
+	write(filepath.Join(sub, "README"), "the box's\n")
+	run(sub, "add", "scripts/check.sh", "README")
+	write(filepath.Join(sub, "scripts/check.sh"), "#!/bin/sh\nexit 0\n")
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if want := []string{filepath.Join(sub, "scripts/check.sh")}; !slices.Equal(r.Unstaged, want) {
+		t.Errorf("unstaged %q, want %q", r.Unstaged, want)
+	}
+	if staged := strings.TrimSpace(run(sub, "diff", "--cached", "--name-only")); staged != "README" {
+		t.Errorf("staged in the nested repository after the end: %q, want only README", staged)
+	}
+}

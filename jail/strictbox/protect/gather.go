@@ -71,10 +71,13 @@ type GitFacts struct {
 	Loads func(envrc string) ([]gitpin.Steer, error)
 	// Hooks are the directories git may run hooks from (jail/gitpin's
 	// HookDirs); HookLoads, when set, says what the hooks in one of them
-	// run besides themselves, as Loads does for a file: host git runs
-	// them on the next commit, merge, checkout or push without asking.
+	// run besides themselves when git runs them in the working tree
+	// root, as Loads does for a file: host git runs them on the next
+	// commit, merge, checkout or push without asking. Gather asks it
+	// too about the hooks of every nested repository and submodule,
+	// with their own working trees.
 	Hooks     []string
-	HookLoads func(dir string) ([]gitpin.Steer, error)
+	HookLoads func(dir, root string) ([]gitpin.Steer, error)
 }
 
 // Gather walks repo (and a common git dir outside it) for sockets,
@@ -135,12 +138,23 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 			asks = append(asks, ask{p, git.Loads})
 		}
 	}
+	nested, watch, trees, hooks, err := nestedGit(repo, git, w.nestedGit, w.gitDirs)
+	if err != nil {
+		return Facts{}, err
+	}
+	f.Worktrees = trees
 	if git.HookLoads != nil {
+		hooks = append([]hookDir{}, hooks...)
 		for _, d := range git.Hooks {
-			asks = append(asks, ask{d, git.HookLoads})
+			hooks = append(hooks, hookDir{d, repo})
+		}
+		for _, h := range hooks {
+			asks = append(asks, ask{h.dir, func(d string) ([]gitpin.Steer, error) { return git.HookLoads(d, h.root) }})
 		}
 	}
-	loads, notes, err := keptLoads(repo, []string{git.GitDir, git.CommonDir}, asks, found)
+	// What lies in a git dir, the repository's or a nested one's, is
+	// held with it.
+	loads, notes, err := keptLoads(repo, append([]string{git.GitDir, git.CommonDir}, w.nestedGit...), asks, found)
 	if err != nil {
 		return Facts{}, err
 	}
@@ -152,10 +166,6 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 		if !slices.ContainsFunc(loads, func(s gitpin.Steer) bool { return s.Path == l.Path }) {
 			steer = append(steer, l)
 		}
-	}
-	nested, watch, err := nestedGit(repo, git, w.nestedGit, w.gitDirs)
-	if err != nil {
-		return Facts{}, err
 	}
 	for _, g := range w.nestedGit {
 		f.NestedGit = append(f.NestedGit, look(g, ""))
@@ -340,7 +350,9 @@ func inFound(p, repo string, found map[string]bool) bool {
 // file points at (a pointer into a git dir is that dir's business), and
 // a directory git takes for a git dir of its own (bare, a fixture's
 // repo.git): git run in it obeys its config and hooks as in any other.
-func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.Steer, watch []string, err error) {
+// hooks are where git run in each nested working tree (a nested .git's
+// directory, wherever its git dir lies) finds hooks.
+func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.Steer, watch []string, trees []Worktree, hooks []hookDir, err error) {
 	home, global := git.Home, git.Global
 	if home == "" {
 		home, _ = os.UserHomeDir()
@@ -357,6 +369,17 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 		return false
 	}
 	var dirs []string
+	worktree := func(gitDir, g string) error {
+		trees = append(trees, Worktree{Root: filepath.Dir(g), GitDir: gitDir})
+		if git.HookLoads == nil {
+			return nil
+		}
+		hs, err := gitpin.WorktreeHooks(gitDir, filepath.Dir(g), home, global)
+		for _, h := range hs {
+			hooks = append(hooks, hookDir{h, filepath.Dir(g)})
+		}
+		return err
+	}
 	for _, g := range found {
 		fi, err := os.Lstat(g)
 		switch {
@@ -364,15 +387,29 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 			// Gone, or a link (which Make refuses).
 		case fi.IsDir():
 			dirs = append(dirs, g)
+			if err := worktree(g, g); err != nil {
+				return nil, nil, nil, nil, err
+			}
 		case fi.Mode().IsRegular():
 			d, err := gitpin.Pointer(g)
-			if err != nil || !within(d, repo) || inGitDir(d) {
-				// Unreadable, git finds no repository there;
-				// outside, the box cannot write it.
+			if err != nil {
+				// Unreadable: git finds no repository there.
+				continue
+			}
+			if _, err := os.Lstat(d); err == nil {
+				// A submodule's, a linked worktree's: its hooks run
+				// its working tree's files, here.
+				if err := worktree(d, g); err != nil {
+					return nil, nil, nil, nil, err
+				}
+			}
+			if !within(d, repo) || inGitDir(d) {
+				// Outside, the box cannot write it; in a git dir, it
+				// is that dir's.
 				continue
 			}
 			if _, err := os.Lstat(d); err != nil {
-				return nil, nil, fmt.Errorf("%s points at %s, which does not exist: a strict box could create a git dir there that host git then obeys; remove the stale .git file or restore its git dir", g, d)
+				return nil, nil, nil, nil, fmt.Errorf("%s points at %s, which does not exist: a strict box could create a git dir there that host git then obeys; remove the stale .git file or restore its git dir", g, d)
 			}
 			dirs = append(dirs, d)
 		}
@@ -385,12 +422,16 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 	for _, d := range dirs {
 		s, w, err := gitpin.Nested(d, repo, home, global)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		steer, watch = append(steer, s...), append(watch, w...)
 	}
-	return steer, watch, nil
+	return steer, watch, trees, hooks, nil
 }
+
+// hookDir is a directory git may run hooks from, and the working tree
+// it runs them in.
+type hookDir struct{ dir, root string }
 
 // look is what is at p, without following a final symlink, with a
 // tree's size up to the copy limits.

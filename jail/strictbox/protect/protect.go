@@ -337,6 +337,17 @@ type Plan struct {
 	Modules []ModuleDir
 	// Notes are what the launch tells the user (a tree bound read-only).
 	Notes []string
+	// Worktrees are the repositories nested in the box's (Facts'): the
+	// end puts back their index entries of what it holds, as it does
+	// the repository's own.
+	Worktrees []Worktree
+}
+
+// Worktree is a repository nested in the box's: a nested checkout, a
+// submodule, a linked worktree of another repository.
+type Worktree struct {
+	// Root is its working tree; GitDir the git dir that holds its index.
+	Root, GitDir string
 }
 
 // Limits on what is copied at launch. Beyond them a tree is bound
@@ -387,6 +398,9 @@ type Facts struct {
 	Steer []PathFact
 	// NestedGit are .git entries below the repository's root.
 	NestedGit []PathFact
+	// Worktrees are the repositories nested in it (those of NestedGit
+	// whose git dir exists, wherever it lies).
+	Worktrees []Worktree
 	// Watch are jail/gitpin's watched files.
 	Watch []string
 	// Modules are the directories a held script's Python loads modules
@@ -421,6 +435,7 @@ func Make(f Facts) (Plan, error) {
 	p.Watch = slices.Clone(f.Watch)
 	p.Modules = slices.Clone(f.Modules)
 	p.Notes = slices.Clone(f.Notes)
+	p.Worktrees = slices.Clone(f.Worktrees)
 	add := func(pf PathFact, pin How) error {
 		switch {
 		case pf.Exists && pf.Link:

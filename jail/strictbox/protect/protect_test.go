@@ -295,12 +295,23 @@ func TestGatherNested(t *testing.T) {
 		setup func(r string)
 		watch []string // relative to the repository
 		steer []string
-		err   string
+		// hooks are the hook directories HookLoads is asked about, each
+		// with the working tree git runs them in (dir@root); trees the
+		// nested working trees with their index's git dir (root@gitdir).
+		// OUT stands for a directory outside the repository.
+		hooks, trees []string
+		err          string
 	}{
 		{name: "a nested repository", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, "sub/.git/hooks"), 0o755)
 			os.WriteFile(filepath.Join(r, "sub/.git/config"), []byte("[include]\n\tpath = ../more.gitconfig\n"), 0o644)
-		}, watch: []string{"sub/.git/commondir"}, steer: []string{"sub/.git/config", "sub/.git/hooks", "sub/.git/info", "sub/.git/config.worktree", "sub/.git/worktrees", "sub/more.gitconfig"}},
+		}, watch: []string{"sub/.git/commondir"}, steer: []string{"sub/.git/config", "sub/.git/hooks", "sub/.git/info", "sub/.git/config.worktree", "sub/.git/worktrees", "sub/more.gitconfig"},
+			hooks: []string{"sub/.git/hooks@sub"}, trees: []string{"sub@sub/.git"}},
+		{name: "a nested repository's core.hooksPath", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, "sub/.git"), 0o755)
+			os.WriteFile(filepath.Join(r, "sub/.git/config"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644)
+		}, watch: []string{"sub/.git/commondir"}, steer: []string{"sub/.git/config", "sub/.githooks"},
+			hooks: []string{"sub/.git/hooks@sub", "sub/.githooks@sub"}, trees: []string{"sub@sub/.git"}},
 		{name: "a planted commondir is refused", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, "sub/.git"), 0o755)
 			os.WriteFile(filepath.Join(r, "sub/.git/commondir"), []byte("c2\n"), 0o644)
@@ -309,7 +320,8 @@ func TestGatherNested(t *testing.T) {
 			os.MkdirAll(filepath.Join(r, "gd"), 0o755)
 			os.MkdirAll(filepath.Join(r, "co"), 0o755)
 			os.WriteFile(filepath.Join(r, "co/.git"), []byte("gitdir: ../gd\n"), 0o644)
-		}, watch: []string{"gd/commondir"}, steer: []string{"gd/config", "gd/hooks"}},
+		}, watch: []string{"gd/commondir"}, steer: []string{"gd/config", "gd/hooks"},
+			hooks: []string{"gd/hooks@co"}, trees: []string{"co@gd"}},
 		{name: "a pointer to nothing in the repository is refused", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, "co"), 0o755)
 			os.WriteFile(filepath.Join(r, "co/.git"), []byte("gitdir: ../gd\n"), 0o644)
@@ -324,14 +336,31 @@ func TestGatherNested(t *testing.T) {
 			os.MkdirAll(filepath.Join(r, ".git/modules/m"), 0o755)
 			os.MkdirAll(filepath.Join(r, "m"), 0o755)
 			os.WriteFile(filepath.Join(r, "m/.git"), []byte("gitdir: ../.git/modules/m\n"), 0o644)
-		}},
+		}, hooks: []string{".git/modules/m/hooks@m"}, trees: []string{"m@.git/modules/m"}},
+		{name: "a linked worktree of a repository outside", setup: func(r string) {
+			out := filepath.Join(filepath.Dir(r), "out")
+			os.MkdirAll(filepath.Join(out, ".git/worktrees/lw"), 0o755)
+			os.WriteFile(filepath.Join(out, ".git/worktrees/lw/commondir"), []byte("../..\n"), 0o644)
+			os.WriteFile(filepath.Join(out, ".git/config"), []byte("[core]\n\thooksPath = tools/hooks\n"), 0o644)
+			os.MkdirAll(filepath.Join(r, "lw"), 0o755)
+			os.WriteFile(filepath.Join(r, "lw/.git"), []byte("gitdir: "+filepath.Join(out, ".git/worktrees/lw")+"\n"), 0o644)
+		}, hooks: []string{"OUT/.git/hooks@lw", "lw/tools/hooks@lw"}, trees: []string{"lw@OUT/.git/worktrees/lw"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, _ := filepath.EvalSymlinks(t.TempDir())
+			d, _ := filepath.EvalSymlinks(t.TempDir())
+			r := filepath.Join(d, "repo")
 			os.MkdirAll(filepath.Join(r, ".git"), 0o755)
 			tc.setup(r)
 			git := filepath.Join(r, ".git")
-			f, err := Gather(r, GitFacts{GitDir: git, CommonDir: git, Home: r, Global: []string{}})
+			rel := func(p string) string {
+				return strings.Replace(strings.TrimPrefix(p, r+"/"), filepath.Join(d, "out"), "OUT", 1)
+			}
+			var hooks []string
+			f, err := Gather(r, GitFacts{GitDir: git, CommonDir: git, Home: r, Global: []string{},
+				HookLoads: func(dir, root string) ([]gitpin.Steer, error) {
+					hooks = append(hooks, rel(dir)+"@"+rel(root))
+					return nil, nil
+				}})
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want one with %q", err, tc.err)
@@ -355,6 +384,16 @@ func TestGatherNested(t *testing.T) {
 				if !slices.Contains(steer, s) {
 					t.Errorf("steer lacks %s: %q", s, steer)
 				}
+			}
+			var trees []string
+			for _, w := range f.Worktrees {
+				trees = append(trees, rel(w.Root)+"@"+rel(w.GitDir))
+			}
+			if strings.Join(hooks, " ") != strings.Join(tc.hooks, " ") {
+				t.Errorf("hook dirs asked about %q, want %q", hooks, tc.hooks)
+			}
+			if strings.Join(trees, " ") != strings.Join(tc.trees, " ") {
+				t.Errorf("nested working trees %q, want %q", trees, tc.trees)
 			}
 		})
 	}
