@@ -259,3 +259,37 @@ func TestHandoffPreCommitModule(t *testing.T) {
 	absent(t, "git commit after the box", pwned)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"pre_commit"}, nil)
 }
+
+// TestHandoffBoxCommitsHookScript: the box rewrites the script the
+// user's pre-commit hook runs and commits it. The working tree and the
+// index keep the user's script, the user's next commit runs that, and
+// the box's end says its commit changed what host tools run.
+func TestHandoffBoxCommitsHookScript(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
+	writeFile(t, hook, "#!/bin/sh\n./scripts/check.sh\n")
+	os.Chmod(hook, 0o755)
+	writeFile(t, filepath.Join(repo, "scripts/check.sh"), shTouch(""))
+	os.Chmod(filepath.Join(repo, "scripts/check.sh"), 0o755)
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "the hook's script")
+
+	pwned := filepath.Join(out, "PWNED")
+	r := strict(t, repo, env, nil, "sh", "-c", "set -e\nprintf '%s' "+shq(shTouch(pwned))+" > scripts/check.sh\ngit commit -q --no-verify -am 'the box'\necho committed\n")
+	if r.code != 0 || !strings.Contains(r.stdout, "committed") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "committed its own version") || !strings.Contains(r.stderr, "scripts/check.sh") {
+		t.Errorf("the box's end does not say it committed a held script: %q", r.stderr)
+	}
+	t.Logf("the box's end:\n%s", r.stderr)
+	if log := hostGit(t, repo, env, "log", "-1", "--format=%s"); strings.TrimSpace(log) != "the box" {
+		t.Fatalf("the box's commit is not HEAD: %q", log)
+	}
+	if problem := committer(t, repo, env)("after the box"); problem != "" {
+		t.Fatalf("the host's commit after the box: %s", problem)
+	}
+	absent(t, "git commit after the box", pwned)
+}

@@ -140,6 +140,8 @@ type Manifest struct {
 	Exclude []string `json:"exclude,omitempty"`
 	// Index says whether the git index was copied at launch (index.go).
 	Index string `json:"index,omitempty"`
+	// Head is the commit the repository's HEAD named at launch (head.go).
+	Head string `json:"head,omitempty"`
 	// NestedIndex are the repositories nested in Repo, whose indexes are
 	// kept as its own is.
 	NestedIndex []NestedIndex `json:"nested_index,omitempty"`
@@ -474,6 +476,9 @@ type Result struct {
 	// Unstaged are the held paths whose index entries the end put back
 	// as they were at launch: the box had staged its own version.
 	Unstaged []string
+	// Committed are the held paths the box's commits changed: the
+	// branch holds its version (head.go).
+	Committed []string
 }
 
 // Unchecked is a repository path the end's sweep could not check or hold,
@@ -576,9 +581,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
 	}
-	unstaged, unchecked := restoreIndexes(set, m)
+	unstaged, commits, unchecked := restoreIndexes(set, m)
 	m.Unchecked = append(m.Unchecked, unchecked...)
-	r.Unstaged = unstaged
+	r.Unstaged, r.Committed = unstaged, commits
 	for _, d := range s.Unread {
 		m.Unchecked = append(m.Unchecked, Unchecked{Path: d, Why: fmt.Sprintf("not looked into: the repository held more than %d entries after the box", protect.MaxEntries)})
 	}
@@ -591,9 +596,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	r.Unchecked = m.Unchecked
 	if len(changes) == 0 && len(m.Unchecked) == 0 {
 		if err := os.RemoveAll(set); err != nil {
-			return Result{Kept: r.Kept, Unstaged: r.Unstaged}, err
+			return Result{Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed}, err
 		}
-		return Result{Kept: r.Kept, Unstaged: r.Unstaged}, unmarkOpen(set, m.Repo)
+		return Result{Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed}, unmarkOpen(set, m.Repo)
 	}
 	r.Files = files(changes)
 	m.State = Held
@@ -869,21 +874,30 @@ func (r Result) Lines(repo, slot string) []string {
 		lines = append(lines, fmt.Sprintf("the box changed what host tools run, held for review, not applied: %s%s; 'aisan review %s' shows it, --apply writes it, --discard drops it", strings.Join(rel, ", "), more, slot))
 	}
 	if len(r.Unstaged) > 0 {
-		var names []string
-		for _, p := range r.Unstaged {
-			names = append(names, quote(relTo(repo, p)))
-		}
-		more := ""
-		if len(names) > most {
-			more = fmt.Sprintf(" and %d more", len(names)-most)
-			names = names[:most]
-		}
+		names, more := mostNames(repo, r.Unstaged, most)
 		lines = append(lines, fmt.Sprintf("the box staged its own version of what host tools run; the index has them as before the box: %s%s", strings.Join(names, ", "), more))
+	}
+	if len(r.Committed) > 0 {
+		names, more := mostNames(repo, r.Committed, most)
+		lines = append(lines, fmt.Sprintf("the box committed its own version of what host tools run: %s%s; the working tree and the index keep yours, but git stash, git reset --hard or checking out its commits would put the box's there: look at its commits first (git log -p -- PATH)", strings.Join(names, ", "), more))
 	}
 	if len(r.Unchecked) > 0 {
 		lines = append(lines, UncheckedLines(repo, slot, r.Unchecked)...)
 	}
 	return lines
+}
+
+// mostNames are the first most of paths, relative to repo and quoted,
+// and what says how many more there are.
+func mostNames(repo string, paths []string, most int) (names []string, more string) {
+	for _, p := range paths {
+		names = append(names, quote(relTo(repo, p)))
+	}
+	if len(names) > most {
+		more = fmt.Sprintf(" and %d more", len(names)-most)
+		names = names[:most]
+	}
+	return names, more
 }
 
 // UncheckedLines say, one line each, where the end's sweep could not

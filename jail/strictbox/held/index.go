@@ -47,6 +47,8 @@ type NestedIndex struct {
 	// State is what Prepare found: indexCopied, indexNone, or
 	// indexSkipped past maxNested.
 	State string `json:"state,omitempty"`
+	// Head is the commit its HEAD named at launch (head.go).
+	Head string `json:"head,omitempty"`
 }
 
 // indexSkipped: a nested repository past maxNested, whose index was not
@@ -59,17 +61,17 @@ const maxNested = 64
 // repoIndex is one index the set keeps, and the copy of it taken at
 // launch.
 type repoIndex struct {
-	root, gitDir, state, copy string
+	root, gitDir, commonDir, state, copy, head string
 }
 
 // indexes are the indexes of m: its repository's and the nested ones'.
 func indexes(set string, m Manifest) []repoIndex {
 	var out []repoIndex
 	if m.GitDir != "" {
-		out = append(out, repoIndex{m.Repo, m.GitDir, m.Index, indexLaunch(set)})
+		out = append(out, repoIndex{m.Repo, m.GitDir, m.CommonDir, m.Index, indexLaunch(set), m.Head})
 	}
 	for i, n := range m.NestedIndex {
-		out = append(out, repoIndex{n.Root, n.GitDir, n.State, nestedLaunch(set, i)})
+		out = append(out, repoIndex{n.Root, n.GitDir, commonOf(n.GitDir), n.State, nestedLaunch(set, i), n.Head})
 	}
 	return out
 }
@@ -86,7 +88,7 @@ func saveIndexes(set string, m *Manifest) error {
 		if err != nil {
 			return err
 		}
-		m.Index = state
+		m.Index, m.Head = state, headOf(m.GitDir, m.CommonDir)
 	}
 	for i := range m.NestedIndex {
 		n := &m.NestedIndex[i]
@@ -98,6 +100,7 @@ func saveIndexes(set string, m *Manifest) error {
 		if n.State, err = saveIndex(n.GitDir, nestedLaunch(set, i)); err != nil {
 			return err
 		}
+		n.Head = headOf(n.GitDir, commonOf(n.GitDir))
 	}
 	return nil
 }
@@ -168,9 +171,15 @@ func heldPaths(m Manifest, r repoIndex) []string {
 
 // restoreIndexes puts the index entries of what the set holds back as
 // the launch's copies have them, in the box's repository and the nested
-// ones, and returns the paths it put back and what it could not.
-func restoreIndexes(set string, m Manifest) (unstaged []string, unchecked []Unchecked) {
+// ones, and returns the paths it put back, those the box committed
+// (head.go), and what it could not check.
+func restoreIndexes(set string, m Manifest) (unstaged, commits []string, unchecked []Unchecked) {
 	for _, r := range indexes(set, m) {
+		c, err := committed(m, r)
+		if err != nil {
+			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the commits the box made could not be read for what host tools run (%v): look at them before git stash, git reset --hard or a checkout puts them in the working tree", err)})
+		}
+		commits = append(commits, c...)
 		if r.state == indexSkipped {
 			if len(heldPaths(m, r)) > 0 {
 				unchecked = append(unchecked, Unchecked{Path: filepath.Join(r.gitDir, "index"), Why: fmt.Sprintf("the index of this nested repository was not kept at launch (more than %d nested repositories): what the box staged there of what host tools run is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", maxNested)})
@@ -183,7 +192,7 @@ func restoreIndexes(set string, m Manifest) (unstaged []string, unchecked []Unch
 		}
 		unstaged = append(unstaged, paths...)
 	}
-	return unstaged, unchecked
+	return unstaged, commits, unchecked
 }
 
 // restoreIndex puts the index entries of what the set holds in r's

@@ -144,3 +144,62 @@ func TestNestedIndexPutBack(t *testing.T) {
 		t.Errorf("staged in the nested repository after the end: %q, want only README", staged)
 	}
 }
+
+// TestCommittedSaid: the box commits its own version of a held script
+// (and a change of its own work); the end says which held path its
+// commits changed, and nothing of the rest.
+func TestCommittedSaid(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	jailtest.Need(t, "git", err)
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(d, "repo")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gitBin, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %q: %v: %s", args, err, out)
+		}
+		return string(out)
+	}
+	write := func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(repo, 0o755)
+	run("init", "-q")
+	write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	write("src/main.go", "package main\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	run("pack-refs", "--all")
+	time.Sleep(20 * time.Millisecond)
+	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
+	m := Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git"), Items: []protect.Item{
+		{Path: filepath.Join(repo, "scripts/check.sh"), How: protect.Copy},
+	}}
+	if err := Prepare(set, m); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned\n")
+	write("src/main.go", "package main // the box's\n")
+	run("commit", "-q", "-am", "the box's")
+	write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if want := []string{filepath.Join(repo, "scripts/check.sh")}; !slices.Equal(r.Committed, want) {
+		t.Errorf("committed %q, want %q", r.Committed, want)
+	}
+	if l := strings.Join(r.Lines(repo, "repo-1-claude"), "\n"); !strings.Contains(l, "committed its own version") || !strings.Contains(l, "scripts/check.sh") || strings.Contains(l, "main.go") {
+		t.Errorf("the end does not say what the box committed, or says more:\n%s", l)
+	}
+}
