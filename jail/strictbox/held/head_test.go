@@ -48,3 +48,23 @@ func TestHeadOf(t *testing.T) {
 		})
 	}
 }
+
+// FuzzHeadOf: whatever HEAD, a ref and packed-refs hold, headOf returns
+// a full object id or "", and never panics.
+func FuzzHeadOf(f *testing.F) {
+	a := strings.Repeat("a", 40)
+	f.Add("ref: refs/heads/main\n", a+"\n", "")
+	f.Add("ref: refs/heads/main\n", "", "# pack-refs\n"+a+" refs/heads/main\n")
+	f.Add(a, "", "")
+	f.Add("ref: refs/heads/../../x\n", "ref: refs/heads/main\n", "")
+	f.Fuzz(func(t *testing.T, head, ref, packed string) {
+		d := t.TempDir()
+		os.MkdirAll(filepath.Join(d, "refs/heads"), 0o755)
+		os.WriteFile(filepath.Join(d, "HEAD"), []byte(head), 0o644)
+		os.WriteFile(filepath.Join(d, "refs/heads/main"), []byte(ref), 0o644)
+		os.WriteFile(filepath.Join(d, "packed-refs"), []byte(packed), 0o644)
+		if got := headOf(d, d); got != "" && !isOID(got) {
+			t.Fatalf("headOf: %q is not an object id", got)
+		}
+	})
+}
