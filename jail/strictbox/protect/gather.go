@@ -370,7 +370,11 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 	}
 	var dirs []string
 	worktree := func(gitDir, g string) error {
-		trees = append(trees, Worktree{Root: filepath.Dir(g), GitDir: gitDir})
+		// The box's own index is the box's repository's business; a git
+		// dir two .git files share is one index, kept once.
+		if gitDir != git.GitDir && gitDir != git.CommonDir && !slices.ContainsFunc(trees, func(w Worktree) bool { return w.GitDir == gitDir }) {
+			trees = append(trees, Worktree{Root: filepath.Dir(g), GitDir: gitDir})
+		}
 		if git.HookLoads == nil {
 			return nil
 		}

@@ -337,6 +337,17 @@ func TestGatherNested(t *testing.T) {
 			os.MkdirAll(filepath.Join(r, "m"), 0o755)
 			os.WriteFile(filepath.Join(r, "m/.git"), []byte("gitdir: ../.git/modules/m\n"), 0o644)
 		}, hooks: []string{".git/modules/m/hooks@m"}, trees: []string{"m@.git/modules/m"}},
+		{name: "a pointer to the root's own git dir is no other index", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, "w"), 0o755)
+			os.WriteFile(filepath.Join(r, "w/.git"), []byte("gitdir: ../.git\n"), 0o644)
+		}, hooks: []string{".git/hooks@w"}},
+		{name: "two pointers to one git dir", setup: func(r string) {
+			os.MkdirAll(filepath.Join(r, ".git/modules/m"), 0o755)
+			for _, w := range []string{"m1", "m2"} {
+				os.MkdirAll(filepath.Join(r, w), 0o755)
+				os.WriteFile(filepath.Join(r, w, ".git"), []byte("gitdir: ../.git/modules/m\n"), 0o644)
+			}
+		}, hooks: []string{".git/modules/m/hooks@m1", ".git/modules/m/hooks@m2"}, trees: []string{"m1@.git/modules/m"}},
 		{name: "a linked worktree of a repository outside", setup: func(r string) {
 			out := filepath.Join(filepath.Dir(r), "out")
 			os.MkdirAll(filepath.Join(out, ".git/worktrees/lw"), 0o755)
