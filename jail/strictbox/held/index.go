@@ -229,11 +229,20 @@ func restoreIndex(m Manifest, r repoIndex) ([]string, error) {
 	}
 	slices.Sort(changed)
 	changed = slices.Compact(changed)
-	var drop, add bytes.Buffer
+	var drop, add, skip, assume bytes.Buffer
 	for _, p := range changed {
 		drop.WriteString(p + "\x00")
 		for _, e := range before[p] {
-			add.WriteString(e + "\t" + p + "\x00")
+			tag, meta, _ := strings.Cut(e, " ")
+			add.WriteString(meta + "\t" + p + "\x00")
+			// --index-info takes no flags: the user's skip-worktree
+			// (sparse checkouts) and assume-unchanged go back after.
+			if tag == "S" || tag == "s" {
+				skip.WriteString(p + "\x00")
+			}
+			if tag != strings.ToUpper(tag) {
+				assume.WriteString(p + "\x00")
+			}
 		}
 	}
 	if _, err := git(r, "", &drop, "update-index", "-z", "--force-remove", "--stdin"); err != nil {
@@ -242,6 +251,13 @@ func restoreIndex(m Manifest, r repoIndex) ([]string, error) {
 	if add.Len() > 0 {
 		if _, err := git(r, "", &add, "update-index", "-z", "--index-info"); err != nil {
 			return nil, fmt.Errorf("putting the launch's entries back in the index: %w", err)
+		}
+	}
+	for flag, paths := range map[string]*bytes.Buffer{"--skip-worktree": &skip, "--assume-unchanged": &assume} {
+		if paths.Len() > 0 {
+			if _, err := git(r, "", paths, "update-index", "-z", flag, "--stdin"); err != nil {
+				return nil, fmt.Errorf("marking the launch's entries %s again: %w", flag, err)
+			}
 		}
 	}
 	var abs []string
@@ -280,9 +296,11 @@ func readIndex(p string) ([]byte, error) {
 }
 
 // indexEntries lists the entries of index (r's own when "") under
-// paths: path -> its entries ("mode oid stage"), in order.
+// paths: path -> its entries ("tag mode oid stage", the tag as
+// ls-files -v gives it: S skip-worktree, lower case assume-unchanged),
+// in order.
 func indexEntries(r repoIndex, index string, paths []string) (map[string][]string, error) {
-	out, err := git(r, index, nil, append([]string{"ls-files", "-s", "-z", "--"}, paths...)...)
+	out, err := git(r, index, nil, append([]string{"ls-files", "-s", "-v", "-z", "--"}, paths...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -203,3 +203,68 @@ func TestCommittedSaid(t *testing.T) {
 		t.Errorf("the end does not say what the box committed, or says more:\n%s", l)
 	}
 }
+
+// TestIndexFlagsPutBack: entries put back keep the user's skip-worktree
+// and assume-unchanged marks, and a mark the box set on a held file (to
+// hide its change from git status) is taken off.
+func TestIndexFlagsPutBack(t *testing.T) {
+	gitBin, err := exec.LookPath("git")
+	jailtest.Need(t, "git", err)
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	repo := filepath.Join(d, "repo")
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(gitBin, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %q: %v: %s", args, err, out)
+		}
+		return string(out)
+	}
+	os.MkdirAll(filepath.Join(repo, "scripts"), 0o755)
+	run("init", "-q")
+	for _, f := range []string{"a.sh", "b.sh", "c.sh"} {
+		os.WriteFile(filepath.Join(repo, "scripts", f), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	}
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	run("update-index", "--skip-worktree", "scripts/a.sh")
+	run("update-index", "--assume-unchanged", "scripts/b.sh")
+	time.Sleep(20 * time.Millisecond)
+	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
+	m := Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git")}
+	for _, f := range []string{"a.sh", "b.sh", "c.sh"} {
+		m.Items = append(m.Items, protect.Item{Path: filepath.Join(repo, "scripts", f), How: protect.Copy})
+	}
+	if err := Prepare(set, m); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	// The box stages its own a.sh and b.sh through the index alone, and
+	// hides c.sh.
+	cmd := exec.Command(gitBin, "update-index", "--index-info")
+	cmd.Dir = repo
+	blob := exec.Command(gitBin, "hash-object", "-w", "--stdin")
+	blob.Dir = repo
+	blob.Stdin = strings.NewReader("#!/bin/sh\ntouch /tmp/pwned\n")
+	b, err := blob.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin = strings.NewReader("100755 " + strings.TrimSpace(string(b)) + " 0\tscripts/a.sh\n100755 " + strings.TrimSpace(string(b)) + " 0\tscripts/b.sh\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the box's staging: %v: %s", err, out)
+	}
+	run("update-index", "--skip-worktree", "scripts/c.sh")
+
+	if _, err := End(set); err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	want := "S 100755 %s 0\tscripts/a.sh\nh 100755 %s 0\tscripts/b.sh\nH 100755 %s 0\tscripts/c.sh\n"
+	orig := strings.TrimSpace(run("rev-parse", "HEAD:scripts/a.sh"))
+	if got := run("ls-files", "-s", "-v"); got != strings.ReplaceAll(want, "%s", orig) {
+		t.Errorf("the index after the end:\n%s\nwant:\n%s", got, strings.ReplaceAll(want, "%s", orig))
+	}
+}
