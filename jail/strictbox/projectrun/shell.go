@@ -1883,15 +1883,18 @@ func (w *walker) recipes(path string, data []byte, dir string, depth int, lines 
 	}
 }
 
-// makeLines are a makefile's recipe lines ($$ read as $; make's own
-// variables make a word unknown) and the files it includes.
+// makeLines are a makefile's recipe lines ($$ read as $, the makefile's
+// own plain variables expanded; what else make expands makes a word
+// unknown) and the files it includes.
 func makeLines(data []byte) (cmds, includes []string, vars bool) {
+	mv := makeVars(data)
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		l := sc.Text()
 		if r, ok := strings.CutPrefix(l, "\t"); ok {
-			r = strings.TrimLeft(r, "@-+ \t")
+			budget := maxMakeLine
+			r = expandMake(strings.TrimLeft(r, "@-+ \t"), mv, 0, &budget)
 			if strings.Contains(strings.ReplaceAll(r, "$$", ""), "$") {
 				vars = true
 			}
@@ -1904,6 +1907,136 @@ func makeLines(data []byte) (cmds, includes []string, vars bool) {
 		}
 	}
 	return cmds, includes, vars
+}
+
+// makeVars are the variables a makefile sets that have one value it
+// can tell: NAME = value (and :=, ::=, ?=, with export or override),
+// += appending, and make's MAKE. One set twice to different values (in
+// a conditional's branches, say), set by != (a command's output) or
+// defined over lines is not among them: what uses it stays unknown.
+func makeVars(data []byte) map[string]string {
+	vars := map[string]string{"MAKE": "make"}
+	unknown := map[string]bool{}
+	set := map[string]bool{}
+	text := strings.ReplaceAll(string(data), "\\\n", " ")
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "\t") {
+			continue
+		}
+		l = strings.TrimSpace(l)
+		for _, kw := range []string{"export ", "override "} {
+			l = strings.TrimSpace(strings.TrimPrefix(l, kw))
+		}
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "define" {
+			unknown[strings.TrimRight(f[1], ":?+!=")] = true
+			continue
+		}
+		i := strings.IndexByte(l, '=')
+		if i <= 0 {
+			continue
+		}
+		name, op := l[:i], "="
+		for _, o := range []string{":::", "::", ":", "?", "+", "!"} {
+			if n, ok := strings.CutSuffix(name, o); ok {
+				name, op = n, o+"="
+				break
+			}
+		}
+		name = strings.TrimSpace(name)
+		if !makeName(name) {
+			continue
+		}
+		value := strings.TrimSpace(l[i+1:])
+		if i := strings.IndexByte(value, '#'); i >= 0 {
+			value = value[:i]
+		}
+		// A continued line's breaks are one space to make.
+		value = strings.Join(strings.Fields(value), " ")
+		switch {
+		case op == "!=":
+			unknown[name] = true
+		case op == "+=":
+			if v, ok := vars[name]; ok && v != "" {
+				value = v + " " + value
+			}
+			vars[name] = value
+		case set[name] && vars[name] != value:
+			unknown[name] = true
+		default:
+			vars[name] = value
+		}
+		set[name] = true
+	}
+	for n := range unknown {
+		delete(vars, n)
+	}
+	return vars
+}
+
+// makeName reports whether s is a plain variable name (letters, digits,
+// _, ., -), not a rule's target list.
+func makeName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '.' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// maxMakeDepth bounds how deep a variable's value is expanded in turn
+// (a variable defined through itself ends there, unknown), and
+// maxMakeLine what one recipe line's values add: variables that name
+// each other twice over would otherwise double it at every level.
+const (
+	maxMakeDepth = 8
+	maxMakeLine  = 16 << 10
+)
+
+// expandMake expands $(NAME) and ${NAME} in s where vars has NAME, in
+// turn, while budget lasts; $$ and everything else (functions,
+// automatic variables, one it does not know) are left as they are.
+func expandMake(s string, vars map[string]string, depth int, budget *int) string {
+	if depth > maxMakeDepth || !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == '$' {
+			b.WriteString("$$")
+			i++
+			continue
+		}
+		if s[i+1] != '(' && s[i+1] != '{' {
+			b.WriteByte(s[i])
+			continue
+		}
+		closing := byte(')')
+		if s[i+1] == '{' {
+			closing = '}'
+		}
+		end := strings.IndexByte(s[i+2:], closing)
+		if end < 0 {
+			b.WriteString(s[i:])
+			break
+		}
+		name := s[i+2 : i+2+end]
+		if v, ok := vars[name]; ok && depth < maxMakeDepth && *budget >= len(v) {
+			*budget -= len(v)
+			b.WriteString(expandMake(v, vars, depth+1, budget))
+		} else {
+			b.WriteString(s[i : i+3+end])
+		}
+		i += 2 + end
+	}
+	return b.String()
 }
 
 // justLines are a justfile's recipe lines (indented, after a recipe's
