@@ -31,6 +31,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte("extends: [../e.yml, x.yml]\nsource_dir: ../s\npre-commit:\n  commands: {a: {run: './a {files}', root: ..}}\n  scripts: {'../b.sh': {runner: 'bash -e'}}\n  jobs: [{group: {jobs: [{script: c.js, runner: node}]}}]\n"))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"pnpm i"}]}]},"workspaces":{"packages":["a/*","!a/b","../x","c/**/d"]},"packages":["/y","*"]}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"mkdocs build -f m.yml; mypy --config-file x.ini; pylint --rcfile=r; sphinx-build -M html ../d o"}]}]},"hooks":["../h.py"],"plugins":"a.b, ./c.py, [d.e]"}`))
+	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"composer -d .. install && composer run x"}]}]},"autoload":{"psr-4":{"A\\":["../s",""]}},"scripts":{"x":["@y","@php ../p.php","A\\B::c"],"y":"v"},"config":{"vendor-dir":"../v"},"packages":[{"type":"composer-plugin","install-path":"../../x"}]}`))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json":   ClaudeSettings,
 		"/r/.codex/hooks.json":       CodexHooks,

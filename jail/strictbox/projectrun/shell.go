@@ -926,6 +926,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		if w.interp(name, rest, dirs) {
 			return dirs
 		}
+	case name == "composer":
+		w.composer(rest, dirs, depth)
+		return dirs
 	case name == "make" || name == "gmake":
 		w.make(rest, dirs, depth)
 		return dirs
@@ -1776,7 +1779,7 @@ func (w *walker) npmScripts(pdir string, scripts map[string]any, names []string,
 
 // make reads make [-C DIR] [-f FILE] ...: the makefile it reads and
 // files it includes, and what every recipe of it runs (the targets'
-// prerequisites run too, and make's own variables are not expanded).
+// prerequisites run too; see makeLines for make's own variables).
 func (w *walker) make(rest []word, dirs []string, depth int) {
 	var file *word
 	for i := 0; i < len(rest); i++ {
