@@ -283,17 +283,7 @@ func indexAsLaunched(r repoIndex) bool {
 }
 
 // readIndex reads an index file, not through a final link.
-func readIndex(p string) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	return io.ReadAll(io.LimitReader(f, maxIndex+1))
-}
+func readIndex(p string) ([]byte, error) { return readSmall(p, maxIndex+1) }
 
 // indexEntries lists the entries of index (r's own when "") under
 // paths: path -> its entries ("tag mode oid stage", the tag as

@@ -138,13 +138,13 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 			asks = append(asks, ask{p, git.Loads})
 		}
 	}
-	nested, watch, trees, hooks, err := nestedGit(repo, git, w.nestedGit, w.gitDirs)
+	nested, err := nestedGit(repo, git, w.nestedGit, w.gitDirs)
 	if err != nil {
 		return Facts{}, err
 	}
-	f.Worktrees = trees
+	f.Worktrees = nested.trees
 	if git.HookLoads != nil {
-		hooks = append([]hookDir{}, hooks...)
+		hooks := nested.hooks
 		for _, d := range git.Hooks {
 			hooks = append(hooks, hookDir{d, repo})
 		}
@@ -170,8 +170,8 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 	for _, g := range w.nestedGit {
 		f.NestedGit = append(f.NestedGit, look(g, ""))
 	}
-	steer = append(steer, nested...)
-	f.Watch = append(f.Watch, watch...)
+	steer = append(steer, nested.steer...)
+	f.Watch = append(f.Watch, nested.watch...)
 	for _, s := range steer {
 		if s.Modules {
 			f.Modules = append(f.Modules, ModuleDir{Path: s.Path, Names: s.Names, Why: s.Why, Site: s.Site, Node: s.Node, Files: s.Files})
@@ -350,9 +350,7 @@ func inFound(p, repo string, found map[string]bool) bool {
 // file points at (a pointer into a git dir is that dir's business), and
 // a directory git takes for a git dir of its own (bare, a fixture's
 // repo.git): git run in it obeys its config and hooks as in any other.
-// hooks are where git run in each nested working tree (a nested .git's
-// directory, wherever its git dir lies) finds hooks.
-func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.Steer, watch []string, trees []Worktree, hooks []hookDir, err error) {
+func nestedGit(repo string, git GitFacts, found, bare []string) (out nestedFacts, err error) {
 	home, global := git.Home, git.Global
 	if home == "" {
 		home, _ = os.UserHomeDir()
@@ -372,15 +370,15 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 	worktree := func(gitDir, g string) error {
 		// The box's own index is the box's repository's business; a git
 		// dir two .git files share is one index, kept once.
-		if gitDir != git.GitDir && gitDir != git.CommonDir && !slices.ContainsFunc(trees, func(w Worktree) bool { return w.GitDir == gitDir }) {
-			trees = append(trees, Worktree{Root: filepath.Dir(g), GitDir: gitDir})
+		if gitDir != git.GitDir && gitDir != git.CommonDir && !slices.ContainsFunc(out.trees, func(w Worktree) bool { return w.GitDir == gitDir }) {
+			out.trees = append(out.trees, Worktree{Root: filepath.Dir(g), GitDir: gitDir})
 		}
 		if git.HookLoads == nil {
 			return nil
 		}
 		hs, err := gitpin.WorktreeHooks(gitDir, filepath.Dir(g), home, global)
 		for _, h := range hs {
-			hooks = append(hooks, hookDir{h, filepath.Dir(g)})
+			out.hooks = append(out.hooks, hookDir{h, filepath.Dir(g)})
 		}
 		return err
 	}
@@ -392,7 +390,7 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 		case fi.IsDir():
 			dirs = append(dirs, g)
 			if err := worktree(g, g); err != nil {
-				return nil, nil, nil, nil, err
+				return nestedFacts{}, err
 			}
 		case fi.Mode().IsRegular():
 			d, err := gitpin.Pointer(g)
@@ -404,7 +402,7 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 				// A submodule's, a linked worktree's: its hooks run
 				// its working tree's files, here.
 				if err := worktree(d, g); err != nil {
-					return nil, nil, nil, nil, err
+					return nestedFacts{}, err
 				}
 			}
 			if !within(d, repo) || inGitDir(d) {
@@ -413,7 +411,7 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 				continue
 			}
 			if _, err := os.Lstat(d); err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("%s points at %s, which does not exist: a strict box could create a git dir there that host git then obeys; remove the stale .git file or restore its git dir", g, d)
+				return nestedFacts{}, fmt.Errorf("%s points at %s, which does not exist: a strict box could create a git dir there that host git then obeys; remove the stale .git file or restore its git dir", g, d)
 			}
 			dirs = append(dirs, d)
 		}
@@ -426,11 +424,22 @@ func nestedGit(repo string, git GitFacts, found, bare []string) (steer []gitpin.
 	for _, d := range dirs {
 		s, w, err := gitpin.Nested(d, repo, home, global)
 		if err != nil {
-			return nil, nil, nil, nil, err
+			return nestedFacts{}, err
 		}
-		steer, watch = append(steer, s...), append(watch, w...)
+		out.steer, out.watch = append(out.steer, s...), append(out.watch, w...)
 	}
-	return steer, watch, trees, hooks, nil
+	return out, nil
+}
+
+// nestedFacts are what the nested .git entries steer and watch (as
+// jail/gitpin's plan does for the repository's), the nested working
+// trees with their indexes, and where git run in each (a nested .git's
+// directory, wherever its git dir lies) finds hooks.
+type nestedFacts struct {
+	steer []gitpin.Steer
+	watch []string
+	trees []Worktree
+	hooks []hookDir
 }
 
 // hookDir is a directory git may run hooks from, and the working tree
