@@ -13,49 +13,84 @@ import (
 	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
+// gitRepo is a repository in a fresh directory d for the index tests
+// (its set's home is d/home): git runs in a directory of it and write
+// writes a file of it, each relative to it.
+type gitRepo struct {
+	t       *testing.T
+	d, repo string
+	gitBin  string
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	jailtest.Need(t, "git", err)
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	g := &gitRepo{t: t, d: d, repo: filepath.Join(d, "repo"), gitBin: gitBin}
+	os.MkdirAll(g.repo, 0o755)
+	g.git("", "init", "-q")
+	return g
+}
+
+// gitIn runs git in dir with input.
+func (g *gitRepo) gitIn(dir, input string, args ...string) string {
+	g.t.Helper()
+	cmd := exec.Command(g.gitBin, args...)
+	cmd.Dir = filepath.Join(g.repo, dir)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	cmd.Stdin = strings.NewReader(input)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		g.t.Fatalf("git %q in %s: %v: %s", args, cmd.Dir, err, out)
+	}
+	return string(out)
+}
+
+func (g *gitRepo) git(dir string, args ...string) string {
+	g.t.Helper()
+	return g.gitIn(dir, "", args...)
+}
+
+func (g *gitRepo) write(p, data string) {
+	g.t.Helper()
+	p = filepath.Join(g.repo, p)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// prepare makes the set for m (the repository's, with its git dir) as a
+// launch does, apart in time from what came before and comes after.
+func (g *gitRepo) prepare(m Manifest) string {
+	g.t.Helper()
+	time.Sleep(20 * time.Millisecond)
+	m.Slot, m.Repo, m.Start = "repo-1-claude", g.repo, time.Now()
+	m.GitDir, m.CommonDir = filepath.Join(g.repo, ".git"), filepath.Join(g.repo, ".git")
+	set := NewSetDir(filepath.Join(g.d, "home"), m.Slot, time.Now())
+	if err := Prepare(set, m); err != nil {
+		g.t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	return set
+}
+
 // TestIndexPutBack: the box stages its own version of a held file
 // (and a file at a mount point made for it, and one the end sweeps);
 // the end puts their index entries back as they were at launch, says
 // so, and leaves the box's staging of other files alone.
 func TestIndexPutBack(t *testing.T) {
-	gitBin, err := exec.LookPath("git")
-	jailtest.Need(t, "git", err)
-	d, _ := filepath.EvalSymlinks(t.TempDir())
-	repo := filepath.Join(d, "repo")
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gitBin, args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %q: %v: %s", args, err, out)
-		}
-		return string(out)
-	}
-	write := func(p, data string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755)
-		if err := os.WriteFile(filepath.Join(repo, p), []byte(data), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.MkdirAll(repo, 0o755)
-	run("init", "-q")
+	g := newGitRepo(t)
+	repo, run, write := g.repo, func(args ...string) string { t.Helper(); return g.git("", args...) }, g.write
 	write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
 	write("src/main.go", "package main\n")
 	run("add", "-A")
 	run("commit", "-q", "-m", "init")
-	time.Sleep(20 * time.Millisecond)
-	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
-	m := Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git"), Items: []protect.Item{
+	set := g.prepare(Manifest{Items: []protect.Item{
 		{Path: filepath.Join(repo, "scripts/check.sh"), How: protect.Copy},
 		{Path: filepath.Join(repo, ".envrc"), How: protect.Create},
-	}}
-	if err := Prepare(set, m); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(20 * time.Millisecond)
+	}})
 	// The box: its version of the held script staged (the repository's
 	// file is the user's: the box wrote its copy), an .envrc staged at
 	// the mount point, and a change of its own work staged.
@@ -87,47 +122,23 @@ func TestIndexPutBack(t *testing.T) {
 // index's entry of a held file there, and leaves the box's repository's
 // index and the rest of the nested one alone.
 func TestNestedIndexPutBack(t *testing.T) {
-	gitBin, err := exec.LookPath("git")
-	jailtest.Need(t, "git", err)
-	d, _ := filepath.EvalSymlinks(t.TempDir())
-	repo := filepath.Join(d, "repo")
-	sub := filepath.Join(repo, "tools", "sub")
+	g := newGitRepo(t)
+	sub := filepath.Join(g.repo, "tools", "sub")
+	write := func(p, data string) { t.Helper(); g.write(strings.TrimPrefix(p, g.repo+"/"), data) }
 	run := func(dir string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(gitBin, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %q in %s: %v: %s", args, dir, err, out)
-		}
-		return string(out)
+		return g.git(strings.TrimPrefix(strings.TrimPrefix(dir, g.repo), "/"), args...)
 	}
-	write := func(p, data string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, r := range []string{repo, sub} {
-		os.MkdirAll(r, 0o755)
-		run(r, "init", "-q")
-	}
+	os.MkdirAll(sub, 0o755)
+	run(sub, "init", "-q")
 	write(filepath.Join(sub, "scripts/check.sh"), "#!/bin/sh\nexit 0\n")
 	write(filepath.Join(sub, "README"), "sub\n")
 	run(sub, "add", "-A")
 	run(sub, "commit", "-q", "-m", "init")
-	time.Sleep(20 * time.Millisecond)
-	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
-	m := Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git"),
+	set := g.prepare(Manifest{
 		Items:       []protect.Item{{Path: filepath.Join(sub, "scripts/check.sh"), How: protect.Copy}},
 		Known:       []string{filepath.Join(sub, ".git")},
-		NestedIndex: []NestedIndex{{Root: sub, GitDir: filepath.Join(sub, ".git")}}}
-	if err := Prepare(set, m); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(20 * time.Millisecond)
+		NestedIndex: []NestedIndex{{Root: sub, GitDir: filepath.Join(sub, ".git")}}})
 	write(filepath.Join(sub, "scripts/check.sh"), "#!/bin/sh\ntouch /tmp/pwned\n")
 	write(filepath.Join(sub, "README"), "the box's\n")
 	run(sub, "add", "scripts/check.sh", "README")
@@ -149,44 +160,14 @@ func TestNestedIndexPutBack(t *testing.T) {
 // (and a change of its own work); the end says which held path its
 // commits changed, and nothing of the rest.
 func TestCommittedSaid(t *testing.T) {
-	gitBin, err := exec.LookPath("git")
-	jailtest.Need(t, "git", err)
-	d, _ := filepath.EvalSymlinks(t.TempDir())
-	repo := filepath.Join(d, "repo")
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gitBin, args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %q: %v: %s", args, err, out)
-		}
-		return string(out)
-	}
-	write := func(p, data string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755)
-		if err := os.WriteFile(filepath.Join(repo, p), []byte(data), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.MkdirAll(repo, 0o755)
-	run("init", "-q")
+	g := newGitRepo(t)
+	repo, run, write := g.repo, func(args ...string) string { t.Helper(); return g.git("", args...) }, g.write
 	write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
 	write("src/main.go", "package main\n")
 	run("add", "-A")
 	run("commit", "-q", "-m", "init")
 	run("pack-refs", "--all")
-	time.Sleep(20 * time.Millisecond)
-	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
-	m := Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git"), Items: []protect.Item{
-		{Path: filepath.Join(repo, "scripts/check.sh"), How: protect.Copy},
-	}}
-	if err := Prepare(set, m); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(20 * time.Millisecond)
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(repo, "scripts/check.sh"), How: protect.Copy}}})
 	write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned\n")
 	write("src/main.go", "package main // the box's\n")
 	run("commit", "-q", "-am", "the box's")
@@ -208,55 +189,22 @@ func TestCommittedSaid(t *testing.T) {
 // and assume-unchanged marks, and a mark the box set on a held file (to
 // hide its change from git status) is taken off.
 func TestIndexFlagsPutBack(t *testing.T) {
-	gitBin, err := exec.LookPath("git")
-	jailtest.Need(t, "git", err)
-	d, _ := filepath.EvalSymlinks(t.TempDir())
-	repo := filepath.Join(d, "repo")
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gitBin, args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %q: %v: %s", args, err, out)
-		}
-		return string(out)
-	}
-	os.MkdirAll(filepath.Join(repo, "scripts"), 0o755)
-	run("init", "-q")
+	g := newGitRepo(t)
+	run := func(args ...string) string { t.Helper(); return g.git("", args...) }
+	var m Manifest
 	for _, f := range []string{"a.sh", "b.sh", "c.sh"} {
-		os.WriteFile(filepath.Join(repo, "scripts", f), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+		g.write("scripts/"+f, "#!/bin/sh\nexit 0\n")
+		m.Items = append(m.Items, protect.Item{Path: filepath.Join(g.repo, "scripts", f), How: protect.Copy})
 	}
 	run("add", "-A")
 	run("commit", "-q", "-m", "init")
 	run("update-index", "--skip-worktree", "scripts/a.sh")
 	run("update-index", "--assume-unchanged", "scripts/b.sh")
-	time.Sleep(20 * time.Millisecond)
-	set := NewSetDir(filepath.Join(d, "home"), "repo-1-claude", time.Now())
-	m := Manifest{Slot: "repo-1-claude", Repo: repo, Start: time.Now(), GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git")}
-	for _, f := range []string{"a.sh", "b.sh", "c.sh"} {
-		m.Items = append(m.Items, protect.Item{Path: filepath.Join(repo, "scripts", f), How: protect.Copy})
-	}
-	if err := Prepare(set, m); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(20 * time.Millisecond)
+	set := g.prepare(m)
 	// The box stages its own a.sh and b.sh through the index alone, and
 	// hides c.sh.
-	cmd := exec.Command(gitBin, "update-index", "--index-info")
-	cmd.Dir = repo
-	blob := exec.Command(gitBin, "hash-object", "-w", "--stdin")
-	blob.Dir = repo
-	blob.Stdin = strings.NewReader("#!/bin/sh\ntouch /tmp/pwned\n")
-	b, err := blob.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdin = strings.NewReader("100755 " + strings.TrimSpace(string(b)) + " 0\tscripts/a.sh\n100755 " + strings.TrimSpace(string(b)) + " 0\tscripts/b.sh\n")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the box's staging: %v: %s", err, out)
-	}
+	blob := strings.TrimSpace(g.gitIn("", "#!/bin/sh\ntouch /tmp/pwned\n", "hash-object", "-w", "--stdin"))
+	g.gitIn("", "100755 "+blob+" 0\tscripts/a.sh\n100755 "+blob+" 0\tscripts/b.sh\n", "update-index", "--index-info")
 	run("update-index", "--skip-worktree", "scripts/c.sh")
 
 	if _, err := End(set); err != nil {
