@@ -32,6 +32,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"pnpm i"}]}]},"workspaces":{"packages":["a/*","!a/b","../x","c/**/d"]},"packages":["/y","*"]}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"mkdocs build -f m.yml; mypy --config-file x.ini; pylint --rcfile=r; sphinx-build -M html ../d o"}]}]},"hooks":["../h.py"],"plugins":"a.b, ./c.py, [d.e]"}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"composer -d .. install && composer run x"}]}]},"autoload":{"psr-4":{"A\\":["../s",""]}},"scripts":{"x":["@y","@php ../p.php","A\\B::c"],"y":"v"},"config":{"vendor-dir":"../v"},"packages":[{"type":"composer-plugin","install-path":"../../x"}]}`))
+	f.Add([]byte("{\"hooks\":{\"Stop\":[{\"hooks\":[{\"command\":\"terraform -chdir=.. validate && tofu plan -var-file=../v\"}]}]}}\nsource = \"../../m\"\n  program = [\"sh\", \"${path.module}/../x.sh\"]\ncommand = \"${path.root}/y\"\n"))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json":   ClaudeSettings,
 		"/r/.codex/hooks.json":       CodexHooks,
@@ -48,8 +49,9 @@ func FuzzProjectFiles(f *testing.F) {
 		// Whatever it names, the box may have written too: the
 		// package.json and makefiles it reads hold the same bytes.
 		same := func(string) []byte { return data }
-		// And every directory holds Go files of those bytes (go run).
-		list := func(string) []string { return []string{"main.go", "x.go", "Cargo.toml"} }
+		// And every directory holds Go files and a terraform configuration of
+		// those bytes (go run, terraform plan).
+		list := func(string) []string { return []string{"main.go", "x.go", "Cargo.toml", "main.tf"} }
 		// Its environment's distributions and its .bin links are its too.
 		dirs := func(string) []string { return []string{"a-1.dist-info", string(data) + ".dist-info"} }
 		link := func(string) string { return string(data) }

@@ -129,8 +129,10 @@ type walker struct {
 	pytestRead map[string]bool
 	read       Reader
 	list       func(dir string) []string
-	subdirs    func(dir string) []string
-	link       func(path string) string
+	// tfRead are the directories whose terraform configuration was read.
+	tfRead  map[string]bool
+	subdirs func(dir string) []string
+	link    func(path string) string
 	// venv is the Python environment whose python runs the script
 	// being followed (see [walker.siteImports]); sites are the
 	// environments' site-packages, read once; siteSeen the names held
@@ -928,6 +930,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 		}
 	case name == "composer":
 		w.composer(rest, dirs, depth)
+		return dirs
+	case name == "terraform" || name == "tofu":
+		w.terraform(name, rest, dirs)
 		return dirs
 	case name == "make" || name == "gmake":
 		w.make(rest, dirs, depth)
