@@ -16,19 +16,30 @@ import (
 // PHP callback (Class::method) the project's autoloader finds. Every
 // command also loads the plugins installed in vendor.
 
-// composerEvents are the events each command fires, whose scripts run;
-// every command fires composerAlways.
-var composerEvents = map[string][]string{
-	"install":        {"pre-install-cmd", "post-install-cmd", "pre-update-cmd", "post-update-cmd", "pre-autoload-dump", "post-autoload-dump", "pre-dependencies-solving", "post-dependencies-solving", "pre-operations-exec", "pre-package-install", "post-package-install", "pre-package-update", "post-package-update", "pre-package-uninstall", "post-package-uninstall"},
-	"update":         {"pre-update-cmd", "post-update-cmd", "pre-autoload-dump", "post-autoload-dump", "pre-dependencies-solving", "post-dependencies-solving", "pre-operations-exec", "pre-package-install", "post-package-install", "pre-package-update", "post-package-update", "pre-package-uninstall", "post-package-uninstall"},
-	"dump-autoload":  {"pre-autoload-dump", "post-autoload-dump"},
-	"status":         {"pre-status-cmd", "post-status-cmd"},
-	"archive":        {"pre-archive-cmd", "post-archive-cmd"},
-	"create-project": {"post-root-package-install", "post-create-project-cmd", "pre-install-cmd", "post-install-cmd", "pre-update-cmd", "post-update-cmd", "pre-autoload-dump", "post-autoload-dump"},
+// composerEvents are the events command fires (beside composerAlways),
+// whose scripts run: an alias (i, require, dumpautoload) fires its
+// command's.
+func composerEvents(command string) []string {
+	autoload := []string{"pre-autoload-dump", "post-autoload-dump"}
+	packages := []string{"pre-dependencies-solving", "post-dependencies-solving", "pre-operations-exec", "pre-package-install", "post-package-install", "pre-package-update", "post-package-update", "pre-package-uninstall", "post-package-uninstall"}
+	update := slices.Concat([]string{"pre-update-cmd", "post-update-cmd"}, autoload, packages)
+	switch command {
+	case "install", "i", "reinstall":
+		// Without a lock, install fires update's events.
+		return slices.Concat([]string{"pre-install-cmd", "post-install-cmd"}, update)
+	case "update", "u", "upgrade", "require", "r", "remove", "rm", "bump":
+		return update
+	case "dump-autoload", "dumpautoload":
+		return autoload
+	case "status":
+		return []string{"pre-status-cmd", "post-status-cmd"}
+	case "archive":
+		return []string{"pre-archive-cmd", "post-archive-cmd"}
+	case "create-project":
+		return slices.Concat([]string{"post-root-package-install", "post-create-project-cmd", "pre-install-cmd", "post-install-cmd"}, update)
+	}
+	return nil
 }
-
-// composerAliases are commands that fire another's events.
-var composerAliases = map[string]string{"i": "install", "u": "update", "upgrade": "update", "require": "update", "r": "update", "remove": "update", "rm": "update", "reinstall": "install", "bump": "update", "dumpautoload": "dump-autoload"}
 
 // composerAlways are the events every command fires.
 var composerAlways = []string{"init", "command", "pre-command-run"}
@@ -123,11 +134,7 @@ func (w *walker) composerIn(dir, cmd string, args []word, depth int) {
 	case !slices.Contains(composerBuiltin, cmd):
 		names = append(names, cmd)
 	}
-	ev := cmd
-	if a, ok := composerAliases[cmd]; ok {
-		ev = a
-	}
-	names = append(names, composerEvents[ev]...)
+	names = append(names, composerEvents(cmd)...)
 	cs := composerScripts{w: w, dir: dir, vendor: vendor, scripts: doc.Scripts, seen: map[string]bool{}, depth: depth}
 	cs.autoload = append(autoloadDirs(dir, doc.Autoload.PSR4, true), autoloadDirs(dir, doc.Autoload.PSR0, false)...)
 	for _, n := range names {
