@@ -136,6 +136,16 @@ func (w *walker) composerIn(dir, cmd string, args []word, depth int) {
 	}
 	names = append(names, composerEvents(cmd)...)
 	cs := composerScripts{w: w, dir: dir, vendor: vendor, scripts: doc.Scripts, seen: map[string]bool{}, depth: depth}
+	if cmd == "exec" {
+		// composer exec NAME runs vendor/bin/NAME.
+		for _, a := range args {
+			if a.ok && !strings.HasPrefix(a.s, "-") {
+				w.files.add(filepath.Join(vendor, "bin", a.s), dir)
+				cs.vendorBin(a.s)
+				break
+			}
+		}
+	}
 	cs.autoload = append(autoloadDirs(dir, doc.Autoload.PSR4, true), autoloadDirs(dir, doc.Autoload.PSR0, false)...)
 	for _, n := range names {
 		cs.run(n)
