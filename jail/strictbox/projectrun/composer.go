@@ -216,7 +216,7 @@ func (c *composerScripts) vendorBin(name string) {
 		return
 	}
 	if within(c.vendor, c.w.root) && c.vendor != c.w.root {
-		c.w.unsure([]string{c.vendor}, "composer's scripts run "+name+" from "+c.w.rel(filepath.Join(c.vendor, "bin"))+", which loads the installed packages")
+		c.w.unsure([]string{c.vendor}, "composer runs "+name+" from "+c.w.rel(filepath.Join(c.vendor, "bin"))+", which loads the installed packages")
 	}
 }
 
