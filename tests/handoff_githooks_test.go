@@ -154,6 +154,26 @@ func TestHandoffSubmoduleHookScripts(t *testing.T) {
 	hookHandOffIn(t, repo, "lib", env, mods, marks, "lib/scripts/check.sh")
 }
 
+// TestHandoffGitHookMakeInclude: the pre-commit hook runs make, whose
+// recipe lies in a makefile the Makefile includes and names its script
+// through a variable set there. The box rewrites the script; the
+// user's next commit must not run it.
+func TestHandoffGitHookMakeInclude(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	_, err := exec.LookPath("make")
+	need(t, "make", err)
+	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
+	writeFile(t, hook, "#!/bin/sh\nmake -s lint\n")
+	os.Chmod(hook, 0o755)
+	writeFile(t, filepath.Join(repo, "Makefile"), "MK = mk\ninclude $(MK)/rules.mk\n")
+	writeFile(t, filepath.Join(repo, "mk", "rules.mk"), "LINTER ?= ./tools/lint.sh\nlint:\n\t$(LINTER) --all\n")
+	mods := func(mark string) map[string]string {
+		return map[string]string{"tools/lint.sh": shTouch(suffixed(mark, ".lint"))}
+	}
+	marks := func(mark string) []string { return []string{mark + ".lint"} }
+	hookHandOff(t, repo, env, mods, marks, "tools/lint.sh")
+}
+
 // suffixed is mark with suffix, or "" for no mark.
 func suffixed(mark, suffix string) string {
 	if mark == "" {

@@ -44,8 +44,14 @@ func TestIndirect(t *testing.T) {
 		"/r/web/package.json": `{"scripts": {"watch": "sh w.sh"}}`,
 		"/r/b/Makefile":       "include rules.mk\nall: gen\n\t@./gen.sh $$HOME\ngen:\n\t-cd sub && ./g.sh $(X)\n",
 		"/r/justfile":         "import 'more.just'\nbuild:\n    ./build.sh {{arg}}\n",
+		"/r/more.just":        "import? 'just/extra.just'\nrelease:\n    ./release.sh\n",
+		"/r/just/extra.just":  "deploy:\n    ./deploy.sh\n",
 		"/r/Makefile":         "SPHINXBUILD ?= sphinx-build\nSOURCEDIR = docs\nPY := python3\nifdef CI\nOUT = ci\nelse\nOUT = local\nendif\ndocs:\n\t@$(SPHINXBUILD) -M $@ \"$(SOURCEDIR)\" _build\ngen:\n\t$(PY) tools/gen.py $(OUT)\nsub:\n\t$(MAKE) -C m2 x\n",
 		"/r/m2/Makefile":      "x:\n\t./m2.sh\n",
+		"/r/m3/Makefile":      "MK = mk\ninclude $(MK)/vars.mk\n-include $(MK)/*.rules\nlint:\n\t$(LINT) src\n",
+		"/r/m3/mk/vars.mk":    "LINT = ./tools/lint.sh\ninclude mk/vars.mk mk/more.mk\n",
+		"/r/m3/mk/more.mk":    "check:\n\t./tools/check.sh\n",
+		"/r/m3/mk/a.rules":    "fmt:\n\t./tools/fmt.sh\n",
 		"/r/hooks/check.sh":   "#!/usr/bin/env bash\nset -e\nhere=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\nsource \"$here/lib.sh\"\n. \"$(dirname \"$0\")/more.sh\"\n./tools/fmt.sh --check\n",
 		"/r/hooks/lib.sh":     "helper() { ./tools/x.sh; }\n",
 		"/r/tools/fmt.sh":     "#!/bin/sh\nexec python3 tools/fmt.py \"$@\"\n",
@@ -84,9 +90,13 @@ func TestIndirect(t *testing.T) {
 			hook(`make docs`),
 			[]string{"/r/GNUmakefile", "/r/makefile", "/r/Makefile", "/r/docs/conf.py", "/r/docs", "/r/_build", "/r/tools/gen.py", "/r/m2/GNUmakefile", "/r/m2/makefile", "/r/m2/Makefile", "/r/m2/m2.sh"},
 			[]string{"/r/tools"}, []string{"Makefile use the tool's own variables"}},
-		{"just: the justfile, its import, the recipe", "/r/.claude/settings.json",
+		{"make: the makefiles it includes, their variables and recipes", "/r/.claude/settings.json",
+			hook(`make -C m3 lint`),
+			[]string{"/r/m3/GNUmakefile", "/r/m3/makefile", "/r/m3/Makefile", "/r/m3/mk/vars.mk", "/r/m3/mk/more.mk", "/r/m3/mk/a.rules", "/r/m3/tools/lint.sh", "/r/m3/src", "/r/m3/tools/check.sh", "/r/m3/tools/fmt.sh"},
+			nil, nil},
+		{"just: the justfile, its imports (in turn), every recipe", "/r/.claude/settings.json",
 			hook(`just build`),
-			[]string{"/r/justfile", "/r/more.just", "/r/build.sh", "/r/{{arg}}"}, nil, []string{"justfile use the tool's own variables"}},
+			[]string{"/r/justfile", "/r/more.just", "/r/just/extra.just", "/r/build.sh", "/r/{{arg}}", "/r/release.sh", "/r/deploy.sh"}, nil, []string{"justfile use the tool's own variables"}},
 		{"inline code: the words that name paths are held, and said", "/r/.claude/settings.json",
 			hook(`node -e "require('child_process').execFileSync('sh', ['inline/x.sh'])"`),
 			[]string{"/r/.execFileSync", "/r/inline/x.sh"}, nil,
@@ -147,7 +157,7 @@ func TestIndirect(t *testing.T) {
 			nil, nil, []string{"a word holds a variable"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n := ClaudeSettings(tt.path, []byte(tt.data), Project{Read: project.read, Home: "/home/u"})
+			n := ClaudeSettings(tt.path, []byte(tt.data), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
 			if d := cmp.Diff(tt.files, n.Files); d != "" {
 				t.Errorf("files (-want +got):\n%s", d)
 			}

@@ -1824,7 +1824,7 @@ func (w *walker) make(rest []word, dirs []string, depth int) {
 			}
 			w.files.add(p, d)
 			if data := w.read(p); data != nil {
-				w.recipes(p, data, d, depth, makeLines)
+				w.recipes(p, w.makeIncludes(data, d, map[string]bool{p: true}), d, depth, makeLines)
 				break
 			}
 		}
@@ -1860,7 +1860,7 @@ func (w *walker) just(rest []word, dirs []string, depth int) {
 				}
 				w.files.add(p, dd)
 				if data := w.read(p); data != nil {
-					w.recipes(p, data, filepath.Dir(p), depth, justLines)
+					w.recipes(p, w.justImports(data, filepath.Dir(p), map[string]bool{p: true}), filepath.Dir(p), depth, justLines)
 					found = true
 					break
 				}
@@ -1891,30 +1891,79 @@ func (w *walker) recipes(path string, data []byte, dir string, depth int, lines 
 	}
 }
 
+// maxIncludes bounds the makefiles one makefile's includes read, in
+// all.
+const maxIncludes = 64
+
+// makeIncludes is the text of a makefile (data, read by make run in dir)
+// with that of the makefiles it includes, in turn, appended (their
+// rules and variables are make's as much as its own): each is held,
+// found from dir, its name's plain variables expanded and a wildcard
+// matched. seen are those already read.
+func (w *walker) makeIncludes(data []byte, dir string, seen map[string]bool) []byte {
+	vars := makeVars(data)
+	out := data
+	for _, inc := range makeIncludeNames(data) {
+		budget := maxMakeLine
+		if inc = expandMake(inc, vars, 0, &budget); strings.Contains(inc, "$") {
+			w.unsure([]string{dir}, "a makefile includes a file whose name holds the tool's own variables, which are not expanded")
+			continue
+		}
+		paths := []string{from(dir, inc)}
+		if strings.ContainsAny(inc, "*?[") && w.list != nil {
+			paths = nil
+			pat := from(dir, inc)
+			for _, f := range slices.Sorted(slices.Values(w.list(filepath.Dir(pat)))) {
+				if ok, _ := filepath.Match(filepath.Base(pat), f); ok {
+					paths = append(paths, filepath.Join(filepath.Dir(pat), f))
+				}
+			}
+		}
+		for _, p := range paths {
+			if seen[p] || len(seen) > maxIncludes || !within(p, w.root) {
+				continue
+			}
+			seen[p] = true
+			w.files.add(p, dir)
+			if b := w.read(p); b != nil {
+				out = append(append(slices.Clip(out), '\n'), w.makeIncludes(b, dir, seen)...)
+			}
+		}
+	}
+	return out
+}
+
 // makeLines are a makefile's recipe lines ($$ read as $, the makefile's
 // own plain variables expanded; what else make expands makes a word
-// unknown) and the files it includes.
+// unknown). The files it includes are read with it (makeIncludes).
 func makeLines(data []byte) (cmds, includes []string, vars bool) {
 	mv := makeVars(data)
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		l := sc.Text()
-		if r, ok := strings.CutPrefix(l, "\t"); ok {
+		if r, ok := strings.CutPrefix(sc.Text(), "\t"); ok {
 			budget := maxMakeLine
 			r = expandMake(strings.TrimLeft(r, "@-+ \t"), mv, 0, &budget)
 			if strings.Contains(strings.ReplaceAll(r, "$$", ""), "$") {
 				vars = true
 			}
 			cmds = append(cmds, strings.ReplaceAll(r, "$$", "$"))
-			continue
-		}
-		f := strings.Fields(l)
-		if len(f) > 1 && (f[0] == "include" || f[0] == "-include" || f[0] == "sinclude") {
-			includes = append(includes, f[1:]...)
 		}
 	}
-	return cmds, includes, vars
+	return cmds, nil, vars
+}
+
+// makeIncludeNames are the names a makefile's include lines give, as
+// written.
+func makeIncludeNames(data []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 1 && (f[0] == "include" || f[0] == "-include" || f[0] == "sinclude") {
+			out = append(out, f[1:]...)
+		}
+	}
+	return out
 }
 
 // makeVars are the variables a makefile sets that have one value it
@@ -1923,7 +1972,10 @@ func makeLines(data []byte) (cmds, includes []string, vars bool) {
 // a conditional's branches, say), set by != (a command's output) or
 // defined over lines is not among them: what uses it stays unknown.
 func makeVars(data []byte) map[string]string {
-	vars := map[string]string{"MAKE": "make"}
+	// GNU make's own defaults (make -p): ?= leaves them as they are.
+	vars := map[string]string{"MAKE": "make", "AR": "ar", "AS": "as", "CC": "cc", "CXX": "g++", "CPP": "cc -E", "FC": "f77", "F77": "f77", "LD": "ld",
+		"LEX": "lex", "YACC": "yacc", "LINT": "lint", "M2C": "m2c", "PC": "pc", "CO": "co", "GET": "get", "MAKEINFO": "makeinfo", "TEX": "tex",
+		"TEXI2DVI": "texi2dvi", "WEAVE": "weave", "CWEAVE": "cweave", "TANGLE": "tangle", "CTANGLE": "ctangle", "RM": "rm -f"}
 	unknown := map[string]bool{}
 	set := map[string]bool{}
 	text := strings.ReplaceAll(string(data), "\\\n", " ")
@@ -1960,9 +2012,12 @@ func makeVars(data []byte) map[string]string {
 		}
 		// A continued line's breaks are one space to make.
 		value = strings.Join(strings.Fields(value), " ")
+		_, had := vars[name]
 		switch {
 		case op == "!=":
 			unknown[name] = true
+		case op == "?=" && had:
+			// Set before, by the makefile or by make itself.
 		case op == "+=":
 			if v, ok := vars[name]; ok && v != "" {
 				value = v + " " + value
@@ -2045,6 +2100,26 @@ func expandMake(s string, vars map[string]string, depth int, budget *int) string
 		i += 2 + end
 	}
 	return b.String()
+}
+
+// justImports is the text of a justfile (data, in dir) with that of the
+// justfiles it imports, in turn, appended: their recipes are just's as
+// much as its own. Each is held; seen are those already read.
+func (w *walker) justImports(data []byte, dir string, seen map[string]bool) []byte {
+	_, imports, _ := justLines(data)
+	out := data
+	for _, imp := range imports {
+		p := from(dir, imp)
+		if seen[p] || len(seen) > maxIncludes || !within(p, w.root) {
+			continue
+		}
+		seen[p] = true
+		w.files.add(p, dir)
+		if b := w.read(p); b != nil {
+			out = append(append(slices.Clip(out), '\n'), w.justImports(b, filepath.Dir(p), seen)...)
+		}
+	}
+	return out
 }
 
 // justLines are a justfile's recipe lines (indented, after a recipe's
