@@ -33,6 +33,7 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"mkdocs build -f m.yml; mypy --config-file x.ini; pylint --rcfile=r; sphinx-build -M html ../d o"}]}]},"hooks":["../h.py"],"plugins":"a.b, ./c.py, [d.e]"}`))
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"composer -d .. install && composer run x"}]}]},"autoload":{"psr-4":{"A\\":["../s",""]}},"scripts":{"x":["@y","@php ../p.php","A\\B::c"],"y":"v"},"config":{"vendor-dir":"../v"},"packages":[{"type":"composer-plugin","install-path":"../../x"}]}`))
 	f.Add([]byte("{\"hooks\":{\"Stop\":[{\"hooks\":[{\"command\":\"terraform -chdir=.. validate && tofu plan -var-file=../v\"}]}]}}\nsource = \"../../m\"\n  program = [\"sh\", \"${path.module}/../x.sh\"]\ncommand = \"${path.root}/y\"\n"))
+	f.Add([]byte("{\"hooks\":{\"Stop\":[{\"hooks\":[{\"command\":\"task -d .. lint && poe -C ../x fmt\"}]}]}}\nincludes: {a: ../t, b: {taskfile: ../../u.yml, dir: ..}}\ntasks: {lint: {dir: .., cmds: [../l.sh, {cmd: x}]}}\n[tool.poe.tasks]\ns = {script = \"a.b:c\", cwd = \"..\"}\n"))
 	readers := map[string]func(string, []byte, Project) Names{
 		"/r/.claude/settings.json":   ClaudeSettings,
 		"/r/.codex/hooks.json":       CodexHooks,

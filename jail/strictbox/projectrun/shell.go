@@ -931,6 +931,12 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	case name == "composer":
 		w.composer(rest, dirs, depth)
 		return dirs
+	case name == "task" || name == "go-task":
+		w.goTask(rest, dirs, depth)
+		return dirs
+	case name == "poe":
+		w.poe(rest, dirs, depth)
+		return dirs
 	case name == "terraform" || name == "tofu":
 		w.terraform(name, rest, dirs)
 		return dirs
