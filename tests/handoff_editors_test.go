@@ -555,3 +555,49 @@ echo planted`, pwned, shq(site[0])))
 	absent(t, "the host's venv after the box", pwned+".pth", pwned+".activate")
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"zz-planted.pth", ".venv/bin/activate"}, []string{"touch " + pwned + ".activate"})
 }
+
+// TestHandoffMiseSourcedScript: the user's trusted mise.toml sources a
+// script of the repository (_.source) and loads a dotenv file of it
+// (_.file) on every cd into the project. The box leaves mise.toml alone
+// and rewrites both. The host's mise (the real one), run as the user's
+// next prompt runs it, must run and load nothing of the box's.
+func TestHandoffMiseSourcedScript(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	mise := agentBin(t, "mise")
+	env = onPath(t, env, mise)
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	state := t.TempDir()
+	miseEnv := append(os.Environ(), append(env, "MISE_TRUSTED_CONFIG_PATHS="+repo,
+		"MISE_DATA_DIR="+filepath.Join(state, "data"), "MISE_CONFIG_DIR="+filepath.Join(home, ".config", "mise"),
+		"MISE_CACHE_DIR="+filepath.Join(state, "cache"), "MISE_STATE_DIR="+filepath.Join(state, "state"))...)
+	hostMise := func() string {
+		t.Helper()
+		cmd := exec.Command(mise, "env")
+		cmd.Dir, cmd.Env = repo, miseEnv
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("mise env: %v: %s", err, b)
+		}
+		return string(b)
+	}
+	writeFile(t, filepath.Join(repo, "mise.toml"), "[env]\n_.source = \"./scripts/env.sh\"\n_.file = \".env.mise\"\n")
+	writeFile(t, filepath.Join(repo, "scripts", "env.sh"), "touch "+filepath.Join(out, "CONTROL")+"\nexport FROM_SCRIPT=user\n")
+	writeFile(t, filepath.Join(repo, ".env.mise"), "FROM_FILE=user\n")
+	if got := hostMise(); !strings.Contains(got, "FROM_SCRIPT=user") || !strings.Contains(got, "FROM_FILE=user") {
+		t.Fatalf("control: mise env does not load the script and the file: %q", got)
+	}
+	present(t, "mise env before the box", filepath.Join(out, "CONTROL"))
+
+	pwned := filepath.Join(out, "PWNED")
+	r := strict(t, repo, env, nil, "sh", "-c", "printf 'touch "+pwned+"\\nexport FROM_SCRIPT=box\\n' > scripts/env.sh && printf 'FROM_FILE=box\\n' > .env.mise && echo planted")
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	got := hostMise()
+	absent(t, "mise env after the box", pwned)
+	if strings.Contains(got, "=box") {
+		t.Errorf("mise env after the box loads the box's values: %q", got)
+	}
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"scripts/env.sh", ".env.mise"}, nil)
+}

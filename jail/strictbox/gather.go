@@ -241,6 +241,21 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		return venvLoads(p), nil
 	case ".husky":
 		return huskyLoads(p, home), nil
+	case "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".rtx.toml", ".rtx.local.toml":
+		return readPrograms([]string{p}, projectrun.Mise, pr, miseWhy), nil
+	case "mise", ".mise":
+		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+			return nil, nil
+		}
+		files := []string{filepath.Join(p, "config.toml"), filepath.Join(p, "config.local.toml")}
+		if es, err := os.ReadDir(filepath.Join(p, "conf.d")); err == nil {
+			for _, e := range es {
+				if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".toml") {
+					files = append(files, filepath.Join(p, "conf.d", e.Name()))
+				}
+			}
+		}
+		return readPrograms(files, projectrun.Mise, pr, miseWhy), nil
 	case ".pre-commit-config.yaml":
 		return readPrograms([]string{p}, projectrun.PreCommit, pr, "pre-commit: a file a local hook of %s runs, with no question on the next commit"), nil
 	case ".opencode":
@@ -358,6 +373,9 @@ func readPrograms(files []string, names func(path string, data []byte, pr projec
 	}
 	return out
 }
+
+// miseWhy says why what a mise config names is held.
+const miseWhy = "mise: a file %s makes mise run or load on every cd into the project and every prompt there, with no question once it is trusted"
 
 // hostProject is how the readers of projectrun see the host's files.
 func hostProject(home string) projectrun.Project {

@@ -34,17 +34,19 @@ func FuzzProjectFiles(f *testing.F) {
 	f.Add([]byte(`{"hooks":{"Stop":[{"hooks":[{"command":"composer -d .. install && composer run x"}]}]},"autoload":{"psr-4":{"A\\":["../s",""]}},"scripts":{"x":["@y","@php ../p.php","A\\B::c"],"y":"v"},"config":{"vendor-dir":"../v"},"packages":[{"type":"composer-plugin","install-path":"../../x"}]}`))
 	f.Add([]byte("{\"hooks\":{\"Stop\":[{\"hooks\":[{\"command\":\"terraform -chdir=.. validate && tofu plan -var-file=../v\"}]}]}}\nsource = \"../../m\"\n  program = [\"sh\", \"${path.module}/../x.sh\"]\ncommand = \"${path.root}/y\"\n"))
 	f.Add([]byte("{\"hooks\":{\"Stop\":[{\"hooks\":[{\"command\":\"task -d .. lint && poe -C ../x fmt\"}]}]}}\nincludes: {a: ../t, b: {taskfile: ../../u.yml, dir: ..}}\ntasks: {lint: {dir: .., cmds: [../l.sh, {cmd: x}]}}\n[tool.poe.tasks]\ns = {script = \"a.b:c\", cwd = \"..\"}\n"))
+	f.Add([]byte("[env]\nNODE_OPTIONS = \"-r ../x.js\"\nPATH = \"../b:{{env.PATH}}\"\n_.source = [\"../s.sh\", {path = \"{{config_root}}/../t.sh\"}]\n_.path = \"..\"\n[hooks]\nenter = [{script = \"cd .. && ./e.sh\"}]\n[tools]\nnode = \"path:../n\"\n[tasks.a]\nrun = [\"mise run b\"]\ndir = \"..\"\n"))
 	readers := map[string]func(string, []byte, Project) Names{
-		"/r/.claude/settings.json":   ClaudeSettings,
-		"/r/.codex/hooks.json":       CodexHooks,
-		"/r/.codex/config.toml":      CodexHooks,
-		"/r/.vscode/tasks.json":      VSCodeTasks,
-		"/r/.devcontainer.json":      Devcontainer,
-		"/r/p.code-workspace":        VSCodeWorkspace,
-		"/r/.pre-commit-config.yaml": PreCommit,
-		"/r/lefthook.yml":            Lefthook,
-		"/r/.config/lefthook.toml":   Lefthook,
-		"/r/lefthook.json":           Lefthook,
+		"/r/.claude/settings.json":    ClaudeSettings,
+		"/r/.codex/hooks.json":        CodexHooks,
+		"/r/.codex/config.toml":       CodexHooks,
+		"/r/.vscode/tasks.json":       VSCodeTasks,
+		"/r/.devcontainer.json":       Devcontainer,
+		"/r/p.code-workspace":         VSCodeWorkspace,
+		"/r/.pre-commit-config.yaml":  PreCommit,
+		"/r/lefthook.yml":             Lefthook,
+		"/r/.config/lefthook.toml":    Lefthook,
+		"/r/lefthook.json":            Lefthook,
+		"/r/.config/mise/config.toml": Mise,
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Whatever it names, the box may have written too: the

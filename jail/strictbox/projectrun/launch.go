@@ -71,7 +71,7 @@ func known(name string) bool {
 	_, loads := loaderOf(name)
 	_, launches := launchers()[name]
 	return loads || launches || interpreters()[name] != nil || wrappers()[name] || slices.Contains(shells, name) ||
-		slices.Contains([]string{"npm", "pnpm", "yarn", "make", "gmake", "just", "go", "cargo", "composer", "terraform", "tofu", "task", "go-task", "poe", "eval", "source", "."}, name)
+		slices.Contains([]string{"npm", "pnpm", "yarn", "make", "gmake", "just", "go", "cargo", "composer", "terraform", "tofu", "task", "go-task", "poe", "mise", "eval", "source", "."}, name)
 }
 
 // launch reads a launcher's call (name, l; rest its words after its

@@ -937,6 +937,9 @@ func (w *walker) exec(args []word, dirs []string, depth int) []string {
 	case name == "poe":
 		w.poe(rest, dirs, depth)
 		return dirs
+	case name == "mise":
+		w.mise(rest, dirs, depth)
+		return dirs
 	case name == "terraform" || name == "tofu":
 		w.terraform(name, rest, dirs)
 		return dirs

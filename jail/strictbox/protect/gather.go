@@ -196,7 +196,8 @@ func Gather(repo string, git GitFacts) (Facts, error) {
 // A directory among them (.claude, .codex, .vscode, .devcontainer) is
 // asked about as a whole: which of its files name what to run is the
 // caller's business.
-var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".opencode", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc", "pyvenv.cfg", ".husky", ".pre-commit-config.yaml"}
+var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.jsonc", ".opencode", ".claude", ".codex", ".vscode", ".devcontainer", ".devcontainer.json", ".tool-versions", "rust-toolchain.toml", "rust-toolchain", ".yarnrc.yml", ".yarnrc", "pyvenv.cfg", ".husky", ".pre-commit-config.yaml",
+	"mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".rtx.toml", ".rtx.local.toml", "mise", ".mise"}
 
 // LoadsSuffixes are the endings of the names [GitFacts.Loads] is also
 // asked about: a VS Code workspace file, for its tasks.
