@@ -762,10 +762,62 @@ func envrcLoads(p string) ([]gitpin.Steer, error) {
 		return nil, fmt.Errorf("strict mode cannot tell what %s makes direnv load, so it cannot protect it: %w", p, err)
 	}
 	out := make([]gitpin.Steer, len(loads))
+	seen := map[string]bool{}
 	for i, l := range loads {
 		out[i] = gitpin.Steer{Path: l.Path, Dir: l.Dir, Why: "direnv: " + l.Why + " (" + p + "); the .envrc's approval covers it"}
+		if strings.HasSuffix(l.Path, ".nix") {
+			out = append(out, nixLoads(l.Path, p, seen)...)
+		}
 	}
 	return out, nil
+}
+
+// maxNixFiles bounds the nix files one .envrc's shell is followed
+// through.
+const maxNixFiles = 64
+
+// nixLoads are what the nix file f (a flake or shell.nix the .envrc at
+// envrc uses) names by a relative path, and what the nix files among
+// them name in turn: direnv evaluates them on every cd into the project
+// whose .envrc is approved, and the shell they make runs its shellHook
+// in the user's shell.
+func nixLoads(f, envrc string, seen map[string]bool) []gitpin.Steer {
+	if seen[f] || len(seen) >= maxNixFiles {
+		return nil
+	}
+	seen[f] = true
+	b, err := regfile.Read(f, maxEnvrc)
+	if err != nil {
+		return nil
+	}
+	var out []gitpin.Steer
+	for _, rel := range direnv.NixPaths(b) {
+		q := filepath.Join(filepath.Dir(f), rel)
+		if st, err := os.Lstat(q); err == nil && st.IsDir() {
+			// A directory is imported through its default.nix, a local
+			// flake input through its flake.nix; held whole, a source
+			// tree (src = ./src) would be the box's to edit only for
+			// review.
+			for _, n := range []string{"default.nix", "flake.nix", "flake.lock"} {
+				if fi, err := os.Lstat(filepath.Join(q, n)); err != nil || !fi.Mode().IsRegular() {
+					continue
+				}
+				out = append(out, gitpin.Steer{Path: filepath.Join(q, n), Why: "direnv: a nix file " + f + " names, which the nix shell the .envrc (" + envrc + ") uses reads; the .envrc's approval covers it"})
+				out = append(out, nixLoads(filepath.Join(q, n), envrc, seen)...)
+			}
+			continue
+		}
+		if fi, err := os.Lstat(q); err != nil || !fi.Mode().IsRegular() {
+			// Not there (a mount point made for it would be an empty
+			// file nix reads), or not a file.
+			continue
+		}
+		out = append(out, gitpin.Steer{Path: q, Why: "direnv: a path " + f + " names, which the nix shell the .envrc (" + envrc + ") uses reads; the .envrc's approval covers it"})
+		if strings.HasSuffix(q, ".nix") {
+			out = append(out, nixLoads(q, envrc, seen)...)
+		}
+	}
+	return out
 }
 
 // gitIdentity builds the box's gitconfig from the user's global one, as

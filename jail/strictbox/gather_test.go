@@ -348,3 +348,42 @@ func TestHookLoads(t *testing.T) {
 		t.Errorf(".husky: %q, want tools/check.py", got)
 	}
 }
+
+// TestEnvrcNixLoads: an .envrc that uses a flake holds the flake, and
+// what it names by a relative path in turn (a nix file it imports and
+// what that reads, a local input's flake); not a source tree it names,
+// nor a path that is not there.
+func TestEnvrcNixLoads(t *testing.T) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	w := func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(r, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(r, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w(".envrc", "use flake\n")
+	w("flake.nix", `{ inputs.sub.url = "path:./nix/sub"; outputs = _: { devShells.x.default = import ./nix/shell.nix; packages.x.default = { src = ./src; }; gone = ./missing.sh; }; }`)
+	w("nix/shell.nix", `{ shellHook = builtins.readFile ./hook.sh; }`)
+	w("nix/hook.sh", "echo hi\n")
+	w("nix/sub/flake.nix", "{ }\n")
+	w("src/main.go", "package main\n")
+	loads, err := envrcLoads(filepath.Join(r, ".envrc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range loads {
+		got = append(got, strings.TrimPrefix(l.Path, r+"/"))
+	}
+	for _, want := range []string{"flake.nix", "flake.lock", "nix/sub/flake.nix", "nix/shell.nix", "nix/hook.sh"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("loads lack %s: %q", want, got)
+		}
+	}
+	for _, not := range []string{"src", "src/main.go", "missing.sh", "nix/sub"} {
+		if slices.Contains(got, not) {
+			t.Errorf("loads hold %s: %q", not, got)
+		}
+	}
+}
