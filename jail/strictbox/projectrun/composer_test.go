@@ -1,11 +1,6 @@
 package projectrun
 
-import (
-	"strings"
-	"testing"
-
-	"github.com/google/go-cmp/cmp"
-)
+import "testing"
 
 // TestComposer: composer's command runs the scripts its events and its
 // name give (through @NAME, @php and @composer; a vendor/bin command
@@ -53,18 +48,7 @@ func TestComposer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tc.cmd)), Project{Read: project.read, Home: "/home/u"})
-			if d := cmp.Diff(tc.files, n.Files); d != "" {
-				t.Errorf("files (-want +got):\n%s", d)
-			}
-			if d := cmp.Diff(tc.dirs, n.Dirs); d != "" {
-				t.Errorf("dirs (-want +got):\n%s", d)
-			}
-			all := strings.Join(n.Notes, "\n")
-			for _, want := range tc.notes {
-				if !strings.Contains(all, want) {
-					t.Errorf("the notes lack %q:\n%s", want, all)
-				}
-			}
+			wantNames(t, n, tc.files, tc.dirs, tc.notes)
 		})
 	}
 }

@@ -1,11 +1,6 @@
 package projectrun
 
-import (
-	"strings"
-	"testing"
-
-	"github.com/google/go-cmp/cmp"
-)
+import "testing"
 
 // TestMise: what a trusted mise config makes mise run or load on cd:
 // sourced scripts (followed as bash runs them), dotenv files, PATH
@@ -36,18 +31,7 @@ func TestMise(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := Mise(tc.path, []byte(tc.data), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
-			if d := cmp.Diff(tc.files, n.Files); d != "" {
-				t.Errorf("files (-want +got):\n%s", d)
-			}
-			if d := cmp.Diff(tc.dirs, n.Dirs); d != "" {
-				t.Errorf("dirs (-want +got):\n%s", d)
-			}
-			all := strings.Join(n.Notes, "\n")
-			for _, want := range tc.notes {
-				if !strings.Contains(all, want) {
-					t.Errorf("the notes lack %q:\n%s", want, all)
-				}
-			}
+			wantNames(t, n, tc.files, tc.dirs, tc.notes)
 		})
 	}
 }
@@ -75,18 +59,7 @@ func TestMiseRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tc.cmd)), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
-			if d := cmp.Diff(tc.files, n.Files); d != "" {
-				t.Errorf("files (-want +got):\n%s", d)
-			}
-			if d := cmp.Diff(tc.dirs, n.Dirs); d != "" {
-				t.Errorf("dirs (-want +got):\n%s", d)
-			}
-			all := strings.Join(n.Notes, "\n")
-			for _, want := range tc.notes {
-				if !strings.Contains(all, want) {
-					t.Errorf("the notes lack %q:\n%s", want, all)
-				}
-			}
+			wantNames(t, n, tc.files, tc.dirs, tc.notes)
 		})
 	}
 }

@@ -1,11 +1,6 @@
 package projectrun
 
-import (
-	"strings"
-	"testing"
-
-	"github.com/google/go-cmp/cmp"
-)
+import "testing"
 
 // TestTaskRunners: task (go-task's Taskfile and its includes, taskipy's
 // table) and poe follow every task's command lines, a poe script's
@@ -34,18 +29,7 @@ func TestTaskRunners(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tc.cmd)), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
-			if d := cmp.Diff(tc.files, n.Files); d != "" {
-				t.Errorf("files (-want +got):\n%s", d)
-			}
-			if d := cmp.Diff(tc.dirs, n.Dirs); d != "" {
-				t.Errorf("dirs (-want +got):\n%s", d)
-			}
-			all := strings.Join(n.Notes, "\n")
-			for _, want := range tc.notes {
-				if !strings.Contains(all, want) {
-					t.Errorf("the notes lack %q:\n%s", want, all)
-				}
-			}
+			wantNames(t, n, tc.files, tc.dirs, tc.notes)
 		})
 	}
 }
