@@ -61,7 +61,7 @@ func (w *walker) miseConfig(doc map[string]any, root string) {
 			}
 		}
 	}
-	// Before the _ directives: env_file and env_path.
+	// The older top-level keys env_file and env_path, read as directives.
 	legacy := map[string]any{}
 	if f, ok := doc["env_file"]; ok {
 		legacy["file"] = f
