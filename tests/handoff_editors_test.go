@@ -601,3 +601,46 @@ func TestHandoffMiseSourcedScript(t *testing.T) {
 	}
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"scripts/env.sh", ".env.mise"}, nil)
 }
+
+// TestHandoffMiseEnvConfig: the user runs mise with MISE_ENV=dev, so
+// mise also reads mise.dev.toml, which the repository does not have.
+// The box creates one whose env sources its own script. After the box,
+// the host's mise, trusting the project, must run nothing of it.
+func TestHandoffMiseEnvConfig(t *testing.T) {
+	repo, home, env := strictRepo(t)
+	mise := agentBin(t, "mise")
+	env = onPath(t, env, mise)
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	state := t.TempDir()
+	miseEnv := append(os.Environ(), append(env, "MISE_ENV=dev", "MISE_TRUSTED_CONFIG_PATHS="+repo,
+		"MISE_DATA_DIR="+filepath.Join(state, "data"), "MISE_CONFIG_DIR="+filepath.Join(home, ".config", "mise"),
+		"MISE_CACHE_DIR="+filepath.Join(state, "cache"), "MISE_STATE_DIR="+filepath.Join(state, "state"))...)
+	hostMise := func(dir string) string {
+		t.Helper()
+		cmd := exec.Command(mise, "env")
+		cmd.Dir, cmd.Env = dir, miseEnv
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("mise env: %v: %s", err, b)
+		}
+		return string(b)
+	}
+	writeFile(t, filepath.Join(repo, "mise.toml"), "[env]\nFROM = \"mise.toml\"\n")
+	// The control: in a copy of the repository, mise.dev.toml is read.
+	control := t.TempDir()
+	writeFile(t, filepath.Join(control, "mise.dev.toml"), "[env]\n_.source = \"./c.sh\"\n")
+	writeFile(t, filepath.Join(control, "c.sh"), "touch "+filepath.Join(out, "CONTROL")+"\n")
+	miseEnv = append(miseEnv, "MISE_TRUSTED_CONFIG_PATHS="+repo+":"+control)
+	hostMise(control)
+	present(t, "mise env with MISE_ENV=dev", filepath.Join(out, "CONTROL"))
+
+	pwned := filepath.Join(out, "PWNED")
+	r := strict(t, repo, env, nil, "sh", "-c", "printf '[env]\\n_.source = \"./e.sh\"\\n' > mise.dev.toml && printf 'touch "+pwned+"\\n' > e.sh && echo planted")
+	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	hostMise(repo)
+	absent(t, "mise env after the box", pwned)
+	checkHeld(t, r, env, slotName(repo, "run"), []string{"mise.dev.toml"}, nil)
+}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/user"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -270,6 +271,11 @@ func projectLoads(p, home string) ([]gitpin.Steer, error) {
 		return out, nil
 	case "opencode.json", "opencode.jsonc":
 		return slices.Concat(mcpPrograms(p, pr), opencodeLoads(p, pr), opencodeCommands(p, pr)), nil
+	}
+	for _, pat := range protect.LoadsPatterns {
+		if ok, _ := path.Match(pat, filepath.Base(p)); ok {
+			return readPrograms([]string{p}, projectrun.Mise, pr, miseWhy), nil
+		}
 	}
 	if protect.LefthookConfig(filepath.Base(p)) {
 		return readPrograms([]string{p}, projectrun.Lefthook, pr, "lefthook: a file a command or script of %s runs, with no question on the next commit or push"), nil

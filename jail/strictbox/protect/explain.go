@@ -17,6 +17,7 @@ func WriteTable(w io.Writer) {
 		if r.Suffix {
 			name = "*" + name
 		}
+		// A Glob row's name is its pattern already.
 		if r.Dir {
 			name += "/"
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -200,13 +201,22 @@ var LoadsNames = []string{".envrc", ".mcp.json", "opencode.json", "opencode.json
 	"mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".rtx.toml", ".rtx.local.toml", "mise", ".mise"}
 
 // LoadsSuffixes are the endings of the names [GitFacts.Loads] is also
-// asked about: a VS Code workspace file, for its tasks.
-var LoadsSuffixes = []string{".code-workspace"}
+// asked about: a VS Code workspace file, for its tasks; LoadsPatterns
+// are patterns of them: mise's environments' configs.
+var (
+	LoadsSuffixes = []string{".code-workspace"}
+	LoadsPatterns = []string{"mise.*.toml", ".mise.*.toml"}
+)
 
 // asksLoads reports whether [GitFacts.Loads] is asked about base.
 func asksLoads(base string) bool {
 	for _, s := range LoadsSuffixes {
 		if len(base) > len(s) && strings.HasSuffix(base, s) {
+			return true
+		}
+	}
+	for _, p := range LoadsPatterns {
+		if ok, _ := path.Match(p, base); ok {
 			return true
 		}
 	}

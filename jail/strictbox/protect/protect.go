@@ -59,6 +59,7 @@ package protect
 import (
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -77,6 +78,11 @@ type Rule struct {
 	// launch, and what the box creates is swept into the review when it
 	// ends, as deeper down for any row.
 	Suffix bool
+	// Glob is set for a row whose Name is a pattern (path.Match's) a
+	// name of its tool's may vary by: mise.dev.toml for MISE_ENV=dev.
+	// Like a Suffix row, it protects what exists at launch and sweeps
+	// what the box creates.
+	Glob bool
 	// Swept is set for a row whose name gets no mount point at the
 	// repository's root when it is absent at launch, unless its tool is
 	// at work there ([RootCandidates]): what the box creates there is
@@ -146,6 +152,8 @@ func others() []Rule {
 		{Name: ".mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
 		{Name: ".rtx.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, under its old name"},
 		{Name: ".rtx.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
+		{Name: "mise.*.toml", Glob: true, Who: "mise", Why: "an environment's config (MISE_ENV=NAME reads mise.NAME.toml and mise.NAME.local.toml): the same, merged over it"},
+		{Name: ".mise.*.toml", Glob: true, Who: "mise", Why: "the same"},
 		{Name: ".mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
 		{Name: "mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
 		{Name: ".miserc.toml", Swept: true, Tool: "mise", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
@@ -219,19 +227,19 @@ var table = sync.OnceValue(func() []Rule {
 var rowByName = sync.OnceValue(func() map[string]Rule {
 	m := map[string]Rule{}
 	for _, r := range table() {
-		if _, dup := m[r.Name]; !dup && !r.Suffix {
+		if _, dup := m[r.Name]; !dup && !r.Suffix && !r.Glob {
 			m[r.Name] = r
 		}
 	}
 	return m
 })
 
-// suffixRows are the table's Suffix rows, tried in order after the
-// exact names: a handful, each a string comparison.
+// suffixRows are the table's Suffix and Glob rows, tried in order after
+// the exact names: a handful, each a string comparison or a match.
 var suffixRows = sync.OnceValue(func() []Rule {
 	var out []Rule
 	for _, r := range table() {
-		if r.Suffix {
+		if r.Suffix || r.Glob {
 			out = append(out, r)
 		}
 	}
@@ -250,13 +258,16 @@ var GitRows = []Rule{
 }
 
 // ruleFor returns the row whose name is base: an exact name's, else the
-// first Suffix row base ends in.
+// first Suffix row base ends in or Glob row it matches.
 func ruleFor(base string) (Rule, bool) {
 	if r, ok := rowByName()[base]; ok {
 		return r, true
 	}
 	for _, r := range suffixRows() {
-		if len(base) > len(r.Name) && strings.HasSuffix(base, r.Name) {
+		if r.Suffix && len(base) > len(r.Name) && strings.HasSuffix(base, r.Name) {
+			return r, true
+		}
+		if ok, _ := path.Match(r.Name, base); r.Glob && ok {
 			return r, true
 		}
 	}
@@ -637,7 +648,7 @@ func protectedIn(base string, deps bool) bool {
 func RootCandidates(dir string, installed func(cmd string) bool, inUse map[string]bool) []PathFact {
 	var out []PathFact
 	for _, r := range table() {
-		if r.Suffix || (r.Swept && !inUse[r.Who] && (r.Tool == "" || installed == nil || !installed(r.Tool))) {
+		if r.Suffix || r.Glob || (r.Swept && !inUse[r.Who] && (r.Tool == "" || installed == nil || !installed(r.Tool))) {
 			continue
 		}
 		out = append(out, PathFact{Path: filepath.Join(dir, r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why})
