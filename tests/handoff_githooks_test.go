@@ -174,6 +174,39 @@ func TestHandoffGitHookMakeInclude(t *testing.T) {
 	hookHandOff(t, repo, env, mods, marks, "tools/lint.sh")
 }
 
+// TestHandoffLintStagedPackageJSON: the pre-commit hook runs npx
+// lint-staged (a stand-in in node_modules that runs each command of
+// package.json's "lint-staged", as lint-staged does), whose
+// configuration sits in package.json. The box rewrites it there; the
+// user's next commit must not run the box's command.
+func TestHandoffLintStagedPackageJSON(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	for _, tool := range []string{"npx", "node"} {
+		_, err := exec.LookPath(tool)
+		need(t, tool, err)
+	}
+	env = append(env, "npm_config_offline=true", "npm_config_update_notifier=false")
+	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
+	writeFile(t, hook, "#!/bin/sh\nnpx --no-install lint-staged\n")
+	os.Chmod(hook, 0o755)
+	writeFile(t, filepath.Join(repo, "node_modules", "lint-staged", "package.json"), `{"name": "lint-staged", "version": "0.0.0", "bin": {"lint-staged": "cli.js"}}`)
+	writeFile(t, filepath.Join(repo, "node_modules", "lint-staged", "cli.js"), "#!/usr/bin/env node\n"+
+		"const c = require(process.cwd() + '/package.json')['lint-staged'] || {};\n"+
+		"for (const k of Object.keys(c)) require('child_process').execSync(c[k], {stdio: 'inherit'});\n")
+	os.Chmod(filepath.Join(repo, "node_modules", "lint-staged", "cli.js"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "node_modules", ".bin"), 0o755)
+	os.Symlink("../lint-staged/cli.js", filepath.Join(repo, "node_modules", ".bin", "lint-staged"))
+	mods := func(mark string) map[string]string {
+		cmd := "true"
+		if mark != "" {
+			cmd = "touch " + mark + ".staged"
+		}
+		return map[string]string{"package.json": `{"name": "p", "lint-staged": {"*": "` + cmd + `"}}`}
+	}
+	marks := func(mark string) []string { return []string{mark + ".staged"} }
+	hookHandOff(t, repo, env, mods, marks, "package.json")
+}
+
 // suffixed is mark with suffix, or "" for no mark.
 func suffixed(mark, suffix string) string {
 	if mark == "" {

@@ -44,6 +44,9 @@ type definer struct {
 	// valueOpts are its options that take a value, skipped to find it.
 	operand   bool
 	valueOpts []string
+	// pkgKey is the key of package.json its configuration may sit
+	// under instead of a file of its own ("eslintConfig", "lint-staged").
+	pkgKey string
 }
 
 // definers are the commands that run what their definition files say.
@@ -70,18 +73,18 @@ var definers = sync.OnceValue(func() map[string]definer {
 	// mypy's and pylint's plugins; Sphinx runs conf.py.
 	mypy := definer{files: []string{"mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg"}, code: "python3", config: true, fileOpts: []string{"--config-file"}}
 	return map[string]definer{
-		"eslint":         {files: slices.Concat(js("eslint.config", ".eslintrc"), []string{".eslintrc", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--resolve-plugins-relative-to", "--rulesdir"}},
-		"prettier":       {files: slices.Concat(js("prettier.config", ".prettierrc"), []string{".prettierrc", ".prettierrc.json", ".prettierrc.yml", ".prettierrc.yaml", ".prettierrc.json5", ".prettierrc.toml"}), code: "node", config: true, fileOpts: []string{"--config", "--plugin"}},
-		"jest":           {files: slices.Concat(js("jest.config", "babel.config", ".babelrc"), []string{"jest.config.json", "babel.config.json", ".babelrc", ".babelrc.json"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--rootDir", "--setupFiles", "--setupFilesAfterEach"}},
+		"eslint":         {pkgKey: "eslintConfig", files: slices.Concat(js("eslint.config", ".eslintrc"), []string{".eslintrc", ".eslintrc.json", ".eslintrc.yml", ".eslintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--resolve-plugins-relative-to", "--rulesdir"}},
+		"prettier":       {pkgKey: "prettier", files: slices.Concat(js("prettier.config", ".prettierrc"), []string{".prettierrc", ".prettierrc.json", ".prettierrc.yml", ".prettierrc.yaml", ".prettierrc.json5", ".prettierrc.toml"}), code: "node", config: true, fileOpts: []string{"--config", "--plugin"}},
+		"jest":           {pkgKey: "jest", files: slices.Concat(js("jest.config", "babel.config", ".babelrc"), []string{"jest.config.json", "babel.config.json", ".babelrc", ".babelrc.json"}), code: "node", config: true, fileOpts: []string{"-c", "--config", "--rootDir", "--setupFiles", "--setupFilesAfterEach"}},
 		"vitest":         vitest,
 		"vite":           vitest,
 		"webpack":        {files: js("webpack.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
 		"rollup":         {files: js("rollup.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
-		"stylelint":      {files: slices.Concat(js("stylelint.config", ".stylelintrc"), []string{".stylelintrc", ".stylelintrc.json", ".stylelintrc.yml", ".stylelintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
-		"mocha":          {files: slices.Concat(js(".mocharc"), []string{".mocharc.json", ".mocharc.jsonc", ".mocharc.yml", ".mocharc.yaml"}), code: "node", config: true, fileOpts: []string{"--config", "-r", "--require", "--file"}},
+		"stylelint":      {pkgKey: "stylelint", files: slices.Concat(js("stylelint.config", ".stylelintrc"), []string{".stylelintrc", ".stylelintrc.json", ".stylelintrc.yml", ".stylelintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
+		"mocha":          {pkgKey: "mocha", files: slices.Concat(js(".mocharc"), []string{".mocharc.json", ".mocharc.jsonc", ".mocharc.yml", ".mocharc.yaml"}), code: "node", config: true, fileOpts: []string{"--config", "-r", "--require", "--file"}},
 		"playwright":     {files: js("playwright.config"), code: "node", config: true, fileOpts: []string{"-c", "--config"}},
-		"lint-staged":    {files: slices.Concat(js("lint-staged.config", ".lintstagedrc"), []string{".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yml", ".lintstagedrc.yaml"}), code: "node", fileOpts: []string{"-c", "--config"}},
-		"commitlint":     {files: slices.Concat(js("commitlint.config", ".commitlintrc"), []string{".commitlintrc", ".commitlintrc.json", ".commitlintrc.yml", ".commitlintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-g", "--config"}},
+		"lint-staged":    {pkgKey: "lint-staged", files: slices.Concat(js("lint-staged.config", ".lintstagedrc"), []string{".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yml", ".lintstagedrc.yaml"}), code: "node", fileOpts: []string{"-c", "--config"}},
+		"commitlint":     {pkgKey: "commitlint", files: slices.Concat(js("commitlint.config", ".commitlintrc"), []string{".commitlintrc", ".commitlintrc.json", ".commitlintrc.yml", ".commitlintrc.yaml"}), code: "node", config: true, fileOpts: []string{"-g", "--config"}},
 		"nox":            {files: []string{"noxfile.py"}, code: "python3", fileOpts: []string{"-f", "--noxfile"}},
 		"tox":            {files: []string{"tox.ini", "tox.toml", "pyproject.toml", "setup.cfg", "setup.py"}, code: "python3", fileOpts: []string{"-c", "--conf"}},
 		"invoke":         invoke,
@@ -142,6 +145,9 @@ func (w *walker) definer(name string, d definer, rest []word, dirs []string, dep
 		}
 	}
 	for _, dir := range dirs {
+		if d.pkgKey != "" {
+			w.pkgConfig(name, dir, d, depth)
+		}
 		at := w.definedIn(dir, d.files)
 		for _, f := range d.files {
 			w.defined(name, filepath.Join(at, f), at, d, depth)
@@ -160,6 +166,33 @@ func (w *walker) definer(name string, d definer, rest []word, dirs []string, dep
 				continue
 			}
 			w.defined(name, p, dir, d, depth)
+		}
+	}
+}
+
+// pkgConfig holds the package.json that configures name under its key
+// (d.pkgKey), the nearest from dir up in the project that has the key,
+// and follows the configuration as it does a file of its own: what a
+// node tool's loads, the paths a task runner's (lint-staged's) commands
+// name. The box could otherwise change the configuration in
+// package.json, which is held only where it configures a tool the
+// project's hooks run.
+func (w *walker) pkgConfig(name, dir string, d definer, depth int) {
+	for dd := dir; within(dd, w.root); dd = filepath.Dir(dd) {
+		pj := filepath.Join(dd, "package.json")
+		var doc map[string]json.RawMessage
+		if data := w.read(pj); data != nil && json.Unmarshal(data, &doc) == nil && doc[d.pkgKey] != nil {
+			w.files.add(pj, dd)
+			conf := []byte(doc[d.pkgKey])
+			if d.config {
+				w.configModules(pj, conf, depth)
+			} else {
+				w.unsure([]string{dd}, name+" runs the commands "+w.rel(pj)+"'s "+d.pkgKey+" defines, which are not followed; the words of it that name paths are held", codePaths(string(conf))...)
+			}
+			return
+		}
+		if dd == w.root {
+			return
 		}
 	}
 }

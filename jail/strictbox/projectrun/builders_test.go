@@ -1,6 +1,7 @@
 package projectrun
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,38 @@ func TestDefiners(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPackageJSONConfig: a tool whose configuration sits under its key
+// of package.json (the nearest from where it runs up that has the key)
+// holds that package.json and follows the configuration; one without
+// the key holds no package.json.
+func TestPackageJSONConfig(t *testing.T) {
+	project := files{
+		"/r/package.json":     `{"name": "r", "lint-staged": {"*.js": "node tools/check.js"}, "eslintConfig": {"extends": ["./tools/eslint-base.js"]}}`,
+		"/r/tools/check.js":   "",
+		"/r/web/package.json": `{"name": "web"}`,
+	}
+	for _, tc := range []struct {
+		cmd   string
+		has   []string
+		hasnt []string
+	}{
+		{"cd web && npx lint-staged", []string{"/r/package.json", "/r/tools/check.js"}, []string{"/r/web/package.json"}},
+		{"npx eslint .", []string{"/r/package.json", "/r/tools/eslint-base.js"}, nil},
+		{"npx prettier -c .", nil, []string{"/r/package.json"}},
+	} {
+		n := ClaudeSettings("/r/.claude/settings.json", []byte(hook(tc.cmd)), Project{Read: project.read, List: listOf(project), Home: "/home/u"})
+		for _, p := range tc.has {
+			if !slices.Contains(n.Files, p) {
+				t.Errorf("%s: files lack %s: %q", tc.cmd, p, n.Files)
+			}
+		}
+		for _, p := range tc.hasnt {
+			if slices.Contains(n.Files, p) {
+				t.Errorf("%s: files hold %s: %q", tc.cmd, p, n.Files)
+			}
+		}
 	}
 }
