@@ -330,7 +330,7 @@ func TestHandoffBoxCommitsHookScript(t *testing.T) {
 	hostGit(t, repo, env, "commit", "-q", "-m", "the hook's script")
 
 	pwned := filepath.Join(out, "PWNED")
-	r := strict(t, repo, env, nil, "sh", "-c", "set -e\nprintf '%s' "+shq(shTouch(pwned))+" > scripts/check.sh\ngit commit -q --no-verify -am 'the box'\necho committed\n")
+	r := strict(t, repo, env, nil, "sh", "-c", "set -e\nprintf '%s' "+shq(shTouch(pwned))+" > scripts/check.sh\ngit -c gc.auto=0 -c maintenance.auto=false commit -q --no-verify -am 'the box'\necho committed\n")
 	if r.code != 0 || !strings.Contains(r.stdout, "committed") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
