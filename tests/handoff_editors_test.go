@@ -179,10 +179,7 @@ func TestHandoffMiseWhileBoxRuns(t *testing.T) {
 	env = onPath(t, env, mise)
 	pwned := filepath.Join(t.TempDir(), "PWNED-mise")
 	evil := payload(t, t.TempDir(), pwned)
-	state := t.TempDir()
-	miseEnv := append(os.Environ(), append(env, "MISE_TRUSTED_CONFIG_PATHS="+repo,
-		"MISE_DATA_DIR="+filepath.Join(state, "data"), "MISE_CONFIG_DIR="+filepath.Join(home, ".config", "mise"),
-		"MISE_CACHE_DIR="+filepath.Join(state, "cache"), "MISE_STATE_DIR="+filepath.Join(state, "state"))...)
+	miseEnv := hostMiseEnv(t, home, env, repo)
 	hostMise := func() string {
 		cmd := exec.Command(mise, "env")
 		cmd.Dir, cmd.Env = repo, miseEnv
@@ -567,20 +564,8 @@ func TestHandoffMiseSourcedScript(t *testing.T) {
 	env = onPath(t, env, mise)
 	out := t.TempDir()
 	os.Chmod(out, 0o777)
-	state := t.TempDir()
-	miseEnv := append(os.Environ(), append(env, "MISE_TRUSTED_CONFIG_PATHS="+repo,
-		"MISE_DATA_DIR="+filepath.Join(state, "data"), "MISE_CONFIG_DIR="+filepath.Join(home, ".config", "mise"),
-		"MISE_CACHE_DIR="+filepath.Join(state, "cache"), "MISE_STATE_DIR="+filepath.Join(state, "state"))...)
-	hostMise := func() string {
-		t.Helper()
-		cmd := exec.Command(mise, "env")
-		cmd.Dir, cmd.Env = repo, miseEnv
-		b, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("mise env: %v: %s", err, b)
-		}
-		return string(b)
-	}
+	miseEnv := hostMiseEnv(t, home, env, repo)
+	hostMise := func() string { t.Helper(); return runHostMise(t, mise, repo, miseEnv) }
 	writeFile(t, filepath.Join(repo, "mise.toml"), "[env]\n_.source = \"./scripts/env.sh\"\n_.file = \".env.mise\"\n")
 	writeFile(t, filepath.Join(repo, "scripts", "env.sh"), "touch "+filepath.Join(out, "CONTROL")+"\nexport FROM_SCRIPT=user\n")
 	writeFile(t, filepath.Join(repo, ".env.mise"), "FROM_FILE=user\n")
@@ -612,20 +597,8 @@ func TestHandoffMiseEnvConfig(t *testing.T) {
 	env = onPath(t, env, mise)
 	out := t.TempDir()
 	os.Chmod(out, 0o777)
-	state := t.TempDir()
-	miseEnv := append(os.Environ(), append(env, "MISE_ENV=dev", "MISE_TRUSTED_CONFIG_PATHS="+repo,
-		"MISE_DATA_DIR="+filepath.Join(state, "data"), "MISE_CONFIG_DIR="+filepath.Join(home, ".config", "mise"),
-		"MISE_CACHE_DIR="+filepath.Join(state, "cache"), "MISE_STATE_DIR="+filepath.Join(state, "state"))...)
-	hostMise := func(dir string) string {
-		t.Helper()
-		cmd := exec.Command(mise, "env")
-		cmd.Dir, cmd.Env = dir, miseEnv
-		b, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("mise env: %v: %s", err, b)
-		}
-		return string(b)
-	}
+	miseEnv := append(hostMiseEnv(t, home, env, repo), "MISE_ENV=dev")
+	hostMise := func(dir string) string { t.Helper(); return runHostMise(t, mise, dir, miseEnv) }
 	writeFile(t, filepath.Join(repo, "mise.toml"), "[env]\nFROM = \"mise.toml\"\n")
 	// The control: in a copy of the repository, mise.dev.toml is read.
 	control := t.TempDir()
@@ -643,4 +616,27 @@ func TestHandoffMiseEnvConfig(t *testing.T) {
 	hostMise(repo)
 	absent(t, "mise env after the box", pwned)
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"mise.dev.toml"}, nil)
+}
+
+// hostMiseEnv is the environment the host's mise runs in for a mise
+// test: the user's, trusting the projects in trusted, with its own state
+// directories.
+func hostMiseEnv(t *testing.T, home string, env []string, trusted string) []string {
+	state := t.TempDir()
+	return append(os.Environ(), append(env, "MISE_TRUSTED_CONFIG_PATHS="+trusted,
+		"MISE_DATA_DIR="+filepath.Join(state, "data"), "MISE_CONFIG_DIR="+filepath.Join(home, ".config", "mise"),
+		"MISE_CACHE_DIR="+filepath.Join(state, "cache"), "MISE_STATE_DIR="+filepath.Join(state, "state"))...)
+}
+
+// runHostMise runs mise env in dir as the user's next prompt there
+// would, and returns what it exports.
+func runHostMise(t *testing.T, mise, dir string, env []string) string {
+	t.Helper()
+	cmd := exec.Command(mise, "env")
+	cmd.Dir, cmd.Env = dir, env
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mise env: %v: %s", err, b)
+	}
+	return string(b)
 }

@@ -314,14 +314,7 @@ func TestProjectLoadsOpencode(t *testing.T) {
 // read; husky's runner directory is left to .husky's own hooks, read as
 // husky runs them with sh.
 func TestHookLoads(t *testing.T) {
-	r, _ := filepath.EvalSymlinks(t.TempDir())
-	w := func(p, data string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(filepath.Join(r, p)), 0o755)
-		if err := os.WriteFile(filepath.Join(r, p), []byte(data), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r, w := projectDir(t)
 	w(".git/hooks/pre-push", "#!/bin/sh\n./scripts/push.sh\n")
 	w(".git/hooks/pre-commit.sample", "#!/bin/sh\n./scripts/sample.sh\n")
 	w(".husky/_/pre-commit", "#!/bin/sh\n./scripts/runner.sh\n")
@@ -354,14 +347,7 @@ func TestHookLoads(t *testing.T) {
 // what that reads, a local input's flake); not a source tree it names,
 // nor a path that is not there.
 func TestEnvrcNixLoads(t *testing.T) {
-	r, _ := filepath.EvalSymlinks(t.TempDir())
-	w := func(p, data string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(filepath.Join(r, p)), 0o755)
-		if err := os.WriteFile(filepath.Join(r, p), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r, w := projectDir(t)
 	w(".envrc", "use flake\n")
 	w("flake.nix", `{ inputs.sub.url = "path:./nix/sub"; outputs = _: { devShells.x.default = import ./nix/shell.nix; packages.x.default = { src = ./src; }; gone = ./missing.sh; }; }`)
 	w("nix/shell.nix", `{ shellHook = builtins.readFile ./hook.sh; }`)
@@ -384,6 +370,19 @@ func TestEnvrcNixLoads(t *testing.T) {
 	for _, not := range []string{"src", "src/main.go", "missing.sh", "nix/sub"} {
 		if slices.Contains(got, not) {
 			t.Errorf("loads hold %s: %q", not, got)
+		}
+	}
+}
+
+// projectDir is a fresh project directory (its real path) and a writer of
+// executable files in it, by relative path.
+func projectDir(t *testing.T) (string, func(p, data string)) {
+	r, _ := filepath.EvalSymlinks(t.TempDir())
+	return r, func(p, data string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(r, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(r, p), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
