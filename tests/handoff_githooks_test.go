@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hookHandOff is the run the git hook tests share, on a repository
@@ -338,6 +340,26 @@ func TestHandoffBoxCommitsHookScript(t *testing.T) {
 		t.Errorf("the box's end does not say it committed a held script: %q", r.stderr)
 	}
 	t.Logf("the box's end:\n%s", r.stderr)
+	// The launch returned before comparing the repository with its
+	// snapshot (the receipt); that comparison runs git diff after the
+	// box's commit, beside the user's next git command, and must not
+	// rewrite the index, or hold its lock, under it.
+	index := filepath.Join(repo, ".git", "index")
+	returned, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`aisan review ([^'\s]+)`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("the end names no held set: %q", r.stderr)
+	}
+	waitFor(t, 15*time.Second, "the receipt's comparison", func() bool {
+		rep := aisan(t, env, "", "report", m[1], "--json")
+		return strings.Contains(rep.stdout, `"receipt": true`) && !strings.Contains(rep.stdout, "changes_unknown")
+	})
+	if now, err := os.Stat(index); err != nil || !os.SameFile(returned, now) || !now.ModTime().Equal(returned.ModTime()) {
+		t.Errorf("the index was rewritten after the launch returned (%v)", err)
+	}
 	if log := hostGit(t, repo, env, "log", "-1", "--format=%s"); strings.TrimSpace(log) != "the box" {
 		t.Fatalf("the box's commit is not HEAD: %q", log)
 	}

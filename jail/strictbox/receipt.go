@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -210,12 +211,17 @@ const (
 // git runs git in repo the way a user's 'git status' would, without
 // taking the index lock.
 func git(ctx context.Context, repo string, args ...string) ([]byte, error) {
+	return gitWith(ctx, repo, nil, args...)
+}
+
+// gitWith is git with env added to its environment.
+func gitWith(ctx context.Context, repo string, env []string, args ...string) ([]byte, error) {
 	bin, err := exec.LookPath("git")
 	if err != nil {
 		return nil, errors.New("git is not on the host's PATH")
 	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--no-optional-locks", "-c", "core.fsmonitor=false", "-C", repo}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = slices.Concat(os.Environ(), []string{"GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0"}, env)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -402,8 +408,15 @@ func compare(repo string, snap *Snapshot, made []string) ([]FileChange, error) {
 	differs := map[string]string{}
 	switch {
 	case snap.Head != "" && st.Head != snap.Head:
-		// Commits made since: git's diff against the launch's commit.
-		out, err := git(ctx, repo, "diff", "--name-status", "-z", "--no-renames", "--ignore-submodules=all", snap.Head, "--")
+		// Commits made since: git's diff against the launch's commit,
+		// on a copy of the index. git diff ignores --no-optional-locks:
+		// when a file's stat data is stale (the end put back a file the
+		// box changed), it rewrites the index under its lock, and this
+		// often runs after the launch returned (FinishReceipt), when the
+		// user's next git add or commit would find index.lock taken.
+		out, err := withIndexCopy(ctx, repo, func(env []string) ([]byte, error) {
+			return gitWith(ctx, repo, env, "diff", "--name-status", "-z", "--no-renames", "--ignore-submodules=all", snap.Head, "--")
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -475,6 +488,54 @@ func compare(repo string, snap *Snapshot, made []string) ([]FileChange, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// withIndexCopy runs do with GIT_INDEX_FILE set to a private copy of
+// repo's index (or a path with none, when the repository has no index
+// yet: git reads both as empty), so that whatever git writes to its
+// index lands in the copy, and never in, or in the lock of, the user's.
+func withIndexCopy(ctx context.Context, repo string, do func(env []string) ([]byte, error)) ([]byte, error) {
+	out, err := git(ctx, repo, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return nil, err
+	}
+	index := strings.TrimSuffix(string(out), "\n")
+	if !filepath.IsAbs(index) {
+		index = filepath.Join(repo, index)
+	}
+	dir, err := os.MkdirTemp("", "aisan-index-")
+	if err != nil {
+		return nil, fmt.Errorf("a copy of the index for git diff: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	copied := filepath.Join(dir, "index")
+	if err := copyIndex(index, copied); err != nil {
+		return nil, err
+	}
+	return do([]string{"GIT_INDEX_FILE=" + copied})
+}
+
+// copyIndex copies the index file at src to dst, not through a final
+// link, and not from anything but a regular file; an absent index is
+// not copied.
+func copyIndex(src, dst string) error {
+	in, err := regfile.Open(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the index for git diff: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("a copy of the index for git diff: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("a copy of the index for git diff: %w", err)
+	}
+	return out.Close()
 }
 
 // hiddenPaths lists the index's entries that git status and git diff

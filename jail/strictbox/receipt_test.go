@@ -188,6 +188,49 @@ func TestCompareRepository(t *testing.T) {
 	}
 }
 
+// TestCompareLeavesIndex: the end's comparison after the box committed
+// runs git diff against the working tree, which refreshes an index whose
+// stat data went stale (here: a file the end put back, same content, new
+// time) under its lock, even with optional locks off. It often runs after
+// the launch returned, beside the user's next git add or commit; the
+// user's index must stay the very file it was, and no lock appear.
+func TestCompareLeavesIndex(t *testing.T) {
+	_, err := exec.LookPath("git")
+	jailtest.Need(t, "git", err)
+	repo := t.TempDir()
+	for _, p := range []string{"a.go", "b.go"} {
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(p+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runGit(t, repo, "init", "-q")
+	runGit(t, repo, "add", ".")
+	runGit(t, repo, "commit", "-q", "-m", "one")
+	snap := takeSnapshot(context.Background(), repo)
+	os.WriteFile(filepath.Join(repo, "a.go"), []byte("the box\n"), 0o644)
+	runGit(t, repo, "commit", "-q", "-am", "the box")
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(filepath.Join(repo, "b.go"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(repo, ".git", "index")
+	before, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := compare(repo, snap, nil)
+	if want := []FileChange{{"a.go", "modified"}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("changes %+v %v, want %+v", got, err, want)
+	}
+	after, err := os.Stat(index)
+	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the comparison rewrote the user's index (%v)", err)
+	}
+	if _, err := os.Lstat(index + ".lock"); err == nil {
+		t.Errorf("the comparison left %s.lock", index)
+	}
+}
+
 func TestReceiptFound(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("AISAN_HOME", home)
