@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,9 +311,12 @@ func TestKeeperClaudeBackgroundSession(t *testing.T) {
 	})
 	before, _ := os.ReadDir(hostDaemon)
 
-	run := runJailed(t, dir, env, "claude", "--bg", "--permission-mode", "default", "--allowedTools", "Bash", "--", "Run the shell commands you are given.")
+	// Traced: a wrapper that does not return says how far it got.
+	run := runJailed(t, dir, append(slices.Clone(env), "AISAN_TRACE=1"), "claude", "--bg", "--permission-mode", "default", "--allowedTools", "Bash", "--", "Run the shell commands you are given.")
 	t.Logf("claude --bg: exit %d, stdout %q, stderr %q", run.code, run.stdout, run.stderr)
 	if run.code != 0 {
+		ps, _ := exec.Command("ps", "-u", strconv.Itoa(os.Getuid()), "-o", "pid,ppid,stat,etime,args").Output()
+		t.Logf("this user's processes:\n%s", ps)
 		t.Fatalf("aisan claude --bg: exit %d; requests: %s", run.code, s.requests())
 	}
 	deadline := time.Now().Add(30 * time.Second)
