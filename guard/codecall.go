@@ -549,7 +549,7 @@ func killsListed(toks []codeTok, inPids bool) string {
 		return "it reads a process listing and its code calls kill on it"
 	}
 	signal := ""
-	for _, s := range [...]string{"kill", "killpg", "terminate", "send_signal"} {
+	for _, s := range [...]string{"kill", "killpg", "posix_kill", "terminate", "send_signal"} {
 		if names[s] {
 			signal = s
 			break
@@ -688,7 +688,7 @@ func processListing(toks []codeTok, names map[string]bool) string {
 		return "Proc::ProcessTable"
 	}
 	for _, t := range toks {
-		if !t.kind.isText() {
+		if !t.kind.isText() && t.kind != tokShell {
 			continue
 		}
 		s := strings.TrimSpace(t.text)
@@ -699,9 +699,10 @@ func processListing(toks []codeTok, names map[string]bool) string {
 		if pidPath(s) {
 			return s
 		}
-		// A command: a call site's argument, or words with arguments
+		// A command: a call site's argument, text for a shell
+		// (backticks, qx{…}, %x(…): it runs), or words with arguments
 		// ('top' alone may be anything).
-		if f := strings.Fields(s); len(f) > 0 && isPidLister(baseName(f[0])) && (t.used || len(f) > 1) {
+		if f := strings.Fields(s); len(f) > 0 && isPidLister(baseName(f[0])) && (t.used || t.kind == tokShell || len(f) > 1) {
 			return f[0]
 		}
 	}

@@ -554,6 +554,14 @@ var denyCases = []string{
 	"node -e \"const ps = require('ps-node'); ps.lookup({command: 'node'}, (e, r) => r.forEach(p => ps.kill(p.pid)))\"",
 	"node -e \"for (const pid of require('child_process').execSync('pgrep -f vite').toString().split('\\n')) process.kill(+pid)\"",
 	"ruby -e \"require 'sys/proctable'; Sys::ProcTable.ps.each { |p| Process.kill('TERM', p.pid) if p.comm == 'node' }\"",
+	// A listing the code runs in a shell (backticks, qx, %x) or with
+	// shell_exec, and a kill of what it prints.
+	"perl -e 'kill 9, map { /(\\d+)/ } `pgrep node`'",
+	"perl -e 'kill \"TERM\", split /\\n/, qx{pgrep -f claude}'",
+	"ruby -e 'Process.kill(9, *`pgrep node`.split.map(&:to_i))'",
+	"ruby -e '%x(pidof node).split.each { |p| Process.kill(\"KILL\", p.to_i) }'",
+	"php -r 'foreach (explode(\"\\n\", trim(shell_exec(\"pgrep node\"))) as $p) posix_kill((int)$p, 9);'",
+	"php -r 'foreach (explode(\"\\n\", trim(`pgrep node`)) as $p) posix_kill((int)$p, 9);'",
 	// aisan kill of jails other than this one.
 	"aisan kill --all",
 	"aisan kill -all",
@@ -1088,6 +1096,11 @@ var allowCases = []string{
 	"python3 -c \"import os; print(os.listdir('/proc'))\"",
 	"node -e \"require('ps-list')().then(console.log)\"",
 	"node -e \"process.kill(1234)\"",
+	"perl -e 'print `pgrep node`'",
+	"ruby -e 'puts `ps aux`'",
+	"perl -e 'kill 9, $pid'",
+	"php -r 'posix_kill(1234, 15);'",
+	"node -e 'console.log(`pgrep node`)'",
 	"node -e \"const c = require('child_process').spawn('npm', ['test']); setTimeout(() => c.kill(), 1000)\"",
 	"aisan list",
 	"aisan kill --help",
