@@ -273,12 +273,18 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 	if !c.step(st.text, 1+len(src)/16) || depth > 4 {
 		return
 	}
-	c.assign("__aisan_code", arg{text: codeVar, src: codeVar, pids: st.in.pids})
 	if l == langTcl {
+		c.assign("__aisan_code", arg{text: codeVar, src: codeVar, pids: st.in.pids})
 		c.tcl(st, src, 0)
 		return
 	}
 	toks := lexCode(l, src)
+	// A value only known at run time may be a PID the code's input
+	// listed, or one the code listed itself ("pgrep node" | getline p,
+	// then system("kill " p)): a command it builds of it is judged as
+	// bash's kill $(pgrep node) is.
+	listed := st.in.pids || processListing(toks, codeNames(toks)) != ""
+	c.assign("__aisan_code", arg{text: codeVar, src: codeVar, pids: listed})
 	r := &codeRun{c: c, st: st, l: l, fromStdin: fromStdin, depth: depth, cmdIn: st.in}
 	if fromStdin {
 		r.cmdIn = feed{}

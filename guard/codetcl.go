@@ -14,6 +14,14 @@ import (
 // into what spawn started (often a shell). Braced bodies and [command]
 // substitutions are read as code too.
 func (c *checker) tcl(st site, src string, depth int) {
+	// A word only known at run time may be a PID the script's input
+	// listed, or one it listed itself (foreach p [exec pgrep node]
+	// {exec kill $p}): judged as bash's kill $(pgrep node) is.
+	c.tclIn(st, src, depth, st.in.pids || tclLists(src, 0))
+}
+
+// tclIn is tcl with listed: the script lists processes.
+func (c *checker) tclIn(st site, src string, depth int, listed bool) {
 	if depth > 8 || !c.step(st.text, 1+len(src)/16) {
 		return
 	}
@@ -23,7 +31,7 @@ func (c *checker) tcl(st site, src string, depth int) {
 		}
 		for _, w := range words {
 			if w.body != "" {
-				c.tcl(st, w.body, depth+1)
+				c.tclIn(st, w.body, depth+1, listed)
 			}
 		}
 		if len(words) == 0 || !words[0].a.known {
@@ -56,6 +64,7 @@ func (c *checker) tcl(st site, src string, depth int) {
 				if a.known && (strings.HasPrefix(a.text, ">") || strings.HasPrefix(a.text, "<") || strings.HasPrefix(a.text, "2>")) {
 					continue
 				}
+				a.pids = a.pids || !a.known && listed
 				cmd = append(cmd, a)
 			}
 			c.examine(st.withIn(feed{}), cmd)
@@ -73,6 +82,37 @@ func (c *checker) tcl(st site, src string, depth int) {
 			}
 		}
 	}
+}
+
+// tclLists reports whether Tcl code runs a command that lists PIDs
+// (exec pgrep, open "|ps ..."), in it or in its bodies.
+func tclLists(src string, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	for _, words := range tclCommands(src) {
+		for _, w := range words {
+			if w.body != "" && tclLists(w.body, depth+1) {
+				return true
+			}
+		}
+		if len(words) < 2 || !words[0].a.known {
+			continue
+		}
+		switch words[0].a.text {
+		case "exec", "spawn", "open":
+			for _, w := range words[1:] {
+				if !w.a.known || strings.HasPrefix(w.a.text, "-") && w.a.text != "-" {
+					continue
+				}
+				if f := strings.Fields(strings.TrimPrefix(w.a.text, "|")); len(f) > 0 && isPidLister(baseName(f[0])) {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return false
 }
 
 // tclWord is one word of a Tcl command: its value, and for a braced

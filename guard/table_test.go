@@ -562,6 +562,12 @@ var denyCases = []string{
 	"ruby -e '%x(pidof node).split.each { |p| Process.kill(\"KILL\", p.to_i) }'",
 	"php -r 'foreach (explode(\"\\n\", trim(shell_exec(\"pgrep node\"))) as $p) posix_kill((int)$p, 9);'",
 	"php -r 'foreach (explode(\"\\n\", trim(`pgrep node`)) as $p) posix_kill((int)$p, 9);'",
+	// A listing the code runs, and a kill command it builds of what
+	// the listing printed.
+	"awk 'BEGIN { while ((\"pgrep node\" | getline p) > 0) system(\"kill \" p) }'",
+	"lua -e 'for p in io.popen(\"pgrep node\"):lines() do os.execute(\"kill \"..p) end'",
+	"tclsh <<< 'foreach p [exec pgrep node] { exec kill $p }'",
+	"tclsh <<< 'set f [open \"|ps aux\"]; while {[gets $f l] >= 0} { exec kill [lindex $l 1] }'",
 	// aisan kill of jails other than this one.
 	"aisan kill --all",
 	"aisan kill -all",
@@ -1101,6 +1107,11 @@ var allowCases = []string{
 	"perl -e 'kill 9, $pid'",
 	"php -r 'posix_kill(1234, 15);'",
 	"node -e 'console.log(`pgrep node`)'",
+	"awk 'BEGIN { while ((\"pgrep node\" | getline p) > 0) print \"kill \" p }'",
+	"lua -e 'for p in io.popen(\"pgrep node\"):lines() do print(\"kill \"..p) end'",
+	"awk '{ system(\"kill \" $1) }' pids.txt",
+	"tclsh <<< 'puts [exec pgrep node]'",
+	"tclsh <<< 'exec kill $pid'",
 	"node -e \"const c = require('child_process').spawn('npm', ['test']); setTimeout(() => c.kill(), 1000)\"",
 	"aisan list",
 	"aisan kill --help",
