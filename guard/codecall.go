@@ -670,14 +670,50 @@ func writesKillFile(toks []codeTok, names map[string]bool) string {
 		func(w string) bool { return names[w] }) {
 		return ""
 	}
-	for _, t := range toks {
-		if t.kind.isText() {
-			if why := killFile(strings.TrimSpace(t.text)); why != "" {
-				return why
-			}
+	for _, t := range joinedTexts(toks) {
+		if why := killFile(strings.TrimSpace(t)); why != "" {
+			return why
 		}
 	}
 	return ""
+}
+
+// joinedTexts returns the code's literal strings, each run of them that
+// the code joins ('cgroup.' + 'kill', Lua's .., Perl's ., Python's
+// 'a' 'b') as one, after the strings alone.
+func joinedTexts(toks []codeTok) []string {
+	var out, runs []string
+	var run strings.Builder
+	n := 0 // strings in run
+	end := func() {
+		if n > 1 {
+			runs = append(runs, run.String())
+		}
+		run.Reset()
+		n = 0
+	}
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if !t.kind.isText() {
+			end()
+			continue
+		}
+		out = append(out, t.text)
+		run.WriteString(t.text)
+		n++
+		// The operator between this string and the next one, if any.
+		j := i + 1
+		for j < len(toks) && j < i+3 && toks[j].kind == tokPunct && (toks[j].text == "+" || toks[j].text == ".") {
+			j++
+		}
+		if j >= len(toks) || !toks[j].kind.isText() {
+			end()
+			continue
+		}
+		i = j - 1
+	}
+	end()
+	return append(out, runs...)
 }
 
 // processListing names the way code lists processes, or returns "": a

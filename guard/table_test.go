@@ -775,6 +775,12 @@ var denyCases = []string{
 	"python3 -c \"from pathlib import Path; Path('/sys/fs/cgroup/a/cgroup.freeze').write_text('1')\"",
 	"python3 -c \"import os; open(os.path.join('/sys/fs/cgroup', 'cgroup.kill'), 'w').write('1')\"",
 	"ruby -e 'File.write(\"/proc/sysrq-trigger\", \"i\")'",
+	// Its name joined of literals.
+	"python3 -c \"open('/sys/fs/cgroup/x/cgroup.' + 'kill', 'w').write('1')\"",
+	"python3 -c \"open('/sys/fs/cgroup/x/cgroup.' 'kill', 'w').write('1')\"",
+	"lua -e 'io.open(\"/sys/fs/cgroup/x/cgroup.\" .. \"kill\", \"w\"):write(\"1\")'",
+	"perl -e 'open(F, \">\", \"/sys/fs/cgroup/x/cgroup.\" . \"kill\"); print F 1'",
+	"node -e 'require(\"fs\").writeFileSync(\"/sys/fs/cgroup/x/\" + \"cgroup.\" + \"kill\", \"1\")'",
 	// An interpreter's own kill, on a literal target the shell's would
 	// be refused for.
 	"python3 -c 'import os; os.kill(-1, 9)'",
@@ -1112,6 +1118,7 @@ var allowCases = []string{
 	"awk '{ system(\"kill \" $1) }' pids.txt",
 	"tclsh <<< 'puts [exec pgrep node]'",
 	"tclsh <<< 'exec kill $pid'",
+	"python3 -c \"print('cgroup.' + 'kill')\"",
 	"node -e \"const c = require('child_process').spawn('npm', ['test']); setTimeout(() => c.kill(), 1000)\"",
 	"aisan list",
 	"aisan kill --help",
