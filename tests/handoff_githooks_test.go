@@ -368,3 +368,45 @@ func TestHandoffBoxCommitsHookScript(t *testing.T) {
 	}
 	absent(t, "git commit after the box", pwned)
 }
+
+// TestHandoffBoxBranchHookScript: the box leaves its version of the
+// script the pre-commit hook runs on a branch of its own and in a stash,
+// staying on the user's branch, a usual way to hand work back.
+// Checking that branch out or popping the stash would put it in the
+// working tree; the end names both, and the host's next commit on the
+// user's branch runs the user's script.
+func TestHandoffBoxBranchHookScript(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
+	writeFile(t, hook, "#!/bin/sh\n./scripts/check.sh\n")
+	os.Chmod(hook, 0o755)
+	writeFile(t, filepath.Join(repo, "scripts/check.sh"), shTouch(""))
+	os.Chmod(filepath.Join(repo, "scripts/check.sh"), 0o755)
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "the hook's script")
+
+	pwned := filepath.Join(out, "PWNED")
+	// A held file is a mount point in the box, which checkout cannot
+	// replace: the branch is made with git's plumbing, the stash with
+	// stash create and store, as the box's agent could.
+	box := "set -e\nblob=$(printf '%s' " + shq(shTouch(pwned)) + " | git hash-object -w --stdin)\n" +
+		"export GIT_INDEX_FILE=/tmp/box-index\ngit read-tree HEAD\ngit update-index --cacheinfo 100755,$blob,scripts/check.sh\n" +
+		"c=$(git commit-tree $(git write-tree) -p HEAD -m 'the box')\nunset GIT_INDEX_FILE\ngit branch agent-work $c\n" +
+		"printf '%s' " + shq(shTouch(pwned)) + " > scripts/check.sh\ngit stash store -m 'the box' $(git stash create)\necho done\n"
+	r := strict(t, repo, env, nil, "sh", "-c", box)
+	if r.code != 0 || !strings.Contains(r.stdout, "done") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's end:\n%s", r.stderr)
+	for _, w := range []string{"branches it made or moved", "agent-work (scripts/check.sh)", "stash@{0} (scripts/check.sh)"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("the box's end does not say %q", w)
+		}
+	}
+	if problem := committer(t, repo, env)("after the box"); problem != "" {
+		t.Fatalf("the host's commit after the box: %s", problem)
+	}
+	absent(t, "git commit after the box", pwned)
+}

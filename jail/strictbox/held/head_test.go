@@ -57,6 +57,7 @@ func FuzzHeadOf(f *testing.F) {
 	f.Add("ref: refs/heads/main\n", "", "# pack-refs\n"+a+" refs/heads/main\n")
 	f.Add(a, "", "")
 	f.Add("ref: refs/heads/../../x\n", "ref: refs/heads/main\n", "")
+	f.Add("ref: refs/heads/main\n", a+"\n", "# pack-refs with: peeled\n"+a+" refs/heads/topic\n^"+a+"\n"+a+" refs/stash\n"+a+" refs/tags/v1\n")
 	f.Fuzz(func(t *testing.T, head, ref, packed string) {
 		d := t.TempDir()
 		os.MkdirAll(filepath.Join(d, "refs/heads"), 0o755)
@@ -65,6 +66,15 @@ func FuzzHeadOf(f *testing.F) {
 		os.WriteFile(filepath.Join(d, "packed-refs"), []byte(packed), 0o644)
 		if got := headOf(d, d); got != "" && !isOID(got) {
 			t.Fatalf("headOf: %q is not an object id", got)
+		}
+		refs, ok := refsOf(d)
+		for name, oid := range refs {
+			if !isBranchRef(name) || !isOID(oid) {
+				t.Fatalf("refsOf: %q -> %q is not a branch's commit", name, oid)
+			}
+		}
+		if !ok && refs != nil {
+			t.Fatalf("refsOf: refs %v when it could not read them", refs)
 		}
 	})
 }

@@ -142,6 +142,8 @@ type Manifest struct {
 	Index string `json:"index,omitempty"`
 	// Head is the commit the repository's HEAD named at launch (head.go).
 	Head string `json:"head,omitempty"`
+	// Refs are the repository's branches and stash at launch (refs.go).
+	Refs map[string]string `json:"refs,omitempty"`
 	// NestedIndex are the repositories nested in Repo, whose indexes are
 	// kept as its own is.
 	NestedIndex []NestedIndex `json:"nested_index,omitempty"`
@@ -479,6 +481,9 @@ type Result struct {
 	// Committed are the held paths the box's commits changed: the
 	// branch holds its version (head.go).
 	Committed []string
+	// Branches are the other branches (and the stash) the box made or
+	// moved that hold its version of held paths (refs.go).
+	Branches []BranchChange
 }
 
 // Unchecked is a repository path the end's sweep could not check or hold,
@@ -581,9 +586,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
 	}
-	unstaged, commits, unchecked := restoreIndexes(set, m)
+	unstaged, commits, branches, unchecked := restoreIndexes(set, m)
 	m.Unchecked = append(m.Unchecked, unchecked...)
-	r.Unstaged, r.Committed = unstaged, commits
+	r.Unstaged, r.Committed, r.Branches = unstaged, commits, branches
 	for _, d := range s.Unread {
 		m.Unchecked = append(m.Unchecked, Unchecked{Path: d, Why: fmt.Sprintf("not looked into: the repository held more than %d entries after the box", protect.MaxEntries)})
 	}
@@ -596,9 +601,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	r.Unchecked = m.Unchecked
 	if len(changes) == 0 && len(m.Unchecked) == 0 {
 		if err := os.RemoveAll(set); err != nil {
-			return Result{Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed}, err
+			return Result{Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches}, err
 		}
-		return Result{Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed}, unmarkOpen(set, m.Repo)
+		return Result{Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches}, unmarkOpen(set, m.Repo)
 	}
 	r.Files = files(changes)
 	m.State = Held
@@ -880,6 +885,14 @@ func (r Result) Lines(repo, slot string) []string {
 	if len(r.Committed) > 0 {
 		names, more := mostNames(repo, r.Committed, most)
 		lines = append(lines, fmt.Sprintf("the box committed its own version of what host tools run: %s%s; the working tree and the index keep yours, but git stash, git reset --hard or checking out its commits would put the box's there: look at its commits first (git log -p -- PATH)", strings.Join(names, ", "), more))
+	}
+	if len(r.Branches) > 0 {
+		var refs []string
+		for _, b := range r.Branches {
+			names, more := mostNames(repo, b.Paths, 3)
+			refs = append(refs, fmt.Sprintf("%s (%s%s)", quote(shortRef(b.Ref)), strings.Join(names, ", "), more))
+		}
+		lines = append(lines, fmt.Sprintf("the box left its own version of what host tools run on branches it made or moved: %s; checking one out, merging it or git stash pop would put the box's there: look first (git log -p BRANCH -- PATH)", strings.Join(refs, "; ")))
 	}
 	if len(r.Unchecked) > 0 {
 		lines = append(lines, UncheckedLines(repo, slot, r.Unchecked)...)

@@ -2,6 +2,7 @@ package held
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,9 @@ type NestedIndex struct {
 	State string `json:"state,omitempty"`
 	// Head is the commit its HEAD named at launch (head.go).
 	Head string `json:"head,omitempty"`
+	// Refs are its branches and stash at launch (refs.go), when it has
+	// a common dir of its own among the set's repositories.
+	Refs map[string]string `json:"refs,omitempty"`
 }
 
 // indexSkipped: a nested repository past maxNested, whose index was not
@@ -62,16 +66,18 @@ const maxNested = 64
 // launch.
 type repoIndex struct {
 	root, gitDir, commonDir, state, copy, head string
+	// refs are the branches at launch; nil when not recorded.
+	refs map[string]string
 }
 
 // indexes are the indexes of m: its repository's and the nested ones'.
 func indexes(set string, m Manifest) []repoIndex {
 	var out []repoIndex
 	if m.GitDir != "" {
-		out = append(out, repoIndex{m.Repo, m.GitDir, m.CommonDir, m.Index, indexLaunch(set), m.Head})
+		out = append(out, repoIndex{m.Repo, m.GitDir, m.CommonDir, m.Index, indexLaunch(set), m.Head, m.Refs})
 	}
 	for i, n := range m.NestedIndex {
-		out = append(out, repoIndex{n.Root, n.GitDir, commonOf(n.GitDir), n.State, nestedLaunch(set, i), n.Head})
+		out = append(out, repoIndex{n.Root, n.GitDir, commonOf(n.GitDir), n.State, nestedLaunch(set, i), n.Head, n.Refs})
 	}
 	return out
 }
@@ -90,6 +96,22 @@ func saveIndexes(set string, m *Manifest) error {
 		}
 		m.Index, m.Head = state, headOf(m.GitDir, m.CommonDir)
 	}
+	// Branches are a common dir's: read once for the repositories that
+	// share one (linked worktrees).
+	seen := map[string]bool{}
+	branches := func(commonDir string) map[string]string {
+		if seen[commonDir] {
+			return nil
+		}
+		seen[commonDir] = true
+		if refs, ok := refsOf(commonDir); ok {
+			return refs
+		}
+		return nil
+	}
+	if m.GitDir != "" && m.Head != "" {
+		m.Refs = branches(cmp.Or(m.CommonDir, m.GitDir))
+	}
 	for i := range m.NestedIndex {
 		n := &m.NestedIndex[i]
 		if i >= maxNested {
@@ -101,6 +123,9 @@ func saveIndexes(set string, m *Manifest) error {
 			return err
 		}
 		n.Head = headOf(n.GitDir, commonOf(n.GitDir))
+		if n.Head != "" {
+			n.Refs = branches(commonOf(n.GitDir))
+		}
 	}
 	return nil
 }
@@ -173,13 +198,21 @@ func heldPaths(m Manifest, r repoIndex) []string {
 // the launch's copies have them, in the box's repository and the nested
 // ones, and returns the paths it put back, those the box committed
 // (head.go), and what it could not check.
-func restoreIndexes(set string, m Manifest) (unstaged, commits []string, unchecked []Unchecked) {
+func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branches []BranchChange, unchecked []Unchecked) {
 	for _, r := range indexes(set, m) {
 		c, err := committed(m, r)
 		if err != nil {
 			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the commits the box made could not be read for what host tools run (%v): look at them before git stash, git reset --hard or a checkout puts them in the working tree", err)})
 		}
 		commits = append(commits, c...)
+		moved, why, err := movedBranches(m, r)
+		if err != nil {
+			why = fmt.Sprintf("the branches the box made or moved could not be read for what host tools run (%v)", err)
+		}
+		if why != "" {
+			unchecked = append(unchecked, Unchecked{Path: r.root, Why: why + ": look at them before checking one out, merging it or git stash pop"})
+		}
+		branches = append(branches, moved...)
 		if r.state == indexSkipped {
 			if len(heldPaths(m, r)) > 0 {
 				unchecked = append(unchecked, Unchecked{Path: filepath.Join(r.gitDir, "index"), Why: fmt.Sprintf("the index of this nested repository was not kept at launch (more than %d nested repositories): what the box staged there of what host tools run is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", maxNested)})
@@ -192,7 +225,7 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, uncheck
 		}
 		unstaged = append(unstaged, paths...)
 	}
-	return unstaged, commits, unchecked
+	return unstaged, commits, branches, unchecked
 }
 
 // restoreIndex puts the index entries of what the set holds in r's

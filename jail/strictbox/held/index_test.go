@@ -185,6 +185,59 @@ func TestCommittedSaid(t *testing.T) {
 	}
 }
 
+// TestBranchesSaid: the box leaves its version of a held script on a
+// branch it makes, on one of the user's it moves (a packed one), and in
+// a stash, and stays on the user's branch; a branch that changes only
+// what is not held, and the user's branches it left alone, are not said.
+func TestBranchesSaid(t *testing.T) {
+	g := newGitRepo(t)
+	repo, run, write := g.repo, func(args ...string) string { t.Helper(); return g.git("", args...) }, g.write
+	write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	write("src/main.go", "package main\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	run("branch", "old")
+	run("branch", "kept")
+	run("pack-refs", "--all")
+	home := strings.TrimSpace(run("symbolic-ref", "--short", "HEAD"))
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(repo, "scripts/check.sh"), How: protect.Copy}}})
+	// The box.
+	run("checkout", "-q", "-b", "fix")
+	write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned\n")
+	run("commit", "-q", "-am", "the box's fix")
+	run("checkout", "-q", "-b", "docs", home)
+	write("src/main.go", "package main // docs\n")
+	run("commit", "-q", "-am", "the box's docs")
+	run("checkout", "-q", "old")
+	write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned-old\n")
+	run("commit", "-q", "-am", "the box moves old")
+	run("checkout", "-q", home)
+	write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned-stash\n")
+	run("stash", "-q")
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	var got []string
+	for _, b := range r.Branches {
+		got = append(got, b.Ref+" "+strings.Join(b.Paths, ","))
+	}
+	check := filepath.Join(repo, "scripts/check.sh")
+	if want := []string{"refs/heads/fix " + check, "refs/heads/old " + check, "refs/stash " + check}; !slices.Equal(got, want) {
+		t.Errorf("branches %q, want %q", got, want)
+	}
+	l := strings.Join(r.Lines(repo, "repo-1-claude"), "\n")
+	for _, w := range []string{"branches it made or moved", "fix (scripts/check.sh)", "old (scripts/check.sh)", "stash@{0} (scripts/check.sh)"} {
+		if !strings.Contains(l, w) {
+			t.Errorf("the end does not say %q:\n%s", w, l)
+		}
+	}
+	if strings.Contains(l, "docs") || strings.Contains(l, "kept") || len(r.Committed) > 0 {
+		t.Errorf("the end says more than the branches that hold the box's script:\n%s", l)
+	}
+}
+
 // TestIndexFlagsPutBack: entries put back keep the user's skip-worktree
 // and assume-unchanged marks, and a mark the box set on a held file (to
 // hide its change from git status) is taken off.

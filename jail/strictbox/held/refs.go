@@ -1,0 +1,180 @@
+package held
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Branches. Besides HEAD (head.go), a box can leave its version of a
+// held file on a branch it made or moved, or in a stash: checking the
+// branch out, merging it or git stash pop (a usual way to take an
+// agent's work) puts that version in the working tree, where the next
+// hook runs it. As with HEAD, the end only says so. Prepare reads the
+// local branches and the stash from git's files (loose refs and
+// packed-refs, no git run); the end reads them again and asks git, for
+// each one that is new or moved, which held paths it changes.
+
+// maxRefs bounds the branches a launch records; past it, the end says
+// it could not check them.
+const maxRefs = 4096
+
+// maxMovedRefs bounds the new or moved branches the end runs git for.
+const maxMovedRefs = 32
+
+// stashRef is git's stash.
+const stashRef = "refs/stash"
+
+// BranchChange is a branch (or the stash) that the box made or moved,
+// and the held paths it changes against the launch's commit, absolute.
+type BranchChange struct {
+	Ref   string
+	Paths []string
+}
+
+// refsOf reads the local branches and the stash of the repository whose
+// common dir is commonDir: ref name -> commit. ok is false when there
+// were more than maxRefs, or a ref file could not be read: then nothing
+// can be compared.
+func refsOf(commonDir string) (refs map[string]string, ok bool) {
+	refs = map[string]string{}
+	if b, err := readSmall(filepath.Join(commonDir, "packed-refs"), maxRef); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(nil, 1<<16)
+		for sc.Scan() {
+			oid, name, found := strings.Cut(sc.Text(), " ")
+			if found && isOID(oid) && isBranchRef(name) {
+				refs[name] = oid
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	// Loose refs win over packed ones.
+	ok = true
+	root := filepath.Join(commonDir, "refs", "heads")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			ok = false
+			return fs.SkipAll
+		}
+		if d.IsDir() || !d.Type().IsRegular() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		if len(refs) >= maxRefs {
+			ok = false
+			return fs.SkipAll
+		}
+		rel, err := filepath.Rel(commonDir, p)
+		if err != nil {
+			return nil
+		}
+		if oid := looseRef(p); oid != "" {
+			refs[filepath.ToSlash(rel)] = oid
+		}
+		return nil
+	})
+	if err != nil || !ok || len(refs) > maxRefs {
+		return nil, false
+	}
+	if oid := looseRef(filepath.Join(commonDir, stashRef)); oid != "" {
+		refs[stashRef] = oid
+	}
+	return refs, true
+}
+
+// isBranchRef reports whether name is a local branch or the stash.
+func isBranchRef(name string) bool {
+	return strings.HasPrefix(name, "refs/heads/") || name == stashRef
+}
+
+// looseRef is the commit a loose ref file names, or "" (absent, a
+// symbolic ref, not a ref).
+func looseRef(p string) string {
+	b, err := readSmall(p, 4096)
+	if err != nil {
+		return ""
+	}
+	if oid := strings.TrimSpace(string(b)); isOID(oid) {
+		return oid
+	}
+	return ""
+}
+
+// headBranch is the branch gitDir's HEAD names now, or "".
+func headBranch(gitDir string) string {
+	b, err := readSmall(filepath.Join(gitDir, "HEAD"), 4096)
+	if err != nil {
+		return ""
+	}
+	ref, _ := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: ")
+	return ref
+}
+
+// movedBranches lists the branches of r, other than the one its HEAD is
+// on (committed reports that one), that are new or moved since the
+// launch and change held paths against the launch's commit (for a new
+// one) or against where they were. unchecked says why they could not
+// be compared, when they could not.
+func movedBranches(m Manifest, r repoIndex) (changes []BranchChange, unchecked string, err error) {
+	if r.refs == nil || r.head == "" {
+		return nil, "", nil
+	}
+	paths := heldPaths(m, r)
+	if len(paths) == 0 {
+		return nil, "", nil
+	}
+	now, ok := refsOf(r.commonDir)
+	if !ok {
+		return nil, fmt.Sprintf("its branches could not be read, or there are more than %d", maxRefs), nil
+	}
+	onHead := headBranch(r.gitDir)
+	var moved []string
+	for name, oid := range now {
+		if name != onHead && r.refs[name] != oid {
+			moved = append(moved, name)
+		}
+	}
+	slices.Sort(moved)
+	if len(moved) > maxMovedRefs {
+		unchecked = fmt.Sprintf("the box made or moved %d branches; the first %d were checked", len(moved), maxMovedRefs)
+		moved = moved[:maxMovedRefs]
+	}
+	for _, name := range moved {
+		base := r.refs[name]
+		if base == "" {
+			base = r.head
+		}
+		out, err := git(r, "", nil, append([]string{"diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", base, now[name], "--"}, paths...)...)
+		if err != nil {
+			return changes, unchecked, err
+		}
+		var abs []string
+		for _, p := range bytes.Split(out, []byte{0}) {
+			if len(p) > 0 {
+				abs = append(abs, filepath.Join(r.root, string(p)))
+			}
+		}
+		if len(abs) > 0 {
+			changes = append(changes, BranchChange{Ref: name, Paths: abs})
+		}
+	}
+	return changes, unchecked, nil
+}
+
+// shortRef is how a user names ref: a branch by its name, the stash as
+// git stash lists it.
+func shortRef(ref string) string {
+	if ref == stashRef {
+		return "stash@{0}"
+	}
+	return strings.TrimPrefix(ref, "refs/heads/")
+}
