@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -409,4 +410,57 @@ func TestHandoffBoxBranchHookScript(t *testing.T) {
 		t.Fatalf("the host's commit after the box: %s", problem)
 	}
 	absent(t, "git commit after the box", pwned)
+}
+
+// TestHandoffRebaseTodoExec: the box starts an interactive rebase,
+// stops it at a break and adds an exec line to its todo. Host git
+// status then says a rebase is in progress, and the user's next step,
+// git rebase --continue, would run the line. The rebase the box left is
+// held for review instead (applying it brings it back, and the line
+// runs: the control); one the user had in progress at launch is the
+// user's, and the end says what the box added to it.
+func TestHandoffRebaseTodoExec(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	for i, s := range []string{"one", "two"} {
+		writeFile(t, filepath.Join(repo, "notes.txt"), s+"\n")
+		hostGit(t, repo, env, "add", "-A")
+		hostGit(t, repo, env, "commit", "-q", "-m", fmt.Sprint("commit ", i))
+	}
+	pwned := filepath.Join(out, "PWNED")
+	box := "set -e\nGIT_SEQUENCE_EDITOR=\"sed -i '1i break'\" git rebase -q -i HEAD~1\n" +
+		"echo 'exec touch " + pwned + "' >> .git/rebase-merge/git-rebase-todo\necho stopped\n"
+	r := strict(t, repo, env, nil, "sh", "-c", box)
+	if r.code != 0 || !strings.Contains(r.stdout, "stopped") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's end:\n%s", r.stderr)
+	cont := runCmd(t, repo, env, "", "git", "rebase", "--continue")
+	t.Logf("git rebase --continue after the box: exit %d %s %s", cont.code, cont.stdout, cont.stderr)
+	absent(t, "git rebase --continue after the box", pwned)
+	if !strings.Contains(r.stderr, ".git/rebase-merge") {
+		t.Errorf("the box's end does not name the rebase it held: %q", r.stderr)
+	}
+	m := regexp.MustCompile(`aisan review ([^'\s]+)`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("the end names no held set: %q", r.stderr)
+	}
+	checkHeld(t, r, env, m[1], []string{".git/rebase-merge"}, []string{"exec touch " + pwned})
+	applyHeld(t, env, m[1])
+	runCmd(t, repo, env, "", "git", "rebase", "--continue")
+	present(t, "git rebase --continue once the held rebase is applied", pwned)
+
+	// The user's own rebase, in progress as the box starts: the box
+	// adds a line to it, and the end names the line.
+	user := runCmd(t, repo, append(slices.Clone(env), "GIT_SEQUENCE_EDITOR=sed -i '1i break'"), "", "git", "rebase", "-q", "-i", "HEAD~1")
+	if _, err := os.Stat(filepath.Join(repo, ".git", "rebase-merge")); err != nil {
+		t.Fatalf("the user's rebase did not stop: %d %s %v", user.code, user.stderr, err)
+	}
+	again := filepath.Join(out, "AGAIN")
+	r = strict(t, repo, env, nil, "sh", "-c", "echo 'exec touch "+again+"' >> .git/rebase-merge/git-rebase-todo")
+	t.Logf("the second box's end:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "added commands to the operation you have in progress") || !strings.Contains(r.stderr, `"exec touch `+again+`" in .git/rebase-merge/git-rebase-todo`) {
+		t.Errorf("the end does not name the line the box added to the user's rebase: %q", r.stderr)
+	}
 }

@@ -195,6 +195,7 @@ func Make(repo, home, xdgConfig string) (Plan, error) {
 	default:
 		return p, fmt.Errorf("%s is neither a directory nor a gitdir file", dotgit)
 	}
+	p.watchSequencer()
 	if err := p.config(home, xdgConfig); err != nil {
 		return p, err
 	}
@@ -315,6 +316,24 @@ func modulesSteer(dir string, depth int) []Steer {
 		}
 	}
 	return append([]Steer{s}, below...)
+}
+
+// SequencerDirs are where git keeps an operation in progress in a git
+// dir: a rebase (its todo runs its exec lines on git rebase
+// --continue), git am's, and a cherry-pick's or revert's.
+var SequencerDirs = [...]string{"rebase-merge", "rebase-apply", "sequencer"}
+
+// watchSequencer watches the git dir's sequencer dirs that are absent
+// now: one the box leaves is its operation, and git status would invite
+// the user to continue it on the host. One present now is the user's
+// own, which the box may go on with (package held says what it added to
+// its todo).
+func (p *Plan) watchSequencer() {
+	for _, d := range SequencerDirs {
+		if _, err := os.Lstat(filepath.Join(p.GitDir, d)); errors.Is(err, fs.ErrNotExist) {
+			p.Watch = append(p.Watch, filepath.Join(p.GitDir, d))
+		}
+	}
 }
 
 func (p *Plan) main() error {

@@ -78,8 +78,15 @@ func TestMainRepo(t *testing.T) {
 	if got := steer(p); got != wantSteer {
 		t.Fatalf("steer:\n%s\nwant:\n%s", got, wantSteer)
 	}
-	if len(p.Watch) != 1 || !strings.HasSuffix(p.Watch[0], "/.git/commondir") {
-		t.Fatalf("watch %q", p.Watch)
+	// The commondir git never writes there, and the operations in
+	// progress git status invites the user to continue, absent now.
+	if got, want := strings.Join(p.Watch, " "), strings.Join([]string{".git/commondir", ".git/rebase-merge", ".git/rebase-apply", ".git/sequencer"}, " "); strings.ReplaceAll(got, r+"/", "") != want {
+		t.Fatalf("watch %q, want %q", got, want)
+	}
+	// A rebase the user has in progress is the user's: not watched.
+	os.Mkdir(filepath.Join(r, ".git", "rebase-merge"), 0o755)
+	if q, err := Make(r, "", ""); err != nil || slices.Contains(q.Watch, filepath.Join(r, ".git", "rebase-merge")) {
+		t.Fatalf("a rebase in progress at launch is watched: %q %v", q.Watch, err)
 	}
 	// A planted commondir is refused (jail/held sweeps one a box plants).
 	os.WriteFile(p.Watch[0], []byte("/elsewhere\n"), 0o644)

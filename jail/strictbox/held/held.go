@@ -144,6 +144,9 @@ type Manifest struct {
 	Head string `json:"head,omitempty"`
 	// Refs are the repository's branches and stash at launch (refs.go).
 	Refs map[string]string `json:"refs,omitempty"`
+	// TodoExecs are the exec lines of the operation in progress at
+	// launch, by todo file (sequencer.go).
+	TodoExecs map[string][]string `json:"todo_execs,omitempty"`
 	// NestedIndex are the repositories nested in Repo, whose indexes are
 	// kept as its own is.
 	NestedIndex []NestedIndex `json:"nested_index,omitempty"`
@@ -484,6 +487,9 @@ type Result struct {
 	// Branches are the other branches (and the stash) the box made or
 	// moved that hold its version of held paths (refs.go).
 	Branches []BranchChange
+	// AddedExecs are the exec lines the box added to the todo of the
+	// operation the user had in progress ("TODO: LINE", sequencer.go).
+	AddedExecs []string
 }
 
 // Unchecked is a repository path the end's sweep could not check or hold,
@@ -589,6 +595,8 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	unstaged, commits, branches, unchecked := restoreIndexes(set, m)
 	m.Unchecked = append(m.Unchecked, unchecked...)
 	r.Unstaged, r.Committed, r.Branches = unstaged, commits, branches
+	// After the sweep, which took an operation the box started.
+	r.AddedExecs = addedExecs(m)
 	for _, d := range s.Unread {
 		m.Unchecked = append(m.Unchecked, Unchecked{Path: d, Why: fmt.Sprintf("not looked into: the repository held more than %d entries after the box", protect.MaxEntries)})
 	}
@@ -601,9 +609,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	r.Unchecked = m.Unchecked
 	if len(changes) == 0 && len(m.Unchecked) == 0 {
 		if err := os.RemoveAll(set); err != nil {
-			return Result{Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches}, err
+			return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, AddedExecs: r.AddedExecs}, err
 		}
-		return Result{Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches}, unmarkOpen(set, m.Repo)
+		return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, AddedExecs: r.AddedExecs}, unmarkOpen(set, m.Repo)
 	}
 	r.Files = files(changes)
 	m.State = Held
@@ -893,6 +901,18 @@ func (r Result) Lines(repo, slot string) []string {
 			refs = append(refs, fmt.Sprintf("%s (%s%s)", quote(shortRef(b.Ref)), strings.Join(names, ", "), more))
 		}
 		lines = append(lines, fmt.Sprintf("the box left its own version of what host tools run on branches it made or moved: %s; checking one out, merging it or git stash pop would put the box's there: look first (git log -p BRANCH -- PATH)", strings.Join(refs, "; ")))
+	}
+	if len(r.AddedExecs) > 0 {
+		var ex []string
+		for _, e := range r.AddedExecs {
+			todo, line, _ := strings.Cut(e, ": ")
+			ex = append(ex, fmt.Sprintf("%q in %s", line, relTo(repo, todo)))
+		}
+		names, more := ex, ""
+		if len(names) > most {
+			names, more = names[:most], fmt.Sprintf(" and %d more", len(names)-most)
+		}
+		lines = append(lines, fmt.Sprintf("the box added commands to the operation you have in progress: %s%s; git rebase --continue (or cherry-pick --continue) would run them on this machine: look first (git rebase --edit-todo)", strings.Join(names, ", "), more))
 	}
 	if len(r.Unchecked) > 0 {
 		lines = append(lines, UncheckedLines(repo, slot, r.Unchecked)...)

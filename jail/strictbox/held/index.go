@@ -95,6 +95,7 @@ func saveIndexes(set string, m *Manifest) error {
 			return err
 		}
 		m.Index, m.Head = state, headOf(m.GitDir, m.CommonDir)
+		m.TodoExecs = todoExecs(m.GitDir)
 	}
 	// Branches are a common dir's: read once for the repositories that
 	// share one (linked worktrees).

@@ -238,6 +238,42 @@ func TestBranchesSaid(t *testing.T) {
 	}
 }
 
+// TestAddedExecsSaid: the user has an interactive rebase in progress
+// (stopped at a break, with an exec line of the user's) when the box
+// starts; the box adds an exec line to its todo. The end names the line
+// the box added, not the user's.
+func TestAddedExecsSaid(t *testing.T) {
+	g := newGitRepo(t)
+	repo, run, write := g.repo, func(args ...string) string { t.Helper(); return g.git("", args...) }, g.write
+	for _, c := range []string{"one", "two"} {
+		write("notes.txt", c+"\n")
+		run("add", "-A")
+		run("commit", "-q", "-m", c)
+	}
+	t.Setenv("GIT_SEQUENCE_EDITOR", "sed -i -e '1i break' -e '$a exec make test'")
+	run("rebase", "-q", "-i", "HEAD~1")
+	todo := filepath.Join(repo, ".git", "rebase-merge", "git-rebase-todo")
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(repo, "notes.txt"), How: protect.Copy}}})
+	f, err := os.OpenFile(todo, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("x touch /tmp/pwned\n")
+	f.Close()
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if want := []string{todo + ": x touch /tmp/pwned"}; !slices.Equal(r.AddedExecs, want) {
+		t.Errorf("added execs %q, want %q", r.AddedExecs, want)
+	}
+	l := strings.Join(r.Lines(repo, "repo-1-claude"), "\n")
+	if !strings.Contains(l, `"x touch /tmp/pwned" in .git/rebase-merge/git-rebase-todo`) || strings.Contains(l, "make test") {
+		t.Errorf("the end does not say the line the box added, or says the user's:\n%s", l)
+	}
+}
+
 // TestIndexFlagsPutBack: entries put back keep the user's skip-worktree
 // and assume-unchanged marks, and a mark the box set on a held file (to
 // hide its change from git status) is taken off.
