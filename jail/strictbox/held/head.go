@@ -1,7 +1,6 @@
 package held
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -61,15 +60,32 @@ func packedRef(commonDir, ref string) string {
 	if err != nil {
 		return ""
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<16)
-	for sc.Scan() {
-		oid, name, ok := strings.Cut(sc.Text(), " ")
-		if ok && name == ref && isOID(oid) {
-			return oid
+	found := ""
+	eachPacked(b, func(name []byte) bool { return string(name) == ref }, func(oid, _ string) { found = oid })
+	return found
+}
+
+// eachPacked calls fn with each ref of packed-refs content b whose name
+// want accepts, and its commit; comments and peeled lines are skipped.
+// It allocates only for what it reports: a large repository's
+// packed-refs holds tens of thousands of tags, read at each launch.
+func eachPacked(b []byte, want func(name []byte) bool, fn func(oid, name string)) {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		sp := bytes.IndexByte(line, ' ')
+		if sp != 40 && sp != 64 {
+			continue
+		}
+		if name := line[sp+1:]; want(name) && isOID(string(line[:sp])) {
+			fn(string(line[:sp]), string(name))
 		}
 	}
-	return ""
 }
 
 // isOID reports whether s is a full object id (SHA-1 or SHA-256).
@@ -104,10 +120,15 @@ func readSmall(p string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", p)
 	}
-	return io.ReadAll(io.LimitReader(f, max))
+	// Sized from the start: a large packed-refs or index read through
+	// io.ReadAll's doubling buffer costs several copies of it.
+	buf := bytes.NewBuffer(make([]byte, 0, min(fi.Size(), max)+1))
+	_, err = buf.ReadFrom(io.LimitReader(f, max))
+	return buf.Bytes(), err
 }
 
 // committed lists the held paths of r that the commits made since the

@@ -1,7 +1,6 @@
 package held
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -44,13 +43,13 @@ type BranchChange struct {
 func refsOf(commonDir string) (refs map[string]string, ok bool) {
 	refs = map[string]string{}
 	if b, err := readSmall(filepath.Join(commonDir, "packed-refs"), maxRef); err == nil {
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, 1<<16)
-		for sc.Scan() {
-			oid, name, found := strings.Cut(sc.Text(), " ")
-			if found && isOID(oid) && isBranchRef(name) {
-				refs[name] = oid
-			}
+		eachPacked(b, func(name []byte) bool {
+			return bytes.HasPrefix(name, []byte("refs/heads/")) || string(name) == stashRef
+		}, func(oid, name string) {
+			refs[name] = oid
+		})
+		if len(refs) > maxRefs {
+			return nil, false
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, false
