@@ -464,3 +464,45 @@ func TestHandoffRebaseTodoExec(t *testing.T) {
 		t.Errorf("the end does not name the line the box added to the user's rebase: %q", r.stderr)
 	}
 }
+
+// TestHandoffReplaceRefHookScript: the repository uses pre-commit (the
+// real one), whose hook runs a script of the repository. The box makes
+// git show its own script in place of the blob that HEAD and the index
+// name for it (git replace), which leaves git status clean. The user's
+// next steps: a new worktree for the next agent (git worktree add
+// checks every file out, the replaced blob too) and a commit there,
+// whose hook runs the script. The end puts the replace refs back and
+// says so.
+func TestHandoffReplaceRefHookScript(t *testing.T) {
+	repo, _, env := strictRepo(t)
+	preCommit, err := exec.LookPath("pre-commit")
+	if err != nil {
+		need(t, "pre-commit", fmt.Errorf("%w (make test installs the distribution's package)", err))
+	}
+	out := t.TempDir()
+	os.Chmod(out, 0o777)
+	writeFile(t, filepath.Join(repo, "scripts/check.sh"), shTouch(""))
+	os.Chmod(filepath.Join(repo, "scripts/check.sh"), 0o755)
+	writeFile(t, filepath.Join(repo, "notes.txt"), "notes\n")
+	hostGit(t, repo, env, "add", "-A")
+	hostGit(t, repo, env, "commit", "-q", "-m", "the hook's script")
+	installHookManager(t, repo, env, preCommit, ".pre-commit-config.yaml",
+		"repos:\n- repo: local\n  hooks:\n  - id: check\n    name: check\n    entry: scripts/check.sh\n    language: script\n    always_run: true\n    pass_filenames: false\n")
+
+	pwned := filepath.Join(out, "PWNED")
+	box := "set -e\nb=$(printf '%s' " + shq(shTouch(pwned)) + " | git hash-object -w --stdin)\n" +
+		"git replace $(git rev-parse HEAD:scripts/check.sh) $b\ngit status --short\necho replaced\n"
+	r := strict(t, repo, env, nil, "sh", "-c", box)
+	if r.code != 0 || !strings.Contains(r.stdout, "replaced") {
+		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the box's end:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "replace refs") {
+		t.Errorf("the box's end does not say it put the replace refs back: %q", r.stderr)
+	}
+	wt := filepath.Join(filepath.Dir(repo), "next")
+	hostGit(t, repo, env, "worktree", "add", "-q", wt)
+	c := runCmd(t, wt, env, "", "git", "commit", "-q", "--allow-empty", "-m", "after the box")
+	t.Logf("the host's commit in a new worktree after the box: %d %s %s", c.code, c.stdout, c.stderr)
+	absent(t, "git worktree add and a commit there after the box", pwned)
+}

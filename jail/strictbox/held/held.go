@@ -487,6 +487,9 @@ type Result struct {
 	// Branches are the other branches (and the stash) the box made or
 	// moved that hold its version of held paths (refs.go).
 	Branches []BranchChange
+	// Replaced are the replace refs the box made, changed or removed,
+	// put back as they were at launch (refs.go).
+	Replaced []string
 	// AddedExecs are the exec lines the box added to the todo of the
 	// operation the user had in progress ("TODO: LINE", sequencer.go).
 	AddedExecs []string
@@ -592,9 +595,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
 	}
-	unstaged, commits, branches, unchecked := restoreIndexes(set, m)
+	unstaged, commits, branches, replaced, unchecked := restoreIndexes(set, m)
 	m.Unchecked = append(m.Unchecked, unchecked...)
-	r.Unstaged, r.Committed, r.Branches = unstaged, commits, branches
+	r.Unstaged, r.Committed, r.Branches, r.Replaced = unstaged, commits, branches, replaced
 	// After the sweep, which took an operation the box started.
 	r.AddedExecs = addedExecs(m)
 	for _, d := range s.Unread {
@@ -609,9 +612,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	r.Unchecked = m.Unchecked
 	if len(changes) == 0 && len(m.Unchecked) == 0 {
 		if err := os.RemoveAll(set); err != nil {
-			return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, AddedExecs: r.AddedExecs}, err
+			return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, Replaced: r.Replaced, AddedExecs: r.AddedExecs}, err
 		}
-		return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, AddedExecs: r.AddedExecs}, unmarkOpen(set, m.Repo)
+		return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, Replaced: r.Replaced, AddedExecs: r.AddedExecs}, unmarkOpen(set, m.Repo)
 	}
 	r.Files = files(changes)
 	m.State = Held
@@ -901,6 +904,17 @@ func (r Result) Lines(repo, slot string) []string {
 			refs = append(refs, fmt.Sprintf("%s (%s%s)", quote(shortRef(b.Ref)), strings.Join(names, ", "), more))
 		}
 		lines = append(lines, fmt.Sprintf("the box left its own version of what host tools run on branches it made or moved: %s; checking one out, merging it or git stash pop would put the box's there: look first (git log -p BRANCH -- PATH)", strings.Join(refs, "; ")))
+	}
+	if len(r.Replaced) > 0 {
+		names, more := r.Replaced, ""
+		if len(names) > most {
+			names, more = names[:most], fmt.Sprintf(" and %d more", len(names)-most)
+		}
+		var q []string
+		for _, n := range names {
+			q = append(q, quote(n))
+		}
+		lines = append(lines, fmt.Sprintf("the box made or changed replace refs, which make git show one object in place of another, with git status clean (checkout, stash and reset would have written the box's version); they are as at launch again: %s%s", strings.Join(q, ", "), more))
 	}
 	if len(r.AddedExecs) > 0 {
 		var ex []string

@@ -199,7 +199,7 @@ func heldPaths(m Manifest, r repoIndex) []string {
 // the launch's copies have them, in the box's repository and the nested
 // ones, and returns the paths it put back, those the box committed
 // (head.go), and what it could not check.
-func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branches []BranchChange, unchecked []Unchecked) {
+func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branches []BranchChange, replaced []string, unchecked []Unchecked) {
 	for _, r := range indexes(set, m) {
 		c, err := committed(m, r)
 		if err != nil {
@@ -214,6 +214,11 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branche
 			unchecked = append(unchecked, Unchecked{Path: r.root, Why: why + ": look at them before checking one out, merging it or git stash pop"})
 		}
 		branches = append(branches, moved...)
+		put, err := putBackReplaced(r)
+		if err != nil {
+			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the replace refs the box made could not be put back (%v): git replace -l lists them; each makes git show another object in place of yours, in checkout, stash and reset too: remove the box's with git replace -d", err)})
+		}
+		replaced = append(replaced, put...)
 		if r.state == indexSkipped {
 			if len(heldPaths(m, r)) > 0 {
 				unchecked = append(unchecked, Unchecked{Path: filepath.Join(r.gitDir, "index"), Why: fmt.Sprintf("the index of this nested repository was not kept at launch (more than %d nested repositories): what the box staged there of what host tools run is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", maxNested)})
@@ -226,7 +231,7 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branche
 		}
 		unstaged = append(unstaged, paths...)
 	}
-	return unstaged, commits, branches, unchecked
+	return unstaged, commits, branches, replaced, unchecked
 }
 
 // restoreIndex puts the index entries of what the set holds in r's

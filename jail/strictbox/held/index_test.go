@@ -274,6 +274,52 @@ func TestAddedExecsSaid(t *testing.T) {
 	}
 }
 
+// TestReplaceRefsPutBack: the box makes git show its own script in
+// place of the blob HEAD and the index name for a held file (git
+// replace: git status stays clean, and the next checkout writes it),
+// packs it with the user's refs, and points the user's own replace ref
+// elsewhere. The end puts the replace refs back as they were at launch.
+func TestReplaceRefsPutBack(t *testing.T) {
+	g := newGitRepo(t)
+	repo, run, write := g.repo, func(args ...string) string { t.Helper(); return g.git("", args...) }, g.write
+	write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	write("a.txt", "a\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	blob := func(s string) string {
+		t.Helper()
+		return strings.TrimSpace(g.gitIn("", s, "hash-object", "-w", "--stdin"))
+	}
+	userFrom, userTo := strings.TrimSpace(run("rev-parse", "HEAD:a.txt")), blob("the user's replacement\n")
+	run("replace", userFrom, userTo)
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(repo, "scripts/check.sh"), How: protect.Copy}}})
+	// The box.
+	check := strings.TrimSpace(run("rev-parse", "HEAD:scripts/check.sh"))
+	run("replace", check, blob("#!/bin/sh\ntouch /tmp/pwned\n"))
+	run("pack-refs", "--all")
+	run("replace", "-f", userFrom, blob("the box's\n"))
+	if got := run("cat-file", "-p", "HEAD:scripts/check.sh"); !strings.Contains(got, "pwned") {
+		t.Fatalf("control: the replace ref does not show the box's script: %q", got)
+	}
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if got := run("cat-file", "-p", "HEAD:scripts/check.sh"); strings.Contains(got, "pwned") {
+		t.Errorf("after the end git still shows the box's script: %q", got)
+	}
+	if got := strings.Fields(run("replace", "-l", "--format=medium")); !slices.Equal(got, []string{userFrom, "->", userTo}) {
+		t.Errorf("replace refs after the end %q, want the user's alone", got)
+	}
+	if len(r.Replaced) != 2 {
+		t.Errorf("put back %q, want the box's two", r.Replaced)
+	}
+	if l := strings.Join(r.Lines(repo, "repo-1-claude"), "\n"); !strings.Contains(l, "replace refs") || !strings.Contains(l, "refs/replace/"+check) {
+		t.Errorf("the end does not say it put the replace refs back:\n%s", l)
+	}
+}
+
 // TestIndexFlagsPutBack: entries put back keep the user's skip-worktree
 // and assume-unchanged marks, and a mark the box set on a held file (to
 // hide its change from git status) is taken off.

@@ -29,6 +29,14 @@ const maxMovedRefs = 32
 // stashRef is git's stash.
 const stashRef = "refs/stash"
 
+// replacePrefix is where git keeps replace refs: refs/replace/OID makes
+// git show another object wherever OID is read (git replace). One the
+// box makes can put its version of a held file behind the blob the
+// index and HEAD name, with git status clean: the next git checkout
+// -- ., stash or reset --hard (pre-commit runs the first when anything
+// is unstaged) writes it. The end puts them back as they were.
+const replacePrefix = "refs/replace/"
+
 // BranchChange is a branch (or the stash) that the box made or moved,
 // and the held paths it changes against the launch's commit, absolute.
 type BranchChange struct {
@@ -44,7 +52,7 @@ func refsOf(commonDir string) (refs map[string]string, ok bool) {
 	refs = map[string]string{}
 	if b, err := readSmall(filepath.Join(commonDir, "packed-refs"), maxRef); err == nil {
 		eachPacked(b, func(name []byte) bool {
-			return bytes.HasPrefix(name, []byte("refs/heads/")) || string(name) == stashRef
+			return bytes.HasPrefix(name, []byte("refs/heads/")) || bytes.HasPrefix(name, []byte(replacePrefix)) || string(name) == stashRef
 		}, func(oid, name string) {
 			refs[name] = oid
 		})
@@ -55,8 +63,21 @@ func refsOf(commonDir string) (refs map[string]string, ok bool) {
 		return nil, false
 	}
 	// Loose refs win over packed ones.
-	ok = true
-	root := filepath.Join(commonDir, "refs", "heads")
+	for _, dir := range []string{"heads", "replace"} {
+		if !looseRefs(commonDir, filepath.Join(commonDir, "refs", dir), refs) {
+			return nil, false
+		}
+	}
+	if oid := looseRef(filepath.Join(commonDir, stashRef)); oid != "" {
+		refs[stashRef] = oid
+	}
+	return refs, true
+}
+
+// looseRefs adds the loose refs under root to refs, and reports whether
+// it could read them all within maxRefs.
+func looseRefs(commonDir, root string, refs map[string]string) bool {
+	ok := true
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root && errors.Is(err, fs.ErrNotExist) {
@@ -81,18 +102,13 @@ func refsOf(commonDir string) (refs map[string]string, ok bool) {
 		}
 		return nil
 	})
-	if err != nil || !ok || len(refs) > maxRefs {
-		return nil, false
-	}
-	if oid := looseRef(filepath.Join(commonDir, stashRef)); oid != "" {
-		refs[stashRef] = oid
-	}
-	return refs, true
+	return err == nil && ok && len(refs) <= maxRefs
 }
 
-// isBranchRef reports whether name is a local branch or the stash.
+// isBranchRef reports whether name is a ref refsOf reads: a local
+// branch, the stash or a replace ref.
 func isBranchRef(name string) bool {
-	return strings.HasPrefix(name, "refs/heads/") || name == stashRef
+	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, replacePrefix) || name == stashRef
 }
 
 // looseRef is the commit a loose ref file names, or "" (absent, a
@@ -138,7 +154,7 @@ func movedBranches(m Manifest, r repoIndex) (changes []BranchChange, unchecked s
 	onHead := headBranch(r.gitDir)
 	var moved []string
 	for name, oid := range now {
-		if name != onHead && r.refs[name] != oid {
+		if name != onHead && r.refs[name] != oid && !strings.HasPrefix(name, replacePrefix) {
 			moved = append(moved, name)
 		}
 	}
@@ -176,4 +192,47 @@ func shortRef(ref string) string {
 		return "stash@{0}"
 	}
 	return strings.TrimPrefix(ref, "refs/heads/")
+}
+
+// putBackReplaced sets r's replace refs back to what they were at launch
+// (removing those the box made, restoring those it changed or removed),
+// and returns each it put back as "REF -> OBJECT the box had it name"
+// ("REF removed" for one the box removed).
+func putBackReplaced(r repoIndex) (put []string, err error) {
+	if r.refs == nil {
+		return nil, nil
+	}
+	now, ok := refsOf(r.commonDir)
+	if !ok {
+		return nil, fmt.Errorf("the refs could not be read, or there are more than %d", maxRefs)
+	}
+	var names []string
+	for name := range now {
+		if strings.HasPrefix(name, replacePrefix) && now[name] != r.refs[name] {
+			names = append(names, name)
+		}
+	}
+	for name := range r.refs {
+		if _, still := now[name]; strings.HasPrefix(name, replacePrefix) && !still {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		// Old values checked: a ref changed since is left alone.
+		args := []string{"update-ref", "--no-deref", "-d", name, now[name]}
+		said := name + " -> " + now[name]
+		switch {
+		case r.refs[name] != "" && now[name] != "":
+			args = []string{"update-ref", "--no-deref", name, r.refs[name], now[name]}
+		case r.refs[name] != "":
+			args = []string{"update-ref", "--no-deref", name, r.refs[name], strings.Repeat("0", len(r.refs[name]))}
+			said = name + " removed"
+		}
+		if _, err := git(r, "", nil, args...); err != nil {
+			return put, err
+		}
+		put = append(put, said)
+	}
+	return put, nil
 }
