@@ -142,8 +142,10 @@ type Manifest struct {
 	Index string `json:"index,omitempty"`
 	// Head is the commit the repository's HEAD named at launch (head.go).
 	Head string `json:"head,omitempty"`
-	// Refs are the repository's branches and stash at launch (refs.go).
-	Refs map[string]string `json:"refs,omitempty"`
+	// Refs are the repository's branches, stash and replace refs at
+	// launch (refs.go); RefsUnread says they could not be read.
+	Refs       map[string]string `json:"refs,omitempty"`
+	RefsUnread bool              `json:"refs_unread,omitempty"`
 	// TodoExecs are the exec lines of the operation in progress at
 	// launch, by todo file (sequencer.go).
 	TodoExecs map[string][]string `json:"todo_execs,omitempty"`

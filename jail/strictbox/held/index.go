@@ -51,8 +51,10 @@ type NestedIndex struct {
 	// Head is the commit its HEAD named at launch (head.go).
 	Head string `json:"head,omitempty"`
 	// Refs are its branches and stash at launch (refs.go), when it has
-	// a common dir of its own among the set's repositories.
-	Refs map[string]string `json:"refs,omitempty"`
+	// a common dir of its own among the set's repositories; RefsUnread
+	// says they could not be read.
+	Refs       map[string]string `json:"refs,omitempty"`
+	RefsUnread bool              `json:"refs_unread,omitempty"`
 }
 
 // indexSkipped: a nested repository past maxNested, whose index was not
@@ -66,18 +68,20 @@ const maxNested = 64
 // launch.
 type repoIndex struct {
 	root, gitDir, commonDir, state, copy, head string
-	// refs are the branches at launch; nil when not recorded.
-	refs map[string]string
+	// refs are the branches at launch; nil when not recorded, and
+	// refsUnread set when they could not be read.
+	refs       map[string]string
+	refsUnread bool
 }
 
 // indexes are the indexes of m: its repository's and the nested ones'.
 func indexes(set string, m Manifest) []repoIndex {
 	var out []repoIndex
 	if m.GitDir != "" {
-		out = append(out, repoIndex{m.Repo, m.GitDir, m.CommonDir, m.Index, indexLaunch(set), m.Head, m.Refs})
+		out = append(out, repoIndex{m.Repo, m.GitDir, m.CommonDir, m.Index, indexLaunch(set), m.Head, m.Refs, m.RefsUnread})
 	}
 	for i, n := range m.NestedIndex {
-		out = append(out, repoIndex{n.Root, n.GitDir, commonOf(n.GitDir), n.State, nestedLaunch(set, i), n.Head, n.Refs})
+		out = append(out, repoIndex{n.Root, n.GitDir, commonOf(n.GitDir), n.State, nestedLaunch(set, i), n.Head, n.Refs, n.RefsUnread})
 	}
 	return out
 }
@@ -100,18 +104,16 @@ func saveIndexes(set string, m *Manifest) error {
 	// Branches are a common dir's: read once for the repositories that
 	// share one (linked worktrees).
 	seen := map[string]bool{}
-	branches := func(commonDir string) map[string]string {
+	branches := func(commonDir string) (refs map[string]string, unread bool) {
 		if seen[commonDir] {
-			return nil
+			return nil, false
 		}
 		seen[commonDir] = true
-		if refs, ok := refsOf(commonDir); ok {
-			return refs
-		}
-		return nil
+		refs, ok := refsOf(commonDir)
+		return refs, !ok
 	}
 	if m.GitDir != "" && m.Head != "" {
-		m.Refs = branches(cmp.Or(m.CommonDir, m.GitDir))
+		m.Refs, m.RefsUnread = branches(cmp.Or(m.CommonDir, m.GitDir))
 	}
 	for i := range m.NestedIndex {
 		n := &m.NestedIndex[i]
@@ -125,7 +127,7 @@ func saveIndexes(set string, m *Manifest) error {
 		}
 		n.Head = headOf(n.GitDir, commonOf(n.GitDir))
 		if n.Head != "" {
-			n.Refs = branches(commonOf(n.GitDir))
+			n.Refs, n.RefsUnread = branches(commonOf(n.GitDir))
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package held
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,6 +236,27 @@ func TestBranchesSaid(t *testing.T) {
 	}
 	if strings.Contains(l, "docs") || strings.Contains(l, "kept") || len(r.Committed) > 0 {
 		t.Errorf("the end says more than the branches that hold the box's script:\n%s", l)
+	}
+}
+
+// TestBranchesUnread: a repository with more branches than a launch
+// reads; the end says it could not check them rather than nothing.
+func TestBranchesUnread(t *testing.T) {
+	g := newGitRepo(t)
+	g.write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	g.git("", "add", "-A")
+	g.git("", "commit", "-q", "-m", "init")
+	head := strings.TrimSpace(g.git("", "rev-parse", "HEAD"))
+	for i := range maxRefs + 1 {
+		g.write(fmt.Sprintf(".git/refs/heads/b%d", i), head+"\n")
+	}
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(g.repo, "scripts/check.sh"), How: protect.Copy}}})
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if l := strings.Join(r.Lines(g.repo, "repo-1-claude"), "\n"); !strings.Contains(l, "were not read at launch") {
+		t.Errorf("the end does not say the branches were not checked:\n%s", l)
 	}
 }
 

@@ -140,11 +140,14 @@ func headBranch(gitDir string) string {
 // one) or against where they were. unchecked says why they could not
 // be compared, when they could not.
 func movedBranches(m Manifest, r repoIndex) (changes []BranchChange, unchecked string, err error) {
-	if r.refs == nil || r.head == "" {
-		return nil, "", nil
-	}
 	paths := heldPaths(m, r)
 	if len(paths) == 0 {
+		return nil, "", nil
+	}
+	if r.refsUnread {
+		return nil, fmt.Sprintf("its branches, stash and replace refs were not read at launch (more than %d, or unreadable), so those the box made or moved are not checked", maxRefs), nil
+	}
+	if r.refs == nil || r.head == "" {
 		return nil, "", nil
 	}
 	now, ok := refsOf(r.commonDir)
