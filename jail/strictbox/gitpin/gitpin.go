@@ -329,11 +329,18 @@ var SequencerDirs = [...]string{"rebase-merge", "rebase-apply", "sequencer"}
 // own, which the box may go on with (package held says what it added to
 // its todo).
 func (p *Plan) watchSequencer() {
+	p.Watch = append(p.Watch, sequencerWatch(p.GitDir)...)
+}
+
+// sequencerWatch are gitDir's sequencer dirs absent now.
+func sequencerWatch(gitDir string) []string {
+	var out []string
 	for _, d := range SequencerDirs {
-		if _, err := os.Lstat(filepath.Join(p.GitDir, d)); errors.Is(err, fs.ErrNotExist) {
-			p.Watch = append(p.Watch, filepath.Join(p.GitDir, d))
+		if _, err := os.Lstat(filepath.Join(gitDir, d)); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, filepath.Join(gitDir, d))
 		}
 	}
+	return out
 }
 
 func (p *Plan) main() error {
@@ -534,7 +541,7 @@ func Nested(gitDir, repo, home string, global []string) (steer []Steer, watch []
 	if err := sub.submoduleConfig(global, home); err != nil {
 		return nil, nil, fmt.Errorf("the nested repository %s: %w", filepath.Dir(gitDir), err)
 	}
-	watch = append([]string{planted}, sub.Watch...)
+	watch = slices.Concat([]string{planted}, sequencerWatch(gitDir), sub.Watch)
 	return append(append(GitDirSteer(gitDir), cs...), sub.Steer...), watch, nil
 }
 
@@ -592,6 +599,7 @@ func (p *Plan) modules() {
 				if _, err := os.Lstat(filepath.Join(d, "commondir")); err != nil {
 					p.Watch = append(p.Watch, filepath.Join(d, "commondir"))
 				}
+				p.Watch = append(p.Watch, sequencerWatch(d)...)
 				p.submodules = append(p.submodules, sm)
 			}
 			if e.Name() != "objects" && e.Name() != "refs" && e.Name() != "logs" {

@@ -386,8 +386,8 @@ func TestNested(t *testing.T) {
 			t.Errorf("steer lacks %q:\n%s", w, got)
 		}
 	}
-	if len(watch) != 1 || watch[0] != filepath.Join(sub, ".git/commondir") {
-		t.Errorf("watch %q", watch)
+	if want := []string{".git/commondir", ".git/rebase-merge", ".git/rebase-apply", ".git/sequencer"}; len(watch) != len(want) || watch[0] != filepath.Join(sub, want[0]) || watch[1] != filepath.Join(sub, want[1]) || watch[3] != filepath.Join(sub, want[3]) {
+		t.Errorf("watch %q, want %q in %s", watch, want, sub)
 	}
 	os.WriteFile(filepath.Join(sub, ".git/commondir"), []byte("c2\n"), 0o644)
 	if _, _, err := Nested(filepath.Join(sub, ".git"), r, "", nil); err == nil || !strings.Contains(err.Error(), "commondir exists") {

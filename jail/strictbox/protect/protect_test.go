@@ -305,12 +305,12 @@ func TestGatherNested(t *testing.T) {
 		{name: "a nested repository", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, "sub/.git/hooks"), 0o755)
 			os.WriteFile(filepath.Join(r, "sub/.git/config"), []byte("[include]\n\tpath = ../more.gitconfig\n"), 0o644)
-		}, watch: []string{"sub/.git/commondir"}, steer: []string{"sub/.git/config", "sub/.git/hooks", "sub/.git/info", "sub/.git/config.worktree", "sub/.git/worktrees", "sub/more.gitconfig"},
+		}, watch: []string{"sub/.git/commondir", "sub/.git/rebase-merge", "sub/.git/rebase-apply", "sub/.git/sequencer"}, steer: []string{"sub/.git/config", "sub/.git/hooks", "sub/.git/info", "sub/.git/config.worktree", "sub/.git/worktrees", "sub/more.gitconfig"},
 			hooks: []string{"sub/.git/hooks@sub"}, trees: []string{"sub@sub/.git"}},
 		{name: "a nested repository's core.hooksPath", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, "sub/.git"), 0o755)
 			os.WriteFile(filepath.Join(r, "sub/.git/config"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644)
-		}, watch: []string{"sub/.git/commondir"}, steer: []string{"sub/.git/config", "sub/.githooks"},
+		}, watch: []string{"sub/.git/commondir", "sub/.git/rebase-merge", "sub/.git/rebase-apply", "sub/.git/sequencer"}, steer: []string{"sub/.git/config", "sub/.githooks"},
 			hooks: []string{"sub/.git/hooks@sub", "sub/.githooks@sub"}, trees: []string{"sub@sub/.git"}},
 		{name: "a planted commondir is refused", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, "sub/.git"), 0o755)
@@ -320,7 +320,7 @@ func TestGatherNested(t *testing.T) {
 			os.MkdirAll(filepath.Join(r, "gd"), 0o755)
 			os.MkdirAll(filepath.Join(r, "co"), 0o755)
 			os.WriteFile(filepath.Join(r, "co/.git"), []byte("gitdir: ../gd\n"), 0o644)
-		}, watch: []string{"gd/commondir"}, steer: []string{"gd/config", "gd/hooks"},
+		}, watch: []string{"gd/commondir", "gd/rebase-merge", "gd/rebase-apply", "gd/sequencer"}, steer: []string{"gd/config", "gd/hooks"},
 			hooks: []string{"gd/hooks@co"}, trees: []string{"co@gd"}},
 		{name: "a pointer to nothing in the repository is refused", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, "co"), 0o755)
@@ -331,7 +331,7 @@ func TestGatherNested(t *testing.T) {
 			os.MkdirAll(filepath.Join(r, "fixtures/repo.git/refs/heads"), 0o755)
 			os.WriteFile(filepath.Join(r, "fixtures/repo.git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
 			os.WriteFile(filepath.Join(r, "fixtures/repo.git/config"), []byte("[core]\n\tbare = true\n"), 0o644)
-		}, watch: []string{"fixtures/repo.git/commondir"}, steer: []string{"fixtures/repo.git/config", "fixtures/repo.git/hooks", "fixtures/repo.git/info"}},
+		}, watch: []string{"fixtures/repo.git/commondir", "fixtures/repo.git/rebase-merge", "fixtures/repo.git/rebase-apply", "fixtures/repo.git/sequencer"}, steer: []string{"fixtures/repo.git/config", "fixtures/repo.git/hooks", "fixtures/repo.git/info"}},
 		{name: "a pointer into the root's git dir is the root's", setup: func(r string) {
 			os.MkdirAll(filepath.Join(r, ".git/modules/m"), 0o755)
 			os.MkdirAll(filepath.Join(r, "m"), 0o755)
