@@ -208,7 +208,12 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branche
 			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the commits the box made could not be read for what host tools run (%v): look at them before git stash, git reset --hard or a checkout puts them in the working tree", err)})
 		}
 		commits = append(commits, c...)
-		moved, why, err := movedBranches(m, r)
+		var now map[string]string
+		ok := true
+		if r.refs != nil {
+			now, ok = refsOf(r.commonDir)
+		}
+		moved, why, err := movedBranches(m, r, now, ok)
 		if err != nil {
 			why = fmt.Sprintf("the branches the box made or moved could not be read for what host tools run (%v)", err)
 		}
@@ -216,7 +221,7 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branche
 			unchecked = append(unchecked, Unchecked{Path: r.root, Why: why + ": look at them before checking one out, merging it or git stash pop"})
 		}
 		branches = append(branches, moved...)
-		put, err := putBackReplaced(r)
+		put, err := putBackReplaced(r, now, ok)
 		if err != nil {
 			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the replace refs the box made could not be put back (%v): git replace -l lists them; each makes git show another object in place of yours, in checkout, stash and reset too: remove the box's with git replace -d", err)})
 		}

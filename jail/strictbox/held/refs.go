@@ -134,12 +134,13 @@ func headBranch(gitDir string) string {
 	return ref
 }
 
-// movedBranches lists the branches of r, other than the one its HEAD is
+// movedBranches lists, of now (r's refs at the end; ok says they were
+// read), the branches of r, other than the one its HEAD is
 // on (committed reports that one), that are new or moved since the
 // launch and change held paths against the launch's commit (for a new
 // one) or against where they were. unchecked says why they could not
 // be compared, when they could not.
-func movedBranches(m Manifest, r repoIndex) (changes []BranchChange, unchecked string, err error) {
+func movedBranches(m Manifest, r repoIndex, now map[string]string, ok bool) (changes []BranchChange, unchecked string, err error) {
 	paths := heldPaths(m, r)
 	if len(paths) == 0 {
 		return nil, "", nil
@@ -150,7 +151,6 @@ func movedBranches(m Manifest, r repoIndex) (changes []BranchChange, unchecked s
 	if r.refs == nil || r.head == "" {
 		return nil, "", nil
 	}
-	now, ok := refsOf(r.commonDir)
 	if !ok {
 		return nil, fmt.Sprintf("its branches could not be read, or there are more than %d", maxRefs), nil
 	}
@@ -197,15 +197,15 @@ func shortRef(ref string) string {
 	return strings.TrimPrefix(ref, "refs/heads/")
 }
 
-// putBackReplaced sets r's replace refs back to what they were at launch
+// putBackReplaced sets r's replace refs (now, at the end; ok says they
+// were read) back to what they were at launch
 // (removing those the box made, restoring those it changed or removed),
 // and returns each it put back as "REF -> OBJECT the box had it name"
 // ("REF removed" for one the box removed).
-func putBackReplaced(r repoIndex) (put []string, err error) {
+func putBackReplaced(r repoIndex, now map[string]string, ok bool) (put []string, err error) {
 	if r.refs == nil {
 		return nil, nil
 	}
-	now, ok := refsOf(r.commonDir)
 	if !ok {
 		return nil, fmt.Errorf("the refs could not be read, or there are more than %d", maxRefs)
 	}
