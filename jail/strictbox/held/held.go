@@ -492,6 +492,8 @@ type Result struct {
 	// Replaced are the replace refs the box made, changed or removed,
 	// put back as they were at launch (refs.go).
 	Replaced []string
+	// Locks are the index locks left in the repositories' git dirs.
+	Locks []string
 	// AddedExecs are the exec lines the box added to the todo of the
 	// operation the user had in progress ("TODO: LINE", sequencer.go).
 	AddedExecs []string
@@ -597,9 +599,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
 	}
-	unstaged, commits, branches, replaced, unchecked := restoreIndexes(set, m)
+	unstaged, commits, branches, replaced, locks, unchecked := restoreIndexes(set, m)
 	m.Unchecked = append(m.Unchecked, unchecked...)
-	r.Unstaged, r.Committed, r.Branches, r.Replaced = unstaged, commits, branches, replaced
+	r.Unstaged, r.Committed, r.Branches, r.Replaced, r.Locks = unstaged, commits, branches, replaced, locks
 	// After the sweep, which took an operation the box started.
 	r.AddedExecs = addedExecs(m)
 	for _, d := range s.Unread {
@@ -614,9 +616,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	r.Unchecked = m.Unchecked
 	if len(changes) == 0 && len(m.Unchecked) == 0 {
 		if err := os.RemoveAll(set); err != nil {
-			return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, Replaced: r.Replaced, AddedExecs: r.AddedExecs}, err
+			return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, Replaced: r.Replaced, AddedExecs: r.AddedExecs, Locks: r.Locks}, err
 		}
-		return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, Replaced: r.Replaced, AddedExecs: r.AddedExecs}, unmarkOpen(set, m.Repo)
+		return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, Replaced: r.Replaced, AddedExecs: r.AddedExecs, Locks: r.Locks}, unmarkOpen(set, m.Repo)
 	}
 	r.Files = files(changes)
 	m.State = Held
@@ -917,6 +919,10 @@ func (r Result) Lines(repo, slot string) []string {
 			q = append(q, quote(n))
 		}
 		lines = append(lines, fmt.Sprintf("the box made or changed replace refs, which make git show one object in place of another, with git status clean (checkout, stash and reset would have written the box's version); they are as at launch again: %s%s", strings.Join(q, ", "), more))
+	}
+	if len(r.Locks) > 0 {
+		names, more := mostNames(repo, r.Locks, most)
+		lines = append(lines, fmt.Sprintf("git's index lock is there after the box: %s%s; a git of the box's that was stopped mid-way leaves it, and git will not change the index while it is: if no git of yours is running in the repository, remove it", strings.Join(names, ", "), more))
 	}
 	if len(r.AddedExecs) > 0 {
 		var ex []string

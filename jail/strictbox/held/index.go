@@ -201,8 +201,14 @@ func heldPaths(m Manifest, r repoIndex) []string {
 // the launch's copies have them, in the box's repository and the nested
 // ones, and returns the paths it put back, those the box committed
 // (head.go), and what it could not check.
-func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branches []BranchChange, replaced []string, unchecked []Unchecked) {
+func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branches []BranchChange, replaced, locks []string, unchecked []Unchecked) {
 	for _, r := range indexes(set, m) {
+		// A git of the box's stopped mid-way (the box ended, or was
+		// killed, while it ran) leaves its lock, and the user's next
+		// git then refuses to touch the index.
+		if lock := filepath.Join(r.gitDir, "index.lock"); fileExists(lock) {
+			locks = append(locks, lock)
+		}
 		c, err := committed(m, r)
 		if err != nil {
 			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the commits the box made could not be read for what host tools run (%v): look at them before git stash, git reset --hard or a checkout puts them in the working tree", err)})
@@ -238,7 +244,13 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branche
 		}
 		unstaged = append(unstaged, paths...)
 	}
-	return unstaged, commits, branches, replaced, unchecked
+	return unstaged, commits, branches, replaced, locks, unchecked
+}
+
+// fileExists reports whether p exists, not following a final link.
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // restoreIndex puts the index entries of what the set holds in r's

@@ -260,6 +260,24 @@ func TestBranchesUnread(t *testing.T) {
 	}
 }
 
+// TestIndexLockSaid: a git of the box's stopped mid-commit leaves
+// .git/index.lock; the end says so.
+func TestIndexLockSaid(t *testing.T) {
+	g := newGitRepo(t)
+	g.write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	g.git("", "add", "-A")
+	g.git("", "commit", "-q", "-m", "init")
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(g.repo, "scripts/check.sh"), How: protect.Copy}}})
+	g.write(".git/index.lock", "")
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if l := strings.Join(r.Lines(g.repo, "repo-1-claude"), "\n"); !strings.Contains(l, "index lock is there after the box: .git/index.lock") {
+		t.Errorf("the end does not say the lock is there:\n%s", l)
+	}
+}
+
 // TestAddedExecsSaid: the user has an interactive rebase in progress
 // (stopped at a break, with an exec line of the user's) when the box
 // starts; the box adds an exec line to its todo. The end names the line
