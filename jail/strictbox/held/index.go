@@ -55,6 +55,9 @@ type NestedIndex struct {
 	// says they could not be read.
 	Refs       map[string]string `json:"refs,omitempty"`
 	RefsUnread bool              `json:"refs_unread,omitempty"`
+	// TodoExecs are the exec lines of its operation in progress at
+	// launch (sequencer.go).
+	TodoExecs map[string][]string `json:"todo_execs,omitempty"`
 }
 
 // indexSkipped: a nested repository past maxNested, whose index was not
@@ -126,6 +129,7 @@ func saveIndexes(set string, m *Manifest) error {
 			return err
 		}
 		n.Head = headOf(n.GitDir, commonOf(n.GitDir))
+		n.TodoExecs = todoExecs(n.GitDir)
 		if n.Head != "" {
 			n.Refs, n.RefsUnread = branches(commonOf(n.GitDir))
 		}

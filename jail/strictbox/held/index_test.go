@@ -260,6 +260,44 @@ func TestBranchesUnread(t *testing.T) {
 	}
 }
 
+// TestNestedAddedExecsSaid: the same in a repository nested in the
+// box's, whose own rebase was in progress at launch.
+func TestNestedAddedExecsSaid(t *testing.T) {
+	g := newGitRepo(t)
+	g.write("README", "top\n")
+	g.git("", "add", "-A")
+	g.git("", "commit", "-q", "-m", "top")
+	for _, c := range []string{"one", "two"} {
+		g.write("sub/notes.txt", c+"\n")
+		if c == "one" {
+			g.git("sub", "init", "-q")
+		}
+		g.git("sub", "add", "-A")
+		g.git("sub", "commit", "-q", "-m", c)
+	}
+	t.Setenv("GIT_SEQUENCE_EDITOR", "sed -i '1i break'")
+	g.git("sub", "rebase", "-q", "-i", "HEAD~1")
+	sub := filepath.Join(g.repo, "sub")
+	set := g.prepare(Manifest{
+		Items:       []protect.Item{{Path: filepath.Join(sub, "notes.txt"), How: protect.Copy}},
+		Known:       []string{filepath.Join(sub, ".git")},
+		NestedIndex: []NestedIndex{{Root: sub, GitDir: filepath.Join(sub, ".git")}}})
+	todo := filepath.Join(sub, ".git", "rebase-merge", "git-rebase-todo")
+	f, err := os.OpenFile(todo, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("exec touch /tmp/pwned\n")
+	f.Close()
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if want := []string{todo + ": exec touch /tmp/pwned"}; !slices.Equal(r.AddedExecs, want) {
+		t.Errorf("added execs %q, want %q", r.AddedExecs, want)
+	}
+}
+
 // TestIndexLockSaid: a git of the box's stopped mid-commit leaves
 // .git/index.lock; the end says so.
 func TestIndexLockSaid(t *testing.T) {

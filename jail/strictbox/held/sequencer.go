@@ -56,18 +56,26 @@ func execLines(todo []byte) []string {
 	return out
 }
 
-// addedExecs are the exec lines in the todo lists of m's git dir now
-// that it did not have at launch, each with its todo's path.
+// addedExecs are the exec lines in the todo lists of m's git dirs (the
+// repository's and the nested ones') now that they did not have at
+// launch, each with its todo's path.
 func addedExecs(m Manifest) []string {
-	if m.GitDir == "" {
-		return nil
-	}
 	var out []string
-	for rel, lines := range todoExecs(m.GitDir) {
-		for _, l := range lines {
-			if !slices.Contains(m.TodoExecs[rel], l) {
-				out = append(out, filepath.Join(m.GitDir, rel)+": "+l)
+	added := func(gitDir string, launch map[string][]string) {
+		for rel, lines := range todoExecs(gitDir) {
+			for _, l := range lines {
+				if !slices.Contains(launch[rel], l) {
+					out = append(out, filepath.Join(gitDir, rel)+": "+l)
+				}
 			}
+		}
+	}
+	if m.GitDir != "" {
+		added(m.GitDir, m.TodoExecs)
+	}
+	for _, n := range m.NestedIndex {
+		if n.State != indexSkipped {
+			added(n.GitDir, n.TodoExecs)
 		}
 	}
 	slices.Sort(out)
