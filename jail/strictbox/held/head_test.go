@@ -69,7 +69,7 @@ func FuzzHeadOf(f *testing.F) {
 		}
 		refs, ok := refsOf(d)
 		for name, oid := range refs {
-			if !isBranchRef(name) || !isOID(oid) {
+			if !isTrackedRef(name) || !isOID(oid) {
 				t.Fatalf("refsOf: %q -> %q is not a branch's commit", name, oid)
 			}
 		}

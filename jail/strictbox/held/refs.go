@@ -15,12 +15,13 @@ import (
 // branch out, merging it or git stash pop (a usual way to take an
 // agent's work) puts that version in the working tree, where the next
 // hook runs it. As with HEAD, the end only says so. Prepare reads the
-// local branches and the stash from git's files (loose refs and
-// packed-refs, no git run); the end reads them again and asks git, for
-// each one that is new or moved, which held paths it changes.
+// local branches, the stash and the replace refs (below) from git's
+// files (loose refs and packed-refs, no git run); the end reads them
+// again and asks git, for each branch that is new or moved, which held
+// paths it changes.
 
-// maxRefs bounds the branches a launch records; past it, the end says
-// it could not check them.
+// maxRefs bounds the refs a launch records; past it, the end says it
+// could not check them.
 const maxRefs = 4096
 
 // maxMovedRefs bounds the new or moved branches the end runs git for.
@@ -44,8 +45,8 @@ type BranchChange struct {
 	Paths []string
 }
 
-// refsOf reads the local branches and the stash of the repository whose
-// common dir is commonDir: ref name -> commit. ok is false when there
+// refsOf reads the local branches, the stash and the replace refs of
+// the repository whose common dir is commonDir: ref name -> object. ok is false when there
 // were more than maxRefs, or a ref file could not be read: then nothing
 // can be compared.
 func refsOf(commonDir string) (refs map[string]string, ok bool) {
@@ -105,9 +106,9 @@ func looseRefs(commonDir, root string, refs map[string]string) bool {
 	return err == nil && ok && len(refs) <= maxRefs
 }
 
-// isBranchRef reports whether name is a ref refsOf reads: a local
+// isTrackedRef reports whether name is a ref refsOf reads: a local
 // branch, the stash or a replace ref.
-func isBranchRef(name string) bool {
+func isTrackedRef(name string) bool {
 	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, replacePrefix) || name == stashRef
 }
 
