@@ -283,7 +283,8 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 	// listed, or one the code listed itself ("pgrep node" | getline p,
 	// then system("kill " p)): a command it builds of it is judged as
 	// bash's kill $(pgrep node) is.
-	listed := st.in.pids || processListing(toks, codeNames(toks)) != ""
+	names := codeNames(toks)
+	listed := st.in.pids || processListing(toks, names) != ""
 	c.assign("__aisan_code", arg{text: codeVar, src: codeVar, pids: listed})
 	r := &codeRun{c: c, st: st, l: l, fromStdin: fromStdin, depth: depth, cmdIn: st.in}
 	if fromStdin {
@@ -298,11 +299,10 @@ func (c *checker) code(st site, l lang, src string, fromStdin bool, depth int) {
 	if c.stopped() {
 		return
 	}
-	if why := killsListed(toks, st.in.pids); why != "" {
+	if why := killsListed(toks, names, st.in.pids); why != "" {
 		c.deny(st.text, why)
 		return
 	}
-	names := codeNames(toks)
 	if lib := loadsPortKiller(toks, names); lib != "" {
 		c.denyInstead(st.text, fmt.Sprintf("its code loads %s, which kills whatever holds a port or matches a name, not a process of its own by PID", lib), insteadPort)
 		return
@@ -549,8 +549,7 @@ func (r *codeRun) unseen(toks []codeTok) {
 // python3 -c …), or one the code makes itself (psutil.process_iter,
 // ps-list, /proc, a pgrep it runs). Signalling by PID alone, or listing
 // without signalling, is fine.
-func killsListed(toks []codeTok, inPids bool) string {
-	names := codeNames(toks)
+func killsListed(toks []codeTok, names map[string]bool, inPids bool) string {
 	if inPids && names["kill"] {
 		return "it reads a process listing and its code calls kill on it"
 	}
