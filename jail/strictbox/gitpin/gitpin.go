@@ -103,7 +103,9 @@ type Plan struct {
 	// Steer are the paths git reads to decide what to run, existing or
 	// not, in mount order (a parent before what lies in it).
 	Steer []Steer
-	// Watch are files that must not appear while the box runs.
+	// Watch are paths absent at launch that the end sweeps into the
+	// review when the box leaves them: files that redirect git, and the
+	// operations in progress git status invites the user to continue.
 	Watch []string
 	// HookDirs are the directories host git may run the repository's
 	// hooks from: the common dir's hooks/ and every core.hooksPath the

@@ -54,7 +54,7 @@ func Explain(w io.Writer, p Plan) {
 		fmt.Fprintf(w, "  %-10s %s: %s\n", it.How, name, what)
 	}
 	for _, w2 := range p.Watch {
-		fmt.Fprintf(w, "  %-10s %s: must not appear; swept into the review\n", "watch", w2)
+		fmt.Fprintf(w, "  %-10s %s: absent at launch; swept into the review if there when the box ends\n", "watch", w2)
 	}
 	for _, m := range p.Modules {
 		if m.Node {

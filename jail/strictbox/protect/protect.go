@@ -340,7 +340,8 @@ type Plan struct {
 	// existed at launch: anything else of the kind found after the box
 	// is the box's, and swept into the review.
 	Known []string
-	// Watch are files that must not appear (jail/gitpin's), swept too.
+	// Watch are paths absent at launch that the end sweeps into the
+	// review when the box leaves them (jail/gitpin's).
 	Watch []string
 	// Modules are the directories a held script's Python loads modules
 	// from by name that are not held whole: what the box adds there
