@@ -316,12 +316,12 @@ func TestHandoffPreCommitModule(t *testing.T) {
 	checkHeld(t, r, env, slotName(repo, "run"), []string{"pre_commit"}, nil)
 }
 
-// TestHandoffBoxCommitsHookScript: the box rewrites the script the
-// user's pre-commit hook runs and commits it. The working tree and the
-// index keep the user's script, the user's next commit runs that, and
-// the box's end says its commit changed what host tools run.
-func TestHandoffBoxCommitsHookScript(t *testing.T) {
-	repo, _, env := strictRepo(t)
+// hookScriptRepo is a strict test repository whose pre-commit hook (the
+// user's, in .git/hooks) runs the committed scripts/check.sh, and the
+// marker a box's version of that script would write.
+func hookScriptRepo(t *testing.T) (repo string, env []string, pwned string) {
+	t.Helper()
+	repo, _, env = strictRepo(t)
 	out := t.TempDir()
 	os.Chmod(out, 0o777)
 	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
@@ -331,8 +331,15 @@ func TestHandoffBoxCommitsHookScript(t *testing.T) {
 	os.Chmod(filepath.Join(repo, "scripts/check.sh"), 0o755)
 	hostGit(t, repo, env, "add", "-A")
 	hostGit(t, repo, env, "commit", "-q", "-m", "the hook's script")
+	return repo, env, filepath.Join(out, "PWNED")
+}
 
-	pwned := filepath.Join(out, "PWNED")
+// TestHandoffBoxCommitsHookScript: the box rewrites the script the
+// user's pre-commit hook runs and commits it. The working tree and the
+// index keep the user's script, the user's next commit runs that, and
+// the box's end says its commit changed what host tools run.
+func TestHandoffBoxCommitsHookScript(t *testing.T) {
+	repo, env, pwned := hookScriptRepo(t)
 	r := strict(t, repo, env, nil, "sh", "-c", "set -e\nprintf '%s' "+shq(shTouch(pwned))+" > scripts/check.sh\ngit -c gc.auto=0 -c maintenance.auto=false commit -q --no-verify -am 'the box'\necho committed\n")
 	if r.code != 0 || !strings.Contains(r.stdout, "committed") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
@@ -377,18 +384,7 @@ func TestHandoffBoxCommitsHookScript(t *testing.T) {
 // working tree; the end names both, and the host's next commit on the
 // user's branch runs the user's script.
 func TestHandoffBoxBranchHookScript(t *testing.T) {
-	repo, _, env := strictRepo(t)
-	out := t.TempDir()
-	os.Chmod(out, 0o777)
-	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
-	writeFile(t, hook, "#!/bin/sh\n./scripts/check.sh\n")
-	os.Chmod(hook, 0o755)
-	writeFile(t, filepath.Join(repo, "scripts/check.sh"), shTouch(""))
-	os.Chmod(filepath.Join(repo, "scripts/check.sh"), 0o755)
-	hostGit(t, repo, env, "add", "-A")
-	hostGit(t, repo, env, "commit", "-q", "-m", "the hook's script")
-
-	pwned := filepath.Join(out, "PWNED")
+	repo, env, pwned := hookScriptRepo(t)
 	// A held file is a mount point in the box, which checkout cannot
 	// replace: the branch is made with git's plumbing, the stash with
 	// stash create and store, as the box's agent could.
