@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -508,34 +507,12 @@ func withIndexCopy(ctx context.Context, repo string, do func(env []string) ([]by
 		return nil, fmt.Errorf("a copy of the index for git diff: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	// An absent index stays absent in the copy: git reads both as empty.
 	copied := filepath.Join(dir, "index")
-	if err := copyIndex(index, copied); err != nil {
-		return nil, err
+	if err := regfile.Copy(index, copied); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("a copy of the index for git diff: %w", err)
 	}
 	return do([]string{"GIT_INDEX_FILE=" + copied})
-}
-
-// copyIndex copies the index file at src to dst, not through a final
-// link, and not from anything but a regular file; an absent index is
-// not copied.
-func copyIndex(src, dst string) error {
-	in, err := regfile.Open(src)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the index for git diff: %w", err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("a copy of the index for git diff: %w", err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("a copy of the index for git diff: %w", err)
-	}
-	return out.Close()
 }
 
 // hiddenPaths lists the index's entries that git status and git diff

@@ -10,6 +10,7 @@
 package regfile
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -83,17 +84,52 @@ func open(path string, flags int) (*os.File, error) {
 // ReadAll reads the rest of f, a file [Open] gave, refusing more than max
 // bytes with a [TooLargeError].
 func ReadAll(f *os.File, max int64) ([]byte, error) {
-	if fi, err := f.Stat(); err == nil && fi.Size() > max {
-		return nil, &TooLargeError{Path: f.Name(), Max: max}
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		if fi.Size() > max {
+			return nil, &TooLargeError{Path: f.Name(), Max: max}
+		}
+		size = fi.Size()
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	// Sized from the start: a large file (a repository's index or
+	// packed-refs) read through io.ReadAll's doubling buffer costs
+	// several copies of it.
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, readError(f.Name(), err)
 	}
-	if int64(len(b)) > max {
+	if int64(buf.Len()) > max {
 		return nil, &TooLargeError{Path: f.Name(), Max: max}
 	}
-	return b, nil
+	return buf.Bytes(), nil
+}
+
+// Copy copies the regular file at src (not through a final link) to a
+// new file dst, which must not exist, with src's permission bits.
+func Copy(src, dst string) error {
+	in, err := Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return readError(src, err)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	// The umask may have taken bits away.
+	if err := out.Chmod(fi.Mode().Perm()); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Read is [Open] and [ReadAll]: the whole regular file at path, of at

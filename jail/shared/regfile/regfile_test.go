@@ -78,3 +78,33 @@ func TestReadNamedFollowsOnlyALink(t *testing.T) {
 		t.Fatalf("ReadNamed(link to a FIFO): %v", err)
 	}
 }
+
+// TestCopy: the content and permission bits arrive; an existing
+// destination, a link and a FIFO as the source are refused.
+func TestCopy(t *testing.T) {
+	d := t.TempDir()
+	src := filepath.Join(d, "src")
+	os.WriteFile(src, []byte("data"), 0o640)
+	os.Chmod(src, 0o640)
+	dst := filepath.Join(d, "dst")
+	if err := Copy(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "data" {
+		t.Errorf("copied %q", b)
+	}
+	if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	if err := Copy(src, dst); err == nil {
+		t.Error("an existing destination was overwritten")
+	}
+	os.Symlink(src, filepath.Join(d, "link"))
+	if err := Copy(filepath.Join(d, "link"), filepath.Join(d, "via-link")); err == nil {
+		t.Error("a link was followed")
+	}
+	syscall.Mkfifo(filepath.Join(d, "fifo"), 0o644)
+	if err := Copy(filepath.Join(d, "fifo"), filepath.Join(d, "from-fifo")); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("a FIFO: %v", err)
+	}
+}

@@ -2,12 +2,10 @@ package held
 
 import (
 	"bytes"
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Commits. A box can commit its own version of a file the set holds: the
@@ -29,7 +27,7 @@ func headOf(gitDir, commonDir string) string {
 	if commonDir == "" {
 		commonDir = gitDir
 	}
-	b, err := readSmall(filepath.Join(gitDir, "HEAD"), 4096)
+	b, err := regfile.Read(filepath.Join(gitDir, "HEAD"), 4096)
 	if err != nil {
 		return ""
 	}
@@ -45,7 +43,7 @@ func headOf(gitDir, commonDir string) string {
 		if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
 			return ""
 		}
-		if b, err := readSmall(filepath.Join(commonDir, ref), 4096); err == nil {
+		if b, err := regfile.Read(filepath.Join(commonDir, ref), 4096); err == nil {
 			line = strings.TrimSpace(string(b))
 			continue
 		}
@@ -56,7 +54,7 @@ func headOf(gitDir, commonDir string) string {
 
 // packedRef is ref's commit in commonDir's packed-refs, or "".
 func packedRef(commonDir, ref string) string {
-	b, err := readSmall(filepath.Join(commonDir, "packed-refs"), maxRef)
+	b, err := regfile.Read(filepath.Join(commonDir, "packed-refs"), maxRef)
 	if err != nil {
 		return ""
 	}
@@ -99,7 +97,7 @@ func isOID(s string) bool {
 // commonOf is the common dir of gitDir: where its commondir file
 // points, or gitDir itself.
 func commonOf(gitDir string) string {
-	b, err := readSmall(filepath.Join(gitDir, "commondir"), 4096)
+	b, err := regfile.Read(filepath.Join(gitDir, "commondir"), 4096)
 	if err != nil {
 		return gitDir
 	}
@@ -111,24 +109,6 @@ func commonOf(gitDir string) string {
 		c = filepath.Join(gitDir, c)
 	}
 	return filepath.Clean(c)
-}
-
-// readSmall reads a regular file, not through a final link, up to max.
-func readSmall(p string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	// Sized from the start: a large packed-refs or index read through
-	// io.ReadAll's doubling buffer costs several copies of it.
-	buf := bytes.NewBuffer(make([]byte, 0, min(fi.Size(), max)+1))
-	_, err = buf.ReadFrom(io.LimitReader(f, max))
-	return buf.Bytes(), err
 }
 
 // committed lists the held paths of r that the commits made since the

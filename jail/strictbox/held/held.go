@@ -52,7 +52,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -435,35 +434,10 @@ func copyTree(src, dst string) error {
 			}
 			return os.Symlink(t, to)
 		case d.Type().IsRegular():
-			return copyFile(p, to)
+			return regfile.Copy(p, to)
 		}
 		return nil
 	})
-}
-
-func copyFile(from, to string) error {
-	f, err := regfile.Open(from)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, f); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Chmod(fi.Mode().Perm()); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // Result is what collecting a set found.
@@ -495,8 +469,8 @@ type Result struct {
 	// Locks are the index locks left in the repositories' git dirs.
 	Locks []string
 	// AddedExecs are the exec lines the box added to the todo of the
-	// operation the user had in progress ("TODO: LINE", sequencer.go).
-	AddedExecs []string
+	// operation the user had in progress (sequencer.go).
+	AddedExecs []AddedExec
 }
 
 // Unchecked is a repository path the end's sweep could not check or hold,
@@ -879,16 +853,8 @@ func (r Result) Summary(repo, slot string) string { return strings.Join(r.Lines(
 // repository, every name escaped (the box chose them), and one line per
 // path the sweep could not check.
 func (r Result) Lines(repo, slot string) []string {
-	var rel []string
-	for _, f := range r.Files {
-		rel = append(rel, quote(relTo(repo, f)))
-	}
 	const most = 6
-	more := ""
-	if len(rel) > most {
-		more = fmt.Sprintf(" and %d more", len(rel)-most)
-		rel = rel[:most]
-	}
+	rel, more := mostNames(repo, r.Files, most)
 	var lines []string
 	if len(rel) > 0 {
 		lines = append(lines, fmt.Sprintf("the box changed what host tools run, held for review, not applied: %s%s; 'aisan review %s' shows it, --apply writes it, --discard drops it", strings.Join(rel, ", "), more, slot))
@@ -910,15 +876,12 @@ func (r Result) Lines(repo, slot string) []string {
 		lines = append(lines, fmt.Sprintf("the box left its own version of what host tools run on branches it made or moved: %s; checking one out, merging it or git stash pop would put the box's there: look first (git log -p BRANCH -- PATH)", strings.Join(refs, "; ")))
 	}
 	if len(r.Replaced) > 0 {
-		names, more := r.Replaced, ""
-		if len(names) > most {
-			names, more = names[:most], fmt.Sprintf(" and %d more", len(names)-most)
-		}
 		var q []string
-		for _, n := range names {
+		for _, n := range r.Replaced {
 			q = append(q, quote(n))
 		}
-		lines = append(lines, fmt.Sprintf("the box made or changed replace refs, which make git show one object in place of another, with git status clean (checkout, stash and reset would have written the box's version); they are as at launch again: %s%s", strings.Join(q, ", "), more))
+		names, more := first(q, most)
+		lines = append(lines, fmt.Sprintf("the box made or changed replace refs, which make git show one object in place of another, with git status clean (checkout, stash and reset would have written the box's version); they are as at launch again: %s%s", strings.Join(names, ", "), more))
 	}
 	if len(r.Locks) > 0 {
 		names, more := mostNames(repo, r.Locks, most)
@@ -927,13 +890,13 @@ func (r Result) Lines(repo, slot string) []string {
 	if len(r.AddedExecs) > 0 {
 		var ex []string
 		for _, e := range r.AddedExecs {
-			todo, line, _ := strings.Cut(e, ": ")
-			ex = append(ex, fmt.Sprintf("%q in %s", line, relTo(repo, todo)))
+			if e.Unread != nil {
+				ex = append(ex, fmt.Sprintf("%s, which could not be read (%s)", quote(relTo(repo, e.Todo)), quote(e.Unread.Error())))
+				continue
+			}
+			ex = append(ex, fmt.Sprintf("%q in %s", e.Line, quote(relTo(repo, e.Todo))))
 		}
-		names, more := ex, ""
-		if len(names) > most {
-			names, more = names[:most], fmt.Sprintf(" and %d more", len(names)-most)
-		}
+		names, more := first(ex, most)
 		lines = append(lines, fmt.Sprintf("the box added commands to the operation you have in progress: %s%s; git rebase --continue (or cherry-pick --continue) would run them on this machine: look first (git rebase --edit-todo)", strings.Join(names, ", "), more))
 	}
 	if len(r.Unchecked) > 0 {
@@ -948,11 +911,16 @@ func mostNames(repo string, paths []string, most int) (names []string, more stri
 	for _, p := range paths {
 		names = append(names, quote(relTo(repo, p)))
 	}
-	if len(names) > most {
-		more = fmt.Sprintf(" and %d more", len(names)-most)
-		names = names[:most]
+	return first(names, most)
+}
+
+// first are the first most of items, and what says how many more there
+// are.
+func first(items []string, most int) (shown []string, more string) {
+	if len(items) > most {
+		return items[:most], fmt.Sprintf(" and %d more", len(items)-most)
 	}
-	return names, more
+	return items, ""
 }
 
 // UncheckedLines say, one line each, where the end's sweep could not

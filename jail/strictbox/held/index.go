@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // The index. A box can stage (git add) or commit its own version of a
@@ -102,7 +104,7 @@ func saveIndexes(set string, m *Manifest) error {
 			return err
 		}
 		m.Index, m.Head = state, headOf(m.GitDir, m.CommonDir)
-		m.TodoExecs = todoExecs(m.GitDir)
+		m.TodoExecs, _ = todoExecs(m.GitDir)
 	}
 	// Branches are a common dir's: read once for the repositories that
 	// share one (linked worktrees).
@@ -129,7 +131,7 @@ func saveIndexes(set string, m *Manifest) error {
 			return err
 		}
 		n.Head = headOf(n.GitDir, commonOf(n.GitDir))
-		n.TodoExecs = todoExecs(n.GitDir)
+		n.TodoExecs, _ = todoExecs(n.GitDir)
 		if n.Head != "" {
 			n.Refs, n.RefsUnread = branches(commonOf(n.GitDir))
 		}
@@ -345,7 +347,7 @@ func indexAsLaunched(r repoIndex) bool {
 }
 
 // readIndex reads an index file, not through a final link.
-func readIndex(p string) ([]byte, error) { return readSmall(p, maxIndex+1) }
+func readIndex(p string) ([]byte, error) { return regfile.Read(p, maxIndex) }
 
 // indexEntries lists the entries of index (r's own when "") under
 // paths: path -> its entries ("tag mode oid stage", the tag as

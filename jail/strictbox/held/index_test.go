@@ -293,8 +293,8 @@ func TestNestedAddedExecsSaid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("End: %v", err)
 	}
-	if want := []string{todo + ": exec touch /tmp/pwned"}; !slices.Equal(r.AddedExecs, want) {
-		t.Errorf("added execs %q, want %q", r.AddedExecs, want)
+	if want := []AddedExec{{Todo: todo, Line: "exec touch /tmp/pwned"}}; !slices.Equal(r.AddedExecs, want) {
+		t.Errorf("added execs %+v, want %+v", r.AddedExecs, want)
 	}
 }
 
@@ -343,8 +343,8 @@ func TestAddedExecsSaid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("End: %v", err)
 	}
-	if want := []string{todo + ": x touch /tmp/pwned"}; !slices.Equal(r.AddedExecs, want) {
-		t.Errorf("added execs %q, want %q", r.AddedExecs, want)
+	if want := []AddedExec{{Todo: todo, Line: "x touch /tmp/pwned"}}; !slices.Equal(r.AddedExecs, want) {
+		t.Errorf("added execs %+v, want %+v", r.AddedExecs, want)
 	}
 	l := strings.Join(r.Lines(repo, "repo-1-claude"), "\n")
 	if !strings.Contains(l, `"x touch /tmp/pwned" in .git/rebase-merge/git-rebase-todo`) || strings.Contains(l, "make test") {

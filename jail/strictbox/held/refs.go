@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Branches. Besides HEAD (head.go), a box can leave its version of a
@@ -51,7 +53,7 @@ type BranchChange struct {
 // can be compared.
 func refsOf(commonDir string) (refs map[string]string, ok bool) {
 	refs = map[string]string{}
-	if b, err := readSmall(filepath.Join(commonDir, "packed-refs"), maxRef); err == nil {
+	if b, err := regfile.Read(filepath.Join(commonDir, "packed-refs"), maxRef); err == nil {
 		eachPacked(b, func(name []byte) bool {
 			return bytes.HasPrefix(name, []byte("refs/heads/")) || bytes.HasPrefix(name, []byte(replacePrefix)) || string(name) == stashRef
 		}, func(oid, name string) {
@@ -115,7 +117,7 @@ func isTrackedRef(name string) bool {
 // looseRef is the commit a loose ref file names, or "" (absent, a
 // symbolic ref, not a ref).
 func looseRef(p string) string {
-	b, err := readSmall(p, 4096)
+	b, err := regfile.Read(p, 4096)
 	if err != nil {
 		return ""
 	}
@@ -127,7 +129,7 @@ func looseRef(p string) string {
 
 // headBranch is the branch gitDir's HEAD names now, or "".
 func headBranch(gitDir string) string {
-	b, err := readSmall(filepath.Join(gitDir, "HEAD"), 4096)
+	b, err := regfile.Read(filepath.Join(gitDir, "HEAD"), 4096)
 	if err != nil {
 		return ""
 	}

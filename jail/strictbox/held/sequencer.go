@@ -3,9 +3,14 @@ package held
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
 // Operations in progress. A rebase the box starts and leaves is swept
@@ -23,21 +28,29 @@ const maxTodo = 4 << 20
 
 // todoExecs are the exec lines of the todo lists in gitDir: the todo's
 // path relative to gitDir -> its exec lines, trimmed; nil for none.
-func todoExecs(gitDir string) map[string][]string {
-	var out map[string][]string
+// unread are the todos there that could not be read (too large, not a
+// regular file), with why.
+func todoExecs(gitDir string) (execs map[string][]string, unread map[string]error) {
 	for _, rel := range todoFiles {
-		b, err := readSmall(filepath.Join(gitDir, rel), maxTodo)
+		b, err := regfile.Read(filepath.Join(gitDir, rel), maxTodo)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
+			if unread == nil {
+				unread = map[string]error{}
+			}
+			unread[rel] = err
 			continue
 		}
 		if ex := execLines(b); len(ex) > 0 {
-			if out == nil {
-				out = map[string][]string{}
+			if execs == nil {
+				execs = map[string][]string{}
 			}
-			out[rel] = ex
+			execs[rel] = ex
 		}
 	}
-	return out
+	return execs, unread
 }
 
 // execLines are the lines of a todo list that run a command: exec and
@@ -56,18 +69,33 @@ func execLines(todo []byte) []string {
 	return out
 }
 
+// AddedExec is an exec line the box added to the todo of an operation
+// in progress, or (Unread set) a todo the end could not read.
+type AddedExec struct {
+	// Todo is the todo list's path.
+	Todo string
+	// Line is the exec line.
+	Line string
+	// Unread is why the todo could not be read.
+	Unread error
+}
+
 // addedExecs are the exec lines in the todo lists of m's git dirs (the
 // repository's and the nested ones') now that they did not have at
-// launch, each with its todo's path.
-func addedExecs(m Manifest) []string {
-	var out []string
+// launch, and the todos that cannot be read now.
+func addedExecs(m Manifest) []AddedExec {
+	var out []AddedExec
 	added := func(gitDir string, launch map[string][]string) {
-		for rel, lines := range todoExecs(gitDir) {
+		now, unread := todoExecs(gitDir)
+		for rel, lines := range now {
 			for _, l := range lines {
 				if !slices.Contains(launch[rel], l) {
-					out = append(out, filepath.Join(gitDir, rel)+": "+l)
+					out = append(out, AddedExec{Todo: filepath.Join(gitDir, rel), Line: l})
 				}
 			}
+		}
+		for rel, err := range unread {
+			out = append(out, AddedExec{Todo: filepath.Join(gitDir, rel), Unread: err})
 		}
 	}
 	if m.GitDir != "" {
@@ -78,6 +106,8 @@ func addedExecs(m Manifest) []string {
 			added(n.GitDir, n.TodoExecs)
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b AddedExec) int {
+		return cmp.Or(strings.Compare(a.Todo, b.Todo), strings.Compare(a.Line, b.Line))
+	})
 	return out
 }

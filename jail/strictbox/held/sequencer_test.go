@@ -1,6 +1,8 @@
 package held
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,4 +18,20 @@ func FuzzExecLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTodoUnread: a todo the end cannot read (here a directory where
+// git keeps the file) is said, not taken for one without exec lines.
+func TestTodoUnread(t *testing.T) {
+	gitDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(gitDir, "sequencer", "todo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got := addedExecs(Manifest{GitDir: gitDir})
+	if len(got) != 1 || got[0].Todo != filepath.Join(gitDir, "sequencer", "todo") || got[0].Unread == nil {
+		t.Fatalf("added execs %+v, want the unreadable todo", got)
+	}
+	if l := strings.Join(Result{AddedExecs: got}.Lines(gitDir, "s"), "\n"); !strings.Contains(l, "sequencer/todo, which could not be read") {
+		t.Errorf("the end does not say the todo could not be read:\n%s", l)
+	}
 }
