@@ -378,10 +378,11 @@ func TestHandoffBoxCommitsHookScript(t *testing.T) {
 }
 
 // TestHandoffBoxBranchHookScript: the box leaves its version of the
-// script the pre-commit hook runs on a branch of its own and in a stash,
-// staying on the user's branch, a usual way to hand work back.
-// Checking that branch out or popping the stash would put it in the
-// working tree; the end names both, and the host's next commit on the
+// script the pre-commit hook runs on a branch of its own, a tag, a
+// remote-tracking branch (git switch fix would make a branch of it) and
+// in a stash, staying on the user's branch, a usual way to hand work
+// back. Checking one out or popping the stash would put it in the
+// working tree; the end names each, and the host's next commit on the
 // user's branch runs the user's script.
 func TestHandoffBoxBranchHookScript(t *testing.T) {
 	repo, env, pwned := hookScriptRepo(t)
@@ -391,13 +392,14 @@ func TestHandoffBoxBranchHookScript(t *testing.T) {
 	box := "set -e\nblob=$(printf '%s' " + shq(shTouch(pwned)) + " | git hash-object -w --stdin)\n" +
 		"export GIT_INDEX_FILE=/tmp/box-index\ngit read-tree HEAD\ngit update-index --cacheinfo 100755,$blob,scripts/check.sh\n" +
 		"c=$(git commit-tree $(git write-tree) -p HEAD -m 'the box')\nunset GIT_INDEX_FILE\ngit branch agent-work $c\n" +
+		"git tag v9 $c\ngit update-ref refs/remotes/origin/fix $c\n" +
 		"printf '%s' " + shq(shTouch(pwned)) + " > scripts/check.sh\ngit stash store -m 'the box' $(git stash create)\necho done\n"
 	r := strict(t, repo, env, nil, "sh", "-c", box)
 	if r.code != 0 || !strings.Contains(r.stdout, "done") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("the box's end:\n%s", r.stderr)
-	for _, w := range []string{"branches it made or moved", "agent-work (scripts/check.sh)", "stash@{0} (scripts/check.sh)"} {
+	for _, w := range []string{"branches it made or moved", "agent-work (scripts/check.sh)", "stash@{0} (scripts/check.sh)", "tag v9 (scripts/check.sh)", "origin/fix (scripts/check.sh)"} {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("the box's end does not say %q", w)
 		}

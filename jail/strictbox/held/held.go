@@ -141,9 +141,9 @@ type Manifest struct {
 	Index string `json:"index,omitempty"`
 	// Head is the commit the repository's HEAD named at launch (head.go).
 	Head string `json:"head,omitempty"`
-	// Refs are the repository's branches, stash and replace refs at
-	// launch (refs.go); RefsUnread says they could not be read.
-	Refs       map[string]string `json:"refs,omitempty"`
+	// Refs are the repository's branches, remote-tracking branches,
+	// tags, stash and replace refs at launch (refs.go); RefsUnread says they could not be read.
+	Refs       map[string]string `json:"refs"`
 	RefsUnread bool              `json:"refs_unread,omitempty"`
 	// TodoExecs are the exec lines of the operation in progress at
 	// launch, by todo file (sequencer.go).
@@ -460,8 +460,9 @@ type Result struct {
 	// Committed are the held paths the box's commits changed: the
 	// branch holds its version (head.go).
 	Committed []string
-	// Branches are the other branches (and the stash) the box made or
-	// moved that hold its version of held paths (refs.go).
+	// Branches are the other branches, tags, remote-tracking branches
+	// and the stash the box made or moved that hold its version of held
+	// paths (refs.go).
 	Branches []BranchChange
 	// Replaced are the replace refs the box made, changed or removed,
 	// put back as they were at launch (refs.go).
@@ -873,7 +874,7 @@ func (r Result) Lines(repo, slot string) []string {
 			names, more := mostNames(repo, b.Paths, 3)
 			refs = append(refs, fmt.Sprintf("%s (%s%s)", quote(shortRef(b.Ref)), strings.Join(names, ", "), more))
 		}
-		lines = append(lines, fmt.Sprintf("the box left its own version of what host tools run on branches it made or moved: %s; checking one out, merging it or git stash pop would put the box's there: look first (git log -p BRANCH -- PATH)", strings.Join(refs, "; ")))
+		lines = append(lines, fmt.Sprintf("the box left its own version of what host tools run on branches it made or moved (tags and remote-tracking branches among them): %s; checking one out, merging or rebasing onto it, or git stash pop would put the box's there: look first (git log -p REF -- PATH)", strings.Join(refs, "; ")))
 	}
 	if len(r.Replaced) > 0 {
 		var q []string

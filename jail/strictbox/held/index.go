@@ -52,10 +52,10 @@ type NestedIndex struct {
 	State string `json:"state,omitempty"`
 	// Head is the commit its HEAD named at launch (head.go).
 	Head string `json:"head,omitempty"`
-	// Refs are its branches and stash at launch (refs.go), when it has
+	// Refs are its refs at launch (refs.go), when it has
 	// a common dir of its own among the set's repositories; RefsUnread
 	// says they could not be read.
-	Refs       map[string]string `json:"refs,omitempty"`
+	Refs       map[string]string `json:"refs"`
 	RefsUnread bool              `json:"refs_unread,omitempty"`
 	// TodoExecs are the exec lines of its operation in progress at
 	// launch (sequencer.go).
@@ -73,9 +73,11 @@ const maxNested = 64
 // launch.
 type repoIndex struct {
 	root, gitDir, commonDir, state, copy, head string
-	// refs are the branches at launch; nil when not recorded, and
-	// refsUnread set when they could not be read.
+	// refs are the loose refs at launch, packed the copy of packed-refs
+	// taken then (refs.go); refs is nil when they were not recorded,
+	// and refsUnread set when they could not be read.
 	refs       map[string]string
+	packed     string
 	refsUnread bool
 }
 
@@ -83,10 +85,10 @@ type repoIndex struct {
 func indexes(set string, m Manifest) []repoIndex {
 	var out []repoIndex
 	if m.GitDir != "" {
-		out = append(out, repoIndex{m.Repo, m.GitDir, m.CommonDir, m.Index, indexLaunch(set), m.Head, m.Refs, m.RefsUnread})
+		out = append(out, repoIndex{m.Repo, m.GitDir, m.CommonDir, m.Index, indexLaunch(set), m.Head, m.Refs, packedLaunch(set, -1), m.RefsUnread})
 	}
 	for i, n := range m.NestedIndex {
-		out = append(out, repoIndex{n.Root, n.GitDir, commonOf(n.GitDir), n.State, nestedLaunch(set, i), n.Head, n.Refs, n.RefsUnread})
+		out = append(out, repoIndex{n.Root, n.GitDir, commonOf(n.GitDir), n.State, nestedLaunch(set, i), n.Head, n.Refs, packedLaunch(set, i), n.RefsUnread})
 	}
 	return out
 }
@@ -109,16 +111,16 @@ func saveIndexes(set string, m *Manifest) error {
 	// Branches are a common dir's: read once for the repositories that
 	// share one (linked worktrees).
 	seen := map[string]bool{}
-	branches := func(commonDir string) (refs map[string]string, unread bool) {
+	branches := func(commonDir string, i int) (refs map[string]string, unread bool) {
 		if seen[commonDir] {
 			return nil, false
 		}
 		seen[commonDir] = true
-		refs, ok := refsOf(commonDir)
+		refs, ok := snapshotRefs(commonDir, packedLaunch(set, i))
 		return refs, !ok
 	}
 	if m.GitDir != "" && m.Head != "" {
-		m.Refs, m.RefsUnread = branches(cmp.Or(m.CommonDir, m.GitDir))
+		m.Refs, m.RefsUnread = branches(cmp.Or(m.CommonDir, m.GitDir), -1)
 	}
 	for i := range m.NestedIndex {
 		n := &m.NestedIndex[i]
@@ -133,7 +135,7 @@ func saveIndexes(set string, m *Manifest) error {
 		n.Head = headOf(n.GitDir, commonOf(n.GitDir))
 		n.TodoExecs, _ = todoExecs(n.GitDir)
 		if n.Head != "" {
-			n.Refs, n.RefsUnread = branches(commonOf(n.GitDir))
+			n.Refs, n.RefsUnread = branches(commonOf(n.GitDir), i)
 		}
 	}
 	return nil
@@ -223,7 +225,14 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branche
 		var now map[string]string
 		ok := true
 		if r.refs != nil {
-			now, ok = refsOf(r.commonDir)
+			// An empty record is one too (all packed): refs is nil only
+			// when none was made.
+			if then, read := refsThen(r); read {
+				r.refs = then
+				now, ok = refsOf(r.commonDir)
+			} else {
+				r.refsUnread = true
+			}
 		}
 		moved, why, err := movedBranches(m, r, now, ok)
 		if err != nil {

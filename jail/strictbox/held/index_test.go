@@ -187,9 +187,12 @@ func TestCommittedSaid(t *testing.T) {
 }
 
 // TestBranchesSaid: the box leaves its version of a held script on a
-// branch it makes, on one of the user's it moves (a packed one), and in
-// a stash, and stays on the user's branch; a branch that changes only
-// what is not held, and the user's branches it left alone, are not said.
+// branch it makes, on one of the user's it moves (a packed one), in a
+// stash, on a tag it makes (annotated), on one of the user's it moves,
+// and on remote-tracking branches it writes (a new one, and the user's
+// origin/main moved), and stays on the user's branch; a branch or tag
+// that changes only what is not held, and the user's refs it left
+// alone, are not said. A tag naming a blob is said as not compared.
 func TestBranchesSaid(t *testing.T) {
 	g := newGitRepo(t)
 	repo, run, write := g.repo, func(args ...string) string { t.Helper(); return g.git("", args...) }, g.write
@@ -199,6 +202,9 @@ func TestBranchesSaid(t *testing.T) {
 	run("commit", "-q", "-m", "init")
 	run("branch", "old")
 	run("branch", "kept")
+	run("tag", "v1")
+	run("tag", "v0")
+	run("update-ref", "refs/remotes/origin/main", "HEAD")
 	run("pack-refs", "--all")
 	home := strings.TrimSpace(run("symbolic-ref", "--short", "HEAD"))
 	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(repo, "scripts/check.sh"), How: protect.Copy}}})
@@ -213,8 +219,18 @@ func TestBranchesSaid(t *testing.T) {
 	write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned-old\n")
 	run("commit", "-q", "-am", "the box moves old")
 	run("checkout", "-q", home)
+	run("tag", "-a", "-m", "release", "v2", "fix")
+	run("tag", "-f", "v1", "old")
+	run("tag", "v1-docs", "docs")
+	run("update-ref", "refs/remotes/origin/main", "fix")
+	run("update-ref", "refs/remotes/origin/feature", "old")
+	blob := strings.TrimSpace(run("hash-object", "-w", "scripts/check.sh"))
+	write(".git/refs/tags/blob", blob+"\n")
 	write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned-stash\n")
 	run("stash", "-q")
+	// The box packs its refs: the end compares with packed-refs as it
+	// was, not as the box left it.
+	run("pack-refs", "--all")
 
 	r, err := End(set)
 	if err != nil {
@@ -225,17 +241,18 @@ func TestBranchesSaid(t *testing.T) {
 		got = append(got, b.Ref+" "+strings.Join(b.Paths, ","))
 	}
 	check := filepath.Join(repo, "scripts/check.sh")
-	if want := []string{"refs/heads/fix " + check, "refs/heads/old " + check, "refs/stash " + check}; !slices.Equal(got, want) {
+	want := []string{"refs/heads/fix " + check, "refs/heads/old " + check, "refs/remotes/origin/feature " + check, "refs/remotes/origin/main " + check, "refs/stash " + check, "refs/tags/v1 " + check, "refs/tags/v2 " + check}
+	if !slices.Equal(got, want) {
 		t.Errorf("branches %q, want %q", got, want)
 	}
 	l := strings.Join(r.Lines(repo, "repo-1-claude"), "\n")
-	for _, w := range []string{"branches it made or moved", "fix (scripts/check.sh)", "old (scripts/check.sh)", "stash@{0} (scripts/check.sh)"} {
+	for _, w := range []string{"branches it made or moved", "fix (scripts/check.sh)", "old (scripts/check.sh)", "stash@{0} (scripts/check.sh)", "tag v1 (scripts/check.sh)", "tag v2 (scripts/check.sh)", "origin/main (scripts/check.sh)", "origin/feature (scripts/check.sh)", "could not compare tag blob"} {
 		if !strings.Contains(l, w) {
 			t.Errorf("the end does not say %q:\n%s", w, l)
 		}
 	}
-	if strings.Contains(l, "docs") || strings.Contains(l, "kept") || len(r.Committed) > 0 {
-		t.Errorf("the end says more than the branches that hold the box's script:\n%s", l)
+	if strings.Contains(l, "docs") || strings.Contains(l, "kept") || strings.Contains(l, "v0") || len(r.Committed) > 0 {
+		t.Errorf("the end says more than the refs that hold the box's script:\n%s", l)
 	}
 }
 
@@ -248,7 +265,7 @@ func TestBranchesUnread(t *testing.T) {
 	g.git("", "commit", "-q", "-m", "init")
 	head := strings.TrimSpace(g.git("", "rev-parse", "HEAD"))
 	for i := range maxRefs + 1 {
-		g.write(fmt.Sprintf(".git/refs/heads/b%d", i), head+"\n")
+		g.write(fmt.Sprintf(".git/refs/tags/t%d", i), head+"\n")
 	}
 	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(g.repo, "scripts/check.sh"), How: protect.Copy}}})
 	r, err := End(set)
