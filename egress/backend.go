@@ -25,6 +25,9 @@ type Route struct {
 	Method string
 	Path   string
 	Query  string // raw, without '?'; "" means none
+	// Uncounted marks a route whose answer reports no usage because it
+	// uses none (a token count): no estimate is charged for it.
+	Uncounted bool
 }
 
 func (rt Route) String() string {

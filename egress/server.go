@@ -192,10 +192,12 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 				countUsage(resp, b.Usage, func(u answerUsage) {
 					t := u.Tokens
 					switch {
-					case u.Cut && resp.StatusCode/100 == 2:
+					case resp.StatusCode/100 != 2 || x.route.Uncounted:
+						if !u.Got {
+							return
+						}
+					case u.Cut || !u.Got:
 						t = cutShort(t, len(x.body), u)
-					case !u.Got:
-						return
 					}
 					x.tokens = &t
 					if o.Meter != nil {
@@ -216,6 +218,16 @@ func NewServer(b *Backend, o Options) (*Server, error) {
 			}
 			if x, ok := r.Context().Value(exchangeKey).(*exchange); ok {
 				x.refused = rf.logged()
+				if r.Context().Err() != nil && !x.route.Uncounted {
+					// The box hung up before the answer began: the
+					// upstream may have taken the request, and the call
+					// is not free (usage.go).
+					t := cutShort(audit.Tokens{}, len(x.body), answerUsage{})
+					x.tokens = &t
+					if o.Meter != nil {
+						o.Meter.add(b.Name, t)
+					}
+				}
 			}
 			b.WriteRefusal(w, rf)
 		},

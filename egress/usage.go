@@ -23,12 +23,18 @@ import (
 //     least an estimate from what passed ([cutShort]): the usage event
 //     comes last, and a client that left before it would otherwise be
 //     counted nothing.
+//   - So does a successful answer whose usage could not be read (an
+//     event or an answer past maxUsageDoc, a compressed answer, one of
+//     another type), unless its route uses no tokens (Route.Uncounted),
+//     and a call whose client left before the answer began: the
+//     upstream may have taken the whole request by then.
 //   - The answer reaches the client as it comes: the counter reads the
 //     bytes as they pass, keeping only the line (an event's data) or the
 //     JSON answer in hand, up to maxUsageDoc; a longer one is skipped.
 //   - Counts within one call are running totals: the call used the
 //     largest value seen of each.
-//   - A compressed answer is not read (the proxy never decodes one).
+//   - A compressed answer is not read (the proxy never decodes one):
+//     it is estimated.
 
 // UsageFunc reads the tokens a model call used from one JSON document of
 // its answer: the whole body of a JSON answer, or the data of one event
@@ -83,9 +89,6 @@ func countUsage(resp *http.Response, parse UsageFunc, done func(answerUsage)) {
 	if parse == nil || resp.Body == nil || resp.Body == http.NoBody {
 		return
 	}
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		return
-	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	var sse bool
 	switch mt {
@@ -93,7 +96,11 @@ func countUsage(resp *http.Response, parse UsageFunc, done func(answerUsage)) {
 		sse = true
 	case "application/json":
 	default:
-		return
+		// Counted as it passes, not read.
+		parse = nil
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		parse = nil
 	}
 	resp.Body = &usageBody{rc: resp.Body, parse: parse, sse: sse, done: done}
 }
@@ -136,6 +143,9 @@ func (u *usageBody) Close() error {
 }
 
 func (u *usageBody) scan(b []byte) {
+	if u.parse == nil {
+		return
+	}
 	if !u.sse {
 		u.keep(b)
 		return
@@ -185,6 +195,7 @@ func (u *usageBody) read(doc []byte) {
 func (u *usageBody) finish() {
 	u.once.Do(func() {
 		switch {
+		case u.parse == nil:
 		case u.sse && len(u.doc) > 0:
 			u.line() // a last event without its newline
 		case !u.sse && !u.over && bytes.Contains(u.doc, usageMarker):

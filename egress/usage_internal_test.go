@@ -72,11 +72,21 @@ func TestUsageStream(t *testing.T) {
 	if out, got, ok := readUsage(t, "text/event-stream", long, []int{1 << 16}); len(out) != len(long) || !ok || got != (audit.Tokens{Output: 2}) {
 		t.Errorf("an over-long event: %d bytes out, %+v %v", len(out), got, ok)
 	}
-	resp := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}, "Content-Encoding": {"gzip"}}, Body: io.NopCloser(bytes.NewReader(nil))}
-	body := resp.Body
-	countUsage(resp, testUsage, func(answerUsage) {})
-	if resp.Body != body {
-		t.Error("a compressed answer was wrapped")
+	// A compressed answer, and one of another type, pass unread: what
+	// passed is known, the usage is not (the server estimates it).
+	for _, h := range []http.Header{
+		{"Content-Type": {"text/event-stream"}, "Content-Encoding": {"gzip"}},
+		{"Content-Type": {"text/plain"}},
+	} {
+		data := []byte("data: {\"usage\":{\"in\":1}}\n\n")
+		resp := &http.Response{Header: h, Body: io.NopCloser(bytes.NewReader(data))}
+		var u answerUsage
+		countUsage(resp, testUsage, func(got answerUsage) { u = got })
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Equal(out, data) || u.Got || u.Cut || u.Passed != int64(len(data)) {
+			t.Errorf("%v: %q passed, %+v", h, out, u)
+		}
 	}
 }
 

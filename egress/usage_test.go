@@ -2,6 +2,7 @@ package egress_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -248,4 +249,65 @@ func FuzzParseRateAndTokens(f *testing.F) {
 			t.Fatalf("%q: %d tokens", s, n)
 		}
 	})
+}
+
+// TestUsageUnreadIsEstimated: a call is not free because its usage could
+// not be read. A successful answer that reports none (or none the
+// counter could read) counts the estimate; a call whose client left
+// before the answer began counts its request's; a token count, which
+// uses none, counts nothing; a refusal counts nothing.
+func TestUsageUnreadIsEstimated(t *testing.T) {
+	m := egress.NewMeter(egress.MeterState{})
+	received := make(chan struct{}, 1)
+	f := &fixture{up: egresstest.NewUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/x":
+			// The box hangs up before this answers.
+			received <- struct{}{}
+			<-r.Context().Done()
+		case "/v1/count":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"input_tokens":5}`)
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, strings.Repeat("a", 400))
+		}
+	})), src: &egresstest.Source{Value: realToken}, audit: &egresstest.Collect{}}
+	b := testBackend(f.up.URL, f.src)
+	b.Routes = append(b.Routes, egress.Route{Method: "POST", Path: "/v1/count", Uncounted: true})
+	b.Usage = anthropic.Usage
+	f.client = egresstest.Serve(t, b, egress.Options{Meter: m, Audit: f.audit})
+	body := `{"pad":"` + strings.Repeat("p", 390) + `"}`
+
+	io.ReadAll(f.do(t, "POST", "/v1/y", nil, body).Body)
+	io.ReadAll(f.do(t, "POST", "/v1/count", nil, body).Body)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://box/v1/x?beta=true", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	go func() { <-received; cancel() }()
+	if _, err := f.client.Do(req); err == nil {
+		t.Fatal("the call the box hung up on answered")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(f.audit.Entries()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	es := f.audit.Entries()
+	if len(es) != 3 {
+		t.Fatalf("audit: %+v", es)
+	}
+	want := map[string]*audit.Tokens{
+		"/v1/y":           {Input: int64(len(body)) / 4, Output: 100},
+		"/v1/count":       nil,
+		"/v1/x?beta=true": {Input: int64(len(body)) / 4},
+	}
+	for _, e := range es {
+		w, got := want[e.Path], e.Tokens
+		if (w == nil) != (got == nil) || w != nil && *w != *got {
+			t.Errorf("%s counts %+v, want %+v", e.Path, got, w)
+		}
+	}
+	if _, spent := m.Budget(); spent != 2*int64(len(body))/4+100 {
+		t.Errorf("spent %d", spent)
+	}
 }

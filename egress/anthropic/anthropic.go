@@ -54,9 +54,9 @@ const oauthBeta = "oauth-2025-04-20"
 // the query.
 var Routes = []egress.Route{
 	{Method: "POST", Path: "/v1/messages", Query: "beta=true"},
-	{Method: "POST", Path: "/v1/messages/count_tokens", Query: "beta=true"},
+	{Method: "POST", Path: "/v1/messages/count_tokens", Query: "beta=true", Uncounted: true},
 	{Method: "POST", Path: "/v1/messages"},
-	{Method: "POST", Path: "/v1/messages/count_tokens"},
+	{Method: "POST", Path: "/v1/messages/count_tokens", Uncounted: true},
 }
 
 // Forward are the request headers passed upstream: the API version and

@@ -91,7 +91,7 @@ func (c Config) resolve(method, path, query string) (egress.Route, bool) {
 	default:
 		return egress.Route{}, false
 	}
-	return egress.Route{Method: http.MethodPost, Path: prefix + model + ":" + verb}, true
+	return egress.Route{Method: http.MethodPost, Path: prefix + model + ":" + verb, Uncounted: model == "count-tokens"}, true
 }
 
 // Forward are the request headers passed upstream: the betas and the
