@@ -98,6 +98,11 @@ type Rule struct {
 	// (mise runs a project's hooks and env scripts at the next prompt
 	// in it). So is a row one of whose Who's other files is at the root.
 	Tool string
+	// ConfigDir is set for a row its tool also reads from .config/ at
+	// the directory it looks in (mise's .config/mise.toml and
+	// .config/mise/): where the row is foreseen at the root, so is
+	// that path.
+	ConfigDir bool
 	// Dir is set for a directory, taken whole.
 	Dir bool
 	// InDeps is set for a row matched inside a dependency tree too
@@ -146,16 +151,16 @@ func others() []Rule {
 	}, lefthookRows(), []Rule{
 		{Name: ".lefthook", Swept: true, Dir: true, Who: "lefthook", Why: "scripts its config runs from its installed git hook"},
 		{Name: ".lefthook-local", Swept: true, Dir: true, Who: "lefthook", Why: "the same, for the local config"},
-		{Name: "mise.toml", Swept: true, Tool: "mise", Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
+		{Name: "mise.toml", Swept: true, Tool: "mise", ConfigDir: true, Who: "mise", Why: "[hooks] and env directives (_.source runs a script) it obeys on cd into a trusted project or below"},
 		{Name: ".mise.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
-		{Name: "mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, merged over it"},
+		{Name: "mise.local.toml", Swept: true, Tool: "mise", ConfigDir: true, Who: "mise", Why: "the same, merged over it"},
 		{Name: ".mise.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
 		{Name: ".rtx.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same, under its old name"},
 		{Name: ".rtx.local.toml", Swept: true, Tool: "mise", Who: "mise", Why: "the same"},
 		{Name: "mise.*.toml", Glob: true, Who: "mise", Why: "an environment's config (MISE_ENV=NAME reads mise.NAME.toml and mise.NAME.local.toml): the same, merged over it"},
 		{Name: ".mise.*.toml", Glob: true, Who: "mise", Why: "the same"},
 		{Name: ".mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml as above, and its file tasks"},
-		{Name: "mise", Swept: true, Tool: "mise", Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
+		{Name: "mise", Swept: true, Tool: "mise", ConfigDir: true, Dir: true, Who: "mise", Why: "config.toml and conf.d/ as above, here and as .config/mise/"},
 		{Name: ".miserc.toml", Swept: true, Tool: "mise", Who: "mise", Why: "settings read before the config: which config files it loads (env, ceiling paths)"},
 		{Name: ".tool-versions", Swept: true, Tool: "asdf", Who: "asdf, mise", Why: "the tool versions for every command here and below: a path: version runs the tool from the directory it names"},
 		{Name: "rust-toolchain.toml", Swept: true, Tool: "rustup", Who: "rustup", Why: "the toolchain for cargo, rustc and the rest here and below: a [toolchain] path runs them from the directory it names"},
@@ -653,6 +658,9 @@ func RootCandidates(dir string, installed func(cmd string) bool, inUse map[strin
 			continue
 		}
 		out = append(out, PathFact{Path: filepath.Join(dir, r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why})
+		if r.ConfigDir {
+			out = append(out, PathFact{Path: filepath.Join(dir, ".config", r.Name), Dir: r.Dir, Why: r.Who + ": " + r.Why + " (read from .config/ too)"})
+		}
 	}
 	return out
 }

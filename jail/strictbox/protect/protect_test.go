@@ -620,6 +620,16 @@ func TestSweptForeseenWhereInstalled(t *testing.T) {
 			t.Errorf("%s is not foreseen with mise installed", n)
 		}
 	}
+	// mise reads its configs from .config/ at the root as well.
+	var inConfig []string
+	for _, c := range RootCandidates(r, func(cmd string) bool { return cmd == "mise" }, nil) {
+		if filepath.Base(filepath.Dir(c.Path)) == ".config" {
+			inConfig = append(inConfig, filepath.Base(c.Path))
+		}
+	}
+	if want := []string{"mise.toml", "mise.local.toml", "mise"}; !slices.Equal(inConfig, want) {
+		t.Errorf("foreseen in .config/ with mise installed: %q, want %q", inConfig, want)
+	}
 	for _, n := range []string{".pre-commit-config.yaml", ".idea", "lefthook.yml"} {
 		if slices.Contains(withMise, n) {
 			t.Errorf("%s is foreseen with only mise installed", n)
