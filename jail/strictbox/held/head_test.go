@@ -3,6 +3,7 @@ package held
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,12 +65,13 @@ func FuzzHeadOf(f *testing.F) {
 		os.WriteFile(filepath.Join(d, "HEAD"), []byte(head), 0o644)
 		os.WriteFile(filepath.Join(d, "refs/heads/main"), []byte(ref), 0o644)
 		os.WriteFile(filepath.Join(d, "packed-refs"), []byte(packed), 0o644)
+		os.WriteFile(filepath.Join(d, "ORIG_HEAD"), []byte(ref), 0o644)
 		if got := headOf(d, d); got != "" && !isOID(got) {
 			t.Fatalf("headOf: %q is not an object id", got)
 		}
-		refs, ok := refsOf(d)
+		refs, ok := refsOf(d, d)
 		for name, oid := range refs {
-			if !isTrackedRef(name) || !isOID(oid) {
+			if !isRef(name) && !slices.Contains(pseudoRefs[:], name) || !isOID(oid) {
 				t.Fatalf("refsOf: %q -> %q is not a branch's commit", name, oid)
 			}
 		}

@@ -467,11 +467,22 @@ type Result struct {
 	// Replaced are the replace refs the box made, changed or removed,
 	// put back as they were at launch (refs.go).
 	Replaced []string
+	// Unshadowed are the refs the box made or moved that hid others
+	// from the names a user types, put back as they were at launch
+	// (refs.go).
+	Unshadowed []string
 	// Locks are the index locks left in the repositories' git dirs.
 	Locks []string
 	// AddedExecs are the exec lines the box added to the todo of the
 	// operation the user had in progress (sequencer.go).
 	AddedExecs []AddedExec
+}
+
+// withoutSet is r for a set that held nothing and is gone: what the end
+// did and found in the repository, without the set's own findings.
+func (r Result) withoutSet() Result {
+	return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches,
+		Replaced: r.Replaced, Unshadowed: r.Unshadowed, AddedExecs: r.AddedExecs, Locks: r.Locks}
 }
 
 // Unchecked is a repository path the end's sweep could not check or hold,
@@ -536,6 +547,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 			sweep = append(sweep, w)
 		}
 	}
+	for _, d := range gitDirs(m) {
+		sweep = append(sweep, plantedRootRefs(d, protect.Span{Start: m.Start, End: ended})...)
+	}
 	if len(sweep) > 0 || len(s.Unreadable) > 0 {
 		if err := os.MkdirAll(filepath.Join(set, "swept"), 0o700); err != nil {
 			return r, err
@@ -574,9 +588,7 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
 	}
-	unstaged, commits, branches, replaced, locks, unchecked := restoreIndexes(set, m)
-	m.Unchecked = append(m.Unchecked, unchecked...)
-	r.Unstaged, r.Committed, r.Branches, r.Replaced, r.Locks = unstaged, commits, branches, replaced, locks
+	m.Unchecked = append(m.Unchecked, restoreIndexes(set, m, &r)...)
 	// After the sweep, which took an operation the box started.
 	r.AddedExecs = addedExecs(m)
 	for _, d := range s.Unread {
@@ -591,9 +603,9 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	r.Unchecked = m.Unchecked
 	if len(changes) == 0 && len(m.Unchecked) == 0 {
 		if err := os.RemoveAll(set); err != nil {
-			return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, Replaced: r.Replaced, AddedExecs: r.AddedExecs, Locks: r.Locks}, err
+			return r.withoutSet(), err
 		}
-		return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches, Replaced: r.Replaced, AddedExecs: r.AddedExecs, Locks: r.Locks}, unmarkOpen(set, m.Repo)
+		return r.withoutSet(), unmarkOpen(set, m.Repo)
 	}
 	r.Files = files(changes)
 	m.State = Held
@@ -603,6 +615,24 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	// Last, so that a collection cut short before here leaves the set
 	// where the next sweep of its repository finds it.
 	return r, unmarkOpen(set, m.Repo)
+}
+
+// gitDirs are the git dirs of m's repositories, common dirs included,
+// each once.
+func gitDirs(m Manifest) []string {
+	var out []string
+	add := func(d string) {
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	add(m.GitDir)
+	add(m.CommonDir)
+	for _, n := range m.NestedIndex {
+		add(n.GitDir)
+		add(commonOf(n.GitDir))
+	}
+	return out
 }
 
 // linkAbove is the highest symlink on the way to p's directory that is
@@ -883,6 +913,14 @@ func (r Result) Lines(repo, slot string) []string {
 		}
 		names, more := first(q, most)
 		lines = append(lines, fmt.Sprintf("the box made or changed replace refs, which make git show one object in place of another, with git status clean (checkout, stash and reset would have written the box's version); they are as at launch again: %s%s", strings.Join(names, ", "), more))
+	}
+	if len(r.Unshadowed) > 0 {
+		var q []string
+		for _, n := range r.Unshadowed {
+			q = append(q, quote(n))
+		}
+		names, more := first(q, most)
+		lines = append(lines, fmt.Sprintf("the box made or moved refs that git would take for others of the same name (git reset --hard, merge or rebase NAME would have used the box's, with no more than a warning that the name is ambiguous); they are as at launch again: %s%s", strings.Join(names, ", "), more))
 	}
 	if len(r.Locks) > 0 {
 		names, more := mostNames(repo, r.Locks, most)

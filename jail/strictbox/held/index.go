@@ -111,16 +111,16 @@ func saveIndexes(set string, m *Manifest) error {
 	// Branches are a common dir's: read once for the repositories that
 	// share one (linked worktrees).
 	seen := map[string]bool{}
-	branches := func(commonDir string, i int) (refs map[string]string, unread bool) {
+	branches := func(gitDir, commonDir string, i int) (refs map[string]string, unread bool) {
 		if seen[commonDir] {
 			return nil, false
 		}
 		seen[commonDir] = true
-		refs, ok := snapshotRefs(commonDir, packedLaunch(set, i))
+		refs, ok := snapshotRefs(gitDir, commonDir, packedLaunch(set, i))
 		return refs, !ok
 	}
 	if m.GitDir != "" && m.Head != "" {
-		m.Refs, m.RefsUnread = branches(cmp.Or(m.CommonDir, m.GitDir), -1)
+		m.Refs, m.RefsUnread = branches(m.GitDir, cmp.Or(m.CommonDir, m.GitDir), -1)
 	}
 	for i := range m.NestedIndex {
 		n := &m.NestedIndex[i]
@@ -135,7 +135,7 @@ func saveIndexes(set string, m *Manifest) error {
 		n.Head = headOf(n.GitDir, commonOf(n.GitDir))
 		n.TodoExecs, _ = todoExecs(n.GitDir)
 		if n.Head != "" {
-			n.Refs, n.RefsUnread = branches(commonOf(n.GitDir), i)
+			n.Refs, n.RefsUnread = branches(n.GitDir, commonOf(n.GitDir), i)
 		}
 	}
 	return nil
@@ -209,19 +209,19 @@ func heldPaths(m Manifest, r repoIndex) []string {
 // the launch's copies have them, in the box's repository and the nested
 // ones, and returns the paths it put back, those the box committed
 // (head.go), and what it could not check.
-func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branches []BranchChange, replaced, locks []string, unchecked []Unchecked) {
+func restoreIndexes(set string, m Manifest, res *Result) (unchecked []Unchecked) {
 	for _, r := range indexes(set, m) {
 		// A git of the box's stopped mid-way (the box ended, or was
 		// killed, while it ran) leaves its lock, and the user's next
 		// git then refuses to touch the index.
 		if lock := filepath.Join(r.gitDir, "index.lock"); fileExists(lock) {
-			locks = append(locks, lock)
+			res.Locks = append(res.Locks, lock)
 		}
 		c, err := committed(m, r)
 		if err != nil {
 			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the commits the box made could not be read for what host tools run (%v): look at them before git stash, git reset --hard or a checkout puts them in the working tree", err)})
 		}
-		commits = append(commits, c...)
+		res.Committed = append(res.Committed, c...)
 		var now map[string]string
 		ok := true
 		if r.refs != nil {
@@ -229,24 +229,27 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branche
 			// when none was made.
 			if then, read := refsThen(r); read {
 				r.refs = then
-				now, ok = refsOf(r.commonDir)
+				now, ok = refsOf(r.gitDir, r.commonDir)
 			} else {
 				r.refsUnread = true
 			}
 		}
+		// First what is put back, so that what is said of the rest is
+		// of the refs as the end leaves them.
+		put, unshadowed, err := putBack(r, now, ok)
+		if err != nil {
+			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the replace refs the box made, and refs that hide others of the same name, could not be put back (%v): git replace -l lists the first; each makes git show another object in place of yours, in checkout, stash and reset too: remove the box's with git replace -d; git warns of the others as ambiguous refnames", err)})
+		}
+		res.Replaced = append(res.Replaced, put...)
+		res.Unshadowed = append(res.Unshadowed, unshadowed...)
 		moved, why, err := movedBranches(m, r, now, ok)
 		if err != nil {
-			why = fmt.Sprintf("the branches the box made or moved could not be read for what host tools run (%v)", err)
+			why = fmt.Sprintf("the refs the box made or moved could not be read for what host tools run (%v)", err)
 		}
 		if why != "" {
 			unchecked = append(unchecked, Unchecked{Path: r.root, Why: why + ": look at them before checking one out, merging it or git stash pop"})
 		}
-		branches = append(branches, moved...)
-		put, err := putBackReplaced(r, now, ok)
-		if err != nil {
-			unchecked = append(unchecked, Unchecked{Path: r.root, Why: fmt.Sprintf("the replace refs the box made could not be put back (%v): git replace -l lists them; each makes git show another object in place of yours, in checkout, stash and reset too: remove the box's with git replace -d", err)})
-		}
-		replaced = append(replaced, put...)
+		res.Branches = append(res.Branches, moved...)
 		if r.state == indexSkipped {
 			if len(heldPaths(m, r)) > 0 {
 				unchecked = append(unchecked, Unchecked{Path: filepath.Join(r.gitDir, "index"), Why: fmt.Sprintf("the index of this nested repository was not kept at launch (more than %d nested repositories): what the box staged there of what host tools run is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", maxNested)})
@@ -257,9 +260,9 @@ func restoreIndexes(set string, m Manifest) (unstaged, commits []string, branche
 		if err != nil {
 			unchecked = append(unchecked, Unchecked{Path: filepath.Join(r.gitDir, "index"), Why: fmt.Sprintf("the index entries of what the box may not change could not be put back as they were at launch (%v): what it staged there is staged still; git stash, git checkout -- . or pre-commit would put it in the working tree", err)})
 		}
-		unstaged = append(unstaged, paths...)
+		res.Unstaged = append(res.Unstaged, paths...)
 	}
-	return unstaged, commits, branches, replaced, locks, unchecked
+	return unchecked
 }
 
 // fileExists reports whether p exists, not following a final link.

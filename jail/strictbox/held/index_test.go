@@ -446,3 +446,117 @@ func TestIndexFlagsPutBack(t *testing.T) {
 		t.Errorf("the index after the end:\n%s\nwant:\n%s", got, strings.ReplaceAll(want, "%s", orig))
 	}
 }
+
+// TestShadowingRefsPutBack: refs the box makes that git would take for
+// the user's from the names the user types (refs/origin/main and a
+// branch origin/main over refs/remotes/origin/main, a tag over the
+// branch of the same name) are removed, and the end says which; a ref
+// in another namespace and ORIG_HEAD pointed at the box's commit are
+// said, not removed; the user's remote-tracking branch stays.
+func TestShadowingRefsPutBack(t *testing.T) {
+	g := newGitRepo(t)
+	run := func(args ...string) string { t.Helper(); return g.git("", args...) }
+	g.write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	home := strings.TrimSpace(run("symbolic-ref", "--short", "HEAD"))
+	run("update-ref", "refs/remotes/origin/main", "HEAD")
+	run("update-ref", "refs/remotes/origin/feature", "HEAD")
+	user := strings.TrimSpace(run("rev-parse", "HEAD"))
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(g.repo, "scripts/check.sh"), How: protect.Copy}}})
+	// The box: a commit of its script, made with plumbing, named where
+	// git looks first.
+	g.write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "the box")
+	box := strings.TrimSpace(run("rev-parse", "HEAD"))
+	run("reset", "-q", "--soft", user)
+	run("reset", "-q", "--hard")
+	run("update-ref", "refs/origin/main", box)
+	run("branch", "origin/feature", box)
+	run("tag", home, box)
+	run("update-ref", "refs/work/agent", box)
+	g.write(".git/ORIG_HEAD", box+"\n")
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	want := []string{
+		"refs/heads/origin/feature -> " + box + ", which hid refs/remotes/origin/feature",
+		"refs/origin/main -> " + box + ", which hid refs/remotes/origin/main",
+		"refs/tags/" + home + " -> " + box + ", which hid refs/heads/" + home,
+	}
+	if !slices.Equal(r.Unshadowed, want) {
+		t.Errorf("put back %q, want %q", r.Unshadowed, want)
+	}
+	for _, name := range []string{"origin/main", "origin/feature", home} {
+		if got := strings.TrimSpace(run("rev-parse", name)); got != user {
+			t.Errorf("%s is %s after the end, want the user's %s", name, got, user)
+		}
+	}
+	var said []string
+	for _, b := range r.Branches {
+		said = append(said, b.Ref)
+	}
+	if want := []string{"ORIG_HEAD", "refs/work/agent"}; !slices.Equal(said, want) {
+		t.Errorf("refs said %q, want %q", said, want)
+	}
+	l := strings.Join(r.Lines(g.repo, "repo-1-claude"), "\n")
+	for _, w := range []string{"git would take for others of the same name", "ORIG_HEAD (scripts/check.sh)", "refs/work/agent (scripts/check.sh)"} {
+		if !strings.Contains(l, w) {
+			t.Errorf("the end does not say %q:\n%s", w, l)
+		}
+	}
+}
+
+// TestRootRefsSwept: files the box plants at the top of the git dir
+// that git reads as refs before refs/ itself (.git/origin/main for
+// origin/main, .git/main for main, a link) are swept into the review;
+// a note of its there, and git's own files, are not.
+func TestRootRefsSwept(t *testing.T) {
+	g := newGitRepo(t)
+	run := func(args ...string) string { t.Helper(); return g.git("", args...) }
+	g.write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	user := strings.TrimSpace(run("rev-parse", "HEAD"))
+	home := strings.TrimSpace(run("symbolic-ref", "--short", "HEAD"))
+	run("update-ref", "refs/remotes/origin/main", "HEAD")
+	g.write(".git/user-notes", user+"\n") // the user's, before the box
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(g.repo, "scripts/check.sh"), How: protect.Copy}}})
+	g.write("scripts/check.sh", "#!/bin/sh\ntouch /tmp/pwned\n")
+	run("commit", "-q", "-am", "the box")
+	box := strings.TrimSpace(run("rev-parse", "HEAD"))
+	run("reset", "-q", "--hard", user)
+	g.write(".git/origin/main", box+"\n")
+	g.write(".git/"+home, box+"\n")
+	if err := os.Symlink("refs/remotes/origin/main", filepath.Join(g.repo, ".git", "upstream")); err != nil {
+		t.Fatal(err)
+	}
+	g.write(".git/box-notes.txt", "not a ref\n")
+	g.write(".git/user-notes", box+"\n")
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	var got []string
+	for _, f := range r.Files {
+		got = append(got, strings.TrimPrefix(f, g.repo+"/"))
+	}
+	slices.Sort(got)
+	want := []string{".git/" + home, ".git/origin", ".git/upstream", ".git/user-notes"}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("held %q, want %q", got, want)
+	}
+	for _, name := range []string{"origin/main", home} {
+		if out := strings.TrimSpace(run("rev-parse", name)); out != user {
+			t.Errorf("%s is %s after the end, want the user's %s", name, out, user)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(g.repo, ".git", "box-notes.txt")); err != nil {
+		t.Errorf("a file that is no ref was swept: %v", err)
+	}
+}

@@ -11,30 +11,56 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
+	"github.com/aisan-dev/aisan/jail/strictbox/protect"
 )
 
 // Branches. Besides HEAD (head.go), a box can leave its version of a
 // held file on a branch it made or moved, or in a stash: checking the
 // branch out, merging it or git stash pop (a usual way to take an
 // agent's work) puts that version in the working tree, where the next
-// hook runs it. The same holds for a tag (git checkout v1.2) and for a
+// hook runs it. The same holds for a tag (git checkout v1.2), for a
 // remote-tracking branch, which the box cannot have fetched (it has no
-// route to a remote) but can write: git switch NAME makes a local
+// route to a remote) but can write (git switch NAME makes a local
 // branch of origin/NAME, and git rebase or merge origin/main without a
-// fetch takes it as it is. As with HEAD, the end only says so. Prepare
-// reads these refs and the replace refs (below) from git's files (loose
-// refs and packed-refs, no git run); the end reads them again and asks
-// git, for each ref that is new or moved, which held paths it changes.
+// fetch takes it as it is), for a ref in any other namespace, and for
+// the refs git keeps beside HEAD (git reset --hard ORIG_HEAD undoes a
+// reset or a rebase). As with HEAD, the end only says so. Prepare reads
+// every ref from git's files (loose refs and packed-refs, no git run);
+// the end reads them again and asks git, for each ref that is new or
+// moved, which held paths it changes.
+//
+// Two kinds are put back as they were instead: replace refs (below),
+// and a ref that hides another from the name a user types ([shadows]):
+// git reset --hard origin/main takes refs/origin/main, a tag main or a
+// branch named origin/main over refs/remotes/origin/main, with no more
+// than a warning that the name is ambiguous. Files git would take for
+// refs at the top of a git dir (.git/origin/main comes first of all)
+// are swept into the review ([plantedRootRefs]).
 
 // maxRefs bounds the loose refs a launch records (git keeps most of a
 // large repository's refs, its tags, packed); past it, the end says it
 // could not check them.
 const maxRefs = 4096
 
-// refPrefixes are the namespaces refsOf reads, stashRef besides.
-var refPrefixes = [...]string{"refs/heads/", "refs/tags/", "refs/remotes/", replacePrefix}
+// refsPrefix is git's refs namespace: refsOf reads all of it.
+const refsPrefix = "refs/"
+
+// pseudoRefs are the refs git keeps at the top of a git dir besides
+// HEAD, which a user names to undo or to go on (git reset --hard
+// ORIG_HEAD, git merge FETCH_HEAD). They are the worktree's: refsOf
+// reads them from the git dir it is given.
+var pseudoRefs = [...]string{"ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_HEAD", "AUTO_MERGE"}
+
+// dwimRules are where git looks, in order, for a name the user types
+// (git rev-parse's rules after the git dir's own top, which
+// plantedRootRefs covers): a ref found under an earlier rule hides one
+// under a later rule from the same name.
+var dwimRules = [...]string{"refs/", "refs/tags/", "refs/heads/", "refs/remotes/"}
 
 // maxMovedRefs bounds the new or moved branches the end runs git for.
 const maxMovedRefs = 32
@@ -71,12 +97,13 @@ func packedLaunch(set string, i int) string {
 	return filepath.Join(set, fmt.Sprintf("packed-refs.%d.launch", i))
 }
 
-// snapshotRefs records the refs of the repository whose common dir is
-// commonDir: its packed-refs copied to dst (nothing when it has none),
-// its loose refs returned. ok is false when they could not be read (a
-// ref file unreadable, more than maxRefs loose refs, packed-refs over
-// maxRef): then nothing can be compared.
-func snapshotRefs(commonDir, dst string) (loose map[string]string, ok bool) {
+// snapshotRefs records the refs of a repository: those of its common
+// dir, commonDir, and the pseudo-refs of its git dir, gitDir. Its
+// packed-refs is copied to dst (nothing when it has none), its loose
+// refs returned. ok is false when they could not be read (a ref file
+// unreadable, more than maxRefs loose refs, packed-refs over maxRef):
+// then nothing can be compared.
+func snapshotRefs(gitDir, commonDir, dst string) (loose map[string]string, ok bool) {
 	b, err := regfile.Read(filepath.Join(commonDir, "packed-refs"), maxRef)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -93,7 +120,7 @@ func snapshotRefs(commonDir, dst string) (loose map[string]string, ok bool) {
 		}
 	}
 	loose = map[string]string{}
-	if !readLoose(commonDir, loose) {
+	if !readLoose(gitDir, commonDir, loose) {
 		return nil, false
 	}
 	return loose, true
@@ -111,20 +138,20 @@ func refsThen(r repoIndex) (map[string]string, bool) {
 	return refs, true
 }
 
-// refsOf reads the local and remote-tracking branches, the tags, the
-// stash and the replace refs of the repository whose common dir is
-// commonDir as they are now: ref name -> object. ok is false when
-// they could not all be read.
-func refsOf(commonDir string) (refs map[string]string, ok bool) {
+// refsOf reads every ref of the repository whose common dir is
+// commonDir, and the pseudo-refs of its git dir gitDir, as they are
+// now: ref name -> object. ok is false when they could not all be
+// read.
+func refsOf(gitDir, commonDir string) (refs map[string]string, ok bool) {
 	refs = map[string]string{}
-	if !readPacked(filepath.Join(commonDir, "packed-refs"), refs) || !readLoose(commonDir, refs) {
+	if !readPacked(filepath.Join(commonDir, "packed-refs"), refs) || !readLoose(gitDir, commonDir, refs) {
 		return nil, false
 	}
 	return refs, true
 }
 
-// readPacked adds the refs refsOf reads from the packed-refs file p
-// (none when it is absent) to refs.
+// readPacked adds the refs of the packed-refs file p (none when it is
+// absent) to refs.
 func readPacked(p string, refs map[string]string) bool {
 	b, err := regfile.Read(p, maxRef)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -133,23 +160,38 @@ func readPacked(p string, refs map[string]string) bool {
 	if err != nil {
 		return false
 	}
-	eachPacked(b, isTrackedRef[[]byte], func(oid, name string) { refs[name] = oid })
+	eachPacked(b, isRef[[]byte], func(oid, name string) { refs[name] = oid })
 	return true
 }
 
 // readLoose adds (over what is there: loose refs win over packed ones)
-// the loose refs of commonDir refsOf reads, at most maxRefs of them.
-func readLoose(commonDir string, refs map[string]string) bool {
+// the loose refs of commonDir, at most maxRefs of them, and the
+// pseudo-refs of gitDir.
+func readLoose(gitDir, commonDir string, refs map[string]string) bool {
 	n := 0
-	for _, prefix := range refPrefixes {
-		if !looseRefs(commonDir, filepath.Join(commonDir, filepath.FromSlash(prefix)), refs, &n) {
-			return false
+	if !looseRefs(commonDir, filepath.Join(commonDir, "refs"), refs, &n) {
+		return false
+	}
+	for _, name := range pseudoRefs {
+		if oid := pseudoRef(filepath.Join(gitDir, name)); oid != "" {
+			refs[name] = oid
 		}
 	}
-	if oid := looseRef(filepath.Join(commonDir, stashRef)); oid != "" {
-		refs[stashRef] = oid
-	}
 	return true
+}
+
+// pseudoRef is the commit a pseudo-ref file names first, or "": its
+// first word (FETCH_HEAD and MERGE_HEAD hold a line per commit, the
+// first what git takes for the name).
+func pseudoRef(p string) string {
+	b, err := regfile.Read(p, 1<<20)
+	if err != nil {
+		return ""
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 && isOID(f[0]) {
+		return f[0]
+	}
+	return ""
 }
 
 // looseRefs adds the loose refs under root to refs, counting them in
@@ -184,15 +226,27 @@ func looseRefs(commonDir, root string, refs map[string]string, n *int) bool {
 	return err == nil && ok
 }
 
-// isTrackedRef reports whether name is a ref refsOf reads (bytes for
-// packed-refs, read without a string per line).
-func isTrackedRef[T string | []byte](name T) bool {
-	for _, p := range refPrefixes {
-		if len(name) >= len(p) && string(name[:len(p)]) == p {
-			return true
+// isRef reports whether name, a line of packed-refs, is a ref (bytes:
+// packed-refs is read without a string per line).
+func isRef[T string | []byte](name T) bool {
+	return len(name) > len(refsPrefix) && string(name[:len(refsPrefix)]) == refsPrefix
+}
+
+// shadows returns the ref of refs that ref hides from a name the user
+// types ([dwimRules]), if any.
+func shadows(ref string, refs map[string]string) (hidden string, ok bool) {
+	for i, rule := range dwimRules {
+		short, ok := strings.CutPrefix(ref, rule)
+		if !ok || short == "" {
+			continue
+		}
+		for _, later := range dwimRules[i+1:] {
+			if _, ok := refs[later+short]; ok {
+				return later + short, true
+			}
 		}
 	}
-	return string(name) == stashRef
+	return "", false
 }
 
 // looseRef is the commit a loose ref file names, or "" (absent, a
@@ -230,13 +284,13 @@ func movedBranches(m Manifest, r repoIndex, now map[string]string, ok bool) (cha
 		return nil, "", nil
 	}
 	if r.refsUnread {
-		return nil, fmt.Sprintf("its branches, tags, stash and replace refs were not read at launch (more than %d loose refs, or unreadable), so those the box made or moved are not checked", maxRefs), nil
+		return nil, fmt.Sprintf("its refs were not read at launch (more than %d loose refs, or unreadable), so those the box made or moved are not checked", maxRefs), nil
 	}
 	if r.refs == nil || r.head == "" {
 		return nil, "", nil
 	}
 	if !ok {
-		return nil, fmt.Sprintf("its branches and tags could not be read, or there are more than %d loose refs", maxRefs), nil
+		return nil, fmt.Sprintf("its refs could not be read, or there are more than %d loose refs", maxRefs), nil
 	}
 	onHead := headBranch(r.gitDir)
 	var moved []string
@@ -247,7 +301,7 @@ func movedBranches(m Manifest, r repoIndex, now map[string]string, ok bool) (cha
 	}
 	slices.Sort(moved)
 	if len(moved) > maxMovedRefs {
-		unchecked = fmt.Sprintf("the box made or moved %d branches or tags; the first %d were checked", len(moved), maxMovedRefs)
+		unchecked = fmt.Sprintf("the box made or moved %d refs; the first %d were checked", len(moved), maxMovedRefs)
 		moved = moved[:maxMovedRefs]
 	}
 	var failed []string
@@ -299,22 +353,30 @@ func shortRef(ref string) string {
 	return strings.TrimPrefix(ref, "refs/heads/")
 }
 
-// putBackReplaced sets r's replace refs (now, at the end; ok says they
-// were read) back to what they were at launch
-// (removing those the box made, restoring those it changed or removed),
-// and returns each it put back as "REF -> OBJECT the box had it name"
-// ("REF removed" for one the box removed).
-func putBackReplaced(r repoIndex, now map[string]string, ok bool) (put []string, err error) {
+// putBack sets back to what they were at launch (removing those the
+// box made, restoring those it changed or removed) r's replace refs and
+// the refs it made or moved that hide another ([shadows]) in now (r's
+// refs at the end; ok says they were read), and updates now to match.
+// It returns each replace ref it put back as "REF -> OBJECT the box had
+// it name" ("REF removed" for one the box removed), and each other ref
+// as "REF -> OBJECT, which hid HIDDEN".
+func putBack(r repoIndex, now map[string]string, ok bool) (replaced, unshadowed []string, err error) {
 	if r.refs == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if !ok {
-		return nil, fmt.Errorf("the refs could not be read, or there are more than %d loose refs", maxRefs)
+		return nil, nil, fmt.Errorf("the refs could not be read, or there are more than %d loose refs", maxRefs)
 	}
 	var names []string
+	hides := map[string]string{}
 	for name := range now {
-		if strings.HasPrefix(name, replacePrefix) && now[name] != r.refs[name] {
+		if now[name] == r.refs[name] {
+			continue
+		}
+		if strings.HasPrefix(name, replacePrefix) {
 			names = append(names, name)
+		} else if hidden, ok := shadows(name, now); ok {
+			names, hides[name] = append(names, name), hidden
 		}
 	}
 	for name := range r.refs {
@@ -335,9 +397,107 @@ func putBackReplaced(r repoIndex, now map[string]string, ok bool) (put []string,
 			said = name + " removed"
 		}
 		if _, err := git(r, "", nil, args...); err != nil {
-			return put, err
+			return replaced, unshadowed, err
 		}
-		put = append(put, said)
+		if r.refs[name] != "" {
+			now[name] = r.refs[name]
+		} else {
+			delete(now, name)
+		}
+		if hidden, ok := hides[name]; ok {
+			unshadowed = append(unshadowed, said+", which hid "+hidden)
+			continue
+		}
+		replaced = append(replaced, said)
 	}
-	return put, nil
+	return replaced, unshadowed, nil
+}
+
+// gitOwnNames are the entries git itself keeps at the top of a git dir
+// (and those of the tools that share it, git-lfs's): what is not one of
+// them there, and reads as a ref, git would take for one
+// (plantedRootRefs). The pseudo-refs are compared as refs.
+var gitOwnNames = map[string]bool{
+	"HEAD": true, "config": true, "config.worktree": true, "index": true, "packed-refs": true,
+	"description": true, "COMMIT_EDITMSG": true, "MERGE_MSG": true, "MERGE_MODE": true,
+	"MERGE_RR": true, "SQUASH_MSG": true, "TAG_EDITMSG": true, "NOTES_EDITMSG": true,
+	"EDIT_DESCRIPTION": true, "shallow": true, "gc.log": true, "gc.pid": true, "commondir": true,
+	"gitdir": true, "objects": true, "refs": true, "logs": true, "hooks": true, "info": true,
+	"modules": true, "worktrees": true, "rebase-merge": true, "rebase-apply": true,
+	"sequencer": true, "rr-cache": true, "lfs": true, "branches": true, "remotes": true,
+	"BISECT_LOG": true, "BISECT_TERMS": true, "BISECT_START": true, "BISECT_EXPECTED_REV": true,
+	"BISECT_ANCESTORS_OK": true, "BISECT_NAMES": true, "BISECT_RUN": true,
+	"FETCH_HEAD": true, "ORIG_HEAD": true, "MERGE_HEAD": true, "CHERRY_PICK_HEAD": true,
+	"REVERT_HEAD": true, "REBASE_HEAD": true, "BISECT_HEAD": true, "AUTO_MERGE": true,
+}
+
+// maxRootWalk bounds the entries looked at below one planted top-level
+// directory of a git dir.
+const maxRootWalk = 256
+
+// plantedRootRefs are the entries at the top of gitDir that the box
+// made or changed during run and that git would read as refs: a file
+// that names an object or a ref (git rev-parse NAME looks there first
+// of all, before refs/NAME: .git/origin/main beats
+// refs/remotes/origin/main), or a directory holding one (within
+// maxRootWalk entries; past it, or unreadable, it is taken as one), or
+// a symbolic link.
+func plantedRootRefs(gitDir string, run protect.Span) []string {
+	entries, err := os.ReadDir(gitDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if gitOwnNames[name] || strings.HasSuffix(name, ".lock") {
+			continue
+		}
+		p := filepath.Join(gitDir, name)
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil {
+			continue
+		}
+		if t := time.Unix(st.Ctim.Unix()); !t.After(run.Start) || t.After(run.End) {
+			continue
+		}
+		if readsAsRef(p, st) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readsAsRef reports whether git could read p, or a file below it, as
+// a ref.
+func readsAsRef(p string, st unix.Stat_t) bool {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		// git follows it (or takes it for a symbolic ref).
+		return true
+	case unix.S_IFREG:
+		b, err := regfile.Read(p, 4096)
+		if err != nil {
+			return false
+		}
+		line := strings.TrimSpace(string(b))
+		return isOID(line) || strings.HasPrefix(line, "ref:")
+	case unix.S_IFDIR:
+		n, found := 0, false
+		err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			n++
+			if err != nil || n > maxRootWalk {
+				found = true
+				return fs.SkipAll
+			}
+			var qs unix.Stat_t
+			if d.Type().IsRegular() && unix.Lstat(q, &qs) == nil && readsAsRef(q, qs) {
+				found = true
+				return fs.SkipAll
+			}
+			return nil
+		})
+		return found || err != nil
+	}
+	return false
 }
