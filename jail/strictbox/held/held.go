@@ -47,6 +47,7 @@
 package held
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -467,6 +468,10 @@ type Result struct {
 	// Replaced are the replace refs the box made, changed or removed,
 	// put back as they were at launch (refs.go).
 	Replaced []string
+	// RestoredObjects are the objects the end found rewritten (their
+	// files swept into the set) and wrote back from the working tree;
+	// MissingObjects those it could not (objects.go).
+	RestoredObjects, MissingObjects []string
 	// Unshadowed are the refs the box made or moved that hid others
 	// from the names a user types, put back as they were at launch
 	// (refs.go).
@@ -482,7 +487,8 @@ type Result struct {
 // did and found in the repository, without the set's own findings.
 func (r Result) withoutSet() Result {
 	return Result{Repo: r.Repo, Kept: r.Kept, Unstaged: r.Unstaged, Committed: r.Committed, Branches: r.Branches,
-		Replaced: r.Replaced, Unshadowed: r.Unshadowed, AddedExecs: r.AddedExecs, Locks: r.Locks}
+		Replaced: r.Replaced, Unshadowed: r.Unshadowed, AddedExecs: r.AddedExecs, Locks: r.Locks,
+		RestoredObjects: r.RestoredObjects, MissingObjects: r.MissingObjects}
 }
 
 // Unchecked is a repository path the end's sweep could not check or hold,
@@ -547,8 +553,13 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 			sweep = append(sweep, w)
 		}
 	}
+	run := protect.Span{Start: m.Start, End: ended}
 	for _, d := range gitDirs(m) {
-		sweep = append(sweep, plantedRootRefs(d, protect.Span{Start: m.Start, End: ended})...)
+		sweep = append(sweep, plantedRootRefs(d, run)...)
+	}
+	objs := checkObjects(set, m, run)
+	for _, c := range objs {
+		sweep = append(sweep, c.bad...)
 	}
 	if len(sweep) > 0 || len(s.Unreadable) > 0 {
 		if err := os.MkdirAll(filepath.Join(set, "swept"), 0o700); err != nil {
@@ -587,6 +598,16 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	}
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
+	}
+	// Once the box's objects are out of the store, the user's are
+	// written back where the working tree has them.
+	for _, c := range objs {
+		restored, missing := restoreObjects(c)
+		r.RestoredObjects = append(r.RestoredObjects, restored...)
+		r.MissingObjects = append(r.MissingObjects, missing...)
+		if c.unchecked != "" {
+			m.Unchecked = append(m.Unchecked, Unchecked{Path: filepath.Join(cmp.Or(c.r.commonDir, c.r.gitDir), "objects"), Why: c.unchecked + ": the box may have put its own content under the names of your objects; git fsck --full checks them all"})
+		}
 	}
 	m.Unchecked = append(m.Unchecked, restoreIndexes(set, m, &r)...)
 	// After the sweep, which took an operation the box started.
@@ -914,6 +935,17 @@ func (r Result) Lines(repo, slot string) []string {
 		names, more := first(q, most)
 		lines = append(lines, fmt.Sprintf("the box made or changed replace refs, which make git show one object in place of another, with git status clean (checkout, stash and reset would have written the box's version); they are as at launch again: %s%s", strings.Join(names, ", "), more))
 	}
+	if n := len(r.RestoredObjects) + len(r.MissingObjects); n > 0 {
+		line := fmt.Sprintf("the box rewrote %s of the repository, so that git would have read its content under names your files have (git status showed nothing; a checkout, git reset --hard or git worktree add would have written it): held for review", count(n, "object"))
+		if k := len(r.RestoredObjects); k > 0 {
+			line += fmt.Sprintf("; %s from your working tree", count(k, "written back", "was", "were"))
+		}
+		if len(r.MissingObjects) > 0 {
+			ids, more := first(r.MissingObjects, most)
+			line += fmt.Sprintf("; missing now, so git stops rather than write the box's: %s%s (git fsck lists them; take them from another clone)", strings.Join(ids, ", "), more)
+		}
+		lines = append(lines, line)
+	}
 	if len(r.Unshadowed) > 0 {
 		var q []string
 		for _, n := range r.Unshadowed {
@@ -942,6 +974,18 @@ func (r Result) Lines(repo, slot string) []string {
 		lines = append(lines, UncheckedLines(repo, slot, r.Unchecked)...)
 	}
 	return lines
+}
+
+// count is "1 object" or "N objects"; with a verb's forms, "1 was
+// written back" or "N were written back".
+func count(n int, what string, verb ...string) string {
+	if len(verb) == 2 {
+		return fmt.Sprintf("%d %s %s", n, verb[min(n-1, 1)], what)
+	}
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // mostNames are the first most of paths, relative to repo and quoted,

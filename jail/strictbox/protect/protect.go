@@ -259,6 +259,7 @@ var GitRows = []Rule{
 	{Name: ".git/info, objects/info/alternates", Who: "git", Why: "exclude, attributes, sparse-checkout; other object stores"},
 	{Name: ".git/modules", Dir: true, Who: "git", Why: "submodule git dirs: a new one with a gitlink runs its config on git status"},
 	{Name: ".git pointers", Who: "git", Why: "a .git file, commondir, gitdir: read-only (a new commondir is swept)"},
+	{Name: ".git/objects", Who: "git", Why: "objects are read by name, not hashed again: one that changed during the run and does not hash to its name (loose, or a pack, multi-pack-index or commit-graph git's verify refuses) is swept, and written back from the working tree where that has its content"},
 	{Name: ".git/NAME (a ref)", Who: "git", Why: "a file at the top of a git dir that reads as a ref (or a directory holding one, or a link): git takes .git/origin/main for origin/main before any ref; one the box makes or changes is swept"},
 	{Name: "nested .git", Who: "git", Why: "a nested repository's git dir: its steering files as above, what its hooks run in its working tree followed, its index entries of what is held put back at the end; a new one is swept"},
 }
