@@ -381,11 +381,10 @@ func indexEntries(r repoIndex, index string, paths []string) (map[string][]strin
 	return m, nil
 }
 
-// git runs host git on r (its index, or index when given) with stdin,
-// and returns its output. Paths are literal, no optional lock is taken,
-// and the caller's GIT_ variables are dropped: they could point it at
-// another repository or index.
-func git(r repoIndex, index string, stdin io.Reader, args ...string) ([]byte, error) {
+// gitCmd is git run for r: its git dir and working tree named, none of
+// the caller's GIT_ variables, paths taken literally, no optional lock;
+// with index as the index file when it is set.
+func gitCmd(r repoIndex, index string, args ...string) *exec.Cmd {
 	cmd := exec.Command("git", append([]string{"--git-dir=" + r.gitDir, "--work-tree=" + r.root}, args...)...)
 	cmd.Dir = r.root
 	for _, e := range os.Environ() {
@@ -397,6 +396,15 @@ func git(r repoIndex, index string, stdin io.Reader, args ...string) ([]byte, er
 	if index != "" {
 		cmd.Env = append(cmd.Env, "GIT_INDEX_FILE="+index)
 	}
+	return cmd
+}
+
+// git runs host git on r (its index, or index when given) with stdin,
+// and returns its output. Paths are literal, no optional lock is taken,
+// and the caller's GIT_ variables are dropped: they could point it at
+// another repository or index.
+func git(r repoIndex, index string, stdin io.Reader, args ...string) ([]byte, error) {
+	cmd := gitCmd(r, index, args...)
 	cmd.Stdin = stdin
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -3,6 +3,7 @@ package held
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -170,88 +171,80 @@ func changedLoose(dir string, run protect.Span) (ids, odd []string) {
 	return ids, odd
 }
 
-// rehash reads the objects ids with git cat-file (which follows no
-// replace ref) and returns those whose content does not hash to their
-// name, or that git could not read. note says what was not checked.
+// rehash reads the objects ids with git cat-file --batch (which follows
+// no replace ref), hashing each content as it streams past, and returns
+// those whose content does not hash to their name, or that git could not
+// read. note says what was not checked: past maxObjectBytes of content
+// git is stopped.
 func rehash(r repoIndex, ids []string) (bad []string, note string) {
-	ids, bad, note = withinBudget(r, ids)
 	for len(ids) > 0 {
-		n, ok := rehashBatch(r, ids, &bad)
+		n, ok, over := rehashBatch(r, ids, &bad)
+		if over {
+			return bad, fmt.Sprintf("%d changed objects were not hashed again (more than %d MiB of them)", len(ids)-n, maxObjectBytes>>20)
+		}
 		if ok {
 			break
 		}
-		// git stopped at ids[n], which it could not read: a corrupt
-		// object is not the user's either.
-		bad = append(bad, ids[n])
+		// git stopped at ids[n]. Alone, an object git cannot read is
+		// corrupt, and not the user's either; if git itself cannot run
+		// here, nothing is.
+		if _, err := git(r, "", nil, "--no-replace-objects", "cat-file", "-t", ids[n]); err != nil {
+			if _, gerr := git(r, "", nil, "rev-parse", "--git-dir"); gerr != nil {
+				return bad, fmt.Sprintf("%d changed objects were not hashed again (git could not run: %v)", len(ids)-n, gerr)
+			}
+			bad = append(bad, ids[n])
+		}
 		ids = ids[n+1:]
 	}
-	return bad, note
-}
-
-// withinBudget keeps of ids those whose content fits in maxObjectBytes
-// together (git cat-file --batch-check reads their sizes), and returns
-// those git could not read as bad.
-func withinBudget(r repoIndex, ids []string) (kept, bad []string, note string) {
-	budget := int64(maxObjectBytes)
-	for len(ids) > 0 {
-		out, err := git(r, "", strings.NewReader(strings.Join(ids, "\n")+"\n"), "--no-replace-objects", "cat-file", "--batch-check")
-		lines := strings.Split(string(out), "\n")
-		n := 0
-		for ; n < len(ids) && n < len(lines); n++ {
-			f := strings.Fields(lines[n])
-			if len(f) == 2 && f[0] == ids[n] && f[1] == "missing" {
-				continue
-			}
-			if len(f) != 3 || f[0] != ids[n] {
-				break
-			}
-			size, perr := strconv.ParseInt(f[2], 10, 64)
-			if perr != nil || size < 0 {
-				break
-			}
-			if budget -= size; budget < 0 {
-				return kept, bad, fmt.Sprintf("%d changed objects were not hashed again (more than %d MiB of them)", len(ids)-n, maxObjectBytes>>20)
-			}
-			kept = append(kept, ids[n])
-		}
-		if n == len(ids) || err == nil {
-			return kept, bad, ""
-		}
-		bad = append(bad, ids[n])
-		ids = ids[n+1:]
-	}
-	return kept, bad, ""
+	return bad, ""
 }
 
 // rehashBatch runs one git cat-file --batch over ids and appends to bad
 // those whose content does not match their name. It returns how many it
-// read, and whether it read them all.
-func rehashBatch(r repoIndex, ids []string, bad *[]string) (n int, ok bool) {
-	in := strings.Join(ids, "\n") + "\n"
-	out, err := git(r, "", strings.NewReader(in), "--no-replace-objects", "cat-file", "--batch")
-	br := bufio.NewReader(bytes.NewReader(out))
+// read, whether it read them all, and whether it stopped at the budget.
+func rehashBatch(r repoIndex, ids []string, bad *[]string) (n int, ok, over bool) {
+	cmd := gitCmd(r, "", "--no-replace-objects", "cat-file", "--batch")
+	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
+	out, err := cmd.StdoutPipe()
+	if err != nil || cmd.Start() != nil {
+		return 0, false, false
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	br := bufio.NewReaderSize(out, 64<<10)
+	budget := int64(maxObjectBytes)
 	for n < len(ids) {
 		header, rerr := br.ReadString('\n')
 		if rerr != nil {
-			return n, false
+			return n, false, false
 		}
 		f := strings.Fields(header)
 		if len(f) == 2 && f[1] == "missing" {
 			// Gone since (removed by the user's git): nothing to read.
+			// One still there that git calls missing is one it could
+			// not read (not zlib, not an object).
+			if _, err := os.Lstat(looseFile(r, ids[n])); err == nil {
+				*bad = append(*bad, ids[n])
+			}
 			n++
 			continue
 		}
 		if len(f) != 3 || f[0] != ids[n] {
-			return n, false
+			return n, false, false
 		}
 		size, perr := strconv.ParseInt(f[2], 10, 64)
 		if perr != nil || size < 0 {
-			return n, false
+			return n, false, false
+		}
+		if budget -= size; budget < 0 {
+			return n, false, true
 		}
 		h := newHash(len(ids[n]))
 		fmt.Fprintf(h, "%s %d\x00", f[1], size)
 		if _, cerr := io.CopyN(h, br, size); cerr != nil {
-			return n, false
+			return n, false, false
 		}
 		br.ReadByte() // the newline after the content
 		if hex.EncodeToString(h.Sum(nil)) != ids[n] {
@@ -259,7 +252,12 @@ func rehashBatch(r repoIndex, ids []string, bad *[]string) (n int, ok bool) {
 		}
 		n++
 	}
-	return n, err == nil || n == len(ids)
+	return n, true, false
+}
+
+// looseFile is where r's store keeps object id loose.
+func looseFile(r repoIndex, id string) string {
+	return filepath.Join(cmp.Or(r.commonDir, r.gitDir), "objects", id[:2], id[2:])
 }
 
 // newHash is the hash of an object id of n hex digits.

@@ -144,3 +144,41 @@ func TestPackIndexForgeryCaught(t *testing.T) {
 		t.Errorf("the forged index is not held: %q", r.Files)
 	}
 }
+
+// TestCorruptObjectSwept: an object file the box left that git cannot
+// read at all (not zlib) stops git cat-file mid-way: the end finds it
+// alone, sweeps it and writes the user's back, and hashes the objects
+// after it as well.
+func TestCorruptObjectSwept(t *testing.T) {
+	g := newGitRepo(t)
+	run := func(args ...string) string { t.Helper(); return g.git("", args...) }
+	g.write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	g.write("src/a.go", "package a\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	ids := []string{strings.TrimSpace(run("rev-parse", "HEAD:scripts/check.sh")), strings.TrimSpace(run("rev-parse", "HEAD:src/a.go"))}
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(g.repo, "scripts/check.sh"), How: protect.Copy}}})
+	evil := strings.TrimSpace(g.gitIn("", "package a // the box's\n", "hash-object", "-w", "--stdin"))
+	obj := func(id string) string { return filepath.Join(g.repo, ".git", "objects", id[:2], id[2:]) }
+	b, _ := os.ReadFile(obj(evil))
+	slices.Sort(ids)
+	for i, id := range ids {
+		os.Chmod(obj(id), 0o644)
+		data := []byte("not an object\n")
+		if i == 1 {
+			data = b
+		}
+		os.WriteFile(obj(id), data, 0o444)
+	}
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	got := slices.Sorted(slices.Values(r.RestoredObjects))
+	if !slices.Equal(got, ids) {
+		t.Errorf("restored %q, want %q", got, ids)
+	}
+	if out := run("cat-file", "-p", "HEAD:src/a.go"); out != "package a\n" {
+		t.Errorf("git reads %q", out)
+	}
+}
