@@ -256,6 +256,10 @@ func (l *Launcher) Start() (*Stage, error) {
 		for _, f := range st.inherited {
 			theirs = append(theirs, f)
 		}
+	} else if err := keepCallerFiles(); err != nil {
+		// fork+exec closes only what is close-on-exec: without this,
+		// bwrap, the init and the agent would inherit the caller's.
+		return nil, err
 	}
 	// bwrap runs the init through the descriptor of the file opened
 	// above, whatever happens to its path meanwhile.
@@ -1201,6 +1205,32 @@ func fileType(typ uint32) string {
 		return "socket"
 	}
 	return "special file"
+}
+
+// keepCallerFiles makes the descriptors this process inherited open
+// without close-on-exec close-on-exec, so that no child of ours (bwrap,
+// and through it the box) inherits them: a mode without PassFDs starts
+// from nothing of the caller's, whatever the caller leaked to us (an
+// IDE's or a multiplexer's socket, a file of the user's).
+func keepCallerFiles() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing the caller's descriptors: %w", err)
+	}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 3 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue // the directory's own descriptor, closed by now
+		}
+		if _, err := unix.FcntlInt(uintptr(n), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
+			return fmt.Errorf("closing the caller's descriptor %d to the box: %w", n, err)
+		}
+	}
+	return nil
 }
 
 // callerFiles returns the descriptors this process inherited open without
