@@ -284,6 +284,43 @@ func (m *Meter) add(backend string, t audit.Tokens) {
 	})
 }
 
+// Charge adds what the backends of st used (its budget is not read) to
+// the spend: what another meter counted of this box's calls (the
+// wrapper's, of the calls it answered after handing the box to a
+// keeper). Negative counts are taken as none.
+func (m *Meter) Charge(st MeterState) {
+	m.update(func() {
+		for name, sp := range st.Backends {
+			t := audit.Tokens{Input: max(sp.Tokens.Input, 0), Output: max(sp.Tokens.Output, 0),
+				CacheRead: max(sp.Tokens.CacheRead, 0), CacheCreation: max(sp.Tokens.CacheCreation, 0)}
+			s := m.backends[name]
+			s.Calls += max(sp.Calls, 0)
+			s.Counted += max(sp.Counted, 0)
+			s.Tokens = s.Tokens.Add(t)
+			m.backends[name] = s
+			m.spent += t.Total()
+		}
+	})
+}
+
+// Since is what m counted since it was at then: per backend, the calls
+// and tokens added (a state of the same meter, or of the one it started
+// from).
+func (m *Meter) Since(then MeterState) MeterState {
+	now := m.State()
+	out := MeterState{Backends: map[string]Spend{}}
+	for name, sp := range now.Backends {
+		was := then.Backends[name]
+		d := Spend{Calls: sp.Calls - was.Calls, Counted: sp.Counted - was.Counted,
+			Tokens: audit.Tokens{Input: sp.Tokens.Input - was.Tokens.Input, Output: sp.Tokens.Output - was.Tokens.Output,
+				CacheRead: sp.Tokens.CacheRead - was.Tokens.CacheRead, CacheCreation: sp.Tokens.CacheCreation - was.Tokens.CacheCreation}}
+		if d.Calls > 0 || d.Counted > 0 || d.Tokens.Total() > 0 {
+			out.Backends[name] = d
+		}
+	}
+	return out
+}
+
 // SetBudget makes n the budget (0: no cap).
 func (m *Meter) SetBudget(n int64) { m.update(func() { m.budget = n }) }
 

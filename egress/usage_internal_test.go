@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/aisan-dev/aisan/egress/audit"
@@ -163,5 +164,29 @@ func TestCutShort(t *testing.T) {
 		if got := cutShort(tt.t, tt.request, u); got != tt.want {
 			t.Errorf("cutShort(%+v, %d, %+v) = %+v; want %+v", tt.t, tt.request, u, got, tt.want)
 		}
+	}
+}
+
+// TestMeterSinceAndCharge: what one meter counted past a state, charged
+// to another that started from that state, makes the two agree; a
+// negative count charges nothing.
+func TestMeterSinceAndCharge(t *testing.T) {
+	wrapper := NewMeter(MeterState{Budget: 100})
+	wrapper.add("anthropic", audit.Tokens{Input: 10, Output: 5})
+	handed := wrapper.State()
+	keeper := NewMeter(handed)
+	wrapper.forwarded("anthropic")
+	wrapper.add("anthropic", audit.Tokens{Input: 30, Output: 20})
+	wrapper.add("openai", audit.Tokens{Output: 7})
+	keeper.Charge(wrapper.Since(handed))
+	if got, want := keeper.State(), wrapper.State(); !reflect.DeepEqual(got, want) {
+		t.Errorf("keeper %+v, wrapper %+v", got, want)
+	}
+	if _, spent := keeper.Budget(); spent != 72 {
+		t.Errorf("spent %d, want 72", spent)
+	}
+	keeper.Charge(MeterState{Backends: map[string]Spend{"anthropic": {Calls: -5, Tokens: audit.Tokens{Input: -50}}}})
+	if _, spent := keeper.Budget(); spent != 72 {
+		t.Errorf("a negative charge changed the spend to %d", spent)
 	}
 }

@@ -22,6 +22,9 @@ var requestCases = []struct {
 	err  string
 }{
 	{`{"proto":"aisan-control/1","op":"allow-host","host":"pkg.example.com"}`, ""},
+	{`{"proto":"aisan-control/1","op":"charge","spent":"{\"backends\":{}}"}`, ""},
+	{`{"proto":"aisan-control/1","op":"charge"}`, "takes spent only"},
+	{`{"proto":"aisan-control/1","op":"charge","spent":"{}","tokens":5}`, "takes spent only"},
 	{`{"proto":"aisan-control/1","op":"allow-host","host":"*.example.com:8443","for_ms":600000}`, ""},
 	{`{"proto":"aisan-control/1","op":"deny-host","host":"pkg.example.com"}`, ""},
 	{`{"proto":"aisan-control/1","op":"budget","tokens":500000}`, ""},

@@ -36,6 +36,11 @@ const (
 	OpRate Op = "rate"
 	// OpStatus asks for the box's state.
 	OpStatus Op = "status"
+	// OpCharge adds Spent, the box's own shape of what calls used, to
+	// its count: what the wrapper answered after it handed the box to
+	// its keeper (calls in flight then), so that no call escapes the
+	// budget. It only ever adds.
+	OpCharge Op = "charge"
 )
 
 // Bounds of a request's numbers.
@@ -60,6 +65,8 @@ type Request struct {
 	// Rate and Burst are OpRate's.
 	Rate  float64 `json:"rate,omitempty"`
 	Burst int     `json:"burst,omitempty"`
+	// Spent is OpCharge's: JSON text in the handler's shape.
+	Spent string `json:"spent,omitempty"`
 }
 
 // Response is one answer line.
@@ -110,6 +117,7 @@ func ParseRequest(line []byte) (Request, error) {
 		forMS  = r.ForMS != 0
 		tokens = r.Tokens != 0 || r.Add
 		rates  = r.Rate != 0 || r.Burst != 0
+		spent  = len(r.Spent) > 0
 	)
 	only := func(want ...bool) bool {
 		n := 0
@@ -118,7 +126,7 @@ func ParseRequest(line []byte) (Request, error) {
 				n++
 			}
 		}
-		return n == btoi(host)+btoi(forMS)+btoi(tokens)+btoi(rates)
+		return n == btoi(host)+btoi(forMS)+btoi(tokens)+btoi(rates)+btoi(spent)
 	}
 	switch r.Op {
 	case OpAllowHost:
@@ -145,6 +153,10 @@ func ParseRequest(line []byte) (Request, error) {
 		}
 		if !(r.Rate > 0) || math.IsInf(r.Rate, 0) || r.Burst < 0 || r.Burst > maxBurst {
 			return fail("rate %v, burst %d is out of bounds", r.Rate, r.Burst)
+		}
+	case OpCharge:
+		if !spent || !only(spent) {
+			return fail("%s takes spent only", r.Op)
 		}
 	case OpStatus:
 		if !only() {

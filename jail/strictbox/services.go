@@ -48,6 +48,10 @@ type services struct {
 	// Ended once the box was empty, is done; said is what it had to say.
 	collected chan struct{}
 	said      []saying
+	// handed is the spend the keeper took over (Keep): what this one
+	// counts past it, answering calls in flight, is charged to the
+	// keeper once they are (Drain).
+	handed *egress.MeterState
 }
 
 // saying is one message kept for later.
@@ -117,6 +121,7 @@ func (s *services) Keep() (launch.Kept, error) {
 	k := kept{APIKey: s.egress.apiKey, Token: s.egress.token, Endpoints: s.eps, Held: s.held, Slot: s.slot}
 	st := s.egress.steer.State()
 	k.Steer = &st
+	s.handed = &egress.MeterState{Budget: st.Budget, Backends: st.Backends}
 	if s.receipt != nil {
 		s.receipt.kept(s.slot, st)
 		k.Receipt = s.receipt.path
@@ -152,9 +157,34 @@ func (s *services) Drain(ctx context.Context) {
 		wg.Go(func() { run.drain(ctx) })
 	}
 	wg.Wait()
+	s.chargeKeeper()
 	s.egress.steer.detach()
 	s.sayRefusals()
 	s.sayReport()
+}
+
+// chargeKeeper sends the keeper what this process counted after it
+// handed the box over: the calls it answered while draining, which the
+// keeper's count (and so the budget) would otherwise never have.
+func (s *services) chargeKeeper() {
+	if s.handed == nil || s.controlPath == "" {
+		return
+	}
+	d := s.egress.steer.meter.Since(*s.handed)
+	if len(d.Backends) == 0 {
+		return
+	}
+	b, err := json.Marshal(d)
+	if err == nil {
+		var resp control.Response
+		resp, err = control.Call(s.controlPath, control.Request{Op: control.OpCharge, Spent: string(b)})
+		if err == nil && !resp.OK {
+			err = errors.New(resp.Error)
+		}
+	}
+	if err != nil {
+		s.say(jail.Warning, fmt.Sprintf("the keeper of %s could not be told of the tokens of the calls answered while it took over (%v): its count, and so the budget, misses them", s.slot, err))
+	}
 }
 
 // Stop ends the services at once, after the box, and collects its held

@@ -233,6 +233,14 @@ func (s *steer) handle(req control.Request) control.Response {
 		return s.budget(req)
 	case control.OpRate:
 		return s.rate(req)
+	case control.OpCharge:
+		var st egress.MeterState
+		if err := json.Unmarshal([]byte(req.Spent), &st); err != nil {
+			return control.Refuse(fmt.Errorf("reading the charge: %w", err), "")
+		}
+		s.meter.Charge(st)
+		s.write()
+		return control.Response{OK: true, Text: "charged"}
 	}
 	return control.Refuse(fmt.Errorf("this box does not take %q", req.Op), "")
 }

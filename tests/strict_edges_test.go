@@ -17,8 +17,10 @@ import (
 	"time"
 )
 
-// The red-team tests attack a real strict box's runtime surfaces from
-// inside, as an agent that wanted out would.
+// These tests attack a real strict box's runtime surfaces from inside,
+// as an agent that wanted out would: descriptors its caller left open,
+// the budget across the hand-over to a keeper, text it writes that the
+// next launch prints.
 
 // lineStub serves a host Unix socket that answers each line with
 // "host-socket:" and the line.
@@ -53,7 +55,7 @@ func lineStub(t *testing.T) string {
 	return sock
 }
 
-// TestRTStrictCallerDescriptors: a strict box "starts from nothing of
+// TestStrictCallerDescriptors: a strict box "starts from nothing of
 // the host's" (PassFDs false), yet every descriptor the launching
 // process holds open without close-on-exec reaches the agent: here a
 // connection to a host Unix socket (which the box then talks through,
@@ -61,7 +63,7 @@ func lineStub(t *testing.T) string {
 // mounts do not show. An IDE, terminal multiplexer or orchestrating
 // agent that leaks a descriptor into the shell that runs 'aisan claude
 // --strict' hands it to the box.
-func TestRTStrictCallerDescriptors(t *testing.T) {
+func TestStrictCallerDescriptors(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	secretDir := t.TempDir()
 	secret := filepath.Join(secretDir, "host-secret.txt")
@@ -118,16 +120,16 @@ func slowUsageStandIn(t *testing.T, ca testCA, delay time.Duration) string {
 	return srv.URL
 }
 
-// TestRTStrictBudgetAcrossKeeper: the calls a box has in flight when its
+// TestStrictBudgetAcrossKeeper: the calls a box has in flight when its
 // agent exits and a keeper takes the box over are answered by the
-// wrapper while it drains, and counted only in the wrapper's meter: the
-// keeper starts from the snapshot taken before, so their tokens count
-// against no budget and show nowhere ('aisan list', the receipt). Here,
-// with --budget 100 and 50 tokens a call, the call in flight at the
-// hand-over and one under the keeper reach 100, yet a third call is let
-// through. An agent that fires its largest prompts (up to the rate's
-// burst of 60) and exits has them all for free.
-func TestRTStrictBudgetAcrossKeeper(t *testing.T) {
+// wrapper while it drains; the keeper starts from the count taken
+// before. Unless the wrapper charges the keeper with them, their tokens
+// count against no budget and show nowhere ('aisan list', the receipt),
+// and an agent that fires its largest prompts (up to the rate's burst
+// of 60) and exits has them all for free. Here, with --budget 100 and
+// 50 tokens a call, the call in flight at the hand-over and one under
+// the keeper reach 100: a third call is refused.
+func TestStrictBudgetAcrossKeeper(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	ca := newTestCA(t, repo, "127.0.0.1")
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o700)
@@ -175,14 +177,14 @@ func TestRTStrictBudgetAcrossKeeper(t *testing.T) {
 	}
 }
 
-// TestRTStrictNoteEscapes: a box writes the repository's go.mod (no
+// TestStrictNoteEscapes: a box writes the repository's go.mod (no
 // protected path: the box writes it for real) with a replace directive
 // whose module path is a Go string holding terminal escapes and a
 // carriage return; the user's next strict launch in that repository
 // names it in its "go cannot build there" note, raw, on the user's
 // terminal: an OSC that retitles the window, a screen clear and a forged
 // aisan line.
-func TestRTStrictNoteEscapes(t *testing.T) {
+func TestStrictNoteEscapes(t *testing.T) {
 	repo, _, env := strictRepo(t)
 	gomod := `module example.com/m
 
