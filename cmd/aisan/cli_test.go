@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aisan-dev/aisan/jail"
+
 	"github.com/aisan-dev/aisan/egress/audit"
 	"github.com/aisan-dev/aisan/jail/strictbox"
 )
@@ -325,5 +327,15 @@ func TestPrintsOnly(t *testing.T) {
 	}
 	if !printsOnly(nil) {
 		t.Error("printsOnly(nil) = false: the usage only prints")
+	}
+}
+
+// TestSayEscapes: what the packages say reaches the terminal inert (a
+// note may name what a box wrote), one line per line.
+func TestSayEscapes(t *testing.T) {
+	var b strings.Builder
+	say(&b)(jail.Warning, "go.mod replaces \x1b]0;owned\a\x1b[2J\rx\nsecond line")
+	if want := "aisan: warning: go.mod replaces \\x1b]0;owned\\a\\x1b[2J\\rx\nsecond line\n"; b.String() != want {
+		t.Errorf("said %q, want %q", b.String(), want)
 	}
 }

@@ -14,9 +14,11 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail"
+	"github.com/aisan-dev/aisan/jail/shared/inert"
 )
 
 // command is one row of the subcommand table.
@@ -277,6 +279,14 @@ func usageErr(format string, args ...any) error {
 // "aisan: …" for a plain line.
 func say(w io.Writer) jail.Say {
 	return func(level jail.Level, text string) {
+		// Notes name what a box may have written (a go.mod's paths, a
+		// link's target, a file's name): nothing in them may act on the
+		// terminal. Lines stay lines.
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = inert.Text(l)
+		}
+		text = strings.Join(lines, "\n")
 		if level == jail.Plain {
 			fmt.Fprintf(w, "aisan: %s\n", text)
 			return
