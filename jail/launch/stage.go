@@ -368,6 +368,31 @@ func (l *Launcher) Start() (*Stage, error) {
 				cmd.Stderr = w
 			}
 		}
+		// A terminal passed through is the caller's own descriptor, open
+		// for reading too, and a process with no controlling terminal
+		// reads a terminal freely: one the agent leaves behind would get
+		// what the user types at the shell once we have returned. The
+		// jail gets the terminal for writing only.
+		var outW *os.File
+		if outTerm && cmd.Stdout == l.Stdout {
+			if outW, err = writeOnly(l.Stdout); err != nil {
+				return nil, err
+			}
+			theirs = append(theirs, outW)
+			cmd.Stdout = outW
+		}
+		if errTerm && cmd.Stderr == l.Stderr {
+			if outW != nil && sameFile(l.Stdout, l.Stderr) {
+				cmd.Stderr = outW
+			} else {
+				w, err := writeOnly(l.Stderr)
+				if err != nil {
+					return nil, err
+				}
+				theirs = append(theirs, w)
+				cmd.Stderr = w
+			}
+		}
 	}
 	st.cmd = cmd
 	st.theirs = theirs
@@ -1095,6 +1120,16 @@ func isFileOrDevice(f *os.File) bool {
 		return true
 	}
 	return false
+}
+
+// writeOnly opens the file f is open on anew, for writing only.
+func writeOnly(f *os.File) (*os.File, error) {
+	p := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	w, err := os.OpenFile(p, os.O_WRONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the terminal %s for writing: %w", f.Name(), err)
+	}
+	return w, nil
 }
 
 func isTerminal(f *os.File) bool {
