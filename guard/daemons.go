@@ -46,6 +46,7 @@ const (
 	insteadPort      = "To free a port, see who holds it with `lsof -i :<port>` or `ss -ltnp`, check the process is yours (`ps -o pid,cmd -p <PID>`), then run `kill <PID>` on that PID alone."
 	insteadLater     = "Run the command now, inside this jail, on PIDs you started; or ask the user to schedule it from their own shell."
 	insteadKernel    = "Stop a process you started with `kill <PID>` after `pgrep -a <pattern>`."
+	insteadGPG       = "gpg-agent is the user's, shared by every jail and the host: leave it running, or ask the user to restart it from their own shell."
 )
 
 var containerEngine = daemon{
@@ -497,4 +498,31 @@ func (c *checker) packageRunner(st site, name string, args []arg) {
 	case name == "bun":
 		c.interpreter(st, name, args)
 	}
+}
+
+// gpgAgent refuses `gpgconf --kill` and gpg-connect-agent's KILLAGENT:
+// the agent's sockets are in the runtime directory every jail shares, so
+// these end the user's gpg-agent (its cached passphrases, and the signing
+// and ssh of the other agents and the host) outside this jail.
+func (c *checker) gpgAgent(st site, name string, args []arg) {
+	for _, a := range args {
+		if !a.known {
+			continue
+		}
+		t := strings.ToLower(a.text)
+		switch {
+		case name == "gpgconf" && (shortOpt(a.text, 'K') || strings.HasPrefix(t, "--ki") && strings.HasPrefix("--kill", strings.SplitN(t, "=", 2)[0])):
+			c.denyInstead(st.text, "gpgconf --kill ends the user's gpg-agent (or every GnuPG daemon) outside this jail, through the sockets every jail shares", insteadGPG)
+			return
+		case name == "gpg-connect-agent" && strings.HasPrefix(strings.TrimSpace(t), "killagent"):
+			c.denyInstead(st.text, "KILLAGENT ends the user's gpg-agent outside this jail, through the socket every jail shares", insteadGPG)
+			return
+		}
+	}
+}
+
+// shortOpt reports whether word is a cluster of short options (-vK) that
+// holds letter.
+func shortOpt(word string, letter byte) bool {
+	return len(word) > 1 && word[0] == '-' && word[1] != '-' && strings.IndexByte(word[1:], letter) >= 0
 }

@@ -115,7 +115,7 @@ import (
 var specialNames = []string{
 	"aisan", "alias", "ash", "at", "awk", "bash", "batch", "builtin", "bun", "bunx", "busctl", "busybox", "cd", "chroot", "chrt",
 	"command", "cp", "crontab", "csh", "dash", "dbus-run-session", "dbus-send", "dd", "docker", "doas", "env", "eval",
-	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "git", "gmake", "install",
+	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "git", "gmake", "gpg-connect-agent", "gpgconf", "install",
 	"ionice", "kill", "kill-port", "killall", "killall5", "killport", "ksh", "ksh93", "lksh", "ln", "loginctl", "ltrace",
 	"make", "mapfile", "mawk", "mksh", "mv", "nawk", "nerdctl", "nice", "node", "nohup", "npm", "npx", "nsenter",
 	"parallel", "perl", "php", "pm2", "pnpm", "podman", "oksh", "pdksh", "pkill", "pnpx", "posh", "printf", "prlimit",
@@ -316,6 +316,8 @@ func (c *checker) byName(st site, name string, rest []arg) {
 		}
 	case "kill-port", "killport", "kill-port-process", "fkill", "fkill-cli", "port-kill", "kill-ports", "portkill":
 		c.denyInstead(st.text, name+" kills whatever holds the port or matches the name, whoever started it", insteadPort)
+	case "gpgconf", "gpg-connect-agent":
+		c.gpgAgent(st, name, rest)
 	case "docker", "podman", "nerdctl", "pm2", "supervisorctl", "zellij":
 		d, _ := daemonOf(name)
 		c.daemonCommand(st, name, d, rest)

@@ -441,6 +441,13 @@ var denyCases = []string{
 	"supervisorctl restart all",
 	"supervisorctl -c /etc/s.conf stop all",
 	"supervisorctl shutdown",
+	// The user's gpg-agent, through the runtime directory every jail shares.
+	"gpgconf --kill gpg-agent",
+	"gpgconf --kill all",
+	"gpgconf -K gpg-agent",
+	"git commit -S -m x || gpgconf --kill gpg-agent",
+	"gpg-connect-agent killagent /bye",
+	"gpg-connect-agent KILLAGENT /bye",
 	"echo '* * * * * pkill node' | crontab -",
 	"(crontab -l; echo '*/5 * * * * kill 1234') | crontab -",
 	"crontab <<EOF\n@reboot kill -9 4242\nEOF",
@@ -796,6 +803,9 @@ var denyCases = []string{
 
 // allowCases must all be allowed.
 var allowCases = []string{
+	"gpgconf --list-dirs agent-socket",
+	"gpgconf --launch gpg-agent",
+	"gpg-connect-agent reloadagent /bye",
 	"",
 	"ls -la",
 	"go test ./...",

@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,4 +47,59 @@ func TestRedteamTerminalKeystrokes(t *testing.T) {
 		t.Errorf("a process the jail left behind read %q from the user's terminal after aisan returned", got)
 	}
 	shell.Process.Signal(syscall.SIGKILL)
+}
+
+// TestRedteamGuardGpgAgent: `gpgconf --kill gpg-agent`, the usual advice
+// when a signed commit fails ("gpg failed to sign the data"), run in a
+// jail ends the user's gpg-agent on the host: its socket is in the
+// runtime directory every jail shares (as it must be, for signing and
+// ssh to work in the jail). The other agents lose it mid-signature and
+// the user loses their cached passphrases. Nothing but the guard stands
+// in the way of such a kill through a shared server, and it must refuse
+// the command.
+func TestRedteamGuardGpgAgent(t *testing.T) {
+	requireSlots(t)
+	for _, p := range []string{"gpg-agent", "gpgconf", "gpg-connect-agent"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s not installed", p)
+		}
+	}
+	home, env := testEnv(t)
+	gnupg := filepath.Join(home, "gnupg")
+	if err := os.Mkdir(gnupg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "GNUPGHOME="+gnupg)
+	dir := t.TempDir()
+	// The user's agent, started on the host.
+	if r := runCmd(t, dir, env, "", "gpgconf", "--launch", "gpg-agent"); r.code != 0 {
+		t.Fatalf("starting gpg-agent: %d %s", r.code, r.stderr)
+	}
+	t.Cleanup(func() { runCmd(t, dir, env, "", "gpgconf", "--kill", "gpg-agent") })
+	r := runCmd(t, dir, env, "", "gpg-connect-agent", "getinfo pid", "/bye")
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(strings.SplitN(r.stdout, "\n", 2)[0], "D ")))
+	if err != nil {
+		t.Fatalf("gpg-agent's pid: %q %v", r.stdout, err)
+	}
+	const cmd = "gpgconf --kill gpg-agent"
+	// The agent runs it in its jail.
+	if r := aisanIn(t, dir, env, "", "run", "--", "sh", "-c", cmd); r.code != 0 {
+		t.Fatalf("%s in the jail: %d %s", cmd, r.code, r.stderr)
+	}
+	killed := false
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil {
+			killed = true
+			break
+		}
+	}
+	if !killed {
+		t.Logf("the host's gpg-agent (PID %d) survived %q in a jail", pid, cmd)
+	}
+	// The guard, as Claude Code runs it before the tool call.
+	in, _ := json.Marshal(map[string]any{"tool_name": "Bash", "tool_input": map[string]string{"command": cmd}})
+	g := aisanIn(t, dir, env, string(in), "guard")
+	if g.code != 2 {
+		t.Errorf("the guard lets %q through (exit %d), and in a jail it ended the host's gpg-agent: %v", cmd, g.code, killed)
+	}
 }
