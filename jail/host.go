@@ -297,6 +297,28 @@ func (h Host) stateRunDirs() []string {
 	return out
 }
 
+// stateSubdirs are the directories named name in the state directory and
+// in ~/.aisan that exist, by their real paths.
+func (h Host) stateSubdirs(name string) []string {
+	var out []string
+	for _, d := range []string{h.AisanHome, filepath.Join(h.Home, ".aisan")} {
+		if d == "" || (d != h.AisanHome && !filepath.IsAbs(h.Home)) {
+			continue
+		}
+		r := filepath.Join(d, name)
+		if !isDir(r) {
+			continue
+		}
+		if e, err := filepath.EvalSymlinks(r); err == nil {
+			r = e
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // AisanRunDirs are aisan's run directories that exist, by their real
 // paths: this launch's ([Host.RunDir]), /run/user/UID's when that is
 // another, and the state directories' ([Host.stateRunDirs]). Every lock

@@ -129,6 +129,7 @@ func Plan(req Request, h Host, slotName string, prep Prepared) (*Session, error)
 		StateDirs:        h.StateDirs,
 		RunDir:           h.existingRunDir(),
 		StateRunDirs:     h.stateRunDirs(),
+		Transcripts:      h.stateSubdirs("transcripts"),
 		OwnFiles:         h.OwnFiles,
 		Renamable:        h.Renamable,
 		PIDDirs:          prep.PIDDirs,

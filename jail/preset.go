@@ -84,6 +84,11 @@ type DenyOptions struct {
 	// has no /run/user/UID are. A jail could open a lock file read-only
 	// and hold it, so it gets each of them empty and read-only too.
 	StateRunDirs []string
+	// Transcripts are the transcript directories of the state
+	// directories that exist: what every slot showed (a token a script
+	// printed, a shell session's output). A read-only bind stops no
+	// read, so the jail gets each of them empty and read-only.
+	Transcripts []string
 	// OwnFiles are aisan's programs this user could replace, the file a
 	// linked config.toml leads to, and the supervisor unit's file and
 	// drop-in directories: bound read-only over themselves, so that no
@@ -145,7 +150,7 @@ func DenyList(o DenyOptions) Spec {
 		}
 		mounts = append(mounts, Mount{Kind: RemountRO, Dst: o.RunDir})
 	}
-	for _, d := range o.StateRunDirs {
+	for _, d := range append(slices.Clone(o.StateRunDirs), o.Transcripts...) {
 		mounts = append(mounts, Mount{Kind: Tmpfs, Dst: d, Mode: 0o700}, Mount{Kind: RemountRO, Dst: d})
 	}
 	for _, f := range o.OwnFiles {

@@ -103,3 +103,30 @@ func TestRedteamGuardGpgAgent(t *testing.T) {
 		t.Errorf("the guard lets %q through (exit %d), and in a jail it ended the host's gpg-agent: %v", cmd, g.code, killed)
 	}
 }
+
+// TestRedteamOtherTranscript: the transcript of another slot (what the
+// user's other jailed session showed: a token printed by a script, a
+// shell session's output) is readable from every jail, through the
+// read-only state directory or 'aisan logs' run inside. The state dir's
+// read-only bind stops writes, not reads.
+func TestRedteamOtherTranscript(t *testing.T) {
+	requireSlots(t)
+	_, env := testEnv(t)
+	victimDir, attackerDir := t.TempDir(), t.TempDir()
+	victim := exec.Command(aisanBin, "run", "--", "sh", "-c", "echo victim-secret-4f1c; sleep 60")
+	victim.Dir = victimDir
+	victim.Env = append(os.Environ(), env...)
+	var out strings.Builder
+	victim.Stdout = &out
+	background(t, victim)
+	slot := liveSlot(t, env)
+	waitFor(t, 10*time.Second, "the victim's output", func() bool {
+		r := aisan(t, env, "", "logs", "--raw", slot)
+		return strings.Contains(r.stdout, "victim-secret-4f1c")
+	})
+	r := aisanIn(t, attackerDir, env, "", "run", "--", "sh", "-c",
+		"aisan logs --raw "+slot+"; cat \"$AISAN_HOME\"/transcripts/"+slot+"/* 2>/dev/null")
+	if strings.Contains(r.stdout, "victim-secret-4f1c") {
+		t.Errorf("a jail read slot %s's transcript: %q", slot, r.stdout)
+	}
+}
