@@ -47,6 +47,7 @@ const (
 	insteadLater     = "Run the command now, inside this jail, on PIDs you started; or ask the user to schedule it from their own shell."
 	insteadKernel    = "Stop a process you started with `kill <PID>` after `pgrep -a <pattern>`."
 	insteadGPG       = "gpg-agent is the user's, shared by every jail and the host: leave it running, or ask the user to restart it from their own shell."
+	insteadServer    = "The server is the user's, shared by every jail, the host and the IDE: leave it running; to be rid of a stuck build or cache, stop only what you started (`kill <PID>` after `pgrep -a <pattern>`), or ask the user."
 )
 
 var containerEngine = daemon{
@@ -525,4 +526,34 @@ func (c *checker) gpgAgent(st site, name string, args []arg) {
 // holds letter.
 func shortOpt(word string, letter byte) bool {
 	return len(word) > 1 && word[0] == '-' && word[1] != '-' && strings.IndexByte(word[1:], letter) >= 0
+}
+
+// sharedServer refuses the commands that stop a build or device server
+// the user runs once for every process of theirs: Gradle's daemons (the
+// IDE's and every jail's builds), adb's server (every device session),
+// sccache's and watchman's (every build and watch using them).
+func (c *checker) sharedServer(st site, name string, args []arg) {
+	for _, a := range args {
+		if !a.known {
+			return
+		}
+		var why string
+		switch {
+		case (name == "gradle" || name == "gradlew") && a.text == "--stop":
+			why = "gradle --stop stops every Gradle daemon of the user, the other agents' and the IDE's builds' included"
+		case name == "sccache" && a.text == "--stop-server":
+			why = "sccache --stop-server stops the user's one sccache server, which every build of theirs compiles through"
+		case name == "adb" && (a.text == "shell" || a.text == "exec-out"):
+			// What follows runs on the device.
+			return
+		case name == "adb" && a.text == "kill-server":
+			why = "adb kill-server stops the user's adb server, every device session of the host and the other agents with it"
+		case name == "watchman" && a.text == "shutdown-server":
+			why = "watchman shutdown-server stops the user's watchman, which every watch of theirs (editors, test runners, bundlers) goes through"
+		}
+		if why != "" {
+			c.denyInstead(st.text, why, insteadServer)
+			return
+		}
+	}
 }

@@ -113,16 +113,16 @@ import (
 // specialNames lists every command name the rules below treat specially.
 // A command word that is a glob is matched against it.
 var specialNames = []string{
-	"aisan", "alias", "ash", "at", "awk", "bash", "batch", "builtin", "bun", "bunx", "busctl", "busybox", "cd", "chroot", "chrt",
+	"adb", "aisan", "alias", "ash", "at", "awk", "bash", "batch", "builtin", "bun", "bunx", "busctl", "busybox", "cd", "chroot", "chrt",
 	"command", "cp", "crontab", "csh", "dash", "dbus-run-session", "dbus-send", "dd", "docker", "doas", "env", "eval",
-	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "git", "gmake", "gpg-connect-agent", "gpgconf", "install",
+	"exec", "expect", "fd", "fdfind", "find", "fish", "fkill", "flock", "fuser", "gawk", "gdbus", "git", "gmake", "gpg-connect-agent", "gpgconf", "gradle", "gradlew", "install",
 	"ionice", "kill", "kill-port", "killall", "killall5", "killport", "ksh", "ksh93", "lksh", "ln", "loginctl", "ltrace",
 	"make", "mapfile", "mawk", "mksh", "mv", "nawk", "nerdctl", "nice", "node", "nohup", "npm", "npx", "nsenter",
 	"parallel", "perl", "php", "pm2", "pnpm", "podman", "oksh", "pdksh", "pkill", "pnpx", "posh", "printf", "prlimit",
-	"python", "python3", "qdbus", "rbash", "read", "readarray", "rsync", "ruby", "runuser",
+	"python", "python3", "qdbus", "rbash", "read", "readarray", "rsync", "ruby", "runuser", "sccache",
 	"screen", "script", "sed", "set", "setpriv", "setsid", "sg", "sh", "shift", "skill", "source", "ssh",
 	"stdbuf", "strace", "su", "sudo", "supervisorctl", "systemctl", "systemd-inhibit", "systemd-run", "taskset",
-	"tclsh", "tcsh", "tee", "vim", "less", "emacs", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch",
+	"tclsh", "tcsh", "tee", "vim", "less", "emacs", "time", "timeout", "tmux", "toybox", "trap", "unbuffer", "unshare", "watch", "watchman",
 	"xargs", "xvfb-run", "yarn", "yash", "zellij", "zsh",
 }
 
@@ -318,6 +318,8 @@ func (c *checker) byName(st site, name string, rest []arg) {
 		c.denyInstead(st.text, name+" kills whatever holds the port or matches the name, whoever started it", insteadPort)
 	case "gpgconf", "gpg-connect-agent":
 		c.gpgAgent(st, name, rest)
+	case "gradle", "gradlew", "sccache", "adb", "watchman":
+		c.sharedServer(st, name, rest)
 	case "docker", "podman", "nerdctl", "pm2", "supervisorctl", "zellij":
 		d, _ := daemonOf(name)
 		c.daemonCommand(st, name, d, rest)

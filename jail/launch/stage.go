@@ -373,22 +373,19 @@ func (l *Launcher) Start() (*Stage, error) {
 		// reads a terminal freely: one the agent leaves behind would get
 		// what the user types at the shell once we have returned. The
 		// jail gets the terminal for writing only.
+		// A terminal this user may not open again (another user's,
+		// after su) goes as it came, as it did unjailed.
 		var outW *os.File
 		if outTerm && cmd.Stdout == l.Stdout {
-			if outW, err = writeOnly(l.Stdout); err != nil {
-				return nil, err
+			if outW = writeOnly(l.Stdout); outW != nil {
+				theirs = append(theirs, outW)
+				cmd.Stdout = outW
 			}
-			theirs = append(theirs, outW)
-			cmd.Stdout = outW
 		}
 		if errTerm && cmd.Stderr == l.Stderr {
 			if outW != nil && sameFile(l.Stdout, l.Stderr) {
 				cmd.Stderr = outW
-			} else {
-				w, err := writeOnly(l.Stderr)
-				if err != nil {
-					return nil, err
-				}
+			} else if w := writeOnly(l.Stderr); w != nil {
 				theirs = append(theirs, w)
 				cmd.Stderr = w
 			}
@@ -1122,14 +1119,15 @@ func isFileOrDevice(f *os.File) bool {
 	return false
 }
 
-// writeOnly opens the file f is open on anew, for writing only.
-func writeOnly(f *os.File) (*os.File, error) {
+// writeOnly opens the terminal f is open on anew, for writing only, or
+// returns nil when it cannot.
+func writeOnly(f *os.File) *os.File {
 	p := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	w, err := os.OpenFile(p, os.O_WRONLY|unix.O_NOCTTY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("opening the terminal %s for writing: %w", f.Name(), err)
+		return nil
 	}
-	return w, nil
+	return w
 }
 
 func isTerminal(f *os.File) bool {

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// TestRedteamTerminalKeystrokes: a launch whose stdin is redirected
+// TestJailTerminalWriteOnly: a launch whose stdin is redirected
 // (`aisan run -- make test </dev/null`, a script reading from a file) but
 // whose stdout and stderr are the user's terminal runs without a pty, and
 // the terminal passes through as it is. The jail must not read what the
@@ -22,7 +22,7 @@ import (
 // shell once aisan has returned (a password for sudo or ssh included):
 // the descriptor is the shell's own, open for reading and writing, and
 // a process with no controlling terminal reads a terminal freely.
-func TestRedteamTerminalKeystrokes(t *testing.T) {
+func TestJailTerminalWriteOnly(t *testing.T) {
 	requireSlots(t)
 	_, env := testEnv(t)
 	dir := t.TempDir()
@@ -49,7 +49,7 @@ func TestRedteamTerminalKeystrokes(t *testing.T) {
 	shell.Process.Signal(syscall.SIGKILL)
 }
 
-// TestRedteamGuardGpgAgent: `gpgconf --kill gpg-agent`, the usual advice
+// TestGuardGpgAgentKill: `gpgconf --kill gpg-agent`, the usual advice
 // when a signed commit fails ("gpg failed to sign the data"), run in a
 // jail ends the user's gpg-agent on the host: its socket is in the
 // runtime directory every jail shares (as it must be, for signing and
@@ -57,7 +57,7 @@ func TestRedteamTerminalKeystrokes(t *testing.T) {
 // the user loses their cached passphrases. Nothing but the guard stands
 // in the way of such a kill through a shared server, and it must refuse
 // the command.
-func TestRedteamGuardGpgAgent(t *testing.T) {
+func TestGuardGpgAgentKill(t *testing.T) {
 	requireSlots(t)
 	for _, p := range []string{"gpg-agent", "gpgconf", "gpg-connect-agent"} {
 		if _, err := exec.LookPath(p); err != nil {
@@ -104,12 +104,12 @@ func TestRedteamGuardGpgAgent(t *testing.T) {
 	}
 }
 
-// TestRedteamOtherTranscript: the transcript of another slot (what the
+// TestJailOtherTranscript: the transcript of another slot (what the
 // user's other jailed session showed: a token printed by a script, a
 // shell session's output) is readable from every jail, through the
 // read-only state directory or 'aisan logs' run inside. The state dir's
 // read-only bind stops writes, not reads.
-func TestRedteamOtherTranscript(t *testing.T) {
+func TestJailOtherTranscript(t *testing.T) {
 	requireSlots(t)
 	_, env := testEnv(t)
 	victimDir, attackerDir := t.TempDir(), t.TempDir()
