@@ -440,7 +440,7 @@ func (c *checker) byName(st site, name string, rest []arg) {
 			c.script(joinTexts(cmd), st.off, nil, false, st.in)
 		}
 	case "ssh":
-		c.ssh(rest, st.off)
+		c.ssh(st, rest)
 	case "busybox", "toybox":
 		c.examine(st, rest)
 	case "read", "mapfile", "readarray":

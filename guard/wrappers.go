@@ -440,15 +440,25 @@ func (c *checker) dashC(st site, name string, args []arg) {
 
 // ssh runs its words after the host as a command line on that host, which
 // may well be this one.
-func (c *checker) ssh(args []arg, off int) {
+func (c *checker) ssh(st site, args []arg) {
 	sp := optSpec{vals: "BbcDEeFIiJLlmOopQRSWw"}
-	_, ops := parseOpts(args, sp)
-	if len(ops) == 0 {
-		return
+	gopts, ops := parseOpts(args, sp)
+	var after []opt
+	if len(ops) > 0 {
+		// Options may follow the host.
+		var cmd []arg
+		after, cmd = parseOpts(ops[1:], sp)
+		if len(cmd) > 0 {
+			c.script(joinTexts(cmd), st.off, nil, false, feed{})
+		}
 	}
-	// Options may follow the host.
-	if _, cmd := parseOpts(ops[1:], sp); len(cmd) > 0 {
-		c.script(joinTexts(cmd), off, nil, false, feed{})
+	// -O exit and -O stop end the control master that every connection
+	// to the host shares: the user's own sessions and the other agents'.
+	for _, o := range optVals(append(gopts, after...), "O") {
+		if o.known && (o.text == "exit" || o.text == "stop") {
+			c.denyInstead(st.text, "ssh -O "+o.text+" ends the control master every connection of the user's to that host shares, their own sessions and the other agents' included", insteadServer)
+			return
+		}
 	}
 }
 
