@@ -68,14 +68,15 @@ func TestStrictNestedCommondir(t *testing.T) {
 	hostGit(t, repo, env, "add", "sub")
 	hostGit(t, repo, env, "commit", "-q", "-m", "gitlink")
 	pwned := filepath.Join(t.TempDir(), "PWNED-nested")
-	r := strict(t, repo, env, nil, "sh", "-c", fmt.Sprintf(`set -e
+	plant := fmt.Sprintf(`set -e
 C=$PWD/sub/.git/c2
 mkdir -p $C/objects/info $C/refs/heads
 echo $PWD/sub/.git/objects > $C/objects/info/alternates
 cp sub/.git/refs/heads/* $C/refs/heads/
 printf %%s %s > $C/config
 echo c2 > sub/.git/commondir
-echo planted`, shq(fsmonitorConfig(pwned))))
+echo planted`, shq(fsmonitorConfig(pwned)))
+	r := strict(t, repo, env, nil, "sh", "-c", plant)
 	if r.code != 0 || !strings.Contains(r.stdout, "planted") {
 		t.Fatalf("exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -84,8 +85,10 @@ echo planted`, shq(fsmonitorConfig(pwned))))
 	if !strings.Contains(r.stderr, "sub/.git/commondir") {
 		t.Errorf("the box's end does not say it held sub/.git/commondir: %q", r.stderr)
 	}
-	// Control: the same commondir written on the host does run.
-	os.WriteFile(filepath.Join(sub, ".git/commondir"), []byte("c2\n"), 0o644)
+	// Control: the same planted on the host does run. (The end took
+	// c2 too: its refs are files git would read as refs.)
+	os.RemoveAll(filepath.Join(sub, ".git/c2"))
+	runCmd(t, repo, env, "", "sh", "-c", plant)
 	runCmd(t, repo, env, "", "git", "status")
 	present(t, "git status with the planted commondir", pwned)
 }

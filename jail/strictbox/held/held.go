@@ -557,10 +557,6 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, d := range gitDirs(m) {
 		sweep = append(sweep, plantedRootRefs(d, run)...)
 	}
-	objs := checkObjects(set, m, run)
-	for _, c := range objs {
-		sweep = append(sweep, c.bad...)
-	}
 	if len(sweep) > 0 || len(s.Unreadable) > 0 {
 		if err := os.MkdirAll(filepath.Join(set, "swept"), 0o700); err != nil {
 			return r, err
@@ -599,8 +595,21 @@ func collect(set string, s protect.Since, ended time.Time) (Result, error) {
 	for _, u := range s.Unreadable {
 		m.Unchecked = append(m.Unchecked, holdUnreadable(set, &m, u))
 	}
-	// Once the box's objects are out of the store, the user's are
+	// The object stores once the sweep took what could steer git
+	// elsewhere (a planted commondir); then the user's objects are
 	// written back where the working tree has them.
+	objs := checkObjects(set, m, run)
+	for _, c := range objs {
+		for _, p := range c.bad {
+			err := os.MkdirAll(filepath.Join(set, "swept"), 0o700)
+			if err == nil {
+				err = sweepOut(set, &m, p, moveOut)
+			}
+			if err != nil {
+				m.Unchecked = append(m.Unchecked, Unchecked{Path: p, Why: fmt.Sprintf("the box rewrote this object file, and it could not be moved out of the store (%v): git would read the box's content under its name", err)})
+			}
+		}
+	}
 	for _, c := range objs {
 		restored, missing := restoreObjects(c)
 		r.RestoredObjects = append(r.RestoredObjects, restored...)

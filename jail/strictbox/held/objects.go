@@ -107,7 +107,7 @@ func checkStore(r repoIndex, dir string, run protect.Span) objectCheck {
 		}
 		// Each is an index of what the store holds, which git does
 		// without: one that git's verify refuses is swept.
-		if _, err := git(r, "", nil, v.cmd, "verify"); err != nil {
+		if _, err := gitStore(r, nil, v.cmd, "verify"); err != nil {
 			c.bad = append(c.bad, v.path)
 		}
 	}
@@ -188,8 +188,8 @@ func rehash(r repoIndex, ids []string) (bad []string, note string) {
 		// git stopped at ids[n]. Alone, an object git cannot read is
 		// corrupt, and not the user's either; if git itself cannot run
 		// here, nothing is.
-		if _, err := git(r, "", nil, "--no-replace-objects", "cat-file", "-t", ids[n]); err != nil {
-			if _, gerr := git(r, "", nil, "rev-parse", "--git-dir"); gerr != nil {
+		if _, err := gitStore(r, nil, "--no-replace-objects", "cat-file", "-t", ids[n]); err != nil {
+			if _, gerr := gitStore(r, nil, "rev-parse", "--git-dir"); gerr != nil {
 				return bad, fmt.Sprintf("%d changed objects were not hashed again (git could not run: %v)", len(ids)-n, gerr)
 			}
 			bad = append(bad, ids[n])
@@ -204,6 +204,7 @@ func rehash(r repoIndex, ids []string) (bad []string, note string) {
 // read, whether it read them all, and whether it stopped at the budget.
 func rehashBatch(r repoIndex, ids []string, bad *[]string) (n int, ok, over bool) {
 	cmd := gitCmd(r, "", "--no-replace-objects", "cat-file", "--batch")
+	cmd.Env = append(cmd.Env, "GIT_OBJECT_DIRECTORY="+storeOf(r))
 	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
 	out, err := cmd.StdoutPipe()
 	if err != nil || cmd.Start() != nil {
@@ -255,9 +256,31 @@ func rehashBatch(r repoIndex, ids []string, bad *[]string) (n int, ok, over bool
 	return n, true, false
 }
 
+// gitStore is git run for r with its object store pinned to the one the
+// end checks: GIT_OBJECT_DIRECTORY, no alternates from the environment,
+// so that nothing the box left (a commondir the sweep has not taken, an
+// alternate) makes git read or write another store.
+func gitStore(r repoIndex, stdin io.Reader, args ...string) ([]byte, error) {
+	cmd := gitCmd(r, "", args...)
+	cmd.Env = append(cmd.Env, "GIT_OBJECT_DIRECTORY="+storeOf(r))
+	cmd.Stdin = stdin
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// storeOf is r's object store.
+func storeOf(r repoIndex) string {
+	return filepath.Join(cmp.Or(r.commonDir, r.gitDir), "objects")
+}
+
 // looseFile is where r's store keeps object id loose.
 func looseFile(r repoIndex, id string) string {
-	return filepath.Join(cmp.Or(r.commonDir, r.gitDir), "objects", id[:2], id[2:])
+	return filepath.Join(storeOf(r), id[:2], id[2:])
 }
 
 // newHash is the hash of an object id of n hex digits.
@@ -301,7 +324,7 @@ func verifyPacks(r repoIndex, dir string, run protect.Span) (bad []string, note 
 				skipped = append(skipped, base)
 				continue
 			}
-			if _, err := git(r, "", nil, "verify-pack", p+".idx"); err == nil {
+			if _, err := gitStore(r, nil, "verify-pack", p+".idx"); err == nil {
 				continue
 			}
 		}
@@ -358,7 +381,7 @@ func writeBack(r repoIndex, id string, paths []string) bool {
 		if hex.EncodeToString(h.Sum(nil)) != id {
 			continue
 		}
-		out, err := git(r, "", bytes.NewReader(b), "hash-object", "-w", "--no-filters", "--stdin")
+		out, err := gitStore(r, bytes.NewReader(b), "hash-object", "-w", "--no-filters", "--stdin")
 		if err == nil && strings.TrimSpace(string(out)) == id {
 			return true
 		}

@@ -182,3 +182,34 @@ func TestCorruptObjectSwept(t *testing.T) {
 		t.Errorf("git reads %q", out)
 	}
 }
+
+// TestObjectsCheckedInTheirStore: the box commits, then plants a
+// commondir that points git at another store. Its objects are sound:
+// the end, checking them in the store they are in, takes only the
+// commondir (watched, as gitpin watches it), and HEAD reads.
+func TestObjectsCheckedInTheirStore(t *testing.T) {
+	g := newGitRepo(t)
+	run := func(args ...string) string { t.Helper(); return g.git("", args...) }
+	g.write("scripts/check.sh", "#!/bin/sh\nexit 0\n")
+	run("add", "-A")
+	run("commit", "-q", "-m", "init")
+	commondir := filepath.Join(g.repo, ".git", "commondir")
+	set := g.prepare(Manifest{Items: []protect.Item{{Path: filepath.Join(g.repo, "scripts/check.sh"), How: protect.Copy}}, Watch: []string{commondir}})
+	g.write("notes.txt", "the box's\n")
+	run("add", "notes.txt")
+	run("commit", "-q", "-m", "the box's commit")
+	elsewhere := filepath.Join(t.TempDir(), "other.git")
+	run("init", "-q", "--bare", elsewhere)
+	g.write(".git/commondir", elsewhere+"\n")
+
+	r, err := End(set)
+	if err != nil {
+		t.Fatalf("End: %v", err)
+	}
+	if len(r.RestoredObjects)+len(r.MissingObjects) > 0 {
+		t.Errorf("sound objects taken for rewritten ones: restored %q, missing %q", r.RestoredObjects, r.MissingObjects)
+	}
+	if out := run("log", "--format=%s", "-1"); out != "the box's commit\n" {
+		t.Errorf("git log after the end: %q", out)
+	}
+}
