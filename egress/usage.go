@@ -291,8 +291,7 @@ func (m *Meter) add(backend string, t audit.Tokens) {
 func (m *Meter) Charge(st MeterState) {
 	m.update(func() {
 		for name, sp := range st.Backends {
-			t := audit.Tokens{Input: max(sp.Tokens.Input, 0), Output: max(sp.Tokens.Output, 0),
-				CacheRead: max(sp.Tokens.CacheRead, 0), CacheCreation: max(sp.Tokens.CacheCreation, 0)}
+			t := sp.Tokens.Max(audit.Tokens{}) // no count below zero
 			s := m.backends[name]
 			s.Calls += max(sp.Calls, 0)
 			s.Counted += max(sp.Counted, 0)
@@ -311,9 +310,7 @@ func (m *Meter) Since(then MeterState) MeterState {
 	out := MeterState{Backends: map[string]Spend{}}
 	for name, sp := range now.Backends {
 		was := then.Backends[name]
-		d := Spend{Calls: sp.Calls - was.Calls, Counted: sp.Counted - was.Counted,
-			Tokens: audit.Tokens{Input: sp.Tokens.Input - was.Tokens.Input, Output: sp.Tokens.Output - was.Tokens.Output,
-				CacheRead: sp.Tokens.CacheRead - was.Tokens.CacheRead, CacheCreation: sp.Tokens.CacheCreation - was.Tokens.CacheCreation}}
+		d := Spend{Calls: sp.Calls - was.Calls, Counted: sp.Counted - was.Counted, Tokens: sp.Tokens.Sub(was.Tokens)}
 		if d.Calls > 0 || d.Counted > 0 || d.Tokens.Total() > 0 {
 			out.Backends[name] = d
 		}

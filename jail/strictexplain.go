@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aisan-dev/aisan/jail/shared/inert"
+
 	"github.com/aisan-dev/aisan/jail/boxinit"
 )
 
@@ -40,7 +42,9 @@ func explainStrict(w io.Writer, s *Session) {
 		fmt.Fprintf(w, "  bwrap       %s (asked: an overlay depends on it)\n", versionString(sp.BwrapVersion))
 	}
 	for _, warning := range s.Warnings {
-		fmt.Fprintf(w, "  warning: %s\n", warning)
+		// A note can quote what a box wrote (a go.mod's paths, a
+		// link's target): printed inert, as the launch's say prints it.
+		fmt.Fprintf(w, "  warning: %s\n", inert.Lines(warning))
 	}
 
 	// The sections only the box's mode knows (its MCP import, what host

@@ -33,13 +33,13 @@ func swapBlobBox(path, content string) string {
 		"git status --short\necho swapped\n"
 }
 
-// TestHandoffObjectSwapResetHard: the box rewrites the loose object of
-// the script the user's pre-commit hook runs. The user's next steps:
-// discard what the box left (git reset --hard) and commit. The reset
-// writes the box's script from the object store into the working tree,
-// and the commit's hook runs it.
-func TestHandoffObjectSwapResetHard(t *testing.T) {
-	repo, env, pwned := hookScriptRepo(t)
+// swappedInBox runs swapBlobBox for the pre-commit hook's script in a
+// real box over hookScriptRepo, and checks that the end says so; it
+// returns the repository, its environment and the file the box's script
+// would create.
+func swappedInBox(t *testing.T) (repo string, env []string, pwned string) {
+	t.Helper()
+	repo, env, pwned = hookScriptRepo(t)
 	r := strict(t, repo, env, nil, "sh", "-c", swapBlobBox("scripts/check.sh", shTouch(pwned)))
 	if r.code != 0 || !strings.Contains(r.stdout, "swapped") {
 		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
@@ -48,6 +48,16 @@ func TestHandoffObjectSwapResetHard(t *testing.T) {
 	if !strings.Contains(r.stderr, "the box rewrote 1 object of the repository") {
 		t.Errorf("the end does not say the box rewrote an object")
 	}
+	return repo, env, pwned
+}
+
+// TestHandoffObjectSwapResetHard: the box rewrites the loose object of
+// the script the user's pre-commit hook runs. The user's next steps:
+// discard what the box left (git reset --hard) and commit. The reset
+// writes the box's script from the object store into the working tree,
+// and the commit's hook runs it.
+func TestHandoffObjectSwapResetHard(t *testing.T) {
+	repo, env, pwned := swappedInBox(t)
 	hostGit(t, repo, env, "reset", "-q", "--hard")
 	if problem := committer(t, repo, env)("after the box"); problem != "" {
 		t.Fatalf("the host's commit after the box: %s", problem)
@@ -60,15 +70,7 @@ func TestHandoffObjectSwapResetHard(t *testing.T) {
 // next agent and a commit there. git worktree add checks the box's
 // script out of the object store, and the commit's hook runs it.
 func TestHandoffObjectSwapWorktree(t *testing.T) {
-	repo, env, pwned := hookScriptRepo(t)
-	r := strict(t, repo, env, nil, "sh", "-c", swapBlobBox("scripts/check.sh", shTouch(pwned)))
-	if r.code != 0 || !strings.Contains(r.stdout, "swapped") {
-		t.Fatalf("the box: exit %d, %q %q", r.code, r.stdout, r.stderr)
-	}
-	t.Logf("the box's end:\n%s", r.stderr)
-	if !strings.Contains(r.stderr, "the box rewrote 1 object of the repository") {
-		t.Errorf("the end does not say the box rewrote an object")
-	}
+	repo, env, pwned := swappedInBox(t)
 	wt := filepath.Join(filepath.Dir(repo), "next")
 	hostGit(t, repo, env, "worktree", "add", "-q", wt)
 	if problem := committer(t, wt, env)("in the next worktree"); problem != "" {

@@ -26,11 +26,12 @@ func TestJailTerminalWriteOnly(t *testing.T) {
 	requireSlots(t)
 	_, env := testEnv(t)
 	dir := t.TempDir()
-	stolen := filepath.Join(dir, "stolen")
+	stolen, alive := filepath.Join(dir, "stolen"), filepath.Join(dir, "alive")
 	term := newTerminal(t, 24, 80)
 	// The user's shell: it runs aisan with stdin redirected, says when
-	// aisan returned, and waits at its prompt.
-	script := `aisan run -- sh -c 'setsid sh -c "cat <&2 >` + stolen + `" </dev/null >/dev/null &' </dev/null; echo RETURNED $?; sleep 60`
+	// aisan returned, and waits at its prompt. What the jail leaves
+	// behind says it started, then reads its stderr.
+	script := `aisan run -- sh -c 'setsid sh -c "echo alive >` + alive + `; cat <&2 >` + stolen + `" </dev/null >/dev/null &' </dev/null; echo RETURNED $?; sleep 60`
 	shell := exec.Command("sh", "-c", script)
 	shell.Dir = dir
 	shell.Env = append(append(os.Environ(), env...), "PATH="+filepath.Dir(aisanBin)+":"+os.Getenv("PATH"))
@@ -42,6 +43,9 @@ func TestJailTerminalWriteOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
+	if _, err := os.Stat(alive); err != nil {
+		t.Fatalf("the process the jail left behind never started, so the test shows nothing: %v", err)
+	}
 	got, _ := os.ReadFile(stolen)
 	if strings.Contains(string(got), "hunter2") {
 		t.Errorf("a process the jail left behind read %q from the user's terminal after aisan returned", got)
@@ -60,9 +64,8 @@ func TestJailTerminalWriteOnly(t *testing.T) {
 func TestGuardGpgAgentKill(t *testing.T) {
 	requireSlots(t)
 	for _, p := range []string{"gpg-agent", "gpgconf", "gpg-connect-agent"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s not installed", p)
-		}
+		_, err := exec.LookPath(p)
+		need(t, p+" (apt-get install gpg-agent gpgconf)", err)
 	}
 	home, env := testEnv(t)
 	gnupg := filepath.Join(home, "gnupg")
@@ -106,9 +109,9 @@ func TestGuardGpgAgentKill(t *testing.T) {
 
 // TestJailOtherTranscript: the transcript of another slot (what the
 // user's other jailed session showed: a token printed by a script, a
-// shell session's output) is readable from every jail, through the
-// read-only state directory or 'aisan logs' run inside. The state dir's
-// read-only bind stops writes, not reads.
+// shell session's output) must not be readable from a jail, through the
+// state directory or 'aisan logs' run inside: a read-only bind of the
+// state dir would stop writes, not reads.
 func TestJailOtherTranscript(t *testing.T) {
 	requireSlots(t)
 	_, env := testEnv(t)
@@ -125,7 +128,10 @@ func TestJailOtherTranscript(t *testing.T) {
 		return strings.Contains(r.stdout, "victim-secret-4f1c")
 	})
 	r := aisanIn(t, attackerDir, env, "", "run", "--", "sh", "-c",
-		"aisan logs --raw "+slot+"; cat \"$AISAN_HOME\"/transcripts/"+slot+"/* 2>/dev/null")
+		"aisan logs --raw "+slot+"; cat \"$AISAN_HOME\"/transcripts/"+slot+"/* 2>/dev/null; echo attacker-ran")
+	if !strings.Contains(r.stdout, "attacker-ran") {
+		t.Fatalf("the other jail did not run, so the test shows nothing: %q %q", r.stdout, r.stderr)
+	}
 	if strings.Contains(r.stdout, "victim-secret-4f1c") {
 		t.Errorf("a jail read slot %s's transcript: %q", slot, r.stdout)
 	}

@@ -390,6 +390,15 @@ func TestStrictNoNetwork(t *testing.T) {
 // unixStub serves a host Unix socket that answers "stub:" and what it
 // read.
 func unixStub(t *testing.T, name string) string {
+	return serveUnix(t, name, func(c net.Conn) {
+		b, _ := io.ReadAll(c)
+		fmt.Fprintf(c, "%s:%s", name, b)
+	})
+}
+
+// serveUnix serves a host Unix socket, name.sock in a directory of its
+// own, handing each connection to handle (which need not close it).
+func serveUnix(t *testing.T, name string, handle func(net.Conn)) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "aisan-stub-")
 	if err != nil {
@@ -410,8 +419,7 @@ func unixStub(t *testing.T, name string) string {
 			}
 			go func() {
 				defer c.Close()
-				b, _ := io.ReadAll(c)
-				fmt.Fprintf(c, "%s:%s", name, b)
+				handle(c)
 			}()
 		}
 	}()

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/aisan-dev/aisan/jail"
@@ -281,12 +280,8 @@ func say(w io.Writer) jail.Say {
 	return func(level jail.Level, text string) {
 		// Notes name what a box may have written (a go.mod's paths, a
 		// link's target, a file's name): nothing in them may act on the
-		// terminal. Lines stay lines.
-		lines := strings.Split(text, "\n")
-		for i, l := range lines {
-			lines[i] = inert.Text(l)
-		}
-		text = strings.Join(lines, "\n")
+		// terminal.
+		text = inert.Lines(text)
 		if level == jail.Plain {
 			fmt.Fprintf(w, "aisan: %s\n", text)
 			return

@@ -53,6 +53,11 @@ func (t Tokens) Add(u Tokens) Tokens {
 	return Tokens{t.Input + u.Input, t.Output + u.Output, t.CacheRead + u.CacheRead, t.CacheCreation + u.CacheCreation}
 }
 
+// Sub is t minus u.
+func (t Tokens) Sub(u Tokens) Tokens {
+	return Tokens{t.Input - u.Input, t.Output - u.Output, t.CacheRead - u.CacheRead, t.CacheCreation - u.CacheCreation}
+}
+
 // Max is the larger of t and u in each count: what a call used, when
 // its answer reports running totals (a stream's events do).
 func (t Tokens) Max(u Tokens) Tokens {

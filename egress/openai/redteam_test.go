@@ -21,7 +21,7 @@ func TestRedTeamResponsesRefused(t *testing.T) {
 		"hosted shell":         `{"model":"gpt-5","store":false,"tools":[{"type":"shell","environment":{"type":"container_auto"}}]}`,
 		"server tool search":   `{"model":"gpt-5","store":false,"tools":[{"type":"tool_search"}]}`,
 		"url image":            `{"model":"gpt-5","store":false,"input":[{"role":"user","content":[{"type":"input_image","image_url":"https://x/a.png"}]}]}`,
-		"url image in output":  `{"model":"gpt-5","store":false,"input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"http://169.254.169.254/"}]}]}`,
+		"url image in output":  `{"model":"gpt-5","store":false,"input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"http://metadata.invalid/"}]}]}`,
 		"input file":           `{"model":"gpt-5","store":false,"input":[{"role":"user","content":[{"type":"input_file","file_url":"https://x"}]}]}`,
 		"item reference":       `{"model":"gpt-5","store":false,"input":[{"type":"item_reference","id":"msg_1"}]}`,
 		"bare id item":         `{"model":"gpt-5","store":false,"input":[{"id":"msg_1"}]}`,

@@ -1246,33 +1246,25 @@ func fileType(typ uint32) string {
 // from nothing of the caller's, whatever the caller leaked to us (an
 // IDE's or a multiplexer's socket, a file of the user's).
 func keepCallerFiles() error {
-	ents, err := os.ReadDir("/proc/self/fd")
+	nums, err := inheritedFDs()
 	if err != nil {
 		return fmt.Errorf("listing the caller's descriptors: %w", err)
 	}
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil || n < 3 {
-			continue
-		}
-		flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
-		if err != nil || flags&unix.FD_CLOEXEC != 0 {
-			continue // the directory's own descriptor, closed by now
-		}
-		if _, err := unix.FcntlInt(uintptr(n), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
+	for _, n := range nums {
+		if _, err := unix.FcntlInt(uintptr(n), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
 			return fmt.Errorf("closing the caller's descriptor %d to the box: %w", n, err)
 		}
 	}
 	return nil
 }
 
-// callerFiles returns the descriptors this process inherited open without
-// close-on-exec, from 3 up: the caller's own (everything aisan opens is
-// close-on-exec), which an agent run without aisan would have inherited.
-func callerFiles() ([]*os.File, []int) {
+// inheritedFDs are the descriptors this process holds open without
+// close-on-exec, from 3 up, in order: the caller's own (everything
+// aisan opens is close-on-exec).
+func inheritedFDs() ([]int, error) {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return nil, nil
+		return nil, err
 	}
 	var nums []int
 	for _, e := range ents {
@@ -1280,6 +1272,8 @@ func callerFiles() ([]*os.File, []int) {
 		if err != nil || n < 3 {
 			continue
 		}
+		// The directory's own descriptor is close-on-exec (and closed
+		// by now).
 		flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
 		if err != nil || flags&unix.FD_CLOEXEC != 0 {
 			continue
@@ -1287,6 +1281,17 @@ func callerFiles() ([]*os.File, []int) {
 		nums = append(nums, n)
 	}
 	slices.Sort(nums)
+	return nums, nil
+}
+
+// callerFiles returns the descriptors this process inherited open without
+// close-on-exec, from 3 up, which an agent run without aisan would have
+// inherited.
+func callerFiles() ([]*os.File, []int) {
+	nums, err := inheritedFDs()
+	if err != nil {
+		return nil, nil
+	}
 	files := make([]*os.File, len(nums))
 	for i, n := range nums {
 		// Not os.NewFile: its finalizer would close the caller's

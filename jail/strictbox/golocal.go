@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aisan-dev/aisan/jail/shared/inert"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 )
 
@@ -47,9 +46,7 @@ func goLocalNote(cwd, repo string, shows func(string) bool) string {
 			// One the host lacks fails there too: go says so.
 			continue
 		}
-		// The box writes go.mod and go.work: what they say reaches
-		// the user's terminal escaped.
-		what = append(what, inert.Text(l.File+" "+l.What))
+		what = append(what, l.File+" "+l.What)
 		if !seen[l.Dir] {
 			seen[l.Dir] = true
 			ro = append(ro, strconv.Quote(l.Dir))

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-
-	"github.com/aisan-dev/aisan/jail/shared/inert"
 )
 
 // venvNote names the interpreter of the project's virtualenv (.venv or
@@ -37,9 +35,7 @@ func venvNote(cwd, repo string, shows func(string) bool, provider func(string) s
 			} else {
 				how = "a bind spec with ro = [" + strconv.Quote(filepath.Dir(filepath.Dir(target))) + "] (--binds FILE) brings it read-only"
 			}
-			// The box chose the link and the names on its way: they
-			// reach the user's terminal escaped.
-			return fmt.Sprintf("the project's %s is %s, which the box does not show, so the virtualenv's commands fail there with \"not found\"; %s", inert.Text(rel), inert.Text(target), how)
+			return fmt.Sprintf("the project's %s is %s, which the box does not show, so the virtualenv's commands fail there with \"not found\"; %s", rel, target, how)
 		}
 		if repo == "" || d == repo || !within(d, repo) || d == filepath.Dir(d) {
 			return ""

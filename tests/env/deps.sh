@@ -6,7 +6,8 @@ set -euo pipefail
 # libglib2.0-bin: gdbus, a GDBus client for the jail bus tests.
 # direnv: the host tool the strict box's .envrc test takes the next step with.
 # pipenv: a Python launcher the hand-off tests run a venv's command through.
-pkgs=(bubblewrap xdg-dbus-proxy dbus dbus-user-session libglib2.0-bin systemd procps psmisc util-linux git bash zsh fish tmux socat man-db groff-base make pre-commit direnv pipenv)
+# gpg-agent, gpgconf: the shared agent the guard's jail test ends.
+pkgs=(bubblewrap xdg-dbus-proxy dbus dbus-user-session libglib2.0-bin systemd procps psmisc util-linux git bash zsh fish tmux socat man-db groff-base make pre-commit direnv pipenv gpg-agent gpgconf)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -40,3 +40,17 @@ func Text(s string) string {
 	}
 	return b.String()
 }
+
+// Lines is Text for each line of s, the newlines between them kept: a
+// message of several lines stays one, and none of them acts on the
+// terminal.
+func Lines(s string) string {
+	if !strings.Contains(s, "\n") {
+		return Text(s)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Text(l)
+	}
+	return strings.Join(lines, "\n")
+}

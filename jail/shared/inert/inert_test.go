@@ -42,3 +42,9 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+func TestLines(t *testing.T) {
+	if got, want := Lines("a\x1b[2J\nb\rc"), "a\\x1b[2J\nb\\rc"; got != want {
+		t.Errorf("Lines: %q, want %q", got, want)
+	}
+}

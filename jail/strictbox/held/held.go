@@ -945,9 +945,9 @@ func (r Result) Lines(repo, slot string) []string {
 		lines = append(lines, fmt.Sprintf("the box made or changed replace refs, which make git show one object in place of another, with git status clean (checkout, stash and reset would have written the box's version); they are as at launch again: %s%s", strings.Join(names, ", "), more))
 	}
 	if n := len(r.RestoredObjects) + len(r.MissingObjects); n > 0 {
-		line := fmt.Sprintf("the box rewrote %s of the repository, so that git would have read its content under names your files have (git status showed nothing; a checkout, git reset --hard or git worktree add would have written it): held for review", count(n, "object"))
+		line := fmt.Sprintf("the box rewrote %d %s of the repository, so that git would have read its content under names your files have (git status showed nothing; a checkout, git reset --hard or git worktree add would have written it): held for review", n, plural(n, "object", "objects"))
 		if k := len(r.RestoredObjects); k > 0 {
-			line += fmt.Sprintf("; %s from your working tree", count(k, "written back", "was", "were"))
+			line += fmt.Sprintf("; %d %s written back from your working tree", k, plural(k, "was", "were"))
 		}
 		if len(r.MissingObjects) > 0 {
 			ids, more := first(r.MissingObjects, most)
@@ -985,16 +985,12 @@ func (r Result) Lines(repo, slot string) []string {
 	return lines
 }
 
-// count is "1 object" or "N objects"; with a verb's forms, "1 was
-// written back" or "N were written back".
-func count(n int, what string, verb ...string) string {
-	if len(verb) == 2 {
-		return fmt.Sprintf("%d %s %s", n, verb[min(n-1, 1)], what)
-	}
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + what
+		return one
 	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return many
 }
 
 // mostNames are the first most of paths, relative to repo and quoted,

@@ -404,7 +404,13 @@ func gitCmd(r repoIndex, index string, args ...string) *exec.Cmd {
 // and the caller's GIT_ variables are dropped: they could point it at
 // another repository or index.
 func git(r repoIndex, index string, stdin io.Reader, args ...string) ([]byte, error) {
-	cmd := gitCmd(r, index, args...)
+	return output(gitCmd(r, index, args...), stdin)
+}
+
+// output runs cmd, a git of gitCmd's, with stdin, and returns its
+// output; an error carries what git said.
+func output(cmd *exec.Cmd, stdin io.Reader) ([]byte, error) {
+	args := cmd.Args[3:] // past git and gitCmd's --git-dir, --work-tree
 	cmd.Stdin = stdin
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -69,32 +70,29 @@ func checkObjects(set string, m Manifest, run protect.Span) []objectCheck {
 	var out []objectCheck
 	seen := map[string]bool{}
 	for _, r := range indexes(set, m) {
-		common := r.commonDir
-		if common == "" {
-			common = r.gitDir
-		}
-		if common == "" || seen[common] {
+		if r.gitDir == "" || seen[storeOf(r)] {
 			continue
 		}
-		seen[common] = true
-		out = append(out, checkStore(r, filepath.Join(common, "objects"), run))
+		seen[storeOf(r)] = true
+		out = append(out, checkStore(r, run))
 	}
 	return out
 }
 
-// checkStore checks one object store, dir, of repository r.
-func checkStore(r repoIndex, dir string, run protect.Span) objectCheck {
+// checkStore checks the object store of repository r.
+func checkStore(r repoIndex, run protect.Span) objectCheck {
 	c := objectCheck{r: r}
+	dir := storeOf(r)
 	var notes []string
 	loose, odd := changedLoose(dir, run)
 	c.bad = append(c.bad, odd...)
 	bad, note := rehash(r, loose)
 	notes = appendNote(notes, note)
 	for _, id := range bad {
-		c.bad = append(c.bad, filepath.Join(dir, id[:2], id[2:]))
+		c.bad = append(c.bad, looseFile(r, id))
 		c.badIDs = append(c.badIDs, id)
 	}
-	packs, note := verifyPacks(r, dir, run)
+	packs, note := verifyPacks(r, run)
 	notes = appendNote(notes, note)
 	c.bad = append(c.bad, packs...)
 	for _, v := range []struct{ path, cmd string }{
@@ -122,13 +120,15 @@ func appendNote(notes []string, note string) []string {
 	return notes
 }
 
-// changedIn reports whether p's inode changed during run (its ctime,
-// which the box cannot set).
+// changedIn reports whether p's inode changed during run.
 func changedIn(p string, run protect.Span) bool {
 	var st unix.Stat_t
-	if unix.Lstat(p, &st) != nil {
-		return false
-	}
+	return unix.Lstat(p, &st) == nil && ctimeIn(st, run)
+}
+
+// ctimeIn reports whether st's inode changed during run: its ctime,
+// which the box cannot set.
+func ctimeIn(st unix.Stat_t, run protect.Span) bool {
 	t := time.Unix(st.Ctim.Unix())
 	return t.After(run.Start) && !t.After(run.End)
 }
@@ -203,8 +203,7 @@ func rehash(r repoIndex, ids []string) (bad []string, note string) {
 // those whose content does not match their name. It returns how many it
 // read, whether it read them all, and whether it stopped at the budget.
 func rehashBatch(r repoIndex, ids []string, bad *[]string) (n int, ok, over bool) {
-	cmd := gitCmd(r, "", "--no-replace-objects", "cat-file", "--batch")
-	cmd.Env = append(cmd.Env, "GIT_OBJECT_DIRECTORY="+storeOf(r))
+	cmd := storeCmd(r, "--no-replace-objects", "cat-file", "--batch")
 	cmd.Stdin = strings.NewReader(strings.Join(ids, "\n") + "\n")
 	out, err := cmd.StdoutPipe()
 	if err != nil || cmd.Start() != nil {
@@ -242,13 +241,12 @@ func rehashBatch(r repoIndex, ids []string, bad *[]string) (n int, ok, over bool
 		if budget -= size; budget < 0 {
 			return n, false, true
 		}
-		h := newHash(len(ids[n]))
-		fmt.Fprintf(h, "%s %d\x00", f[1], size)
-		if _, cerr := io.CopyN(h, br, size); cerr != nil {
+		id, cerr := objectID(len(ids[n]), f[1], size, br)
+		if cerr != nil {
 			return n, false, false
 		}
 		br.ReadByte() // the newline after the content
-		if hex.EncodeToString(h.Sum(nil)) != ids[n] {
+		if id != ids[n] {
 			*bad = append(*bad, ids[n])
 		}
 		n++
@@ -256,21 +254,19 @@ func rehashBatch(r repoIndex, ids []string, bad *[]string) (n int, ok, over bool
 	return n, true, false
 }
 
-// gitStore is git run for r with its object store pinned to the one the
-// end checks: GIT_OBJECT_DIRECTORY, no alternates from the environment,
-// so that nothing the box left (a commondir the sweep has not taken, an
-// alternate) makes git read or write another store.
-func gitStore(r repoIndex, stdin io.Reader, args ...string) ([]byte, error) {
+// storeCmd is git run for r with its object store pinned to the one the
+// end checks (GIT_OBJECT_DIRECTORY; gitCmd passes none of the caller's
+// GIT_ variables, alternates among them), so that nothing the box left
+// (a commondir the sweep has not taken) makes git read or write another.
+func storeCmd(r repoIndex, args ...string) *exec.Cmd {
 	cmd := gitCmd(r, "", args...)
 	cmd.Env = append(cmd.Env, "GIT_OBJECT_DIRECTORY="+storeOf(r))
-	cmd.Stdin = stdin
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return cmd
+}
+
+// gitStore runs storeCmd with stdin and returns its output.
+func gitStore(r repoIndex, stdin io.Reader, args ...string) ([]byte, error) {
+	return output(storeCmd(r, args...), stdin)
 }
 
 // storeOf is r's object store.
@@ -283,19 +279,26 @@ func looseFile(r repoIndex, id string) string {
 	return filepath.Join(storeOf(r), id[:2], id[2:])
 }
 
-// newHash is the hash of an object id of n hex digits.
-func newHash(n int) hash.Hash {
+// objectID is the id git gives an object of kind and size whose
+// content is read from content, in ids of n hex digits (SHA-256's 64,
+// else SHA-1's).
+func objectID(n int, kind string, size int64, content io.Reader) (string, error) {
+	var h hash.Hash = sha1.New()
 	if n == 64 {
-		return sha256.New()
+		h = sha256.New()
 	}
-	return sha1.New()
+	fmt.Fprintf(h, "%s %d\x00", kind, size)
+	if _, err := io.CopyN(h, content, size); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// verifyPacks runs git verify-pack over the packs of the store dir of
+// verifyPacks runs git verify-pack over the packs of r's store of
 // which a file changed during run, and returns every file of those it
 // refuses.
-func verifyPacks(r repoIndex, dir string, run protect.Span) (bad []string, note string) {
-	packDir := filepath.Join(dir, "pack")
+func verifyPacks(r repoIndex, run protect.Span) (bad []string, note string) {
+	packDir := filepath.Join(storeOf(r), "pack")
 	entries, err := os.ReadDir(packDir)
 	if err != nil {
 		return nil, ""
@@ -349,11 +352,12 @@ func restoreObjects(c objectCheck) (restored, missing []string) {
 		return nil, nil
 	}
 	pathsOf := map[string][]string{}
-	if out, err := git(c.r, "", nil, "ls-files", "-s", "-z"); err == nil {
-		for _, e := range bytes.Split(out, []byte{0}) {
-			meta, path, ok := bytes.Cut(e, []byte{'\t'})
-			if f := strings.Fields(string(meta)); ok && len(f) == 3 {
-				pathsOf[f[1]] = append(pathsOf[f[1]], string(path))
+	entries, _ := indexEntries(c.r, "", nil)
+	for path, metas := range entries {
+		for _, meta := range metas {
+			// "TAG MODE ID STAGE", as ls-files -s -v writes it.
+			if f := strings.Fields(meta); len(f) == 4 {
+				pathsOf[f[2]] = append(pathsOf[f[2]], path)
 			}
 		}
 	}
@@ -375,10 +379,7 @@ func writeBack(r repoIndex, id string, paths []string) bool {
 		if err != nil {
 			continue
 		}
-		h := newHash(len(id))
-		fmt.Fprintf(h, "blob %d\x00", len(b))
-		h.Write(b)
-		if hex.EncodeToString(h.Sum(nil)) != id {
+		if got, _ := objectID(len(id), "blob", int64(len(b)), bytes.NewReader(b)); got != id {
 			continue
 		}
 		out, err := gitStore(r, bytes.NewReader(b), "hash-object", "-w", "--no-filters", "--stdin")

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -76,17 +75,18 @@ const stashRef = "refs/stash"
 // is unstaged) writes it. The end puts them back as they were.
 const replacePrefix = "refs/replace/"
 
-// BranchChange is a branch (or the stash) that the box made or moved,
-// and the held paths it changes against the launch's commit, absolute.
+// BranchChange is a ref (a branch, a tag, the stash, ORIG_HEAD…) that
+// the box made or moved, and the held paths it changes against the
+// launch's commit, absolute.
 type BranchChange struct {
 	Ref   string
 	Paths []string
 }
 
 // A launch records the refs in two parts: packed-refs, which can hold
-// tens of thousands of tags, copied into the set as it is (the end
-// reads it), and the loose refs, read (refs.launch, Manifest.Refs).
-// The end reads both again and compares.
+// tens of thousands of tags, copied into the set as it is
+// (packedLaunch; the end reads it), and the loose refs and pseudo-refs,
+// read (Manifest.Refs). The end reads both again and compares.
 
 // packedLaunch is the copy of a repository's packed-refs taken at
 // launch: the set's own repository's (i < 0) or its i'th nested one's.
@@ -173,17 +173,18 @@ func readLoose(gitDir, commonDir string, refs map[string]string) bool {
 		return false
 	}
 	for _, name := range pseudoRefs {
-		if oid := pseudoRef(filepath.Join(gitDir, name)); oid != "" {
+		if oid := refFile(filepath.Join(gitDir, name)); oid != "" {
 			refs[name] = oid
 		}
 	}
 	return true
 }
 
-// pseudoRef is the commit a pseudo-ref file names first, or "": its
-// first word (FETCH_HEAD and MERGE_HEAD hold a line per commit, the
-// first what git takes for the name).
-func pseudoRef(p string) string {
+// refFile is the object a ref file names, or "" (absent, a symbolic
+// ref, not a ref): its first word, as git reads a loose ref, and a
+// pseudo-ref (FETCH_HEAD and MERGE_HEAD hold a line per commit, and the
+// first is what git takes for the name).
+func refFile(p string) string {
 	b, err := regfile.Read(p, 1<<20)
 	if err != nil {
 		return ""
@@ -218,7 +219,7 @@ func looseRefs(commonDir, root string, refs map[string]string, n *int) bool {
 		if err != nil {
 			return nil
 		}
-		if oid := looseRef(p); oid != "" {
+		if oid := refFile(p); oid != "" {
 			refs[filepath.ToSlash(rel)] = oid
 		}
 		return nil
@@ -249,19 +250,6 @@ func shadows(ref string, refs map[string]string) (hidden string, ok bool) {
 	return "", false
 }
 
-// looseRef is the commit a loose ref file names, or "" (absent, a
-// symbolic ref, not a ref).
-func looseRef(p string) string {
-	b, err := regfile.Read(p, 4096)
-	if err != nil {
-		return ""
-	}
-	if oid := strings.TrimSpace(string(b)); isOID(oid) {
-		return oid
-	}
-	return ""
-}
-
 // headBranch is the branch gitDir's HEAD names now, or "".
 func headBranch(gitDir string) string {
 	b, err := regfile.Read(filepath.Join(gitDir, "HEAD"), 4096)
@@ -273,10 +261,10 @@ func headBranch(gitDir string) string {
 }
 
 // movedBranches lists, of now (r's refs at the end; ok says they were
-// read), the branches of r, other than the one its HEAD is
-// on (committed reports that one), that are new or moved since the
-// launch and change held paths against the launch's commit (for a new
-// one) or against where they were. unchecked says why they could not
+// read), the refs of r, other than the branch its HEAD is on
+// (committed reports that one) and replace refs (putBack's), that are
+// new or moved since the launch and change held paths against the
+// launch's commit (for a new one) or against where they were. unchecked says why they could not
 // be compared, when they could not.
 func movedBranches(m Manifest, r repoIndex, now map[string]string, ok bool) (changes []BranchChange, unchecked string, err error) {
 	paths := heldPaths(m, r)
@@ -455,10 +443,7 @@ func plantedRootRefs(gitDir string, run protect.Span) []string {
 		}
 		p := filepath.Join(gitDir, name)
 		var st unix.Stat_t
-		if unix.Lstat(p, &st) != nil {
-			continue
-		}
-		if t := time.Unix(st.Ctim.Unix()); !t.After(run.Start) || t.After(run.End) {
+		if unix.Lstat(p, &st) != nil || !ctimeIn(st, run) {
 			continue
 		}
 		if readsAsRef(p, st) {
@@ -476,12 +461,11 @@ func readsAsRef(p string, st unix.Stat_t) bool {
 		// git follows it (or takes it for a symbolic ref).
 		return true
 	case unix.S_IFREG:
-		b, err := regfile.Read(p, 4096)
-		if err != nil {
-			return false
+		if refFile(p) != "" {
+			return true
 		}
-		line := strings.TrimSpace(string(b))
-		return isOID(line) || strings.HasPrefix(line, "ref:")
+		b, err := regfile.Read(p, 4096)
+		return err == nil && bytes.HasPrefix(bytes.TrimSpace(b), []byte("ref:"))
 	case unix.S_IFDIR:
 		n, found := 0, false
 		err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
