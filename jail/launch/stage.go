@@ -1251,7 +1251,9 @@ func keepCallerFiles() error {
 		return fmt.Errorf("listing the caller's descriptors: %w", err)
 	}
 	for _, n := range nums {
-		if _, err := unix.FcntlInt(uintptr(n), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		// EBADF: closed since it was listed (by another goroutine of
+		// ours), so nothing the box could inherit.
+		if _, err := unix.FcntlInt(uintptr(n), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
 			return fmt.Errorf("closing the caller's descriptor %d to the box: %w", n, err)
 		}
 	}
