@@ -135,6 +135,9 @@ type exchange struct {
 	in    http.Header
 	body  []byte
 	cred  Credential
+	// release gives back what the call held of the budget
+	// ([Meter.hold]); it does nothing when there is no meter.
+	release func()
 	// refused is the reason the exchange was refused after admission (a
 	// failed refresh), for the audit line.
 	refused string
@@ -316,6 +319,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.Refused = x.refused
 		e.Tokens = x.tokens
 	}()
+	// The answer is counted by the time the proxy returns (its body is
+	// read to the end or closed there), so what the call held goes back
+	// after its count is in.
+	defer x.release()
 	if s.opt.Meter != nil {
 		s.opt.Meter.forwarded(s.b.Name)
 	}
@@ -396,8 +403,8 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		}
 	}
 	if m := s.opt.Meter; m != nil {
-		if budget, spent, out := m.spentOut(); out {
-			return nil, nil, &Refusal{Kind: KindBudget, Reason: fmt.Sprintf("aisan strict mode: this box's token budget is spent (%d tokens counted, budget %d); the user can raise it with: %s", spent, budget, s.steer("--budget +N"))}
+		if budget, spent, held, out := m.spentOut(); out {
+			return nil, nil, s.budgetRefusal(budget, spent, held)
 		}
 	}
 	now := time.Now()
@@ -429,7 +436,27 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		}
 		return nil, body, &Refusal{Kind: KindCredential, Reason: "aisan strict mode: the host credential is not usable: " + err.Error(), Detail: cred.Detail(err)}
 	}
-	return &exchange{route: rt, in: r.Header, body: body, cred: c}, body, nil
+	release := func() {}
+	if m := s.opt.Meter; m != nil && !rt.Uncounted {
+		// Checked again, now that the request is known, with what the
+		// calls already in flight hold: they are not counted yet.
+		rel, budget, spent, held, ok := m.hold(requestEstimate(body))
+		if !ok {
+			return nil, body, s.budgetRefusal(budget, spent, held)
+		}
+		release = rel
+	}
+	return &exchange{route: rt, in: r.Header, body: body, cred: c, release: release}, body, nil
+}
+
+// budgetRefusal says the box's budget is reached, by the tokens counted
+// and, when there are any, those held for calls in flight.
+func (s *Server) budgetRefusal(budget, spent, held int64) *Refusal {
+	what := fmt.Sprintf("%d tokens counted", spent)
+	if held > 0 {
+		what += fmt.Sprintf(" and at least %d more used by calls still in flight", held)
+	}
+	return &Refusal{Kind: KindBudget, Reason: fmt.Sprintf("aisan strict mode: this box's token budget is spent (%s, budget %d); the user can raise it with: %s", what, budget, s.steer("--budget +N"))}
 }
 
 // steer is the command that changes this box's option opt while it runs.

@@ -72,7 +72,7 @@ type answerUsage struct {
 // nothing), or a quarter token per byte of a JSON answer.
 func cutShort(t audit.Tokens, request int, u answerUsage) audit.Tokens {
 	if t.Input == 0 && t.CacheRead == 0 && t.CacheCreation == 0 {
-		t.Input = int64(request) / 4
+		t.Input = int64(request) / 4 // requestEstimate
 	}
 	out := u.Passed / 4
 	if u.Events > 0 {
@@ -211,9 +211,14 @@ func (u *usageBody) finish() {
 // model server of the box shares it (Options.Meter); the box's budget is
 // spent when the tokens of all its backends together reach it.
 type Meter struct {
-	mu       sync.Mutex
-	budget   int64
-	spent    int64
+	mu     sync.Mutex
+	budget int64
+	spent  int64
+	// held is what the calls in flight will use at least (their
+	// requests' estimate), until their answers are counted: without it
+	// every call started while the spend was still under the budget
+	// would pass, as many as the rate limit lets through at once.
+	held     int64
 	backends map[string]Spend
 	onChange func()
 }
@@ -342,9 +347,38 @@ func (m *Meter) State() MeterState {
 	return st
 }
 
-// spentOut reports whether a budget is set and reached.
-func (m *Meter) spentOut() (budget, spent int64, out bool) {
+// spentOut reports whether a budget is set and reached by the tokens
+// counted and those held for calls in flight.
+func (m *Meter) spentOut() (budget, spent, held int64, out bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.budget, m.spent, m.budget > 0 && m.spent >= m.budget
+	return m.budget, m.spent, m.held, m.budget > 0 && m.spent+m.held >= m.budget
 }
+
+// hold admits a call expected to use at least est tokens: unless the
+// budget is reached by what is counted and held, est is held until
+// release is called (once the call's answer was counted). A call always
+// holds at least one token, so that calls too small to estimate cannot
+// all start at once.
+func (m *Meter) hold(est int64) (release func(), budget, spent, held int64, ok bool) {
+	est = max(est, 1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	budget, spent, held = m.budget, m.spent, m.held
+	if budget > 0 && spent+held >= budget {
+		return nil, budget, spent, held, false
+	}
+	m.held += est
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			m.held -= est
+			m.mu.Unlock()
+		})
+	}, budget, spent, held, true
+}
+
+// requestEstimate is the least a model call uses: its request's input,
+// a quarter token per byte (as [cutShort] estimates it).
+func requestEstimate(body []byte) int64 { return int64(len(body)) / 4 }

@@ -311,3 +311,56 @@ func TestUsageUnreadIsEstimated(t *testing.T) {
 		t.Errorf("spent %d", spent)
 	}
 }
+
+// TestBudgetHoldsCallsInFlight: calls that run at once cannot together
+// pass the budget because none of them is counted yet: each holds the
+// least it will use until its answer is counted, the call that would
+// start past the budget is refused saying why, and once the answers are
+// in, what they held goes back.
+func TestBudgetHoldsCallsInFlight(t *testing.T) {
+	m := egress.NewMeter(egress.MeterState{Budget: 100})
+	arrived, release := make(chan struct{}, 4), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select { // a call that should not have started does not hang the test
+		case <-release:
+		case <-time.After(5 * time.Second):
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"usage":{"input_tokens":10,"output_tokens":0}}`)
+	})
+	f := meterFixture(t, h, egress.Options{Meter: m, Slot: "s-1", Burst: 10})
+	body := `{"pad":"` + strings.Repeat("p", 190) + `"}` // 200 bytes: 50 tokens at least
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			resp := f.do(t, "POST", "/v1/y", nil, body)
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+	}
+	<-arrived
+	<-arrived
+	resp := f.do(t, "POST", "/v1/y", nil, body)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "0 tokens counted and at least 100 more used by calls still in flight, budget 100") {
+		t.Fatalf("a third call while two of 50 are in flight: %d %s", resp.StatusCode, b)
+	}
+	close(release)
+	for range 2 {
+		if code := <-done; code != 200 {
+			t.Fatalf("a call in flight ended %d", code)
+		}
+	}
+	if _, spent := m.Budget(); spent != 20 {
+		t.Fatalf("spent %d, want 20", spent)
+	}
+	resp = f.do(t, "POST", "/v1/y", nil, body)
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 {
+		t.Fatalf("after the calls in flight ended, what they held stays held: %d %s", resp.StatusCode, b)
+	}
+	if n := len(f.up.Requests()); n != 3 {
+		t.Fatalf("the upstream saw %d calls, want 3", n)
+	}
+}
