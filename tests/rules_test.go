@@ -627,3 +627,48 @@ func TestStrictCodexTUIAsksInAnUntrustedProject(t *testing.T) {
 		t.Errorf("codex in the strict box ran %q without asking, in a project the user marked untrusted", command)
 	}
 }
+
+// TestStrictClaudeHookSwitchesHold: Claude applies the env of its user
+// settings at once and that of its global config (.claude.json) at
+// launch, and a box writes both files in its state directory. Bare mode
+// (CLAUDE_CODE_SIMPLE, with a placeholder key so Claude still reaches
+// the proxy) set there during a run, or safe mode
+// (CLAUDE_CODE_SAFE_MODE) left in .claude.json for the next launch,
+// would run no hook of the user's: the kill guard still refuses, in that
+// run and in the next one.
+func TestStrictClaudeHookSwitchesHold(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	for _, tt := range []struct{ name, plant string }{
+		{"settings during the run", `printf '{"env":{"CLAUDE_CODE_SIMPLE":"1","ANTHROPIC_API_KEY":"sk-ant-api03-placeholder"}}' > "$CLAUDE_CONFIG_DIR/settings.json"`},
+		{"global config for the next launch", `printf '{"env":{"CLAUDE_CODE_SAFE_MODE":"1"}}' > "$CLAUDE_CONFIG_DIR/.claude.json"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			repo, home, env := strictRepo(t)
+			strictClaudeUser(t, env, home)
+			ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+			launch := func(commands []string) (*standIn, jailedRun) {
+				s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
+				env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+				r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+				if err := claudeDone(r.stdout); err != nil {
+					t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+				}
+				return s, r
+			}
+			const kill = "pkill -f aisan-rules-test-nothing"
+			reasons := guardReasonsIn(t, slotName(repo, "claude"), kill)
+			// The pause gives Claude's watch of its settings time to see them.
+			s, _ := launch([]string{tt.plant + " && sleep 3 && echo planted", kill})
+			if res, _ := s.resultOf(0); !strings.Contains(res, "planted") {
+				t.Fatalf("the box could not write its Claude state (the attack proves nothing): %q", res)
+			}
+			if res, _ := s.resultOf(1); !carriesReason(res, reasons) {
+				t.Errorf("after the box switched hooks off in its state, the kill guard did not run: %q", res)
+			}
+			s, _ = launch([]string{kill})
+			if res, _ := s.resultOf(0); !carriesReason(res, reasons) {
+				t.Errorf("the next launch ran without the user's kill guard: %q", res)
+			}
+		})
+	}
+}

@@ -192,11 +192,45 @@ func writeClaudeRules(dir string, r *BoxRules) error {
 	if _, ok := m["disableAllHooks"]; !ok {
 		m["disableAllHooks"] = json.RawMessage("false")
 	}
+	env, err := pinHookSwitches(m["env"])
+	if err != nil {
+		return err
+	}
+	m["env"] = env
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the user's rules for the box: %w", err)
 	}
 	return atomicfile.Write(filepath.Join(dir, claudeRulesFile), append(b, '\n'), atomicfile.Options{Mode: 0o600})
+}
+
+// claudeHookSwitches are the variables that turn every hook of the
+// user's off in a running Claude: CLAUDE_CODE_SIMPLE is --bare (no
+// settings hooks at all), CLAUDE_CODE_SAFE_MODE keeps only managed
+// ones. Claude applies the env of its user settings and its global
+// config (.claude.json) as it reads them, at launch and again when the
+// file changes, and both are files of the box's: one line there would
+// drop the kill guard for the rest of the run. The rules file ranks
+// above both, so it names each of them with an empty value, which
+// Claude takes as off.
+var claudeHookSwitches = []string{"CLAUDE_CODE_SAFE_MODE", "CLAUDE_CODE_SIMPLE"}
+
+// pinHookSwitches is the rules file's env: the user's own from
+// --settings (raw, nil for none), with each hook switch it leaves out
+// set empty. A switch the user set there is theirs.
+func pinHookSwitches(raw json.RawMessage) (json.RawMessage, error) {
+	env := map[string]json.RawMessage{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &env); err != nil {
+			return nil, fmt.Errorf("the env of the settings Claude is given (--settings) is not an object: %w", err)
+		}
+	}
+	for _, k := range claudeHookSwitches {
+		if _, ok := env[k]; !ok {
+			env[k] = json.RawMessage(`""`)
+		}
+	}
+	return json.Marshal(env)
 }
 
 // ruleListKeys are the permission lists Claude joins across its

@@ -3,6 +3,7 @@ package strictbox
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,6 +114,8 @@ func TestSeedRulesSwitches(t *testing.T) {
 	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, Cwd: "/w/r", Repo: "/w/r"}
 	settings := filepath.Join(state, "settings.json")
 	os.WriteFile(settings, []byte(`{"disableAllHooks":true,"env":{"CLAUDE_CODE_SAFE_MODE":"1"},"theme":"dark"}`), 0o600)
+	global := filepath.Join(state, ".claude.json")
+	os.WriteFile(global, []byte(`{"env":{"CLAUDE_CODE_SAFE_MODE":"1"},"numStartups":3}`), 0o600)
 	r := &BoxRules{Keys: []string{"permissions", "hooks", "disableAllHooks", "env"}, Settings: map[string]json.RawMessage{"hooks": json.RawMessage(`{"Stop":[]}`)}}
 	if err := seedState(o, r); err != nil {
 		t.Fatal(err)
@@ -127,6 +130,11 @@ func TestSeedRulesSwitches(t *testing.T) {
 	}
 	if rules, _ := os.ReadFile(filepath.Join(state, claudeRulesFile)); !strings.Contains(string(rules), `"hooks"`) {
 		t.Errorf("the box's rules file after the seed:\n%s", rules)
+	}
+	b, _ = os.ReadFile(global)
+	got = nil
+	if err := json.Unmarshal(b, &got); err != nil || got["env"] != nil || got["numStartups"] != float64(3) {
+		t.Errorf("the box's .claude.json after the seed:\n%s", b)
 	}
 }
 
@@ -243,5 +251,35 @@ func TestClaudeRulesFileHooksOn(t *testing.T) {
 		if !strings.Contains(string(b), tt.want) {
 			t.Errorf("user %s: rules file %s, want %s", tt.user, b, tt.want)
 		}
+	}
+}
+
+// TestClaudeRulesFileHookSwitches: the rules file, which ranks above the
+// settings and global config the box writes, names the variables that
+// switch hooks off with an empty value, unless the user's own --settings
+// sets one; the rest of that env stays as the user gave it.
+func TestClaudeRulesFileHookSwitches(t *testing.T) {
+	for _, tt := range []struct {
+		flag map[string]json.RawMessage
+		want map[string]string
+	}{
+		{nil, map[string]string{"CLAUDE_CODE_SAFE_MODE": "", "CLAUDE_CODE_SIMPLE": ""}},
+		{map[string]json.RawMessage{"env": json.RawMessage(`{"CLAUDE_CODE_SIMPLE":"1","FOO":"bar"}`)},
+			map[string]string{"CLAUDE_CODE_SAFE_MODE": "", "CLAUDE_CODE_SIMPLE": "1", "FOO": "bar"}},
+	} {
+		dir := t.TempDir()
+		if err := writeClaudeRules(dir, &BoxRules{Flag: tt.flag}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, claudeRulesFile))
+		var m struct {
+			Env map[string]string `json:"env"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil || fmt.Sprint(m.Env) != fmt.Sprint(tt.want) {
+			t.Errorf("--settings %s: rules file %s, want env %v", tt.flag, b, tt.want)
+		}
+	}
+	if err := writeClaudeRules(t.TempDir(), &BoxRules{Flag: map[string]json.RawMessage{"env": json.RawMessage(`["x"]`)}}); err == nil {
+		t.Error("an env that is not an object went into the rules file")
 	}
 }

@@ -96,6 +96,10 @@ func seedState(o jail.StrictOptions, rules *BoxRules) error {
 	case agent.Claude.Kind:
 		err := mergeJSON(o.StateDir, ".claude.json", func(m map[string]any) {
 			m["hasCompletedOnboarding"] = true
+			// Claude applies this file's env at launch, before the
+			// settings; the box writes the file, and the user's own is
+			// never brought (see claudeHookSwitches).
+			delete(m, "env")
 			setProjects(m, projects, "hasTrustDialogAccepted", true)
 			for k, v := range o.ClaudeSeed {
 				m[k] = v
