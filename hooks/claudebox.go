@@ -58,8 +58,18 @@ type ClaudeBox struct {
 // keys that switch them off: disableAllHooks, and env, whose variables
 // Claude sets on itself before it reads its hooks (CLAUDE_CODE_SAFE_MODE
 // runs none). The user's env is never brought (it may hold secrets), so
-// the box's is dropped at every launch.
-var ClaudeBoxKeys = append([]string{"permissions", "hooks", "disableAllHooks", "env"}, slices.Sorted(maps.Keys(claudePreferences))...)
+// the box's is dropped at every launch, and so are the keys of
+// claudeCommands.
+var ClaudeBoxKeys = slices.Concat([]string{"permissions", "hooks", "disableAllHooks", "env"}, claudeCommands, slices.Sorted(maps.Keys(claudePreferences)))
+
+// claudeCommands are the settings whose value is a command Claude runs
+// itself, outside its permission rules, the helpers (Claude 2.1's own
+// list of them) at its next start or request even in -p mode: one a box
+// left in its settings.json would run at its next launch what the
+// user's deny rules refuse it. The user's are not brought either: they
+// fetch credentials, or draw the interface.
+var claudeCommands = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "gcpAuthRefresh",
+	"otelHeadersHelper", "proxyAuthHelper", "statusLine", "fileSuggestion"}
 
 // claudePreferences are the user's plain Claude preferences a box takes
 // as they are, each with the JSON type it must have: the model and how
