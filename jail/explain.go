@@ -19,16 +19,21 @@ func Explain(w io.Writer, s *Session) {
 		explainStrict(w, s)
 		return
 	}
-	explainSpec(w, s.Spec, s.Compiled, s.Slot)
+	explainSpec(w, s.Spec, s.Compiled, s.Slot, s.Host.Bwrap)
 }
 
 // explainSpec prints a Spec and its compiled argv: the namespaces, the
 // mounts in the order bwrap applies them, the environment changes against
-// the host's, the bus decision, and the exact command lines.
-func explainSpec(w io.Writer, s Spec, c Compiled, slot string) {
+// the host's, the bus decision, and the exact command lines. bwrap is
+// the path of the bwrap a launch runs ("" when unknown): the first on
+// PATH that no jail could have put there, not simply the first.
+func explainSpec(w io.Writer, s Spec, c Compiled, slot, bwrap string) {
 	fmt.Fprintf(w, "slot        %s\n", slot)
 	fmt.Fprintf(w, "command     %s\n", quoteArgv(s.Command))
 	fmt.Fprintf(w, "cwd         %s\n", s.Cwd)
+	if bwrap != "" {
+		fmt.Fprintf(w, "bwrap       %s\n", bwrap)
+	}
 	var ns []string
 	for _, n := range []struct {
 		on   bool

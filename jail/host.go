@@ -16,6 +16,7 @@ import (
 	"github.com/aisan-dev/aisan/jail/config"
 	"github.com/aisan-dev/aisan/jail/history"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/shared/hostprog"
 	"github.com/aisan-dev/aisan/jail/shared/rundir"
 	"github.com/aisan-dev/aisan/jail/shared/userunit"
 	"github.com/aisan-dev/aisan/jail/slot"
@@ -138,15 +139,17 @@ func GatherHost() (Host, error) {
 	return h, nil
 }
 
-// FindBwrap is the bwrap in PATH that every launch runs (a
-// *[MissingError] when there is none). A launch looks for it first, to
-// start its stage before it gathers the rest.
+// FindBwrap is the bwrap on PATH that every launch runs (a
+// *[MissingError] when there is none): the first that no jail could have
+// put there or changed, before one in a directory of the user's, which
+// any deny-list jail can write (see package hostprog). A launch looks for
+// it first, to start its stage before it gathers the rest.
 func FindBwrap() (string, error) {
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		return "", &MissingError{Tool: "bwrap", Err: err}
+	c := hostprog.Find("bwrap", os.Getenv("PATH"))
+	if !c.Found() {
+		return "", &MissingError{Tool: "bwrap", Err: exec.ErrNotFound}
 	}
-	return bwrap, nil
+	return c.Path, nil
 }
 
 // GatherFacts reads what the planners decide from, for the identity h
@@ -176,6 +179,7 @@ func (h *Host) GatherFacts() error {
 	}
 	h.OwnFiles = append(h.OwnFiles, linkedConfigs(h.StateDirs, h.configDirs()...)...)
 	h.OwnFiles = append(h.OwnFiles, watchUnitFiles(h.StateDirs, userunit.Dirs(h.Getenv, h.Home)...)...)
+	h.OwnFiles = append(h.OwnFiles, openPrograms(h.Bwrap, h.Bus.ProxyPath)...)
 	h.Renamable = renamableAbove(append(slices.Clone(h.StateDirs), h.OwnFiles...), parentWritable)
 	h.Dev = GatherDev("/dev")
 	// A bwrap that cannot say its version leaves it unknown (zero): only

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/aisan-dev/aisan/jail/config"
+	"github.com/aisan-dev/aisan/jail/shared/hostprog"
 	"github.com/aisan-dev/aisan/jail/shared/sibling"
 	"github.com/aisan-dev/aisan/jail/shared/userunit"
 )
@@ -54,6 +55,30 @@ func gatherOwnFiles(self string) []string {
 		}
 		if dirWritable || writable(p) {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// openPrograms are the real paths of the programs a launch runs outside
+// the jail (bwrap, xdg-dbus-proxy; "" for one not used) that a jail
+// could change: hostprog took one only because PATH had no other. Each
+// is bound read-only over itself, and its directories pinned, as aisan's
+// own programs are. What stays open: a new program of that name in a
+// directory earlier on PATH, and a symbolic link on PATH that leads to
+// it, since neither is a file to bind over; preflight warns of both.
+func openPrograms(paths ...string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		c, err := hostprog.Inspect(p)
+		if err != nil || c.Open == "" || slices.Contains(out, c.Real) {
+			continue
+		}
+		if fi, err := os.Stat(c.Real); err == nil && fi.Mode().IsRegular() {
+			out = append(out, c.Real)
 		}
 	}
 	return out

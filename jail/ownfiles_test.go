@@ -188,3 +188,29 @@ func TestWatchUnitFiles(t *testing.T) {
 		t.Errorf("watchUnitFiles =\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestOpenPrograms: a bwrap or proxy the launch took from a directory of
+// the user's (PATH had no other) is protected by the file it leads to,
+// once; a program in a directory that is not the user's, or none, is not
+// listed.
+func TestOpenPrograms(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bwrap := filepath.Join(dir, "bwrap")
+	os.WriteFile(bwrap, []byte("#!/bin/sh\n"), 0o755)
+	link := filepath.Join(dir, "bwrap-link")
+	os.Symlink(bwrap, link)
+	if got := openPrograms(bwrap, "", link); !slices.Equal(got, []string{bwrap}) {
+		t.Errorf("openPrograms = %q, want %q once", got, bwrap)
+	}
+	if got := openPrograms(filepath.Join(dir, "missing"), "relative/bwrap"); got != nil {
+		t.Errorf("openPrograms of nothing = %q", got)
+	}
+	if os.Getuid() != 0 {
+		if got := openPrograms("/bin/sh"); got != nil {
+			t.Errorf("openPrograms(/bin/sh) = %q: the system's is no jail's to change", got)
+		}
+	}
+}

@@ -39,7 +39,7 @@ func TestExplainRedactsSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	explainSpec(&buf, spec, c, "s-12345678-run")
+	explainSpec(&buf, spec, c, "s-12345678-run", "")
 	if out := buf.String(); strings.Contains(out, "do-not-print") || !strings.Contains(out, "NEW_TOKEN=<redacted>") {
 		t.Fatalf("explain output leaks or lacks the redaction:\n%s", out)
 	}

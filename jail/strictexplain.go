@@ -38,8 +38,11 @@ func explainStrict(w io.Writer, s *Session) {
 	if files := sp.BindFiles; len(files) > 0 {
 		fmt.Fprintf(w, "  bind specs  %s\n", strings.Join(files, ", "))
 	}
-	if sp.BwrapVersion != ([3]int{}) {
-		fmt.Fprintf(w, "  bwrap       %s (asked: an overlay depends on it)\n", versionString(sp.BwrapVersion))
+	if bw := s.Host.Bwrap; bw != "" || sp.BwrapVersion != ([3]int{}) {
+		if sp.BwrapVersion != ([3]int{}) {
+			bw = strings.TrimSpace(bw + " " + versionString(sp.BwrapVersion) + " (version asked: an overlay depends on it)")
+		}
+		fmt.Fprintf(w, "  bwrap       %s\n", bw)
 	}
 	for _, warning := range s.Warnings {
 		// A note can quote what a box wrote (a go.mod's paths, a

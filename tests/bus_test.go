@@ -793,6 +793,16 @@ func busPathWithout(t *testing.T, name string) string {
 	return dir
 }
 
+// onlyBwrap returns a PATH whose one bwrap is the stand-in in dir: dir,
+// then the system's directories without bwrap (busPathWithout). A
+// stand-in in a directory the user can write runs only when PATH has no
+// other bwrap (see package hostprog), so a test that plays a broken bwrap
+// must hide the real one.
+func onlyBwrap(t *testing.T, dir string) string {
+	t.Helper()
+	return "PATH=" + dir + string(os.PathListSeparator) + busPathWithout(t, "bwrap")
+}
+
 func TestAisanRunBusNoBus(t *testing.T) {
 	requireJail(t)
 	_, env := testEnv(t)

@@ -369,7 +369,7 @@ func TestJailBadInput(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(fake, "bwrap"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r = aisan(t, append(env, "PATH="+fake+":"+os.Getenv("PATH")), "", "run", "--", "true")
+	r = aisan(t, append(env, onlyBwrap(t, fake)), "", "run", "--", "true")
 	if r.code == 0 || !strings.Contains(r.stderr, "aisan: error: bwrap could not start the jail: bwrap: setting up uid map: Permission denied") ||
 		!strings.Contains(r.stderr, "aisan: hint: unprivileged user namespaces look restricted") {
 		t.Errorf("bwrap refusing namespaces: %d %q", r.code, r.stderr)

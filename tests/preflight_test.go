@@ -550,7 +550,7 @@ func TestPreflightAgentSocket(t *testing.T) {
 	}
 }
 
-// pfFakeBwrap returns a PATH whose bwrap is a stand-in: it answers
+// pfFakeBwrap returns a PATH whose only bwrap is a stand-in: it answers
 // --version, runs the real bwrap for the probes that do not name it in
 // pass (a substring of its arguments), and otherwise fails with msg.
 func pfFakeBwrap(t *testing.T, pass, msg string) string {
@@ -569,7 +569,7 @@ exit 1
 	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	return onlyBwrap(t, bin)
 }
 
 // TestPreflightUserNamespacesDenied: a bwrap that cannot build namespaces

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
+	"github.com/aisan-dev/aisan/jail/shared/hostprog"
 )
 
 const versionUsage = `
@@ -21,8 +22,9 @@ Usage: aisan version
 Prints aisan's version: the module version and the commit it was built
 from (from Go's build information; 'make build' in a git checkout records
 the commit, "+dirty" marks uncommitted changes), the Go version,
-then the bwrap and xdg-dbus-proxy that launches would use (the first in
-PATH) with their versions.
+then the bwrap and xdg-dbus-proxy that launches would use with their
+versions: the first on PATH that no jail could have put there, passing
+over a directory of yours ('aisan preflight' names what it passed over).
 
 Options:
   -h, --help   show this help
@@ -100,12 +102,12 @@ type toolVersion struct {
 	err           error
 }
 
-// lookTool finds name in PATH and asks it for its version (cached by the
-// binary's identity, as launches cache bwrap's).
+// lookTool finds name on PATH as a launch does and asks it for its
+// version (cached by the binary's identity, as launches cache bwrap's).
 func lookTool(name string) toolVersion {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return toolVersion{err: err}
+	p := hostprog.Find(name, os.Getenv("PATH")).Path
+	if p == "" {
+		return toolVersion{err: exec.ErrNotFound}
 	}
 	// The launches' run directory holds the cache; 'aisan version' makes
 	// it as a launch would, but not the directories above it.

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/aisan-dev/aisan/jail/shared/hostprog"
 )
 
 // Environment variables Decide reads.
@@ -94,15 +95,13 @@ type HostFacts struct {
 	Sockets []string
 }
 
-// Gather collects the HostFacts for Decide: it looks xdg-dbus-proxy up in
-// PATH and checks which candidate bus paths are sockets.
+// Gather collects the HostFacts for Decide: it looks xdg-dbus-proxy up on
+// PATH and checks which candidate bus paths are sockets. The proxy runs
+// outside the jail with the host's bus, so it is found as bwrap is: the
+// first on PATH that no jail could have put there (see package hostprog).
 func Gather(lookupEnv func(string) (string, bool), slotDir string) HostFacts {
 	f := HostFacts{SlotDir: slotDir}
-	if p, err := exec.LookPath(ProxyName); err == nil {
-		if abs, err := filepath.Abs(p); err == nil {
-			f.ProxyPath = abs
-		}
-	}
+	f.ProxyPath = hostprog.Find(ProxyName, os.Getenv("PATH")).Path
 	for _, c := range Candidates(lookupEnv) {
 		if fi, err := os.Stat(c); err == nil && fi.Mode()&os.ModeSocket != 0 {
 			f.Sockets = append(f.Sockets, c)
