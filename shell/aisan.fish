@@ -1,9 +1,12 @@
 # aisan shell integration for fish.
 #
-#   aisan shell-init fish | source     # in ~/.config/fish/config.fish
+#   /usr/local/bin/aisan shell-init fish | source     # in ~/.config/fish/config.fish
 #
 # claude, codex and opencode then start inside an aisan jail, with their
-# arguments passed through unchanged. Inside a jail (AISAN_JAIL is set) the
+# arguments passed through unchanged. The functions run the aisan that
+# printed them, by its path: a jail can write ~/.local/bin and other
+# directories of yours on PATH, and an aisan it put there must not be the
+# one your next claude runs. Name aisan by its path in config.fish too. Inside a jail (AISAN_JAIL is set) the
 # functions run the real command, so an agent that starts another agent
 # does not try to jail itself again; NO_AISAN=1 does the same on the host:
 #

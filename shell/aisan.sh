@@ -1,10 +1,13 @@
 # aisan shell integration for bash and zsh.
 #
-#   eval "$(aisan shell-init bash)"    # in ~/.bashrc
-#   eval "$(aisan shell-init zsh)"     # in ~/.zshrc
+#   eval "$(/usr/local/bin/aisan shell-init bash)"    # in ~/.bashrc
+#   eval "$(/usr/local/bin/aisan shell-init zsh)"     # in ~/.zshrc
 #
 # claude, codex and opencode then start inside an aisan jail, with their
-# arguments passed through unchanged. Inside a jail (AISAN_JAIL is set) the
+# arguments passed through unchanged. The functions run the aisan that
+# printed them, by its path: a jail can write ~/.local/bin and other
+# directories of yours on PATH, and an aisan it put there must not be the
+# one your next claude runs. Name aisan by its path in the rc file too. Inside a jail (AISAN_JAIL is set) the
 # functions run the real command, so an agent that starts another agent
 # does not try to jail itself again; NO_AISAN=1 does the same on the host:
 #

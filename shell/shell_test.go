@@ -20,7 +20,12 @@ const prompt = "You are careful.\n\n  Quote \"this\" and 'that'; cost: $5, $HOME
 
 // fakes are stand-ins on PATH: each writes its name and its arguments,
 // NUL-separated, to $ARGV_OUT, so the test sees exactly what arrived.
-var fakes = []string{"aisan", "claude", "codex", "opencode"}
+// The aisan on PATH is a decoy: the functions must run the one Script was
+// given, which lies off PATH in a directory whose name needs quoting.
+var fakes = []string{"aisan-on-PATH", "claude", "codex", "opencode"}
+
+// oddDir is a directory name that every shell's quoting must carry.
+const oddDir = `it's a "dir" \ $HOME *`
 
 // shells maps each shell to the argv that runs a command line after
 // sourcing $AISAN_SCRIPT, with no user configuration.
@@ -44,13 +49,19 @@ func run(t *testing.T, shell, line string, env ...string) []string {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	os.Mkdir(bin, 0o755)
-	for _, name := range fakes {
+	own := filepath.Join(dir, oddDir)
+	os.Mkdir(own, 0o755)
+	for _, name := range append(fakes, "aisan") {
 		fake := "#!/bin/sh\nprintf '%s\\0' " + name + " \"$@\" > \"$ARGV_OUT\"\n"
-		if err := os.WriteFile(filepath.Join(bin, name), []byte(fake), 0o755); err != nil {
+		at := filepath.Join(own, name)
+		if name != "aisan" {
+			at = filepath.Join(bin, strings.TrimSuffix(name, "-on-PATH"))
+		}
+		if err := os.WriteFile(at, []byte(fake), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	script, err := Script(shell)
+	script, err := Script(shell, filepath.Join(own, "aisan"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +137,7 @@ func TestAliasDoesNotBreakDefinitions(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh"} {
 		t.Run(shell, func(t *testing.T) {
 			needShell(t, shell)
-			script, _ := Script(shell)
+			script, _ := Script(shell, "/usr/local/bin/aisan")
 			path := filepath.Join(t.TempDir(), "aisan.sh")
 			os.WriteFile(path, []byte(script), 0o644)
 			line := "alias claude=/nonexistent/claude\nsource " + path + "\necho ok\n"
@@ -146,12 +157,33 @@ func TestAliasDoesNotBreakDefinitions(t *testing.T) {
 
 func TestScript(t *testing.T) {
 	for _, name := range Shells {
-		s, err := Script(name)
-		if err != nil || !strings.Contains(s, "aisan") {
-			t.Errorf("Script(%q) = %.40q, %v", name, s, err)
+		s, err := Script(name, "/opt/aisan/bin/aisan")
+		if err != nil || !strings.Contains(s, "command '/opt/aisan/bin/aisan' ") || strings.Contains(s, runAisan) {
+			t.Errorf("Script(%q) = %q, %v; want the functions to run /opt/aisan/bin/aisan", name, s, err)
+		}
+		if s, err := Script(name, ""); err != nil || !strings.Contains(s, runAisan) {
+			t.Errorf("Script(%q, \"\") = %v; want aisan looked up on PATH", name, err)
+		}
+		if _, err := Script(name, "bin/aisan"); err == nil || !strings.Contains(err.Error(), "not an absolute path") {
+			t.Errorf("Script(%q, a relative path) = %v, want it refused", name, err)
 		}
 	}
-	if _, err := Script("tcsh"); err == nil || !strings.Contains(err.Error(), "bash, zsh, fish") {
+	if _, err := Script("tcsh", "/usr/bin/aisan"); err == nil || !strings.Contains(err.Error(), "bash, zsh, fish") {
 		t.Errorf("Script(tcsh) = %v, want an error listing the supported shells", err)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for _, tt := range []struct{ in, posix, fish string }{
+		{"/usr/bin/aisan", `'/usr/bin/aisan'`, `'/usr/bin/aisan'`},
+		{"/it's/a b", `'/it'\''s/a b'`, `'/it\'s/a b'`},
+		{`/back\slash/$x`, `'/back\slash/$x'`, `'/back\\slash/$x'`},
+	} {
+		if got := quotePOSIX(tt.in); got != tt.posix {
+			t.Errorf("quotePOSIX(%q) = %s, want %s", tt.in, got, tt.posix)
+		}
+		if got := quoteFish(tt.in); got != tt.fish {
+			t.Errorf("quoteFish(%q) = %s, want %s", tt.in, got, tt.fish)
+		}
 	}
 }

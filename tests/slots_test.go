@@ -498,15 +498,25 @@ func TestSlotHistory(t *testing.T) {
 }
 
 // TestSlotShellInit: the functions 'aisan shell-init' prints pass a
-// multi-line prompt to 'aisan claude --' intact, in bash, zsh and fish.
+// multi-line prompt through 'aisan claude --' to the jailed claude
+// intact, in bash, zsh and fish. They run the aisan that printed them:
+// an aisan first on PATH, which a jail could have put there, is not run.
 func TestSlotShellInit(t *testing.T) {
+	requireSlots(t)
+	home, env := testEnv(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	os.Mkdir(bin, 0o755)
-	// A fake aisan first on PATH: it records its argv, NUL-separated.
-	fake := "#!/bin/sh\nprintf '%s\\0' \"$@\" > \"$ARGV_OUT\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "aisan"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
+	// The stand-in claude records its argv, NUL-separated; the aisan
+	// first on PATH says it ran.
+	decoy := filepath.Join(dir, "decoy-ran")
+	for name, body := range map[string]string{
+		"claude": "#!/bin/sh\nprintf '%s\\0' \"$@\" > \"$ARGV_OUT\"\n",
+		"aisan":  "#!/bin/sh\necho \"$@\" >> " + decoy + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	prompt := "Line one.\n\n\"double\" 'single' $HOME ${x} $(id) `id` \\ * %s\nlast line "
 	promptFile := filepath.Join(dir, "prompt.md")
@@ -522,18 +532,21 @@ func TestSlotShellInit(t *testing.T) {
 			}
 			out := filepath.Join(t.TempDir(), "argv")
 			flags := map[string][]string{"bash": {"--norc", "--noprofile"}, "zsh": {"-f"}, "fish": {"--no-config"}}[c.shell]
-			cmd := exec.Command(c.shell, append(flags, "-c", c.line)...)
-			cmd.Env = []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + dir, "AISAN_BIN=" + aisanBin,
-				"PROMPT_FILE=" + promptFile, "ARGV_OUT=" + out, "XDG_CONFIG_HOME=" + dir, "XDG_DATA_HOME=" + dir}
-			if combined, err := cmd.CombinedOutput(); err != nil || len(combined) > 0 {
-				t.Fatalf("%s: %v\n%s", c.shell, err, combined)
+			r := runCmd(t, dir, append(env, "PATH="+bin+":"+os.Getenv("PATH"), "AISAN_BIN="+aisanBin,
+				"PROMPT_FILE="+promptFile, "ARGV_OUT="+out, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home), "",
+				c.shell, append(flags, "-c", c.line)...)
+			if r.code != 0 {
+				t.Fatalf("%s: exit %d\n%s", c.shell, r.code, r.stderr)
+			}
+			if data, err := os.ReadFile(decoy); err == nil {
+				t.Fatalf("the function ran the aisan first on PATH: %q", data)
 			}
 			data, err := os.ReadFile(out)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("the jailed claude did not run: %v\nstderr %s", err, r.stderr)
 			}
 			got := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
-			want := []string{"claude", "--", "--append-system-prompt", prompt}
+			want := []string{"--append-system-prompt", prompt}
 			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
 				t.Errorf("argv %q\nwant %q", got, want)
 			}
