@@ -13,6 +13,7 @@ import (
 
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/shared/hostprog"
 	"github.com/aisan-dev/aisan/systemd"
 )
 
@@ -27,19 +28,20 @@ type bwrapInfo struct {
 	Err     error  // from the PATH lookup
 	Version string // "bubblewrap 0.8.0", "" when --version failed
 	Setuid  bool   // setuid root
+	// Choice is how the launcher chose it (see package hostprog).
+	Choice hostprog.Choice
 }
 
 func (e *Env) bwrapProbe(ctx context.Context) bwrapInfo {
 	return e.bwrap.get(func() bwrapInfo {
-		p, err := exec.LookPath("bwrap")
-		if err != nil {
-			return bwrapInfo{Err: err}
+		// The launcher's own choice, so that preflight probes, and
+		// vouches for, the bwrap a launch runs.
+		c := hostprog.Find("bwrap", e.Getenv("PATH"))
+		if !c.Found() {
+			return bwrapInfo{Err: exec.ErrNotFound}
 		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return bwrapInfo{Err: err}
-		}
-		info := bwrapInfo{Path: abs}
+		abs := c.Path
+		info := bwrapInfo{Path: abs, Choice: c}
 		if fi, err := os.Stat(abs); err == nil {
 			st, ok := fi.Sys().(*syscall.Stat_t)
 			info.Setuid = fi.Mode()&os.ModeSetuid != 0 && ok && st.Uid == 0
@@ -77,14 +79,48 @@ func checkBwrap(ctx context.Context, e *Env) Finding {
 	if bw.Setuid {
 		v += ", setuid root"
 	}
-	return Finding{Detail: fmt.Sprintf("%s (%s)", bw.Path, v)}
+	return e.withRisk(Finding{Detail: fmt.Sprintf("%s (%s)", bw.Path, v)}, "bwrap", bw.Choice)
+}
+
+// withRisk adds to f, the finding of the program name that a launch
+// runs outside every jail, what a jail could do about it, as a warning:
+// the files of that name passed over on PATH (some jail may have planted
+// them; you might still run one by hand), or the chosen file itself,
+// when PATH has none that a jail could not change. Not as root, to whom
+// every file is the jail's to write: the root check says so.
+func (e *Env) withRisk(f Finding, name string, c hostprog.Choice) Finding {
+	if e.Euid == 0 {
+		return f
+	}
+	return programRisk(f, name, c, e.tilde, e.install(name))
+}
+
+// programRisk is [Env.withRisk]'s decision; install is how to get a
+// name no jail can change.
+func programRisk(f Finding, name string, c hostprog.Choice, tilde func(string) string, install string) Finding {
+	if len(c.Passed) > 0 {
+		var paths, rm []string
+		for _, p := range c.Passed {
+			paths = append(paths, tilde(p.Path))
+			rm = append(rm, p.Path)
+		}
+		f.Status = Warn
+		f.Detail += fmt.Sprintf("; passed over %s, earlier on PATH: a jail could have put it there (it can write %s), so launches do not run it",
+			strings.Join(paths, " and "), tilde(c.Passed[0].Open))
+		f.Fix = "ls -l " + strings.Join(rm, " ") + "   # remove what you did not install"
+		return f
+	}
+	if c.Open != "" {
+		f.Status = Warn
+		f.Detail += fmt.Sprintf("; a jail could replace it (it can write %s), and launches run it outside the jail: it is read-only in jails, but a %s put earlier on PATH would be run instead", tilde(c.Open), name)
+		f.Fix = install
+	}
+	return f
 }
 
 func checkProxy(ctx context.Context, e *Env) Finding {
-	p, err := exec.LookPath(busproxy.ProxyName)
-	if err == nil {
-		abs, _ := filepath.Abs(p)
-		return proxyFound(abs, versionLine(ctx, abs))
+	if c := hostprog.Find(busproxy.ProxyName, e.Getenv("PATH")); c.Found() {
+		return e.withRisk(proxyFound(c.Path, versionLine(ctx, c.Path)), busproxy.ProxyName, c)
 	}
 	if e.Getenv(busproxy.EnvNoProxy) == "1" {
 		return Finding{Detail: "not installed; " + busproxy.EnvNoProxy + "=1 masks the session bus in jails anyway"}

@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/aisan-dev/aisan/hooks"
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/shared/hostprog"
 	"github.com/aisan-dev/aisan/jail/shared/regfile"
 	"github.com/aisan-dev/aisan/jail/shared/sibling"
 	"github.com/aisan-dev/aisan/jail/shared/userunit"
@@ -442,20 +444,48 @@ func (e *Env) shellRCs() []shellRC {
 		conf = filepath.Join(h, ".config")
 	}
 	fishConfD, _ := filepath.Glob(filepath.Join(conf, "fish", "conf.d", "*.fish"))
+	aisan := e.frontBinary()
 	return []shellRC{
 		{"bash", []string{filepath.Join(h, ".bashrc"), filepath.Join(h, ".bash_profile"), filepath.Join(h, ".bash_login"), filepath.Join(h, ".profile")},
-			`eval "$(aisan shell-init bash)"`, "~/.bashrc"},
+			`eval "$(` + aisan + ` shell-init bash)"`, "~/.bashrc"},
 		{"zsh", []string{filepath.Join(zdot, ".zshrc"), filepath.Join(zdot, ".zprofile"), filepath.Join(zdot, ".zshenv")},
-			`eval "$(aisan shell-init zsh)"`, e.tilde(filepath.Join(zdot, ".zshrc"))},
+			`eval "$(` + aisan + ` shell-init zsh)"`, e.tilde(filepath.Join(zdot, ".zshrc"))},
 		{"fish", append([]string{filepath.Join(conf, "fish", "config.fish")}, fishConfD...),
-			"aisan shell-init fish | source", e.tilde(filepath.Join(conf, "fish", "config.fish"))},
+			aisan + " shell-init fish | source", e.tilde(filepath.Join(conf, "fish", "config.fish"))},
 	}
 }
 
-// loadsIntegration reports whether an rc file loads aisan's functions: a
+// frontBinary is the aisan the rc line should run, by its path: the
+// front beside the full binary preflight runs in, or this binary; "aisan"
+// when neither is known, or when the path would need quoting in the line
+// (the user then writes it in by hand).
+func (e *Env) frontBinary() string {
+	if e.Self == "" {
+		return "aisan"
+	}
+	p := e.Self
+	if filepath.Base(p) == sibling.FullName {
+		if front, _ := sibling.Binary(p, "aisan"); front != "" {
+			p = front
+		}
+	}
+	if strings.ContainsFunc(p, needsQuoting) {
+		return "aisan"
+	}
+	return p
+}
+
+// needsQuoting reports whether r in a path would need quoting in a shell.
+func needsQuoting(r rune) bool {
+	return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// loadsIntegration reports whether an rc file loads aisan's functions (a
 // line, not commented out, that runs "aisan shell-init" or sources the
-// shipped aisan.sh or aisan.fish.
-func loadsIntegration(src string) bool {
+// shipped aisan.sh or aisan.fish), and whether that line finds aisan by
+// name on PATH: "aisan shell-init" with no directory before it, or the
+// shipped script, whose functions run "aisan" by name.
+func loadsIntegration(src string) (loads, byName bool) {
 	for _, line := range strings.Split(src, "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "#") {
@@ -464,16 +494,16 @@ func loadsIntegration(src string) bool {
 		if i := strings.Index(line, " #"); i >= 0 {
 			line = line[:i]
 		}
-		if strings.Contains(line, "aisan shell-init") {
-			return true
+		if i := strings.Index(line, "aisan shell-init"); i >= 0 {
+			return true, i == 0 || line[i-1] != '/'
 		}
 		for _, f := range []string{"aisan.sh", "aisan.fish"} {
 			if strings.Contains(line, f) && (strings.HasPrefix(line, "source ") || strings.HasPrefix(line, ". ")) {
-				return true
+				return true, true
 			}
 		}
 	}
-	return false
+	return false, false
 }
 
 func checkShell(ctx context.Context, e *Env) Finding {
@@ -494,9 +524,26 @@ func checkShell(ctx context.Context, e *Env) Finding {
 	}
 	for _, rc := range candidates {
 		for _, f := range rc.files {
-			if b, err := regfile.ReadNamed(f, maxSettingsRead); err == nil && loadsIntegration(string(b)) {
-				return Finding{Detail: "loaded from " + e.tilde(f)}
+			b, err := regfile.ReadNamed(f, maxSettingsRead)
+			if err != nil {
+				continue
 			}
+			loads, byName := loadsIntegration(string(b))
+			if !loads {
+				continue
+			}
+			// As root every directory is the jail's to write; the root
+			// check says so.
+			if byName && e.Euid != 0 {
+				if open := hostprog.Claimable("aisan", e.Getenv("PATH")); open != "" {
+					return Finding{
+						Status: Warn,
+						Detail: fmt.Sprintf("loaded from %s by the name aisan, looked up on PATH: a jail can write %s, and an aisan it put there would run, unjailed, in your next shell", e.tilde(f), e.tilde(open)),
+						Fix:    fmt.Sprintf("in %s, run aisan by its path: %s", e.tilde(f), rc.line),
+					}
+				}
+			}
+			return Finding{Detail: "loaded from " + e.tilde(f)}
 		}
 	}
 	target := rcs[0] // bash, when the login shell is unknown

@@ -20,6 +20,7 @@ import (
 	"github.com/aisan-dev/aisan/jail"
 	"github.com/aisan-dev/aisan/jail/busproxy"
 	"github.com/aisan-dev/aisan/jail/shared/distro"
+	"github.com/aisan-dev/aisan/jail/shared/hostprog"
 )
 
 // testEnv is an Env whose environment is vars, with no probe run yet.
@@ -408,19 +409,25 @@ func TestBreakSpec(t *testing.T) {
 }
 
 func TestLoadsIntegration(t *testing.T) {
-	for src, want := range map[string]bool{
-		`eval "$(aisan shell-init bash)"`:                  true,
-		`  eval "$(/usr/local/bin/aisan shell-init zsh)"`:  true,
-		`aisan shell-init fish | source`:                   true,
-		`source ~/src/aisan/shell/aisan.sh`:                true,
-		`. /usr/share/aisan/aisan.sh`:                      true,
-		`# eval "$(aisan shell-init bash)"`:                false,
-		`alias claude=claude # eval "$(aisan shell-init)"`: false,
-		`export PATH=$HOME/aisan.sh/bin:$PATH`:             false,
-		"":                                                 false,
+	// Whether the line loads the functions, and whether it runs aisan by
+	// a name looked up on PATH.
+	type want struct{ loads, byName bool }
+	for src, w := range map[string]want{
+		`eval "$(aisan shell-init bash)"`:                  {true, true},
+		`  eval "$(/usr/local/bin/aisan shell-init zsh)"`:  {true, false},
+		`eval "$(~/.local/bin/aisan shell-init zsh)"`:      {true, false},
+		`eval "$($HOME/bin/aisan shell-init bash)"`:        {true, false},
+		`aisan shell-init fish | source`:                   {true, true},
+		`/opt/aisan/aisan shell-init fish | source`:        {true, false},
+		`source ~/src/aisan/shell/aisan.sh`:                {true, true},
+		`. /usr/share/aisan/aisan.sh`:                      {true, true},
+		`# eval "$(aisan shell-init bash)"`:                {false, false},
+		`alias claude=claude # eval "$(aisan shell-init)"`: {false, false},
+		`export PATH=$HOME/aisan.sh/bin:$PATH`:             {false, false},
+		"":                                                 {false, false},
 	} {
-		if got := loadsIntegration(src); got != want {
-			t.Errorf("loadsIntegration(%q) = %v, want %v", src, got, want)
+		if loads, byName := loadsIntegration(src); loads != w.loads || byName != w.byName {
+			t.Errorf("loadsIntegration(%q) = %v, %v; want %v, %v", src, loads, byName, w.loads, w.byName)
 		}
 	}
 }
@@ -433,6 +440,24 @@ func TestCheckShell(t *testing.T) {
 		t.Errorf("fix %q, want %q", f.Fix, want)
 	}
 	os.WriteFile(filepath.Join(e.Home, ".zshrc"), []byte("eval \"$(aisan shell-init zsh)\"\n"), 0o644)
+	checkFinding(t, checkShell(context.Background(), e), OK, "loaded from ~/.zshrc")
+
+	// By name, with a directory of the user's on PATH: a jail could put
+	// an aisan there that the next shell runs. By path it could not.
+	bin := filepath.Join(e.Home, ".local", "bin")
+	os.MkdirAll(bin, 0o755)
+	e.Getenv = func(k string) string { return map[string]string{"SHELL": "/usr/bin/zsh", "PATH": bin + ":/usr/bin"}[k] }
+	e.Self = "/usr/local/bin/aisan"
+	f = checkShell(context.Background(), e)
+	want := "loaded from ~/.zshrc by the name aisan, looked up on PATH: a jail can write ~/.local/bin"
+	if os.Getuid() == 0 {
+		want = "loaded from ~/.zshrc by the name aisan, looked up on PATH: a jail can write /," // root's to write
+	}
+	checkFinding(t, f, Warn, want)
+	if want := `in ~/.zshrc, run aisan by its path: eval "$(/usr/local/bin/aisan shell-init zsh)"`; f.Fix != want {
+		t.Errorf("fix %q, want %q", f.Fix, want)
+	}
+	os.WriteFile(filepath.Join(e.Home, ".zshrc"), []byte("eval \"$(/usr/local/bin/aisan shell-init zsh)\"\n"), 0o644)
 	checkFinding(t, checkShell(context.Background(), e), OK, "loaded from ~/.zshrc")
 
 	e = testEnv(t, map[string]string{"SHELL": "/usr/bin/fish"})
@@ -823,6 +848,40 @@ func TestProxyFound(t *testing.T) {
 		if f.Status != OK || f.Detail != tt.want || f.Fix != "" {
 			t.Errorf("proxyFound(%q) = %+v; want OK, %q", tt.version, f, tt.want)
 		}
+	}
+}
+
+// TestProgramRisk: bwrap's and the proxy's findings warn of what a jail
+// could have put on PATH before them, and of a chosen file a jail could
+// change; the system's own file, alone, is no warning.
+func TestProgramRisk(t *testing.T) {
+	tilde := func(p string) string { return strings.Replace(p, "/home/u", "~", 1) }
+	sys := hostprog.Candidate{Path: "/usr/bin/bwrap", Real: "/usr/bin/bwrap"}
+	planted := hostprog.Candidate{Path: "/home/u/.local/bin/bwrap", Real: "/home/u/.local/bin/bwrap", Open: "/home/u/.local/bin"}
+	for _, tt := range []struct {
+		name   string
+		c      hostprog.Choice
+		status Status
+		detail string
+		fix    string
+	}{
+		{"the system's", hostprog.Choice{Candidate: sys}, OK, "/usr/bin/bwrap (v)", ""},
+		{"one passed over", hostprog.Choice{Candidate: sys, Passed: []hostprog.Candidate{planted}}, Warn,
+			"/usr/bin/bwrap (v); passed over ~/.local/bin/bwrap, earlier on PATH: a jail could have put it there (it can write ~/.local/bin), so launches do not run it",
+			"ls -l /home/u/.local/bin/bwrap   # remove what you did not install"},
+		{"only the user's", hostprog.Choice{Candidate: planted}, Warn,
+			"/usr/bin/bwrap (v); a jail could replace it (it can write ~/.local/bin), and launches run it outside the jail: it is read-only in jails, but a bwrap put earlier on PATH would be run instead",
+			"apt-get install bubblewrap"},
+	} {
+		f := programRisk(Finding{Detail: "/usr/bin/bwrap (v)"}, "bwrap", tt.c, tilde, "apt-get install bubblewrap")
+		if f.Status != tt.status || f.Detail != tt.detail || f.Fix != tt.fix {
+			t.Errorf("%s: got %+v\nwant %v %q, fix %q", tt.name, f, tt.status, tt.detail, tt.fix)
+		}
+	}
+	e := testEnv(t, nil)
+	e.Euid = 0
+	if f := e.withRisk(Finding{Detail: "d"}, "bwrap", hostprog.Choice{Candidate: planted}); f.Status != OK {
+		t.Errorf("as root: %+v, want no warning (the root check gives it)", f)
 	}
 }
 
