@@ -144,6 +144,11 @@ type Backend struct {
 	// Usage reads the tokens a call used from its answer (see usage.go);
 	// nil for an API whose answers report none.
 	Usage UsageFunc
+	// OutputCaps are the request's top-level fields that cap the tokens
+	// of its answer (max_tokens and the like), the first one present
+	// counting: a call in flight holds that many against the budget, with
+	// its input's estimate, until its answer is counted.
+	OutputCaps []string
 	// Error renders a refusal in the API's error shape.
 	Error func(status int, kind Kind, msg string) []byte
 	// PolicyStatus is the status of every refusal no retry can change

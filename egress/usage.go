@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -382,3 +383,31 @@ func (m *Meter) hold(est int64) (release func(), budget, spent, held int64, ok b
 // requestEstimate is the least a model call uses: its request's input,
 // a quarter token per byte (as [cutShort] estimates it).
 func requestEstimate(body []byte) int64 { return int64(len(body)) / 4 }
+
+// maxOutputCap bounds what one call's cap may hold: a larger value holds
+// this much, so that no literal can overflow the sum.
+const maxOutputCap = 1 << 40
+
+// outputCap is the most tokens the answer to body may have, as the first
+// of the fields names present says (a positive integer); 0 when none
+// does. The policies have checked it is a number, kept as its literal.
+func outputCap(body map[string]any, names []string) int64 {
+	for _, name := range names {
+		v, ok := body[name]
+		if !ok {
+			continue
+		}
+		n, ok := v.(json.Number)
+		if !ok {
+			return 0
+		}
+		// Out of range, ParseFloat gives ±Inf with its error: a cap
+		// too large to read holds the most.
+		f, _ := n.Float64()
+		if !(f > 0) {
+			return 0
+		}
+		return int64(min(f, maxOutputCap))
+	}
+	return 0
+}

@@ -190,3 +190,31 @@ func TestMeterSinceAndCharge(t *testing.T) {
 		t.Errorf("a negative charge changed the spend to %d", spent)
 	}
 }
+
+// TestOutputCap: the first cap field present counts, read as a positive
+// number and bounded; anything else holds nothing.
+func TestOutputCap(t *testing.T) {
+	names := []string{"max_completion_tokens", "max_tokens"}
+	for _, tt := range []struct {
+		body string
+		want int64
+	}{
+		{`{}`, 0},
+		{`{"max_tokens":4096}`, 4096},
+		{`{"max_completion_tokens":10,"max_tokens":4096}`, 10},
+		{`{"max_tokens":1e3}`, 1000},
+		{`{"max_tokens":1e400}`, maxOutputCap},
+		{`{"max_tokens":-5}`, 0},
+		{`{"max_tokens":0}`, 0},
+		{`{"max_tokens":"4096"}`, 0},
+		{`{"max_tokens":null}`, 0},
+	} {
+		obj, err := ParseObject([]byte(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := outputCap(obj, names); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.body, got, tt.want)
+		}
+	}
+}

@@ -26,6 +26,7 @@ func meterFixture(t *testing.T, h http.Handler, o egress.Options) *fixture {
 	o.Audit = f.audit
 	b := testBackend(f.up.URL, f.src)
 	b.Usage = anthropic.Usage
+	b.OutputCaps = anthropic.OutputCaps
 	f.client = egresstest.Serve(t, b, o)
 	return f
 }
@@ -362,5 +363,43 @@ func TestBudgetHoldsCallsInFlight(t *testing.T) {
 	}
 	if n := len(f.up.Requests()); n != 3 {
 		t.Fatalf("the upstream saw %d calls, want 3", n)
+	}
+}
+
+// TestBudgetHoldsTheAnswersCap: a call in flight also holds what its
+// answer may use (max_tokens), so that calls with small requests and
+// long answers cannot start together past the budget either.
+func TestBudgetHoldsTheAnswersCap(t *testing.T) {
+	m := egress.NewMeter(egress.MeterState{Budget: 1000})
+	arrived, release := make(chan struct{}, 2), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(5 * time.Second):
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"usage":{"input_tokens":3,"output_tokens":7}}`)
+	})
+	f := meterFixture(t, h, egress.Options{Meter: m, Burst: 10})
+	done := make(chan int, 1)
+	go func() {
+		resp := f.do(t, "POST", "/v1/y", nil, `{"max_tokens":996}`)
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	<-arrived
+	resp := f.do(t, "POST", "/v1/y", nil, `{"max_tokens":1}`)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 403 || !strings.Contains(string(b), "at least 1000 more used by calls still in flight") {
+		t.Fatalf("a call while one that may use 1000 tokens is in flight: %d %s", resp.StatusCode, b)
+	}
+	close(release)
+	if code := <-done; code != 200 {
+		t.Fatalf("the call in flight ended %d", code)
+	}
+	if resp := f.do(t, "POST", "/v1/y", nil, `{"max_tokens":1}`); resp.StatusCode != 200 {
+		t.Fatalf("after it was counted (10 tokens): %d", resp.StatusCode)
 	}
 }

@@ -107,6 +107,7 @@ func New(upstream *url.URL, kind Kind, src cred.Source) *egress.Backend {
 		Check:        Check,
 		CheckHeader:  CheckHeader,
 		Usage:        Usage,
+		OutputCaps:   OutputCaps,
 		Error:        ErrorBody,
 		PolicyStatus: PolicyStatus,
 	}

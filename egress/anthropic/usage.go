@@ -39,3 +39,6 @@ func Usage(doc []byte) (audit.Tokens, bool) {
 	}
 	return audit.Tokens{Input: max(u.Input, 0), Output: max(u.Output, 0), CacheRead: max(u.CacheRead, 0), CacheCreation: max(u.CacheCreation, 0)}, true
 }
+
+// OutputCaps is the Messages API's cap on the tokens of an answer.
+var OutputCaps = []string{"max_tokens"}

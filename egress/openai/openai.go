@@ -148,6 +148,7 @@ func breakDigitRuns(s string) string {
 func base(name string, upstream *url.URL, routes []egress.Route, fwd []string, check func(egress.Route, map[string]any) error) *egress.Backend {
 	return &egress.Backend{
 		Usage:        ResponsesUsage,
+		OutputCaps:   ResponsesOutputCaps,
 		Name:         name,
 		Upstream:     upstream,
 		Routes:       routes,
@@ -237,6 +238,7 @@ func NewCompatible(provider string, upstream *url.URL, key cred.Source, models [
 		return CheckModel(body, models)
 	})
 	b.Usage = ChatUsage
+	b.OutputCaps = ChatOutputCaps
 	b.PolicyStatus = http.StatusForbidden
 	b.Error = ChatErrorBody
 	b.Credential = bearer(key)

@@ -70,3 +70,11 @@ func ChatUsage(doc []byte) (audit.Tokens, bool) {
 	}
 	return tokens(d.Usage.Prompt, cached, d.Usage.Completion), true
 }
+
+// ResponsesOutputCaps and ChatOutputCaps are the request fields that cap
+// the tokens of an answer (Chat Completions' max_tokens is the older
+// name of max_completion_tokens).
+var (
+	ResponsesOutputCaps = []string{"max_output_tokens"}
+	ChatOutputCaps      = []string{"max_completion_tokens", "max_tokens"}
+)

@@ -143,6 +143,7 @@ func New(upstream *url.URL, c Config, src *cred.Minted) *egress.Backend {
 			return headers(tok), nil
 		},
 		Usage:        anthropic.Usage,
+		OutputCaps:   anthropic.OutputCaps,
 		Error:        anthropic.ErrorBody,
 		PolicyStatus: anthropic.PolicyStatus,
 	}
