@@ -268,8 +268,12 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 		if err := makeStateDir(s.Host.AisanHome, o.StateDir); err != nil {
 			return nil, err
 		}
-		if err := seedState(o, b.rules); err != nil {
+		dropped, err := seedState(o, b.rules)
+		if err != nil {
 			return nil, err
+		}
+		if len(dropped) > 0 {
+			say(jail.Note, "the box's "+string(o.Kind)+" state held settings it does not take from there (an earlier box may have written them), dropped: "+strings.Join(dropped, ", "))
 		}
 		if n := resumeNote(o.Kind, o.StateDir); n != "" {
 			say(jail.Note, n)

@@ -49,13 +49,6 @@ var (
 	codexGranularNeeded = 3
 )
 
-// codexPolicyKeys are the keys of the box's own config.toml that
-// seedState removes at each launch: a box that wrote one there (it can
-// write its state) would choose for the next launch what Codex runs
-// without asking. A profile selected there would beat the overrides.
-var codexPolicyKeys = []string{"approval_policy", "approvals_reviewer", "sandbox_mode", "sandbox_workspace_write",
-	"profile", "profiles", "default_permissions", "permissions", "allow_login_shell"}
-
 // readCodexPolicy reads the user's Codex config at path for a box whose
 // agent works in projects. A missing file gives nothing; one that does
 // not parse gives nothing but a phrase saying so.
@@ -404,4 +397,83 @@ func (p codexPolicy) note(source string) string {
 		return ""
 	}
 	return fmt.Sprintf("the user's Codex settings from %s: %s", source, strings.Join(parts, "; "))
+}
+
+// codexStateKeys are the top-level keys of the box's own config.toml
+// that seedState keeps from one launch to the next, with for a table
+// the keys of it kept (nil for all): the preferences Codex writes there
+// itself (/model, /personality, its notices, how the TUI looks). Every
+// other key goes at each launch, because the box writes the file and
+// Codex runs what many of them name itself, outside its approval
+// policy and rules: notify after each turn, hooks and their trust,
+// otel's headers_helper, a provider's auth command, the shell
+// environment of every command, js_repl's node, a status line's
+// program. Keeping what is known to be inert, rather than dropping
+// what is known to run, holds against a key a later Codex adds.
+// projects is aisan's own seed, mcp_servers the user's import, both
+// written afresh after this.
+var codexStateKeys = map[string][]string{
+	"model": nil, "model_reasoning_effort": nil, "model_reasoning_summary": nil, "model_verbosity": nil,
+	"plan_mode_reasoning_effort": nil, "personality": nil, "service_tier": nil,
+	"hide_agent_reasoning": nil, "show_raw_agent_reasoning": nil, "disable_paste_burst": nil,
+	"file_opener": nil, "windows_wsl_setup_acknowledged": nil, "notice": nil,
+	"tui": {"notifications", "notification_method", "notification_condition", "animations", "show_tooltips", "theme", "alternate_screen"},
+}
+
+// keepCodexState removes from m, the box's own config.toml, every key
+// that codexStateKeys does not keep, and returns what it removed that
+// the box or its Codex wrote (the projects table is aisan's seed, and
+// not named).
+func keepCodexState(m map[string]any) (dropped []string) {
+	for _, k := range sortedKeys(m) {
+		sub, keep := codexStateKeys[k]
+		switch {
+		case !keep:
+			delete(m, k)
+			if k != "projects" && k != "mcp_servers" {
+				dropped = append(dropped, k)
+			}
+		case sub != nil:
+			t, ok := m[k].(map[string]any)
+			if !ok {
+				delete(m, k)
+				dropped = append(dropped, k)
+				continue
+			}
+			for _, tk := range sortedKeys(t) {
+				if !slices.Contains(sub, tk) {
+					delete(t, tk)
+					dropped = append(dropped, k+"."+tk)
+				}
+			}
+		}
+	}
+	return dropped
+}
+
+// clearCodexHooks removes the hooks.json a box left in its Codex home,
+// and says whether there was one: Codex runs its commands at each
+// event, and takes their trust from the config.toml the box writes too
+// (or none, when it bypasses approvals). The user's own hooks are not
+// brought into a box (see codexBoxRules).
+func clearCodexHooks(dir string) (bool, error) {
+	p := filepath.Join(dir, "hooks.json")
+	if _, err := os.Lstat(p); err != nil {
+		return false, nil
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return false, fmt.Errorf("clearing the hooks an earlier box left: %w", err)
+	}
+	return true, nil
+}
+
+// sortedKeys are m's keys in order, so that what is dropped is named
+// the same way at each launch.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

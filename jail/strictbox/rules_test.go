@@ -23,7 +23,7 @@ func TestSeedRules(t *testing.T) {
 	settings := filepath.Join(state, "settings.json")
 	os.WriteFile(settings, []byte(`{"permissions":{"allow":["Bash"]},"hooks":{"Stop":[]},"theme":"dark"}`), 0o600)
 	r := &BoxRules{Keys: []string{"permissions", "hooks"}, Settings: map[string]json.RawMessage{"permissions": json.RawMessage(`{"deny":["Bash(touch:*)"]}`)}}
-	if err := seedState(o, r); err != nil {
+	if _, err := seedState(o, r); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]any
@@ -117,7 +117,7 @@ func TestSeedRulesSwitches(t *testing.T) {
 	global := filepath.Join(state, ".claude.json")
 	os.WriteFile(global, []byte(`{"env":{"CLAUDE_CODE_SAFE_MODE":"1"},"numStartups":3}`), 0o600)
 	r := &BoxRules{Keys: []string{"permissions", "hooks", "disableAllHooks", "env"}, Settings: map[string]json.RawMessage{"hooks": json.RawMessage(`{"Stop":[]}`)}}
-	if err := seedState(o, r); err != nil {
+	if _, err := seedState(o, r); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(settings)
@@ -150,7 +150,7 @@ func TestSeedCodexRules(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, n), []byte(`prefix_rule(pattern=["rm"], decision="allow")`), 0o600)
 	}
 	o := jail.StrictOptions{Kind: jail.KindCodex, StateDir: state, Cwd: "/w/r", Repo: "/w/r", CodexRules: []string{"default.rules"}}
-	if err := seedState(o, nil); err != nil {
+	if _, err := seedState(o, nil); err != nil {
 		t.Fatal(err)
 	}
 	var left []string
@@ -162,7 +162,7 @@ func TestSeedCodexRules(t *testing.T) {
 		t.Errorf("left in the box's rules directory: %q", left)
 	}
 	o.CodexRules = nil
-	if err := seedState(o, nil); err != nil {
+	if _, err := seedState(o, nil); err != nil {
 		t.Fatal(err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {

@@ -38,7 +38,7 @@ func TestSeedStateClearsInstructionPoints(t *testing.T) {
 	os.Symlink(victim, filepath.Join(state, "CLAUDE.md"))
 	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, ConfigDir: config, Cwd: "/w/r", Repo: "/w/r",
 		Instructions: []string{"CLAUDE.md", "agents", "commands", "skills"}}
-	if err := seedState(o, nil); err != nil {
+	if _, err := seedState(o, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"skills", "agents", "CLAUDE.md"} {
@@ -65,7 +65,7 @@ func TestSeedStateNeverFollowsALink(t *testing.T) {
 	os.Mkdir(state, 0o700)
 	os.Symlink(victim, filepath.Join(state, ".claude.json"))
 	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, Cwd: "/w/r", Repo: "/w/r", SkipPermissions: true}
-	if err := seedState(o, nil); err != nil {
+	if _, err := seedState(o, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep" {
@@ -79,7 +79,7 @@ func TestSeedStateNeverFollowsALink(t *testing.T) {
 		t.Fatalf("settings %q", b)
 	}
 	os.WriteFile(filepath.Join(state, ".claude.json"), []byte("{broken"), 0o600)
-	if err := seedState(o, nil); err == nil || !strings.Contains(err.Error(), "does not parse") {
+	if _, err := seedState(o, nil); err == nil || !strings.Contains(err.Error(), "does not parse") {
 		t.Fatalf("broken file: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(state, ".claude.json")); string(b) != "{broken" {
@@ -88,7 +88,7 @@ func TestSeedStateNeverFollowsALink(t *testing.T) {
 	codex := filepath.Join(dir, "codex")
 	os.Mkdir(codex, 0o700)
 	os.WriteFile(filepath.Join(codex, "config.toml"), []byte("model = \"m\"\n"), 0o600)
-	if err := seedState(jail.StrictOptions{Kind: jail.KindCodex, StateDir: codex, Cwd: "/w/r", Repo: "/w/r"}, nil); err != nil {
+	if _, err := seedState(jail.StrictOptions{Kind: jail.KindCodex, StateDir: codex, Cwd: "/w/r", Repo: "/w/r"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(codex, "config.toml")); !strings.Contains(string(b), "trust_level = 'trusted'") || !strings.Contains(string(b), "model = 'm'") {

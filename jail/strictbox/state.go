@@ -84,9 +84,9 @@ func readStateFile(path string) ([]byte, error) {
 // seedState writes what o's agent needs to start offline in its state
 // directory, and the user's rules (nil for none) where the agent reads
 // them.
-func seedState(o jail.StrictOptions, rules *BoxRules) error {
+func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err error) {
 	if err := clearInstructionPoints(o); err != nil {
-		return err
+		return nil, err
 	}
 	projects := []string{o.Cwd}
 	if o.Repo != o.Cwd {
@@ -106,14 +106,14 @@ func seedState(o jail.StrictOptions, rules *BoxRules) error {
 			}
 		})
 		if err != nil || (!o.SkipPermissions && rules == nil) {
-			return err
+			return nil, err
 		}
 		if rules != nil {
 			if err := writeClaudeRules(o.StateDir, rules); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
+		return nil, mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
 			seedRules(m, rules)
 			if o.SkipPermissions {
 				m["skipDangerousModePermissionPrompt"] = true
@@ -121,23 +121,29 @@ func seedState(o jail.StrictOptions, rules *BoxRules) error {
 		})
 	case agent.Codex.Kind:
 		if err := clearCodexRules(o); err != nil {
-			return err
+			return nil, err
 		}
-		return mergeTOML(o.StateDir, "config.toml", func(m map[string]any) {
+		hadHooks, err := clearCodexHooks(o.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		err = mergeTOML(o.StateDir, "config.toml", func(m map[string]any) {
 			// What the box's Codex runs without asking is the user's
 			// (passed as overrides) or Codex's default, never what an
-			// earlier box wrote here.
-			for _, k := range codexPolicyKeys {
-				delete(m, k)
-			}
+			// earlier box wrote here; nor what Codex runs itself.
+			dropped = keepCodexState(m)
 			trust := "trusted"
 			if o.CodexUntrusted {
 				trust = "untrusted"
 			}
 			setProjects(m, projects, "trust_level", trust)
 		})
+		if hadHooks {
+			dropped = append(dropped, "hooks.json")
+		}
+		return dropped, err
 	}
-	return nil
+	return nil, nil
 }
 
 // clearInstructionPoints removes, where the user's global instructions
