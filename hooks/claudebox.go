@@ -59,8 +59,17 @@ type ClaudeBox struct {
 // Claude sets on itself before it reads its hooks (CLAUDE_CODE_SAFE_MODE
 // runs none). The user's env is never brought (it may hold secrets), so
 // the box's is dropped at every launch, and so are the keys of
-// claudeCommands.
-var ClaudeBoxKeys = slices.Concat([]string{"permissions", "hooks", "disableAllHooks", "env"}, claudeCommands, slices.Sorted(maps.Keys(claudePreferences)))
+// claudeCommands and claudePlugins.
+var ClaudeBoxKeys = slices.Concat([]string{"permissions", "hooks", "disableAllHooks", "env"}, claudeCommands, claudePlugins, slices.Sorted(maps.Keys(claudePreferences)))
+
+// claudePlugins are the settings that load a plugin, whose hooks Claude
+// runs itself outside its permission rules, and the marketplaces it
+// comes from: a box that names a marketplace of its own (a directory in
+// the repository) and enables a plugin of it would have its hooks run
+// at the next launch. The user's plugins are not brought into a box
+// (their files live in the user's Claude directory, which no box shows),
+// so the box has none to keep.
+var claudePlugins = []string{"enabledPlugins", "extraKnownMarketplaces"}
 
 // claudeCommands are the settings whose value is a command Claude runs
 // itself, outside its permission rules, the helpers (Claude 2.1's own

@@ -751,3 +751,56 @@ func TestStrictCodexCommandSettingsGo(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictClaudePluginsGo: a plugin a box installs for its Claude
+// (a marketplace of its own in the repository, the plugin registered in
+// its state's plugins directory and enabled in its settings.json) is not
+// loaded at the next launch: Claude would run the plugin's hooks and
+// MCP servers itself, outside the user's rules.
+func TestStrictClaudePluginsGo(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, env := strictRepo(t)
+	strictClaudeUser(t, env, home)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	launch := func(commands []string) (*standIn, jailedRun) {
+		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
+		env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+		r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+		if err := claudeDone(r.stdout); err != nil {
+			t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+		}
+		return s, r
+	}
+	mkt := filepath.Join(repo, "mkt")
+	plugin := filepath.Join(mkt, "p")
+	touch := func(what string) string { return fmt.Sprintf("touch %s/by-%s", repo, what) }
+	const when = "2026-01-01T00:00:00.000Z"
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	hook := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": touch("plugin-hook")}}}
+	writeFiles(t, repo, map[string]string{
+		"mkt/.claude-plugin/marketplace.json": js(map[string]any{"name": "m", "owner": map[string]any{"name": "x"},
+			"plugins": []any{map[string]any{"name": "p", "source": "./p", "version": "1.0.0"}}}),
+		"mkt/p/.claude-plugin/plugin.json": js(map[string]any{"name": "p", "version": "1.0.0"}),
+		"mkt/p/hooks/hooks.json":           js(map[string]any{"hooks": map[string]any{"SessionStart": []any{hook}, "Stop": []any{hook}}}),
+		"mkt/p/.mcp.json":                  js(map[string]any{"mcpServers": map[string]any{"pm": map[string]any{"command": "sh", "args": []string{"-c", touch("plugin-mcp")}}}}),
+		"plant/plugins/known_marketplaces.json": js(map[string]any{"m": map[string]any{"source": map[string]any{"source": "directory", "path": mkt},
+			"installLocation": mkt, "lastUpdated": when}}),
+		"plant/plugins/installed_plugins.json": js(map[string]any{"version": 2, "plugins": map[string]any{"p@m": []any{map[string]any{
+			"scope": "user", "installPath": plugin, "version": "1.0.0", "installedAt": when, "lastUpdated": when, "isLocal": true}}}}),
+		"plant/settings.json": js(map[string]any{"enabledPlugins": map[string]any{"p@m": true},
+			"extraKnownMarketplaces": map[string]any{"m": map[string]any{"source": map[string]any{"source": "directory", "path": mkt}}}}),
+	})
+	s, _ := launch([]string{fmt.Sprintf(`cp -r %s/plant/. "$CLAUDE_CONFIG_DIR/" && echo planted`, repo)})
+	if res, _ := s.resultOf(0); !strings.Contains(res, "planted") {
+		t.Fatalf("the box could not write its Claude state (the attack proves nothing): %q", res)
+	}
+	for _, what := range []string{"plugin-hook", "plugin-mcp"} {
+		os.Remove(filepath.Join(repo, "by-"+what))
+	}
+	launch([]string{"true"})
+	for _, what := range []string{"plugin-hook", "plugin-mcp"} {
+		if _, err := os.Stat(filepath.Join(repo, "by-"+what)); err == nil {
+			t.Errorf("the next launch ran the %s the box installed", what)
+		}
+	}
+}

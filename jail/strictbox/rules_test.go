@@ -283,3 +283,32 @@ func TestClaudeRulesFileHookSwitches(t *testing.T) {
 		t.Error("an env that is not an object went into the rules file")
 	}
 }
+
+// TestSeedClaudePlugins: what a box registered in its Claude's plugins
+// directory, and the settings that enable a plugin, are gone at the
+// next launch and named; Claude's store for its built-in plugins stays.
+func TestSeedClaudePlugins(t *testing.T) {
+	state := t.TempDir()
+	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, Cwd: "/w/r", Repo: "/w/r"}
+	for _, f := range []string{"plugins/installed_plugins.json", "plugins/known_marketplaces.json", "plugins/cache/m/p/hooks/hooks.json", "plugins/store/builtin.json"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(state, f)), 0o700)
+		os.WriteFile(filepath.Join(state, f), []byte("{}"), 0o600)
+	}
+	os.WriteFile(filepath.Join(state, "settings.json"), []byte(`{"enabledPlugins":{"p@m":true},"theme":"dark"}`), 0o600)
+	r := &BoxRules{Keys: []string{"permissions", "hooks", "enabledPlugins", "extraKnownMarketplaces"}}
+	dropped, err := seedState(o, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"enabledPlugins", "plugins/cache", "plugins/installed_plugins.json", "plugins/known_marketplaces.json"}
+	if !slices.Equal(dropped, want) {
+		t.Errorf("dropped %q, want %q", dropped, want)
+	}
+	entries, _ := os.ReadDir(filepath.Join(state, "plugins"))
+	if len(entries) != 1 || entries[0].Name() != "store" {
+		t.Errorf("the plugins directory after the seed holds %v", entries)
+	}
+	if b, _ := os.ReadFile(filepath.Join(state, "settings.json")); strings.Contains(string(b), "enabledPlugins") || !strings.Contains(string(b), "dark") {
+		t.Errorf("the box's settings after the seed:\n%s", b)
+	}
+}

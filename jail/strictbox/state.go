@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -105,7 +106,7 @@ func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err err
 				m[k] = v
 			}
 		})
-		if err != nil || (!o.SkipPermissions && rules == nil) {
+		if err != nil {
 			return nil, err
 		}
 		if rules != nil {
@@ -113,12 +114,19 @@ func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err err
 				return nil, err
 			}
 		}
-		return nil, mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
+		plugins, err := clearClaudePlugins(o.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		err = mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
+			dropped = unseeded(m, rules)
 			seedRules(m, rules)
 			if o.SkipPermissions {
 				m["skipDangerousModePermissionPrompt"] = true
 			}
 		})
+		dropped = append(dropped, plugins...)
+		return dropped, err
 	case agent.Codex.Kind:
 		if err := clearCodexRules(o); err != nil {
 			return nil, err
@@ -257,4 +265,74 @@ func mergeFile(dir, name string, decode func([]byte, *map[string]any) error, enc
 		return nil
 	}
 	return atomicfile.Write(filepath.Join(dir, name), out, atomicfile.Options{Mode: 0o600})
+}
+
+// claudePluginsDir is where Claude keeps the plugins it installed and
+// the marketplaces it knows, in its config directory.
+const claudePluginsDir = "plugins"
+
+// clearClaudePlugins removes from the plugins directory of a Claude
+// box's state all but what Claude keeps there for its built-in plugins
+// (claudePluginsKept), and names what it removed. Claude loads each
+// plugin registered there that the settings enable, and runs its hooks
+// itself, outside its permission rules; a box cannot download one (it
+// has no network, and the marketplace's auto-install is off), so
+// whatever plugin is there a box put there, pointing perhaps at a
+// plugin in the repository.
+func clearClaudePlugins(dir string) ([]string, error) {
+	p := filepath.Join(dir, claudePluginsDir)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, nil
+	}
+	var removed []string
+	if !fi.IsDir() {
+		removed = append(removed, claudePluginsDir)
+		return removed, removeStale(p)
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
+	}
+	for _, e := range entries {
+		if slices.Contains(claudePluginsKept, e.Name()) && e.IsDir() {
+			continue
+		}
+		removed = append(removed, claudePluginsDir+"/"+e.Name())
+		if err := removeStale(filepath.Join(p, e.Name())); err != nil {
+			return nil, err
+		}
+	}
+	return removed, nil
+}
+
+// claudePluginsKept are the entries of Claude's plugins directory that
+// it writes for its built-in plugins, data rather than code.
+var claudePluginsKept = []string{"store"}
+
+func removeStale(p string) error {
+	if err := os.RemoveAll(p); err != nil {
+		return fmt.Errorf("clearing the plugins an earlier box left: %w", err)
+	}
+	return nil
+}
+
+// unseeded are the keys of the box's Claude settings m that the user's
+// rules r own but do not set: what seedRules removes that the box or
+// its Claude wrote.
+func unseeded(m map[string]any, r *BoxRules) []string {
+	var out []string
+	if r == nil {
+		return nil
+	}
+	for _, k := range r.Keys {
+		if _, ok := m[k]; !ok {
+			continue
+		}
+		if _, set := r.Settings[k]; !set || slices.Contains(claudeRuleKeys, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
