@@ -804,3 +804,49 @@ func TestStrictClaudePluginsGo(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictOpencodeSnapshotGo: opencode keeps its snapshots of the
+// work tree in a git directory of its data, aisan's state for the box,
+// and runs git there at each step itself, outside its permission rules.
+// A command a box sets there for git to run (core.fsmonitor), in what
+// snapshot directory there is, runs neither later in that run nor at
+// the next launch: the write the user's rules deny the agent does not
+// happen through it.
+func TestStrictOpencodeSnapshotGo(t *testing.T) {
+	bin := nodeBin(t, "opencode")
+	repo, home, _ := strictRepo(t)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	launch := func(commands []string) *standIn {
+		s, _ := tlsStandIn(t, ca, commands, chatAPI)
+		cfg := map[string]any{"model": "standin/stand-in", "permission": map[string]any{"bash": map[string]any{"*": "allow", "touch *": "deny"}},
+			"provider": map[string]any{"standin": map[string]any{
+				"npm": "@ai-sdk/openai-compatible", "name": "Stand-in", "options": map[string]any{"baseURL": s.srv.URL + "/v1"},
+				"models": map[string]any{"stand-in": map[string]any{"name": "stand-in", "tool_call": true}},
+			}}}
+		data, _ := json.Marshal(cfg)
+		writeFiles(t, home, map[string]string{".config/opencode/opencode.json": string(data),
+			".local/share/opencode/auth.json": `{"standin":{"type":"api","key":"sk-standin-host-key-0123456789"}}`})
+		env := append(jailEnv(home, bin), "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+		r := runJailed(t, repo, env, "opencode", "--strict", "--", "run", "--format", "json", "Run the shell commands you are given.")
+		if !strings.Contains(r.stdout, `"text":"Done."`) {
+			t.Fatalf("opencode in the strict box: exit %d\nstdout %s\nstderr %s\nrequests %s", r.code, r.stdout, r.stderr, s.requests())
+		}
+		return s
+	}
+	marker := filepath.Join(repo, "by-fsmonitor")
+	plant := fmt.Sprintf(`n=0; for c in "$XDG_DATA_HOME"/opencode/snapshot/*/*/config; do git config -f "$c" core.fsmonitor "echo %s > %s #" && n=$((n+1)); done; echo "planted $n"`, "x", marker)
+	s := launch([]string{plant, "echo second step"})
+	if res, _ := s.resultOf(0); !strings.Contains(res, "planted ") {
+		t.Fatalf("the plant did not run: %q", res)
+	} else if strings.Contains(res, "planted 0") {
+		t.Logf("opencode took no snapshot in the box, so there was no git directory to plant in")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("opencode ran, later in the run, the command the box set in its snapshot's git config")
+		os.Remove(marker)
+	}
+	launch([]string{"echo next launch"})
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the next launch ran the command the box set in opencode's snapshot git config")
+	}
+}

@@ -312,3 +312,27 @@ func TestSeedClaudePlugins(t *testing.T) {
 		t.Errorf("the box's settings after the seed:\n%s", b)
 	}
 }
+
+// TestSeedOpencodeSnapshots: the git directories of opencode's
+// snapshots, whose config a box writes, are gone at the next launch and
+// named; the rest of its data (sessions) stays.
+func TestSeedOpencodeSnapshots(t *testing.T) {
+	state := t.TempDir()
+	for _, f := range []string{"opencode/snapshot/p/h/config", "opencode/storage/session.json"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(state, f)), 0o700)
+		os.WriteFile(filepath.Join(state, f), []byte("x"), 0o600)
+	}
+	dropped, err := seedState(jail.StrictOptions{Kind: jail.KindOpencode, StateDir: state, Cwd: "/w/r", Repo: "/w/r"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dropped) != 1 || !strings.HasPrefix(dropped[0], "opencode/snapshot") {
+		t.Errorf("dropped %q", dropped)
+	}
+	if _, err := os.Lstat(filepath.Join(state, "opencode", "snapshot")); err == nil {
+		t.Error("the snapshots are still there")
+	}
+	if _, err := os.Stat(filepath.Join(state, "opencode", "storage", "session.json")); err != nil {
+		t.Errorf("the sessions went too: %v", err)
+	}
+}

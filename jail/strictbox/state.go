@@ -150,6 +150,12 @@ func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err err
 			dropped = append(dropped, "hooks.json")
 		}
 		return dropped, err
+	case agent.Opencode.Kind:
+		had, err := clearOpencodeSnapshots(o.StateDir)
+		if had {
+			dropped = append(dropped, "opencode/snapshot (undo of earlier runs' steps)")
+		}
+		return dropped, err
 	}
 	return nil, nil
 }
@@ -335,4 +341,22 @@ func unseeded(m map[string]any, r *BoxRules) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// clearOpencodeSnapshots removes the git directories where opencode
+// keeps its snapshots of the work tree, in its data, which is the box's
+// state, and says whether there were any. opencode runs git there
+// itself at every step, outside its permission rules, and what git runs
+// is what that directory's config says (a core.fsmonitor, a filter),
+// which a box can write. The box's opencode takes no snapshot (see
+// mcp.OpencodeBoxSettings) unless the project turns them on.
+func clearOpencodeSnapshots(dir string) (bool, error) {
+	p := filepath.Join(dir, agent.Opencode.StateSub, "snapshot")
+	if _, err := os.Lstat(p); err != nil {
+		return false, nil
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return false, fmt.Errorf("clearing the snapshots an earlier box left: %w", err)
+	}
+	return true, nil
 }

@@ -60,6 +60,19 @@ type Plan struct {
 	Lines   []string
 }
 
+// OpencodeBoxSettings are what the box's first opencode config layer
+// sets besides the servers and the user's permission block. snapshot is
+// off: opencode keeps its snapshots in a git directory of its data,
+// which is the box's to write, and runs git there itself at every step,
+// outside its permission rules; the config of that directory (a
+// core.fsmonitor, a filter with info/attributes, a commondir pointing
+// elsewhere) would choose what git runs, at once and at every later
+// launch. git has no switch to leave a repository's own config unread,
+// so no list of keys pinned from outside would hold. A project whose
+// own config turns snapshots on gets them, as the user chose; the
+// launch clears what the last one left (see seedState).
+var OpencodeBoxSettings = map[string]any{"snapshot": false}
+
 // Prepare runs the whole import for one client: load the host files,
 // filter secret-looking env, resolve the executables, and (unless
 // DryRun) write the client's config into StateDir. For Codex, call it
@@ -82,7 +95,9 @@ func Prepare(o Options) (Plan, error) {
 		load, write, file = LoadCodex, WriteCodex, CodexFile
 	case Opencode:
 		load, file = LoadOpencode, OpencodeFile
-		write = func(dir string, s []Server) (string, error) { return writeOpencode(dir, s, o.OpencodePermission) }
+		write = func(dir string, s []Server) (string, error) {
+			return writeOpencode(dir, s, o.OpencodePermission, OpencodeBoxSettings)
+		}
 	default:
 		return p, fmt.Errorf("mcp import: unknown client %q", o.Client)
 	}

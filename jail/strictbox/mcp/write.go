@@ -100,7 +100,7 @@ func OpencodeConfig(servers []Server) ([]byte, error) {
 // opencodeConfig is [OpencodeConfig] with the user's permission block
 // (nil for none): the box's first config layer, so that the rules keep
 // the host's order (see opencode.Box in hooks/opencode).
-func opencodeConfig(servers []Server, permission json.RawMessage) ([]byte, error) {
+func opencodeConfig(servers []Server, permission json.RawMessage, extra ...map[string]any) ([]byte, error) {
 	out := map[string]opencodeOut{}
 	for _, s := range servers {
 		o := opencodeOut{Type: "local", Command: append([]string{s.Command}, s.Args...), Environment: envMap(s.Env), Enabled: true}
@@ -112,6 +112,11 @@ func opencodeConfig(servers []Server, permission json.RawMessage) ([]byte, error
 	top := map[string]any{"$schema": "https://opencode.ai/config.json", "mcp": out}
 	if permission != nil {
 		top["permission"] = permission
+	}
+	for _, e := range extra {
+		for k, v := range e {
+			top[k] = v
+		}
 	}
 	return marshalJSON(top)
 }
@@ -132,8 +137,8 @@ func WriteOpencode(dir string, servers []Server) (string, error) {
 	return writeOpencode(dir, servers, nil)
 }
 
-func writeOpencode(dir string, servers []Server, permission json.RawMessage) (string, error) {
-	b, err := opencodeConfig(servers, permission)
+func writeOpencode(dir string, servers []Server, permission json.RawMessage, extra ...map[string]any) (string, error) {
+	b, err := opencodeConfig(servers, permission, extra...)
 	if err != nil {
 		return "", err
 	}
