@@ -69,7 +69,9 @@ var ClaudeBoxKeys = slices.Concat([]string{"permissions", "hooks", "disableAllHo
 // at the next launch. The user's plugins are not brought into a box
 // (their files live in the user's Claude directory, which no box shows),
 // so the box has none to keep.
-var claudePlugins = []string{"enabledPlugins", "extraKnownMarketplaces"}
+// agent runs the main thread as an agent of the box's own agents
+// directory, whose frontmatter hooks Claude runs the same way.
+var claudePlugins = []string{"enabledPlugins", "extraKnownMarketplaces", "agent"}
 
 // claudeCommands are the settings whose value is a command Claude runs
 // itself, outside its permission rules, the helpers (Claude 2.1's own

@@ -850,3 +850,38 @@ func TestStrictOpencodeSnapshotGo(t *testing.T) {
 		t.Errorf("the next launch ran the command the box set in opencode's snapshot git config")
 	}
 }
+
+// TestStrictClaudeAgentHooksGo: an agent a box writes into its Claude's
+// config, with hooks in its frontmatter, and names in its settings.json
+// as the main thread's (agent), is gone at the next launch: Claude
+// would run those hooks itself, outside the user's rules.
+func TestStrictClaudeAgentHooksGo(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	repo, home, env := strictRepo(t)
+	strictClaudeUser(t, env, home)
+	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+	launch := func(commands []string) (*standIn, jailedRun) {
+		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
+		env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+		r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+		if err := claudeDone(r.stdout); err != nil {
+			t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+		}
+		return s, r
+	}
+	agent := fmt.Sprintf("---\nname: x\ndescription: x\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: touch %s/by-agent-hook\n"+
+		"  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: touch %s/by-agent-hook\n---\nYou run commands.\n", repo, repo)
+	writeFiles(t, repo, map[string]string{"plant/agents/x.md": agent, "plant/settings.json": `{"agent":"x"}`})
+	s, _ := launch([]string{fmt.Sprintf(`cp -r %s/plant/. "$CLAUDE_CONFIG_DIR/" && echo planted`, repo)})
+	if res, _ := s.resultOf(0); !strings.Contains(res, "planted") {
+		t.Fatalf("the box could not write its Claude state (the attack proves nothing): %q", res)
+	}
+	os.Remove(filepath.Join(repo, "by-agent-hook"))
+	_, r := launch([]string{"true"})
+	if _, err := os.Stat(filepath.Join(repo, "by-agent-hook")); err == nil {
+		t.Errorf("the next launch ran the hooks of the agent the box wrote")
+	}
+	if !strings.Contains(r.stderr, "dropped: agent, agents") {
+		t.Errorf("the launch did not say what it dropped from the box's Claude state:\n%s", r.stderr)
+	}
+}

@@ -285,12 +285,16 @@ func TestClaudeRulesFileHookSwitches(t *testing.T) {
 }
 
 // TestSeedClaudePlugins: what a box registered in its Claude's plugins
-// directory, and the settings that enable a plugin, are gone at the
-// next launch and named; Claude's store for its built-in plugins stays.
+// directory, the settings that enable a plugin, and an agents directory
+// of its own are gone at the next launch and named; Claude's store for
+// its built-in plugins stays, and so does the mount point of the user's
+// commands.
 func TestSeedClaudePlugins(t *testing.T) {
 	state := t.TempDir()
 	o := jail.StrictOptions{Kind: jail.KindClaude, StateDir: state, Cwd: "/w/r", Repo: "/w/r"}
-	for _, f := range []string{"plugins/installed_plugins.json", "plugins/known_marketplaces.json", "plugins/cache/m/p/hooks/hooks.json", "plugins/store/builtin.json"} {
+	o.Instructions = []string{"commands"}
+	for _, f := range []string{"plugins/installed_plugins.json", "plugins/known_marketplaces.json", "plugins/cache/m/p/hooks/hooks.json", "plugins/store/builtin.json",
+		"agents/x.md", "commands/c.md"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(state, f)), 0o700)
 		os.WriteFile(filepath.Join(state, f), []byte("{}"), 0o600)
 	}
@@ -300,9 +304,12 @@ func TestSeedClaudePlugins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"enabledPlugins", "plugins/cache", "plugins/installed_plugins.json", "plugins/known_marketplaces.json"}
+	want := []string{"enabledPlugins", "plugins/cache", "plugins/installed_plugins.json", "plugins/known_marketplaces.json", "agents"}
 	if !slices.Equal(dropped, want) {
 		t.Errorf("dropped %q, want %q", dropped, want)
+	}
+	if _, err := os.Stat(filepath.Join(state, "commands", "c.md")); err != nil {
+		t.Errorf("the mount point of the user's commands went: %v", err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(state, "plugins"))
 	if len(entries) != 1 || entries[0].Name() != "store" {

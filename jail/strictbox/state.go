@@ -118,6 +118,11 @@ func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err err
 		if err != nil {
 			return nil, err
 		}
+		defs, err := clearClaudeDefinitions(o)
+		if err != nil {
+			return nil, err
+		}
+		plugins = append(plugins, defs...)
 		err = mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
 			dropped = unseeded(m, rules)
 			seedRules(m, rules)
@@ -359,4 +364,32 @@ func clearOpencodeSnapshots(dir string) (bool, error) {
 		return false, fmt.Errorf("clearing the snapshots an earlier box left: %w", err)
 	}
 	return true, nil
+}
+
+// claudeDefinitions are the directories of Claude's config whose files
+// may carry hooks in their frontmatter (an agent's, a skill's, a
+// command's), which Claude runs itself, outside its permission rules,
+// from the launch after they were written.
+var claudeDefinitions = []string{"agents", "commands", "skills"}
+
+// clearClaudeDefinitions removes, from a Claude box's state, each of
+// claudeDefinitions that the user has none of (the user's own is bound
+// read-only over it, see jail.StrictOptions.Instructions), and names
+// what it removed: a box wrote it.
+func clearClaudeDefinitions(o jail.StrictOptions) ([]string, error) {
+	var removed []string
+	for _, rel := range claudeDefinitions {
+		if slices.Contains(o.Instructions, rel) {
+			continue
+		}
+		p := filepath.Join(o.StateDir, rel)
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return nil, fmt.Errorf("clearing the %s an earlier box left: %w", rel, err)
+		}
+		removed = append(removed, rel)
+	}
+	return removed, nil
 }
