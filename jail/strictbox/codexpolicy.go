@@ -457,14 +457,11 @@ func keepCodexState(m map[string]any) (dropped []string) {
 // (or none, when it bypasses approvals). The user's own hooks are not
 // brought into a box (see codexBoxRules).
 func clearCodexHooks(dir string) (bool, error) {
-	p := filepath.Join(dir, "hooks.json")
-	if _, err := os.Lstat(p); err != nil {
-		return false, nil
+	had, err := removeInState(dir, "hooks.json")
+	if err != nil {
+		return had, fmt.Errorf("clearing the hooks an earlier box left: %w", err)
 	}
-	if err := os.RemoveAll(p); err != nil {
-		return false, fmt.Errorf("clearing the hooks an earlier box left: %w", err)
-	}
-	return true, nil
+	return had, nil
 }
 
 // sortedKeys are m's keys in order, so that what is dropped is named

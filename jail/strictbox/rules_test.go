@@ -343,3 +343,45 @@ func TestSeedOpencodeSnapshots(t *testing.T) {
 		t.Errorf("the sessions went too: %v", err)
 	}
 }
+
+// TestStateClearingStaysInState: what the seed removes from a box's
+// state is removed there, never through a symbolic link the box left on
+// the way to it, which would reach the user's files on the host.
+func TestStateClearingStaysInState(t *testing.T) {
+	state, outside := t.TempDir(), t.TempDir()
+	for _, d := range []string{"snapshot", "agents"} {
+		if err := os.MkdirAll(filepath.Join(outside, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(outside, d, "keep"), []byte("the user's"), 0o600)
+	}
+	if err := os.Symlink(outside, filepath.Join(state, "opencode")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clearOpencodeSnapshots(state); err == nil {
+		t.Error("clearing opencode's snapshots through a link out of the state said nothing")
+	}
+	// The seed removes the link itself, and the launch goes on.
+	dropped, err := seedState(jail.StrictOptions{Kind: jail.KindOpencode, StateDir: state, Cwd: "/w/r", Repo: "/w/r"}, nil)
+	if err != nil || len(dropped) != 1 || !strings.HasPrefix(dropped[0], "opencode ") {
+		t.Errorf("the seed over a link for opencode/: dropped %q, %v", dropped, err)
+	}
+	if _, err := os.Lstat(filepath.Join(state, "opencode")); err == nil {
+		t.Error("the link the box left for opencode/ is still there")
+	}
+	if err := os.Symlink(filepath.Join(outside, "agents"), filepath.Join(state, "agents")); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := clearClaudeDefinitions(jail.StrictOptions{StateDir: state})
+	if err != nil || !slices.Contains(removed, "agents") {
+		t.Errorf("a link the box left for agents/: removed %v, %v", removed, err)
+	}
+	for _, d := range []string{"snapshot", "agents"} {
+		if _, err := os.Stat(filepath.Join(outside, d, "keep")); err != nil {
+			t.Errorf("the seed removed %s outside the state: %v", d, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(state, "agents")); err == nil {
+		t.Error("the link the box left for agents/ is still there")
+	}
+}

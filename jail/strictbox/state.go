@@ -86,6 +86,11 @@ func readStateFile(path string) ([]byte, error) {
 // directory, and the user's rules (nil for none) where the agent reads
 // them.
 func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err error) {
+	if sub, err := clearStateSub(o); err != nil {
+		return nil, err
+	} else if sub != "" {
+		dropped = append(dropped, sub)
+	}
 	if err := clearInstructionPoints(o); err != nil {
 		return nil, err
 	}
@@ -165,6 +170,26 @@ func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err err
 	return nil, nil
 }
 
+// clearStateSub removes what stands where o's agent keeps its files in
+// its state (its StateSub, opencode's "opencode") when that is not a
+// directory: a link or a file a box left there, which would send every
+// later clearing of the state out of it or stop it. It names what it
+// removed ("" for nothing).
+func clearStateSub(o jail.StrictOptions) (string, error) {
+	a, ok := agent.ByKind(string(o.Kind))
+	if !ok || a.StateSub == "" || o.StateDir == "" {
+		return "", nil
+	}
+	fi, err := lstatInState(o.StateDir, a.StateSub)
+	if err != nil || fi.IsDir() {
+		return "", nil
+	}
+	if _, err := removeInState(o.StateDir, a.StateSub); err != nil {
+		return "", fmt.Errorf("clearing the %s an earlier box left in %s: %w", a.StateSub, o.StateDir, err)
+	}
+	return a.StateSub + " (not a directory)", nil
+}
+
 // clearInstructionPoints removes, where the user's global instructions
 // are bound into o's state directory, whatever an earlier box left there
 // that bwrap could not mount them on: a symbolic link (bwrap would not
@@ -178,8 +203,8 @@ func clearInstructionPoints(o jail.StrictOptions) error {
 		return nil
 	}
 	for _, rel := range o.Instructions {
-		dst := filepath.Join(o.StateDir, a.StateSub, rel)
-		fi, err := os.Lstat(dst)
+		dst := filepath.Join(a.StateSub, rel)
+		fi, err := lstatInState(o.StateDir, dst)
 		if err != nil {
 			continue
 		}
@@ -190,8 +215,8 @@ func clearInstructionPoints(o jail.StrictOptions) error {
 		if fi.Mode().Type() == src.Mode().Type() && (fi.IsDir() || fi.Mode().IsRegular()) {
 			continue
 		}
-		if err := os.RemoveAll(dst); err != nil {
-			return fmt.Errorf("clearing %s for the user's instructions: %w", dst, err)
+		if _, err := removeInState(o.StateDir, dst); err != nil {
+			return fmt.Errorf("clearing %s for the user's instructions: %w", filepath.Join(o.StateDir, dst), err)
 		}
 	}
 	return nil
@@ -291,28 +316,40 @@ const claudePluginsDir = "plugins"
 // whatever plugin is there a box put there, pointing perhaps at a
 // plugin in the repository.
 func clearClaudePlugins(dir string) ([]string, error) {
-	p := filepath.Join(dir, claudePluginsDir)
-	fi, err := os.Lstat(p)
+	fi, err := lstatInState(dir, claudePluginsDir)
 	if err != nil {
 		return nil, nil
 	}
-	var removed []string
 	if !fi.IsDir() {
-		removed = append(removed, claudePluginsDir)
-		return removed, removeStale(p)
+		if _, err := removeInState(dir, claudePluginsDir); err != nil {
+			return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
+		}
+		return []string{claudePluginsDir}, nil
 	}
-	entries, err := os.ReadDir(p)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
 	}
+	defer root.Close()
+	f, err := root.Open(claudePluginsDir)
+	var entries []fs.DirEntry
+	if err == nil {
+		entries, err = f.ReadDir(-1)
+		f.Close()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
+	}
+	var removed []string
 	for _, e := range entries {
 		if slices.Contains(claudePluginsKept, e.Name()) && e.IsDir() {
 			continue
 		}
-		removed = append(removed, claudePluginsDir+"/"+e.Name())
-		if err := removeStale(filepath.Join(p, e.Name())); err != nil {
-			return nil, err
+		rel := claudePluginsDir + "/" + e.Name()
+		if err := root.RemoveAll(rel); err != nil {
+			return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
 		}
+		removed = append(removed, rel)
 	}
 	return removed, nil
 }
@@ -321,11 +358,34 @@ func clearClaudePlugins(dir string) ([]string, error) {
 // it writes for its built-in plugins, data rather than code.
 var claudePluginsKept = []string{"store"}
 
-func removeStale(p string) error {
-	if err := os.RemoveAll(p); err != nil {
-		return fmt.Errorf("clearing the plugins an earlier box left: %w", err)
+// lstatInState and removeInState look at and remove rel in dir, a state
+// directory, without leaving it: a box writes its state, and may leave a
+// symbolic link where a directory was (a concurrent box of the same
+// repository, even while we look), which a path walked from the host
+// would follow out to the user's files. A link inside dir is followed; one
+// that leads out is an error. removeInState says whether rel was there.
+func lstatInState(dir, rel string) (fs.FileInfo, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	defer root.Close()
+	return root.Lstat(rel)
+}
+
+func removeInState(dir, rel string) (bool, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	if _, err := root.Lstat(rel); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, root.RemoveAll(rel)
 }
 
 // unseeded are the keys of the box's Claude settings m that the user's
@@ -356,14 +416,11 @@ func unseeded(m map[string]any, r *BoxRules) []string {
 // which a box can write. The box's opencode takes no snapshot (see
 // mcp.OpencodeBoxSettings) unless the project turns them on.
 func clearOpencodeSnapshots(dir string) (bool, error) {
-	p := filepath.Join(dir, agent.Opencode.StateSub, "snapshot")
-	if _, err := os.Lstat(p); err != nil {
-		return false, nil
+	had, err := removeInState(dir, filepath.Join(agent.Opencode.StateSub, "snapshot"))
+	if err != nil {
+		return had, fmt.Errorf("clearing the snapshots an earlier box left: %w", err)
 	}
-	if err := os.RemoveAll(p); err != nil {
-		return false, fmt.Errorf("clearing the snapshots an earlier box left: %w", err)
-	}
-	return true, nil
+	return had, nil
 }
 
 // claudeDefinitions are the directories of Claude's config whose files
@@ -382,14 +439,13 @@ func clearClaudeDefinitions(o jail.StrictOptions) ([]string, error) {
 		if slices.Contains(o.Instructions, rel) {
 			continue
 		}
-		p := filepath.Join(o.StateDir, rel)
-		if _, err := os.Lstat(p); err != nil {
-			continue
-		}
-		if err := os.RemoveAll(p); err != nil {
+		had, err := removeInState(o.StateDir, rel)
+		if err != nil {
 			return nil, fmt.Errorf("clearing the %s an earlier box left: %w", rel, err)
 		}
-		removed = append(removed, rel)
+		if had {
+			removed = append(removed, rel)
+		}
 	}
 	return removed, nil
 }
