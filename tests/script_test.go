@@ -42,14 +42,18 @@ func TestScripts(t *testing.T) {
 			return false, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// unwork replaces $WORK in a file with the literal "$WORK", so
-			// outputs naming the script's directory can be compared with cmp.
+			// unwork replaces $WORK in a file with the literal "$WORK", and
+			// the directory of the aisan under test with "$BIN", so outputs
+			// naming either can be compared with cmp.
 			"unwork": func(ts *testscript.TestScript, neg bool, args []string) {
+				bin, err := filepath.EvalSymlinks(filepath.Dir(aisanBin))
+				ts.Check(err)
 				for _, f := range args {
 					p := ts.MkAbs(f)
 					b, err := os.ReadFile(p)
 					ts.Check(err)
-					ts.Check(os.WriteFile(p, []byte(strings.ReplaceAll(string(b), ts.Getenv("WORK"), "$WORK")), 0o644))
+					s := strings.ReplaceAll(string(b), ts.Getenv("WORK"), "$WORK")
+					ts.Check(os.WriteFile(p, []byte(strings.ReplaceAll(s, bin+"/", "$BIN/")), 0o644))
 				}
 			},
 		},

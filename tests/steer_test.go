@@ -405,6 +405,8 @@ func TestSteerRate(t *testing.T) {
 	if said := b.steer("allow", b.slot, "--rate", "50/s,20"); !strings.Contains(said, "rate 50/s,20") {
 		t.Errorf("aisan allow --rate said %q", said)
 	}
+	// The allowance fills at the new rate, 20 in 0.4 s, not at once.
+	time.Sleep(500 * time.Millisecond)
 	if out := b.do(burst); strings.Count(out, "status=200") != 4 {
 		t.Errorf("four calls after the rate was raised:\n%s", out)
 	}
