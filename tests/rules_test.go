@@ -885,3 +885,93 @@ func TestStrictClaudeAgentHooksGo(t *testing.T) {
 		t.Errorf("the launch did not say what it dropped from the box's Claude state:\n%s", r.stderr)
 	}
 }
+
+// TestStrictClaudeSettingsEnvStaysTheUsers: Claude applies the env of
+// the settings files it rereads while it runs (the box's settings.json,
+// the project's .claude/settings.json and settings.local.json) to the
+// commands of its Bash tool, and the box can write each of them: one
+// variable planted there (GIT_CONFIG_* naming a core.fsmonitor) makes an
+// allowed git status run the touch the user denies, as these calls do
+// with --skip-permissions. Without it the box's Claude writes none of
+// them, by Write or Edit (both allowed) nor by an allowed command's
+// redirect, in the default mode nor in acceptEdits: Claude asks before
+// it writes its own settings, and -p refuses. That is what keeps the
+// user's rules here, not the box: a read-only settings.json would cost
+// /model its save and still leave the project's files, where Claude
+// also writes "don't ask again".
+func TestStrictClaudeSettingsEnvStaysTheUsers(t *testing.T) {
+	bin := nodeBin(t, "claude")
+	for _, mode := range []string{"default", "acceptEdits"} {
+		t.Run(mode, func(t *testing.T) {
+			repo, home, _ := strictRepo(t)
+			rules := map[string]any{"permissions": map[string]any{
+				"allow":       []string{"Bash(ls:*)", "Bash(git status:*)", "Read", "Edit", "Write"},
+				"deny":        []string{"Bash(touch:*)"},
+				"defaultMode": mode,
+			}}
+			b, _ := json.Marshal(rules)
+			writeFiles(t, home, map[string]string{".claude/settings.json": string(b)})
+			claudeHostLogin(t, home)
+			const touched = "denied-by-the-user"
+			plant, _ := json.Marshal(map[string]any{"env": map[string]string{
+				"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "touch " + touched + "; false",
+			}})
+			state := filepath.Join(home, ".aisan", "state", slotName(repo, "claude"))
+			targets := []string{filepath.Join(state, "settings.json"),
+				filepath.Join(repo, ".claude", "settings.json"), filepath.Join(repo, ".claude", "settings.local.json")}
+			call := func(tool string, input map[string]string) string {
+				b, _ := json.Marshal(input)
+				return "tool:" + tool + " " + string(b)
+			}
+			var commands []string
+			for _, p := range targets {
+				commands = append(commands, call("Write", map[string]string{"file_path": p, "content": string(plant)}))
+			}
+			// The box's settings.json exists: Edit it, once read.
+			commands = append(commands, call("Read", map[string]string{"file_path": targets[0]}),
+				call("Edit", map[string]string{"file_path": targets[0], "old_string": "{}", "new_string": string(plant)}))
+			// ls prints the name of the one file in d, which is the plant
+			// (it holds no slash), into each settings file.
+			made := len(commands)
+			commands = append(commands, call("Write", map[string]string{"file_path": filepath.Join(repo, "d", string(plant)), "content": ""}))
+			for _, p := range targets {
+				commands = append(commands, "ls d > "+p)
+			}
+			commands = append(commands, "git status")
+			ca := newTestCA(t, t.TempDir(), "127.0.0.1")
+			s, _ := tlsStandIn(t, ca, commands, func(s *standIn, w http.ResponseWriter, r *http.Request, body []byte) {
+				// Before git status, time for Claude's watch of its
+				// settings to see what the calls before it wrote.
+				if i, _, _ := s.next(); i == len(commands)-2 {
+					time.Sleep(3 * time.Second)
+				}
+				anthropicAPI(s, w, r, body)
+			})
+			env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+			r := runJailed(t, repo, env, "claude", "--strict", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+			if err := claudeDone(r.stdout); err != nil {
+				t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+			}
+			if res, _ := s.resultOf(made); !strings.Contains(res, "is_error=false") {
+				t.Fatalf("the allowed Write did not make the file ls prints (the attack proves nothing): %q", res)
+			}
+			if res, _ := s.resultOf(len(commands) - 1); !strings.Contains(res, "is_error=false") {
+				t.Fatalf("the allowed git status did not run (the attack proves nothing): %q", res)
+			}
+			for _, p := range targets {
+				if b, _ := os.ReadFile(p); strings.Contains(string(b), "GIT_CONFIG") {
+					t.Errorf("the box's Claude wrote env into %s: %s", p, b)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(repo, touched)); err == nil {
+				t.Errorf("an allowed git status ran the touch the user denies, through env the box planted")
+			}
+			if t.Failed() {
+				for i, c := range commands {
+					res, _ := s.resultOf(i)
+					t.Logf("call %d %.60q: %.200q", i, c, res)
+				}
+			}
+		})
+	}
+}
