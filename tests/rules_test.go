@@ -176,6 +176,21 @@ func claudeHostLogin(t *testing.T, home string) {
 // strictClaudeUser gives home the user's Claude rules (claudeRulesSettings),
 // aisan's kill guard installed as a hook, and a subscription login that
 // stays on the host.
+// claudeBoxRun runs the real claude (bin) with --skip-permissions in a
+// strict box of repo for the user at home, against a stand-in model that
+// asks for commands one per turn, and fails the test unless claude
+// finished its turn.
+func claudeBoxRun(t *testing.T, bin, repo, home string, ca testCA, commands []string) (*standIn, jailedRun) {
+	t.Helper()
+	s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
+	env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
+	r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
+	if err := claudeDone(r.stdout); err != nil {
+		t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
+	}
+	return s, r
+}
+
 func strictClaudeUser(t *testing.T, env []string, home string) {
 	t.Helper()
 	claudeRulesSettings(t, home)
@@ -646,15 +661,7 @@ func TestStrictClaudeHookSwitchesHold(t *testing.T) {
 			repo, home, env := strictRepo(t)
 			strictClaudeUser(t, env, home)
 			ca := newTestCA(t, t.TempDir(), "127.0.0.1")
-			launch := func(commands []string) (*standIn, jailedRun) {
-				s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
-				env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
-				r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
-				if err := claudeDone(r.stdout); err != nil {
-					t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
-				}
-				return s, r
-			}
+			launch := func(commands []string) (*standIn, jailedRun) { return claudeBoxRun(t, bin, repo, home, ca, commands) }
 			const kill = "pkill -f aisan-rules-test-nothing"
 			reasons := guardReasonsIn(t, slotName(repo, "claude"), kill)
 			// The pause gives Claude's watch of its settings time to see them.
@@ -683,15 +690,7 @@ func TestStrictClaudeCommandSettingsGo(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	strictClaudeUser(t, env, home)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
-	launch := func(commands []string) *standIn {
-		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
-		env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
-		r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
-		if err := claudeDone(r.stdout); err != nil {
-			t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
-		}
-		return s
-	}
+	launch := func(commands []string) *standIn { s, _ := claudeBoxRun(t, bin, repo, home, ca, commands); return s }
 	helpers := []string{"apiKeyHelper", "awsAuthRefresh", "otelHeadersHelper"}
 	var plant []string
 	for _, h := range helpers {
@@ -762,15 +761,7 @@ func TestStrictClaudePluginsGo(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	strictClaudeUser(t, env, home)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
-	launch := func(commands []string) (*standIn, jailedRun) {
-		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
-		env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
-		r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
-		if err := claudeDone(r.stdout); err != nil {
-			t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
-		}
-		return s, r
-	}
+	launch := func(commands []string) (*standIn, jailedRun) { return claudeBoxRun(t, bin, repo, home, ca, commands) }
 	mkt := filepath.Join(repo, "mkt")
 	plugin := filepath.Join(mkt, "p")
 	touch := func(what string) string { return fmt.Sprintf("touch %s/by-%s", repo, what) }
@@ -860,15 +851,7 @@ func TestStrictClaudeAgentHooksGo(t *testing.T) {
 	repo, home, env := strictRepo(t)
 	strictClaudeUser(t, env, home)
 	ca := newTestCA(t, t.TempDir(), "127.0.0.1")
-	launch := func(commands []string) (*standIn, jailedRun) {
-		s, _ := tlsStandIn(t, ca, commands, anthropicAPI)
-		env := append(jailEnv(home, bin), "AISAN_ANTHROPIC_UPSTREAM="+s.srv.URL, "SSL_CERT_FILE="+ca.pemPath, "AISAN_NO_SCOPE=1")
-		r := runJailed(t, repo, env, "claude", "--strict", "--skip-permissions", "--", "-p", "Run the shell command you are given.", "--output-format", "json")
-		if err := claudeDone(r.stdout); err != nil {
-			t.Fatalf("claude: %v\nexit %d\nstdout %s\nstderr %s\nrequests %s", err, r.code, r.stdout, r.stderr, s.requests())
-		}
-		return s, r
-	}
+	launch := func(commands []string) (*standIn, jailedRun) { return claudeBoxRun(t, bin, repo, home, ca, commands) }
 	agent := fmt.Sprintf("---\nname: x\ndescription: x\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: touch %s/by-agent-hook\n"+
 		"  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: touch %s/by-agent-hook\n---\nYou run commands.\n", repo, repo)
 	writeFiles(t, repo, map[string]string{"plant/agents/x.md": agent, "plant/settings.json": `{"agent":"x"}`})

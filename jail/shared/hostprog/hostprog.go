@@ -100,16 +100,7 @@ func gather(name, path string, mayChange changer) []Candidate {
 		return nil
 	}
 	var out []Candidate
-	var seen []string
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		dir = filepath.Clean(dir)
-		if slices.Contains(seen, dir) {
-			continue
-		}
-		seen = append(seen, dir)
+	for _, dir := range pathDirs(path) {
 		p := filepath.Join(dir, name)
 		fi, err := os.Stat(p)
 		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 || unix.Access(p, unix.X_OK) != nil {
@@ -120,6 +111,23 @@ func gather(name, path string, mayChange changer) []Candidate {
 			continue
 		}
 		out = append(out, Candidate{Path: p, Real: real, Open: open})
+	}
+	return out
+}
+
+// pathDirs are the directories of path (a PATH value) a lookup reads, in
+// order: absolute ones only (os/exec refuses what a relative entry
+// finds, and aisan runs nothing found relative to the working
+// directory), cleaned, each once.
+func pathDirs(path string) []string {
+	var out []string
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		if dir = filepath.Clean(dir); !slices.Contains(out, dir) {
+			out = append(out, dir)
+		}
 	}
 	return out
 }
@@ -136,16 +144,7 @@ func Claimable(name, path string) string {
 }
 
 func claimable(name, path string, mayChange changer) string {
-	var seen []string
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		dir = filepath.Clean(dir)
-		if slices.Contains(seen, dir) {
-			continue
-		}
-		seen = append(seen, dir)
+	for _, dir := range pathDirs(path) {
 		if cs := gather(name, dir, mayChange); len(cs) > 0 {
 			return cs[0].Open
 		}
