@@ -273,6 +273,11 @@ func (b *Box) Serve(ctx context.Context, s *jail.Session, _ bool) (_ launch.Serv
 			return nil, err
 		}
 		if len(dropped) > 0 {
+			// The names are a box's to choose, and as many as it likes.
+			const most = 12
+			if len(dropped) > most {
+				dropped = append(dropped[:most:most], fmt.Sprintf("and %d more", len(dropped)-most))
+			}
 			say(jail.Note, "the box's "+string(o.Kind)+" state held settings it does not take from there (an earlier box may have written them), dropped: "+strings.Join(dropped, ", "))
 		}
 		if n := resumeNote(o.Kind, o.StateDir); n != "" {
