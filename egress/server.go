@@ -403,8 +403,8 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 		}
 	}
 	if m := s.opt.Meter; m != nil {
-		if budget, spent, held, out := m.spentOut(); out {
-			return nil, nil, s.budgetRefusal(budget, spent, held)
+		if budget, spent, out := m.spentOut(); out {
+			return nil, nil, s.budgetRefusal(budget, spent, 0)
 		}
 	}
 	now := time.Now()
@@ -440,7 +440,7 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 	if m := s.opt.Meter; m != nil && !rt.Uncounted {
 		// Checked again, now that the request is known, with what the
 		// calls already in flight hold: they are not counted yet.
-		rel, budget, spent, held, ok := m.hold(requestEstimate(body) + outputCap(obj, s.b.OutputCaps))
+		rel, budget, spent, held, ok := m.hold(r.Context(), requestEstimate(body)+outputCap(obj, s.b.OutputCaps))
 		if !ok {
 			return nil, body, s.budgetRefusal(budget, spent, held)
 		}
@@ -449,14 +449,14 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 	return &exchange{route: rt, in: r.Header, body: body, cred: c, release: release}, body, nil
 }
 
-// budgetRefusal says the box's budget is reached, by the tokens counted
-// and, when there are any, those held for calls in flight.
+// budgetRefusal says the box's budget is spent, or that the call stopped
+// waiting for what calls in flight hold of its rest.
 func (s *Server) budgetRefusal(budget, spent, held int64) *Refusal {
-	what := fmt.Sprintf("%d tokens counted", spent)
-	if held > 0 {
-		what += fmt.Sprintf(" and at least %d more used by calls still in flight", held)
+	if spent < budget {
+		// Given up waiting for room ([Meter.hold]).
+		return &Refusal{Kind: KindBudget, Reason: fmt.Sprintf("aisan strict mode: the rest of this box's token budget is held by calls still in flight (%d tokens counted, at least %d more in flight, budget %d), and this call stopped waiting for them to end; the user can raise it with: %s", spent, held, budget, s.steer("--budget +N"))}
 	}
-	return &Refusal{Kind: KindBudget, Reason: fmt.Sprintf("aisan strict mode: this box's token budget is spent (%s, budget %d); the user can raise it with: %s", what, budget, s.steer("--budget +N"))}
+	return &Refusal{Kind: KindBudget, Reason: fmt.Sprintf("aisan strict mode: this box's token budget is spent (%d tokens counted, budget %d); the user can raise it with: %s", spent, budget, s.steer("--budget +N"))}
 }
 
 // steer is the command that changes this box's option opt while it runs.

@@ -2,11 +2,13 @@ package egress
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/aisan-dev/aisan/egress/audit"
 )
@@ -219,7 +221,11 @@ type Meter struct {
 	// requests' estimate), until their answers are counted: without it
 	// every call started while the spend was still under the budget
 	// would pass, as many as the rate limit lets through at once.
-	held     int64
+	held int64
+	// changed is closed, and replaced, at every change of the count,
+	// the budget or what is held: calls waiting for the budget's room
+	// look again then.
+	changed  chan struct{}
 	backends map[string]Spend
 	onChange func()
 }
@@ -244,7 +250,7 @@ type MeterState struct {
 
 // NewMeter is a meter that starts from st.
 func NewMeter(st MeterState) *Meter {
-	m := &Meter{budget: st.Budget, backends: map[string]Spend{}}
+	m := &Meter{budget: st.Budget, backends: map[string]Spend{}, changed: make(chan struct{})}
 	for name, s := range st.Backends {
 		m.backends[name] = s
 		m.spent += s.Tokens.Total()
@@ -263,6 +269,7 @@ func (m *Meter) OnChange(f func()) {
 func (m *Meter) update(f func()) {
 	m.mu.Lock()
 	f()
+	m.wake()
 	notify := m.onChange
 	m.mu.Unlock()
 	if notify != nil {
@@ -348,36 +355,69 @@ func (m *Meter) State() MeterState {
 	return st
 }
 
-// spentOut reports whether a budget is set and reached by the tokens
-// counted and those held for calls in flight.
-func (m *Meter) spentOut() (budget, spent, held int64, out bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.budget, m.spent, m.held, m.budget > 0 && m.spent+m.held >= m.budget
+// wake tells the calls waiting for room in the budget to look again.
+// The caller holds mu.
+func (m *Meter) wake() {
+	close(m.changed)
+	m.changed = make(chan struct{})
 }
 
-// hold admits a call expected to use at least est tokens: unless the
-// budget is reached by what is counted and held, est is held until
-// release is called (once the call's answer was counted). A call always
-// holds at least one token, so that calls too small to estimate cannot
-// all start at once.
-func (m *Meter) hold(est int64) (release func(), budget, spent, held int64, ok bool) {
-	est = max(est, 1)
+// spentOut reports whether a budget is set and the tokens counted reach
+// it.
+func (m *Meter) spentOut() (budget, spent int64, out bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	budget, spent, held = m.budget, m.spent, m.held
-	if budget > 0 && spent+held >= budget {
-		return nil, budget, spent, held, false
-	}
-	m.held += est
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			m.mu.Lock()
-			m.held -= est
+	return m.budget, m.spent, m.budget > 0 && m.spent >= m.budget
+}
+
+// maxHoldWait bounds how long a call waits for room in the budget.
+const maxHoldWait = 10 * time.Minute
+
+// hold admits a call expected to use at least est tokens, and holds est
+// of the budget for it until release is called (once its answer was
+// counted). A call always holds at least one token, so that calls too
+// small to estimate cannot all start at once.
+//
+// When the tokens counted reach the budget, the call is refused (ok
+// false). When only what the calls in flight hold does, it waits, until
+// they end and what they used is counted (or the budget is raised),
+// ctx is done or maxHoldWait passed: calls that run at once cannot pass
+// the budget together, and the one that would have waits for room
+// rather than failing while the budget is not spent.
+func (m *Meter) hold(ctx context.Context, est int64) (release func(), budget, spent, held int64, ok bool) {
+	est = max(est, 1)
+	timeout := time.NewTimer(maxHoldWait)
+	defer timeout.Stop()
+	for {
+		m.mu.Lock()
+		budget, spent, held = m.budget, m.spent, m.held
+		if budget > 0 && spent >= budget {
 			m.mu.Unlock()
-		})
-	}, budget, spent, held, true
+			return nil, budget, spent, held, false
+		}
+		if budget == 0 || spent+held < budget {
+			m.held += est
+			m.mu.Unlock()
+			var once sync.Once
+			return func() {
+				once.Do(func() {
+					m.mu.Lock()
+					m.held -= est
+					m.wake()
+					m.mu.Unlock()
+				})
+			}, budget, spent, held, true
+		}
+		changed := m.changed
+		m.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, budget, spent, held, false
+		case <-timeout.C:
+			return nil, budget, spent, held, false
+		}
+	}
 }
 
 // requestEstimate is the least a model call uses: its request's input,

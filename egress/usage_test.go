@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -314,10 +315,13 @@ func TestUsageUnreadIsEstimated(t *testing.T) {
 }
 
 // TestBudgetHoldsCallsInFlight: calls that run at once cannot together
-// pass the budget because none of them is counted yet: each holds the
-// least it will use until its answer is counted, the call that would
-// start past the budget is refused saying why, and once the answers are
-// in, what they held goes back.
+// pass the budget, though none of them is counted yet: each holds the
+// least it will use until its answer is counted, and a call that would
+// start past the budget waits (it never reaches the upstream meanwhile):
+// after the first answer (60) the count and the other's hold (50) still
+// reach the budget, after the second the count does, and the waiting
+// call is refused saying so; raising the budget lets the next one
+// through.
 func TestBudgetHoldsCallsInFlight(t *testing.T) {
 	m := egress.NewMeter(egress.MeterState{Budget: 100})
 	arrived, release := make(chan struct{}, 4), make(chan struct{})
@@ -328,78 +332,124 @@ func TestBudgetHoldsCallsInFlight(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"usage":{"input_tokens":10,"output_tokens":0}}`)
+		io.WriteString(w, `{"usage":{"input_tokens":60,"output_tokens":0}}`)
 	})
 	f := meterFixture(t, h, egress.Options{Meter: m, Slot: "s-1", Burst: 10})
-	body := `{"pad":"` + strings.Repeat("p", 190) + `"}` // 200 bytes: 50 tokens at least
-	done := make(chan int, 2)
-	for range 2 {
-		go func() {
-			resp := f.do(t, "POST", "/v1/y", nil, body)
-			io.ReadAll(resp.Body)
-			resp.Body.Close()
-			done <- resp.StatusCode
-		}()
+	pad := func(s string) string { return `{"pad":"` + s + strings.Repeat("p", 190-len(s)) + `"}` } // 200 bytes: 50 tokens at least
+	call := func(body string, done chan<- string) {
+		resp := f.do(t, "POST", "/v1/y", nil, body)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- fmt.Sprintf("%d %s", resp.StatusCode, b)
 	}
+	first := make(chan string, 2)
+	go call(pad(""), first)
+	go call(pad(""), first)
 	<-arrived
 	<-arrived
-	resp := f.do(t, "POST", "/v1/y", nil, body)
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 403 || !strings.Contains(string(b), "0 tokens counted and at least 100 more used by calls still in flight, budget 100") {
-		t.Fatalf("a third call while two of 50 are in flight: %d %s", resp.StatusCode, b)
+	third := make(chan string, 1)
+	go call(pad(""), third)
+	select {
+	case <-arrived:
+		t.Fatal("a third call of 50 tokens started while two of 50 held the budget of 100")
+	case got := <-third:
+		t.Fatalf("a third call of 50 tokens ended while two of 50 held the budget of 100: %s", got)
+	case <-time.After(300 * time.Millisecond):
 	}
 	close(release)
 	for range 2 {
-		if code := <-done; code != 200 {
-			t.Fatalf("a call in flight ended %d", code)
+		if got := <-first; !strings.HasPrefix(got, "200 ") {
+			t.Fatalf("a call in flight ended %s", got)
 		}
 	}
-	if _, spent := m.Budget(); spent != 20 {
-		t.Fatalf("spent %d, want 20", spent)
+	if got := <-third; !strings.HasPrefix(got, "403 ") || !strings.Contains(got, "budget is spent (120 tokens counted, budget 100)") {
+		t.Fatalf("the waiting call, once the answers spent the budget: %s", got)
 	}
-	resp = f.do(t, "POST", "/v1/y", nil, body)
+	if n := len(f.up.Requests()); n != 2 {
+		t.Fatalf("the upstream saw %d calls, want 2", n)
+	}
+	m.SetBudget(1000)
+	resp := f.do(t, "POST", "/v1/y", nil, pad(""))
 	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 {
-		t.Fatalf("after the calls in flight ended, what they held stays held: %d %s", resp.StatusCode, b)
-	}
-	if n := len(f.up.Requests()); n != 3 {
-		t.Fatalf("the upstream saw %d calls, want 3", n)
+		t.Fatalf("after the budget was raised: %d %s", resp.StatusCode, b)
 	}
 }
 
-// TestBudgetHoldsTheAnswersCap: a call in flight also holds what its
-// answer may use (max_tokens), so that calls with small requests and
-// long answers cannot start together past the budget either.
-func TestBudgetHoldsTheAnswersCap(t *testing.T) {
+// TestBudgetWaitsForRoom: a call also holds the cap it puts on its
+// answer (max_tokens); one that would start past the budget with it
+// waits for the call in flight and starts once that one's answer was
+// counted under the budget; one whose client gives up while waiting
+// never reaches the upstream.
+func TestBudgetWaitsForRoom(t *testing.T) {
 	m := egress.NewMeter(egress.MeterState{Budget: 1000})
-	arrived, release := make(chan struct{}, 2), make(chan struct{})
+	arrived, release := make(chan struct{}, 3), make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
 		arrived <- struct{}{}
-		select {
-		case <-release:
-		case <-time.After(5 * time.Second):
+		if strings.Contains(string(body), "996") {
+			select {
+			case <-release:
+			case <-time.After(5 * time.Second):
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"usage":{"input_tokens":3,"output_tokens":7}}`)
 	})
 	f := meterFixture(t, h, egress.Options{Meter: m, Burst: 10})
-	done := make(chan int, 1)
+	first := make(chan int, 1)
 	go func() {
-		resp := f.do(t, "POST", "/v1/y", nil, `{"max_tokens":996}`)
+		resp := f.do(t, "POST", "/v1/y", nil, `{"max_tokens":996}`) // 4 + 996 = 1000 held
 		io.ReadAll(resp.Body)
 		resp.Body.Close()
-		done <- resp.StatusCode
+		first <- resp.StatusCode
 	}()
 	<-arrived
-	resp := f.do(t, "POST", "/v1/y", nil, `{"max_tokens":1}`)
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 403 || !strings.Contains(string(b), "at least 1000 more used by calls still in flight") {
-		t.Fatalf("a call while one that may use 1000 tokens is in flight: %d %s", resp.StatusCode, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://box/v1/y", strings.NewReader(`{"max_tokens":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	gaveUp := make(chan error, 1)
+	go func() {
+		resp, err := f.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		gaveUp <- err
+	}()
+	second := make(chan int, 1)
+	go func() {
+		resp := f.do(t, "POST", "/v1/y", nil, `{"max_tokens":1}`)
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+		second <- resp.StatusCode
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	if err := <-gaveUp; err == nil {
+		t.Error("the call whose client gave up while waiting was answered")
+	}
+	// The server learns of it when it sees the connection close.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if es := f.audit.Entries(); len(es) > 0 && es[0].Refused != "" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the call given up is not in the audit log as refused: %+v", es)
+		}
+	}
+	select {
+	case <-arrived:
+		t.Fatal("a call started while the one in flight held the whole budget")
+	case <-second:
+		t.Fatal("a call ended while the one in flight held the whole budget")
+	default:
 	}
 	close(release)
-	if code := <-done; code != 200 {
+	if code := <-first; code != 200 {
 		t.Fatalf("the call in flight ended %d", code)
 	}
-	if resp := f.do(t, "POST", "/v1/y", nil, `{"max_tokens":1}`); resp.StatusCode != 200 {
-		t.Fatalf("after it was counted (10 tokens): %d", resp.StatusCode)
+	if code := <-second; code != 200 {
+		t.Fatalf("the waiting call, once the first was counted (10 tokens): %d", code)
+	}
+	if n := len(f.up.Requests()); n != 2 {
+		t.Fatalf("the upstream saw %d calls, want 2 (the one given up must not reach it)", n)
 	}
 }
