@@ -440,7 +440,7 @@ func (s *Server) admit(r *http.Request) (x *exchange, body []byte, rf *Refusal) 
 	if m := s.opt.Meter; m != nil && !rt.Uncounted {
 		// Checked again, now that the request is known, with what the
 		// calls already in flight hold: they are not counted yet.
-		rel, budget, spent, held, ok := m.hold(r.Context(), requestEstimate(body)+outputCap(obj, s.b.OutputCaps))
+		rel, budget, spent, held, ok := m.hold(r.Context(), requestEstimate(len(body))+outputCap(obj, s.b.OutputCaps))
 		if !ok {
 			return nil, body, s.budgetRefusal(budget, spent, held)
 		}

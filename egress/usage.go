@@ -75,7 +75,7 @@ type answerUsage struct {
 // nothing), or a quarter token per byte of a JSON answer.
 func cutShort(t audit.Tokens, request int, u answerUsage) audit.Tokens {
 	if t.Input == 0 && t.CacheRead == 0 && t.CacheCreation == 0 {
-		t.Input = int64(request) / 4 // requestEstimate
+		t.Input = requestEstimate(request)
 	}
 	out := u.Passed / 4
 	if u.Events > 0 {
@@ -217,10 +217,10 @@ type Meter struct {
 	mu     sync.Mutex
 	budget int64
 	spent  int64
-	// held is what the calls in flight will use at least (their
-	// requests' estimate), until their answers are counted: without it
-	// every call started while the spend was still under the budget
-	// would pass, as many as the rate limit lets through at once.
+	// held is what the calls in flight may use (their requests' estimate
+	// and the caps on their answers), until their answers are counted:
+	// without it every call started while the spend was still under the
+	// budget would pass, as many as the rate limit lets through at once.
 	held int64
 	// changed is closed, and replaced, at every change of the count,
 	// the budget or what is held: calls waiting for the budget's room
@@ -420,9 +420,9 @@ func (m *Meter) hold(ctx context.Context, est int64) (release func(), budget, sp
 	}
 }
 
-// requestEstimate is the least a model call uses: its request's input,
-// a quarter token per byte (as [cutShort] estimates it).
-func requestEstimate(body []byte) int64 { return int64(len(body)) / 4 }
+// requestEstimate is the least a model call whose request is n bytes
+// uses: a quarter token per byte.
+func requestEstimate(n int) int64 { return int64(n) / 4 }
 
 // maxOutputCap bounds what one call's cap may hold: a larger value holds
 // this much, so that no literal can overflow the sum.

@@ -62,15 +62,15 @@ type ClaudeBox struct {
 // claudeCommands and claudePlugins.
 var ClaudeBoxKeys = slices.Concat([]string{"permissions", "hooks", "disableAllHooks", "env"}, claudeCommands, claudePlugins, slices.Sorted(maps.Keys(claudePreferences)))
 
-// claudePlugins are the settings that load a plugin, whose hooks Claude
-// runs itself outside its permission rules, and the marketplaces it
-// comes from: a box that names a marketplace of its own (a directory in
-// the repository) and enables a plugin of it would have its hooks run
-// at the next launch. The user's plugins are not brought into a box
-// (their files live in the user's Claude directory, which no box shows),
-// so the box has none to keep.
-// agent runs the main thread as an agent of the box's own agents
-// directory, whose frontmatter hooks Claude runs the same way.
+// claudePlugins are the settings that load code whose hooks Claude runs
+// itself, outside its permission rules: enabledPlugins and the
+// marketplaces they come from (a box that names a marketplace of its own,
+// a directory in the repository, and enables a plugin of it would have
+// its hooks run at the next launch), and agent, which runs the main
+// thread as an agent of the box's own agents directory, frontmatter
+// hooks and all. The user's plugins are not brought into a box (their
+// files live in the user's Claude directory, which no box shows), so the
+// box has none to keep.
 var claudePlugins = []string{"enabledPlugins", "extraKnownMarketplaces", "agent"}
 
 // claudeCommands are the settings whose value is a command Claude runs

@@ -463,12 +463,7 @@ func (e *Env) frontBinary() string {
 	if e.Self == "" {
 		return "aisan"
 	}
-	p := e.Self
-	if filepath.Base(p) == sibling.FullName {
-		if front, _ := sibling.Binary(p, "aisan"); front != "" {
-			p = front
-		}
-	}
+	p := sibling.Front(e.Self)
 	if strings.ContainsFunc(p, needsQuoting) {
 		return "aisan"
 	}

@@ -6,9 +6,10 @@
 # arguments passed through unchanged. The functions run the aisan that
 # printed them, by its path: a jail can write ~/.local/bin and other
 # directories of yours on PATH, and an aisan it put there must not be the
-# one your next claude runs. Name aisan by its path in config.fish too. Inside a jail (AISAN_JAIL is set) the
-# functions run the real command, so an agent that starts another agent
-# does not try to jail itself again; NO_AISAN=1 does the same on the host:
+# one your next claude runs. Name aisan by its path in config.fish too.
+# Inside a jail (AISAN_JAIL is set) the functions run the real command,
+# so an agent that starts another agent does not try to jail itself
+# again; NO_AISAN=1 does the same on the host:
 #
 #   NO_AISAN=1 claude --version
 

@@ -9,8 +9,8 @@
 // PATH when the agent starts: a deny-list jail writes where the user
 // writes, ~/.local/bin included, and an aisan it put earlier on PATH
 // would otherwise run, unjailed, at the user's next claude.
-// The arguments pass through intact: a prompt given as "$(cat FILE)", newlines, quotes
-// and dollar signs included, must reach the agent unchanged. The
+// The arguments pass through intact: a prompt given as "$(cat FILE)",
+// newlines, quotes and dollar signs included, must reach the agent unchanged. The
 // functions step aside (run the real command) inside a jail, where
 // AISAN_JAIL is set, so an agent that starts another agent does not try
 // to nest jails, and on the host when NO_AISAN is set to anything but the

@@ -82,10 +82,5 @@ func functionsAisan() string {
 		fmt.Fprintf(os.Stderr, "aisan shell-init: cannot find its own binary (%v): the functions will run the first aisan on PATH; run shell-init by its absolute path\n", err)
 		return ""
 	}
-	if filepath.Base(self) == sibling.FullName {
-		if front, _ := sibling.Binary(self, "aisan"); front != "" {
-			return front
-		}
-	}
-	return self
+	return sibling.Front(self)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -425,7 +426,8 @@ var codexStateKeys = map[string][]string{
 // the box or its Codex wrote (the projects table is aisan's seed, and
 // not named).
 func keepCodexState(m map[string]any) (dropped []string) {
-	for _, k := range sortedKeys(m) {
+	// In order, so that what is dropped is named the same way each time.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		sub, keep := codexStateKeys[k]
 		switch {
 		case !keep:
@@ -440,7 +442,7 @@ func keepCodexState(m map[string]any) (dropped []string) {
 				dropped = append(dropped, k)
 				continue
 			}
-			for _, tk := range sortedKeys(t) {
+			for _, tk := range slices.Sorted(maps.Keys(t)) {
 				if !slices.Contains(sub, tk) {
 					delete(t, tk)
 					dropped = append(dropped, k+"."+tk)
@@ -462,15 +464,4 @@ func clearCodexHooks(dir string) (bool, error) {
 		return had, fmt.Errorf("clearing the hooks an earlier box left: %w", err)
 	}
 	return had, nil
-}
-
-// sortedKeys are m's keys in order, so that what is dropped is named
-// the same way at each launch.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -376,7 +376,18 @@ func TestStateClearingStaysInState(t *testing.T) {
 	if err != nil || !slices.Contains(removed, "agents") {
 		t.Errorf("a link the box left for agents/: removed %v, %v", removed, err)
 	}
-	for _, d := range []string{"snapshot", "agents"} {
+	// Codex's rules directory, cleared at each launch, made a link out.
+	if err := os.MkdirAll(filepath.Join(outside, "rules"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(outside, "rules", "keep"), []byte("the user's"), 0o600)
+	if err := os.Symlink(filepath.Join(outside, "rules"), filepath.Join(state, "rules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := clearCodexRules(jail.StrictOptions{StateDir: state}); err != nil {
+		t.Errorf("clearing a link the box left for rules/: %v", err)
+	}
+	for _, d := range []string{"snapshot", "agents", "rules"} {
 		if _, err := os.Stat(filepath.Join(outside, d, "keep")); err != nil {
 			t.Errorf("the seed removed %s outside the state: %v", d, err)
 		}

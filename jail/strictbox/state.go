@@ -119,24 +119,22 @@ func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err err
 				return nil, err
 			}
 		}
-		plugins, err := clearClaudePlugins(o.StateDir)
-		if err != nil {
-			return nil, err
-		}
-		defs, err := clearClaudeDefinitions(o)
-		if err != nil {
-			return nil, err
-		}
-		plugins = append(plugins, defs...)
 		err = mergeJSON(o.StateDir, "settings.json", func(m map[string]any) {
-			dropped = unseeded(m, rules)
+			dropped = append(dropped, unseeded(m, rules)...)
 			seedRules(m, rules)
 			if o.SkipPermissions {
 				m["skipDangerousModePermissionPrompt"] = true
 			}
 		})
-		dropped = append(dropped, plugins...)
-		return dropped, err
+		if err != nil {
+			return nil, err
+		}
+		plugins, err := clearClaudePlugins(o.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		defs, err := clearClaudeDefinitions(o)
+		return append(append(dropped, plugins...), defs...), err
 	case agent.Codex.Kind:
 		if err := clearCodexRules(o); err != nil {
 			return nil, err
@@ -149,7 +147,7 @@ func seedState(o jail.StrictOptions, rules *BoxRules) (dropped []string, err err
 			// What the box's Codex runs without asking is the user's
 			// (passed as overrides) or Codex's default, never what an
 			// earlier box wrote here; nor what Codex runs itself.
-			dropped = keepCodexState(m)
+			dropped = append(dropped, keepCodexState(m)...)
 			trust := "trusted"
 			if o.CodexUntrusted {
 				trust = "untrusted"
@@ -227,24 +225,11 @@ func clearInstructionPoints(o jail.StrictOptions) error {
 // launch), all but the mount points of the user's rules files, which
 // another box of the repository may be showing.
 func clearCodexRules(o jail.StrictOptions) error {
-	dir := filepath.Join(o.StateDir, "rules")
-	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
-		if err := os.Remove(dir); err != nil {
-			return fmt.Errorf("clearing the rules an earlier box left: %w", err)
-		}
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		keep := false
-		for _, name := range o.CodexRules {
-			keep = keep || (e.Name() == jail.CodexUserRules(name) && e.Type().IsRegular())
-		}
-		if keep {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("clearing the rules an earlier box left: %w", err)
-		}
+	_, err := clearEntries(o.StateDir, "rules", func(e fs.DirEntry) bool {
+		return e.Type().IsRegular() && slices.ContainsFunc(o.CodexRules, func(name string) bool { return e.Name() == jail.CodexUserRules(name) })
+	})
+	if err != nil {
+		return fmt.Errorf("clearing the rules an earlier box left: %w", err)
 	}
 	return nil
 }
@@ -316,40 +301,54 @@ const claudePluginsDir = "plugins"
 // whatever plugin is there a box put there, pointing perhaps at a
 // plugin in the repository.
 func clearClaudePlugins(dir string) ([]string, error) {
-	fi, err := lstatInState(dir, claudePluginsDir)
+	removed, err := clearEntries(dir, claudePluginsDir, func(e fs.DirEntry) bool {
+		return e.IsDir() && slices.Contains(claudePluginsKept, e.Name())
+	})
 	if err != nil {
-		return nil, nil
+		return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
 	}
-	if !fi.IsDir() {
-		if _, err := removeInState(dir, claudePluginsDir); err != nil {
-			return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
-		}
-		return []string{claudePluginsDir}, nil
-	}
+	return removed, nil
+}
+
+// clearEntries removes, in dir (a state directory), the directory rel's
+// entries that keep does not keep, without leaving dir (see
+// removeInState), and names what it removed: rel itself when it is not
+// a directory, each entry (rel/NAME) otherwise. rel missing is nothing
+// to clear.
+func clearEntries(dir, rel string, keep func(fs.DirEntry) bool) ([]string, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
+		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(claudePluginsDir)
-	var entries []fs.DirEntry
-	if err == nil {
-		entries, err = f.ReadDir(-1)
-		f.Close()
+	fi, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
+	if !fi.IsDir() {
+		return []string{rel}, root.Remove(rel)
+	}
+	f, err := root.Open(rel)
 	if err != nil {
-		return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
+		return nil, err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
 	}
 	var removed []string
 	for _, e := range entries {
-		if slices.Contains(claudePluginsKept, e.Name()) && e.IsDir() {
+		if keep(e) {
 			continue
 		}
-		rel := claudePluginsDir + "/" + e.Name()
-		if err := root.RemoveAll(rel); err != nil {
-			return nil, fmt.Errorf("clearing the plugins an earlier box left: %w", err)
+		p := rel + "/" + e.Name()
+		if err := root.RemoveAll(p); err != nil {
+			return removed, err
 		}
-		removed = append(removed, rel)
+		removed = append(removed, p)
 	}
 	return removed, nil
 }

@@ -49,7 +49,7 @@ func TestCommandInTheBoxPath(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, f := h, f
-			f.found = maps(f.found)
+			f.found = cloneFound(f.found)
 			o := Options{}
 			if tc.edit != nil {
 				tc.edit(&o, &f)
@@ -75,7 +75,7 @@ func TestCommandInTheBoxPath(t *testing.T) {
 	}
 }
 
-func maps(f found) found {
+func cloneFound(f found) found {
 	out := found{}
 	for k, v := range f {
 		out[k] = slices.Clone(v)

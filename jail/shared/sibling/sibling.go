@@ -34,6 +34,18 @@ const (
 // ("aisan") included: what a jail must not be able to replace.
 var Names = []string{"aisan", FullName, InitName, GuardName}
 
+// Front is the aisan a user should run by path: the front binary beside
+// self when self is the full build and the front qualifies ([Binary]),
+// else self.
+func Front(self string) string {
+	if filepath.Base(self) == FullName {
+		if front, _ := Binary(self, "aisan"); front != "" {
+			return front
+		}
+	}
+	return self
+}
+
 // Binary returns <dir of self>/name when it is there and as trustworthy
 // as self: a regular file (not a symlink) that self's owner or root owns,
 // that nobody else may write, in a directory nobody else may write, and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -94,13 +95,14 @@ type opencodeOut struct {
 // OpencodeConfig renders servers as an opencode config file for
 // $OPENCODE_CONFIG.
 func OpencodeConfig(servers []Server) ([]byte, error) {
-	return opencodeConfig(servers, nil)
+	return opencodeConfig(servers, nil, nil)
 }
 
 // opencodeConfig is [OpencodeConfig] with the user's permission block
-// (nil for none): the box's first config layer, so that the rules keep
+// (nil for none) and the keys of extra (nil for none; the box's own,
+// [OpencodeBoxSettings]): the box's first config layer, so that the rules keep
 // the host's order (see opencode.Box in hooks/opencode).
-func opencodeConfig(servers []Server, permission json.RawMessage, extra ...map[string]any) ([]byte, error) {
+func opencodeConfig(servers []Server, permission json.RawMessage, extra map[string]any) ([]byte, error) {
 	out := map[string]opencodeOut{}
 	for _, s := range servers {
 		o := opencodeOut{Type: "local", Command: append([]string{s.Command}, s.Args...), Environment: envMap(s.Env), Enabled: true}
@@ -113,11 +115,7 @@ func opencodeConfig(servers []Server, permission json.RawMessage, extra ...map[s
 	if permission != nil {
 		top["permission"] = permission
 	}
-	for _, e := range extra {
-		for k, v := range e {
-			top[k] = v
-		}
-	}
+	maps.Copy(top, extra)
 	return marshalJSON(top)
 }
 
@@ -134,11 +132,11 @@ func WriteClaude(dir string, servers []Server) (string, error) {
 // WriteOpencode writes [OpencodeConfig] to dir/[OpencodeFile] and returns
 // its path, the value for OPENCODE_CONFIG (as the box sees dir).
 func WriteOpencode(dir string, servers []Server) (string, error) {
-	return writeOpencode(dir, servers, nil)
+	return writeOpencode(dir, servers, nil, nil)
 }
 
-func writeOpencode(dir string, servers []Server, permission json.RawMessage, extra ...map[string]any) (string, error) {
-	b, err := opencodeConfig(servers, permission, extra...)
+func writeOpencode(dir string, servers []Server, permission json.RawMessage, extra map[string]any) (string, error) {
+	b, err := opencodeConfig(servers, permission, extra)
 	if err != nil {
 		return "", err
 	}
